@@ -1,0 +1,101 @@
+/**
+ * Domain errors with stable snake_case codes. Only `http` maps them to statuses; a code, once
+ * published, is never reassigned to another meaning.
+ */
+
+export interface FieldIssue {
+  /** Dotted path of the failing field, e.g. `source.url`. */
+  path: string;
+  message: string;
+}
+
+export abstract class DomainError extends Error {
+  abstract readonly kind:
+    | 'validation'
+    | 'unauthorized'
+    | 'forbidden'
+    | 'not_found'
+    | 'conflict'
+    | 'too_large'
+    | 'rate_limited'
+    | 'unavailable';
+
+  constructor(
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Malformed input: a bad UUID, an unknown enum value, a missing field (`400`). */
+export class ValidationError extends DomainError {
+  readonly kind = 'validation';
+  constructor(
+    message: string,
+    readonly fields: FieldIssue[] = [],
+    code = 'validation_failed',
+  ) {
+    super(code, message);
+  }
+}
+
+/** No or bad credentials (`401`). The message never says which part was wrong. */
+export class UnauthorizedError extends DomainError {
+  readonly kind = 'unauthorized';
+}
+
+/** Authenticated but not allowed (`403`). */
+export class ForbiddenError extends DomainError {
+  readonly kind = 'forbidden';
+}
+
+/** Missing, or belonging to another owner: the two are indistinguishable by design (`404`). */
+export class NotFoundError extends DomainError {
+  readonly kind = 'not_found';
+  constructor(
+    readonly resource: string,
+    code = `${resource}_not_found`,
+    message = `${resource.replaceAll('_', ' ')} not found`,
+  ) {
+    super(code, message);
+  }
+}
+
+/** The request is well-formed but clashes with the current state (`409`). */
+export class ConflictError extends DomainError {
+  readonly kind = 'conflict';
+}
+
+/** A body or chunk over its limit (`413`). */
+export class TooLargeError extends DomainError {
+  readonly kind = 'too_large';
+  constructor(
+    code: string,
+    message: string,
+    readonly limitBytes: number,
+  ) {
+    super(code, message);
+  }
+}
+
+export class RateLimitedError extends DomainError {
+  readonly kind = 'rate_limited';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('rate_limited', message);
+  }
+}
+
+/** A dependency (database, object storage) cannot be reached or refused us (`503`). */
+export class UnavailableError extends DomainError {
+  readonly kind = 'unavailable';
+}
+
+export function isDomainError(error: unknown): error is DomainError {
+  return error instanceof DomainError;
+}

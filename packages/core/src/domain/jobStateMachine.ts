@@ -1,0 +1,64 @@
+import type { JobStatus } from './enums.js';
+import { ConflictError } from './errors.js';
+
+/** Everything that can happen to a job. Routes and SQL never decide a transition themselves. */
+export type JobEvent =
+  | 'claim' // an agent took the job
+  | 'report_processing' // agent status update that only carries metadata
+  | 'report_success'
+  | 'report_failed'
+  | 'report_cancelled'
+  | 'cancel' // a user cancelled it
+  | 'agent_lost'; // the lost-agent sweep gave up on the agent
+
+/** DESIGN §3 as data: the only allowed moves. Terminal states accept nothing. */
+export const JOB_TRANSITIONS: { readonly [S in JobStatus]: Readonly<Partial<Record<JobEvent, JobStatus>>> } = {
+  QUEUED: { claim: 'PROCESSING', cancel: 'CANCELLED' },
+  PROCESSING: {
+    report_processing: 'PROCESSING',
+    report_success: 'SUCCESS',
+    report_failed: 'FAILED',
+    report_cancelled: 'CANCELLED',
+    cancel: 'CANCELLED',
+    agent_lost: 'FAILED',
+  },
+  SUCCESS: {},
+  FAILED: {},
+  CANCELLED: {},
+};
+
+/** The job status after `event`, or a `409 invalid_transition`. */
+export function transitionJob(from: JobStatus, event: JobEvent): JobStatus {
+  const to = JOB_TRANSITIONS[from][event];
+  if (to === undefined) {
+    throw new ConflictError('invalid_transition', `a ${from} job cannot ${describeJobEvent(event)}`);
+  }
+  return to;
+}
+
+export function isTerminalJobStatus(status: JobStatus): boolean {
+  return Object.keys(JOB_TRANSITIONS[status]).length === 0;
+}
+
+function describeJobEvent(event: JobEvent): string {
+  switch (event) {
+    case 'claim':
+      return 'be claimed';
+    case 'report_processing':
+      return 'be reported PROCESSING';
+    case 'report_success':
+      return 'be reported SUCCESS';
+    case 'report_failed':
+      return 'be reported FAILED';
+    case 'report_cancelled':
+      return 'be reported CANCELLED';
+    case 'cancel':
+      return 'be cancelled';
+    case 'agent_lost':
+      return 'be failed for a lost agent';
+    default: {
+      const unreachable: never = event;
+      return unreachable;
+    }
+  }
+}

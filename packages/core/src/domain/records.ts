@@ -1,0 +1,180 @@
+/**
+ * The records of SPEC §2 and DESIGN §2. Field names are snake_case because they are the API's
+ * field names; times are ISO-8601 UTC strings; ids are UUIDs except log chunk ids (integers).
+ */
+import type {
+  CloudProvider,
+  EngineName,
+  IdentityProvider,
+  JobStatus,
+  JobType,
+  StreamType,
+  VineStatus,
+  WorkerMode,
+} from './enums.js';
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  created_at: string;
+}
+
+export interface Identity {
+  user_id: string;
+  provider: IdentityProvider;
+  provider_user_id: string;
+  /** Encrypted at rest by the store's caller; the store keeps whatever it is given. */
+  provider_token: string | null;
+  scopes: string;
+}
+
+export interface CliLogin {
+  device_code: string;
+  verification_code: string;
+  profile_id: string | null;
+  created_at: string;
+  expires_at: string;
+  attempts: number;
+  consumed_at: string | null;
+}
+
+export interface RefreshTokenRecord {
+  id: string;
+  user_id: string;
+  family_id: string;
+  expires_at: string;
+  rotated_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface Vineyard {
+  id: string;
+  owner_id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface CloudIdentity {
+  id: string;
+  owner_id: string;
+  provider: CloudProvider;
+  role_arn: string;
+  external_id: string;
+}
+
+export interface VariableValue {
+  value: string;
+  sensitive: boolean;
+}
+export type Variables = Record<string, VariableValue>;
+
+export type VineSource =
+  | { type: 'git'; url: string; ref: string | null; path: string | null }
+  | { type: 'inline'; files: Record<string, string> };
+
+export interface Engine {
+  name: EngineName;
+  version: string | null;
+}
+
+export interface Vine {
+  id: string;
+  owner_id: string;
+  vineyard_id: string;
+  name: string;
+  project_name: string;
+  cloud_identity_id: string | null;
+  source: VineSource;
+  variables: Variables;
+  engine: Engine;
+  status: VineStatus;
+  status_message: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export const COMPONENT_KINDS = ['cluster', 'argocd', 'outputs'] as const;
+export type ComponentKind = (typeof COMPONENT_KINDS)[number];
+
+/** What finalizeDeployment writes: one row per kind, each remembering the job that wrote it. */
+export interface VineComponents {
+  cluster: { name: string | null; endpoint: string | null; job_id: string } | null;
+  argocd: { url: string; job_id: string } | null;
+  outputs: { values: JsonObject; job_id: string } | null;
+}
+
+export interface ConfigSnapshot {
+  vine: { id: string; name: string; project_name: string; vineyard_id: string } | null;
+  source: VineSource | null;
+  variables: Variables;
+  engine: Engine | null;
+  cloud_identity_id: string | null;
+  /** Set for DESTROY_WORKER jobs, which act on a worker rather than a vine. */
+  target_worker?: { id: string; name: string; mode: WorkerMode };
+}
+
+export interface Job {
+  id: string;
+  owner_id: string;
+  job_type: JobType;
+  status: JobStatus;
+  config_snapshot: ConfigSnapshot;
+  config_hash: string;
+  vine_id: string | null;
+  vineyard_id: string | null;
+  cloud_identity_id: string | null;
+  assigned_worker_id: string | null;
+  claimed_by_worker_id: string | null;
+  plan_job_id: string | null;
+  target_worker_id: string | null;
+  execution_metadata: JsonObject;
+  error_message: string | null;
+  /** The vine's status when the job was claimed, restored if the job is cancelled. */
+  vine_status_before: VineStatus | null;
+  created_at: string;
+  claimed_at: string | null;
+  finished_at: string | null;
+}
+
+export interface LogChunk {
+  id: number;
+  job_id: string;
+  log_chunk: string;
+  stream_type: StreamType;
+  created_at: string;
+}
+
+export interface Worker {
+  id: string;
+  owner_id: string;
+  name: string;
+  mode: WorkerMode;
+  token_hash: string;
+  last_heartbeat: string | null;
+  version: string | null;
+  metadata: JsonObject;
+  created_at: string;
+  destroyed_at: string | null;
+}
+
+/** A worker as it may leave the system: never with its token hash. */
+export type PublicWorker = Omit<Worker, 'token_hash'>;
+
+export interface WorkerRelease {
+  version: string;
+  release_notes: string;
+  published_at: string;
+}
+
+export interface PlanArtifact {
+  job_id: string;
+  owner_id: string;
+  storage_key: string;
+  size: number;
+  sha256: string;
+  created_at: string;
+}

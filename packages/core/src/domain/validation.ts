@@ -1,0 +1,38 @@
+import { ValidationError } from './errors.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && UUID.test(value);
+}
+
+/** Normalises a UUID to lower case, or throws a `validation_failed` naming the field. */
+export function requireUuid(value: unknown, field: string): string {
+  if (!isUuid(value)) {
+    throw new ValidationError(`${field} must be a UUID`, [{ path: field, message: 'must be a UUID' }]);
+  }
+  return value.toLowerCase();
+}
+
+export function optionalUuid(value: unknown, field: string): string | null {
+  return value === undefined || value === null ? null : requireUuid(value, field);
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+/** Names of vineyards, vines, projects and workers: 1–100 characters, no spaces or slashes. */
+export function requireName(value: unknown, field: string): string {
+  if (typeof value !== 'string' || !NAME.test(value)) {
+    throw new ValidationError(`${field} must be 1-100 characters of letters, digits, '.', '_' or '-'`, [
+      { path: field, message: 'must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$' },
+    ]);
+  }
+  return value;
+}
+
+const SEMVER =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
+
+export function isSemver(value: unknown): value is string {
+  return typeof value === 'string' && SEMVER.test(value);
+}

@@ -1,0 +1,18 @@
+import type { JobStatus } from '../domain/enums.js';
+
+/**
+ * Events for real-time delivery (SSE, long-polled claims). They carry ids, not payloads, so they
+ * fit a Postgres NOTIFY; listeners read what they need from the stores.
+ */
+export type TrellisEvent =
+  | { type: 'job_queued'; owner_id: string; job_id: string }
+  | { type: 'job_status_changed'; owner_id: string; job_id: string; status: JobStatus }
+  | { type: 'log_appended'; owner_id: string; job_id: string; chunk_id: number };
+
+export type Unsubscribe = () => void;
+
+export interface EventBus {
+  /** Delivers to every subscriber of every process sharing the bus. Call after commit. */
+  publish(event: TrellisEvent): Promise<void>;
+  subscribe(listener: (event: TrellisEvent) => void): Unsubscribe;
+}

@@ -1,0 +1,36 @@
+import type { JobStatus } from '../domain/enums.js';
+import type { Job } from '../domain/records.js';
+
+export interface JobFilter {
+  status?: JobStatus;
+  vineyard_id?: string;
+  vine_id?: string;
+}
+
+export type JobPatch = Partial<
+  Pick<Job, 'status' | 'execution_metadata' | 'error_message' | 'finished_at' | 'vine_status_before'>
+>;
+
+export interface JobStore {
+  create(job: Job): Promise<Job>;
+  get(ownerId: string, id: string): Promise<Job | null>;
+  /** Newest first. */
+  list(ownerId: string, filter?: JobFilter): Promise<Job[]>;
+  /**
+   * Atomically takes the oldest `QUEUED` job the worker may run (DESIGN §3): same owner,
+   * assigned to nobody or to it, the oldest queued job of its vine, and no job of that vine in
+   * `PROCESSING`. The job comes back `PROCESSING`, claimed by the worker at `at`. Two callers
+   * never get the same job, nor two jobs of one vine at once.
+   */
+  claimNext(worker: { id: string; owner_id: string }, at: string): Promise<Job | null>;
+  /** Applies `patch` only if the job is still in `expected`; null when it is not (lost race). */
+  update(ownerId: string, id: string, expected: JobStatus, patch: JobPatch): Promise<Job | null>;
+  /** `PROCESSING` jobs (any owner) whose claiming worker was last heard of before `cutoff`. */
+  listLost(cutoff: string): Promise<Job[]>;
+  /** Ids of `CANCELLED` jobs claimed by the worker that finished at or after `since`. */
+  listCancelledForWorker(ownerId: string, workerId: string, since: string): Promise<string[]>;
+  /** Ids of workers of the owner that have a `PROCESSING` job. */
+  busyWorkerIds(ownerId: string): Promise<string[]>;
+  /** DEPLOY jobs that use the plan and are queued, running or succeeded. */
+  listDeploysOfPlan(ownerId: string, planJobId: string): Promise<Job[]>;
+}

@@ -1,0 +1,9 @@
+import type { WorkerRelease } from '../domain/records.js';
+
+export interface ReleaseStore {
+  /** `ConflictError('release_exists')` when the version is already published. */
+  create(release: WorkerRelease): Promise<WorkerRelease>;
+  get(version: string): Promise<WorkerRelease | null>;
+  /** Newest first. */
+  list(): Promise<WorkerRelease[]>;
+}

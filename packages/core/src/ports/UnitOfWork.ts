@@ -1,0 +1,51 @@
+import type { CliLoginStore } from './CliLoginStore.js';
+import type { CloudIdentityStore } from './CloudIdentityStore.js';
+import type { IdentityStore } from './IdentityStore.js';
+import type { JobStore } from './JobStore.js';
+import type { LogStore } from './LogStore.js';
+import type { PlanArtifactStore } from './PlanArtifactStore.js';
+import type { RefreshTokenStore } from './RefreshTokenStore.js';
+import type { ReleaseStore } from './ReleaseStore.js';
+import type { UserStore } from './UserStore.js';
+import type { VineStore } from './VineStore.js';
+import type { VineyardStore } from './VineyardStore.js';
+import type { WorkerStore } from './WorkerStore.js';
+
+/** Every store, bound to one transaction. */
+export interface Stores {
+  users: UserStore;
+  identities: IdentityStore;
+  cliLogins: CliLoginStore;
+  refreshTokens: RefreshTokenStore;
+  vineyards: VineyardStore;
+  vines: VineStore;
+  cloudIdentities: CloudIdentityStore;
+  jobs: JobStore;
+  logs: LogStore;
+  workers: WorkerStore;
+  releases: ReleaseStore;
+  planArtifacts: PlanArtifactStore;
+}
+
+/**
+ * Whose data a unit of work may touch. `owner` work is isolated to one user (on Postgres by
+ * row-level security as well as by the stores' own filters); `system` work is for the few things
+ * that precede or span owners: authenticating an agent or a device code, the lost-agent sweep,
+ * releases.
+ */
+export type Scope = { kind: 'owner'; ownerId: string } | { kind: 'system' };
+
+export const systemScope: Scope = { kind: 'system' };
+export function ownerScope(ownerId: string): Scope {
+  return { kind: 'owner', ownerId };
+}
+
+/**
+ * Runs `work` in one transaction: everything it writes commits together or not at all. A store
+ * outage surfaces as `UnavailableError`.
+ */
+export interface UnitOfWork {
+  run<T>(scope: Scope, work: (stores: Stores) => Promise<T>): Promise<T>;
+  /** Throws `UnavailableError` when the database cannot be reached (for `/readyz`). */
+  check(): Promise<void>;
+}

@@ -1,0 +1,22 @@
+import type { VineStatus } from '../domain/enums.js';
+import type { Vine, VineComponents } from '../domain/records.js';
+
+export interface VineFilter {
+  vineyard_id?: string;
+}
+
+/** Vines and their components (cluster, argocd, outputs) written by finalizeDeployment. */
+export interface VineStore {
+  /** `ConflictError('vine_name_taken' | 'project_name_taken')` on a duplicate per owner. */
+  create(vine: Vine): Promise<Vine>;
+  get(ownerId: string, id: string): Promise<Vine | null>;
+  findByName(ownerId: string, name: string): Promise<Vine | null>;
+  findByProjectName(ownerId: string, projectName: string): Promise<Vine | null>;
+  /** Oldest first. */
+  list(ownerId: string, filter?: VineFilter): Promise<Vine[]>;
+  updateStatus(ownerId: string, id: string, status: VineStatus, message: string | null, at: string): Promise<Vine>;
+  getComponents(ownerId: string, vineId: string): Promise<VineComponents>;
+  /** Replaces the kinds present in `components`; kinds that are null are left as they are. */
+  saveComponents(ownerId: string, vineId: string, components: VineComponents, at: string): Promise<void>;
+  clearComponents(ownerId: string, vineId: string): Promise<void>;
+}

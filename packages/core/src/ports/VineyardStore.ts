@@ -1,0 +1,9 @@
+import type { Vineyard } from '../domain/records.js';
+
+export interface VineyardStore {
+  /** `ConflictError('vineyard_name_taken')` when the owner already has one of that name. */
+  create(vineyard: Vineyard): Promise<Vineyard>;
+  get(ownerId: string, id: string): Promise<Vineyard | null>;
+  /** Oldest first. */
+  list(ownerId: string): Promise<Vineyard[]>;
+}

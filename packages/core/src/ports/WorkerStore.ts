@@ -1,0 +1,13 @@
+import type { JsonObject, Worker } from '../domain/records.js';
+
+export interface WorkerStore {
+  create(worker: Worker): Promise<Worker>;
+  get(ownerId: string, id: string): Promise<Worker | null>;
+  /** Any owner's worker: only for authenticating its `X-Worker-ID`. */
+  getForAuthentication(id: string): Promise<Worker | null>;
+  /** Oldest first, destroyed ones included. */
+  list(ownerId: string): Promise<Worker[]>;
+  recordHeartbeat(ownerId: string, id: string, version: string, at: string): Promise<void>;
+  updateMetadata(ownerId: string, id: string, metadata: JsonObject): Promise<Worker>;
+  markDestroyed(ownerId: string, id: string, at: string): Promise<void>;
+}

@@ -1,0 +1,397 @@
+import type { UserActor, WorkerActor } from '../domain/actors.js';
+import {
+  isOneOf,
+  JOB_STATUSES,
+  JOB_TYPES,
+  type JobStatus,
+  REPORTABLE_JOB_STATUSES,
+  type ReportableJobStatus,
+} from '../domain/enums.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.js';
+import { type JobEvent, isTerminalJobStatus, transitionJob } from '../domain/jobStateMachine.js';
+import type { CloudIdentity, ConfigSnapshot, Job, JsonObject } from '../domain/records.js';
+import { optionalUuid, requireUuid } from '../domain/validation.js';
+import { type VineJobType, transitionVine } from '../domain/vineStateMachine.js';
+import { configHash, snapshotOfVine, snapshotOfWorkerTarget } from '../config/configSnapshot.js';
+import type { JobFilter, JobPatch } from '../ports/JobStore.js';
+import { ownerScope, type Stores, systemScope } from '../ports/UnitOfWork.js';
+import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
+import { extractDeploymentOutputs, finalizeDeployment } from './finalizeDeployment.js';
+import { jobForPeople } from './views.js';
+
+export interface CreateJobInput {
+  job_type: unknown;
+  configuration_id?: unknown;
+  assigned_worker_id?: unknown;
+  plan_job_id?: unknown;
+  target_worker_id?: unknown;
+}
+
+export interface StatusReport {
+  status: unknown;
+  execution_metadata?: unknown;
+  error_message?: unknown;
+}
+
+export interface ClaimedJob {
+  job: Job;
+  cloud_identity: Pick<CloudIdentity, 'provider' | 'role_arn' | 'external_id'> | null;
+}
+
+const REPORT_EVENTS: Readonly<Record<ReportableJobStatus, JobEvent>> = {
+  PROCESSING: 'report_processing',
+  SUCCESS: 'report_success',
+  FAILED: 'report_failed',
+  CANCELLED: 'report_cancelled',
+};
+
+const MAX_ERROR_MESSAGE = 4000;
+const MAX_METADATA_BYTES = 256 * 1024;
+
+export class JobUseCases {
+  constructor(private readonly deps: CoreDeps) {}
+
+  /** `POST /api/jobs`: snapshot and hash of the vine, plan checks (DESIGN §3). */
+  async create(user: UserActor, input: CreateJobInput): Promise<Job> {
+    if (!isOneOf(JOB_TYPES, input.job_type)) {
+      throw new ValidationError(`job_type must be one of ${JOB_TYPES.join(', ')}`, [
+        { path: 'job_type', message: `must be one of ${JOB_TYPES.join(', ')}` },
+      ]);
+    }
+    const jobType = input.job_type;
+    const configurationId = optionalUuid(input.configuration_id, 'configuration_id');
+    const assignedWorkerId = optionalUuid(input.assigned_worker_id, 'assigned_worker_id');
+    const planJobId = optionalUuid(input.plan_job_id, 'plan_job_id');
+    const targetWorkerId = optionalUuid(input.target_worker_id, 'target_worker_id');
+    if (jobType === 'DESTROY_WORKER' && targetWorkerId === null) {
+      throw new ValidationError('a DESTROY_WORKER job needs target_worker_id', [
+        { path: 'target_worker_id', message: 'required for DESTROY_WORKER' },
+      ]);
+    }
+    if (jobType !== 'DESTROY_WORKER' && configurationId === null) {
+      throw new ValidationError(`a ${jobType} job needs configuration_id`, [
+        { path: 'configuration_id', message: `required for ${jobType}` },
+      ]);
+    }
+    if (planJobId !== null && jobType !== 'DEPLOY') {
+      throw new ValidationError('plan_job_id is only for DEPLOY jobs', [
+        { path: 'plan_job_id', message: 'only for DEPLOY' },
+      ]);
+    }
+    if (assignedWorkerId !== null && assignedWorkerId === targetWorkerId) {
+      throw new ValidationError('a worker cannot run its own DESTROY_WORKER job', [
+        { path: 'assigned_worker_id', message: 'must differ from target_worker_id' },
+      ]);
+    }
+
+    const ownerId = user.userId;
+    const job = await this.deps.uow.run(ownerScope(ownerId), async (stores) => {
+      if (assignedWorkerId !== null) await this.requireLiveWorker(stores, ownerId, assignedWorkerId);
+      let snapshot: ConfigSnapshot;
+      let vine: { id: string; vineyard_id: string; cloud_identity_id: string | null } | null = null;
+      if (jobType === 'DESTROY_WORKER') {
+        snapshot = snapshotOfWorkerTarget(await this.requireLiveWorker(stores, ownerId, targetWorkerId as string));
+      } else {
+        const found = await stores.vines.get(ownerId, configurationId as string);
+        if (!found) throw new NotFoundError('configuration');
+        vine = found;
+        snapshot = snapshotOfVine(found);
+      }
+      const hash = configHash(snapshot);
+      if (planJobId !== null && vine !== null) await this.checkPlan(stores, ownerId, planJobId, vine.id, hash);
+      return stores.jobs.create({
+        id: this.deps.random.uuid(),
+        owner_id: ownerId,
+        job_type: jobType,
+        status: 'QUEUED',
+        config_snapshot: snapshot,
+        config_hash: hash,
+        vine_id: vine?.id ?? null,
+        vineyard_id: vine?.vineyard_id ?? null,
+        cloud_identity_id: vine?.cloud_identity_id ?? null,
+        assigned_worker_id: assignedWorkerId,
+        claimed_by_worker_id: null,
+        plan_job_id: planJobId,
+        target_worker_id: jobType === 'DESTROY_WORKER' ? targetWorkerId : null,
+        execution_metadata: {},
+        error_message: null,
+        vine_status_before: null,
+        created_at: isoNow(this.deps),
+        claimed_at: null,
+        finished_at: null,
+      });
+    });
+    await announce(this.deps.events, { type: 'job_queued', owner_id: ownerId, job_id: job.id });
+    return jobForPeople(job);
+  }
+
+  async list(user: UserActor, query: { status?: unknown; vineyard_id?: unknown } = {}): Promise<Job[]> {
+    const filter: JobFilter = {};
+    if (query.status !== undefined) {
+      if (!isOneOf(JOB_STATUSES, query.status)) {
+        throw new ValidationError(`status must be one of ${JOB_STATUSES.join(', ')}`, [
+          { path: 'status', message: `must be one of ${JOB_STATUSES.join(', ')}` },
+        ]);
+      }
+      filter.status = query.status;
+    }
+    if (query.vineyard_id !== undefined) filter.vineyard_id = requireUuid(query.vineyard_id, 'vineyard_id');
+    const jobs = await this.deps.uow.run(ownerScope(user.userId), (stores) => stores.jobs.list(user.userId, filter));
+    return jobs.map(jobForPeople);
+  }
+
+  async get(user: UserActor, id: unknown): Promise<Job> {
+    return jobForPeople(await this.find(user.userId, id));
+  }
+
+  /** The job as its owner's agents may see it (unredacted: they run it). */
+  async getForWorker(worker: WorkerActor, id: unknown): Promise<Job> {
+    return this.find(worker.ownerId, id);
+  }
+
+  /** `POST /api/cli/jobs/{id}/cancel`: a `QUEUED` or `PROCESSING` job becomes `CANCELLED` at once. */
+  async cancel(user: UserActor, id: unknown): Promise<Job> {
+    const jobId = requireUuid(id, 'id');
+    const job = await this.deps.uow.run(ownerScope(user.userId), async (stores) => {
+      const current = await stores.jobs.get(user.userId, jobId);
+      if (!current) throw new NotFoundError('job');
+      const status = transitionJob(current.status, 'cancel');
+      const updated = await this.applyUpdate(stores, current, {
+        status,
+        finished_at: isoNow(this.deps),
+        error_message: 'cancelled by user',
+      });
+      if (current.status === 'PROCESSING') await this.moveVine(stores, updated);
+      return updated;
+    });
+    await this.announceStatus(job);
+    return jobForPeople(job);
+  }
+
+  /** `POST /api/jobs/claim`: the next job for this worker, or null (`204`). */
+  async claim(worker: WorkerActor): Promise<ClaimedJob | null> {
+    const claimed = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+      const at = isoNow(this.deps);
+      const job = await stores.jobs.claimNext({ id: worker.workerId, owner_id: worker.ownerId }, at);
+      if (!job) return null;
+      let current = job;
+      if (job.vine_id !== null) {
+        const vine = await stores.vines.get(job.owner_id, job.vine_id);
+        if (vine) {
+          current = await this.applyUpdate(stores, job, { vine_status_before: vine.status });
+          const status = transitionVine(vine.status, { type: 'job_started', jobType: job.job_type as VineJobType });
+          await stores.vines.updateStatus(job.owner_id, vine.id, status, null, at);
+        }
+      }
+      const identity = job.cloud_identity_id
+        ? await stores.cloudIdentities.get(job.owner_id, job.cloud_identity_id)
+        : null;
+      return {
+        job: current,
+        cloud_identity: identity
+          ? { provider: identity.provider, role_arn: identity.role_arn, external_id: identity.external_id }
+          : null,
+      };
+    });
+    if (claimed) await this.announceStatus(claimed.job);
+    return claimed;
+  }
+
+  /**
+   * `PUT /api/jobs/{id}/status` from the agent that claimed the job. A failure moves the vine to
+   * `FAILED` with the message; a successful DEPLOY runs finalizeDeployment in the same unit of work.
+   */
+  async reportStatus(worker: WorkerActor, id: unknown, report: StatusReport): Promise<Job> {
+    const jobId = requireUuid(id, 'id');
+    if (report.status === 'QUEUED') {
+      throw new ValidationError('QUEUED is not a valid status update', [
+        { path: 'status', message: `must be one of ${REPORTABLE_JOB_STATUSES.join(', ')}` },
+      ]);
+    }
+    if (!isOneOf(REPORTABLE_JOB_STATUSES, report.status)) {
+      throw new ValidationError(`status must be one of ${REPORTABLE_JOB_STATUSES.join(', ')}`, [
+        { path: 'status', message: `must be one of ${REPORTABLE_JOB_STATUSES.join(', ')}` },
+      ]);
+    }
+    const reported = report.status;
+    const metadata = parseMetadata(report.execution_metadata);
+    const errorMessage = parseErrorMessage(report.error_message);
+
+    const job = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+      const current = await this.requireClaimedBy(stores, worker, jobId);
+      const status = transitionJob(current.status, REPORT_EVENTS[reported]);
+      const merged = { ...current.execution_metadata, ...metadata };
+      const outputs = status === 'SUCCESS' && current.job_type === 'DEPLOY' ? extractDeploymentOutputs(merged) : null;
+      const at = isoNow(this.deps);
+      const updated = await this.applyUpdate(stores, current, {
+        status,
+        execution_metadata: merged,
+        ...(isTerminalJobStatus(status) ? { finished_at: at } : {}),
+        ...(status === 'FAILED' ? { error_message: errorMessage ?? 'the job failed' } : {}),
+        ...(status === 'CANCELLED' ? { error_message: errorMessage ?? 'cancelled by the agent' } : {}),
+      });
+      if (status !== 'PROCESSING') await this.moveVine(stores, updated);
+      if (outputs && updated.vine_id !== null) {
+        await finalizeDeployment(stores, { ...updated, vine_id: updated.vine_id }, outputs, at);
+      }
+      if (status === 'SUCCESS' && updated.job_type === 'DESTROY' && updated.vine_id !== null) {
+        await stores.vines.clearComponents(updated.owner_id, updated.vine_id);
+      }
+      if (status === 'SUCCESS' && updated.job_type === 'DESTROY_WORKER' && updated.target_worker_id !== null) {
+        await stores.workers.markDestroyed(updated.owner_id, updated.target_worker_id, at);
+      }
+      return updated;
+    });
+    if (job.status !== 'PROCESSING') await this.announceStatus(job);
+    return job;
+  }
+
+  /**
+   * The lost-agent sweep: `PROCESSING` jobs of workers silent longer than the lost-job timeout
+   * become `FAILED`, and their vines with them. Returns the jobs it failed.
+   */
+  async sweepLostJobs(): Promise<Job[]> {
+    const now = this.deps.clock.now();
+    const timeout = this.deps.settings.lostJobTimeoutSeconds;
+    const lost = await this.deps.uow.run(systemScope, (stores) => stores.jobs.listLost(isoSecondsBefore(now, timeout)));
+    const failed: Job[] = [];
+    for (const job of lost) {
+      const updated = await this.deps.uow.run(ownerScope(job.owner_id), async (stores) => {
+        const current = await stores.jobs.get(job.owner_id, job.id);
+        if (current?.status !== 'PROCESSING') return null;
+        const result = await stores.jobs.update(job.owner_id, job.id, 'PROCESSING', {
+          status: transitionJob(current.status, 'agent_lost'),
+          finished_at: now.toISOString(),
+          error_message: `the agent running this job was lost: no heartbeat from worker ${current.claimed_by_worker_id} for over ${timeout} s`,
+        });
+        if (result) await this.moveVine(stores, result);
+        return result;
+      });
+      if (updated) {
+        failed.push(updated);
+        await this.announceStatus(updated);
+      }
+    }
+    return failed;
+  }
+
+  private async find(ownerId: string, id: unknown): Promise<Job> {
+    const jobId = requireUuid(id, 'id');
+    const job = await this.deps.uow.run(ownerScope(ownerId), (stores) => stores.jobs.get(ownerId, jobId));
+    if (!job) throw new NotFoundError('job');
+    return job;
+  }
+
+  private async requireClaimedBy(stores: Stores, worker: WorkerActor, jobId: string): Promise<Job> {
+    const job = await stores.jobs.get(worker.ownerId, jobId);
+    if (!job) throw new NotFoundError('job');
+    if (job.claimed_by_worker_id !== worker.workerId) {
+      throw new ForbiddenError('job_not_claimed_by_worker', 'this job was not claimed by this worker');
+    }
+    return job;
+  }
+
+  private async requireLiveWorker(stores: Stores, ownerId: string, workerId: string) {
+    const worker = await stores.workers.get(ownerId, workerId);
+    if (!worker) throw new NotFoundError('worker');
+    if (worker.destroyed_at !== null) throw new ConflictError('worker_destroyed', 'this worker was destroyed');
+    return worker;
+  }
+
+  private async checkPlan(stores: Stores, ownerId: string, planJobId: string, vineId: string, hash: string) {
+    const plan = await stores.jobs.get(ownerId, planJobId);
+    if (!plan) throw new NotFoundError('plan_job', 'plan_job_not_found', 'plan job not found');
+    if (plan.job_type !== 'PLAN' || plan.vine_id !== vineId) {
+      throw new ValidationError('plan_job_id is not a PLAN job of this configuration', [
+        { path: 'plan_job_id', message: 'must be a PLAN job of the same configuration' },
+      ]);
+    }
+    if (plan.status !== 'SUCCESS' || !(await stores.planArtifacts.get(ownerId, plan.id))) {
+      throw new ConflictError('plan_not_ready', 'the plan job has not succeeded with a plan artifact');
+    }
+    if ((await stores.jobs.listDeploysOfPlan(ownerId, plan.id)).length > 0) {
+      throw new ConflictError('plan_already_applied', 'this plan is already applied or being applied');
+    }
+    if (plan.config_hash !== hash) {
+      throw new ConflictError('plan_stale', 'the configuration changed since this plan was made; plan again');
+    }
+  }
+
+  private async applyUpdate(stores: Stores, job: Job, patch: JobPatch): Promise<Job> {
+    const updated = await stores.jobs.update(job.owner_id, job.id, job.status, patch);
+    if (!updated) throw new ConflictError('invalid_transition', 'the job changed while it was being updated');
+    return updated;
+  }
+
+  /** Mirrors a job's end on its vine (DESIGN §3 vine states). */
+  private async moveVine(stores: Stores, job: Job): Promise<void> {
+    if (job.vine_id === null || job.job_type === 'DESTROY_WORKER') return;
+    const vine = await stores.vines.get(job.owner_id, job.vine_id);
+    if (!vine) return;
+    const jobType = job.job_type as VineJobType;
+    const at = isoNow(this.deps);
+    switch (job.status as Exclude<JobStatus, 'QUEUED' | 'PROCESSING'>) {
+      case 'SUCCESS':
+        await stores.vines.updateStatus(
+          job.owner_id,
+          vine.id,
+          transitionVine(vine.status, { type: 'job_succeeded', jobType }),
+          null,
+          at,
+        );
+        return;
+      case 'FAILED':
+        await stores.vines.updateStatus(
+          job.owner_id,
+          vine.id,
+          transitionVine(vine.status, { type: 'job_failed' }),
+          job.error_message,
+          at,
+        );
+        return;
+      case 'CANCELLED':
+        await stores.vines.updateStatus(
+          job.owner_id,
+          vine.id,
+          transitionVine(vine.status, { type: 'job_cancelled', restore: job.vine_status_before ?? 'NEW' }),
+          null,
+          at,
+        );
+        return;
+    }
+  }
+
+  private async announceStatus(job: Job): Promise<void> {
+    await announce(this.deps.events, {
+      type: 'job_status_changed',
+      owner_id: job.owner_id,
+      job_id: job.id,
+      status: job.status,
+    });
+  }
+}
+
+function parseMetadata(value: unknown): JsonObject {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new ValidationError('execution_metadata must be an object', [
+      { path: 'execution_metadata', message: 'must be an object' },
+    ]);
+  }
+  if (Buffer.byteLength(JSON.stringify(value)) > MAX_METADATA_BYTES) {
+    throw new ValidationError(`execution_metadata must be at most ${MAX_METADATA_BYTES} bytes`, [
+      { path: 'execution_metadata', message: 'too large' },
+    ]);
+  }
+  return value as JsonObject;
+}
+
+function parseErrorMessage(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') {
+    throw new ValidationError('error_message must be a string', [
+      { path: 'error_message', message: 'must be a string' },
+    ]);
+  }
+  return value.length > MAX_ERROR_MESSAGE ? `${value.slice(0, MAX_ERROR_MESSAGE)}…` : value;
+}

@@ -1,0 +1,153 @@
+import type { UserActor, WorkerActor } from '../domain/actors.js';
+import { isOneOf, WORKER_MODES, type WorkerMode } from '../domain/enums.js';
+import { ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from '../domain/errors.js';
+import type { JsonObject, Worker } from '../domain/records.js';
+import { isUuid, requireName, requireUuid } from '../domain/validation.js';
+import { deriveWorkerStatus } from '../domain/workerStateMachine.js';
+import { generateWorkerToken, hashToken, tokenMatchesHash } from '../auth/workerToken.js';
+import { ownerScope, systemScope } from '../ports/UnitOfWork.js';
+import { type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
+import { publicWorker, type WorkerView } from './views.js';
+
+export interface Registration {
+  worker_id: string;
+  worker_token: string;
+}
+
+export interface HeartbeatAnswer {
+  cancel_job_ids: string[];
+  heartbeat_interval_s: number;
+}
+
+const MAX_METADATA_BYTES = 64 * 1024;
+/** Compared against when the worker id is unknown, so both paths cost the same. */
+const UNKNOWN_WORKER_HASH = hashToken('unknown worker');
+
+export class WorkerUseCases {
+  constructor(private readonly deps: CoreDeps) {}
+
+  /**
+   * `X-Worker-ID` + `X-Worker-Token` (SPEC §5.4). Every failure is the same `401`, whether the
+   * id is malformed, unknown, destroyed or the token wrong.
+   */
+  async authenticate(workerId: unknown, token: unknown): Promise<WorkerActor> {
+    const refuse = () => new UnauthorizedError('invalid_worker_credentials', 'worker id or token is not valid');
+    if (!isUuid(workerId) || typeof token !== 'string' || token === '') throw refuse();
+    const worker = await this.deps.uow.run(systemScope, (stores) =>
+      stores.workers.getForAuthentication(workerId.toLowerCase()),
+    );
+    const matches = tokenMatchesHash(token, worker?.token_hash ?? UNKNOWN_WORKER_HASH);
+    if (!worker || !matches || worker.destroyed_at !== null) throw refuse();
+    return { workerId: worker.id, ownerId: worker.owner_id };
+  }
+
+  /** `POST /api/workers/register` and `POST /api/cli/workers`: the token is shown only now. */
+  async register(user: UserActor, input: { name: unknown; mode?: unknown }): Promise<Registration> {
+    const mode = input.mode ?? 'self-hosted';
+    if (!isOneOf(WORKER_MODES, mode)) {
+      throw new ValidationError(`mode must be one of ${WORKER_MODES.join(', ')}`, [
+        { path: 'mode', message: `must be one of ${WORKER_MODES.join(', ')}` },
+      ]);
+    }
+    return this.create(user.userId, requireName(input.name, 'name'), mode, {});
+  }
+
+  /** `POST /api/tendrils/register` (CI only): a cloud-hosted agent for `owner_id`. */
+  async registerTendril(input: { name: unknown; owner_id: unknown; metadata?: unknown }): Promise<Registration> {
+    const name = requireName(input.name, 'name');
+    const ownerId = requireUuid(input.owner_id, 'owner_id');
+    const metadata = parseMetadata(input.metadata);
+    const owner = await this.deps.uow.run(systemScope, (stores) => stores.users.get(ownerId));
+    if (!owner) throw new NotFoundError('user');
+    return this.create(ownerId, name, 'cloud', metadata);
+  }
+
+  /** `POST /api/workers/heartbeat`: also tells the agent which of its jobs were cancelled. */
+  async heartbeat(worker: WorkerActor, input: { version: unknown }): Promise<HeartbeatAnswer> {
+    const { version } = input;
+    if (typeof version !== 'string' || version.trim() === '' || version.length > 100) {
+      throw new ValidationError('version must be the agent version string', [
+        { path: 'version', message: 'must be a non-empty string of at most 100 characters' },
+      ]);
+    }
+    const now = this.deps.clock.now();
+    const cancelled = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+      await stores.workers.recordHeartbeat(worker.ownerId, worker.workerId, version, now.toISOString());
+      return stores.jobs.listCancelledForWorker(
+        worker.ownerId,
+        worker.workerId,
+        isoSecondsBefore(now, this.deps.settings.cancelNoticeSeconds),
+      );
+    });
+    return { cancel_job_ids: cancelled, heartbeat_interval_s: this.deps.settings.heartbeatIntervalSeconds };
+  }
+
+  async list(ownerId: string): Promise<WorkerView[]> {
+    return this.deps.uow.run(ownerScope(ownerId), async (stores) => {
+      const [workers, busy] = await Promise.all([stores.workers.list(ownerId), stores.jobs.busyWorkerIds(ownerId)]);
+      return workers.map((worker) => this.view(worker, busy.includes(worker.id)));
+    });
+  }
+
+  /** One worker of the owner, with its deploy metadata (`GET /api/workers/{id}`). */
+  async get(ownerId: string, id: unknown): Promise<WorkerView> {
+    const workerId = requireUuid(id, 'id');
+    return this.deps.uow.run(ownerScope(ownerId), async (stores) => {
+      const worker = await stores.workers.get(ownerId, workerId);
+      if (!worker) throw new NotFoundError('worker');
+      const busy = await stores.jobs.busyWorkerIds(ownerId);
+      return this.view(worker, busy.includes(worker.id));
+    });
+  }
+
+  /** `POST /api/workers/{id}/metadata`: an agent records its own deployment state. */
+  async updateMetadata(worker: WorkerActor, id: unknown, metadata: unknown): Promise<WorkerView> {
+    const workerId = requireUuid(id, 'id');
+    const parsed = parseMetadata(metadata);
+    if (workerId !== worker.workerId) {
+      throw new ForbiddenError('not_this_worker', 'a worker may only update its own metadata');
+    }
+    const updated = await this.deps.uow.run(ownerScope(worker.ownerId), (stores) =>
+      stores.workers.updateMetadata(worker.ownerId, workerId, parsed),
+    );
+    return this.get(worker.ownerId, updated.id);
+  }
+
+  private async create(ownerId: string, name: string, mode: WorkerMode, metadata: JsonObject): Promise<Registration> {
+    const token = generateWorkerToken(this.deps.random);
+    const worker: Worker = {
+      id: this.deps.random.uuid(),
+      owner_id: ownerId,
+      name,
+      mode,
+      token_hash: hashToken(token),
+      last_heartbeat: null,
+      version: null,
+      metadata,
+      created_at: isoNow(this.deps),
+      destroyed_at: null,
+    };
+    await this.deps.uow.run(ownerScope(ownerId), (stores) => stores.workers.create(worker));
+    return { worker_id: worker.id, worker_token: token };
+  }
+
+  private view(worker: Worker, busy: boolean): WorkerView {
+    return {
+      ...publicWorker(worker),
+      status: deriveWorkerStatus(worker, busy, this.deps.clock.now(), this.deps.settings.heartbeatTimeoutSeconds),
+    };
+  }
+}
+
+function parseMetadata(value: unknown): JsonObject {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new ValidationError('metadata must be an object', [{ path: 'metadata', message: 'must be an object' }]);
+  }
+  if (Buffer.byteLength(JSON.stringify(value)) > MAX_METADATA_BYTES) {
+    throw new ValidationError(`metadata must be at most ${MAX_METADATA_BYTES} bytes`, [
+      { path: 'metadata', message: 'too large' },
+    ]);
+  }
+  return value as JsonObject;
+}

@@ -1,0 +1,34 @@
+import { AuthUseCases } from './AuthUseCases.js';
+import { ConfigurationUseCases } from './ConfigurationUseCases.js';
+import type { CoreDeps } from './CoreDeps.js';
+import { JobUseCases } from './JobUseCases.js';
+import { LogUseCases } from './LogUseCases.js';
+import { PlanArtifactUseCases } from './PlanArtifactUseCases.js';
+import { ReleaseUseCases } from './ReleaseUseCases.js';
+import { VineyardUseCases } from './VineyardUseCases.js';
+import { WorkerUseCases } from './WorkerUseCases.js';
+
+/** Every use case over one set of ports: what the HTTP layer calls. */
+export interface UseCases {
+  auth: AuthUseCases;
+  vineyards: VineyardUseCases;
+  configurations: ConfigurationUseCases;
+  jobs: JobUseCases;
+  logs: LogUseCases;
+  workers: WorkerUseCases;
+  planArtifacts: PlanArtifactUseCases;
+  releases: ReleaseUseCases;
+}
+
+export function createUseCases(deps: CoreDeps): UseCases {
+  return {
+    auth: new AuthUseCases(deps),
+    vineyards: new VineyardUseCases(deps),
+    configurations: new ConfigurationUseCases(deps),
+    jobs: new JobUseCases(deps),
+    logs: new LogUseCases(deps),
+    workers: new WorkerUseCases(deps),
+    planArtifacts: new PlanArtifactUseCases(deps),
+    releases: new ReleaseUseCases(deps),
+  };
+}

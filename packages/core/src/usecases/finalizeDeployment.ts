@@ -1,0 +1,78 @@
+import { ValidationError } from '../domain/errors.js';
+import type { Json, JsonObject, VineComponents } from '../domain/records.js';
+import type { Stores } from '../ports/UnitOfWork.js';
+
+/**
+ * What a successful DEPLOY reports in `execution_metadata` (SPEC §2), checked before anything
+ * is written so a malformed report changes nothing.
+ */
+export interface DeploymentOutputs {
+  cluster_name: string | null;
+  cluster_endpoint: string | null;
+  argocd_url: string | null;
+  /** Non-sensitive outputs only. */
+  outputs: JsonObject;
+}
+
+function isObject(value: unknown): value is Record<string, Json> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function optionalString(metadata: JsonObject, key: string, url: boolean): string | null {
+  const value = metadata[key];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || (url && !URL.canParse(value))) {
+    throw new ValidationError(`execution_metadata.${key} must be ${url ? 'a URL' : 'a string'}`, [
+      { path: `execution_metadata.${key}`, message: url ? 'must be a URL' : 'must be a string' },
+    ]);
+  }
+  return value;
+}
+
+/**
+ * Reads the outputs. `outputs` may be plain values or OpenTofu's `output -json` shape
+ * (`{value, type, sensitive}`); sensitive outputs are dropped so they are never stored in clear.
+ */
+export function extractDeploymentOutputs(metadata: JsonObject): DeploymentOutputs {
+  const raw = metadata.outputs ?? {};
+  if (!isObject(raw)) {
+    throw new ValidationError('execution_metadata.outputs must be an object', [
+      { path: 'execution_metadata.outputs', message: 'must be an object' },
+    ]);
+  }
+  const outputs: JsonObject = {};
+  for (const [name, entry] of Object.entries(raw)) {
+    if (isObject(entry) && 'value' in entry && 'sensitive' in entry) {
+      if (entry.sensitive !== true) outputs[name] = entry.value ?? null;
+    } else {
+      outputs[name] = entry;
+    }
+  }
+  return {
+    cluster_name: optionalString(metadata, 'cluster_name', false),
+    cluster_endpoint: optionalString(metadata, 'cluster_endpoint', true),
+    argocd_url: optionalString(metadata, 'argocd_url', true),
+    outputs,
+  };
+}
+
+/**
+ * SPEC §3: after a successful DEPLOY the vine's components take the job's outputs. Runs inside
+ * the unit of work that marks the job `SUCCESS`, so both commit together or neither does.
+ */
+export async function finalizeDeployment(
+  stores: Stores,
+  job: { id: string; owner_id: string; vine_id: string },
+  outputs: DeploymentOutputs,
+  at: string,
+): Promise<void> {
+  const components: VineComponents = {
+    cluster:
+      outputs.cluster_name !== null || outputs.cluster_endpoint !== null
+        ? { name: outputs.cluster_name, endpoint: outputs.cluster_endpoint, job_id: job.id }
+        : null,
+    argocd: outputs.argocd_url !== null ? { url: outputs.argocd_url, job_id: job.id } : null,
+    outputs: { values: outputs.outputs, job_id: job.id },
+  };
+  await stores.vines.saveComponents(job.owner_id, job.vine_id, components, at);
+}
