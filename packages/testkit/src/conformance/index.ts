@@ -1,0 +1,2 @@
+export * from './stores/index.js';
+export * from './artifactStore.js';

@@ -1,0 +1,3 @@
+export * from './memory/index.js';
+export * from './conformance/index.js';
+export * from './databases.js';
