@@ -1,1 +1,12 @@
-export {};
+export * from './builders.js';
+export * from './createTestCore.js';
+export * from './FakeClock.js';
+export * from './FakeRandom.js';
+export * from './FakeTokenSigner.js';
+export * from './MemoryArtifactStore.js';
+export * from './MemoryEventBus.js';
+export { emptyMemoryState, type MemoryState, type StoredComponents, type StoredLogChunk } from './MemoryState.js';
+export * from './MemoryTransaction.js';
+export * from './MemoryUnitOfWork.js';
+export * from './stores/index.js';
+export * from './streams.js';

@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { type ArtifactStore, NotFoundError, type StoredArtifact, TooLargeError, UnavailableError } from '@trellis/core';
+
+interface StoredObject {
+  bytes: Buffer;
+  sha256: string;
+}
+
+/**
+ * Object storage in memory with the streaming contract of `ArtifactStore`: it reads the body
+ * chunk by chunk, hashes as it goes, stops at the first chunk past `maxBytes` and only then
+ * replaces the key, so a refused upload leaves the earlier object intact.
+ */
+export class MemoryArtifactStore implements ArtifactStore {
+  /** Set to make every call fail with `UnavailableError`, as a backend that is down. */
+  unavailable = false;
+  /** Chunks read by the last `put`, to check it stopped early. */
+  lastPutChunksRead = 0;
+  private readonly objects = new Map<string, StoredObject>();
+
+  async put(key: string, body: AsyncIterable<Uint8Array>, options: { maxBytes: number }): Promise<StoredArtifact> {
+    this.ensureAvailable();
+    const hash = createHash('sha256');
+    const chunks: Buffer[] = [];
+    let size = 0;
+    this.lastPutChunksRead = 0;
+    for await (const chunk of body) {
+      this.lastPutChunksRead += 1;
+      size += chunk.byteLength;
+      if (size > options.maxBytes) {
+        // Leaving the loop calls the iterator's `return`, so the producer stops too.
+        throw new TooLargeError(
+          'artifact_too_large',
+          `the artifact is larger than ${options.maxBytes} bytes`,
+          options.maxBytes,
+        );
+      }
+      hash.update(chunk);
+      chunks.push(Buffer.from(chunk));
+    }
+    this.ensureAvailable();
+    const stored = { bytes: Buffer.concat(chunks), sha256: hash.digest('hex') };
+    this.objects.set(key, stored);
+    return { size: stored.bytes.length, sha256: stored.sha256 };
+  }
+
+  async get(key: string): Promise<StoredArtifact & { body: Readable }> {
+    this.ensureAvailable();
+    const stored = this.objects.get(key);
+    if (!stored) throw new NotFoundError('artifact');
+    return { size: stored.bytes.length, sha256: stored.sha256, body: Readable.from([Buffer.from(stored.bytes)]) };
+  }
+
+  async delete(key: string): Promise<void> {
+    this.ensureAvailable();
+    this.objects.delete(key);
+  }
+
+  async check(): Promise<void> {
+    this.ensureAvailable();
+  }
+
+  /** The stored bytes of `key` (a copy), or undefined. */
+  bytesOf(key: string): Buffer | undefined {
+    const stored = this.objects.get(key);
+    return stored ? Buffer.from(stored.bytes) : undefined;
+  }
+
+  keys(): string[] {
+    return [...this.objects.keys()];
+  }
+
+  private ensureAvailable(): void {
+    if (this.unavailable) {
+      throw new UnavailableError('artifact_store_unavailable', 'the artifact store cannot be reached');
+    }
+  }
+}

@@ -1,0 +1,91 @@
+import type {
+  CliLogin,
+  CloudIdentity,
+  Identity,
+  Job,
+  LogChunk,
+  PlanArtifact,
+  RefreshTokenRecord,
+  User,
+  Vine,
+  VineComponents,
+  Vineyard,
+  Worker,
+  WorkerRelease,
+} from '@trellis/core';
+
+/** A log chunk as stored: the public record plus the owner that row-level security filters on. */
+export interface StoredLogChunk {
+  owner_id: string;
+  chunk: LogChunk;
+}
+
+/** Component rows of one vine, with the owner that row-level security filters on. */
+export interface StoredComponents {
+  owner_id: string;
+  components: VineComponents;
+  updated_at: string;
+}
+
+/**
+ * Every table of the in-memory database. Maps keep insertion order, which stands in for the
+ * order rows were created when two rows share a timestamp (a fake clock often does not move).
+ */
+export interface MemoryState {
+  users: Map<string, User>;
+  /** Keyed by `provider:provider_user_id`. */
+  identities: Map<string, Identity>;
+  cliLogins: Map<string, CliLogin>;
+  refreshTokens: Map<string, RefreshTokenRecord>;
+  vineyards: Map<string, Vineyard>;
+  vines: Map<string, Vine>;
+  /** Keyed by vine id. */
+  components: Map<string, StoredComponents>;
+  cloudIdentities: Map<string, CloudIdentity>;
+  jobs: Map<string, Job>;
+  logs: StoredLogChunk[];
+  workers: Map<string, Worker>;
+  releases: Map<string, WorkerRelease>;
+  /** Keyed by job id. */
+  planArtifacts: Map<string, PlanArtifact>;
+}
+
+export function emptyMemoryState(): MemoryState {
+  return {
+    users: new Map(),
+    identities: new Map(),
+    cliLogins: new Map(),
+    refreshTokens: new Map(),
+    vineyards: new Map(),
+    vines: new Map(),
+    components: new Map(),
+    cloudIdentities: new Map(),
+    jobs: new Map(),
+    logs: [],
+    workers: new Map(),
+    releases: new Map(),
+    planArtifacts: new Map(),
+  };
+}
+
+/** Rows go in and come out as copies, so no caller ever holds a live reference into the store. */
+export function copy<T>(value: T): T {
+  return structuredClone(value);
+}
+
+/** Oldest first by `key`; rows with the same time keep their insertion order. */
+export function oldestFirst<T>(rows: Iterable<T>, key: (row: T) => string): T[] {
+  return [...rows].sort((a, b) => compare(key(a), key(b)));
+}
+
+/** Newest first by `key`; rows with the same time come latest-inserted first. */
+export function newestFirst<T>(rows: Iterable<T>, key: (row: T) => string): T[] {
+  return [...rows].reverse().sort((a, b) => compare(key(b), key(a)));
+}
+
+function compare(a: string, b: string): number {
+  const left = Date.parse(a);
+  const right = Date.parse(b);
+  if (!Number.isNaN(left) && !Number.isNaN(right) && left !== right) return left - right;
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,50 @@
+import type { Scope } from '@trellis/core';
+import type { MemoryState } from './MemoryState.js';
+
+/** Counters that, like SQL sequences, never roll back: an id handed out stays used. */
+export interface MemorySequences {
+  nextLogId: number;
+}
+
+/**
+ * One unit of work's view of the database: the draft state it writes to, and its scope. Owner
+ * scope behaves like Postgres row-level security: rows of other owners are invisible, and
+ * writing one is an error (a bug in the caller, never a user mistake).
+ */
+export class MemoryTransaction {
+  private open = true;
+
+  constructor(
+    private readonly draft: MemoryState,
+    readonly scope: Scope,
+    readonly sequences: MemorySequences,
+  ) {}
+
+  /** The draft state; throws once the unit of work has ended (a store leaked out of it). */
+  get state(): MemoryState {
+    if (!this.open) throw new Error('a store was used after its unit of work ended');
+    return this.draft;
+  }
+
+  close(): void {
+    this.open = false;
+  }
+
+  /** Whether a row owned by `ownerId` is visible in this scope. */
+  sees(ownerId: string | null): boolean {
+    return this.scope.kind === 'system' || (ownerId !== null && this.scope.ownerId === ownerId);
+  }
+
+  /** Refuses a write of a row this scope may not see, as an RLS `WITH CHECK` policy would. */
+  checkWrite(table: string, ownerId: string | null): void {
+    if (!this.sees(ownerId)) {
+      throw new Error(
+        `row-level security: a unit of work of owner ${this.ownerLabel()} wrote a ${table} row of another owner`,
+      );
+    }
+  }
+
+  private ownerLabel(): string {
+    return this.scope.kind === 'owner' ? this.scope.ownerId : 'system';
+  }
+}

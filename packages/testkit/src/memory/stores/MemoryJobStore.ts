@@ -1,0 +1,123 @@
+import { ConflictError, type Job, type JobFilter, type JobPatch, type JobStatus, type JobStore } from '@trellis/core';
+import { copy, newestFirst, oldestFirst } from '../MemoryState.js';
+import type { MemoryTransaction } from '../MemoryTransaction.js';
+
+const PATCHABLE = ['status', 'execution_metadata', 'error_message', 'finished_at', 'vine_status_before'] as const;
+
+/** Deploys that hold on to their plan: queued, running or done (DESIGN §3 `plan_already_applied`). */
+const PLAN_USING_STATUSES: readonly JobStatus[] = ['QUEUED', 'PROCESSING', 'SUCCESS'];
+
+export class MemoryJobStore implements JobStore {
+  constructor(private readonly tx: MemoryTransaction) {}
+
+  async create(job: Job): Promise<Job> {
+    const { jobs } = this.tx.state;
+    this.tx.checkWrite('jobs', job.owner_id);
+    if (jobs.has(job.id)) throw new ConflictError('job_exists', 'a job with this id exists');
+    jobs.set(job.id, copy(job));
+    return copy(job);
+  }
+
+  async get(ownerId: string, id: string): Promise<Job | null> {
+    const job = this.owned(ownerId, id);
+    return job ? copy(job) : null;
+  }
+
+  async list(ownerId: string, filter: JobFilter = {}): Promise<Job[]> {
+    const matching = this.ownedJobs(ownerId).filter(
+      (job) =>
+        (filter.status === undefined || job.status === filter.status) &&
+        (filter.vineyard_id === undefined || job.vineyard_id === filter.vineyard_id) &&
+        (filter.vine_id === undefined || job.vine_id === filter.vine_id),
+    );
+    return newestFirst(matching, (job) => job.created_at).map(copy);
+  }
+
+  /**
+   * The claim rule of DESIGN §3: of the owner's queued jobs, the oldest one that is assigned to
+   * nobody or to this worker, does not target this worker, is the oldest queued job of its vine
+   * and whose vine has nothing in `PROCESSING`. Units of work are serialized, so it is atomic.
+   */
+  async claimNext(worker: { id: string; owner_id: string }, at: string): Promise<Job | null> {
+    const ownJobs = oldestFirst(this.ownedJobs(worker.owner_id), (job) => job.created_at);
+    const busyVines = new Set(ownJobs.filter((job) => job.status === 'PROCESSING').map((job) => job.vine_id));
+    const headOfVine = new Map<string, string>();
+    for (const job of ownJobs) {
+      if (job.status === 'QUEUED' && job.vine_id !== null && !headOfVine.has(job.vine_id)) {
+        headOfVine.set(job.vine_id, job.id);
+      }
+    }
+    const next = ownJobs.find(
+      (job) =>
+        job.status === 'QUEUED' &&
+        (job.assigned_worker_id === null || job.assigned_worker_id === worker.id) &&
+        job.target_worker_id !== worker.id &&
+        (job.vine_id === null || (headOfVine.get(job.vine_id) === job.id && !busyVines.has(job.vine_id))),
+    );
+    if (!next) return null;
+    next.status = 'PROCESSING';
+    next.claimed_by_worker_id = worker.id;
+    next.claimed_at = at;
+    return copy(next);
+  }
+
+  async update(ownerId: string, id: string, expected: JobStatus, patch: JobPatch): Promise<Job | null> {
+    const job = this.owned(ownerId, id);
+    if (!job || job.status !== expected) return null;
+    for (const key of PATCHABLE) {
+      const value = patch[key];
+      if (value !== undefined) (job as Record<(typeof PATCHABLE)[number], unknown>)[key] = copy(value);
+    }
+    return copy(job);
+  }
+
+  async listLost(cutoff: string): Promise<Job[]> {
+    const { workers } = this.tx.state;
+    const cutoffMs = Date.parse(cutoff);
+    const lost = [...this.tx.state.jobs.values()].filter((job) => {
+      if (job.status !== 'PROCESSING' || !this.tx.sees(job.owner_id)) return false;
+      const worker = job.claimed_by_worker_id === null ? undefined : workers.get(job.claimed_by_worker_id);
+      // A worker that never sent a heartbeat was last heard of when it claimed the job.
+      const lastHeard = worker?.last_heartbeat ?? job.claimed_at;
+      return lastHeard === null || Date.parse(lastHeard) < cutoffMs;
+    });
+    return oldestFirst(lost, (job) => job.created_at).map(copy);
+  }
+
+  async listCancelledForWorker(ownerId: string, workerId: string, since: string): Promise<string[]> {
+    const sinceMs = Date.parse(since);
+    const cancelled = this.ownedJobs(ownerId).filter(
+      (job) =>
+        job.status === 'CANCELLED' &&
+        job.claimed_by_worker_id === workerId &&
+        job.finished_at !== null &&
+        Date.parse(job.finished_at) >= sinceMs,
+    );
+    return oldestFirst(cancelled, (job) => job.finished_at as string).map((job) => job.id);
+  }
+
+  async busyWorkerIds(ownerId: string): Promise<string[]> {
+    const ids = new Set<string>();
+    for (const job of this.ownedJobs(ownerId)) {
+      if (job.status === 'PROCESSING' && job.claimed_by_worker_id !== null) ids.add(job.claimed_by_worker_id);
+    }
+    return [...ids];
+  }
+
+  async listDeploysOfPlan(ownerId: string, planJobId: string): Promise<Job[]> {
+    const deploys = this.ownedJobs(ownerId).filter(
+      (job) => job.job_type === 'DEPLOY' && job.plan_job_id === planJobId && PLAN_USING_STATUSES.includes(job.status),
+    );
+    return newestFirst(deploys, (job) => job.created_at).map(copy);
+  }
+
+  private owned(ownerId: string, id: string): Job | undefined {
+    const job = this.tx.state.jobs.get(id);
+    return job && job.owner_id === ownerId && this.tx.sees(ownerId) ? job : undefined;
+  }
+
+  private ownedJobs(ownerId: string): Job[] {
+    if (!this.tx.sees(ownerId)) return [];
+    return [...this.tx.state.jobs.values()].filter((job) => job.owner_id === ownerId);
+  }
+}

@@ -1,0 +1,104 @@
+import {
+  ConflictError,
+  NotFoundError,
+  type Vine,
+  type VineComponents,
+  type VineFilter,
+  type VineStatus,
+  type VineStore,
+} from '@trellis/core';
+import { copy, oldestFirst } from '../MemoryState.js';
+import type { MemoryTransaction } from '../MemoryTransaction.js';
+
+function noComponents(): VineComponents {
+  return { cluster: null, argocd: null, outputs: null };
+}
+
+export class MemoryVineStore implements VineStore {
+  constructor(private readonly tx: MemoryTransaction) {}
+
+  async create(vine: Vine): Promise<Vine> {
+    const { vines } = this.tx.state;
+    this.tx.checkWrite('vines', vine.owner_id);
+    const siblings = [...vines.values()].filter((existing) => existing.owner_id === vine.owner_id);
+    if (siblings.some((existing) => existing.name === vine.name)) {
+      throw new ConflictError('vine_name_taken', `a configuration named ${vine.name} already exists`);
+    }
+    if (siblings.some((existing) => existing.project_name === vine.project_name)) {
+      throw new ConflictError('project_name_taken', `a configuration with project ${vine.project_name} already exists`);
+    }
+    if (vines.has(vine.id)) throw new ConflictError('vine_exists', 'a configuration with this id exists');
+    vines.set(vine.id, copy(vine));
+    return copy(vine);
+  }
+
+  async get(ownerId: string, id: string): Promise<Vine | null> {
+    const vine = this.owned(ownerId, id);
+    return vine ? copy(vine) : null;
+  }
+
+  async findByName(ownerId: string, name: string): Promise<Vine | null> {
+    return this.find(ownerId, (vine) => vine.name === name);
+  }
+
+  async findByProjectName(ownerId: string, projectName: string): Promise<Vine | null> {
+    return this.find(ownerId, (vine) => vine.project_name === projectName);
+  }
+
+  async list(ownerId: string, filter: VineFilter = {}): Promise<Vine[]> {
+    if (!this.tx.sees(ownerId)) return [];
+    const mine = [...this.tx.state.vines.values()].filter(
+      (vine) =>
+        vine.owner_id === ownerId && (filter.vineyard_id === undefined || vine.vineyard_id === filter.vineyard_id),
+    );
+    return oldestFirst(mine, (vine) => vine.created_at).map(copy);
+  }
+
+  async updateStatus(ownerId: string, id: string, status: VineStatus, message: string | null, at: string) {
+    const vine = this.owned(ownerId, id);
+    if (!vine) throw new NotFoundError('vine');
+    vine.status = status;
+    vine.status_message = message;
+    vine.updated_at = at;
+    return copy(vine);
+  }
+
+  async getComponents(ownerId: string, vineId: string): Promise<VineComponents> {
+    const stored = this.tx.state.components.get(vineId);
+    if (!stored || stored.owner_id !== ownerId || !this.tx.sees(ownerId)) return noComponents();
+    return copy(stored.components);
+  }
+
+  async saveComponents(ownerId: string, vineId: string, components: VineComponents, at: string): Promise<void> {
+    if (!this.owned(ownerId, vineId)) return;
+    const { components: table } = this.tx.state;
+    const current = table.get(vineId)?.components ?? noComponents();
+    table.set(vineId, {
+      owner_id: ownerId,
+      components: {
+        cluster: components.cluster ? copy(components.cluster) : current.cluster,
+        argocd: components.argocd ? copy(components.argocd) : current.argocd,
+        outputs: components.outputs ? copy(components.outputs) : current.outputs,
+      },
+      updated_at: at,
+    });
+  }
+
+  async clearComponents(ownerId: string, vineId: string): Promise<void> {
+    if (!this.owned(ownerId, vineId)) return;
+    this.tx.state.components.delete(vineId);
+  }
+
+  private owned(ownerId: string, id: string): Vine | undefined {
+    const vine = this.tx.state.vines.get(id);
+    return vine && vine.owner_id === ownerId && this.tx.sees(ownerId) ? vine : undefined;
+  }
+
+  private find(ownerId: string, match: (vine: Vine) => boolean): Vine | null {
+    if (!this.tx.sees(ownerId)) return null;
+    for (const vine of this.tx.state.vines.values()) {
+      if (vine.owner_id === ownerId && match(vine)) return copy(vine);
+    }
+    return null;
+  }
+}

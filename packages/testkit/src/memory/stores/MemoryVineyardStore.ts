@@ -1,0 +1,31 @@
+import { ConflictError, type Vineyard, type VineyardStore } from '@trellis/core';
+import { copy, oldestFirst } from '../MemoryState.js';
+import type { MemoryTransaction } from '../MemoryTransaction.js';
+
+export class MemoryVineyardStore implements VineyardStore {
+  constructor(private readonly tx: MemoryTransaction) {}
+
+  async create(vineyard: Vineyard): Promise<Vineyard> {
+    const { vineyards } = this.tx.state;
+    this.tx.checkWrite('vineyards', vineyard.owner_id);
+    for (const existing of vineyards.values()) {
+      if (existing.owner_id === vineyard.owner_id && existing.name === vineyard.name) {
+        throw new ConflictError('vineyard_name_taken', `a vineyard named ${vineyard.name} already exists`);
+      }
+    }
+    if (vineyards.has(vineyard.id)) throw new ConflictError('vineyard_exists', 'a vineyard with this id exists');
+    vineyards.set(vineyard.id, copy(vineyard));
+    return copy(vineyard);
+  }
+
+  async get(ownerId: string, id: string): Promise<Vineyard | null> {
+    const vineyard = this.tx.state.vineyards.get(id);
+    return vineyard && vineyard.owner_id === ownerId && this.tx.sees(ownerId) ? copy(vineyard) : null;
+  }
+
+  async list(ownerId: string): Promise<Vineyard[]> {
+    if (!this.tx.sees(ownerId)) return [];
+    const mine = [...this.tx.state.vineyards.values()].filter((vineyard) => vineyard.owner_id === ownerId);
+    return oldestFirst(mine, (vineyard) => vineyard.created_at).map(copy);
+  }
+}

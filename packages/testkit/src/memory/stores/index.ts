@@ -1,0 +1,47 @@
+import type { Stores } from '@trellis/core';
+import type { MemoryTransaction } from '../MemoryTransaction.js';
+import { MemoryCliLoginStore } from './MemoryCliLoginStore.js';
+import { MemoryCloudIdentityStore } from './MemoryCloudIdentityStore.js';
+import { MemoryIdentityStore } from './MemoryIdentityStore.js';
+import { MemoryJobStore } from './MemoryJobStore.js';
+import { MemoryLogStore } from './MemoryLogStore.js';
+import { MemoryPlanArtifactStore } from './MemoryPlanArtifactStore.js';
+import { MemoryRefreshTokenStore } from './MemoryRefreshTokenStore.js';
+import { MemoryReleaseStore } from './MemoryReleaseStore.js';
+import { MemoryUserStore } from './MemoryUserStore.js';
+import { MemoryVineStore } from './MemoryVineStore.js';
+import { MemoryVineyardStore } from './MemoryVineyardStore.js';
+import { MemoryWorkerStore } from './MemoryWorkerStore.js';
+
+export {
+  MemoryCliLoginStore,
+  MemoryCloudIdentityStore,
+  MemoryIdentityStore,
+  MemoryJobStore,
+  MemoryLogStore,
+  MemoryPlanArtifactStore,
+  MemoryRefreshTokenStore,
+  MemoryReleaseStore,
+  MemoryUserStore,
+  MemoryVineStore,
+  MemoryVineyardStore,
+  MemoryWorkerStore,
+};
+
+/** Every store, bound to one transaction. */
+export function memoryStores(tx: MemoryTransaction): Stores {
+  return {
+    users: new MemoryUserStore(tx),
+    identities: new MemoryIdentityStore(tx),
+    cliLogins: new MemoryCliLoginStore(tx),
+    refreshTokens: new MemoryRefreshTokenStore(tx),
+    vineyards: new MemoryVineyardStore(tx),
+    vines: new MemoryVineStore(tx),
+    cloudIdentities: new MemoryCloudIdentityStore(tx),
+    jobs: new MemoryJobStore(tx),
+    logs: new MemoryLogStore(tx),
+    workers: new MemoryWorkerStore(tx),
+    releases: new MemoryReleaseStore(tx),
+    planArtifacts: new MemoryPlanArtifactStore(tx),
+  };
+}
