@@ -1,0 +1,91 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import { ForbiddenError, UnauthorizedError, UnavailableError, type UseCases } from '@trellis/core';
+import type { RequestHandler } from 'express';
+import type { AuthKind } from '../routing/route.js';
+import type { SessionCookies } from './SessionCookies.js';
+
+export interface AuthDeps {
+  useCases: UseCases;
+  sessions: SessionCookies;
+  /** Origin of the web interface; cookie-authenticated writes must come from it. */
+  webOrigin: string;
+  releaseApiSecret: string | null;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+function bearerToken(header: string | undefined): string | null {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return match?.[1] ?? null;
+}
+
+/** Constant-time equality of two secrets of any length (compares their SHA-256 digests). */
+export function secretsEqual(a: string, b: string): boolean {
+  const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+/**
+ * The middleware for one kind of caller. It sets `res.locals.user` or `res.locals.worker`, or
+ * passes a domain error (401/403/503) to the problem handler.
+ */
+export function authenticate(kind: AuthKind, deps: AuthDeps): RequestHandler {
+  switch (kind) {
+    case 'none':
+      return (_req, _res, next) => next();
+    case 'user':
+    case 'session':
+      return (req, res, next) => {
+        const token = kind === 'user' ? bearerToken(req.headers.authorization) : null;
+        if (token) {
+          res.locals.user = deps.useCases.auth.authenticateAccessToken(token);
+          return next();
+        }
+        const session = deps.sessions.read(req);
+        if (!session) {
+          throw new UnauthorizedError(
+            'unauthenticated',
+            kind === 'session'
+              ? 'sign in to the web interface first'
+              : 'a bearer access token or a web session is required',
+          );
+        }
+        // DESIGN §4: a cookie rides along on cross-site requests, so writes must prove their origin.
+        if (!SAFE_METHODS.has(req.method) && req.headers.origin !== deps.webOrigin) {
+          throw new ForbiddenError(
+            'csrf_rejected',
+            'cross-site request refused: the Origin header must be the web origin',
+          );
+        }
+        deps.sessions.refresh(res, session);
+        res.locals.user = { userId: session.userId, email: session.email };
+        next();
+      };
+    case 'worker':
+      return async (req, res, next) => {
+        res.locals.worker = await deps.useCases.workers.authenticate(
+          req.headers['x-worker-id'],
+          req.headers['x-worker-token'],
+        );
+        next();
+      };
+    case 'release':
+      return (req, _res, next) => {
+        if (!deps.releaseApiSecret) {
+          throw new UnavailableError(
+            'release_api_disabled',
+            'release endpoints are disabled: RELEASE_API_SECRET is not set',
+          );
+        }
+        const token = bearerToken(req.headers.authorization);
+        if (!token || !secretsEqual(token, deps.releaseApiSecret)) {
+          throw new UnauthorizedError('invalid_release_secret', 'the release secret is missing or wrong');
+        }
+        next();
+      };
+    default: {
+      const unreachable: never = kind;
+      return unreachable;
+    }
+  }
+}

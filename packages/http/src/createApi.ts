@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock, EventBus, UseCases } from '@trellis/core';
+import express, { type Express, type RequestHandler } from 'express';
+import { secretsEqual } from './auth/authenticate.js';
+import { SessionCookies } from './auth/SessionCookies.js';
+import { problem, problemErrorHandler, sendProblem } from './errors/problem.js';
+import type { Logger } from './logger.js';
+import { agentRoutes } from './routes/agentRoutes.js';
+import { authRoutes } from './routes/authRoutes.js';
+import { cliRoutes } from './routes/cliRoutes.js';
+import { releaseRoutes } from './routes/releaseRoutes.js';
+import { streamRoutes } from './routes/streamRoutes.js';
+import { mountRoutes } from './routing/mountRoutes.js';
+import { buildOpenApiDocument } from './routing/openapi.js';
+import type { RouteSpec } from './routing/route.js';
+
+export interface ApiOptions {
+  useCases: UseCases;
+  events: EventBus;
+  clock: Clock;
+  logger: Logger;
+  /** Throws when a dependency (database, artifact store) is not reachable. */
+  readiness: () => Promise<void>;
+  /** Public origin of the web interface, e.g. `https://trellis.example.com`. */
+  webOrigin: string;
+  /** Secret that signs web session cookies. */
+  sessionSecret: string;
+  releaseApiSecret: string | null;
+  /** Enables `GET /auth/bootstrap?token=…` (DESIGN §5) when set. */
+  bootstrap: { token: string; email: string; oneTime: boolean } | null;
+  /** Idle and absolute lifetimes of a web session, in seconds. */
+  session?: { idleSeconds: number; absoluteSeconds: number };
+  version: string;
+}
+
+/** Every API route, in the order they are matched. */
+export function apiRoutes(options: Pick<ApiOptions, 'useCases' | 'events'>): RouteSpec[] {
+  return [
+    ...authRoutes(options.useCases),
+    ...agentRoutes(options.useCases, options.events),
+    ...streamRoutes(options.useCases, options.events),
+    ...cliRoutes(options.useCases),
+    ...releaseRoutes(options.useCases),
+  ];
+}
+
+const requestId: RequestHandler = (req, res, next) => {
+  const given = req.headers['x-request-id'];
+  res.setHeader('X-Request-Id', typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID());
+  next();
+};
+
+/**
+ * The control plane's HTTP surface as an express application that can be served alone or
+ * mounted under a prefix of another app.
+ */
+export function createApi(options: ApiOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  const secure = options.webOrigin.startsWith('https://');
+  const sessions = new SessionCookies({
+    secret: options.sessionSecret,
+    secure,
+    idleSeconds: options.session?.idleSeconds ?? 12 * 60 * 60,
+    absoluteSeconds: options.session?.absoluteSeconds ?? 7 * 24 * 60 * 60,
+    clock: options.clock,
+  });
+  const routes = apiRoutes(options);
+  const openApi = buildOpenApiDocument(routes, { title: 'Trellis API', version: options.version });
+
+  app.use(requestId);
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await options.readiness();
+      res.json({ status: 'ready' });
+    } catch (error) {
+      options.logger.warn({ err: error }, 'not ready');
+      sendProblem(res, problem(503, 'not_ready', 'a dependency of the control plane is not reachable'));
+    }
+  });
+  app.get('/api/openapi.json', (_req, res) => {
+    res.json(openApi);
+  });
+
+  let bootstrapUsed = false;
+  app.get('/auth/bootstrap', async (req, res) => {
+    const token = typeof req.query.token === 'string' ? req.query.token : '';
+    const bootstrap = options.bootstrap;
+    if (!bootstrap || bootstrapUsed || !token || !secretsEqual(token, bootstrap.token)) {
+      sendProblem(res, problem(401, 'invalid_bootstrap_token', 'this sign-in link is not valid (or was already used)'));
+      return;
+    }
+    if (bootstrap.oneTime) bootstrapUsed = true;
+    const user = await options.useCases.auth.ensureUser({ email: bootstrap.email, name: 'Administrator' });
+    sessions.start(res, user);
+    const next = typeof req.query.next === 'string' && /^\/(?!\/)[^\\]*$/.test(req.query.next) ? req.query.next : '/';
+    res.redirect(303, next);
+  });
+  app.post('/auth/signout', (req, res) => {
+    if (req.headers.origin !== options.webOrigin) {
+      sendProblem(res, problem(403, 'csrf_rejected', 'cross-site request refused'));
+      return;
+    }
+    sessions.clear(res);
+    res.status(204).end();
+  });
+
+  const api = express.Router();
+  mountRoutes(api, routes, {
+    useCases: options.useCases,
+    sessions,
+    webOrigin: options.webOrigin,
+    releaseApiSecret: options.releaseApiSecret,
+  });
+  app.use(api);
+  app.use('/api', (req, res) => {
+    sendProblem(res, problem(404, 'route_not_found', `no route for ${req.method} ${req.baseUrl}${req.path}`));
+  });
+  app.use(problemErrorHandler(options.logger));
+  return app;
+}

@@ -1,0 +1,109 @@
+import type { DomainError, FieldIssue } from '@trellis/core';
+import { isDomainError, RateLimitedError, TooLargeError, ValidationError } from '@trellis/core';
+import type { ErrorRequestHandler, Response } from 'express';
+import type { Logger } from '../logger.js';
+
+/** RFC 9457 problem details, with the stable `code` of DESIGN §4. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  errors?: FieldIssue[];
+  request_id?: string;
+}
+
+const STATUS: Record<DomainError['kind'], number> = {
+  validation: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  rate_limited: 429,
+  unavailable: 503,
+};
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+export function problem(status: number, code: string, detail: string, extra: Partial<Problem> = {}): Problem {
+  return {
+    type: `https://trellis.dev/problems/${code.replaceAll('_', '-')}`,
+    title: TITLES[status] ?? 'Error',
+    status,
+    detail,
+    code,
+    ...extra,
+  };
+}
+
+/** The problem a domain error becomes; only this package knows statuses. */
+export function problemFromDomainError(error: DomainError): Problem {
+  const status = STATUS[error.kind];
+  return problem(status, error.code, error.message, error instanceof ValidationError ? { errors: error.fields } : {});
+}
+
+export function sendProblem(res: Response, body: Problem): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  if (body.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="trellis"');
+  const requestId = res.getHeader('X-Request-Id');
+  res
+    .status(body.status)
+    .type('application/problem+json')
+    .send(JSON.stringify(typeof requestId === 'string' ? { ...body, request_id: requestId } : body));
+}
+
+/** Errors body-parser raises, by its `type` field. */
+function bodyParserProblem(error: { type?: string; status?: number; limit?: number }): Problem | null {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return problem(400, 'malformed_json', 'the request body is not valid JSON');
+    case 'entity.too.large':
+      return problem(413, 'payload_too_large', `the request body is larger than ${error.limit} bytes`);
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return problem(415, 'unsupported_media_type', 'the request body encoding is not supported');
+    case 'request.aborted':
+      return problem(400, 'request_aborted', 'the client aborted the request');
+    default:
+      return null;
+  }
+}
+
+/**
+ * The last middleware: domain errors become their problem; anything else is a `500` whose
+ * details go to the log (never to the client).
+ */
+export function problemErrorHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, _next) => {
+    if (isDomainError(error)) {
+      if (error instanceof RateLimitedError) res.setHeader('Retry-After', String(error.retryAfterSeconds));
+      if (error instanceof TooLargeError) res.setHeader('Connection', 'close');
+      sendProblem(res, problemFromDomainError(error));
+      return;
+    }
+    const parserProblem = typeof error === 'object' && error !== null ? bodyParserProblem(error) : null;
+    if (parserProblem) {
+      sendProblem(res, parserProblem);
+      return;
+    }
+    logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
+    sendProblem(res, problem(500, 'internal_error', 'an unexpected error occurred; it has been logged'));
+  };
+}

@@ -1,0 +1,217 @@
+import { pipeline } from 'node:stream/promises';
+import type { EventBus, UseCases } from '@trellis/core';
+import { waitForEvent } from '../realtime/waitForEvent.js';
+import { defineRoute, type RouteSpec } from '../routing/route.js';
+import {
+  ArtifactResponse,
+  ClaimQuery,
+  ClaimResponse,
+  HeartbeatBody,
+  HeartbeatResponse,
+  IdParams,
+  Job,
+  LogBody,
+  LogPage,
+  LogPostResponse,
+  LogQuery,
+  MetadataBody,
+  RegisterWorkerBody,
+  RegistrationResponse,
+  StatusBody,
+  Worker,
+} from '../routing/schemas.js';
+import { planUploadBody } from './planArtifactUpload.js';
+
+/** How often a long-polled claim re-checks even without an event (events are best effort). */
+const CLAIM_RECHECK_MS = 2000;
+
+/** The agent protocol (SPEC §4.2). */
+export function agentRoutes(useCases: UseCases, events: EventBus): RouteSpec[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/api/jobs/claim',
+      operationId: 'claimJob',
+      summary: 'Claim the next job this agent may run',
+      description:
+        'Takes the oldest queued job of the agent owner that is assigned to nobody or to this agent, one job at a time per vine. With `?wait=N` (at most 30) the request waits up to N seconds for a job.',
+      tags: ['agent'],
+      auth: 'worker',
+      query: ClaimQuery,
+      responses: {
+        200: { description: 'The claimed job', schema: ClaimResponse },
+        204: { description: 'No job available' },
+      },
+      handler: async ({ worker, query, req }) => {
+        const deadline = Date.now() + (query.wait ?? 0) * 1000;
+        const closed = new AbortController();
+        req.on('close', () => closed.abort());
+        for (;;) {
+          const claimed = await useCases.jobs.claim(worker);
+          if (claimed) return { status: 200, body: claimed };
+          const remaining = deadline - Date.now();
+          if (remaining <= 0 || closed.signal.aborted) return { status: 204 };
+          await waitForEvent(
+            events,
+            (event) =>
+              event.owner_id === worker.ownerId && (event.type === 'job_queued' || event.type === 'job_status_changed'),
+            Math.min(remaining, CLAIM_RECHECK_MS),
+            closed.signal,
+          );
+        }
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/workers/heartbeat',
+      operationId: 'heartbeat',
+      summary: 'Tell the control plane this agent is alive',
+      description: 'Every 30 s. The answer lists the jobs of this agent that were cancelled, so it can stop them.',
+      tags: ['agent'],
+      auth: 'worker',
+      body: HeartbeatBody,
+      responses: { 200: { description: 'Cancelled jobs to stop', schema: HeartbeatResponse } },
+      handler: async ({ worker, body }) => ({ status: 200, body: await useCases.workers.heartbeat(worker, body) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/jobs/{id}',
+      operationId: 'getJobForAgent',
+      summary: 'A job of this agent owner, with its full snapshot',
+      tags: ['agent'],
+      auth: 'worker',
+      params: IdParams,
+      responses: { 200: { description: 'The job', schema: Job } },
+      handler: async ({ worker, params }) => ({
+        status: 200,
+        body: await useCases.jobs.getForWorker(worker, params.id),
+      }),
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/api/jobs/{id}/status',
+      operationId: 'reportJobStatus',
+      summary: 'Report the status of a claimed job',
+      description:
+        'Only the agent that claimed the job. `FAILED` sets the vine FAILED with `error_message`; a successful DEPLOY stores its outputs on the vine in the same transaction.',
+      tags: ['agent'],
+      auth: 'worker',
+      params: IdParams,
+      body: StatusBody,
+      responses: { 200: { description: 'The job', schema: Job } },
+      handler: async ({ worker, params, body }) => ({
+        status: 200,
+        body: await useCases.jobs.reportStatus(worker, params.id, body),
+      }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/jobs/{id}/logs',
+      operationId: 'appendJobLog',
+      summary: 'Append a log chunk (at most 1 MiB)',
+      description: 'The answer carries the job status: `CANCELLED` tells the agent to stop the engine.',
+      tags: ['agent'],
+      auth: 'worker',
+      params: IdParams,
+      body: LogBody,
+      bodyLimit: 8 * 1024 * 1024,
+      responses: { 201: { description: 'Stored', schema: LogPostResponse } },
+      handler: async ({ worker, params, body }) => ({
+        status: 201,
+        body: await useCases.logs.append(worker, params.id, body),
+      }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/jobs/{id}/logs',
+      operationId: 'readJobLogsAsAgent',
+      summary: 'Read the log of a job, in order',
+      tags: ['agent'],
+      auth: 'worker',
+      params: IdParams,
+      query: LogQuery,
+      responses: { 200: { description: 'A page of log chunks', schema: LogPage } },
+      handler: async ({ worker, params, query }) => ({
+        status: 200,
+        body: await useCases.logs.read(worker.ownerId, params.id, query),
+      }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/jobs/{id}/plan-artifact',
+      operationId: 'uploadPlanArtifact',
+      summary: 'Upload the plan file of a PLAN job (at most 50 MiB, streamed)',
+      tags: ['agent'],
+      auth: 'worker',
+      params: IdParams,
+      body: 'binary',
+      responses: { 201: { description: 'Stored', schema: ArtifactResponse } },
+      handler: async ({ worker, params, req }) => ({
+        status: 201,
+        body: await useCases.planArtifacts.upload(worker, params.id, planUploadBody(req)),
+      }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/jobs/{id}/plan-artifact',
+      operationId: 'downloadPlanArtifact',
+      summary: 'Download the plan file of a PLAN job',
+      description: '`ETag` is the sha256 of the file; any agent of the owner may download it.',
+      tags: ['agent'],
+      auth: 'worker',
+      params: IdParams,
+      responses: { 200: { description: 'The plan file', contentType: 'application/octet-stream' } },
+      handler: async ({ worker, params, res }) => {
+        const artifact = await useCases.planArtifacts.download(worker, params.id);
+        res.status(200);
+        res.setHeader('Content-Type', 'application/octet-stream');
+        res.setHeader('Content-Length', String(artifact.size));
+        res.setHeader('ETag', `"${artifact.sha256}"`);
+        res.setHeader('X-Checksum-Sha256', artifact.sha256);
+        await pipeline(artifact.body, res);
+        return undefined;
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/workers/register',
+      operationId: 'registerWorker',
+      summary: 'Register an agent for the signed-in user',
+      description: 'Needs a CLI bearer token: the agent belongs to that user. The token is returned only this once.',
+      tags: ['agent'],
+      auth: 'user',
+      body: RegisterWorkerBody,
+      responses: { 201: { description: 'Credentials of the new agent', schema: RegistrationResponse } },
+      handler: async ({ user, body }) => ({ status: 201, body: await useCases.workers.register(user, body) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/workers/{id}',
+      operationId: 'getWorkerForAgent',
+      summary: 'An agent of the same owner, with its deploy metadata',
+      tags: ['agent'],
+      auth: 'worker',
+      params: IdParams,
+      responses: { 200: { description: 'The worker', schema: Worker } },
+      handler: async ({ worker, params }) => ({
+        status: 200,
+        body: await useCases.workers.get(worker.ownerId, params.id),
+      }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/workers/{id}/metadata',
+      operationId: 'updateWorkerMetadata',
+      summary: 'Record the deployment state of this agent',
+      tags: ['agent'],
+      auth: 'worker',
+      params: IdParams,
+      body: MetadataBody,
+      responses: { 200: { description: 'The worker', schema: Worker } },
+      handler: async ({ worker, params, body }) => ({
+        status: 200,
+        body: await useCases.workers.updateMetadata(worker, params.id, body),
+      }),
+    }),
+  ];
+}

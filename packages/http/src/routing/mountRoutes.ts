@@ -1,0 +1,77 @@
+import { ValidationError } from '@trellis/core';
+import express, { type RequestHandler, type Router } from 'express';
+import { rateLimit } from 'express-rate-limit';
+import type { z } from 'zod';
+import { type AuthDeps, authenticate } from '../auth/authenticate.js';
+import { problem, sendProblem } from '../errors/problem.js';
+import type { RouteSpec } from './route.js';
+
+const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+function parse<T>(schema: z.ZodType<T> | undefined, value: unknown, where: string): T {
+  if (!schema) return value as T;
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const fields = result.error.issues.map((issue) => ({
+    path: [where, ...issue.path.map(String)].join('.'),
+    message: issue.message,
+  }));
+  throw new ValidationError(`invalid ${where}: ${fields.map((f) => `${f.path} ${f.message}`).join('; ')}`, fields);
+}
+
+/** DESIGN §4: JSON endpoints refuse text/plain and form bodies (which browsers send cross-site). */
+const requireJson: RequestHandler = (req, res, next) => {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !req.is('application/json')) {
+    sendProblem(res, problem(415, 'unsupported_media_type', 'the request body must be application/json'));
+    return;
+  }
+  next();
+};
+
+function limiter(spec: NonNullable<RouteSpec['rateLimit']>): RequestHandler {
+  return rateLimit({
+    windowMs: spec.windowSeconds * 1000,
+    limit: spec.limit,
+    standardHeaders: 'draft-7',
+    legacyHeaders: false,
+    handler: (_req, res, _next, options) => {
+      res.setHeader('Retry-After', String(Math.ceil(options.windowMs / 1000)));
+      sendProblem(res, problem(429, 'rate_limited', 'too many requests; slow down and retry later'));
+    },
+  });
+}
+
+/** `/api/jobs/{id}` → `/api/jobs/:id`. */
+function expressPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1');
+}
+
+/** Adds each route with its authentication, body parsing, validation and result writing. */
+export function mountRoutes(router: Router, routes: RouteSpec[], auth: AuthDeps): void {
+  for (const route of routes) {
+    const chain: RequestHandler[] = [];
+    if (route.rateLimit) chain.push(limiter(route.rateLimit));
+    chain.push(authenticate(route.auth, auth));
+    if (route.body && route.body !== 'binary') {
+      chain.push(requireJson, express.json({ limit: route.bodyLimit ?? DEFAULT_BODY_LIMIT, strict: false }));
+    }
+    chain.push(async (req, res) => {
+      const body = route.body === 'binary' ? undefined : parse(route.body, req.body ?? {}, 'body');
+      const result = await route.handler({
+        req,
+        res,
+        params: parse(route.params, req.params, 'path'),
+        query: parse(route.query, req.query, 'query'),
+        body,
+        user: res.locals.user,
+        worker: res.locals.worker,
+      });
+      if (result === undefined) return;
+      for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+      if (result.body === undefined) res.status(result.status).end();
+      else res.status(result.status).json(result.body);
+    });
+    router[route.method](expressPath(route.path), ...chain);
+  }
+}
