@@ -35,6 +35,7 @@ export { ownerScope, systemScope } from './ports/UnitOfWork.js';
 export type { Scope, Stores, UnitOfWork } from './ports/UnitOfWork.js';
 
 export { CryptoRandom } from './system/CryptoRandom.js';
+export { InProcessEventBus } from './system/InProcessEventBus.js';
 export { SystemClock } from './system/SystemClock.js';
 
 export * from './usecases/AuthUseCases.js';

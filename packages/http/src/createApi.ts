@@ -31,14 +31,17 @@ export interface ApiOptions {
   /** Idle and absolute lifetimes of a web session, in seconds. */
   session?: { idleSeconds: number; absoluteSeconds: number };
   version: string;
+  /** Aborted when the server shuts down: long polls and event streams end at once. */
+  shutdownSignal?: AbortSignal;
 }
 
 /** Every API route, in the order they are matched. */
-export function apiRoutes(options: Pick<ApiOptions, 'useCases' | 'events'>): RouteSpec[] {
+export function apiRoutes(options: Pick<ApiOptions, 'useCases' | 'events' | 'shutdownSignal'>): RouteSpec[] {
+  const shutdown = options.shutdownSignal ?? new AbortController().signal;
   return [
     ...authRoutes(options.useCases),
-    ...agentRoutes(options.useCases, options.events),
-    ...streamRoutes(options.useCases, options.events),
+    ...agentRoutes(options.useCases, options.events, shutdown),
+    ...streamRoutes(options.useCases, options.events, shutdown),
     ...cliRoutes(options.useCases),
     ...releaseRoutes(options.useCases),
   ];

@@ -26,7 +26,7 @@ import { planUploadBody } from './planArtifactUpload.js';
 const CLAIM_RECHECK_MS = 2000;
 
 /** The agent protocol (SPEC §4.2). */
-export function agentRoutes(useCases: UseCases, events: EventBus): RouteSpec[] {
+export function agentRoutes(useCases: UseCases, events: EventBus, shutdown: AbortSignal): RouteSpec[] {
   return [
     defineRoute({
       method: 'post',
@@ -44,8 +44,9 @@ export function agentRoutes(useCases: UseCases, events: EventBus): RouteSpec[] {
       },
       handler: async ({ worker, query, req }) => {
         const deadline = Date.now() + (query.wait ?? 0) * 1000;
-        const closed = new AbortController();
-        req.on('close', () => closed.abort());
+        const disconnected = new AbortController();
+        req.on('close', () => disconnected.abort());
+        const closed = { signal: AbortSignal.any([disconnected.signal, shutdown]) };
         for (;;) {
           const claimed = await useCases.jobs.claim(worker);
           if (claimed) return { status: 200, body: claimed };

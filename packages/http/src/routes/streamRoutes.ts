@@ -18,7 +18,7 @@ const StreamQuery = z.object({
  * reads, then after every wake-up reads from the last id it sent, so no chunk is missed or sent
  * twice, and a client reconnecting with `Last-Event-ID` resumes exactly where it stopped.
  */
-export function streamRoutes(useCases: UseCases, events: EventBus): RouteSpec[] {
+export function streamRoutes(useCases: UseCases, events: EventBus, shutdown: AbortSignal): RouteSpec[] {
   return [
     defineRoute({
       method: 'get',
@@ -37,8 +37,9 @@ export function streamRoutes(useCases: UseCases, events: EventBus): RouteSpec[] 
         const lastEventId = Number(req.headers['last-event-id']);
         let lastId = Number.isSafeInteger(lastEventId) && lastEventId >= 0 ? lastEventId : (query.after ?? 0);
 
-        const closed = new AbortController();
-        req.on('close', () => closed.abort());
+        const disconnected = new AbortController();
+        req.on('close', () => disconnected.abort());
+        const closed = { signal: AbortSignal.any([disconnected.signal, shutdown]) };
         const latch = new EventLatch(events, (event) => event.job_id === params.id && event.type !== 'job_queued');
         res.status(200);
         res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');

@@ -1,0 +1,50 @@
+/** RFC 9457 problem details as the control plane sends them. */
+export interface ProblemBody {
+  type?: string;
+  title?: string;
+  status: number;
+  detail?: string;
+  code?: string;
+  errors?: { path: string; message: string }[];
+  request_id?: string;
+}
+
+/** The control plane answered with an error; `code` is the stable problem code. */
+export class TrellisApiError extends Error {
+  override name = 'TrellisApiError';
+  readonly status: number;
+  readonly code: string;
+  readonly detail: string;
+  readonly errors: { path: string; message: string }[];
+  readonly requestId: string | null;
+
+  constructor(problem: ProblemBody) {
+    const code = problem.code ?? `http_${problem.status}`;
+    const detail = problem.detail ?? problem.title ?? `HTTP ${problem.status}`;
+    super(`${detail} (${code})`);
+    this.status = problem.status;
+    this.code = code;
+    this.detail = detail;
+    this.errors = problem.errors ?? [];
+    this.requestId = problem.request_id ?? null;
+  }
+}
+
+/** The control plane could not be reached at all (refused, DNS, TLS, timeout). */
+export class TrellisConnectionError extends Error {
+  override name = 'TrellisConnectionError';
+  constructor(
+    readonly baseUrl: string,
+    cause: unknown,
+  ) {
+    const reason = describeCause(cause);
+    super(`cannot reach the Trellis control plane at ${baseUrl}: ${reason}`, { cause });
+  }
+}
+
+function describeCause(cause: unknown): string {
+  const inner = (cause as { cause?: { code?: string; message?: string } })?.cause;
+  if (inner?.code) return inner.code;
+  if (cause instanceof Error && cause.name === 'TimeoutError') return 'timed out';
+  return inner?.message ?? (cause instanceof Error ? cause.message : String(cause));
+}
