@@ -1,0 +1,83 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createUseCases, type UseCases } from '@trellis/core';
+import { createApi, JwtTokenSigner, silentLogger } from '@trellis/http';
+import { createTestCore, type TestCore } from '@trellis/testkit';
+
+export const JWT_SECRET = 'an-http-test-secret-of-at-least-32-bytes!';
+export const WEB_ORIGIN = 'http://localhost:5173';
+export const BOOTSTRAP_TOKEN = 'bootstrap-token-for-tests';
+
+export interface ApiHarness {
+  url: string;
+  core: TestCore;
+  useCases: UseCases;
+  signer: JwtTokenSigner;
+  close(): Promise<void>;
+}
+
+/** The real express API on loopback, over the in-memory core with the real JWT signer. */
+export async function startApi(
+  options: { releaseApiSecret?: string | null; webOrigin?: string; oneTimeBootstrap?: boolean } = {},
+): Promise<ApiHarness> {
+  const core = createTestCore({ now: new Date() });
+  const signer = new JwtTokenSigner(JWT_SECRET, core.clock);
+  const useCases = createUseCases({ ...core.deps, signer });
+  const app = createApi({
+    useCases,
+    events: core.events,
+    clock: core.clock,
+    logger: silentLogger,
+    readiness: () => core.uow.check(),
+    webOrigin: options.webOrigin ?? WEB_ORIGIN,
+    sessionSecret: 'session-secret-for-tests-xxxxxxxxxxxxxxx',
+    releaseApiSecret: options.releaseApiSecret === undefined ? 'release-secret' : options.releaseApiSecret,
+    bootstrap: { token: BOOTSTRAP_TOKEN, email: 'admin@localhost', oneTime: options.oneTimeBootstrap ?? false },
+    session: { idleSeconds: 3600, absoluteSeconds: 4 * 3600 },
+    version: '0.0.0-test',
+  });
+  const server: Server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    core,
+    useCases,
+    signer,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Signs in through the bootstrap link and returns the session cookie (`name=value`). */
+export async function signIn(api: ApiHarness): Promise<string> {
+  const response = await fetch(`${api.url}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`, { redirect: 'manual' });
+  if (response.status !== 303) throw new Error(`bootstrap sign-in failed: ${response.status}`);
+  const cookie = response.headers.get('set-cookie') ?? '';
+  return cookie.split(';')[0] as string;
+}
+
+/** A CLI access token for the bootstrap user, through the real device login. */
+export async function cliTokens(api: ApiHarness): Promise<{ access_token: string; refresh_token: string }> {
+  const cookie = await signIn(api);
+  const deviceCode = crypto.randomUUID();
+  const generated = await fetch(`${api.url}/api/auth/cli/generate`, {
+    method: 'POST',
+    headers: { cookie, origin: WEB_ORIGIN, 'content-type': 'application/json' },
+    body: JSON.stringify({ device_code: deviceCode }),
+  });
+  const { verification_code } = (await generated.json()) as { verification_code: string };
+  const exchanged = await fetch(`${api.url}/api/auth/cli/exchange`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ device_code: deviceCode, verification_code }),
+  });
+  return (await exchanged.json()) as { access_token: string; refresh_token: string };
+}
+
+export function json(body: unknown, headers: Record<string, string> = {}): RequestInit {
+  return { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) };
+}
