@@ -1,0 +1,81 @@
+import {
+  ConflictError,
+  isTerminalJobStatus,
+  JOB_STATUSES,
+  JOB_TRANSITIONS,
+  type JobEvent,
+  type JobStatus,
+  TERMINAL_JOB_STATUSES,
+  transitionJob,
+} from '@trellis/core';
+import { describe, expect, it } from 'vitest';
+
+const EVENTS: JobEvent[] = [
+  'claim',
+  'report_processing',
+  'report_success',
+  'report_failed',
+  'report_cancelled',
+  'cancel',
+  'agent_lost',
+];
+
+/** DESIGN §3, written out independently of the table under test. */
+const EXPECTED: Record<JobStatus, Partial<Record<JobEvent, JobStatus>>> = {
+  QUEUED: { claim: 'PROCESSING', cancel: 'CANCELLED' },
+  PROCESSING: {
+    report_processing: 'PROCESSING',
+    report_success: 'SUCCESS',
+    report_failed: 'FAILED',
+    report_cancelled: 'CANCELLED',
+    cancel: 'CANCELLED',
+    agent_lost: 'FAILED',
+  },
+  SUCCESS: {},
+  FAILED: {},
+  CANCELLED: {},
+};
+
+const cases = JOB_STATUSES.flatMap((from) => EVENTS.map((event) => ({ from, event, to: EXPECTED[from][event] })));
+
+describe('job state machine', () => {
+  it.each(cases.filter((c) => c.to !== undefined))('$from --$event--> $to', ({ from, event, to }) => {
+    expect(transitionJob(from, event)).toBe(to);
+  });
+
+  it.each(cases.filter((c) => c.to === undefined))(
+    '$from refuses $event with 409 invalid_transition',
+    ({ from, event }) => {
+      let thrown: unknown;
+      try {
+        transitionJob(from, event);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(ConflictError);
+      expect(thrown).toMatchObject({ code: 'invalid_transition', kind: 'conflict' });
+      expect((thrown as Error).message).toContain(from);
+    },
+  );
+
+  it('the table holds exactly the transitions of DESIGN §3', () => {
+    expect(JOB_TRANSITIONS).toEqual(EXPECTED);
+  });
+
+  it('terminal states are SUCCESS, FAILED and CANCELLED, and accept no event', () => {
+    for (const status of JOB_STATUSES) {
+      const terminal = ['SUCCESS', 'FAILED', 'CANCELLED'].includes(status);
+      expect(isTerminalJobStatus(status), status).toBe(terminal);
+      expect(TERMINAL_JOB_STATUSES.includes(status), status).toBe(terminal);
+    }
+  });
+
+  it('nothing ever moves a job back to QUEUED', () => {
+    for (const from of JOB_STATUSES) {
+      for (const event of EVENTS) {
+        const to = JOB_TRANSITIONS[from][event];
+        if (to !== undefined) expect(to).not.toBe('QUEUED');
+      }
+    }
+  });
+});
