@@ -48,7 +48,7 @@ function packageOf(specifier: string): string {
   return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] as string);
 }
 
-export function dependencyViolations(packages: PackageInfo[]): string[] {
+function dependencyViolations(packages: PackageInfo[]): string[] {
   const violations: string[] = [];
   for (const { manifest, imports } of packages) {
     const name = manifest.name;
@@ -82,7 +82,8 @@ export function dependencyViolations(packages: PackageInfo[]): string[] {
   return violations;
 }
 
-const IMPORT = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm;
+const IMPORT =
+  /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm;
 
 function sourceImports(dir: string): Set<string> {
   const found = new Set<string>();

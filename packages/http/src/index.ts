@@ -6,3 +6,4 @@ export { type Problem, problem, problemErrorHandler, problemFromDomainError, sen
 export { type Logger, silentLogger } from './logger.js';
 export { buildOpenApiDocument } from './routing/openapi.js';
 export type { AuthKind, RouteSpec } from './routing/route.js';
+export { apiOpenApiDocument, renderApiMarkdown } from './routing/apiReference.js';

@@ -1,0 +1,82 @@
+import type { UseCases } from '@trellis/core';
+import { InProcessEventBus } from '@trellis/core';
+import { apiRoutes } from '../createApi.js';
+import { buildOpenApiDocument } from './openapi.js';
+
+const API_VERSION = '0.1.0';
+
+/** The OpenAPI document without a running server (route handlers are never called). */
+export function apiOpenApiDocument(): object {
+  return buildOpenApiDocument(apiRoutes({ useCases: {} as UseCases, events: new InProcessEventBus() }), {
+    title: 'Trellis API',
+    version: API_VERSION,
+  });
+}
+
+interface Operation {
+  operationId: string;
+  summary: string;
+  description?: string;
+  security: Record<string, string[]>[];
+  parameters: { name: string; in: string; required: boolean }[];
+  requestBody?: { content: Record<string, unknown> };
+  responses: Record<string, { description: string }>;
+}
+
+const AUTH_NAMES: Record<string, string> = {
+  cliBearer: 'CLI bearer token',
+  webSession: 'web session',
+  workerId: 'agent headers',
+  releaseSecret: 'release secret',
+};
+
+/** A readable reference of every operation, for docs/api.md. */
+export function renderApiMarkdown(doc: object): string {
+  const { paths } = doc as { paths: Record<string, Record<string, Operation>> };
+  const lines = [
+    '# Trellis API reference',
+    '',
+    'Generated from the OpenAPI 3.1 document (`docs/openapi.json`, also served at `GET /api/openapi.json`)',
+    'by `npm run docs:api`. Errors are RFC 9457 `application/problem+json` with a stable `code`.',
+    '',
+    '| method | path | who | summary |',
+    '|---|---|---|---|',
+  ];
+  const sections: string[] = [];
+  for (const [path, methods] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const who =
+        op.security.length === 0
+          ? 'anyone'
+          : [
+              ...new Set(
+                op.security.flatMap((s) =>
+                  Object.keys(s)
+                    .map((k) => AUTH_NAMES[k])
+                    .filter(Boolean),
+                ),
+              ),
+            ].join(' or ');
+      lines.push(`| ${method.toUpperCase()} | \`${path}\` | ${who} | ${op.summary} |`);
+      const params = op.parameters.map((p) => `\`${p.name}\` (${p.in}${p.required ? ', required' : ''})`);
+      sections.push(
+        [
+          `### ${method.toUpperCase()} ${path}`,
+          '',
+          op.summary + '.',
+          ...(op.description ? ['', op.description] : []),
+          '',
+          `- Who: ${who}`,
+          ...(params.length > 0 ? [`- Parameters: ${params.join(', ')}`] : []),
+          ...(op.requestBody ? [`- Body: ${Object.keys(op.requestBody.content).join(' or ')}`] : []),
+          `- Responses: ${Object.entries(op.responses)
+            .filter(([status]) => status !== 'default')
+            .map(([status, r]) => `${status} ${r.description}`)
+            .join('; ')}`,
+          '',
+        ].join('\n'),
+      );
+    }
+  }
+  return `${[...lines, '', '## Operations', '', ...sections].join('\n').trimEnd()}\n`;
+}
