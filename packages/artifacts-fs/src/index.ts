@@ -1,0 +1,2 @@
+export { FsArtifactStore } from './FsArtifactStore.js';
+export { openFsArtifactStore, rootDirectoryFromUrl } from './openFsArtifactStore.js';
