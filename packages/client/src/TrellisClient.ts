@@ -193,6 +193,12 @@ export class TrellisClient {
     return this.json('GET', `/api/cli/workers/${encodeURIComponent(id)}`);
   }
 
+  // ---- repositories at the user's git providers (SPEC §4.3)
+  async listRepositories(provider: 'github' | 'gitlab' | 'bitbucket'): Promise<JsonObject[]> {
+    const path = `/api/cli/repositories/${encodeURIComponent(provider)}`;
+    return (await this.json<{ repositories: JsonObject[] }>('GET', path)).repositories;
+  }
+
   // ---- the agent protocol (SPEC §4.2)
   /** Registers an agent with a user's bearer token (`POST /api/workers/register`). */
   registerAgent(input: { name: string; mode?: WorkerMode }): Promise<Registration> {

@@ -1,0 +1,50 @@
+import { Command } from 'clipanion';
+import { describeSource, statusColour, timeAgo } from '../../output/format.js';
+import { renderTable } from '../../output/table.js';
+import { TrellisCommand } from '../TrellisCommand.js';
+
+export class ListConfigsCommand extends TrellisCommand {
+  static override paths = [['configs', 'list'], ['configs']];
+
+  static override usage = Command.Usage({
+    category: 'Configurations',
+    description: 'List your vine configurations',
+    details: 'Sensitive variable values are never shown (the server does not return them).',
+    examples: [
+      ['List configurations', '$0 configs list'],
+      ['The failed ones, for a script', '$0 configs list --json | jq -r \'.[] | select(.status == "FAILED") | .name\''],
+    ],
+  });
+
+  override async execute(): Promise<number> {
+    const client = this.signedInClient();
+    const configurations = await client.listConfigurations();
+    const terminal = this.terminal;
+    if (this.json) {
+      terminal.printJson(configurations);
+      return 0;
+    }
+    if (configurations.length === 0) {
+      terminal.note('No configurations yet; create one with `trellis configs create`.');
+      return 0;
+    }
+    const vineyards = new Map((await client.listVineyards()).map((vineyard) => [vineyard.id, vineyard.name]));
+    const { out } = terminal;
+    terminal.print(
+      renderTable(
+        ['NAME', 'PROJECT', 'VINEYARD', 'STATUS', 'ENGINE', 'SOURCE', 'UPDATED'],
+        configurations.map((vine) => [
+          vine.name,
+          vine.project_name,
+          vineyards.get(vine.vineyard_id) ?? vine.vineyard_id,
+          statusColour(out, vine.status),
+          vine.engine.version ? `${vine.engine.name} ${vine.engine.version}` : vine.engine.name,
+          describeSource(vine.source),
+          timeAgo(vine.updated_at),
+        ]),
+        out.bold,
+      ),
+    );
+    return 0;
+  }
+}

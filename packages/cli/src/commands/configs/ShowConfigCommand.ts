@@ -1,0 +1,67 @@
+import type { VineView } from '@trellis/core';
+import { Command, Option, UsageError } from 'clipanion';
+import { describeSource, statusColour, timestamp } from '../../output/format.js';
+import type { Terminal } from '../../output/Terminal.js';
+import { renderFields } from '../../output/table.js';
+import { TrellisCommand } from '../TrellisCommand.js';
+
+export class ShowConfigCommand extends TrellisCommand {
+  static override paths = [['configs', 'show']];
+
+  static override usage = Command.Usage({
+    category: 'Configurations',
+    description: 'Show a vine configuration',
+    details:
+      'Names the configuration by name or id, or by project name with `--project`. Shows its source, variables (sensitive values hidden), cloud identity and what the last deploy produced.',
+    examples: [
+      ['By name', '$0 configs show web-cluster'],
+      ['By project name', '$0 configs show --project acme-web'],
+    ],
+  });
+
+  config = Option.String({ name: 'name-or-id', required: false });
+  project = Option.String('--project', { description: 'Find the configuration by its project name instead' });
+
+  override async execute(): Promise<number> {
+    if ((this.config === undefined) === (this.project === undefined)) {
+      throw new UsageError('give a configuration name or id, or --project NAME (not both)');
+    }
+    const client = this.signedInClient();
+    const vine =
+      this.project !== undefined
+        ? await client.getConfigurationByProjectName(this.project)
+        : await client.getConfiguration(this.config as string);
+    if (this.json) this.terminal.printJson(vine);
+    else printVine(this.terminal, vine);
+    return 0;
+  }
+}
+
+export function printVine(terminal: Terminal, vine: VineView): void {
+  const { out } = terminal;
+  const variables = Object.entries(vine.variables).map(
+    ([name, variable]) => `${name}=${variable.sensitive ? out.dim('(sensitive)') : variable.value}`,
+  );
+  const { cluster, argocd, outputs } = vine.components ?? { cluster: null, argocd: null, outputs: null };
+  const fields: [string, string | null][] = [
+    ['Name', vine.name],
+    ['ID', vine.id],
+    ['Project', vine.project_name],
+    ['Vineyard', vine.vineyard_id],
+    ['Status', `${statusColour(out, vine.status)}${vine.status_message ? ` (${vine.status_message})` : ''}`],
+    ['Engine', vine.engine.version ? `${vine.engine.name} ${vine.engine.version}` : vine.engine.name],
+    ['Source', describeSource(vine.source)],
+  ];
+  if (vine.source.type === 'inline') fields.push(['Files', Object.keys(vine.source.files).join(', ')]);
+  fields.push(
+    ['Variables', variables.join(', ')],
+    ['AWS role', vine.cloud_identity ? vine.cloud_identity.role_arn : null],
+    ['External ID', vine.cloud_identity ? vine.cloud_identity.external_id : null],
+    ['Cluster', cluster ? [cluster.name, cluster.endpoint].filter(Boolean).join(' ') : null],
+    ['Argo CD', argocd?.url ?? null],
+    ['Outputs', outputs ? Object.keys(outputs.values).join(', ') : null],
+    ['Created', timestamp(vine.created_at)],
+    ['Updated', timestamp(vine.updated_at)],
+  );
+  terminal.print(renderFields(fields, out.bold));
+}

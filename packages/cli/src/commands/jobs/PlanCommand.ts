@@ -1,0 +1,31 @@
+import type { CreateJobInput } from '@trellis/client';
+import { Command } from 'clipanion';
+import { EXIT_CODES_HELP } from '../../exitCodes.js';
+import { JobRunCommand } from './JobRunCommand.js';
+
+export class PlanCommand extends JobRunCommand {
+  static override paths = [['plan']];
+
+  static override usage = Command.Usage({
+    category: 'Runs',
+    description: 'Plan a configuration: queue a PLAN job and follow its log',
+    details: `
+      Queues a PLAN job for the configuration (by name or id) and follows its log live until it ends, with a spinner while it waits for an agent. Lines the engine wrote to stderr are red (\`stderr| \` without colour); the agent's own lines are dimmed (\`system| \`).
+
+      Ctrl-C at a terminal offers to cancel the job; elsewhere it stops following and the job goes on. \`--detach\` prints the job id and returns at once. With \`--json\` the log goes to stderr and the finished job is printed as JSON.
+
+      Exit codes: ${EXIT_CODES_HELP.join('; ')}.
+    `,
+    examples: [
+      ['Plan and follow', '$0 plan web'],
+      [
+        'Queue and deploy that plan later',
+        'JOB=$($0 plan web --detach) && $0 jobs wait $JOB && $0 deploy web --plan $JOB',
+      ],
+    ],
+  });
+
+  protected override async jobInput(configurationId: string): Promise<CreateJobInput> {
+    return { job_type: 'PLAN', configuration_id: configurationId };
+  }
+}

@@ -1,0 +1,54 @@
+import { Command, Option } from 'clipanion';
+import { jobDuration, statusColour, timestamp } from '../../output/format.js';
+import { renderFields } from '../../output/table.js';
+import { TrellisCommand } from '../TrellisCommand.js';
+import { checkJobId } from './jobId.js';
+
+export class ShowJobCommand extends TrellisCommand {
+  static override paths = [['jobs', 'show']];
+
+  static override usage = Command.Usage({
+    category: 'Jobs',
+    description: 'Show a job: status, configuration, agent, timing and results',
+    examples: [['Show a job', '$0 jobs show 9d7e4c1a-5b2f-4e8a-a1c3-2f6b8d9e0a1b']],
+  });
+
+  id = Option.String({ name: 'id' });
+
+  override async execute(): Promise<number> {
+    const job = await this.signedInClient().getJob(checkJobId(this.id));
+    const terminal = this.terminal;
+    if (this.json) {
+      terminal.printJson(job);
+      return 0;
+    }
+    const { out } = terminal;
+    const snapshot = job.config_snapshot;
+    const metadata = Object.entries(job.execution_metadata ?? {}).map(
+      ([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`,
+    );
+    terminal.print(
+      renderFields(
+        [
+          ['ID', job.id],
+          ['Type', job.job_type],
+          ['Status', statusColour(out, job.status)],
+          ['Error', job.error_message],
+          ['Config', snapshot?.vine ? `${snapshot.vine.name} (${snapshot.vine.id})` : null],
+          ['Vineyard', job.vineyard_id],
+          ['Plan job', job.plan_job_id],
+          ['Target worker', job.target_worker_id],
+          ['Agent', job.claimed_by_worker_id],
+          ['Created', timestamp(job.created_at)],
+          ['Started', timestamp(job.claimed_at)],
+          ['Finished', timestamp(job.finished_at)],
+          ['Duration', jobDuration(job)],
+          ['Config hash', job.config_hash],
+          ['Metadata', metadata.join(', ')],
+        ],
+        out.bold,
+      ),
+    );
+    return 0;
+  }
+}

@@ -1,0 +1,44 @@
+import { Command } from 'clipanion';
+import { timeAgo } from '../../output/format.js';
+import { renderTable } from '../../output/table.js';
+import { TrellisCommand } from '../TrellisCommand.js';
+
+export class ListVineyardsCommand extends TrellisCommand {
+  static override paths = [['vineyards', 'list'], ['vineyards']];
+
+  static override usage = Command.Usage({
+    category: 'Vineyards',
+    description: 'List your vineyards',
+    details: 'A vineyard groups vines (deployment configurations). `--json` prints the vineyards with their vines.',
+    examples: [
+      ['List vineyards', '$0 vineyards list'],
+      ['Names only', "$0 vineyards list --json | jq -r '.[].name'"],
+    ],
+  });
+
+  override async execute(): Promise<number> {
+    const vineyards = await this.signedInClient().listVineyards();
+    const terminal = this.terminal;
+    if (this.json) {
+      terminal.printJson(vineyards);
+      return 0;
+    }
+    if (vineyards.length === 0) {
+      terminal.note('No vineyards yet; create one with `trellis vineyards create NAME`.');
+      return 0;
+    }
+    terminal.print(
+      renderTable(
+        ['NAME', 'VINES', 'CREATED', 'ID'],
+        vineyards.map((vineyard) => [
+          vineyard.name,
+          String(vineyard.vines.length),
+          timeAgo(vineyard.created_at),
+          vineyard.id,
+        ]),
+        terminal.out.bold,
+      ),
+    );
+    return 0;
+  }
+}

@@ -1,0 +1,45 @@
+import { Command } from 'clipanion';
+import { statusColour, timeAgo } from '../../output/format.js';
+import { renderTable } from '../../output/table.js';
+import { TrellisCommand } from '../TrellisCommand.js';
+
+export class ListWorkersCommand extends TrellisCommand {
+  static override paths = [['workers', 'list'], ['workers']];
+
+  static override usage = Command.Usage({
+    category: 'Workers',
+    description: 'List your agents (workers)',
+    details:
+      'An agent is OFFLINE when it has not sent a heartbeat for 60 seconds, BUSY while it runs a job, else ONLINE.',
+    examples: [['List agents', '$0 workers list']],
+  });
+
+  override async execute(): Promise<number> {
+    const workers = await this.signedInClient().listWorkers();
+    const terminal = this.terminal;
+    if (this.json) {
+      terminal.printJson(workers);
+      return 0;
+    }
+    if (workers.length === 0) {
+      terminal.note('No agents yet; register one with `trellis workers register --name NAME`.');
+      return 0;
+    }
+    const { out } = terminal;
+    terminal.print(
+      renderTable(
+        ['NAME', 'STATUS', 'MODE', 'VERSION', 'LAST HEARTBEAT', 'ID'],
+        workers.map((worker) => [
+          worker.name,
+          statusColour(out, worker.status),
+          worker.mode,
+          worker.version ?? '-',
+          timeAgo(worker.last_heartbeat),
+          worker.id,
+        ]),
+        out.bold,
+      ),
+    );
+    return 0;
+  }
+}

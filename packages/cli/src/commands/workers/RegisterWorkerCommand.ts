@@ -1,0 +1,47 @@
+import { Command, Option } from 'clipanion';
+import { renderFields } from '../../output/table.js';
+import { TrellisCommand } from '../TrellisCommand.js';
+
+export class RegisterWorkerCommand extends TrellisCommand {
+  static override paths = [['workers', 'register']];
+
+  static override usage = Command.Usage({
+    category: 'Workers',
+    description: 'Register a self-hosted agent and print its credentials',
+    details: `
+      Prints the worker id and its token. The token is shown this once: the server keeps only its hash, so a lost token means registering again. Give both to the agent as \`TRELLIS_WORKER_ID\` and \`TRELLIS_WORKER_TOKEN\`.
+    `,
+    examples: [
+      ['Register an agent', '$0 workers register --name build-box'],
+      [
+        'Straight into an env file',
+        '$0 workers register --name build-box --json | jq -r \'"TRELLIS_WORKER_ID=\\(.worker_id)\\nTRELLIS_WORKER_TOKEN=\\(.worker_token)"\' > agent.env',
+      ],
+    ],
+  });
+
+  name = Option.String('--name', { required: true, description: 'Name of the agent' });
+
+  override async execute(): Promise<number> {
+    const client = this.signedInClient();
+    const registration = await client.registerWorker({ name: this.name, mode: 'self-hosted' });
+    const terminal = this.terminal;
+    if (this.json) {
+      terminal.printJson({ ...registration, server: client.baseUrl });
+      return 0;
+    }
+    terminal.success(`Registered agent ${terminal.err.bold(this.name)}`);
+    terminal.print(
+      renderFields(
+        [
+          ['TRELLIS_URL', client.baseUrl],
+          ['TRELLIS_WORKER_ID', registration.worker_id],
+          ['TRELLIS_WORKER_TOKEN', registration.worker_token],
+        ],
+        terminal.out.bold,
+      ),
+    );
+    terminal.warn('This token is shown only once: store it now (the server keeps only its hash).');
+    return 0;
+  }
+}

@@ -1,0 +1,181 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type TrellisClient, TrellisApiError, TrellisConnectionError } from '@trellis/client';
+import type { Job, JobStatus, LogChunk } from '@trellis/core';
+import { InterruptedError } from '../errors.js';
+import { ExitCode } from '../exitCodes.js';
+import { jobDuration, jobNoun, statusColour } from '../output/format.js';
+import { Prompter } from '../output/Prompter.js';
+import { Spinner } from '../output/Spinner.js';
+import type { Terminal } from '../output/Terminal.js';
+import { LogPrinter } from './LogPrinter.js';
+
+export interface FollowOptions {
+  /** `text`: print logs for people; `ndjson`: one JSON chunk a line; `none`: status only. */
+  logs: 'text' | 'ndjson' | 'none';
+  /** Where text logs go: stdout, or stderr when stdout carries `--json` output. */
+  logTarget: 'stdout' | 'stderr';
+  /** Ctrl-C at a terminal asks whether to cancel the job (else it just stops following). */
+  offerCancel: boolean;
+  /** Resume after this chunk id. */
+  after?: number;
+}
+
+/** Reconnection attempts in a row without progress before giving up. */
+const MAX_RECONNECTS = 8;
+
+/** The exit code that a followed job's final status means. */
+export function exitCodeFor(status: JobStatus): ExitCode {
+  switch (status) {
+    case 'SUCCESS':
+      return ExitCode.OK;
+    case 'CANCELLED':
+      return ExitCode.CANCELLED;
+    default:
+      return ExitCode.FAILURE;
+  }
+}
+
+/**
+ * Follows a job live until it ends (SSE), reconnecting after the last chunk seen when the stream
+ * drops, with a spinner while it waits in the queue. Returns the job as it ended.
+ */
+export async function followJob(
+  terminal: Terminal,
+  client: TrellisClient,
+  job: Job,
+  options: FollowOptions,
+): Promise<Job> {
+  const { stdout, stderr } = terminal.context;
+  const printer =
+    options.logs === 'text'
+      ? new LogPrinter(
+          options.logTarget === 'stdout' ? stdout : stderr,
+          options.logTarget === 'stdout' ? terminal.out : terminal.err,
+        )
+      : null;
+  const noun = jobNoun(job);
+  let spinner: Spinner | null = null;
+  if (job.status === 'QUEUED') {
+    spinner = new Spinner(terminal, `${noun} job ${job.id} is queued; waiting for an agent to pick it up…`).start();
+  }
+  const stopSpinner = () => {
+    spinner?.stop();
+    spinner = null;
+  };
+
+  let lastId = options.logs === 'none' ? Number.MAX_SAFE_INTEGER : (options.after ?? 0);
+  let status: JobStatus = job.status;
+  let streamAbort = new AbortController();
+  let interrupted: InterruptedError | null = null;
+  let asking: Prompter | null = null;
+
+  const stopFollowing = () => {
+    interrupted = new InterruptedError(
+      `stopped following; job ${job.id} goes on (\`trellis jobs cancel ${job.id}\` cancels it)`,
+    );
+    streamAbort.abort();
+  };
+  const askToCancel = async () => {
+    stopSpinner();
+    printer?.pause();
+    asking = new Prompter(terminal);
+    try {
+      if (await asking.confirm(`\nCancel ${noun.toLowerCase()} job ${job.id}?`)) {
+        try {
+          await client.cancelJob(job.id);
+          terminal.note(`Cancelling job ${job.id}…`);
+        } catch (error) {
+          if (!(error instanceof TrellisApiError && error.status === 409)) throw error;
+          terminal.note(`The job could not be cancelled: ${error.detail}`);
+        }
+      } else {
+        terminal.note('Still following (Ctrl-C again to be asked again).');
+      }
+    } catch (error) {
+      if (error instanceof InterruptedError) stopFollowing();
+      else terminal.warn(`could not cancel the job: ${(error as Error).message}`);
+    } finally {
+      asking?.close();
+      asking = null;
+      printer?.resume();
+    }
+  };
+  const onInterrupt = () => {
+    if (asking) stopFollowing();
+    else if (options.offerCancel && terminal.interactive) void askToCancel();
+    else stopFollowing();
+  };
+  process.on('SIGINT', onInterrupt);
+
+  let failures = 0;
+  let ended = false;
+  try {
+    while (!ended) {
+      try {
+        for await (const event of client.streamJobLogs(job.id, { after: lastId, signal: streamAbort.signal })) {
+          failures = 0;
+          if (event.type === 'log') {
+            stopSpinner();
+            lastId = event.chunk.id;
+            if (printer) printer.write(event.chunk);
+            else if (options.logs === 'ndjson') stdout.write(`${JSON.stringify(event.chunk satisfies LogChunk)}\n`);
+          } else if (event.type === 'status') {
+            if (event.status !== status && event.status === 'PROCESSING') {
+              stopSpinner();
+              if (options.logs === 'none') {
+                spinner = new Spinner(terminal, `${noun} job ${job.id} is running…`).start();
+              } else if (!asking) {
+                terminal.note(terminal.err.dim(`${noun} job ${job.id} started on an agent.`));
+              }
+            }
+            status = event.status;
+          } else {
+            status = event.status;
+            ended = true;
+          }
+        }
+      } catch (error) {
+        if (interrupted) throw interrupted;
+        if (error instanceof TrellisApiError) throw error;
+        failures += 1;
+        if (failures > MAX_RECONNECTS) {
+          throw error instanceof TrellisConnectionError ? error : new TrellisConnectionError(client.baseUrl, error);
+        }
+      }
+      if (interrupted) throw interrupted;
+      if (!ended) {
+        await sleep(Math.min(5000, 250 * 2 ** failures));
+        streamAbort = new AbortController();
+      }
+    }
+  } finally {
+    process.off('SIGINT', onInterrupt);
+    stopSpinner();
+    (asking as Prompter | null)?.close();
+    printer?.finish();
+  }
+  return client.getJob(job.id);
+}
+
+/** The closing line people read: `✓ Plan succeeded (job …, 12s)`. */
+export function reportEnd(terminal: Terminal, job: Job): void {
+  const noun = jobNoun(job);
+  const tail = `(job ${job.id}, ${jobDuration(job)})`;
+  switch (job.status) {
+    case 'SUCCESS':
+      terminal.success(`${noun} succeeded ${terminal.err.dim(tail)}`);
+      break;
+    case 'FAILED':
+      terminal.note(
+        `${terminal.err.red('✗')} ${noun} ${terminal.err.red('failed')}${job.error_message ? `: ${job.error_message}` : ''} ${terminal.err.dim(tail)}`,
+      );
+      break;
+    case 'CANCELLED':
+      terminal.note(
+        `${terminal.err.yellow('!')} ${noun} was ${statusColour(terminal.err, 'CANCELLED')} ${terminal.err.dim(tail)}`,
+      );
+      break;
+    default:
+      terminal.note(`${noun} job ${job.id} is ${statusColour(terminal.err, job.status)}`);
+  }
+}

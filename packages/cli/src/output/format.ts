@@ -1,0 +1,92 @@
+import type { Job, JobStatus, VineSource, VineStatus, WorkerStatus } from '@trellis/core';
+import type { Colours } from './Terminal.js';
+
+/** "5s ago", "3m ago", "2h ago", "4d ago"; the absolute time is in `show` and `--json`. */
+export function timeAgo(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return '-';
+  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  if (Number.isNaN(seconds)) return iso;
+  if (seconds < 60) return `${seconds}s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ago`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h ago`;
+  return `${Math.floor(seconds / 86_400)}d ago`;
+}
+
+/** "850ms", "12s", "3m 4s", "1h 2m". */
+export function duration(milliseconds: number): string {
+  if (milliseconds < 1000) return `${Math.max(0, Math.round(milliseconds))}ms`;
+  const seconds = Math.round(milliseconds / 1000);
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ${seconds % 60}s`;
+  return `${Math.floor(seconds / 3600)}h ${Math.floor((seconds % 3600) / 60)}m`;
+}
+
+/** How long a job ran (or has been running), or `-` before it started. */
+export function jobDuration(job: Job, now = Date.now()): string {
+  if (!job.claimed_at) return '-';
+  const end = job.finished_at ? Date.parse(job.finished_at) : now;
+  return duration(end - Date.parse(job.claimed_at));
+}
+
+/** An absolute time as people read it: `2025-01-02 03:04:05 UTC`. */
+export function timestamp(iso: string | null | undefined): string {
+  if (!iso) return '-';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return `${date.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+type AnyStatus = JobStatus | VineStatus | WorkerStatus;
+
+/** Statuses coloured by what they mean: green done, red failed, yellow waiting, cyan running. */
+export function statusColour(colours: Colours, status: AnyStatus | string): string {
+  switch (status) {
+    case 'SUCCESS':
+    case 'DEPLOYED':
+    case 'PLANNED':
+    case 'ONLINE':
+      return colours.green(status);
+    case 'FAILED':
+    case 'OFFLINE':
+      return colours.red(status);
+    case 'QUEUED':
+    case 'NEW':
+    case 'CANCELLED':
+    case 'DESTROYED':
+      return colours.yellow(status);
+    case 'PROCESSING':
+    case 'PLANNING':
+    case 'DEPLOYING':
+    case 'DESTROYING':
+    case 'BUSY':
+      return colours.cyan(status);
+    default:
+      return status;
+  }
+}
+
+/** `git https://…@main:infra/` or `inline (3 files)`. */
+export function describeSource(source: VineSource | null | undefined): string {
+  if (!source) return '-';
+  if (source.type === 'inline') {
+    const count = Object.keys(source.files).length;
+    return `inline (${count} file${count === 1 ? '' : 's'})`;
+  }
+  return `git ${source.url}${source.ref ? `@${source.ref}` : ''}${source.path ? `:${source.path}` : ''}`;
+}
+
+/** `PLAN`, `DEPLOY`… in lower case for sentences ("plan succeeded"). */
+export function jobNoun(job: Pick<Job, 'job_type'>): string {
+  switch (job.job_type) {
+    case 'PLAN':
+      return 'Plan';
+    case 'DEPLOY':
+      return 'Deploy';
+    case 'DESTROY':
+      return 'Destroy';
+    case 'DESTROY_WORKER':
+      return 'Worker destroy';
+    default:
+      return 'Job';
+  }
+}
