@@ -1,5 +1,3 @@
-import { TrellisApiError, TrellisConnectionError } from '@trellis/client';
-import { UsageError } from 'clipanion';
 import { ExitCode } from './exitCodes.js';
 
 /** A failure the CLI explains in one line and maps to an exit code; never shown with a stack. */
@@ -27,36 +25,4 @@ export class InterruptedError extends CliError {
   constructor(message = 'interrupted') {
     super(message, ExitCode.INTERRUPTED);
   }
-}
-
-export interface ExplainedError {
-  message: string;
-  exitCode: ExitCode;
-  /** For usage errors: print the command's usage line after the message. */
-  showUsage: boolean;
-  error: unknown;
-}
-
-/** Turns anything thrown by a command into one readable line and an exit code. */
-export function explainError(error: unknown): ExplainedError {
-  if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode, showUsage: false, error };
-  if (error instanceof UsageError) return { message: error.message, exitCode: ExitCode.USAGE, showUsage: true, error };
-  if (error instanceof TrellisConnectionError) {
-    return { message: error.message, exitCode: ExitCode.UNREACHABLE, showUsage: false, error };
-  }
-  if (error instanceof TrellisApiError) {
-    const fields = error.errors.map((issue) => `${issue.path}: ${issue.message}`);
-    const detail = fields.length > 0 ? `${error.detail} (${fields.join('; ')})` : error.detail;
-    if (error.status === 401) {
-      return {
-        message: `${detail} [${error.code}]; run \`trellis login\``,
-        exitCode: ExitCode.AUTH,
-        showUsage: false,
-        error,
-      };
-    }
-    return { message: `${detail} [${error.code}]`, exitCode: ExitCode.FAILURE, showUsage: false, error };
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return { message: `unexpected error: ${message}`, exitCode: ExitCode.FAILURE, showUsage: false, error };
 }

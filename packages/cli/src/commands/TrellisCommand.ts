@@ -2,7 +2,8 @@ import { TrellisClient } from '@trellis/client';
 import { Command, Option, UsageError } from 'clipanion';
 import { AuthFile, authFilePath } from '../auth/AuthFile.js';
 import { LoginSession } from '../auth/LoginSession.js';
-import { type ExplainedError, explainError, NotLoggedInError } from '../errors.js';
+import { NotLoggedInError } from '../errors.js';
+import { type ExplainedError, explainError } from '../explainError.js';
 import { Terminal } from '../output/Terminal.js';
 import { CLI_VERSION } from '../version.js';
 

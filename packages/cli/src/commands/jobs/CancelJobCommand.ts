@@ -17,7 +17,8 @@ export class CancelJobCommand extends TrellisCommand {
   id = Option.String({ name: 'id' });
 
   override async execute(): Promise<number> {
-    const job = await this.signedInClient().cancelJob(checkJobId(this.id));
+    const id = checkJobId(this.id);
+    const job = await this.signedInClient().cancelJob(id);
     const terminal = this.terminal;
     if (this.json) terminal.printJson(job);
     else terminal.success(`Job ${job.id} is ${statusColour(terminal.err, job.status)}`);

@@ -23,11 +23,14 @@ export class DestroyCommand extends JobRunCommand {
 
   yes = Option.Boolean('-y,--yes', false, { description: 'Do not ask for confirmation' });
 
-  protected override async confirm(config: { name: string }): Promise<boolean> {
-    if (this.yes) return true;
-    if (!this.terminal.interactive) {
+  protected override validate(): void {
+    if (!this.yes && !this.terminal.interactive) {
       throw new UsageError('destroy asks for confirmation: pass --yes when not at a terminal');
     }
+  }
+
+  protected override async confirm(config: { name: string }): Promise<boolean> {
+    if (this.yes) return true;
     const prompter = new Prompter(this.terminal);
     try {
       const answer = await prompter.ask(

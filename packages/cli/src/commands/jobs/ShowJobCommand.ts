@@ -16,7 +16,8 @@ export class ShowJobCommand extends TrellisCommand {
   id = Option.String({ name: 'id' });
 
   override async execute(): Promise<number> {
-    const job = await this.signedInClient().getJob(checkJobId(this.id));
+    const id = checkJobId(this.id);
+    const job = await this.signedInClient().getJob(id);
     const terminal = this.terminal;
     if (this.json) {
       terminal.printJson(job);

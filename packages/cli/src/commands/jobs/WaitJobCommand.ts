@@ -20,8 +20,9 @@ export class WaitJobCommand extends TrellisCommand {
   id = Option.String({ name: 'id' });
 
   override async execute(): Promise<number> {
+    const id = checkJobId(this.id);
     const client = this.signedInClient();
-    let job = await client.getJob(checkJobId(this.id));
+    let job = await client.getJob(id);
     if (!isTerminalJobStatus(job.status)) {
       job = await followJob(this.terminal, client, job, { logs: 'none', logTarget: 'stderr', offerCancel: false });
     }

@@ -1,0 +1,259 @@
+/**
+ * Test harness: runs the built `trellis` binary in a temporary HOME, and the real control plane
+ * (`trellis-server`) on a free port with its own data directory.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TrellisClient } from '@trellis/client';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const TRELLIS_BIN = join(ROOT, 'packages/cli/dist/bin/trellis.js');
+export const SERVER_BIN = join(ROOT, 'packages/server/dist/bin/trellis-server.js');
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A temporary HOME with its own XDG config dir; `env` is what the CLI runs with. */
+export class TempHome {
+  readonly dir = mkdtempSync(join(tmpdir(), 'trellis-cli-home-'));
+  readonly configHome = join(this.dir, 'config');
+  readonly authPath = join(this.configHome, 'trellis', 'auth.json');
+
+  env(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: this.dir,
+      XDG_CONFIG_HOME: this.configHome,
+      ...extra,
+    };
+  }
+
+  readAuth(): {
+    server: string;
+    access_token: string;
+    refresh_token: string;
+    access_token_expires_at: string;
+    user_email: string;
+  } {
+    return JSON.parse(readFileSync(this.authPath, 'utf8'));
+  }
+
+  remove(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs `trellis ARGS` to completion; `input` is written to its stdin, which is then closed. */
+export function runTrellis(
+  args: string[],
+  options: { env: Record<string, string>; input?: string; timeoutMs?: number },
+): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [TRELLIS_BIN, ...args], { env: options.env, stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (data) => {
+      stdout += data;
+    });
+    child.stderr.on('data', (data) => {
+      stderr += data;
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`trellis ${args.join(' ')} did not finish\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, options.timeoutMs ?? 20_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** A running `trellis` whose output is watched while the test does other things. */
+export class RunningTrellis {
+  readonly child: ChildProcess;
+  stdout = '';
+  stderr = '';
+  readonly done: Promise<RunResult>;
+
+  constructor(args: string[], env: Record<string, string>) {
+    this.child = spawn(process.execPath, [TRELLIS_BIN, ...args], { env, stdio: 'pipe' });
+    this.child.stdout?.on('data', (data) => {
+      this.stdout += data;
+    });
+    this.child.stderr?.on('data', (data) => {
+      this.stderr += data;
+    });
+    this.done = new Promise((resolve, reject) => {
+      this.child.on('error', reject);
+      this.child.on('close', (code) => resolve({ code, stdout: this.stdout, stderr: this.stderr }));
+    });
+  }
+
+  write(text: string): void {
+    this.child.stdin?.write(text);
+  }
+
+  /** Resolves with the first match of `pattern` in stdout+stderr. */
+  waitFor(pattern: RegExp, timeoutMs = 15_000): Promise<RegExpMatchArray> {
+    return waitUntil(
+      () => pattern.exec(this.stderr) ?? pattern.exec(this.stdout),
+      timeoutMs,
+      () => `no ${pattern} in\nstdout: ${this.stdout}\nstderr: ${this.stderr}`,
+    );
+  }
+}
+
+/** Polls `probe` until it returns something truthy. */
+export async function waitUntil<T>(
+  probe: () => T | null | undefined | false,
+  timeoutMs: number,
+  describe: () => string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out: ${describe()}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** A port nothing listens on (bound, then released). */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+export const JWT_SECRET = 'cli-tests-jwt-secret-0123456789abcdef0123456789';
+export const WEB_URL = 'http://web.trellis.test';
+const BOOTSTRAP_TOKEN = 'cli-tests-bootstrap-token';
+
+/** The real control plane in a temporary data directory. */
+export class TestServer {
+  url = '';
+  private child: ChildProcess | null = null;
+  private readonly dataDir = mkdtempSync(join(tmpdir(), 'trellis-cli-server-'));
+  private cookie: string | null = null;
+
+  async start(port = 0): Promise<this> {
+    const child = spawn(process.execPath, [SERVER_BIN], {
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: this.dataDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        TRELLIS_DATA_DIR: this.dataDir,
+        TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
+        TRELLIS_WEB_URL: WEB_URL,
+        CLI_JWT_SECRET: JWT_SECRET,
+        TRELLIS_LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    let output = '';
+    child.stdout?.on('data', (data) => {
+      output += data;
+    });
+    child.stderr?.on('data', (data) => {
+      output += data;
+    });
+    const exited = new Promise<never>((_, reject) =>
+      child.once('exit', (code) => reject(new Error(`trellis-server exited (${code}):\n${output}`))),
+    );
+    const match = await Promise.race([
+      waitUntil(
+        () => /listening on (http:\/\/\S+)/.exec(output),
+        30_000,
+        () => `server did not start:\n${output}`,
+      ),
+      exited,
+    ]);
+    this.url = (match[1] as string).replace(/\/+$/, '');
+    return this;
+  }
+
+  /** The web session of the bootstrap admin, which answers logins in place of a browser. */
+  async sessionCookie(): Promise<string> {
+    if (this.cookie) return this.cookie;
+    const response = await fetch(`${this.url}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`, { redirect: 'manual' });
+    const cookie = response.headers
+      .getSetCookie()
+      .map((header) => header.split(';')[0] as string)
+      .find((pair) => pair.startsWith('trellis_session='));
+    if (!cookie) throw new Error(`bootstrap sign-in gave no session cookie (HTTP ${response.status})`);
+    this.cookie = cookie;
+    return cookie;
+  }
+
+  /** What the browser does on `/cli/login`: approve the device code, get the code to type. */
+  async approve(deviceCode: string): Promise<string> {
+    const client = new TrellisClient({
+      baseUrl: this.url,
+      auth: { kind: 'cookie', cookie: await this.sessionCookie(), origin: WEB_URL },
+    });
+    return (await client.generateCliLogin(deviceCode)).verification_code;
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    if (child && child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  }
+
+  async destroy(): Promise<void> {
+    await this.stop();
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Logs `home` in to `server` through the real binary, answering the code on stdin. */
+export async function login(server: TestServer, home: TempHome): Promise<RunResult> {
+  const run = new RunningTrellis(['login', '--server', server.url, '--no-browser'], home.env());
+  const [, deviceCode] = await run.waitFor(/device_code=([0-9a-f-]{36})/);
+  run.write(`${await server.approve(deviceCode as string)}\n`);
+  const result = await run.done;
+  if (result.code !== 0) throw new Error(`login failed (${result.code}): ${result.stderr}`);
+  return result;
+}
+
+/** A client with the access token saved in `home` (the test acting as another program). */
+export function userClient(server: TestServer, home: TempHome): TrellisClient {
+  const token = home.readAuth().access_token;
+  return new TrellisClient({ baseUrl: server.url, auth: { kind: 'bearer', accessToken: () => token } });
+}
+
+/** Registers an agent for the user and returns a client that speaks for it. */
+export async function fakeAgent(server: TestServer, home: TempHome, name = 'test-agent'): Promise<TrellisClient> {
+  const { worker_id, worker_token } = await userClient(server, home).registerAgent({ name });
+  return new TrellisClient({
+    baseUrl: server.url,
+    auth: { kind: 'worker', workerId: worker_id, workerToken: worker_token },
+  });
+}
+
+/** An HS256 JWT signed with the test server's secret (to make an already-expired access token). */
+export function signJwt(claims: Record<string, unknown>, secret = JWT_SECRET): string {
+  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const body = `${encode({ alg: 'HS256', typ: 'JWT' })}.${encode(claims)}`;
+  return `${body}.${createHmac('sha256', secret).update(body).digest('base64url')}`;
+}

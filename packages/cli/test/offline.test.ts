@@ -1,0 +1,186 @@
+/**
+ * The binary without a control plane: help, usage errors, not logged in, server unreachable,
+ * colour rules. Each runs the real `trellis` in a temporary HOME.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closedPort, runTrellis, TempHome } from './harness.js';
+
+const ESC = '\u001b[';
+let home: TempHome;
+
+/** Every command the issue asks for. */
+const COMMAND_PATHS = [
+  'login',
+  'logout',
+  'whoami',
+  'vineyards list',
+  'vineyards create',
+  'vineyards show',
+  'configs list',
+  'configs show',
+  'configs create',
+  'plan',
+  'deploy',
+  'destroy',
+  'jobs list',
+  'jobs show',
+  'jobs logs',
+  'jobs cancel',
+  'jobs wait',
+  'workers list',
+  'workers show',
+  'workers register',
+  'repos',
+];
+
+beforeAll(() => {
+  home = new TempHome();
+});
+afterAll(() => home.remove());
+
+function savedLogin(server: string) {
+  mkdirSync(dirname(home.authPath), { recursive: true });
+  writeFileSync(
+    home.authPath,
+    JSON.stringify({
+      server,
+      user_email: 'a@example.com',
+      access_token: 'x.e30.y',
+      access_token_expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+      refresh_token: 'r',
+    }),
+    { mode: 0o600 },
+  );
+}
+
+describe('help', () => {
+  it('lists every command with the exit codes and environment', async () => {
+    const result = await runTrellis(['--help'], { env: home.env() });
+    expect(result.code).toBe(0);
+    for (const path of COMMAND_PATHS) expect(result.stdout).toContain(`trellis ${path} `);
+    expect(result.stdout).toMatch(/Exit codes:[\s\S]*3 not logged in[\s\S]*4 the control plane could not be reached/);
+    expect(result.stdout).toContain('TRELLIS_SERVER');
+    const bare = await runTrellis([], { env: home.env() });
+    expect(bare.code).toBe(0);
+    expect(bare.stdout).toBe(result.stdout);
+  });
+
+  it.each(COMMAND_PATHS)('`trellis %s --help` has a description and examples', async (path) => {
+    const result = await runTrellis([...path.split(' '), '--help'], { env: home.env() });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Examples');
+    expect(result.stdout).toContain(`$ trellis ${path}`);
+    expect(result.stdout).toContain('--json');
+    expect(result.stdout).not.toContain('#0');
+  });
+
+  it('prints the version', async () => {
+    const result = await runTrellis(['--version'], { env: home.env() });
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+});
+
+describe('usage errors exit 2 with the usage on stderr', () => {
+  it.each([
+    [['vineyards', 'list', '--bogus'], /Unsupported option name \("--bogus"\)/],
+    [['vineyards', 'create'], /Not enough positional arguments/],
+    [['vineyards', 'create', 'a', 'b'], /Extraneous positional argument/],
+    [['frobnicate'], /Command not found/],
+    [['jobs', 'list', '--status', 'DONE'], /Invalid value for --status/],
+    [['jobs', 'show', 'not-a-uuid'], /a job id is a UUID, got "not-a-uuid"/],
+    [['deploy', 'web', '--plan', 'yesterday'], /--plan must be a job id/],
+    [['configs', 'create', 'web', '--vineyard', 'v'], /give the source: --git URL or --dir DIRECTORY/],
+    [['configs', 'create', 'web', '--vineyard', 'v', '--dir', '/nonexistent-dir'], /no such directory/],
+    [['configs', 'create', 'web', '--vineyard', 'v', '--git', 'g', '--engine', 'pulumi'], /Invalid value for --engine/],
+    [['configs', 'show'], /give a configuration name or id, or --project NAME/],
+    [['repos', 'sourceforge'], /Invalid value for github\|gitlab\|bitbucket/],
+    [['whoami', '--server', 'ftp://example.com'], /--server must be an http\(s\) URL/],
+  ])('trellis %j', async (args, message) => {
+    const result = await runTrellis(args, { env: home.env() });
+    expect(result.stderr).toMatch(message);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it('destroy refuses to run unconfirmed without a terminal, before asking the server', async () => {
+    savedLogin(`http://127.0.0.1:${await closedPort()}`);
+    const result = await runTrellis(['destroy', 'web'], { env: home.env() });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/pass --yes when not at a terminal/);
+  });
+});
+
+describe('without a login', () => {
+  it('says to run trellis login and exits 3', async () => {
+    const fresh = new TempHome();
+    try {
+      const result = await runTrellis(['vineyards', 'list'], { env: fresh.env() });
+      expect(result.code).toBe(3);
+      expect(result.stderr).toBe('Error: not logged in; run `trellis login`\n');
+      expect(result.stdout).toBe('');
+    } finally {
+      fresh.remove();
+    }
+  });
+
+  it('refuses a login that belongs to another server', async () => {
+    const fresh = new TempHome();
+    try {
+      mkdirSync(dirname(fresh.authPath), { recursive: true });
+      writeFileSync(
+        fresh.authPath,
+        JSON.stringify({
+          server: 'http://127.0.0.1:1',
+          user_email: 'a@example.com',
+          access_token: 'x.e30.y',
+          access_token_expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+          refresh_token: 'r',
+        }),
+      );
+      const result = await runTrellis(['whoami'], { env: fresh.env({ TRELLIS_SERVER: 'http://127.0.0.1:2' }) });
+      expect(result.code).toBe(3);
+      expect(result.stderr).toContain('logged in to http://127.0.0.1:1, not http://127.0.0.1:2');
+    } finally {
+      fresh.remove();
+    }
+  });
+});
+
+describe('server unreachable', () => {
+  it('a command says so in one line and exits 4', async () => {
+    const server = `http://127.0.0.1:${await closedPort()}`;
+    savedLogin(server);
+    const result = await runTrellis(['vineyards', 'list'], { env: home.env() });
+    expect(result.code).toBe(4);
+    expect(result.stderr).toBe(`Error: cannot reach the Trellis control plane at ${server}: ECONNREFUSED\n`);
+    expect(result.stdout).toBe('');
+  });
+
+  it('login says so before sending anyone to the browser', async () => {
+    const server = `http://127.0.0.1:${await closedPort()}`;
+    const result = await runTrellis(['login', '--server', server, '--no-browser'], {
+      env: home.env(),
+      input: 'BCDFGH\n',
+    });
+    expect(result.code).toBe(4);
+    expect(result.stderr).toBe(`Error: cannot reach the Trellis control plane at ${server}: ECONNREFUSED\n`);
+  });
+});
+
+describe('colour', () => {
+  it('is off on a pipe, on with FORCE_COLOR, and off again with NO_COLOR', async () => {
+    const fresh = new TempHome();
+    const plain = await runTrellis(['vineyards', 'list'], { env: fresh.env() });
+    expect(plain.stderr).not.toContain(ESC);
+    const forced = await runTrellis(['vineyards', 'list'], { env: fresh.env({ FORCE_COLOR: '1' }) });
+    expect(forced.stderr).toContain(`${ESC}31m`);
+    const none = await runTrellis(['vineyards', 'list'], { env: fresh.env({ FORCE_COLOR: '1', NO_COLOR: '1' }) });
+    fresh.remove();
+    expect(none.stderr).not.toContain(ESC);
+    expect(none.stderr).toBe(plain.stderr);
+  });
+});
