@@ -1,1 +1,34 @@
-export {};
+import { describe } from 'vitest';
+import { describeAuthStoreConformance } from './auth.js';
+import { describeJobClaimConformance } from './claim.js';
+import type { OpenStoreHarness } from './harness.js';
+import { describeJobStoreConformance } from './jobs.js';
+import { describeLogStoreConformance } from './logs.js';
+import { describeReleaseAndArtifactStoreConformance } from './releases.js';
+import { describeUnitOfWorkConformance } from './unitOfWork.js';
+import { describeUserStoreConformance } from './users.js';
+import { describeVineyardStoreConformance } from './vineyards.js';
+import { describeVineStoreConformance } from './vines.js';
+import { describeWorkerStoreConformance } from './workers.js';
+
+export type { OpenStoreHarness, StoreHarness } from './harness.js';
+
+/**
+ * The behaviour every implementation of the store ports must show (`UnitOfWork` and the twelve
+ * stores), as one vitest suite. `open` is called before each test and must return a unit of work
+ * on an empty, migrated database of its own; `close` removes it.
+ */
+export function describeStoreConformance(name: string, open: OpenStoreHarness): void {
+  describe(`store conformance: ${name}`, () => {
+    describeUnitOfWorkConformance(open);
+    describeUserStoreConformance(open);
+    describeAuthStoreConformance(open);
+    describeVineyardStoreConformance(open);
+    describeVineStoreConformance(open);
+    describeJobStoreConformance(open);
+    describeJobClaimConformance(open);
+    describeLogStoreConformance(open);
+    describeWorkerStoreConformance(open);
+    describeReleaseAndArtifactStoreConformance(open);
+  });
+}

@@ -1,0 +1,89 @@
+import type { Scope, Stores, UnitOfWork } from '@trellis/core';
+import type { Dialect } from './dialects/Dialect.js';
+import { createStores } from './stores/createStores.js';
+
+/**
+ * `UnitOfWork` on a SQL dialect: one transaction per `run`, every store handed to `work` bound to
+ * it, rollback when `work` throws. Store calls go through a guard (`StoreCalls`) that translates
+ * vendor errors into domain errors at this edge and runs the calls of one unit of work one after
+ * another, since they share one connection.
+ */
+export class SqlUnitOfWork implements UnitOfWork {
+  constructor(private readonly dialect: Dialect) {}
+
+  async run<T>(scope: Scope, work: (stores: Stores) => Promise<T>): Promise<T> {
+    try {
+      return await this.dialect.transaction(scope, async (session) => {
+        const calls = new StoreCalls((error) => this.dialect.translate(error));
+        try {
+          return await work(calls.guard(createStores(session)));
+        } finally {
+          await calls.end();
+        }
+      });
+    } catch (error) {
+      throw this.dialect.translate(error);
+    }
+  }
+
+  async check(): Promise<void> {
+    try {
+      await this.dialect.ping();
+    } catch (error) {
+      throw this.dialect.translate(error);
+    }
+  }
+}
+
+/**
+ * The store calls of one unit of work. They run one at a time, in call order: a transaction is
+ * one connection, and a `Promise.all` over stores must neither send it two queries at once (the
+ * pg driver only queues them as a deprecated courtesy) nor interleave two calls' savepoints.
+ * Calls `work` started but did not await still finish before COMMIT or ROLLBACK, where they would
+ * otherwise run outside the transaction; calls made after `run` returned are refused.
+ */
+class StoreCalls {
+  private queue: Promise<unknown> = Promise.resolve();
+  private ended = false;
+
+  constructor(private readonly translate: (error: unknown) => unknown) {}
+
+  /** The same stores, each method call queued and its errors translated. */
+  guard(stores: Stores): Stores {
+    const guarded: Partial<Record<keyof Stores, object>> = {};
+    for (const name of Object.keys(stores) as (keyof Stores)[]) {
+      guarded[name] = this.guardStore(name, stores[name]);
+    }
+    return guarded as Stores;
+  }
+
+  /** Refuses new calls and waits for the queued ones. */
+  async end(): Promise<void> {
+    this.ended = true;
+    await this.queue;
+  }
+
+  private guardStore<S extends object>(storeName: string, store: S): S {
+    return new Proxy(store, {
+      get: (target, property, receiver) => {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => this.call(`${storeName}.${String(property)}`, () => value.apply(target, args));
+      },
+    });
+  }
+
+  private call(name: string, invoke: () => Promise<unknown>): Promise<unknown> {
+    if (this.ended) {
+      return Promise.reject(new Error(`${name} was called after its unit of work ended; a store escaped run()`));
+    }
+    const result = this.queue.then(invoke).catch((error: unknown) => {
+      throw this.translate(error);
+    });
+    this.queue = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+}

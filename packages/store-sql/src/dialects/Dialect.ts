@@ -1,0 +1,58 @@
+import type { Scope } from '@trellis/core';
+import type { Knex } from 'knex';
+import type { Row } from '../rows.js';
+import type { TableName } from '../schema.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+/**
+ * One unit of work's view of the database: every query it builds runs in that unit of work's
+ * transaction. Everything the stores need that differs between the dialects is here, so the
+ * stores themselves never ask which database they are on.
+ */
+export interface SqlSession {
+  /**
+   * A query on `table`, bound to the transaction and, in an owner-scoped unit of work, narrowed to
+   * the owner's rows (dialects/scoping.ts). For reads, updates and deletes; inserts use `insert`.
+   */
+  table(name: TableName): Knex.QueryBuilder;
+  /** An INSERT of `rows` into `table`; in owner scope, refused for rows of another owner. */
+  insert(name: TableName, rows: Row | Row[]): Knex.QueryBuilder;
+  /** Raw SQL in the transaction; the rows it returns, whatever the driver's result shape. */
+  raw(sql: string, bindings?: readonly Knex.RawBinding[] | Knex.ValueDict): Promise<Row[]>;
+  /**
+   * Locks the rows the query reads until the unit of work ends (Postgres `FOR UPDATE`). On SQLite
+   * the unit of work already holds the database's write lock, so there is nothing to add.
+   */
+  lockForUpdate(query: Knex.QueryBuilder): Knex.QueryBuilder;
+  /**
+   * Runs a statement that may break a unique key so that its failure leaves the unit of work
+   * usable: Postgres aborts the whole transaction on any error unless it ran under a savepoint;
+   * SQLite only undoes the failed statement anyway.
+   */
+  recoverable<T>(statement: (session: SqlSession) => Promise<T>): Promise<T>;
+  /**
+   * Takes the next job the worker may run, per DESIGN §3 and `JobStore.claimNext` (the rule is
+   * spelled out where each dialect implements it), and returns its row, now `PROCESSING`.
+   */
+  claimNextJob(workerId: string, at: string): Promise<Row | undefined>;
+  /** The scope of the unit of work. */
+  readonly scope: Scope;
+}
+
+/** What one database engine provides to the rest of the package. */
+export interface Dialect {
+  readonly name: DialectName;
+  /** Runs `work` in one transaction, scoped as the port describes; commits if it resolves. */
+  transaction<T>(scope: Scope, work: (session: SqlSession) => Promise<T>): Promise<T>;
+  /** Applies pending migrations, waiting for any other process that is migrating the database. */
+  migrate(): Promise<void>;
+  /** A round trip to the database. */
+  ping(): Promise<void>;
+  /**
+   * The error a caller should see for `error`: a domain error for constraint and connection
+   * failures, the error unchanged when it is already a domain error or a bug (bad SQL).
+   */
+  translate(error: unknown): unknown;
+  close(): Promise<void>;
+}

@@ -1,0 +1,155 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Scope } from '@trellis/core';
+import knexFactory, { type Knex } from 'knex';
+import { toDomainError } from '../../errors.js';
+import { migratorConfig } from '../../migrations/migrationSource.js';
+import type { Row } from '../../rows.js';
+import { APP_ROLE, OWNER_SETTING, type TableName } from '../../schema.js';
+import type { Dialect, SqlSession } from '../Dialect.js';
+import { assertRowsInScope, restrictToScope } from '../scoping.js';
+import { classifyPostgresFailure } from './postgresErrors.js';
+
+export interface PostgresOptions {
+  /** Most connections the pool opens (at least 2: a migration holds one for its lock). */
+  poolSize: number;
+  /** How long to wait for a connection, new or from the pool. */
+  connectTimeoutMs: number;
+  /** How long `migrate()` waits for another process's migration. */
+  lockWaitMs: number;
+}
+
+/** The session-level advisory lock that serialises migrations of one database. */
+const MIGRATION_LOCK_KEY = 1_953_656_947_001; // "trls" namespace, lock 1
+
+/** knex's pool, which its public types leave untyped. */
+interface ConnectionPool {
+  acquireConnection(): Promise<unknown>;
+  releaseConnection(connection: unknown): Promise<void>;
+}
+
+/**
+ * Postgres through pg. Units of work are knex transactions (READ COMMITTED). Owner-scoped ones
+ * first switch to the `trellis_app` role and name the owner, so row-level security binds them
+ * even when the connection logs in as a superuser (DESIGN §5).
+ */
+export class PostgresDialect implements Dialect {
+  readonly name = 'postgres';
+  private readonly pool: ConnectionPool;
+
+  constructor(
+    private readonly knex: Knex,
+    private readonly options: PostgresOptions,
+  ) {
+    this.pool = knex.client as ConnectionPool;
+  }
+
+  static async open(url: string, options: PostgresOptions): Promise<PostgresDialect> {
+    const knex = knexFactory({
+      client: 'pg',
+      connection: { connectionString: url, connectionTimeoutMillis: options.connectTimeoutMs },
+      pool: { min: 0, max: Math.max(2, options.poolSize) },
+      acquireConnectionTimeout: options.connectTimeoutMs,
+    });
+    return new PostgresDialect(knex, options);
+  }
+
+  async transaction<T>(scope: Scope, work: (session: SqlSession) => Promise<T>): Promise<T> {
+    return this.knex.transaction(async (trx) => {
+      if (scope.kind === 'owner') {
+        // Both settings are transaction-local (is_local = true): they end with the transaction,
+        // so a pooled connection never carries one owner's identity into the next unit of work.
+        await trx.raw('SELECT set_config(?, ?, true), set_config(?, ?, true)', [
+          'role',
+          APP_ROLE,
+          OWNER_SETTING,
+          scope.ownerId,
+        ]);
+      }
+      return work(new PostgresSession(trx, scope));
+    });
+  }
+
+  /**
+   * Replicas may start together: each takes a session-level advisory lock on a connection of its
+   * own and holds it while knex migrates on others, so one migrates and the rest then find
+   * nothing to do. Waiting is bounded by `lockWaitMs`.
+   */
+  async migrate(): Promise<void> {
+    const connection = await this.pool.acquireConnection();
+    try {
+      await this.takeMigrationLock(connection);
+      try {
+        await this.knex.migrate.latest(migratorConfig('postgres'));
+      } finally {
+        await this.knex.raw('SELECT pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]).connection(connection);
+      }
+    } finally {
+      await this.pool.releaseConnection(connection);
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.knex.raw('select 1');
+  }
+
+  translate(error: unknown): unknown {
+    return toDomainError(error, classifyPostgresFailure(error));
+  }
+
+  async close(): Promise<void> {
+    await this.knex.destroy();
+  }
+
+  private async takeMigrationLock(connection: unknown): Promise<void> {
+    const deadline = Date.now() + this.options.lockWaitMs;
+    for (;;) {
+      const result: { rows: Array<{ locked: boolean }> } = await this.knex
+        .raw('SELECT pg_try_advisory_lock(?) AS locked', [MIGRATION_LOCK_KEY])
+        .connection(connection);
+      if (result.rows[0]?.locked) return;
+      if (Date.now() >= deadline) {
+        throw new Error(
+          `another process kept the migration lock for over ${Math.round(this.options.lockWaitMs / 1000)} s; ` +
+            'is a migration stuck?',
+        );
+      }
+      await sleep(100 + Math.random() * 100);
+    }
+  }
+}
+
+/** Queries are narrowed to the scope here too: a second guard behind row-level security. */
+class PostgresSession implements SqlSession {
+  constructor(
+    private readonly trx: Knex.Transaction,
+    readonly scope: Scope,
+  ) {}
+
+  table(name: TableName): Knex.QueryBuilder {
+    return restrictToScope(this.trx(name), name, this.scope);
+  }
+
+  insert(name: TableName, rows: Row | Row[]): Knex.QueryBuilder {
+    assertRowsInScope(name, rows, this.scope);
+    return this.trx(name).insert(rows);
+  }
+
+  async raw(sql: string, bindings: readonly Knex.RawBinding[] | Knex.ValueDict = []): Promise<Row[]> {
+    const result: { rows: Row[] } = await this.trx.raw(sql, bindings);
+    return result.rows;
+  }
+
+  lockForUpdate(query: Knex.QueryBuilder): Knex.QueryBuilder {
+    return query.forUpdate();
+  }
+
+  /** A knex nested transaction is a SAVEPOINT; knex rolls back to it when `statement` throws. */
+  recoverable<T>(statement: (session: SqlSession) => Promise<T>): Promise<T> {
+    return this.trx.transaction((savepoint) => statement(new PostgresSession(savepoint, this.scope)));
+  }
+
+  async claimNextJob(workerId: string, at: string): Promise<Row | undefined> {
+    const [row] = await this.raw('SELECT * FROM claim_next_job(?, ?)', [workerId, at]);
+    return row;
+  }
+}

@@ -1,0 +1,57 @@
+import type { Scope } from '@trellis/core';
+import type { Knex } from 'knex';
+import type { Row } from '../rows.js';
+import type { TableName } from '../schema.js';
+
+/**
+ * The column naming each table's owner (null: the table belongs to nobody). Owner-scoped units of
+ * work see and change only their owner's rows: Postgres enforces it with row-level security (see
+ * migrations/m002_postgres_row_security.ts, which keeps its own frozen copy of this list); the
+ * sessions of both dialects also apply it to every query they build, which is what isolates
+ * owners on SQLite, including in the stores that take no owner argument (`users.get(id)`).
+ */
+export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
+  users: 'id',
+  identities: 'user_id',
+  cli_logins: 'profile_id',
+  refresh_tokens: 'user_id',
+  vineyards: 'owner_id',
+  cloud_identities: 'owner_id',
+  vines: 'owner_id',
+  vine_components: 'owner_id',
+  workers: 'owner_id',
+  jobs: 'owner_id',
+  log_chunks: 'owner_id',
+  plan_artifacts: 'owner_id',
+  worker_releases: null,
+};
+
+/** The owner a scope is limited to, or null for system work. */
+export function scopeOwner(scope: Scope): string | null {
+  return scope.kind === 'owner' ? scope.ownerId : null;
+}
+
+/** Narrows a query on `table` to the scope's rows (a qualified column, so joins stay unambiguous). */
+export function restrictToScope(query: Knex.QueryBuilder, table: TableName, scope: Scope): Knex.QueryBuilder {
+  const owner = scopeOwner(scope);
+  const column = OWNER_COLUMNS[table];
+  return owner === null || column === null ? query : query.where(`${table}.${column}`, owner);
+}
+
+/**
+ * The insert-side rule (RLS's WITH CHECK): owner work writes only its owner's rows. A violation is
+ * a bug in the caller, never a user's mistake, so it is a plain error.
+ */
+export function assertRowsInScope(table: TableName, rows: Row | Row[], scope: Scope): void {
+  const owner = scopeOwner(scope);
+  const column = OWNER_COLUMNS[table];
+  if (owner === null) return;
+  if (column === null) {
+    throw new Error(`an owner-scoped unit of work may not write ${table}, which belongs to nobody`);
+  }
+  for (const row of Array.isArray(rows) ? rows : [rows]) {
+    if (row[column] !== owner) {
+      throw new Error(`an owner-scoped unit of work tried to write a ${table} row of another owner`);
+    }
+  }
+}

@@ -1,0 +1,219 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Scope } from '@trellis/core';
+import knexFactory, { type Knex } from 'knex';
+import { toDomainError } from '../../errors.js';
+import { migratorConfig } from '../../migrations/migrationSource.js';
+import type { Row } from '../../rows.js';
+import { MIGRATIONS_TABLE, type TableName } from '../../schema.js';
+import type { Dialect, SqlSession } from '../Dialect.js';
+import { assertRowsInScope, restrictToScope } from '../scoping.js';
+import { AsyncMutex } from './AsyncMutex.js';
+import { claimNextSqliteJob } from './sqliteClaim.js';
+import { classifySqliteFailure, isSqliteBusy } from './sqliteErrors.js';
+
+export interface SqliteOptions {
+  /** How long SQLite itself waits for another process's lock before answering SQLITE_BUSY. */
+  busyTimeoutMs: number;
+  /** How long a unit of work or a migration keeps retrying a busy database before giving up. */
+  lockWaitMs: number;
+}
+
+/** The part of a better-sqlite3 `Database` we use directly (the rest goes through knex). */
+interface SqliteConnection {
+  exec(sql: string): unknown;
+  pragma(sql: string): unknown;
+  readonly inTransaction: boolean;
+}
+
+/** knex's pool, which its public types leave untyped. */
+interface ConnectionPool {
+  acquireConnection(): Promise<SqliteConnection>;
+  releaseConnection(connection: SqliteConnection): Promise<void>;
+}
+
+/**
+ * SQLite through better-sqlite3: one connection per process, behind a mutex, so a unit of work
+ * has the connection to itself. Each one starts with BEGIN IMMEDIATE: knex's deferred BEGIN takes
+ * the write lock only at the first write, and a transaction that read first then cannot upgrade
+ * when another process wrote meanwhile (SQLITE_BUSY without waiting). Taking the write lock up
+ * front makes units of work queue instead, across processes too. WAL keeps readers of other
+ * processes unblocked.
+ */
+export class SqliteDialect implements Dialect {
+  readonly name = 'sqlite';
+  private readonly mutex = new AsyncMutex();
+  private readonly pool: ConnectionPool;
+
+  constructor(
+    private readonly knex: Knex,
+    private readonly options: SqliteOptions,
+  ) {
+    this.pool = knex.client as ConnectionPool;
+  }
+
+  /** `location` is a file path (relative to the working directory) or `:memory:`. */
+  static async open(location: string, options: SqliteOptions): Promise<SqliteDialect> {
+    const filename = location === ':memory:' ? location : resolve(location);
+    if (filename !== ':memory:') await mkdir(dirname(filename), { recursive: true });
+    const knex = knexFactory({
+      client: 'better-sqlite3',
+      connection: { filename },
+      useNullAsDefault: true,
+      pool: {
+        min: 1,
+        max: 1,
+        afterCreate: (connection: SqliteConnection, done: (error: Error | null, connection: unknown) => void) => {
+          try {
+            // busy_timeout first: switching to WAL needs a lock another process may hold.
+            connection.pragma(`busy_timeout = ${Math.round(options.busyTimeoutMs)}`);
+            connection.pragma('journal_mode = WAL');
+            connection.pragma('synchronous = NORMAL');
+            connection.pragma('foreign_keys = ON');
+            done(null, connection);
+          } catch (error) {
+            done(error as Error, connection);
+          }
+        },
+      },
+    });
+    return new SqliteDialect(knex, options);
+  }
+
+  /** SQLite has no roles: the session's own owner filters are what keep owners apart here. */
+  async transaction<T>(scope: Scope, work: (session: SqlSession) => Promise<T>): Promise<T> {
+    return this.mutex.runExclusive(() =>
+      this.withConnection(async (connection) => {
+        await this.beginImmediate(connection);
+        try {
+          const result = await work(new SqliteSession(this.knex, connection, scope));
+          connection.exec('COMMIT');
+          return result;
+        } catch (error) {
+          if (connection.inTransaction) connection.exec('ROLLBACK');
+          throw error;
+        }
+      }),
+    );
+  }
+
+  /**
+   * Several processes may start on one file together. knex's lock row serialises their batches,
+   * but knex creates its bookkeeping tables and that lock row outside any transaction, where two
+   * processes can insert two lock rows and lock each other out forever; so we create them first,
+   * atomically. A process that finds the database busy waits and tries again.
+   */
+  async migrate(): Promise<void> {
+    await this.mutex.runExclusive(async () => {
+      const deadline = Date.now() + this.options.lockWaitMs;
+      for (let attempt = 0; ; attempt += 1) {
+        try {
+          await this.withConnection((connection) => this.createMigrationTables(connection));
+          await this.knex.migrate.latest(migratorConfig('sqlite'));
+          return;
+        } catch (error) {
+          const contended = isSqliteBusy(error) || (error instanceof Error && error.name === 'MigrationLocked');
+          if (!contended || Date.now() >= deadline) throw error;
+          await sleep(backoffMs(attempt));
+        }
+      }
+    });
+  }
+
+  async ping(): Promise<void> {
+    await this.mutex.runExclusive(() => this.knex.raw('select 1'));
+  }
+
+  translate(error: unknown): unknown {
+    return toDomainError(error, classifySqliteFailure(error));
+  }
+
+  async close(): Promise<void> {
+    await this.mutex.runExclusive(() => this.knex.destroy());
+  }
+
+  private async withConnection<T>(use: (connection: SqliteConnection) => Promise<T>): Promise<T> {
+    const connection = await this.pool.acquireConnection();
+    try {
+      return await use(connection);
+    } finally {
+      await this.pool.releaseConnection(connection);
+    }
+  }
+
+  /** busy_timeout already waits inside SQLite; past it, back off and retry up to `lockWaitMs`. */
+  private async beginImmediate(connection: SqliteConnection): Promise<void> {
+    const deadline = Date.now() + this.options.lockWaitMs;
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        connection.exec('BEGIN IMMEDIATE');
+        return;
+      } catch (error) {
+        if (!isSqliteBusy(error) || Date.now() >= deadline) throw error;
+        await sleep(backoffMs(attempt));
+      }
+    }
+  }
+
+  /** What knex's migrator would create (same columns), but in one immediate transaction. */
+  private async createMigrationTables(connection: SqliteConnection): Promise<void> {
+    await this.beginImmediate(connection);
+    try {
+      connection.exec(`
+        CREATE TABLE IF NOT EXISTS "${MIGRATIONS_TABLE}" (
+          "id" integer not null primary key autoincrement,
+          "name" varchar(255),
+          "batch" integer,
+          "migration_time" datetime);
+        CREATE TABLE IF NOT EXISTS "${MIGRATIONS_TABLE}_lock" (
+          "index" integer not null primary key autoincrement,
+          "is_locked" integer);
+        INSERT INTO "${MIGRATIONS_TABLE}_lock" ("is_locked")
+          SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM "${MIGRATIONS_TABLE}_lock");
+        COMMIT;`);
+    } catch (error) {
+      if (connection.inTransaction) connection.exec('ROLLBACK');
+      throw error;
+    }
+  }
+}
+
+/** Exponential from 5 ms, capped at 200 ms, with jitter so waiting processes spread out. */
+function backoffMs(attempt: number): number {
+  return Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random());
+}
+
+class SqliteSession implements SqlSession {
+  constructor(
+    private readonly knex: Knex,
+    private readonly connection: SqliteConnection,
+    readonly scope: Scope,
+  ) {}
+
+  table(name: TableName): Knex.QueryBuilder {
+    return restrictToScope(this.knex(name).connection(this.connection), name, this.scope);
+  }
+
+  insert(name: TableName, rows: Row | Row[]): Knex.QueryBuilder {
+    assertRowsInScope(name, rows, this.scope);
+    return this.knex(name).connection(this.connection).insert(rows);
+  }
+
+  async raw(sql: string, bindings: readonly Knex.RawBinding[] | Knex.ValueDict = []): Promise<Row[]> {
+    const rows: Row[] = await this.knex.raw(sql, bindings).connection(this.connection);
+    return rows;
+  }
+
+  lockForUpdate(query: Knex.QueryBuilder): Knex.QueryBuilder {
+    return query;
+  }
+
+  recoverable<T>(statement: (session: SqlSession) => Promise<T>): Promise<T> {
+    return statement(this);
+  }
+
+  claimNextJob(workerId: string, at: string): Promise<Row | undefined> {
+    return claimNextSqliteJob(this, workerId, at);
+  }
+}

@@ -1,0 +1,7 @@
+export {
+  type DialectName,
+  openSqlStore,
+  type SqlStore,
+  SqlStoreConfigError,
+  type SqlStoreOptions,
+} from './openSqlStore.js';

@@ -1,0 +1,14 @@
+import type { Knex } from 'knex';
+import type { DialectName } from '../dialects/Dialect.js';
+
+/**
+ * A migration, defined in code (never loaded from disk by glob, so bundlers and embedding apps
+ * need nothing but this package). Migrations are forward-only and frozen once released: a change
+ * is a new migration.
+ */
+export interface TrellisMigration {
+  /** Recorded in `trellis_migrations`; sorts in the order the migrations apply. */
+  name: string;
+  /** Runs in the migration batch's transaction (`knex` is that transaction). */
+  up(knex: Knex, dialect: DialectName): Promise<void>;
+}

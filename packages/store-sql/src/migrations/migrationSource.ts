@@ -1,0 +1,30 @@
+import type { Knex } from 'knex';
+import type { DialectName } from '../dialects/Dialect.js';
+import { MIGRATIONS_TABLE } from '../schema.js';
+import { recordsMigration } from './m001_records.js';
+import { postgresRowSecurityMigration } from './m002_postgres_row_security.js';
+import { postgresClaimNextJobMigration } from './m003_postgres_claim_next_job.js';
+import type { TrellisMigration } from './TrellisMigration.js';
+
+/** In order. Both dialects record every migration, even those that do nothing on SQLite. */
+export const MIGRATIONS: readonly TrellisMigration[] = [
+  recordsMigration,
+  postgresRowSecurityMigration,
+  postgresClaimNextJobMigration,
+];
+
+/** knex's migrator configured with the migrations above, not a directory. */
+export function migratorConfig(dialect: DialectName): Knex.MigratorConfig {
+  const source: Knex.MigrationSource<TrellisMigration> = {
+    getMigrations: async () => [...MIGRATIONS],
+    getMigrationName: (migration) => migration.name,
+    getMigration: async (migration) => ({
+      up: (knex: Knex) => migration.up(knex, dialect),
+      // knex insists on a `down`; ours are forward-only (restore a backup to go back).
+      down: async () => {
+        throw new Error(`migration ${migration.name} cannot be undone: Trellis migrations are forward-only`);
+      },
+    }),
+  };
+  return { migrationSource: source, tableName: MIGRATIONS_TABLE };
+}

@@ -1,0 +1,158 @@
+import type { UnitOfWork } from '@trellis/core';
+import type { Dialect, DialectName } from './dialects/Dialect.js';
+import { SqlUnitOfWork } from './SqlUnitOfWork.js';
+
+export type { DialectName } from './dialects/Dialect.js';
+
+export interface SqlStoreOptions {
+  /** Postgres: most pooled connections (default 10, at least 2). SQLite always uses one. */
+  poolSize?: number;
+  /** Postgres: how long to wait for a connection before the database counts as unavailable (default 10 s). */
+  connectTimeoutMs?: number;
+  /** SQLite: how long SQLite waits inside a statement for another process's lock (default 5 s). */
+  busyTimeoutMs?: number;
+  /** How long a unit of work or `migrate()` keeps waiting for another process's lock (default 30 s). */
+  lockWaitMs?: number;
+}
+
+/** The store ports on one SQL database. */
+export interface SqlStore {
+  /** Which engine the URL named; for logs and diagnostics, never for branching outside this package. */
+  readonly dialect: DialectName;
+  readonly uow: UnitOfWork;
+  /** Applies pending migrations; safe to run from several processes at once, a no-op when up to date. */
+  migrate(): Promise<void>;
+  /** Closes the connections once running units of work have finished. */
+  close(): Promise<void>;
+}
+
+/** A configuration mistake: the URL or the installed drivers do not fit. */
+export class SqlStoreConfigError extends Error {
+  constructor(
+    readonly code: 'unknown_database_scheme' | 'invalid_database_url' | 'database_driver_missing',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'SqlStoreConfigError';
+  }
+}
+
+/** Resolved options; `open` receives the part of the URL after its scheme's own parsing. */
+interface DialectEntry {
+  /** The npm package a user must install to use the dialect. */
+  driver: string;
+  open(url: string, options: Required<SqlStoreOptions>): Promise<Dialect>;
+}
+
+/**
+ * Dialects by name, each loaded only when a URL asks for it, so that a deployment installs only
+ * the driver it uses (both are optional peer dependencies).
+ */
+const DIALECTS: Readonly<Record<DialectName, DialectEntry>> = {
+  sqlite: {
+    driver: 'better-sqlite3',
+    async open(url, options) {
+      const { SqliteDialect } = await import('./dialects/sqlite/SqliteDialect.js');
+      return SqliteDialect.open(sqliteLocation(url), options);
+    },
+  },
+  postgres: {
+    driver: 'pg',
+    async open(url, options) {
+      const { PostgresDialect } = await import('./dialects/postgres/PostgresDialect.js');
+      return PostgresDialect.open(url, options);
+    },
+  },
+};
+
+const SCHEMES: Readonly<Record<string, DialectName>> = {
+  'sqlite:': 'sqlite',
+  'postgres:': 'postgres',
+  'postgresql:': 'postgres',
+};
+
+const DEFAULTS: Required<SqlStoreOptions> = {
+  poolSize: 10,
+  connectTimeoutMs: 10_000,
+  busyTimeoutMs: 5_000,
+  lockWaitMs: 30_000,
+};
+
+/**
+ * Opens the store named by `url`: `sqlite:///abs/path.db`, `sqlite://relative/path.db`,
+ * `sqlite::memory:`, `postgres://…` or `postgresql://…`. Nothing is migrated until `migrate()`.
+ */
+export async function openSqlStore(url: string, options: SqlStoreOptions = {}): Promise<SqlStore> {
+  const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase();
+  const name = scheme === undefined ? undefined : SCHEMES[scheme];
+  if (name === undefined) {
+    throw new SqlStoreConfigError(
+      'unknown_database_scheme',
+      `DATABASE_URL must start with one of ${Object.keys(SCHEMES).join(' ')} (got ${scheme ?? 'no scheme'})`,
+    );
+  }
+  const entry = DIALECTS[name];
+  await requireDriver(name, entry.driver);
+  const dialect = await entry.open(url, { ...DEFAULTS, ...definedOnly(options) });
+  return new OpenSqlStore(dialect);
+}
+
+class OpenSqlStore implements SqlStore {
+  readonly uow: UnitOfWork;
+
+  constructor(private readonly dialectImpl: Dialect) {
+    this.uow = new SqlUnitOfWork(dialectImpl);
+  }
+
+  get dialect(): DialectName {
+    return this.dialectImpl.name;
+  }
+
+  async migrate(): Promise<void> {
+    try {
+      await this.dialectImpl.migrate();
+    } catch (error) {
+      throw this.dialectImpl.translate(error);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.dialectImpl.close();
+  }
+}
+
+/** `sqlite:///abs/x.db` → `/abs/x.db`; `sqlite://rel/x.db` → `rel/x.db`; `sqlite::memory:` → `:memory:`. */
+function sqliteLocation(url: string): string {
+  const rest = url.slice('sqlite:'.length);
+  const path = rest.startsWith('//') ? rest.slice(2) : rest;
+  if (path === '') {
+    throw new SqlStoreConfigError(
+      'invalid_database_url',
+      'a sqlite: URL needs a file path, e.g. sqlite:///var/lib/trellis/trellis.db',
+    );
+  }
+  try {
+    return decodeURIComponent(path.split(/[?#]/, 1)[0] as string);
+  } catch (cause) {
+    throw new SqlStoreConfigError('invalid_database_url', 'the sqlite: URL has a malformed %-escape', { cause });
+  }
+}
+
+async function requireDriver(dialect: DialectName, driver: string): Promise<void> {
+  try {
+    await import(driver);
+  } catch (cause) {
+    const code = (cause as { code?: unknown }).code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw cause;
+    throw new SqlStoreConfigError(
+      'database_driver_missing',
+      `the ${dialect} database driver is not installed: run \`npm install ${driver}\``,
+      { cause },
+    );
+  }
+}
+
+function definedOnly(options: SqlStoreOptions): SqlStoreOptions {
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
+}

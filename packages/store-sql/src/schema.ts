@@ -1,0 +1,87 @@
+/**
+ * Names shared by the migrations, the stores and the error translation, so a constraint is named
+ * in one place and the ConflictError it becomes cannot drift from the DDL that creates it.
+ */
+
+export const TABLES = {
+  users: 'users',
+  identities: 'identities',
+  cliLogins: 'cli_logins',
+  refreshTokens: 'refresh_tokens',
+  vineyards: 'vineyards',
+  cloudIdentities: 'cloud_identities',
+  vines: 'vines',
+  vineComponents: 'vine_components',
+  workers: 'workers',
+  jobs: 'jobs',
+  logChunks: 'log_chunks',
+  planArtifacts: 'plan_artifacts',
+  workerReleases: 'worker_releases',
+} as const;
+
+export type TableName = (typeof TABLES)[keyof typeof TABLES];
+
+/** Where knex records applied migrations; our own names so an embedding app's knex tables never clash. */
+export const MIGRATIONS_TABLE = 'trellis_migrations';
+
+/** A unique key whose violation callers can act on, with the `ConflictError` it becomes. */
+export interface UniqueKey {
+  /** The constraint's name on Postgres (what `error.constraint` reports). */
+  constraint: string;
+  table: TableName;
+  /** The columns, in order (what SQLite's "UNIQUE constraint failed: t.a, t.b" names). */
+  columns: readonly string[];
+  code: string;
+  message: string;
+}
+
+export const UNIQUE_KEYS: readonly UniqueKey[] = [
+  {
+    constraint: 'users_email_unique',
+    table: 'users',
+    columns: ['email'],
+    code: 'email_taken',
+    message: 'a user with this email already exists',
+  },
+  {
+    constraint: 'vineyards_owner_name_unique',
+    table: 'vineyards',
+    columns: ['owner_id', 'name'],
+    code: 'vineyard_name_taken',
+    message: 'you already have a vineyard with this name',
+  },
+  {
+    constraint: 'vines_owner_name_unique',
+    table: 'vines',
+    columns: ['owner_id', 'name'],
+    code: 'vine_name_taken',
+    message: 'you already have a configuration with this name',
+  },
+  {
+    constraint: 'vines_owner_project_name_unique',
+    table: 'vines',
+    columns: ['owner_id', 'project_name'],
+    code: 'project_name_taken',
+    message: 'you already have a configuration with this project name',
+  },
+  {
+    constraint: 'worker_releases_version_unique',
+    table: 'worker_releases',
+    columns: ['version'],
+    code: 'release_exists',
+    message: 'this version is already published',
+  },
+  {
+    constraint: 'cli_logins_pkey',
+    table: 'cli_logins',
+    columns: ['device_code'],
+    code: 'device_code_used',
+    message: 'this device code already has a login',
+  },
+];
+
+/** The role owner-scoped units of work run as on Postgres; row-level security binds it. */
+export const APP_ROLE = 'trellis_app';
+
+/** The session setting that tells the row-level security policies who the owner is. */
+export const OWNER_SETTING = 'trellis.user_id';

@@ -1,0 +1,187 @@
+import type {
+  ConfigSnapshot,
+  Job,
+  JobFilter,
+  JobPatch,
+  JobStatus,
+  JobStore,
+  JobType,
+  JsonObject,
+  VineStatus,
+} from '@trellis/core';
+import type { SqlSession } from '../dialects/Dialect.js';
+import {
+  jsonIn,
+  jsonOut,
+  type Row,
+  textOut,
+  textOutOrNull,
+  timeIn,
+  timeInOrNull,
+  timeOut,
+  timeOutOrNull,
+  uuidOut,
+  uuidOutOrNull,
+} from '../rows.js';
+
+/** Deploys that hold on to their plan (DESIGN §3 `plan_already_applied`). */
+const PLAN_HOLDING_STATUSES: readonly JobStatus[] = ['QUEUED', 'PROCESSING', 'SUCCESS'];
+
+export class SqlJobStore implements JobStore {
+  constructor(private readonly db: SqlSession) {}
+
+  async create(job: Job): Promise<Job> {
+    const [row] = await this.db
+      .insert('jobs', {
+        id: job.id,
+        owner_id: job.owner_id,
+        job_type: job.job_type,
+        status: job.status,
+        config_snapshot: jsonIn(job.config_snapshot),
+        config_hash: job.config_hash,
+        vine_id: job.vine_id,
+        vineyard_id: job.vineyard_id,
+        cloud_identity_id: job.cloud_identity_id,
+        assigned_worker_id: job.assigned_worker_id,
+        claimed_by_worker_id: job.claimed_by_worker_id,
+        plan_job_id: job.plan_job_id,
+        target_worker_id: job.target_worker_id,
+        execution_metadata: jsonIn(job.execution_metadata),
+        error_message: job.error_message,
+        vine_status_before: job.vine_status_before,
+        created_at: timeIn(job.created_at),
+        claimed_at: timeInOrNull(job.claimed_at),
+        finished_at: timeInOrNull(job.finished_at),
+      })
+      .returning('*');
+    return toJob(row);
+  }
+
+  async get(ownerId: string, id: string): Promise<Job | null> {
+    const row = await this.db.table('jobs').where({ owner_id: ownerId, id }).first();
+    return row ? toJob(row) : null;
+  }
+
+  async list(ownerId: string, filter: JobFilter = {}): Promise<Job[]> {
+    const query = this.db
+      .table('jobs')
+      .where({ owner_id: ownerId })
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'seq', order: 'desc' },
+      ]);
+    if (filter.status !== undefined) query.where({ status: filter.status });
+    if (filter.vineyard_id !== undefined) query.where({ vineyard_id: filter.vineyard_id });
+    if (filter.vine_id !== undefined) query.where({ vine_id: filter.vine_id });
+    const rows: Row[] = await query;
+    return rows.map(toJob);
+  }
+
+  async claimNext(worker: { id: string; owner_id: string }, at: string): Promise<Job | null> {
+    const row = await this.db.claimNextJob(worker.id, timeIn(at));
+    if (!row) return null;
+    const job = toJob(row);
+    // The claim takes the owner from the worker's own row; a caller that named another owner
+    // has a bug, and the throw rolls the claim back with the rest of the unit of work.
+    if (job.owner_id !== worker.owner_id) {
+      throw new Error(`worker ${worker.id} does not belong to owner ${worker.owner_id}`);
+    }
+    return job;
+  }
+
+  /** A conditional UPDATE: of two racing writers that expect the same status, one wins. */
+  async update(ownerId: string, id: string, expected: JobStatus, patch: JobPatch): Promise<Job | null> {
+    const changes = columnsOf(patch);
+    const query = this.db.table('jobs').where({ owner_id: ownerId, id, status: expected });
+    if (Object.keys(changes).length === 0) {
+      const row = await query.first();
+      return row ? toJob(row) : null;
+    }
+    const [row] = await query.update(changes).returning('*');
+    return row ? toJob(row) : null;
+  }
+
+  /**
+   * A worker was last heard of at its last heartbeat or when it claimed the job, whichever is
+   * later (an agent that never sent a heartbeat was heard of when it claimed).
+   */
+  async listLost(cutoff: string): Promise<Job[]> {
+    const before = timeIn(cutoff);
+    const rows: Row[] = await this.db
+      .table('jobs')
+      .join('workers', 'workers.id', 'jobs.claimed_by_worker_id')
+      .where('jobs.status', 'PROCESSING')
+      .where((heard) => heard.whereNull('workers.last_heartbeat').orWhere('workers.last_heartbeat', '<', before))
+      .where((claimed) => claimed.whereNull('jobs.claimed_at').orWhere('jobs.claimed_at', '<', before))
+      .orderBy('jobs.seq')
+      .select('jobs.*');
+    return rows.map(toJob);
+  }
+
+  async listCancelledForWorker(ownerId: string, workerId: string, since: string): Promise<string[]> {
+    const rows: Row[] = await this.db
+      .table('jobs')
+      .where({ owner_id: ownerId, claimed_by_worker_id: workerId, status: 'CANCELLED' })
+      .where('finished_at', '>=', timeIn(since))
+      .orderBy([{ column: 'finished_at' }, { column: 'seq' }])
+      .select('id');
+    return rows.map((row) => uuidOut(row.id));
+  }
+
+  async busyWorkerIds(ownerId: string): Promise<string[]> {
+    const rows: Row[] = await this.db
+      .table('jobs')
+      .where({ owner_id: ownerId, status: 'PROCESSING' })
+      .whereNotNull('claimed_by_worker_id')
+      .distinct('claimed_by_worker_id')
+      .orderBy('claimed_by_worker_id');
+    return rows.map((row) => uuidOut(row.claimed_by_worker_id));
+  }
+
+  async listDeploysOfPlan(ownerId: string, planJobId: string): Promise<Job[]> {
+    const rows: Row[] = await this.db
+      .table('jobs')
+      .where({ owner_id: ownerId, plan_job_id: planJobId, job_type: 'DEPLOY' })
+      .whereIn('status', PLAN_HOLDING_STATUSES)
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'seq', order: 'desc' },
+      ]);
+    return rows.map(toJob);
+  }
+}
+
+/** The columns a patch sets; fields the patch leaves undefined are not touched. */
+function columnsOf(patch: JobPatch): Row {
+  const columns: Row = {};
+  if (patch.status !== undefined) columns.status = patch.status;
+  if (patch.execution_metadata !== undefined) columns.execution_metadata = jsonIn(patch.execution_metadata);
+  if (patch.error_message !== undefined) columns.error_message = patch.error_message;
+  if (patch.finished_at !== undefined) columns.finished_at = timeInOrNull(patch.finished_at);
+  if (patch.vine_status_before !== undefined) columns.vine_status_before = patch.vine_status_before;
+  return columns;
+}
+
+export function toJob(row: Row): Job {
+  return {
+    id: uuidOut(row.id),
+    owner_id: uuidOut(row.owner_id),
+    job_type: textOut(row.job_type) as JobType,
+    status: textOut(row.status) as JobStatus,
+    config_snapshot: jsonOut<ConfigSnapshot>(row.config_snapshot),
+    config_hash: textOut(row.config_hash),
+    vine_id: uuidOutOrNull(row.vine_id),
+    vineyard_id: uuidOutOrNull(row.vineyard_id),
+    cloud_identity_id: uuidOutOrNull(row.cloud_identity_id),
+    assigned_worker_id: uuidOutOrNull(row.assigned_worker_id),
+    claimed_by_worker_id: uuidOutOrNull(row.claimed_by_worker_id),
+    plan_job_id: uuidOutOrNull(row.plan_job_id),
+    target_worker_id: uuidOutOrNull(row.target_worker_id),
+    execution_metadata: jsonOut<JsonObject>(row.execution_metadata),
+    error_message: textOutOrNull(row.error_message),
+    vine_status_before: textOutOrNull(row.vine_status_before) as VineStatus | null,
+    created_at: timeOut(row.created_at),
+    claimed_at: timeOutOrNull(row.claimed_at),
+    finished_at: timeOutOrNull(row.finished_at),
+  };
+}

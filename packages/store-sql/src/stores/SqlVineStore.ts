@@ -1,0 +1,165 @@
+import {
+  COMPONENT_KINDS,
+  type ComponentKind,
+  type Engine,
+  NotFoundError,
+  type Variables,
+  type Vine,
+  type VineComponents,
+  type VineFilter,
+  type VineSource,
+  type VineStatus,
+  type VineStore,
+} from '@trellis/core';
+import type { SqlSession } from '../dialects/Dialect.js';
+import { jsonIn, jsonOut, type Row, textOut, textOutOrNull, timeIn, timeOut, uuidOut, uuidOutOrNull } from '../rows.js';
+
+/** A component row's `data`: the component without the job id, which has its own column. */
+type StoredData<K extends ComponentKind> = Omit<NonNullable<VineComponents[K]>, 'job_id'>;
+
+export class SqlVineStore implements VineStore {
+  constructor(private readonly db: SqlSession) {}
+
+  async create(vine: Vine): Promise<Vine> {
+    const [row] = await this.db.recoverable((db) =>
+      db
+        .insert('vines', {
+          id: vine.id,
+          owner_id: vine.owner_id,
+          vineyard_id: vine.vineyard_id,
+          name: vine.name,
+          project_name: vine.project_name,
+          cloud_identity_id: vine.cloud_identity_id,
+          source: jsonIn(vine.source),
+          variables: jsonIn(vine.variables),
+          engine: jsonIn(vine.engine),
+          status: vine.status,
+          status_message: vine.status_message,
+          created_at: timeIn(vine.created_at),
+          updated_at: timeIn(vine.updated_at),
+        })
+        .returning('*'),
+    );
+    return toVine(row);
+  }
+
+  async get(ownerId: string, id: string): Promise<Vine | null> {
+    return this.findOne(ownerId, { id });
+  }
+
+  async findByName(ownerId: string, name: string): Promise<Vine | null> {
+    return this.findOne(ownerId, { name });
+  }
+
+  async findByProjectName(ownerId: string, projectName: string): Promise<Vine | null> {
+    return this.findOne(ownerId, { project_name: projectName });
+  }
+
+  async list(ownerId: string, filter: VineFilter = {}): Promise<Vine[]> {
+    const query = this.db
+      .table('vines')
+      .where({ owner_id: ownerId })
+      .orderBy([{ column: 'created_at' }, { column: 'seq' }]);
+    if (filter.vineyard_id !== undefined) query.where({ vineyard_id: filter.vineyard_id });
+    const rows: Row[] = await query;
+    return rows.map(toVine);
+  }
+
+  async updateStatus(
+    ownerId: string,
+    id: string,
+    status: VineStatus,
+    message: string | null,
+    at: string,
+  ): Promise<Vine> {
+    const [row] = await this.db
+      .table('vines')
+      .where({ owner_id: ownerId, id })
+      .update({ status, status_message: message, updated_at: timeIn(at) })
+      .returning('*');
+    if (!row) throw new NotFoundError('configuration');
+    return toVine(row);
+  }
+
+  async getComponents(ownerId: string, vineId: string): Promise<VineComponents> {
+    const rows: Row[] = await this.db.table('vine_components').where({ owner_id: ownerId, vine_id: vineId });
+    const components: VineComponents = { cluster: null, argocd: null, outputs: null };
+    for (const row of rows) {
+      const jobId = uuidOut(row.job_id);
+      const kind = textOut(row.kind) as ComponentKind;
+      switch (kind) {
+        case 'cluster':
+          components.cluster = { ...jsonOut<StoredData<'cluster'>>(row.data), job_id: jobId };
+          break;
+        case 'argocd':
+          components.argocd = { ...jsonOut<StoredData<'argocd'>>(row.data), job_id: jobId };
+          break;
+        case 'outputs':
+          components.outputs = { ...jsonOut<StoredData<'outputs'>>(row.data), job_id: jobId };
+          break;
+        default: {
+          const unknown: never = kind;
+          throw new TypeError(`unknown vine component kind ${String(unknown)}`);
+        }
+      }
+    }
+    return components;
+  }
+
+  async saveComponents(ownerId: string, vineId: string, components: VineComponents, at: string): Promise<void> {
+    // The vine must be the owner's: a components row names its owner, and without this check an
+    // owner could attach rows to another owner's vine.
+    await this.requireVine(ownerId, vineId);
+    for (const kind of COMPONENT_KINDS) {
+      const component = components[kind];
+      if (component === null) continue;
+      const { job_id: jobId, ...data } = component;
+      await this.db
+        .insert('vine_components', {
+          vine_id: vineId,
+          owner_id: ownerId,
+          kind,
+          data: jsonIn(data),
+          job_id: jobId,
+          updated_at: timeIn(at),
+        })
+        .onConflict(['vine_id', 'kind'])
+        .merge(['data', 'job_id', 'updated_at']);
+    }
+  }
+
+  async clearComponents(ownerId: string, vineId: string): Promise<void> {
+    await this.db.table('vine_components').where({ owner_id: ownerId, vine_id: vineId }).delete();
+  }
+
+  private async findOne(ownerId: string, where: Record<string, string>): Promise<Vine | null> {
+    const row = await this.db
+      .table('vines')
+      .where({ owner_id: ownerId, ...where })
+      .first();
+    return row ? toVine(row) : null;
+  }
+
+  private async requireVine(ownerId: string, vineId: string): Promise<void> {
+    const row = await this.db.table('vines').where({ owner_id: ownerId, id: vineId }).first('id');
+    if (!row) throw new NotFoundError('configuration');
+  }
+}
+
+function toVine(row: Row): Vine {
+  return {
+    id: uuidOut(row.id),
+    owner_id: uuidOut(row.owner_id),
+    vineyard_id: uuidOut(row.vineyard_id),
+    name: textOut(row.name),
+    project_name: textOut(row.project_name),
+    cloud_identity_id: uuidOutOrNull(row.cloud_identity_id),
+    source: jsonOut<VineSource>(row.source),
+    variables: jsonOut<Variables>(row.variables),
+    engine: jsonOut<Engine>(row.engine),
+    status: textOut(row.status) as VineStatus,
+    status_message: textOutOrNull(row.status_message),
+    created_at: timeOut(row.created_at),
+    updated_at: timeOut(row.updated_at),
+  };
+}

@@ -1,0 +1,32 @@
+import type { Stores } from '@trellis/core';
+import type { SqlSession } from '../dialects/Dialect.js';
+import { SqlCliLoginStore } from './SqlCliLoginStore.js';
+import { SqlCloudIdentityStore } from './SqlCloudIdentityStore.js';
+import { SqlIdentityStore } from './SqlIdentityStore.js';
+import { SqlJobStore } from './SqlJobStore.js';
+import { SqlLogStore } from './SqlLogStore.js';
+import { SqlPlanArtifactStore } from './SqlPlanArtifactStore.js';
+import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
+import { SqlReleaseStore } from './SqlReleaseStore.js';
+import { SqlUserStore } from './SqlUserStore.js';
+import { SqlVineStore } from './SqlVineStore.js';
+import { SqlVineyardStore } from './SqlVineyardStore.js';
+import { SqlWorkerStore } from './SqlWorkerStore.js';
+
+/** Every store, bound to one unit of work's session. */
+export function createStores(session: SqlSession): Stores {
+  return {
+    users: new SqlUserStore(session),
+    identities: new SqlIdentityStore(session),
+    cliLogins: new SqlCliLoginStore(session),
+    refreshTokens: new SqlRefreshTokenStore(session),
+    vineyards: new SqlVineyardStore(session),
+    vines: new SqlVineStore(session),
+    cloudIdentities: new SqlCloudIdentityStore(session),
+    jobs: new SqlJobStore(session),
+    logs: new SqlLogStore(session),
+    workers: new SqlWorkerStore(session),
+    releases: new SqlReleaseStore(session),
+    planArtifacts: new SqlPlanArtifactStore(session),
+  };
+}

@@ -1,0 +1,151 @@
+import type { Job, Vine, Worker } from '@trellis/core';
+import { describe, expect, it } from 'vitest';
+import { later, newDestroyWorkerJob, newJob, newVine, newWorker } from './fixtures.js';
+import { type OpenStoreHarness, type SeededOwner, type StoreSuite, useStoreSuite } from './harness.js';
+
+/** The claim rule of DESIGN §3 and `JobStore.claimNext`. */
+export function describeJobClaimConformance(open: OpenStoreHarness): void {
+  describe('JobStore.claimNext', () => {
+    const suite = useStoreSuite(open);
+
+    const claim = (owner: SeededOwner, worker: Worker, at = later()) =>
+      suite.asOwner(owner.id, (stores) => stores.jobs.claimNext({ id: worker.id, owner_id: owner.id }, at));
+    const create = (owner: SeededOwner, ...jobs: Job[]) =>
+      suite.asOwner(owner.id, async (stores) => {
+        for (const job of jobs) await stores.jobs.create(job);
+      });
+    const finish = (owner: SeededOwner, job: Job, status: 'SUCCESS' | 'FAILED' | 'CANCELLED' = 'SUCCESS') =>
+      suite.asOwner(owner.id, (stores) =>
+        stores.jobs.update(owner.id, job.id, job.status, { status, finished_at: later() }),
+      );
+    const workers = (s: StoreSuite, owner: SeededOwner, count: number) =>
+      s.asOwner(owner.id, async (stores) => {
+        const made: Worker[] = [];
+        for (let i = 0; i < count; i += 1) made.push(await stores.workers.create(newWorker(owner.id)));
+        return made;
+      });
+    const vines = (s: StoreSuite, owner: SeededOwner, count: number) =>
+      s.asOwner(owner.id, async (stores) => {
+        const made: Vine[] = [];
+        for (let i = 0; i < count; i += 1) made.push(await stores.vines.create(newVine(owner.id, owner.vineyard.id)));
+        return made;
+      });
+
+    it('answers null when no job is queued', async () => {
+      const owner = await suite.seedOwner();
+      expect(await claim(owner, owner.worker)).toBeNull();
+      await create(owner, newJob(owner.id, owner.vine, { status: 'SUCCESS', finished_at: later() }));
+      expect(await claim(owner, owner.worker)).toBeNull();
+    });
+
+    it('takes the job: PROCESSING, claimed by the worker at the given time, nothing else changed', async () => {
+      const owner = await suite.seedOwner();
+      const job = newJob(owner.id, owner.vine);
+      await create(owner, job);
+      const when = later();
+      const claimed = await claim(owner, owner.worker, when);
+      const expected: Job = { ...job, status: 'PROCESSING', claimed_by_worker_id: owner.worker.id, claimed_at: when };
+      expect(claimed).toEqual(expected);
+      expect(await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, job.id))).toEqual(expected);
+      expect(await claim(owner, owner.worker)).toBeNull();
+    });
+
+    it('takes the oldest queued job first, across vines', async () => {
+      const owner = await suite.seedOwner();
+      const [v1, v2, v3] = (await vines(suite, owner, 3)) as [Vine, Vine, Vine];
+      const jobs = [newJob(owner.id, v2), newJob(owner.id, v3), newJob(owner.id, v1)];
+      await create(owner, ...jobs);
+      const [w1, w2, w3] = (await workers(suite, owner, 3)) as [Worker, Worker, Worker];
+      const order = [await claim(owner, w1), await claim(owner, w2), await claim(owner, w3)];
+      expect(order.map((job) => job?.id)).toEqual(jobs.map((job) => job.id));
+    });
+
+    it("never gives a worker another owner's job", async () => {
+      const a = await suite.seedOwner();
+      const b = await suite.seedOwner();
+      const job = newJob(a.id, a.vine);
+      await create(a, job);
+      expect(await claim(b, b.worker)).toBeNull();
+      expect((await claim(a, a.worker))?.id).toBe(job.id);
+    });
+
+    it('gives a job assigned to a worker to that worker only', async () => {
+      const owner = await suite.seedOwner();
+      const [other] = (await workers(suite, owner, 1)) as [Worker];
+      const job = newJob(owner.id, owner.vine, { assigned_worker_id: other.id });
+      await create(owner, job);
+      expect(await claim(owner, owner.worker)).toBeNull();
+      expect((await claim(owner, other))?.id).toBe(job.id);
+    });
+
+    it('never gives a worker the DESTROY_WORKER job that targets it', async () => {
+      const owner = await suite.seedOwner();
+      const [other] = (await workers(suite, owner, 1)) as [Worker];
+      const job = newDestroyWorkerJob(owner.id, owner.worker);
+      await create(owner, job);
+      expect(await claim(owner, owner.worker)).toBeNull();
+      const claimed = await claim(owner, other);
+      expect(claimed?.id).toBe(job.id);
+      expect(claimed?.target_worker_id).toBe(owner.worker.id);
+    });
+
+    it('runs one job of a vine at a time, in the order they were queued', async () => {
+      const owner = await suite.seedOwner();
+      const [w2] = (await workers(suite, owner, 1)) as [Worker];
+      const jobs = [newJob(owner.id, owner.vine), newJob(owner.id, owner.vine), newJob(owner.id, owner.vine)];
+      await create(owner, ...jobs);
+      const first = await claim(owner, owner.worker);
+      expect(first?.id).toBe(jobs[0]?.id);
+      expect(await claim(owner, w2), 'the vine has a PROCESSING job').toBeNull();
+      await finish(owner, first as Job);
+      const second = await claim(owner, w2);
+      expect(second?.id).toBe(jobs[1]?.id);
+      await finish(owner, second as Job, 'FAILED');
+      expect((await claim(owner, owner.worker))?.id).toBe(jobs[2]?.id);
+    });
+
+    it('keeps FIFO per vine even when the older job is one this worker may not run', async () => {
+      const owner = await suite.seedOwner();
+      const [other] = (await workers(suite, owner, 1)) as [Worker];
+      const older = newJob(owner.id, owner.vine, { assigned_worker_id: other.id });
+      const newer = newJob(owner.id, owner.vine);
+      await create(owner, older, newer);
+      expect(await claim(owner, owner.worker)).toBeNull();
+      expect((await claim(owner, other))?.id).toBe(older.id);
+    });
+
+    it('lets cancelled and finished jobs of a vine block nothing', async () => {
+      const owner = await suite.seedOwner();
+      const cancelled = newJob(owner.id, owner.vine);
+      const next = newJob(owner.id, owner.vine);
+      await create(owner, cancelled, next);
+      await finish(owner, cancelled, 'CANCELLED');
+      expect((await claim(owner, owner.worker))?.id).toBe(next.id);
+    });
+
+    it('does not apply the vine rules to jobs without a vine', async () => {
+      const owner = await suite.seedOwner();
+      const [target1, target2, runner] = (await workers(suite, owner, 3)) as [Worker, Worker, Worker];
+      const jobs = [newDestroyWorkerJob(owner.id, target1), newDestroyWorkerJob(owner.id, target2)];
+      await create(owner, ...jobs);
+      const first = await claim(owner, runner);
+      const second = await claim(owner, owner.worker);
+      expect([first?.id, second?.id]).toEqual(jobs.map((job) => job.id));
+    });
+
+    it('hands each job to one of many concurrent claimers, and one job per vine at a time', async () => {
+      const owner = await suite.seedOwner();
+      const vineList = await vines(suite, owner, 3);
+      const workerList = await workers(suite, owner, 8);
+      await create(owner, ...vineList.flatMap((vine) => [newJob(owner.id, vine), newJob(owner.id, vine)]));
+      const claimed = await Promise.all(workerList.map((worker) => claim(owner, worker)));
+      const got = claimed.filter((job): job is Job => job !== null);
+      expect(got).toHaveLength(3);
+      expect(new Set(got.map((job) => job.vine_id)).size).toBe(3);
+      const processing = await suite.asOwner(owner.id, (stores) =>
+        stores.jobs.list(owner.id, { status: 'PROCESSING' }),
+      );
+      expect(processing.map((job) => job.id).sort()).toEqual(got.map((job) => job.id).sort());
+    });
+  });
+}

@@ -1,0 +1,250 @@
+import type { Job, JobFilter } from '@trellis/core';
+import { describe, expect, it } from 'vitest';
+import { at, later, newCloudIdentity, newJob, newVine, newVineyard, newWorker, uuid } from './fixtures.js';
+import { type OpenStoreHarness, type SeededOwner, type StoreSuite, useStoreSuite } from './harness.js';
+
+export function describeJobStoreConformance(open: OpenStoreHarness): void {
+  describe('JobStore', () => {
+    const suite = useStoreSuite(open);
+
+    it('creates a queued job and reads it back, snapshot JSON and nulls intact', async () => {
+      const owner = await suite.seedOwner();
+      const job = newJob(owner.id, owner.vine, {
+        execution_metadata: { note: 'queued by test', n: 1.5, list: [1, 'x'] },
+      });
+      expect(await suite.asOwner(owner.id, (stores) => stores.jobs.create(job))).toEqual(job);
+      expect(await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, job.id))).toEqual(job);
+      expect(await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, uuid()))).toBeNull();
+    });
+
+    it('round-trips a job with every optional field set', async () => {
+      const owner = await suite.seedOwner();
+      const { identity, vine, plan, other } = await suite.asOwner(owner.id, async (stores) => {
+        const identity = await stores.cloudIdentities.create(newCloudIdentity(owner.id));
+        const vine = await stores.vines.create(
+          newVine(owner.id, owner.vineyard.id, { cloud_identity_id: identity.id }),
+        );
+        const plan = await stores.jobs.create(newJob(owner.id, vine, { status: 'SUCCESS' }));
+        const other = await stores.workers.create(newWorker(owner.id));
+        return { identity, vine, plan, other };
+      });
+      const job = newJob(owner.id, vine, {
+        job_type: 'DEPLOY',
+        status: 'FAILED',
+        cloud_identity_id: identity.id,
+        assigned_worker_id: owner.worker.id,
+        claimed_by_worker_id: owner.worker.id,
+        plan_job_id: plan.id,
+        target_worker_id: other.id,
+        execution_metadata: { cluster_name: 'c', outputs: { a: { value: 1, sensitive: false } } },
+        error_message: 'exit status 1\nError: “quoted” ✓',
+        vine_status_before: 'PLANNED',
+        claimed_at: later(),
+        finished_at: later(),
+      });
+      await suite.asOwner(owner.id, (stores) => stores.jobs.create(job));
+      expect(await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, job.id))).toEqual(job);
+    });
+
+    it('lists newest first and filters by status, vineyard and vine', async () => {
+      const owner = await suite.seedOwner();
+      const { vine2, jobs } = await suite.asOwner(owner.id, async (stores) => {
+        const vineyard2 = await stores.vineyards.create(newVineyard(owner.id));
+        const vine2 = await stores.vines.create(newVine(owner.id, vineyard2.id));
+        const jobs = [
+          await stores.jobs.create(newJob(owner.id, owner.vine, { created_at: at(1) })),
+          await stores.jobs.create(newJob(owner.id, vine2, { created_at: at(2), status: 'SUCCESS' })),
+          await stores.jobs.create(newJob(owner.id, owner.vine, { created_at: at(3), status: 'SUCCESS' })),
+          await stores.jobs.create(newJob(owner.id, owner.vine, { created_at: at(3) })),
+        ];
+        return { vine2, jobs };
+      });
+      const [j1, j2, j3, j4] = jobs as [Job, Job, Job, Job];
+      const ids = (list: Job[]) => list.map((job) => job.id);
+      const list = (filter?: JobFilter) => suite.asOwner(owner.id, (stores) => stores.jobs.list(owner.id, filter));
+      expect(ids(await list())).toEqual([j4.id, j3.id, j2.id, j1.id]);
+      expect(ids(await list({ status: 'SUCCESS' }))).toEqual([j3.id, j2.id]);
+      expect(ids(await list({ vineyard_id: vine2.vineyard_id }))).toEqual([j2.id]);
+      expect(ids(await list({ vine_id: owner.vine.id, status: 'QUEUED' }))).toEqual([j4.id, j1.id]);
+      expect(await list({ status: 'CANCELLED' })).toEqual([]);
+    });
+
+    it('updates only when the job is still in the expected status, returning the new job', async () => {
+      const owner = await suite.seedOwner();
+      const job = await suite.asOwner(owner.id, (stores) =>
+        stores.jobs.create(
+          newJob(owner.id, owner.vine, {
+            status: 'PROCESSING',
+            claimed_by_worker_id: owner.worker.id,
+            claimed_at: later(),
+          }),
+        ),
+      );
+      const finishedAt = later();
+      const patch = {
+        status: 'SUCCESS' as const,
+        execution_metadata: { outputs: { url: 'https://x.example.test' } },
+        error_message: null,
+        finished_at: finishedAt,
+        vine_status_before: 'DEPLOYED' as const,
+      };
+      const updated = await suite.asOwner(owner.id, (stores) =>
+        stores.jobs.update(owner.id, job.id, 'PROCESSING', patch),
+      );
+      const expected: Job = { ...job, ...patch };
+      expect(updated).toEqual(expected);
+      expect(await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, job.id))).toEqual(expected);
+
+      const lost = await suite.asOwner(owner.id, (stores) =>
+        stores.jobs.update(owner.id, job.id, 'PROCESSING', { status: 'FAILED', error_message: 'too late' }),
+      );
+      expect(lost).toBeNull();
+      expect(await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, job.id))).toEqual(expected);
+    });
+
+    it('leaves fields a patch does not name, and answers an empty patch with the job or null', async () => {
+      const owner = await suite.seedOwner();
+      const job = await suite.asOwner(owner.id, (stores) =>
+        stores.jobs.create(newJob(owner.id, owner.vine, { execution_metadata: { keep: true }, error_message: 'keep' })),
+      );
+      const metadataOnly = await suite.asOwner(owner.id, (stores) =>
+        stores.jobs.update(owner.id, job.id, 'QUEUED', { vine_status_before: 'NEW' }),
+      );
+      expect(metadataOnly).toEqual({ ...job, vine_status_before: 'NEW' });
+      expect(await suite.asOwner(owner.id, (stores) => stores.jobs.update(owner.id, job.id, 'QUEUED', {}))).toEqual({
+        ...job,
+        vine_status_before: 'NEW',
+      });
+      expect(await suite.asOwner(owner.id, (stores) => stores.jobs.update(owner.id, job.id, 'SUCCESS', {}))).toBeNull();
+    });
+
+    it('of two concurrent updates expecting the same status, exactly one wins', async () => {
+      const owner = await suite.seedOwner();
+      const job = await suite.asOwner(owner.id, (stores) => stores.jobs.create(newJob(owner.id, owner.vine)));
+      const results = await Promise.all(
+        (['CANCELLED', 'PROCESSING'] as const).map((status) =>
+          suite.asOwner(owner.id, (stores) => stores.jobs.update(owner.id, job.id, 'QUEUED', { status })),
+        ),
+      );
+      expect(results.filter((result) => result !== null)).toHaveLength(1);
+    });
+
+    it("never shows or updates one owner's jobs for another", async () => {
+      const a = await suite.seedOwner();
+      const b = await suite.seedOwner();
+      const job = await suite.asOwner(a.id, (stores) => stores.jobs.create(newJob(a.id, a.vine)));
+      const seen = await suite.asOwner(b.id, async (stores) => [
+        await stores.jobs.get(b.id, job.id),
+        await stores.jobs.list(b.id),
+        await stores.jobs.update(b.id, job.id, 'QUEUED', { status: 'CANCELLED', error_message: 'hijacked' }),
+      ]);
+      expect(seen).toEqual([null, [], null]);
+      expect(await suite.asOwner(a.id, (stores) => stores.jobs.get(a.id, job.id))).toEqual(job);
+    });
+  });
+
+  describe('JobStore queries for agents and the sweep', () => {
+    const suite = useStoreSuite(open);
+
+    /** A PROCESSING job of `owner` claimed by `workerId`. */
+    function running(owner: SeededOwner, workerId: string, overrides: Partial<Job> = {}): Job {
+      return newJob(owner.id, null, {
+        job_type: 'PLAN',
+        status: 'PROCESSING',
+        claimed_by_worker_id: workerId,
+        claimed_at: at(0),
+        ...overrides,
+      });
+    }
+
+    async function workerOf(s: StoreSuite, owner: SeededOwner, lastHeartbeat: string | null) {
+      return s.asOwner(owner.id, (stores) =>
+        stores.workers.create(newWorker(owner.id, { last_heartbeat: lastHeartbeat })),
+      );
+    }
+
+    it('lists PROCESSING jobs of every owner whose worker was silent since before the cutoff', async () => {
+      const a = await suite.seedOwner();
+      const b = await suite.seedOwner();
+      const silent = await workerOf(suite, a, at(10));
+      const alive = await workerOf(suite, a, at(200));
+      const neverHeard = await workerOf(suite, b, null);
+      const jobs = await suite.asSystem(async (stores) => ({
+        silentJob: await stores.jobs.create(running(a, silent.id, { claimed_at: at(5) })),
+        aliveJob: await stores.jobs.create(running(a, alive.id, { claimed_at: at(5) })),
+        neverHeardJob: await stores.jobs.create(running(b, neverHeard.id, { claimed_at: at(20) })),
+        finished: await stores.jobs.create(running(a, silent.id, { status: 'FAILED', finished_at: at(30) })),
+        queued: await stores.jobs.create(newJob(a.id, a.vine)),
+      }));
+      const lost = await suite.asSystem((stores) => stores.jobs.listLost(at(100)));
+      expect(lost.map((job) => job.id).sort()).toEqual([jobs.silentJob.id, jobs.neverHeardJob.id].sort());
+      expect(lost.find((job) => job.id === jobs.silentJob.id)).toEqual(jobs.silentJob);
+      expect(await suite.asSystem((stores) => stores.jobs.listLost(at(15)))).toEqual([jobs.silentJob]);
+    });
+
+    it('lists the ids of CANCELLED jobs a worker claimed that finished at or after a time', async () => {
+      const owner = await suite.seedOwner();
+      const other = await workerOf(suite, owner, null);
+      const mine = owner.worker.id;
+      const jobs = await suite.asOwner(owner.id, async (stores) => ({
+        before: await stores.jobs.create(running(owner, mine, { status: 'CANCELLED', finished_at: at(9.999) })),
+        boundary: await stores.jobs.create(running(owner, mine, { status: 'CANCELLED', finished_at: at(10) })),
+        after: await stores.jobs.create(running(owner, mine, { status: 'CANCELLED', finished_at: at(50) })),
+        failed: await stores.jobs.create(running(owner, mine, { status: 'FAILED', finished_at: at(50) })),
+        theirs: await stores.jobs.create(running(owner, other.id, { status: 'CANCELLED', finished_at: at(50) })),
+      }));
+      const ids = await suite.asOwner(owner.id, (stores) => stores.jobs.listCancelledForWorker(owner.id, mine, at(10)));
+      expect(ids.sort()).toEqual([jobs.boundary.id, jobs.after.id].sort());
+      const stranger = await suite.seedOwner();
+      expect(
+        await suite.asOwner(stranger.id, (stores) => stores.jobs.listCancelledForWorker(stranger.id, mine, at(0))),
+      ).toEqual([]);
+    });
+
+    it('lists the workers of an owner that have a PROCESSING job, each once', async () => {
+      const owner = await suite.seedOwner();
+      const idle = await workerOf(suite, owner, null);
+      const busy = await workerOf(suite, owner, null);
+      const done = await workerOf(suite, owner, null);
+      await suite.asOwner(owner.id, async (stores) => {
+        await stores.jobs.create(running(owner, busy.id));
+        await stores.jobs.create(running(owner, busy.id));
+        await stores.jobs.create(running(owner, owner.worker.id));
+        await stores.jobs.create(running(owner, done.id, { status: 'SUCCESS', finished_at: at(3) }));
+      });
+      const ids = await suite.asOwner(owner.id, (stores) => stores.jobs.busyWorkerIds(owner.id));
+      expect(ids.sort()).toEqual([busy.id, owner.worker.id].sort());
+      expect(ids).not.toContain(idle.id);
+      const stranger = await suite.seedOwner();
+      expect(await suite.asOwner(stranger.id, (stores) => stores.jobs.busyWorkerIds(stranger.id))).toEqual([]);
+    });
+
+    it('lists the DEPLOY jobs of a plan that are queued, running or succeeded', async () => {
+      const owner = await suite.seedOwner();
+      const jobs = await suite.asOwner(owner.id, async (stores) => {
+        const plan = await stores.jobs.create(newJob(owner.id, owner.vine, { status: 'SUCCESS' }));
+        const otherPlan = await stores.jobs.create(newJob(owner.id, owner.vine, { status: 'SUCCESS' }));
+        const deploy = (status: Job['status'], planJobId = plan.id) =>
+          stores.jobs.create(newJob(owner.id, owner.vine, { job_type: 'DEPLOY', status, plan_job_id: planJobId }));
+        return {
+          plan,
+          queued: await deploy('QUEUED'),
+          processing: await deploy('PROCESSING'),
+          succeeded: await deploy('SUCCESS'),
+          failed: await deploy('FAILED'),
+          cancelled: await deploy('CANCELLED'),
+          ofOtherPlan: await deploy('QUEUED', otherPlan.id),
+        };
+      });
+      const deploys = await suite.asOwner(owner.id, (stores) => stores.jobs.listDeploysOfPlan(owner.id, jobs.plan.id));
+      expect(deploys.map((job) => job.id).sort()).toEqual(
+        [jobs.queued.id, jobs.processing.id, jobs.succeeded.id].sort(),
+      );
+      expect(deploys.find((job) => job.id === jobs.queued.id)).toEqual(jobs.queued);
+      const stranger = await suite.seedOwner();
+      expect(
+        await suite.asOwner(stranger.id, (stores) => stores.jobs.listDeploysOfPlan(stranger.id, jobs.plan.id)),
+      ).toEqual([]);
+    });
+  });
+}

@@ -1,0 +1,92 @@
+import { type LogChunk, NotFoundError } from '@trellis/core';
+import { describe, expect, it } from 'vitest';
+import { later, newJob } from './fixtures.js';
+import { type OpenStoreHarness, rejectionOf, useStoreSuite } from './harness.js';
+
+export function describeLogStoreConformance(open: OpenStoreHarness): void {
+  describe('LogStore', () => {
+    const suite = useStoreSuite(open);
+
+    it('stores a chunk and gives it an integer id, every field intact', async () => {
+      const owner = await suite.seedOwner();
+      const job = await suite.asOwner(owner.id, (stores) => stores.jobs.create(newJob(owner.id, owner.vine)));
+      const when = later();
+      const text = 'Plan: 3 to add, 0 to change.\n\u001b[32m✓ done\u001b[0m\n';
+      const chunk = await suite.asOwner(owner.id, (stores) =>
+        stores.logs.append(owner.id, job.id, text, 'STDOUT', when),
+      );
+      expect(Number.isSafeInteger(chunk.id)).toBe(true);
+      expect(chunk).toEqual({ id: chunk.id, job_id: job.id, log_chunk: text, stream_type: 'STDOUT', created_at: when });
+      expect(await suite.asOwner(owner.id, (stores) => stores.logs.list(owner.id, job.id, 0, 10))).toEqual([chunk]);
+    });
+
+    it('keeps a 1 MiB chunk whole', async () => {
+      const owner = await suite.seedOwner();
+      const job = await suite.asOwner(owner.id, (stores) => stores.jobs.create(newJob(owner.id, owner.vine)));
+      const big = 'ü'.repeat(512 * 1024);
+      await suite.asOwner(owner.id, (stores) => stores.logs.append(owner.id, job.id, big, 'STDERR', later()));
+      const [stored] = await suite.asOwner(owner.id, (stores) => stores.logs.list(owner.id, job.id, 0, 1));
+      expect(stored?.log_chunk === big).toBe(true);
+    });
+
+    it('gives ids that only increase, across jobs, and pages by after and limit in id order', async () => {
+      const owner = await suite.seedOwner();
+      const job1 = await suite.asOwner(owner.id, (stores) => stores.jobs.create(newJob(owner.id, owner.vine)));
+      const job2 = await suite.asOwner(owner.id, (stores) => stores.jobs.create(newJob(owner.id, null)));
+      const streams = ['STDOUT', 'STDERR', 'SYSTEM'] as const;
+      const chunks: LogChunk[] = [];
+      for (let i = 0; i < 6; i += 1) {
+        const jobId = i % 2 === 0 ? job1.id : job2.id;
+        chunks.push(
+          await suite.asOwner(owner.id, (stores) =>
+            stores.logs.append(owner.id, jobId, `line ${i}\n`, streams[i % 3] ?? 'STDOUT', later()),
+          ),
+        );
+      }
+      const ids = chunks.map((chunk) => chunk.id);
+      expect([...ids].sort((x, y) => x - y)).toEqual(ids);
+      expect(new Set(ids).size).toBe(ids.length);
+
+      const list = (after: number, limit: number) =>
+        suite.asOwner(owner.id, (stores) => stores.logs.list(owner.id, job1.id, after, limit));
+      const ofJob1 = chunks.filter((chunk) => chunk.job_id === job1.id);
+      expect(await list(0, 100)).toEqual(ofJob1);
+      expect(ofJob1.map((chunk) => [chunk.log_chunk, chunk.stream_type])).toEqual([
+        ['line 0\n', 'STDOUT'],
+        ['line 2\n', 'SYSTEM'],
+        ['line 4\n', 'STDERR'],
+      ]);
+      const [first, second, third] = ofJob1 as [LogChunk, LogChunk, LogChunk];
+      expect(await list(first.id, 1)).toEqual([second]);
+      expect(await list(second.id, 10)).toEqual([third]);
+      expect(await list(first.id - 1, 2)).toEqual([first, second]);
+      expect(await list(third.id, 10)).toEqual([]);
+    });
+
+    it('gives distinct, increasing ids to concurrent appends', async () => {
+      const owner = await suite.seedOwner();
+      const job = await suite.asOwner(owner.id, (stores) => stores.jobs.create(newJob(owner.id, owner.vine)));
+      const chunks = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          suite.asOwner(owner.id, (stores) => stores.logs.append(owner.id, job.id, `c${i}`, 'STDOUT', later())),
+        ),
+      );
+      expect(new Set(chunks.map((chunk) => chunk.id)).size).toBe(10);
+      const listed = await suite.asOwner(owner.id, (stores) => stores.logs.list(owner.id, job.id, 0, 100));
+      expect(listed.map((chunk) => chunk.id)).toEqual(chunks.map((chunk) => chunk.id).sort((x, y) => x - y));
+    });
+
+    it("never shows one owner's logs to another, nor lets another append to its jobs", async () => {
+      const a = await suite.seedOwner();
+      const b = await suite.seedOwner();
+      const job = await suite.asOwner(a.id, (stores) => stores.jobs.create(newJob(a.id, a.vine)));
+      const chunk = await suite.asOwner(a.id, (stores) => stores.logs.append(a.id, job.id, 'mine', 'STDOUT', later()));
+      expect(await suite.asOwner(b.id, (stores) => stores.logs.list(b.id, job.id, 0, 10))).toEqual([]);
+      const error = await rejectionOf(
+        suite.asOwner(b.id, (stores) => stores.logs.append(b.id, job.id, 'injected', 'STDOUT', later())),
+      );
+      expect(error).toBeInstanceOf(NotFoundError);
+      expect(await suite.asOwner(a.id, (stores) => stores.logs.list(a.id, job.id, 0, 10))).toEqual([chunk]);
+    });
+  });
+}
