@@ -101,7 +101,8 @@ export function createApi(options: ApiOptions): Express {
     const user = await options.useCases.auth.ensureUser({ email: bootstrap.email, name: 'Administrator' });
     sessions.start(res, user);
     const next = typeof req.query.next === 'string' && /^\/(?!\/)[^\\]*$/.test(req.query.next) ? req.query.next : '/';
-    res.redirect(303, next);
+    // Relative to where the control plane is mounted (an embedding app may use a prefix).
+    res.redirect(303, `${req.baseUrl}${next}`);
   });
   app.post('/auth/signout', (req, res) => {
     if (req.headers.origin !== options.webOrigin) {

@@ -5,3 +5,4 @@ export {
   SqlStoreConfigError,
   type SqlStoreOptions,
 } from './openSqlStore.js';
+export { openPostgresEventBus, PostgresEventBus, type PostgresEventBusOptions } from './PostgresEventBus.js';

@@ -1,0 +1,94 @@
+import { type ArtifactStore, type EventBus, InProcessEventBus, type UnitOfWork } from '@trellis/core';
+import type { Logger } from '@trellis/http';
+import { ConfigError } from './config.js';
+
+export interface DatabaseAdapter {
+  uow: UnitOfWork;
+  /** Real-time events shared by every replica on this database. */
+  events: EventBus;
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+}
+
+type Loader<T> = (url: string, logger: Logger) => Promise<T>;
+
+/** Imports an optional adapter package, naming it when it is not installed. */
+async function importAdapter<T>(name: string): Promise<T> {
+  try {
+    return (await import(name)) as T;
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String(error).includes(name)) {
+      throw new ConfigError(`this configuration needs the package ${name}: run npm install ${name}`);
+    }
+    throw error;
+  }
+}
+
+type StoreSqlModule = typeof import('@trellis/store-sql');
+
+/** DESIGN §1: adapters chosen by URL scheme through an explicit map of lazy loaders. */
+export const DATABASE_LOADERS: Record<string, Loader<DatabaseAdapter>> = {
+  sqlite: async (url) => {
+    const { openSqlStore } = await importAdapter<StoreSqlModule>('@trellis/store-sql');
+    const store = await openSqlStore(url);
+    return {
+      uow: store.uow,
+      events: new InProcessEventBus(),
+      migrate: () => store.migrate(),
+      close: () => store.close(),
+    };
+  },
+  postgres: async (url, logger) => {
+    const { openSqlStore, openPostgresEventBus } = await importAdapter<StoreSqlModule>('@trellis/store-sql');
+    const store = await openSqlStore(url);
+    const events = await openPostgresEventBus(url, {
+      onError: (error) => logger.warn({ err: error }, 'postgres event bus connection lost; reconnecting'),
+    });
+    return {
+      uow: store.uow,
+      events,
+      migrate: () => store.migrate(),
+      close: async () => {
+        await events.close();
+        await store.close();
+      },
+    };
+  },
+};
+DATABASE_LOADERS.postgresql = DATABASE_LOADERS.postgres as Loader<DatabaseAdapter>;
+
+type FsModule = typeof import('@trellis/artifacts-fs');
+
+export const ARTIFACT_LOADERS: Record<string, Loader<ArtifactStore>> = {
+  file: async (url) => {
+    const { openFsArtifactStore } = await importAdapter<FsModule>('@trellis/artifacts-fs');
+    return openFsArtifactStore(url);
+  },
+};
+
+function schemeOf(url: string, variable: string): string {
+  const match = /^([a-z][a-z0-9+.-]*):/i.exec(url);
+  if (!match?.[1]) throw new ConfigError(`${variable} must be a URL with a scheme (got "${url}")`);
+  return match[1].toLowerCase();
+}
+
+function pick<T>(loaders: Record<string, Loader<T>>, url: string, variable: string): Loader<T> {
+  const scheme = schemeOf(url, variable);
+  const loader = loaders[scheme];
+  if (!loader) {
+    throw new ConfigError(
+      `${variable}: unknown scheme "${scheme}:"; supported: ${Object.keys(loaders)
+        .map((s) => `${s}:`)
+        .join(', ')}`,
+    );
+  }
+  return loader;
+}
+
+export function openDatabase(url: string, logger: Logger): Promise<DatabaseAdapter> {
+  return pick(DATABASE_LOADERS, url, 'DATABASE_URL')(url, logger);
+}
+
+export function openArtifactStore(url: string, logger: Logger): Promise<ArtifactStore> {
+  return pick(ARTIFACT_LOADERS, url, 'TRELLIS_ARTIFACTS_URL')(url, logger);
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+import { ConfigError } from '../config.js';
+import { createControlPlane } from '../createControlPlane.js';
+import { createLogger } from '../logger.js';
+import { openDatabase } from '../adapters.js';
+import { loadConfig } from '../config.js';
+
+const USAGE = `Usage: trellis-server [serve]   start the control plane (default)
+       trellis-server migrate   apply pending database migrations and exit
+
+Configuration comes from the environment: PORT, HOST, TRELLIS_DATA_DIR, DATABASE_URL,
+TRELLIS_ARTIFACTS_URL, TRELLIS_WEB_URL, CLI_JWT_SECRET, RELEASE_API_SECRET, ... (docs/configuration.md).`;
+
+async function main(argv: string[]): Promise<number> {
+  const command = argv[0] ?? 'serve';
+  const logger = createLogger();
+  if (command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (command === 'migrate') {
+    const config = loadConfig();
+    const database = await openDatabase(config.databaseUrl, logger);
+    try {
+      await database.migrate();
+    } finally {
+      await database.close();
+    }
+    process.stdout.write('migrations applied\n');
+    return 0;
+  }
+  if (command !== 'serve') {
+    process.stderr.write(`trellis-server: unknown command "${command}"\n\n${USAGE}\n`);
+    return 2;
+  }
+
+  const controlPlane = await createControlPlane({ logger });
+  const { url } = await controlPlane.listen();
+  const { config } = controlPlane;
+  for (const warning of config.warnings) logger.warn({}, warning);
+  logger.info(
+    { url, database: config.databaseUrl.replace(/\/\/[^@/]*@/, '//***@'), artifacts: config.artifactsUrl },
+    'trellis-server listening',
+  );
+  process.stdout.write(`\nTrellis control plane listening on ${url}\n`);
+  if (config.bootstrapToken) {
+    const link = `${config.webUrl}/auth/bootstrap?token=${encodeURIComponent(config.bootstrapToken)}`;
+    process.stdout.write(
+      `Sign in as ${config.bootstrapEmail}${config.bootstrapTokenOneTime ? ' (one-time link)' : ''}: ${link}\n\n`,
+    );
+  }
+
+  await new Promise<void>((done) => {
+    const stop = (signal: string) => {
+      logger.info({ signal }, 'shutting down: finishing in-flight requests');
+      controlPlane.close().then(done, (error) => {
+        logger.error({ err: error }, 'shutdown failed');
+        done();
+      });
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  logger.info({}, 'stopped');
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (error instanceof ConfigError || (error as { kind?: string }).kind === 'unavailable') {
+      process.stderr.write(`trellis-server: ${(error as Error).message}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    process.stderr.write(`trellis-server: failed to start: ${(error as Error).stack ?? String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,58 @@
+import 'reflect-metadata';
+import {
+  type ArtifactStore,
+  type Clock,
+  type CoreSettings,
+  coreServices,
+  createUseCases,
+  type EventBus,
+  type Random,
+  type ServiceRef,
+  type TokenSigner,
+  type UnitOfWork,
+  type UseCases,
+} from '@trellis/core';
+import { type DependencyContainer, container as rootContainer, instanceCachingFactory } from 'tsyringe';
+
+export function resolve<T>(container: DependencyContainer, ref: ServiceRef<T>): T {
+  return container.resolve<T>(ref.id);
+}
+
+export interface Adapters {
+  uow: UnitOfWork;
+  artifacts: ArtifactStore;
+  events: EventBus;
+  clock: Clock;
+  random: Random;
+  signer: TokenSigner;
+  settings: CoreSettings;
+}
+
+/**
+ * The composition root's container: every port registered under core's typed tokens, and the
+ * use cases built from them by a factory (core carries no decorators).
+ */
+export function buildContainer(adapters: Adapters): DependencyContainer {
+  const container = rootContainer.createChildContainer();
+  container.register(coreServices.unitOfWork.id, { useValue: adapters.uow });
+  container.register(coreServices.artifactStore.id, { useValue: adapters.artifacts });
+  container.register(coreServices.eventBus.id, { useValue: adapters.events });
+  container.register(coreServices.clock.id, { useValue: adapters.clock });
+  container.register(coreServices.random.id, { useValue: adapters.random });
+  container.register(coreServices.tokenSigner.id, { useValue: adapters.signer });
+  container.register(coreServices.settings.id, { useValue: adapters.settings });
+  container.register(coreServices.useCases.id, {
+    useFactory: instanceCachingFactory<UseCases>((c) =>
+      createUseCases({
+        uow: resolve(c, coreServices.unitOfWork),
+        artifacts: resolve(c, coreServices.artifactStore),
+        events: resolve(c, coreServices.eventBus),
+        clock: resolve(c, coreServices.clock),
+        random: resolve(c, coreServices.random),
+        signer: resolve(c, coreServices.tokenSigner),
+        settings: resolve(c, coreServices.settings),
+      }),
+    ),
+  });
+  return container;
+}

@@ -1,0 +1,12 @@
+export {
+  ARTIFACT_LOADERS,
+  DATABASE_LOADERS,
+  type DatabaseAdapter,
+  openArtifactStore,
+  openDatabase,
+} from './adapters.js';
+export { ConfigError, loadConfig, type OAuthAppConfig, PROVIDERS, type ServerConfig } from './config.js';
+export { buildContainer, resolve } from './container.js';
+export { type ControlPlane, type ControlPlaneOptions, createControlPlane } from './createControlPlane.js';
+export { createLogger } from './logger.js';
+export { VERSION } from './version.js';
