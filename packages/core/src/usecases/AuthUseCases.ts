@@ -24,6 +24,14 @@ export interface ExchangeResult extends TokenPair {
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
+/**
+ * Whether the instant `time` is at or before `now`. Compared as instants, not as text: a store may
+ * return any ISO-8601 form (`…:00Z` sorts after `…:00.500Z` as a string). Unreadable counts as passed.
+ */
+function hasPassed(time: string, now: string): boolean {
+  return !(Date.parse(time) > Date.parse(now));
+}
+
 /** Users, device login (SPEC §5.3), CLI token rotation and its reuse detection. */
 export class AuthUseCases {
   constructor(private readonly deps: CoreDeps) {}
@@ -90,7 +98,7 @@ export class AuthUseCases {
       if (!login || login.profile_id === null) return { error: 'authorization_pending' };
       if (login.consumed_at !== null) return { error: 'used' };
       if (login.attempts >= MAX_VERIFICATION_ATTEMPTS) return { error: 'dead' };
-      if (login.expires_at <= now) return { error: 'expired_token' };
+      if (hasPassed(login.expires_at, now)) return { error: 'expired_token' };
       if (!verificationCodesMatch(login.verification_code, code)) {
         const attempts = await stores.cliLogins.recordFailedAttempt(deviceCode);
         return { error: 'wrong' as const, remaining: Math.max(0, MAX_VERIFICATION_ATTEMPTS - attempts) };
@@ -147,7 +155,7 @@ export class AuthUseCases {
     const outcome = await this.deps.uow.run(systemScope, async (stores): Promise<Outcome> => {
       const record = await stores.refreshTokens.get(claims.jti);
       const now = isoNow(this.deps);
-      if (!record || record.user_id !== claims.sub || record.revoked_at !== null || record.expires_at <= now) {
+      if (!record || record.user_id !== claims.sub || record.revoked_at !== null || hasPassed(record.expires_at, now)) {
         return { error: 'invalid' };
       }
       if (record.rotated_at !== null || !(await stores.refreshTokens.markRotated(record.id, now))) {
