@@ -129,6 +129,16 @@ describe('exchanging a CLI login', () => {
     expect(stored()).toMatchObject({ consumed_at: null, attempts: 0 });
   });
 
+  it('compares times as instants, not as text: an expiry stored without milliseconds still ends the login', async () => {
+    // A store may hand back any ISO-8601 UTC form; "…:00Z" sorts after "…:00.500Z" as text.
+    const { verification_code } = await core.useCases.auth.generateCliLogin(ada, deviceCode);
+    await core.uow.modify((state) => {
+      state.cliLogins.get(deviceCode)!.expires_at = '2026-01-01T00:10:00Z';
+    });
+    core.clock.set('2026-01-01T00:10:00.500Z');
+    await expectFailure(exchange(verification_code), ValidationError, 'expired_token');
+  });
+
   it('accepts the code just before it expires', async () => {
     const { verification_code } = await core.useCases.auth.generateCliLogin(ada, deviceCode);
     core.clock.advance({ minutes: 9, seconds: 59 });
@@ -226,6 +236,16 @@ describe('CLI tokens', () => {
     await core.uow.modify((state) => {
       state.refreshTokens.delete(jti!);
     });
+    await expectFailure(core.useCases.auth.refresh(tokens.refresh_token), UnauthorizedError, 'invalid_grant');
+  });
+
+  it('refuses a refresh token whose record expired, whatever ISO-8601 form the store returns', async () => {
+    const tokens = await login();
+    const { jti } = core.signer.verify(tokens.refresh_token, 'refresh');
+    await core.uow.modify((state) => {
+      state.refreshTokens.get(jti!)!.expires_at = '2026-01-01T00:00:00Z';
+    });
+    core.clock.advance(500);
     await expectFailure(core.useCases.auth.refresh(tokens.refresh_token), UnauthorizedError, 'invalid_grant');
   });
 
