@@ -253,12 +253,18 @@ export class JobUseCases {
   async sweepLostJobs(): Promise<Job[]> {
     const now = this.deps.clock.now();
     const timeout = this.deps.settings.lostJobTimeoutSeconds;
-    const lost = await this.deps.uow.run(systemScope, (stores) => stores.jobs.listLost(isoSecondsBefore(now, timeout)));
+    const cutoff = isoSecondsBefore(now, timeout);
+    const lost = await this.deps.uow.run(systemScope, (stores) => stores.jobs.listLost(cutoff));
     const failed: Job[] = [];
     for (const job of lost) {
       const updated = await this.deps.uow.run(ownerScope(job.owner_id), async (stores) => {
         const current = await stores.jobs.get(job.owner_id, job.id);
         if (current?.status !== 'PROCESSING') return null;
+        // The agent may have come back since the search: a heartbeat after the cutoff spares its job.
+        const agent = current.claimed_by_worker_id
+          ? await stores.workers.get(job.owner_id, current.claimed_by_worker_id)
+          : null;
+        if (agent?.last_heartbeat && Date.parse(agent.last_heartbeat) >= Date.parse(cutoff)) return null;
         const result = await stores.jobs.update(job.owner_id, job.id, 'PROCESSING', {
           status: transitionJob(current.status, 'agent_lost'),
           finished_at: now.toISOString(),
