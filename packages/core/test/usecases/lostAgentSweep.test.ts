@@ -82,6 +82,33 @@ describe('the lost-agent sweep', () => {
     expect(core.uow.snapshot().jobs.get(job.id)?.status).toBe('PROCESSING');
   });
 
+  it('spares a job whose worker heartbeats between the search for lost jobs and the failing', async () => {
+    const job = await seedRunningJob(core, ada, worker, vine);
+    core.clock.advance({ seconds: 121 });
+    let searched!: () => void;
+    const searchDone = new Promise<void>((resolve) => {
+      searched = resolve;
+    });
+    core.uow.wrapStores = (stores) => ({
+      ...stores,
+      jobs: Object.assign(Object.create(stores.jobs), {
+        listLost: async (cutoff: string) => {
+          const lost = await stores.jobs.listLost(cutoff);
+          searched();
+          return lost;
+        },
+      }),
+    });
+    const sweeping = core.useCases.jobs.sweepLostJobs();
+    await searchDone;
+    // The agent comes back now: its heartbeat commits before the sweep's next unit of work.
+    const beat = heartbeat(worker);
+    expect(await sweeping).toEqual([]);
+    await beat;
+    core.uow.wrapStores = undefined;
+    expect(core.uow.snapshot().jobs.get(job.id)?.status).toBe('PROCESSING');
+  });
+
   it('fails only the silent worker’s job, across owners, and never a queued one', async () => {
     const alive = await seedWorker(core, ada, { heartbeat: true });
     const lostJob = await seedRunningJob(core, ada, worker, vine);
