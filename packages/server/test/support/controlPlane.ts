@@ -10,6 +10,9 @@ export const RELEASE_SECRET = 'release-secret-for-tests';
 export const BOOTSTRAP_TOKEN = 'bootstrap-token-for-tests';
 export const JWT_SECRET = 'server-test-secret-at-least-32-bytes-long!!';
 
+/** A client speaking as an agent, with its credentials at hand for raw requests. */
+export type AgentClient = TrellisClient & { workerId: string; workerToken: string };
+
 export interface RunningControlPlane {
   url: string;
   dialect: TestDialect;
@@ -17,8 +20,10 @@ export interface RunningControlPlane {
   controlPlane: ControlPlane;
   /** A client signed in (CLI bearer token) as a user of that email, created on first use. */
   userClient(email?: string): Promise<TrellisClient>;
+  /** The CLI access token behind `userClient(email)`. */
+  accessToken(email?: string): Promise<string>;
   /** Registers an agent for the user of `owner` and returns a client speaking as it. */
-  agentClient(owner: TrellisClient, name?: string): Promise<TrellisClient & { workerId: string }>;
+  agentClient(owner: TrellisClient, name?: string): Promise<AgentClient>;
   /** The web session cookie of the bootstrap admin. */
   sessionCookie(): Promise<string>;
   close(): Promise<void>;
@@ -52,6 +57,7 @@ export async function startControlPlane(
   }
   const { url } = await controlPlane.listen();
   const users = new Map<string, TrellisClient>();
+  const tokens = new Map<string, string>();
 
   return {
     url,
@@ -78,8 +84,9 @@ export async function startControlPlane(
       const client = new TrellisClient({
         baseUrl: url,
         auth: { kind: 'worker', workerId: worker_id, workerToken: worker_token },
-      }) as TrellisClient & { workerId: string };
+      }) as AgentClient;
       client.workerId = worker_id;
+      client.workerToken = worker_token;
       return client;
     },
     async sessionCookie() {
