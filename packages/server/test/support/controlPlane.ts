@@ -71,13 +71,15 @@ export async function startControlPlane(
       const user = await auth.ensureUser({ email });
       const deviceCode = crypto.randomUUID();
       const { verification_code } = await auth.generateCliLogin({ userId: user.id, email }, deviceCode);
-      const tokens = await auth.exchangeCliLogin({ device_code: deviceCode, verification_code });
-      const client = new TrellisClient({
-        baseUrl: url,
-        auth: { kind: 'bearer', accessToken: () => tokens.access_token },
-      });
+      const { access_token } = await auth.exchangeCliLogin({ device_code: deviceCode, verification_code });
+      const client = new TrellisClient({ baseUrl: url, auth: { kind: 'bearer', accessToken: () => access_token } });
       users.set(email, client);
+      tokens.set(email, access_token);
       return client;
+    },
+    async accessToken(email = 'alice@example.com') {
+      await this.userClient(email);
+      return tokens.get(email) as string;
     },
     async agentClient(owner, name = 'agent') {
       const { worker_id, worker_token } = await owner.registerAgent({ name });
