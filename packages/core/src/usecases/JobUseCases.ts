@@ -16,7 +16,7 @@ import { configHash, snapshotOfVine, snapshotOfWorkerTarget } from '../config/co
 import type { JobFilter, JobPatch } from '../ports/JobStore.js';
 import { ownerScope, type Stores, systemScope } from '../ports/UnitOfWork.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
-import { extractDeploymentOutputs, finalizeDeployment } from './finalizeDeployment.js';
+import { extractDeploymentOutputs, finalizeDeployment, redactSensitiveOutputs } from './finalizeDeployment.js';
 import { jobForPeople } from './views.js';
 
 export interface CreateJobInput {
@@ -214,7 +214,7 @@ export class JobUseCases {
       ]);
     }
     const reported = report.status;
-    const metadata = parseMetadata(report.execution_metadata);
+    const metadata = redactSensitiveOutputs(parseMetadata(report.execution_metadata));
     const errorMessage = parseErrorMessage(report.error_message);
 
     const job = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {

@@ -57,6 +57,21 @@ export function extractDeploymentOutputs(metadata: JsonObject): DeploymentOutput
 }
 
 /**
+ * The metadata as it may be stored on the job: the value of every sensitive output in
+ * `outputs` (OpenTofu's `{value, type, sensitive: true}`) replaced, so it is never kept in clear.
+ */
+export function redactSensitiveOutputs(metadata: JsonObject): JsonObject {
+  const raw = metadata.outputs;
+  if (!isObject(raw)) return metadata;
+  const outputs: JsonObject = {};
+  for (const [name, entry] of Object.entries(raw)) {
+    outputs[name] =
+      isObject(entry) && 'value' in entry && entry.sensitive === true ? { ...entry, value: '***' } : entry;
+  }
+  return { ...metadata, outputs };
+}
+
+/**
  * SPEC §3: after a successful DEPLOY the vine's components take the job's outputs. Runs inside
  * the unit of work that marks the job `SUCCESS`, so both commit together or neither does.
  */
