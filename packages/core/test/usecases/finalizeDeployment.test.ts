@@ -1,4 +1,4 @@
-import { extractDeploymentOutputs, ValidationError } from '@trellis/core';
+import { extractDeploymentOutputs, redactSensitiveOutputs, ValidationError } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
 import { expectThrown } from './helpers.js';
 
@@ -51,5 +51,32 @@ describe('extractDeploymentOutputs', () => {
   ])('refuses %j', (metadata, path) => {
     const error = expectThrown(() => extractDeploymentOutputs(metadata), ValidationError);
     expect(error.fields).toEqual([expect.objectContaining({ path })]);
+  });
+});
+
+describe('redactSensitiveOutputs', () => {
+  it('replaces the value of sensitive outputs only and leaves the input alone', () => {
+    const metadata = {
+      cluster_name: 'eks',
+      outputs: {
+        password: { value: 'hunter2', type: 'string', sensitive: true },
+        shown: { value: 'v', type: 'string', sensitive: false },
+        plain: 'p',
+      },
+    };
+    expect(redactSensitiveOutputs(metadata)).toEqual({
+      cluster_name: 'eks',
+      outputs: {
+        password: { value: '***', type: 'string', sensitive: true },
+        shown: { value: 'v', type: 'string', sensitive: false },
+        plain: 'p',
+      },
+    });
+    expect(metadata.outputs.password.value).toBe('hunter2');
+  });
+
+  it('leaves metadata without an outputs object as it is', () => {
+    expect(redactSensitiveOutputs({ a: 1 })).toEqual({ a: 1 });
+    expect(redactSensitiveOutputs({ outputs: [1] })).toEqual({ outputs: [1] });
   });
 });

@@ -162,6 +162,19 @@ describe('status reports', () => {
       expect(storedVine().status).toBe('DEPLOYED');
     });
 
+    it('never keeps a sensitive output in clear in the job either, nor shows it to people', async () => {
+      const job = await seedRunningJob(core, ada, worker, vine, 'DEPLOY');
+      await report(job, { status: 'PROCESSING', execution_metadata: { outputs: metadata.outputs } });
+      await report(job, { status: 'SUCCESS', execution_metadata: metadata });
+      expect(JSON.stringify(storedJob(job.id))).not.toContain('hunter2');
+      expect(JSON.stringify(await core.useCases.jobs.get(ada, job.id))).not.toContain('hunter2');
+      expect(JSON.stringify(await core.useCases.jobs.list(ada))).not.toContain('hunter2');
+      const outputs = storedJob(job.id).execution_metadata.outputs as Record<string, unknown>;
+      expect(outputs.db_password).toMatchObject({ sensitive: true });
+      expect(outputs.vpc_id).toEqual(metadata.outputs.vpc_id);
+      expect((await components()).outputs?.values).toEqual({ vpc_id: 'vpc-123', plain: 42, list: ['a', 'b'] });
+    });
+
     it('uses metadata reported earlier while the job ran', async () => {
       const job = await seedRunningJob(core, ada, worker, vine, 'DEPLOY');
       await report(job, { status: 'PROCESSING', execution_metadata: { cluster_name: 'early' } });
