@@ -23,6 +23,11 @@ export interface ApiOptions {
   readiness: () => Promise<void>;
   /** Public origin of the web interface, e.g. `https://trellis.example.com`. */
   webOrigin: string;
+  /**
+   * Every origin the web interface may be served from (default: `webOrigin` only). Read per
+   * request, so a server that learns its port after listening can add it.
+   */
+  allowedOrigins?: () => readonly string[];
   /** Secret that signs web session cookies. */
   sessionSecret: string;
   releaseApiSecret: string | null;
@@ -70,6 +75,8 @@ export function createApi(options: ApiOptions): Express {
     clock: options.clock,
   });
   const routes = apiRoutes(options);
+  const allowedOrigins = options.allowedOrigins ?? (() => [options.webOrigin]);
+  const isWebOrigin = (origin: string | undefined) => origin !== undefined && allowedOrigins().includes(origin);
   const openApi = buildOpenApiDocument(routes, { title: 'Trellis API', version: options.version });
 
   app.use(requestId);
@@ -105,7 +112,7 @@ export function createApi(options: ApiOptions): Express {
     res.redirect(303, `${req.baseUrl}${next}`);
   });
   app.post('/auth/signout', (req, res) => {
-    if (req.headers.origin !== options.webOrigin) {
+    if (!isWebOrigin(req.headers.origin)) {
       sendProblem(res, problem(403, 'csrf_rejected', 'cross-site request refused'));
       return;
     }
@@ -117,7 +124,7 @@ export function createApi(options: ApiOptions): Express {
   mountRoutes(api, routes, {
     useCases: options.useCases,
     sessions,
-    webOrigin: options.webOrigin,
+    isWebOrigin,
     releaseApiSecret: options.releaseApiSecret,
   });
   app.use(api);

@@ -20,6 +20,8 @@ export interface ServerConfig {
   databaseUrl: string;
   artifactsUrl: string;
   webUrl: string;
+  /** False when TRELLIS_WEB_URL was not set: the web URL then follows the port actually bound. */
+  webUrlExplicit: boolean;
   cliJwtSecret: string;
   releaseApiSecret: string | null;
   /** Null when an OAuth provider is configured and no token was set. */
@@ -126,6 +128,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
     databaseUrl,
     artifactsUrl,
     webUrl,
+    webUrlExplicit: Boolean(env.TRELLIS_WEB_URL),
     cliJwtSecret,
     releaseApiSecret: env.RELEASE_API_SECRET || null,
     bootstrapToken,

@@ -43,6 +43,21 @@ export interface ControlPlane {
   close(): Promise<void>;
 }
 
+/**
+ * Origins the web interface may use. An explicit TRELLIS_WEB_URL is the only one; the default
+ * (a server on this machine) also accepts the loopback spellings of the bound port, since a
+ * browser may open it as localhost or 127.0.0.1.
+ */
+function webOrigins(config: ServerConfig, boundPorts: readonly number[]): string[] {
+  const origins = [new URL(config.webUrl).origin];
+  if (!config.webUrlExplicit) {
+    for (const port of boundPorts) {
+      origins.push(`http://localhost:${port}`, `http://127.0.0.1:${port}`, `http://[::1]:${port}`);
+    }
+  }
+  return origins;
+}
+
 /** How long in-flight requests get to finish on shutdown before connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -80,6 +95,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   });
   const useCases = resolve(container, coreServices.useCases);
   const shutdown = new AbortController();
+  const boundPorts: number[] = [];
   const app = createApi({
     useCases,
     events: database.events,
@@ -90,6 +106,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       await artifacts.check();
     },
     webOrigin: new URL(config.webUrl).origin,
+    allowedOrigins: () => webOrigins(config, boundPorts),
     // Sessions get their own key, derived so one secret configures the server.
     sessionSecret: createHmac('sha256', config.cliJwtSecret).update('trellis web session').digest('base64url'),
     releaseApiSecret: config.releaseApiSecret,
@@ -128,6 +145,9 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       });
       servers.push(server);
       const { port } = server.address() as AddressInfo;
+      boundPorts.push(port);
+      // With no TRELLIS_WEB_URL, the web interface is this server at the port actually bound.
+      if (!config.webUrlExplicit) config.webUrl = `http://localhost:${port}`;
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
       return { server, url: `http://${host}:${port}` };
     },
@@ -140,8 +160,11 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
             (server) =>
               new Promise<void>((done) => {
                 const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+                // Keep-alive connections become idle as their last request finishes; close them then.
+                const idle = setInterval(() => server.closeIdleConnections(), 50);
                 server.close(() => {
                   clearTimeout(force);
+                  clearInterval(idle);
                   done();
                 });
                 server.closeIdleConnections();

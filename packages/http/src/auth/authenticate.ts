@@ -7,8 +7,8 @@ import type { SessionCookies } from './SessionCookies.js';
 export interface AuthDeps {
   useCases: UseCases;
   sessions: SessionCookies;
-  /** Origin of the web interface; cookie-authenticated writes must come from it. */
-  webOrigin: string;
+  /** Whether an `Origin` is the web interface's; cookie-authenticated writes must come from it. */
+  isWebOrigin: (origin: string | undefined) => boolean;
   releaseApiSecret: string | null;
 }
 
@@ -51,7 +51,7 @@ export function authenticate(kind: AuthKind, deps: AuthDeps): RequestHandler {
           );
         }
         // DESIGN §4: a cookie rides along on cross-site requests, so writes must prove their origin.
-        if (!SAFE_METHODS.has(req.method) && req.headers.origin !== deps.webOrigin) {
+        if (!SAFE_METHODS.has(req.method) && !deps.isWebOrigin(req.headers.origin)) {
           throw new ForbiddenError(
             'csrf_rejected',
             'cross-site request refused: the Origin header must be the web origin',

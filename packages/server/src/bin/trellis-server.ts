@@ -52,7 +52,7 @@ async function main(argv: string[]): Promise<number> {
 
   await new Promise<void>((done) => {
     const stop = (signal: string) => {
-      logger.info({ signal }, 'shutting down: finishing in-flight requests');
+      logger.warn({ signal }, 'shutting down: finishing in-flight requests');
       controlPlane.close().then(done, (error) => {
         logger.error({ err: error }, 'shutdown failed');
         done();
