@@ -210,12 +210,12 @@ export class TestServer {
     return (await client.generateCliLogin(deviceCode)).verification_code;
   }
 
-  async stop(): Promise<void> {
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     const child = this.child;
     this.child = null;
     if (child && child.exitCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
+      child.kill(signal);
       await exited;
     }
   }

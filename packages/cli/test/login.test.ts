@@ -46,16 +46,25 @@ describe('trellis login', () => {
     expect(expiresIn).toBeGreaterThan(50 * 60_000);
     expect(expiresIn).toBeLessThanOrEqual(60 * 60_000);
     // The saved tokens work: the server knows this user.
-    const client = new TrellisClient({ baseUrl: server.url, auth: { kind: 'bearer', accessToken: () => saved.access_token } });
+    const client = new TrellisClient({
+      baseUrl: server.url,
+      auth: { kind: 'bearer', accessToken: () => saved.access_token },
+    });
     expect((await client.whoami()).email).toBe('admin@localhost');
   });
 
   it('opens the page of the web interface given by --web-url or TRELLIS_WEB_URL', async () => {
-    const flag = new RunningTrellis(['login', '--server', server.url, '--no-browser', '--web-url', WEB_URL], freshHome().env());
+    const flag = new RunningTrellis(
+      ['login', '--server', server.url, '--no-browser', '--web-url', WEB_URL],
+      freshHome().env(),
+    );
     await flag.waitFor(new RegExp(`${WEB_URL}/cli/login\\?device_code=[0-9a-f-]{36}`));
     flag.child.stdin?.end();
     expect((await flag.done).code).toBe(3);
-    const env = new RunningTrellis(['login', '--no-browser'], freshHome().env({ TRELLIS_SERVER: server.url, TRELLIS_WEB_URL: WEB_URL }));
+    const env = new RunningTrellis(
+      ['login', '--no-browser'],
+      freshHome().env({ TRELLIS_SERVER: server.url, TRELLIS_WEB_URL: WEB_URL }),
+    );
     await env.waitFor(new RegExp(`${WEB_URL}/cli/login\\?device_code=[0-9a-f-]{36}`));
     env.child.stdin?.end();
     const result = await env.done;
@@ -97,7 +106,9 @@ describe('trellis login', () => {
     run.write(`${wrong}\n`.repeat(6));
     const result = await run.done;
     expect(result.code).toBe(3);
-    expect(result.stderr).toMatch(/Error: wrong verification code; too many attempts, run the login again \[invalid_grant\]\n$/);
+    expect(result.stderr).toMatch(
+      /Error: wrong verification code; too many attempts, run the login again \[invalid_grant\]\n$/,
+    );
     expect(() => home.readAuth()).toThrow();
   });
 });
@@ -108,7 +119,9 @@ describe('trellis whoami', () => {
     await login(server, home);
     const table = await runTrellis(['whoami'], { env: home.env() });
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(new RegExp(`^Server: +${server.url}\\nEmail: +admin@localhost\\nName: +\\S+\\nUser ID: +[0-9a-f-]{36}\\n$`));
+    expect(table.stdout).toMatch(
+      new RegExp(`^Server: +${server.url}\\nEmail: +admin@localhost\\nName: +\\S+\\nUser ID: +[0-9a-f-]{36}\\n$`),
+    );
     const json = await runTrellis(['whoami', '--json'], { env: home.env() });
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({ server: server.url, email: 'admin@localhost' });
@@ -124,7 +137,9 @@ describe('trellis logout', () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toContain(`Logged out of ${server.url} (admin@localhost)`);
     expect(() => statSync(home.authPath)).toThrow();
-    const refused = await new TrellisClient({ baseUrl: server.url }).refreshTokens(refresh_token).catch((error) => error);
+    const refused = await new TrellisClient({ baseUrl: server.url })
+      .refreshTokens(refresh_token)
+      .catch((error) => error);
     expect(refused).toBeInstanceOf(TrellisApiError);
     expect((refused as TrellisApiError).status).toBe(401);
 

@@ -33,7 +33,11 @@ function expireAccessToken(home: TempHome): string {
   const expired = signJwt({ ...claims, iat: claims.exp - 7200, exp: Math.floor(Date.now() / 1000) - 60 });
   writeFileSync(
     home.authPath,
-    JSON.stringify({ ...saved, access_token: expired, access_token_expires_at: new Date(Date.now() - 60_000).toISOString() }),
+    JSON.stringify({
+      ...saved,
+      access_token: expired,
+      access_token_expires_at: new Date(Date.now() - 60_000).toISOString(),
+    }),
     { mode: 0o600 },
   );
   return expired;
@@ -62,7 +66,10 @@ describe('token refresh', () => {
   it('refreshes after a 401 for a token that looks valid but is not', async () => {
     const home = await loggedInHome();
     const saved = home.readAuth();
-    const forged = signJwt({ sub: 'x', type: 'access', exp: Math.floor(Date.now() / 1000) + 3600 }, 'a-different-secret-of-enough-length!!');
+    const forged = signJwt(
+      { sub: 'x', type: 'access', exp: Math.floor(Date.now() / 1000) + 3600 },
+      'a-different-secret-of-enough-length!!',
+    );
     writeFileSync(home.authPath, JSON.stringify({ ...saved, access_token: forged }), { mode: 0o600 });
     const result = await runTrellis(['vineyards', 'list', '--json'], { env: home.env() });
     expect(result.code).toBe(0);
