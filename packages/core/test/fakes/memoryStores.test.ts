@@ -1,11 +1,13 @@
 import { type CliLogin, ConflictError, type Stores, systemScope } from '@trellis/core';
 import { MemoryUnitOfWork } from '@trellis/testkit';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { at, id, OWNER_A, OWNER_B, vineRecord, workerRecord } from './records.js';
+import { at, id, jobRecord, OWNER_A, OWNER_B, vineRecord, workerRecord } from './records.js';
 
 /** The other store fakes, held to their ports' doc comments. */
 let uow: MemoryUnitOfWork;
 const sys = <T>(work: (stores: Stores) => Promise<T>) => uow.run(systemScope, work);
+/** Creates a job of `owner` and returns its id (logs and plan artifacts belong to jobs). */
+const newJob = async (owner = OWNER_A) => (await sys((s) => s.jobs.create(jobRecord({ owner_id: owner })))).id;
 
 beforeEach(() => {
   uow = new MemoryUnitOfWork();
@@ -240,7 +242,7 @@ describe('CloudIdentityStore', () => {
 
 describe('LogStore', () => {
   it('gives increasing ids across jobs and lists after `after`, ordered, at most `limit`', async () => {
-    const [job1, job2] = [id(), id()];
+    const [job1, job2] = [await newJob(), await newJob()];
     const chunks = await sys(async (s) => [
       await s.logs.append(OWNER_A, job1, 'one', 'STDOUT', at(1)),
       await s.logs.append(OWNER_A, job2, 'other', 'STDERR', at(1)),
@@ -258,10 +260,16 @@ describe('LogStore', () => {
     expect(await texts(0, 2)).toEqual(['one', 'two']);
     expect(await texts(ids[3]!, 10)).toEqual([]);
     expect(await texts(0, 10, OWNER_B)).toEqual([]);
+    await expect(sys((s) => s.logs.append(OWNER_B, job1, 'x', 'STDOUT', at(4)))).rejects.toMatchObject({
+      kind: 'not_found',
+    });
+    await expect(sys((s) => s.logs.append(OWNER_A, id(), 'x', 'STDOUT', at(4)))).rejects.toMatchObject({
+      kind: 'not_found',
+    });
   });
 
   it('never reuses an id, even one of a rolled-back unit of work', async () => {
-    const job = id();
+    const job = await newJob();
     await sys((s) => s.logs.append(OWNER_A, job, 'x', 'STDOUT', at(1)));
     let rolledBackId = 0;
     await expect(
@@ -322,11 +330,15 @@ describe('ReleaseStore', () => {
 
 describe('PlanArtifactStore', () => {
   it('replaces an earlier upload of the job and reads within the owner only', async () => {
-    const job = id();
+    const job = await newJob();
     const base = { job_id: job, owner_id: OWNER_A, storage_key: 'k', created_at: at(1) };
     await sys((s) => s.planArtifacts.save({ ...base, size: 1, sha256: 'a' }));
     await sys((s) => s.planArtifacts.save({ ...base, size: 2, sha256: 'b' }));
     expect(await sys((s) => s.planArtifacts.get(OWNER_A, job))).toMatchObject({ size: 2, sha256: 'b' });
     expect(await sys((s) => s.planArtifacts.get(OWNER_B, job))).toBeNull();
+    await expect(
+      sys((s) => s.planArtifacts.save({ ...base, owner_id: OWNER_B, size: 3, sha256: 'evil' })),
+    ).rejects.toMatchObject({ kind: 'not_found' });
+    expect(await sys((s) => s.planArtifacts.get(OWNER_A, job))).toMatchObject({ sha256: 'b' });
   });
 });

@@ -1,4 +1,4 @@
-import type { LogChunk, LogStore, StreamType } from '@trellis/core';
+import { type LogChunk, type LogStore, NotFoundError, type StreamType } from '@trellis/core';
 import { copy } from '../MemoryState.js';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 
@@ -7,8 +7,10 @@ export class MemoryLogStore implements LogStore {
 
   /** Ids come from a sequence that never rolls back, so they only increase, as in SQL. */
   async append(ownerId: string, jobId: string, chunk: string, streamType: StreamType, at: string): Promise<LogChunk> {
-    const { logs } = this.tx.state;
-    this.tx.checkWrite('log_chunks', ownerId);
+    const { logs, jobs } = this.tx.state;
+    const job = jobs.get(jobId);
+    // As the SQL stores' foreign key and owner check: only a job of this owner takes chunks.
+    if (!job || job.owner_id !== ownerId || !this.tx.sees(ownerId)) throw new NotFoundError('job');
     const stored: LogChunk = {
       id: this.tx.sequences.nextLogId++,
       job_id: jobId,

@@ -1,4 +1,4 @@
-import type { PlanArtifact, PlanArtifactStore } from '@trellis/core';
+import { NotFoundError, type PlanArtifact, type PlanArtifactStore } from '@trellis/core';
 import { copy } from '../MemoryState.js';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 
@@ -6,10 +6,12 @@ export class MemoryPlanArtifactStore implements PlanArtifactStore {
   constructor(private readonly tx: MemoryTransaction) {}
 
   async save(artifact: PlanArtifact): Promise<PlanArtifact> {
-    const { planArtifacts } = this.tx.state;
-    this.tx.checkWrite('plan_artifacts', artifact.owner_id);
-    const existing = planArtifacts.get(artifact.job_id);
-    if (existing) this.tx.checkWrite('plan_artifacts', existing.owner_id);
+    const { planArtifacts, jobs } = this.tx.state;
+    const job = jobs.get(artifact.job_id);
+    // Only a job of the artifact's owner has one, so another owner can never replace it.
+    if (!job || job.owner_id !== artifact.owner_id || !this.tx.sees(artifact.owner_id)) {
+      throw new NotFoundError('job');
+    }
     planArtifacts.set(artifact.job_id, copy(artifact));
     return copy(artifact);
   }
