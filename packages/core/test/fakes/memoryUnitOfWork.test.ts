@@ -72,6 +72,14 @@ describe('MemoryUnitOfWork', () => {
     await expect(uow.run(systemScope, () => uow.run(systemScope, async () => 1))).rejects.toThrow(/inside another/);
   });
 
+  it('lets work a finished unit left behind start a unit of its own', async () => {
+    let later: Promise<number> | undefined;
+    await uow.run(systemScope, async () => {
+      later = new Promise<void>((resolve) => setTimeout(resolve, 5)).then(() => uow.run(systemScope, async () => 7));
+    });
+    await expect(later).resolves.toBe(7);
+  });
+
   it('refuses stores used after their unit of work ended', async () => {
     let leaked: Stores | undefined;
     await uow.run(systemScope, async (s) => {

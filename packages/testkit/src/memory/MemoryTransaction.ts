@@ -30,6 +30,10 @@ export class MemoryTransaction {
     this.open = false;
   }
 
+  get isOpen(): boolean {
+    return this.open;
+  }
+
   /** Whether a row owned by `ownerId` is visible in this scope. */
   sees(ownerId: string | null): boolean {
     return this.scope.kind === 'system' || (ownerId !== null && this.scope.ownerId === ownerId);

@@ -32,7 +32,8 @@ export class MemoryUnitOfWork implements UnitOfWork {
   }
 
   async run<T>(scope: Scope, work: (stores: Stores) => Promise<T>): Promise<T> {
-    if (this.current.getStore()) {
+    // Work left running by a unit that has ended (a fire-and-forget promise) is not nested.
+    if (this.current.getStore()?.isOpen) {
       // A real database would hand out a second connection and may deadlock on the first's locks.
       throw new Error('a unit of work was started inside another one');
     }
