@@ -40,10 +40,10 @@ beforeAll(() => {
 });
 afterAll(() => home.remove());
 
-function savedLogin(server: string) {
-  mkdirSync(dirname(home.authPath), { recursive: true });
+function savedLogin(server: string, into: TempHome = home) {
+  mkdirSync(dirname(into.authPath), { recursive: true });
   writeFileSync(
-    home.authPath,
+    into.authPath,
     JSON.stringify({
       server,
       user_email: 'a@example.com',
@@ -55,7 +55,7 @@ function savedLogin(server: string) {
   );
 }
 
-describe('help', () => {
+describe.concurrent('help', () => {
   it('lists every command with the exit codes and environment', async () => {
     const result = await runTrellis(['--help'], { env: home.env() });
     expect(result.code).toBe(0);
@@ -83,7 +83,7 @@ describe('help', () => {
   });
 });
 
-describe('usage errors exit 2 with the usage on stderr', () => {
+describe.concurrent('usage errors exit 2 with the usage on stderr', () => {
   it.each([
     [['vineyards', 'list', '--bogus'], /Unsupported option name \("--bogus"\)/],
     [['vineyards', 'create'], /Not enough positional arguments/],
@@ -107,8 +107,10 @@ describe('usage errors exit 2 with the usage on stderr', () => {
   });
 
   it('destroy refuses to run unconfirmed without a terminal, before asking the server', async () => {
-    savedLogin(`http://127.0.0.1:${await closedPort()}`);
-    const result = await runTrellis(['destroy', 'web'], { env: home.env() });
+    const own = new TempHome();
+    savedLogin(`http://127.0.0.1:${await closedPort()}`, own);
+    const result = await runTrellis(['destroy', 'web'], { env: own.env() });
+    own.remove();
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/pass --yes when not at a terminal/);
   });

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type TrellisClient, TrellisApiError, TrellisConnectionError } from '@trellis/client';
 import type { Job, JobStatus, LogChunk } from '@trellis/core';
-import { InterruptedError } from '../errors.js';
+import { CliError, InterruptedError } from '../errors.js';
 import { ExitCode } from '../exitCodes.js';
 import { jobDuration, jobNoun, statusColour } from '../output/format.js';
 import { Prompter } from '../output/Prompter.js';
@@ -111,6 +111,7 @@ export async function followJob(
   let ended = false;
   try {
     while (!ended) {
+      if (interrupted) throw interrupted;
       try {
         for await (const event of client.streamJobLogs(job.id, { after: lastId, signal: streamAbort.signal })) {
           failures = 0;
@@ -136,16 +137,23 @@ export async function followJob(
         }
       } catch (error) {
         if (interrupted) throw interrupted;
-        if (error instanceof TrellisApiError) throw error;
+        // The server's answer (404, a dead login…) will not change by asking again.
+        if (error instanceof TrellisApiError || error instanceof CliError) throw error;
         failures += 1;
         if (failures > MAX_RECONNECTS) {
-          throw error instanceof TrellisConnectionError ? error : new TrellisConnectionError(client.baseUrl, error);
+          const lost =
+            error instanceof TrellisConnectionError ? error : new TrellisConnectionError(client.baseUrl, error);
+          throw new CliError(
+            `${lost.message}; gave up following job ${job.id} (\`trellis jobs logs ${job.id} --follow\` picks it up again)`,
+            ExitCode.UNREACHABLE,
+          );
         }
       }
       if (interrupted) throw interrupted;
       if (!ended) {
-        await sleep(Math.min(5000, 250 * 2 ** failures));
-        streamAbort = new AbortController();
+        // Ctrl-C during the pause aborts it, and the loop's first check throws.
+        await sleep(Math.min(5000, 250 * 2 ** failures), undefined, { signal: streamAbort.signal }).catch(() => {});
+        if (!streamAbort.signal.aborted) streamAbort = new AbortController();
       }
     }
   } finally {
