@@ -3,6 +3,7 @@ export {
   openSqlStore,
   type SqlStore,
   SqlStoreConfigError,
+  type SqlStoreLogger,
   type SqlStoreOptions,
 } from './openSqlStore.js';
 export { openPostgresEventBus, PostgresEventBus, type PostgresEventBusOptions } from './PostgresEventBus.js';

@@ -4,6 +4,12 @@ import { SqlUnitOfWork } from './SqlUnitOfWork.js';
 
 export type { DialectName } from './dialects/Dialect.js';
 
+/** Where the store's own warnings go (knex's: dropped connections, pool errors). */
+export interface SqlStoreLogger {
+  warn(message: string): void;
+  error(message: string): void;
+}
+
 export interface SqlStoreOptions {
   /** Postgres: most pooled connections (default 10, at least 2). SQLite always uses one. */
   poolSize?: number;
@@ -13,6 +19,8 @@ export interface SqlStoreOptions {
   busyTimeoutMs?: number;
   /** How long a unit of work or `migrate()` keeps waiting for another process's lock (default 30 s). */
   lockWaitMs?: number;
+  /** Default: the console. Callers see failures as domain errors whatever this does. */
+  logger?: SqlStoreLogger;
 }
 
 /** The store ports on one SQL database. */
@@ -38,7 +46,6 @@ export class SqlStoreConfigError extends Error {
   }
 }
 
-/** Resolved options; `open` receives the part of the URL after its scheme's own parsing. */
 interface DialectEntry {
   /** The npm package a user must install to use the dialect. */
   driver: string;
@@ -77,6 +84,10 @@ const DEFAULTS: Required<SqlStoreOptions> = {
   connectTimeoutMs: 10_000,
   busyTimeoutMs: 5_000,
   lockWaitMs: 30_000,
+  logger: {
+    warn: (message) => console.warn(message),
+    error: (message) => console.error(message),
+  },
 };
 
 /**

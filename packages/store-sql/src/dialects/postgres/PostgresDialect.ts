@@ -2,7 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Scope } from '@trellis/core';
 import knexFactory, { type Knex } from 'knex';
 import { toDomainError } from '../../errors.js';
+import { knexLog } from '../../knexLog.js';
 import { migratorConfig } from '../../migrations/migrationSource.js';
+import type { SqlStoreLogger } from '../../openSqlStore.js';
 import type { Row } from '../../rows.js';
 import { APP_ROLE, OWNER_SETTING, type TableName } from '../../schema.js';
 import type { Dialect, SqlSession } from '../Dialect.js';
@@ -10,6 +12,7 @@ import { assertRowsInScope, restrictToScope } from '../scoping.js';
 import { classifyPostgresFailure } from './postgresErrors.js';
 
 export interface PostgresOptions {
+  logger: SqlStoreLogger;
   /** Most connections the pool opens (at least 2: a migration holds one for its lock). */
   poolSize: number;
   /** How long to wait for a connection, new or from the pool. */
@@ -49,6 +52,7 @@ export class PostgresDialect implements Dialect {
       connection: { connectionString: url, connectionTimeoutMillis: options.connectTimeoutMs },
       pool: { min: 0, max: Math.max(2, options.poolSize) },
       acquireConnectionTimeout: options.connectTimeoutMs,
+      log: knexLog(options.logger),
     });
     return new PostgresDialect(knex, options);
   }

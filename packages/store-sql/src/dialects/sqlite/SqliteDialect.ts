@@ -1,10 +1,12 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Scope } from '@trellis/core';
+import { type Scope, UnavailableError } from '@trellis/core';
 import knexFactory, { type Knex } from 'knex';
 import { toDomainError } from '../../errors.js';
+import { knexLog } from '../../knexLog.js';
 import { migratorConfig } from '../../migrations/migrationSource.js';
+import type { SqlStoreLogger } from '../../openSqlStore.js';
 import type { Row } from '../../rows.js';
 import { MIGRATIONS_TABLE, type TableName } from '../../schema.js';
 import type { Dialect, SqlSession } from '../Dialect.js';
@@ -14,6 +16,7 @@ import { claimNextSqliteJob } from './sqliteClaim.js';
 import { classifySqliteFailure, isSqliteBusy } from './sqliteErrors.js';
 
 export interface SqliteOptions {
+  logger: SqlStoreLogger;
   /** How long SQLite itself waits for another process's lock before answering SQLITE_BUSY. */
   busyTimeoutMs: number;
   /** How long a unit of work or a migration keeps retrying a busy database before giving up. */
@@ -43,12 +46,13 @@ interface ConnectionPool {
  */
 export class SqliteDialect implements Dialect {
   readonly name = 'sqlite';
-  private readonly mutex = new AsyncMutex();
   private readonly pool: ConnectionPool;
 
   constructor(
     private readonly knex: Knex,
     private readonly options: SqliteOptions,
+    /** Shared by every store of this process on the same file (see `mutexFor`). */
+    private readonly mutex: AsyncMutex,
   ) {
     this.pool = knex.client as ConnectionPool;
   }
@@ -56,11 +60,22 @@ export class SqliteDialect implements Dialect {
   /** `location` is a file path (relative to the working directory) or `:memory:`. */
   static async open(location: string, options: SqliteOptions): Promise<SqliteDialect> {
     const filename = location === ':memory:' ? location : resolve(location);
-    if (filename !== ':memory:') await mkdir(dirname(filename), { recursive: true });
+    if (filename !== ':memory:') {
+      try {
+        await mkdir(dirname(filename), { recursive: true });
+      } catch (cause) {
+        throw new UnavailableError(
+          'database_unavailable',
+          `cannot create the directory of the SQLite database (${(cause as { code?: string }).code ?? 'error'})`,
+          { cause },
+        );
+      }
+    }
     const knex = knexFactory({
       client: 'better-sqlite3',
       connection: { filename },
       useNullAsDefault: true,
+      log: knexLog(options.logger),
       pool: {
         min: 1,
         max: 1,
@@ -78,7 +93,7 @@ export class SqliteDialect implements Dialect {
         },
       },
     });
-    return new SqliteDialect(knex, options);
+    return new SqliteDialect(knex, options, filename === ':memory:' ? new AsyncMutex() : mutexFor(filename));
   }
 
   /** SQLite has no roles: the session's own owner filters are what keep owners apart here. */
@@ -91,7 +106,7 @@ export class SqliteDialect implements Dialect {
           connection.exec('COMMIT');
           return result;
         } catch (error) {
-          if (connection.inTransaction) connection.exec('ROLLBACK');
+          rollBack(connection);
           throw error;
         }
       }),
@@ -173,10 +188,35 @@ export class SqliteDialect implements Dialect {
           SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM "${MIGRATIONS_TABLE}_lock");
         COMMIT;`);
     } catch (error) {
-      if (connection.inTransaction) connection.exec('ROLLBACK');
+      rollBack(connection);
       throw error;
     }
   }
+}
+
+/** Ends a failed transaction; a failure to do so must not hide the error that caused it. */
+function rollBack(connection: SqliteConnection): void {
+  try {
+    if (connection.inTransaction) connection.exec('ROLLBACK');
+  } catch {
+    // SQLite rolls back by itself when the connection closes; the first error is the one to report.
+  }
+}
+
+/**
+ * One mutex per database file and process. better-sqlite3 waits for locks synchronously, blocking
+ * the event loop: if two stores of one process used the same file, one could wait inside SQLite
+ * for a lock the other holds but cannot release until the event loop runs again. Queuing them on
+ * one mutex means that never happens; processes still wait for each other inside SQLite.
+ */
+const FILE_MUTEXES = new Map<string, AsyncMutex>();
+function mutexFor(filename: string): AsyncMutex {
+  let mutex = FILE_MUTEXES.get(filename);
+  if (!mutex) {
+    mutex = new AsyncMutex();
+    FILE_MUTEXES.set(filename, mutex);
+  }
+  return mutex;
 }
 
 /** Exponential from 5 ms, capped at 200 ms, with jitter so waiting processes spread out. */
