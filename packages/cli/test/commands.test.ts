@@ -287,6 +287,9 @@ describe('jobs', () => {
     const jsonLogs = await trellisJson<{ log_chunk: string; stream_type: string }[]>('jobs', 'logs', planId);
     expect(jsonLogs.map((chunk) => chunk.stream_type)).toEqual(['STDOUT', 'STDERR', 'SYSTEM']);
 
+    const queuedPlan = await trellisJson<Job>('plan', 'web', '--detach');
+    const cancelledJson = await trellisJson<Job>('jobs', 'cancel', queuedPlan.id);
+    expect(cancelledJson).toMatchObject({ id: queuedPlan.id, status: 'CANCELLED' });
     const cancelled = await trellis('jobs', 'cancel', destroy.id);
     expect(cancelled.stderr).toContain(`Job ${destroy.id} is CANCELLED`);
     const again = await runTrellis(['jobs', 'cancel', destroy.id, '--json'], { env: home.env() });

@@ -113,6 +113,18 @@ describe('trellis login', () => {
   });
 });
 
+describe('trellis login --json', () => {
+  it('prints the server and the email as JSON', async () => {
+    const home = freshHome();
+    const run = new RunningTrellis(['login', '--server', server.url, '--no-browser', '--json'], home.env());
+    const [, deviceCode] = await run.waitFor(/device_code=([0-9a-f-]{36})/);
+    run.write(`${await server.approve(deviceCode as string)}\n`);
+    const result = await run.done;
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ server: server.url, user_email: 'admin@localhost' });
+  });
+});
+
 describe('trellis whoami', () => {
   it('shows the user as a table and as JSON', async () => {
     const home = freshHome();

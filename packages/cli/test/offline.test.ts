@@ -3,6 +3,7 @@
  * colour rules. Each runs the real `trellis` in a temporary HOME.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, runTrellis, TempHome } from './harness.js';
@@ -184,5 +185,59 @@ describe('colour', () => {
     fresh.remove();
     expect(none.stderr).not.toContain(ESC);
     expect(none.stderr).toBe(plain.stderr);
+  });
+});
+
+/**
+ * The two login failures the real server cannot be made to produce on demand (a code that
+ * expired after 10 minutes, a login already used), from a stand-in that answers as it does.
+ */
+describe('login failures a stand-in server produces', () => {
+  let stub: Server;
+  let url: string;
+  beforeAll(async () => {
+    stub = createServer((req, res) => {
+      let body = '';
+      req.on('data', (data) => {
+        body += data;
+      });
+      req.on('end', () => {
+        if (req.url === '/healthz') {
+          res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"status":"ok"}');
+          return;
+        }
+        const code = (JSON.parse(body || '{}') as { verification_code?: string }).verification_code;
+        const problem =
+          code === 'EXPIRD'
+            ? { code: 'expired_token', detail: 'the verification code has expired; run the login again' }
+            : { code: 'invalid_grant', detail: 'this login was already used; run the login again' };
+        res
+          .writeHead(400, { 'Content-Type': 'application/problem+json' })
+          .end(JSON.stringify({ type: 'about:blank', title: 'Bad Request', status: 400, ...problem }));
+      });
+    });
+    await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
+    const address = stub.address();
+    if (address === null || typeof address === 'string') throw new Error('no address');
+    url = `http://127.0.0.1:${address.port}`;
+  });
+  afterAll(() => new Promise((resolve) => stub.close(resolve)));
+
+  it.each([
+    ['EXPIRD', 'Error: the verification code has expired; run the login again [expired_token]'],
+    ['USEDUP', 'Error: this login was already used; run the login again [invalid_grant]'],
+  ])('code %s: one clear line, exit 3, nothing saved', async (code, line) => {
+    const fresh = new TempHome();
+    try {
+      const result = await runTrellis(['login', '--server', url, '--no-browser'], {
+        env: fresh.env(),
+        input: `${code}\n`,
+      });
+      expect(result.code).toBe(3);
+      expect(result.stderr.trimEnd().split('\n').at(-1)).toBe(line);
+      expect(() => fresh.readAuth()).toThrow();
+    } finally {
+      fresh.remove();
+    }
   });
 });
