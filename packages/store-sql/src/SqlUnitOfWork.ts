@@ -1,4 +1,5 @@
-import type { Scope, Stores, UnitOfWork } from '@trellis/core';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { type Scope, type Stores, UnavailableError, type UnitOfWork } from '@trellis/core';
 import type { Dialect } from './dialects/Dialect.js';
 import { createStores } from './stores/createStores.js';
 
@@ -9,14 +10,26 @@ import { createStores } from './stores/createStores.js';
  * another, since they share one connection.
  */
 export class SqlUnitOfWork implements UnitOfWork {
+  /** The calls of the unit of work the current async context runs in, if any. */
+  private readonly current = new AsyncLocalStorage<StoreCalls>();
+  private closed = false;
+
   constructor(private readonly dialect: Dialect) {}
 
   async run<T>(scope: Scope, work: (stores: Stores) => Promise<T>): Promise<T> {
+    this.refuseIfClosed();
+    // A unit of work inside another would wait for a second connection (SQLite: for the one the
+    // outer holds, forever) and could wait on the outer one's row locks: a deadlock no database
+    // detects. It is a bug in the caller, so say so. Work that an ended unit left running is free
+    // to start a new one.
+    if (this.current.getStore()?.isOpen) {
+      throw new Error('a unit of work was started inside another one; pass the stores down instead');
+    }
     try {
       return await this.dialect.transaction(scope, async (session) => {
         const calls = new StoreCalls((error) => this.dialect.translate(error));
         try {
-          return await work(calls.guard(createStores(session)));
+          return await this.current.run(calls, () => work(calls.guard(createStores(session))));
         } finally {
           await calls.end();
         }
@@ -27,11 +40,21 @@ export class SqlUnitOfWork implements UnitOfWork {
   }
 
   async check(): Promise<void> {
+    this.refuseIfClosed();
     try {
       await this.dialect.ping();
     } catch (error) {
       throw this.dialect.translate(error);
     }
+  }
+
+  /** After `SqlStore.close()`: the store answers as a database that is gone. */
+  markClosed(): void {
+    this.closed = true;
+  }
+
+  private refuseIfClosed(): void {
+    if (this.closed) throw new UnavailableError('database_unavailable', 'the store is closed');
   }
 }
 
@@ -55,6 +78,10 @@ class StoreCalls {
       guarded[name] = this.guardStore(name, stores[name]);
     }
     return guarded as Stores;
+  }
+
+  get isOpen(): boolean {
+    return !this.ended;
   }
 
   /** Refuses new calls and waits for the queued ones. */

@@ -110,10 +110,14 @@ export async function openSqlStore(url: string, options: SqlStoreOptions = {}): 
 }
 
 class OpenSqlStore implements SqlStore {
-  readonly uow: UnitOfWork;
+  private readonly unitOfWork: SqlUnitOfWork;
 
   constructor(private readonly dialectImpl: Dialect) {
-    this.uow = new SqlUnitOfWork(dialectImpl);
+    this.unitOfWork = new SqlUnitOfWork(dialectImpl);
+  }
+
+  get uow(): UnitOfWork {
+    return this.unitOfWork;
   }
 
   get dialect(): DialectName {
@@ -129,6 +133,7 @@ class OpenSqlStore implements SqlStore {
   }
 
   async close(): Promise<void> {
+    this.unitOfWork.markClosed();
     await this.dialectImpl.close();
   }
 }

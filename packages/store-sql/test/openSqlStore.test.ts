@@ -91,6 +91,17 @@ describe('openSqlStore', () => {
     ).toBe('u19');
   });
 
+  it('answers database_unavailable once closed', async () => {
+    const store = await openSqlStore(`sqlite://${join(dir, 'closed.db')}`);
+    await store.migrate();
+    await store.close();
+    for (const attempt of [() => store.uow.check(), () => store.uow.run(systemScope, (s) => s.releases.list())]) {
+      const error = await attempt().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(UnavailableError);
+      expect(error).toMatchObject({ code: 'database_unavailable', message: 'the store is closed' });
+    }
+  });
+
   it('reports a file that is not a database as database_unavailable', async () => {
     const file = join(dir, 'garbage.db');
     await writeFile(file, 'this is not a SQLite database, but it is long enough to look like one '.repeat(20));

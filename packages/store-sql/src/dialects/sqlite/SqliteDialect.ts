@@ -84,6 +84,7 @@ export class SqliteDialect implements Dialect {
             // busy_timeout first: switching to WAL needs a lock another process may hold.
             connection.pragma(`busy_timeout = ${Math.round(options.busyTimeoutMs)}`);
             connection.pragma('journal_mode = WAL');
+            // In WAL mode NORMAL never corrupts the database; a power cut may lose the last commits.
             connection.pragma('synchronous = NORMAL');
             connection.pragma('foreign_keys = ON');
             done(null, connection);

@@ -103,6 +103,30 @@ export function describeUnitOfWorkConformance(open: OpenStoreHarness): void {
       expect(await suite.asSystem((stores) => stores.users.get(user.id))).toBeNull();
     });
 
+    it('refuses a unit of work started inside another (it would wait on the outer one forever)', async () => {
+      const user = newUser();
+      const error = await rejectionOf(
+        suite.asSystem(async (stores) => {
+          await stores.users.create(user);
+          await suite.asSystem((inner) => inner.users.get(user.id));
+        }),
+      );
+      expect(error).toBeInstanceOf(Error);
+      expect(await suite.asSystem((stores) => stores.users.get(user.id))).toBeNull();
+    });
+
+    it('lets work left running by an ended unit of work start a new one', async () => {
+      const user = newUser();
+      let later: Promise<unknown> | undefined;
+      await suite.asSystem(async () => {
+        later = new Promise((resolve) => setTimeout(resolve, 10)).then(() =>
+          suite.asSystem((stores) => stores.users.create(user)),
+        );
+      });
+      await later;
+      expect(await suite.asSystem((stores) => stores.users.get(user.id))).toEqual(user);
+    });
+
     it('commits concurrent units of work independently', async () => {
       const owner = await suite.seedOwner();
       const vineyards = Array.from({ length: 20 }, () => newVineyard(owner.id));
