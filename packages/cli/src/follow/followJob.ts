@@ -68,6 +68,7 @@ export async function followJob(
   let streamAbort = new AbortController();
   let interrupted: InterruptedError | null = null;
   let asking: Prompter | null = null;
+  let ended = false;
 
   const stopFollowing = () => {
     interrupted = new InterruptedError(
@@ -88,7 +89,7 @@ export async function followJob(
           if (!(error instanceof TrellisApiError && error.status === 409)) throw error;
           terminal.note(`The job could not be cancelled: ${error.detail}`);
         }
-      } else {
+      } else if (!ended) {
         terminal.note('Still following (Ctrl-C again to be asked again).');
       }
     } catch (error) {
@@ -108,7 +109,6 @@ export async function followJob(
   process.on('SIGINT', onInterrupt);
 
   let failures = 0;
-  let ended = false;
   try {
     while (!ended) {
       if (interrupted) throw interrupted;
