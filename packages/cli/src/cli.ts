@@ -54,6 +54,7 @@ export async function runCli(argv: string[], context: Partial<BaseContext> = {})
     const { failure } = command;
     if (failure.showUsage) full.stderr.write(cli.error(failure.error as Error, { colored, command }));
     else new Terminal({ ...full, env: full.env }).error(failure.message);
+    if (full.env.TRELLIS_DEBUG && failure.error instanceof Error) full.stderr.write(`${failure.error.stack}\n`);
     return failure.exitCode;
   }
   return code;

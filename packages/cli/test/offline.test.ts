@@ -125,6 +125,9 @@ describe('without a login', () => {
       expect(result.code).toBe(3);
       expect(result.stderr).toBe('Error: not logged in; run `trellis login`\n');
       expect(result.stdout).toBe('');
+      const debug = await runTrellis(['vineyards', 'list'], { env: fresh.env({ TRELLIS_DEBUG: '1' }) });
+      expect(debug.code).toBe(3);
+      expect(debug.stderr).toMatch(/^Error: not logged in; run `trellis login`\nNotLoggedInError: .*\n\s+at /);
     } finally {
       fresh.remove();
     }

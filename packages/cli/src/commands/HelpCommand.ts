@@ -8,6 +8,7 @@ Environment:
   TRELLIS_TOKEN     an access token to use instead of the saved login (CI), with TRELLIS_SERVER
   XDG_CONFIG_HOME   where trellis/auth.json is kept (default: ~/.config)
   NO_COLOR          no colour (there is none anyway when output is not a terminal)
+  TRELLIS_DEBUG     print the stack trace of an error after its one-line message
 
 Exit codes:
 ${EXIT_CODES_HELP.map((line) => `  ${line.replaceAll('`', '')}`).join('\n')}
