@@ -113,6 +113,20 @@ describe('trellis login', () => {
   });
 });
 
+describe('logging in again', () => {
+  it('replaces the saved login and revokes the one it replaces', async () => {
+    const home = freshHome();
+    await login(server, home);
+    const first = home.readAuth();
+    await login(server, home);
+    const second = home.readAuth();
+    expect(second.refresh_token).not.toBe(first.refresh_token);
+    const anonymous = new TrellisClient({ baseUrl: server.url });
+    await expect(anonymous.refreshTokens(first.refresh_token)).rejects.toMatchObject({ status: 401 });
+    expect((await runTrellis(['whoami'], { env: home.env() })).code).toBe(0);
+  });
+});
+
 describe('trellis login --json', () => {
   it('prints the server and the email as JSON', async () => {
     const home = freshHome();

@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { TrellisApiError, TrellisConnectionError } from '@trellis/client';
+import { TrellisApiError, type TrellisClient, TrellisConnectionError } from '@trellis/client';
 import { Command, Option } from 'clipanion';
+import { withFileLock } from '../auth/FileLock.js';
 import { storedLogin } from '../auth/LoginSession.js';
 import { NotLoggedInError } from '../errors.js';
 import { ExitCode } from '../exitCodes.js';
@@ -73,10 +74,10 @@ export class LoginCommand extends TrellisCommand {
         if (code === '') continue;
         try {
           const result = await client.exchangeCliLogin({ device_code: deviceCode, verification_code: code });
-          if (previous && previous.server === server)
-            await revokeQuietly(this.anonymousClient(server), previous.refresh_token);
           const login = storedLogin(server, result.user_email, result);
-          file.write(login);
+          // Under the lock: a refresh of the previous login in another process must not overwrite this one.
+          await withFileLock(file.lockPath, async () => file.write(login));
+          if (previous && previous.server === server) await revokeQuietly(client, previous.refresh_token);
           if (this.json) terminal.printJson({ server, user_email: result.user_email });
           else terminal.success(`Logged in to ${server} as ${terminal.err.bold(result.user_email)}`);
           return ExitCode.OK;
@@ -119,7 +120,7 @@ async function ensureReachable(server: string): Promise<void> {
 }
 
 /** Best effort: a replaced login should not stay valid on the server. */
-async function revokeQuietly(client: ReturnType<TrellisCommand['anonymousClient']>, refreshToken: string) {
+async function revokeQuietly(client: TrellisClient, refreshToken: string) {
   try {
     await client.logout(refreshToken);
   } catch {
