@@ -100,7 +100,7 @@ export async function openSqlStore(url: string, options: SqlStoreOptions = {}): 
   if (name === undefined) {
     throw new SqlStoreConfigError(
       'unknown_database_scheme',
-      `DATABASE_URL must start with one of ${Object.keys(SCHEMES).join(' ')} (got ${scheme ?? 'no scheme'})`,
+      `a database URL must start with one of ${Object.keys(SCHEMES).join(' ')} (got ${scheme ?? 'no scheme'})`,
     );
   }
   const entry = DIALECTS[name];
