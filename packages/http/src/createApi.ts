@@ -9,6 +9,7 @@ import { agentRoutes } from './routes/agentRoutes.js';
 import { authRoutes } from './routes/authRoutes.js';
 import { cliRoutes } from './routes/cliRoutes.js';
 import { releaseRoutes } from './routes/releaseRoutes.js';
+import { stateRoutes } from './routes/stateRoutes.js';
 import { streamRoutes } from './routes/streamRoutes.js';
 import { mountRoutes } from './routing/mountRoutes.js';
 import { buildOpenApiDocument } from './routing/openapi.js';
@@ -49,6 +50,7 @@ export function apiRoutes(options: Pick<ApiOptions, 'useCases' | 'events' | 'shu
     ...streamRoutes(options.useCases, options.events, shutdown),
     ...cliRoutes(options.useCases),
     ...releaseRoutes(options.useCases),
+    ...stateRoutes(options.useCases),
   ];
 }
 

@@ -178,3 +178,28 @@ export interface PlanArtifact {
   sha256: string;
   created_at: string;
 }
+
+/** One version of a vine's OpenTofu/Terraform state, kept through the artifact store. */
+export interface StateVersion {
+  id: number;
+  owner_id: string;
+  vine_id: string;
+  /** The state's own `serial` and `lineage`. */
+  serial: number;
+  lineage: string;
+  size: number;
+  sha256: string;
+  storage_key: string;
+  /** The job whose engine wrote it. */
+  job_id: string | null;
+  created_at: string;
+}
+
+/** The lock of a vine's state (the `http` backend's lock info, kept as sent). */
+export interface StateLock {
+  owner_id: string;
+  vine_id: string;
+  lock_id: string;
+  info: JsonObject;
+  created_at: string;
+}

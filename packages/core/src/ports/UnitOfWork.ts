@@ -6,6 +6,7 @@ import type { LogStore } from './LogStore.js';
 import type { PlanArtifactStore } from './PlanArtifactStore.js';
 import type { RefreshTokenStore } from './RefreshTokenStore.js';
 import type { ReleaseStore } from './ReleaseStore.js';
+import type { StateStore } from './StateStore.js';
 import type { UserStore } from './UserStore.js';
 import type { VineStore } from './VineStore.js';
 import type { VineyardStore } from './VineyardStore.js';
@@ -25,6 +26,7 @@ export interface Stores {
   workers: WorkerStore;
   releases: ReleaseStore;
   planArtifacts: PlanArtifactStore;
+  states: StateStore;
 }
 
 /**

@@ -5,6 +5,7 @@ import { JobUseCases } from './JobUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
 import { PlanArtifactUseCases } from './PlanArtifactUseCases.js';
 import { ReleaseUseCases } from './ReleaseUseCases.js';
+import { StateUseCases } from './StateUseCases.js';
 import { VineyardUseCases } from './VineyardUseCases.js';
 import { WorkerUseCases } from './WorkerUseCases.js';
 
@@ -18,6 +19,7 @@ export interface UseCases {
   workers: WorkerUseCases;
   planArtifacts: PlanArtifactUseCases;
   releases: ReleaseUseCases;
+  states: StateUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
@@ -30,5 +32,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     workers: new WorkerUseCases(deps),
     planArtifacts: new PlanArtifactUseCases(deps),
     releases: new ReleaseUseCases(deps),
+    states: new StateUseCases(deps),
   };
 }

@@ -19,6 +19,14 @@ function bearerToken(header: string | undefined): string | null {
   return match?.[1] ?? null;
 }
 
+function basicCredentials(header: string | undefined): { user: string; password: string } | null {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+  if (!match?.[1]) return null;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? null : { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
 /** Constant-time equality of two secrets of any length (compares their SHA-256 digests). */
 export function secretsEqual(a: string, b: string): boolean {
   const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
@@ -63,9 +71,11 @@ export function authenticate(kind: AuthKind, deps: AuthDeps): RequestHandler {
       };
     case 'worker':
       return async (req, res, next) => {
+        // The state backend of OpenTofu/Terraform can only send Basic auth: id as user, token as password.
+        const basic = req.headers['x-worker-id'] === undefined ? basicCredentials(req.headers.authorization) : null;
         res.locals.worker = await deps.useCases.workers.authenticate(
-          req.headers['x-worker-id'],
-          req.headers['x-worker-token'],
+          basic?.user ?? req.headers['x-worker-id'],
+          basic?.password ?? req.headers['x-worker-token'],
         );
         next();
       };

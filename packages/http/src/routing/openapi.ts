@@ -92,7 +92,9 @@ export function buildOpenApiDocument(routes: RouteSpec[], info: { title: string;
           ? { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } }
           : undefined;
     paths[route.path] ??= {};
-    (paths[route.path] as Record<string, unknown>)[route.method] = {
+    // OpenAPI has no LOCK/UNLOCK operations: they are documented as `x-lock` / `x-unlock`.
+    const method = route.method === 'lock' || route.method === 'unlock' ? `x-${route.method}` : route.method;
+    (paths[route.path] as Record<string, unknown>)[method] = {
       operationId: route.operationId,
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),

@@ -39,7 +39,8 @@ export interface RouteSpec<
   Q extends z.ZodType = z.ZodType,
   B extends z.ZodType = z.ZodType,
 > {
-  method: 'get' | 'post' | 'put' | 'delete';
+  /** `lock`/`unlock` are the WebDAV verbs the Terraform/OpenTofu `http` state backend uses. */
+  method: 'get' | 'post' | 'put' | 'delete' | 'lock' | 'unlock';
   path: string;
   operationId: string;
   summary: string;

@@ -6,6 +6,8 @@ import type {
   LogChunk,
   PlanArtifact,
   RefreshTokenRecord,
+  StateLock,
+  StateVersion,
   User,
   Vine,
   VineComponents,
@@ -48,6 +50,9 @@ export interface MemoryState {
   releases: Map<string, WorkerRelease>;
   /** Keyed by job id. */
   planArtifacts: Map<string, PlanArtifact>;
+  stateVersions: StateVersion[];
+  /** Keyed by vine id. */
+  stateLocks: Map<string, StateLock>;
 }
 
 export function emptyMemoryState(): MemoryState {
@@ -65,6 +70,8 @@ export function emptyMemoryState(): MemoryState {
     workers: new Map(),
     releases: new Map(),
     planArtifacts: new Map(),
+    stateVersions: [],
+    stateLocks: new Map(),
   };
 }
 

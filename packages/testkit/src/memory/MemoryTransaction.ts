@@ -4,6 +4,7 @@ import type { MemoryState } from './MemoryState.js';
 /** Counters that, like SQL sequences, never roll back: an id handed out stays used. */
 export interface MemorySequences {
   nextLogId: number;
+  nextStateVersionId: number;
 }
 
 /**

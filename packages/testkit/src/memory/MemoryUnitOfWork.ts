@@ -22,7 +22,7 @@ export class MemoryUnitOfWork implements UnitOfWork {
   /** When set, `run` and `check` fail with this `UnavailableError`, as a database that is down. */
   private outage: UnavailableError | null = null;
   private committed: MemoryState = emptyMemoryState();
-  private readonly sequences: MemorySequences = { nextLogId: 1 };
+  private readonly sequences: MemorySequences = { nextLogId: 1, nextStateVersionId: 1 };
   private queue: Promise<void> = Promise.resolve();
   private readonly current = new AsyncLocalStorage<MemoryTransaction>();
   private counts = { committed: 0, rolledBack: 0 };

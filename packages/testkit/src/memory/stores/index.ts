@@ -8,6 +8,7 @@ import { MemoryLogStore } from './MemoryLogStore.js';
 import { MemoryPlanArtifactStore } from './MemoryPlanArtifactStore.js';
 import { MemoryRefreshTokenStore } from './MemoryRefreshTokenStore.js';
 import { MemoryReleaseStore } from './MemoryReleaseStore.js';
+import { MemoryStateStore } from './MemoryStateStore.js';
 import { MemoryUserStore } from './MemoryUserStore.js';
 import { MemoryVineStore } from './MemoryVineStore.js';
 import { MemoryVineyardStore } from './MemoryVineyardStore.js';
@@ -22,6 +23,7 @@ export {
   MemoryPlanArtifactStore,
   MemoryRefreshTokenStore,
   MemoryReleaseStore,
+  MemoryStateStore,
   MemoryUserStore,
   MemoryVineStore,
   MemoryVineyardStore,
@@ -43,5 +45,6 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     workers: new MemoryWorkerStore(tx),
     releases: new MemoryReleaseStore(tx),
     planArtifacts: new MemoryPlanArtifactStore(tx),
+    states: new MemoryStateStore(tx),
   };
 }

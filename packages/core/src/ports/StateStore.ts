@@ -1,0 +1,16 @@
+import type { StateLock, StateVersion } from '../domain/records.js';
+
+/** Versions and locks of the state each vine's engine keeps in the control plane. */
+export interface StateStore {
+  /** Records a version and gives it the next id. */
+  addVersion(version: Omit<StateVersion, 'id'>): Promise<StateVersion>;
+  /** The newest version of the vine's state, or null before the first write. */
+  latest(ownerId: string, vineId: string): Promise<StateVersion | null>;
+  /** Newest first. */
+  listVersions(ownerId: string, vineId: string): Promise<StateVersion[]>;
+  getLock(ownerId: string, vineId: string): Promise<StateLock | null>;
+  /** Takes the lock when it is free; otherwise returns the lock that holds it. */
+  acquireLock(lock: StateLock): Promise<{ acquired: true } | { acquired: false; current: StateLock }>;
+  /** Releases the lock if `lockId` holds it; false otherwise. */
+  releaseLock(ownerId: string, vineId: string, lockId: string): Promise<boolean>;
+}

@@ -1,0 +1,165 @@
+import type { Readable } from 'node:stream';
+import type { WorkerActor } from '../domain/actors.js';
+import { ConflictError, ForbiddenError, NotFoundError, TooLargeError, ValidationError } from '../domain/errors.js';
+import type { Job, JsonObject, StateLock, StateVersion } from '../domain/records.js';
+import { requireUuid } from '../domain/validation.js';
+import { ownerScope, type Stores } from '../ports/UnitOfWork.js';
+import { type CoreDeps, isoNow } from './CoreDeps.js';
+
+/** A state file is JSON the engine writes whole; past this it is refused (`413`). */
+export const MAX_STATE_BYTES = 64 * 1024 * 1024;
+
+export type LockOutcome = { acquired: true; lock: StateLock } | { acquired: false; current: StateLock };
+export type UnlockOutcome = { released: true } | { released: false; current: StateLock | null };
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The OpenTofu/Terraform `http` state backend of DESIGN §7: each vine's state lives in the
+ * control plane, so a plan made by one agent can be applied by another. Only an agent running a
+ * job of the vine may read, write or lock its state.
+ */
+export class StateUseCases {
+  constructor(private readonly deps: CoreDeps) {}
+
+  /** The newest state, or null before the first write. */
+  async read(worker: WorkerActor, vine: unknown): Promise<{ body: Readable; size: number; sha256: string } | null> {
+    const vineId = requireUuid(vine, 'vine_id');
+    const latest = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+      await this.runningJob(stores, worker, vineId);
+      return stores.states.latest(worker.ownerId, vineId);
+    });
+    if (!latest) return null;
+    const artifact = await this.deps.artifacts.get(latest.storage_key);
+    return { body: artifact.body, size: artifact.size, sha256: latest.sha256 };
+  }
+
+  /**
+   * Stores a new version. When the state is locked, the writer must present the lock's id
+   * (the backend sends it as `?ID=`); otherwise `409 state_locked`.
+   */
+  async write(
+    worker: WorkerActor,
+    vine: unknown,
+    lockId: string | null,
+    body: AsyncIterable<Uint8Array>,
+  ): Promise<StateVersion> {
+    const vineId = requireUuid(vine, 'vine_id');
+    const bytes = await readLimited(body, MAX_STATE_BYTES);
+    const { serial, lineage } = parseState(bytes);
+    const job = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+      const running = await this.runningJob(stores, worker, vineId);
+      await this.requireLockHolder(stores, worker.ownerId, vineId, lockId);
+      return running;
+    });
+    const key = `state/${worker.ownerId}/${vineId}/${serial}-${Date.now().toString(36)}.tfstate`;
+    const stored = await this.deps.artifacts.put(key, once(bytes), { maxBytes: MAX_STATE_BYTES });
+    return this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+      // Checked again: the lock may have changed hands while the bytes were stored.
+      await this.requireLockHolder(stores, worker.ownerId, vineId, lockId);
+      return stores.states.addVersion({
+        owner_id: worker.ownerId,
+        vine_id: vineId,
+        serial,
+        lineage,
+        size: stored.size,
+        sha256: stored.sha256,
+        storage_key: key,
+        job_id: job.id,
+        created_at: isoNow(this.deps),
+      });
+    });
+  }
+
+  /** `LOCK`: takes the lock with the engine's lock info, or reports who holds it. */
+  async lock(worker: WorkerActor, vine: unknown, info: unknown): Promise<LockOutcome> {
+    const vineId = requireUuid(vine, 'vine_id');
+    const lockInfo = parseLockInfo(info);
+    return this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+      await this.runningJob(stores, worker, vineId);
+      const lock: StateLock = {
+        owner_id: worker.ownerId,
+        vine_id: vineId,
+        lock_id: lockInfo.ID as string,
+        info: lockInfo,
+        created_at: isoNow(this.deps),
+      };
+      const outcome = await stores.states.acquireLock(lock);
+      return outcome.acquired ? { acquired: true, lock } : outcome;
+    });
+  }
+
+  /** `UNLOCK`: releases the lock if the id matches (as `force-unlock` does too). */
+  async unlock(worker: WorkerActor, vine: unknown, info: unknown): Promise<UnlockOutcome> {
+    const vineId = requireUuid(vine, 'vine_id');
+    const lockInfo = parseLockInfo(info);
+    return this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+      await this.runningJob(stores, worker, vineId);
+      if (await stores.states.releaseLock(worker.ownerId, vineId, lockInfo.ID as string)) return { released: true };
+      return { released: false, current: await stores.states.getLock(worker.ownerId, vineId) };
+    });
+  }
+
+  /** The versions of a vine's state, for people (`GET` of a configuration's state history). */
+  async versions(ownerId: string, vine: unknown): Promise<StateVersion[]> {
+    const vineId = requireUuid(vine, 'vine_id');
+    return this.deps.uow.run(ownerScope(ownerId), async (stores) => {
+      if (!(await stores.vines.get(ownerId, vineId))) throw new NotFoundError('configuration');
+      return stores.states.listVersions(ownerId, vineId);
+    });
+  }
+
+  private async runningJob(stores: Stores, worker: WorkerActor, vineId: string): Promise<Job> {
+    if (!(await stores.vines.get(worker.ownerId, vineId))) throw new NotFoundError('configuration');
+    const running = await stores.jobs.list(worker.ownerId, { vine_id: vineId, status: 'PROCESSING' });
+    const mine = running.find((job) => job.claimed_by_worker_id === worker.workerId);
+    if (!mine) {
+      throw new ForbiddenError('state_not_for_worker', 'this agent is not running a job of this configuration');
+    }
+    return mine;
+  }
+
+  private async requireLockHolder(stores: Stores, ownerId: string, vineId: string, lockId: string | null) {
+    const lock = await stores.states.getLock(ownerId, vineId);
+    if (lock && lock.lock_id !== lockId) {
+      throw new ConflictError('state_locked', `the state is locked by ${String(lock.info.Who ?? 'another run')}`);
+    }
+  }
+}
+
+async function* once(bytes: Buffer): AsyncIterable<Uint8Array> {
+  yield bytes;
+}
+
+async function readLimited(body: AsyncIterable<Uint8Array>, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > limit) throw new TooLargeError('state_too_large', `a state file must be at most ${limit} bytes`, limit);
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks);
+}
+
+function parseState(bytes: Buffer): { serial: number; lineage: string } {
+  let state: unknown;
+  try {
+    state = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new ValidationError('the state is not valid JSON', [], 'invalid_state');
+  }
+  if (!isObject(state) || !Number.isInteger(state.serial) || typeof state.lineage !== 'string') {
+    throw new ValidationError('the state must be a JSON object with a serial and a lineage', [], 'invalid_state');
+  }
+  return { serial: state.serial as number, lineage: state.lineage };
+}
+
+function parseLockInfo(info: unknown): JsonObject {
+  if (!isObject(info) || typeof info.ID !== 'string' || info.ID === '' || info.ID.length > 200) {
+    throw new ValidationError('the lock info must carry an ID', [{ path: 'ID', message: 'required' }], 'invalid_lock');
+  }
+  return info as JsonObject;
+}

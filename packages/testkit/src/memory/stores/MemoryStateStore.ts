@@ -1,0 +1,51 @@
+import { NotFoundError, type StateLock, type StateStore, type StateVersion } from '@trellis/core';
+import { copy } from '../MemoryState.js';
+import type { MemoryTransaction } from '../MemoryTransaction.js';
+
+export class MemoryStateStore implements StateStore {
+  constructor(private readonly tx: MemoryTransaction) {}
+
+  async addVersion(version: Omit<StateVersion, 'id'>): Promise<StateVersion> {
+    this.requireVine(version.owner_id, version.vine_id);
+    const stored: StateVersion = { ...copy(version), id: this.tx.sequences.nextStateVersionId++ };
+    this.tx.state.stateVersions.push(stored);
+    return copy(stored);
+  }
+
+  async latest(ownerId: string, vineId: string): Promise<StateVersion | null> {
+    return (await this.listVersions(ownerId, vineId))[0] ?? null;
+  }
+
+  async listVersions(ownerId: string, vineId: string): Promise<StateVersion[]> {
+    if (!this.tx.sees(ownerId)) return [];
+    return this.tx.state.stateVersions
+      .filter((v) => v.owner_id === ownerId && v.vine_id === vineId)
+      .sort((a, b) => b.id - a.id)
+      .map(copy);
+  }
+
+  async getLock(ownerId: string, vineId: string): Promise<StateLock | null> {
+    const lock = this.tx.state.stateLocks.get(vineId);
+    return lock && lock.owner_id === ownerId && this.tx.sees(ownerId) ? copy(lock) : null;
+  }
+
+  async acquireLock(lock: StateLock): Promise<{ acquired: true } | { acquired: false; current: StateLock }> {
+    this.requireVine(lock.owner_id, lock.vine_id);
+    const current = this.tx.state.stateLocks.get(lock.vine_id);
+    if (current) return { acquired: false, current: copy(current) };
+    this.tx.state.stateLocks.set(lock.vine_id, copy(lock));
+    return { acquired: true };
+  }
+
+  async releaseLock(ownerId: string, vineId: string, lockId: string): Promise<boolean> {
+    const current = await this.getLock(ownerId, vineId);
+    if (!current || current.lock_id !== lockId) return false;
+    this.tx.state.stateLocks.delete(vineId);
+    return true;
+  }
+
+  private requireVine(ownerId: string, vineId: string): void {
+    const vine = this.tx.state.vines.get(vineId);
+    if (!vine || vine.owner_id !== ownerId || !this.tx.sees(ownerId)) throw new NotFoundError('configuration');
+  }
+}
