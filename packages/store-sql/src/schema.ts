@@ -17,6 +17,8 @@ export const TABLES = {
   logChunks: 'log_chunks',
   planArtifacts: 'plan_artifacts',
   workerReleases: 'worker_releases',
+  stateVersions: 'state_versions',
+  stateLocks: 'state_locks',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];

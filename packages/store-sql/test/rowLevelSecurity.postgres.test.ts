@@ -4,11 +4,12 @@
  * filter, although the connection itself logs in as `postgres`, a superuser.
  */
 import { randomUUID } from 'node:crypto';
-import { ownerScope, systemScope, type UnitOfWork } from '@trellis/core';
+import { ownerScope, systemScope } from '@trellis/core';
 import { checkTestPostgres, describeWithPostgres } from '@trellis/testkit';
 import type { Knex } from 'knex';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { rawConnection, selectRows } from './support/rawSql.js';
+import { type Seeded, seedEverything } from './support/seedEverything.js';
 import { useMigratedDatabases } from './support/sqlStores.js';
 
 /** Every owned table and the column that names its owner. */
@@ -25,10 +26,14 @@ const OWNED: ReadonlyArray<readonly [table: string, ownerColumn: string]> = [
   ['jobs', 'owner_id'],
   ['log_chunks', 'owner_id'],
   ['plan_artifacts', 'owner_id'],
+  ['state_versions', 'owner_id'],
+  ['state_locks', 'owner_id'],
 ];
 
 /** Children first, so deleting in this order never trips a foreign key of the same owner. */
 const DELETE_ORDER = [
+  'state_versions',
+  'state_locks',
   'log_chunks',
   'plan_artifacts',
   'vine_components',
@@ -169,6 +174,14 @@ describeWithPostgres('row-level security on Postgres', postgres, () => {
         "INSERT INTO plan_artifacts (job_id, owner_id, storage_key, size, sha256, created_at) VALUES (?, ?, 'k', 1, 'x', now())",
         [randomUUID(), b.id],
       ],
+      state_versions: [
+        "INSERT INTO state_versions (owner_id, vine_id, serial, lineage, size, sha256, storage_key, created_at) VALUES (?, ?, 1, 'l', 1, 'x', 'k', now())",
+        [b.id, b.vineId],
+      ],
+      state_locks: [
+        "INSERT INTO state_locks (vine_id, owner_id, lock_id, info, created_at) VALUES (?, ?, 'x', '{}', now())",
+        [randomUUID(), b.id],
+      ],
     };
     expect(Object.keys(inserts).sort()).toEqual(OWNED.map(([table]) => table).sort());
     for (const [table, [sql, bindings]] of Object.entries(inserts)) {
@@ -240,123 +253,6 @@ describeWithPostgres('row-level security on Postgres', postgres, () => {
     }
   });
 });
-
-interface Seeded {
-  id: string;
-  vineyardId: string;
-  vineId: string;
-  jobId: string;
-}
-
-/** One owner with a row in every owned table (and one release, which nobody owns). */
-async function seedEverything(uow: UnitOfWork): Promise<Seeded> {
-  const id = randomUUID();
-  const now = new Date().toISOString();
-  await uow.run(systemScope, async (stores) => {
-    await stores.users.create({ id, email: `${id}@example.test`, name: 'owner', created_at: now });
-    await stores.identities.upsert({
-      user_id: id,
-      provider: 'github',
-      provider_user_id: id,
-      provider_token: 't',
-      scopes: '',
-    });
-    await stores.refreshTokens.create({
-      id: randomUUID(),
-      user_id: id,
-      family_id: randomUUID(),
-      expires_at: now,
-      rotated_at: null,
-      revoked_at: null,
-    });
-    if (!(await stores.releases.get('1.0.0'))) {
-      await stores.releases.create({ version: '1.0.0', release_notes: '', published_at: now });
-    }
-  });
-  return uow.run(ownerScope(id), async (stores) => {
-    await stores.cliLogins.create({
-      device_code: randomUUID(),
-      verification_code: 'BCDFGH',
-      profile_id: id,
-      created_at: now,
-      expires_at: now,
-      attempts: 0,
-      consumed_at: null,
-    });
-    const vineyard = await stores.vineyards.create({ id: randomUUID(), owner_id: id, name: 'v', created_at: now });
-    const identity = await stores.cloudIdentities.create({
-      id: randomUUID(),
-      owner_id: id,
-      provider: 'aws',
-      role_arn: 'arn:aws:iam::123456789012:role/x',
-      external_id: randomUUID(),
-    });
-    const vine = await stores.vines.create({
-      id: randomUUID(),
-      owner_id: id,
-      vineyard_id: vineyard.id,
-      name: 'vine',
-      project_name: 'vine',
-      cloud_identity_id: identity.id,
-      source: { type: 'inline', files: { 'main.tf': '' } },
-      variables: {},
-      engine: { name: 'tofu', version: null },
-      status: 'NEW',
-      status_message: null,
-      created_at: now,
-      updated_at: now,
-    });
-    const worker = await stores.workers.create({
-      id: randomUUID(),
-      owner_id: id,
-      name: 'w',
-      mode: 'self-hosted',
-      token_hash: 'x',
-      last_heartbeat: null,
-      version: null,
-      metadata: {},
-      created_at: now,
-      destroyed_at: null,
-    });
-    const job = await stores.jobs.create({
-      id: randomUUID(),
-      owner_id: id,
-      job_type: 'PLAN',
-      status: 'PROCESSING',
-      config_snapshot: { vine: null, source: null, variables: {}, engine: null, cloud_identity_id: null },
-      config_hash: 'x',
-      vine_id: vine.id,
-      vineyard_id: vineyard.id,
-      cloud_identity_id: identity.id,
-      assigned_worker_id: null,
-      claimed_by_worker_id: worker.id,
-      plan_job_id: null,
-      target_worker_id: null,
-      execution_metadata: {},
-      error_message: null,
-      vine_status_before: null,
-      created_at: now,
-      claimed_at: now,
-      finished_at: null,
-    });
-    await stores.logs.append(id, job.id, 'hello', 'STDOUT', now);
-    await stores.planArtifacts.save({
-      job_id: job.id,
-      owner_id: id,
-      storage_key: 'k',
-      size: 1,
-      sha256: 'x',
-      created_at: now,
-    });
-    await stores.vines.saveComponents(
-      id,
-      vine.id,
-      { cluster: null, argocd: { url: 'https://argo.example.test', job_id: job.id }, outputs: null },
-      now,
-    );
-    return { id, vineyardId: vineyard.id, vineId: vine.id, jobId: job.id };
-  });
-}
 
 /**
  * Runs `check` in a transaction that is what an owner-scoped unit of work is (role switch and

@@ -24,6 +24,8 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   log_chunks: 'owner_id',
   plan_artifacts: 'owner_id',
   worker_releases: null,
+  state_versions: 'owner_id',
+  state_locks: 'owner_id',
 };
 
 /** The owner a scope is limited to, or null for system work. */

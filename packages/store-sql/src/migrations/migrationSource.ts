@@ -4,6 +4,7 @@ import { MIGRATIONS_TABLE } from '../schema.js';
 import { recordsMigration } from './m001_records.js';
 import { postgresRowSecurityMigration } from './m002_postgres_row_security.js';
 import { postgresClaimNextJobMigration } from './m003_postgres_claim_next_job.js';
+import { stateMigration } from './m004_state.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -11,6 +12,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   recordsMigration,
   postgresRowSecurityMigration,
   postgresClaimNextJobMigration,
+  stateMigration,
 ];
 
 /** knex's migrator configured with the migrations above, not a directory. */

@@ -8,6 +8,7 @@ import { SqlLogStore } from './SqlLogStore.js';
 import { SqlPlanArtifactStore } from './SqlPlanArtifactStore.js';
 import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
 import { SqlReleaseStore } from './SqlReleaseStore.js';
+import { SqlStateStore } from './SqlStateStore.js';
 import { SqlUserStore } from './SqlUserStore.js';
 import { SqlVineStore } from './SqlVineStore.js';
 import { SqlVineyardStore } from './SqlVineyardStore.js';
@@ -28,5 +29,6 @@ export function createStores(session: SqlSession): Stores {
     workers: new SqlWorkerStore(session),
     releases: new SqlReleaseStore(session),
     planArtifacts: new SqlPlanArtifactStore(session),
+    states: new SqlStateStore(session),
   };
 }

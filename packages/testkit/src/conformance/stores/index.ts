@@ -5,6 +5,7 @@ import type { OpenStoreHarness } from './harness.js';
 import { describeJobStoreConformance } from './jobs.js';
 import { describeLogStoreConformance } from './logs.js';
 import { describeReleaseAndArtifactStoreConformance } from './releases.js';
+import { describeStateStoreConformance } from './states.js';
 import { describeUnitOfWorkConformance } from './unitOfWork.js';
 import { describeUserStoreConformance } from './users.js';
 import { describeVineyardStoreConformance } from './vineyards.js';
@@ -14,8 +15,8 @@ import { describeWorkerStoreConformance } from './workers.js';
 export type { OpenStoreHarness, StoreHarness } from './harness.js';
 
 /**
- * The behaviour every implementation of the store ports must show (`UnitOfWork` and the twelve
- * stores), as one vitest suite. `open` is called before each test and must return a unit of work
+ * The behaviour every implementation of the store ports must show (`UnitOfWork` and every
+ * store), as one vitest suite. `open` is called before each test and must return a unit of work
  * on an empty, migrated database of its own; `close` removes it.
  */
 export function describeStoreConformance(name: string, open: OpenStoreHarness): void {
@@ -30,5 +31,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeLogStoreConformance(open);
     describeWorkerStoreConformance(open);
     describeReleaseAndArtifactStoreConformance(open);
+    describeStateStoreConformance(open);
   });
 }

@@ -1,0 +1,115 @@
+import { type JsonObject, NotFoundError, type StateLock, type StateStore, type StateVersion } from '@trellis/core';
+import type { SqlSession } from '../dialects/Dialect.js';
+import { integerOut, jsonIn, jsonOut, type Row, textOut, timeIn, timeOut, uuidOut, uuidOutOrNull } from '../rows.js';
+
+/** How often `acquireLock` retries when the lock it lost to is released before it can read it. */
+const LOCK_ATTEMPTS = 3;
+
+export class SqlStateStore implements StateStore {
+  constructor(private readonly db: SqlSession) {}
+
+  async addVersion(version: Omit<StateVersion, 'id'>): Promise<StateVersion> {
+    await this.requireVine(version.owner_id, version.vine_id);
+    const [row] = await this.db
+      .insert('state_versions', {
+        owner_id: version.owner_id,
+        vine_id: version.vine_id,
+        serial: version.serial,
+        lineage: version.lineage,
+        size: version.size,
+        sha256: version.sha256,
+        storage_key: version.storage_key,
+        job_id: version.job_id,
+        created_at: timeIn(version.created_at),
+      })
+      .returning('*');
+    return toStateVersion(row);
+  }
+
+  async latest(ownerId: string, vineId: string): Promise<StateVersion | null> {
+    const row = await this.db
+      .table('state_versions')
+      .where({ owner_id: ownerId, vine_id: vineId })
+      .orderBy('id', 'desc')
+      .first();
+    return row ? toStateVersion(row) : null;
+  }
+
+  async listVersions(ownerId: string, vineId: string): Promise<StateVersion[]> {
+    const rows: Row[] = await this.db
+      .table('state_versions')
+      .where({ owner_id: ownerId, vine_id: vineId })
+      .orderBy('id', 'desc');
+    return rows.map(toStateVersion);
+  }
+
+  async getLock(ownerId: string, vineId: string): Promise<StateLock | null> {
+    const row = await this.db.table('state_locks').where({ owner_id: ownerId, vine_id: vineId }).first();
+    return row ? toStateLock(row) : null;
+  }
+
+  /**
+   * One INSERT that does nothing when the vine is already locked, so of two concurrent lockers
+   * exactly one wins (on Postgres the loser waits for the winner's commit, then does nothing).
+   */
+  async acquireLock(lock: StateLock): Promise<{ acquired: true } | { acquired: false; current: StateLock }> {
+    // The vine must be the owner's: the lock's key is the vine, whoever asks.
+    await this.requireVine(lock.owner_id, lock.vine_id);
+    for (let attempt = 1; ; attempt += 1) {
+      const [taken] = await this.db
+        .insert('state_locks', {
+          vine_id: lock.vine_id,
+          owner_id: lock.owner_id,
+          lock_id: lock.lock_id,
+          info: jsonIn(lock.info),
+          created_at: timeIn(lock.created_at),
+        })
+        .onConflict(['vine_id'])
+        .ignore()
+        .returning('*');
+      if (taken) return { acquired: true };
+      const current = await this.getLock(lock.owner_id, lock.vine_id);
+      if (current) return { acquired: false, current };
+      // Released between our INSERT and our read: the lock is free again.
+      if (attempt >= LOCK_ATTEMPTS) throw new Error(`the state lock of vine ${lock.vine_id} kept changing hands`);
+    }
+  }
+
+  async releaseLock(ownerId: string, vineId: string, lockId: string): Promise<boolean> {
+    const released = await this.db
+      .table('state_locks')
+      .where({ owner_id: ownerId, vine_id: vineId, lock_id: lockId })
+      .delete();
+    return released > 0;
+  }
+
+  private async requireVine(ownerId: string, vineId: string): Promise<void> {
+    const vine = await this.db.table('vines').where({ owner_id: ownerId, id: vineId }).first('id');
+    if (!vine) throw new NotFoundError('configuration');
+  }
+}
+
+function toStateVersion(row: Row): StateVersion {
+  return {
+    id: integerOut(row.id),
+    owner_id: uuidOut(row.owner_id),
+    vine_id: uuidOut(row.vine_id),
+    serial: integerOut(row.serial),
+    lineage: textOut(row.lineage),
+    size: integerOut(row.size),
+    sha256: textOut(row.sha256),
+    storage_key: textOut(row.storage_key),
+    job_id: uuidOutOrNull(row.job_id),
+    created_at: timeOut(row.created_at),
+  };
+}
+
+function toStateLock(row: Row): StateLock {
+  return {
+    owner_id: uuidOut(row.owner_id),
+    vine_id: uuidOut(row.vine_id),
+    lock_id: textOut(row.lock_id),
+    info: jsonOut<JsonObject>(row.info),
+    created_at: timeOut(row.created_at),
+  };
+}
