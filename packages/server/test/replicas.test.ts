@@ -66,7 +66,8 @@ describePostgres('two trellis-server processes on one Postgres', () => {
         vineyard_id: vineyard.id,
         source: { type: 'inline', files: { 'main.tf': INLINE_MAIN_TF } },
       });
-      for (let j = 0; j < 6; j++) jobIds.push((await userA.createJob({ job_type: 'PLAN', configuration_id: vine.id })).id);
+      for (let j = 0; j < 6; j++)
+        jobIds.push((await userA.createJob({ job_type: 'PLAN', configuration_id: vine.id })).id);
     }
     const agents = await Promise.all(
       Array.from({ length: 6 }, async (_, i) => {
@@ -136,7 +137,10 @@ describePostgres('two trellis-server processes on one Postgres', () => {
   it('shuts down on SIGTERM: in-flight long polls end, the process exits 0', async () => {
     const user = await login(a.url);
     const { worker_id, worker_token } = await user.registerAgent({ name: 'shutdown-agent' });
-    const agent = new TrellisClient({ baseUrl: a.url, auth: { kind: 'worker', workerId: worker_id, workerToken: worker_token } });
+    const agent = new TrellisClient({
+      baseUrl: a.url,
+      auth: { kind: 'worker', workerId: worker_id, workerToken: worker_token },
+    });
     const claim = agent.claimJob({ wait: 30 });
     await new Promise((resolve) => setTimeout(resolve, 300));
     const started = Date.now();
