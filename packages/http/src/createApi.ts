@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock, EventBus, UseCases } from '@trellis/core';
-import express, { type Express, type RequestHandler } from 'express';
+import type { Clock, EventBus, UseCases, UserActor } from '@trellis/core';
+import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { secretsEqual } from './auth/authenticate.js';
 import { SessionCookies } from './auth/SessionCookies.js';
 import { problem, problemErrorHandler, sendProblem } from './errors/problem.js';
@@ -14,6 +14,14 @@ import { streamRoutes } from './routes/streamRoutes.js';
 import { mountRoutes } from './routing/mountRoutes.js';
 import { buildOpenApiDocument } from './routing/openapi.js';
 import type { RouteSpec } from './routing/route.js';
+
+/** What the web interface gets of the API's session handling, so both agree on who is signed in. */
+export interface WebSessionAccess {
+  /** The signed-in user, the session cookie slid forward (SPEC §5.2); null when signed out. */
+  currentUser(req: Request, res: Response): UserActor | null;
+  /** Whether an `Origin` header is the web interface's own (DESIGN §4 CSRF rule). */
+  isWebOrigin(origin: string | undefined): boolean;
+}
 
 export interface ApiOptions {
   useCases: UseCases;
@@ -39,6 +47,11 @@ export interface ApiOptions {
   version: string;
   /** Aborted when the server shuts down: long polls and event streams end at once. */
   shutdownSignal?: AbortSignal;
+  /**
+   * The web interface (pages outside `/api` and `/auth`), mounted after the API routes and given
+   * the API's own session handling.
+   */
+  web?: (session: WebSessionAccess) => RequestHandler;
 }
 
 /** Every API route, in the order they are matched. */
@@ -130,6 +143,19 @@ export function createApi(options: ApiOptions): Express {
     releaseApiSecret: options.releaseApiSecret,
   });
   app.use(api);
+  if (options.web) {
+    app.use(
+      options.web({
+        currentUser: (req, res) => {
+          const session = sessions.read(req);
+          if (!session) return null;
+          sessions.refresh(res, session);
+          return { userId: session.userId, email: session.email };
+        },
+        isWebOrigin,
+      }),
+    );
+  }
   app.use('/api', (req, res) => {
     sendProblem(res, problem(404, 'route_not_found', `no route for ${req.method} ${req.baseUrl}${req.path}`));
   });
