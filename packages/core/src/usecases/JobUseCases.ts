@@ -270,7 +270,10 @@ export class JobUseCases {
           finished_at: now.toISOString(),
           error_message: `the agent running this job was lost: no heartbeat from worker ${current.claimed_by_worker_id} for over ${timeout} s`,
         });
-        if (result) await this.moveVine(stores, result);
+        if (result) {
+          await this.moveVine(stores, result);
+          await this.releaseStateLock(stores, result);
+        }
         return result;
       });
       if (updated) {
@@ -279,6 +282,16 @@ export class JobUseCases {
       }
     }
     return failed;
+  }
+
+  /**
+   * The engine of a lost agent cannot unlock its vine's state; one job runs per vine, so the lock
+   * is that engine's, and the next job of the vine would otherwise wait for it forever.
+   */
+  private async releaseStateLock(stores: Stores, job: Job): Promise<void> {
+    if (job.vine_id === null) return;
+    const lock = await stores.states.getLock(job.owner_id, job.vine_id);
+    if (lock) await stores.states.releaseLock(job.owner_id, job.vine_id, lock.lock_id);
   }
 
   private async find(ownerId: string, id: unknown): Promise<Job> {

@@ -4,7 +4,7 @@ import { ConflictError, ForbiddenError, NotFoundError, TooLargeError, Validation
 import type { Job, JsonObject, StateLock, StateVersion } from '../domain/records.js';
 import { requireUuid } from '../domain/validation.js';
 import { ownerScope, type Stores } from '../ports/UnitOfWork.js';
-import { type CoreDeps, isoNow } from './CoreDeps.js';
+import { type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 
 /** A state file is JSON the engine writes whole; past this it is refused (`413`). */
 export const MAX_STATE_BYTES = 64 * 1024 * 1024;
@@ -111,14 +111,26 @@ export class StateUseCases {
     });
   }
 
+  /**
+   * The job of this vine the worker runs: `PROCESSING`, or `CANCELLED` within the cancel notice
+   * window, because after a cancel the engine gets SIGINT and must still write its last state and
+   * release its lock while it winds down (DESIGN §3).
+   */
   private async runningJob(stores: Stores, worker: WorkerActor, vineId: string): Promise<Job> {
     if (!(await stores.vines.get(worker.ownerId, vineId))) throw new NotFoundError('configuration');
     const running = await stores.jobs.list(worker.ownerId, { vine_id: vineId, status: 'PROCESSING' });
     const mine = running.find((job) => job.claimed_by_worker_id === worker.workerId);
-    if (!mine) {
-      throw new ForbiddenError('state_not_for_worker', 'this agent is not running a job of this configuration');
-    }
-    return mine;
+    if (mine) return mine;
+    const windingDownSince = isoSecondsBefore(this.deps.clock.now(), this.deps.settings.cancelNoticeSeconds);
+    const cancelled = await stores.jobs.list(worker.ownerId, { vine_id: vineId, status: 'CANCELLED' });
+    const windingDown = cancelled.find(
+      (job) =>
+        job.claimed_by_worker_id === worker.workerId &&
+        job.finished_at !== null &&
+        Date.parse(job.finished_at) >= Date.parse(windingDownSince),
+    );
+    if (windingDown) return windingDown;
+    throw new ForbiddenError('state_not_for_worker', 'this agent is not running a job of this configuration');
   }
 
   private async requireLockHolder(stores: Stores, ownerId: string, vineId: string, lockId: string | null) {
