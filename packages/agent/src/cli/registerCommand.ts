@@ -1,0 +1,76 @@
+import { TrellisApiError, TrellisClient, TrellisConnectionError } from '@trellis/client';
+import { cliAccessToken, cliAuthPath } from '../config/cliLogin.js';
+import { CredentialsFile, defaultCredentialsPath } from '../config/CredentialsFile.js';
+import { AGENT_VERSION } from '../version.js';
+import type { CliIo } from './main.js';
+
+export interface RegisterFlags {
+  name?: string | undefined;
+  url?: string | undefined;
+  'credentials-file'?: string | undefined;
+  force?: boolean | undefined;
+}
+
+/** `trellis-agent register --name N`: a new worker of the signed-in user, its token kept in a 0600 file. */
+export async function registerCommand(flags: RegisterFlags, io: CliIo): Promise<number> {
+  const fail = (message: string, code = 3) => {
+    io.stderr(`trellis-agent register: ${message}\n`);
+    return code;
+  };
+  if (!flags.name) return fail('--name <name> is required', 2);
+  const file = new CredentialsFile(flags['credentials-file'] ?? defaultCredentialsPath(io.env));
+  if (file.exists() && !flags.force) {
+    return fail(`${file.path} already holds an agent's credentials; pass --force to replace them`);
+  }
+  let server = flags.url ?? io.env.TRELLIS_URL;
+  let accessToken = io.env.TRELLIS_TOKEN;
+  if (!accessToken) {
+    const authPath = cliAuthPath(io.env);
+    try {
+      const login = await cliAccessToken(authPath, (loginServer, refreshToken) =>
+        new TrellisClient({ baseUrl: loginServer, userAgent: `trellis-agent/${AGENT_VERSION}` }).refreshTokens(
+          refreshToken,
+        ),
+      );
+      if (!login) return fail(`not signed in: run \`trellis login\` (or set TRELLIS_TOKEN)`);
+      if (server && server.replace(/\/+$/, '') !== login.server.replace(/\/+$/, '')) {
+        return fail(
+          `the CLI is signed in to ${login.server}, not ${server}; run \`trellis login\` there or set TRELLIS_TOKEN`,
+        );
+      }
+      server = login.server;
+      accessToken = login.access_token;
+    } catch (error) {
+      return fail(`the CLI login in ${authPath} cannot be used: ${(error as Error).message}; run \`trellis login\``);
+    }
+  }
+  if (!server) return fail('no control plane address: pass --url or set TRELLIS_URL');
+  const token = accessToken;
+  const client = new TrellisClient({
+    baseUrl: server,
+    auth: { kind: 'bearer', accessToken: () => token },
+    userAgent: `trellis-agent/${AGENT_VERSION}`,
+  });
+  try {
+    const registration = await client.registerAgent({ name: flags.name, mode: 'self-hosted' });
+    file.write({
+      server: client.baseUrl,
+      worker_id: registration.worker_id,
+      worker_token: registration.worker_token,
+      name: flags.name,
+      registered_at: new Date().toISOString(),
+    });
+    io.stdout(
+      `Registered agent "${flags.name}" (worker ${registration.worker_id}) at ${client.baseUrl}.\n` +
+        `Credentials saved to ${file.path} (readable only by you).\n` +
+        `Start it with: trellis-agent run${flags['credentials-file'] ? ` --credentials-file ${file.path}` : ''}\n`,
+    );
+    return 0;
+  } catch (error) {
+    if (error instanceof TrellisApiError && error.status === 401) {
+      return fail('the control plane refused the login; run `trellis login` again (or check TRELLIS_TOKEN)');
+    }
+    if (error instanceof TrellisApiError || error instanceof TrellisConnectionError) return fail(error.message);
+    throw error;
+  }
+}

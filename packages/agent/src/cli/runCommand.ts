@@ -1,0 +1,80 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TrellisClient } from '@trellis/client';
+import { stsAssumeRole } from '../cloud/assumeRole.js';
+import { ConfigError, type RunFlags, resolveRunConfig } from '../config/runConfig.js';
+import { CredentialsFileError } from '../config/CredentialsFile.js';
+import { Agent } from '../daemon/Agent.js';
+import { JobRunner } from '../job/JobRunner.js';
+import { AgentLogger } from '../logging/AgentLogger.js';
+import { AGENT_VERSION } from '../version.js';
+import type { CliIo } from './main.js';
+
+/** `trellis-agent run`: the daemon until SIGTERM/SIGINT, or one job with `--once`. */
+export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
+  let config: ReturnType<typeof resolveRunConfig>;
+  try {
+    config = resolveRunConfig(flags, io.env);
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof CredentialsFileError) {
+      io.stderr(`trellis-agent run: ${error.message}\n`);
+      return 3;
+    }
+    throw error;
+  }
+  const logger = new AgentLogger(config.logLevel, { worker_id: config.workerId });
+  const temporaryWorkDir = config.workDir === null ? mkdtempSync(join(tmpdir(), 'trellis-agent-')) : null;
+  const workDir = config.workDir ?? (temporaryWorkDir as string);
+  const client = new TrellisClient({
+    baseUrl: config.serverUrl,
+    auth: { kind: 'worker', workerId: config.workerId, workerToken: config.workerToken },
+    userAgent: `trellis-agent/${AGENT_VERSION}`,
+  });
+  const assumeRole = stsAssumeRole();
+  const agent = new Agent({
+    client,
+    logger,
+    concurrency: config.concurrency,
+    once: config.once,
+    claimWaitS: config.claimWaitS,
+    heartbeatIntervalS: config.heartbeatIntervalS,
+    createRunner: (claimed) =>
+      new JobRunner(
+        {
+          client,
+          logger,
+          assumeRole,
+          settings: {
+            serverUrl: config.serverUrl,
+            workerId: config.workerId,
+            workerToken: config.workerToken,
+            workDir,
+            engineBin: config.engineBin,
+            graceMs: config.graceMs,
+            lockTimeoutS: config.lockTimeoutS,
+          },
+        },
+        claimed,
+      ),
+  });
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals += 1;
+    logger.info('signal received', { signal });
+    // A second signal does not wait for the running jobs any more.
+    agent.shutdown(signals > 1 ? 'cancel' : config.shutdownMode);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  try {
+    const result = await agent.run();
+    if (result.reason === 'unauthorized') return 3;
+    if (config.once) return result.outcomes.every((outcome) => outcome === 'SUCCESS') ? 0 : 1;
+    return 0;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    if (temporaryWorkDir) rmSync(temporaryWorkDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,156 @@
+import { TrellisApiError, type TrellisClient } from '@trellis/client';
+import type { ClaimedJob } from '@trellis/core';
+import { type AgentLogger, describeError } from '../logging/AgentLogger.js';
+import type { JobOutcome, JobRunner } from '../job/JobRunner.js';
+import { AGENT_VERSION } from '../version.js';
+import { Backoff, isTransient, sleep } from './backoff.js';
+
+export type ShutdownMode = 'finish' | 'cancel';
+
+export interface AgentOptions {
+  client: TrellisClient;
+  logger: AgentLogger;
+  createRunner: (claimed: ClaimedJob) => JobRunner;
+  /** Jobs run at once (one claim loop each). */
+  concurrency: number;
+  /** Claim and run at most one job, then exit (for CI). */
+  once: boolean;
+  /** Seconds a claim long-polls (at most 30). */
+  claimWaitS: number;
+  /** Heartbeat interval; null = the interval the control plane asks for (30 s by default). */
+  heartbeatIntervalS: number | null;
+  version?: string;
+  backoff?: () => Backoff;
+}
+
+/** What `run` ends with; the CLI turns it into the exit code. */
+export interface AgentResult {
+  /** `unauthorized`: the control plane refused the worker's credentials (destroyed or wrong). */
+  reason: 'stopped' | 'once' | 'unauthorized';
+  outcomes: JobOutcome[];
+}
+
+/**
+ * The daemon: heartbeats (the first at start, then every interval), claim loops that long-poll
+ * for work with jittered backoff while the control plane is unreachable, and a runner per job.
+ * `shutdown('finish')` stops claiming and lets running jobs end; `shutdown('cancel')` also
+ * interrupts them.
+ */
+export class Agent {
+  private readonly stopping = new AbortController();
+  private readonly runners = new Map<string, JobRunner>();
+  private readonly outcomes: JobOutcome[] = [];
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private intervalS: number;
+  private unauthorized = false;
+  private done = false;
+
+  constructor(private readonly options: AgentOptions) {
+    this.intervalS = options.heartbeatIntervalS ?? 30;
+  }
+
+  async run(): Promise<AgentResult> {
+    const { logger } = this.options;
+    logger.info('agent started', {
+      version: this.options.version ?? AGENT_VERSION,
+      concurrency: this.options.concurrency,
+      once: this.options.once,
+      server: this.options.client.baseUrl,
+    });
+    await this.heartbeat();
+    this.scheduleHeartbeat();
+    const slots = this.options.once ? 1 : Math.max(1, this.options.concurrency);
+    await Promise.all(Array.from({ length: slots }, (_, slot) => this.claimLoop(slot)));
+    this.done = true;
+    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
+    const reason = this.unauthorized ? 'unauthorized' : this.options.once ? 'once' : 'stopped';
+    logger.info('agent stopped', { reason });
+    return { reason, outcomes: this.outcomes };
+  }
+
+  /** Stops claiming; `cancel` also interrupts running jobs. A second call may escalate to cancel. */
+  shutdown(mode: ShutdownMode): void {
+    if (!this.stopping.signal.aborted) {
+      this.options.logger.info('shutting down', { mode, running_jobs: this.runners.size });
+      this.stopping.abort();
+    }
+    if (mode === 'cancel') for (const runner of this.runners.values()) runner.stop('shutdown');
+  }
+
+  get runningJobs(): number {
+    return this.runners.size;
+  }
+
+  private async claimLoop(slot: number): Promise<void> {
+    const { client, logger } = this.options;
+    const backoff = this.options.backoff?.() ?? new Backoff();
+    const signal = this.stopping.signal;
+    while (!signal.aborted) {
+      let claimed: ClaimedJob | null;
+      try {
+        claimed = await client.claimJob({ wait: this.options.claimWaitS, signal });
+        backoff.reset();
+      } catch (error) {
+        if (signal.aborted) return;
+        if (this.refusedCredentials(error)) return;
+        const delay = backoff.next();
+        const level = isTransient(error) ? 'warn' : 'error';
+        logger[level]('claim failed; retrying', { slot, error: describeError(error), retry_in_ms: delay });
+        await sleep(delay, signal);
+        continue;
+      }
+      if (claimed) await this.runJob(claimed);
+      if (this.options.once) return;
+    }
+  }
+
+  private async runJob(claimed: ClaimedJob): Promise<void> {
+    const runner = this.options.createRunner(claimed);
+    this.runners.set(claimed.job.id, runner);
+    try {
+      this.outcomes.push(await runner.run());
+    } catch (error) {
+      this.options.logger.error('job runner crashed', { job_id: claimed.job.id, error: describeError(error) });
+      this.outcomes.push('FAILED');
+    } finally {
+      this.runners.delete(claimed.job.id);
+    }
+  }
+
+  private scheduleHeartbeat(): void {
+    if (this.done) return;
+    this.heartbeatTimer = setTimeout(async () => {
+      await this.heartbeat();
+      this.scheduleHeartbeat();
+    }, this.intervalS * 1000);
+  }
+
+  /** One heartbeat; its answer names jobs of this agent that were cancelled. */
+  private async heartbeat(): Promise<void> {
+    const { client, logger } = this.options;
+    try {
+      const answer = await client.heartbeat(this.options.version ?? AGENT_VERSION);
+      if (this.options.heartbeatIntervalS === null && answer.heartbeat_interval_s > 0) {
+        this.intervalS = answer.heartbeat_interval_s;
+      }
+      for (const id of answer.cancel_job_ids) this.runners.get(id)?.stop('cancelled');
+      logger.debug('heartbeat', { running_jobs: this.runners.size });
+    } catch (error) {
+      if (this.refusedCredentials(error)) return;
+      logger.warn('heartbeat failed', { error: describeError(error) });
+    }
+  }
+
+  /** A `401`: this worker no longer exists for the control plane; stop everything. */
+  private refusedCredentials(error: unknown): boolean {
+    if (!(error instanceof TrellisApiError) || error.status !== 401) return false;
+    if (!this.unauthorized) {
+      this.unauthorized = true;
+      this.options.logger.error('the control plane refused this worker’s credentials; stopping', {
+        code: error.code,
+      });
+      this.shutdown('cancel');
+    }
+    return true;
+  }
+}

@@ -1,0 +1,146 @@
+import { accessSync, constants } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
+import type { EngineName } from '@trellis/core';
+import { JobFailure, JobInterrupted } from '../job/errors.js';
+import type { JobLog } from '../logs/JobLog.js';
+import { EngineProcess } from './EngineProcess.js';
+
+export interface EngineOptions {
+  bin: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  log: JobLog;
+  graceMs: number;
+  /** How long plan/apply/destroy wait for a state lock another run still holds. */
+  lockTimeoutS: number;
+}
+
+/** Flags every command gets: no prompts, no colour codes in the log. */
+const AUTOMATION = ['-input=false', '-no-color'];
+
+/**
+ * The OpenTofu/Terraform commands of a job, run one after another in the job's workspace. After
+ * `interrupt()` the running command gets SIGINT and no further command starts.
+ */
+export class Engine {
+  private current: EngineProcess | null = null;
+  private interrupted = false;
+
+  constructor(private readonly options: EngineOptions) {}
+
+  init(extra: string[] = []): Promise<void> {
+    return this.run(['init', ...AUTOMATION, ...extra]);
+  }
+
+  plan(out: string, extra: string[] = []): Promise<void> {
+    return this.run(['plan', ...AUTOMATION, this.lockTimeout(), `-out=${out}`, ...extra]);
+  }
+
+  apply(planFile: string): Promise<void> {
+    return this.run(['apply', ...AUTOMATION, this.lockTimeout(), '-auto-approve', planFile]);
+  }
+
+  destroy(): Promise<void> {
+    return this.run(['destroy', ...AUTOMATION, this.lockTimeout(), '-auto-approve']);
+  }
+
+  /** `show -json <plan>`, kept out of the log (it holds variable values). */
+  async showPlanJson(planFile: string): Promise<unknown> {
+    return JSON.parse(await this.capture(['show', '-json', '-no-color', planFile]));
+  }
+
+  /** `output -json`, kept out of the log (it holds sensitive outputs in clear). */
+  async outputsJson(): Promise<unknown> {
+    return JSON.parse((await this.capture(['output', '-json', '-no-color'])) || '{}');
+  }
+
+  interrupt(): void {
+    this.interrupted = true;
+    this.current?.interrupt();
+  }
+
+  private lockTimeout(): string {
+    return `-lock-timeout=${this.options.lockTimeoutS}s`;
+  }
+
+  private async capture(args: string[]): Promise<string> {
+    return (await this.start(args, true)).stdout;
+  }
+
+  private async run(args: string[]): Promise<void> {
+    await this.start(args, false);
+  }
+
+  private async start(args: string[], captureStdout: boolean) {
+    if (this.interrupted) throw new JobInterrupted('interrupted before `' + args[0] + '`');
+    const { log } = this.options;
+    log.system(`$ ${engineLabel(this.options.bin)} ${args.join(' ')}`);
+    const engineProcess = new EngineProcess({
+      bin: this.options.bin,
+      args,
+      cwd: this.options.cwd,
+      env: this.options.env,
+      sink: log,
+      captureStdout,
+      graceMs: this.options.graceMs,
+    });
+    this.current = engineProcess;
+    let exit: Awaited<ReturnType<EngineProcess['wait']>>;
+    try {
+      exit = await engineProcess.wait();
+    } catch (error) {
+      throw new JobFailure(`could not start the engine ${this.options.bin}: ${(error as Error).message}`);
+    } finally {
+      this.current = null;
+      log.endStreams();
+    }
+    if (exit.interrupted || this.interrupted) {
+      log.system(
+        exit.killed
+          ? `the engine did not stop within the grace period and was killed`
+          : `the engine stopped after the interrupt (exit ${exit.code ?? exit.signal})`,
+      );
+      throw new JobInterrupted(`${args[0]} interrupted`);
+    }
+    if (exit.code !== 0) {
+      const reason = log.firstError ?? `${args[0]} exited with ${exit.code ?? `signal ${exit.signal}`}`;
+      throw new JobFailure(reason);
+    }
+    return exit;
+  }
+}
+
+function engineLabel(bin: string): string {
+  return bin.split('/').pop() ?? bin;
+}
+
+/** Found on PATH, or null. */
+export function findOnPath(name: string, path = process.env.PATH ?? ''): string | null {
+  for (const dir of path.split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+/**
+ * The engine binary for a job: the configured one (`--engine-bin`, `TRELLIS_ENGINE_BIN`: a path or
+ * a name on PATH), else `tofu` or `terraform` as the snapshot asks, found on PATH.
+ */
+export function resolveEngineBin(configured: string | undefined, wanted: EngineName | undefined): string {
+  const name = configured && configured !== '' ? configured : (wanted ?? 'tofu');
+  if (isAbsolute(name) || name.includes('/')) return name;
+  const found = findOnPath(name);
+  if (!found) {
+    throw new JobFailure(
+      `the engine "${name}" is not on this agent's PATH; install it or set TRELLIS_ENGINE_BIN / --engine-bin`,
+    );
+  }
+  return found;
+}

@@ -1,0 +1,177 @@
+import type { TrellisClient } from '@trellis/client';
+import { TrellisApiError } from '@trellis/client';
+import type { ClaimedJob, Job, JsonObject, ReportableJobStatus } from '@trellis/core';
+import type { AssumeRole } from '../cloud/assumeRole.js';
+import { Backoff, isTransient, sleep } from '../daemon/backoff.js';
+import { type AgentLogger, describeError } from '../logging/AgentLogger.js';
+import { JobLog } from '../logs/JobLog.js';
+import { LogShipper } from '../logs/LogShipper.js';
+import { SecretSet } from '../logs/Redactor.js';
+import { AGENT_VERSION } from '../version.js';
+import { JobFailure, JobInterrupted } from './errors.js';
+import { JobSteps } from './JobSteps.js';
+import { Workspace } from './Workspace.js';
+
+export interface RunnerSettings {
+  serverUrl: string;
+  workerId: string;
+  workerToken: string;
+  workDir: string;
+  /** `--engine-bin` / `TRELLIS_ENGINE_BIN`; else `tofu`/`terraform` from PATH. */
+  engineBin?: string | undefined;
+  /** SIGINT → SIGKILL grace period. */
+  graceMs: number;
+  lockTimeoutS: number;
+  logIntervalMs?: number;
+  /** How long the final status report is retried while the control plane is unreachable. */
+  statusRetryMs?: number;
+  /** The host environment the engine starts from (default `process.env`). */
+  hostEnv?: NodeJS.ProcessEnv;
+}
+
+export interface RunnerDeps {
+  client: TrellisClient;
+  settings: RunnerSettings;
+  logger: AgentLogger;
+  assumeRole: AssumeRole;
+}
+
+/** How a job ended from this agent's point of view; `LOST` = the control plane took it away. */
+export type JobOutcome = 'SUCCESS' | 'FAILED' | 'CANCELLED' | 'LOST';
+
+export type StopReason = 'cancelled' | 'shutdown' | 'lost';
+
+const STOP_MESSAGES: Record<StopReason, string> = {
+  cancelled: 'the job was cancelled: interrupting the engine',
+  shutdown: 'the agent is shutting down: interrupting the engine',
+  lost: 'the control plane no longer lets this agent run the job: stopping the engine',
+};
+
+/**
+ * Runs one claimed job from start to end: a fresh workspace, the engine commands of its type,
+ * the log shipped as it goes, and exactly one final status report, sent after the last log
+ * chunk (the server takes no logs after `SUCCESS`/`FAILED`).
+ */
+export class JobRunner {
+  readonly job: Job;
+  private readonly secrets = new SecretSet();
+  private readonly shipper: LogShipper;
+  private readonly log: JobLog;
+  private readonly logger: AgentLogger;
+  private readonly steps: JobSteps;
+  private stopReason: StopReason | null = null;
+
+  constructor(
+    private readonly deps: RunnerDeps,
+    claimed: ClaimedJob,
+  ) {
+    this.job = claimed.job;
+    this.logger = deps.logger.child({ job_id: this.job.id, job_type: this.job.job_type });
+    this.secrets.add(deps.settings.workerToken);
+    this.shipper = new LogShipper({
+      api: deps.client,
+      jobId: this.job.id,
+      logger: this.logger,
+      onJobStatus: (status) => {
+        if (status === 'CANCELLED') this.stop('cancelled');
+      },
+      onJobGone: () => this.stop('lost'),
+    });
+    this.log = new JobLog(this.shipper, this.secrets, deps.settings.logIntervalMs ?? 1000);
+    this.steps = new JobSteps({ ...deps, log: this.log, secrets: this.secrets, claimed, logger: this.logger });
+  }
+
+  /** Stops the job: SIGINT to the engine (SIGKILL after the grace period), no further step. */
+  stop(reason: StopReason): void {
+    if (this.stopReason !== null) return;
+    this.stopReason = reason;
+    this.logger.info('stopping the job', { reason });
+    if (reason !== 'lost') this.log.system(STOP_MESSAGES[reason]);
+    this.steps.interrupt();
+  }
+
+  get stopping(): StopReason | null {
+    return this.stopReason;
+  }
+
+  async run(): Promise<JobOutcome> {
+    const { job } = this;
+    const vine = job.config_snapshot.vine;
+    this.logger.info('job started', { vine_id: job.vine_id });
+    this.log.start();
+    this.log.system(
+      `trellis-agent ${AGENT_VERSION} runs ${job.job_type} job ${job.id}${vine ? ` of ${vine.name}` : ''} on worker ${this.deps.settings.workerId}`,
+    );
+    let workspace: Workspace | null = null;
+    try {
+      workspace = new Workspace(this.deps.settings.workDir, job.id);
+      const metadata = await this.steps.execute(workspace);
+      return await this.finish('SUCCESS', { execution_metadata: metadata });
+    } catch (error) {
+      if (this.stopReason === 'lost' || this.shipper.jobGone) {
+        await this.log.close(1000);
+        this.logger.warn('job lost: the control plane ended it', { error: describeError(error) });
+        return 'LOST';
+      }
+      if (error instanceof JobInterrupted || this.stopReason !== null) {
+        const message =
+          this.stopReason === 'shutdown' ? 'cancelled: the agent was stopped' : 'cancelled: the engine was interrupted';
+        return await this.finish('CANCELLED', { error_message: message });
+      }
+      const message = error instanceof JobFailure ? error.message : `agent error: ${describeError(error)}`;
+      if (!(error instanceof JobFailure)) this.logger.error('job failed in the agent', { error: describeError(error) });
+      this.log.system(`job failed: ${message}`);
+      return await this.finish('FAILED', { error_message: this.secrets.redact(message) });
+    } finally {
+      workspace?.remove();
+    }
+  }
+
+  /** Ships the rest of the log, then reports the final status (a `409` means it already ended). */
+  private async finish(
+    status: Exclude<ReportableJobStatus, 'PROCESSING'>,
+    report: { execution_metadata?: JsonObject; error_message?: string },
+  ): Promise<JobOutcome> {
+    if (status === 'SUCCESS') this.log.system('job succeeded');
+    await this.log.close();
+    const sent = await this.report(status, report);
+    if (sent === 'refused' && status === 'SUCCESS') {
+      // A report the control plane rejects (e.g. outputs it cannot store) must not leave the job running.
+      await this.report('FAILED', { error_message: 'the control plane refused the result of the job' });
+      return 'FAILED';
+    }
+    this.logger.info('job ended', {
+      status,
+      shipped_bytes: this.shipper.stats.bytes,
+      log_requests: this.shipper.stats.requests,
+    });
+    if (sent === 'ended') return status === 'CANCELLED' ? 'CANCELLED' : 'LOST';
+    return status;
+  }
+
+  private async report(
+    status: Exclude<ReportableJobStatus, 'PROCESSING'>,
+    report: { execution_metadata?: JsonObject; error_message?: string },
+  ): Promise<'sent' | 'ended' | 'refused'> {
+    const backoff = new Backoff();
+    const deadline = Date.now() + (this.deps.settings.statusRetryMs ?? 10 * 60_000);
+    for (;;) {
+      try {
+        await this.deps.client.reportStatus(this.job.id, { status, ...report });
+        return 'sent';
+      } catch (error) {
+        if (error instanceof TrellisApiError && error.status === 409) {
+          this.logger.info('the job had already ended on the control plane', { reported: status, code: error.code });
+          return 'ended';
+        }
+        if (!isTransient(error) || Date.now() > deadline) {
+          this.logger.error('could not report the job status', { status, error: describeError(error) });
+          return 'refused';
+        }
+        const delay = backoff.next();
+        this.logger.warn('status report failed; retrying', { status, error: describeError(error), retry_in_ms: delay });
+        await sleep(delay);
+      }
+    }
+  }
+}

@@ -1,0 +1,265 @@
+import { createHash } from 'node:crypto';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { TrellisClient } from '@trellis/client';
+import type { ClaimedJob, EngineName, JsonObject, Variables, VineSource } from '@trellis/core';
+import { type AssumeRole, type CloudIdentityRef, withAwsCredentials } from '../cloud/assumeRole.js';
+import { Backoff, isTransient, sleep } from '../daemon/backoff.js';
+import { Engine, resolveEngineBin } from '../engine/Engine.js';
+import type { AgentLogger } from '../logging/AgentLogger.js';
+import type { JobLog } from '../logs/JobLog.js';
+import type { SecretSet } from '../logs/Redactor.js';
+import { parseDeployMetadata } from './deployMetadata.js';
+import { engineEnvironment } from './engineEnvironment.js';
+import { JobFailure, JobInterrupted } from './errors.js';
+import { outputsMetadata, summarizePlan } from './executionMetadata.js';
+import { cloneGitSource, displayUrl, hostGit, writeInlineFiles } from './fetchSource.js';
+import type { RunnerSettings } from './JobRunner.js';
+import { declaresBackend, stateAddress, writeBackendFile } from './stateBackend.js';
+import type { Workspace } from './Workspace.js';
+
+export const PLAN_FILE = 'terraform.plan.out';
+/** The server's limit (DESIGN §4); checked here to fail with a clear message before uploading. */
+const MAX_PLAN_BYTES = 50 * 1024 * 1024;
+
+export interface StepDeps {
+  client: TrellisClient;
+  settings: RunnerSettings;
+  logger: AgentLogger;
+  assumeRole: AssumeRole;
+  log: JobLog;
+  secrets: SecretSet;
+  claimed: ClaimedJob;
+}
+
+/** What each job type does with the engine (issue 4, DESIGN §7). */
+export class JobSteps {
+  private engine: Engine | null = null;
+  private interrupted = false;
+
+  constructor(private readonly deps: StepDeps) {}
+
+  interrupt(): void {
+    this.interrupted = true;
+    this.engine?.interrupt();
+  }
+
+  async execute(workspace: Workspace): Promise<JsonObject> {
+    const { job } = this.deps.claimed;
+    const snapshot = job.config_snapshot;
+    if (job.job_type === 'DESTROY_WORKER') return this.destroyWorker(workspace);
+    if (!snapshot.source || job.vine_id === null) throw new JobFailure('the job has no configuration to run');
+    const dir = await this.prepare(
+      workspace,
+      snapshot.source,
+      snapshot.variables,
+      snapshot.engine?.name ?? null,
+      this.deps.claimed.cloud_identity,
+    );
+    const engine = this.engine as Engine;
+    if (declaresBackend(dir)) {
+      this.deps.log.system('the configuration declares its own backend; its state stays there');
+    } else {
+      writeBackendFile(dir, stateAddress(this.deps.settings.serverUrl, job.vine_id));
+      this.deps.log.system('state: the Trellis control plane (http backend, locked while the engine runs)');
+    }
+    await engine.init();
+    switch (job.job_type) {
+      case 'PLAN': {
+        await engine.plan(PLAN_FILE);
+        const plan_summary = await this.summarize(engine);
+        await this.uploadPlan(dir);
+        return { plan_summary };
+      }
+      case 'DEPLOY': {
+        let metadata: JsonObject = {};
+        if (job.plan_job_id !== null) {
+          await this.downloadPlan(job.plan_job_id, `${dir}/${PLAN_FILE}`);
+        } else {
+          await engine.plan(PLAN_FILE);
+          metadata = { plan_summary: await this.summarize(engine) };
+        }
+        await engine.apply(PLAN_FILE);
+        return { ...metadata, ...(await this.outputs(engine)) };
+      }
+      case 'DESTROY':
+        await engine.destroy();
+        return {};
+      default:
+        throw new JobFailure(`this agent does not know the job type ${String(job.job_type)}`);
+    }
+  }
+
+  /** DESTROY_WORKER: destroy the configuration the target worker's `metadata.deploy` describes. */
+  private async destroyWorker(workspace: Workspace): Promise<JsonObject> {
+    const { job } = this.deps.claimed;
+    const targetId = job.target_worker_id ?? job.config_snapshot.target_worker?.id;
+    if (!targetId) throw new JobFailure('the DESTROY_WORKER job names no target worker');
+    const target = await this.retrying(() => this.deps.client.getWorkerForAgent(targetId));
+    const deploy = parseDeployMetadata(targetId, target.metadata);
+    if (!deploy) {
+      if (target.mode === 'cloud') {
+        throw new JobFailure(
+          `cloud worker ${target.name} (${targetId}) has no deploy metadata (metadata.deploy): nothing says what to destroy`,
+        );
+      }
+      this.deps.log.system(`worker ${target.name} is ${target.mode} with no deploy metadata: nothing to destroy`);
+      return { target_worker_id: targetId, destroyed: false };
+    }
+    this.deps.log.system(`destroying the infrastructure of worker ${target.name} (${targetId})`);
+    const dir = await this.prepare(workspace, deploy.source, deploy.variables, deploy.engine, deploy.cloudIdentity);
+    if (!declaresBackend(dir)) {
+      throw new JobFailure(
+        `the deploy configuration of worker ${target.name} declares no backend, so its state cannot be found; refusing to destroy`,
+      );
+    }
+    const engine = this.engine as Engine;
+    await engine.init(Object.entries(deploy.backendConfig).map(([key, value]) => `-backend-config=${key}=${value}`));
+    await engine.destroy();
+    return { target_worker_id: targetId, destroyed: true };
+  }
+
+  /** Source, variables, cloud credentials and the engine, ready to run in the returned directory. */
+  private async prepare(
+    workspace: Workspace,
+    source: VineSource,
+    variables: Variables,
+    engineName: EngineName | null,
+    identity: CloudIdentityRef | null,
+  ): Promise<string> {
+    const { log, secrets, settings } = this.deps;
+    for (const variable of Object.values(variables)) if (variable.sensitive) secrets.add(variable.value);
+    const hostEnv = settings.hostEnv ?? process.env;
+    const dir = await this.fetchSource(workspace, source, hostEnv);
+    this.checkpoint();
+    let env = engineEnvironment(hostEnv, variables, { username: settings.workerId, password: settings.workerToken });
+    if (identity) {
+      log.system(`assuming ${identity.role_arn} with STS`);
+      const credentials = await this.deps.assumeRole(identity, this.deps.claimed.job.id);
+      secrets.add(credentials.accessKeyId);
+      secrets.add(credentials.secretAccessKey);
+      secrets.add(credentials.sessionToken);
+      env = withAwsCredentials(env, credentials);
+      log.system(`assumed ${identity.role_arn}; the engine gets the session's credentials`);
+      this.checkpoint();
+    }
+    const bin = resolveEngineBin(settings.engineBin, engineName ?? undefined);
+    this.engine = new Engine({
+      bin,
+      cwd: dir,
+      env,
+      log,
+      graceMs: settings.graceMs,
+      lockTimeoutS: settings.lockTimeoutS,
+    });
+    if (this.interrupted) this.engine.interrupt();
+    return dir;
+  }
+
+  private async fetchSource(workspace: Workspace, source: VineSource, hostEnv: NodeJS.ProcessEnv): Promise<string> {
+    const { log, secrets } = this.deps;
+    const dir = workspace.path('src');
+    if (source.type === 'inline') {
+      writeInlineFiles(dir, source.files);
+      log.system(`source: ${Object.keys(source.files).length} inline file(s)`);
+      return dir;
+    }
+    try {
+      const url = new URL(source.url);
+      secrets.add(decodeURIComponent(url.password));
+      if (url.password) secrets.add(decodeURIComponent(url.username));
+    } catch {
+      // scp-like git address (git@host:path): no credentials in it
+    }
+    log.system(
+      `source: git ${displayUrl(source.url)}${source.ref ? ` at ${source.ref}` : ''}${source.path ? `, path ${source.path}` : ''}`,
+    );
+    return cloneGitSource(
+      source,
+      dir,
+      hostGit(hostEnv, (line) => log.system(`git: ${line}`)),
+    );
+  }
+
+  private async summarize(engine: Engine) {
+    const summary = summarizePlan(await engine.showPlanJson(PLAN_FILE));
+    this.deps.log.system(`plan: ${summary.add} to add, ${summary.change} to change, ${summary.destroy} to destroy`);
+    return { ...summary };
+  }
+
+  private async uploadPlan(dir: string): Promise<void> {
+    const bytes = readFileSync(`${dir}/${PLAN_FILE}`);
+    if (bytes.length > MAX_PLAN_BYTES) {
+      throw new JobFailure(`the plan file is ${bytes.length} bytes, over the 50 MiB limit of the control plane`);
+    }
+    const { job } = this.deps.claimed;
+    const stored = await this.retrying(() =>
+      this.deps.client.uploadPlanArtifact(job.id, new Uint8Array(bytes), bytes.length),
+    );
+    this.deps.log.system(`plan uploaded: ${stored.size} bytes, sha256 ${stored.sha256}`);
+  }
+
+  /** Downloads the plan of `planJobId` and checks its size and sha256 against what the server stored. */
+  private async downloadPlan(planJobId: string, target: string): Promise<void> {
+    await this.retrying(async () => {
+      const artifact = await this.deps.client.downloadPlanArtifact(planJobId);
+      const hash = createHash('sha256');
+      let size = 0;
+      const measure = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          hash.update(chunk);
+          size += chunk.length;
+          done(null, chunk);
+        },
+      });
+      await pipeline(
+        Readable.fromWeb(artifact.body as WebReadableStream<Uint8Array>),
+        measure,
+        createWriteStream(target, { mode: 0o600 }),
+      );
+      const sha256 = hash.digest('hex');
+      if (sha256 !== artifact.sha256 || (Number.isFinite(artifact.size) && size !== artifact.size)) {
+        throw new JobFailure(
+          `the plan of job ${planJobId} is damaged: got ${size} bytes with sha256 ${sha256}, expected ${artifact.size} bytes with sha256 ${artifact.sha256}`,
+        );
+      }
+      this.deps.log.system(`plan of job ${planJobId} downloaded: ${size} bytes, sha256 ${sha256} checked`);
+    });
+  }
+
+  private async outputs(engine: Engine): Promise<JsonObject> {
+    const report = outputsMetadata(await engine.outputsJson());
+    for (const note of report.notes) this.deps.log.system(note);
+    const names = Object.keys((report.metadata.outputs ?? {}) as JsonObject);
+    this.deps.log.system(
+      `outputs: ${names.length} reported${report.sensitive.length > 0 ? `, ${report.sensitive.length} sensitive kept on this machine (${report.sensitive.join(', ')})` : ''}`,
+    );
+    return report.metadata;
+  }
+
+  private checkpoint(): void {
+    if (this.interrupted) throw new JobInterrupted('interrupted');
+  }
+
+  /** A call to the control plane, retried while it is unreachable (a few minutes at most). */
+  private async retrying<T>(call: () => Promise<T>): Promise<T> {
+    const backoff = new Backoff();
+    const deadline = Date.now() + 5 * 60_000;
+    for (;;) {
+      this.checkpoint();
+      try {
+        return await call();
+      } catch (error) {
+        if (!isTransient(error) || Date.now() > deadline) throw error;
+        const delay = backoff.next();
+        this.deps.logger.warn('control plane call failed; retrying', {
+          error: (error as Error).message,
+          retry_in_ms: delay,
+        });
+        await sleep(delay);
+      }
+    }
+  }
+}

@@ -1,0 +1,83 @@
+import type { Json, JsonObject } from '@trellis/core';
+
+export interface PlanSummary {
+  add: number;
+  change: number;
+  destroy: number;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Counts `resource_changes[].change.actions` of `show -json <plan>`: a replacement
+ * (`["delete","create"]` or `["create","delete"]`) is one add and one destroy.
+ */
+export function summarizePlan(plan: unknown): PlanSummary {
+  const summary: PlanSummary = { add: 0, change: 0, destroy: 0 };
+  const changes = isObject(plan) && Array.isArray(plan.resource_changes) ? plan.resource_changes : [];
+  for (const entry of changes) {
+    const actions = isObject(entry) && isObject(entry.change) ? entry.change.actions : null;
+    if (!Array.isArray(actions)) continue;
+    if (actions.includes('create')) summary.add += 1;
+    if (actions.includes('delete')) summary.destroy += 1;
+    if (actions.includes('update')) summary.change += 1;
+  }
+  return summary;
+}
+
+export interface OutputsReport {
+  metadata: JsonObject;
+  /** Outputs left out of `outputs` because they are sensitive; their values never leave the agent. */
+  sensitive: string[];
+  /** Notes for the job log (e.g. an endpoint that is not a URL). */
+  notes: string[];
+}
+
+/** Past this the report would near the server's 256 KiB limit on `execution_metadata`. */
+const MAX_OUTPUTS_BYTES = 192 * 1024;
+
+/**
+ * What a DEPLOY reports from `output -json`: `cluster_name`, `cluster_endpoint`, `argocd_url`
+ * (when present, not sensitive and of the right shape) and every non-sensitive output in the
+ * `{value, type, sensitive}` shape. Sensitive outputs are named in `sensitive_outputs` only.
+ */
+export function outputsMetadata(raw: unknown): OutputsReport {
+  const outputs: JsonObject = {};
+  const sensitive: string[] = [];
+  const notes: string[] = [];
+  const values: Record<string, Json> = {};
+  for (const [name, entry] of Object.entries(isObject(raw) ? raw : {})) {
+    if (!isObject(entry)) continue;
+    if (entry.sensitive === true) {
+      sensitive.push(name);
+      continue;
+    }
+    const value = (entry.value ?? null) as Json;
+    values[name] = value;
+    outputs[name] = { value, type: (entry.type ?? null) as Json, sensitive: false };
+  }
+  const metadata: JsonObject = {};
+  for (const [key, url] of [
+    ['cluster_name', false],
+    ['cluster_endpoint', true],
+    ['argocd_url', true],
+  ] as const) {
+    const value = values[key];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string' || (url && !URL.canParse(value))) {
+      notes.push(`output ${key} is not ${url ? 'a URL' : 'a string'}; it is kept with the other outputs only`);
+      continue;
+    }
+    metadata[key] = value;
+  }
+  if (Buffer.byteLength(JSON.stringify(outputs)) > MAX_OUTPUTS_BYTES) {
+    notes.push(`the outputs are over ${MAX_OUTPUTS_BYTES / 1024} KiB; only their names are reported`);
+    metadata.outputs = Object.fromEntries(Object.keys(outputs).map((name) => [name, '(too large)']));
+  } else {
+    metadata.outputs = outputs;
+  }
+  if (sensitive.length > 0) metadata.sensitive_outputs = sensitive;
+  return { metadata, sensitive, notes };
+}

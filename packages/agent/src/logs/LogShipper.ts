@@ -1,0 +1,234 @@
+import type { JobStatus, LogPage, StreamType } from '@trellis/core';
+import { TrellisApiError } from '@trellis/client';
+import { Backoff, isTransient, sleep } from '../daemon/backoff.js';
+import { type AgentLogger, describeError } from '../logging/AgentLogger.js';
+
+/** The part of the client the shipper uses. */
+export interface LogApi {
+  appendLog(jobId: string, chunk: string, stream: StreamType): Promise<{ id: number; job_status: JobStatus }>;
+  readLogs(jobId: string, page: { after?: number; limit?: number }): Promise<LogPage>;
+}
+
+export interface LogShipperOptions {
+  api: LogApi;
+  jobId: string;
+  logger: AgentLogger;
+  /** Called with the job status of every acknowledged chunk (`CANCELLED` means stop). */
+  onJobStatus?: (status: JobStatus) => void;
+  /** Called once when the server says the job takes no more logs from this agent. */
+  onJobGone?: (error: TrellisApiError) => void;
+  /** Under the server's 1 MiB limit, with room to spare. */
+  maxChunkBytes?: number;
+  /** Above this many queued bytes the producer is asked to wait. */
+  highWaterBytes?: number;
+  backoff?: Backoff;
+}
+
+interface Segment {
+  stream: StreamType;
+  text: string;
+}
+
+export interface ShipperStats {
+  requests: number;
+  chunks: number;
+  bytes: number;
+  retries: number;
+  duplicatesAvoided: number;
+}
+
+/**
+ * Ships a job's log to the control plane in order: text is queued per stream, cut into chunks
+ * of at most `maxChunkBytes` (at a line end when one is near), and posted one at a time. A post
+ * that fails in transit may still have landed, and the server has no idempotency key, so before
+ * posting it again the shipper reads the log after the last acknowledged chunk and takes the
+ * chunk as delivered if it is there: every chunk is stored exactly once.
+ */
+export class LogShipper {
+  private readonly queue: Segment[] = [];
+  private queuedBytes = 0;
+  private running: Promise<void> | null = null;
+  private lastAckedId = 0;
+  private gone = false;
+  private deadline = Number.POSITIVE_INFINITY;
+  private readonly abandon = new AbortController();
+  private waiters: Array<() => void> = [];
+  private readonly maxChunkBytes: number;
+  private readonly highWaterBytes: number;
+  private readonly backoff: Backoff;
+  readonly stats: ShipperStats = { requests: 0, chunks: 0, bytes: 0, retries: 0, duplicatesAvoided: 0 };
+
+  constructor(private readonly options: LogShipperOptions) {
+    this.maxChunkBytes = options.maxChunkBytes ?? 512 * 1024;
+    this.highWaterBytes = options.highWaterBytes ?? 8 * 1024 * 1024;
+    this.backoff = options.backoff ?? new Backoff({ initialMs: 500, maxMs: 10_000 });
+  }
+
+  /** Queues text; a full chunk's worth starts shipping at once, the rest waits for `flush()`. */
+  append(stream: StreamType, text: string): void {
+    if (text === '' || this.gone) return;
+    const last = this.queue.at(-1);
+    if (last && last.stream === stream) last.text += text;
+    else this.queue.push({ stream, text });
+    this.queuedBytes += Buffer.byteLength(text);
+    if (this.queuedBytes >= this.maxChunkBytes) void this.flush();
+  }
+
+  /** True while the producer should stop reading its source. */
+  get full(): boolean {
+    return !this.gone && this.queuedBytes > this.highWaterBytes;
+  }
+
+  /** Resolves once the queue is back under half the high-water mark. */
+  waitForRoom(): Promise<void> {
+    if (!this.full) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  get pendingBytes(): number {
+    return this.queuedBytes;
+  }
+
+  /** True once the server refused further logs for the job. */
+  get jobGone(): boolean {
+    return this.gone;
+  }
+
+  /** Ships everything queued (and whatever is appended meanwhile). */
+  flush(): Promise<void> {
+    if (!this.running) {
+      this.running = this.shipQueued().finally(() => {
+        this.running = null;
+      });
+    }
+    return this.running;
+  }
+
+  /**
+   * Ships what is left, retrying for at most `timeoutMs`; after that the rest is given up (and
+   * said so in the agent's log) so the job's status can still be reported.
+   */
+  async close(timeoutMs = 5 * 60_000): Promise<void> {
+    this.deadline = Date.now() + timeoutMs;
+    const timer = setTimeout(() => this.abandon.abort(), timeoutMs);
+    try {
+      await this.flush();
+      if (this.queue.length > 0) await this.flush();
+    } finally {
+      clearTimeout(timer);
+    }
+    if (this.queuedBytes > 0) {
+      this.options.logger.error('gave up shipping the rest of the job log', { pending_bytes: this.queuedBytes });
+      this.drop();
+    }
+  }
+
+  private async shipQueued(): Promise<void> {
+    while (this.queue.length > 0 && !this.gone) {
+      const chunk = this.peekChunk();
+      const delivered = await this.deliver(chunk);
+      if (!delivered) return;
+      this.consume(chunk);
+    }
+  }
+
+  /** The next chunk: a prefix of the head segment, at most `maxChunkBytes` bytes. */
+  private peekChunk(): Segment {
+    const head = this.queue[0] as Segment;
+    if (head.text.length * 3 <= this.maxChunkBytes) return { stream: head.stream, text: head.text };
+    const window = Buffer.from(head.text.slice(0, this.maxChunkBytes), 'utf8');
+    if (window.length <= this.maxChunkBytes) return { stream: head.stream, text: window.toString('utf8') };
+    let end = this.maxChunkBytes;
+    // Back up to the start of a UTF-8 character.
+    while (end > 0 && ((window[end] as number) & 0xc0) === 0x80) end -= 1;
+    let text = window.subarray(0, end).toString('utf8');
+    const newline = text.lastIndexOf('\n');
+    if (newline >= text.length / 2) text = text.slice(0, newline + 1);
+    return { stream: head.stream, text };
+  }
+
+  private consume(chunk: Segment): void {
+    const head = this.queue[0] as Segment;
+    head.text = head.text.slice(chunk.text.length);
+    if (head.text === '') this.queue.shift();
+    this.queuedBytes -= Buffer.byteLength(chunk.text);
+    this.stats.chunks += 1;
+    this.stats.bytes += Buffer.byteLength(chunk.text);
+    this.wakeWaiters();
+  }
+
+  /** Posts one chunk until it is stored; false when the job takes no more logs or time ran out. */
+  private async deliver(chunk: Segment): Promise<boolean> {
+    let uncertain = false;
+    for (;;) {
+      try {
+        if (uncertain) {
+          const landed = await this.findLanded(chunk);
+          if (landed !== null) {
+            this.stats.duplicatesAvoided += 1;
+            this.acknowledge(landed, null);
+            return true;
+          }
+        }
+        this.stats.requests += 1;
+        const answer = await this.options.api.appendLog(this.options.jobId, chunk.text, chunk.stream);
+        this.acknowledge(answer.id, answer.job_status);
+        return true;
+      } catch (error) {
+        if (!isTransient(error)) return this.refused(error, chunk);
+        uncertain = true;
+        this.stats.retries += 1;
+        const delay = this.backoff.next();
+        this.options.logger.warn('log post failed; retrying', { error: describeError(error), retry_in_ms: delay });
+        if (Date.now() + delay > this.deadline) return false;
+        if (!(await sleep(delay, this.abandon.signal))) return false;
+      }
+    }
+  }
+
+  /** The id of the chunk if an earlier attempt stored it (it can only be right after the last ack). */
+  private async findLanded(chunk: Segment): Promise<number | null> {
+    this.stats.requests += 1;
+    const page = await this.options.api.readLogs(this.options.jobId, { after: this.lastAckedId, limit: 20 });
+    const match = page.logs.find((log) => log.stream_type === chunk.stream && log.log_chunk === chunk.text);
+    return match ? match.id : null;
+  }
+
+  private acknowledge(id: number, status: JobStatus | null): void {
+    this.lastAckedId = Math.max(this.lastAckedId, id);
+    this.backoff.reset();
+    if (status) this.options.onJobStatus?.(status);
+  }
+
+  /** A refusal that retrying cannot fix. */
+  private refused(error: unknown, chunk: Segment): boolean {
+    const api = error instanceof TrellisApiError ? error : null;
+    if (api && (api.status === 400 || api.status === 413)) {
+      // Dropping this one chunk keeps the rest of the log flowing.
+      this.options.logger.error('the control plane refused a log chunk; dropped it', {
+        error: api.message,
+        bytes: Buffer.byteLength(chunk.text),
+      });
+      this.consume(chunk);
+      return true;
+    }
+    this.options.logger.warn('the control plane takes no more logs for this job', { error: describeError(error) });
+    this.drop();
+    if (api) this.options.onJobGone?.(api);
+    return false;
+  }
+
+  private drop(): void {
+    this.gone = true;
+    this.queue.length = 0;
+    this.queuedBytes = 0;
+    this.wakeWaiters();
+  }
+
+  private wakeWaiters(): void {
+    if (this.waiters.length === 0 || this.queuedBytes > this.highWaterBytes / 2) return;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+}
