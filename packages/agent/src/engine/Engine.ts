@@ -46,12 +46,12 @@ export class Engine {
 
   /** `show -json <plan>`, kept out of the log (it holds variable values). */
   async showPlanJson(planFile: string): Promise<unknown> {
-    return JSON.parse(await this.capture(['show', '-json', '-no-color', planFile]));
+    return parseJsonOutput(await this.capture(['show', '-json', '-no-color', planFile]));
   }
 
   /** `output -json`, kept out of the log (it holds sensitive outputs in clear). */
   async outputsJson(): Promise<unknown> {
-    return JSON.parse((await this.capture(['output', '-json', '-no-color'])) || '{}');
+    return parseJsonOutput(await this.capture(['output', '-json', '-no-color']));
   }
 
   interrupt(): void {
@@ -107,6 +107,23 @@ export class Engine {
       throw new JobFailure(reason);
     }
     return exit;
+  }
+}
+
+/**
+ * The JSON document of a `-json` command. The engine may print warnings first on the same stream
+ * (e.g. about its CLI configuration file), so the document starts at the first line that opens one.
+ */
+export function parseJsonOutput(text: string): unknown {
+  const start = text.search(/^[{[]/m);
+  if (start < 0) {
+    if (text.trim() === '') return {};
+    throw new JobFailure(`the engine printed no JSON where it was expected: ${text.trim().split('\n')[0]}`);
+  }
+  try {
+    return JSON.parse(text.slice(start));
+  } catch {
+    throw new JobFailure('the engine printed JSON that cannot be read');
   }
 }
 

@@ -1,0 +1,219 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TrellisClient } from '@trellis/client';
+import type { Job, JobStatus, LogChunk } from '@trellis/core';
+import { type ServerProcess, startServerProcess } from '../../../server/test/support/serverProcess.js';
+import { requirePeer } from '../../../testkit/src/peers.js';
+
+export const AGENT_BIN = fileURLToPath(new URL('../../dist/bin/trellis-agent.js', import.meta.url));
+export const FIXTURES = fileURLToPath(new URL('../../../../test-fixtures/opentofu/', import.meta.url));
+export const BOOTSTRAP_TOKEN = 'agent-e2e-bootstrap-token';
+export const RELEASE_SECRET = 'agent-e2e-release-secret';
+const JWT_SECRET = 'agent-e2e-jwt-secret-at-least-32-bytes!!';
+
+/** The pinned OpenTofu of scripts/peers.sh: null (and a loud note) on a laptop without it, an error in CI. */
+export const TOFU = requirePeer('tofu', 'trellis-agent end-to-end tests');
+
+/** Inline source of a configuration in test-fixtures/opentofu/. */
+export function fixture(name: string): { type: 'inline'; files: Record<string, string> } {
+  return { type: 'inline', files: { 'main.tf': readFileSync(join(FIXTURES, name, 'main.tf'), 'utf8') } };
+}
+
+export interface E2eServer {
+  url: string;
+  user: TrellisClient & { token: string };
+  dataDir: string;
+  output(): string;
+  /** Stops the process (SIGTERM) and starts it again on the same port and data. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The real `trellis-server` binary on SQLite in a temp dir, with a signed-in user. */
+export async function startServer(env: Record<string, string> = {}): Promise<E2eServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'trellis-agent-e2e-server-'));
+  const fullEnv = {
+    TRELLIS_DATA_DIR: dataDir,
+    CLI_JWT_SECRET: JWT_SECRET,
+    TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
+    RELEASE_API_SECRET: RELEASE_SECRET,
+    ...env,
+  };
+  let process: ServerProcess = await startServerProcess(fullEnv);
+  const url = process.url;
+  const user = await login(url);
+  return {
+    url,
+    user,
+    dataDir,
+    output: () => process.output(),
+    async restart() {
+      await process.stop();
+      process = await startServerProcess({ ...fullEnv, PORT: new URL(url).port });
+    },
+    async stop() {
+      await process.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Signs in through the bootstrap link and the device login, as the CLI would. */
+export async function login(url: string): Promise<TrellisClient & { token: string }> {
+  const bootstrap = await fetch(`${url}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`, { redirect: 'manual' });
+  const cookie = (bootstrap.headers.get('set-cookie') ?? '').split(';')[0] as string;
+  const web = new TrellisClient({ baseUrl: url, auth: { kind: 'cookie', cookie, origin: new URL(url).origin } });
+  const deviceCode = crypto.randomUUID();
+  const { verification_code } = await web.generateCliLogin(deviceCode);
+  const { access_token } = await web.exchangeCliLogin({ device_code: deviceCode, verification_code });
+  const client = new TrellisClient({ baseUrl: url, auth: { kind: 'bearer', accessToken: () => access_token } });
+  return Object.assign(client, { token: access_token });
+}
+
+export interface AgentProcess {
+  workerId: string;
+  workerToken: string;
+  workDir: string;
+  child: ChildProcess;
+  /** The agent's own JSON log lines (stderr). */
+  output(): string;
+  exited: Promise<number | null>;
+  /** Sends the signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface AgentSpec {
+  name?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  /** Reuse a registration (a restarted agent). */
+  credentials?: { workerId: string; workerToken: string };
+  workDir?: string;
+}
+
+/** Registers (unless given credentials) and starts a real `trellis-agent run` process. */
+export async function startAgent(server: E2eServer, spec: AgentSpec = {}): Promise<AgentProcess> {
+  const credentials =
+    spec.credentials ??
+    (await server.user.registerAgent({ name: spec.name ?? 'agent' }).then((r) => ({
+      workerId: r.worker_id,
+      workerToken: r.worker_token,
+    })));
+  const workDir = spec.workDir ?? mkdtempSync(join(tmpdir(), 'trellis-agent-e2e-work-'));
+  const child = spawn(
+    process.execPath,
+    [AGENT_BIN, 'run', '--work-dir', workDir, '--heartbeat-interval', '1', '--claim-wait', '5', ...(spec.args ?? [])],
+    {
+      env: {
+        ...process.env,
+        TRELLIS_URL: server.url,
+        TRELLIS_WORKER_ID: credentials.workerId,
+        TRELLIS_WORKER_TOKEN: credentials.workerToken,
+        TRELLIS_ENGINE_BIN: TOFU ?? 'tofu',
+        TRELLIS_AGENT_LOG_LEVEL: 'debug',
+        ...spec.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  child.stdout?.on('data', (data) => {
+    output += data;
+  });
+  child.stderr?.on('data', (data) => {
+    output += data;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  started.push(workDir);
+  return {
+    ...credentials,
+    workDir,
+    child,
+    output: () => output,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+const started: string[] = [];
+
+/**
+ * Kills whatever still runs in an agent work dir (an engine orphaned by `kill -9` of its agent),
+ * found by its working directory; only processes these tests started live there.
+ */
+export function killLeftovers(): void {
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const cwd = readlinkSync(`/proc/${pid}/cwd`);
+      if (started.some((dir) => cwd.startsWith(dir))) process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // gone, or not ours to see
+    }
+  }
+  for (const dir of started.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** Polls `check` until it returns a value other than undefined (no timing assertion: a deadline only). */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+const TERMINAL: JobStatus[] = ['SUCCESS', 'FAILED', 'CANCELLED'];
+
+export function waitForJob(server: E2eServer, id: string, statuses = TERMINAL, timeoutMs = 120_000): Promise<Job> {
+  return eventually(
+    `job ${id} to be ${statuses.join('/')}`,
+    async () => {
+      const job = await server.user.getJob(id);
+      return statuses.includes(job.status) ? job : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+/** Every log chunk of a job, in order. */
+export async function jobLog(server: E2eServer, id: string): Promise<LogChunk[]> {
+  const chunks: LogChunk[] = [];
+  for (;;) {
+    const page = await server.user.getJobLogs(id, { after: chunks.at(-1)?.id ?? 0, limit: 5000 });
+    chunks.push(...page.logs);
+    if (!page.has_more) return chunks;
+  }
+}
+
+export async function logText(server: E2eServer, id: string): Promise<string> {
+  return (await jobLog(server, id)).map((chunk) => chunk.log_chunk).join('');
+}
+
+/** A vineyard and a vine of a fixture, for the test's user. */
+export async function vineOf(
+  server: E2eServer,
+  name: string,
+  fixtureName: string,
+  variables: Record<string, string | { value: string; sensitive?: boolean }> = {},
+) {
+  const vineyard = await server.user.createVineyard(`${name}-yard`);
+  return server.user.createConfiguration({
+    name,
+    vineyard_id: vineyard.id,
+    source: fixture(fixtureName),
+    variables,
+    engine: 'tofu',
+  });
+}
