@@ -11,6 +11,7 @@ import {
   type UseCases,
 } from '@trellis/core';
 import { createApi, JwtTokenSigner, type Logger } from '@trellis/http';
+import { createWebRouter, type SignInProvider } from '@trellis/web';
 import type { Express } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import { openArtifactStore, openDatabase } from './adapters.js';
@@ -29,6 +30,8 @@ export interface ControlPlaneOptions {
   random?: Random;
   /** Run pending migrations before serving (default true). */
   migrate?: boolean;
+  /** The buttons of the sign-in page: providers that `GET /auth/signin/{id}` signs in with. */
+  signInProviders?: readonly SignInProvider[];
 }
 
 export interface ControlPlane {
@@ -115,6 +118,16 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       : null,
     shutdownSignal: shutdown.signal,
     version: VERSION,
+    web: (session) =>
+      createWebRouter({
+        ...session,
+        useCases,
+        webOrigin: new URL(config.webUrl).origin,
+        signInProviders: options.signInProviders ?? [],
+        bootstrapEnabled: config.bootstrapToken !== null,
+        clock,
+        onError: (error, req) => logger.error({ err: error, path: req.path }, 'web page failed'),
+      }),
   });
 
   const sweeper = setInterval(() => {

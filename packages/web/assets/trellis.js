@@ -1,0 +1,229 @@
+// Trellis web interface: the little that needs a script. Served from the same origin (CSP
+// script-src 'self'); every request it makes is same-origin with the session cookie, and the
+// browser adds the Origin header that the API's CSRF check asks for.
+
+{
+  const base = document.body.dataset.base ?? '';
+
+  /** The message of a failed API call: the problem+json detail and code, or the HTTP status. */
+  const problemMessage = async (response) => {
+    if (response.status === 401) return 'Your session has ended: sign in again, then retry.';
+    try {
+      const problem = await response.json();
+      if (problem?.detail) return problem.code ? `${problem.detail} [${problem.code}]` : problem.detail;
+    } catch {
+      // not JSON: fall through to the status
+    }
+    return `The request failed (HTTP ${response.status}).`;
+  };
+
+  const showError = (message) => {
+    const box = document.querySelector('[data-action-error]');
+    if (!box) return;
+    box.textContent = message;
+    box.hidden = message === '';
+  };
+
+  const postJson = async (path, body) => {
+    const response = await fetch(`${base}${path}`, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify(body ?? {}),
+    });
+    if (!response.ok) throw new Error(await problemMessage(response));
+    return response.json();
+  };
+
+  /** Disables the button while its request runs; shows what went wrong. */
+  const act = async (button, request) => {
+    button.disabled = true;
+    showError('');
+    try {
+      await request();
+    } catch (error) {
+      showError(error instanceof TypeError ? 'The control plane could not be reached; try again.' : error.message);
+    } finally {
+      button.disabled = false;
+    }
+  };
+
+  // Plan, deploy (this plan), destroy: a new job through the JSON API, then its page.
+  for (const button of document.querySelectorAll('[data-create-job]')) {
+    button.addEventListener('click', () => {
+      if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) return;
+      act(button, async () => {
+        const body = { job_type: button.dataset.createJob, configuration_id: button.dataset.configurationId };
+        if (button.dataset.planJobId) body.plan_job_id = button.dataset.planJobId;
+        const job = await postJson('/api/jobs', body);
+        window.location.assign(`${base}/jobs/${encodeURIComponent(job.id)}`);
+      });
+    });
+  }
+
+  // Sign out: the API clears the cookie (POST with our Origin), then the sign-in page.
+  for (const form of document.querySelectorAll('form[data-signout]')) {
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      fetch(form.action, { method: 'POST', credentials: 'same-origin' }).finally(() => {
+        window.location.assign(form.dataset.then);
+      });
+    });
+  }
+
+  // Copy buttons (the CLI verification code).
+  for (const button of document.querySelectorAll('[data-copy]')) {
+    button.addEventListener('click', async () => {
+      const label = button.textContent;
+      try {
+        await navigator.clipboard.writeText(button.dataset.copy);
+        button.textContent = 'Copied';
+      } catch {
+        const output = document.getElementById('verification-code');
+        if (output) window.getSelection()?.selectAllChildren(output);
+        button.textContent = 'Press Ctrl+C';
+      }
+      setTimeout(() => {
+        button.textContent = label;
+      }, 2000);
+    });
+  }
+
+  const TONES = {
+    QUEUED: 'waiting',
+    PROCESSING: 'running',
+    SUCCESS: 'good',
+    FAILED: 'bad',
+    CANCELLED: 'neutral',
+  };
+  const TERMINAL = new Set(['SUCCESS', 'FAILED', 'CANCELLED']);
+
+  const showJobStatus = (status, errorMessage) => {
+    const badge = document.getElementById('job-status');
+    if (badge) {
+      badge.textContent = status;
+      badge.dataset.status = status;
+      badge.className = `badge tone-${TONES[status] ?? 'neutral'}`;
+    }
+    const error = document.querySelector('[data-job-error]');
+    if (error && errorMessage) {
+      error.textContent = errorMessage;
+      error.hidden = false;
+    }
+    if (TERMINAL.has(status)) {
+      for (const cancel of document.querySelectorAll('[data-cancel-job]')) cancel.hidden = true;
+      const finished = document.querySelector('[data-finished]');
+      if (finished?.querySelector('.muted')) finished.textContent = 'just now';
+    }
+    if (status === 'SUCCESS') {
+      for (const deploy of document.querySelectorAll('[data-deploy-plan]')) deploy.hidden = false;
+    }
+  };
+
+  for (const button of document.querySelectorAll('[data-cancel-job]')) {
+    button.addEventListener('click', () => {
+      if (!window.confirm('Cancel this job? A running engine is interrupted.')) return;
+      act(button, async () => {
+        const job = await postJson(`/api/cli/jobs/${encodeURIComponent(button.dataset.cancelJob)}/cancel`);
+        showJobStatus(job.status, job.error_message);
+      });
+    });
+  }
+
+  // The engine's "Plan: 1 to add, 0 to change, 0 to destroy." line, or "No changes.".
+  const PLAN_LINE = /Plan:(?: \d+ to import,)? (\d+) to add, (\d+) to change, (\d+) to destroy/;
+  const NO_CHANGES = /No changes\./;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour sequences start with ESC
+  const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
+
+  /**
+   * Follows the job log over Server-Sent Events. Chunks are shown by id and a chunk whose id is
+   * not above the last one shown is ignored, so a stream that resumes (the browser sends
+   * Last-Event-ID; a new EventSource asks for ?after=) never leaves a gap or shows a line twice.
+   */
+  const followLog = (log) => {
+    const state = document.querySelector('[data-stream-state]');
+    const summary = document.querySelector('[data-plan-summary]');
+    const readsSummary = summary && !('fromMetadata' in summary.dataset);
+    let lastId = 0;
+    let ended = false;
+    let retries = 0;
+    let planTail = '';
+    let pending = [];
+    let flushQueued = false;
+
+    const setState = (kind, text) => {
+      if (!state) return;
+      state.className = `stream-state ${kind}`;
+      state.textContent = text;
+    };
+
+    const readSummary = (text) => {
+      if (!readsSummary) return;
+      const recent = planTail + text;
+      planTail = recent.slice(-200);
+      const plan = PLAN_LINE.exec(recent);
+      if (plan) summary.textContent = `${plan[1]} to add, ${plan[2]} to change, ${plan[3]} to destroy`;
+      else if (NO_CHANGES.test(recent)) summary.textContent = 'No changes.';
+    };
+
+    // Appends in one batch per frame: a long backlog arrives as hundreds of events at once.
+    const flush = () => {
+      flushQueued = false;
+      const follow = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+      const fragment = document.createDocumentFragment();
+      for (const chunk of pending) {
+        const span = document.createElement('span');
+        span.className = `chunk stream-${String(chunk.stream_type).toLowerCase()}`;
+        span.dataset.id = String(chunk.id);
+        span.textContent = chunk.log_chunk.replace(ANSI, '');
+        fragment.append(span);
+      }
+      pending = [];
+      log.append(fragment);
+      if (follow) log.scrollTop = log.scrollHeight;
+    };
+
+    const connect = () => {
+      const url = lastId > 0 ? `${log.dataset.stream}?after=${lastId}` : log.dataset.stream;
+      const source = new EventSource(url, { withCredentials: true });
+      source.addEventListener('open', () => {
+        retries = 0;
+        setState('live', 'live');
+      });
+      source.addEventListener('log', (event) => {
+        const chunk = JSON.parse(event.data);
+        if (!(chunk.id > lastId)) return;
+        lastId = chunk.id;
+        readSummary(chunk.log_chunk);
+        pending.push(chunk);
+        if (!flushQueued) {
+          flushQueued = true;
+          requestAnimationFrame(flush);
+        }
+      });
+      source.addEventListener('status', (event) => {
+        const data = JSON.parse(event.data);
+        showJobStatus(data.status, data.error_message);
+      });
+      source.addEventListener('end', () => {
+        ended = true;
+        source.close();
+        setState('ended', 'finished');
+      });
+      source.addEventListener('error', () => {
+        if (ended) return;
+        setState('retrying', 'connection lost, reconnecting…');
+        // The browser retries by itself unless the answer was an HTTP error; then we do.
+        if (source.readyState === EventSource.CLOSED) {
+          retries += 1;
+          setTimeout(connect, Math.min(15_000, 1000 * 2 ** Math.min(retries - 1, 4)));
+        }
+      });
+    };
+    connect();
+  };
+
+  const log = document.getElementById('log');
+  if (log?.dataset.stream) followLog(log);
+}

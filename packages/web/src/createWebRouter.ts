@@ -1,0 +1,260 @@
+import {
+  type Clock,
+  ConflictError,
+  DomainError,
+  isUuid,
+  type Job,
+  NotFoundError,
+  type UseCases,
+  type UserActor,
+  ValidationError,
+} from '@trellis/core';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import { Assets } from './assets.js';
+import { type LayoutContext, layout, type Page } from './layout.js';
+import { approveCliLoginPage, cliLoginCodePage, invalidCliLoginPage, usedCliLoginPage } from './pages/cliLoginPages.js';
+import { configurationPage } from './pages/configurationPage.js';
+import { crossSitePage, notFoundPage, serverErrorPage, signInAgainPage } from './pages/errorPages.js';
+import { jobPage } from './pages/jobPage.js';
+import { jobsPage } from './pages/jobsPage.js';
+import { type SignInProvider, signInPage } from './pages/signInPage.js';
+import { vineyardPage, vineyardsPage } from './pages/vineyardPages.js';
+import { workersPage } from './pages/workersPage.js';
+import { safeNext, signInPath } from './paths.js';
+import { securityHeaders } from './securityHeaders.js';
+
+export interface WebOptions {
+  useCases: UseCases;
+  /**
+   * The signed-in user of the request, or null. The composition root reads the session cookie
+   * here and slides it forward (SPEC §5.2: the session is refreshed on every request).
+   */
+  currentUser(req: Request, res: Response): UserActor | null;
+  /** Whether an `Origin` header is the web interface's own (DESIGN §4 CSRF rule). */
+  isWebOrigin(origin: string | undefined): boolean;
+  /** Public origin of the web interface; https turns on HSTS. */
+  webOrigin: string;
+  /** Providers that `GET /auth/signin/{id}?next=` signs in with, one button each. */
+  signInProviders: readonly SignInProvider[];
+  /** Whether `GET /auth/bootstrap?token=` works (the sign-in page then says how to use it). */
+  bootstrapEnabled: boolean;
+  clock?: Clock;
+  /** Told about unexpected errors, which the page never shows. */
+  onError?: (error: unknown, req: Request) => void;
+}
+
+interface PageContext {
+  req: Request;
+  res: Response;
+  user: UserActor;
+  base: string;
+  now: Date;
+}
+
+/** A redirect to a path under the web interface's base. */
+class Redirect {
+  constructor(readonly path: string) {}
+}
+
+type Handler = (context: PageContext) => Promise<Page | Redirect>;
+
+const RECENT_JOBS = 50;
+
+/**
+ * The web interface as an express router: server-rendered pages for `/`, `/signin`,
+ * `/cli/login`, `/vineyards`, `/configurations/:id`, `/jobs`, `/jobs/:id` and `/workers`, and
+ * their stylesheet and script under `/assets/`. Everything it changes goes through the JSON API
+ * (with the session cookie) or, for the CLI login approval, through a form checked like the API.
+ */
+export function createWebRouter(options: WebOptions): Router {
+  const router = express.Router();
+  const assets = new Assets();
+  const headers = securityHeaders({ https: new URL(options.webOrigin).protocol === 'https:' });
+  const now = () => options.clock?.now() ?? new Date();
+  const { useCases } = options;
+
+  const render = (req: Request, res: Response, page: Page, user: UserActor | null) => {
+    const base = req.baseUrl;
+    const context: LayoutContext = {
+      base,
+      user,
+      assets: {
+        css: assets.url(base, 'trellis.css'),
+        js: assets.url(base, 'trellis.js'),
+        icon: assets.url(base, 'favicon.svg'),
+      },
+    };
+    res.status(page.status ?? 200);
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    // Pages show who is signed in and, once, a verification code: never kept by a cache.
+    res.setHeader('Cache-Control', 'no-store');
+    res.send(layout(page, context).value);
+  };
+
+  const failed = (req: Request, res: Response, error: unknown, user: UserActor | null) => {
+    if (error instanceof NotFoundError || (error instanceof ValidationError && error.code === 'validation_failed')) {
+      render(req, res, notFoundPage(req.baseUrl), user);
+      return;
+    }
+    if (!(error instanceof DomainError)) options.onError?.(error, req);
+    render(req, res, serverErrorPage(req.baseUrl), user);
+  };
+
+  /** A page for signed-in people; anyone else is sent to sign in and brought back. */
+  const signedIn =
+    (handler: Handler): RequestHandler =>
+    async (req, res) => {
+      const user = options.currentUser(req, res);
+      if (!user) {
+        if (req.method === 'GET' || req.method === 'HEAD') res.redirect(303, `${req.baseUrl}${signInPath(req.url)}`);
+        else render(req, res, signInAgainPage(req.baseUrl), null);
+        return;
+      }
+      try {
+        const result = await handler({ req, res, user, base: req.baseUrl, now: now() });
+        if (result instanceof Redirect) res.redirect(303, `${req.baseUrl}${result.path}`);
+        else render(req, res, result, user);
+      } catch (error) {
+        failed(req, res, error, user);
+      }
+    };
+
+  router.get('/assets/:name', assets.handler());
+
+  router.get('/signin', headers, (req, res) => {
+    const next = safeNext(req.query.next);
+    if (options.currentUser(req, res)) {
+      res.redirect(303, `${req.baseUrl}${next}`);
+      return;
+    }
+    const page = signInPage({
+      base: req.baseUrl,
+      next,
+      providers: options.signInProviders,
+      bootstrapEnabled: options.bootstrapEnabled,
+      forCliLogin: next.startsWith('/cli/login'),
+    });
+    render(req, res, page, null);
+  });
+
+  router.get(
+    '/',
+    headers,
+    signedIn(async () => new Redirect('/vineyards')),
+  );
+
+  router.get(
+    '/cli/login',
+    headers,
+    signedIn(async ({ req, user, base }) => {
+      const deviceCode = req.query.device_code;
+      if (!isUuid(deviceCode)) return invalidCliLoginPage();
+      return approveCliLoginPage({ base, user, deviceCode: deviceCode.toLowerCase() });
+    }),
+  );
+
+  // The code is made by a POST from the approval page, never by the GET that opens it: a link
+  // alone (sent by someone else, or fetched by a preview bot) must not approve a login for the
+  // person who follows it. This is the same CSRF rule as the API's: the Origin must be ours.
+  router.post(
+    '/cli/login',
+    headers,
+    (req, res, next) => {
+      if (!options.isWebOrigin(req.headers.origin)) {
+        render(req, res, crossSitePage(), null);
+        return;
+      }
+      next();
+    },
+    express.urlencoded({ extended: false, limit: '4kb' }),
+    signedIn(async ({ req, user }) => {
+      const deviceCode = (req.body as Record<string, unknown> | undefined)?.device_code;
+      if (!isUuid(deviceCode)) return invalidCliLoginPage();
+      try {
+        const login = await useCases.auth.generateCliLogin(user, deviceCode.toLowerCase());
+        return cliLoginCodePage({ user, verificationCode: login.verification_code, expiresAt: login.expires_at });
+      } catch (error) {
+        if (error instanceof ConflictError && error.code === 'device_code_used') return usedCliLoginPage();
+        throw error;
+      }
+    }),
+  );
+
+  router.get(
+    '/vineyards',
+    headers,
+    signedIn(async ({ user, base, now }) =>
+      vineyardsPage({ base, vineyards: await useCases.vineyards.list(user), now }),
+    ),
+  );
+
+  router.get(
+    '/vineyards/:id',
+    headers,
+    signedIn(async ({ req, user, base, now }) => {
+      const vineyard = await useCases.vineyards.get(user, req.params.id);
+      const [vines, jobs] = await Promise.all([
+        Promise.all(vineyard.vines.map((vine) => useCases.configurations.get(user, vine.id))),
+        useCases.jobs.list(user, { vineyard_id: vineyard.id }),
+      ]);
+      return vineyardPage({ base, vineyard, vines, jobs, now });
+    }),
+  );
+
+  router.get(
+    '/configurations/:id',
+    headers,
+    signedIn(async ({ req, user, base, now }) => {
+      const vine = await useCases.configurations.get(user, req.params.id);
+      const [vineyard, jobs] = await Promise.all([
+        useCases.vineyards.get(user, vine.vineyard_id).catch(notFoundAsNull),
+        useCases.jobs.list(user, { vineyard_id: vine.vineyard_id }),
+      ]);
+      return configurationPage({ base, vine, vineyard, jobs: jobs.filter((job) => job.vine_id === vine.id), now });
+    }),
+  );
+
+  router.get(
+    '/jobs',
+    headers,
+    signedIn(async ({ user, base, now }) => {
+      const [jobs, vines] = await Promise.all([useCases.jobs.list(user), useCases.configurations.list(user)]);
+      const vineNames = new Map(vines.map((vine) => [vine.id, vine.name]));
+      return jobsPage({ base, jobs: jobs.slice(0, RECENT_JOBS), vineNames, now });
+    }),
+  );
+
+  router.get(
+    '/jobs/:id',
+    headers,
+    signedIn(async ({ req, user, base, now }) => {
+      const job = await useCases.jobs.get(user, req.params.id);
+      const [vineyard, appliedBy] = await Promise.all([
+        job.vineyard_id ? useCases.vineyards.get(user, job.vineyard_id).catch(notFoundAsNull) : null,
+        job.job_type === 'PLAN' && job.vineyard_id ? deployOfPlan(useCases, user, job) : null,
+      ]);
+      return jobPage({ base, job, vineyard, appliedBy, now });
+    }),
+  );
+
+  router.get(
+    '/workers',
+    headers,
+    signedIn(async ({ user, now }) => workersPage({ workers: await useCases.workers.list(user.userId), now })),
+  );
+
+  return router;
+}
+
+function notFoundAsNull(error: unknown): null {
+  if (error instanceof NotFoundError) return null;
+  throw error;
+}
+
+/** The DEPLOY job that applies this plan, if any (a plan is applied at most once). */
+async function deployOfPlan(useCases: UseCases, user: UserActor, plan: Job): Promise<Job | null> {
+  const jobs = await useCases.jobs.list(user, { vineyard_id: plan.vineyard_id ?? undefined });
+  return (
+    jobs.find((job) => job.plan_job_id === plan.id && job.status !== 'FAILED' && job.status !== 'CANCELLED') ?? null
+  );
+}

@@ -1,0 +1,74 @@
+import type { Job, JobStatus, VineStatus, WorkerStatus } from '@trellis/core';
+import { type Html, html } from './html.js';
+
+/** `2025-06-01 12:00:03 UTC`, the same for every reader whatever their time zone. */
+export function utc(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return `${date.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/** `42s`, `3m 05s`, `2h 10m`, `4d 3h`. */
+export function duration(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m ${String(seconds % 60).padStart(2, '0')}s`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours}h ${minutes % 60}m`;
+  return `${Math.floor(hours / 24)}d ${hours % 24}h`;
+}
+
+/** A time as `3m 05s ago`, with the exact UTC time on hover and for machines. */
+export function when(iso: string | null, now: Date, never = 'never'): Html {
+  if (iso === null) return html`<span class="muted">${never}</span>`;
+  const ms = now.getTime() - Date.parse(iso);
+  const text = Number.isNaN(ms) ? iso : ms < 5000 ? 'just now' : `${duration(ms)} ago`;
+  return html`<time datetime="${iso}" title="${utc(iso)}">${text}</time>`;
+}
+
+/** How long a job ran (or has been running). */
+export function jobDuration(job: Job, now: Date): string {
+  if (job.claimed_at === null) return '';
+  const end = job.finished_at === null ? now.getTime() : Date.parse(job.finished_at);
+  return duration(end - Date.parse(job.claimed_at));
+}
+
+const TONES: Readonly<Record<JobStatus | VineStatus | WorkerStatus, string>> = {
+  QUEUED: 'waiting',
+  PROCESSING: 'running',
+  SUCCESS: 'good',
+  FAILED: 'bad',
+  CANCELLED: 'neutral',
+  NEW: 'neutral',
+  PLANNING: 'running',
+  PLANNED: 'good',
+  DEPLOYING: 'running',
+  DEPLOYED: 'good',
+  DESTROYING: 'running',
+  DESTROYED: 'neutral',
+  ONLINE: 'good',
+  BUSY: 'running',
+  OFFLINE: 'bad',
+};
+
+/** A status as a coloured badge; the text always says it, colour only helps. */
+export function badge(status: JobStatus | VineStatus | WorkerStatus, attributes?: Html): Html {
+  return html`<span class="badge tone-${TONES[status] ?? 'neutral'}" data-status="${status}"${attributes ?? ''}>${status}</span>`;
+}
+
+export function shortId(id: string): string {
+  return id.slice(0, 8);
+}
+
+const JOB_TYPE_LABELS: Readonly<Record<Job['job_type'], string>> = {
+  PLAN: 'Plan',
+  DEPLOY: 'Deploy',
+  DESTROY: 'Destroy',
+  DESTROY_WORKER: 'Destroy worker',
+};
+
+export function jobTypeLabel(job: Pick<Job, 'job_type' | 'plan_job_id'>): string {
+  if (job.job_type === 'DEPLOY' && job.plan_job_id !== null) return 'Deploy (saved plan)';
+  return JOB_TYPE_LABELS[job.job_type];
+}

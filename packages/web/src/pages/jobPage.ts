@@ -1,0 +1,98 @@
+import { isTerminalJobStatus, type Job, type Vineyard } from '@trellis/core';
+import { badge, jobDuration, jobTypeLabel, shortId, utc, when } from '../format.js';
+import { type Html, html } from '../html.js';
+import type { Page } from '../layout.js';
+import { planSummaryText, readPlanSummary } from '../planSummary.js';
+
+export interface JobPageInput {
+  base: string;
+  job: Job;
+  vineyard: Vineyard | null;
+  /** The DEPLOY job that applied this plan, when there is one. */
+  appliedBy: Job | null;
+  now: Date;
+}
+
+/**
+ * A job: what it is, how it is going, and its log, followed live by the client script over
+ * `GET /api/jobs/{id}/logs/stream` (the `<pre>` is filled by chunk id, so a resumed stream
+ * neither skips nor repeats a chunk).
+ */
+export function jobPage(input: JobPageInput): Page {
+  const { base, job, vineyard, appliedBy, now } = input;
+  const vine = job.config_snapshot.vine;
+  const title = `${jobTypeLabel(job)} job`;
+  const finished = isTerminalJobStatus(job.status);
+  const summary = readPlanSummary(job.execution_metadata);
+  const showsPlan = job.job_type !== 'DESTROY_WORKER';
+  return {
+    title: `${title} ${shortId(job.id)}`,
+    section: 'jobs',
+    body: html`<p class="breadcrumbs"><a href="${base}/vineyards">Vineyards</a> /
+  ${vineyard ? html`<a href="${base}/vineyards/${vineyard.id}">${vineyard.name}</a> /` : ''}
+  ${vine && job.vine_id ? html`<a href="${base}/configurations/${job.vine_id}">${vine.name}</a> /` : ''}</p>
+<div class="title-row">
+  <h1>${title} <span class="muted small"><code>${shortId(job.id)}</code></span></h1>
+  ${badge(job.status, html` id="job-status" aria-live="polite"`)}
+</div>
+<p class="error" data-job-error${job.error_message ? '' : html` hidden`}>${job.error_message ?? ''}</p>
+
+<div class="actions">
+  <button type="button" class="button danger" data-cancel-job="${job.id}"${finished ? html` hidden` : ''}>Cancel job</button>
+  ${job.vine_id ? vineActions(base, job, appliedBy) : ''}
+</div>
+<p class="error" role="alert" data-action-error hidden></p>
+
+<div class="columns">
+<section class="card">
+  <h2>Details</h2>
+  <dl class="facts">
+    <dt>Vine</dt><dd>${vine && job.vine_id ? html`<a href="${base}/configurations/${job.vine_id}">${vine.name}</a>` : (job.config_snapshot.target_worker?.name ?? '—')}</dd>
+    <dt>Created</dt><dd>${when(job.created_at, now)}</dd>
+    <dt>Started</dt><dd>${when(job.claimed_at, now, 'waiting for an agent')}</dd>
+    <dt>Finished</dt><dd data-finished>${job.finished_at ? utc(job.finished_at) : html`<span class="muted">—</span>`}</dd>
+    <dt>Duration</dt><dd>${jobDuration(job, now) || html`<span class="muted">—</span>`}</dd>
+    <dt>Agent</dt><dd>${job.claimed_by_worker_id ? html`<a href="${base}/workers#worker-${job.claimed_by_worker_id}"><code>${shortId(job.claimed_by_worker_id)}</code></a>` : html`<span class="muted">—</span>`}</dd>
+    ${job.plan_job_id ? html`<dt>Plan</dt><dd><a href="${base}/jobs/${job.plan_job_id}"><code>${shortId(job.plan_job_id)}</code></a></dd>` : ''}
+    <dt>Config hash</dt><dd><code title="${job.config_hash}">${job.config_hash.slice(0, 12)}</code></dd>
+  </dl>
+</section>
+${
+  showsPlan
+    ? html`<section class="card">
+  <h2>Plan summary</h2>
+  <p class="plan-summary" data-plan-summary${summary ? html` data-from-metadata` : ''}>${
+    summary
+      ? planSummaryText(summary)
+      : html`<span class="muted">${finished ? 'No plan line in the log.' : 'Appears when the engine prints its plan.'}</span>`
+  }</p>
+</section>`
+    : ''
+}
+</div>
+
+<section class="card log-panel">
+  <div class="log-toolbar">
+    <h2>Log</h2>
+    <span class="legend"><span class="stream-stdout">stdout</span> <span class="stream-stderr">stderr</span> <span class="stream-system">system</span></span>
+    <span class="stream-state" data-stream-state>connecting…</span>
+  </div>
+  <pre class="log" id="log" tabindex="0" data-job-id="${job.id}" data-stream="${base}/api/jobs/${job.id}/logs/stream"></pre>
+  <noscript><p>The log is shown live by a script; with scripts off, read it with <code>trellis jobs logs ${job.id}</code>.</p></noscript>
+</section>`,
+  };
+}
+
+function vineActions(base: string, job: Job, appliedBy: Job | null): Html {
+  const vineId = job.vine_id as string;
+  const isPlan = job.job_type === 'PLAN';
+  return html`${
+    isPlan && appliedBy
+      ? html`<a class="button" href="${base}/jobs/${appliedBy.id}">Applied by deploy ${shortId(appliedBy.id)}</a>`
+      : isPlan
+        ? html`<button type="button" class="button primary" data-create-job="DEPLOY" data-configuration-id="${vineId}" data-plan-job-id="${job.id}" data-deploy-plan${job.status === 'SUCCESS' ? '' : html` hidden`}>Deploy this plan</button>`
+        : ''
+  }
+  <button type="button" class="button" data-create-job="PLAN" data-configuration-id="${vineId}">Plan again</button>
+  <button type="button" class="button danger" data-create-job="DESTROY" data-configuration-id="${vineId}" data-confirm="Destroy every resource of ${job.config_snapshot.vine?.name ?? 'this vine'}? This cannot be undone.">Destroy</button>`;
+}

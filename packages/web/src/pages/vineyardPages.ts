@@ -1,0 +1,94 @@
+import type { Job, Vine, VineView, VineyardView } from '@trellis/core';
+import { badge, jobTypeLabel, when } from '../format.js';
+import { externalUrl, type Html, html } from '../html.js';
+import type { Page } from '../layout.js';
+
+/** The dashboard: every vineyard with its vines and their status. */
+export function vineyardsPage(input: { base: string; vineyards: VineyardView[]; now: Date }): Page {
+  const { base, now } = input;
+  const vineyards = [...input.vineyards].sort(byName);
+  return {
+    title: 'Vineyards',
+    section: 'vineyards',
+    body: html`<h1>Vineyards</h1>
+${
+  vineyards.length === 0
+    ? html`<section class="card empty">
+  <p>No vineyards yet. Create one from the command line:</p>
+  <pre class="command">trellis vineyards create production</pre>
+</section>`
+    : vineyards.map(
+        (vineyard) => html`<section class="card vineyard">
+  <h2><a href="${base}/vineyards/${vineyard.id}">${vineyard.name}</a> <span class="muted small">${vineyard.vines.length} ${vineyard.vines.length === 1 ? 'vine' : 'vines'}</span></h2>
+  ${vineyard.vines.length === 0 ? html`<p class="muted">No vines in this vineyard yet.</p>` : vineTable(base, vineyard.vines, now)}
+</section>`,
+      )
+}`,
+  };
+}
+
+function byName(a: { name: string }, b: { name: string }): number {
+  return a.name.localeCompare(b.name);
+}
+
+function vineTable(base: string, vines: Vine[], now: Date): Html {
+  return html`<table>
+  <thead><tr><th>Vine</th><th>Project</th><th>Status</th><th>Engine</th><th>Updated</th></tr></thead>
+  <tbody>
+  ${[...vines].sort(byName).map(
+    (vine) => html`<tr>
+    <td><a href="${base}/configurations/${vine.id}">${vine.name}</a></td>
+    <td>${vine.project_name}</td>
+    <td>${badge(vine.status)}</td>
+    <td>${vine.engine.name}${vine.engine.version ? html` ${vine.engine.version}` : ''}</td>
+    <td>${when(vine.updated_at, now)}</td>
+  </tr>`,
+  )}
+  </tbody>
+</table>`;
+}
+
+/** One vineyard: its vines with their cluster endpoint, Argo CD and last job. */
+export function vineyardPage(input: {
+  base: string;
+  vineyard: VineyardView;
+  vines: VineView[];
+  jobs: Job[];
+  now: Date;
+}): Page {
+  const { base, vineyard, vines, jobs, now } = input;
+  const lastJobOf = (vineId: string) => jobs.find((job) => job.vine_id === vineId);
+  return {
+    title: vineyard.name,
+    section: 'vineyards',
+    body: html`<p class="breadcrumbs"><a href="${base}/vineyards">Vineyards</a> /</p>
+<h1>${vineyard.name}</h1>
+<p class="muted">Created ${when(vineyard.created_at, now)} · <code>${vineyard.id}</code></p>
+${
+  vines.length === 0
+    ? html`<section class="card empty">
+  <p>No vines yet. Create one from the command line:</p>
+  <pre class="command">trellis configs create web --vineyard ${vineyard.name} --dir ./infra</pre>
+</section>`
+    : html`<section class="card">
+<table>
+  <thead><tr><th>Vine</th><th>Status</th><th>Cluster endpoint</th><th>Argo CD</th><th>Last job</th></tr></thead>
+  <tbody>
+  ${[...vines].sort(byName).map((vine) => {
+    const last = lastJobOf(vine.id);
+    const endpoint = vine.components.cluster?.endpoint ?? null;
+    const argocd = externalUrl(vine.components.argocd?.url);
+    return html`<tr>
+    <td><a href="${base}/configurations/${vine.id}">${vine.name}</a></td>
+    <td>${badge(vine.status)}</td>
+    <td>${endpoint ? html`<code>${endpoint}</code>` : html`<span class="muted">—</span>`}</td>
+    <td>${argocd ? html`<a href="${argocd}" rel="noopener noreferrer" target="_blank">Open</a>` : html`<span class="muted">—</span>`}</td>
+    <td>${last ? html`<a href="${base}/jobs/${last.id}">${jobTypeLabel(last)}</a> ${badge(last.status)} ${when(last.created_at, now)}` : html`<span class="muted">none</span>`}</td>
+  </tr>`;
+  })}
+  </tbody>
+</table>
+</section>`
+}`,
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * Debian's Chromium driven by playwright-core (never a browser build of Playwright's own). Like a
+ * missing test peer: under CI=true a missing Chromium fails the run; elsewhere the browser suites
+ * are skipped with a loud warning.
+ */
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+
+const CANDIDATES = [process.env.TRELLIS_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'];
+
+const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+/** Screenshots of every page, kept for people to look at (git-ignored). */
+export const SCREENSHOT_DIR = join(ROOT, 'test-artifacts', 'screenshots');
+
+function executable(path: string | undefined): path is string {
+  if (!path) return false;
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The Chromium binary, or null (and a loud warning) when there is none outside CI. */
+export function findChromium(suite: string): string | null {
+  const found = CANDIDATES.find(executable);
+  if (found) return found;
+  const ci = ['true', '1'].includes((process.env.CI ?? '').toLowerCase());
+  const message = `Chromium not found (${CANDIDATES.filter(Boolean).join(', ')}); ${suite} needs it: apt-get install -y chromium`;
+  if (ci) throw new Error(message);
+  process.stderr.write(`\n*** SKIPPED: ${message} ***\n\n`);
+  return null;
+}
+
+/** A headless Chromium; Playwright gives it a fresh temporary profile and removes it on close. */
+export class TestBrowser {
+  private constructor(readonly browser: Browser) {}
+
+  static async launch(executablePath: string): Promise<TestBrowser> {
+    const browser = await chromium.launch({
+      executablePath,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    return new TestBrowser(browser);
+  }
+
+  /** A fresh context (own cookies) whose pages fail loudly on script errors. */
+  async context(): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+    const context = await this.browser.newContext({ viewport: { width: 1280, height: 860 } });
+    // Below the test timeout, so a wait that fails says which element it was waiting for.
+    context.setDefaultTimeout(10_000);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !/Failed to load resource|ERR_CONNECTION_REFUSED/.test(message.text())) {
+        errors.push(message.text());
+      }
+    });
+    return { context, page, errors };
+  }
+
+  async close(): Promise<void> {
+    await this.browser.close();
+  }
+}
+
+/** Clicks and waits for the browser to land on another page than the one it was on. */
+export async function clickAndFollow(page: Page, selector: string): Promise<URL> {
+  const before = page.url();
+  await page.click(selector);
+  await page.waitForURL((url) => url.href !== before);
+  return new URL(page.url());
+}
+
+/** Saves a full-page screenshot as `test-artifacts/screenshots/<name>.png`. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}

@@ -1,0 +1,134 @@
+/**
+ * A real control plane (trellis-server's composition: API + web interface) on loopback, over
+ * SQLite in a temporary data directory. It can be restarted on the same port and database, as an
+ * operator restarting the server would, so a browser's open pages reconnect to it.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TrellisClient } from '@trellis/client';
+import type { Clock, VineView, VineyardView } from '@trellis/core';
+import { type ControlPlane, type ControlPlaneOptions, createControlPlane } from '@trellis/server';
+
+export const BOOTSTRAP_TOKEN = 'web-tests-bootstrap-token';
+export const ADMIN_EMAIL = 'admin@localhost';
+const JWT_SECRET = 'web-tests-jwt-secret-0123456789abcdef0123456789';
+
+export type AgentClient = TrellisClient & { workerId: string };
+
+export interface WebServerOptions {
+  clock?: Clock;
+  env?: Record<string, string>;
+  signInProviders?: ControlPlaneOptions['signInProviders'];
+}
+
+export class WebServer {
+  url = '';
+  port = 0;
+  controlPlane: ControlPlane | null = null;
+  private readonly dataDir = mkdtempSync(join(tmpdir(), 'trellis-web-test-'));
+  private readonly clients = new Map<string, TrellisClient>();
+
+  constructor(private readonly options: WebServerOptions = {}) {}
+
+  async start(): Promise<this> {
+    const controlPlane = await createControlPlane({
+      env: {
+        PORT: String(this.port),
+        HOST: '127.0.0.1',
+        TRELLIS_DATA_DIR: this.dataDir,
+        CLI_JWT_SECRET: JWT_SECRET,
+        TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
+        TRELLIS_LOG_LEVEL: 'silent',
+        ...this.options.env,
+      },
+      ...(this.options.clock ? { clock: this.options.clock } : {}),
+      ...(this.options.signInProviders ? { signInProviders: this.options.signInProviders } : {}),
+    });
+    const { url } = await controlPlane.listen();
+    this.controlPlane = controlPlane;
+    this.url = url;
+    this.port = Number(new URL(url).port);
+    return this;
+  }
+
+  /** Stops the server (streams end, connections close) and starts it again on the same port and data. */
+  async restart(): Promise<void> {
+    await this.controlPlane?.close();
+    this.controlPlane = null;
+    await this.start();
+  }
+
+  get useCases() {
+    if (!this.controlPlane) throw new Error('the server is not running');
+    return this.controlPlane.useCases;
+  }
+
+  /** `trellis_session=…` of the bootstrap admin, as the bootstrap sign-in link sets it. */
+  async sessionCookie(): Promise<string> {
+    const response = await fetch(`${this.url}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`, { redirect: 'manual' });
+    const cookie = response.headers
+      .getSetCookie()
+      .map((header) => header.split(';')[0] as string)
+      .find((pair) => pair.includes('trellis_session='));
+    if (!cookie) throw new Error(`the bootstrap sign-in set no session cookie (HTTP ${response.status})`);
+    return cookie;
+  }
+
+  /** A CLI client (bearer token) of the user with that email; the admin by default. */
+  async userClient(email = ADMIN_EMAIL): Promise<TrellisClient> {
+    const existing = this.clients.get(email);
+    if (existing) return existing;
+    const { auth } = this.useCases;
+    const user = await auth.ensureUser({ email });
+    const deviceCode = crypto.randomUUID();
+    const { verification_code } = await auth.generateCliLogin({ userId: user.id, email: user.email }, deviceCode);
+    const { access_token } = await auth.exchangeCliLogin({ device_code: deviceCode, verification_code });
+    // The URL is read per request, so the client keeps working across a restart on the same port.
+    const client = new TrellisClient({ baseUrl: this.url, auth: { kind: 'bearer', accessToken: () => access_token } });
+    this.clients.set(email, client);
+    return client;
+  }
+
+  /** An agent of `owner`, speaking with its worker credentials. */
+  async agentClient(owner: TrellisClient, name = 'agent-1'): Promise<AgentClient> {
+    const { worker_id, worker_token } = await owner.registerAgent({ name });
+    const agent = new TrellisClient({
+      baseUrl: this.url,
+      auth: { kind: 'worker', workerId: worker_id, workerToken: worker_token },
+    }) as AgentClient;
+    agent.workerId = worker_id;
+    return agent;
+  }
+
+  async close(): Promise<void> {
+    await this.controlPlane?.close();
+    this.controlPlane = null;
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+export const MAIN_TF = `
+variable "greeting" {
+  type    = string
+  default = "hello"
+}
+output "message" {
+  value = var.greeting
+}
+`;
+
+/** A vineyard holding one inline vine, for the user of `client`. */
+export async function vineyardWithVine(
+  client: TrellisClient,
+  name = 'web',
+): Promise<{ vineyard: VineyardView; vine: VineView }> {
+  const vineyard = await client.createVineyard(`${name}-yard`);
+  const vine = await client.createConfiguration({
+    name,
+    vineyard_id: vineyard.id,
+    source: { type: 'inline', files: { 'main.tf': MAIN_TF } },
+    variables: { greeting: 'hi', db_password: { value: 's3cret-value', sensitive: true } },
+  });
+  return { vineyard, vine };
+}
