@@ -10,7 +10,10 @@ export interface DatabaseAdapter {
   close(): Promise<void>;
 }
 
-type Loader<T> = (url: string, logger: Logger) => Promise<T>;
+type Env = Record<string, string | undefined>;
+
+/** `env` is the server's environment (DESIGN §5): adapters read their vendor's standard variables from it. */
+type Loader<T> = (url: string, logger: Logger, env: Env) => Promise<T>;
 
 /** Imports an optional adapter package, naming it when it is not installed. */
 async function importAdapter<T>(name: string): Promise<T> {
@@ -58,11 +61,22 @@ export const DATABASE_LOADERS: Record<string, Loader<DatabaseAdapter>> = {
 DATABASE_LOADERS.postgresql = DATABASE_LOADERS.postgres as Loader<DatabaseAdapter>;
 
 type FsModule = typeof import('@trellis/artifacts-fs');
+type S3Module = typeof import('@trellis/artifacts-s3');
+type GcsModule = typeof import('@trellis/artifacts-gcs');
 
+/** `s3:` and `gs:` need their optional peer dependency, `@trellis/artifacts-s3` or `-gcs`. */
 export const ARTIFACT_LOADERS: Record<string, Loader<ArtifactStore>> = {
   file: async (url) => {
     const { openFsArtifactStore } = await importAdapter<FsModule>('@trellis/artifacts-fs');
     return openFsArtifactStore(url);
+  },
+  s3: async (url, _logger, env) => {
+    const { openS3ArtifactStore } = await importAdapter<S3Module>('@trellis/artifacts-s3');
+    return openS3ArtifactStore(url, { env });
+  },
+  gs: async (url, _logger, env) => {
+    const { openGcsArtifactStore } = await importAdapter<GcsModule>('@trellis/artifacts-gcs');
+    return openGcsArtifactStore(url, { env });
   },
 };
 
@@ -85,10 +99,10 @@ function pick<T>(loaders: Record<string, Loader<T>>, url: string, variable: stri
   return loader;
 }
 
-export function openDatabase(url: string, logger: Logger): Promise<DatabaseAdapter> {
-  return pick(DATABASE_LOADERS, url, 'DATABASE_URL')(url, logger);
+export function openDatabase(url: string, logger: Logger, env: Env = process.env): Promise<DatabaseAdapter> {
+  return pick(DATABASE_LOADERS, url, 'DATABASE_URL')(url, logger, env);
 }
 
-export function openArtifactStore(url: string, logger: Logger): Promise<ArtifactStore> {
-  return pick(ARTIFACT_LOADERS, url, 'TRELLIS_ARTIFACTS_URL')(url, logger);
+export function openArtifactStore(url: string, logger: Logger, env: Env = process.env): Promise<ArtifactStore> {
+  return pick(ARTIFACT_LOADERS, url, 'TRELLIS_ARTIFACTS_URL')(url, logger, env);
 }

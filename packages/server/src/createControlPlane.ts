@@ -78,7 +78,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   let artifacts: Awaited<ReturnType<typeof openArtifactStore>>;
   try {
     if (options.migrate !== false) await database.migrate();
-    artifacts = await openArtifactStore(config.artifactsUrl, logger);
+    artifacts = await openArtifactStore(config.artifactsUrl, logger, env);
   } catch (error) {
     await database.close();
     throw error;

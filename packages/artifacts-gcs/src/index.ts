@@ -1,0 +1,9 @@
+export { GcsArtifactStore, type GcsArtifactStoreOptions } from './GcsArtifactStore.js';
+export { STAGING_SEGMENT } from './objectKey.js';
+export {
+  createStorage,
+  GCS_CLIENT_DEFAULTS,
+  type GcsStoreSettings,
+  openGcsArtifactStore,
+  parseGcsUrl,
+} from './openGcsArtifactStore.js';

@@ -1,0 +1,69 @@
+import { ValidationError } from '@trellis/core';
+
+/**
+ * First segment of the names that uploads are staged under before they are committed (see
+ * `S3ArtifactStore.put`); no artifact key may start with it. A lifecycle rule on
+ * `<prefix>/.trellis-staging/` clears what a crashed server left there (docs/storage.md).
+ */
+export const STAGING_SEGMENT = '.trellis-staging';
+
+/** S3 limits an object name to 1024 bytes of UTF-8. */
+const MAX_NAME_BYTES = 1024;
+
+/**
+ * `s3://bucket/a/b/` -> prefix `a/b`: slashes trimmed, the same segment rules as keys (an empty
+ * prefix puts objects at the top of the bucket).
+ */
+export function normalizePrefix(raw: string): string {
+  const prefix = raw.replace(/^\/+|\/+$/g, '');
+  if (prefix === '') return '';
+  const problem = segmentProblem(prefix);
+  if (problem) {
+    throw new ValidationError(
+      `artifact store prefix ${JSON.stringify(prefix)} ${problem}`,
+      [{ path: 'url', message: problem }],
+      'invalid_artifacts_url',
+    );
+  }
+  return prefix;
+}
+
+/**
+ * The object name of a slash-separated artifact key below `prefix`, or `ValidationError` for a key
+ * that is empty, has empty, `.` or `..` segments (so it could not be a relative path in the fs
+ * store either), a backslash, a control character, or starts with the staging segment.
+ */
+export function objectNameForKey(prefix: string, key: string): string {
+  if (typeof key !== 'string' || key.length === 0) throw invalidKey(key, 'is empty');
+  const problem = segmentProblem(key);
+  if (problem) throw invalidKey(key, problem);
+  if (key.split('/')[0] === STAGING_SEGMENT) throw invalidKey(key, `starts with the reserved "${STAGING_SEGMENT}"`);
+  const name = prefix === '' ? key : `${prefix}/${key}`;
+  if (Buffer.byteLength(name) > MAX_NAME_BYTES) throw invalidKey(key, `is longer than ${MAX_NAME_BYTES} bytes`);
+  return name;
+}
+
+/** Where an upload is staged: a fresh name below `<prefix>/.trellis-staging/`. */
+export function stagingName(prefix: string, id: string): string {
+  return prefix === '' ? `${STAGING_SEGMENT}/${id}` : `${prefix}/${STAGING_SEGMENT}/${id}`;
+}
+
+function segmentProblem(path: string): string | undefined {
+  if (path.includes('\\')) return 'contains a backslash';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
+  if (/[\u0000-\u001f\u007f]/.test(path)) return 'contains a control character';
+  for (const segment of path.split('/')) {
+    if (segment === '') return 'has an empty segment (leading, trailing or double slash)';
+    if (segment === '.' || segment === '..') return `has a "${segment}" segment`;
+  }
+  return undefined;
+}
+
+function invalidKey(key: unknown, reason: string): ValidationError {
+  const shown = typeof key === 'string' ? JSON.stringify(key.slice(0, 200)) : typeof key;
+  return new ValidationError(
+    `artifact key ${shown} ${reason}`,
+    [{ path: 'key', message: reason }],
+    'invalid_artifact_key',
+  );
+}
