@@ -24,6 +24,9 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
     throw error;
   }
   const logger = new AgentLogger(config.logLevel, { worker_id: config.workerId });
+  // Node's own warnings (e.g. a library's deprecation notice) go to the structured log too.
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => logger.warn('node warning', { warning: warning.message.split('\n')[0] }));
   const temporaryWorkDir = config.workDir === null ? mkdtempSync(join(tmpdir(), 'trellis-agent-')) : null;
   const workDir = config.workDir ?? (temporaryWorkDir as string);
   const client = new TrellisClient({

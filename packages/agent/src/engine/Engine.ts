@@ -74,7 +74,7 @@ export class Engine {
   private async start(args: string[], captureStdout: boolean) {
     if (this.interrupted) throw new JobInterrupted('interrupted before `' + args[0] + '`');
     const { log } = this.options;
-    log.system(`$ ${engineLabel(this.options.bin)} ${args.join(' ')}`);
+    log.system(`$ ${engineLabel(this.options.bin)} ${args.map(maskBackendConfig).join(' ')}`);
     const engineProcess = new EngineProcess({
       bin: this.options.bin,
       args,
@@ -125,6 +125,12 @@ export function parseJsonOutput(text: string): unknown {
   } catch {
     throw new JobFailure('the engine printed JSON that cannot be read');
   }
+}
+
+/** `-backend-config=key=value` may carry credentials: the log shows the key only. */
+function maskBackendConfig(arg: string): string {
+  const match = /^(-backend-config=[^=]+=)/.exec(arg);
+  return match ? `${match[1]}***` : arg;
 }
 
 function engineLabel(bin: string): string {

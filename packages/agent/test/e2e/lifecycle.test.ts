@@ -18,7 +18,7 @@ import {
 
 const API_TOKEN = 'tok-4f9c2e7a-very-secret';
 
-describe.skipIf(!TOFU)('trellis-agent runs jobs with real OpenTofu', () => {
+describe.skipIf(!TOFU)('trellis-agent runs jobs with real OpenTofu', { timeout: 180_000 }, () => {
   let server: E2eServer;
   let agentA: AgentProcess;
   let agentB: AgentProcess;
