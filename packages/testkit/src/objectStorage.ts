@@ -80,7 +80,7 @@ export async function startMinio(binary: string): Promise<MinioServer> {
       MINIO_UPDATE: 'off',
       MINIO_CI_CD: '1',
     },
-    `${endpoint}/minio/health/live`,
+    `${endpoint}/minio/health/ready`,
     dataDir,
   );
   const credentials = { accessKeyId, secretAccessKey, region };
@@ -95,9 +95,17 @@ export async function startMinio(binary: string): Promise<MinioServer> {
     secretAccessKey,
     async createBucket() {
       const bucket = freshBucketName();
-      const response = await s3('PUT', `/${bucket}`);
-      if (!response.ok) throw new Error(`MinIO refused to create bucket ${bucket}: ${await response.text()}`);
-      return bucket;
+      // MinIO answers its health checks a moment before it serves requests.
+      const deadline = Date.now() + READY_TIMEOUT_MS;
+      for (;;) {
+        const response = await s3('PUT', `/${bucket}`);
+        if (response.ok) return bucket;
+        const text = await response.text();
+        if (!text.includes('XMinioServerNotInitialized') || Date.now() > deadline) {
+          throw new Error(`MinIO refused to create bucket ${bucket}: ${text}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
     },
     async listObjects(bucket) {
       const response = await s3('GET', `/${bucket}`, { 'list-type': '2', 'max-keys': '1000' });
