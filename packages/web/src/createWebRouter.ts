@@ -86,8 +86,6 @@ export function createWebRouter(options: WebOptions): Router {
     };
     res.status(page.status ?? 200);
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
-    // Pages show who is signed in and, once, a verification code: never kept by a cache.
-    res.setHeader('Cache-Control', 'no-store');
     res.send(layout(page, context).value);
   };
 

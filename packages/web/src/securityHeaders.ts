@@ -16,7 +16,7 @@ export const CONTENT_SECURITY_POLICY = [
   "base-uri 'none'",
 ].join('; ');
 
-/** HSTS only when the web interface is served over https: on http it would be ignored, or wrong. */
+/** Headers of every page and redirect. HSTS only when the web interface is served over https: on http it would be ignored, or wrong. */
 export function securityHeaders(options: { https: boolean }): RequestHandler {
   return (_req, res, next) => {
     res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
@@ -26,6 +26,8 @@ export function securityHeaders(options: { https: boolean }): RequestHandler {
     res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
     res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
     res.setHeader('Permissions-Policy', 'camera=(), microphone=(), geolocation=(), payment=()');
+    // Pages show who is signed in and, once, a verification code: never kept by a cache.
+    res.setHeader('Cache-Control', 'no-store');
     if (options.https) res.setHeader('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
     next();
   };

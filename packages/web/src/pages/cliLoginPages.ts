@@ -66,8 +66,7 @@ export function usedCliLoginPage(): Page {
   <h1>This login request was already approved</h1>
   <p>Each <code>trellis login</code> can be approved once, and its code shown once. If the CLI is still
   waiting, stop it (Ctrl-C) and run <code>trellis login</code> again to get a new link.</p>
-  <p>If you did not approve it, someone else may have: run <code>trellis logout</code> where you use the CLI,
-  and tell your administrator.</p>
+  <p>Opening this page again approved nothing more.</p>
 </section>`,
   };
 }

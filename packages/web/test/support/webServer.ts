@@ -31,6 +31,7 @@ export class WebServer {
 
   constructor(private readonly options: WebServerOptions = {}) {}
 
+  /** Starts on a free port, or after `stop()` on the same port and the same database and files. */
   async start(): Promise<this> {
     const controlPlane = await createControlPlane({
       env: {
@@ -52,11 +53,10 @@ export class WebServer {
     return this;
   }
 
-  /** Stops the server (streams end, connections close) and starts it again on the same port and data. */
-  async restart(): Promise<void> {
+  /** Stops the server as an operator would (streams end, connections close); `start()` brings it back. */
+  async stop(): Promise<void> {
     await this.controlPlane?.close();
     this.controlPlane = null;
-    await this.start();
   }
 
   get useCases() {
@@ -84,7 +84,7 @@ export class WebServer {
     const deviceCode = crypto.randomUUID();
     const { verification_code } = await auth.generateCliLogin({ userId: user.id, email: user.email }, deviceCode);
     const { access_token } = await auth.exchangeCliLogin({ device_code: deviceCode, verification_code });
-    // The URL is read per request, so the client keeps working across a restart on the same port.
+    // The token stays valid across a restart: same secret, same database, same port.
     const client = new TrellisClient({ baseUrl: this.url, auth: { kind: 'bearer', accessToken: () => access_token } });
     this.clients.set(email, client);
     return client;

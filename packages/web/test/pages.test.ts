@@ -1,0 +1,204 @@
+/**
+ * The web pages over HTTP against a real control plane: who gets sent to sign in, what the
+ * sign-in page offers, the security headers, that nothing an agent or a user wrote can become
+ * markup or a script link, other people's records, and serving under a path prefix.
+ */
+import type { TrellisClient } from '@trellis/client';
+import express from 'express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONTENT_SECURITY_POLICY } from '../src/index.js';
+import { runJob } from './support/seed.js';
+import { type AgentClient, BOOTSTRAP_TOKEN, vineyardWithVine, WebServer } from './support/webServer.js';
+
+describe('web pages', () => {
+  let server: WebServer;
+  let cookie: string;
+  let user: TrellisClient;
+  let agent: AgentClient;
+
+  const get = async (path: string, headers: Record<string, string> = { cookie }) => {
+    const response = await fetch(`${server.url}${path}`, { headers, redirect: 'manual' });
+    return { response, text: await response.text() };
+  };
+
+  beforeAll(async () => {
+    server = await new WebServer({
+      signInProviders: [
+        { id: 'github', name: 'GitHub' },
+        { id: 'google', name: 'Google' },
+      ],
+    }).start();
+    cookie = await server.sessionCookie();
+    user = await server.userClient();
+    agent = await server.agentClient(user);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('sends signed-out visitors to sign in, remembering the page they asked for', async () => {
+    const deviceCode = crypto.randomUUID();
+    for (const [path, next] of [
+      ['/', null],
+      ['/vineyards', '/vineyards'],
+      ['/workers', '/workers'],
+      [`/jobs/${deviceCode}`, `/jobs/${deviceCode}`],
+      [`/cli/login?device_code=${deviceCode}`, `/cli/login?device_code=${deviceCode}`],
+    ] as const) {
+      const { response } = await get(path, {});
+      expect(response.status).toBe(303);
+      expect(response.headers.get('location')).toBe(next ? `/signin?next=${encodeURIComponent(next)}` : '/signin');
+    }
+    const approve = await fetch(`${server.url}/cli/login`, {
+      method: 'POST',
+      headers: { origin: new URL(server.url).origin, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `device_code=${deviceCode}`,
+    });
+    expect(approve.status).toBe(401);
+    expect(await approve.text()).toContain('Your session has ended');
+  });
+
+  it('offers a button per provider and the bootstrap sign-in, never the token itself', async () => {
+    const { response, text } = await get('/signin?next=%2Fcli%2Flogin%3Fdevice_code%3Dabc', {});
+    expect(response.status).toBe(200);
+    expect(text).toContain(
+      'href="/auth/signin/github?next=%2Fcli%2Flogin%3Fdevice_code%3Dabc">Sign in with GitHub</a>',
+    );
+    expect(text).toContain(
+      'href="/auth/signin/google?next=%2Fcli%2Flogin%3Fdevice_code%3Dabc">Sign in with Google</a>',
+    );
+    expect(text).toContain('approve the login of the <code>trellis</code> command line');
+    expect(text).toContain('action="/auth/bootstrap"');
+    expect(text).toContain('name="next" value="/cli/login?device_code=abc"');
+    expect(text).not.toContain(BOOTSTRAP_TOKEN);
+
+    // Only paths of this site are kept as the place to return to.
+    for (const evil of ['//evil.example/x', '/\\evil.example', 'https://evil.example/', '/x\r\nSet-Cookie: a=b']) {
+      const page = await get(`/signin?next=${encodeURIComponent(evil)}`, {});
+      expect(page.text).toContain('href="/auth/signin/github">');
+      expect(page.text).not.toContain('evil.example');
+    }
+    // Signed in already: straight to the page asked for.
+    const signedIn = await get('/signin?next=%2Fworkers');
+    expect(signedIn.response.status).toBe(303);
+    expect(signedIn.response.headers.get('location')).toBe('/workers');
+  });
+
+  it('sends the security headers with every page, and no HSTS over http', async () => {
+    for (const path of ['/signin', '/vineyards', '/cli/login?device_code=nope']) {
+      const { response } = await get(path);
+      expect(response.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.headers.get('x-frame-options')).toBe('DENY');
+      expect(response.headers.get('referrer-policy')).toBe('same-origin');
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect(response.headers.get('strict-transport-security')).toBeNull();
+    }
+    expect(CONTENT_SECURITY_POLICY).toContain("frame-ancestors 'none'");
+    expect(CONTENT_SECURITY_POLICY).toContain("script-src 'self'");
+    expect(CONTENT_SECURITY_POLICY).not.toContain('unsafe-inline');
+
+    const { text } = await get('/vineyards');
+    const script = /<script src="(\/assets\/trellis\.js\?v=\w+)"/.exec(text)?.[1] as string;
+    expect(text).not.toMatch(/<script>|<style|style="|\son\w+="/);
+    const asset = await get(script);
+    expect(asset.response.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(asset.response.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(asset.text).toContain('new EventSource(');
+  });
+
+  it('shows what agents and users wrote as text, and links only to http(s) URLs', async () => {
+    const { vine } = await vineyardWithVine(user, 'escape');
+    const deploy = await runJob(
+      user,
+      agent,
+      { job_type: 'DEPLOY', configuration_id: vine.id },
+      {
+        status: 'SUCCESS',
+        execution_metadata: {
+          cluster_name: '<img src=x onerror=alert(1)>',
+          cluster_endpoint: 'javascript:alert(2)',
+          argocd_url: 'javascript:alert(3)//',
+          outputs: { banner: '<script>alert(4)</script>', 'quote\'"': 'x" onmouseover="alert(5)' },
+        },
+      },
+    );
+    const failed = await runJob(
+      user,
+      agent,
+      { job_type: 'PLAN', configuration_id: vine.id },
+      { status: 'FAILED', error_message: '</p><script>alert(6)</script>' },
+    );
+    for (const path of [
+      `/configurations/${vine.id}`,
+      `/vineyards/${vine.vineyard_id}`,
+      `/jobs/${failed.id}`,
+      `/jobs/${deploy.id}`,
+    ]) {
+      const { response, text } = await get(path);
+      expect(response.status).toBe(200);
+      expect(text).not.toMatch(/<script>alert|<img src=x|onmouseover="alert|href="javascript:/);
+    }
+    const { text } = await get(`/configurations/${vine.id}`);
+    expect(text).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(text).toContain('&lt;script&gt;alert(4)&lt;/script&gt;');
+    expect(text).toContain('x&quot; onmouseover=&quot;alert(5)');
+    expect(text).not.toContain('data-argocd-link');
+    expect((await get(`/jobs/${failed.id}`)).text).toContain('&lt;/p&gt;&lt;script&gt;alert(6)&lt;/script&gt;');
+  });
+
+  it("answers 404 for records that do not exist or are someone else's", async () => {
+    const other = await server.userClient('mallory@example.com');
+    const { vine: theirs } = await vineyardWithVine(other, 'theirs');
+    const theirJob = await other.createJob({ job_type: 'PLAN', configuration_id: theirs.id });
+    for (const path of [
+      `/jobs/${theirJob.id}`,
+      `/configurations/${theirs.id}`,
+      `/vineyards/${theirs.vineyard_id}`,
+      `/jobs/${crypto.randomUUID()}`,
+      '/jobs/not-an-id',
+      '/vineyards/%3Cscript%3E',
+    ]) {
+      const { response, text } = await get(path);
+      expect(response.status).toBe(404);
+      expect(text).toContain('does not exist, or it belongs to someone else');
+      expect(text).not.toContain('theirs');
+    }
+  });
+});
+
+describe('web pages under a path prefix', () => {
+  let server: WebServer;
+  let outer: import('node:http').Server;
+  let base: string;
+
+  beforeAll(async () => {
+    server = await new WebServer().start();
+    const app = express();
+    app.use('/trellis', server.controlPlane?.app as express.Express);
+    outer = await new Promise((resolve) => {
+      const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+    });
+    const address = outer.address() as import('node:net').AddressInfo;
+    base = `http://127.0.0.1:${address.port}/trellis`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => outer?.close(resolve));
+    await server?.close();
+  });
+
+  it('keeps every link, redirect and asset under the prefix', async () => {
+    const signedOut = await fetch(`${base}/workers`, { redirect: 'manual' });
+    expect(signedOut.headers.get('location')).toBe('/trellis/signin?next=%2Fworkers');
+    const signIn = await fetch(`${base}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}&next=/workers`, { redirect: 'manual' });
+    expect(signIn.headers.get('location')).toBe('/trellis/workers');
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const page = await (await fetch(`${base}/workers`, { headers: { cookie } })).text();
+    const links = [...page.matchAll(/(?:href|src|action|data-then)="([^"]+)"/g)].map((match) => match[1] as string);
+    expect(links.length).toBeGreaterThan(5);
+    for (const link of links) expect(link).toMatch(/^\/trellis\//);
+    expect(page).toContain('data-base="/trellis"');
+    const css = links.find((link) => link.includes('trellis.css')) as string;
+    expect((await fetch(`http://127.0.0.1:${new URL(base).port}${css}`)).status).toBe(200);
+  });
+});
