@@ -24,7 +24,7 @@ export function fixture(name: string): { type: 'inline'; files: Record<string, s
 
 export interface E2eServer {
   url: string;
-  user: TrellisClient & { token: string };
+  user: TrellisClient & { token: string; refreshToken: string };
   dataDir: string;
   output(): string;
   /** Stops the process (SIGTERM) and starts it again on the same port and data. */
@@ -62,15 +62,15 @@ export async function startServer(env: Record<string, string> = {}): Promise<E2e
 }
 
 /** Signs in through the bootstrap link and the device login, as the CLI would. */
-export async function login(url: string): Promise<TrellisClient & { token: string }> {
+export async function login(url: string): Promise<TrellisClient & { token: string; refreshToken: string }> {
   const bootstrap = await fetch(`${url}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`, { redirect: 'manual' });
   const cookie = (bootstrap.headers.get('set-cookie') ?? '').split(';')[0] as string;
   const web = new TrellisClient({ baseUrl: url, auth: { kind: 'cookie', cookie, origin: new URL(url).origin } });
   const deviceCode = crypto.randomUUID();
   const { verification_code } = await web.generateCliLogin(deviceCode);
-  const { access_token } = await web.exchangeCliLogin({ device_code: deviceCode, verification_code });
+  const { access_token, refresh_token } = await web.exchangeCliLogin({ device_code: deviceCode, verification_code });
   const client = new TrellisClient({ baseUrl: url, auth: { kind: 'bearer', accessToken: () => access_token } });
-  return Object.assign(client, { token: access_token });
+  return Object.assign(client, { token: access_token, refreshToken: refresh_token });
 }
 
 export interface AgentProcess {

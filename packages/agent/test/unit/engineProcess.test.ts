@@ -99,16 +99,16 @@ describe('the engine process', () => {
     const exit = await engine.wait();
     expect(exit).toMatchObject({ signal: 'SIGKILL', interrupted: true, killed: true });
     const pid = Number(readFileSync(childPid, 'utf8'));
-    let alive = true;
-    for (let i = 0; i < 100 && alive; i++) {
+    // Dead, or a zombie waiting for whoever inherited it to reap it.
+    const running = () => {
       try {
-        process.kill(pid, 0);
-        await new Promise((r) => setTimeout(r, 20));
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
       } catch {
-        alive = false;
+        return false;
       }
-    }
-    expect(alive).toBe(false);
+    };
+    for (let i = 0; i < 250 && running(); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(running()).toBe(false);
   });
 
   it('stops reading while the sink is full, so the engine waits instead of the agent buffering', async () => {
