@@ -131,6 +131,7 @@ export function createWebRouter(options: WebOptions): Router {
       providers: options.signInProviders,
       bootstrapEnabled: options.bootstrapEnabled,
       forCliLogin: next.startsWith('/cli/login'),
+      error: signInError(req.query),
     });
     render(req, res, page, null);
   });
@@ -242,6 +243,13 @@ export function createWebRouter(options: WebOptions): Router {
   );
 
   return router;
+}
+
+/** `?error=<code>&provider=<id>`, as the sign-in callback reports a failure. */
+function signInError(query: Request['query']): { code: string; provider: string | null } | null {
+  const code = query.error;
+  if (typeof code !== 'string' || !/^[a-z_]{1,64}$/.test(code)) return null;
+  return { code, provider: typeof query.provider === 'string' ? query.provider : null };
 }
 
 function notFoundAsNull(error: unknown): null {

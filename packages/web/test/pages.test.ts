@@ -78,6 +78,19 @@ describe('web pages', () => {
       expect(page.text).toContain('href="/auth/signin/github">');
       expect(page.text).not.toContain('evil.example');
     }
+    // A failed sign-in comes back with ?error=: said in words, with the provider's name, and
+    // the buttons keep the page to return to.
+    const failed = await get('/signin?error=email_not_verified&provider=google&next=%2Fworkers', {});
+    expect(failed.text).toContain(
+      'Your Google account has no verified email address. Verify one at Google, then sign in again.',
+    );
+    expect(failed.text).toContain('href="/auth/signin/google?next=%2Fworkers"');
+    const odd = await get('/signin?error=%3Cscript%3E&provider=%3Cb%3E', {});
+    expect(odd.text).not.toContain('role="alert"');
+    expect((await get('/signin?error=whatever_else&provider=nope', {})).text).toContain(
+      'The sign-in failed. Please try again',
+    );
+
     // Signed in already: straight to the page asked for.
     const signedIn = await get('/signin?next=%2Fworkers');
     expect(signedIn.response.status).toBe(303);

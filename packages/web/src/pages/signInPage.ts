@@ -15,6 +15,37 @@ export interface SignInPageInput {
   bootstrapEnabled: boolean;
   /** Set when the user came from the CLI login page, so the page can say where they will land. */
   forCliLogin: boolean;
+  /** Why the last sign-in failed: the `?error=` code the callback sends back, with its provider. */
+  error: { code: string; provider: string | null } | null;
+}
+
+/** What each `?error=` code of the sign-in callback means to the person signing in. */
+function failureMessage(code: string, provider: string): string {
+  const text = failureText(code, provider);
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+function failureText(code: string, provider: string): string {
+  switch (code) {
+    case 'invalid_state':
+      return 'This sign-in could not be verified: it took too long, was already used, or was started in another browser. Please try again.';
+    case 'access_denied':
+      return `The sign-in was cancelled at ${provider}.`;
+    case 'email_not_verified':
+      return `Your ${provider} account has no verified email address. Verify one at ${provider}, then sign in again.`;
+    case 'provider_unavailable':
+      return `${provider} could not be reached. Please try again in a moment.`;
+    case 'provider_not_configured':
+      return `Sign-in with ${provider} is not set up on this server.`;
+    case 'provider_mismatch':
+    case 'provider_error':
+    case 'invalid_id_token':
+      return `${provider} did not confirm who you are. Please try again.`;
+    case 'invalid_bootstrap_token':
+      return 'That sign-in token is not valid, or it was already used. Use the link trellis-server printed when it started.';
+    default:
+      return 'The sign-in failed. Please try again; if it keeps failing, the server log says why.';
+  }
 }
 
 /**
@@ -22,12 +53,14 @@ export interface SignInPageInput {
  * administrator signs in. The token itself is never part of a page: the administrator pastes it.
  */
 export function signInPage(input: SignInPageInput): Page {
-  const { base, next, providers } = input;
+  const { base, next, providers, error } = input;
   const query = next === '/' ? '' : `?next=${encodeURIComponent(next)}`;
+  const providerName = providers.find((provider) => provider.id === error?.provider)?.name ?? 'the provider';
   return {
     title: 'Sign in',
     body: html`<section class="signin card">
   <h1>Sign in to Trellis</h1>
+  ${error ? html`<p class="error" role="alert" data-signin-error="${error.code}">${failureMessage(error.code, providerName)}</p>` : ''}
   ${input.forCliLogin ? html`<p class="notice">Sign in to approve the login of the <code>trellis</code> command line.</p>` : ''}
   ${
     providers.length > 0
