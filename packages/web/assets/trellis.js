@@ -130,8 +130,8 @@
     });
   }
 
-  // The engine's "Plan: 1 to add, 0 to change, 0 to destroy." line, or "No changes.".
-  const PLAN_LINE = /Plan:(?: \d+ to import,)? (\d+) to add, (\d+) to change, (\d+) to destroy/;
+  // The engine's "Plan: 1 to add, 0 to change, 0 to destroy." line (or the agent's "plan: …"), or "No changes.".
+  const PLAN_LINE = /plan:(?: \d+ to import,)? (\d+) to add, (\d+) to change, (\d+) to destroy/i;
   const NO_CHANGES = /No changes\./;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour sequences start with ESC
   const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;

@@ -160,6 +160,26 @@ describe('web pages', () => {
     expect((await get(`/jobs/${failed.id}`)).text).toContain('&lt;/p&gt;&lt;script&gt;alert(6)&lt;/script&gt;');
   });
 
+  it('shows the plan summary the agent reported', async () => {
+    const { vine } = await vineyardWithVine(user, 'summary');
+    const changes = await runJob(
+      user,
+      agent,
+      { job_type: 'PLAN', configuration_id: vine.id },
+      { status: 'SUCCESS', execution_metadata: { plan_summary: { add: 2, change: 1, destroy: 0 } } },
+    );
+    expect((await get(`/jobs/${changes.id}`)).text).toMatch(
+      /data-plan-summary data-from-metadata>2 to add, 1 to change, 0 to destroy</,
+    );
+    const none = await runJob(
+      user,
+      agent,
+      { job_type: 'PLAN', configuration_id: vine.id },
+      { status: 'SUCCESS', execution_metadata: { plan_summary: { add: 0, change: 0, destroy: 0 } } },
+    );
+    expect((await get(`/jobs/${none.id}`)).text).toMatch(/data-plan-summary data-from-metadata>No changes\.</);
+  });
+
   it("answers 404 for records that do not exist or are someone else's", async () => {
     const other = await server.userClient('mallory@example.com');
     const { vine: theirs } = await vineyardWithVine(other, 'theirs');
