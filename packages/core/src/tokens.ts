@@ -6,9 +6,10 @@ import type { ArtifactStore } from './ports/ArtifactStore.js';
 import type { Clock } from './ports/Clock.js';
 import type { EventBus } from './ports/EventBus.js';
 import type { Random } from './ports/Random.js';
+import type { SecretBox } from './ports/SecretBox.js';
 import type { TokenSigner } from './ports/TokenSigner.js';
 import type { UnitOfWork } from './ports/UnitOfWork.js';
-import type { CoreSettings } from './usecases/CoreDeps.js';
+import type { CoreSettings, ProviderPorts } from './usecases/CoreDeps.js';
 import type { UseCases } from './usecases/createUseCases.js';
 
 export interface ServiceRef<T> {
@@ -28,6 +29,8 @@ export const coreServices = {
   random: serviceRef<Random>('trellis.core.random'),
   tokenSigner: serviceRef<TokenSigner>('trellis.core.token-signer'),
   eventBus: serviceRef<EventBus>('trellis.core.event-bus'),
+  secretBox: serviceRef<SecretBox>('trellis.core.secret-box'),
+  providers: serviceRef<ProviderPorts>('trellis.core.providers'),
   settings: serviceRef<CoreSettings>('trellis.core.settings'),
   useCases: serviceRef<UseCases>('trellis.core.use-cases'),
 } as const;

@@ -1,14 +1,17 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import type { Clock, EventBus, UseCases, UserActor } from '@trellis/core';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { secretsEqual } from './auth/authenticate.js';
 import { SessionCookies } from './auth/SessionCookies.js';
+import { SignInCookies } from './auth/SignInCookies.js';
 import { problem, problemErrorHandler, sendProblem } from './errors/problem.js';
 import type { Logger } from './logger.js';
 import { agentRoutes } from './routes/agentRoutes.js';
 import { authRoutes } from './routes/authRoutes.js';
 import { cliRoutes } from './routes/cliRoutes.js';
 import { releaseRoutes } from './routes/releaseRoutes.js';
+import { repositoryRoutes } from './routes/repositoryRoutes.js';
+import { type SignInRouteDeps, signInRoutes } from './routes/signInRoutes.js';
 import { stateRoutes } from './routes/stateRoutes.js';
 import { streamRoutes } from './routes/streamRoutes.js';
 import { mountRoutes } from './routing/mountRoutes.js';
@@ -40,6 +43,12 @@ export interface ApiOptions {
   /** Secret that signs web session cookies. */
   sessionSecret: string;
   releaseApiSecret: string | null;
+  /**
+   * Web sign-in with the providers of `useCases.signIn`. `callbackUrl` is the redirect URI
+   * registered with them (default `<webOrigin>/api/auth/callback`); read per request, so a server
+   * that learns its port after listening can follow it.
+   */
+  signIn?: { callbackUrl?: () => string };
   /** Enables `GET /auth/bootstrap?token=…` (DESIGN §5) when set. */
   bootstrap: { token: string; email: string; oneTime: boolean } | null;
   /** Idle and absolute lifetimes of a web session, in seconds. */
@@ -55,10 +64,15 @@ export interface ApiOptions {
 }
 
 /** Every API route, in the order they are matched. */
-export function apiRoutes(options: Pick<ApiOptions, 'useCases' | 'events' | 'shutdownSignal'>): RouteSpec[] {
+export function apiRoutes(
+  options: Pick<ApiOptions, 'useCases' | 'events' | 'shutdownSignal'>,
+  signIn: Omit<SignInRouteDeps, 'useCases'>,
+): RouteSpec[] {
   const shutdown = options.shutdownSignal ?? new AbortController().signal;
   return [
     ...authRoutes(options.useCases),
+    ...signInRoutes({ ...signIn, useCases: options.useCases }),
+    ...repositoryRoutes(options.useCases),
     ...agentRoutes(options.useCases, options.events, shutdown),
     ...streamRoutes(options.useCases, options.events, shutdown),
     ...cliRoutes(options.useCases),
@@ -89,7 +103,14 @@ export function createApi(options: ApiOptions): Express {
     absoluteSeconds: options.session?.absoluteSeconds ?? 7 * 24 * 60 * 60,
     clock: options.clock,
   });
-  const routes = apiRoutes(options);
+  // The sign-in cookie gets its own key, derived so one secret configures both.
+  const signIns = new SignInCookies({
+    secret: createHmac('sha256', options.sessionSecret).update('trellis sign-in').digest('base64url'),
+    secure,
+    clock: options.clock,
+  });
+  const callbackUrl = options.signIn?.callbackUrl ?? (() => `${options.webOrigin}/api/auth/callback`);
+  const routes = apiRoutes(options, { sessions, signIns, callbackUrl, logger: options.logger });
   const allowedOrigins = options.allowedOrigins ?? (() => [options.webOrigin]);
   const isWebOrigin = (origin: string | undefined) => origin !== undefined && allowedOrigins().includes(origin);
   const openApi = buildOpenApiDocument(routes, { title: 'Trellis API', version: options.version });
@@ -150,7 +171,7 @@ export function createApi(options: ApiOptions): Express {
           const session = sessions.read(req);
           if (!session) return null;
           sessions.refresh(res, session);
-          return { userId: session.userId, email: session.email };
+          return { userId: session.userId, email: session.email, provider: session.provider };
         },
         isWebOrigin,
       }),

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createUseCases, type UseCases } from '@trellis/core';
+import { createUseCases, type ProviderPorts, type UseCases } from '@trellis/core';
 import { createApi, JwtTokenSigner, silentLogger } from '@trellis/http';
 import { createTestCore, type TestCore } from '@trellis/testkit';
 
@@ -18,9 +18,14 @@ export interface ApiHarness {
 
 /** The real express API on loopback, over the in-memory core with the real JWT signer. */
 export async function startApi(
-  options: { releaseApiSecret?: string | null; webOrigin?: string; oneTimeBootstrap?: boolean } = {},
+  options: {
+    releaseApiSecret?: string | null;
+    webOrigin?: string;
+    oneTimeBootstrap?: boolean;
+    providers?: ProviderPorts;
+  } = {},
 ): Promise<ApiHarness> {
-  const core = createTestCore({ now: new Date() });
+  const core = createTestCore({ now: new Date(), ...(options.providers ? { providers: options.providers } : {}) });
   const signer = new JwtTokenSigner(JWT_SECRET, core.clock);
   const useCases = createUseCases({ ...core.deps, signer });
   const app = createApi({

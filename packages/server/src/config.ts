@@ -10,6 +10,8 @@ export interface OAuthAppConfig {
   clientId: string;
   clientSecret: string;
   baseUrl: string | null;
+  /** Label of the sign-in button (`TRELLIS_<PROVIDER>_DISPLAY_NAME`); the adapter's default when null. */
+  displayName: string | null;
 }
 
 /** DESIGN §5: everything `trellis-server` reads from its environment. */
@@ -23,6 +25,11 @@ export interface ServerConfig {
   /** False when TRELLIS_WEB_URL was not set: the web URL then follows the port actually bound. */
   webUrlExplicit: boolean;
   cliJwtSecret: string;
+  /**
+   * AES-256-GCM keys of provider tokens at rest (`TRELLIS_ENCRYPTION_KEY`, comma-separated: the
+   * first encrypts, all decrypt). Empty: one key derived (HKDF) from `CLI_JWT_SECRET`.
+   */
+  encryptionKeys: Uint8Array[];
   releaseApiSecret: string | null;
   /** Null when an OAuth provider is configured and no token was set. */
   bootstrapToken: string | null;
@@ -82,6 +89,24 @@ function generatedSecret(dataDir: string, name: string): string {
   return value;
 }
 
+/**
+ * `TRELLIS_ENCRYPTION_KEY`: one or more comma-separated 32-byte keys, each as 64 hex digits or
+ * base64/base64url (`openssl rand -base64 32`).
+ */
+function encryptionKeys(value: string | undefined): Uint8Array[] {
+  if (!value) return [];
+  return value.split(',').map((raw, index) => {
+    const text = raw.trim();
+    const key = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
+    if (key.length !== 32 || (!/^[0-9a-f]{64}$/i.test(text) && !/^[A-Za-z0-9+/_-]{43}=?$/.test(text))) {
+      throw new ConfigError(
+        `TRELLIS_ENCRYPTION_KEY: key ${index + 1} must be 32 bytes as 64 hex digits or base64 (openssl rand -base64 32)`,
+      );
+    }
+    return new Uint8Array(key);
+  });
+}
+
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerConfig {
   const warnings: string[] = [];
   const port = integer(env, 'PORT', 8080, 0, 65535);
@@ -112,7 +137,14 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
     if (!clientId || !clientSecret) {
       throw new ConfigError(`TRELLIS_${provider}_CLIENT_ID and TRELLIS_${provider}_CLIENT_SECRET must be set together`);
     }
-    providers[provider] = { clientId, clientSecret, baseUrl: env[`TRELLIS_${provider}_BASE_URL`] || null };
+    const baseUrl = env[`TRELLIS_${provider}_BASE_URL`] || null;
+    if (baseUrl !== null) originOf(baseUrl, `TRELLIS_${provider}_BASE_URL`);
+    providers[provider] = {
+      clientId,
+      clientSecret,
+      baseUrl,
+      displayName: env[`TRELLIS_${provider}_DISPLAY_NAME`] || null,
+    };
   }
 
   let bootstrapToken: string | null = env.TRELLIS_BOOTSTRAP_TOKEN || null;
@@ -130,6 +162,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
     webUrl,
     webUrlExplicit: Boolean(env.TRELLIS_WEB_URL),
     cliJwtSecret,
+    encryptionKeys: encryptionKeys(env.TRELLIS_ENCRYPTION_KEY),
     releaseApiSecret: env.RELEASE_API_SECRET || null,
     bootstrapToken,
     bootstrapTokenOneTime,

@@ -6,7 +6,9 @@ import {
   coreServices,
   createUseCases,
   type EventBus,
+  type ProviderPorts,
   type Random,
+  type SecretBox,
   type ServiceRef,
   type TokenSigner,
   type UnitOfWork,
@@ -25,6 +27,8 @@ export interface Adapters {
   clock: Clock;
   random: Random;
   signer: TokenSigner;
+  secrets: SecretBox;
+  providers: ProviderPorts;
   settings: CoreSettings;
 }
 
@@ -40,6 +44,8 @@ export function buildContainer(adapters: Adapters): DependencyContainer {
   container.register(coreServices.clock.id, { useValue: adapters.clock });
   container.register(coreServices.random.id, { useValue: adapters.random });
   container.register(coreServices.tokenSigner.id, { useValue: adapters.signer });
+  container.register(coreServices.secretBox.id, { useValue: adapters.secrets });
+  container.register(coreServices.providers.id, { useValue: adapters.providers });
   container.register(coreServices.settings.id, { useValue: adapters.settings });
   container.register(coreServices.useCases.id, {
     useFactory: instanceCachingFactory<UseCases>((c) =>
@@ -50,6 +56,8 @@ export function buildContainer(adapters: Adapters): DependencyContainer {
         clock: resolve(c, coreServices.clock),
         random: resolve(c, coreServices.random),
         signer: resolve(c, coreServices.tokenSigner),
+        secrets: resolve(c, coreServices.secretBox),
+        providers: resolve(c, coreServices.providers),
         settings: resolve(c, coreServices.settings),
       }),
     ),

@@ -2,7 +2,9 @@ import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
+  AesGcmSecretBox,
   type Clock,
+  type ConfiguredProvider,
   CryptoRandom,
   coreServices,
   DEFAULT_CORE_SETTINGS,
@@ -16,6 +18,7 @@ import type { Express } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import { openArtifactStore, openDatabase } from './adapters.js';
 import { loadConfig, type ServerConfig } from './config.js';
+import { buildProviders } from './providers.js';
 import { buildContainer, resolve } from './container.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
@@ -30,7 +33,10 @@ export interface ControlPlaneOptions {
   random?: Random;
   /** Run pending migrations before serving (default true). */
   migrate?: boolean;
-  /** The buttons of the sign-in page: providers that `GET /auth/signin/{id}` signs in with. */
+  /**
+   * The buttons of the sign-in page: providers that `GET /auth/signin/{id}` signs in with
+   * (default: every provider the configuration sets up).
+   */
   signInProviders?: readonly SignInProvider[];
 }
 
@@ -39,6 +45,8 @@ export interface ControlPlane {
   app: Express;
   config: ServerConfig;
   useCases: UseCases;
+  /** The configured sign-in providers, `{ id, name }` in sign-in page order. */
+  signInProviders: ConfiguredProvider[];
   container: DependencyContainer;
   /** Listens on `config.host:config.port` (port 0 picks a free one). */
   listen(): Promise<{ server: Server; url: string }>;
@@ -90,6 +98,12 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     clock,
     random: options.random ?? new CryptoRandom(),
     signer: new JwtTokenSigner(config.cliJwtSecret, clock),
+    // Provider tokens at rest: TRELLIS_ENCRYPTION_KEY, or a key derived from CLI_JWT_SECRET.
+    secrets:
+      config.encryptionKeys.length > 0
+        ? new AesGcmSecretBox(config.encryptionKeys)
+        : AesGcmSecretBox.fromSecret(config.cliJwtSecret),
+    providers: buildProviders(config),
     settings: {
       ...DEFAULT_CORE_SETTINGS,
       heartbeatTimeoutSeconds: config.heartbeatTimeoutSeconds,
@@ -113,6 +127,8 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     // Sessions get their own key, derived so one secret configures the server.
     sessionSecret: createHmac('sha256', config.cliJwtSecret).update('trellis web session').digest('base64url'),
     releaseApiSecret: config.releaseApiSecret,
+    // The redirect URI registered with every provider; follows the bound port when TRELLIS_WEB_URL is unset.
+    signIn: { callbackUrl: () => `${config.webUrl}/api/auth/callback` },
     bootstrap: config.bootstrapToken
       ? { token: config.bootstrapToken, email: config.bootstrapEmail, oneTime: config.bootstrapTokenOneTime }
       : null,
@@ -123,7 +139,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         ...session,
         useCases,
         webOrigin: new URL(config.webUrl).origin,
-        signInProviders: options.signInProviders ?? [],
+        signInProviders: options.signInProviders ?? useCases.signIn.providers(),
         bootstrapEnabled: config.bootstrapToken !== null,
         clock,
         onError: (error, req) => logger.error({ err: error, path: req.path }, 'web page failed'),
@@ -148,6 +164,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     app,
     config,
     useCases,
+    signInProviders: useCases.signIn.providers(),
     container,
     async listen() {
       const server = createServer(app);

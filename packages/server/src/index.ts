@@ -9,4 +9,5 @@ export { ConfigError, loadConfig, type OAuthAppConfig, PROVIDERS, type ServerCon
 export { buildContainer, resolve } from './container.js';
 export { type ControlPlane, type ControlPlaneOptions, createControlPlane } from './createControlPlane.js';
 export { createLogger } from './logger.js';
+export { buildProviders, configuredProviders } from './providers.js';
 export { VERSION } from './version.js';

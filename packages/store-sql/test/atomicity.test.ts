@@ -4,9 +4,11 @@
  * fail: the job must stay PROCESSING and the vine untouched; without the failure all of it lands.
  */
 import {
+  AesGcmSecretBox,
   CryptoRandom,
   createUseCases,
   DEFAULT_CORE_SETTINGS,
+  NO_PROVIDERS,
   type Stores,
   type UnitOfWork,
   type UseCases,
@@ -18,6 +20,7 @@ import {
   FakeTokenSigner,
   MemoryArtifactStore,
   MemoryEventBus,
+  TEST_ENCRYPTION_KEY,
   type TestDialect,
 } from '@trellis/testkit';
 import { describe, expect, it } from 'vitest';
@@ -72,6 +75,8 @@ function describeAtomicity(dialect: TestDialect): void {
         events: new MemoryEventBus(),
         artifacts: new MemoryArtifactStore(),
         signer: new FakeTokenSigner(clock),
+        secrets: new AesGcmSecretBox([TEST_ENCRYPTION_KEY]),
+        providers: NO_PROVIDERS,
         settings: DEFAULT_CORE_SETTINGS,
       });
 

@@ -1,7 +1,11 @@
+import type { IdentityProvider } from './enums.js';
+
 /** A person, authenticated by web session or CLI access token. */
 export interface UserActor {
   userId: string;
   email: string;
+  /** The provider a web session signed in with: null for the bootstrap admin, absent for a CLI token. */
+  provider?: IdentityProvider | null;
 }
 
 /** An agent, authenticated by `X-Worker-ID` + `X-Worker-Token`. */

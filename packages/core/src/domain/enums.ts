@@ -36,6 +36,18 @@ export type VineStatus = (typeof VINE_STATUSES)[number];
 export const IDENTITY_PROVIDERS = ['github', 'gitlab', 'bitbucket', 'google'] as const;
 export type IdentityProvider = (typeof IDENTITY_PROVIDERS)[number];
 
+/** The sign-in providers that are also git hosts: their repositories can be listed (SPEC §4.3). */
+export const GIT_PROVIDERS = ['github', 'gitlab', 'bitbucket'] as const satisfies readonly IdentityProvider[];
+export type GitProvider = (typeof GIT_PROVIDERS)[number];
+
+/** How each provider is named to people. */
+export const PROVIDER_NAMES: Record<IdentityProvider, string> = {
+  github: 'GitHub',
+  gitlab: 'GitLab',
+  bitbucket: 'Bitbucket',
+  google: 'Google',
+};
+
 export const CLOUD_PROVIDERS = ['aws'] as const;
 export type CloudProvider = (typeof CLOUD_PROVIDERS)[number];
 

@@ -36,6 +36,8 @@ export interface CliLogin {
   device_code: string;
   verification_code: string;
   profile_id: string | null;
+  /** The provider the approving web session signed in with (null: the bootstrap admin). */
+  provider: IdentityProvider | null;
   created_at: string;
   expires_at: string;
   attempts: number;

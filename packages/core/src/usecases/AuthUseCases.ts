@@ -1,6 +1,6 @@
 import type { UserActor } from '../domain/actors.js';
 import { UnauthorizedError, ValidationError } from '../domain/errors.js';
-import type { CliLogin, User } from '../domain/records.js';
+import type { CliLogin, Identity, User } from '../domain/records.js';
 import { requireUuid } from '../domain/validation.js';
 import { tokenClaims } from '../auth/tokenLifetimes.js';
 import {
@@ -11,6 +11,8 @@ import {
 } from '../auth/verificationCode.js';
 import { ownerScope, type Stores, systemScope } from '../ports/UnitOfWork.js';
 import { type CoreDeps, isoNow } from './CoreDeps.js';
+import { identityTokenContext } from './SignInUseCases.js';
+import { findOrCreateUser, normalizeEmail } from './users.js';
 
 export interface TokenPair {
   access_token: string;
@@ -21,8 +23,6 @@ export interface ExchangeResult extends TokenPair {
   provider_token: string | null;
   user_email: string;
 }
-
-const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
 /**
  * Whether the instant `time` is at or before `now`. Compared as instants, not as text: a store may
@@ -38,25 +38,20 @@ export class AuthUseCases {
 
   /** The user with this email, created on first sign-in. */
   async ensureUser(input: { email: string; name?: string }): Promise<User> {
-    const email = input.email.trim().toLowerCase();
-    if (!EMAIL.test(email)) throw new ValidationError('email is not valid', [{ path: 'email', message: 'invalid' }]);
-    return this.deps.uow.run(systemScope, async (stores) => {
-      const existing = await stores.users.findByEmail(email);
-      if (existing) return existing;
-      return stores.users.create({
-        id: this.deps.random.uuid(),
-        email,
-        name: input.name?.trim() || email,
-        created_at: isoNow(this.deps),
-      });
-    });
+    const email = normalizeEmail(input.email);
+    return this.deps.uow.run(systemScope, (stores) =>
+      findOrCreateUser(stores, { email, name: input.name ?? null }, this.deps.random.uuid(), isoNow(this.deps)),
+    );
   }
 
   async getUser(userId: string): Promise<User | null> {
     return this.deps.uow.run(ownerScope(userId), (stores) => stores.users.get(userId));
   }
 
-  /** The browser approves a CLI: records the device code with a fresh verification code. */
+  /**
+   * The browser approves a CLI: records the device code with a fresh verification code, and the
+   * provider the web session signed in with (whose token the exchange hands to the CLI).
+   */
   async generateCliLogin(
     user: UserActor,
     deviceCode: unknown,
@@ -67,6 +62,7 @@ export class AuthUseCases {
       device_code,
       verification_code: generateVerificationCode(this.deps.random),
       profile_id: user.userId,
+      provider: user.provider ?? null,
       created_at: now.toISOString(),
       expires_at: new Date(now.getTime() + VERIFICATION_CODE_TTL_SECONDS * 1000).toISOString(),
       attempts: 0,
@@ -89,7 +85,7 @@ export class AuthUseCases {
     }
     const code = input.verification_code;
     type Outcome =
-      | { result: ExchangeResult }
+      | { result: ExchangeResult; identity: Identity | null }
       | { error: 'authorization_pending' | 'used' | 'dead' | 'expired_token' }
       | { error: 'wrong'; remaining: number };
     const outcome = await this.deps.uow.run(systemScope, async (stores): Promise<Outcome> => {
@@ -106,17 +102,14 @@ export class AuthUseCases {
       if (!(await stores.cliLogins.consume(deviceCode, now))) return { error: 'used' };
       const user = await stores.users.get(login.profile_id);
       if (!user) return { error: 'dead' };
-      const identities = await stores.identities.listForUser(user.id);
+      const identities = login.provider === null ? [] : await stores.identities.listForUser(user.id);
+      const identity = identities.find((candidate) => candidate.provider === login.provider) ?? null;
       const tokens = await this.issueTokens(stores, user, this.deps.random.uuid());
-      return {
-        result: {
-          ...tokens,
-          provider_token: identities[0]?.provider_token ?? null,
-          user_email: user.email,
-        },
-      };
+      return { result: { ...tokens, provider_token: null, user_email: user.email }, identity };
     });
-    if ('result' in outcome) return outcome.result;
+    if ('result' in outcome) {
+      return { ...outcome.result, provider_token: await this.openProviderToken(outcome.identity) };
+    }
     switch (outcome.error) {
       case 'authorization_pending':
         throw new ValidationError(
@@ -190,6 +183,22 @@ export class AuthUseCases {
   authenticateAccessToken(token: string): UserActor {
     const claims = this.deps.signer.verify(token, 'access');
     return { userId: claims.sub, email: claims.email };
+  }
+
+  /**
+   * SPEC §4.1: the CLI gets the token of the provider the browser signed in with. A token that no
+   * longer opens (the encryption key changed) is no token: the login itself still succeeds.
+   */
+  private async openProviderToken(identity: Identity | null): Promise<string | null> {
+    if (!identity?.provider_token) return null;
+    try {
+      return await this.deps.secrets.open(
+        identity.provider_token,
+        identityTokenContext(identity.provider, identity.provider_user_id),
+      );
+    } catch {
+      return null;
+    }
   }
 
   private verifyRefreshToken(token: unknown): { sub: string; jti: string } {

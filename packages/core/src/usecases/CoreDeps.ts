@@ -1,7 +1,11 @@
 import type { ArtifactStore } from '../ports/ArtifactStore.js';
 import type { Clock } from '../ports/Clock.js';
 import type { EventBus, TrellisEvent } from '../ports/EventBus.js';
+import type { IdentityProvider, GitProvider } from '../domain/enums.js';
 import type { Random } from '../ports/Random.js';
+import type { RepositoryLister } from '../ports/RepositoryLister.js';
+import type { SecretBox } from '../ports/SecretBox.js';
+import type { SignInProvider } from '../ports/SignInProvider.js';
 import type { TokenSigner } from '../ports/TokenSigner.js';
 import type { UnitOfWork } from '../ports/UnitOfWork.js';
 
@@ -23,6 +27,14 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   heartbeatIntervalSeconds: 30,
 };
 
+/** The sign-in providers and git hosts this server is configured for (absent: not configured). */
+export interface ProviderPorts {
+  signIn: Partial<Record<IdentityProvider, SignInProvider>>;
+  repositories: Partial<Record<GitProvider, RepositoryLister>>;
+}
+
+export const NO_PROVIDERS: ProviderPorts = Object.freeze({ signIn: {}, repositories: {} });
+
 export interface CoreDeps {
   uow: UnitOfWork;
   clock: Clock;
@@ -30,6 +42,9 @@ export interface CoreDeps {
   events: EventBus;
   artifacts: ArtifactStore;
   signer: TokenSigner;
+  /** Encrypts provider tokens at rest. */
+  secrets: SecretBox;
+  providers: ProviderPorts;
   settings: CoreSettings;
 }
 

@@ -5,6 +5,8 @@ import { JobUseCases } from './JobUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
 import { PlanArtifactUseCases } from './PlanArtifactUseCases.js';
 import { ReleaseUseCases } from './ReleaseUseCases.js';
+import { RepositoryUseCases } from './RepositoryUseCases.js';
+import { SignInUseCases } from './SignInUseCases.js';
 import { StateUseCases } from './StateUseCases.js';
 import { VineyardUseCases } from './VineyardUseCases.js';
 import { WorkerUseCases } from './WorkerUseCases.js';
@@ -20,6 +22,8 @@ export interface UseCases {
   planArtifacts: PlanArtifactUseCases;
   releases: ReleaseUseCases;
   states: StateUseCases;
+  signIn: SignInUseCases;
+  repositories: RepositoryUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
@@ -33,5 +37,7 @@ export function createUseCases(deps: CoreDeps): UseCases {
     planArtifacts: new PlanArtifactUseCases(deps),
     releases: new ReleaseUseCases(deps),
     states: new StateUseCases(deps),
+    signIn: new SignInUseCases(deps),
+    repositories: new RepositoryUseCases(deps),
   };
 }

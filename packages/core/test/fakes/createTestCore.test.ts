@@ -20,10 +20,24 @@ describe('createTestCore', () => {
       events: core.events,
       artifacts: core.artifacts,
       signer: core.signer,
+      secrets: core.secrets,
+      providers: { signIn: {}, repositories: {} },
     });
     expect(core.deps.settings).toEqual(DEFAULT_CORE_SETTINGS);
     expect(Object.keys(core.useCases).sort()).toEqual(
-      ['auth', 'configurations', 'jobs', 'logs', 'planArtifacts', 'releases', 'vineyards', 'workers'].sort(),
+      [
+        'auth',
+        'configurations',
+        'jobs',
+        'logs',
+        'planArtifacts',
+        'releases',
+        'repositories',
+        'signIn',
+        'states',
+        'vineyards',
+        'workers',
+      ].sort(),
     );
   });
 

@@ -63,6 +63,7 @@ describe('CliLoginStore', () => {
     device_code: deviceCode,
     verification_code: 'BCDFGH',
     profile_id: OWNER_A,
+    provider: null,
     created_at: at(0),
     expires_at: at(600),
     attempts: 0,

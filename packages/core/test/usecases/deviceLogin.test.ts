@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ConflictError, systemScope, UnauthorizedError, ValidationError } from '@trellis/core';
+import { ConflictError, identityTokenContext, systemScope, UnauthorizedError, ValidationError } from '@trellis/core';
 import { createTestCore, seedUser, type TestCore, type TestUser } from '@trellis/testkit';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
@@ -29,6 +29,7 @@ describe('generating a CLI login', () => {
       device_code: deviceCode,
       verification_code,
       profile_id: ada.userId,
+      provider: null,
       created_at: core.clock.now().toISOString(),
       expires_at,
       attempts: 0,
@@ -75,18 +76,58 @@ describe('exchanging a CLI login', () => {
     expect(stored().consumed_at).toBe(core.clock.now().toISOString());
   });
 
-  it('returns the provider token of the user’s sign-in identity', async () => {
+  it('returns the provider token of the provider the approving session signed in with, decrypted', async () => {
+    const link = async (provider: 'github' | 'gitlab', token: string) => {
+      const sealed = await core.secrets.seal(token, identityTokenContext(provider, `${provider}-1`));
+      await core.uow.run(systemScope, (stores) =>
+        stores.identities.upsert({
+          user_id: ada.userId,
+          provider,
+          provider_user_id: `${provider}-1`,
+          provider_token: sealed,
+          scopes: 'repo',
+        }),
+      );
+    };
+    await link('github', 'gho_token');
+    await link('gitlab', 'glpat_token');
+    const { verification_code } = await core.useCases.auth.generateCliLogin({ ...ada, provider: 'gitlab' }, deviceCode);
+    expect(stored().provider).toBe('gitlab');
+    expect((await exchange(verification_code)).provider_token).toBe('glpat_token');
+
+    const viaGitHub = randomUUID();
+    const second = await core.useCases.auth.generateCliLogin({ ...ada, provider: 'github' }, viaGitHub);
+    expect((await exchange(second.verification_code, viaGitHub)).provider_token).toBe('gho_token');
+  });
+
+  it('returns no provider token for a login approved without a provider (the bootstrap admin)', async () => {
     await core.uow.run(systemScope, (stores) =>
       stores.identities.upsert({
         user_id: ada.userId,
         provider: 'github',
         provider_user_id: '1',
-        provider_token: 'gho_token',
+        provider_token: 'sealed',
         scopes: 'repo',
       }),
     );
-    const { verification_code } = await core.useCases.auth.generateCliLogin(ada, deviceCode);
-    expect((await exchange(verification_code)).provider_token).toBe('gho_token');
+    const { verification_code } = await core.useCases.auth.generateCliLogin({ ...ada, provider: null }, deviceCode);
+    expect((await exchange(verification_code)).provider_token).toBeNull();
+  });
+
+  it('returns no provider token when the stored one no longer opens (the key changed), but still logs in', async () => {
+    await core.uow.run(systemScope, (stores) =>
+      stores.identities.upsert({
+        user_id: ada.userId,
+        provider: 'github',
+        provider_user_id: '1',
+        provider_token: 'v1.unknownk.aaaa.bbbb.cccc',
+        scopes: 'repo',
+      }),
+    );
+    const { verification_code } = await core.useCases.auth.generateCliLogin({ ...ada, provider: 'github' }, deviceCode);
+    const result = await exchange(verification_code);
+    expect(result.provider_token).toBeNull();
+    expect(result.user_email).toBe('ada@example.test');
   });
 
   it('answers authorization_pending for a device code the browser has not approved', async () => {

@@ -1,4 +1,4 @@
-import { type Clock, UnauthorizedError } from '@trellis/core';
+import { type Clock, IDENTITY_PROVIDERS, type IdentityProvider, isOneOf, UnauthorizedError } from '@trellis/core';
 import { parse as parseCookies, serialize } from 'cookie';
 import type { Request, Response } from 'express';
 import jwt from 'jsonwebtoken';
@@ -19,6 +19,8 @@ export interface Session {
   email: string;
   /** Seconds since the epoch when the user signed in. */
   authTime: number;
+  /** The provider the user signed in with; null for the bootstrap admin. */
+  provider: IdentityProvider | null;
 }
 
 const AUDIENCE = 'trellis-web';
@@ -32,9 +34,9 @@ export class SessionCookies {
     return this.options.secure ? '__Host-trellis_session' : 'trellis_session';
   }
 
-  /** Starts a session after a successful sign-in. */
-  start(res: Response, user: { id: string; email: string }): void {
-    this.write(res, { userId: user.id, email: user.email, authTime: this.nowSeconds() });
+  /** Starts a session after a successful sign-in (with `provider`, or the bootstrap link: null). */
+  start(res: Response, user: { id: string; email: string }, provider: IdentityProvider | null = null): void {
+    this.write(res, { userId: user.id, email: user.email, authTime: this.nowSeconds(), provider });
   }
 
   /** The session of the request, or null when there is none or it is invalid or over. */
@@ -58,7 +60,12 @@ export class SessionCookies {
         return null;
       }
       if (payload.auth_time + this.options.absoluteSeconds <= this.nowSeconds()) return null;
-      return { userId: payload.sub, email: payload.email, authTime: payload.auth_time };
+      return {
+        userId: payload.sub,
+        email: payload.email,
+        authTime: payload.auth_time,
+        provider: isOneOf(IDENTITY_PROVIDERS, payload.provider) ? payload.provider : null,
+      };
     } catch {
       return null;
     }
@@ -78,7 +85,14 @@ export class SessionCookies {
     const exp = Math.min(now + this.options.idleSeconds, session.authTime + this.options.absoluteSeconds);
     if (exp <= now) throw new UnauthorizedError('session_expired', 'the session has expired');
     const token = jwt.sign(
-      { sub: session.userId, email: session.email, type: 'session', auth_time: session.authTime, exp },
+      {
+        sub: session.userId,
+        email: session.email,
+        type: 'session',
+        auth_time: session.authTime,
+        ...(session.provider ? { provider: session.provider } : {}),
+        exp,
+      },
       this.options.secret,
       { algorithm: 'HS256', audience: AUDIENCE, issuer: ISSUER, noTimestamp: true },
     );

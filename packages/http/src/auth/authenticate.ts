@@ -66,7 +66,7 @@ export function authenticate(kind: AuthKind, deps: AuthDeps): RequestHandler {
           );
         }
         deps.sessions.refresh(res, session);
-        res.locals.user = { userId: session.userId, email: session.email };
+        res.locals.user = { userId: session.userId, email: session.email, provider: session.provider };
         next();
       };
     case 'worker':

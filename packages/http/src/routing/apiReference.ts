@@ -1,16 +1,27 @@
 import type { UseCases } from '@trellis/core';
-import { InProcessEventBus } from '@trellis/core';
+import { InProcessEventBus, SystemClock } from '@trellis/core';
+import { SessionCookies } from '../auth/SessionCookies.js';
+import { SignInCookies } from '../auth/SignInCookies.js';
 import { apiRoutes } from '../createApi.js';
+import { silentLogger } from '../logger.js';
 import { buildOpenApiDocument } from './openapi.js';
 
 const API_VERSION = '0.1.0';
 
 /** The OpenAPI document without a running server (route handlers are never called). */
 export function apiOpenApiDocument(): object {
-  return buildOpenApiDocument(apiRoutes({ useCases: {} as UseCases, events: new InProcessEventBus() }), {
-    title: 'Trellis API',
-    version: API_VERSION,
-  });
+  const clock = new SystemClock();
+  const cookies = { secret: 'documentation only', secure: false, clock };
+  const routes = apiRoutes(
+    { useCases: {} as UseCases, events: new InProcessEventBus() },
+    {
+      sessions: new SessionCookies({ ...cookies, idleSeconds: 1, absoluteSeconds: 1 }),
+      signIns: new SignInCookies(cookies),
+      callbackUrl: () => '/api/auth/callback',
+      logger: silentLogger,
+    },
+  );
+  return buildOpenApiDocument(routes, { title: 'Trellis API', version: API_VERSION });
 }
 
 interface Operation {

@@ -5,6 +5,7 @@ import { recordsMigration } from './m001_records.js';
 import { postgresRowSecurityMigration } from './m002_postgres_row_security.js';
 import { postgresClaimNextJobMigration } from './m003_postgres_claim_next_job.js';
 import { stateMigration } from './m004_state.js';
+import { cliLoginProviderMigration } from './m005_cli_login_provider.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -13,6 +14,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   postgresRowSecurityMigration,
   postgresClaimNextJobMigration,
   stateMigration,
+  cliLoginProviderMigration,
 ];
 
 /** knex's migrator configured with the migrations above, not a directory. */

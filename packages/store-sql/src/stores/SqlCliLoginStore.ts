@@ -1,9 +1,10 @@
-import { type CliLogin, type CliLoginStore, NotFoundError } from '@trellis/core';
+import { type CliLogin, type CliLoginStore, type IdentityProvider, NotFoundError } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import {
   integerOut,
   type Row,
   textOut,
+  textOutOrNull,
   timeIn,
   timeInOrNull,
   timeOut,
@@ -22,6 +23,7 @@ export class SqlCliLoginStore implements CliLoginStore {
           device_code: login.device_code,
           verification_code: login.verification_code,
           profile_id: login.profile_id,
+          provider: login.provider,
           created_at: timeIn(login.created_at),
           expires_at: timeIn(login.expires_at),
           attempts: login.attempts,
@@ -63,6 +65,7 @@ function toCliLogin(row: Row): CliLogin {
     device_code: uuidOut(row.device_code),
     verification_code: textOut(row.verification_code),
     profile_id: uuidOutOrNull(row.profile_id),
+    provider: textOutOrNull(row.provider) as IdentityProvider | null,
     created_at: timeOut(row.created_at),
     expires_at: timeOut(row.expires_at),
     attempts: integerOut(row.attempts),

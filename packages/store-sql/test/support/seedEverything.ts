@@ -38,6 +38,7 @@ export async function seedEverything(uow: UnitOfWork): Promise<Seeded> {
       device_code: randomUUID(),
       verification_code: 'BCDFGH',
       profile_id: id,
+      provider: null,
       created_at: now,
       expires_at: now,
       attempts: 0,

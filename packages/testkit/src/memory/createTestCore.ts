@@ -1,9 +1,13 @@
 import {
+  AesGcmSecretBox,
   type CoreDeps,
   type CoreSettings,
   createUseCases,
   DEFAULT_CORE_SETTINGS,
+  NO_PROVIDERS,
+  type ProviderPorts,
   type Random,
+  type SecretBox,
   type UseCases,
 } from '@trellis/core';
 import { FakeClock } from './FakeClock.js';
@@ -23,7 +27,14 @@ export interface TestCoreOptions {
   random?: Random;
   jwtSecret?: string;
   wrapStores?: StoresWrapper;
+  /** Sign-in providers and git hosts (default: none configured). */
+  providers?: ProviderPorts;
+  /** Default: AES-256-GCM under `TEST_ENCRYPTION_KEY`. */
+  secrets?: SecretBox;
 }
+
+/** The key the test core seals provider tokens with, so a test can open what it finds stored. */
+export const TEST_ENCRYPTION_KEY = new Uint8Array(32).fill(7);
 
 /** The core wired from fakes; each part is exposed so a test can move time or break a port. */
 export interface TestCore {
@@ -35,6 +46,7 @@ export interface TestCore {
   events: MemoryEventBus;
   artifacts: MemoryArtifactStore;
   signer: FakeTokenSigner;
+  secrets: SecretBox;
   settings: CoreSettings;
 }
 
@@ -46,6 +58,8 @@ export function createTestCore(options: TestCoreOptions = {}): TestCore {
   const artifacts = new MemoryArtifactStore();
   const signer = new FakeTokenSigner(clock, options.jwtSecret);
   const settings: CoreSettings = { ...DEFAULT_CORE_SETTINGS, ...options.settings };
-  const deps: CoreDeps = { uow, clock, random, events, artifacts, signer, settings };
-  return { deps, useCases: createUseCases(deps), clock, random, uow, events, artifacts, signer, settings };
+  const secrets = options.secrets ?? new AesGcmSecretBox([TEST_ENCRYPTION_KEY]);
+  const providers = options.providers ?? NO_PROVIDERS;
+  const deps: CoreDeps = { uow, clock, random, events, artifacts, signer, secrets, providers, settings };
+  return { deps, useCases: createUseCases(deps), clock, random, uow, events, artifacts, signer, secrets, settings };
 }

@@ -1,6 +1,7 @@
 export * from './builders.js';
 export * from './createTestCore.js';
 export * from './FakeClock.js';
+export * from './FakeProviders.js';
 export * from './FakeRandom.js';
 export * from './FakeTokenSigner.js';
 export * from './MemoryArtifactStore.js';

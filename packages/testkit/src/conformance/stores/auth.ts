@@ -14,6 +14,22 @@ export function describeAuthStoreConformance(open: OpenStoreHarness): void {
       expect(await suite.asSystem((stores) => stores.cliLogins.findForUpdate(uuid()))).toBeNull();
     });
 
+    it('keeps the provider the approving session signed in with', async () => {
+      const user = await suite.asSystem((stores) => stores.users.create(newUser()));
+      const viaGitLab = newCliLogin(user.id, { provider: 'gitlab' });
+      const viaBootstrap = newCliLogin(user.id, { provider: null });
+      await suite.asOwner(user.id, async (stores) => {
+        await stores.cliLogins.create(viaGitLab);
+        await stores.cliLogins.create(viaBootstrap);
+      });
+      expect(await suite.asSystem((stores) => stores.cliLogins.findForUpdate(viaGitLab.device_code))).toEqual(
+        viaGitLab,
+      );
+      expect(
+        (await suite.asSystem((stores) => stores.cliLogins.findForUpdate(viaBootstrap.device_code)))?.provider,
+      ).toBeNull();
+    });
+
     it('keeps a login that nobody approved yet (no profile)', async () => {
       const login = newCliLogin(null);
       await suite.asSystem((stores) => stores.cliLogins.create(login));

@@ -163,6 +163,7 @@ export function newCliLogin(profileId: string | null, overrides: Partial<CliLogi
     device_code: uuid(),
     verification_code: 'BCDFGH',
     profile_id: profileId,
+    provider: null,
     created_at: created,
     expires_at: new Date(Date.parse(created) + 600_000).toISOString(),
     attempts: 0,

@@ -1,0 +1,24 @@
+import { ValidationError } from '../domain/errors.js';
+import type { User } from '../domain/records.js';
+import type { Stores } from '../ports/UnitOfWork.js';
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+/** Emails are compared trimmed and in lower case; anything without one `@` is refused. */
+export function normalizeEmail(value: string): string {
+  const email = value.trim().toLowerCase();
+  if (!EMAIL.test(email)) throw new ValidationError('email is not valid', [{ path: 'email', message: 'invalid' }]);
+  return email;
+}
+
+/** The user with this (normalised) email, created with `id` when there is none. */
+export async function findOrCreateUser(
+  stores: Stores,
+  input: { email: string; name?: string | null },
+  id: string,
+  now: string,
+): Promise<User> {
+  const existing = await stores.users.findByEmail(input.email);
+  if (existing) return existing;
+  return stores.users.create({ id, email: input.email, name: input.name?.trim() || input.email, created_at: now });
+}

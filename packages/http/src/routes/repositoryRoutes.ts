@@ -1,0 +1,28 @@
+import type { UseCases } from '@trellis/core';
+import { z } from 'zod';
+import { defineRoute, type RouteSpec } from '../routing/route.js';
+import { GitProviderParams, Repository } from '../routing/schemas.js';
+
+/** The user's repositories at a git provider (SPEC §4.3). */
+export function repositoryRoutes(useCases: UseCases): RouteSpec[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/api/cli/repositories/{provider}',
+      operationId: 'listRepositories',
+      summary: 'Repositories of the user at a git provider',
+      description:
+        'Uses the token of the sign-in with that provider (stored encrypted) and follows every page, up to 1,000 repositories. `409 provider_not_linked` when the user never signed in with that provider; `401 provider_token_expired` when the provider refuses the token (expired or revoked: sign in with that provider again); `429` when the provider rate limits; `503 provider_unavailable` when it cannot be reached.',
+      tags: ['repositories'],
+      auth: 'user',
+      params: GitProviderParams,
+      responses: {
+        200: { description: 'Repositories', schema: z.object({ repositories: z.array(Repository) }) },
+      },
+      handler: async ({ user, params }) => ({
+        status: 200,
+        body: { repositories: await useCases.repositories.list(user, params.provider) },
+      }),
+    }),
+  ];
+}

@@ -1,0 +1,45 @@
+import { type ConfiguredProvider, IDENTITY_PROVIDERS, type IdentityProvider, type ProviderPorts } from '@trellis/core';
+import { BitbucketProvider, GitHubProvider, GitLabProvider, OidcSignInProvider } from '@trellis/providers';
+import type { OAuthAppConfig, ServerConfig } from './config.js';
+
+type ProviderAdapter = GitHubProvider | GitLabProvider | BitbucketProvider | OidcSignInProvider;
+
+/** DESIGN §1: one adapter per provider, chosen by name through an explicit map. */
+const ADAPTERS: Record<IdentityProvider, (app: OAuthAppConfig) => ProviderAdapter> = {
+  github: (app) => new GitHubProvider(options(app)),
+  gitlab: (app) => new GitLabProvider(options(app)),
+  bitbucket: (app) => new BitbucketProvider(options(app)),
+  // Any OpenID Connect issuer: TRELLIS_GOOGLE_BASE_URL is the issuer (Google's by default).
+  google: (app) => new OidcSignInProvider(options(app)),
+};
+
+function options(app: OAuthAppConfig) {
+  return {
+    clientId: app.clientId,
+    clientSecret: app.clientSecret,
+    baseUrl: app.baseUrl,
+    ...(app.displayName ? { displayName: app.displayName } : {}),
+  };
+}
+
+/** The sign-in providers and git hosts of the configuration (`TRELLIS_<PROVIDER>_CLIENT_ID`, ...). */
+export function buildProviders(config: Pick<ServerConfig, 'providers'>): ProviderPorts {
+  const ports: ProviderPorts = { signIn: {}, repositories: {} };
+  for (const id of IDENTITY_PROVIDERS) {
+    const app = config.providers[id.toUpperCase() as Uppercase<IdentityProvider>];
+    if (!app) continue;
+    const adapter = ADAPTERS[id](app);
+    ports.signIn[id] = adapter;
+    if (id !== 'google') ports.repositories[id] = adapter as GitHubProvider | GitLabProvider | BitbucketProvider;
+  }
+  return ports;
+}
+
+/** The sign-in buttons of a configuration: `{ id, name }` per configured provider, in page order. */
+export function configuredProviders(config: Pick<ServerConfig, 'providers'>): ConfiguredProvider[] {
+  const { signIn } = buildProviders(config);
+  return IDENTITY_PROVIDERS.flatMap((id) => {
+    const adapter = signIn[id];
+    return adapter ? [{ id, name: adapter.displayName }] : [];
+  });
+}
