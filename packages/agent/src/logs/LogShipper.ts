@@ -24,9 +24,18 @@ export interface LogShipperOptions {
   backoff?: Backoff;
 }
 
+/** A run of one stream: the pieces as appended, so no huge string is ever built or re-sliced. */
 interface Segment {
   stream: StreamType;
+  parts: Array<{ text: string; bytes: number }>;
+}
+
+/** What the next post carries: whole pieces of the head segment, or a cut of its first piece. */
+interface Chunk {
+  stream: StreamType;
   text: string;
+  bytes: number;
+  wholeParts: number;
 }
 
 export interface ShipperStats {
@@ -67,10 +76,11 @@ export class LogShipper {
   /** Queues text; a full chunk's worth starts shipping at once, the rest waits for `flush()`. */
   append(stream: StreamType, text: string): void {
     if (text === '' || this.gone) return;
+    const part = { text, bytes: Buffer.byteLength(text) };
     const last = this.queue.at(-1);
-    if (last && last.stream === stream) last.text += text;
-    else this.queue.push({ stream, text });
-    this.queuedBytes += Buffer.byteLength(text);
+    if (last && last.stream === stream) last.parts.push(part);
+    else this.queue.push({ stream, parts: [part] });
+    this.queuedBytes += part.bytes;
     if (this.queuedBytes >= this.maxChunkBytes) void this.flush();
   }
 
@@ -132,33 +142,48 @@ export class LogShipper {
     }
   }
 
-  /** The next chunk: a prefix of the head segment, at most `maxChunkBytes` bytes. */
-  private peekChunk(): Segment {
+  /** The next chunk: the head segment's first pieces, at most `maxChunkBytes` bytes together. */
+  private peekChunk(): Chunk {
     const head = this.queue[0] as Segment;
-    if (head.text.length * 3 <= this.maxChunkBytes) return { stream: head.stream, text: head.text };
-    const window = Buffer.from(head.text.slice(0, this.maxChunkBytes), 'utf8');
-    if (window.length <= this.maxChunkBytes) return { stream: head.stream, text: window.toString('utf8') };
-    let end = this.maxChunkBytes;
-    // Back up to the start of a UTF-8 character.
-    while (end > 0 && ((window[end] as number) & 0xc0) === 0x80) end -= 1;
-    let text = window.subarray(0, end).toString('utf8');
-    const newline = text.lastIndexOf('\n');
-    if (newline >= text.length / 2) text = text.slice(0, newline + 1);
-    return { stream: head.stream, text };
+    const texts: string[] = [];
+    let bytes = 0;
+    for (const part of head.parts) {
+      if (bytes + part.bytes > this.maxChunkBytes) break;
+      texts.push(part.text);
+      bytes += part.bytes;
+    }
+    if (texts.length > 0) return { stream: head.stream, text: texts.join(''), bytes, wholeParts: texts.length };
+    const text = this.cut((head.parts[0] as { text: string }).text);
+    return { stream: head.stream, text, bytes: Buffer.byteLength(text), wholeParts: 0 };
   }
 
-  private consume(chunk: Segment): void {
+  /** A prefix of one long piece under the limit: at a line end when one is near, never inside a character. */
+  private cut(text: string): string {
+    const window = Buffer.from(text.slice(0, this.maxChunkBytes), 'utf8');
+    let end = Math.min(window.length, this.maxChunkBytes);
+    while (end > 0 && ((window[end] as number) & 0xc0) === 0x80) end -= 1;
+    const prefix = window.subarray(0, end).toString('utf8');
+    const newline = prefix.lastIndexOf('\n');
+    return newline >= prefix.length / 2 ? prefix.slice(0, newline + 1) : prefix;
+  }
+
+  private consume(chunk: Chunk): void {
     const head = this.queue[0] as Segment;
-    head.text = head.text.slice(chunk.text.length);
-    if (head.text === '') this.queue.shift();
-    this.queuedBytes -= Buffer.byteLength(chunk.text);
+    if (chunk.wholeParts > 0) head.parts.splice(0, chunk.wholeParts);
+    else {
+      const first = head.parts[0] as { text: string; bytes: number };
+      first.text = first.text.slice(chunk.text.length);
+      first.bytes -= chunk.bytes;
+    }
+    if (head.parts.length === 0 || (head.parts.length === 1 && head.parts[0]?.text === '')) this.queue.shift();
+    this.queuedBytes -= chunk.bytes;
     this.stats.chunks += 1;
-    this.stats.bytes += Buffer.byteLength(chunk.text);
+    this.stats.bytes += chunk.bytes;
     this.wakeWaiters();
   }
 
   /** Posts one chunk until it is stored; false when the job takes no more logs or time ran out. */
-  private async deliver(chunk: Segment): Promise<boolean> {
+  private async deliver(chunk: Chunk): Promise<boolean> {
     let uncertain = false;
     for (;;) {
       try {
@@ -187,7 +212,7 @@ export class LogShipper {
   }
 
   /** The id of the chunk if an earlier attempt stored it (it can only be right after the last ack). */
-  private async findLanded(chunk: Segment): Promise<number | null> {
+  private async findLanded(chunk: Chunk): Promise<number | null> {
     this.stats.requests += 1;
     const page = await this.options.api.readLogs(this.options.jobId, { after: this.lastAckedId, limit: 20 });
     const match = page.logs.find((log) => log.stream_type === chunk.stream && log.log_chunk === chunk.text);
@@ -201,13 +226,13 @@ export class LogShipper {
   }
 
   /** A refusal that retrying cannot fix. */
-  private refused(error: unknown, chunk: Segment): boolean {
+  private refused(error: unknown, chunk: Chunk): boolean {
     const api = error instanceof TrellisApiError ? error : null;
     if (api && (api.status === 400 || api.status === 413)) {
       // Dropping this one chunk keeps the rest of the log flowing.
       this.options.logger.error('the control plane refused a log chunk; dropped it', {
         error: api.message,
-        bytes: Buffer.byteLength(chunk.text),
+        bytes: chunk.bytes,
       });
       this.consume(chunk);
       return true;
