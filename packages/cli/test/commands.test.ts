@@ -311,11 +311,13 @@ describe('jobs', () => {
 });
 
 describe('repos', () => {
-  it('reports the server answer clearly when it cannot list repositories', async () => {
+  it('says clearly that the account is not linked to the provider', async () => {
     const result = await runTrellis(['repos', 'github'], { env: home.env() });
-    // Until the web issue brings the provider endpoints the server has no such route.
+    // The harness signs in through the bootstrap link, so no GitHub identity is linked.
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(/^Error: .*\/api\/cli\/repositories\/github.* \[route_not_found\]\n$/);
+    expect(result.stderr).toBe(
+      'Error: your account is not linked to GitHub: sign in with GitHub in the web interface first [provider_not_linked]\n',
+    );
   });
 });
