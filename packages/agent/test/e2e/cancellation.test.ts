@@ -82,7 +82,7 @@ describe.skipIf(!TOFU)('cancelling jobs and stopping agents', { timeout: 180_000
   it('on SIGTERM by default, finishes the running job before exiting', async () => {
     const finishing = await startAgent(server, { name: 'finishing' });
     try {
-      const vine = await vineOf(server, 'stop-finish', 'slow-apply', { seconds: '4' });
+      const vine = await vineOf(server, 'stop-finish', 'slow-apply', { seconds: '8' });
       const job = await server.user.createJob({
         job_type: 'DEPLOY',
         configuration_id: vine.id,
@@ -91,7 +91,7 @@ describe.skipIf(!TOFU)('cancelling jobs and stopping agents', { timeout: 180_000
       await applying(job.id);
       expect(await finishing.stop('SIGTERM')).toBe(0);
       expect((await server.user.getJob(job.id)).status).toBe('SUCCESS');
-      expect(await logText(server, job.id)).toContain('progress 4/4');
+      expect(await logText(server, job.id)).toContain('progress 8/8');
     } finally {
       await finishing.stop('SIGKILL');
     }
