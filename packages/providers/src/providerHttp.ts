@@ -175,3 +175,10 @@ export async function collectPages<T>(
   }
   return items.slice(0, limit);
 }
+
+/** A provider's time as ISO-8601 UTC (`…Z`), or null when it has none or an unreadable one. */
+export function isoTime(value: string | null | undefined): string | null {
+  if (!value) return null;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? null : new Date(ms).toISOString();
+}

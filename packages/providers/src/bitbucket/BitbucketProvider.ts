@@ -8,7 +8,14 @@ import type {
 } from '@trellis/core';
 import { UnavailableError } from '@trellis/core';
 import { AuthorizationCodeFlow } from '../oauth2/AuthorizationCodeFlow.js';
-import { baseUrlOf, collectPages, ProviderHttp, type ProviderOptions, sameOriginNext } from '../providerHttp.js';
+import {
+  baseUrlOf,
+  collectPages,
+  isoTime,
+  ProviderHttp,
+  type ProviderOptions,
+  sameOriginNext,
+} from '../providerHttp.js';
 
 interface BitbucketUser {
   uuid: string;
@@ -122,6 +129,6 @@ function toRepository(repo: BitbucketRepository): GitRepository {
     default_branch: repo.mainbranch?.name ?? null,
     clone_url: https ? withoutCredentials(https.href) : `${repo.links.html.href}.git`,
     html_url: repo.links.html.href,
-    updated_at: repo.updated_on ?? null,
+    updated_at: isoTime(repo.updated_on),
   };
 }

@@ -8,7 +8,14 @@ import type {
 } from '@trellis/core';
 import { UnavailableError } from '@trellis/core';
 import { AuthorizationCodeFlow } from '../oauth2/AuthorizationCodeFlow.js';
-import { baseUrlOf, collectPages, ProviderHttp, type ProviderOptions, sameOriginNext } from '../providerHttp.js';
+import {
+  baseUrlOf,
+  collectPages,
+  isoTime,
+  ProviderHttp,
+  type ProviderOptions,
+  sameOriginNext,
+} from '../providerHttp.js';
 
 export const GITHUB_SCOPES = ['read:user', 'user:email', 'repo'] as const;
 
@@ -123,6 +130,6 @@ function toRepository(repo: GitHubRepository): GitRepository {
     default_branch: repo.default_branch ?? null,
     clone_url: repo.clone_url,
     html_url: repo.html_url,
-    updated_at: repo.updated_at ?? null,
+    updated_at: isoTime(repo.updated_at),
   };
 }

@@ -8,7 +8,7 @@ import type {
 } from '@trellis/core';
 import { UnavailableError } from '@trellis/core';
 import { AuthorizationCodeFlow } from '../oauth2/AuthorizationCodeFlow.js';
-import { baseUrlOf, collectPages, ProviderHttp, type ProviderOptions } from '../providerHttp.js';
+import { baseUrlOf, collectPages, isoTime, ProviderHttp, type ProviderOptions } from '../providerHttp.js';
 
 export const GITLAB_SCOPES = ['read_user', 'read_api'] as const;
 
@@ -134,6 +134,6 @@ function toRepository(project: GitLabProject): GitRepository {
     default_branch: project.default_branch ?? null,
     clone_url: project.http_url_to_repo,
     html_url: project.web_url,
-    updated_at: project.last_activity_at ?? null,
+    updated_at: isoTime(project.last_activity_at),
   };
 }

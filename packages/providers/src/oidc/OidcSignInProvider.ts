@@ -103,8 +103,15 @@ export class OidcSignInProvider implements SignInProvider {
 
   /** Discovery once; a failed discovery is retried by the next sign-in instead of being kept. */
   private discover(): Promise<oidc.Configuration> {
+    const secret = this.options.clientSecret;
+    // RFC 6749's default `client_secret_basic`, unless the issuer announces only `_post`.
+    const clientAuthentication: oidc.ClientAuth = (as, client, body, headers) => {
+      const supported = as.token_endpoint_auth_methods_supported;
+      const basic = !supported || supported.includes('client_secret_basic');
+      (basic ? oidc.ClientSecretBasic(secret) : oidc.ClientSecretPost(secret))(as, client, body, headers);
+    };
     this.configuration ??= oidc
-      .discovery(this.issuer, this.options.clientId, { client_secret: this.options.clientSecret }, undefined, {
+      .discovery(this.issuer, this.options.clientId, { client_secret: secret }, clientAuthentication, {
         timeout: Math.ceil((this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000),
         ...(this.options.fetch ? { [oidc.customFetch]: this.options.fetch } : {}),
         execute: [
