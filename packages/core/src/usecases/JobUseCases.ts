@@ -239,6 +239,7 @@ export class JobUseCases {
       }
       if (status === 'SUCCESS' && updated.job_type === 'DESTROY_WORKER' && updated.target_worker_id !== null) {
         await stores.workers.markDestroyed(updated.owner_id, updated.target_worker_id, at);
+        await this.cancelJobsAssignedTo(stores, updated.owner_id, updated.target_worker_id, at);
       }
       return updated;
     });
@@ -292,6 +293,21 @@ export class JobUseCases {
     if (job.vine_id === null) return;
     const lock = await stores.states.getLock(job.owner_id, job.vine_id);
     if (lock) await stores.states.releaseLock(job.owner_id, job.vine_id, lock.lock_id);
+  }
+
+  /**
+   * Queued jobs assigned to a destroyed worker could never run, and would hold their vines'
+   * queues (FIFO per vine) forever: they are cancelled with the reason.
+   */
+  private async cancelJobsAssignedTo(stores: Stores, ownerId: string, workerId: string, at: string): Promise<void> {
+    const queued = await stores.jobs.list(ownerId, { status: 'QUEUED' });
+    for (const job of queued.filter((j) => j.assigned_worker_id === workerId)) {
+      await this.applyUpdate(stores, job, {
+        status: transitionJob(job.status, 'cancel'),
+        finished_at: at,
+        error_message: 'cancelled: the agent this job was assigned to was destroyed',
+      });
+    }
   }
 
   private async find(ownerId: string, id: unknown): Promise<Job> {

@@ -280,6 +280,24 @@ describe('status reports', () => {
       await expect(core.useCases.workers.authenticate(worker.workerId, worker.token)).resolves.toBeTruthy();
     });
 
+    it('SUCCESS cancels queued jobs assigned to the target, so they no longer hold their vine', async () => {
+      const target = await seedWorker(core, ada, { heartbeat: true });
+      const job = await destroyJob(target);
+      const stuck = await core.useCases.jobs.create(ada, {
+        job_type: 'PLAN',
+        configuration_id: vine.id,
+        assigned_worker_id: target.workerId,
+      });
+      const next = await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: vine.id });
+      await report(job, { status: 'SUCCESS' });
+      expect(storedJob(stuck.id)).toMatchObject({
+        status: 'CANCELLED',
+        error_message: expect.stringMatching(/destroyed/),
+      });
+      expect(storedJob(next.id).status).toBe('QUEUED');
+      expect((await core.useCases.jobs.claim(worker))?.job.id).toBe(next.id);
+    });
+
     it('FAILED leaves the target alive', async () => {
       const target = await seedWorker(core, ada);
       const job = await destroyJob(target);
