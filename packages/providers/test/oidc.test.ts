@@ -130,13 +130,17 @@ describe('OidcSignInProvider and the ID token signature', () => {
   });
 
   /** An issuer whose JWKS holds `published` while its ID token is signed with `signer`. */
-  async function issuerSigningWith(options: { forge: boolean }) {
+  async function issuerSigningWith(options: { forge: boolean; claims?: Record<string, unknown> }) {
     const published = await generateKeyPair('RS256');
     const other = await generateKeyPair('RS256');
     const signer = options.forge ? other.privateKey : published.privateKey;
     const jwk = { ...(await exportJWK(published.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
     const nonce = random();
-    const idToken = await new SignJWT({ nonce, email: 'ada@example.test', email_verified: true })
+    const idToken = await new SignJWT({
+      nonce,
+      email: 'ada@example.test',
+      ...(options.claims ?? { email_verified: true }),
+    })
       .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
       .setIssuer(ISSUER)
       .setAudience(CLIENT.clientId)
@@ -170,6 +174,15 @@ describe('OidcSignInProvider and the ID token signature', () => {
     expect(url.searchParams.get('code_challenge')).toBe(pkceChallenge(request.codeVerifier));
     const profile = await idp.exchangeCode({ ...request, parameters: { code: 'c', state: 'google.s' } });
     expect(profile).toMatchObject({ providerUserId: 'ada-1', email: 'ada@example.test', emailVerified: true });
+  });
+
+  it("takes Entra ID's xms_edov when the ID token has no email_verified", async () => {
+    const { nonce } = await issuerSigningWith({ forge: false, claims: { xms_edov: true } });
+    const idp = new OidcSignInProvider({ ...CLIENT, baseUrl: ISSUER });
+    const request = { redirectUri: REDIRECT_URI, state: 'google.s', codeVerifier: random(), nonce };
+    await idp.authorizationUrl(request);
+    const profile = await idp.exchangeCode({ ...request, parameters: { code: 'c', state: 'google.s' } });
+    expect(profile).toMatchObject({ email: 'ada@example.test', emailVerified: true });
   });
 
   it('refuses an ID token whose signature is not from the JWKS (invalid_id_token)', async () => {

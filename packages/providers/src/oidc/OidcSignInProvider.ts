@@ -78,7 +78,8 @@ export class OidcSignInProvider implements SignInProvider {
       const claims = tokens.claims();
       if (!claims) throw new UnauthorizedError('invalid_id_token', `${this.displayName} sent no ID token`);
       let email = typeof claims.email === 'string' ? claims.email : null;
-      let verified = claims.email_verified;
+      // Entra ID sends no `email_verified`; its optional `xms_edov` (email domain owner verified) stands in.
+      let verified = claims.email_verified ?? claims.xms_edov;
       let name = typeof claims.name === 'string' ? claims.name : null;
       // Some issuers put the email in the UserInfo answer only.
       if (email === null || verified === undefined) {
