@@ -22,6 +22,7 @@ export class PostgresEventBus implements EventBus {
   private closed = false;
   private reconnectDelay = RECONNECT_MIN_MS;
   private reconnectTimer: NodeJS.Timeout | null = null;
+  private publishing: Promise<void> = Promise.resolve();
 
   private constructor(
     private readonly connect: () => Client,
@@ -39,9 +40,18 @@ export class PostgresEventBus implements EventBus {
     return bus;
   }
 
-  async publish(event: TrellisEvent): Promise<void> {
-    const client = await this.ensureConnected();
-    await client.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify(event)]);
+  /**
+   * NOTIFYs go out one at a time on the listening connection: pg only queues a query sent while
+   * another runs as a deprecated courtesy (a warning now, an error in pg@9), and a failed
+   * publish must not stop the ones after it.
+   */
+  publish(event: TrellisEvent): Promise<void> {
+    const sent = this.publishing.then(async () => {
+      const client = await this.ensureConnected();
+      await client.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify(event)]);
+    });
+    this.publishing = sent.catch(() => {});
+    return sent;
   }
 
   subscribe(listener: (event: TrellisEvent) => void): Unsubscribe {

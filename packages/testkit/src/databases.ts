@@ -1,13 +1,14 @@
 /**
  * Fresh databases for tests (DESIGN §8): a SQLite file in a temp dir, or a Postgres database of
  * its own, created through the admin URL and dropped afterwards. Postgres suites run when the
- * server is reachable; when it is not, CI (`CI=true`) fails and a laptop skips them, loudly.
+ * server is reachable; when it is not, CI (`CI=true`) fails and a laptop skips them, loudly
+ * (postgresSuites.ts). This module does not import vitest, so programs other than tests (the
+ * benchmarks) can use it through `@trellis/testkit/databases`.
  */
 import { randomBytes } from 'node:crypto';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'vitest';
 
 export type TestDialect = 'sqlite' | 'postgres';
 
@@ -138,45 +139,4 @@ export function checkTestPostgres(): Promise<PostgresAvailability> {
 
 export function isCi(): boolean {
   return process.env.CI === 'true' || process.env.CI === '1';
-}
-
-/**
- * `describe` for suites that need Postgres: they run when it is reachable. When it is not, in CI
- * a failing test says Postgres is required, and elsewhere the suite is skipped with a warning on
- * stderr naming what was skipped. Get `postgres` with `await checkTestPostgres()` at the top of
- * the test file.
- */
-export function describeWithPostgres(title: string, postgres: PostgresAvailability, body: () => void): void {
-  if (postgres.available) {
-    describe(title, body);
-    return;
-  }
-  const where = redactPassword(postgres.adminUrl);
-  if (isCi()) {
-    describe(title, () => {
-      it('needs Postgres, which CI must provide', () => {
-        throw new Error(
-          `Postgres is required in CI (CI=true) but ${where} cannot be reached: ${postgres.reason}. ` +
-            'Start it, or point TRELLIS_TEST_POSTGRES_URL at one.',
-        );
-      });
-    });
-    return;
-  }
-  process.stderr.write(
-    `\n${'!'.repeat(78)}\n!! SKIPPED "${title}": Postgres is not reachable at ${where}\n` +
-      `!! (${postgres.reason}).\n!! Start Postgres or set TRELLIS_TEST_POSTGRES_URL to run it; with CI=true this fails.\n` +
-      `${'!'.repeat(78)}\n\n`,
-  );
-  describe.skip(title, body);
-}
-
-function redactPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(an unparsable URL)';
-  }
 }

@@ -1,0 +1,141 @@
+/**
+ * Child processes of the bench: the control plane and the baselines run apart from the load
+ * generator, so the two do not share an event loop and the server's RSS is its own.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { deferCleanup } from './cleanup.mjs';
+import { CHILDREN_DIR, childEnv, controlPlaneEnv, SERVER_BIN } from './environment.mjs';
+
+const START_TIMEOUT_MS = 30_000;
+const STOP_TIMEOUT_MS = 15_000;
+
+/**
+ * Starts `node <script> ...args` and resolves once a stdout line matches `ready` (its first group
+ * is returned as `match`). Output is drained all along, so a chatty child never blocks on a full
+ * pipe; the last lines of stderr are kept for error messages.
+ */
+export function startChild(script, args, { env, ready, name }) {
+  const child = spawn(process.execPath, [script, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (text) => {
+    stderr = (stderr + text).slice(-4000);
+  });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+
+  const started = new Promise((resolve, reject) => {
+    let stdout = '';
+    let matched = false;
+    const timer = setTimeout(
+      () => fail(new Error(`${name} did not start within ${START_TIMEOUT_MS} ms`)),
+      START_TIMEOUT_MS,
+    );
+    function fail(error) {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${error.message}\n${stderr}`));
+    }
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (text) => {
+      if (matched) return; // keep draining, stop looking
+      stdout += text;
+      const match = ready.exec(stdout);
+      if (match) {
+        matched = true;
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    exited.then(({ code, signal }) => {
+      if (!matched) fail(new Error(`${name} exited before it was ready (code ${code}, signal ${signal})`));
+    });
+  });
+
+  /** SIGTERM (graceful), SIGKILL after a while; resolves once the process is gone. */
+  const stop = deferCleanup(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+  });
+  started.catch(() => stop());
+
+  return started.then((match) => ({ pid: child.pid, match, exited, stderr: () => stderr, stop }));
+}
+
+/**
+ * The real `trellis-server` binary over `databaseUrl`, on a loopback port of its own, with its
+ * data dir (and the filesystem artifact store) in a temp dir removed on `stop()`.
+ */
+export async function startControlPlaneProcess(databaseUrl) {
+  const dataDir = await mkdtemp(join(tmpdir(), 'trellis-bench-server-'));
+  const removeDataDir = deferCleanup(() => rm(dataDir, { recursive: true, force: true }));
+  const artifactsDir = join(dataDir, 'artifacts');
+  try {
+    const child = await startChild(SERVER_BIN, [], {
+      name: 'trellis-server',
+      env: controlPlaneEnv({ databaseUrl, dataDir, artifactsUrl: pathToFileURL(artifactsDir).href }),
+      ready: /listening on (http:\/\/\S+)\r?\n/,
+    });
+    return {
+      url: child.match,
+      pid: child.pid,
+      artifactsDir,
+      async stop() {
+        await child.stop();
+        await removeDataDir();
+      },
+    };
+  } catch (error) {
+    await removeDataDir();
+    throw error;
+  }
+}
+
+/** bench/children/bare-server.mjs: plain `node:http` answering like the routes under test. */
+export async function startBareServer() {
+  const child = await startChild(join(CHILDREN_DIR, 'bare-server.mjs'), [], {
+    name: 'bare node:http server',
+    env: {},
+    ready: /listening on (http:\/\/\S+)\r?\n/,
+  });
+  return { url: child.match, pid: child.pid, stop: () => child.stop() };
+}
+
+/** Resident set size of a process in bytes (Linux `/proc/<pid>/status` VmRSS), or null elsewhere. */
+export function rssOf(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+    return match ? Number(match[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Samples a process's RSS every `intervalMs` until `stop()`, which returns the first and highest. */
+export function sampleRss(pid, intervalMs = 20) {
+  const first = rssOf(pid);
+  let peak = first;
+  let samples = first === null ? 0 : 1;
+  const timer = setInterval(() => {
+    const rss = rssOf(pid);
+    if (rss === null) return;
+    samples += 1;
+    if (peak === null || rss > peak) peak = rss;
+  }, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      const last = rssOf(pid);
+      if (last !== null && (peak === null || last > peak)) peak = last;
+      return { first, peak, samples };
+    },
+  };
+}

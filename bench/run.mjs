@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: the control plane's benchmarks (DESIGN §8). Every figure is measured beside a
+ * baseline taken in the same run on the same machine, printed as one table and written as JSON
+ * to bench-results/<timestamp>.json and bench-results/latest.json.
+ *
+ *   node bench/run.mjs [--quick] [--only <scenario>[,<scenario>...]] [--dialect sqlite|postgres]
+ *                      [--out <dir>]
+ *
+ * Scenarios: claims, heartbeats, logs, sse, uploads. Run after `tsc -b` (npm run bench does both):
+ * it uses the built packages from dist.
+ */
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { checkTestPostgres } from './lib/databases.mjs';
+import { REPO_ROOT } from './lib/environment.mjs';
+import { currentLoad, machine, renderTable, writeJson } from './lib/report.mjs';
+import { claims } from './scenarios/claims.mjs';
+import { heartbeats } from './scenarios/heartbeats.mjs';
+import { logIngest } from './scenarios/logIngest.mjs';
+import { logStream } from './scenarios/logStream.mjs';
+import { uploads } from './scenarios/uploads.mjs';
+
+const SCENARIOS = [claims, heartbeats, logIngest, logStream, uploads];
+const DIALECTS = ['sqlite', 'postgres'];
+
+const USAGE = `Usage: node bench/run.mjs [options]   (npm run bench -- [options])
+
+  --quick                small counts: a smoke test, not a measurement
+  --only <names>         scenarios to run, comma-separated: ${SCENARIOS.map((s) => s.name).join(', ')}
+  --dialect <names>      databases: sqlite, postgres (default both; Postgres is skipped, loudly,
+                         when it cannot be reached)
+  --out <dir>            where the JSON goes (default bench-results/)
+  --help`;
+
+function parseOptions(argv) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string', multiple: true },
+      dialect: { type: 'string', multiple: true },
+      out: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  const list = (items) =>
+    (items ?? [])
+      .flatMap((item) => item.split(','))
+      .map((item) => item.trim())
+      .filter(Boolean);
+  const only = list(values.only);
+  const unknown = only.filter((name) => !SCENARIOS.some((scenario) => scenario.name === name));
+  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}\n\n${USAGE}`);
+  const dialects = list(values.dialect);
+  const badDialects = dialects.filter((name) => !DIALECTS.includes(name));
+  if (badDialects.length > 0) throw new Error(`unknown dialect ${badDialects.join(', ')}\n\n${USAGE}`);
+  return {
+    help: values.help,
+    quick: values.quick,
+    only: only.length > 0 ? only : SCENARIOS.map((scenario) => scenario.name),
+    dialects: dialects.length > 0 ? dialects : DIALECTS,
+    out: values.out ?? join(REPO_ROOT, 'bench-results'),
+  };
+}
+
+function loudly(text) {
+  const bar = '!'.repeat(78);
+  process.stderr.write(`\n${bar}\n${text.replace(/^/gm, '!! ')}\n${bar}\n\n`);
+}
+
+async function main() {
+  const options = parseOptions(process.argv.slice(2));
+  if (options.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const startedAt = new Date();
+  const host = machine();
+  const results = [];
+  const skipped = [];
+
+  let dialects = options.dialects;
+  let postgres = null;
+  if (dialects.includes('postgres')) {
+    postgres = await checkTestPostgres();
+    if (!postgres.available) {
+      loudly(
+        `POSTGRES ROWS SKIPPED: Postgres is not reachable at ${postgres.adminUrl}\n(${postgres.reason}).\n` +
+          'Start it (127.0.0.1:5432, user postgres) or set TRELLIS_TEST_POSTGRES_URL to measure Postgres.',
+      );
+      dialects = dialects.filter((dialect) => dialect !== 'postgres');
+      skipped.push({ scenario: '*', dialect: 'postgres', reason: `Postgres not reachable: ${postgres.reason}` });
+    }
+  }
+
+  const log = (text) => process.stderr.write(`[bench] ${text}\n`);
+  const scenarios = SCENARIOS.filter((scenario) => options.only.includes(scenario.name));
+  for (const scenario of scenarios) {
+    const begin = performance.now();
+    log(`${scenario.name}…`);
+    await scenario.run({
+      quick: options.quick,
+      dialects,
+      log,
+      record: (result) => results.push(result),
+      skip: (entry) => {
+        skipped.push(entry);
+        loudly(`SKIPPED ${entry.scenario}${entry.dialect ? ` on ${entry.dialect}` : ''}: ${entry.reason}`);
+      },
+    });
+    log(`${scenario.name} done in ${((performance.now() - begin) / 1000).toFixed(1)} s`);
+  }
+
+  const finishedAt = new Date();
+  const report = {
+    schema: 'trellis-bench/1',
+    started_at: startedAt.toISOString(),
+    finished_at: finishedAt.toISOString(),
+    duration_s: (finishedAt.getTime() - startedAt.getTime()) / 1000,
+    options: { quick: options.quick, only: options.only, dialects: options.dialects },
+    machine: { ...host, loadavg_1m_at_end: currentLoad() },
+    postgres: postgres
+      ? { available: postgres.available, ...(postgres.available ? {} : { reason: postgres.reason }) }
+      : { available: false, reason: 'not requested' },
+    baselines: Object.assign({}, ...scenarios.map((scenario) => scenario.baselines)),
+    results,
+    skipped,
+  };
+  const path = await writeJson(options.out, report);
+
+  const out = process.stdout;
+  out.write(
+    `\nTrellis control plane benchmarks${options.quick ? ' (--quick: smoke-test counts, not a measurement)' : ''}\n`,
+  );
+  out.write(
+    `${host.cpus} × ${host.cpu_model}, Node ${host.node}, load average ${host.loadavg_1m.toFixed(1)} before the run\n`,
+  );
+  // The load at the end includes the bench's own processes; the one before says what else ran.
+  if (host.loadavg_1m > host.cpus / 2) {
+    out.write('!! The machine was busy with other work when the run began: the figures are noisier than usual.\n');
+  }
+  out.write('\n');
+  out.write(`${renderTable(results)}\n\n`);
+  out.write('ratio = value / baseline. Baselines, measured in this same run:\n');
+  for (const [name, text] of Object.entries(report.baselines)) out.write(`  • ${name}: ${text}\n`);
+  if (skipped.length > 0) {
+    out.write('\nSKIPPED:\n');
+    for (const entry of skipped) out.write(`  ! ${entry.scenario} ${entry.dialect ?? ''}: ${entry.reason}\n`);
+  }
+  const missed = results.filter((result) => result.aim && !result.aim.met);
+  out.write(`\n${results.filter((r) => r.aim?.met).length} aims met, ${missed.length} missed.\n`);
+  out.write(`JSON: ${path}\n`);
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench failed: ${error?.stack ?? error}\n`);
+  process.exitCode = 1;
+});

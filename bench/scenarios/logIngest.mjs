@@ -1,0 +1,105 @@
+/**
+ * Log chunks ingested per second: several agents, each posting 4 KiB chunks to its own running
+ * job, against the same chunks appended directly through the store's LogStore.
+ */
+import { ownerScope } from '@trellis/core';
+import { openSqlStore } from '@trellis/store-sql';
+import { preparedDatabase } from '../lib/databases.mjs';
+import { measureAfterWarmup } from '../lib/load.mjs';
+import { loadClient, workerHeaders } from '../lib/loadClient.mjs';
+import { startControlPlaneProcess } from '../lib/processes.mjs';
+import { figure } from '../lib/report.mjs';
+import { claimFor, createOwner, queuePlanJobs, registerAgents, withUseCases } from '../lib/setup.mjs';
+
+const AGENTS = 4;
+const CHUNK_BYTES = 4096;
+
+/** 4 KiB of plausible engine output (ASCII, so bytes = characters). */
+const CHUNK = (() => {
+  const line = 'aws_instance.web[0]: Still creating... [10s elapsed] (bench log line)\n';
+  return line.repeat(Math.ceil(CHUNK_BYTES / line.length)).slice(0, CHUNK_BYTES);
+})();
+
+export const logIngest = {
+  name: 'logs',
+  baselines: {
+    'direct LogStore.append':
+      'The same 4 KiB chunks appended through the store port, `uow.run(ownerScope(owner), s => s.logs.append(...))`, on a second openSqlStore() in the bench process (same pool size as the server): the insert every log post does, without HTTP, JSON parsing, worker authentication, the job check or the event.',
+  },
+
+  async run(ctx) {
+    const count = ctx.quick ? 300 : 4000;
+    const warmup = ctx.quick ? 40 : 200;
+    const seconds = ctx.quick ? 2 : 4;
+    for (const dialect of ctx.dialects) {
+      const database = await preparedDatabase(dialect, (url) =>
+        withUseCases(url, async (useCases) => {
+          const owner = await createOwner(useCases);
+          const agents = await registerAgents(useCases, owner, AGENTS);
+          await queuePlanJobs(useCases, owner, AGENTS, { prefix: 'logs' });
+          // Each agent runs a job of its own: only the claiming agent may post its logs.
+          for (const agent of agents) agent.jobId = (await claimFor(useCases, agent)).id;
+          return { agents };
+        }),
+      );
+      try {
+        const { agents } = database.prepared;
+        const plan = { count, warmup, seconds };
+        const http = await database.withClone(async (url) => {
+          const server = await startControlPlaneProcess(url);
+          const client = loadClient(server.url, { sockets: AGENTS });
+          try {
+            return await measure(plan, async (lane) => {
+              const agent = agents[lane];
+              await client.expect(201, 'POST', `/api/jobs/${agent.jobId}/logs`, {
+                headers: workerHeaders(agent),
+                json: { log_chunk: CHUNK, stream_type: 'STDOUT' },
+              });
+            });
+          } finally {
+            client.close();
+            await server.stop();
+          }
+        });
+        const direct = await database.withClone(async (url) => {
+          const store = await openSqlStore(url);
+          try {
+            return await measure(plan, async (lane) => {
+              const { ownerId, jobId } = agents[lane];
+              await store.uow.run(ownerScope(ownerId), (stores) =>
+                stores.logs.append(ownerId, jobId, CHUNK, 'STDOUT', new Date().toISOString()),
+              );
+            });
+          } finally {
+            await store.close();
+          }
+        });
+        ctx.log(`  ${dialect}: ${http.perSecond.toFixed(0)} chunks/s over HTTP, ${direct.perSecond.toFixed(0)} direct`);
+        ctx.record(
+          figure({
+            scenario: 'logs',
+            dialect,
+            label: `log ingest ${dialect} ×${AGENTS}`,
+            metric: '4 KiB chunks',
+            unit: '/s',
+            value: http.perSecond,
+            baseline: { name: 'direct LogStore.append', value: direct.perSecond },
+            better: 'higher',
+            details: {
+              agents: AGENTS,
+              chunk_bytes: CHUNK_BYTES,
+              http: { ...http, megabytesPerSecond: (http.perSecond * CHUNK_BYTES) / 1e6 },
+              direct: { ...direct, megabytesPerSecond: (direct.perSecond * CHUNK_BYTES) / 1e6 },
+            },
+          }),
+        );
+      } finally {
+        await database.drop();
+      }
+    }
+  },
+};
+
+function measure({ count, warmup, seconds }, operation) {
+  return measureAfterWarmup({ concurrency: AGENTS, warmup, count, seconds, operation });
+}

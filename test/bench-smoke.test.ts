@@ -1,0 +1,65 @@
+/**
+ * `npm run bench` still works: one cheap scenario with smoke-test counts, in a child process (as
+ * npm runs it, on the built packages), must write the JSON it promises. Only the shape and that
+ * figures are positive numbers are checked, never a speed (DESIGN §8: no timed assertions).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+
+describe('npm run bench', () => {
+  let out: string | undefined;
+  afterAll(async () => {
+    if (out) await rm(out, { recursive: true, force: true });
+  });
+
+  it('measures heartbeats with --quick on SQLite and writes the table as JSON', async () => {
+    out = await mkdtemp(join(tmpdir(), 'trellis-bench-smoke-'));
+    const { stdout } = await run(
+      process.execPath,
+      ['bench/run.mjs', '--quick', '--only', 'heartbeats', '--dialect', 'sqlite', '--out', out],
+      { cwd: repoRoot, timeout: 120_000 },
+    );
+
+    const files = (await readdir(out)).sort();
+    expect(files).toHaveLength(2);
+    expect(files).toContain('latest.json');
+    const report = JSON.parse(await readFile(join(out, 'latest.json'), 'utf8'));
+    expect(await readFile(join(out, files.find((file) => file !== 'latest.json') as string), 'utf8')).toBe(
+      await readFile(join(out, 'latest.json'), 'utf8'),
+    );
+    expect(stdout).toContain(join(out, files.find((file) => file !== 'latest.json') as string));
+
+    expect(report).toMatchObject({
+      schema: 'trellis-bench/1',
+      options: { quick: true, only: ['heartbeats'], dialects: ['sqlite'] },
+      skipped: [],
+    });
+    expect(Object.keys(report)).toEqual(
+      expect.arrayContaining(['started_at', 'finished_at', 'duration_s', 'machine', 'baselines', 'results']),
+    );
+    expect(report.results).toHaveLength(1);
+    const [result] = report.results;
+    expect(result).toMatchObject({
+      scenario: 'heartbeats',
+      dialect: 'sqlite',
+      unit: '/s',
+      better: 'higher',
+      baseline: { name: 'bare node:http' },
+      aim: { kind: 'ratio_at_least' },
+    });
+    expect(typeof result.aim.met).toBe('boolean');
+    for (const figure of [result.value, result.baseline.value, result.ratio]) {
+      expect(Number.isFinite(figure) && figure > 0).toBe(true);
+    }
+    expect(result.details.trellis.operations).toBeGreaterThan(0);
+    expect(report.baselines['bare node:http']).toEqual(expect.any(String));
+  }, 150_000);
+});
