@@ -7,7 +7,7 @@ import type { TrellisClient } from '@trellis/client';
 import type { Job, LogChunk } from '@trellis/core';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findChromium, screenshot, TestBrowser } from './support/browser.js';
+import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser } from './support/browser.js';
 import { type AgentClient, BOOTSTRAP_TOKEN, vineyardWithVine, WebServer } from './support/webServer.js';
 
 const chromiumPath = findChromium('the live log suite');
@@ -28,7 +28,7 @@ function shownChunks(page: Page): Promise<{ id: number; text: string; stream: st
   );
 }
 
-describe.skipIf(!chromiumPath)('live job log in Chromium', () => {
+describe.skipIf(!chromiumPath)('live job log in Chromium', { timeout: BROWSER_TEST_TIMEOUT_MS }, () => {
   let server: WebServer;
   let browser: TestBrowser;
   let context: BrowserContext;

@@ -8,13 +8,13 @@ import type { TrellisClient } from '@trellis/client';
 import type { Job, VineView } from '@trellis/core';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clickAndFollow, findChromium, screenshot, TestBrowser } from './support/browser.js';
+import { BROWSER_TEST_TIMEOUT_MS, clickAndFollow, findChromium, screenshot, TestBrowser } from './support/browser.js';
 import { PLAN_LOG, runJob } from './support/seed.js';
 import { type AgentClient, BOOTSTRAP_TOKEN, vineyardWithVine, WebServer } from './support/webServer.js';
 
 const chromiumPath = findChromium('the web pages suite');
 
-describe.skipIf(!chromiumPath)('web pages in Chromium', () => {
+describe.skipIf(!chromiumPath)('web pages in Chromium', { timeout: BROWSER_TEST_TIMEOUT_MS }, () => {
   let server: WebServer;
   let browser: TestBrowser;
   let user: TrellisClient;

@@ -11,6 +11,9 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 const CANDIDATES = [process.env.TRELLIS_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'];
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+/** Per test: a browser test waits on pages, agents and restarts, on a machine busy with other suites. */
+export const BROWSER_TEST_TIMEOUT_MS = 90_000;
+
 /** Screenshots of every page, kept for people to look at (git-ignored). */
 export const SCREENSHOT_DIR = join(ROOT, 'test-artifacts', 'screenshots');
 
@@ -59,8 +62,8 @@ export class TestBrowser {
   /** A fresh context (own cookies) whose pages fail loudly on script errors. */
   async context(): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
     const context = await this.browser.newContext({ viewport: { width: 1280, height: 860 } });
-    // Below the test timeout, so a wait that fails says which element it was waiting for.
-    context.setDefaultTimeout(10_000);
+    // Well below the test timeout, so a wait that fails says which element it was waiting for.
+    context.setDefaultTimeout(20_000);
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
