@@ -136,14 +136,20 @@ export function createApi(options: ApiOptions): Express {
   app.get('/auth/bootstrap', async (req, res) => {
     const token = typeof req.query.token === 'string' ? req.query.token : '';
     const bootstrap = options.bootstrap;
+    const next = typeof req.query.next === 'string' && /^\/(?!\/)[^\\]*$/.test(req.query.next) ? req.query.next : '/';
     if (!bootstrap || bootstrapUsed || !token || !secretsEqual(token, bootstrap.token)) {
+      // A person who pasted a wrong token on the sign-in page gets that page back, saying so.
+      if (options.web && req.accepts(['json', 'html']) === 'html') {
+        const query = new URLSearchParams({ error: 'invalid_bootstrap_token', ...(next === '/' ? {} : { next }) });
+        res.redirect(303, `${req.baseUrl}/signin?${query}`);
+        return;
+      }
       sendProblem(res, problem(401, 'invalid_bootstrap_token', 'this sign-in link is not valid (or was already used)'));
       return;
     }
     if (bootstrap.oneTime) bootstrapUsed = true;
     const user = await options.useCases.auth.ensureUser({ email: bootstrap.email, name: 'Administrator' });
     sessions.start(res, user);
-    const next = typeof req.query.next === 'string' && /^\/(?!\/)[^\\]*$/.test(req.query.next) ? req.query.next : '/';
     // Relative to where the control plane is mounted (an embedding app may use a prefix).
     res.redirect(303, `${req.baseUrl}${next}`);
   });

@@ -136,6 +136,13 @@ describe.skipIf(!chromiumPath)('web pages in Chromium', { timeout: BROWSER_TEST_
     expect(await page.content()).not.toContain(BOOTSTRAP_TOKEN);
     await screenshot(page, 'signin');
 
+    // A wrong token brings the page back, saying so, still headed for the same page.
+    await page.fill('#bootstrap-token', 'not-the-token');
+    await page.click('.bootstrap button[type=submit]');
+    await page.locator('[data-signin-error="invalid_bootstrap_token"]').waitFor();
+    expect(new URL(page.url()).searchParams.get('next')).toBe('/vineyards');
+    await screenshot(page, 'signin-wrong-token');
+
     await page.fill('#bootstrap-token', BOOTSTRAP_TOKEN);
     await page.click('.bootstrap button[type=submit]');
     await page.waitForURL(`${server.url}/vineyards`);

@@ -91,6 +91,14 @@ describe('web pages', () => {
       'The sign-in failed. Please try again',
     );
 
+    // A wrong bootstrap token: a browser gets the sign-in page back, a program the problem.
+    const wrong = await get('/auth/bootstrap?token=wrong&next=%2Fworkers', { accept: 'text/html' });
+    expect(wrong.response.status).toBe(303);
+    expect(wrong.response.headers.get('location')).toBe('/signin?error=invalid_bootstrap_token&next=%2Fworkers');
+    const program = await get('/auth/bootstrap?token=wrong', {});
+    expect(program.response.status).toBe(401);
+    expect(JSON.parse(program.text)).toMatchObject({ code: 'invalid_bootstrap_token' });
+
     // Signed in already: straight to the page asked for.
     const signedIn = await get('/signin?next=%2Fworkers');
     expect(signedIn.response.status).toBe(303);
