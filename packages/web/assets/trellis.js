@@ -186,7 +186,7 @@
 
     const connect = () => {
       const url = lastId > 0 ? `${log.dataset.stream}?after=${lastId}` : log.dataset.stream;
-      const source = new EventSource(url, { withCredentials: true });
+      const source = new EventSource(url);
       source.addEventListener('open', () => {
         retries = 0;
         setState('live', 'live');
@@ -214,10 +214,18 @@
       source.addEventListener('error', () => {
         if (ended) return;
         setState('retrying', 'connection lost, reconnecting…');
-        // The browser retries by itself unless the answer was an HTTP error; then we do.
+        // The browser retries by itself unless the answer was an HTTP error; then we do, unless
+        // the session is over (retrying would never work).
         if (source.readyState === EventSource.CLOSED) {
           retries += 1;
-          setTimeout(connect, Math.min(15_000, 1000 * 2 ** Math.min(retries - 1, 4)));
+          const delay = Math.min(15_000, 1000 * 2 ** Math.min(retries - 1, 4));
+          setTimeout(async () => {
+            const probe = await fetch(`${base}/api/cli/jobs/${encodeURIComponent(log.dataset.jobId)}`, {
+              credentials: 'same-origin',
+            }).catch(() => null);
+            if (probe?.status === 401) setState('ended', 'signed out: reload the page to sign in again');
+            else connect();
+          }, delay);
         }
       });
     };

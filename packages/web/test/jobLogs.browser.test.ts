@@ -5,6 +5,7 @@
  */
 import type { TrellisClient } from '@trellis/client';
 import type { Job, LogChunk } from '@trellis/core';
+import { FakeClock } from '@trellis/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser } from './support/browser.js';
@@ -37,9 +38,11 @@ describe.skipIf(!chromiumPath)('live job log in Chromium', { timeout: BROWSER_TE
   let user: TrellisClient;
   let agent: AgentClient;
   let job: Job;
+  // Time moves only when a test says so (the session's end, in the last test).
+  const clock = new FakeClock(new Date());
 
   beforeAll(async () => {
-    server = await new WebServer().start();
+    server = await new WebServer({ clock }).start();
     browser = await TestBrowser.launch(chromiumPath as string);
     user = await server.userClient();
     agent = await server.agentClient(user, 'runner');
@@ -133,5 +136,21 @@ describe.skipIf(!chromiumPath)('live job log in Chromium', { timeout: BROWSER_TE
     expect(await page.isHidden('[data-cancel-job]')).toBe(true);
     await screenshot(page, 'job-after-restart');
     expect(errors).toEqual([]);
+  });
+
+  it('stops reconnecting once the session is over, and says so', async () => {
+    const { vine } = await vineyardWithVine(user, 'expiring');
+    const running = await user.createJob({ job_type: 'PLAN', configuration_id: vine.id });
+    expect((await agent.claimJob())?.job.id).toBe(running.id);
+    await page.goto(`${server.url}/jobs/${running.id}`);
+    await page.waitForSelector('[data-stream-state].live');
+
+    clock.advance({ hours: 13 });
+    await server.stop();
+    await server.start();
+    await page.waitForSelector('[data-stream-state].ended', { timeout: 60_000 });
+    expect(await page.textContent('[data-stream-state]')).toBe('signed out: reload the page to sign in again');
+    await page.reload();
+    expect(new URL(page.url()).pathname).toBe('/signin');
   });
 });
