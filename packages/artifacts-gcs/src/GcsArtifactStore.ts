@@ -38,7 +38,7 @@ export interface GcsArtifactStoreOptions {
 /**
  * The artifact store on Google Cloud Storage.
  *
- * `put` streams. A body up to `singleRequestBytes` (default 5 MiB) goes in one upload request
+ * `put` streams. A body up to `singleRequestBytes` (default 1 MiB) goes in one upload request
  * with its sha256 as custom metadata. A larger one streams through a resumable upload (one
  * request, no chunk buffering: memory stays at a few stream buffers) to a staging name below
  * `<prefix>/.trellis-staging/`; once complete and within the limit, a server-side copy commits it
@@ -61,7 +61,7 @@ export class GcsArtifactStore implements ArtifactStore {
     this.storage = options.storage;
     this.bucket = options.storage.bucket(options.bucket);
     this.prefix = options.prefix;
-    this.singleRequestBytes = options.singleRequestBytes ?? 5 * MiB;
+    this.singleRequestBytes = options.singleRequestBytes ?? MiB;
     this.idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
     this.checkTimeoutMs = options.checkTimeoutMs ?? 5000;
     this.authenticated = options.authenticated ?? true;

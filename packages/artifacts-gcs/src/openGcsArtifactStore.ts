@@ -100,7 +100,24 @@ export function createStorage(settings: GcsStoreSettings): Storage {
   if (settings.endpoint !== undefined) options.apiEndpoint = settings.endpoint;
   if (settings.projectId !== undefined) options.projectId = settings.projectId;
   if (settings.keyFilename !== undefined) options.keyFilename = settings.keyFilename;
-  return new Storage(options);
+  return withoutEmulatorVariable(() => new Storage(options));
+}
+
+/**
+ * The library reads STORAGE_EMULATOR_HOST from `process.env` itself and then uses the value as
+ * the JSON API's base URL as it stands, without the `/storage/v1` that fake-gcs-server (and
+ * every other emulator) serves the API under. The endpoint parsed from it is passed as
+ * `apiEndpoint` instead, so the variable is hidden while the client is made.
+ */
+function withoutEmulatorVariable<T>(make: () => T): T {
+  const saved = process.env.STORAGE_EMULATOR_HOST;
+  if (saved === undefined) return make();
+  delete process.env.STORAGE_EMULATOR_HOST;
+  try {
+    return make();
+  } finally {
+    process.env.STORAGE_EMULATOR_HOST = saved;
+  }
 }
 
 /**

@@ -245,11 +245,23 @@ describe.skipIf(!fakeGcsBinary)('GCS artifact store on fake-gcs-server', () => {
     });
   });
 
-  it('opens from the environment (STORAGE_EMULATOR_HOST) as the server does', async () => {
+  it('opens from STORAGE_EMULATOR_HOST, given to it or in the process environment', async () => {
     const bucket = await gcs.createBucket();
-    const store = await openGcsArtifactStore(`gs://${bucket}/p`, { env: { STORAGE_EMULATOR_HOST: gcs.endpoint } });
-    await store.put('a/b', bytes(10, 1), { maxBytes: MiB });
-    expect(await gcs.listObjects(bucket)).toEqual(['p/a/b']);
+    const given = await openGcsArtifactStore(`gs://${bucket}/p`, { env: { STORAGE_EMULATOR_HOST: gcs.endpoint } });
+    await given.put('a/b', bytes(10, 1), { maxBytes: MiB });
+    // As an operator sets it: the library would read it on its own and miss the API's path.
+    const saved = process.env.STORAGE_EMULATOR_HOST;
+    process.env.STORAGE_EMULATOR_HOST = gcs.endpoint.replace('http://', '');
+    try {
+      const fromProcess = await openGcsArtifactStore(`gs://${bucket}/p`);
+      await fromProcess.put('a/c', bytes(10, 2), { maxBytes: MiB });
+      const got = await fromProcess.get('a/b');
+      expect(Buffer.concat(await got.body.toArray())).toHaveLength(10);
+    } finally {
+      if (saved === undefined) delete process.env.STORAGE_EMULATOR_HOST;
+      else process.env.STORAGE_EMULATOR_HOST = saved;
+    }
+    expect((await gcs.listObjects(bucket)).sort()).toEqual(['p/a/b', 'p/a/c']);
   });
 });
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import {
   CopyObjectCommand,
   DeleteObjectCommand,
@@ -9,16 +9,20 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
 import { type ArtifactStore, NotFoundError, type StoredArtifact } from '@trellis/core';
 import { MeteredBody } from './meteredBody.js';
 import { objectNameForKey, stagingName } from './objectKey.js';
+import { PartBufferPool, UploadBuffers } from './partBuffers.js';
 import { isMissingKey, toDomainError } from './s3Errors.js';
+import { StagedMultipartUpload } from './stagedMultipartUpload.js';
 
 const MiB = 1024 * 1024;
 
 /** S3's smallest part (except the last); also the default part size. */
 export const MIN_PART_SIZE = 5 * MiB;
+
+/** Part memory of all uploads of a store together, by default: three parts of 5 MiB. */
+export const DEFAULT_BUFFER_BYTES = 16 * MiB;
 
 /** CopyObject copies at most 5 GiB in one request. */
 const MAX_COPY_BYTES = 5 * 1024 * MiB;
@@ -36,8 +40,18 @@ export interface S3ArtifactStoreOptions {
    * a larger one is uploaded in parts of this size.
    */
   partSize?: number;
-  /** Parts of one upload in flight at once. */
+  /**
+   * Part buffers per upload (default 1). With one, a part is sent and then the buffer refilled;
+   * with more, one fills from the body while the others are sent. An upload never holds more than
+   * `partSize × queueSize` bytes of the body.
+   */
   queueSize?: number;
+  /**
+   * Bytes of part buffers for all uploads of the store together (default 16 MiB, at least
+   * `partSize × queueSize`): uploads beyond it wait for a buffer, so a server's memory for bodies
+   * stays bounded however many uploads run at once.
+   */
+  bufferBytes?: number;
   /** How long `check()` may take before the store counts as unavailable. */
   checkTimeoutMs?: number;
 }
@@ -45,17 +59,18 @@ export interface S3ArtifactStoreOptions {
 /**
  * The artifact store on S3 and S3-compatible servers (MinIO, Ceph RGW, Cloudflare R2).
  *
- * `put` streams. It reads the body up to `partSize`: a body that ends by then is sent as one
- * PutObject carrying its sha256 as metadata (`x-amz-meta-sha256`) and as `x-amz-checksum-sha256`,
- * which S3 verifies. A larger body goes through a multipart upload (lib-storage) to a staging
- * name below `<prefix>/.trellis-staging/`; once it is complete and within the limit, a server-side
- * CopyObject commits it to the key with its sha256 (S3 cannot set metadata at the end of a
- * multipart upload) and the staging object is deleted. So a reader sees the old object or the new
- * one, each with its own digest, never a partial one. Memory per upload is bounded by the part
- * size: lib-storage holds at most `queueSize` parts in flight plus the one it is filling (and, for
- * a moment, the copy it makes of it), so about `partSize × (queueSize + 2)`. A body over the limit
- * or one that fails stops the upload, which lib-storage aborts (AbortMultipartUpload) before
- * `put` rejects: no part, upload or object is left behind.
+ * `put` streams: each chunk of the body is copied into a part buffer as it arrives, and memory is
+ * bounded by `partSize × queueSize` per upload whatever the body's size, and by `bufferBytes` for
+ * all uploads together (see `partBuffers.ts`). A
+ * body that ends within the first part is sent as one PutObject carrying its sha256 as metadata
+ * (`x-amz-meta-sha256`) and as `x-amz-checksum-sha256`, which S3 verifies. A larger one goes
+ * through a multipart upload to a staging name below `<prefix>/.trellis-staging/`, parts sent as
+ * they fill with a CRC32 each; once it is complete and within the limit, a server-side CopyObject
+ * commits it to the key with its sha256 (S3 cannot set metadata at the end of a multipart upload)
+ * and the staging object is deleted. A reader therefore sees the old object or the new one, each
+ * with its own digest, never a partial one. A body over the limit or one that fails stops the
+ * source, waits for the parts in flight and aborts the multipart upload before `put` rejects: no
+ * part, upload or object is left behind.
  */
 export class S3ArtifactStore implements ArtifactStore {
   readonly client: S3Client;
@@ -63,6 +78,7 @@ export class S3ArtifactStore implements ArtifactStore {
   readonly prefix: string;
   readonly partSize: number;
   readonly queueSize: number;
+  private readonly buffers: PartBufferPool;
   private readonly checkTimeoutMs: number;
 
   constructor(options: S3ArtifactStoreOptions) {
@@ -70,7 +86,7 @@ export class S3ArtifactStore implements ArtifactStore {
     this.bucket = options.bucket;
     this.prefix = options.prefix;
     this.partSize = options.partSize ?? MIN_PART_SIZE;
-    this.queueSize = options.queueSize ?? 2;
+    this.queueSize = options.queueSize ?? 1;
     this.checkTimeoutMs = options.checkTimeoutMs ?? 5000;
     if (!Number.isSafeInteger(this.partSize) || this.partSize < MIN_PART_SIZE) {
       throw new RangeError(`partSize must be an integer of at least ${MIN_PART_SIZE} bytes (5 MiB)`);
@@ -78,19 +94,54 @@ export class S3ArtifactStore implements ArtifactStore {
     if (!Number.isSafeInteger(this.queueSize) || this.queueSize < 1) {
       throw new RangeError('queueSize must be a positive integer');
     }
+    const bufferBytes = options.bufferBytes ?? DEFAULT_BUFFER_BYTES;
+    this.buffers = new PartBufferPool(this.partSize, Math.max(this.queueSize, Math.floor(bufferBytes / this.partSize)));
+  }
+
+  /** Part buffers shared by all uploads: `partSize × bufferCount` bytes at most. */
+  get bufferCount(): number {
+    return this.buffers.count;
   }
 
   async put(key: string, body: AsyncIterable<Uint8Array>, options: { maxBytes: number }): Promise<StoredArtifact> {
     const name = objectNameForKey(this.prefix, key);
     if (options.maxBytes > MAX_COPY_BYTES) throw new RangeError('maxBytes must be at most 5 GiB on S3');
     const meter = new MeteredBody(body, options.maxBytes);
+    const buffers = new UploadBuffers(this.buffers, this.queueSize);
+    let part = buffers.first();
+    let upload: StagedMultipartUpload | undefined;
     try {
-      const head = await meter.readHead(this.partSize);
-      if (meter.complete) return await this.putWhole(name, head, meter);
-      return await this.putInParts(name, head, meter);
+      for (let chunk = await meter.next(); chunk !== null; chunk = await meter.next()) {
+        for (let offset = 0; offset < chunk.byteLength; ) {
+          if (part.cramped) await buffers.grow(part);
+          // A full part goes out only once more bytes come, so a body of one part is one PutObject.
+          if (part.full) {
+            upload ??= await StagedMultipartUpload.start(
+              this.client,
+              this.bucket,
+              stagingName(this.prefix, randomUUID()),
+            );
+            upload.send(part, buffers.sending(part));
+            part = await buffers.next();
+          }
+          offset += part.fill(chunk, offset);
+        }
+      }
+      const stored = { size: meter.size, sha256: meter.digest() };
+      if (upload === undefined) {
+        await this.putWhole(name, part.bytes(), stored.sha256);
+        return stored;
+      }
+      upload.send(part, buffers.sending(part));
+      await upload.complete();
+      await this.commit(upload.key, name, stored.sha256);
+      return stored;
     } catch (error) {
       await meter.stop();
+      await upload?.abort();
       throw meter.failure ?? toDomainError(error, 'store the artifact');
+    } finally {
+      buffers.close();
     }
   }
 
@@ -143,9 +194,7 @@ export class S3ArtifactStore implements ArtifactStore {
   }
 
   /** A body that fits in one part: one PutObject, digest and checksum included. */
-  private async putWhole(name: string, head: Buffer[], meter: MeteredBody): Promise<StoredArtifact> {
-    const bytes = head.length === 1 ? (head[0] as Buffer) : Buffer.concat(head);
-    const digest = meter.digest();
+  private async putWhole(name: string, bytes: Buffer, sha256: string): Promise<void> {
     await this.client.send(
       new PutObjectCommand({
         Bucket: this.bucket,
@@ -153,32 +202,14 @@ export class S3ArtifactStore implements ArtifactStore {
         Body: bytes,
         ContentLength: bytes.length,
         ContentType: CONTENT_TYPE,
-        Metadata: { sha256: digest },
-        ChecksumSHA256: Buffer.from(digest, 'hex').toString('base64'),
+        Metadata: { sha256 },
+        ChecksumSHA256: Buffer.from(sha256, 'hex').toString('base64'),
       }),
     );
-    return { size: meter.size, sha256: digest };
   }
 
-  /** A larger body: multipart upload to a staging name, then a server-side copy onto the key. */
-  private async putInParts(name: string, head: Buffer[], meter: MeteredBody): Promise<StoredArtifact> {
-    const staging = stagingName(this.prefix, randomUUID());
-    const source = Readable.from(meter.rest(head), { highWaterMark: 1 });
-    const upload = new Upload({
-      client: this.client,
-      params: { Bucket: this.bucket, Key: staging, Body: source, ContentType: CONTENT_TYPE },
-      partSize: this.partSize,
-      queueSize: this.queueSize,
-      leavePartsOnError: false,
-    });
-    try {
-      await upload.done();
-    } catch (error) {
-      source.destroy();
-      throw error;
-    }
-    if (!meter.complete) throw new Error('the multipart upload ended before the body did');
-    const digest = meter.digest();
+  /** Copies the completed staging object onto the key with its sha256, then deletes it. */
+  private async commit(staging: string, name: string, sha256: string): Promise<void> {
     try {
       await this.client.send(
         new CopyObjectCommand({
@@ -186,14 +217,13 @@ export class S3ArtifactStore implements ArtifactStore {
           Key: name,
           CopySource: `${this.bucket}/${encodeObjectName(staging)}`,
           MetadataDirective: 'REPLACE',
-          Metadata: { sha256: digest },
+          Metadata: { sha256 },
           ContentType: CONTENT_TYPE,
         }),
       );
     } finally {
       await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: staging })).catch(() => undefined);
     }
-    return { size: meter.size, sha256: digest };
   }
 }
 

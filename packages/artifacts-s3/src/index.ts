@@ -1,4 +1,9 @@
-export { MIN_PART_SIZE, S3ArtifactStore, type S3ArtifactStoreOptions } from './S3ArtifactStore.js';
+export {
+  DEFAULT_BUFFER_BYTES,
+  MIN_PART_SIZE,
+  S3ArtifactStore,
+  type S3ArtifactStoreOptions,
+} from './S3ArtifactStore.js';
 export {
   createS3Client,
   openS3ArtifactStore,

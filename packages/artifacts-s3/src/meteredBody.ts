@@ -4,8 +4,8 @@ import { TooLargeError } from '@trellis/core';
 /**
  * Pulls an artifact body chunk by chunk, counting and hashing as it goes, and stops with
  * `TooLargeError` (closing the source, so its producer stops too) as soon as the count passes the
- * limit. Chunks are copied: a producer may reuse its buffer once the next chunk is pulled, while
- * the SDK still holds earlier ones in a part.
+ * limit. A chunk is handed on as it came: the caller copies it into a part before it pulls the
+ * next one, since a producer may reuse its buffer from then on.
  */
 export class MeteredBody {
   size = 0;
@@ -28,8 +28,8 @@ export class MeteredBody {
     this.iterator = body[Symbol.asyncIterator]();
   }
 
-  /** The next chunk (a copy), or null at the end of the body. */
-  async next(): Promise<Buffer | null> {
+  /** The next chunk, valid until the next call, or null at the end of the body. */
+  async next(): Promise<Uint8Array | null> {
     if (this.failure !== undefined) throw this.failure;
     if (this.complete || this.stopped) return null;
     let result: IteratorResult<Uint8Array>;
@@ -57,30 +57,7 @@ export class MeteredBody {
       throw this.failure;
     }
     this.hash.update(chunk);
-    return Buffer.from(chunk);
-  }
-
-  /** Reads until more than `bytes` are held or the body ends (`complete` then says which). */
-  async readHead(bytes: number): Promise<Buffer[]> {
-    const head: Buffer[] = [];
-    let held = 0;
-    while (held <= bytes) {
-      const chunk = await this.next();
-      if (chunk === null) break;
-      head.push(chunk);
-      held += chunk.length;
-    }
-    return head;
-  }
-
-  /** `head`, then the rest of the body, letting go of each chunk of `head` as it is handed on. */
-  async *rest(head: Buffer[]): AsyncGenerator<Buffer> {
-    while (head.length > 0) yield head.shift() as Buffer;
-    for (;;) {
-      const chunk = await this.next();
-      if (chunk === null) return;
-      yield chunk;
-    }
+    return chunk;
   }
 
   /** Lowercase hex SHA-256 of the whole body; call once, after `complete`. */

@@ -18,14 +18,15 @@ export interface S3StoreSettings {
   forcePathStyle: boolean;
   partSize: number;
   queueSize: number;
+  bufferBytes: number;
   /** Set when the environment names a key pair; otherwise the SDK's default provider chain. */
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
 }
 
-const OPTIONS = ['region', 'endpoint', 'path_style', 'part_size_mib', 'queue_size'] as const;
+const OPTIONS = ['region', 'endpoint', 'path_style', 'part_size_mib', 'queue_size', 'buffer_mib'] as const;
 
 /**
- * `s3://bucket/prefix?region=…&endpoint=…&path_style=true&part_size_mib=5&queue_size=2`.
+ * `s3://bucket/prefix?region=…&endpoint=…&path_style=true&part_size_mib=5&queue_size=1&buffer_mib=16`.
  * Options in the URL win over the standard AWS environment: `AWS_REGION` (or
  * `AWS_DEFAULT_REGION`), `AWS_ENDPOINT_URL_S3` (or `AWS_ENDPOINT_URL`), `AWS_S3_FORCE_PATH_STYLE`,
  * and `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN` (without them the SDK's
@@ -73,7 +74,8 @@ export function parseS3Url(url: string, env: Env = process.env): S3StoreSettings
         ? booleanOption(url, 'path_style', query('path_style'))
         : booleanOption(url, 'AWS_S3_FORCE_PATH_STYLE', env.AWS_S3_FORCE_PATH_STYLE),
     partSize: integerOption(url, 'part_size_mib', query('part_size_mib'), 5, 5, 5 * 1024) * MiB,
-    queueSize: integerOption(url, 'queue_size', query('queue_size'), 2, 1, 64),
+    queueSize: integerOption(url, 'queue_size', query('queue_size'), 1, 1, 64),
+    bufferBytes: integerOption(url, 'buffer_mib', query('buffer_mib'), 16, 5, 64 * 1024) * MiB,
     credentials:
       accessKeyId && secretAccessKey
         ? { accessKeyId, secretAccessKey, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) }
@@ -131,6 +133,7 @@ export async function openS3ArtifactStore(url: string, options: { env?: Env } = 
     prefix: settings.prefix,
     partSize: settings.partSize,
     queueSize: settings.queueSize,
+    bufferBytes: settings.bufferBytes,
   });
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { openS3ArtifactStore, parseS3Url, type S3ArtifactStore, STAGING_SEGMENT } from '@trellis/artifacts-s3';
@@ -23,11 +24,12 @@ describe('parseS3Url', () => {
       endpoint: 'https://s3.example.test',
       forcePathStyle: true,
       partSize: 5 * MiB,
-      queueSize: 2,
+      queueSize: 1,
+      bufferBytes: 16 * MiB,
       credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
     });
     const fromUrl = parseS3Url(
-      's3://my-bucket?region=us-west-2&endpoint=http%3A%2F%2F127.0.0.1%3A9000&path_style=false&part_size_mib=8&queue_size=1',
+      's3://my-bucket?region=us-west-2&endpoint=http%3A%2F%2F127.0.0.1%3A9000&path_style=false&part_size_mib=8&queue_size=3&buffer_mib=40',
       env,
     );
     expect(fromUrl).toMatchObject({
@@ -36,7 +38,8 @@ describe('parseS3Url', () => {
       endpoint: 'http://127.0.0.1:9000',
       forcePathStyle: false,
       partSize: 8 * MiB,
-      queueSize: 1,
+      queueSize: 3,
+      bufferBytes: 40 * MiB,
     });
   });
 
@@ -58,6 +61,7 @@ describe('parseS3Url', () => {
     ['s3://bucket/a//b', 'empty segment'],
     ['s3://bucket/p?part_size_mib=4', 'part_size_mib'],
     ['s3://bucket/p?queue_size=0', 'queue_size'],
+    ['s3://bucket/p?buffer_mib=4', 'buffer_mib'],
     ['s3://bucket/p?path_style=yes', 'path_style'],
     ['s3://bucket/p?endpoint=localhost:9000', 'endpoint'],
     ['s3://bucket/p?pathstyle=true', 'unknown option "pathstyle"'],
@@ -164,6 +168,28 @@ describe.skipIf(!minioBinary)('S3 artifact store on MinIO', () => {
     }
     await expect(store.put('plans/o/j/plan', failing(), { maxBytes: 50 * MiB })).rejects.toThrow('the agent went away');
     expect(await leftovers(bucket)).toEqual({ uploads: [], objects: [] });
+  });
+
+  it('shares its part buffers: with room for one part, concurrent multipart uploads take turns and all complete', async () => {
+    const bucket = await minio.createBucket();
+    const oneAtATime = await open(bucket, { query: '&buffer_mib=5' });
+    expect(oneAtATime.bufferCount).toBe(1);
+    const pipelined = await open(bucket, { query: '&queue_size=3&buffer_mib=15' });
+    const puts = [
+      ...[1, 2, 3].map((i) => oneAtATime.put(`turns/${i}`, bytes(11 * MiB + i, i), { maxBytes: 50 * MiB })),
+      pipelined.put('pipelined/1', bytes(16 * MiB, 9), { maxBytes: 50 * MiB }),
+    ];
+    const stored = await Promise.all(puts);
+    for (const [i, key] of ['turns/1', 'turns/2', 'turns/3', 'pipelined/1'].entries()) {
+      const got = await oneAtATime.get(key);
+      expect({ key, size: got.size, sha256: got.sha256 }).toEqual({ key, ...stored[i] });
+      expect(
+        createHash('sha256')
+          .update(Buffer.concat(await got.body.toArray()))
+          .digest('hex'),
+      ).toBe(got.sha256);
+    }
+    expect(await leftovers(bucket)).toMatchObject({ uploads: [] });
   });
 
   it('refuses a key in the staging area and keys that are not relative paths', async () => {

@@ -1,0 +1,111 @@
+import {
+  AbortMultipartUploadCommand,
+  type CompletedPart,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  type S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import type { Part } from './partBuffers.js';
+
+const CONTENT_TYPE = 'application/octet-stream';
+
+/**
+ * One multipart upload to a staging name: parts are sent as they fill, several at a time, and the
+ * upload is either completed or aborted, never left behind. Part failures are kept and rethrown
+ * by the next `send` or by `complete`, so no promise is ever left unhandled.
+ */
+export class StagedMultipartUpload {
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly parts: CompletedPart[] = [];
+  private failure: unknown;
+  private nextPartNumber = 1;
+  private completing = false;
+
+  private constructor(
+    private readonly client: S3Client,
+    readonly bucket: string,
+    readonly key: string,
+    private readonly uploadId: string,
+  ) {}
+
+  static async start(client: S3Client, bucket: string, key: string): Promise<StagedMultipartUpload> {
+    const created = await client.send(
+      new CreateMultipartUploadCommand({
+        Bucket: bucket,
+        Key: key,
+        ContentType: CONTENT_TYPE,
+        ChecksumAlgorithm: 'CRC32',
+      }),
+    );
+    if (!created.UploadId) throw new Error('CreateMultipartUpload answered without an UploadId');
+    return new StagedMultipartUpload(client, bucket, key, created.UploadId);
+  }
+
+  /** Starts sending `part` as the next part; `done` runs once S3 no longer reads its bytes. */
+  send(part: Part, done: () => void): void {
+    if (this.failure !== undefined) {
+      done();
+      throw this.failure;
+    }
+    const partNumber = this.nextPartNumber;
+    this.nextPartNumber += 1;
+    const body = part.bytes();
+    const sending: Promise<void> = this.client
+      .send(
+        new UploadPartCommand({
+          Bucket: this.bucket,
+          Key: this.key,
+          UploadId: this.uploadId,
+          PartNumber: partNumber,
+          Body: body,
+          ContentLength: body.length,
+          ChecksumAlgorithm: 'CRC32',
+        }),
+      )
+      .then((sent) => {
+        if (!sent.ETag) throw new Error(`UploadPart ${partNumber} answered without an ETag`);
+        this.parts.push({ PartNumber: partNumber, ETag: sent.ETag, ChecksumCRC32: sent.ChecksumCRC32 });
+      })
+      .catch((error: unknown) => {
+        this.failure ??= error;
+      })
+      .finally(() => {
+        this.inFlight.delete(sending);
+        done();
+      });
+    this.inFlight.add(sending);
+  }
+
+  /** Waits for every part, then completes the upload: the staging object exists from then on. */
+  async complete(): Promise<void> {
+    await Promise.all(this.inFlight);
+    if (this.failure !== undefined) throw this.failure;
+    this.completing = true;
+    const parts = [...this.parts].sort((a, b) => (a.PartNumber ?? 0) - (b.PartNumber ?? 0));
+    await this.client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: this.bucket,
+        Key: this.key,
+        UploadId: this.uploadId,
+        MultipartUpload: { Parts: parts },
+      }),
+    );
+  }
+
+  /**
+   * Best effort, after a failure: waits for the parts still in flight (S3 may keep a part that
+   * lands after the abort), aborts, and removes the staging object should `complete` have gone
+   * through after all. What a dead backend keeps, the lifecycle rule of docs/storage.md clears.
+   */
+  async abort(): Promise<void> {
+    await Promise.all(this.inFlight);
+    await this.client
+      .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: this.key, UploadId: this.uploadId }))
+      .catch(() => undefined);
+    if (this.completing) {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key })).catch(() => undefined);
+    }
+  }
+}
