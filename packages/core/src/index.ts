@@ -52,6 +52,7 @@ export * from './usecases/finalizeDeployment.js';
 export * from './usecases/JobUseCases.js';
 export * from './usecases/LogUseCases.js';
 export * from './usecases/PlanArtifactUseCases.js';
+export * from './usecases/providerTokens.js';
 export * from './usecases/ReleaseUseCases.js';
 export * from './usecases/RepositoryUseCases.js';
 export * from './usecases/SignInUseCases.js';

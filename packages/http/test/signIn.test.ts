@@ -1,4 +1,4 @@
-import { identityTokenContext } from '@trellis/core';
+import { type Identity, openProviderTokens } from '@trellis/core';
 import { FakeRepositoryLister, FakeSignInProvider } from '@trellis/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ApiHarness, json, startApi, WEB_ORIGIN } from './harness.js';
@@ -164,7 +164,7 @@ describe('GET /api/cli/repositories/{provider}', () => {
     // The token is stored sealed, never as sent.
     const [identity] = [...api.core.uow.snapshot().identities.values()];
     expect(identity?.provider_token).not.toContain('gho_ada');
-    const context = identityTokenContext('github', identity?.provider_user_id as string);
-    expect(await api.core.secrets.open(identity?.provider_token as string, context)).toBe('gho_ada');
+    const tokens = await openProviderTokens(api.core.secrets, identity as Identity & { provider_token: string });
+    expect(tokens.accessToken).toBe('gho_ada');
   });
 });

@@ -42,6 +42,8 @@ describe('Bitbucket sign-in', () => {
       emailVerified: true,
       name: 'Sam Rivera',
       accessToken: TOKEN,
+      refreshToken: 'Vx4pKq2example-refresh',
+      expiresInSeconds: 7200,
       scopes: ['account', 'email', 'repository'],
     });
   });
@@ -72,6 +74,18 @@ describe('Bitbucket sign-in', () => {
     const custom = new BitbucketProvider({ ...CLIENT, baseUrl: 'http://127.0.0.1:7990' });
     expect(custom.apiBase).toBe('http://127.0.0.1:7990/api/2.0');
     expect(new URL(await custom.authorizationUrl(authorizationResponse({}))).pathname).toBe('/site/oauth2/authorize');
+  });
+});
+
+describe('Bitbucket token renewal', () => {
+  it('renews an access token with the refresh token, authenticating with HTTP Basic', async () => {
+    nock('https://bitbucket.org', { reqheaders: { authorization: BASIC } })
+      .post('/site/oauth2/access_token', { grant_type: 'refresh_token', refresh_token: 'Vx4pKq2example-refresh' })
+      .reply(200, fixture('bitbucket', 'token'));
+    expect(await bitbucket().refreshAccessToken('Vx4pKq2example-refresh')).toMatchObject({
+      accessToken: TOKEN,
+      expiresInSeconds: 7200,
+    });
   });
 });
 

@@ -60,6 +60,8 @@ describe('GitHub sign-in', () => {
       emailVerified: true,
       name: 'The Octocat',
       accessToken: TOKEN,
+      refreshToken: null,
+      expiresInSeconds: null,
       scopes: ['read:user', 'repo', 'user:email'],
     });
     expect(nock.isDone()).toBe(true);

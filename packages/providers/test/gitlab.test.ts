@@ -47,6 +47,8 @@ describe('GitLab sign-in', () => {
       emailVerified: true,
       name: 'Jane Doe',
       accessToken: TOKEN,
+      refreshToken: '8257e65c97202ed1726cf9571600918f3bffb2544b26e00a61df9897668c33a1',
+      expiresInSeconds: 7200,
       scopes: ['read_user', 'read_api'],
     });
   });
@@ -76,6 +78,31 @@ describe('GitLab sign-in', () => {
       code: 'provider_error',
       message: expect.stringContaining('invalid_grant'),
     });
+  });
+});
+
+describe('GitLab token renewal', () => {
+  const REFRESH = '8257e65c97202ed1726cf9571600918f3bffb2544b26e00a61df9897668c33a1';
+
+  it('renews an access token with the refresh token (GitLab rotates it)', async () => {
+    nock('https://gitlab.com')
+      .post('/oauth/token', {
+        grant_type: 'refresh_token',
+        refresh_token: 'old-refresh-token',
+        client_id: CLIENT.clientId,
+        client_secret: CLIENT.clientSecret,
+      })
+      .reply(200, fixture('gitlab', 'token'));
+    expect(await gitlab().refreshAccessToken('old-refresh-token')).toEqual({
+      accessToken: TOKEN,
+      refreshToken: REFRESH,
+      expiresInSeconds: 7200,
+    });
+  });
+
+  it('answers provider_token_expired when the refresh token is refused', async () => {
+    nock('https://gitlab.com').post('/oauth/token').reply(400, fixture('gitlab', 'token-invalid-grant'));
+    await expect(gitlab().refreshAccessToken('revoked')).rejects.toMatchObject({ code: 'provider_token_expired' });
   });
 });
 

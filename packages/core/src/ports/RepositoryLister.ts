@@ -13,12 +13,22 @@ export interface GitRepository {
   updated_at: string | null;
 }
 
+/** A renewed access token (OAuth 2.0 refresh token grant). */
+export interface RefreshedToken {
+  accessToken: string;
+  /** The provider may rotate the refresh token; null: keep using the old one. */
+  refreshToken: string | null;
+  expiresInSeconds: number | null;
+}
+
 /**
  * Lists the repositories an access token can see at one git provider, following every page up
- * to `limit`. Adapters translate failures into domain errors:
- * `UnauthorizedError('provider_token_expired')` when the provider refuses the token (401),
- * `RateLimitedError` when it rate limits, `UnavailableError('provider_unavailable')` otherwise.
+ * to `limit`, and renews expired access tokens. Adapters translate failures into domain errors:
+ * `UnauthorizedError('provider_token_expired')` when the provider refuses the token (401) or the
+ * refresh token, `RateLimitedError` when it rate limits, `UnavailableError('provider_unavailable')`
+ * otherwise.
  */
 export interface RepositoryLister {
   listRepositories(accessToken: string, options: { limit: number }): Promise<GitRepository[]>;
+  refreshAccessToken(refreshToken: string): Promise<RefreshedToken>;
 }

@@ -28,6 +28,10 @@ export interface ProviderProfile {
   name: string | null;
   /** OAuth access token for the provider's API; kept encrypted. */
   accessToken: string;
+  /** Kept encrypted too, to renew an access token that expires (GitLab, Bitbucket). */
+  refreshToken: string | null;
+  /** Lifetime of `accessToken` as the provider states it; null when it does not expire. */
+  expiresInSeconds: number | null;
   scopes: string[];
 }
 

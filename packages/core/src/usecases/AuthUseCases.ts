@@ -11,7 +11,7 @@ import {
 } from '../auth/verificationCode.js';
 import { ownerScope, type Stores, systemScope } from '../ports/UnitOfWork.js';
 import { type CoreDeps, isoNow } from './CoreDeps.js';
-import { identityTokenContext } from './SignInUseCases.js';
+import { openProviderTokens } from './providerTokens.js';
 import { findOrCreateUser, normalizeEmail } from './users.js';
 
 export interface TokenPair {
@@ -192,10 +192,8 @@ export class AuthUseCases {
   private async openProviderToken(identity: Identity | null): Promise<string | null> {
     if (!identity?.provider_token) return null;
     try {
-      return await this.deps.secrets.open(
-        identity.provider_token,
-        identityTokenContext(identity.provider, identity.provider_user_id),
-      );
+      return (await openProviderTokens(this.deps.secrets, { ...identity, provider_token: identity.provider_token }))
+        .accessToken;
     } catch {
       return null;
     }

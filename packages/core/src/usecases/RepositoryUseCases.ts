@@ -7,18 +7,28 @@ import {
   UnavailableError,
   ValidationError,
 } from '../domain/errors.js';
-import type { GitRepository } from '../ports/RepositoryLister.js';
+import type { Identity } from '../domain/records.js';
+import type { GitRepository, RepositoryLister } from '../ports/RepositoryLister.js';
 import { ownerScope } from '../ports/UnitOfWork.js';
 import type { CoreDeps } from './CoreDeps.js';
-import { identityTokenContext } from './SignInUseCases.js';
+import { expiresAtFrom, openProviderTokens, type ProviderTokens, sealProviderTokens } from './providerTokens.js';
 
 /** At most this many repositories are listed (every page is followed up to it). */
 export const MAX_LISTED_REPOSITORIES = 1000;
+
+/** An access token this close to its expiry is renewed before use. */
+const RENEW_MARGIN_MS = 60_000;
+
+const isRefusedToken = (error: unknown) => isDomainError(error) && error.code === 'provider_token_expired';
 
 /** The user's repositories at a git provider, through the token of their sign-in there (SPEC §4.3). */
 export class RepositoryUseCases {
   constructor(private readonly deps: CoreDeps) {}
 
+  /**
+   * Lists with the stored token; an expired one (by its stated lifetime, or refused by the
+   * provider) is renewed once with the stored refresh token, and the renewed tokens are stored.
+   */
   async list(user: UserActor, provider: unknown): Promise<GitRepository[]> {
     if (!isOneOf(GIT_PROVIDERS, provider)) {
       throw new ValidationError(`provider must be one of ${GIT_PROVIDERS.join(', ')}`, [
@@ -40,21 +50,41 @@ export class RepositoryUseCases {
     if (!lister) {
       throw new UnavailableError('provider_not_configured', `${name} is not configured on this server`);
     }
-    let token: string;
+    let tokens: ProviderTokens;
     try {
-      token = await this.deps.secrets.open(
-        identity.provider_token,
-        identityTokenContext(identity.provider, identity.provider_user_id),
-      );
+      tokens = await openProviderTokens(this.deps.secrets, { ...identity, provider_token: identity.provider_token });
     } catch (error) {
       throw expired(provider, error);
     }
+    const list = (accessToken: string) => lister.listRepositories(accessToken, { limit: MAX_LISTED_REPOSITORIES });
     try {
-      return await lister.listRepositories(token, { limit: MAX_LISTED_REPOSITORIES });
+      const stale =
+        tokens.expiresAt !== null && Date.parse(tokens.expiresAt) - RENEW_MARGIN_MS <= this.deps.clock.now().getTime();
+      if (stale && tokens.refreshToken) tokens = await this.renew(identity, lister, tokens.refreshToken);
+      try {
+        return await list(tokens.accessToken);
+      } catch (error) {
+        if (!isRefusedToken(error) || !tokens.refreshToken || stale) throw error;
+        return await list((await this.renew(identity, lister, tokens.refreshToken)).accessToken);
+      }
     } catch (error) {
-      if (isDomainError(error) && error.code === 'provider_token_expired') throw expired(provider, error);
+      if (isRefusedToken(error)) throw expired(provider, error);
       throw error;
     }
+  }
+
+  private async renew(identity: Identity, lister: RepositoryLister, refreshToken: string): Promise<ProviderTokens> {
+    const renewed = await lister.refreshAccessToken(refreshToken);
+    const tokens: ProviderTokens = {
+      accessToken: renewed.accessToken,
+      refreshToken: renewed.refreshToken ?? refreshToken,
+      expiresAt: expiresAtFrom(this.deps.clock.now(), renewed.expiresInSeconds),
+    };
+    const sealed = await sealProviderTokens(this.deps.secrets, identity, tokens);
+    await this.deps.uow.run(ownerScope(identity.user_id), (stores) =>
+      stores.identities.upsert({ ...identity, provider_token: sealed }),
+    );
+    return tokens;
   }
 }
 

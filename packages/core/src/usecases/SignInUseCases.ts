@@ -5,6 +5,7 @@ import type { User } from '../domain/records.js';
 import type { SignInProvider } from '../ports/SignInProvider.js';
 import { systemScope } from '../ports/UnitOfWork.js';
 import { type CoreDeps, isoNow } from './CoreDeps.js';
+import { expiresAtFrom, sealProviderTokens } from './providerTokens.js';
 import { findOrCreateUser, normalizeEmail } from './users.js';
 
 /** How long the browser has between leaving for the provider and coming back. */
@@ -31,11 +32,6 @@ export interface SignInResult {
   user: User;
   provider: IdentityProvider;
   next: string;
-}
-
-/** Where a token is bound when sealed: a token cannot be moved to another identity row. */
-export function identityTokenContext(provider: IdentityProvider, providerUserId: string): string {
-  return `identity:${provider}:${providerUserId}`;
 }
 
 const MAX_NEXT_LENGTH = 2048;
@@ -158,9 +154,14 @@ export class SignInUseCases {
       );
     }
     const email = normalizeEmail(profile.email);
-    const sealed = await this.deps.secrets.seal(
-      profile.accessToken,
-      identityTokenContext(pending.provider, profile.providerUserId),
+    const sealed = await sealProviderTokens(
+      this.deps.secrets,
+      { provider: pending.provider, provider_user_id: profile.providerUserId },
+      {
+        accessToken: profile.accessToken,
+        refreshToken: profile.refreshToken,
+        expiresAt: expiresAtFrom(this.deps.clock.now(), profile.expiresInSeconds),
+      },
     );
     const link = async () =>
       this.deps.uow.run(systemScope, async (stores) => {

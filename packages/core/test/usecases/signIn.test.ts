@@ -1,6 +1,7 @@
 import {
   ForbiddenError,
-  identityTokenContext,
+  type Identity,
+  openProviderTokens,
   NotFoundError,
   type PendingSignIn,
   safeNextPath,
@@ -87,9 +88,11 @@ describe('completing a sign-in', () => {
     const [identity] = await core.uow.run(systemScope, (stores) => stores.identities.listForUser(result.user.id));
     expect(identity).toMatchObject({ provider: 'github', provider_user_id: '42', scopes: 'repo read:user' });
     expect(identity?.provider_token).not.toContain('gho_abc');
-    expect(await core.secrets.open(identity?.provider_token as string, identityTokenContext('github', '42'))).toBe(
-      'gho_abc',
-    );
+    expect(await openProviderTokens(core.secrets, identity as Identity & { provider_token: string })).toEqual({
+      accessToken: 'gho_abc',
+      refreshToken: null,
+      expiresAt: null,
+    });
     expect(github.exchanges[0]).toMatchObject({
       redirectUri: CALLBACK,
       state: pending.state,
@@ -109,9 +112,27 @@ describe('completing a sign-in', () => {
     expect((await complete(second.pending, { code: 'c2', state: second.pending.state })).user.id).toBe(ada.userId);
     const identities = await core.uow.run(systemScope, (stores) => stores.identities.listForUser(ada.userId));
     expect(identities).toHaveLength(1);
-    expect(await core.secrets.open(identities[0]?.provider_token as string, identityTokenContext('gitlab', '7'))).toBe(
-      'newer',
-    );
+    const tokens = await openProviderTokens(core.secrets, identities[0] as Identity & { provider_token: string });
+    expect(tokens.accessToken).toBe('newer');
+  });
+
+  it('keeps the refresh token and when the access token expires, sealed with it', async () => {
+    gitlab.account('c1', {
+      email: 'ada@example.test',
+      providerUserId: '9',
+      accessToken: 'glat',
+      refreshToken: 'glrt',
+      expiresInSeconds: 7200,
+    });
+    const { pending } = await start('gitlab');
+    const { user } = await complete(pending, { code: 'c1', state: pending.state });
+    const [identity] = await core.uow.run(systemScope, (stores) => stores.identities.listForUser(user.id));
+    expect(identity?.provider_token).not.toContain('glrt');
+    expect(await openProviderTokens(core.secrets, identity as Identity & { provider_token: string })).toEqual({
+      accessToken: 'glat',
+      refreshToken: 'glrt',
+      expiresAt: new Date(core.clock.now().getTime() + 7_200_000).toISOString(),
+    });
   });
 
   it('refuses an account without a verified email (email_not_verified) and stores nothing', async () => {

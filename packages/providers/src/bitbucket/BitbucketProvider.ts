@@ -3,6 +3,7 @@ import type {
   AuthorizationResponse,
   GitRepository,
   ProviderProfile,
+  RefreshedToken,
   RepositoryLister,
   SignInProvider,
 } from '@trellis/core';
@@ -86,7 +87,7 @@ export class BitbucketProvider implements SignInProvider, RepositoryLister {
   }
 
   async exchangeCode(response: AuthorizationResponse): Promise<ProviderProfile> {
-    const { accessToken, scopes } = await this.flow.exchange(response);
+    const { accessToken, refreshToken, expiresInSeconds, scopes } = await this.flow.exchange(response);
     const user = (await this.http.getJson<BitbucketUser>(`${this.apiBase}/user`, accessToken)).body;
     if (!user || typeof user.uuid !== 'string' || user.uuid === '') {
       throw new UnavailableError('provider_unavailable', `${this.displayName} answered /user without a uuid`);
@@ -102,8 +103,15 @@ export class BitbucketProvider implements SignInProvider, RepositoryLister {
       emailVerified: primary?.is_confirmed === true,
       name: user.display_name || user.username || null,
       accessToken,
+      refreshToken,
+      expiresInSeconds,
       scopes,
     };
+  }
+
+  async refreshAccessToken(refreshToken: string): Promise<RefreshedToken> {
+    const { accessToken, refreshToken: rotated, expiresInSeconds } = await this.flow.refresh(refreshToken);
+    return { accessToken, refreshToken: rotated, expiresInSeconds };
   }
 
   async listRepositories(accessToken: string, options: { limit: number }): Promise<GitRepository[]> {

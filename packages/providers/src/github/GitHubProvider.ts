@@ -3,6 +3,7 @@ import type {
   AuthorizationResponse,
   GitRepository,
   ProviderProfile,
+  RefreshedToken,
   RepositoryLister,
   SignInProvider,
 } from '@trellis/core';
@@ -85,7 +86,7 @@ export class GitHubProvider implements SignInProvider, RepositoryLister {
   }
 
   async exchangeCode(response: AuthorizationResponse): Promise<ProviderProfile> {
-    const { accessToken, scopes } = await this.flow.exchange(response);
+    const { accessToken, refreshToken, expiresInSeconds, scopes } = await this.flow.exchange(response);
     const user = (await this.get<GitHubUser>('/user', accessToken)).body;
     if (!user || (typeof user.id !== 'number' && typeof user.id !== 'string')) {
       throw new UnavailableError('provider_unavailable', `${this.displayName} answered /user without an id`);
@@ -99,8 +100,15 @@ export class GitHubProvider implements SignInProvider, RepositoryLister {
       emailVerified: primary?.verified === true,
       name: user.name || user.login || null,
       accessToken,
+      refreshToken,
+      expiresInSeconds,
       scopes,
     };
+  }
+
+  async refreshAccessToken(refreshToken: string): Promise<RefreshedToken> {
+    const { accessToken, refreshToken: rotated, expiresInSeconds } = await this.flow.refresh(refreshToken);
+    return { accessToken, refreshToken: rotated, expiresInSeconds };
   }
 
   async listRepositories(accessToken: string, options: { limit: number }): Promise<GitRepository[]> {

@@ -3,6 +3,7 @@ import type {
   AuthorizationResponse,
   GitRepository,
   ProviderProfile,
+  RefreshedToken,
   RepositoryLister,
   SignInProvider,
 } from '@trellis/core';
@@ -70,7 +71,7 @@ export class GitLabProvider implements SignInProvider, RepositoryLister {
   }
 
   async exchangeCode(response: AuthorizationResponse): Promise<ProviderProfile> {
-    const { accessToken, scopes } = await this.flow.exchange(response);
+    const { accessToken, refreshToken, expiresInSeconds, scopes } = await this.flow.exchange(response);
     const user = (await this.http.getJson<GitLabUser>(`${this.apiBase}/user`, accessToken)).body;
     if (!user || typeof user.id !== 'number') {
       throw new UnavailableError('provider_unavailable', `${this.displayName} answered /user without an id`);
@@ -94,8 +95,15 @@ export class GitLabProvider implements SignInProvider, RepositoryLister {
       emailVerified,
       name: user.name || user.username || null,
       accessToken,
+      refreshToken,
+      expiresInSeconds,
       scopes,
     };
+  }
+
+  async refreshAccessToken(refreshToken: string): Promise<RefreshedToken> {
+    const { accessToken, refreshToken: rotated, expiresInSeconds } = await this.flow.refresh(refreshToken);
+    return { accessToken, refreshToken: rotated, expiresInSeconds };
   }
 
   async listRepositories(accessToken: string, options: { limit: number }): Promise<GitRepository[]> {

@@ -25,6 +25,8 @@ export interface AuthorizationCodeFlowOptions {
 
 export interface GrantedToken {
   accessToken: string;
+  refreshToken: string | null;
+  expiresInSeconds: number | null;
   scopes: string[];
 }
 
@@ -49,6 +51,23 @@ export class AuthorizationCodeFlow {
     return url.href;
   }
 
+  /** RFC 6749 §6; a refused refresh token is `provider_token_expired` (sign in again). */
+  async refresh(refreshToken: string): Promise<GrantedToken> {
+    const { status, body } = await this.http.postForm(
+      this.options.tokenUrl,
+      { grant_type: 'refresh_token', refresh_token: refreshToken, ...this.clientForm() },
+      this.clientHeaders(),
+    );
+    if (typeof body.error === 'string' || status >= 400) {
+      const error = typeof body.error === 'string' ? body.error.slice(0, 100) : `HTTP ${status}`;
+      throw new UnauthorizedError(
+        'provider_token_expired',
+        `${this.http.providerName} refused the refresh token (${error})`,
+      );
+    }
+    return this.granted(body);
+  }
+
   async exchange(response: AuthorizationResponse): Promise<GrantedToken> {
     const name = this.http.providerName;
     const iss = response.parameters.iss;
@@ -63,27 +82,46 @@ export class AuthorizationCodeFlow {
       redirect_uri: response.redirectUri,
     };
     if (this.options.pkce) form.code_verifier = response.codeVerifier;
-    const headers: Record<string, string> = {};
-    if (this.options.clientAuthentication === 'basic') {
-      const credentials = `${encodeURIComponent(this.options.clientId)}:${encodeURIComponent(this.options.clientSecret)}`;
-      headers.Authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;
-    } else {
-      form.client_id = this.options.clientId;
-      form.client_secret = this.options.clientSecret;
-    }
-    const { status, body } = await this.http.postForm(this.options.tokenUrl, form, headers);
+    const { status, body } = await this.http.postForm(
+      this.options.tokenUrl,
+      { ...form, ...this.clientForm() },
+      this.clientHeaders(),
+    );
     // GitHub answers errors with 200 and an `error` field; others with 400/401.
     if (typeof body.error === 'string' || status >= 400) {
       const error = typeof body.error === 'string' ? body.error.slice(0, 100) : `HTTP ${status}`;
       throw new UnauthorizedError('provider_error', `${name} refused the authorization code (${error})`);
     }
+    return this.granted(body);
+  }
+
+  private granted(body: Record<string, unknown>): GrantedToken {
     if (typeof body.access_token !== 'string' || body.access_token === '') {
-      throw new UnavailableError('provider_unavailable', `${name} answered the token request without an access token`);
+      throw new UnavailableError(
+        'provider_unavailable',
+        `${this.http.providerName} answered the token request without an access token`,
+      );
     }
-    const granted = typeof body.scope === 'string' ? body.scope : typeof body.scopes === 'string' ? body.scopes : '';
+    const scopes = typeof body.scope === 'string' ? body.scope : typeof body.scopes === 'string' ? body.scopes : '';
+    const expiresIn = Number(body.expires_in);
     return {
       accessToken: body.access_token,
-      scopes: granted.split(this.options.scopeSeparator ?? /[\s,]+/).filter(Boolean),
+      refreshToken: typeof body.refresh_token === 'string' && body.refresh_token !== '' ? body.refresh_token : null,
+      expiresInSeconds: Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : null,
+      scopes: scopes.split(this.options.scopeSeparator ?? /[\s,]+/).filter(Boolean),
     };
+  }
+
+  /** `post`: the client id and secret in the form (`basic` sends them as a header instead). */
+  private clientForm(): Record<string, string> {
+    return this.options.clientAuthentication === 'post'
+      ? { client_id: this.options.clientId, client_secret: this.options.clientSecret }
+      : {};
+  }
+
+  private clientHeaders(): Record<string, string> {
+    if (this.options.clientAuthentication !== 'basic') return {};
+    const credentials = `${encodeURIComponent(this.options.clientId)}:${encodeURIComponent(this.options.clientSecret)}`;
+    return { Authorization: `Basic ${Buffer.from(credentials).toString('base64')}` };
   }
 }

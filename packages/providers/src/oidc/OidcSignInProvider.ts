@@ -95,6 +95,8 @@ export class OidcSignInProvider implements SignInProvider {
         emailVerified: verified === true || verified === 'true',
         name,
         accessToken: tokens.access_token,
+        refreshToken: tokens.refresh_token ?? null,
+        expiresInSeconds: tokens.expiresIn() ?? null,
         scopes: (tokens.scope ?? OIDC_SCOPES.join(' ')).split(' ').filter(Boolean),
       };
     } catch (error) {

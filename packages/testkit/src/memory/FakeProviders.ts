@@ -5,6 +5,7 @@ import {
   type IdentityProvider,
   PROVIDER_NAMES,
   type ProviderProfile,
+  type RefreshedToken,
   type RepositoryLister,
   type SignInProvider,
   UnauthorizedError,
@@ -30,6 +31,8 @@ export class FakeSignInProvider implements SignInProvider {
       emailVerified: true,
       name: null,
       accessToken: `${this.id}-token-${code}`,
+      refreshToken: null,
+      expiresInSeconds: null,
       scopes: ['read'],
       ...profile,
     });
@@ -50,10 +53,22 @@ export class FakeSignInProvider implements SignInProvider {
   }
 }
 
-/** A git host whose repositories are kept per token; an unknown token is refused like a revoked one. */
+/**
+ * A git host whose repositories are kept per access token, and renewed tokens per refresh token;
+ * an unknown token is refused like a revoked one.
+ */
 export class FakeRepositoryLister implements RepositoryLister {
   readonly repositories = new Map<string, GitRepository[]>();
+  readonly refreshes = new Map<string, RefreshedToken>();
   readonly calls: { accessToken: string; limit: number }[] = [];
+  readonly refreshCalls: string[] = [];
+
+  async refreshAccessToken(refreshToken: string): Promise<RefreshedToken> {
+    this.refreshCalls.push(refreshToken);
+    const renewed = this.refreshes.get(refreshToken);
+    if (!renewed) throw new UnauthorizedError('provider_token_expired', 'the refresh token was refused');
+    return { ...renewed };
+  }
 
   async listRepositories(accessToken: string, options: { limit: number }): Promise<GitRepository[]> {
     this.calls.push({ accessToken, limit: options.limit });

@@ -1,0 +1,68 @@
+import type { IdentityProvider } from '../domain/enums.js';
+import type { Identity } from '../domain/records.js';
+import type { SecretBox } from '../ports/SecretBox.js';
+
+/** What is sealed in `identities.provider_token`. */
+export interface ProviderTokens {
+  accessToken: string;
+  refreshToken: string | null;
+  /** When `accessToken` stops working, if it does. */
+  expiresAt: string | null;
+}
+
+/** Where a token is bound when sealed: a token cannot be moved to another identity row. */
+export function identityTokenContext(provider: IdentityProvider, providerUserId: string): string {
+  return `identity:${provider}:${providerUserId}`;
+}
+
+export function expiresAtFrom(now: Date, expiresInSeconds: number | null): string | null {
+  return expiresInSeconds === null ? null : new Date(now.getTime() + expiresInSeconds * 1000).toISOString();
+}
+
+export function sealProviderTokens(
+  secrets: SecretBox,
+  identity: Pick<Identity, 'provider' | 'provider_user_id'>,
+  tokens: ProviderTokens,
+): Promise<string> {
+  return secrets.seal(
+    JSON.stringify({
+      v: 1,
+      access_token: tokens.accessToken,
+      refresh_token: tokens.refreshToken,
+      expires_at: tokens.expiresAt,
+    }),
+    identityTokenContext(identity.provider, identity.provider_user_id),
+  );
+}
+
+/**
+ * The tokens of an identity. Throws `UnauthorizedError('secret_unreadable')` when the sealed value
+ * does not open (another key). A sealed bare token (no envelope) is an access token alone.
+ */
+export async function openProviderTokens(
+  secrets: SecretBox,
+  identity: Pick<Identity, 'provider' | 'provider_user_id'> & { provider_token: string },
+): Promise<ProviderTokens> {
+  const plaintext = await secrets.open(
+    identity.provider_token,
+    identityTokenContext(identity.provider, identity.provider_user_id),
+  );
+  try {
+    const envelope = JSON.parse(plaintext) as {
+      v?: unknown;
+      access_token?: unknown;
+      refresh_token?: unknown;
+      expires_at?: unknown;
+    };
+    if (envelope.v === 1 && typeof envelope.access_token === 'string') {
+      return {
+        accessToken: envelope.access_token,
+        refreshToken: typeof envelope.refresh_token === 'string' ? envelope.refresh_token : null,
+        expiresAt: typeof envelope.expires_at === 'string' ? envelope.expires_at : null,
+      };
+    }
+  } catch {
+    // Not an envelope: a bare token.
+  }
+  return { accessToken: plaintext, refreshToken: null, expiresAt: null };
+}
