@@ -80,6 +80,7 @@ export class S3ArtifactStore implements ArtifactStore {
   readonly queueSize: number;
   private readonly buffers: PartBufferPool;
   private readonly checkTimeoutMs: number;
+  private checksumMode: Promise<boolean> | undefined;
 
   constructor(options: S3ArtifactStoreOptions) {
     this.client = options.client;
@@ -120,6 +121,7 @@ export class S3ArtifactStore implements ArtifactStore {
               this.client,
               this.bucket,
               stagingName(this.prefix, randomUUID()),
+              await this.checksums(),
             );
             upload.send(part, buffers.sending(part));
             part = await buffers.next();
@@ -129,7 +131,7 @@ export class S3ArtifactStore implements ArtifactStore {
       }
       const stored = { size: meter.size, sha256: meter.digest() };
       if (upload === undefined) {
-        await this.putWhole(name, part.bytes(), stored.sha256);
+        await this.putWhole(name, part.bytes(), stored.sha256, await this.checksums());
         return stored;
       }
       upload.send(part, buffers.sending(part));
@@ -193,8 +195,20 @@ export class S3ArtifactStore implements ArtifactStore {
     }
   }
 
-  /** A body that fits in one part: one PutObject, digest and checksum included. */
-  private async putWhole(name: string, bytes: Buffer, sha256: string): Promise<void> {
+  /**
+   * Whether requests carry checksums: the SDK's `requestChecksumCalculation` (`WHEN_SUPPORTED`
+   * unless `AWS_REQUEST_CHECKSUM_CALCULATION=WHEN_REQUIRED`, for servers that refuse them).
+   */
+  private checksums(): Promise<boolean> {
+    this.checksumMode ??= Promise.resolve(this.client.config.requestChecksumCalculation()).then(
+      (mode) => mode !== 'WHEN_REQUIRED',
+      () => true,
+    );
+    return this.checksumMode;
+  }
+
+  /** A body that fits in one part: one PutObject with its digest, which S3 verifies. */
+  private async putWhole(name: string, bytes: Buffer, sha256: string, checksums: boolean): Promise<void> {
     await this.client.send(
       new PutObjectCommand({
         Bucket: this.bucket,
@@ -203,7 +217,7 @@ export class S3ArtifactStore implements ArtifactStore {
         ContentLength: bytes.length,
         ContentType: CONTENT_TYPE,
         Metadata: { sha256 },
-        ChecksumSHA256: Buffer.from(sha256, 'hex').toString('base64'),
+        ChecksumSHA256: checksums ? Buffer.from(sha256, 'hex').toString('base64') : undefined,
       }),
     );
   }

@@ -28,19 +28,32 @@ export class StagedMultipartUpload {
     readonly bucket: string,
     readonly key: string,
     private readonly uploadId: string,
+    private readonly checksumAlgorithm: 'CRC32' | undefined,
   ) {}
 
-  static async start(client: S3Client, bucket: string, key: string): Promise<StagedMultipartUpload> {
+  /**
+   * `checksums`: whether parts carry a CRC32 (the SDK's default). An upload and its parts must
+   * agree, so it is decided here, as lib-storage does, from the client's
+   * `requestChecksumCalculation` (`AWS_REQUEST_CHECKSUM_CALCULATION=WHEN_REQUIRED` turns it off for
+   * servers that refuse checksum headers).
+   */
+  static async start(
+    client: S3Client,
+    bucket: string,
+    key: string,
+    checksums: boolean,
+  ): Promise<StagedMultipartUpload> {
+    const checksumAlgorithm = checksums ? 'CRC32' : undefined;
     const created = await client.send(
       new CreateMultipartUploadCommand({
         Bucket: bucket,
         Key: key,
         ContentType: CONTENT_TYPE,
-        ChecksumAlgorithm: 'CRC32',
+        ChecksumAlgorithm: checksumAlgorithm,
       }),
     );
     if (!created.UploadId) throw new Error('CreateMultipartUpload answered without an UploadId');
-    return new StagedMultipartUpload(client, bucket, key, created.UploadId);
+    return new StagedMultipartUpload(client, bucket, key, created.UploadId, checksumAlgorithm);
   }
 
   /** Starts sending `part` as the next part; `done` runs once S3 no longer reads its bytes. */
@@ -61,7 +74,7 @@ export class StagedMultipartUpload {
           PartNumber: partNumber,
           Body: body,
           ContentLength: body.length,
-          ChecksumAlgorithm: 'CRC32',
+          ChecksumAlgorithm: this.checksumAlgorithm,
         }),
       )
       .then((sent) => {

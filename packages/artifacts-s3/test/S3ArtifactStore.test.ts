@@ -192,6 +192,38 @@ describe.skipIf(!minioBinary)('S3 artifact store on MinIO', () => {
     expect(await leftovers(bucket)).toMatchObject({ uploads: [] });
   });
 
+  it('sends no checksum headers under AWS_REQUEST_CHECKSUM_CALCULATION=WHEN_REQUIRED (servers that refuse them)', async () => {
+    const bucket = await minio.createBucket();
+    const saved = process.env.AWS_REQUEST_CHECKSUM_CALCULATION;
+    process.env.AWS_REQUEST_CHECKSUM_CALCULATION = 'WHEN_REQUIRED';
+    try {
+      const store = await open(bucket);
+      for (const [key, size] of [
+        ['small', 1000],
+        ['large', 11 * MiB],
+      ] as const) {
+        const stored = await store.put(key, bytes(size, 4), { maxBytes: 50 * MiB });
+        const got = await store.get(key);
+        expect(
+          createHash('sha256')
+            .update(Buffer.concat(await got.body.toArray()))
+            .digest('hex'),
+        ).toBe(stored.sha256);
+        const head = await store.client.send(
+          new HeadObjectCommand({ Bucket: bucket, Key: `trellis/${key}`, ChecksumMode: 'ENABLED' }),
+        );
+        expect({ key, crc32: head.ChecksumCRC32, sha256: head.ChecksumSHA256 }).toEqual({
+          key,
+          crc32: undefined,
+          sha256: undefined,
+        });
+      }
+    } finally {
+      if (saved === undefined) delete process.env.AWS_REQUEST_CHECKSUM_CALCULATION;
+      else process.env.AWS_REQUEST_CHECKSUM_CALCULATION = saved;
+    }
+  });
+
   it('refuses a key in the staging area and keys that are not relative paths', async () => {
     const store = await open(await minio.createBucket());
     for (const key of [`${STAGING_SEGMENT}/x`, '../x', 'a//b', '/a', 'a/./b', '']) {
