@@ -99,10 +99,11 @@ function pick<T>(loaders: Record<string, Loader<T>>, url: string, variable: stri
   return loader;
 }
 
-export function openDatabase(url: string, logger: Logger, env: Env = process.env): Promise<DatabaseAdapter> {
+/** A URL the loaders do not know is a rejected promise, like any other failure to open. */
+export async function openDatabase(url: string, logger: Logger, env: Env = process.env): Promise<DatabaseAdapter> {
   return pick(DATABASE_LOADERS, url, 'DATABASE_URL')(url, logger, env);
 }
 
-export function openArtifactStore(url: string, logger: Logger, env: Env = process.env): Promise<ArtifactStore> {
+export async function openArtifactStore(url: string, logger: Logger, env: Env = process.env): Promise<ArtifactStore> {
   return pick(ARTIFACT_LOADERS, url, 'TRELLIS_ARTIFACTS_URL')(url, logger, env);
 }
