@@ -1,4 +1,5 @@
 /** Closed-loop load: a fixed number of lanes, each sending its next operation when the last ended. */
+import { cpuSecondsOf } from './processes.mjs';
 
 /**
  * Runs `operation(lane, index)` from `concurrency` lanes until `count` operations were started or
@@ -30,11 +31,16 @@ export async function runClosedLoop({ concurrency, count, seconds, operation }) 
 
 /**
  * A short warm-up (JIT, connections, caches: at most `warmup` operations or 1 s, not counted),
- * then the measured closed loop.
+ * then the measured closed loop. With `serverPid`, the result also holds the CPU milliseconds
+ * that process spent per operation during the measured loop.
  */
-export async function measureAfterWarmup({ concurrency, warmup, count, seconds, operation }) {
+export async function measureAfterWarmup({ concurrency, warmup, count, seconds, operation, serverPid }) {
   await runClosedLoop({ concurrency, count: warmup, seconds: Math.min(1, seconds / 3), operation });
-  return runClosedLoop({ concurrency, count, seconds, operation });
+  const cpuBefore = serverPid === undefined ? null : cpuSecondsOf(serverPid);
+  const result = await runClosedLoop({ concurrency, count, seconds, operation });
+  const cpuAfter = serverPid === undefined ? null : cpuSecondsOf(serverPid);
+  if (cpuBefore === null || cpuAfter === null || result.operations === 0) return result;
+  return { ...result, serverCpuMsPerOperation: ((cpuAfter - cpuBefore) * 1000) / result.operations };
 }
 
 /** The p-th percentile (0..100) of `values`, nearest-rank; null when there are none. */

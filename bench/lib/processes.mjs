@@ -119,6 +119,23 @@ export function rssOf(pid) {
   }
 }
 
+/**
+ * CPU time a process has used so far, user + system, in seconds (Linux `/proc/<pid>/stat`), or
+ * null elsewhere. Less sensitive than wall time to other work on the machine.
+ */
+export function cpuSecondsOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at state; utime and stime are
+    // the 14th and 15th fields of the line, in clock ticks (100 per second on Linux).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+const CLOCK_TICKS_PER_SECOND = 100;
+
 /** Samples a process's RSS every `intervalMs` until `stop()`, which returns the first and highest. */
 export function sampleRss(pid, intervalMs = 20) {
   const first = rssOf(pid);

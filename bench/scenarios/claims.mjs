@@ -56,7 +56,8 @@ export const claims = {
           const useCase = await database.withClone((url) => claimThroughUseCase(url, lanes, plan));
           ctx.log(
             `  ${concurrency} agent(s): ${http.perSecond.toFixed(0)} claims/s over HTTP, ` +
-              `${useCase.perSecond.toFixed(0)} through the use case in-process, ${direct.perSecond.toFixed(0)} direct`,
+              `${useCase.perSecond.toFixed(0)} through the use case in-process, ${direct.perSecond.toFixed(0)} direct; ` +
+              `server CPU ${http.serverCpuMsPerOperation?.toFixed(2) ?? '?'} ms per HTTP claim`,
           );
           ctx.record(
             figure({
@@ -84,7 +85,7 @@ export const claims = {
 };
 
 /** Every lane claims until the count or the time is up; claimed ids must all differ. */
-async function measureClaims(lanes, { concurrency, warmup, measured, seconds }, claim) {
+async function measureClaims(lanes, { concurrency, warmup, measured, seconds }, claim, serverPid) {
   const seen = new Set();
   let duplicates = 0;
   const operation = async (lane) => {
@@ -95,7 +96,7 @@ async function measureClaims(lanes, { concurrency, warmup, measured, seconds }, 
     return true;
   };
   // Warm-up claims come off the same backlog (it holds warmup + measured jobs).
-  const result = await measureAfterWarmup({ concurrency, warmup, count: measured, seconds, operation });
+  const result = await measureAfterWarmup({ concurrency, warmup, count: measured, seconds, operation, serverPid });
   return { ...result, duplicates };
 }
 
@@ -112,10 +113,15 @@ async function claimOverHttp(url, lanes, plan) {
         }),
       ),
     );
-    return await measureClaims(lanes, plan, async (agent) => {
-      const answer = await client.expect([200, 204], 'POST', '/api/jobs/claim', { headers: workerHeaders(agent) });
-      return answer.status === 200 ? answer.body.job : null;
-    });
+    return await measureClaims(
+      lanes,
+      plan,
+      async (agent) => {
+        const answer = await client.expect([200, 204], 'POST', '/api/jobs/claim', { headers: workerHeaders(agent) });
+        return answer.status === 200 ? answer.body.job : null;
+      },
+      server.pid,
+    );
   } finally {
     client.close();
     await server.stop();

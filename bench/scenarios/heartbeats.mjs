@@ -37,7 +37,7 @@ export const heartbeats = {
         const trellis = await database.withClone(async (url) => {
           const server = await startControlPlaneProcess(url);
           try {
-            return await measureHeartbeats(server.url, agents, plan);
+            return await measureHeartbeats(server, agents, plan);
           } finally {
             await server.stop();
           }
@@ -46,12 +46,13 @@ export const heartbeats = {
         const bare = await startBareServer();
         let baseline;
         try {
-          baseline = await measureHeartbeats(bare.url, agents, plan);
+          baseline = await measureHeartbeats(bare, agents, plan);
         } finally {
           await bare.stop();
         }
         ctx.log(
-          `  ${dialect}: ${trellis.perSecond.toFixed(0)} heartbeats/s, bare node:http ${baseline.perSecond.toFixed(0)}/s`,
+          `  ${dialect}: ${trellis.perSecond.toFixed(0)} heartbeats/s, bare node:http ${baseline.perSecond.toFixed(0)}/s; ` +
+            `server CPU ${cpu(trellis)} ms per request, bare ${cpu(baseline)} ms`,
         );
         ctx.record(
           figure({
@@ -74,8 +75,8 @@ export const heartbeats = {
   },
 };
 
-async function measureHeartbeats(url, agents, { count, warmup, seconds }) {
-  const client = loadClient(url, { sockets: CONCURRENCY });
+async function measureHeartbeats(server, agents, { count, warmup, seconds }) {
+  const client = loadClient(server.url, { sockets: CONCURRENCY });
   try {
     const operation = async (lane) => {
       const { body } = await client.expect(200, 'POST', '/api/workers/heartbeat', {
@@ -84,8 +85,17 @@ async function measureHeartbeats(url, agents, { count, warmup, seconds }) {
       });
       if (!Array.isArray(body.cancel_job_ids)) throw new Error('unexpected heartbeat answer');
     };
-    return await measureAfterWarmup({ concurrency: CONCURRENCY, warmup, count, seconds, operation });
+    return await measureAfterWarmup({
+      concurrency: CONCURRENCY,
+      warmup,
+      count,
+      seconds,
+      operation,
+      serverPid: server.pid,
+    });
   } finally {
     client.close();
   }
 }
+
+const cpu = (result) => result.serverCpuMsPerOperation?.toFixed(2) ?? '?';

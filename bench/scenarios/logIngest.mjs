@@ -49,7 +49,7 @@ export const logIngest = {
           const server = await startControlPlaneProcess(url);
           const client = loadClient(server.url, { sockets: AGENTS });
           try {
-            return await measure(plan, async (lane) => {
+            return await measure({ ...plan, serverPid: server.pid }, async (lane) => {
               const agent = agents[lane];
               await client.expect(201, 'POST', `/api/jobs/${agent.jobId}/logs`, {
                 headers: workerHeaders(agent),
@@ -74,7 +74,10 @@ export const logIngest = {
             await store.close();
           }
         });
-        ctx.log(`  ${dialect}: ${http.perSecond.toFixed(0)} chunks/s over HTTP, ${direct.perSecond.toFixed(0)} direct`);
+        ctx.log(
+          `  ${dialect}: ${http.perSecond.toFixed(0)} chunks/s over HTTP, ${direct.perSecond.toFixed(0)} direct; ` +
+            `server CPU ${http.serverCpuMsPerOperation?.toFixed(2) ?? '?'} ms per chunk`,
+        );
         ctx.record(
           figure({
             scenario: 'logs',
@@ -100,6 +103,6 @@ export const logIngest = {
   },
 };
 
-function measure({ count, warmup, seconds }, operation) {
-  return measureAfterWarmup({ concurrency: AGENTS, warmup, count, seconds, operation });
+function measure({ count, warmup, seconds, serverPid }, operation) {
+  return measureAfterWarmup({ concurrency: AGENTS, warmup, count, seconds, operation, serverPid });
 }

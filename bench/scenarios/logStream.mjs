@@ -34,8 +34,11 @@ export const logStream = {
   },
 
   async run(ctx) {
-    const chunks = ctx.quick ? 10 : 60;
-    const intervalMs = 100; // 10 chunks/s: ten times what one agent sends (about one a second)
+    const chunks = ctx.quick ? 6 : 20;
+    // 2 chunks/s: twice what one agent sends (DESIGN §7: about one a second). Every chunk makes
+    // each of the 100 streams re-read the database, so much faster rates measure an overloaded
+    // server (latency then grows with the run's length) rather than the latency of delivery.
+    const intervalMs = 500;
     for (const dialect of ctx.dialects) {
       const database = await preparedDatabase(dialect, (url) =>
         withUseCases(url, async (useCases) => {
