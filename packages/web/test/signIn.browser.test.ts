@@ -51,6 +51,8 @@ async function startIssuer(): Promise<Issuer> {
           claims: async () => ({ sub, email: `${sub}@example.com`, email_verified: true, name: `Ada ${sub}` }),
         }),
         cookies: { keys: ['oidc-provider-test-cookie-key'] },
+        ttl: { AccessToken: 600, AuthorizationCode: 60, Grant: 3600, IdToken: 600, Interaction: 600, Session: 3600 },
+        pkce: { required: () => true },
       });
       const handle = provider.callback();
       server.on('request', (req, res) => {
