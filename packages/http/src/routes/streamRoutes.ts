@@ -1,11 +1,10 @@
 import { type EventBus, isTerminalJobStatus, type JobStatus, type UseCases } from '@trellis/core';
 import { z } from 'zod';
-import { EventLatch } from '../realtime/waitForEvent.js';
+import { type JobUpdate, JobLogHub } from '../realtime/JobLogHub.js';
 import { defineRoute, type RouteSpec } from '../routing/route.js';
 import { IdParams } from '../routing/schemas.js';
 
-/** Re-read even without an event (events are best effort), and keep proxies from idling out. */
-const RECHECK_MS = 5000;
+/** Keeps proxies from closing an idle stream. */
 const KEEPALIVE_MS = 15_000;
 const PAGE = 1000;
 
@@ -14,11 +13,13 @@ const StreamQuery = z.object({
 });
 
 /**
- * DESIGN §6: `GET /api/jobs/{id}/logs/stream` as Server-Sent Events. It subscribes before it
- * reads, then after every wake-up reads from the last id it sent, so no chunk is missed or sent
- * twice, and a client reconnecting with `Last-Event-ID` resumes exactly where it stopped.
+ * DESIGN §6: `GET /api/jobs/{id}/logs/stream` as Server-Sent Events. A stream follows the job
+ * through the process's `JobLogHub` before it reads its backlog, and sends a chunk only when its
+ * id is past the last one sent, so no chunk is missed or sent twice, and a client reconnecting
+ * with `Last-Event-ID` resumes exactly where it stopped.
  */
 export function streamRoutes(useCases: UseCases, events: EventBus, shutdown: AbortSignal): RouteSpec[] {
+  const hub = new JobLogHub(useCases, events);
   return [
     defineRoute({
       method: 'get',
@@ -33,51 +34,72 @@ export function streamRoutes(useCases: UseCases, events: EventBus, shutdown: Abo
       query: StreamQuery,
       responses: { 200: { description: 'An event stream', contentType: 'text/event-stream' } },
       handler: async ({ user, params, query, req, res }) => {
-        let job = await useCases.jobs.get(user, params.id);
         const lastEventId = Number(req.headers['last-event-id']);
-        let lastId = Number.isSafeInteger(lastEventId) && lastEventId >= 0 ? lastEventId : (query.after ?? 0);
-
+        let lastSent = Number.isSafeInteger(lastEventId) && lastEventId >= 0 ? lastEventId : (query.after ?? 0);
         const disconnected = new AbortController();
         req.on('close', () => disconnected.abort());
-        const closed = { signal: AbortSignal.any([disconnected.signal, shutdown]) };
-        const latch = new EventLatch(events, (event) => event.job_id === params.id && event.type !== 'job_queued');
-        res.status(200);
-        res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-        res.setHeader('Cache-Control', 'no-cache, no-transform');
-        res.setHeader('X-Accel-Buffering', 'no');
-        res.flushHeaders();
+        const closed = AbortSignal.any([disconnected.signal, shutdown]);
+
+        // Follow before reading, so nothing that happens from now on can be missed; updates wait
+        // in `pending` until the backlog is out.
+        let pending: JobUpdate[] | null = [];
+        let sentStatus: JobStatus | null = null;
+        let ended = false;
+        let finish: () => void = () => {};
+        const done = new Promise<void>((resolve) => {
+          finish = resolve;
+        });
         const send = (event: string, data: unknown, id?: number) => {
           res.write(`${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
         };
-        const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
-        let sentStatus: JobStatus | null = null;
-        try {
-          while (!closed.signal.aborted) {
-            let page: Awaited<ReturnType<typeof useCases.logs.read>>;
-            do {
-              page = await useCases.logs.read(user.userId, params.id, { after: lastId, limit: PAGE });
-              for (const chunk of page.logs) {
-                send('log', chunk, chunk.id);
-                lastId = chunk.id;
-              }
-            } while (page.has_more && !closed.signal.aborted);
-            if (job.status !== sentStatus) {
-              send('status', { status: job.status, error_message: job.error_message });
-              sentStatus = job.status;
-            }
-            if (isTerminalJobStatus(job.status)) {
-              // The status was read before the last log page, so every chunk stored before the
-              // job ended has been sent.
-              send('end', { status: job.status }, lastId);
-              break;
-            }
-            await latch.next(RECHECK_MS, closed.signal);
-            job = await useCases.jobs.get(user, params.id);
+        const deliver = (update: JobUpdate) => {
+          if (ended) return;
+          for (const chunk of update.chunks) {
+            if (chunk.id <= lastSent) continue;
+            send('log', chunk, chunk.id);
+            lastSent = chunk.id;
           }
-        } finally {
+          if (update.job && update.job.status !== sentStatus) {
+            sentStatus = update.job.status;
+            send('status', { status: update.job.status, error_message: update.job.error_message });
+          }
+          if (update.job && isTerminalJobStatus(update.job.status)) {
+            send('end', { status: update.job.status }, lastSent);
+            ended = true;
+            finish();
+          }
+        };
+        const unfollow = hub.follow(user.userId, params.id, (update) => {
+          if (pending) pending.push(update);
+          else deliver(update);
+        });
+        try {
+          const job = await useCases.jobs.get(user, params.id);
+          res.status(200);
+          res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+          res.setHeader('Cache-Control', 'no-cache, no-transform');
+          res.setHeader('X-Accel-Buffering', 'no');
+          res.flushHeaders();
+          let page: Awaited<ReturnType<typeof useCases.logs.read>>;
+          do {
+            page = await useCases.logs.read(user.userId, params.id, { after: lastSent, limit: PAGE });
+            deliver({ chunks: page.logs, job: null });
+          } while (page.has_more && !closed.aborted);
+          hub.backlogRead(params.id, lastSent);
+          // The job was read before the backlog: if it had ended, every chunk is out by now.
+          deliver({ chunks: [], job });
+          const queued = pending;
+          pending = null;
+          for (const update of queued) deliver(update);
+          const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
+          closed.addEventListener('abort', finish, { once: true });
+          if (closed.aborted) finish();
+          await done;
           clearInterval(keepalive);
-          latch.close();
-          res.end();
+        } finally {
+          unfollow();
+          // Before the headers went out (the job is not the caller's), the error becomes a problem.
+          if (res.headersSent) res.end();
         }
         return undefined;
       },

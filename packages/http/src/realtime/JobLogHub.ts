@@ -1,0 +1,124 @@
+import type { EventBus, Job, LogChunk, UseCases } from '@trellis/core';
+
+/** What the hub tells every follower of a job: new chunks in id order, and the job when it changed. */
+export interface JobUpdate {
+  chunks: LogChunk[];
+  job: Job | null;
+}
+
+interface Follow {
+  ownerId: string;
+  /** The id up to which the hub has read; null until a follower reports where its backlog ended. */
+  cursor: number | null;
+  listeners: Set<(update: JobUpdate) => void>;
+  logsDirty: boolean;
+  statusDirty: boolean;
+  pumping: boolean;
+  timer: NodeJS.Timeout;
+}
+
+const PAGE = 1000;
+/** Re-read even without an event: events are best effort. */
+const RECHECK_MS = 5000;
+
+/**
+ * One reader per followed job in this process. Each log or status event of the job causes ONE
+ * read of the new chunks (and of the job when its status changed), handed to every follower,
+ * instead of one read per open stream — with a hundred people watching a deployment, that is the
+ * difference between one query and a hundred per chunk.
+ */
+export class JobLogHub {
+  private readonly follows = new Map<string, Follow>();
+
+  constructor(
+    private readonly useCases: UseCases,
+    events: EventBus,
+  ) {
+    events.subscribe((event) => {
+      if (event.type === 'job_queued') return;
+      const follow = this.follows.get(event.job_id);
+      if (!follow) return;
+      if (event.type === 'job_status_changed') follow.statusDirty = true;
+      follow.logsDirty = true;
+      this.pump(event.job_id, follow);
+    });
+  }
+
+  /** Starts delivering updates of the job to `listener`; call the returned function to stop. */
+  follow(ownerId: string, jobId: string, listener: (update: JobUpdate) => void): () => void {
+    let follow = this.follows.get(jobId);
+    if (!follow) {
+      const created: Follow = {
+        ownerId,
+        cursor: null,
+        listeners: new Set(),
+        logsDirty: false,
+        statusDirty: false,
+        pumping: false,
+        timer: setInterval(() => {
+          created.logsDirty = true;
+          created.statusDirty = true;
+          this.pump(jobId, created);
+        }, RECHECK_MS),
+      };
+      created.timer.unref();
+      this.follows.set(jobId, created);
+      follow = created;
+    }
+    const current = follow;
+    current.listeners.add(listener);
+    return () => {
+      current.listeners.delete(listener);
+      if (current.listeners.size === 0 && this.follows.get(jobId) === current) {
+        clearInterval(current.timer);
+        this.follows.delete(jobId);
+      }
+    };
+  }
+
+  /**
+   * A follower read the backlog up to `lastId` after it started following: the hub reads on from
+   * there when it has no position yet. Followers drop chunks they already sent, so overlap is fine.
+   */
+  backlogRead(jobId: string, lastId: number): void {
+    const follow = this.follows.get(jobId);
+    if (!follow || follow.cursor !== null) return;
+    follow.cursor = lastId;
+    this.pump(jobId, follow);
+  }
+
+  get followedJobs(): number {
+    return this.follows.size;
+  }
+
+  private pump(jobId: string, follow: Follow): void {
+    if (follow.pumping || follow.cursor === null || !(follow.logsDirty || follow.statusDirty)) return;
+    follow.pumping = true;
+    void (async () => {
+      try {
+        while (follow.logsDirty || follow.statusDirty) {
+          const readStatus = follow.statusDirty;
+          follow.logsDirty = false;
+          follow.statusDirty = false;
+          // The status is read before the chunks: an agent sends its last chunks before its final
+          // status, so once a terminal status is seen, the read that follows has every chunk.
+          const job = readStatus ? await this.useCases.jobs.get({ userId: follow.ownerId, email: '' }, jobId) : null;
+          const chunks: LogChunk[] = [];
+          for (;;) {
+            const page = await this.useCases.logs.read(follow.ownerId, jobId, { after: follow.cursor, limit: PAGE });
+            chunks.push(...page.logs);
+            if (page.logs.length > 0) follow.cursor = (page.logs.at(-1) as LogChunk).id;
+            if (!page.has_more) break;
+          }
+          if (chunks.length > 0 || job) {
+            for (const listener of [...follow.listeners]) listener({ chunks, job });
+          }
+        }
+      } catch {
+        // A failed read (database away) is retried by the recheck timer.
+      } finally {
+        follow.pumping = false;
+      }
+    })();
+  }
+}
