@@ -4,8 +4,8 @@ import { pipeline } from 'node:stream/promises';
 import type { Bucket, Storage } from '@google-cloud/storage';
 import { type ArtifactStore, NotFoundError, type StoredArtifact, UnavailableError } from '@trellis/core';
 import { isMissingBucket, statusOf, toDomainError } from './gcsErrors.js';
-import { MeteredBody } from './meteredBody.js';
-import { objectNameForKey, stagingName } from './objectKey.js';
+import { MeteredBody } from '@trellis/core';
+import { objectNameForKey, stagingName } from '@trellis/core';
 
 const MiB = 1024 * 1024;
 const CONTENT_TYPE = 'application/octet-stream';

@@ -1,5 +1,5 @@
 export { GcsArtifactStore, type GcsArtifactStoreOptions } from './GcsArtifactStore.js';
-export { STAGING_SEGMENT } from './objectKey.js';
+export { STAGING_SEGMENT } from '@trellis/core';
 export {
   createStorage,
   GCS_CLIENT_DEFAULTS,

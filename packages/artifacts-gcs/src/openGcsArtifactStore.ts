@@ -1,7 +1,7 @@
 import { IdempotencyStrategy, Storage, type StorageOptions } from '@google-cloud/storage';
 import { ValidationError } from '@trellis/core';
 import { GcsArtifactStore } from './GcsArtifactStore.js';
-import { normalizePrefix } from './objectKey.js';
+import { normalizePrefix } from '@trellis/core';
 
 type Env = Record<string, string | undefined>;
 

@@ -10,8 +10,8 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { type ArtifactStore, NotFoundError, type StoredArtifact } from '@trellis/core';
-import { MeteredBody } from './meteredBody.js';
-import { objectNameForKey, stagingName } from './objectKey.js';
+import { MeteredBody } from '@trellis/core';
+import { objectNameForKey, stagingName } from '@trellis/core';
 import { PartBufferPool, UploadBuffers } from './partBuffers.js';
 import { isMissingKey, toDomainError } from './s3Errors.js';
 import { StagedMultipartUpload } from './stagedMultipartUpload.js';

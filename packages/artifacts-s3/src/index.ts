@@ -11,4 +11,4 @@ export {
   S3_CLIENT_DEFAULTS,
   type S3StoreSettings,
 } from './openS3ArtifactStore.js';
-export { STAGING_SEGMENT } from './objectKey.js';
+export { STAGING_SEGMENT } from '@trellis/core';

@@ -1,6 +1,6 @@
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { ValidationError } from '@trellis/core';
-import { normalizePrefix } from './objectKey.js';
+import { normalizePrefix } from '@trellis/core';
 import { S3ArtifactStore } from './S3ArtifactStore.js';
 
 const MiB = 1024 * 1024;

@@ -7,6 +7,8 @@ export * from './domain/validation.js';
 export * from './domain/vineStateMachine.js';
 export * from './domain/workerStateMachine.js';
 
+export * from './artifacts/MeteredBody.js';
+export * from './artifacts/objectNames.js';
 export * from './auth/tokenLifetimes.js';
 export * from './auth/verificationCode.js';
 export * from './auth/workerToken.js';

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
-import { TooLargeError } from '@trellis/core';
+import { TooLargeError } from '../domain/errors.js';
 
 /**
  * Pulls an artifact body chunk by chunk, counting and hashing as it goes, and stops with
  * `TooLargeError` (closing the source, so its producer stops too) as soon as the count passes the
- * limit. A chunk is handed on as it came: the caller copies it into a part before it pulls the
- * next one, since a producer may reuse its buffer from then on.
+ * limit. `next()` hands a chunk on as it came, valid until the next call (a producer may reuse its
+ * buffer from then on); `readHead()`/`rest()` hand on copies, for SDKs that keep earlier chunks.
+ *
+ * Shared by the object-storage adapters of the `ArtifactStore` port, which may depend on core only.
  */
 export class MeteredBody {
   size = 0;
@@ -58,6 +60,29 @@ export class MeteredBody {
     }
     this.hash.update(chunk);
     return chunk;
+  }
+
+  /** Reads copies until more than `bytes` are held or the body ends (`complete` then says which). */
+  async readHead(bytes: number): Promise<Buffer[]> {
+    const head: Buffer[] = [];
+    let held = 0;
+    while (held <= bytes) {
+      const chunk = await this.next();
+      if (chunk === null) break;
+      head.push(Buffer.from(chunk));
+      held += chunk.byteLength;
+    }
+    return head;
+  }
+
+  /** `head`, then the rest of the body, letting go of each chunk of `head` as it is handed on. */
+  async *rest(head: Buffer[]): AsyncGenerator<Buffer> {
+    while (head.length > 0) yield head.shift() as Buffer;
+    for (;;) {
+      const chunk = await this.next();
+      if (chunk === null) return;
+      yield Buffer.from(chunk);
+    }
   }
 
   /** Lowercase hex SHA-256 of the whole body; call once, after `complete`. */

@@ -1,17 +1,22 @@
-import { ValidationError } from '@trellis/core';
+import { ValidationError } from '../domain/errors.js';
 
 /**
- * First segment of the names that uploads are staged under before they are committed (see
- * `S3ArtifactStore.put`); no artifact key may start with it. A lifecycle rule on
+ * Object names of artifact keys in a bucket, shared by the object-storage adapters of the
+ * `ArtifactStore` port (S3, GCS), which may depend on core only.
+ */
+
+/**
+ * First segment of the names that uploads are staged under before they are committed (see the
+ * S3 and GCS stores' `put`); no artifact key may start with it. A lifecycle rule on
  * `<prefix>/.trellis-staging/` clears what a crashed server left there (docs/storage.md).
  */
 export const STAGING_SEGMENT = '.trellis-staging';
 
-/** S3 limits an object name to 1024 bytes of UTF-8. */
+/** S3 and GCS both limit an object name to 1024 bytes of UTF-8. */
 const MAX_NAME_BYTES = 1024;
 
 /**
- * `s3://bucket/a/b/` -> prefix `a/b`: slashes trimmed, the same segment rules as keys (an empty
+ * `s3://bucket/a/b/` or `gs://bucket/a/b/` -> prefix `a/b`: slashes trimmed, the same segment rules as keys (an empty
  * prefix puts objects at the top of the bucket).
  */
 export function normalizePrefix(raw: string): string {
