@@ -17,7 +17,7 @@ import { pipeline } from 'node:stream/promises';
 import { deferCleanup } from '../lib/cleanup.mjs';
 import { withFreshDatabase } from '../lib/databases.mjs';
 import { CHILDREN_DIR, childEnv } from '../lib/environment.mjs';
-import { sampleRss, startBareServer, startControlPlaneProcess } from '../lib/processes.mjs';
+import { cpuSecondsOf, sampleRss, startBareServer, startControlPlaneProcess } from '../lib/processes.mjs';
 import { aims, figure } from '../lib/report.mjs';
 import { agentClient, createOwner, queuePlanJobs, registerAgents, withUseCases } from '../lib/setup.mjs';
 
@@ -56,6 +56,7 @@ export const uploads = {
       ctx.log(
         `  ${UPLOADS} × ${size / 1024 / 1024} MiB: ${httpRate.toFixed(0)} MB/s over HTTP, copy ${copyRate.toFixed(0)} MB/s, ` +
           `into a bare sink ${(megabytes / clientCeiling.seconds).toFixed(0)} MB/s; ` +
+          `server busy ${((100 * http.serverCpuSeconds) / http.seconds).toFixed(0)}% of one core; ` +
           `server RSS +${(http.rssGrowth / MB).toFixed(1)} MB, copy +${(copy.rssGrowth / MB).toFixed(1)} MB`,
       );
       const details = {
@@ -137,15 +138,18 @@ async function uploadOverHttp(databaseUrl, pool, size) {
     // Let start-up garbage settle so the growth is the uploads' own.
     await new Promise((resolve) => setTimeout(resolve, 500));
     const sampler = sampleRss(server.pid, 20);
+    const cpuBefore = cpuSecondsOf(server.pid);
     const begin = performance.now();
     const answers = await Promise.all(
       clients.map((client, index) => client.uploadPlanArtifact(jobs[index].job.id, bodyOf(pool, index, size), size)),
     );
     const seconds = (performance.now() - begin) / 1000;
+    const serverCpuSeconds = cpuSecondsOf(server.pid) - cpuBefore;
     const rss = sampler.stop();
     if (answers.some((answer) => answer.size !== size)) throw new Error('an upload was stored with the wrong size');
     return {
       seconds,
+      serverCpuSeconds,
       rssBefore: rss.first,
       rssPeak: rss.peak,
       rssGrowth: rss.peak - rss.first,
