@@ -59,7 +59,8 @@ describe.skipIf(!TOFU)('agents and servers that go away mid-job', { timeout: 180
       const vine = await vineOf(server, 'restarted', 'slow-apply', { seconds: '12' });
       const job = await server.user.createJob({ job_type: 'DEPLOY', configuration_id: vine.id });
       await applying(job.id);
-      await server.restart();
+      // Down long enough that the agent's heartbeats (every second here) and log posts must fail.
+      await server.restart(2500);
 
       const done = await waitForJob(server, job.id);
       expect(done.status).toBe('SUCCESS');

@@ -27,8 +27,8 @@ export interface E2eServer {
   user: TrellisClient & { token: string; refreshToken: string };
   dataDir: string;
   output(): string;
-  /** Stops the process (SIGTERM) and starts it again on the same port and data. */
-  restart(): Promise<void>;
+  /** Stops the process (SIGTERM), keeps it down for `downMs`, and starts it again on the same port and data. */
+  restart(downMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -50,8 +50,9 @@ export async function startServer(env: Record<string, string> = {}): Promise<E2e
     user,
     dataDir,
     output: () => process.output(),
-    async restart() {
+    async restart(downMs = 0) {
       await process.stop();
+      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
       process = await startServerProcess({ ...fullEnv, PORT: new URL(url).port });
     },
     async stop() {
