@@ -4,18 +4,80 @@ import { defineConfig } from 'vitest/config';
 
 const packagesDir = fileURLToPath(new URL('./packages/', import.meta.url));
 
-/** Tests import `@trellis/*` from source, so a test run never sees stale `dist/` output. */
-const alias = Object.fromEntries(
-  readdirSync(packagesDir).map((name) => [`@trellis/${name}`, `${packagesDir}${name}/src/index.ts`]),
-);
+/**
+ * Tests import `@trellis/*` from source, so a test run never sees stale `dist/` output; a subpath
+ * export (`@trellis/testkit/controlPlane`) maps to the source file of that name.
+ */
+const alias = readdirSync(packagesDir).flatMap((name) => [
+  { find: new RegExp(`^@trellis/${name}/([\\w/-]+)$`), replacement: `${packagesDir}${name}/src/$1.ts` },
+  { find: new RegExp(`^@trellis/${name}$`), replacement: `${packagesDir}${name}/src/index.ts` },
+]);
+
+/** Every test file of the repository; each belongs to exactly one project below. */
+export const ALL_TESTS = ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts', 'examples/*/test/**/*.test.ts'];
+
+/** `browser`: pages driven in Chromium (playwright-core) against a real server. */
+export const BROWSER_TESTS = ['**/*.browser.test.ts'];
+
+/** `e2e`: the built `trellis` and `trellis-agent` binaries against a real server and real peers. */
+export const E2E_TESTS = [
+  'packages/agent/test/e2e/**/*.test.ts',
+  'packages/cli/test/{commands,follow,login,offline,pty,redirects,tokens}.test.ts',
+];
+
+/**
+ * `unit`: core, testkit's fakes and pure package tests: no control plane, no database, no peer
+ * binary (at most a loopback stub or `nock`). Runs in seconds: `npm test -- --project unit`.
+ */
+export const UNIT_TESTS = [
+  'packages/core/test/**/*.test.ts',
+  'packages/agent/test/unit/**/*.test.ts',
+  'packages/client/test/**/*.test.ts',
+  'packages/http/test/**/*.test.ts',
+  'packages/providers/test/**/*.test.ts',
+  'packages/artifacts-fs/test/**/*.test.ts',
+  'packages/artifacts-s3/test/partBuffers.test.ts',
+  'packages/testkit/test/signIn.test.ts',
+  'packages/cli/test/{fileLock,loginSession,output}.test.ts',
+  'packages/web/test/{html,session}.test.ts',
+  'packages/server/test/{artifactLoaders,providerConfig,streamConfig}.test.ts',
+  'test/{api-docs,dependency-rules,test-projects}.test.ts',
+];
+
+/** `integration`: everything else, i.e. tests that start a control plane, a database or a peer. */
+const INTEGRATION_EXCLUDE = [...UNIT_TESTS, ...E2E_TESTS, ...BROWSER_TESTS];
+
+const shared = {
+  pool: 'forks' as const,
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+};
+
+function project(name: string, include: string[], exclude: string[] = []) {
+  return {
+    resolve: { alias },
+    test: { name, include, exclude: ['**/node_modules/**', '**/dist/**', ...exclude], ...shared },
+  };
+}
 
 export default defineConfig({
   resolve: { alias },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
-    pool: 'forks',
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    reporters: process.env.CI ? ['default'] : ['default'],
+    // `npm test` runs every project; `npm test -- --project unit` (or integration, e2e, browser)
+    // runs one. test/test-projects.test.ts checks that each test file is in exactly one.
+    projects: [
+      project('unit', UNIT_TESTS, BROWSER_TESTS),
+      project('integration', ALL_TESTS, INTEGRATION_EXCLUDE),
+      project('e2e', E2E_TESTS, BROWSER_TESTS),
+      project('browser', BROWSER_TESTS),
+    ],
+    ...shared,
+    // Runs once per run, whatever the projects (it belongs to the root, not to a project): names
+    // the run and drops its Postgres test databases at the end (and stale ones of crashed runs at
+    // the start). Postgres suites take turns through a machine-wide budget of slots
+    // (TRELLIS_TEST_POSTGRES_SUITES) and open small pools (TRELLIS_TEST_DB_POOL_MAX): see
+    // docs/operations.md, "Running the tests on a shared Postgres".
+    globalSetup: ['./packages/testkit/src/globalSetup.ts'],
+    reporters: ['default'],
   },
 });

@@ -31,7 +31,7 @@ const SERVER_BIN = join(REPO_ROOT, 'packages/server/dist/bin/trellis-server.js')
 const AGENT_BIN = join(REPO_ROOT, 'packages/agent/dist/bin/trellis-agent.js');
 const FAKE_ENGINE = join(REPO_ROOT, 'bench/agent-fake-engine.mjs');
 const MB = 1e6;
-const BOOTSTRAP_TOKEN = 'trellis-agent-bench-bootstrap';
+const BOOTSTRAP_TOKEN = 'trellis-agent-bench-bootstrap-0123456789';
 
 function startChild(bin, args, env) {
   const child = spawn(process.execPath, [bin, ...args], {

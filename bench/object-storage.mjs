@@ -105,7 +105,7 @@ async function runBackend(ctx, backend, binary, pool, size) {
       DATABASE_URL: `sqlite://${join(dataDir, 'trellis.db')}`,
       TRELLIS_WEB_URL: 'http://127.0.0.1',
       CLI_JWT_SECRET: JWT_SECRET,
-      TRELLIS_BOOTSTRAP_TOKEN: 'trellis-bench-bootstrap-token',
+      TRELLIS_BOOTSTRAP_TOKEN: 'trellis-bench-bootstrap-token-0123456789',
       TRELLIS_LOG_LEVEL: 'warn',
       ...env,
     };

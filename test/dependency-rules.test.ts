@@ -1,11 +1,18 @@
 /**
  * DESIGN §1's dependency rule, read from every package.json and every import in `src/`:
- * core depends on nothing; adapters and http/web on core only; cli and agent never on the
- * server side. A broken rule fails this test with the package and the offending dependency.
+ * core depends on nothing; adapters and web on core only; the API contract on core (and zod);
+ * http and client on core and the contract; cli and agent never on the server side (they use the
+ * contract through client). A broken rule fails this test with the package and the offending dependency.
+ *
+ * Test files (`test/`, support files included) are read too: whatever they import — an npm
+ * package, a `@trellis/*` package, or another package's files by a relative path — must be
+ * declared in the package's devDependencies (or dependencies), so a package's tests say what
+ * they need. Only `vitest`, the repository's test runner, is taken from the root.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { builtinModules } from 'node:module';
-import { join } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -21,7 +28,12 @@ interface PackageInfo {
   manifest: Manifest;
   /** Bare module specifiers imported by src/**. */
   imports: Set<string>;
+  /** Bare module specifiers imported by test/**, and `@trellis/<dir>` for a relative import into packages/<dir>. */
+  testImports?: Set<string>;
 }
+
+/** Test-time imports no package declares: the test runner, installed and configured at the root. */
+const ROOT_TEST_TOOLS = new Set(['vitest']);
 
 /** Which `@trellis/*` packages each package may depend on; `*` means any. */
 const ALLOWED: Record<string, readonly string[] | '*'> = {
@@ -31,9 +43,10 @@ const ALLOWED: Record<string, readonly string[] | '*'> = {
   '@trellis/artifacts-s3': ['@trellis/core'],
   '@trellis/artifacts-gcs': ['@trellis/core'],
   '@trellis/providers': ['@trellis/core'],
-  '@trellis/http': ['@trellis/core'],
+  '@trellis/contract': ['@trellis/core'],
+  '@trellis/http': ['@trellis/core', '@trellis/contract'],
   '@trellis/web': ['@trellis/core'],
-  '@trellis/client': ['@trellis/core'],
+  '@trellis/client': ['@trellis/core', '@trellis/contract'],
   '@trellis/cli': ['@trellis/core', '@trellis/client'],
   '@trellis/agent': ['@trellis/core', '@trellis/client'],
   '@trellis/server': '*',
@@ -50,7 +63,7 @@ function packageOf(specifier: string): string {
 
 function dependencyViolations(packages: PackageInfo[]): string[] {
   const violations: string[] = [];
-  for (const { manifest, imports } of packages) {
+  for (const { manifest, imports, testImports } of packages) {
     const name = manifest.name;
     const allowed = ALLOWED[name];
     if (allowed === undefined) {
@@ -78,6 +91,13 @@ function dependencyViolations(packages: PackageInfo[]): string[] {
         violations.push(`${name}: imports ${specifier} without declaring ${dep} in dependencies`);
       }
     }
+    const declared = { ...runtime, ...manifest.devDependencies };
+    for (const specifier of testImports ?? []) {
+      if (BUILTINS.has(specifier) || BUILTINS.has(packageOf(specifier))) continue;
+      const dep = packageOf(specifier);
+      if (dep === name || ROOT_TEST_TOOLS.has(dep) || dep in declared) continue;
+      violations.push(`${name}: tests import ${specifier} without declaring ${dep} in devDependencies`);
+    }
   }
   return violations;
 }
@@ -85,21 +105,32 @@ function dependencyViolations(packages: PackageInfo[]): string[] {
 const IMPORT =
   /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm;
 
-function sourceImports(dir: string): Set<string> {
+/**
+ * The bare specifiers imported under `dir/sub`; with `relativeAcrossPackages`, a relative import
+ * that leaves the package for `packages/<other>/` counts as importing `@trellis/<other>`.
+ */
+function importsUnder(dir: string, sub: string, relativeAcrossPackages = false): Set<string> {
   const found = new Set<string>();
+  const packagesRoot = dirname(dir);
   const walk = (path: string) => {
     for (const entry of readdirSync(path)) {
       const full = join(path, entry);
-      if (statSync(full).isDirectory()) walk(full);
-      else if (/\.(ts|tsx|mts|js|mjs)$/.test(entry) && !entry.endsWith('.d.ts')) {
+      if (statSync(full).isDirectory()) {
+        if (entry !== 'node_modules') walk(full);
+      } else if (/\.(ts|tsx|mts|js|mjs)$/.test(entry) && !entry.endsWith('.d.ts')) {
         for (const match of readFileSync(full, 'utf8').matchAll(IMPORT)) {
           const specifier = match[1] ?? match[2] ?? match[3];
-          if (specifier && !specifier.startsWith('.')) found.add(specifier);
+          if (!specifier) continue;
+          if (!specifier.startsWith('.')) found.add(specifier);
+          else if (relativeAcrossPackages) {
+            const target = relative(packagesRoot, resolve(dirname(full), specifier)).split(sep);
+            if (target[0] && target[0] !== '..' && target[0] !== basename(dir)) found.add(`@trellis/${target[0]}`);
+          }
         }
       }
     }
   };
-  walk(join(dir, 'src'));
+  if (statSync(join(dir, sub), { throwIfNoEntry: false })?.isDirectory()) walk(join(dir, sub));
   return found;
 }
 
@@ -112,7 +143,8 @@ function readPackages(): PackageInfo[] {
       return {
         dir,
         manifest: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest,
-        imports: sourceImports(dir),
+        imports: importsUnder(dir, 'src'),
+        testImports: importsUnder(dir, 'test', true),
       };
     });
 }
@@ -153,6 +185,26 @@ describe('dependency rule (DESIGN §1)', () => {
     );
   });
 
+  it('catches the contract depending on http, and the cli importing the contract directly', () => {
+    const contract: PackageInfo = {
+      dir: '',
+      manifest: { name: '@trellis/contract', dependencies: { '@trellis/core': '0.1.0', '@trellis/http': '0.1.0' } },
+      imports: new Set(['@trellis/core', 'zod']),
+    };
+    const cli: PackageInfo = {
+      dir: '',
+      manifest: { name: '@trellis/cli', dependencies: { '@trellis/client': '0.1.0' } },
+      imports: new Set(['@trellis/contract']),
+    };
+    expect(dependencyViolations([contract])).toEqual([
+      '@trellis/contract: may not depend on @trellis/http',
+      '@trellis/contract: imports zod without declaring zod in dependencies',
+    ]);
+    expect(dependencyViolations([cli])).toEqual([
+      '@trellis/cli: imports @trellis/contract, which it may not depend on',
+    ]);
+  });
+
   it('catches http depending on a concrete adapter and a runtime dependency on testkit', () => {
     const http: PackageInfo = {
       dir: '',
@@ -163,5 +215,53 @@ describe('dependency rule (DESIGN §1)', () => {
       '@trellis/http: may not depend on @trellis/store-sql',
       '@trellis/http: depends on @trellis/testkit at runtime',
     ]);
+  });
+
+  it('catches a test importing a package, or another package by path, without declaring it', () => {
+    const web: PackageInfo = {
+      dir: '',
+      manifest: {
+        name: '@trellis/web',
+        dependencies: { '@trellis/core': '0.1.0' },
+        devDependencies: { 'playwright-core': '^1.0.0' },
+      },
+      imports: new Set(['@trellis/core']),
+      testImports: new Set([
+        'vitest',
+        'node:http',
+        '@trellis/web',
+        '@trellis/core',
+        'playwright-core',
+        '@trellis/server',
+        'pg/lib/client',
+      ]),
+    };
+    expect(dependencyViolations([web])).toEqual([
+      '@trellis/web: tests import @trellis/server without declaring @trellis/server in devDependencies',
+      '@trellis/web: tests import pg/lib/client without declaring pg in devDependencies',
+    ]);
+    const declared: PackageInfo = {
+      ...web,
+      manifest: {
+        ...web.manifest,
+        devDependencies: { 'playwright-core': '^1.0.0', '@trellis/server': '0.1.0', pg: '^8' },
+      },
+    };
+    expect(dependencyViolations([declared])).toEqual([]);
+  });
+
+  it('reads relative imports into another package as a dependency on it', () => {
+    const packages = mkdtempSync(join(tmpdir(), 'trellis-dependency-rules-'));
+    try {
+      mkdirSync(join(packages, 'agent', 'test', 'support'), { recursive: true });
+      writeFileSync(
+        join(packages, 'agent', 'test', 'support', 'e2e.ts'),
+        "import { startServerProcess } from '../../../server/test/support/serverProcess.js';\n" +
+          "import { fixture } from '../fixtures.js';\n",
+      );
+      expect([...importsUnder(join(packages, 'agent'), 'test', true)]).toEqual(['@trellis/server']);
+    } finally {
+      rmSync(packages, { recursive: true, force: true });
+    }
   });
 });

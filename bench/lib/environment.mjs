@@ -13,7 +13,7 @@ export const CHILDREN_DIR = fileURLToPath(new URL('../children/', import.meta.ur
  * secret, so access tokens minted during setup are valid for the measured server.
  */
 export const JWT_SECRET = 'trellis-bench-jwt-secret-of-at-least-32-bytes';
-export const BOOTSTRAP_TOKEN = 'trellis-bench-bootstrap-token';
+export const BOOTSTRAP_TOKEN = 'trellis-bench-bootstrap-token-0123456789';
 
 /** The `pg` pool size of the control plane: `openSqlStore`'s default, which createControlPlane uses. */
 export const SERVER_POOL_SIZE = 10;

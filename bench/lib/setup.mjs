@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TrellisClient } from '@trellis/client';
-import { configHash, ownerScope, parseConfigurationInput, snapshotOfVine } from '@trellis/core';
+import { configHash, ownerScope, parseVineInput, snapshotOfVine } from '@trellis/core';
 import { createControlPlane } from '@trellis/server';
 import { openSqlStore } from '@trellis/store-sql';
 import { deferCleanup } from './cleanup.mjs';
@@ -64,7 +64,7 @@ export async function queuePlanJobs(useCases, owner, count, { parallel = 8, pref
   let next = 0;
   async function lane() {
     for (let i = next++; i < count; i = next++) {
-      const vine = await useCases.configurations.create(owner.actor, {
+      const vine = await useCases.vines.create(owner.actor, {
         name: `${prefix}-vine-${i}`,
         vineyard_id: vineyard.id,
         source: { type: 'inline', files: { 'main.tf': MAIN_TF } },
@@ -89,7 +89,7 @@ export async function queueManyPlanJobs(databaseUrl, owner, vineyardId, count, {
     for (let start = 0; start < count; start += batch) {
       await store.uow.run(ownerScope(ownerId), async (stores) => {
         for (let i = start; i < Math.min(count, start + batch); i += 1) {
-          const parsed = parseConfigurationInput({
+          const parsed = parseVineInput({
             name: `${prefix}-vine-${i}`,
             vineyard_id: vineyardId,
             source: { type: 'inline', files: { 'main.tf': MAIN_TF } },

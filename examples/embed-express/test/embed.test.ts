@@ -14,7 +14,11 @@ describe('examples/embed-express', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'trellis-embed-'));
     example = await startExample({
       port: 0,
-      env: { TRELLIS_DATA_DIR: dataDir, TRELLIS_BOOTSTRAP_TOKEN: 'embed-bootstrap', TRELLIS_LOG_LEVEL: 'silent' },
+      env: {
+        TRELLIS_DATA_DIR: dataDir,
+        TRELLIS_BOOTSTRAP_TOKEN: 'embed-bootstrap-token-0123456789abcdef',
+        TRELLIS_LOG_LEVEL: 'silent',
+      },
     });
   });
   afterAll(async () => {
@@ -35,7 +39,9 @@ describe('examples/embed-express', () => {
   });
 
   it('signs in and answers the API through the prefix', async () => {
-    const signIn = await fetch(`${example.url}/trellis/auth/bootstrap?token=embed-bootstrap`, { redirect: 'manual' });
+    const signIn = await fetch(`${example.url}/trellis/auth/bootstrap?token=embed-bootstrap-token-0123456789abcdef`, {
+      redirect: 'manual',
+    });
     expect(signIn.status).toBe(303);
     expect(signIn.headers.get('location')).toBe('/trellis/');
     const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
@@ -45,5 +51,14 @@ describe('examples/embed-express', () => {
     });
     const vineyard = await client.createVineyard('embedded');
     expect((await client.listVineyards()).map((v) => v.id)).toEqual([vineyard.id]);
+
+    // The next page's link keeps the prefix the control plane is mounted under.
+    const older = await client.createVineyard('embedded-2');
+    const page = await fetch(`${example.url}/trellis/api/cli/vineyards?limit=1`, { headers: { cookie } });
+    const link = page.headers.get('link') ?? '';
+    expect(link).toMatch(/^<\/trellis\/api\/cli\/vineyards\?limit=1&cursor=[\w-]+>; rel="next"$/);
+    const next = await fetch(new URL(link.slice(1, link.indexOf('>')), example.url), { headers: { cookie } });
+    expect(((await next.json()) as { vineyards: { id: string }[] }).vineyards.map((v) => v.id)).toEqual([vineyard.id]);
+    expect(older.id).not.toBe(vineyard.id);
   });
 });

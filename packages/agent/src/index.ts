@@ -9,7 +9,7 @@ export { runAgentCli } from './cli/main.js';
 export { type AgentCredentials, CredentialsFile, defaultCredentialsPath } from './config/CredentialsFile.js';
 export { ConfigError, type RunConfig, resolveRunConfig } from './config/runConfig.js';
 export { Agent, type AgentOptions, type AgentResult, type ShutdownMode } from './daemon/Agent.js';
-export { Backoff, isTransient } from './daemon/backoff.js';
+export { Backoff, isTransient } from '@trellis/client';
 export { Engine, resolveEngineBin } from './engine/Engine.js';
 export { type EngineExit, EngineProcess } from './engine/EngineProcess.js';
 export { type DeployMetadata, parseDeployMetadata } from './job/deployMetadata.js';

@@ -101,6 +101,9 @@ export class FsArtifactStore implements ArtifactStore {
     await this.pruneEmptyDirectories(dirname(path));
   }
 
+  /** Every call opens and closes its own files: nothing is held between calls. */
+  async close(): Promise<void> {}
+
   async check(): Promise<void> {
     const probe = join(this.tempDir, `check-${randomUUID()}.partial`);
     const file = await this.createTempFile(probe);

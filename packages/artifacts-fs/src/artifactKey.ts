@@ -1,5 +1,5 @@
 import { join, relative, sep } from 'node:path';
-import { ValidationError } from '@trellis/core';
+import { artifactKeySegments, invalidArtifactKey } from '@trellis/core';
 
 /**
  * Every object file ends with this suffix and no directory may, so the key `a` (file `a.artifact`)
@@ -12,8 +12,7 @@ const MAX_NAME_BYTES = 255;
 
 /**
  * Maps a slash-separated key to its file below `objectsDir`, or throws `ValidationError` for a key
- * that could name anything else: `..`, `.`, empty segments (hence absolute keys), backslashes
- * (a separator on Windows) and NUL.
+ * that breaks core's key rules (`artifactKeySegments`) or the limits of a filesystem.
  */
 export function objectPathForKey(objectsDir: string, key: string): string {
   const segments = parseKey(key);
@@ -21,33 +20,20 @@ export function objectPathForKey(objectsDir: string, key: string): string {
   const path = join(objectsDir, ...segments.map((segment, i) => (i === last ? segment + OBJECT_FILE_SUFFIX : segment)));
   // Defence in depth: whatever the rules above miss, the path must stay below the root.
   const below = relative(objectsDir, path);
-  if (below === '' || below.startsWith(`..${sep}`) || below === '..') throw invalidKey(key, 'escapes the store');
+  if (below === '' || below.startsWith(`..${sep}`) || below === '..')
+    throw invalidArtifactKey(key, 'escapes the store');
   return path;
 }
 
 function parseKey(key: string): string[] {
-  if (typeof key !== 'string' || key.length === 0) throw invalidKey(key, 'is empty');
-  if (key.includes('\\')) throw invalidKey(key, 'contains a backslash');
-  if (key.includes('\0')) throw invalidKey(key, 'contains a NUL character');
-  const segments = key.split('/');
+  const segments = artifactKeySegments(key);
   segments.forEach((segment, i) => {
-    if (segment === '') throw invalidKey(key, 'has an empty segment (leading, trailing or double slash)');
-    if (segment === '.' || segment === '..') throw invalidKey(key, `has a "${segment}" segment`);
     const isLast = i === segments.length - 1;
     if (!isLast && segment.endsWith(OBJECT_FILE_SUFFIX)) {
-      throw invalidKey(key, `has a directory segment ending with "${OBJECT_FILE_SUFFIX}"`);
+      throw invalidArtifactKey(key, `has a directory segment ending with "${OBJECT_FILE_SUFFIX}"`);
     }
     const budget = isLast ? MAX_NAME_BYTES - OBJECT_FILE_SUFFIX.length : MAX_NAME_BYTES;
-    if (Buffer.byteLength(segment) > budget) throw invalidKey(key, `has a segment longer than ${budget} bytes`);
+    if (Buffer.byteLength(segment) > budget) throw invalidArtifactKey(key, `has a segment longer than ${budget} bytes`);
   });
   return segments;
-}
-
-function invalidKey(key: unknown, reason: string): ValidationError {
-  const shown = typeof key === 'string' ? JSON.stringify(key.slice(0, 200)) : typeof key;
-  return new ValidationError(
-    `artifact key ${shown} ${reason}`,
-    [{ path: 'key', message: reason }],
-    'invalid_artifact_key',
-  );
 }

@@ -121,6 +121,9 @@ export class GcsArtifactStore implements ArtifactStore {
     }
   }
 
+  /** The GCS client holds no connection of its own (its keep-alive sockets time out): nothing to release. */
+  async close(): Promise<void> {}
+
   /** Lists at most one object under the prefix: needs the bucket, credentials and `storage.objects.list`. */
   async check(): Promise<void> {
     const listing = this.bucket.getFiles({

@@ -179,6 +179,11 @@ export class S3ArtifactStore implements ArtifactStore {
     }
   }
 
+  /** Closes the S3 client's sockets. */
+  async close(): Promise<void> {
+    this.client.destroy();
+  }
+
   /** Lists at most one key under the prefix: needs the bucket, the credentials and `s3:ListBucket`. */
   async check(): Promise<void> {
     try {

@@ -274,6 +274,19 @@ describe('jobs', () => {
     const staging = await trellisJson<Job[]>('jobs', 'list', '--vineyard', 'staging');
     expect(staging.map((job) => job.id)).toEqual([destroy.id]);
     expect(await trellisJson<Job[]>('jobs', 'list', '--limit', '1')).toHaveLength(1);
+    // One page at a time: the note names the cursor of the next (older) page.
+    const firstPage = await trellis('jobs', 'list', '--limit', '1', '--json');
+    expect((JSON.parse(firstPage.stdout) as Job[]).map((job) => job.id)).toEqual([destroy.id]);
+    const cursor = /--cursor (\S+)/.exec(firstPage.stderr)?.[1];
+    expect(cursor).toBeDefined();
+    const secondPage = await trellis('jobs', 'list', '--limit', '1', '--cursor', cursor as string, '--json');
+    expect((JSON.parse(secondPage.stdout) as Job[]).map((job) => job.id)).toEqual([planId]);
+    expect(secondPage.stderr).not.toContain('--cursor');
+    expect((await trellisJson<Job[]>('jobs', 'list', '--limit', '1', '--all')).map((job) => job.id)).toEqual([
+      destroy.id,
+      planId,
+    ]);
+    expect((await runTrellis(['jobs', 'list', '--limit', '201'], { env: home.env() })).code).not.toBe(0);
 
     const shown = (await trellis('jobs', 'show', planId)).stdout;
     expect(shown).toMatch(/^Type: +PLAN$/m);

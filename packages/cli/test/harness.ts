@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TrellisClient } from '@trellis/client';
+import { bootstrapSessionCookie, type ServerProcess, startServerProcess } from '@trellis/testkit';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const TRELLIS_BIN = join(ROOT, 'packages/cli/dist/bin/trellis.js');
-export const SERVER_BIN = join(ROOT, 'packages/server/dist/bin/trellis-server.js');
 
 export interface RunResult {
   code: number | null;
@@ -141,19 +141,18 @@ export async function closedPort(): Promise<number> {
 
 export const JWT_SECRET = 'cli-tests-jwt-secret-0123456789abcdef0123456789';
 export const WEB_URL = 'http://web.trellis.test';
-const BOOTSTRAP_TOKEN = 'cli-tests-bootstrap-token';
+const BOOTSTRAP_TOKEN = 'cli-tests-bootstrap-token-0123456789';
 
 /** The real control plane in a temporary data directory. */
 export class TestServer {
   url = '';
-  private child: ChildProcess | null = null;
+  private process: ServerProcess | null = null;
   private readonly dataDir = mkdtempSync(join(tmpdir(), 'trellis-cli-server-'));
   private cookie: string | null = null;
 
   async start(port = 0): Promise<this> {
-    const child = spawn(process.execPath, [SERVER_BIN], {
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
+    this.process = await startServerProcess(
+      {
         HOME: this.dataDir,
         PORT: String(port),
         HOST: '127.0.0.1',
@@ -161,44 +160,18 @@ export class TestServer {
         TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
         TRELLIS_WEB_URL: WEB_URL,
         CLI_JWT_SECRET: JWT_SECRET,
-        TRELLIS_LOG_LEVEL: 'warn',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child = child;
-    let output = '';
-    child.stdout?.on('data', (data) => {
-      output += data;
-    });
-    child.stderr?.on('data', (data) => {
-      output += data;
-    });
-    const exited = new Promise<never>((_, reject) =>
-      child.once('exit', (code) => reject(new Error(`trellis-server exited (${code}):\n${output}`))),
+      { inheritEnv: false },
     );
-    const match = await Promise.race([
-      waitUntil(
-        () => /listening on (http:\/\/\S+)/.exec(output),
-        30_000,
-        () => `server did not start:\n${output}`,
-      ),
-      exited,
-    ]);
-    this.url = (match[1] as string).replace(/\/+$/, '');
+    this.url = this.process.url.replace(/\/+$/, '');
     return this;
   }
 
   /** The web session of the bootstrap admin, which answers logins in place of a browser. */
   async sessionCookie(): Promise<string> {
     if (this.cookie) return this.cookie;
-    const response = await fetch(`${this.url}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`, { redirect: 'manual' });
-    const cookie = response.headers
-      .getSetCookie()
-      .map((header) => header.split(';')[0] as string)
-      .find((pair) => pair.startsWith('trellis_session='));
-    if (!cookie) throw new Error(`bootstrap sign-in gave no session cookie (HTTP ${response.status})`);
-    this.cookie = cookie;
-    return cookie;
+    this.cookie = await bootstrapSessionCookie(this.url, BOOTSTRAP_TOKEN);
+    return this.cookie;
   }
 
   /** What the browser does on `/cli/login`: approve the device code, get the code to type. */
@@ -211,13 +184,9 @@ export class TestServer {
   }
 
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-    const child = this.child;
-    this.child = null;
-    if (child && child.exitCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill(signal);
-      await exited;
-    }
+    const process = this.process;
+    this.process = null;
+    await process?.stop(signal);
   }
 
   async destroy(): Promise<void> {

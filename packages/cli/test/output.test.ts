@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import type { LogChunk } from '@trellis/core';
 import pc from 'picocolors';
 import { describe, expect, it } from 'vitest';
-import { jwtExpiry } from '../src/auth/jwt.js';
+import { jwtExpiry } from '@trellis/client';
 import { LogPrinter } from '../src/follow/LogPrinter.js';
 import { renderTable } from '../src/output/table.js';
 import { colourEnabled } from '../src/output/Terminal.js';

@@ -1,24 +1,36 @@
 import type {
-  ClaimedJob,
-  ExchangeResult,
-  HeartbeatAnswer,
-  Job,
-  JobStatus,
-  JobType,
-  JsonObject,
-  LogChunk,
-  LogPage,
-  Registration,
-  StreamType,
-  TokenPair,
-  Vine,
-  VineView,
-  VineyardView,
-  WorkerMode,
-  WorkerRelease,
-  WorkerView,
-} from '@trellis/core';
-import { type ProblemBody, TrellisApiError, TrellisConnectionError } from './errors.js';
+  ArtifactAnswer,
+  ClaimAnswer,
+  CreateConfigurationRequest,
+  CreateJobRequest,
+  ExchangeAnswer,
+  ExchangeRequest,
+  GenerateAnswer,
+  HeartbeatAnswerView,
+  JobListRequest,
+  JobSummaryView,
+  JobView,
+  LogEntryView,
+  LogPageRequest,
+  LogPageView,
+  LogPostAnswer,
+  PublishReleaseRequest,
+  RegisterWorkerRequest,
+  RegistrationAnswer,
+  ReleaseView,
+  RepositoryView,
+  StatusReport,
+  TendrilRequest,
+  TokenPairAnswer,
+  VineDetailView,
+  VineSummaryView,
+  VineyardDetailView,
+  VineyardSummaryView,
+  WhoAmIAnswer,
+  WorkerRecordView,
+} from '@trellis/contract';
+import type { GitProvider, JobStatus, JsonObject, StreamType } from '@trellis/core';
+import { type ProblemBody, TrellisApiError, TrellisConnectionError, TrellisRedirectError } from './errors.js';
 import { readServerSentEvents } from './sse.js';
 
 /** How the client proves who it is; each kind of caller of SPEC §5. */
@@ -45,27 +57,38 @@ export interface ClientOptions {
   fetch?: typeof fetch;
 }
 
-export interface CreateConfigurationInput {
-  name: string;
-  vineyard_id: string;
-  project_name?: string;
-  source: { type: 'git'; url: string; ref?: string; path?: string } | { type: 'inline'; files: Record<string, string> };
-  variables?: Record<string, string | { value: string; sensitive?: boolean }>;
-  engine?: 'tofu' | 'terraform' | { name: 'tofu' | 'terraform'; version?: string | null };
-  cloud_identity_id?: string;
-  cloud_identity?: { provider?: 'aws'; role_arn: string; external_id?: string };
+/** One page of a list endpoint (issue 10 §2) and the cursor of the next, null on the last. */
+export interface ListPage<T> {
+  items: T[];
+  next_cursor: string | null;
 }
 
-export interface CreateJobInput {
-  job_type: JobType;
-  configuration_id?: string;
-  assigned_worker_id?: string;
-  plan_job_id?: string;
-  target_worker_id?: string;
+/** Which page of a list: `limit` 1 to 200 (server default 50), `cursor` from the previous page. */
+export type PageOptions = {
+  limit?: number;
+  cursor?: string;
+};
+
+/** Filters of `GET /api/jobs` (the contract's query without the page). */
+export type JobListFilter = JobListRequest;
+
+/** The cursor of the `rel="next"` target of an RFC 8288 `Link` header, or null. */
+export function nextCursorOf(link: string | null): string | null {
+  if (link === null) return null;
+  for (const part of link.split(/,(?=\s*<)/)) {
+    const match = /^\s*<([^>]*)>(.*)$/.exec(part);
+    if (!match || !/;\s*rel="?next"?(\s*;|\s*$)/.test(match[2] ?? '')) continue;
+    return new URL(match[1] ?? '', 'http://trellis.invalid').searchParams.get('cursor');
+  }
+  return null;
 }
+
+/** The bodies of `POST /api/cli/configurations` and `POST /api/jobs`, from the contract. */
+export type CreateConfigurationInput = CreateConfigurationRequest;
+export type CreateJobInput = CreateJobRequest;
 
 export type LogStreamEvent =
-  | { type: 'log'; chunk: LogChunk }
+  | { type: 'log'; chunk: LogEntryView }
   | { type: 'status'; status: JobStatus; error_message: string | null }
   | { type: 'end'; status: JobStatus };
 
@@ -96,13 +119,13 @@ export class TrellisClient {
   }
 
   // ---- device login and tokens (SPEC §4.1)
-  generateCliLogin(deviceCode: string): Promise<{ verification_code: string; expires_at: string }> {
+  generateCliLogin(deviceCode: string): Promise<GenerateAnswer> {
     return this.json('POST', '/api/auth/cli/generate', { body: { device_code: deviceCode } });
   }
-  exchangeCliLogin(input: { device_code: string; verification_code: string }): Promise<ExchangeResult> {
+  exchangeCliLogin(input: ExchangeRequest): Promise<ExchangeAnswer> {
     return this.json('POST', '/api/auth/cli/exchange', { body: input, auth: { kind: 'none' } });
   }
-  refreshTokens(refreshToken: string): Promise<TokenPair> {
+  refreshTokens(refreshToken: string): Promise<TokenPairAnswer> {
     return this.json('POST', '/api/auth/cli/refresh', {
       body: { refresh_token: refreshToken },
       auth: { kind: 'none' },
@@ -111,47 +134,69 @@ export class TrellisClient {
   async logout(refreshToken: string): Promise<void> {
     await this.json('POST', '/api/auth/cli/logout', { body: { refresh_token: refreshToken }, auth: { kind: 'none' } });
   }
-  whoami(): Promise<{ id: string; email: string; name: string }> {
+  whoami(): Promise<WhoAmIAnswer> {
     return this.json('GET', '/api/cli/whoami');
   }
 
   // ---- vineyards and configurations (SPEC §4.3)
-  async listVineyards(): Promise<VineyardView[]> {
-    return (await this.json<{ vineyards: VineyardView[] }>('GET', '/api/cli/vineyards')).vineyards;
+  /** Every vineyard, newest first, each with its vines as summaries (walks all pages). */
+  listVineyards(): Promise<VineyardSummaryView[]> {
+    return collect(this.vineyards());
   }
-  createVineyard(name: string): Promise<VineyardView> {
+  listVineyardsPage(page: PageOptions = {}): Promise<ListPage<VineyardSummaryView>> {
+    return this.listPage('/api/cli/vineyards', 'vineyards', page);
+  }
+  vineyards(page: PageOptions = {}): AsyncGenerator<VineyardSummaryView> {
+    return this.walk('/api/cli/vineyards', 'vineyards', page);
+  }
+  createVineyard(name: string): Promise<VineyardDetailView> {
     return this.json('POST', '/api/cli/vineyards', { body: { name } });
   }
-  getVineyard(id: string): Promise<VineyardView> {
+  getVineyard(id: string): Promise<VineyardDetailView> {
     return this.json('GET', `/api/cli/vineyards/${encodeURIComponent(id)}`);
   }
-  async listConfigurations(): Promise<Vine[]> {
-    return (await this.json<{ configurations: Vine[] }>('GET', '/api/cli/configurations')).configurations;
+  /** Every vine, newest first, as summaries (walks all pages). */
+  listConfigurations(): Promise<VineSummaryView[]> {
+    return collect(this.configurations());
   }
-  getConfiguration(nameOrId: string): Promise<VineView> {
+  listConfigurationsPage(page: PageOptions = {}): Promise<ListPage<VineSummaryView>> {
+    return this.listPage('/api/cli/configurations', 'configurations', page);
+  }
+  configurations(page: PageOptions = {}): AsyncGenerator<VineSummaryView> {
+    return this.walk('/api/cli/configurations', 'configurations', page);
+  }
+  getConfiguration(nameOrId: string): Promise<VineDetailView> {
     return this.json('GET', `/api/cli/configurations/${encodeURIComponent(nameOrId)}`);
   }
-  getConfigurationByProjectName(projectName: string): Promise<VineView> {
+  getConfigurationByProjectName(projectName: string): Promise<VineDetailView> {
     return this.json('GET', `/api/cli/configurations/by-project-name/${encodeURIComponent(projectName)}`);
   }
-  createConfiguration(input: CreateConfigurationInput): Promise<VineView> {
+  createConfiguration(input: CreateConfigurationInput): Promise<VineDetailView> {
     return this.json('POST', '/api/cli/configurations', { body: input });
   }
 
   // ---- jobs
-  createJob(input: CreateJobInput): Promise<Job> {
+  createJob(input: CreateJobInput): Promise<JobView> {
     return this.json('POST', '/api/jobs', { body: input });
   }
-  async listJobs(filter: { status?: JobStatus; vineyard_id?: string } = {}): Promise<Job[]> {
-    return (await this.json<{ jobs: Job[] }>('GET', '/api/jobs', { query: filter })).jobs;
+  /** Every matching job, newest first, as summaries (walks all pages; see `jobs()` to stop early). */
+  listJobs(filter: JobListFilter = {}): Promise<JobSummaryView[]> {
+    return collect(this.jobs(filter));
   }
-  getJob(id: string): Promise<Job> {
+  listJobsPage(query: JobListFilter & PageOptions = {}): Promise<ListPage<JobSummaryView>> {
+    return this.listPage('/api/jobs', 'jobs', query);
+  }
+  /** Matching jobs, newest first, fetching the next page only when the caller reads that far. */
+  jobs(query: JobListFilter & PageOptions = {}): AsyncGenerator<JobSummaryView> {
+    return this.walk('/api/jobs', 'jobs', query);
+  }
+  getJob(id: string): Promise<JobView> {
     return this.json('GET', `/api/cli/jobs/${encodeURIComponent(id)}`);
   }
-  getJobLogs(id: string, page: { after?: number; limit?: number } = {}): Promise<LogPage> {
+  getJobLogs(id: string, page: LogPageRequest = {}): Promise<LogPageView> {
     return this.json('GET', `/api/cli/jobs/${encodeURIComponent(id)}/logs`, { query: page });
   }
-  cancelJob(id: string): Promise<Job> {
+  cancelJob(id: string): Promise<JobView> {
     return this.json('POST', `/api/cli/jobs/${encodeURIComponent(id)}/cancel`);
   }
 
@@ -172,7 +217,7 @@ export class TrellisClient {
     if (!response.body) return;
     for await (const event of readServerSentEvents(response.body)) {
       const data = JSON.parse(event.data);
-      if (event.event === 'log') yield { type: 'log', chunk: data as LogChunk };
+      if (event.event === 'log') yield { type: 'log', chunk: data as LogEntryView };
       else if (event.event === 'status')
         yield { type: 'status', status: data.status, error_message: data.error_message };
       else if (event.event === 'end') {
@@ -183,29 +228,36 @@ export class TrellisClient {
   }
 
   // ---- workers
-  async listWorkers(): Promise<WorkerView[]> {
-    return (await this.json<{ workers: WorkerView[] }>('GET', '/api/cli/workers')).workers;
+  /** Every worker, newest first (walks all pages). */
+  listWorkers(): Promise<WorkerRecordView[]> {
+    return collect(this.workers());
   }
-  registerWorker(input: { name: string; mode?: WorkerMode }): Promise<Registration> {
+  listWorkersPage(page: PageOptions = {}): Promise<ListPage<WorkerRecordView>> {
+    return this.listPage('/api/cli/workers', 'workers', page);
+  }
+  workers(page: PageOptions = {}): AsyncGenerator<WorkerRecordView> {
+    return this.walk('/api/cli/workers', 'workers', page);
+  }
+  registerWorker(input: RegisterWorkerRequest): Promise<RegistrationAnswer> {
     return this.json('POST', '/api/cli/workers', { body: input });
   }
-  getWorker(id: string): Promise<WorkerView> {
+  getWorker(id: string): Promise<WorkerRecordView> {
     return this.json('GET', `/api/cli/workers/${encodeURIComponent(id)}`);
   }
 
   // ---- repositories at the user's git providers (SPEC §4.3)
-  async listRepositories(provider: 'github' | 'gitlab' | 'bitbucket'): Promise<JsonObject[]> {
+  async listRepositories(provider: GitProvider): Promise<RepositoryView[]> {
     const path = `/api/cli/repositories/${encodeURIComponent(provider)}`;
-    return (await this.json<{ repositories: JsonObject[] }>('GET', path)).repositories;
+    return (await this.json<{ repositories: RepositoryView[] }>('GET', path)).repositories;
   }
 
   // ---- the agent protocol (SPEC §4.2)
   /** Registers an agent with a user's bearer token (`POST /api/workers/register`). */
-  registerAgent(input: { name: string; mode?: WorkerMode }): Promise<Registration> {
+  registerAgent(input: RegisterWorkerRequest): Promise<RegistrationAnswer> {
     return this.json('POST', '/api/workers/register', { body: input });
   }
   /** The next job, or null; `wait` long-polls for up to that many seconds (max 30). */
-  async claimJob(options: { wait?: number; signal?: AbortSignal } = {}): Promise<ClaimedJob | null> {
+  async claimJob(options: { wait?: number; signal?: AbortSignal } = {}): Promise<ClaimAnswer | null> {
     const wait = options.wait ?? 0;
     const response = await this.send('POST', '/api/jobs/claim', {
       query: { wait: wait > 0 ? wait : undefined },
@@ -213,26 +265,23 @@ export class TrellisClient {
       ...(options.signal ? { signal: options.signal } : {}),
     });
     if (response.status === 204) return null;
-    return (await response.json()) as ClaimedJob;
+    return (await response.json()) as ClaimAnswer;
   }
-  heartbeat(version: string): Promise<HeartbeatAnswer> {
+  heartbeat(version: string): Promise<HeartbeatAnswerView> {
     return this.json('POST', '/api/workers/heartbeat', { body: { version } });
   }
-  getJobForAgent(id: string): Promise<Job> {
+  getJobForAgent(id: string): Promise<JobView> {
     return this.json('GET', `/api/jobs/${encodeURIComponent(id)}`);
   }
-  reportStatus(
-    id: string,
-    report: { status: Exclude<JobStatus, 'QUEUED'>; execution_metadata?: JsonObject; error_message?: string },
-  ): Promise<Job> {
+  reportStatus(id: string, report: StatusReport): Promise<JobView> {
     return this.json('PUT', `/api/jobs/${encodeURIComponent(id)}/status`, { body: report });
   }
-  appendLog(id: string, chunk: string, streamType: StreamType): Promise<{ id: number; job_status: JobStatus }> {
+  appendLog(id: string, chunk: string, streamType: StreamType): Promise<LogPostAnswer> {
     return this.json('POST', `/api/jobs/${encodeURIComponent(id)}/logs`, {
       body: { log_chunk: chunk, stream_type: streamType },
     });
   }
-  readLogs(id: string, page: { after?: number; limit?: number } = {}): Promise<LogPage> {
+  readLogs(id: string, page: LogPageRequest = {}): Promise<LogPageView> {
     return this.json('GET', `/api/jobs/${encodeURIComponent(id)}/logs`, { query: page });
   }
   /** Streams the plan file up; `size` lets the server refuse an oversized file before reading it. */
@@ -240,7 +289,7 @@ export class TrellisClient {
     id: string,
     body: Uint8Array | ReadableStream<Uint8Array>,
     size?: number,
-  ): Promise<{ job_id: string; size: number; sha256: string }> {
+  ): Promise<ArtifactAnswer> {
     return this.json('POST', `/api/jobs/${encodeURIComponent(id)}/plan-artifact`, {
       rawBody: body as NonNullable<RequestInit['body']>,
       headers: {
@@ -259,32 +308,65 @@ export class TrellisClient {
       sha256: (response.headers.get('etag') ?? '').replaceAll('"', ''),
     };
   }
-  getWorkerForAgent(id: string): Promise<WorkerView> {
+  getWorkerForAgent(id: string): Promise<WorkerRecordView> {
     return this.json('GET', `/api/workers/${encodeURIComponent(id)}`);
   }
-  updateWorkerMetadata(id: string, metadata: JsonObject): Promise<WorkerView> {
+  updateWorkerMetadata(id: string, metadata: JsonObject): Promise<WorkerRecordView> {
     return this.json('POST', `/api/workers/${encodeURIComponent(id)}/metadata`, { body: metadata });
   }
 
   // ---- CI-only (SPEC §4.4)
-  publishRelease(input: { version: string; release_notes: string }): Promise<WorkerRelease> {
+  publishRelease(input: PublishReleaseRequest): Promise<ReleaseView> {
     return this.json('POST', '/api/releases/worker', { body: input });
   }
-  async listReleases(): Promise<WorkerRelease[]> {
-    return (await this.json<{ releases: WorkerRelease[] }>('GET', '/api/releases/worker')).releases;
+  /** Every published release, newest first (walks all pages). */
+  listReleases(): Promise<ReleaseView[]> {
+    return collect(this.walk('/api/releases/worker', 'releases', {}));
   }
-  registerTendril(input: { name: string; owner_id: string; metadata?: JsonObject }): Promise<Registration> {
+  listReleasesPage(page: PageOptions = {}): Promise<ListPage<ReleaseView>> {
+    return this.listPage('/api/releases/worker', 'releases', page);
+  }
+  registerTendril(input: TendrilRequest): Promise<RegistrationAnswer> {
     return this.json('POST', '/api/tendrils/register', { body: input });
   }
 
   // ---- plumbing
+  /** One page of a list endpoint: `{ [key]: items }` and the `Link: <…>; rel="next"` header. */
+  private async listPage<T>(
+    path: string,
+    key: string,
+    query: Record<string, string | number | undefined>,
+  ): Promise<ListPage<T>> {
+    const response = await this.send('GET', path, { query });
+    const body = (await response.json()) as Record<string, T[]>;
+    return { items: body[key] ?? [], next_cursor: nextCursorOf(response.headers.get('link')) };
+  }
+
+  /** Every item of a list endpoint from `query.cursor` on, one page request at a time. */
+  private async *walk<T>(
+    path: string,
+    key: string,
+    query: Record<string, string | number | undefined>,
+  ): AsyncGenerator<T> {
+    let cursor = query.cursor;
+    do {
+      const page = await this.listPage<T>(path, key, { ...query, cursor });
+      yield* page.items;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+
   private async json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const response = await this.send(method, path, options);
     if (response.status === 204) return undefined as T;
     return (await response.json()) as T;
   }
 
-  /** Sends a request; a `401` on bearer auth triggers one refresh-and-retry. */
+  /**
+   * Sends a request; a `401` on bearer auth triggers one refresh-and-retry. Redirects are never
+   * followed (`TrellisRedirectError`): every request may carry a credential, and the API itself
+   * never redirects, so a redirect is a misconfigured URL or someone else's server.
+   */
   private async send(method: string, path: string, options: RequestOptions): Promise<Response> {
     const auth = options.auth ?? this.auth;
     let response = await this.attempt(method, path, options, auth);
@@ -297,15 +379,16 @@ export class TrellisClient {
       await response.body?.cancel();
       if (await auth.onUnauthorized()) response = await this.attempt(method, path, options, auth);
     }
+    if (isRedirect(response.status)) {
+      await response.body?.cancel();
+      throw new TrellisRedirectError(this.urlOf(path, options).toString(), response.status, locationOf(response));
+    }
     if (!response.ok) throw await this.problemOf(response);
     return response;
   }
 
   private async attempt(method: string, path: string, options: RequestOptions, auth: ClientAuth): Promise<Response> {
-    const url = new URL(this.baseUrl + path);
-    for (const [key, value] of Object.entries(options.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(key, String(value));
-    }
+    const url = this.urlOf(path, options);
     const headers: Record<string, string> = {
       'User-Agent': this.userAgent,
       Accept: 'application/json',
@@ -342,6 +425,9 @@ export class TrellisClient {
       return await this.fetchImpl(url, {
         method,
         headers,
+        // Never `follow`: fetch would re-send these headers (worker token, bearer token) and the
+        // body (refresh token) to the redirect's target, whatever its origin.
+        redirect: 'manual',
         ...(body !== undefined ? { body } : {}),
         ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
         ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}),
@@ -350,6 +436,14 @@ export class TrellisClient {
       if (options.signal?.aborted) throw error;
       throw new TrellisConnectionError(this.baseUrl, error);
     }
+  }
+
+  private urlOf(path: string, options: RequestOptions): URL {
+    const url = new URL(this.baseUrl + path);
+    for (const [key, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    return url;
   }
 
   private async problemOf(response: Response): Promise<TrellisApiError> {
@@ -365,4 +459,25 @@ export class TrellisClient {
       });
     }
   }
+}
+
+/** 3xx but 304 (which a request without validators never gets); `0` is an opaque redirect (browsers). */
+function isRedirect(status: number): boolean {
+  return status === 0 || (status >= 300 && status < 400 && status !== 304);
+}
+
+function locationOf(response: Response): string | null {
+  const location = response.headers.get('location');
+  if (!location) return null;
+  try {
+    return new URL(location, response.url || undefined).toString();
+  } catch {
+    return location;
+  }
+}
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
 }

@@ -30,6 +30,30 @@ export class TrellisApiError extends Error {
   }
 }
 
+/**
+ * The server answered with a redirect, which the client never follows: a request carries the
+ * caller's credentials (bearer token, worker token, refresh token), and following a redirect
+ * would hand them to wherever the `Location` points. `location` is that target (resolved), so
+ * the caller can say which URL to configure instead.
+ */
+export class TrellisRedirectError extends TrellisApiError {
+  override name = 'TrellisRedirectError';
+  readonly location: string | null;
+
+  constructor(requestUrl: string, status: number, location: string | null) {
+    const where = location ?? 'an unnamed location';
+    super({
+      status,
+      code: 'redirect_refused',
+      detail:
+        `${requestUrl} answered with a redirect (HTTP ${status}) to ${where}; ` +
+        'the Trellis client does not follow redirects, so that no credential is sent elsewhere. ' +
+        'If that address is the control plane, use it as the server URL',
+    });
+    this.location = location;
+  }
+}
+
 /** The control plane could not be reached at all (refused, DNS, TLS, timeout). */
 export class TrellisConnectionError extends Error {
   override name = 'TrellisConnectionError';

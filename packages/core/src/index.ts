@@ -1,20 +1,27 @@
 export * from './domain/actors.js';
 export * from './domain/enums.js';
 export * from './domain/errors.js';
+export * from './domain/gitSource.js';
 export * from './domain/jobStateMachine.js';
+export * from './domain/pagination.js';
+export * from './domain/problemCodes.js';
 export * from './domain/records.js';
 export * from './domain/validation.js';
 export * from './domain/vineStateMachine.js';
-export * from './domain/workerStateMachine.js';
+export * from './domain/workerStatus.js';
 
 export * from './artifacts/MeteredBody.js';
 export * from './artifacts/objectNames.js';
+export * from './auth/BootstrapSignIn.js';
+export * from './auth/nextPath.js';
 export * from './auth/tokenLifetimes.js';
 export * from './auth/verificationCode.js';
+export * from './auth/jobStateToken.js';
 export * from './auth/workerToken.js';
+export * from './auth/WorkerCredentialCache.js';
 
-export * from './config/canonicalJson.js';
-export * from './config/configSnapshot.js';
+export * from './snapshot/canonicalJson.js';
+export * from './snapshot/configSnapshot.js';
 
 export type * from './ports/ArtifactStore.js';
 export type * from './ports/CliLoginStore.js';
@@ -26,6 +33,7 @@ export type * from './ports/JobStore.js';
 export type * from './ports/LogStore.js';
 export type * from './ports/PlanArtifactStore.js';
 export type * from './ports/Random.js';
+export type * from './ports/RateLimitStore.js';
 export type * from './ports/RefreshTokenStore.js';
 export type * from './ports/StateStore.js';
 export type * from './ports/ReleaseStore.js';
@@ -43,11 +51,12 @@ export type { Scope, Stores, UnitOfWork } from './ports/UnitOfWork.js';
 export { AesGcmSecretBox } from './system/AesGcmSecretBox.js';
 export { CryptoRandom } from './system/CryptoRandom.js';
 export { InProcessEventBus } from './system/InProcessEventBus.js';
+export { MemoryRateLimitStore } from './system/MemoryRateLimitStore.js';
 export { SystemClock } from './system/SystemClock.js';
 
 export * from './usecases/AuthUseCases.js';
-export * from './usecases/ConfigurationUseCases.js';
-export * from './usecases/configurationInput.js';
+export * from './usecases/VineUseCases.js';
+export * from './usecases/vineInput.js';
 export * from './usecases/CoreDeps.js';
 export * from './usecases/createUseCases.js';
 export * from './usecases/finalizeDeployment.js';

@@ -1,11 +1,24 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import type { Clock, EventBus, UseCases, UserActor } from '@trellis/core';
+import {
+  type BootstrapLink,
+  BootstrapSignIn,
+  type Clock,
+  type EventBus,
+  MemoryRateLimitStore,
+  RateLimitedError,
+  type RateLimitStore,
+  safeNextOr,
+  type UseCases,
+  type UserActor,
+} from '@trellis/core';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
-import { secretsEqual } from './auth/authenticate.js';
 import { SessionCookies } from './auth/SessionCookies.js';
 import { SignInCookies } from './auth/SignInCookies.js';
 import { problem, problemErrorHandler, sendProblem } from './errors/problem.js';
+import { ClaimLongPolls, type LongPollLimits } from './limits/ClaimLongPolls.js';
+import { clientKey, type FailureLimit, FailureLimiter } from './limits/FailureLimiter.js';
 import type { Logger } from './logger.js';
+import { LiveLogStreams } from './realtime/LiveLogStreams.js';
 import { agentRoutes } from './routes/agentRoutes.js';
 import { authRoutes } from './routes/authRoutes.js';
 import { cliRoutes } from './routes/cliRoutes.js';
@@ -50,31 +63,68 @@ export interface ApiOptions {
    */
   signIn?: { callbackUrl?: () => string };
   /** Enables `GET /auth/bootstrap?token=…` (DESIGN §5) when set. */
-  bootstrap: { token: string; email: string; oneTime: boolean } | null;
+  bootstrap: BootstrapLink | null;
   /** Idle and absolute lifetimes of a web session, in seconds. */
   session?: { idleSeconds: number; absoluteSeconds: number };
   version: string;
   /** Aborted when the server shuts down: long polls and event streams end at once. */
   shutdownSignal?: AbortSignal;
   /**
+   * The live-log streams of this process (their limits and counters); by default one with the
+   * default limits over `useCases` and `events`.
+   */
+  logStreams?: LiveLogStreams;
+  /**
    * The web interface (pages outside `/api` and `/auth`), mounted after the API routes and given
    * the API's own session handling.
    */
   web?: (session: WebSessionAccess) => RequestHandler;
+  /** Whose forwarding headers to believe (default `false`: none; docs/security.md "Limits"). */
+  trustProxy?: TrustProxy;
+  /**
+   * Counters of the rate and failure limits. Default: this process's memory; replicas pass a
+   * store they share (the database) so a limit holds for the deployment.
+   */
+  rateLimits?: RateLimitStore;
+  limits?: Partial<ApiLimits>;
 }
+
+/** The limits of docs/security.md "Limits", each a `TRELLIS_…` setting of the server. */
+export interface ApiLimits {
+  /** Wrong bootstrap tokens per client address (`GET /auth/bootstrap`). */
+  bootstrapFailures: FailureLimit;
+  /** Failed worker authentications per client address. */
+  workerAuthFailures: FailureLimit;
+  /** Claim long polls (`POST /api/jobs/claim?wait=N`) open at once. */
+  claimLongPolls: LongPollLimits;
+}
+
+export const DEFAULT_API_LIMITS: ApiLimits = {
+  bootstrapFailures: { limit: 10, windowSeconds: 15 * 60 },
+  workerAuthFailures: { limit: 30, windowSeconds: 60 },
+  claimLongPolls: { perWorker: 4, total: 1000 },
+};
+
+/**
+ * Express `trust proxy`: which peers' `X-Forwarded-For` is believed for the client address the
+ * limits count per client. `false` (the peer of the socket), `'loopback'`, a hop count, or
+ * addresses/CIDRs.
+ */
+export type TrustProxy = boolean | number | string | readonly string[];
 
 /** Every API route, in the order they are matched. */
 export function apiRoutes(
-  options: Pick<ApiOptions, 'useCases' | 'events' | 'shutdownSignal'>,
+  options: Pick<ApiOptions, 'useCases' | 'events' | 'shutdownSignal' | 'logStreams'>,
   signIn: Omit<SignInRouteDeps, 'useCases'>,
+  longPolls: ClaimLongPolls = new ClaimLongPolls(DEFAULT_API_LIMITS.claimLongPolls),
 ): RouteSpec[] {
   const shutdown = options.shutdownSignal ?? new AbortController().signal;
   return [
     ...authRoutes(options.useCases),
     ...signInRoutes({ ...signIn, useCases: options.useCases }),
     ...repositoryRoutes(options.useCases),
-    ...agentRoutes(options.useCases, options.events, shutdown),
-    ...streamRoutes(options.useCases, options.events, shutdown),
+    ...agentRoutes(options.useCases, options.events, shutdown, longPolls),
+    ...streamRoutes(options.logStreams ?? new LiveLogStreams(options.useCases, options.events), shutdown),
     ...cliRoutes(options.useCases),
     ...releaseRoutes(options.useCases),
     ...stateRoutes(options.useCases),
@@ -94,7 +144,11 @@ const requestId: RequestHandler = (req, res, next) => {
 export function createApi(options: ApiOptions): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  app.set('trust proxy', options.trustProxy ?? false);
+  const limits = { ...DEFAULT_API_LIMITS, ...options.limits };
+  const rateLimits = options.rateLimits ?? new MemoryRateLimitStore();
+  const bootstrapFailures = new FailureLimiter('bootstrap', limits.bootstrapFailures, rateLimits, options.clock);
+  const workerFailures = new FailureLimiter('worker-auth', limits.workerAuthFailures, rateLimits, options.clock);
   const secure = options.webOrigin.startsWith('https://');
   const sessions = new SessionCookies({
     secret: options.sessionSecret,
@@ -110,7 +164,11 @@ export function createApi(options: ApiOptions): Express {
     clock: options.clock,
   });
   const callbackUrl = options.signIn?.callbackUrl ?? (() => `${options.webOrigin}/api/auth/callback`);
-  const routes = apiRoutes(options, { sessions, signIns, callbackUrl, logger: options.logger });
+  const routes = apiRoutes(
+    options,
+    { sessions, signIns, callbackUrl, logger: options.logger },
+    new ClaimLongPolls(limits.claimLongPolls),
+  );
   const allowedOrigins = options.allowedOrigins ?? (() => [options.webOrigin]);
   const isWebOrigin = (origin: string | undefined) => origin !== undefined && allowedOrigins().includes(origin);
   const openApi = buildOpenApiDocument(routes, { title: 'Trellis API', version: options.version });
@@ -132,23 +190,37 @@ export function createApi(options: ApiOptions): Express {
     res.json(openApi);
   });
 
-  let bootstrapUsed = false;
+  const bootstrap = new BootstrapSignIn(options.bootstrap);
   app.get('/auth/bootstrap', async (req, res) => {
     const token = typeof req.query.token === 'string' ? req.query.token : '';
-    const bootstrap = options.bootstrap;
-    const next = typeof req.query.next === 'string' && /^\/(?!\/)[^\\]*$/.test(req.query.next) ? req.query.next : '/';
-    if (!bootstrap || bootstrapUsed || !token || !secretsEqual(token, bootstrap.token)) {
-      // A person who pasted a wrong token on the sign-in page gets that page back, saying so.
-      if (options.web && req.accepts(['json', 'html']) === 'html') {
-        const query = new URLSearchParams({ error: 'invalid_bootstrap_token', ...(next === '/' ? {} : { next }) });
-        res.redirect(303, `${req.baseUrl}/signin?${query}`);
+    const next = safeNextOr(req.query.next);
+    // A person on the sign-in page gets that page back, saying what went wrong.
+    const backToSignIn = (error: string) => {
+      const query = new URLSearchParams({ error, ...(next === '/' ? {} : { next }) });
+      res.redirect(303, `${req.baseUrl}/signin?${query}`);
+    };
+    const fromBrowser = options.web !== undefined && req.accepts(['json', 'html']) === 'html';
+    // Guessing is limited per client address: a 429 problem (with Retry-After) past the limit.
+    const client = clientKey(req);
+    try {
+      await bootstrapFailures.refuseIfBlocked(client);
+    } catch (error) {
+      if (!(error instanceof RateLimitedError) || !fromBrowser) throw error;
+      res.setHeader('Retry-After', String(error.retryAfterSeconds));
+      backToSignIn('too_many_attempts');
+      return;
+    }
+    const email = bootstrap.redeem(token);
+    if (email === null) {
+      await bootstrapFailures.recordFailure(client);
+      if (fromBrowser) {
+        backToSignIn('invalid_bootstrap_token');
         return;
       }
       sendProblem(res, problem(401, 'invalid_bootstrap_token', 'this sign-in link is not valid (or was already used)'));
       return;
     }
-    if (bootstrap.oneTime) bootstrapUsed = true;
-    const user = await options.useCases.auth.ensureUser({ email: bootstrap.email, name: 'Administrator' });
+    const user = await options.useCases.auth.ensureUser({ email, name: 'Administrator' });
     sessions.start(res, user);
     // Relative to where the control plane is mounted (an embedding app may use a prefix).
     res.redirect(303, `${req.baseUrl}${next}`);
@@ -163,12 +235,18 @@ export function createApi(options: ApiOptions): Express {
   });
 
   const api = express.Router();
-  mountRoutes(api, routes, {
-    useCases: options.useCases,
-    sessions,
-    isWebOrigin,
-    releaseApiSecret: options.releaseApiSecret,
-  });
+  mountRoutes(
+    api,
+    routes,
+    {
+      useCases: options.useCases,
+      sessions,
+      isWebOrigin,
+      releaseApiSecret: options.releaseApiSecret,
+      workerFailures,
+    },
+    { store: rateLimits, clock: options.clock },
+  );
   app.use(api);
   if (options.web) {
     app.use(

@@ -2,9 +2,27 @@ export { type AuthDeps, authenticate, secretsEqual } from './auth/authenticate.j
 export { JwtTokenSigner, MIN_JWT_SECRET_BYTES } from './auth/JwtTokenSigner.js';
 export { type Session, SessionCookies, type SessionOptions } from './auth/SessionCookies.js';
 export { SignInCookies } from './auth/SignInCookies.js';
-export { type ApiOptions, apiRoutes, createApi, type WebSessionAccess } from './createApi.js';
+export {
+  type ApiLimits,
+  type ApiOptions,
+  apiRoutes,
+  createApi,
+  DEFAULT_API_LIMITS,
+  type TrustProxy,
+  type WebSessionAccess,
+} from './createApi.js';
+export { ClaimLongPolls, type LongPollLimits } from './limits/ClaimLongPolls.js';
+export { clientKey, type FailureLimit, FailureLimiter } from './limits/FailureLimiter.js';
+export { SharedRateLimitStore } from './limits/SharedRateLimitStore.js';
 export { type Problem, problem, problemErrorHandler, problemFromDomainError, sendProblem } from './errors/problem.js';
 export { type Logger, silentLogger } from './logger.js';
+export {
+  DEFAULT_LIVE_LOG_LIMITS,
+  type LiveLogLimits,
+  type LiveLogStats,
+  LiveLogStreams,
+} from './realtime/LiveLogStreams.js';
 export { buildOpenApiDocument } from './routing/openapi.js';
+export { nextPageUrl, pagedList } from './routing/pagedList.js';
 export type { AuthKind, RouteSpec } from './routing/route.js';
 export { apiOpenApiDocument, renderApiMarkdown } from './routing/apiReference.js';

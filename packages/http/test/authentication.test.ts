@@ -214,6 +214,17 @@ describe('web session', () => {
     expect(offsite.headers.get('location')).toBe('/');
   });
 
+  it('refuses a redirect target with control characters, which a browser would turn into //host', async () => {
+    for (const next of ['/\t/evil.example', '/\n/evil.example', '/a\u0000b']) {
+      const response = await fetch(
+        `${api.url}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}&next=${encodeURIComponent(next)}`,
+        { redirect: 'manual' },
+      );
+      expect(response.status).toBe(303);
+      expect(response.headers.get('location')).toBe('/');
+    }
+  });
+
   it('uses a one-time bootstrap token only once', async () => {
     const oneTime = await startApi({ oneTimeBootstrap: true });
     try {

@@ -1,18 +1,20 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createUseCases, type ProviderPorts, type UseCases } from '@trellis/core';
-import { createApi, JwtTokenSigner, silentLogger } from '@trellis/http';
-import { createTestCore, type TestCore } from '@trellis/testkit';
+import { createApi, JwtTokenSigner, LiveLogStreams, silentLogger } from '@trellis/http';
+import { bootstrapSessionCookie, createTestCore, deviceLoginTokens, type TestCore } from '@trellis/testkit';
 
 export const JWT_SECRET = 'an-http-test-secret-of-at-least-32-bytes!';
 export const WEB_ORIGIN = 'http://localhost:5173';
-export const BOOTSTRAP_TOKEN = 'bootstrap-token-for-tests';
+export const BOOTSTRAP_TOKEN = 'bootstrap-token-for-tests-0123456789';
 
 export interface ApiHarness {
   url: string;
   core: TestCore;
   useCases: UseCases;
   signer: JwtTokenSigner;
+  /** The live-log streams of the API (their counters). */
+  logStreams: LiveLogStreams;
   close(): Promise<void>;
 }
 
@@ -28,6 +30,7 @@ export async function startApi(
   const core = createTestCore({ now: new Date(), ...(options.providers ? { providers: options.providers } : {}) });
   const signer = new JwtTokenSigner(JWT_SECRET, core.clock);
   const useCases = createUseCases({ ...core.deps, signer });
+  const logStreams = new LiveLogStreams(useCases, core.events);
   const app = createApi({
     useCases,
     events: core.events,
@@ -40,6 +43,7 @@ export async function startApi(
     bootstrap: { token: BOOTSTRAP_TOKEN, email: 'admin@localhost', oneTime: options.oneTimeBootstrap ?? false },
     session: { idleSeconds: 3600, absoluteSeconds: 4 * 3600 },
     version: '0.0.0-test',
+    logStreams,
   });
   const server: Server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -49,6 +53,7 @@ export async function startApi(
     core,
     useCases,
     signer,
+    logStreams,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -59,28 +64,12 @@ export async function startApi(
 
 /** Signs in through the bootstrap link and returns the session cookie (`name=value`). */
 export async function signIn(api: ApiHarness): Promise<string> {
-  const response = await fetch(`${api.url}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`, { redirect: 'manual' });
-  if (response.status !== 303) throw new Error(`bootstrap sign-in failed: ${response.status}`);
-  const cookie = response.headers.get('set-cookie') ?? '';
-  return cookie.split(';')[0] as string;
+  return bootstrapSessionCookie(api.url, BOOTSTRAP_TOKEN);
 }
 
 /** A CLI access token for the bootstrap user, through the real device login. */
 export async function cliTokens(api: ApiHarness): Promise<{ access_token: string; refresh_token: string }> {
-  const cookie = await signIn(api);
-  const deviceCode = crypto.randomUUID();
-  const generated = await fetch(`${api.url}/api/auth/cli/generate`, {
-    method: 'POST',
-    headers: { cookie, origin: WEB_ORIGIN, 'content-type': 'application/json' },
-    body: JSON.stringify({ device_code: deviceCode }),
-  });
-  const { verification_code } = (await generated.json()) as { verification_code: string };
-  const exchanged = await fetch(`${api.url}/api/auth/cli/exchange`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ device_code: deviceCode, verification_code }),
-  });
-  return (await exchanged.json()) as { access_token: string; refresh_token: string };
+  return deviceLoginTokens(api.url, await signIn(api), WEB_ORIGIN);
 }
 
 export function json(body: unknown, headers: Record<string, string> = {}): RequestInit {

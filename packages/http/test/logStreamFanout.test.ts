@@ -36,7 +36,8 @@ it('serves many followers of one job with one read per update, each getting ever
   const streams = Array.from({ length: followers }, () =>
     follow(`${api.url}/api/jobs/${job.id}/logs/stream`, access_token),
   );
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Every stream past its backlog and following live (the server's own counter, not a pause).
+  while (api.logStreams.stats().live < followers) await new Promise((resolve) => setTimeout(resolve, 10));
   const readsAfterBacklogs = reads;
   const chunks = 10;
   for (let i = 0; i < chunks; i++) {

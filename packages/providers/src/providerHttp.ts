@@ -107,16 +107,33 @@ export class ProviderHttp {
     return { status: response.status, body: body as Record<string, unknown> };
   }
 
+  /**
+   * Every call carries a token or the client secret, so a redirect is never followed: it could
+   * hand them to another origin. A provider that redirects is misconfigured (usually its base URL).
+   */
   private async send(url: string, init: RequestInit): Promise<Response> {
+    let response: Response;
     try {
-      return await this.fetchImpl(url, {
+      response = await this.fetchImpl(url, {
         ...init,
+        redirect: 'manual',
         headers: { 'User-Agent': USER_AGENT, ...(init.headers as Record<string, string>) },
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (error) {
       throw new UnavailableError('provider_unavailable', `${this.providerName} cannot be reached`, { cause: error });
     }
+    if (
+      response.type === 'opaqueredirect' ||
+      (response.status >= 300 && response.status < 400 && response.status !== 304)
+    ) {
+      await response.body?.cancel();
+      throw new UnavailableError(
+        'provider_unavailable',
+        `${this.providerName} answered ${new URL(url).origin} with a redirect, which Trellis does not follow with credentials; check the provider's base URL setting`,
+      );
+    }
+    return response;
   }
 
   private async parse<T>(response: Response): Promise<T> {

@@ -1,4 +1,10 @@
-import { type ArtifactStore, type EventBus, InProcessEventBus, type UnitOfWork } from '@trellis/core';
+import {
+  type ArtifactStore,
+  type EventBus,
+  MemoryRateLimitStore,
+  type RateLimitStore,
+  type UnitOfWork,
+} from '@trellis/core';
 import type { Logger } from '@trellis/http';
 import { ConfigError } from './config.js';
 
@@ -6,11 +12,21 @@ export interface DatabaseAdapter {
   uow: UnitOfWork;
   /** Real-time events shared by every replica on this database. */
   events: EventBus;
+  /**
+   * Counters of the rate and failure limits: in the database on Postgres, so replicas share them;
+   * in memory on SQLite (one server process; a write per failure would contend with real work).
+   */
+  rateLimits: RateLimitStore;
   migrate(): Promise<void>;
   close(): Promise<void>;
 }
 
 type Env = Record<string, string | undefined>;
+
+export interface DatabaseOptions {
+  /** Postgres: most connections of the store's pool (default 10); the event bus holds one more. */
+  poolMax?: number;
+}
 
 /** `env` is the server's environment (DESIGN §5): adapters read their vendor's standard variables from it. */
 type Loader<T> = (url: string, logger: Logger, env: Env) => Promise<T>;
@@ -29,36 +45,37 @@ async function importAdapter<T>(name: string): Promise<T> {
 
 type StoreSqlModule = typeof import('@trellis/store-sql');
 
+type DatabaseLoader = (url: string, logger: Logger, env: Env, options: DatabaseOptions) => Promise<DatabaseAdapter>;
+
 /** DESIGN §1: adapters chosen by URL scheme through an explicit map of lazy loaders. */
-export const DATABASE_LOADERS: Record<string, Loader<DatabaseAdapter>> = {
+export const DATABASE_LOADERS: Record<string, DatabaseLoader> = {
   sqlite: async (url) => {
     const { openSqlStore } = await importAdapter<StoreSqlModule>('@trellis/store-sql');
     const store = await openSqlStore(url);
     return {
       uow: store.uow,
-      events: new InProcessEventBus(),
+      events: await store.openEventBus(),
+      rateLimits: new MemoryRateLimitStore(),
       migrate: () => store.migrate(),
       close: () => store.close(),
     };
   },
-  postgres: async (url, logger) => {
-    const { openSqlStore, openPostgresEventBus } = await importAdapter<StoreSqlModule>('@trellis/store-sql');
-    const store = await openSqlStore(url);
-    const events = await openPostgresEventBus(url, {
+  postgres: async (url, logger, _env, options) => {
+    const { openSqlStore } = await importAdapter<StoreSqlModule>('@trellis/store-sql');
+    const store = await openSqlStore(url, { poolSize: options.poolMax });
+    const events = await store.openEventBus({
       onError: (error) => logger.warn({ err: error }, 'postgres event bus connection lost; reconnecting'),
     });
     return {
       uow: store.uow,
       events,
+      rateLimits: store.rateLimits,
       migrate: () => store.migrate(),
-      close: async () => {
-        await events.close();
-        await store.close();
-      },
+      close: () => store.close(),
     };
   },
 };
-DATABASE_LOADERS.postgresql = DATABASE_LOADERS.postgres as Loader<DatabaseAdapter>;
+DATABASE_LOADERS.postgresql = DATABASE_LOADERS.postgres as DatabaseLoader;
 
 type FsModule = typeof import('@trellis/artifacts-fs');
 type S3Module = typeof import('@trellis/artifacts-s3');
@@ -86,7 +103,7 @@ function schemeOf(url: string, variable: string): string {
   return match[1].toLowerCase();
 }
 
-function pick<T>(loaders: Record<string, Loader<T>>, url: string, variable: string): Loader<T> {
+function pick<L>(loaders: Record<string, L>, url: string, variable: string): L {
   const scheme = schemeOf(url, variable);
   const loader = loaders[scheme];
   if (!loader) {
@@ -100,8 +117,13 @@ function pick<T>(loaders: Record<string, Loader<T>>, url: string, variable: stri
 }
 
 /** A URL the loaders do not know is a rejected promise, like any other failure to open. */
-export async function openDatabase(url: string, logger: Logger, env: Env = process.env): Promise<DatabaseAdapter> {
-  return pick(DATABASE_LOADERS, url, 'DATABASE_URL')(url, logger, env);
+export async function openDatabase(
+  url: string,
+  logger: Logger,
+  env: Env = process.env,
+  options: DatabaseOptions = {},
+): Promise<DatabaseAdapter> {
+  return pick(DATABASE_LOADERS, url, 'DATABASE_URL')(url, logger, env, options);
 }
 
 export async function openArtifactStore(url: string, logger: Logger, env: Env = process.env): Promise<ArtifactStore> {

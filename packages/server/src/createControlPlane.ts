@@ -3,21 +3,25 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   AesGcmSecretBox,
+  type ArtifactStore,
   type Clock,
   type ConfiguredProvider,
   CryptoRandom,
   coreServices,
   DEFAULT_CORE_SETTINGS,
+  type EventBus,
   type Random,
+  type ServiceRef,
   SystemClock,
+  type UnitOfWork,
   type UseCases,
 } from '@trellis/core';
-import { createApi, JwtTokenSigner, type Logger } from '@trellis/http';
-import { createWebRouter, type SignInProvider } from '@trellis/web';
+import { createApi, JwtTokenSigner, LiveLogStreams, type Logger } from '@trellis/http';
+import { createWebRouter } from '@trellis/web';
 import type { Express } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import { openArtifactStore, openDatabase } from './adapters.js';
-import { loadConfig, type ServerConfig } from './config.js';
+import { ensureGeneratedSecrets, loadConfig, type ServerConfig } from './config.js';
 import { buildProviders } from './providers.js';
 import { buildContainer, resolve } from './container.js';
 import { createLogger } from './logger.js';
@@ -37,8 +41,28 @@ export interface ControlPlaneOptions {
    * The buttons of the sign-in page: providers that `GET /auth/signin/{id}` signs in with
    * (default: every provider the configuration sets up).
    */
-  signInProviders?: readonly SignInProvider[];
+  signInProviders?: readonly ConfiguredProvider[];
+  /**
+   * Your own implementations of core's ports, registered in the container under their
+   * `coreServices` token instead of the ones the configuration names, before anything is
+   * resolved: `{ register: { artifactStore: myStore, eventBus: myBus } }`. A registered artifact
+   * store means the configured one (TRELLIS_ARTIFACTS_URL) is not opened. `close()` closes the
+   * artifact store in use, a registered one included.
+   */
+  register?: PortRegistrations;
+  /**
+   * The last word over the container, called after the defaults and `register` are in and before
+   * anything is resolved: `(container) => container.register(coreServices.clock.id, { useValue })`.
+   */
+  overrides?: (container: DependencyContainer) => void;
 }
+
+type Ports = Omit<typeof coreServices, 'useCases'>;
+
+/** An implementation for any of core's ports, by the name of its `coreServices` token. */
+export type PortRegistrations = {
+  [K in keyof Ports]?: Ports[K] extends ServiceRef<infer T> ? T : never;
+};
 
 export interface ControlPlane {
   /** The express app: serve it with `listen()`, or mount it under a prefix of your own app. */
@@ -48,9 +72,14 @@ export interface ControlPlane {
   /** The configured sign-in providers, `{ id, name }` in sign-in page order. */
   signInProviders: ConfiguredProvider[];
   container: DependencyContainer;
+  /** The live-log streams: their limits and what they are doing (`stats()`). */
+  logStreams: LiveLogStreams;
   /** Listens on `config.host:config.port` (port 0 picks a free one). */
   listen(): Promise<{ server: Server; url: string }>;
-  /** Stops accepting, ends streams, waits for in-flight requests, closes the pool. Idempotent. */
+  /**
+   * Stops accepting, ends streams, waits for in-flight requests, then closes the artifact store
+   * and the database (its pool and event bus). Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -80,46 +109,76 @@ const SHUTDOWN_GRACE_MS = 10_000;
 export async function createControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const env = options.env ?? process.env;
   const config = { ...loadConfig(env), ...options.config };
+  // Reading the configuration wrote nothing: the secrets it generated are kept now, at start.
+  ensureGeneratedSecrets(config);
+  const register = options.register ?? {};
   const logger = options.logger ?? createLogger(env.TRELLIS_LOG_LEVEL || 'info');
-  const clock = options.clock ?? new SystemClock();
-  const database = await openDatabase(config.databaseUrl, logger);
-  let artifacts: Awaited<ReturnType<typeof openArtifactStore>>;
+  const defaultClock = register.clock ?? options.clock ?? new SystemClock();
+  const database = await openDatabase(config.databaseUrl, logger, env, { poolMax: config.databasePoolMax });
+  let configuredArtifacts: ArtifactStore | null = null;
   try {
     if (options.migrate !== false) await database.migrate();
-    artifacts = await openArtifactStore(config.artifactsUrl, logger, env);
+    if (!register.artifactStore) configuredArtifacts = await openArtifactStore(config.artifactsUrl, logger, env);
   } catch (error) {
     await database.close();
     throw error;
   }
   const container = buildContainer({
-    uow: database.uow,
-    artifacts,
-    events: database.events,
-    clock,
-    random: options.random ?? new CryptoRandom(),
-    signer: new JwtTokenSigner(config.cliJwtSecret, clock),
+    uow: register.unitOfWork ?? database.uow,
+    artifacts: register.artifactStore ?? (configuredArtifacts as ArtifactStore),
+    events: register.eventBus ?? database.events,
+    clock: defaultClock,
+    random: register.random ?? options.random ?? new CryptoRandom(),
+    signer: register.tokenSigner ?? new JwtTokenSigner(config.cliJwtSecret, defaultClock),
     // Provider tokens at rest: TRELLIS_ENCRYPTION_KEY, or a key derived from CLI_JWT_SECRET.
     secrets:
-      config.encryptionKeys.length > 0
+      register.secretBox ??
+      (config.encryptionKeys.length > 0
         ? new AesGcmSecretBox(config.encryptionKeys)
-        : AesGcmSecretBox.fromSecret(config.cliJwtSecret),
-    providers: buildProviders(config),
-    settings: {
+        : AesGcmSecretBox.fromSecret(config.cliJwtSecret)),
+    providers: register.providers ?? buildProviders(config),
+    settings: register.settings ?? {
       ...DEFAULT_CORE_SETTINGS,
       heartbeatTimeoutSeconds: config.heartbeatTimeoutSeconds,
       lostJobTimeoutSeconds: config.lostJobTimeoutSeconds,
+      workerCredentialCacheSeconds: config.workerAuthCacheSeconds,
+      maxStateBytes: config.maxStateBytes,
+      stateVersionsKept: config.stateVersionsKept,
+      maxExecutionMetadataBytes: config.maxExecutionMetadataBytes,
+      maxLogBytesPerJob: config.maxLogBytesPerJob,
+      logGraceMinutes: config.logGraceMinutes,
+      logRetentionDays: config.logRetentionDays,
+      pageLimits: config.pageLimits,
     },
   });
-  const useCases = resolve(container, coreServices.useCases);
+  let artifacts: ArtifactStore;
+  let events: EventBus;
+  let uow: UnitOfWork;
+  let clock: Clock;
+  let useCases: UseCases;
+  try {
+    options.overrides?.(container);
+    // Everything below uses what the container holds, so an override reaches every consumer.
+    artifacts = resolve(container, coreServices.artifactStore);
+    events = resolve(container, coreServices.eventBus);
+    uow = resolve(container, coreServices.unitOfWork);
+    clock = resolve(container, coreServices.clock);
+    useCases = resolve(container, coreServices.useCases);
+  } catch (error) {
+    await configuredArtifacts?.close();
+    await database.close();
+    throw error;
+  }
   const shutdown = new AbortController();
   const boundPorts: number[] = [];
+  const logStreams = new LiveLogStreams(useCases, events, config.logStreams);
   const app = createApi({
     useCases,
-    events: database.events,
+    events,
     clock,
     logger,
     readiness: async () => {
-      await database.uow.check();
+      await uow.check();
       await artifacts.check();
     },
     webOrigin: new URL(config.webUrl).origin,
@@ -133,6 +192,17 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       ? { token: config.bootstrapToken, email: config.bootstrapEmail, oneTime: config.bootstrapTokenOneTime }
       : null,
     shutdownSignal: shutdown.signal,
+    trustProxy: config.trustProxy,
+    rateLimits: database.rateLimits,
+    limits: {
+      bootstrapFailures: { limit: config.bootstrapFailureLimit, windowSeconds: config.bootstrapFailureWindowSeconds },
+      workerAuthFailures: {
+        limit: config.workerAuthFailureLimit,
+        windowSeconds: config.workerAuthFailureWindowSeconds,
+      },
+      claimLongPolls: { perWorker: config.claimLongPollsPerWorker, total: config.claimLongPollsTotal },
+    },
+    logStreams,
     version: VERSION,
     web: (session) =>
       createWebRouter({
@@ -157,6 +227,25 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   }, config.sweepIntervalSeconds * 1000);
   sweeper.unref();
 
+  // Retention: logs of jobs finished longer ago than TRELLIS_LOG_RETENTION_DAYS, in bounded batches.
+  let pruning = false;
+  const retention = setInterval(() => {
+    if (pruning) return;
+    pruning = true;
+    useCases.logs
+      .deleteExpired()
+      .then(
+        (deleted) => {
+          if (deleted > 0) logger.info({ deleted_chunks: deleted }, 'deleted logs past their retention');
+        },
+        (error) => logger.error({ err: error }, 'log retention failed'),
+      )
+      .finally(() => {
+        pruning = false;
+      });
+  }, config.retentionIntervalSeconds * 1000);
+  retention.unref();
+
   const servers: Server[] = [];
   let closing: Promise<void> | null = null;
 
@@ -166,6 +255,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     useCases,
     signInProviders: useCases.signIn.providers(),
     container,
+    logStreams,
     async listen() {
       const server = createServer(app);
       server.keepAliveTimeout = 65_000;
@@ -184,6 +274,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     close() {
       closing ??= (async () => {
         clearInterval(sweeper);
+        clearInterval(retention);
         shutdown.abort();
         await Promise.all(
           servers.map(
@@ -201,6 +292,8 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
               }),
           ),
         );
+        // The artifact store in use (a registered one too) and the configured one if unused.
+        await Promise.all([artifacts.close(), configuredArtifacts !== artifacts ? configuredArtifacts?.close() : null]);
         await database.close();
       })();
       return closing;

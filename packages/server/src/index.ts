@@ -5,9 +5,21 @@ export {
   openArtifactStore,
   openDatabase,
 } from './adapters.js';
-export { ConfigError, loadConfig, type OAuthAppConfig, PROVIDERS, type ServerConfig } from './config.js';
+export {
+  ConfigError,
+  ensureGeneratedSecrets,
+  loadConfig,
+  type OAuthAppConfig,
+  PROVIDERS,
+  type ServerConfig,
+} from './config.js';
 export { buildContainer, resolve } from './container.js';
-export { type ControlPlane, type ControlPlaneOptions, createControlPlane } from './createControlPlane.js';
+export {
+  type ControlPlane,
+  type ControlPlaneOptions,
+  createControlPlane,
+  type PortRegistrations,
+} from './createControlPlane.js';
 export { createLogger } from './logger.js';
 export { buildProviders, configuredProviders } from './providers.js';
 export { VERSION } from './version.js';

@@ -3,11 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { TrellisClient } from '@trellis/client';
-import { createTestDatabase, type TestDatabase } from '@trellis/testkit';
+import {
+  createTestDatabase,
+  type ServerProcess,
+  startServerProcess,
+  type TestDatabase,
+  testPostgresPoolSize,
+} from '@trellis/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { BOOTSTRAP_TOKEN, INLINE_MAIN_TF, JWT_SECRET } from './support/controlPlane.js';
 import { describePostgres } from './support/dialects.js';
-import { type ServerProcess, startServerProcess } from './support/serverProcess.js';
 
 /** Signs in on `url` through the bootstrap link and the device login, as the CLI would. */
 async function login(url: string): Promise<TrellisClient & { token: string }> {
@@ -36,6 +41,7 @@ describePostgres('two trellis-server processes on one Postgres', () => {
       dirs.push(dataDir);
       return {
         DATABASE_URL: database.url,
+        TRELLIS_DB_POOL_MAX: String(testPostgresPoolSize()),
         TRELLIS_DATA_DIR: dataDir,
         TRELLIS_ARTIFACTS_URL: pathToFileURL(artifacts).href,
         CLI_JWT_SECRET: JWT_SECRET,

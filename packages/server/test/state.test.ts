@@ -1,4 +1,10 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { TrellisClient } from '@trellis/client';
+import { coreServices, NotFoundError } from '@trellis/core';
+import { resolve } from '@trellis/server';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   type AgentClient,
@@ -15,12 +21,60 @@ function basic(agent: AgentClient): string {
 const state = (serial: number) =>
   JSON.stringify({ version: 4, terraform_version: '1.12.6', serial, lineage: 'lineage-1', outputs: {}, resources: [] });
 
+const MiB = 1024 * 1024;
+const STATE_LIMIT = MiB;
+const VERSIONS_KEPT = 3;
+
+/**
+ * POSTs a state that declares `declared` bytes (or none: chunked) but sends only `sent` of them,
+ * and waits for the answer without ever sending the rest: an answer proves the server decided
+ * before reading the body. The connection is cut once the answer is in.
+ */
+function postPartially(
+  url: string,
+  authorization: string,
+  options: { declared: number | null; sent: number },
+): Promise<{ status: number; body: string; connection: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { authorization, 'content-type': 'application/json' };
+    if (options.declared !== null) headers['content-length'] = String(options.declared);
+    const req = request(url, { method: 'POST', headers });
+    req.on('response', (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (part: Buffer) => parts.push(part));
+      res.on('end', () => {
+        resolve({
+          status: res.statusCode ?? 0,
+          body: Buffer.concat(parts).toString('utf8'),
+          connection: res.headers.connection,
+        });
+        req.destroy();
+      });
+    });
+    // Once answered, the server may close the connection under the unsent rest: that is the point.
+    req.on('error', (error) => reject(error));
+    req.write(Buffer.concat([Buffer.from('{"serial": 1, "lineage": "l", "pad": "'), Buffer.alloc(options.sent, 0x61)]));
+  });
+}
+
+/** Every file of the server's file artifact store, temp files included. */
+function storedFiles(server: RunningControlPlane): string[] {
+  const root = fileURLToPath(server.controlPlane.config.artifactsUrl);
+  if (!existsSync(root)) return [];
+  return readdirSync(root, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name))
+    .sort();
+}
+
 describeEachDialect('the OpenTofu/Terraform http state backend', (dialect) => {
   let server: RunningControlPlane;
   let user: TrellisClient;
 
   beforeAll(async () => {
-    server = await startControlPlane(dialect);
+    server = await startControlPlane(dialect, {
+      env: { TRELLIS_MAX_STATE_BYTES: String(STATE_LIMIT), TRELLIS_STATE_VERSIONS_KEPT: String(VERSIONS_KEPT) },
+    });
     user = await server.userClient('state@example.com');
   });
   afterAll(async () => {
@@ -50,7 +104,7 @@ describeEachDialect('the OpenTofu/Terraform http state backend', (dialect) => {
     expect(JSON.parse(await got.text()).serial).toBe(2);
     expect(got.headers.get('etag')).toMatch(/^"[0-9a-f]{64}"$/);
     const bad = await fetch(url, { method: 'POST', headers: { authorization: basic(agent) }, body: 'not json' });
-    expect([bad.status, (await bad.json()).code]).toEqual([400, 'invalid_state']);
+    expect([bad.status, (await bad.json()).code]).toEqual([400, 'invalid_state_file']);
   });
 
   it('locks with LOCK, answers 423 with the holder, and requires the lock id to write and unlock', async () => {
@@ -82,5 +136,76 @@ describeEachDialect('the OpenTofu/Terraform http state backend', (dialect) => {
     expect((await fetch(url, { headers: { authorization: basic(stranger) } })).status).toBe(404);
     await agent.reportStatus(job.id, { status: 'SUCCESS' });
     expect((await fetch(url, { headers: { authorization: basic(agent) } })).status).toBe(403);
+  });
+
+  it('refuses a foreign 60 MiB write before reading its body, and stores nothing', async () => {
+    const { url } = await running('foreign-write');
+    const before = storedFiles(server);
+    const stranger = await server.agentClient(await server.userClient('foreign@example.com'), 'foreign');
+    const idle = await server.agentClient(user, 'idle-writer');
+    // Eight at once, as in the report; 256 KiB of each 60 MiB are sent, and every answer comes
+    // while the client still owes the rest.
+    const foreign = await Promise.all(
+      Array.from({ length: 8 }, () => postPartially(url, basic(stranger), { declared: 60 * MiB, sent: 256 * 1024 })),
+    );
+    for (const answer of foreign) {
+      expect([answer.status, JSON.parse(answer.body).code]).toEqual([404, 'configuration_not_found']);
+      expect(answer.connection).toBe('close');
+    }
+    const notRunning = await postPartially(url, basic(idle), { declared: 60 * MiB, sent: 256 * 1024 });
+    expect([notRunning.status, JSON.parse(notRunning.body).code]).toEqual([403, 'state_not_for_worker']);
+    expect(storedFiles(server)).toEqual(before);
+  });
+
+  it('refuses a declared Content-Length over the limit at once, and an undeclared one while it streams', async () => {
+    const { agent, url } = await running('too-large');
+    const before = storedFiles(server);
+    const declared = await postPartially(url, basic(agent), { declared: STATE_LIMIT + 1, sent: 1024 });
+    expect([declared.status, JSON.parse(declared.body).code]).toEqual([413, 'state_too_large']);
+
+    const oversized = `{"serial": 9, "lineage": "l", "pad": "${'a'.repeat(STATE_LIMIT)}"}`;
+    const chunked = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: basic(agent) },
+      body: new Blob([oversized]).stream(),
+      duplex: 'half',
+    } as RequestInit);
+    expect([chunked.status, (await chunked.json()).code]).toEqual([413, 'state_too_large']);
+    expect(storedFiles(server)).toEqual(before);
+    expect((await fetch(url, { headers: { authorization: basic(agent) } })).status).toBe(204);
+  });
+
+  it('reads serial and lineage as the state streams, whatever their place, and refuses a state without them', async () => {
+    const { agent, url, configuration } = await running('header');
+    const headers = { authorization: basic(agent) };
+    const late = JSON.stringify({ resources: [{ serial: 'nested', lineage: 1 }], lineage: 'lin-"x"', serial: 7 });
+    expect((await fetch(url, { method: 'POST', headers, body: late })).status).toBe(200);
+    const owner = await server.controlPlane.useCases.auth.ensureUser({ email: 'state@example.com' });
+    const [stored] = await server.controlPlane.useCases.states.versions(owner.id, configuration.id);
+    expect([stored?.serial, stored?.lineage]).toEqual([7, 'lin-"x"']);
+    for (const bad of ['{"serial": 1}', '{"serial": 1.5, "lineage": "l"}', '{"serial": 1, "lineage": "l"} {}', '[1]']) {
+      const refused = await fetch(url, { method: 'POST', headers, body: bad });
+      expect([refused.status, (await refused.json()).code]).toEqual([400, 'invalid_state_file']);
+    }
+    expect(await server.controlPlane.useCases.states.versions(owner.id, configuration.id)).toHaveLength(1);
+  });
+
+  it(`keeps the newest ${VERSIONS_KEPT} versions and deletes the bytes of older ones`, async () => {
+    const { agent, url, configuration } = await running('pruned');
+    const owner = await server.controlPlane.useCases.auth.ensureUser({ email: 'state@example.com' });
+    const artifacts = resolve(server.controlPlane.container, coreServices.artifactStore);
+    const keys: string[] = [];
+    const filesBefore = storedFiles(server).length;
+    for (let serial = 1; serial <= VERSIONS_KEPT + 2; serial += 1) {
+      const put = await fetch(url, { method: 'POST', headers: { authorization: basic(agent) }, body: state(serial) });
+      expect(put.status).toBe(200);
+      const [newest] = await server.controlPlane.useCases.states.versions(owner.id, configuration.id);
+      keys.push(newest?.storage_key as string);
+    }
+    const versions = await server.controlPlane.useCases.states.versions(owner.id, configuration.id);
+    expect(versions.map((version) => version.serial)).toEqual([5, 4, 3]);
+    expect(storedFiles(server).length - filesBefore).toBe(VERSIONS_KEPT);
+    for (const pruned of keys.slice(0, 2)) await expect(artifacts.get(pruned)).rejects.toThrow(NotFoundError);
+    for (const kept of keys.slice(2)) expect((await artifacts.get(kept)).size).toBeGreaterThan(0);
   });
 });

@@ -119,7 +119,3 @@ export class PostgresEventBus implements EventBus {
     this.reconnectTimer.unref();
   }
 }
-
-export function openPostgresEventBus(url: string, options?: PostgresEventBusOptions): Promise<PostgresEventBus> {
-  return PostgresEventBus.open(url, options);
-}

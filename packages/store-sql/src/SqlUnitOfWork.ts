@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type Scope, type Stores, UnavailableError, type UnitOfWork } from '@trellis/core';
-import type { Dialect } from './dialects/Dialect.js';
+import type { Dialect, TransactionMode } from './dialects/Dialect.js';
 import { createStores } from './stores/createStores.js';
 
 /**
@@ -16,7 +16,19 @@ export class SqlUnitOfWork implements UnitOfWork {
 
   constructor(private readonly dialect: Dialect) {}
 
-  async run<T>(scope: Scope, work: (stores: Stores) => Promise<T>): Promise<T> {
+  run<T>(scope: Scope, work: (stores: Stores) => Promise<T>): Promise<T> {
+    return this.inTransaction(scope, work, 'write');
+  }
+
+  read<T>(scope: Scope, work: (stores: Stores) => Promise<T>): Promise<T> {
+    return this.inTransaction(scope, work, 'read');
+  }
+
+  private async inTransaction<T>(
+    scope: Scope,
+    work: (stores: Stores) => Promise<T>,
+    mode: TransactionMode,
+  ): Promise<T> {
     this.refuseIfClosed();
     // A unit of work inside another would wait for a second connection (SQLite: for the one the
     // outer holds, forever) and could wait on the outer one's row locks: a deadlock no database
@@ -26,14 +38,18 @@ export class SqlUnitOfWork implements UnitOfWork {
       throw new Error('a unit of work was started inside another one; pass the stores down instead');
     }
     try {
-      return await this.dialect.transaction(scope, async (session) => {
-        const calls = new StoreCalls((error) => this.dialect.translate(error));
-        try {
-          return await this.current.run(calls, () => work(calls.guard(createStores(session))));
-        } finally {
-          await calls.end();
-        }
-      });
+      return await this.dialect.transaction(
+        scope,
+        async (session) => {
+          const calls = new StoreCalls((error) => this.dialect.translate(error));
+          try {
+            return await this.current.run(calls, () => work(calls.guard(createStores(session))));
+          } finally {
+            await calls.end();
+          }
+        },
+        mode,
+      );
     } catch (error) {
       throw this.dialect.translate(error);
     }

@@ -6,4 +6,4 @@ export {
   type SqlStoreLogger,
   type SqlStoreOptions,
 } from './openSqlStore.js';
-export { openPostgresEventBus, PostgresEventBus, type PostgresEventBusOptions } from './PostgresEventBus.js';
+export { PostgresEventBus, type PostgresEventBusOptions } from './PostgresEventBus.js';

@@ -1,5 +1,7 @@
-import type { UnitOfWork } from '@trellis/core';
+import { type EventBus, InProcessEventBus, type RateLimitStore, type UnitOfWork } from '@trellis/core';
 import type { Dialect, DialectName } from './dialects/Dialect.js';
+import type { PostgresEventBusOptions } from './PostgresEventBus.js';
+import { SqlRateLimitStore } from './SqlRateLimitStore.js';
 import { SqlUnitOfWork } from './SqlUnitOfWork.js';
 
 export type { DialectName } from './dialects/Dialect.js';
@@ -28,6 +30,15 @@ export interface SqlStore {
   /** Which engine the URL named; for logs and diagnostics, never for branching outside this package. */
   readonly dialect: DialectName;
   readonly uow: UnitOfWork;
+  /** Rate-limit counters in the database, shared by every process on it (each hit is a write). */
+  readonly rateLimits: RateLimitStore;
+  /**
+   * The event bus that goes with this database, opened once (later calls return the same bus):
+   * on Postgres `LISTEN`/`NOTIFY` on its own connection, so every replica on the database hears
+   * every event; on SQLite, whose database one server process uses, an in-process bus. `close()`
+   * closes it.
+   */
+  openEventBus(options?: PostgresEventBusOptions): Promise<EventBus>;
   /** Applies pending migrations; safe to run from several processes at once, a no-op when up to date. */
   migrate(): Promise<void>;
   /** Closes the connections once running units of work have finished. */
@@ -106,14 +117,20 @@ export async function openSqlStore(url: string, options: SqlStoreOptions = {}): 
   const entry = DIALECTS[name];
   await requireDriver(name, entry.driver);
   const dialect = await entry.open(url, { ...DEFAULTS, ...definedOnly(options) });
-  return new OpenSqlStore(dialect);
+  return new OpenSqlStore(dialect, url);
 }
 
 class OpenSqlStore implements SqlStore {
   private readonly unitOfWork: SqlUnitOfWork;
+  readonly rateLimits: RateLimitStore;
+  private events: Promise<EventBus & { close?(): Promise<void> }> | undefined;
 
-  constructor(private readonly dialectImpl: Dialect) {
+  constructor(
+    private readonly dialectImpl: Dialect,
+    private readonly url: string,
+  ) {
     this.unitOfWork = new SqlUnitOfWork(dialectImpl);
+    this.rateLimits = new SqlRateLimitStore(dialectImpl);
   }
 
   get uow(): UnitOfWork {
@@ -122,6 +139,18 @@ class OpenSqlStore implements SqlStore {
 
   get dialect(): DialectName {
     return this.dialectImpl.name;
+  }
+
+  openEventBus(options: PostgresEventBusOptions = {}): Promise<EventBus> {
+    this.events ??=
+      this.dialectImpl.name === 'postgres'
+        ? import('./PostgresEventBus.js').then(({ PostgresEventBus }) => PostgresEventBus.open(this.url, options))
+        : Promise.resolve(new InProcessEventBus());
+    // A bus that failed to open is tried again by the next call instead of being kept.
+    this.events.catch(() => {
+      this.events = undefined;
+    });
+    return this.events;
   }
 
   async migrate(): Promise<void> {
@@ -134,6 +163,8 @@ class OpenSqlStore implements SqlStore {
 
   async close(): Promise<void> {
     this.unitOfWork.markClosed();
+    const events = await this.events?.catch(() => undefined);
+    await events?.close?.();
     await this.dialectImpl.close();
   }
 }

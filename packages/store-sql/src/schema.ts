@@ -14,6 +14,7 @@ export const TABLES = {
   vineComponents: 'vine_components',
   workers: 'workers',
   jobs: 'jobs',
+  configSnapshots: 'config_snapshots',
   logChunks: 'log_chunks',
   planArtifacts: 'plan_artifacts',
   workerReleases: 'worker_releases',

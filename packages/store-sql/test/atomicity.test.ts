@@ -55,6 +55,10 @@ class UnitOfWorkWithFailingComponents implements UnitOfWork {
     });
   }
 
+  read<T>(scope: Parameters<UnitOfWork['read']>[0], work: (stores: Stores) => Promise<T>): Promise<T> {
+    return this.inner.read(scope, work);
+  }
+
   check(): Promise<void> {
     return this.inner.check();
   }
@@ -83,7 +87,7 @@ function describeAtomicity(dialect: TestDialect): void {
       const user = await core.auth.ensureUser({ email: 'ops@example.test' });
       const person = { userId: user.id, email: user.email };
       const vineyard = await core.vineyards.create(person, { name: 'prod' });
-      const vine = await core.configurations.create(person, {
+      const vine = await core.vines.create(person, {
         name: 'web',
         vineyard_id: vineyard.id,
         source: { type: 'inline', files: { 'main.tf': 'output "url" { value = "https://web.example.test" }\n' } },
@@ -96,7 +100,7 @@ function describeAtomicity(dialect: TestDialect): void {
       expect(claimed?.job.id).toBe(job.id);
       const before = {
         job: await core.jobs.get(person, job.id),
-        vine: await core.configurations.get(person, vine.id),
+        vine: await core.vines.get(person, vine.id),
       };
       expect(before.job.status).toBe('PROCESSING');
       expect(before.vine.status).toBe('DEPLOYING');
@@ -118,13 +122,13 @@ function describeAtomicity(dialect: TestDialect): void {
       await expect(core.jobs.reportStatus(agent, job.id, report)).rejects.toThrow('saving the components failed');
 
       expect(await core.jobs.get(person, job.id)).toEqual(before.job);
-      expect(await core.configurations.get(person, vine.id)).toEqual(before.vine);
+      expect(await core.vines.get(person, vine.id)).toEqual(before.vine);
       expect(before.vine.components).toEqual({ cluster: null, argocd: null, outputs: null });
 
       uow.failSaveComponents = false;
       const done = await core.jobs.reportStatus(agent, job.id, report);
       expect(done.status).toBe('SUCCESS');
-      const after = await core.configurations.get(person, vine.id);
+      const after = await core.vines.get(person, vine.id);
       expect(after.status).toBe('DEPLOYED');
       expect(after.components).toEqual({
         cluster: { name: 'eks-prod', endpoint: 'https://eks.example.test', job_id: job.id },

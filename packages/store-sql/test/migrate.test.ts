@@ -8,6 +8,7 @@ import {
   describeWithPostgres,
   type TestDatabase,
   type TestDialect,
+  testPostgresPoolSize,
 } from '@trellis/testkit';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openSqlStore } from '../src/index.js';
@@ -53,7 +54,7 @@ function describeMigrate(dialect: TestDialect): void {
     expect(first.applied).toEqual(MIGRATIONS.map((migration) => ({ name: migration.name, batch: 1 })));
     expect(first.lockRows).toEqual([{ is_locked: 0 }]);
 
-    const again = await openSqlStore(url);
+    const again = await openSqlStore(url, { poolSize: testPostgresPoolSize() });
     try {
       await again.migrate();
       await again.migrate();

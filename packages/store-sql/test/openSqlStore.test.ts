@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConflictError, systemScope, UnavailableError } from '@trellis/core';
-import { checkTestPostgres, describeWithPostgres, testPostgresAdminUrl } from '@trellis/testkit';
+import { checkTestPostgres, describeWithPostgres, testPostgresAdminUrl, testPostgresPoolSize } from '@trellis/testkit';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openSqlStore, type SqlStore, SqlStoreConfigError } from '../src/index.js';
 import { requireFreshBuild, runFixture } from './support/children.js';
@@ -45,6 +46,17 @@ describe('openSqlStore', () => {
     await store.migrate();
     await store.uow.check();
     expect(existsSync(file)).toBe(true);
+  });
+
+  it('hands back the event bus of its database: in-process on SQLite, one per store', async () => {
+    const store = await open(`sqlite://${join(dir, 'events.db')}`);
+    const bus = await store.openEventBus();
+    expect(await store.openEventBus()).toBe(bus);
+    const heard: unknown[] = [];
+    bus.subscribe((event) => heard.push(event));
+    const event = { type: 'job_queued', owner_id: 'o', job_id: 'j' } as const;
+    await bus.publish(event);
+    expect(heard).toEqual([event]);
   });
 
   it('opens sqlite://relative/path against the working directory', async () => {
@@ -155,7 +167,7 @@ describeWithPostgres('openSqlStore on Postgres', postgres, () => {
     await Promise.all(stores.splice(0).map((store) => store.close()));
   });
   const open = async (url: string) => {
-    const store = await openSqlStore(url, { connectTimeoutMs: 3_000, logger: quiet });
+    const store = await openSqlStore(url, { connectTimeoutMs: 3_000, logger: quiet, poolSize: testPostgresPoolSize() });
     stores.push(store);
     return store;
   };
@@ -171,6 +183,20 @@ describeWithPostgres('openSqlStore on Postgres', postgres, () => {
       expect(store.dialect).toBe('postgres');
       await store.uow.check();
     }
+  });
+
+  it('hands back the event bus of its database: LISTEN/NOTIFY, so another store on it hears the event', async () => {
+    const [one, other] = [await open(withDatabase('postgres')), await open(withDatabase('postgres'))];
+    const [publisher, listener] = [await one.openEventBus(), await other.openEventBus()];
+    expect(await one.openEventBus()).toBe(publisher);
+    const event = { type: 'job_queued', owner_id: randomUUID(), job_id: randomUUID() } as const;
+    const heard = new Promise((resolve) => {
+      listener.subscribe((received) => {
+        if (received.type === 'job_queued' && received.job_id === event.job_id) resolve(received);
+      });
+    });
+    await publisher.publish(event);
+    expect(await heard).toEqual(event);
   });
 
   it('reports a server that refuses connections as database_unavailable, from check, run and migrate', async () => {

@@ -24,6 +24,7 @@ const OWNED: ReadonlyArray<readonly [table: string, ownerColumn: string]> = [
   ['vine_components', 'owner_id'],
   ['workers', 'owner_id'],
   ['jobs', 'owner_id'],
+  ['config_snapshots', 'owner_id'],
   ['log_chunks', 'owner_id'],
   ['plan_artifacts', 'owner_id'],
   ['state_versions', 'owner_id'],
@@ -38,6 +39,7 @@ const DELETE_ORDER = [
   'plan_artifacts',
   'vine_components',
   'jobs',
+  'config_snapshots',
   'workers',
   'vines',
   'cloud_identities',
@@ -165,6 +167,10 @@ describeWithPostgres('row-level security on Postgres', postgres, () => {
         `INSERT INTO jobs (id, owner_id, job_type, status, config_snapshot, config_hash, execution_metadata, created_at)
          VALUES (?, ?, 'PLAN', 'QUEUED', '{}', 'x', '{}', now())`,
         [randomUUID(), b.id],
+      ],
+      config_snapshots: [
+        "INSERT INTO config_snapshots (owner_id, config_hash, snapshot) VALUES (?, 'x', '{}')",
+        [b.id],
       ],
       log_chunks: [
         "INSERT INTO log_chunks (job_id, owner_id, log_chunk, stream_type, created_at) VALUES (?, ?, 'x', 'STDOUT', now())",

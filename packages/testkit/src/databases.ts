@@ -4,6 +4,12 @@
  * server is reachable; when it is not, CI (`CI=true`) fails and a laptop skips them, loudly
  * (postgresSuites.ts). This module does not import vitest, so programs other than tests (the
  * benchmarks) can use it through `@trellis/testkit/databases`.
+ *
+ * On a Postgres shared with other programs (docs/operations.md, "Running the tests on a shared
+ * Postgres"): each database is named after the test run that made it
+ * (`trellis_test_<run>_<random>`, the run being its start time and pid), so the run's global
+ * teardown drops what it made and a later run drops what a crashed one left behind; and tests
+ * open small pools (`testPostgresPoolSize()`).
  */
 import { randomBytes } from 'node:crypto';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
@@ -34,7 +40,71 @@ export function testPostgresAdminUrl(): string {
   return process.env.TRELLIS_TEST_POSTGRES_URL || DEFAULT_TEST_POSTGRES_URL;
 }
 
-/** An empty database: a file in a new temp dir, or a new Postgres database `trellis_test_<random>`. */
+/** Prefix of every test database on Postgres. */
+export const TEST_DATABASE_PREFIX = 'trellis_test_';
+
+/**
+ * Most connections a test's store or control plane opens on Postgres (`TRELLIS_TEST_DB_POOL_MAX`,
+ * default 3): tests prove behaviour, not throughput, and the server is shared.
+ */
+export function testPostgresPoolSize(): number {
+  const raw = process.env.TRELLIS_TEST_DB_POOL_MAX;
+  const value = raw ? Number(raw) : 3;
+  if (!Number.isInteger(value) || value < 2) {
+    throw new Error(`TRELLIS_TEST_DB_POOL_MAX must be an integer of at least 2 (got "${raw}")`);
+  }
+  return value;
+}
+
+let processRunId: string | undefined;
+
+/**
+ * The test run this process belongs to: set by the global setup (`TRELLIS_TEST_RUN_ID`, shared by
+ * its worker processes), else this process's own. `<start time in seconds, base 36>_<pid, base 36>`.
+ */
+export function testRunId(): string {
+  const fromEnv = process.env.TRELLIS_TEST_RUN_ID;
+  if (fromEnv && /^[0-9a-z]+_[0-9a-z]+$/.test(fromEnv)) return fromEnv;
+  processRunId ??= newTestRunId();
+  return processRunId;
+}
+
+export function newTestRunId(now = Date.now(), pid = process.pid): string {
+  return `${Math.floor(now / 1000).toString(36)}_${pid.toString(36)}`;
+}
+
+/** When the run named in a test database's name started; null for a name of another form. */
+export function testDatabaseStartedAt(name: string): Date | null {
+  const match = /^trellis_test_([0-9a-z]+)_[0-9a-z]+_[0-9a-f]+$/.exec(name);
+  if (!match?.[1]) return null;
+  return new Date(Number.parseInt(match[1], 36) * 1000);
+}
+
+/**
+ * Drops the Postgres test databases of run `runId`, and those of any run that started more than
+ * `staleAfterMs` ago (a crashed run's leftovers). Returns the names dropped.
+ */
+export async function dropTestDatabases(
+  options: { runId?: string; staleAfterMs?: number; now?: number } = {},
+): Promise<string[]> {
+  const now = options.now ?? Date.now();
+  const names = await adminRows<{ datname: string }>(
+    `SELECT datname FROM pg_database WHERE datname LIKE '${TEST_DATABASE_PREFIX.replaceAll('_', '\\_')}%'`,
+  );
+  const doomed = names
+    .map((row) => row.datname)
+    .filter((name) => {
+      if (options.runId && name.startsWith(`${TEST_DATABASE_PREFIX}${options.runId}_`)) return true;
+      const startedAt = testDatabaseStartedAt(name);
+      return (
+        options.staleAfterMs !== undefined && startedAt !== null && now - startedAt.getTime() > options.staleAfterMs
+      );
+    });
+  for (const name of doomed) await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  return doomed;
+}
+
+/** An empty database: a file in a new temp dir, or a new Postgres database `trellis_test_<run>_<random>`. */
 export async function createTestDatabase(dialect: TestDialect): Promise<TestDatabase> {
   return dialect === 'sqlite' ? createSqliteDatabase() : createPostgresDatabase();
 }
@@ -89,7 +159,7 @@ function sqliteFileOf(url: string): string {
 }
 
 async function createPostgresDatabase(template?: string): Promise<TestDatabase> {
-  const name = `trellis_test_${randomBytes(6).toString('hex')}`;
+  const name = `${TEST_DATABASE_PREFIX}${testRunId()}_${randomBytes(6).toString('hex')}`;
   await adminQuery(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   const url = new URL(testPostgresAdminUrl());
   url.pathname = `/${name}`;
@@ -107,13 +177,34 @@ async function createPostgresDatabase(template?: string): Promise<TestDatabase> 
 
 /** One statement on a short-lived admin connection; `pg` is loaded only when Postgres is used. */
 async function adminQuery(sql: string): Promise<void> {
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: testPostgresAdminUrl(), connectionTimeoutMillis: 5_000 });
-  await client.connect();
+  await adminRows(sql);
+}
+
+/**
+ * At most this many admin connections of one process at once: a suite dropping its hundred
+ * databases together must not open a hundred connections (it once did, reaching max_connections).
+ */
+const ADMIN_CONNECTIONS = 3;
+let adminBusy = 0;
+const adminWaiting: (() => void)[] = [];
+
+async function adminRows<T>(sql: string): Promise<T[]> {
+  if (adminBusy >= ADMIN_CONNECTIONS) await new Promise<void>((resolve) => adminWaiting.push(resolve));
+  else adminBusy++;
   try {
-    await client.query(sql);
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: testPostgresAdminUrl(), connectionTimeoutMillis: 5_000 });
+    await client.connect();
+    try {
+      return (await client.query(sql)).rows as T[];
+    } finally {
+      await client.end();
+    }
   } finally {
-    await client.end();
+    // Hands the turn straight to the next waiter (adminBusy unchanged), or frees it.
+    const next = adminWaiting.shift();
+    if (next) next();
+    else adminBusy--;
   }
 }
 

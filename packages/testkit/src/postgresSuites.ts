@@ -1,15 +1,30 @@
-import { describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { isCi, type PostgresAvailability } from './databases.js';
+import { acquirePostgresSlot } from './postgresSlots.js';
 
 /**
  * `describe` for suites that need Postgres: they run when it is reachable. When it is not, in CI
  * a failing test says Postgres is required, and elsewhere the suite is skipped with a warning on
  * stderr naming what was skipped. Get `postgres` with `await checkTestPostgres()` at the top of
  * the test file.
+ *
+ * A running suite holds one of the machine's Postgres slots (postgresSlots.ts) from before its
+ * first hook to after its last, so few suites hold connections at once.
  */
 export function describeWithPostgres(title: string, postgres: PostgresAvailability, body: () => void): void {
   if (postgres.available) {
-    describe(title, body);
+    describe(title, () => {
+      let release: (() => Promise<void>) | undefined;
+      // Registered first: runs before the body's beforeAll hooks and (hooks run as a stack)
+      // after its afterAll hooks, which close the connections.
+      beforeAll(async () => {
+        release = await acquirePostgresSlot();
+      }, SLOT_WAIT_MS);
+      afterAll(async () => {
+        await release?.();
+      });
+      body();
+    });
     return;
   }
   const where = redactPassword(postgres.adminUrl);
@@ -31,6 +46,9 @@ export function describeWithPostgres(title: string, postgres: PostgresAvailabili
   );
   describe.skip(title, body);
 }
+
+/** Waiting for a slot may take as long as other suites run. */
+const SLOT_WAIT_MS = 60 * 60_000;
 
 function redactPassword(url: string): string {
   try {

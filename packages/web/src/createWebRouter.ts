@@ -1,10 +1,12 @@
 import {
   type Clock,
+  type ConfiguredProvider,
   ConflictError,
   DomainError,
   isUuid,
-  type Job,
   NotFoundError,
+  type PageQuery,
+  safeNextOr,
   type UseCases,
   type UserActor,
   ValidationError,
@@ -13,14 +15,14 @@ import express, { type Request, type RequestHandler, type Response, type Router 
 import { Assets } from './assets.js';
 import { type LayoutContext, layout, type Page } from './layout.js';
 import { approveCliLoginPage, cliLoginCodePage, invalidCliLoginPage, usedCliLoginPage } from './pages/cliLoginPages.js';
-import { configurationPage } from './pages/configurationPage.js';
+import { vinePage } from './pages/vinePage.js';
 import { crossSitePage, notFoundPage, serverErrorPage, signInAgainPage } from './pages/errorPages.js';
 import { jobPage } from './pages/jobPage.js';
-import { jobsPage } from './pages/jobsPage.js';
-import { type SignInProvider, signInPage } from './pages/signInPage.js';
+import { type JobListFilters, jobsPage } from './pages/jobsPage.js';
+import { signInPage } from './pages/signInPage.js';
 import { vineyardPage, vineyardsPage } from './pages/vineyardPages.js';
 import { workersPage } from './pages/workersPage.js';
-import { safeNext, signInPath } from './paths.js';
+import { signInPath } from './paths.js';
 import { securityHeaders } from './securityHeaders.js';
 
 export interface WebOptions {
@@ -35,7 +37,7 @@ export interface WebOptions {
   /** Public origin of the web interface; https turns on HSTS. */
   webOrigin: string;
   /** Providers that `GET /auth/signin/{id}?next=` signs in with, one button each. */
-  signInProviders: readonly SignInProvider[];
+  signInProviders: readonly ConfiguredProvider[];
   /** Whether `GET /auth/bootstrap?token=` works (the sign-in page then says how to use it). */
   bootstrapEnabled: boolean;
   clock?: Clock;
@@ -57,8 +59,6 @@ class Redirect {
 }
 
 type Handler = (context: PageContext) => Promise<Page | Redirect>;
-
-const RECENT_JOBS = 50;
 
 /**
  * The web interface as an express router: server-rendered pages for `/`, `/signin`,
@@ -120,7 +120,7 @@ export function createWebRouter(options: WebOptions): Router {
   router.get('/assets/:name', assets.handler());
 
   router.get('/signin', headers, (req, res) => {
-    const next = safeNext(req.query.next);
+    const next = safeNextOr(req.query.next);
     if (options.currentUser(req, res)) {
       res.redirect(303, `${req.baseUrl}${next}`);
       return;
@@ -182,8 +182,8 @@ export function createWebRouter(options: WebOptions): Router {
   router.get(
     '/vineyards',
     headers,
-    signedIn(async ({ user, base, now }) =>
-      vineyardsPage({ base, vineyards: await useCases.vineyards.list(user), now }),
+    signedIn(async ({ req, user, base, now }) =>
+      vineyardsPage({ base, vineyards: await useCases.vineyards.list(user, pageQuery(req)), now }),
     ),
   );
 
@@ -192,11 +192,12 @@ export function createWebRouter(options: WebOptions): Router {
     headers,
     signedIn(async ({ req, user, base, now }) => {
       const vineyard = await useCases.vineyards.get(user, req.params.id);
-      const [vines, jobs] = await Promise.all([
-        Promise.all(vineyard.vines.map((vine) => useCases.configurations.get(user, vine.id))),
-        useCases.jobs.list(user, { vineyard_id: vineyard.id }),
+      const [vines, lastJobs] = await Promise.all([
+        Promise.all(vineyard.vines.map((vine) => useCases.vines.get(user, vine.id))),
+        Promise.all(vineyard.vines.map((vine) => useCases.jobs.list(user, { vine_id: vine.id, limit: 1 }))),
       ]);
-      return vineyardPage({ base, vineyard, vines, jobs, now });
+      const lastJobOf = new Map(lastJobs.flatMap((page) => page.items.map((job) => [job.vine_id ?? '', job] as const)));
+      return vineyardPage({ base, vineyard, vines, lastJobs: lastJobOf, now });
     }),
   );
 
@@ -204,22 +205,21 @@ export function createWebRouter(options: WebOptions): Router {
     '/configurations/:id',
     headers,
     signedIn(async ({ req, user, base, now }) => {
-      const vine = await useCases.configurations.get(user, req.params.id);
+      const vine = await useCases.vines.get(user, req.params.id);
       const [vineyard, jobs] = await Promise.all([
         useCases.vineyards.get(user, vine.vineyard_id).catch(notFoundAsNull),
-        useCases.jobs.list(user, { vineyard_id: vine.vineyard_id }),
+        useCases.jobs.list(user, { vine_id: vine.id }),
       ]);
-      return configurationPage({ base, vine, vineyard, jobs: jobs.filter((job) => job.vine_id === vine.id), now });
+      return vinePage({ base, vine, vineyard, jobs, now });
     }),
   );
 
   router.get(
     '/jobs',
     headers,
-    signedIn(async ({ user, base, now }) => {
-      const [jobs, vines] = await Promise.all([useCases.jobs.list(user), useCases.configurations.list(user)]);
-      const vineNames = new Map(vines.map((vine) => [vine.id, vine.name]));
-      return jobsPage({ base, jobs: jobs.slice(0, RECENT_JOBS), vineNames, now });
+    signedIn(async ({ req, user, base, now }) => {
+      const filters = jobFilters(req);
+      return jobsPage({ base, jobs: await useCases.jobs.list(user, { ...filters, ...pageQuery(req) }), filters, now });
     }),
   );
 
@@ -230,7 +230,7 @@ export function createWebRouter(options: WebOptions): Router {
       const job = await useCases.jobs.get(user, req.params.id);
       const [vineyard, appliedBy] = await Promise.all([
         job.vineyard_id ? useCases.vineyards.get(user, job.vineyard_id).catch(notFoundAsNull) : null,
-        job.job_type === 'PLAN' && job.vineyard_id ? deployOfPlan(useCases, user, job) : null,
+        job.job_type === 'PLAN' ? useCases.jobs.deployOfPlan(user, job.id) : null,
       ]);
       return jobPage({ base, job, vineyard, appliedBy, now });
     }),
@@ -239,7 +239,9 @@ export function createWebRouter(options: WebOptions): Router {
   router.get(
     '/workers',
     headers,
-    signedIn(async ({ user, now }) => workersPage({ workers: await useCases.workers.list(user.userId), now })),
+    signedIn(async ({ req, user, base, now }) =>
+      workersPage({ base, workers: await useCases.workers.list(user.userId, pageQuery(req)), now }),
+    ),
   );
 
   return router;
@@ -257,10 +259,17 @@ function notFoundAsNull(error: unknown): null {
   throw error;
 }
 
-/** The DEPLOY job that applies this plan, if any (a plan is applied at most once). */
-async function deployOfPlan(useCases: UseCases, user: UserActor, plan: Job): Promise<Job | null> {
-  const jobs = await useCases.jobs.list(user, { vineyard_id: plan.vineyard_id ?? undefined });
-  return (
-    jobs.find((job) => job.plan_job_id === plan.id && job.status !== 'FAILED' && job.status !== 'CANCELLED') ?? null
-  );
+/** `?limit=&cursor=` of a paged page, checked by core like the API's. */
+function pageQuery(req: Request): PageQuery {
+  return { limit: req.query.limit, cursor: req.query.cursor };
+}
+
+/** The filters of `/jobs`, kept in its "Older" link. */
+function jobFilters(req: Request): JobListFilters {
+  const filters: JobListFilters = {};
+  for (const name of ['status', 'vineyard_id', 'vine_id'] as const) {
+    const value = req.query[name];
+    if (typeof value === 'string') filters[name] = value;
+  }
+  return filters;
 }

@@ -28,7 +28,7 @@ export function when(iso: string | null, now: Date, never = 'never'): Html {
 }
 
 /** How long a job ran (or has been running). */
-export function jobDuration(job: Job, now: Date): string {
+export function jobDuration(job: Pick<Job, 'claimed_at' | 'finished_at'>, now: Date): string {
   if (job.claimed_at === null) return '';
   const end = job.finished_at === null ? now.getTime() : Date.parse(job.finished_at);
   return duration(end - Date.parse(job.claimed_at));

@@ -73,7 +73,13 @@ describe('web pages', () => {
     expect(text).not.toContain(BOOTSTRAP_TOKEN);
 
     // Only paths of this site are kept as the place to return to.
-    for (const evil of ['//evil.example/x', '/\\evil.example', 'https://evil.example/', '/x\r\nSet-Cookie: a=b']) {
+    for (const evil of [
+      '//evil.example/x',
+      '/\\evil.example',
+      'https://evil.example/',
+      '/x\r\nSet-Cookie: a=b',
+      '/\t/evil.example',
+    ]) {
       const page = await get(`/signin?next=${encodeURIComponent(evil)}`, {});
       expect(page.text).toContain('href="/auth/signin/github">');
       expect(page.text).not.toContain('evil.example');
@@ -186,6 +192,33 @@ describe('web pages', () => {
       { status: 'SUCCESS', execution_metadata: { plan_summary: { add: 0, change: 0, destroy: 0 } } },
     );
     expect((await get(`/jobs/${none.id}`)).text).toMatch(/data-plan-summary data-from-metadata>No changes\.</);
+  });
+
+  it('pages the jobs list through "Older" links that keep the filters', async () => {
+    const { vine } = await vineyardWithVine(user, 'paged');
+    await user.createVineyard('paged-extra');
+    const created: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      created.push((await user.createJob({ job_type: 'PLAN', configuration_id: vine.id })).id);
+    }
+    const jobIdsOn = (text: string) => [...text.matchAll(/href="\/jobs\/([0-9a-f-]{36})"/g)].map((m) => m[1]);
+    const olderOf = (text: string) => /data-older href="([^"]+)"/.exec(text)?.[1]?.replaceAll('&amp;', '&');
+    const seen: (string | undefined)[] = [];
+    let path: string | undefined = `/jobs?vine_id=${vine.id}&limit=2`;
+    let pages = 0;
+    while (path !== undefined) {
+      const { response, text } = await get(path);
+      expect(response.status).toBe(200);
+      seen.push(...jobIdsOn(text));
+      path = olderOf(text);
+      if (path !== undefined) expect(path).toMatch(new RegExp(`^/jobs\\?vine_id=${vine.id}&cursor=[\\w-]+&limit=2$`));
+      pages++;
+    }
+    expect(pages).toBe(2);
+    expect(seen).toEqual([...created].reverse());
+    expect((await get('/jobs?limit=0')).response.status).toBe(404);
+    expect((await get('/jobs?cursor=garbage')).response.status).toBe(404);
+    expect(olderOf((await get('/vineyards?limit=1')).text)).toMatch(/^\/vineyards\?cursor=[\w-]+&limit=1$/);
   });
 
   it("answers 404 for records that do not exist or are someone else's", async () => {

@@ -1,76 +1,66 @@
-import { parseArgs } from 'node:util';
+import { type BaseContext, Builtins, Cli, type Command } from 'clipanion';
 import { AGENT_VERSION } from '../version.js';
-import { registerCommand } from './registerCommand.js';
-import { runCommand } from './runCommand.js';
-import { USAGE } from './usage.js';
+import { RegisterCommand } from './commands/RegisterCommand.js';
+import { RunCommand } from './commands/RunCommand.js';
 
 export const EXIT = { ok: 0, jobFailed: 1, usage: 2, config: 3 } as const;
 
+/** What a command reads and writes: the environment and the two output streams. */
 export interface CliIo {
   env: NodeJS.ProcessEnv;
   stdout: (text: string) => void;
   stderr: (text: string) => void;
 }
 
-const defaultIo: CliIo = {
-  env: process.env,
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-};
+/** clipanion shows an option's value as `#0`; `--name NAME` reads better. */
+function nameValues(text: string): string {
+  return text.replace(/(--([a-z][\w-]*)) #0/g, (_match, flag: string, name: string) => `${flag} ${name.toUpperCase()}`);
+}
 
-const RUN_OPTIONS = {
-  url: { type: 'string' },
-  'worker-id': { type: 'string' },
-  'worker-token': { type: 'string' },
-  'credentials-file': { type: 'string' },
-  'engine-bin': { type: 'string' },
-  concurrency: { type: 'string' },
-  'work-dir': { type: 'string' },
-  once: { type: 'boolean' },
-  'claim-wait': { type: 'string' },
-  'heartbeat-interval': { type: 'string' },
-  'cancel-grace': { type: 'string' },
-  'lock-timeout': { type: 'string' },
-  'on-shutdown': { type: 'string' },
-  'log-level': { type: 'string' },
-} as const;
-
-const REGISTER_OPTIONS = {
-  name: { type: 'string' },
-  url: { type: 'string' },
-  'credentials-file': { type: 'string' },
-  force: { type: 'boolean' },
-} as const;
-
-/** `trellis-agent <command> [flags]`; resolves with the exit code. */
-export async function runAgentCli(argv: string[], io: CliIo = defaultIo): Promise<number> {
-  const [command, ...rest] = argv;
-  try {
-    switch (command) {
-      case 'run':
-        return await runCommand(parseArgs({ args: rest, options: RUN_OPTIONS, strict: true }).values, io);
-      case 'register':
-        return await registerCommand(parseArgs({ args: rest, options: REGISTER_OPTIONS, strict: true }).values, io);
-      case '--version':
-      case 'version':
-        io.stdout(`${AGENT_VERSION}\n`);
-        return EXIT.ok;
-      case undefined:
-      case '--help':
-      case '-h':
-      case 'help':
-        io.stdout(USAGE);
-        return command === undefined ? EXIT.usage : EXIT.ok;
-      default:
-        io.stderr(`trellis-agent: unknown command "${command}"\n\n${USAGE}`);
-        return EXIT.usage;
-    }
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {
-      io.stderr(`trellis-agent ${command}: ${(error as Error).message}\n`);
-      return EXIT.usage;
-    }
-    throw error;
+class AgentCli extends Cli {
+  protected override getUsageByIndex(...args: Parameters<Cli['getUsageByIndex']>): ReturnType<Cli['getUsageByIndex']> {
+    const { usage, options } = super.getUsageByIndex(...args);
+    return {
+      usage: nameValues(usage),
+      options: options.map((option) => ({ ...option, definition: nameValues(option.definition) })),
+    };
   }
+}
+
+export function createAgentCli(): Cli {
+  const cli = new AgentCli({
+    binaryLabel: 'trellis-agent: runs OpenTofu/Terraform jobs of a Trellis control plane on this machine',
+    binaryName: 'trellis-agent',
+    binaryVersion: AGENT_VERSION,
+    enableColors: false,
+  });
+  cli.register(RegisterCommand);
+  cli.register(RunCommand);
+  cli.register(Builtins.HelpCommand);
+  cli.register(Builtins.VersionCommand);
+  return cli;
+}
+
+/**
+ * `trellis-agent <command> [flags]`; resolves with the exit code. Usage mistakes (an unknown
+ * command or flag, a missing value) go to stderr with the usage, exit 2; no command at all shows
+ * the usage on stdout, also exit 2.
+ */
+export async function runAgentCli(argv: string[], context: Partial<BaseContext> = {}): Promise<number> {
+  const full: BaseContext = { ...Cli.defaultContext, ...context };
+  const cli = createAgentCli();
+  const aliases: Record<string, string> = { help: '--help', version: '--version' };
+  const args = argv.length === 1 && argv[0] !== undefined && aliases[argv[0]] ? [aliases[argv[0]] as string] : argv;
+  if (args.length === 0) {
+    full.stdout.write(cli.usage(null));
+    return EXIT.usage;
+  }
+  let command: Command;
+  try {
+    command = cli.process(args, full);
+  } catch (error) {
+    full.stderr.write(cli.error(error as Error, { colored: false }));
+    return EXIT.usage;
+  }
+  return cli.run(command, full);
 }

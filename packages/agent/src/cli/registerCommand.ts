@@ -1,5 +1,4 @@
-import { TrellisApiError, TrellisClient, TrellisConnectionError } from '@trellis/client';
-import { cliAccessToken, cliAuthPath } from '../config/cliLogin.js';
+import { LoginStore, loginFilePath, TrellisApiError, TrellisClient, TrellisConnectionError } from '@trellis/client';
 import { CredentialsFile, defaultCredentialsPath } from '../config/CredentialsFile.js';
 import { AGENT_VERSION } from '../version.js';
 import type { CliIo } from './main.js';
@@ -25,11 +24,14 @@ export async function registerCommand(flags: RegisterFlags, io: CliIo): Promise<
   let server = flags.url ?? io.env.TRELLIS_URL;
   let accessToken = io.env.TRELLIS_TOKEN;
   if (!accessToken) {
-    const authPath = cliAuthPath(io.env);
+    // The `trellis` CLI's login, refreshed (if it is about to expire) under the same lock and
+    // with the same store as the CLI, so the two never present one refresh token twice.
+    const store = new LoginStore(loginFilePath(io.env));
+    const authPath = store.path;
     try {
-      const login = await cliAccessToken(authPath, (loginServer, refreshToken) =>
-        new TrellisClient({ baseUrl: loginServer, userAgent: `trellis-agent/${AGENT_VERSION}` }).refreshTokens(
-          refreshToken,
+      const login = await store.refresh((current) =>
+        new TrellisClient({ baseUrl: current.server, userAgent: `trellis-agent/${AGENT_VERSION}` }).refreshTokens(
+          current.refresh_token,
         ),
       );
       if (!login) return fail(`not signed in: run \`trellis login\` (or set TRELLIS_TOKEN)`);

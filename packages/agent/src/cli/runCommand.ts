@@ -56,6 +56,7 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
             engineBin: config.engineBin,
             graceMs: config.graceMs,
             lockTimeoutS: config.lockTimeoutS,
+            allowFileSources: config.allowFileSources,
           },
         },
         claimed,

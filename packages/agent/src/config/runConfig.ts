@@ -18,6 +18,7 @@ export interface RunFlags {
   'lock-timeout'?: string | undefined;
   'on-shutdown'?: string | undefined;
   'log-level'?: string | undefined;
+  'allow-file-sources'?: boolean | undefined;
 }
 
 export interface RunConfig {
@@ -35,6 +36,8 @@ export interface RunConfig {
   lockTimeoutS: number;
   shutdownMode: ShutdownMode;
   logLevel: LogLevel | 'silent';
+  /** Clone `file://` git sources (paths on this host); refused unless asked for. */
+  allowFileSources: boolean;
 }
 
 export class ConfigError extends Error {
@@ -48,6 +51,10 @@ function integer(value: string | undefined, name: string, fallback: number, min:
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got "${value}")`);
   }
   return parsed;
+}
+
+function isTrue(value: string | undefined): boolean {
+  return value === '1' || value?.toLowerCase() === 'true';
 }
 
 /** Flags first, then environment variables, then the credentials file of `trellis-agent register`. */
@@ -96,5 +103,6 @@ export function resolveRunConfig(flags: RunFlags, env: NodeJS.ProcessEnv): RunCo
     lockTimeoutS: integer(flags['lock-timeout'] ?? env.TRELLIS_AGENT_LOCK_TIMEOUT_S, 'lock timeout', 120, 0, 3600),
     shutdownMode,
     logLevel,
+    allowFileSources: flags['allow-file-sources'] === true || isTrue(env.TRELLIS_ALLOW_FILE_SOURCES),
   };
 }

@@ -1,9 +1,16 @@
-import { TrellisApiError, type TrellisClient } from '@trellis/client';
-import type { ClaimedJob } from '@trellis/core';
+import {
+  Backoff,
+  isTransient,
+  type RetryClock,
+  retry,
+  systemClock,
+  TrellisApiError,
+  type TrellisClient,
+} from '@trellis/client';
+import type { ClaimAnswer as ClaimedJob } from '@trellis/client';
 import { type AgentLogger, describeError } from '../logging/AgentLogger.js';
 import type { JobOutcome, JobRunner } from '../job/JobRunner.js';
 import { AGENT_VERSION } from '../version.js';
-import { Backoff, isTransient, sleep } from './backoff.js';
 
 export type ShutdownMode = 'finish' | 'cancel';
 
@@ -21,6 +28,8 @@ export interface AgentOptions {
   heartbeatIntervalS: number | null;
   version?: string;
   backoff?: () => Backoff;
+  /** Time for the claim backoff and the heartbeat interval; the real clock by default. */
+  clock?: RetryClock;
 }
 
 /** What `run` ends with; the CLI turns it into the exit code. */
@@ -40,13 +49,14 @@ export class Agent {
   private readonly stopping = new AbortController();
   private readonly runners = new Map<string, JobRunner>();
   private readonly outcomes: JobOutcome[] = [];
-  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private readonly heartbeatStop = new AbortController();
+  private readonly clock: RetryClock;
   private intervalS: number;
   private unauthorized = false;
-  private done = false;
 
   constructor(private readonly options: AgentOptions) {
     this.intervalS = options.heartbeatIntervalS ?? 30;
+    this.clock = options.clock ?? systemClock;
   }
 
   async run(): Promise<AgentResult> {
@@ -58,11 +68,11 @@ export class Agent {
       server: this.options.client.baseUrl,
     });
     await this.heartbeat();
-    this.scheduleHeartbeat();
+    const heartbeats = this.heartbeatLoop();
     const slots = this.options.once ? 1 : Math.max(1, this.options.concurrency);
     await Promise.all(Array.from({ length: slots }, (_, slot) => this.claimLoop(slot)));
-    this.done = true;
-    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
+    this.heartbeatStop.abort();
+    await heartbeats;
     const reason = this.unauthorized ? 'unauthorized' : this.options.once ? 'once' : 'stopped';
     logger.info('agent stopped', { reason });
     return { reason, outcomes: this.outcomes };
@@ -88,16 +98,20 @@ export class Agent {
     while (!signal.aborted) {
       let claimed: ClaimedJob | null;
       try {
-        claimed = await client.claimJob({ wait: this.options.claimWaitS, signal });
+        // Any failure but a refusal of the credentials is retried until the agent stops.
+        claimed = await retry(() => client.claimJob({ wait: this.options.claimWaitS, signal }), {
+          clock: this.clock,
+          signal,
+          backoff,
+          retryable: (error) => !this.refusedCredentials(error),
+          onRetry: (error, delay) => {
+            const level = isTransient(error) ? 'warn' : 'error';
+            logger[level]('claim failed; retrying', { slot, error: describeError(error), retry_in_ms: delay });
+          },
+        });
         backoff.reset();
-      } catch (error) {
-        if (signal.aborted) return;
-        if (this.refusedCredentials(error)) return;
-        const delay = backoff.next();
-        const level = isTransient(error) ? 'warn' : 'error';
-        logger[level]('claim failed; retrying', { slot, error: describeError(error), retry_in_ms: delay });
-        await sleep(delay, signal);
-        continue;
+      } catch {
+        return; // stopping, or the credentials were refused
       }
       if (claimed) await this.runJob(claimed);
       if (this.options.once) return;
@@ -117,12 +131,9 @@ export class Agent {
     }
   }
 
-  private scheduleHeartbeat(): void {
-    if (this.done) return;
-    this.heartbeatTimer = setTimeout(async () => {
-      await this.heartbeat();
-      this.scheduleHeartbeat();
-    }, this.intervalS * 1000);
+  /** A heartbeat every interval until the claim loops end. */
+  private async heartbeatLoop(): Promise<void> {
+    while (await this.clock.sleep(this.intervalS * 1000, this.heartbeatStop.signal)) await this.heartbeat();
   }
 
   /** One heartbeat; its answer names jobs of this agent that were cancelled. */

@@ -1,8 +1,7 @@
-import type { TrellisClient } from '@trellis/client';
-import { TrellisApiError } from '@trellis/client';
-import type { ClaimedJob, Job, JsonObject, ReportableJobStatus } from '@trellis/core';
+import { type RetryClock, retry, systemClock, TrellisApiError, type TrellisClient } from '@trellis/client';
+import type { ClaimAnswer as ClaimedJob, JobView as Job } from '@trellis/client';
+import type { JsonObject, ReportableJobStatus } from '@trellis/core';
 import type { AssumeRole } from '../cloud/assumeRole.js';
-import { Backoff, isTransient, sleep } from '../daemon/backoff.js';
 import { type AgentLogger, describeError } from '../logging/AgentLogger.js';
 import { JobLog } from '../logs/JobLog.js';
 import { LogShipper } from '../logs/LogShipper.js';
@@ -25,6 +24,8 @@ export interface RunnerSettings {
   logIntervalMs?: number;
   /** How long the final status report is retried while the control plane is unreachable. */
   statusRetryMs?: number;
+  /** `--allow-file-sources` / `TRELLIS_ALLOW_FILE_SOURCES`: clone `file://` git sources. */
+  allowFileSources?: boolean;
   /** The host environment the engine starts from (default `process.env`). */
   hostEnv?: NodeJS.ProcessEnv;
 }
@@ -34,6 +35,8 @@ export interface RunnerDeps {
   settings: RunnerSettings;
   logger: AgentLogger;
   assumeRole: AssumeRole;
+  /** Time for the retries of control-plane calls; the real clock by default. */
+  clock?: RetryClock;
 }
 
 /** How a job ended from this agent's point of view; `LOST` = the control plane took it away. */
@@ -76,6 +79,7 @@ export class JobRunner {
         if (status === 'CANCELLED') this.stop('cancelled');
       },
       onJobGone: () => this.stop('lost'),
+      ...(deps.clock ? { clock: deps.clock } : {}),
     });
     this.log = new JobLog(this.shipper, this.secrets, deps.settings.logIntervalMs ?? 1000);
     this.steps = new JobSteps({ ...deps, log: this.log, secrets: this.secrets, claimed, logger: this.logger });
@@ -153,25 +157,25 @@ export class JobRunner {
     status: Exclude<ReportableJobStatus, 'PROCESSING'>,
     report: { execution_metadata?: JsonObject; error_message?: string },
   ): Promise<'sent' | 'ended' | 'refused'> {
-    const backoff = new Backoff();
-    const deadline = Date.now() + (this.deps.settings.statusRetryMs ?? 10 * 60_000);
-    for (;;) {
-      try {
-        await this.deps.client.reportStatus(this.job.id, { status, ...report });
-        return 'sent';
-      } catch (error) {
-        if (error instanceof TrellisApiError && error.status === 409) {
-          this.logger.info('the job had already ended on the control plane', { reported: status, code: error.code });
-          return 'ended';
-        }
-        if (!isTransient(error) || Date.now() > deadline) {
-          this.logger.error('could not report the job status', { status, error: describeError(error) });
-          return 'refused';
-        }
-        const delay = backoff.next();
-        this.logger.warn('status report failed; retrying', { status, error: describeError(error), retry_in_ms: delay });
-        await sleep(delay);
+    try {
+      await retry(() => this.deps.client.reportStatus(this.job.id, { status, ...report }), {
+        clock: this.deps.clock ?? systemClock,
+        timeoutMs: this.deps.settings.statusRetryMs ?? 10 * 60_000,
+        onRetry: (error, delay) =>
+          this.logger.warn('status report failed; retrying', {
+            status,
+            error: describeError(error),
+            retry_in_ms: delay,
+          }),
+      });
+      return 'sent';
+    } catch (error) {
+      if (error instanceof TrellisApiError && error.status === 409) {
+        this.logger.info('the job had already ended on the control plane', { reported: status, code: error.code });
+        return 'ended';
       }
+      this.logger.error('could not report the job status', { status, error: describeError(error) });
+      return 'refused';
     }
   }
 }

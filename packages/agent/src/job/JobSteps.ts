@@ -3,16 +3,16 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import type { TrellisClient } from '@trellis/client';
-import type { ClaimedJob, EngineName, JsonObject, Variables, VineSource } from '@trellis/core';
+import { type RetryClock, retry, systemClock, type TrellisClient } from '@trellis/client';
+import type { ClaimAnswer as ClaimedJob } from '@trellis/client';
+import type { EngineName, JsonObject, Variables, VineSource } from '@trellis/core';
 import { type AssumeRole, type CloudIdentityRef, withAwsCredentials } from '../cloud/assumeRole.js';
-import { Backoff, isTransient, sleep } from '../daemon/backoff.js';
 import { Engine, resolveEngineBin } from '../engine/Engine.js';
 import type { AgentLogger } from '../logging/AgentLogger.js';
 import type { JobLog } from '../logs/JobLog.js';
 import type { SecretSet } from '../logs/Redactor.js';
 import { parseDeployMetadata } from './deployMetadata.js';
-import { engineEnvironment } from './engineEnvironment.js';
+import { engineEnvironment, withStateCredentials } from './engineEnvironment.js';
 import { JobFailure, JobInterrupted } from './errors.js';
 import { outputsMetadata, summarizePlan } from './executionMetadata.js';
 import { cloneGitSource, displayUrl, hostGit, writeInlineFiles } from './fetchSource.js';
@@ -32,6 +32,7 @@ export interface StepDeps {
   log: JobLog;
   secrets: SecretSet;
   claimed: ClaimedJob;
+  clock?: RetryClock | undefined;
 }
 
 /** What each job type does with the engine (issue 4, DESIGN §7). */
@@ -51,20 +52,31 @@ export class JobSteps {
     const snapshot = job.config_snapshot;
     if (job.job_type === 'DESTROY_WORKER') return this.destroyWorker(workspace);
     if (!snapshot.source || job.vine_id === null) throw new JobFailure('the job has no configuration to run');
-    const dir = await this.prepare(
+    const { dir, env } = await this.prepare(
       workspace,
       snapshot.source,
       snapshot.variables,
-      snapshot.engine?.name ?? null,
       this.deps.claimed.cloud_identity,
     );
-    const engine = this.engine as Engine;
+    let engineEnv = env;
     if (declaresBackend(dir)) {
+      // Its own backend, maybe an `http` one elsewhere: the worker's credentials stay out of it.
       this.deps.log.system('the configuration declares its own backend; its state stays there');
     } else {
       writeBackendFile(dir, stateAddress(this.deps.settings.serverUrl, job.vine_id));
-      this.deps.log.system('state: the Trellis control plane (http backend, locked while the engine runs)');
+      // The job's own state token, valid for this vine while the job runs; a server too old to
+      // issue one gets the worker token, as before.
+      const stateToken = this.deps.claimed.state_token ?? null;
+      if (stateToken) this.deps.secrets.add(stateToken);
+      engineEnv = withStateCredentials(env, {
+        username: this.deps.settings.workerId,
+        password: stateToken ?? this.deps.settings.workerToken,
+      });
+      this.deps.log.system(
+        `state: the Trellis control plane (http backend, locked while the engine runs; ${stateToken ? "the job's own state token" : 'the worker token: this server issues no job state token'})`,
+      );
     }
+    const engine = this.startEngine(dir, engineEnv, snapshot.engine?.name ?? null);
     await engine.init();
     switch (job.job_type) {
       case 'PLAN': {
@@ -109,32 +121,31 @@ export class JobSteps {
       return { target_worker_id: targetId, destroyed: false };
     }
     this.deps.log.system(`destroying the infrastructure of worker ${target.name} (${targetId})`);
-    const dir = await this.prepare(workspace, deploy.source, deploy.variables, deploy.engine, deploy.cloudIdentity);
+    const { dir, env } = await this.prepare(workspace, deploy.source, deploy.variables, deploy.cloudIdentity);
     if (!declaresBackend(dir)) {
       throw new JobFailure(
         `the deploy configuration of worker ${target.name} declares no backend, so its state cannot be found; refusing to destroy`,
       );
     }
-    const engine = this.engine as Engine;
+    const engine = this.startEngine(dir, env, deploy.engine);
     await engine.init(Object.entries(deploy.backendConfig).map(([key, value]) => `-backend-config=${key}=${value}`));
     await engine.destroy();
     return { target_worker_id: targetId, destroyed: true };
   }
 
-  /** Source, variables, cloud credentials and the engine, ready to run in the returned directory. */
+  /** The source in the returned directory, and the engine's environment (variables, cloud credentials). */
   private async prepare(
     workspace: Workspace,
     source: VineSource,
     variables: Variables,
-    engineName: EngineName | null,
     identity: CloudIdentityRef | null,
-  ): Promise<string> {
+  ): Promise<{ dir: string; env: NodeJS.ProcessEnv }> {
     const { log, secrets, settings } = this.deps;
     for (const variable of Object.values(variables)) if (variable.sensitive) secrets.add(variable.value);
     const hostEnv = settings.hostEnv ?? process.env;
     const dir = await this.fetchSource(workspace, source, hostEnv);
     this.checkpoint();
-    let env = engineEnvironment(hostEnv, variables, { username: settings.workerId, password: settings.workerToken });
+    let env = engineEnvironment(hostEnv, variables);
     if (identity) {
       log.system(`assuming ${identity.role_arn} with STS`);
       const credentials = await this.deps.assumeRole(identity, this.deps.claimed.job.id);
@@ -145,21 +156,26 @@ export class JobSteps {
       log.system(`assumed ${identity.role_arn}; the engine gets the session's credentials`);
       this.checkpoint();
     }
-    const bin = resolveEngineBin(settings.engineBin, engineName ?? undefined);
-    this.engine = new Engine({
-      bin,
+    return { dir, env };
+  }
+
+  private startEngine(dir: string, env: NodeJS.ProcessEnv, engineName: EngineName | null): Engine {
+    const { log, settings } = this.deps;
+    const engine = new Engine({
+      bin: resolveEngineBin(settings.engineBin, engineName ?? undefined),
       cwd: dir,
       env,
       log,
       graceMs: settings.graceMs,
       lockTimeoutS: settings.lockTimeoutS,
     });
-    if (this.interrupted) this.engine.interrupt();
-    return dir;
+    this.engine = engine;
+    if (this.interrupted) engine.interrupt();
+    return engine;
   }
 
   private async fetchSource(workspace: Workspace, source: VineSource, hostEnv: NodeJS.ProcessEnv): Promise<string> {
-    const { log, secrets } = this.deps;
+    const { log, secrets, settings } = this.deps;
     const dir = workspace.path('src');
     if (source.type === 'inline') {
       writeInlineFiles(dir, source.files);
@@ -176,10 +192,12 @@ export class JobSteps {
     log.system(
       `source: git ${displayUrl(source.url)}${source.ref ? ` at ${source.ref}` : ''}${source.path ? `, path ${source.path}` : ''}`,
     );
+    const options = { allowFile: settings.allowFileSources === true };
     return cloneGitSource(
       source,
       dir,
-      hostGit(hostEnv, (line) => log.system(`git: ${line}`)),
+      hostGit(hostEnv, options, (line) => log.system(`git: ${line}`)),
+      options,
     );
   }
 
@@ -245,21 +263,20 @@ export class JobSteps {
 
   /** A call to the control plane, retried while it is unreachable (a few minutes at most). */
   private async retrying<T>(call: () => Promise<T>): Promise<T> {
-    const backoff = new Backoff();
-    const deadline = Date.now() + 5 * 60_000;
-    for (;;) {
-      this.checkpoint();
-      try {
-        return await call();
-      } catch (error) {
-        if (!isTransient(error) || Date.now() > deadline) throw error;
-        const delay = backoff.next();
-        this.deps.logger.warn('control plane call failed; retrying', {
-          error: (error as Error).message,
-          retry_in_ms: delay,
-        });
-        await sleep(delay);
-      }
-    }
+    return retry(
+      () => {
+        this.checkpoint();
+        return call();
+      },
+      {
+        clock: this.deps.clock ?? systemClock,
+        timeoutMs: 5 * 60_000,
+        onRetry: (error, delay) =>
+          this.deps.logger.warn('control plane call failed; retrying', {
+            error: (error as Error).message,
+            retry_in_ms: delay,
+          }),
+      },
+    );
   }
 }

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
-import type { VineSource } from '@trellis/core';
+import { gitSourceIssues, type VineSource } from '@trellis/core';
+import { withoutAgentVariables } from './engineEnvironment.js';
 import { JobFailure } from './errors.js';
 
 /** A path inside the workspace, refusing anything that would climb out of it. */
@@ -39,32 +40,83 @@ export function displayUrl(url: string): string {
 
 export type GitRunner = (args: string[], cwd: string) => Promise<void>;
 
+export interface GitSourceOptions {
+  /** `--allow-file-sources`: clone `file://` URLs (a path on the agent's own host). */
+  allowFile: boolean;
+}
+
+/**
+ * Checks a `git` source against core's rule before git sees it: the API refuses a bad source, but a
+ * record written before that rule (or `metadata.deploy` of a worker) may still hold one.
+ */
+export function checkGitSource(source: Extract<VineSource, { type: 'git' }>, options: GitSourceOptions): void {
+  const issues = gitSourceIssues(source, { allowFile: options.allowFile });
+  if (issues.length > 0) {
+    throw new JobFailure(
+      `refusing the git source, nothing was run: ${issues.map((issue) => `${issue.path} ${issue.message}`).join('; ')}`,
+    );
+  }
+}
+
 /**
  * Fetches a `git` source the way the host's own git would (its credential helpers, SSH agent and
  * known_hosts), but never prompting: a missing credential fails the job instead of hanging it.
- * `ref` may be a branch, a tag or a commit; only that one commit is fetched.
+ * `ref` may be a branch, a tag or a commit; only that one commit is fetched. The source is
+ * checked first, and every value from it follows `--end-of-options`, so none is read as an option.
  */
 export async function cloneGitSource(
   source: Extract<VineSource, { type: 'git' }>,
   dir: string,
   git: GitRunner,
+  options: GitSourceOptions,
 ): Promise<string> {
+  checkGitSource(source, options);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   await git(['init', '--quiet'], dir);
-  await git(['remote', 'add', 'origin', source.url], dir);
-  await git(['fetch', '--quiet', '--depth', '1', 'origin', source.ref ?? 'HEAD'], dir);
+  await git(['remote', 'add', '--end-of-options', 'origin', source.url], dir);
+  await git(['fetch', '--quiet', '--depth', '1', '--end-of-options', 'origin', source.ref ?? 'HEAD'], dir);
   await git(['checkout', '--quiet', '--detach', 'FETCH_HEAD'], dir);
   await git(['submodule', 'update', '--quiet', '--init', '--recursive', '--depth', '1'], dir);
   return source.path ? safeJoin(dir, source.path, 'path') : dir;
 }
 
-/** Runs git with the host's environment, no prompts, output kept for the error message. */
-export function hostGit(env: NodeJS.ProcessEnv, onOutput: (line: string) => void): GitRunner {
+/**
+ * Transports git may use, for the source and its submodules: https and ssh, file only when the
+ * agent allows file sources; never `ext::` (runs a command), plain http or git://.
+ */
+export function protocolConfig(options: GitSourceOptions): string[] {
+  return [
+    '-c',
+    'protocol.allow=never',
+    '-c',
+    'protocol.https.allow=always',
+    '-c',
+    'protocol.ssh.allow=always',
+    '-c',
+    `protocol.file.allow=${options.allowFile ? 'always' : 'never'}`,
+  ];
+}
+
+/**
+ * Runs git with the host's environment minus the agent's own variables (its token, its settings),
+ * no prompts, only the allowed transports; output kept for the error message.
+ */
+export function hostGit(
+  env: NodeJS.ProcessEnv,
+  options: GitSourceOptions,
+  onOutput: (line: string) => void,
+): GitRunner {
+  const gitEnv: NodeJS.ProcessEnv = {
+    ...withoutAgentVariables(env),
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_ASKPASS: env.GIT_ASKPASS ?? '',
+    GCM_INTERACTIVE: 'never',
+  };
   return (args, cwd) =>
     new Promise((resolve, reject) => {
-      const child = spawn('git', args, {
+      const child = spawn('git', [...protocolConfig(options), ...args], {
         cwd,
-        env: { ...env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: env.GIT_ASKPASS ?? '', GCM_INTERACTIVE: 'never' },
+        env: gitEnv,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let output = '';

@@ -1,48 +1,65 @@
+import { type DestinationStream, type Logger, pino } from 'pino';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
-const LEVELS: Record<LogLevel | 'silent', number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+const LEVELS: ReadonlyArray<LogLevel | 'silent'> = ['debug', 'info', 'warn', 'error', 'silent'];
+
+const SECRET_FIELDS = ['token', 'worker_token', 'access_token', 'refresh_token', 'password', 'secret'];
 
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
 
+/** Where the log lines go: stderr by default (synchronously, so none is lost at exit). */
+export type LogDestination = DestinationStream;
+
 /**
- * The agent's own log: one JSON object per line on stderr (time, level, msg, fields), for
- * journald and log shippers. Job output never goes here, and neither does any secret.
+ * The agent's own log, through pino like the server's: one JSON object per line on stderr
+ * (`time` ISO 8601, `level` as a word, `msg`, fields), for journald and log shippers. Job output
+ * never goes here, and credentials are redacted wherever a field might carry one.
  */
 export class AgentLogger {
-  constructor(
-    private readonly level: LogLevel | 'silent' = 'info',
-    private readonly fields: LogFields = {},
-    private readonly write: (line: string) => void = (line) => process.stderr.write(line),
-  ) {}
+  private readonly pino: Logger;
+
+  constructor(level: LogLevel | 'silent' = 'info', fields: LogFields = {}, destination?: LogDestination | Logger) {
+    this.pino =
+      destination && 'child' in destination
+        ? destination.child(fields)
+        : pino(
+            {
+              level,
+              base: { service: 'trellis-agent', ...fields },
+              timestamp: pino.stdTimeFunctions.isoTime,
+              formatters: { level: (label) => ({ level: label }) },
+              redact: {
+                paths: SECRET_FIELDS.flatMap((field) => [field, `*.${field}`]),
+                censor: '***',
+              },
+            },
+            destination ?? pino.destination({ dest: 2, sync: true }),
+          );
+  }
 
   child(fields: LogFields): AgentLogger {
-    return new AgentLogger(this.level, { ...this.fields, ...fields }, this.write);
+    return new AgentLogger('info', fields, this.pino);
   }
 
   debug(msg: string, fields?: LogFields): void {
-    this.log('debug', msg, fields);
+    this.pino.debug(fields ?? {}, msg);
   }
   info(msg: string, fields?: LogFields): void {
-    this.log('info', msg, fields);
+    this.pino.info(fields ?? {}, msg);
   }
   warn(msg: string, fields?: LogFields): void {
-    this.log('warn', msg, fields);
+    this.pino.warn(fields ?? {}, msg);
   }
   error(msg: string, fields?: LogFields): void {
-    this.log('error', msg, fields);
-  }
-
-  private log(level: LogLevel, msg: string, fields: LogFields = {}): void {
-    if (LEVELS[level] < LEVELS[this.level]) return;
-    const entry = { time: new Date().toISOString(), level, msg, ...this.fields, ...fields };
-    this.write(`${JSON.stringify(entry)}\n`);
+    this.pino.error(fields ?? {}, msg);
   }
 }
 
 export function parseLogLevel(value: string | undefined): LogLevel | 'silent' {
   if (value === undefined || value === '') return 'info';
-  if (value in LEVELS) return value as LogLevel | 'silent';
-  throw new Error(`log level must be one of ${Object.keys(LEVELS).join(', ')}`);
+  if ((LEVELS as readonly string[]).includes(value)) return value as LogLevel | 'silent';
+  throw new Error(`log level must be one of ${LEVELS.join(', ')}`);
 }
 
 /** A short description of an error for the agent's log (never a stack trace with secrets). */

@@ -1,6 +1,5 @@
 import type { JobStatus, LogPage, StreamType } from '@trellis/core';
-import { TrellisApiError } from '@trellis/client';
-import { Backoff, isTransient, sleep } from '../daemon/backoff.js';
+import { Backoff, isTransient, type RetryClock, retry, systemClock, TrellisApiError } from '@trellis/client';
 import { type AgentLogger, describeError } from '../logging/AgentLogger.js';
 
 /** The part of the client the shipper uses. */
@@ -22,6 +21,8 @@ export interface LogShipperOptions {
   /** Above this many queued bytes the producer is asked to wait. */
   highWaterBytes?: number;
   backoff?: Backoff;
+  /** Time for the retries; the real clock by default. */
+  clock?: RetryClock;
 }
 
 /** A run of one stream: the pieces as appended, so no huge string is ever built or re-sliced. */
@@ -59,6 +60,8 @@ export class LogShipper {
   private running: Promise<void> | null = null;
   private lastAckedId = 0;
   private gone = false;
+  /** The server cut the job's log at its cap: the job runs on, its log takes no more. */
+  private logWasCut = false;
   private deadline = Number.POSITIVE_INFINITY;
   private readonly abandon = new AbortController();
   private waiters: Array<() => void> = [];
@@ -75,7 +78,7 @@ export class LogShipper {
 
   /** Queues text; a full chunk's worth starts shipping at once, the rest waits for `flush()`. */
   append(stream: StreamType, text: string): void {
-    if (text === '' || this.gone) return;
+    if (text === '' || this.gone || this.logWasCut) return;
     const part = { text, bytes: Buffer.byteLength(text) };
     const last = this.queue.at(-1);
     if (last && last.stream === stream) last.parts.push(part);
@@ -86,7 +89,7 @@ export class LogShipper {
 
   /** True while the producer should stop reading its source. */
   get full(): boolean {
-    return !this.gone && this.queuedBytes > this.highWaterBytes;
+    return !this.gone && !this.logWasCut && this.queuedBytes > this.highWaterBytes;
   }
 
   /** Resolves once the queue is back under half the high-water mark. */
@@ -104,6 +107,11 @@ export class LogShipper {
     return this.gone;
   }
 
+  /** True once the server cut the job's log at its size limit (the job itself goes on). */
+  get logCut(): boolean {
+    return this.logWasCut;
+  }
+
   /** Ships everything queued (and whatever is appended meanwhile). */
   flush(): Promise<void> {
     if (!this.running) {
@@ -119,13 +127,17 @@ export class LogShipper {
    * said so in the agent's log) so the job's status can still be reported.
    */
   async close(timeoutMs = 5 * 60_000): Promise<void> {
-    this.deadline = Date.now() + timeoutMs;
-    const timer = setTimeout(() => this.abandon.abort(), timeoutMs);
+    const clock = this.options.clock ?? systemClock;
+    this.deadline = clock.now().getTime() + timeoutMs;
+    const closed = new AbortController();
+    void clock.sleep(timeoutMs, closed.signal).then((expired) => {
+      if (expired) this.abandon.abort();
+    });
     try {
       await this.flush();
       if (this.queue.length > 0) await this.flush();
     } finally {
-      clearTimeout(timer);
+      closed.abort();
     }
     if (this.queuedBytes > 0) {
       this.options.logger.error('gave up shipping the rest of the job log', { pending_bytes: this.queuedBytes });
@@ -134,7 +146,7 @@ export class LogShipper {
   }
 
   private async shipQueued(): Promise<void> {
-    while (this.queue.length > 0 && !this.gone) {
+    while (this.queue.length > 0 && !this.gone && !this.logWasCut) {
       const chunk = this.peekChunk();
       const delivered = await this.deliver(chunk);
       if (!delivered) return;
@@ -184,30 +196,38 @@ export class LogShipper {
 
   /** Posts one chunk until it is stored; false when the job takes no more logs or time ran out. */
   private async deliver(chunk: Chunk): Promise<boolean> {
-    let uncertain = false;
-    for (;;) {
-      try {
-        if (uncertain) {
-          const landed = await this.findLanded(chunk);
-          if (landed !== null) {
-            this.stats.duplicatesAvoided += 1;
-            this.acknowledge(landed, null);
-            return true;
+    const clock = this.options.clock ?? systemClock;
+    try {
+      await retry(
+        async (attempt) => {
+          // After a failed post the chunk may have been stored anyway: look before posting again.
+          if (attempt > 0) {
+            const landed = await this.findLanded(chunk);
+            if (landed !== null) {
+              this.stats.duplicatesAvoided += 1;
+              this.acknowledge(landed, null);
+              return;
+            }
           }
-        }
-        this.stats.requests += 1;
-        const answer = await this.options.api.appendLog(this.options.jobId, chunk.text, chunk.stream);
-        this.acknowledge(answer.id, answer.job_status);
-        return true;
-      } catch (error) {
-        if (!isTransient(error)) return this.refused(error, chunk);
-        uncertain = true;
-        this.stats.retries += 1;
-        const delay = this.backoff.next();
-        this.options.logger.warn('log post failed; retrying', { error: describeError(error), retry_in_ms: delay });
-        if (Date.now() + delay > this.deadline) return false;
-        if (!(await sleep(delay, this.abandon.signal))) return false;
-      }
+          this.stats.requests += 1;
+          const answer = await this.options.api.appendLog(this.options.jobId, chunk.text, chunk.stream);
+          this.acknowledge(answer.id, answer.job_status);
+        },
+        {
+          clock,
+          backoff: this.backoff,
+          signal: this.abandon.signal,
+          timeoutMs: this.deadline - clock.now().getTime(),
+          onRetry: (error, delay) => {
+            this.stats.retries += 1;
+            this.options.logger.warn('log post failed; retrying', { error: describeError(error), retry_in_ms: delay });
+          },
+        },
+      );
+      return true;
+    } catch (error) {
+      if (!isTransient(error)) return this.refused(error, chunk);
+      return false; // out of time, or abandoned
     }
   }
 
@@ -228,6 +248,15 @@ export class LogShipper {
   /** A refusal that retrying cannot fix. */
   private refused(error: unknown, chunk: Chunk): boolean {
     const api = error instanceof TrellisApiError ? error : null;
+    if (api?.code === 'job_log_truncated') {
+      // Every later chunk would be refused the same way: stop posting, keep running the job.
+      this.options.logger.warn('the control plane cut the job log at its size limit; the rest is not shipped', {
+        pending_bytes: this.queuedBytes,
+      });
+      this.logWasCut = true;
+      this.discardQueue();
+      return false;
+    }
     if (api && (api.status === 400 || api.status === 413)) {
       // Dropping this one chunk keeps the rest of the log flowing.
       this.options.logger.error('the control plane refused a log chunk; dropped it', {
@@ -245,6 +274,10 @@ export class LogShipper {
 
   private drop(): void {
     this.gone = true;
+    this.discardQueue();
+  }
+
+  private discardQueue(): void {
     this.queue.length = 0;
     this.queuedBytes = 0;
     this.wakeWaiters();

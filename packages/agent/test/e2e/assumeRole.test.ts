@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { TrellisClient } from '@trellis/client';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningControlPlane, startControlPlane } from '../../../server/test/support/controlPlane.js';
+import { type RunningControlPlane, startControlPlane } from '@trellis/testkit/controlPlane';
 import { stsAssumeRole } from '../../src/cloud/assumeRole.js';
 import { JobRunner } from '../../src/job/JobRunner.js';
 import { AgentLogger } from '../../src/logging/AgentLogger.js';

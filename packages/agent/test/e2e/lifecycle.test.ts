@@ -26,8 +26,9 @@ describe.skipIf(!TOFU)('trellis-agent runs jobs with real OpenTofu', { timeout: 
   beforeAll(async () => {
     server = await startServer();
     [agentA, agentB] = await Promise.all([
-      startAgent(server, { name: 'agent-a' }),
-      startAgent(server, { name: 'agent-b' }),
+      // The git test clones a file:// repository: these agents allow file sources.
+      startAgent(server, { name: 'agent-a', env: { TRELLIS_ALLOW_FILE_SOURCES: '1' } }),
+      startAgent(server, { name: 'agent-b', args: ['--allow-file-sources'] }),
     ]);
   });
 

@@ -5,12 +5,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TrellisClient } from '@trellis/client';
 import type { Job, JobStatus, LogChunk } from '@trellis/core';
-import { type ServerProcess, startServerProcess } from '../../../server/test/support/serverProcess.js';
-import { requirePeer } from '../../../testkit/src/peers.js';
+import {
+  bootstrapSessionCookie,
+  deviceLoginTokens,
+  requirePeer,
+  type ServerProcess,
+  startServerProcess,
+  vineyardWithVine,
+} from '@trellis/testkit';
 
 export const AGENT_BIN = fileURLToPath(new URL('../../dist/bin/trellis-agent.js', import.meta.url));
 export const FIXTURES = fileURLToPath(new URL('../../../../test-fixtures/opentofu/', import.meta.url));
-export const BOOTSTRAP_TOKEN = 'agent-e2e-bootstrap-token';
+export const BOOTSTRAP_TOKEN = 'agent-e2e-bootstrap-token-0123456789';
 export const RELEASE_SECRET = 'agent-e2e-release-secret';
 const JWT_SECRET = 'agent-e2e-jwt-secret-at-least-32-bytes!!';
 
@@ -64,12 +70,8 @@ export async function startServer(env: Record<string, string> = {}): Promise<E2e
 
 /** Signs in through the bootstrap link and the device login, as the CLI would. */
 export async function login(url: string): Promise<TrellisClient & { token: string; refreshToken: string }> {
-  const bootstrap = await fetch(`${url}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`, { redirect: 'manual' });
-  const cookie = (bootstrap.headers.get('set-cookie') ?? '').split(';')[0] as string;
-  const web = new TrellisClient({ baseUrl: url, auth: { kind: 'cookie', cookie, origin: new URL(url).origin } });
-  const deviceCode = crypto.randomUUID();
-  const { verification_code } = await web.generateCliLogin(deviceCode);
-  const { access_token, refresh_token } = await web.exchangeCliLogin({ device_code: deviceCode, verification_code });
+  const cookie = await bootstrapSessionCookie(url, BOOTSTRAP_TOKEN);
+  const { access_token, refresh_token } = await deviceLoginTokens(url, cookie);
   const client = new TrellisClient({ baseUrl: url, auth: { kind: 'bearer', accessToken: () => access_token } });
   return Object.assign(client, { token: access_token, refreshToken: refresh_token });
 }
@@ -209,12 +211,10 @@ export async function vineOf(
   fixtureName: string,
   variables: Record<string, string | { value: string; sensitive?: boolean }> = {},
 ) {
-  const vineyard = await server.user.createVineyard(`${name}-yard`);
-  return server.user.createConfiguration({
-    name,
-    vineyard_id: vineyard.id,
+  const { vine } = await vineyardWithVine(server.user, name, {
     source: fixture(fixtureName),
     variables,
     engine: 'tofu',
   });
+  return vine;
 }

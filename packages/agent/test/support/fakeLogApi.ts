@@ -2,7 +2,7 @@ import { TrellisApiError, TrellisConnectionError } from '@trellis/client';
 import type { JobStatus, LogChunk, StreamType } from '@trellis/core';
 import type { LogApi } from '../../src/logs/LogShipper.js';
 
-export type Fault = 'refuse' | 'lose-answer' | 'server-error' | 'gone';
+export type Fault = 'refuse' | 'lose-answer' | 'server-error' | 'gone' | 'closed' | 'cut';
 
 /** A job log on a pretend control plane, with faults scheduled per post. */
 export class FakeLogApi implements LogApi {
@@ -19,6 +19,8 @@ export class FakeLogApi implements LogApi {
     if (fault === 'refuse') throw new TrellisConnectionError('http://fake', new Error('ECONNREFUSED'));
     if (fault === 'server-error') throw new TrellisApiError({ status: 503, code: 'unavailable' });
     if (fault === 'gone') throw new TrellisApiError({ status: 409, code: 'job_finished' });
+    if (fault === 'closed') throw new TrellisApiError({ status: 409, code: 'job_log_closed' });
+    if (fault === 'cut') throw new TrellisApiError({ status: 413, code: 'job_log_truncated' });
     const entry: LogChunk = {
       id: this.stored.length + 1,
       job_id: jobId,

@@ -1,10 +1,10 @@
-import { TrellisApiError, type TrellisClient, TrellisConnectionError } from '@trellis/client';
+import { Backoff, TrellisApiError, type TrellisClient, TrellisConnectionError } from '@trellis/client';
 import type { ClaimedJob, HeartbeatAnswer, Job } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
 import { Agent } from '../../src/daemon/Agent.js';
-import { Backoff } from '../../src/daemon/backoff.js';
 import type { JobOutcome, JobRunner, StopReason } from '../../src/job/JobRunner.js';
 import { AgentLogger } from '../../src/logging/AgentLogger.js';
+import { ManualClock, tick } from '../support/manualClock.js';
 
 type ClaimStep = ClaimedJob | null | Error;
 
@@ -54,12 +54,12 @@ class FakeRunner {
 }
 
 const job = (id: string) => ({ job: { id } as Job, cloud_identity: null }) as ClaimedJob;
-const tick = (ms = 10) => new Promise((resolve) => setTimeout(resolve, ms));
-
 function agentWith(client: ScriptedClient, options: { once?: boolean; interval?: number } = {}) {
   const runners: FakeRunner[] = [];
   const delays: number[] = [];
+  const clock = new ManualClock();
   const agent = new Agent({
+    clock,
     client: client as unknown as TrellisClient,
     logger: new AgentLogger('silent'),
     concurrency: 1,
@@ -83,15 +83,15 @@ function agentWith(client: ScriptedClient, options: { once?: boolean; interval?:
       return runner as unknown as JobRunner;
     },
   });
-  return { agent, runners, delays };
+  return { agent, runners, delays, clock };
 }
 
 describe('the agent daemon', () => {
   it('heartbeats with its version before it claims anything', async () => {
     const client = new ScriptedClient([]);
-    const { agent } = agentWith(client);
+    const { agent, clock } = agentWith(client);
     const running = agent.run();
-    await tick();
+    await tick(clock);
     expect(client.heartbeats).toEqual(['9.9.9']);
     expect(client.claims).toBe(1);
     agent.shutdown('finish');
@@ -101,12 +101,12 @@ describe('the agent daemon', () => {
   it('backs off with growing delays while the control plane is unreachable, then claims again', async () => {
     const down = () => new TrellisConnectionError('http://x', new Error('ECONNREFUSED'));
     const client = new ScriptedClient([down(), down(), new TrellisApiError({ status: 503 }), down(), job('j1')]);
-    const { agent, runners, delays } = agentWith(client);
+    const { agent, runners, delays, clock } = agentWith(client);
     const running = agent.run();
-    while (runners.length === 0) await tick(2);
+    while (runners.length === 0) await tick(clock, 2);
     expect(delays).toEqual([1, 2, 3, 3]);
     runners[0]?.succeed();
-    await tick();
+    await tick(clock);
     agent.shutdown('finish');
     expect((await running).outcomes).toEqual(['SUCCESS']);
   });
@@ -117,9 +117,9 @@ describe('the agent daemon', () => {
       { cancel_job_ids: [], heartbeat_interval_s: 30 },
       { cancel_job_ids: ['other', 'j1'], heartbeat_interval_s: 30 },
     ];
-    const { agent, runners } = agentWith(client, { interval: 0.05 });
+    const { agent, runners, clock } = agentWith(client, { interval: 0.05 });
     const running = agent.run();
-    while (runners[0]?.stopped == null) await tick(5);
+    while (runners[0]?.stopped == null) await tick(clock, 5);
     expect(runners[0]?.stopped).toBe('cancelled');
     agent.shutdown('finish');
     expect((await running).outcomes).toEqual(['CANCELLED']);
@@ -127,12 +127,12 @@ describe('the agent daemon', () => {
 
   it('on shutdown(finish) stops claiming but waits for the running job, heartbeating meanwhile', async () => {
     const client = new ScriptedClient([job('j1')]);
-    const { agent, runners } = agentWith(client, { interval: 0.02 });
+    const { agent, runners, clock } = agentWith(client, { interval: 0.02 });
     const running = agent.run();
-    while (runners.length === 0) await tick(2);
+    while (runners.length === 0) await tick(clock, 2);
     agent.shutdown('finish');
     const beats = client.heartbeats.length;
-    await tick(100);
+    await tick(clock, 100);
     expect(runners[0]?.stopped).toBeNull();
     expect(client.heartbeats.length).toBeGreaterThan(beats);
     runners[0]?.succeed();
@@ -142,9 +142,9 @@ describe('the agent daemon', () => {
 
   it('on shutdown(cancel) stops the running job', async () => {
     const client = new ScriptedClient([job('j1')]);
-    const { agent, runners } = agentWith(client);
+    const { agent, runners, clock } = agentWith(client);
     const running = agent.run();
-    while (runners.length === 0) await tick(2);
+    while (runners.length === 0) await tick(clock, 2);
     agent.shutdown('cancel');
     expect((await running).outcomes).toEqual(['CANCELLED']);
     expect(runners[0]?.stopped).toBe('shutdown');
@@ -159,9 +159,9 @@ describe('the agent daemon', () => {
 
   it('with --once claims a single time and returns after that job', async () => {
     const client = new ScriptedClient([job('j1'), job('j2')]);
-    const { agent, runners } = agentWith(client, { once: true });
+    const { agent, runners, clock } = agentWith(client, { once: true });
     const running = agent.run();
-    while (runners.length === 0) await tick(2);
+    while (runners.length === 0) await tick(clock, 2);
     runners[0]?.succeed();
     expect(await running).toEqual({ reason: 'once', outcomes: ['SUCCESS'] });
     expect(client.claims).toBe(1);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseJsonOutput } from '../../src/engine/Engine.js';
 import { parseDeployMetadata } from '../../src/job/deployMetadata.js';
-import { engineEnvironment } from '../../src/job/engineEnvironment.js';
+import { engineEnvironment, withStateCredentials } from '../../src/job/engineEnvironment.js';
 import { outputsMetadata, summarizePlan } from '../../src/job/executionMetadata.js';
 import { safeJoin } from '../../src/job/fetchSource.js';
 import { declaresBackend } from '../../src/job/stateBackend.js';
@@ -95,11 +95,10 @@ describe('the deploy metadata of a cloud worker', () => {
 });
 
 describe('the engine environment', () => {
-  it('passes the host through minus the agent’s own settings, with the job variables and backend credentials', () => {
+  it('passes the host through minus the agent’s own settings, with the job variables', () => {
     const env = engineEnvironment(
       { PATH: '/usr/bin', HOME: '/home/a', TRELLIS_WORKER_TOKEN: 'tok', TF_VAR_stale: 'x', TF_HTTP_PASSWORD: 'old' },
       { region: { value: 'eu', sensitive: false }, secret: { value: 's3cr3t', sensitive: true } },
-      { username: 'worker-id', password: 'worker-token' },
     );
     expect(env).toEqual({
       PATH: '/usr/bin',
@@ -107,8 +106,18 @@ describe('the engine environment', () => {
       TF_IN_AUTOMATION: '1',
       TF_INPUT: '0',
       CHECKPOINT_DISABLE: '1',
+      TF_VAR_region: 'eu',
+      TF_VAR_secret: 's3cr3t',
+    });
+    // Only for the backend the agent wrote itself.
+    expect(withStateCredentials(env, { username: 'worker-id', password: 'trj_job-token' })).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/a',
+      TF_IN_AUTOMATION: '1',
+      TF_INPUT: '0',
+      CHECKPOINT_DISABLE: '1',
       TF_HTTP_USERNAME: 'worker-id',
-      TF_HTTP_PASSWORD: 'worker-token',
+      TF_HTTP_PASSWORD: 'trj_job-token',
       TF_VAR_region: 'eu',
       TF_VAR_secret: 's3cr3t',
     });

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { Backoff } from '../../src/daemon/backoff.js';
+import { Backoff } from '@trellis/client';
 import { AgentLogger } from '../../src/logging/AgentLogger.js';
 import { LogShipper } from '../../src/logs/LogShipper.js';
 import { FakeLogApi } from '../support/fakeLogApi.js';
+import { ManualClock, tick } from '../support/manualClock.js';
 
 const quiet = new AgentLogger('silent');
 const fastBackoff = () => new Backoff({ initialMs: 1, maxMs: 2 });
@@ -118,6 +119,35 @@ describe('shipping a job log', () => {
     expect(api.stored).toHaveLength(0);
   });
 
+  it('stops posting without retrying when the log is closed after a cancel (409 job_log_closed)', async () => {
+    const api = new FakeLogApi();
+    let gone = 0;
+    const ship = shipper(api, { onJobGone: () => gone++ });
+    api.faults.push('closed');
+    ship.append('STDOUT', 'a\n');
+    await ship.flush();
+    ship.append('STDOUT', 'b\n');
+    await ship.close();
+    expect([api.posts, gone, ship.jobGone, ship.stats.retries]).toEqual([1, 1, true, 0]);
+  });
+
+  it('stops posting once the server cut the log at its cap, and lets the job run on', async () => {
+    const api = new FakeLogApi();
+    let gone = 0;
+    const ship = shipper(api, { onJobGone: () => gone++, maxChunkBytes: 10 });
+    ship.append('STDOUT', 'first\n');
+    await ship.flush();
+    api.faults.push('cut');
+    ship.append('STDOUT', 'x'.repeat(50));
+    await ship.flush();
+    const postsAtCut = api.posts;
+    for (let i = 0; i < 100; i += 1) ship.append('STDOUT', `more ${i}\n`);
+    await ship.close();
+    expect(api.posts).toBe(postsAtCut);
+    expect([ship.logCut, ship.jobGone, gone, ship.pendingBytes, ship.full]).toEqual([true, false, 0, 0, false]);
+    expect(api.text()).toBe('first\n');
+  });
+
   it('asks the producer to wait above the high-water mark and lets it go once shipped', async () => {
     const api = new FakeLogApi();
     const ship = shipper(api, { highWaterBytes: 100, maxChunkBytes: 1_000_000 });
@@ -132,14 +162,23 @@ describe('shipping a job log', () => {
   it('gives up after the close timeout while the server stays down, so the status can be reported', async () => {
     const api = new FakeLogApi();
     api.faults.push(...Array.from({ length: 10_000 }, () => 'refuse' as const));
+    const clock = new ManualClock();
     const ship = new LogShipper({
       api,
       jobId: 'job',
       logger: quiet,
       backoff: new Backoff({ initialMs: 20, maxMs: 20 }),
+      clock,
     });
     ship.append('STDOUT', 'lost\n');
-    await ship.close(200);
+    let closed = false;
+    const closing = ship.close(200).then(() => {
+      closed = true;
+    });
+    while (!closed) await tick(clock, 10);
+    await closing;
+    expect(clock.now().getTime()).toBeGreaterThanOrEqual(180);
+    expect(ship.stats.retries).toBeGreaterThan(3);
     expect(api.stored).toHaveLength(0);
     expect(ship.pendingBytes).toBe(0);
   });

@@ -30,7 +30,15 @@ describe('the run configuration', () => {
       lockTimeoutS: 120,
       shutdownMode: 'finish',
       logLevel: 'info',
+      allowFileSources: false,
     });
+  });
+
+  it('allows file:// git sources only when asked to', () => {
+    expect(resolveRunConfig({ 'allow-file-sources': true }, ENV).allowFileSources).toBe(true);
+    expect(resolveRunConfig({}, { ...ENV, TRELLIS_ALLOW_FILE_SOURCES: '1' }).allowFileSources).toBe(true);
+    expect(resolveRunConfig({}, { ...ENV, TRELLIS_ALLOW_FILE_SOURCES: 'true' }).allowFileSources).toBe(true);
+    expect(resolveRunConfig({}, { ...ENV, TRELLIS_ALLOW_FILE_SOURCES: '0' }).allowFileSources).toBe(false);
   });
 
   it('takes flags over the environment', () => {

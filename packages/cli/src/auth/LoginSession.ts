@@ -1,24 +1,9 @@
-import { type ClientAuth, TrellisApiError } from '@trellis/client';
+import { type ClientAuth, expiresSoon, LockTimeoutError, TrellisApiError } from '@trellis/client';
 import type { TokenPair } from '@trellis/core';
-import { NotLoggedInError } from '../errors.js';
+import { CliError, NotLoggedInError } from '../errors.js';
 import type { AuthFile, StoredLogin } from './AuthFile.js';
-import { withFileLock } from './FileLock.js';
-import { jwtExpiry } from './jwt.js';
 
-/** Refresh this long before the access token expires, so a request never races the expiry. */
-export const REFRESH_MARGIN_MS = 2 * 60 * 1000;
-
-/** Builds the stored form of a fresh token pair. */
-export function storedLogin(server: string, email: string, tokens: TokenPair): StoredLogin {
-  const expiry = jwtExpiry(tokens.access_token) ?? new Date(Date.now() + 60 * 60 * 1000);
-  return {
-    server,
-    user_email: email,
-    access_token: tokens.access_token,
-    access_token_expires_at: expiry.toISOString(),
-    refresh_token: tokens.refresh_token,
-  };
-}
+export { REFRESH_MARGIN_MS, storedLogin } from '@trellis/client';
 
 /**
  * The bearer tokens of the saved login. The access token is refreshed shortly before it expires
@@ -63,34 +48,40 @@ export class LoginSession {
   }
 
   private expiresSoon(login: StoredLogin): boolean {
-    const expiresAt = Date.parse(login.access_token_expires_at);
-    return Number.isNaN(expiresAt) || expiresAt - this.now() < REFRESH_MARGIN_MS;
+    return expiresSoon(login, this.now());
   }
 
   /** `rejected`: the access token the server just refused, which must not be used again. */
   private async refresh(rejected?: string): Promise<void> {
-    await withFileLock(this.file.lockPath, async () => {
-      const onDisk = this.file.read();
-      if (!onDisk || onDisk.server !== this.login.server) {
-        throw new NotLoggedInError(`you were logged out of ${this.login.server}; run \`trellis login\``);
-      }
-      // Another trellis process may have refreshed while this one waited for the lock.
-      this.login = onDisk;
-      const needed = this.expiresSoon(onDisk) || (rejected !== undefined && onDisk.access_token === rejected);
-      if (!needed) return;
-      let tokens: TokenPair;
-      try {
-        tokens = await this.rotate(onDisk.refresh_token);
-      } catch (error) {
-        if (error instanceof TrellisApiError && (error.status === 401 || error.status === 400)) {
-          throw new NotLoggedInError(
-            `your login to ${onDisk.server} has expired or was revoked (${error.detail}); run \`trellis login\``,
-          );
-        }
-        throw error;
-      }
-      this.login = storedLogin(onDisk.server, onDisk.user_email, tokens);
-      this.file.write(this.login);
-    });
+    const server = this.login.server;
+    const loggedOut = () => new NotLoggedInError(`you were logged out of ${server}; run \`trellis login\``);
+    let next: StoredLogin | null;
+    try {
+      // Another process may have refreshed while this one waited for the lock: the store
+      // re-reads the file under it and only rotates when the login on disk still needs it.
+      next = await this.file.refresh(
+        async (onDisk) => {
+          try {
+            return await this.rotate(onDisk.refresh_token);
+          } catch (error) {
+            if (error instanceof TrellisApiError && (error.status === 401 || error.status === 400)) {
+              throw new NotLoggedInError(
+                `your login to ${onDisk.server} has expired or was revoked (${error.detail}); run \`trellis login\``,
+              );
+            }
+            throw error;
+          }
+        },
+        (onDisk) => {
+          if (onDisk.server !== server) throw loggedOut();
+          return this.expiresSoon(onDisk) || (rejected !== undefined && onDisk.access_token === rejected);
+        },
+      );
+    } catch (error) {
+      if (error instanceof LockTimeoutError) throw new CliError(error.message);
+      throw error;
+    }
+    if (!next) throw loggedOut();
+    this.login = next;
   }
 }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { TrellisApiError, type TrellisClient, TrellisConnectionError } from '@trellis/client';
+import { TrellisApiError, type TrellisClient, TrellisConnectionError, TrellisRedirectError } from '@trellis/client';
 import { Command, Option } from 'clipanion';
 import { withFileLock } from '../auth/FileLock.js';
 import { storedLogin } from '../auth/LoginSession.js';
@@ -109,13 +109,26 @@ export class LoginCommand extends TrellisCommand {
   }
 }
 
-/** Fails fast, before sending anyone to the browser, when the server is not there. */
+/**
+ * Fails fast, before sending anyone to the browser, when the server is not there, or when it
+ * redirects: the client would refuse the redirect when exchanging the code anyway (it never
+ * follows one, so that no token leaves for another address), and the user should hear so now.
+ */
 async function ensureReachable(server: string): Promise<void> {
+  let response: Response;
   try {
-    const response = await fetch(`${server}/healthz`, { signal: AbortSignal.timeout(10_000) });
+    response = await fetch(`${server}/healthz`, { signal: AbortSignal.timeout(10_000), redirect: 'manual' });
     await response.body?.cancel();
   } catch (error) {
     throw new TrellisConnectionError(server, error);
+  }
+  if (response.status >= 300 && response.status < 400 && response.status !== 304) {
+    const location = response.headers.get('location');
+    throw new TrellisRedirectError(
+      `${server}/healthz`,
+      response.status,
+      location === null ? null : new URL(location, `${server}/healthz`).toString(),
+    );
   }
 }
 

@@ -1,4 +1,4 @@
-import type { LogChunk } from '@trellis/core';
+import type { LogEntryView as LogChunk } from '@trellis/client';
 import type { Writable } from 'node:stream';
 import type { Colours } from '../output/Terminal.js';
 

@@ -1,6 +1,13 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { type TrellisClient, TrellisApiError, TrellisConnectionError } from '@trellis/client';
-import type { Job, JobStatus, LogChunk } from '@trellis/core';
+import {
+  Backoff,
+  type RetryClock,
+  systemClock,
+  type TrellisClient,
+  TrellisApiError,
+  TrellisConnectionError,
+} from '@trellis/client';
+import type { JobView as Job, LogEntryView as LogChunk } from '@trellis/client';
+import type { JobStatus } from '@trellis/core';
 import { CliError, InterruptedError } from '../errors.js';
 import { ExitCode } from '../exitCodes.js';
 import { jobDuration, jobNoun, statusColour } from '../output/format.js';
@@ -18,6 +25,8 @@ export interface FollowOptions {
   offerCancel: boolean;
   /** Resume after this chunk id. */
   after?: number;
+  /** Time for the pauses between reconnections; the real clock by default. */
+  clock?: RetryClock;
 }
 
 /** Reconnection attempts in a row without progress before giving up. */
@@ -37,7 +46,8 @@ export function exitCodeFor(status: JobStatus): ExitCode {
 
 /**
  * Follows a job live until it ends (SSE), reconnecting after the last chunk seen when the stream
- * drops, with a spinner while it waits in the queue. Returns the job as it ended.
+ * drops or the server ends it before `end` (it does when the follower falls too far behind), with
+ * a spinner while it waits in the queue. Returns the job as it ended.
  */
 export async function followJob(
   terminal: Terminal,
@@ -55,9 +65,6 @@ export async function followJob(
       : null;
   const noun = jobNoun(job);
   let spinner: Spinner | null = null;
-  if (job.status === 'QUEUED') {
-    spinner = new Spinner(terminal, `${noun} job ${job.id} is queued; waiting for an agent to pick it up…`).start();
-  }
   const stopSpinner = () => {
     spinner?.stop();
     spinner = null;
@@ -106,15 +113,23 @@ export async function followJob(
     else if (options.offerCancel && terminal.interactive) void askToCancel();
     else stopFollowing();
   };
+  // Listen before anything is on screen: a Ctrl-C typed once the spinner shows must reach us.
   process.on('SIGINT', onInterrupt);
+  if (job.status === 'QUEUED') {
+    spinner = new Spinner(terminal, `${noun} job ${job.id} is queued; waiting for an agent to pick it up…`).start();
+  }
 
   let failures = 0;
+  // Under half a second after a clean end of the stream, growing (with jitter) to 5 s while it fails.
+  const backoff = new Backoff({ initialMs: 500, maxMs: 5000 });
+  const clock = options.clock ?? systemClock;
   try {
     while (!ended) {
       if (interrupted) throw interrupted;
       try {
         for await (const event of client.streamJobLogs(job.id, { after: lastId, signal: streamAbort.signal })) {
           failures = 0;
+          backoff.reset();
           if (event.type === 'log') {
             stopSpinner();
             lastId = event.chunk.id;
@@ -137,8 +152,10 @@ export async function followJob(
         }
       } catch (error) {
         if (interrupted) throw interrupted;
-        // The server's answer (404, a dead login…) will not change by asking again.
-        if (error instanceof TrellisApiError || error instanceof CliError) throw error;
+        // The server's answer (404, a dead login…) will not change by asking again — except
+        // `429 too_many_streams`, which clears as other streams close.
+        if (error instanceof CliError) throw error;
+        if (error instanceof TrellisApiError && error.status !== 429) throw error;
         failures += 1;
         if (failures > MAX_RECONNECTS) {
           const lost =
@@ -152,7 +169,7 @@ export async function followJob(
       if (interrupted) throw interrupted;
       if (!ended) {
         // Ctrl-C during the pause aborts it, and the loop's first check throws.
-        await sleep(Math.min(5000, 250 * 2 ** failures), undefined, { signal: streamAbort.signal }).catch(() => {});
+        await clock.sleep(backoff.next(), streamAbort.signal);
         if (!streamAbort.signal.aborted) streamAbort = new AbortController();
       }
     }

@@ -1,4 +1,5 @@
-import type { Job, JobStatus, VineSource, VineStatus, WorkerStatus } from '@trellis/core';
+import type { JobStatus, SourceSummary, VineSource, VineStatus, WorkerStatus } from '@trellis/core';
+import type { JobView as Job } from '@trellis/client';
 import type { Colours } from './Terminal.js';
 
 /** "5s ago", "3m ago", "2h ago", "4d ago"; the absolute time is in `show` and `--json`. */
@@ -22,7 +23,7 @@ export function duration(milliseconds: number): string {
 }
 
 /** How long a job ran (or has been running), or `-` before it started. */
-export function jobDuration(job: Job, now = Date.now()): string {
+export function jobDuration(job: Pick<Job, 'claimed_at' | 'finished_at'>, now = Date.now()): string {
   if (!job.claimed_at) return '-';
   const end = job.finished_at ? Date.parse(job.finished_at) : now;
   return duration(end - Date.parse(job.claimed_at));
@@ -66,10 +67,10 @@ export function statusColour(colours: Colours, status: AnyStatus | string): stri
 }
 
 /** `git https://…@main:infra/` or `inline (3 files)`. */
-export function describeSource(source: VineSource | null | undefined): string {
+export function describeSource(source: VineSource | SourceSummary | null | undefined): string {
   if (!source) return '-';
   if (source.type === 'inline') {
-    const count = Object.keys(source.files).length;
+    const count = 'files' in source ? Object.keys(source.files).length : source.file_count;
     return `inline (${count} file${count === 1 ? '' : 's'})`;
   }
   return `git ${source.url}${source.ref ? `@${source.ref}` : ''}${source.path ? `:${source.path}` : ''}`;

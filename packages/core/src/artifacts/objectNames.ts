@@ -1,8 +1,8 @@
 import { ValidationError } from '../domain/errors.js';
 
 /**
- * Object names of artifact keys in a bucket, shared by the object-storage adapters of the
- * `ArtifactStore` port (S3, GCS), which may depend on core only.
+ * The artifact key rules, written once for every `ArtifactStore` adapter (filesystem, S3, GCS),
+ * and the object names of keys in a bucket for the object-storage adapters.
  */
 
 /**
@@ -34,17 +34,27 @@ export function normalizePrefix(raw: string): string {
 }
 
 /**
- * The object name of a slash-separated artifact key below `prefix`, or `ValidationError` for a key
- * that is empty, has empty, `.` or `..` segments (so it could not be a relative path in the fs
- * store either), a backslash, a control character, or starts with the staging segment.
+ * The segments of a valid artifact key, or `ValidationError` (`invalid_artifact_key`) for a key
+ * that is empty, has empty, `.` or `..` segments (so it is a safe relative path), a backslash, a
+ * control character, or starts with the staging segment. Every store applies this rule; a store
+ * may add limits of its medium (name lengths), never relax it.
  */
-export function objectNameForKey(prefix: string, key: string): string {
-  if (typeof key !== 'string' || key.length === 0) throw invalidKey(key, 'is empty');
+export function artifactKeySegments(key: string): string[] {
+  if (typeof key !== 'string' || key.length === 0) throw invalidArtifactKey(key, 'is empty');
   const problem = segmentProblem(key);
-  if (problem) throw invalidKey(key, problem);
-  if (key.split('/')[0] === STAGING_SEGMENT) throw invalidKey(key, `starts with the reserved "${STAGING_SEGMENT}"`);
+  if (problem) throw invalidArtifactKey(key, problem);
+  const segments = key.split('/');
+  if (segments[0] === STAGING_SEGMENT) {
+    throw invalidArtifactKey(key, `starts with the reserved "${STAGING_SEGMENT}"`);
+  }
+  return segments;
+}
+
+/** The object name of an artifact key (`artifactKeySegments`) below `prefix`. */
+export function objectNameForKey(prefix: string, key: string): string {
+  artifactKeySegments(key);
   const name = prefix === '' ? key : `${prefix}/${key}`;
-  if (Buffer.byteLength(name) > MAX_NAME_BYTES) throw invalidKey(key, `is longer than ${MAX_NAME_BYTES} bytes`);
+  if (Buffer.byteLength(name) > MAX_NAME_BYTES) throw invalidArtifactKey(key, `is longer than ${MAX_NAME_BYTES} bytes`);
   return name;
 }
 
@@ -64,7 +74,8 @@ function segmentProblem(path: string): string | undefined {
   return undefined;
 }
 
-function invalidKey(key: unknown, reason: string): ValidationError {
+/** The error of a key that breaks the rules, `reason` saying which. */
+export function invalidArtifactKey(key: unknown, reason: string): ValidationError {
   const shown = typeof key === 'string' ? JSON.stringify(key.slice(0, 200)) : typeof key;
   return new ValidationError(
     `artifact key ${shown} ${reason}`,

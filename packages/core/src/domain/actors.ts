@@ -12,4 +12,9 @@ export interface UserActor {
 export interface WorkerActor {
   workerId: string;
   ownerId: string;
+  /**
+   * Set when the engine of a job authenticated with that job's state token (not the worker token):
+   * only the state of that one job's vine, while it runs, is open to it.
+   */
+  stateJobId?: string;
 }

@@ -81,13 +81,15 @@ export class TooLargeError extends DomainError {
   }
 }
 
+/** Too many requests, or too many of something open at once (`429` with `Retry-After`). */
 export class RateLimitedError extends DomainError {
   readonly kind = 'rate_limited';
   constructor(
     message: string,
     readonly retryAfterSeconds: number,
+    code = 'rate_limited',
   ) {
-    super('rate_limited', message);
+    super(code, message);
   }
 }
 

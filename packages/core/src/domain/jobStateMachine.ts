@@ -36,6 +36,24 @@ export function transitionJob(from: JobStatus, event: JobEvent): JobStatus {
   return to;
 }
 
+/**
+ * The claim as a move of the table above: an agent takes a job in `from` and it is then in `to`,
+ * which is also the status of a vine's running job (the claim rule of DESIGN §3 skips vines that
+ * have one). Stores apply this move; they never spell the statuses themselves.
+ */
+export interface JobClaimMove {
+  readonly from: JobStatus;
+  readonly to: JobStatus;
+}
+
+export const JOB_CLAIM: JobClaimMove = { from: 'QUEUED', to: transitionJob('QUEUED', 'claim') };
+
+/**
+ * The statuses in which a DEPLOY holds on to its plan: queued, running or done. A plan with such
+ * a deploy is applied (409 `plan_already_applied`); a failed or cancelled deploy lets it go.
+ */
+export const PLAN_HOLDING_DEPLOY_STATUSES: readonly JobStatus[] = ['QUEUED', 'PROCESSING', 'SUCCESS'];
+
 export function isTerminalJobStatus(status: JobStatus): boolean {
   return Object.keys(JOB_TRANSITIONS[status]).length === 0;
 }

@@ -142,6 +142,21 @@ export interface Job {
   finished_at: string | null;
 }
 
+/**
+ * What lists show of a source (issue 10 §2): a git source as it is, an inline source without
+ * its files, which can weigh megabytes each.
+ */
+export type SourceSummary = Exclude<VineSource, { type: 'inline' }> | { type: 'inline'; file_count: number };
+
+export interface SnapshotSummary extends Omit<ConfigSnapshot, 'source' | 'variables'> {
+  source: SourceSummary | null;
+}
+
+/** A job in a list: its snapshot without files and variables. The job's detail has them. */
+export interface JobSummary extends Omit<Job, 'config_snapshot'> {
+  config_snapshot: SnapshotSummary;
+}
+
 export interface LogChunk {
   id: number;
   job_id: string;

@@ -18,4 +18,6 @@ export interface ArtifactStore {
   delete(key: string): Promise<void>;
   /** Throws `UnavailableError` when the backend cannot be reached (for `/readyz`). */
   check(): Promise<void>;
+  /** Releases what the store holds (connections, sockets); called once, on shutdown. */
+  close(): Promise<void>;
 }

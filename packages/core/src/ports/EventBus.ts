@@ -7,7 +7,9 @@ import type { JobStatus } from '../domain/enums.js';
 export type TrellisEvent =
   | { type: 'job_queued'; owner_id: string; job_id: string }
   | { type: 'job_status_changed'; owner_id: string; job_id: string; status: JobStatus }
-  | { type: 'log_appended'; owner_id: string; job_id: string; chunk_id: number };
+  | { type: 'log_appended'; owner_id: string; job_id: string; chunk_id: number }
+  /** A worker's credentials changed (registered or destroyed): replicas drop what they cached. */
+  | { type: 'worker_credentials_changed'; owner_id: string; worker_id: string };
 
 export type Unsubscribe = () => void;
 

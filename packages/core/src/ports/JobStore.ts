@@ -1,5 +1,6 @@
 import type { JobStatus } from '../domain/enums.js';
-import type { Job } from '../domain/records.js';
+import type { Page, PageRequest } from '../domain/pagination.js';
+import type { Job, JobSummary } from '../domain/records.js';
 
 export interface JobFilter {
   status?: JobStatus;
@@ -16,6 +17,11 @@ export interface JobStore {
   get(ownerId: string, id: string): Promise<Job | null>;
   /** Newest first. */
   list(ownerId: string, filter?: JobFilter): Promise<Job[]>;
+  /**
+   * One page, newest first (by `created_at`, then insertion), as summaries: the snapshots come
+   * without inline files and variables (`summarizeSnapshot`), so a page never carries them.
+   */
+  page(ownerId: string, request: PageRequest, filter?: JobFilter): Promise<Page<JobSummary>>;
   /**
    * Atomically takes the oldest `QUEUED` job the worker may run (DESIGN §3): same owner,
    * assigned to nobody or to it, the oldest queued job of its vine, and no job of that vine in

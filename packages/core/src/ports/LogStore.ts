@@ -1,9 +1,29 @@
 import type { StreamType } from '../domain/enums.js';
 import type { LogChunk } from '../domain/records.js';
 
+/** What a job's log holds so far: its bytes (UTF-8) and whether it was cut at the cap. */
+export interface LogUsage {
+  bytes: number;
+  cut: boolean;
+}
+
 export interface LogStore {
-  /** Stores a chunk and gives it the next id (ids only increase). */
+  /**
+   * The job's log usage, read under a lock on the job that lasts the unit of work, so appends to
+   * one job are counted one after the other. `NotFoundError` when the job is not the owner's.
+   */
+  usage(ownerId: string, jobId: string): Promise<LogUsage>;
+  /** Stores a chunk, gives it the next id (ids only increase) and adds its bytes to the job's usage. */
   append(ownerId: string, jobId: string, chunk: string, streamType: StreamType, at: string): Promise<LogChunk>;
+  /** Records that the job's log was cut: `usage` says so from then on. */
+  markCut(ownerId: string, jobId: string): Promise<void>;
   /** Chunks of the job with id greater than `after`, ordered by id, at most `limit`. */
   list(ownerId: string, jobId: string, after: number, limit: number): Promise<LogChunk[]>;
+  /**
+   * Deletes at most `limit` chunks of jobs (of every owner) finished before `cutoff`, in no
+   * particular order, and returns how many it deleted; callers repeat while it returns `limit`.
+   * A job whose chunks are all gone holds no log bytes any more (`usage().bytes` is 0), so later
+   * calls skip it instead of walking every job that ever finished.
+   */
+  deleteOfJobsFinishedBefore(cutoff: string, limit: number): Promise<number>;
 }

@@ -1,3 +1,4 @@
+import type { Page, PageRequest } from '../domain/pagination.js';
 import type { WorkerRelease } from '../domain/records.js';
 
 export interface ReleaseStore {
@@ -6,4 +7,6 @@ export interface ReleaseStore {
   get(version: string): Promise<WorkerRelease | null>;
   /** Newest first. */
   list(): Promise<WorkerRelease[]>;
+  /** One page, newest first (by `published_at`, then insertion). */
+  page(request: PageRequest): Promise<Page<WorkerRelease>>;
 }

@@ -8,6 +8,11 @@ export interface StateStore {
   latest(ownerId: string, vineId: string): Promise<StateVersion | null>;
   /** Newest first. */
   listVersions(ownerId: string, vineId: string): Promise<StateVersion[]>;
+  /**
+   * Deletes all but the newest `keep` versions of the vine's state and returns the storage keys of
+   * those deleted, so their bytes can go too.
+   */
+  pruneVersions(ownerId: string, vineId: string, keep: number): Promise<string[]>;
   getLock(ownerId: string, vineId: string): Promise<StateLock | null>;
   /** Takes the lock when it is free; otherwise returns the lock that holds it. */
   acquireLock(lock: StateLock): Promise<{ acquired: true } | { acquired: false; current: StateLock }>;

@@ -48,6 +48,13 @@ export function ownerScope(ownerId: string): Scope {
  */
 export interface UnitOfWork {
   run<T>(scope: Scope, work: (stores: Stores) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work`, which only reads, in one read-only transaction. It takes no write lock (on
+   * SQLite a deferred transaction, so it neither waits for nor holds up writers), which makes it
+   * the cheap path for lookups on every request such as authenticating an agent. A write in it
+   * fails.
+   */
+  read<T>(scope: Scope, work: (stores: Stores) => Promise<T>): Promise<T>;
   /** Throws `UnavailableError` when the database cannot be reached (for `/readyz`). */
   check(): Promise<void>;
 }

@@ -1,8 +1,11 @@
 import type { VineStatus } from '../domain/enums.js';
+import type { Page, PageRequest } from '../domain/pagination.js';
 import type { Vine, VineComponents } from '../domain/records.js';
 
 export interface VineFilter {
   vineyard_id?: string;
+  /** Vines of any of these vineyards. */
+  vineyard_ids?: readonly string[];
 }
 
 /** Vines and their components (cluster, argocd, outputs) written by finalizeDeployment. */
@@ -14,6 +17,8 @@ export interface VineStore {
   findByProjectName(ownerId: string, projectName: string): Promise<Vine | null>;
   /** Oldest first. */
   list(ownerId: string, filter?: VineFilter): Promise<Vine[]>;
+  /** One page, newest first (by `created_at`, then insertion). */
+  page(ownerId: string, request: PageRequest): Promise<Page<Vine>>;
   updateStatus(ownerId: string, id: string, status: VineStatus, message: string | null, at: string): Promise<Vine>;
   getComponents(ownerId: string, vineId: string): Promise<VineComponents>;
   /** Replaces the kinds present in `components`; kinds that are null are left as they are. */

@@ -1,3 +1,4 @@
+import type { Page, PageRequest } from '../domain/pagination.js';
 import type { Vineyard } from '../domain/records.js';
 
 export interface VineyardStore {
@@ -6,4 +7,6 @@ export interface VineyardStore {
   get(ownerId: string, id: string): Promise<Vineyard | null>;
   /** Oldest first. */
   list(ownerId: string): Promise<Vineyard[]>;
+  /** One page, newest first (by `created_at`, then insertion). */
+  page(ownerId: string, request: PageRequest): Promise<Page<Vineyard>>;
 }

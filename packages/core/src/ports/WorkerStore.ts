@@ -1,3 +1,4 @@
+import type { Page, PageRequest } from '../domain/pagination.js';
 import type { JsonObject, Worker } from '../domain/records.js';
 
 export interface WorkerStore {
@@ -7,6 +8,8 @@ export interface WorkerStore {
   getForAuthentication(id: string): Promise<Worker | null>;
   /** Oldest first, destroyed ones included. */
   list(ownerId: string): Promise<Worker[]>;
+  /** One page, newest first (by `created_at`, then insertion), destroyed ones included. */
+  page(ownerId: string, request: PageRequest): Promise<Page<Worker>>;
   recordHeartbeat(ownerId: string, id: string, version: string, at: string): Promise<void>;
   updateMetadata(ownerId: string, id: string, metadata: JsonObject): Promise<Worker>;
   markDestroyed(ownerId: string, id: string, at: string): Promise<void>;

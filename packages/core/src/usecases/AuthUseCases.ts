@@ -45,7 +45,7 @@ export class AuthUseCases {
   }
 
   async getUser(userId: string): Promise<User | null> {
-    return this.deps.uow.run(ownerScope(userId), (stores) => stores.users.get(userId));
+    return this.deps.uow.read(ownerScope(userId), (stores) => stores.users.get(userId));
   }
 
   /**

@@ -2,6 +2,7 @@ import type { ArtifactStore } from '../ports/ArtifactStore.js';
 import type { Clock } from '../ports/Clock.js';
 import type { EventBus, TrellisEvent } from '../ports/EventBus.js';
 import type { IdentityProvider, GitProvider } from '../domain/enums.js';
+import { DEFAULT_PAGE_LIMITS, type PageLimits } from '../domain/pagination.js';
 import type { Random } from '../ports/Random.js';
 import type { RepositoryLister } from '../ports/RepositoryLister.js';
 import type { SecretBox } from '../ports/SecretBox.js';
@@ -18,6 +19,22 @@ export interface CoreSettings {
   cancelNoticeSeconds: number;
   /** Agents are told to heartbeat this often (SPEC §4.2: 30 s). */
   heartbeatIntervalSeconds: number;
+  /** How long a worker's verified credentials are reused without a database read (0: never). */
+  workerCredentialCacheSeconds: number;
+  /** A state file larger than this is refused (`413 state_too_large`), before or while it streams. */
+  maxStateBytes: number;
+  /** The versions of a vine's state kept; older ones are pruned as new ones are written. */
+  stateVersionsKept: number;
+  /** A job's `execution_metadata` as merged across its updates, serialised (`413 metadata_too_large`). */
+  maxExecutionMetadataBytes: number;
+  /** A job's log takes this many bytes; past it one `SYSTEM` line says the log was cut. */
+  maxLogBytesPerJob: number;
+  /** A cancelled job still takes log chunks this long (its engine winds down, the agent flushes). */
+  logGraceMinutes: number;
+  /** Logs of jobs finished longer ago than this are deleted; 0 keeps them forever. */
+  logRetentionDays: number;
+  /** `limit` of every list endpoint (issue 10 §2: default 50, at most 200). */
+  pageLimits: PageLimits;
 }
 
 export const DEFAULT_CORE_SETTINGS: CoreSettings = {
@@ -25,6 +42,14 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   lostJobTimeoutSeconds: 120,
   cancelNoticeSeconds: 600,
   heartbeatIntervalSeconds: 30,
+  workerCredentialCacheSeconds: 5,
+  maxStateBytes: 64 * 1024 * 1024,
+  stateVersionsKept: 100,
+  maxExecutionMetadataBytes: 1024 * 1024,
+  maxLogBytesPerJob: 64 * 1024 * 1024,
+  logGraceMinutes: 5,
+  logRetentionDays: 90,
+  pageLimits: DEFAULT_PAGE_LIMITS,
 };
 
 /** The sign-in providers and git hosts this server is configured for (absent: not configured). */

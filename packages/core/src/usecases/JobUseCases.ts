@@ -1,3 +1,4 @@
+import type { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import type { UserActor, WorkerActor } from '../domain/actors.js';
 import {
   isOneOf,
@@ -7,12 +8,14 @@ import {
   REPORTABLE_JOB_STATUSES,
   type ReportableJobStatus,
 } from '../domain/enums.js';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.js';
+import { ConflictError, ForbiddenError, NotFoundError, TooLargeError, ValidationError } from '../domain/errors.js';
+import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import { type JobEvent, isTerminalJobStatus, transitionJob } from '../domain/jobStateMachine.js';
-import type { CloudIdentity, ConfigSnapshot, Job, JsonObject } from '../domain/records.js';
+import type { CloudIdentity, ConfigSnapshot, Job, JobSummary, JsonObject } from '../domain/records.js';
 import { optionalUuid, requireUuid } from '../domain/validation.js';
 import { type VineJobType, transitionVine } from '../domain/vineStateMachine.js';
-import { configHash, snapshotOfVine, snapshotOfWorkerTarget } from '../config/configSnapshot.js';
+import { issueJobStateToken } from '../auth/jobStateToken.js';
+import { configHash, snapshotOfVine, snapshotOfWorkerTarget } from '../snapshot/configSnapshot.js';
 import type { JobFilter, JobPatch } from '../ports/JobStore.js';
 import { ownerScope, type Stores, systemScope } from '../ports/UnitOfWork.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
@@ -36,6 +39,11 @@ export interface StatusReport {
 export interface ClaimedJob {
   job: Job;
   cloud_identity: Pick<CloudIdentity, 'provider' | 'role_arn' | 'external_id'> | null;
+  /**
+   * For the engine's `http` state backend (Basic auth: worker id, this token), instead of the worker
+   * token: valid for this job's vine only, while the job runs. Null for a job without a vine.
+   */
+  state_token: string | null;
 }
 
 const REPORT_EVENTS: Readonly<Record<ReportableJobStatus, JobEvent>> = {
@@ -49,7 +57,10 @@ const MAX_ERROR_MESSAGE = 4000;
 const MAX_METADATA_BYTES = 256 * 1024;
 
 export class JobUseCases {
-  constructor(private readonly deps: CoreDeps) {}
+  constructor(
+    private readonly deps: CoreDeps,
+    private readonly credentials: WorkerCredentialCache,
+  ) {}
 
   /** `POST /api/jobs`: snapshot and hash of the vine, plan checks (DESIGN §3). */
   async create(user: UserActor, input: CreateJobInput): Promise<Job> {
@@ -59,7 +70,7 @@ export class JobUseCases {
       ]);
     }
     const jobType = input.job_type;
-    const configurationId = optionalUuid(input.configuration_id, 'configuration_id');
+    const vineId = optionalUuid(input.configuration_id, 'configuration_id');
     const assignedWorkerId = optionalUuid(input.assigned_worker_id, 'assigned_worker_id');
     const planJobId = optionalUuid(input.plan_job_id, 'plan_job_id');
     const targetWorkerId = optionalUuid(input.target_worker_id, 'target_worker_id');
@@ -68,7 +79,7 @@ export class JobUseCases {
         { path: 'target_worker_id', message: 'required for DESTROY_WORKER' },
       ]);
     }
-    if (jobType !== 'DESTROY_WORKER' && configurationId === null) {
+    if (jobType !== 'DESTROY_WORKER' && vineId === null) {
       throw new ValidationError(`a ${jobType} job needs configuration_id`, [
         { path: 'configuration_id', message: `required for ${jobType}` },
       ]);
@@ -92,7 +103,7 @@ export class JobUseCases {
       if (jobType === 'DESTROY_WORKER') {
         snapshot = snapshotOfWorkerTarget(await this.requireLiveWorker(stores, ownerId, targetWorkerId as string));
       } else {
-        const found = await stores.vines.get(ownerId, configurationId as string);
+        const found = await stores.vines.get(ownerId, vineId as string);
         if (!found) throw new NotFoundError('configuration');
         vine = found;
         snapshot = snapshotOfVine(found);
@@ -125,7 +136,12 @@ export class JobUseCases {
     return jobForPeople(job);
   }
 
-  async list(user: UserActor, query: { status?: unknown; vineyard_id?: unknown } = {}): Promise<Job[]> {
+  /** A page of the owner's jobs, newest first, as summaries (`GET /api/jobs`). */
+  async list(
+    user: UserActor,
+    query: { status?: unknown; vineyard_id?: unknown; vine_id?: unknown } & PageQuery = {},
+  ): Promise<PageResult<JobSummary>> {
+    const request = pageRequest(query, this.deps.settings.pageLimits);
     const filter: JobFilter = {};
     if (query.status !== undefined) {
       if (!isOneOf(JOB_STATUSES, query.status)) {
@@ -136,8 +152,20 @@ export class JobUseCases {
       filter.status = query.status;
     }
     if (query.vineyard_id !== undefined) filter.vineyard_id = requireUuid(query.vineyard_id, 'vineyard_id');
-    const jobs = await this.deps.uow.run(ownerScope(user.userId), (stores) => stores.jobs.list(user.userId, filter));
-    return jobs.map(jobForPeople);
+    if (query.vine_id !== undefined) filter.vine_id = requireUuid(query.vine_id, 'vine_id');
+    const page = await this.deps.uow.read(ownerScope(user.userId), (stores) =>
+      stores.jobs.page(user.userId, request, filter),
+    );
+    return pageResult(page, request, (job) => job);
+  }
+
+  /** The DEPLOY job that applies (or is applying) this plan, if any: a plan is applied at most once. */
+  async deployOfPlan(user: UserActor, planJobId: string): Promise<Job | null> {
+    const deploys = await this.deps.uow.read(ownerScope(user.userId), (stores) =>
+      stores.jobs.listDeploysOfPlan(user.userId, planJobId),
+    );
+    const deploy = deploys[0];
+    return deploy === undefined ? null : jobForPeople(deploy);
   }
 
   async get(user: UserActor, id: unknown): Promise<Job> {
@@ -193,8 +221,14 @@ export class JobUseCases {
           : null,
       };
     });
-    if (claimed) await this.announceStatus(claimed.job);
-    return claimed;
+    if (!claimed) return null;
+    await this.announceStatus(claimed.job);
+    const { job } = claimed;
+    const state_token =
+      job.vine_id === null
+        ? null
+        : await issueJobStateToken(this.deps.secrets, { id: job.id, workerId: worker.workerId, vineId: job.vine_id });
+    return { ...claimed, state_token };
   }
 
   /**
@@ -221,6 +255,7 @@ export class JobUseCases {
       const current = await this.requireClaimedBy(stores, worker, jobId);
       const status = transitionJob(current.status, REPORT_EVENTS[reported]);
       const merged = { ...current.execution_metadata, ...metadata };
+      this.requireMetadataWithinCap(merged);
       const outputs = status === 'SUCCESS' && current.job_type === 'DEPLOY' ? extractDeploymentOutputs(merged) : null;
       const at = isoNow(this.deps);
       const updated = await this.applyUpdate(stores, current, {
@@ -243,8 +278,29 @@ export class JobUseCases {
       }
       return updated;
     });
+    if (job.status === 'SUCCESS' && job.job_type === 'DESTROY_WORKER' && job.target_worker_id !== null) {
+      // A destroyed worker's token stops working at once: here, and on other replicas by the event.
+      this.credentials.forget(job.target_worker_id);
+      await announce(this.deps.events, {
+        type: 'worker_credentials_changed',
+        owner_id: job.owner_id,
+        worker_id: job.target_worker_id,
+      });
+    }
     if (job.status !== 'PROCESSING') await this.announceStatus(job);
     return job;
+  }
+
+  /** Each update is capped on its own; this caps what they add up to on the job. */
+  private requireMetadataWithinCap(merged: JsonObject): void {
+    const limit = this.deps.settings.maxExecutionMetadataBytes;
+    if (Buffer.byteLength(JSON.stringify(merged), 'utf8') > limit) {
+      throw new TooLargeError(
+        'metadata_too_large',
+        `the job's execution_metadata, merged across its updates, must be at most ${limit} bytes`,
+        limit,
+      );
+    }
   }
 
   /**
@@ -255,7 +311,7 @@ export class JobUseCases {
     const now = this.deps.clock.now();
     const timeout = this.deps.settings.lostJobTimeoutSeconds;
     const cutoff = isoSecondsBefore(now, timeout);
-    const lost = await this.deps.uow.run(systemScope, (stores) => stores.jobs.listLost(cutoff));
+    const lost = await this.deps.uow.read(systemScope, (stores) => stores.jobs.listLost(cutoff));
     const failed: Job[] = [];
     for (const job of lost) {
       const updated = await this.deps.uow.run(ownerScope(job.owner_id), async (stores) => {
@@ -312,7 +368,7 @@ export class JobUseCases {
 
   private async find(ownerId: string, id: unknown): Promise<Job> {
     const jobId = requireUuid(id, 'id');
-    const job = await this.deps.uow.run(ownerScope(ownerId), (stores) => stores.jobs.get(ownerId, jobId));
+    const job = await this.deps.uow.read(ownerScope(ownerId), (stores) => stores.jobs.get(ownerId, jobId));
     if (!job) throw new NotFoundError('job');
     return job;
   }

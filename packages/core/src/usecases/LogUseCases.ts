@@ -1,10 +1,10 @@
 import type { WorkerActor } from '../domain/actors.js';
 import { isOneOf, type JobStatus, STREAM_TYPES } from '../domain/enums.js';
 import { ConflictError, ForbiddenError, NotFoundError, TooLargeError, ValidationError } from '../domain/errors.js';
-import type { LogChunk } from '../domain/records.js';
+import type { Job, LogChunk } from '../domain/records.js';
 import { requireUuid } from '../domain/validation.js';
-import { ownerScope } from '../ports/UnitOfWork.js';
-import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
+import { ownerScope, systemScope } from '../ports/UnitOfWork.js';
+import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 
 /** DESIGN §4 log limits. */
 export const MAX_LOG_CHUNK_BYTES = 1024 * 1024;
@@ -16,8 +16,26 @@ export interface LogPage {
   has_more: boolean;
 }
 
-/** Chunks are accepted while the job runs and after a cancel, while the engine winds down. */
-const ACCEPTS_LOGS: readonly JobStatus[] = ['PROCESSING', 'CANCELLED'];
+/** How many chunks one retention pass deletes per statement, and how many statements at most. */
+const LOG_RETENTION_BATCH = 5000;
+const LOG_RETENTION_MAX_BATCHES = 100;
+
+/**
+ * Whether a job takes log chunks now: while it runs, and after a cancel for the grace period, while
+ * the engine winds down and the agent flushes its last lines. A job that ended otherwise was ended
+ * by its agent, which ships its log first.
+ */
+function logWindow(job: Job, now: Date, graceMinutes: number): 'open' | 'finished' | 'closed' {
+  if (job.status === 'PROCESSING') return 'open';
+  if (job.status !== 'CANCELLED') return 'finished';
+  const finished = job.finished_at === null ? now.getTime() : Date.parse(job.finished_at);
+  return now.getTime() <= finished + graceMinutes * 60_000 ? 'open' : 'closed';
+}
+
+/** The `SYSTEM` line that ends a log cut at the per-job cap. */
+function logCutNotice(maxBytes: number): string {
+  return `[trellis] the log of this job was cut: it reached the limit of ${maxBytes} bytes; later output was not kept\n`;
+}
 
 export class LogUseCases {
   constructor(private readonly deps: CoreDeps) {}
@@ -42,25 +60,76 @@ export class LogUseCases {
     }
     const chunkText = input.log_chunk;
     const streamType = input.stream_type;
-    const { chunk, status } = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+    const chunkBytes = Buffer.byteLength(chunkText, 'utf8');
+    const maxLogBytes = this.deps.settings.maxLogBytesPerJob;
+    const { chunk, status, cut } = await this.deps.uow.run<{
+      chunk: LogChunk | null;
+      status: JobStatus;
+      cut: boolean;
+    }>(ownerScope(worker.ownerId), async (stores) => {
       const job = await stores.jobs.get(worker.ownerId, jobId);
       if (!job) throw new NotFoundError('job');
       if (job.claimed_by_worker_id !== worker.workerId) {
         throw new ForbiddenError('job_not_claimed_by_worker', 'this job was not claimed by this worker');
       }
-      if (!ACCEPTS_LOGS.includes(job.status)) {
+      const window = logWindow(job, this.deps.clock.now(), this.deps.settings.logGraceMinutes);
+      if (window === 'finished') {
         throw new ConflictError('job_finished', `the job is ${job.status}; it takes no more logs`);
       }
-      const stored = await stores.logs.append(worker.ownerId, jobId, chunkText, streamType, isoNow(this.deps));
-      return { chunk: stored, status: job.status };
+      if (window === 'closed') {
+        throw new ConflictError(
+          'job_log_closed',
+          `the job ended more than ${this.deps.settings.logGraceMinutes} minutes ago; its log is closed`,
+        );
+      }
+      const usage = await stores.logs.usage(worker.ownerId, jobId);
+      if (usage.cut) return { chunk: null, status: job.status, cut: true };
+      const at = isoNow(this.deps);
+      if (usage.bytes + chunkBytes > maxLogBytes) {
+        // The notice is the log's last line, stored although it passes the cap it reports.
+        const notice = await stores.logs.append(worker.ownerId, jobId, logCutNotice(maxLogBytes), 'SYSTEM', at);
+        await stores.logs.markCut(worker.ownerId, jobId);
+        return { chunk: notice, status: job.status, cut: true };
+      }
+      const stored = await stores.logs.append(worker.ownerId, jobId, chunkText, streamType, at);
+      return { chunk: stored, status: job.status, cut: false };
     });
-    await announce(this.deps.events, {
-      type: 'log_appended',
-      owner_id: worker.ownerId,
-      job_id: jobId,
-      chunk_id: chunk.id,
-    });
-    return { id: chunk.id, job_status: status };
+    if (chunk) {
+      await announce(this.deps.events, {
+        type: 'log_appended',
+        owner_id: worker.ownerId,
+        job_id: jobId,
+        chunk_id: chunk.id,
+      });
+    }
+    if (cut) {
+      throw new TooLargeError(
+        'job_log_truncated',
+        `the log of this job reached its limit of ${maxLogBytes} bytes and was cut; it takes no more chunks`,
+        maxLogBytes,
+      );
+    }
+    return { id: (chunk as LogChunk).id, job_status: status };
+  }
+
+  /**
+   * Retention: deletes the logs of jobs finished more than `logRetentionDays` ago (0: never), in
+   * batches of their own units of work so no statement holds a long lock. Returns how many chunks
+   * it deleted; a pass stops after `LOG_RETENTION_MAX_BATCHES` and the next one carries on.
+   */
+  async deleteExpired(): Promise<number> {
+    const days = this.deps.settings.logRetentionDays;
+    if (days <= 0) return 0;
+    const cutoff = isoSecondsBefore(this.deps.clock.now(), days * 86_400);
+    let total = 0;
+    for (let batch = 0; batch < LOG_RETENTION_MAX_BATCHES; batch += 1) {
+      const deleted = await this.deps.uow.run(systemScope, (stores) =>
+        stores.logs.deleteOfJobsFinishedBefore(cutoff, LOG_RETENTION_BATCH),
+      );
+      total += deleted;
+      if (deleted < LOG_RETENTION_BATCH) break;
+    }
+    return total;
   }
 
   /** Logs of a job of `ownerId`, ordered by id, after `after`, at most `limit` (DESIGN §4). */

@@ -1,4 +1,5 @@
 import { ValidationError } from '../domain/errors.js';
+import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import type { WorkerRelease } from '../domain/records.js';
 import { isSemver } from '../domain/validation.js';
 import { systemScope } from '../ports/UnitOfWork.js';
@@ -26,7 +27,10 @@ export class ReleaseUseCases {
     return this.deps.uow.run(systemScope, (stores) => stores.releases.create(release));
   }
 
-  async list(): Promise<WorkerRelease[]> {
-    return this.deps.uow.run(systemScope, (stores) => stores.releases.list());
+  /** A page of releases, newest first. */
+  async list(query: PageQuery = {}): Promise<PageResult<WorkerRelease>> {
+    const request = pageRequest(query, this.deps.settings.pageLimits);
+    const page = await this.deps.uow.read(systemScope, (stores) => stores.releases.page(request));
+    return pageResult(page, request, (release) => release);
   }
 }

@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
+import { isSafeNextPath } from '../auth/nextPath.js';
 import { IDENTITY_PROVIDERS, type IdentityProvider, isOneOf, PROVIDER_NAMES } from '../domain/enums.js';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from '../domain/errors.js';
 import type { User } from '../domain/records.js';
@@ -9,7 +10,7 @@ import { expiresAtFrom, sealProviderTokens } from './providerTokens.js';
 import { findOrCreateUser, normalizeEmail } from './users.js';
 
 /** How long the browser has between leaving for the provider and coming back. */
-export const SIGN_IN_TTL_SECONDS = 10 * 60;
+const SIGN_IN_TTL_SECONDS = 10 * 60;
 
 /** A sign-in on its way through the provider; the browser keeps it (signed) until the callback. */
 export interface PendingSignIn {
@@ -34,23 +35,10 @@ export interface SignInResult {
   next: string;
 }
 
-const MAX_NEXT_LENGTH = 2048;
-
-/**
- * `next` as a path on this origin (default `/`). Refuses anything a browser could read as another
- * origin: `//host`, `/\host`, backslashes, control characters, absolute URLs.
- */
+/** `next` as a path on this origin (default `/`), by `isSafeNextPath`; a 400 `invalid_next` otherwise. */
 export function safeNextPath(value: unknown): string {
   if (value === undefined || value === null || value === '') return '/';
-  if (
-    typeof value !== 'string' ||
-    value.length > MAX_NEXT_LENGTH ||
-    !value.startsWith('/') ||
-    value.startsWith('//') ||
-    value.includes('\\') ||
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-    /[\u0000-\u001f\u007f]/.test(value)
-  ) {
+  if (!isSafeNextPath(value)) {
     throw new ValidationError(
       'next must be a path on this site, such as /cli/login',
       [{ path: 'next', message: 'must be a same-origin path' }],

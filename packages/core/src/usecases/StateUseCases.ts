@@ -5,9 +5,7 @@ import type { Job, JsonObject, StateLock, StateVersion } from '../domain/records
 import { requireUuid } from '../domain/validation.js';
 import { ownerScope, type Stores } from '../ports/UnitOfWork.js';
 import { type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
-
-/** A state file is JSON the engine writes whole; past this it is refused (`413`). */
-export const MAX_STATE_BYTES = 64 * 1024 * 1024;
+import { StateHeaderScanner } from './stateHeader.js';
 
 export type LockOutcome = { acquired: true; lock: StateLock } | { acquired: false; current: StateLock };
 export type UnlockOutcome = { released: true } | { released: false; current: StateLock | null };
@@ -38,39 +36,60 @@ export class StateUseCases {
 
   /**
    * Stores a new version. When the state is locked, the writer must present the lock's id
-   * (the backend sends it as `?ID=`); otherwise `409 state_locked`.
+   * (the backend sends it as `?ID=`); otherwise `409 state_locked`. The writer is authorized and a
+   * declared size over the limit refused before a byte of the body is read; the body then streams
+   * into the artifact store, which stops at the limit, while its serial and lineage are read.
    */
   async write(
     worker: WorkerActor,
     vine: unknown,
     lockId: string | null,
     body: AsyncIterable<Uint8Array>,
+    declaredBytes: number | null = null,
   ): Promise<StateVersion> {
     const vineId = requireUuid(vine, 'vine_id');
-    const bytes = await readLimited(body, MAX_STATE_BYTES);
-    const { serial, lineage } = parseState(bytes);
     const job = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
       const running = await this.runningJob(stores, worker, vineId);
       await this.requireLockHolder(stores, worker.ownerId, vineId, lockId);
       return running;
     });
-    const key = `state/${worker.ownerId}/${vineId}/${serial}-${Date.now().toString(36)}.tfstate`;
-    const stored = await this.deps.artifacts.put(key, once(bytes), { maxBytes: MAX_STATE_BYTES });
-    return this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
-      // Checked again: the lock may have changed hands while the bytes were stored.
-      await this.requireLockHolder(stores, worker.ownerId, vineId, lockId);
-      return stores.states.addVersion({
-        owner_id: worker.ownerId,
-        vine_id: vineId,
-        serial,
-        lineage,
-        size: stored.size,
-        sha256: stored.sha256,
-        storage_key: key,
-        job_id: job.id,
-        created_at: isoNow(this.deps),
-      });
-    });
+    const limit = this.deps.settings.maxStateBytes;
+    if (declaredBytes !== null && declaredBytes > limit) throw stateTooLarge(limit);
+    const scanner = new StateHeaderScanner();
+    const key = `state/${worker.ownerId}/${vineId}/${this.deps.random.uuid()}.tfstate`;
+    let stored: { size: number; sha256: string };
+    try {
+      stored = await this.deps.artifacts.put(key, scanned(body, scanner), { maxBytes: limit });
+    } catch (error) {
+      throw error instanceof TooLargeError ? stateTooLarge(limit) : error;
+    }
+    let version: StateVersion;
+    let pruned: string[];
+    try {
+      const { serial, lineage } = scanner.header();
+      ({ version, pruned } = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+        // Checked again: the lock may have changed hands while the bytes were stored.
+        await this.requireLockHolder(stores, worker.ownerId, vineId, lockId);
+        const added = await stores.states.addVersion({
+          owner_id: worker.ownerId,
+          vine_id: vineId,
+          serial,
+          lineage,
+          size: stored.size,
+          sha256: stored.sha256,
+          storage_key: key,
+          job_id: job.id,
+          created_at: isoNow(this.deps),
+        });
+        const keys = await stores.states.pruneVersions(worker.ownerId, vineId, this.deps.settings.stateVersionsKept);
+        return { version: added, pruned: keys };
+      }));
+    } catch (error) {
+      await this.deleteArtifacts([key]);
+      throw error;
+    }
+    await this.deleteArtifacts(pruned);
+    return version;
   }
 
   /** `LOCK`: takes the lock with the engine's lock info, or reports who holds it. */
@@ -120,7 +139,7 @@ export class StateUseCases {
     if (!(await stores.vines.get(worker.ownerId, vineId))) throw new NotFoundError('configuration');
     const running = await stores.jobs.list(worker.ownerId, { vine_id: vineId, status: 'PROCESSING' });
     const mine = running.find((job) => job.claimed_by_worker_id === worker.workerId);
-    if (mine) return mine;
+    if (mine) return this.ofTheToken(worker, mine);
     const windingDownSince = isoSecondsBefore(this.deps.clock.now(), this.deps.settings.cancelNoticeSeconds);
     const cancelled = await stores.jobs.list(worker.ownerId, { vine_id: vineId, status: 'CANCELLED' });
     const windingDown = cancelled.find(
@@ -129,8 +148,27 @@ export class StateUseCases {
         job.finished_at !== null &&
         Date.parse(job.finished_at) >= Date.parse(windingDownSince),
     );
-    if (windingDown) return windingDown;
+    if (windingDown) return this.ofTheToken(worker, windingDown);
     throw new ForbiddenError('state_not_for_worker', 'this agent is not running a job of this configuration');
+  }
+
+  /** A job state token opens the state only for its own job: a later job of the vine needs its own. */
+  private ofTheToken(worker: WorkerActor, job: Job): Job {
+    if (worker.stateJobId !== undefined && worker.stateJobId !== job.id) {
+      throw new ForbiddenError('state_not_for_worker', 'this state token belongs to a job that is no longer running');
+    }
+    return job;
+  }
+
+  /** Versions pruned or never recorded: their bytes go too (best effort; a leftover costs only space). */
+  private async deleteArtifacts(keys: readonly string[]): Promise<void> {
+    for (const key of keys) {
+      try {
+        await this.deps.artifacts.delete(key);
+      } catch {
+        // Deliberately ignored: the version records are already consistent without these bytes.
+      }
+    }
   }
 
   private async requireLockHolder(stores: Stores, ownerId: string, vineId: string, lockId: string | null) {
@@ -141,32 +179,16 @@ export class StateUseCases {
   }
 }
 
-async function* once(bytes: Buffer): AsyncIterable<Uint8Array> {
-  yield bytes;
-}
-
-async function readLimited(body: AsyncIterable<Uint8Array>, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
+/** Hands the body on chunk by chunk, showing each to the scanner first. */
+async function* scanned(body: AsyncIterable<Uint8Array>, scanner: StateHeaderScanner): AsyncIterable<Uint8Array> {
   for await (const chunk of body) {
-    size += chunk.byteLength;
-    if (size > limit) throw new TooLargeError('state_too_large', `a state file must be at most ${limit} bytes`, limit);
-    chunks.push(Buffer.from(chunk));
+    scanner.push(chunk);
+    yield chunk;
   }
-  return Buffer.concat(chunks);
 }
 
-function parseState(bytes: Buffer): { serial: number; lineage: string } {
-  let state: unknown;
-  try {
-    state = JSON.parse(bytes.toString('utf8'));
-  } catch {
-    throw new ValidationError('the state is not valid JSON', [], 'invalid_state');
-  }
-  if (!isObject(state) || !Number.isInteger(state.serial) || typeof state.lineage !== 'string') {
-    throw new ValidationError('the state must be a JSON object with a serial and a lineage', [], 'invalid_state');
-  }
-  return { serial: state.serial as number, lineage: state.lineage };
+function stateTooLarge(limit: number): TooLargeError {
+  return new TooLargeError('state_too_large', `a state file must be at most ${limit} bytes`, limit);
 }
 
 function parseLockInfo(info: unknown): JsonObject {

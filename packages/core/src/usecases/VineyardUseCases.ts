@@ -1,10 +1,11 @@
 import type { UserActor } from '../domain/actors.js';
 import { NotFoundError } from '../domain/errors.js';
+import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import type { Vineyard } from '../domain/records.js';
 import { requireName, requireUuid } from '../domain/validation.js';
 import { ownerScope } from '../ports/UnitOfWork.js';
 import { type CoreDeps, isoNow } from './CoreDeps.js';
-import { type VineyardView, vineForPeople } from './views.js';
+import { type VineyardSummary, type VineyardView, vineForPeople, vineSummary } from './views.js';
 
 export class VineyardUseCases {
   constructor(private readonly deps: CoreDeps) {}
@@ -21,15 +22,18 @@ export class VineyardUseCases {
     return { ...created, vines: [] };
   }
 
-  async list(user: UserActor): Promise<VineyardView[]> {
+  /** A page of vineyards, newest first, each with its vines as summaries (no files, no variables). */
+  async list(user: UserActor, query: PageQuery = {}): Promise<PageResult<VineyardSummary>> {
+    const request = pageRequest(query, this.deps.settings.pageLimits);
     return this.deps.uow.run(ownerScope(user.userId), async (stores) => {
-      const [vineyards, vines] = await Promise.all([
-        stores.vineyards.list(user.userId),
-        stores.vines.list(user.userId),
-      ]);
-      return vineyards.map((vineyard) => ({
+      const page = await stores.vineyards.page(user.userId, request);
+      const vines =
+        page.items.length === 0
+          ? []
+          : await stores.vines.list(user.userId, { vineyard_ids: page.items.map((vineyard) => vineyard.id) });
+      return pageResult(page, request, (vineyard) => ({
         ...vineyard,
-        vines: vines.filter((vine) => vine.vineyard_id === vineyard.id).map(vineForPeople),
+        vines: vines.filter((vine) => vine.vineyard_id === vineyard.id).map(vineSummary),
       }));
     });
   }

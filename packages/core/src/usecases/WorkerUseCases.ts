@@ -1,12 +1,16 @@
 import type { UserActor, WorkerActor } from '../domain/actors.js';
 import { isOneOf, WORKER_MODES, type WorkerMode } from '../domain/enums.js';
+import { gitSourceIssues } from '../domain/gitSource.js';
 import { ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from '../domain/errors.js';
+import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import type { JsonObject, Worker } from '../domain/records.js';
 import { isUuid, requireName, requireUuid } from '../domain/validation.js';
-import { deriveWorkerStatus } from '../domain/workerStateMachine.js';
+import { deriveWorkerStatus } from '../domain/workerStatus.js';
+import { isJobStateToken, openJobStateToken } from '../auth/jobStateToken.js';
 import { generateWorkerToken, hashToken, tokenMatchesHash } from '../auth/workerToken.js';
+import type { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import { ownerScope, systemScope } from '../ports/UnitOfWork.js';
-import { type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
+import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 import { publicWorker, type WorkerView } from './views.js';
 
 export interface Registration {
@@ -24,21 +28,61 @@ const MAX_METADATA_BYTES = 64 * 1024;
 const UNKNOWN_WORKER_HASH = hashToken('unknown worker');
 
 export class WorkerUseCases {
-  constructor(private readonly deps: CoreDeps) {}
+  constructor(
+    private readonly deps: CoreDeps,
+    private readonly credentials: WorkerCredentialCache,
+  ) {}
+
+  /**
+   * The worker whose credentials these are when they were verified a moment ago (cached), with no
+   * database read; null otherwise, and then `authenticate` decides. Lets the HTTP layer serve a
+   * known agent before it spends anything (a failure-limit check) on unknown callers.
+   */
+  recognize(workerId: unknown, token: unknown): WorkerActor | null {
+    if (!isUuid(workerId) || typeof token !== 'string' || token === '') return null;
+    return this.credentials.lookup(workerId.toLowerCase(), token);
+  }
 
   /**
    * `X-Worker-ID` + `X-Worker-Token` (SPEC §5.4). Every failure is the same `401`, whether the
-   * id is malformed, unknown, destroyed or the token wrong.
+   * id is malformed, unknown, destroyed or the token wrong. Credentials verified a moment ago are
+   * reused (`WorkerCredentialCache`); the lookup is a read-only unit of work.
    */
   async authenticate(workerId: unknown, token: unknown): Promise<WorkerActor> {
     const refuse = () => new UnauthorizedError('invalid_worker_credentials', 'worker id or token is not valid');
     if (!isUuid(workerId) || typeof token !== 'string' || token === '') throw refuse();
+    const id = workerId.toLowerCase();
+    const cached = this.credentials.lookup(id, token);
+    if (cached) return cached;
+    const worker = await this.deps.uow.read(systemScope, (stores) => stores.workers.getForAuthentication(id));
+    const matches = tokenMatchesHash(token, worker?.token_hash ?? UNKNOWN_WORKER_HASH);
+    if (!worker || !matches || worker.destroyed_at !== null) throw refuse();
+    const actor = { workerId: worker.id, ownerId: worker.owner_id };
+    this.credentials.remember(actor, worker.token_hash);
+    return actor;
+  }
+
+  /**
+   * The state backend's caller: the worker's own credentials, or (what the agent gives the engine)
+   * the worker id with the state token of a job of `vineId` it claimed. The token opens only for
+   * that worker and vine; `StateUseCases` then holds it to its one job, while the job runs.
+   */
+  async authenticateForState(workerId: unknown, password: unknown, vineId: unknown): Promise<WorkerActor> {
+    if (!isJobStateToken(password)) return this.authenticate(workerId, password);
+    const refuse = () =>
+      new UnauthorizedError('invalid_state_token', 'the job state token is not valid for this configuration');
+    if (!isUuid(workerId) || !isUuid(vineId)) throw refuse();
     const worker = await this.deps.uow.run(systemScope, (stores) =>
       stores.workers.getForAuthentication(workerId.toLowerCase()),
     );
-    const matches = tokenMatchesHash(token, worker?.token_hash ?? UNKNOWN_WORKER_HASH);
-    if (!worker || !matches || worker.destroyed_at !== null) throw refuse();
-    return { workerId: worker.id, ownerId: worker.owner_id };
+    if (!worker || worker.destroyed_at !== null) throw refuse();
+    let jobId: string;
+    try {
+      jobId = await openJobStateToken(this.deps.secrets, password, worker.id, vineId.toLowerCase());
+    } catch {
+      throw refuse();
+    }
+    return { workerId: worker.id, ownerId: worker.owner_id, stateJobId: jobId };
   }
 
   /** `POST /api/workers/register` and `POST /api/cli/workers`: the token is shown only now. */
@@ -57,7 +101,7 @@ export class WorkerUseCases {
     const name = requireName(input.name, 'name');
     const ownerId = requireUuid(input.owner_id, 'owner_id');
     const metadata = parseMetadata(input.metadata);
-    const owner = await this.deps.uow.run(systemScope, (stores) => stores.users.get(ownerId));
+    const owner = await this.deps.uow.read(systemScope, (stores) => stores.users.get(ownerId));
     if (!owner) throw new NotFoundError('user');
     return this.create(ownerId, name, 'cloud', metadata);
   }
@@ -82,17 +126,22 @@ export class WorkerUseCases {
     return { cancel_job_ids: cancelled, heartbeat_interval_s: this.deps.settings.heartbeatIntervalSeconds };
   }
 
-  async list(ownerId: string): Promise<WorkerView[]> {
-    return this.deps.uow.run(ownerScope(ownerId), async (stores) => {
-      const [workers, busy] = await Promise.all([stores.workers.list(ownerId), stores.jobs.busyWorkerIds(ownerId)]);
-      return workers.map((worker) => this.view(worker, busy.includes(worker.id)));
+  /** A page of the owner's workers, newest first. */
+  async list(ownerId: string, query: PageQuery = {}): Promise<PageResult<WorkerView>> {
+    const request = pageRequest(query, this.deps.settings.pageLimits);
+    return this.deps.uow.read(ownerScope(ownerId), async (stores) => {
+      const [page, busy] = await Promise.all([
+        stores.workers.page(ownerId, request),
+        stores.jobs.busyWorkerIds(ownerId),
+      ]);
+      return pageResult(page, request, (worker) => this.view(worker, busy.includes(worker.id)));
     });
   }
 
   /** One worker of the owner, with its deploy metadata (`GET /api/workers/{id}`). */
   async get(ownerId: string, id: unknown): Promise<WorkerView> {
     const workerId = requireUuid(id, 'id');
-    return this.deps.uow.run(ownerScope(ownerId), async (stores) => {
+    return this.deps.uow.read(ownerScope(ownerId), async (stores) => {
       const worker = await stores.workers.get(ownerId, workerId);
       if (!worker) throw new NotFoundError('worker');
       const busy = await stores.jobs.busyWorkerIds(ownerId);
@@ -128,6 +177,9 @@ export class WorkerUseCases {
       destroyed_at: null,
     };
     await this.deps.uow.run(ownerScope(ownerId), (stores) => stores.workers.create(worker));
+    // Nothing should be cached for a new id; if anything is (an id registered again), it goes.
+    this.credentials.forget(worker.id);
+    await announce(this.deps.events, { type: 'worker_credentials_changed', owner_id: ownerId, worker_id: worker.id });
     return { worker_id: worker.id, worker_token: token };
   }
 
@@ -149,5 +201,19 @@ function parseMetadata(value: unknown): JsonObject {
       { path: 'metadata', message: 'too large' },
     ]);
   }
+  checkDeploySource((value as { deploy?: unknown }).deploy);
   return value as JsonObject;
+}
+
+/** A git source in `metadata.deploy` reaches git on a `DESTROY_WORKER`: the same rule as a vine's. */
+function checkDeploySource(deploy: unknown): void {
+  if (typeof deploy !== 'object' || deploy === null) return;
+  const source = (deploy as { source?: unknown }).source as Record<string, unknown> | undefined;
+  if (typeof source !== 'object' || source === null || source.type !== 'git' || typeof source.url !== 'string') return;
+  const text = (field: unknown) => (typeof field === 'string' ? field : null);
+  const issues = gitSourceIssues(
+    { url: source.url, ref: text(source.ref), path: text(source.path) },
+    { allowFile: true },
+  ).map((issue) => ({ ...issue, path: `metadata.deploy.${issue.path}` }));
+  if (issues.length > 0) throw new ValidationError('metadata.deploy.source is not a valid git source', issues);
 }

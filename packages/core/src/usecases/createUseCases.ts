@@ -1,5 +1,6 @@
+import { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import { AuthUseCases } from './AuthUseCases.js';
-import { ConfigurationUseCases } from './ConfigurationUseCases.js';
+import { VineUseCases } from './VineUseCases.js';
 import type { CoreDeps } from './CoreDeps.js';
 import { JobUseCases } from './JobUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
@@ -15,7 +16,7 @@ import { WorkerUseCases } from './WorkerUseCases.js';
 export interface UseCases {
   auth: AuthUseCases;
   vineyards: VineyardUseCases;
-  configurations: ConfigurationUseCases;
+  vines: VineUseCases;
   jobs: JobUseCases;
   logs: LogUseCases;
   workers: WorkerUseCases;
@@ -27,13 +28,14 @@ export interface UseCases {
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
+  const credentials = new WorkerCredentialCache(deps.clock, deps.settings.workerCredentialCacheSeconds, deps.events);
   return {
     auth: new AuthUseCases(deps),
     vineyards: new VineyardUseCases(deps),
-    configurations: new ConfigurationUseCases(deps),
-    jobs: new JobUseCases(deps),
+    vines: new VineUseCases(deps),
+    jobs: new JobUseCases(deps, credentials),
     logs: new LogUseCases(deps),
-    workers: new WorkerUseCases(deps),
+    workers: new WorkerUseCases(deps, credentials),
     planArtifacts: new PlanArtifactUseCases(deps),
     releases: new ReleaseUseCases(deps),
     states: new StateUseCases(deps),

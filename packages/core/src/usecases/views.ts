@@ -1,6 +1,16 @@
 import type { WorkerStatus } from '../domain/enums.js';
-import type { CloudIdentity, Job, PublicWorker, Vine, VineComponents, Vineyard, Worker } from '../domain/records.js';
-import { redactSnapshot, redactVariables } from '../config/configSnapshot.js';
+import type {
+  CloudIdentity,
+  Job,
+  PublicWorker,
+  Vine,
+  VineComponents,
+  SourceSummary,
+  Vineyard,
+  Worker,
+} from '../domain/records.js';
+import { redactSnapshot, redactVariables, summarizeSource } from '../snapshot/configSnapshot.js';
+import { redactSource } from '../domain/gitSource.js';
 
 /** What people see of a vine: sensitive variable values replaced, identity and components joined. */
 export interface VineView extends Vine {
@@ -12,12 +22,21 @@ export interface VineyardView extends Vineyard {
   vines: Vine[];
 }
 
+/** A vine in a list: no files, no variables. `GET /api/cli/configurations/{name}` has them. */
+export interface VineSummary extends Omit<Vine, 'source' | 'variables'> {
+  source: SourceSummary;
+}
+
+export interface VineyardSummary extends Vineyard {
+  vines: VineSummary[];
+}
+
 export interface WorkerView extends PublicWorker {
   status: WorkerStatus;
 }
 
 export function vineForPeople(vine: Vine): Vine {
-  return { ...vine, variables: redactVariables(vine.variables) };
+  return { ...vine, source: redactSource(vine.source), variables: redactVariables(vine.variables) };
 }
 
 /** Jobs as people see them; agents get the unredacted snapshot from the claim. */
@@ -28,4 +47,9 @@ export function jobForPeople(job: Job): Job {
 export function publicWorker(worker: Worker): PublicWorker {
   const { token_hash: _hidden, ...rest } = worker;
   return rest;
+}
+
+export function vineSummary(vine: Vine): VineSummary {
+  const { source, variables: _omitted, ...rest } = vine;
+  return { ...rest, source: summarizeSource(source) };
 }

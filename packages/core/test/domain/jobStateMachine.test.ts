@@ -1,10 +1,12 @@
 import {
   ConflictError,
   isTerminalJobStatus,
+  JOB_CLAIM,
   JOB_STATUSES,
   JOB_TRANSITIONS,
   type JobEvent,
   type JobStatus,
+  PLAN_HOLDING_DEPLOY_STATUSES,
   TERMINAL_JOB_STATUSES,
   transitionJob,
 } from '@trellis/core';
@@ -77,5 +79,16 @@ describe('job state machine', () => {
         if (to !== undefined) expect(to).not.toBe('QUEUED');
       }
     }
+  });
+});
+
+describe('rules the stores receive', () => {
+  it('the claim is the `claim` move of the table', () => {
+    expect(JOB_CLAIM).toEqual({ from: 'QUEUED', to: JOB_TRANSITIONS.QUEUED.claim });
+    expect(transitionJob(JOB_CLAIM.from, 'claim')).toBe(JOB_CLAIM.to);
+  });
+
+  it('a deploy holds its plan while queued, running or done, not once failed or cancelled', () => {
+    expect([...PLAN_HOLDING_DEPLOY_STATUSES].sort()).toEqual(['PROCESSING', 'QUEUED', 'SUCCESS']);
   });
 });

@@ -27,7 +27,7 @@ describe('createTestCore', () => {
     expect(Object.keys(core.useCases).sort()).toEqual(
       [
         'auth',
-        'configurations',
+        'vines',
         'jobs',
         'logs',
         'planArtifacts',

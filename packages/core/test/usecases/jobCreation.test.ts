@@ -77,7 +77,7 @@ describe('creating a job', () => {
   it('shows people the job with sensitive values hidden', async () => {
     const job = await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: vine.id });
     expect(job.config_snapshot.variables.secret).toEqual({ value: '***', sensitive: true });
-    for (const view of [job, await core.useCases.jobs.get(ada, job.id), await core.useCases.jobs.list(ada)]) {
+    for (const view of [job, await core.useCases.jobs.get(ada, job.id), (await core.useCases.jobs.list(ada)).items]) {
       expect(JSON.stringify(view)).not.toContain('hunter2');
     }
     expect(job.config_hash).toBe(core.uow.snapshot().jobs.get(job.id)!.config_hash);
@@ -294,7 +294,7 @@ describe('reading jobs', () => {
     core.clock.advance(1000);
     const c = await core.useCases.jobs.create(ada, { job_type: 'DESTROY', configuration_id: other.id });
     await core.useCases.jobs.cancel(ada, c.id);
-    const ids = async (query = {}) => (await core.useCases.jobs.list(ada, query)).map((job) => job.id);
+    const ids = async (query = {}) => (await core.useCases.jobs.list(ada, query)).items.map((job) => job.id);
     expect(await ids()).toEqual([c.id, b.id, a.id]);
     expect(await ids({ status: 'QUEUED' })).toEqual([b.id, a.id]);
     expect(await ids({ status: 'CANCELLED' })).toEqual([c.id]);
@@ -303,7 +303,7 @@ describe('reading jobs', () => {
     await expectFailure(core.useCases.jobs.list(ada, { status: 'queued' }), ValidationError);
     await expectFailure(core.useCases.jobs.list(ada, { vineyard_id: 'x' }), ValidationError);
     const bob = await seedUser(core);
-    expect(await core.useCases.jobs.list(bob)).toEqual([]);
+    expect((await core.useCases.jobs.list(bob)).items).toEqual([]);
   });
 
   it('gets a job of the owner; 404 for another owner, 400 for a malformed id', async () => {
@@ -317,5 +317,43 @@ describe('reading jobs', () => {
     expect((await core.useCases.jobs.getForWorker(worker, job.id)).config_snapshot.variables.secret?.value).toBe(
       'hunter2',
     );
+  });
+});
+
+describe('job lists', () => {
+  it('walks every job exactly once, newest first, page after page, while jobs keep arriving', async () => {
+    const created: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      created.push((await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: vine.id })).id);
+      if (i % 2 === 0) core.clock.advance(1000);
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await core.useCases.jobs.list(ada, { limit: 3, ...(cursor ? { cursor } : {}) });
+      expect(page.items.length).toBeLessThanOrEqual(3);
+      seen.push(...page.items.map((job) => job.id));
+      await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: vine.id });
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+    expect(seen).toEqual([...created].reverse());
+  });
+
+  it('lists summaries: no inline files and no variables; the detail keeps them', async () => {
+    const inline = await seedVine(core, ada, {
+      source: { type: 'inline', files: { 'main.tf': 'resource "null_resource" "big" {}' } },
+      variables: { region: 'eu' },
+    });
+    const job = await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: inline.id });
+    const [listed] = (await core.useCases.jobs.list(ada, { limit: 1 })).items;
+    expect(listed!.id).toBe(job.id);
+    expect(listed!.config_snapshot.source).toEqual({ type: 'inline', file_count: 1 });
+    expect(listed!.config_snapshot).not.toHaveProperty('variables');
+    const detail = await core.useCases.jobs.get(ada, job.id);
+    expect(detail.config_snapshot.source).toEqual({
+      type: 'inline',
+      files: { 'main.tf': 'resource "null_resource" "big" {}' },
+    });
+    expect(detail.config_snapshot.variables).toEqual({ region: { value: 'eu', sensitive: false } });
   });
 });

@@ -198,3 +198,46 @@ describe('reading logs', () => {
     expect((await core.useCases.logs.read(ada.userId, other.id)).logs.map((c) => c.log_chunk)).toEqual(['other job']);
   });
 });
+
+describe('log caps and retention', () => {
+  it('cuts the log at the per-job cap: one SYSTEM line, then 413 job_log_truncated for every chunk', async () => {
+    core = createTestCore({ settings: { maxLogBytesPerJob: 2048 } });
+    ada = await seedUser(core);
+    worker = await seedWorker(core, ada, { heartbeat: true });
+    vine = await seedVine(core, ada);
+    const job = await seedRunningJob(core, ada, worker, vine);
+    await append(job.id, 'é'.repeat(512));
+    await append(job.id, 'x'.repeat(1024));
+    await expectFailure(append(job.id, 'y'), TooLargeError, 'job_log_truncated');
+    await expectFailure(append(job.id, 'z', 'STDERR'), TooLargeError, 'job_log_truncated');
+    const { logs } = await core.useCases.logs.read(ada.userId, job.id);
+    expect(logs.map((log) => log.stream_type)).toEqual(['STDOUT', 'STDOUT', 'SYSTEM']);
+    expect(logs[2]?.log_chunk).toMatch(/cut.*2048 bytes/);
+    expect(core.events.published.filter((event) => event.type === 'log_appended')).toHaveLength(3);
+  });
+
+  it('takes chunks of a cancelled job during the grace minutes only (409 job_log_closed after)', async () => {
+    const job = await seedRunningJob(core, ada, worker, vine);
+    await core.useCases.jobs.cancel(ada, job.id);
+    core.clock.advance({ minutes: core.settings.logGraceMinutes });
+    expect((await append(job.id, 'last words')).job_status).toBe('CANCELLED');
+    core.clock.advance({ seconds: 1 });
+    await expectFailure(append(job.id, 'too late'), ConflictError, 'job_log_closed');
+  });
+
+  it('deletes the logs of jobs finished before the retention, in batches, and none with retention 0', async () => {
+    const old = await seedRunningJob(core, ada, worker, vine);
+    for (let i = 0; i < 3; i += 1) await append(old.id, `old ${i}`);
+    await core.useCases.jobs.reportStatus(worker, old.id, { status: 'SUCCESS' });
+    core.clock.advance({ hours: 24 * core.settings.logRetentionDays + 1 });
+    const other = await seedWorker(core, ada, { heartbeat: true });
+    const running = await seedRunningJob(core, ada, other, await seedVine(core, ada));
+    await append(running.id, 'running', 'STDOUT', other);
+    expect(await core.useCases.logs.deleteExpired()).toBe(3);
+    expect((await core.useCases.logs.read(ada.userId, old.id)).logs).toEqual([]);
+    expect((await core.useCases.logs.read(ada.userId, running.id)).logs).toHaveLength(1);
+
+    const keepForever = createTestCore({ settings: { logRetentionDays: 0 } });
+    expect(await keepForever.useCases.logs.deleteExpired()).toBe(0);
+  });
+});

@@ -45,13 +45,13 @@ beforeAll(async () => {
 describe("another owner's records are not found", () => {
   const cases: [string, () => Promise<unknown>][] = [
     ['vineyard', () => core.useCases.vineyards.get(bob, adasVine.vineyard_id)],
-    ['configuration by id', () => core.useCases.configurations.get(bob, adasVine.id)],
-    ['configuration by name', () => core.useCases.configurations.get(bob, 'adas')],
-    ['configuration by project name', () => core.useCases.configurations.getByProjectName(bob, 'adas-project')],
+    ['configuration by id', () => core.useCases.vines.get(bob, adasVine.id)],
+    ['configuration by name', () => core.useCases.vines.get(bob, 'adas')],
+    ['configuration by project name', () => core.useCases.vines.getByProjectName(bob, 'adas-project')],
     [
       'configuration in their vineyard',
       () =>
-        core.useCases.configurations.create(bob, {
+        core.useCases.vines.create(bob, {
           name: 'x',
           vineyard_id: adasVine.vineyard_id,
           source: { type: 'inline', files: { 'main.tf': '' } },
@@ -60,7 +60,7 @@ describe("another owner's records are not found", () => {
     [
       'their cloud identity',
       () =>
-        core.useCases.configurations.create(bob, {
+        core.useCases.vines.create(bob, {
           name: 'x',
           vineyard_id: bobsVine.vineyard_id,
           source: { type: 'inline', files: { 'main.tf': '' } },
@@ -102,10 +102,12 @@ describe("another owner's records are not found", () => {
   });
 
   it('and are absent from every list and claim', async () => {
-    expect(await core.useCases.vineyards.list(bob)).toEqual([expect.objectContaining({ id: bobsVine.vineyard_id })]);
-    expect((await core.useCases.configurations.list(bob)).map((v) => v.id)).toEqual([bobsVine.id]);
-    expect(await core.useCases.jobs.list(bob)).toEqual([]);
-    expect((await core.useCases.workers.list(bob.userId)).map((w) => w.id)).toEqual([bobsWorker.workerId]);
+    expect((await core.useCases.vineyards.list(bob)).items).toEqual([
+      expect.objectContaining({ id: bobsVine.vineyard_id }),
+    ]);
+    expect((await core.useCases.vines.list(bob)).items.map((v) => v.id)).toEqual([bobsVine.id]);
+    expect((await core.useCases.jobs.list(bob)).items).toEqual([]);
+    expect((await core.useCases.workers.list(bob.userId)).items.map((w) => w.id)).toEqual([bobsWorker.workerId]);
     await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: (await seedVine(core, ada)).id });
     expect(await core.useCases.jobs.claim(bobsWorker)).toBeNull();
   });

@@ -16,7 +16,7 @@ describe('worker releases', () => {
       release_notes: 'Faster claims',
       published_at: core.clock.now().toISOString(),
     });
-    expect(await core.useCases.releases.list()).toEqual([release]);
+    expect((await core.useCases.releases.list()).items).toEqual([release]);
   });
 
   it('409s a version published already, keeping the first notes', async () => {
@@ -26,7 +26,7 @@ describe('worker releases', () => {
       ConflictError,
       'release_exists',
     );
-    expect((await core.useCases.releases.list()).map((r) => r.release_notes)).toEqual(['first']);
+    expect((await core.useCases.releases.list()).items.map((r) => r.release_notes)).toEqual(['first']);
   });
 
   it.each(['1.4', 'v1.4.0', '1.4.0.1', '', undefined, 140])('400s the version %j', async (version) => {
@@ -57,6 +57,6 @@ describe('worker releases', () => {
     await core.useCases.releases.publish({ version: '1.1.0', release_notes: '' });
     core.clock.advance({ days: 1 });
     await core.useCases.releases.publish({ version: '1.0.1', release_notes: '' });
-    expect((await core.useCases.releases.list()).map((r) => r.version)).toEqual(['1.0.1', '1.1.0', '1.0.0']);
+    expect((await core.useCases.releases.list()).items.map((r) => r.version)).toEqual(['1.0.1', '1.1.0', '1.0.0']);
   });
 });

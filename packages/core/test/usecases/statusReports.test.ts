@@ -3,6 +3,7 @@ import {
   ForbiddenError,
   type Job,
   NotFoundError,
+  TooLargeError,
   UnauthorizedError,
   ValidationError,
   type VineView,
@@ -36,7 +37,7 @@ const report = (job: { id: string }, body: Record<string, unknown>, by: TestWork
   core.useCases.jobs.reportStatus(by, job.id, body as { status: unknown });
 const storedJob = (id: string) => core.uow.snapshot().jobs.get(id)!;
 const storedVine = () => core.uow.snapshot().vines.get(vine.id)!;
-const components = () => core.useCases.configurations.get(ada, vine.id).then((view) => view.components);
+const components = () => core.useCases.vines.get(ada, vine.id).then((view) => view.components);
 
 describe('status reports', () => {
   it('refuses QUEUED as a target (400) and unknown statuses', async () => {
@@ -168,7 +169,7 @@ describe('status reports', () => {
       await report(job, { status: 'SUCCESS', execution_metadata: metadata });
       expect(JSON.stringify(storedJob(job.id))).not.toContain('hunter2');
       expect(JSON.stringify(await core.useCases.jobs.get(ada, job.id))).not.toContain('hunter2');
-      expect(JSON.stringify(await core.useCases.jobs.list(ada))).not.toContain('hunter2');
+      expect(JSON.stringify((await core.useCases.jobs.list(ada)).items)).not.toContain('hunter2');
       const outputs = storedJob(job.id).execution_metadata.outputs as Record<string, unknown>;
       expect(outputs.db_password).toMatchObject({ sensitive: true });
       expect(outputs.vpc_id).toEqual(metadata.outputs.vpc_id);
@@ -305,5 +306,23 @@ describe('status reports', () => {
       await expect(core.useCases.workers.authenticate(target.workerId, target.token)).resolves.toBeTruthy();
       expect(storedVine().status).toBe('NEW');
     });
+  });
+});
+
+describe('the merged execution_metadata cap', () => {
+  it('refuses an update whose merge would pass the cap (413 metadata_too_large) and keeps the metadata as it was', async () => {
+    const job = await seedRunningJob(core, ada, worker, vine);
+    const piece = 'm'.repeat(250 * 1024);
+    for (const key of ['a', 'b', 'c', 'd'])
+      await report(job, { status: 'PROCESSING', execution_metadata: { [key]: piece } });
+    const before = storedJob(job.id).execution_metadata;
+    await expectFailure(
+      report(job, { status: 'PROCESSING', execution_metadata: { e: piece } }),
+      TooLargeError,
+      'metadata_too_large',
+    );
+    await expectFailure(report(job, { status: 'SUCCESS', execution_metadata: { e: piece } }), TooLargeError);
+    expect(storedJob(job.id)).toMatchObject({ status: 'PROCESSING', execution_metadata: before });
+    expect(Buffer.byteLength(JSON.stringify(before))).toBeLessThanOrEqual(core.settings.maxExecutionMetadataBytes);
   });
 });

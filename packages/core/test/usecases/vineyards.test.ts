@@ -30,7 +30,7 @@ describe('vineyards', () => {
       'validation_failed',
     );
     expect(error.fields).toEqual([expect.objectContaining({ path: 'name' })]);
-    expect(await core.useCases.vineyards.list(ada)).toEqual([]);
+    expect((await core.useCases.vineyards.list(ada)).items).toEqual([]);
   });
 
   it('refuses a second vineyard of the same name for one owner (409), not for another owner', async () => {
@@ -38,10 +38,10 @@ describe('vineyards', () => {
     await expectFailure(core.useCases.vineyards.create(ada, { name: 'prod' }), ConflictError, 'vineyard_name_taken');
     const bob = await seedUser(core);
     await expect(core.useCases.vineyards.create(bob, { name: 'prod' })).resolves.toMatchObject({ name: 'prod' });
-    expect(await core.useCases.vineyards.list(ada)).toHaveLength(1);
+    expect((await core.useCases.vineyards.list(ada)).items).toHaveLength(1);
   });
 
-  it('lists the owner’s vineyards oldest first, each with its vines, sensitive values hidden', async () => {
+  it('lists the owner’s vineyards newest first, each with its vines as summaries (no variables)', async () => {
     const first = await core.useCases.vineyards.create(ada, { name: 'b-first' });
     core.clock.advance({ seconds: 1 });
     const second = await core.useCases.vineyards.create(ada, { name: 'a-second' });
@@ -49,14 +49,12 @@ describe('vineyards', () => {
       vineyard_id: first.id,
       variables: { token: { value: 's3cret', sensitive: true }, region: 'eu' },
     });
-    const list = await core.useCases.vineyards.list(ada);
-    expect(list.map((v) => v.name)).toEqual(['b-first', 'a-second']);
-    expect(list[0]!.vines.map((v) => v.id)).toEqual([vine.id]);
-    expect(list[1]!.vines).toEqual([]);
-    expect(list[0]!.vines[0]!.variables).toEqual({
-      token: { value: '***', sensitive: true },
-      region: { value: 'eu', sensitive: false },
-    });
+    const list = (await core.useCases.vineyards.list(ada)).items;
+    expect(list.map((v) => v.name)).toEqual(['a-second', 'b-first']);
+    expect(list[1]!.vines.map((v) => v.id)).toEqual([vine.id]);
+    expect(list[0]!.vines).toEqual([]);
+    expect(list[1]!.vines[0]).not.toHaveProperty('variables');
+    expect(JSON.stringify(list)).not.toContain('s3cret');
     const one = await core.useCases.vineyards.get(ada, first.id);
     expect(JSON.stringify(one)).not.toContain('s3cret');
     expect(second.vines).toEqual([]);
@@ -66,7 +64,7 @@ describe('vineyards', () => {
     const bob = await seedUser(core);
     const theirs = await core.useCases.vineyards.create(bob, { name: 'theirs' });
     await expectFailure(core.useCases.vineyards.get(ada, theirs.id), NotFoundError, 'vineyard_not_found');
-    expect(await core.useCases.vineyards.list(ada)).toEqual([]);
+    expect((await core.useCases.vineyards.list(ada)).items).toEqual([]);
     await expectFailure(core.useCases.vineyards.get(ada, UNKNOWN_ID), NotFoundError);
     await expectFailure(core.useCases.vineyards.get(ada, 'not-a-uuid'), ValidationError);
   });

@@ -49,7 +49,7 @@ describe('registering a worker', () => {
   it('never shows the token hash in views', async () => {
     const { worker_id } = await core.useCases.workers.register(ada, { name: 'runner-1' });
     const view = await core.useCases.workers.get(ada.userId, worker_id);
-    const list = await core.useCases.workers.list(ada.userId);
+    const list = (await core.useCases.workers.list(ada.userId)).items;
     expect(view).not.toHaveProperty('token_hash');
     expect(list[0]).not.toHaveProperty('token_hash');
     expect(JSON.stringify([view, list])).not.toContain(core.uow.snapshot().workers.get(worker_id)!.token_hash);
@@ -113,6 +113,8 @@ describe('authenticating a worker', () => {
     await core.uow.modify((state) => {
       state.workers.get(worker.workerId)!.destroyed_at = core.clock.now().toISOString();
     });
+    // Destroyed behind the application's back, no event drops the cached credentials: they expire.
+    core.clock.advance({ seconds: core.settings.workerCredentialCacheSeconds });
     await expectFailure(core.useCases.workers.authenticate(worker.workerId, worker.token), UnauthorizedError);
   });
 });
@@ -160,7 +162,7 @@ describe('heartbeats and worker status', () => {
     const idle = await seedWorker(core, ada, { heartbeat: true });
     const job = await seedRunningJob(core, ada, worker, vine);
     const statuses = async () =>
-      Object.fromEntries((await core.useCases.workers.list(ada.userId)).map((w) => [w.id, w.status]));
+      Object.fromEntries((await core.useCases.workers.list(ada.userId)).items.map((w) => [w.id, w.status]));
     expect(await statuses()).toEqual({ [worker.workerId]: 'BUSY', [idle.workerId]: 'ONLINE' });
     await core.useCases.jobs.reportStatus(worker, job.id, { status: 'SUCCESS' });
     expect(await statuses()).toEqual({ [worker.workerId]: 'ONLINE', [idle.workerId]: 'ONLINE' });
@@ -174,20 +176,20 @@ describe('heartbeats and worker status', () => {
     expect((await core.useCases.workers.get(ada.userId, worker.workerId)).status).toBe('OFFLINE');
   });
 
-  it('lists the owner’s workers oldest first, destroyed ones included', async () => {
+  it('lists the owner’s workers newest first, destroyed ones included', async () => {
     const first = await seedWorker(core, ada, { name: 'zz' });
     core.clock.advance(1000);
     const second = await seedWorker(core, ada, { name: 'aa' });
     await core.uow.modify((state) => {
       state.workers.get(first.workerId)!.destroyed_at = core.clock.now().toISOString();
     });
-    const list = await core.useCases.workers.list(ada.userId);
+    const list = (await core.useCases.workers.list(ada.userId)).items;
     expect(list.map((w) => [w.id, w.status])).toEqual([
-      [first.workerId, 'DESTROYED'],
       [second.workerId, 'OFFLINE'],
+      [first.workerId, 'DESTROYED'],
     ]);
     const bob = await seedUser(core);
-    expect(await core.useCases.workers.list(bob.userId)).toEqual([]);
+    expect((await core.useCases.workers.list(bob.userId)).items).toEqual([]);
     await expectFailure(core.useCases.workers.get(bob.userId, first.workerId), NotFoundError, 'worker_not_found');
     await expectFailure(core.useCases.workers.get(ada.userId, 'x'), ValidationError);
   });
@@ -223,6 +225,24 @@ describe('worker metadata', () => {
       core.useCases.workers.updateMetadata(worker, worker.workerId, { blob: 'x'.repeat(64 * 1024) }),
       ValidationError,
     );
+  });
+
+  it('refuses a deploy source that breaks the git source rule, naming the field', async () => {
+    const worker = await seedWorker(core, ada);
+    const hostile = {
+      deploy: { source: { type: 'git', url: 'https://git.example.test/a.git', ref: '--upload-pack=x' } },
+    };
+    const error = await core.useCases.workers.updateMetadata(worker, worker.workerId, hostile).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).fields.map((field) => field.path)).toEqual(['metadata.deploy.source.ref']);
+    await expect(
+      core.useCases.workers.registerTendril({
+        name: 'tendril-bad',
+        owner_id: ada.userId,
+        metadata: { deploy: { source: { type: 'git', url: 'https://t0ken@git.example.test/a.git' } } },
+      }),
+    ).rejects.toThrow(ValidationError);
+    expect(core.uow.snapshot().workers.get(worker.workerId)?.metadata).toEqual({});
   });
 });
 

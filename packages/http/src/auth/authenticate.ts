@@ -1,6 +1,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { ForbiddenError, UnauthorizedError, UnavailableError, type UseCases } from '@trellis/core';
 import type { RequestHandler } from 'express';
+import { clientKey, type FailureLimiter } from '../limits/FailureLimiter.js';
 import type { AuthKind } from '../routing/route.js';
 import type { SessionCookies } from './SessionCookies.js';
 
@@ -10,6 +11,8 @@ export interface AuthDeps {
   /** Whether an `Origin` is the web interface's; cookie-authenticated writes must come from it. */
   isWebOrigin: (origin: string | undefined) => boolean;
   releaseApiSecret: string | null;
+  /** Failed worker authentications per client address (an unknown caller costs a database read). */
+  workerFailures: FailureLimiter;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -73,10 +76,32 @@ export function authenticate(kind: AuthKind, deps: AuthDeps): RequestHandler {
       return async (req, res, next) => {
         // The state backend of OpenTofu/Terraform can only send Basic auth: id as user, token as password.
         const basic = req.headers['x-worker-id'] === undefined ? basicCredentials(req.headers.authorization) : null;
-        res.locals.worker = await deps.useCases.workers.authenticate(
-          basic?.user ?? req.headers['x-worker-id'],
-          basic?.password ?? req.headers['x-worker-token'],
-        );
+        const workerId = basic?.user ?? req.headers['x-worker-id'];
+        const token = basic?.password ?? req.headers['x-worker-token'];
+        // A known agent is served from the credential cache, whatever others at its address do.
+        const known = deps.useCases.workers.recognize(workerId, token);
+        if (known) {
+          res.locals.worker = known;
+          return next();
+        }
+        const client = clientKey(req);
+        await deps.workerFailures.refuseIfBlocked(client);
+        try {
+          res.locals.worker = await deps.useCases.workers.authenticate(workerId, token);
+        } catch (error) {
+          if (error instanceof UnauthorizedError) await deps.workerFailures.recordFailure(client);
+          throw error;
+        }
+        next();
+      };
+    case 'state':
+      return async (req, res, next) => {
+        // The engine's http backend sends Basic auth: the worker id and the job's state token (or,
+        // from an older agent, the worker token). Agents may also use their headers.
+        const basic = req.headers['x-worker-id'] === undefined ? basicCredentials(req.headers.authorization) : null;
+        res.locals.worker = basic
+          ? await deps.useCases.workers.authenticateForState(basic.user, basic.password, req.params.vine_id)
+          : await deps.useCases.workers.authenticate(req.headers['x-worker-id'], req.headers['x-worker-token']);
         next();
       };
     case 'release':

@@ -1,5 +1,13 @@
 import type { DomainError, FieldIssue } from '@trellis/core';
-import { isDomainError, RateLimitedError, TooLargeError, ValidationError } from '@trellis/core';
+import {
+  isDomainError,
+  LEGACY_SECOND_STATUS,
+  type ProblemCode,
+  problemStatusOf,
+  RateLimitedError,
+  TooLargeError,
+  ValidationError,
+} from '@trellis/core';
 import type { ErrorRequestHandler, Response } from 'express';
 import type { Logger } from '../logger.js';
 
@@ -14,6 +22,7 @@ export interface Problem {
   request_id?: string;
 }
 
+/** The status of each kind of domain error; core's `PROBLEM_CODES` records it per code. */
 const STATUS: Record<DomainError['kind'], number> = {
   validation: 400,
   unauthorized: 401,
@@ -39,7 +48,12 @@ const TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-export function problem(status: number, code: string, detail: string, extra: Partial<Problem> = {}): Problem {
+/** A problem of this package's own; `code` must be in core's registry, with this `status`. */
+export function problem(status: number, code: ProblemCode, detail: string, extra: Partial<Problem> = {}): Problem {
+  return problemBody(status, code, detail, extra);
+}
+
+function problemBody(status: number, code: string, detail: string, extra: Partial<Problem>): Problem {
   return {
     type: `https://trellis.dev/problems/${code.replaceAll('_', '-')}`,
     title: TITLES[status] ?? 'Error',
@@ -50,10 +64,25 @@ export function problem(status: number, code: string, detail: string, extra: Par
   };
 }
 
-/** The problem a domain error becomes; only this package knows statuses. */
+/**
+ * The problem a domain error becomes: the status core's registry gives its code (only the
+ * codes of `LEGACY_SECOND_STATUS` keep their error's kind when it differs), else its kind's.
+ */
 export function problemFromDomainError(error: DomainError): Problem {
-  const status = STATUS[error.kind];
-  return problem(status, error.code, error.message, error instanceof ValidationError ? { errors: error.fields } : {});
+  return problemBody(
+    statusOf(error),
+    error.code,
+    error.message,
+    error instanceof ValidationError ? { errors: error.fields } : {},
+  );
+}
+
+function statusOf(error: DomainError): number {
+  const byKind = STATUS[error.kind];
+  const registered = problemStatusOf(error.code);
+  if (registered === undefined) return byKind;
+  const legacy = (LEGACY_SECOND_STATUS as Record<string, { status: number } | undefined>)[error.code];
+  return legacy?.status === byKind ? byKind : registered;
 }
 
 export function sendProblem(res: Response, body: Problem): void {
@@ -94,7 +123,8 @@ export function problemErrorHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     if (isDomainError(error)) {
       if (error instanceof RateLimitedError) res.setHeader('Retry-After', String(error.retryAfterSeconds));
-      if (error instanceof TooLargeError) res.setHeader('Connection', 'close');
+      // A body refused before it was read is not drained: the connection closes after the answer.
+      if (error instanceof TooLargeError || !req.complete) res.setHeader('Connection', 'close');
       sendProblem(res, problemFromDomainError(error));
       return;
     }

@@ -22,31 +22,44 @@ const PAGE = 1000;
 const RECHECK_MS = 5000;
 
 /**
- * One reader per followed job in this process. Each log or status event of the job causes ONE
- * read of the new chunks (and of the job when its status changed), handed to every follower,
- * instead of one read per open stream — with a hundred people watching a deployment, that is the
- * difference between one query and a hundred per chunk.
+ * One reader per followed job and owner in this process. Each log or status event of the job
+ * causes ONE read of the new chunks (and of the job when its status changed), handed to every
+ * follower, instead of one read per open stream — with a hundred people watching a deployment,
+ * that is the difference between one query and a hundred per chunk.
+ *
+ * Follows are keyed by owner AND job, and the hub reads as that owner: a follower can only ever
+ * join the reader of its own user, so nobody else's request (refused or not) can take over or
+ * stop the reader behind someone's stream. Callers authorize (read the job as the user) before
+ * they follow.
  */
 export class JobLogHub {
-  private readonly follows = new Map<string, Follow>();
+  /** job id → owner id → the reader of that owner's followers of the job. */
+  private readonly follows = new Map<string, Map<string, Follow>>();
 
   constructor(
     private readonly useCases: UseCases,
     events: EventBus,
   ) {
     events.subscribe((event) => {
-      if (event.type === 'job_queued') return;
-      const follow = this.follows.get(event.job_id);
-      if (!follow) return;
-      if (event.type === 'job_status_changed') follow.statusDirty = true;
-      follow.logsDirty = true;
-      this.pump(event.job_id, follow);
+      if (event.type === 'job_queued' || event.type === 'worker_credentials_changed') return;
+      const owners = this.follows.get(event.job_id);
+      if (!owners) return;
+      for (const follow of owners.values()) {
+        if (event.type === 'job_status_changed') follow.statusDirty = true;
+        follow.logsDirty = true;
+        this.pump(event.job_id, follow);
+      }
     });
   }
 
-  /** Starts delivering updates of the job to `listener`; call the returned function to stop. */
+  /** Starts delivering updates of the owner's job to `listener`; call the returned function to stop. */
   follow(ownerId: string, jobId: string, listener: (update: JobUpdate) => void): () => void {
-    let follow = this.follows.get(jobId);
+    let owners = this.follows.get(jobId);
+    if (!owners) {
+      owners = new Map();
+      this.follows.set(jobId, owners);
+    }
+    let follow = owners.get(ownerId);
     if (!follow) {
       const created: Follow = {
         ownerId,
@@ -62,16 +75,18 @@ export class JobLogHub {
         }, RECHECK_MS),
       };
       created.timer.unref();
-      this.follows.set(jobId, created);
+      owners.set(ownerId, created);
       follow = created;
     }
     const current = follow;
     current.listeners.add(listener);
     return () => {
       current.listeners.delete(listener);
-      if (current.listeners.size === 0 && this.follows.get(jobId) === current) {
+      const entries = this.follows.get(jobId);
+      if (current.listeners.size === 0 && entries?.get(ownerId) === current) {
         clearInterval(current.timer);
-        this.follows.delete(jobId);
+        entries.delete(ownerId);
+        if (entries.size === 0) this.follows.delete(jobId);
       }
     };
   }
@@ -80,15 +95,18 @@ export class JobLogHub {
    * A follower read the backlog up to `lastId` after it started following: the hub reads on from
    * there when it has no position yet. Followers drop chunks they already sent, so overlap is fine.
    */
-  backlogRead(jobId: string, lastId: number): void {
-    const follow = this.follows.get(jobId);
+  backlogRead(ownerId: string, jobId: string, lastId: number): void {
+    const follow = this.follows.get(jobId)?.get(ownerId);
     if (!follow || follow.cursor !== null) return;
     follow.cursor = lastId;
     this.pump(jobId, follow);
   }
 
+  /** How many (owner, job) readers are running. */
   get followedJobs(): number {
-    return this.follows.size;
+    let count = 0;
+    for (const owners of this.follows.values()) count += owners.size;
+    return count;
   }
 
   private pump(jobId: string, follow: Follow): void {

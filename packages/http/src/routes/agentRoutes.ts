@@ -1,5 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import type { EventBus, UseCases } from '@trellis/core';
+import type { ClaimLongPolls } from '../limits/ClaimLongPolls.js';
 import { waitForEvent } from '../realtime/waitForEvent.js';
 import { defineRoute, type RouteSpec } from '../routing/route.js';
 import {
@@ -19,14 +20,19 @@ import {
   RegistrationResponse,
   StatusBody,
   Worker,
-} from '../routing/schemas.js';
+} from '@trellis/contract';
 import { planUploadBody } from './planArtifactUpload.js';
 
 /** How often a long-polled claim re-checks even without an event (events are best effort). */
 const CLAIM_RECHECK_MS = 2000;
 
 /** The agent protocol (SPEC §4.2). */
-export function agentRoutes(useCases: UseCases, events: EventBus, shutdown: AbortSignal): RouteSpec[] {
+export function agentRoutes(
+  useCases: UseCases,
+  events: EventBus,
+  shutdown: AbortSignal,
+  longPolls: ClaimLongPolls,
+): RouteSpec[] {
   return [
     defineRoute({
       method: 'post',
@@ -34,7 +40,7 @@ export function agentRoutes(useCases: UseCases, events: EventBus, shutdown: Abor
       operationId: 'claimJob',
       summary: 'Claim the next job this agent may run',
       description:
-        'Takes the oldest queued job of the agent owner that is assigned to nobody or to this agent, one job at a time per vine. With `?wait=N` (at most 30) the request waits up to N seconds for a job.',
+        'Takes the oldest queued job of the agent owner that is assigned to nobody or to this agent, one job at a time per vine. With `?wait=N` (at most 30) the request waits up to N seconds for a job; a worker may have a few such waits open at once (default 4), and the server a bounded number in all: past either, `429` with code `too_many_long_polls`.',
       tags: ['agent'],
       auth: 'worker',
       query: ClaimQuery,
@@ -44,21 +50,27 @@ export function agentRoutes(useCases: UseCases, events: EventBus, shutdown: Abor
       },
       handler: async ({ worker, query, req }) => {
         const deadline = Date.now() + (query.wait ?? 0) * 1000;
-        const disconnected = new AbortController();
-        req.on('close', () => disconnected.abort());
-        const closed = { signal: AbortSignal.any([disconnected.signal, shutdown]) };
-        for (;;) {
-          const claimed = await useCases.jobs.claim(worker);
-          if (claimed) return { status: 200, body: claimed };
-          const remaining = deadline - Date.now();
-          if (remaining <= 0 || closed.signal.aborted) return { status: 204 };
-          await waitForEvent(
-            events,
-            (event) =>
-              event.owner_id === worker.ownerId && (event.type === 'job_queued' || event.type === 'job_status_changed'),
-            Math.min(remaining, CLAIM_RECHECK_MS),
-            closed.signal,
-          );
+        const release = query.wait ? longPolls.acquire(worker.workerId) : () => {};
+        try {
+          const disconnected = new AbortController();
+          req.on('close', () => disconnected.abort());
+          const closed = { signal: AbortSignal.any([disconnected.signal, shutdown]) };
+          for (;;) {
+            const claimed = await useCases.jobs.claim(worker);
+            if (claimed) return { status: 200, body: claimed };
+            const remaining = deadline - Date.now();
+            if (remaining <= 0 || closed.signal.aborted) return { status: 204 };
+            await waitForEvent(
+              events,
+              (event) =>
+                event.owner_id === worker.ownerId &&
+                (event.type === 'job_queued' || event.type === 'job_status_changed'),
+              Math.min(remaining, CLAIM_RECHECK_MS),
+              closed.signal,
+            );
+          }
+        } finally {
+          release();
         }
       },
     }),
@@ -99,7 +111,10 @@ export function agentRoutes(useCases: UseCases, events: EventBus, shutdown: Abor
       auth: 'worker',
       params: IdParams,
       body: StatusBody,
-      responses: { 200: { description: 'The job', schema: Job } },
+      responses: {
+        200: { description: 'The job', schema: Job },
+        413: { description: '`metadata_too_large`: the merged execution_metadata would pass its cap' },
+      },
       handler: async ({ worker, params, body }) => ({
         status: 200,
         body: await useCases.jobs.reportStatus(worker, params.id, body),
@@ -110,13 +125,24 @@ export function agentRoutes(useCases: UseCases, events: EventBus, shutdown: Abor
       path: '/api/jobs/{id}/logs',
       operationId: 'appendJobLog',
       summary: 'Append a log chunk (at most 1 MiB)',
-      description: 'The answer carries the job status: `CANCELLED` tells the agent to stop the engine.',
+      description:
+        'The answer carries the job status: `CANCELLED` tells the agent to stop the engine. A cancelled job takes chunks for the log grace period; a job log is capped in bytes.',
       tags: ['agent'],
       auth: 'worker',
       params: IdParams,
       body: LogBody,
       bodyLimit: 8 * 1024 * 1024,
-      responses: { 201: { description: 'Stored', schema: LogPostResponse } },
+      responses: {
+        201: { description: 'Stored', schema: LogPostResponse },
+        409: {
+          description:
+            '`job_finished`, or `job_log_closed`: the job was cancelled longer ago than the log grace period',
+        },
+        413: {
+          description:
+            '`log_chunk_too_large`, or `job_log_truncated`: the job log reached its cap and was cut with a `SYSTEM` line',
+        },
+      },
       handler: async ({ worker, params, body }) => ({
         status: 201,
         body: await useCases.logs.append(worker, params.id, body),

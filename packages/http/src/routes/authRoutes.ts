@@ -8,7 +8,7 @@ import {
   RefreshBody,
   TokenPairResponse,
   WhoAmIResponse,
-} from '../routing/schemas.js';
+} from '@trellis/contract';
 
 /** Device login and CLI tokens (SPEC §4.1, §5.3). */
 export function authRoutes(useCases: UseCases): RouteSpec[] {

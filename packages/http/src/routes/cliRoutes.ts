@@ -1,5 +1,5 @@
 import type { UseCases } from '@trellis/core';
-import { z } from 'zod';
+import { PAGED_LIST_DESCRIPTION, PAGED_LIST_HEADERS, pagedList } from '../routing/pagedList.js';
 import { defineRoute, type RouteSpec } from '../routing/route.js';
 import {
   CreateConfigurationBody,
@@ -7,18 +7,22 @@ import {
   CreateVineyardBody,
   IdParams,
   Job,
+  JobList,
   ListJobsQuery,
   LogPage,
   LogQuery,
   NameParams,
+  PageQuery,
   ProjectNameParams,
   RegisterWorkerBody,
   RegistrationResponse,
-  Vine,
+  ConfigurationList,
   VineDetail,
   Vineyard,
+  VineyardList,
   Worker,
-} from '../routing/schemas.js';
+  WorkerList,
+} from '@trellis/contract';
 
 /** What people do from the CLI (SPEC §4.3); a web session works too. */
 export function cliRoutes(useCases: UseCases): RouteSpec[] {
@@ -27,11 +31,19 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       method: 'get',
       path: '/api/cli/vineyards',
       operationId: 'listVineyards',
-      summary: 'All vineyards with their vines',
+      summary: 'Vineyards with their vines (summaries), newest first',
+      description: PAGED_LIST_DESCRIPTION,
       tags: ['vineyards'],
       auth: 'user',
-      responses: { 200: { description: 'Vineyards', schema: z.object({ vineyards: z.array(Vineyard) }) } },
-      handler: async ({ user }) => ({ status: 200, body: { vineyards: await useCases.vineyards.list(user) } }),
+      query: PageQuery,
+      responses: {
+        200: {
+          description: 'A page of vineyards',
+          schema: VineyardList,
+          headers: PAGED_LIST_HEADERS,
+        },
+      },
+      handler: async ({ req, user, query }) => pagedList(req, 'vineyards', await useCases.vineyards.list(user, query)),
     }),
     defineRoute({
       method: 'post',
@@ -59,14 +71,19 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       method: 'get',
       path: '/api/cli/configurations',
       operationId: 'listConfigurations',
-      summary: 'All vine configurations of the user',
+      summary: 'Vine configurations of the user (summaries), newest first',
+      description: PAGED_LIST_DESCRIPTION,
       tags: ['configurations'],
       auth: 'user',
-      responses: { 200: { description: 'Vines', schema: z.object({ configurations: z.array(Vine) }) } },
-      handler: async ({ user }) => ({
-        status: 200,
-        body: { configurations: await useCases.configurations.list(user) },
-      }),
+      query: PageQuery,
+      responses: {
+        200: {
+          description: 'A page of vines',
+          schema: ConfigurationList,
+          headers: PAGED_LIST_HEADERS,
+        },
+      },
+      handler: async ({ req, user, query }) => pagedList(req, 'configurations', await useCases.vines.list(user, query)),
     }),
     defineRoute({
       method: 'get',
@@ -79,7 +96,7 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       responses: { 200: { description: 'The vine', schema: VineDetail } },
       handler: async ({ user, params }) => ({
         status: 200,
-        body: await useCases.configurations.getByProjectName(user, params.project_name),
+        body: await useCases.vines.getByProjectName(user, params.project_name),
       }),
     }),
     defineRoute({
@@ -93,7 +110,7 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       responses: { 200: { description: 'The vine', schema: VineDetail } },
       handler: async ({ user, params }) => ({
         status: 200,
-        body: await useCases.configurations.get(user, params.name),
+        body: await useCases.vines.get(user, params.name),
       }),
     }),
     defineRoute({
@@ -108,7 +125,7 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       body: CreateConfigurationBody,
       bodyLimit: 8 * 1024 * 1024,
       responses: { 201: { description: 'The vine', schema: VineDetail } },
-      handler: async ({ user, body }) => ({ status: 201, body: await useCases.configurations.create(user, body) }),
+      handler: async ({ user, body }) => ({ status: 201, body: await useCases.vines.create(user, body) }),
     }),
     defineRoute({
       method: 'post',
@@ -127,12 +144,19 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       method: 'get',
       path: '/api/jobs',
       operationId: 'listJobs',
-      summary: 'Jobs of the user, newest first',
+      summary: 'Jobs of the user (summaries), newest first',
+      description: PAGED_LIST_DESCRIPTION,
       tags: ['jobs'],
       auth: 'user',
       query: ListJobsQuery,
-      responses: { 200: { description: 'Jobs', schema: z.object({ jobs: z.array(Job) }) } },
-      handler: async ({ user, query }) => ({ status: 200, body: { jobs: await useCases.jobs.list(user, query) } }),
+      responses: {
+        200: {
+          description: 'A page of jobs',
+          schema: JobList,
+          headers: PAGED_LIST_HEADERS,
+        },
+      },
+      handler: async ({ req, user, query }) => pagedList(req, 'jobs', await useCases.jobs.list(user, query)),
     }),
     defineRoute({
       method: 'get',
@@ -175,11 +199,20 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       method: 'get',
       path: '/api/cli/workers',
       operationId: 'listWorkers',
-      summary: 'All agents of the user',
+      summary: 'Agents of the user, newest first',
+      description: PAGED_LIST_DESCRIPTION,
       tags: ['workers'],
       auth: 'user',
-      responses: { 200: { description: 'Workers', schema: z.object({ workers: z.array(Worker) }) } },
-      handler: async ({ user }) => ({ status: 200, body: { workers: await useCases.workers.list(user.userId) } }),
+      query: PageQuery,
+      responses: {
+        200: {
+          description: 'A page of workers',
+          schema: WorkerList,
+          headers: PAGED_LIST_HEADERS,
+        },
+      },
+      handler: async ({ req, user, query }) =>
+        pagedList(req, 'workers', await useCases.workers.list(user.userId, query)),
     }),
     defineRoute({
       method: 'post',

@@ -1,7 +1,14 @@
 import type { UseCases } from '@trellis/core';
-import { z } from 'zod';
+import { PAGED_LIST_DESCRIPTION, PAGED_LIST_HEADERS, pagedList } from '../routing/pagedList.js';
 import { defineRoute, type RouteSpec } from '../routing/route.js';
-import { PublishReleaseBody, RegistrationResponse, Release, TendrilBody } from '../routing/schemas.js';
+import {
+  PageQuery,
+  PublishReleaseBody,
+  RegistrationResponse,
+  Release,
+  ReleaseList,
+  TendrilBody,
+} from '@trellis/contract';
 
 /** CI-only endpoints (SPEC §4.4), behind `Authorization: Bearer <RELEASE_API_SECRET>`. */
 export function releaseRoutes(useCases: UseCases): RouteSpec[] {
@@ -22,10 +29,18 @@ export function releaseRoutes(useCases: UseCases): RouteSpec[] {
       path: '/api/releases/worker',
       operationId: 'listWorkerReleases',
       summary: 'Published agent releases, newest first',
+      description: PAGED_LIST_DESCRIPTION,
       tags: ['releases'],
       auth: 'user',
-      responses: { 200: { description: 'Releases', schema: z.object({ releases: z.array(Release) }) } },
-      handler: async () => ({ status: 200, body: { releases: await useCases.releases.list() } }),
+      query: PageQuery,
+      responses: {
+        200: {
+          description: 'A page of releases',
+          schema: ReleaseList,
+          headers: PAGED_LIST_HEADERS,
+        },
+      },
+      handler: async ({ req, query }) => pagedList(req, 'releases', await useCases.releases.list(query)),
     }),
     defineRoute({
       method: 'post',

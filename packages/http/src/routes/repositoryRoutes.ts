@@ -1,7 +1,6 @@
 import type { UseCases } from '@trellis/core';
-import { z } from 'zod';
 import { defineRoute, type RouteSpec } from '../routing/route.js';
-import { GitProviderParams, Repository } from '../routing/schemas.js';
+import { GitProviderParams, RepositoriesResponse } from '@trellis/contract';
 
 /** The user's repositories at a git provider (SPEC §4.3). */
 export function repositoryRoutes(useCases: UseCases): RouteSpec[] {
@@ -17,7 +16,7 @@ export function repositoryRoutes(useCases: UseCases): RouteSpec[] {
       auth: 'user',
       params: GitProviderParams,
       responses: {
-        200: { description: 'Repositories', schema: z.object({ repositories: z.array(Repository) }) },
+        200: { description: 'Repositories', schema: RepositoriesResponse },
       },
       handler: async ({ user, params }) => ({
         status: 200,

@@ -4,7 +4,7 @@ import type { SessionCookies } from '../auth/SessionCookies.js';
 import type { SignInCookies } from '../auth/SignInCookies.js';
 import type { Logger } from '../logger.js';
 import { defineRoute, type RouteSpec } from '../routing/route.js';
-import { CallbackQuery, ProvidersResponse, SignInParams, SignInQuery } from '../routing/schemas.js';
+import { CallbackQuery, ProvidersResponse, SignInParams, SignInQuery } from '@trellis/contract';
 
 export interface SignInRouteDeps {
   useCases: UseCases;

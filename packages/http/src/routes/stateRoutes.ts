@@ -1,19 +1,12 @@
 import { pipeline } from 'node:stream/promises';
 import type { UseCases } from '@trellis/core';
-import { z } from 'zod';
+import { LockInfo, VineParams, WriteQuery } from '@trellis/contract';
 import { defineRoute, type RouteSpec } from '../routing/route.js';
-
-const VineParams = z.object({ vine_id: z.uuid() });
-const WriteQuery = z.object({ ID: z.string().max(200).optional().describe('the lock id, when the state is locked') });
-const LockInfo = z
-  .object({ ID: z.string().min(1).max(200) })
-  .passthrough()
-  .describe('lock info as the engine sends it: ID, Operation, Info, Who, Version, Created, Path');
 
 /**
  * The Terraform/OpenTofu `http` state backend (DESIGN §7), one state per vine, for the agent
  * running a job of that vine. Agents authenticate with their headers or, as the engine must,
- * with Basic auth (worker id as user, token as password).
+ * with Basic auth: the worker id as user, the job's state token (or the worker token) as password.
  */
 export function stateRoutes(useCases: UseCases): RouteSpec[] {
   return [
@@ -23,7 +16,7 @@ export function stateRoutes(useCases: UseCases): RouteSpec[] {
       operationId: 'readState',
       summary: 'The newest state of a vine (http backend)',
       tags: ['state'],
-      auth: 'worker',
+      auth: 'state',
       params: VineParams,
       responses: {
         200: { description: 'The state', contentType: 'application/json' },
@@ -45,15 +38,27 @@ export function stateRoutes(useCases: UseCases): RouteSpec[] {
       path: '/api/state/{vine_id}',
       operationId: 'writeState',
       summary: 'Store a new version of a vine state (http backend)',
-      description: 'When the state is locked the writer must hold the lock (`?ID=`); `409 state_locked` otherwise.',
+      description:
+        'When the state is locked the writer must hold the lock (`?ID=`); `409 state_locked` otherwise. ' +
+        'The writer is checked before the body is read; a declared `Content-Length` over the limit is `413 state_too_large` at once.',
       tags: ['state'],
-      auth: 'worker',
+      auth: 'state',
       params: VineParams,
       query: WriteQuery,
       body: 'binary',
-      responses: { 200: { description: 'Stored' } },
+      responses: {
+        200: { description: 'Stored' },
+        413: { description: 'Larger than the state limit (`state_too_large`), refused before or while it streams' },
+      },
       handler: async ({ worker, params, query, req }) => {
-        await useCases.states.write(worker, params.vine_id, query.ID ?? null, req);
+        const declared = Number(req.headers['content-length']);
+        await useCases.states.write(
+          worker,
+          params.vine_id,
+          query.ID ?? null,
+          req,
+          Number.isFinite(declared) ? declared : null,
+        );
         return { status: 200 };
       },
     }),
@@ -64,7 +69,7 @@ export function stateRoutes(useCases: UseCases): RouteSpec[] {
       summary: 'Lock a vine state (http backend LOCK)',
       description: 'Answers `423` with the current lock info when someone else holds it.',
       tags: ['state'],
-      auth: 'worker',
+      auth: 'state',
       params: VineParams,
       body: LockInfo,
       responses: { 200: { description: 'Locked' }, 423: { description: 'Held by the lock in the body' } },
@@ -82,7 +87,7 @@ export function stateRoutes(useCases: UseCases): RouteSpec[] {
       summary: 'Unlock a vine state (http backend UNLOCK)',
       description: 'Answers `409` with the current lock info when the id does not hold the lock.',
       tags: ['state'],
-      auth: 'worker',
+      auth: 'state',
       params: VineParams,
       body: LockInfo,
       responses: { 200: { description: 'Unlocked' }, 409: { description: 'Another lock holds it' } },

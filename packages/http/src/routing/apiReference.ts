@@ -1,5 +1,5 @@
 import type { UseCases } from '@trellis/core';
-import { InProcessEventBus, SystemClock } from '@trellis/core';
+import { InProcessEventBus, LEGACY_SECOND_STATUS, PROBLEM_CODES, SystemClock } from '@trellis/core';
 import { SessionCookies } from '../auth/SessionCookies.js';
 import { SignInCookies } from '../auth/SignInCookies.js';
 import { apiRoutes } from '../createApi.js';
@@ -38,6 +38,7 @@ const AUTH_NAMES: Record<string, string> = {
   cliBearer: 'CLI bearer token',
   webSession: 'web session',
   workerId: 'agent headers',
+  jobStateToken: 'job state token',
   releaseSecret: 'release secret',
 };
 
@@ -89,5 +90,30 @@ export function renderApiMarkdown(doc: object): string {
       );
     }
   }
-  return `${[...lines, '', '## Operations', '', ...sections].join('\n').trimEnd()}\n`;
+  return `${[...lines, '', ...problemCodeLines(), '', '## Operations', '', ...sections].join('\n').trimEnd()}\n`;
+}
+
+/** Every problem code of core's registry, by status, for docs/api.md. */
+function problemCodeLines(): string[] {
+  const registered: Record<string, { status: number; meaning: string }> = PROBLEM_CODES;
+  const rows = Object.entries(registered)
+    .map(([code, { status, meaning }]) => ({ code, status, meaning }))
+    .concat(
+      Object.entries(LEGACY_SECOND_STATUS).map(([code, second]) => ({
+        code,
+        status: second?.status ?? 0,
+        meaning: `${second?.meaning} (published before the registry; kept)`,
+      })),
+    )
+    .sort((a, b) => a.status - b.status || a.code.localeCompare(b.code));
+  return [
+    '## Problem codes',
+    '',
+    'Every `code` a problem can carry, with its status. A code is never removed nor given another',
+    'meaning; the few marked "kept" had a second status before this list existed.',
+    '',
+    '| code | status | meaning |',
+    '|---|---|---|',
+    ...rows.map(({ code, status, meaning }) => `| \`${code}\` | ${status} | ${meaning.replaceAll('|', '\\|')} |`),
+  ];
 }

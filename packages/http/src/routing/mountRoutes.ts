@@ -1,9 +1,10 @@
-import { ValidationError } from '@trellis/core';
+import { type Clock, type RateLimitStore, ValidationError } from '@trellis/core';
 import express, { type RequestHandler, type Router } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { z } from 'zod';
 import { type AuthDeps, authenticate } from '../auth/authenticate.js';
 import { problem, sendProblem } from '../errors/problem.js';
+import { SharedRateLimitStore } from '../limits/SharedRateLimitStore.js';
 import type { RouteSpec } from './route.js';
 
 const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -29,14 +30,27 @@ const requireJson: RequestHandler = (req, res, next) => {
   next();
 };
 
-function limiter(spec: NonNullable<RouteSpec['rateLimit']>): RequestHandler {
+/** Where the routes' rate-limit counters live (shared by the replicas when it is the database). */
+export interface RateLimitCounters {
+  store: RateLimitStore;
+  clock: Clock;
+}
+
+function limiter(
+  route: RouteSpec,
+  spec: NonNullable<RouteSpec['rateLimit']>,
+  counters: RateLimitCounters,
+): RequestHandler {
   return rateLimit({
     windowMs: spec.windowSeconds * 1000,
     limit: spec.limit,
     standardHeaders: 'draft-7',
     legacyHeaders: false,
-    handler: (_req, res, _next, options) => {
-      res.setHeader('Retry-After', String(Math.ceil(options.windowMs / 1000)));
+    store: new SharedRateLimitStore(counters.store, counters.clock, `route:${route.operationId}:`),
+    handler: (req, res, _next, options) => {
+      const resetTime = (req as { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
+      const seconds = resetTime ? Math.ceil((resetTime.getTime() - counters.clock.now().getTime()) / 1000) : 0;
+      res.setHeader('Retry-After', String(seconds > 0 ? seconds : Math.ceil(options.windowMs / 1000)));
       sendProblem(res, problem(429, 'rate_limited', 'too many requests; slow down and retry later'));
     },
   });
@@ -48,10 +62,10 @@ function expressPath(path: string): string {
 }
 
 /** Adds each route with its authentication, body parsing, validation and result writing. */
-export function mountRoutes(router: Router, routes: RouteSpec[], auth: AuthDeps): void {
+export function mountRoutes(router: Router, routes: RouteSpec[], auth: AuthDeps, counters: RateLimitCounters): void {
   for (const route of routes) {
     const chain: RequestHandler[] = [];
-    if (route.rateLimit) chain.push(limiter(route.rateLimit));
+    if (route.rateLimit) chain.push(limiter(route, route.rateLimit, counters));
     chain.push(authenticate(route.auth, auth));
     if (route.body && route.body !== 'binary') {
       chain.push(requireJson, express.json({ limit: route.bodyLimit ?? DEFAULT_BODY_LIMIT, strict: false }));

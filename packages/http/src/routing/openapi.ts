@@ -6,6 +6,7 @@ const SECURITY: Record<AuthKind, Record<string, string[]>[]> = {
   user: [{ cliBearer: [] }, { webSession: [] }],
   session: [{ webSession: [] }],
   worker: [{ workerId: [], workerToken: [] }],
+  state: [{ workerId: [], workerToken: [] }, { jobStateToken: [] }],
   release: [{ releaseSecret: [] }],
 };
 
@@ -62,6 +63,16 @@ export function buildOpenApiDocument(routes: RouteSpec[], info: { title: string;
     for (const [status, spec] of Object.entries(route.responses)) {
       responses[status] = {
         description: spec.description,
+        ...(spec.headers
+          ? {
+              headers: Object.fromEntries(
+                Object.entries(spec.headers).map(([name, header]) => [
+                  name,
+                  { description: header.description, schema: { type: 'string' } },
+                ]),
+              ),
+            }
+          : {}),
         ...(spec.schema || spec.contentType
           ? {
               content: {
@@ -116,6 +127,12 @@ export function buildOpenApiDocument(routes: RouteSpec[], info: { title: string;
         webSession: { type: 'apiKey', in: 'cookie', name: 'trellis_session', description: 'Web session cookie' },
         workerId: { type: 'apiKey', in: 'header', name: 'X-Worker-ID' },
         workerToken: { type: 'apiKey', in: 'header', name: 'X-Worker-Token' },
+        jobStateToken: {
+          type: 'http',
+          scheme: 'basic',
+          description:
+            "Basic auth as the engine's http backend sends it: the worker id, and the job's state_token from the claim",
+        },
         releaseSecret: { type: 'http', scheme: 'bearer', description: 'RELEASE_API_SECRET (CI only)' },
       },
     },

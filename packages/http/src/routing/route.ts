@@ -4,15 +4,18 @@ import type { z } from 'zod';
 
 /**
  * Who may call a route (SPEC §5): `user` is a CLI bearer token or a web session, `session` a web
- * session only, `worker` the agent headers, `release` the CI secret, `none` anyone.
+ * session only, `worker` the agent headers, `state` the agent headers or (the engine's http
+ * backend) Basic auth with a job's state token, `release` the CI secret, `none` anyone.
  */
-export type AuthKind = 'none' | 'user' | 'session' | 'worker' | 'release';
+export type AuthKind = 'none' | 'user' | 'session' | 'worker' | 'state' | 'release';
 
 export interface ResponseSpec {
   description: string;
   schema?: z.ZodType;
   /** Defaults to application/json when a schema is given. */
   contentType?: string;
+  /** Response headers worth documenting (e.g. the `Link` of a paged list), by name. */
+  headers?: Record<string, { description: string }>;
 }
 
 export interface RouteContext<P, Q, B> {

@@ -4,9 +4,11 @@ import { createControlPlane } from '../createControlPlane.js';
 import { createLogger } from '../logger.js';
 import { openDatabase } from '../adapters.js';
 import { loadConfig } from '../config.js';
+import { VERSION } from '../version.js';
 
 const USAGE = `Usage: trellis-server [serve]   start the control plane (default)
        trellis-server migrate   apply pending database migrations and exit
+       trellis-server --version
 
 Configuration comes from the environment: PORT, HOST, TRELLIS_DATA_DIR, DATABASE_URL,
 TRELLIS_ARTIFACTS_URL, TRELLIS_WEB_URL, CLI_JWT_SECRET, RELEASE_API_SECRET, ... (docs/configuration.md).`;
@@ -18,9 +20,13 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
+  if (command === '--version' || command === '-v' || command === 'version') {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
   if (command === 'migrate') {
     const config = loadConfig();
-    const database = await openDatabase(config.databaseUrl, logger);
+    const database = await openDatabase(config.databaseUrl, logger, process.env, { poolMax: config.databasePoolMax });
     try {
       await database.migrate();
     } finally {
@@ -43,10 +49,14 @@ async function main(argv: string[]): Promise<number> {
     'trellis-server listening',
   );
   process.stdout.write(`\nTrellis control plane listening on ${url}\n`);
-  if (config.bootstrapToken) {
+  if (config.bootstrapToken && config.bootstrapTokenOneTime) {
+    // A generated token exists nowhere else, so it is shown; it works once, for this start only.
     const link = `${config.webUrl}/auth/bootstrap?token=${encodeURIComponent(config.bootstrapToken)}`;
+    process.stdout.write(`Sign in as ${config.bootstrapEmail} (one-time link): ${link}\n\n`);
+  } else if (config.bootstrapToken) {
+    // The operator's token is theirs to keep: never echoed to a terminal or a log collector.
     process.stdout.write(
-      `Sign in as ${config.bootstrapEmail}${config.bootstrapTokenOneTime ? ' (one-time link)' : ''}: ${link}\n\n`,
+      `Sign in as ${config.bootstrapEmail} at ${config.webUrl}/signin with the token set in TRELLIS_BOOTSTRAP_TOKEN\n\n`,
     );
   }
 

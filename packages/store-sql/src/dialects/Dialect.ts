@@ -1,9 +1,12 @@
-import type { Scope } from '@trellis/core';
+import type { JobClaimMove, Scope } from '@trellis/core';
 import type { Knex } from 'knex';
 import type { Row } from '../rows.js';
 import type { TableName } from '../schema.js';
 
 export type DialectName = 'sqlite' | 'postgres';
+
+/** `read`: the unit of work only reads, so the database may run it without a write lock. */
+export type TransactionMode = 'read' | 'write';
 
 /**
  * One unit of work's view of the database: every query it builds runs in that unit of work's
@@ -33,9 +36,10 @@ export interface SqlSession {
   recoverable<T>(statement: (session: SqlSession) => Promise<T>): Promise<T>;
   /**
    * Takes the next job the worker may run, per DESIGN §3 and `JobStore.claimNext` (the rule is
-   * spelled out where each dialect implements it), and returns its row, now `PROCESSING`.
+   * spelled out where each dialect implements it), and returns its row, moved as `move` says
+   * (core's `JOB_CLAIM`: the statuses are core's, never the SQL's).
    */
-  claimNextJob(workerId: string, at: string): Promise<Row | undefined>;
+  claimNextJob(workerId: string, at: string, move: JobClaimMove): Promise<Row | undefined>;
   /** The scope of the unit of work. */
   readonly scope: Scope;
 }
@@ -43,8 +47,11 @@ export interface SqlSession {
 /** What one database engine provides to the rest of the package. */
 export interface Dialect {
   readonly name: DialectName;
-  /** Runs `work` in one transaction, scoped as the port describes; commits if it resolves. */
-  transaction<T>(scope: Scope, work: (session: SqlSession) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one transaction, scoped as the port describes; commits if it resolves. A
+   * `read` transaction is read-only and takes no write lock (`UnitOfWork.read`).
+   */
+  transaction<T>(scope: Scope, work: (session: SqlSession) => Promise<T>, mode?: TransactionMode): Promise<T>;
   /** Applies pending migrations, waiting for any other process that is migrating the database. */
   migrate(): Promise<void>;
   /** A round trip to the database. */

@@ -21,6 +21,7 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   vine_components: 'owner_id',
   workers: 'owner_id',
   jobs: 'owner_id',
+  config_snapshots: 'owner_id',
   log_chunks: 'owner_id',
   plan_artifacts: 'owner_id',
   worker_releases: null,

@@ -6,6 +6,10 @@ import { postgresRowSecurityMigration } from './m002_postgres_row_security.js';
 import { postgresClaimNextJobMigration } from './m003_postgres_claim_next_job.js';
 import { stateMigration } from './m004_state.js';
 import { cliLoginProviderMigration } from './m005_cli_login_provider.js';
+import { paginationSnapshotsMigration } from './m006_pagination_snapshots.js';
+import { capsRetentionMigration } from './m007_caps_retention.js';
+import { rateLimitsMigration } from './m008_rate_limits.js';
+import { claimRulesMigration } from './m009_claim_rules.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -15,6 +19,10 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   postgresClaimNextJobMigration,
   stateMigration,
   cliLoginProviderMigration,
+  paginationSnapshotsMigration,
+  capsRetentionMigration,
+  rateLimitsMigration,
+  claimRulesMigration,
 ];
 
 /** knex's migrator configured with the migrations above, not a directory. */

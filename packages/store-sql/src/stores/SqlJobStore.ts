@@ -1,13 +1,20 @@
-import type {
-  ConfigSnapshot,
-  Job,
-  JobFilter,
-  JobPatch,
-  JobStatus,
-  JobStore,
-  JobType,
-  JsonObject,
-  VineStatus,
+import {
+  type ConfigSnapshot,
+  JOB_CLAIM,
+  type Job,
+  type JobFilter,
+  type JobPatch,
+  type JobStatus,
+  type JobStore,
+  type JobSummary,
+  type JobType,
+  type JsonObject,
+  type Page,
+  type PageRequest,
+  PLAN_HOLDING_DEPLOY_STATUSES,
+  type SnapshotSummary,
+  summarizeSnapshot,
+  type VineStatus,
 } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import {
@@ -23,21 +30,28 @@ import {
   uuidOut,
   uuidOutOrNull,
 } from '../rows.js';
-
-/** Deploys that hold on to their plan (DESIGN §3 `plan_already_applied`). */
-const PLAN_HOLDING_STATUSES: readonly JobStatus[] = ['QUEUED', 'PROCESSING', 'SUCCESS'];
+import { keysetPage } from './keysetPage.js';
 
 export class SqlJobStore implements JobStore {
   constructor(private readonly db: SqlSession) {}
 
+  /** The full snapshot goes to `config_snapshots` once per owner and hash; the job keeps its summary. */
   async create(job: Job): Promise<Job> {
+    await this.db
+      .insert('config_snapshots', {
+        owner_id: job.owner_id,
+        config_hash: job.config_hash,
+        snapshot: jsonIn(job.config_snapshot),
+      })
+      .onConflict(['owner_id', 'config_hash'])
+      .ignore();
     const [row] = await this.db
       .insert('jobs', {
         id: job.id,
         owner_id: job.owner_id,
         job_type: job.job_type,
         status: job.status,
-        config_snapshot: jsonIn(job.config_snapshot),
+        config_snapshot: jsonIn(summarizeSnapshot(job.config_snapshot)),
         config_hash: job.config_hash,
         vine_id: job.vine_id,
         vineyard_id: job.vineyard_id,
@@ -54,39 +68,45 @@ export class SqlJobStore implements JobStore {
         finished_at: timeInOrNull(job.finished_at),
       })
       .returning('*');
-    return toJob(row);
+    return { ...toJobSummary(row), config_snapshot: job.config_snapshot };
   }
 
   async get(ownerId: string, id: string): Promise<Job | null> {
     const row = await this.db.table('jobs').where({ owner_id: ownerId, id }).first();
-    return row ? toJob(row) : null;
+    return row ? this.one(row) : null;
   }
 
   async list(ownerId: string, filter: JobFilter = {}): Promise<Job[]> {
-    const query = this.db
-      .table('jobs')
-      .where({ owner_id: ownerId })
-      .orderBy([
-        { column: 'created_at', order: 'desc' },
-        { column: 'seq', order: 'desc' },
-      ]);
+    const rows: Row[] = await this.filtered(ownerId, filter).orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'seq', order: 'desc' },
+    ]);
+    return this.withSnapshots(rows);
+  }
+
+  /** Reads the jobs rows alone: their summaries are all a page shows. */
+  async page(ownerId: string, request: PageRequest, filter: JobFilter = {}): Promise<Page<JobSummary>> {
+    return keysetPage(this.filtered(ownerId, filter), 'created_at', request, toJobSummary);
+  }
+
+  private filtered(ownerId: string, filter: JobFilter) {
+    const query = this.db.table('jobs').where({ owner_id: ownerId });
     if (filter.status !== undefined) query.where({ status: filter.status });
     if (filter.vineyard_id !== undefined) query.where({ vineyard_id: filter.vineyard_id });
     if (filter.vine_id !== undefined) query.where({ vine_id: filter.vine_id });
-    const rows: Row[] = await query;
-    return rows.map(toJob);
+    return query;
   }
 
   async claimNext(worker: { id: string; owner_id: string }, at: string): Promise<Job | null> {
-    const row = await this.db.claimNextJob(worker.id, timeIn(at));
+    const row = await this.db.claimNextJob(worker.id, timeIn(at), JOB_CLAIM);
     if (!row) return null;
-    const job = toJob(row);
+    const job = toJobSummary(row);
     // The claim takes the owner from the worker's own row; a caller that named another owner
     // has a bug, and the throw rolls the claim back with the rest of the unit of work.
     if (job.owner_id !== worker.owner_id) {
       throw new Error(`worker ${worker.id} does not belong to owner ${worker.owner_id}`);
     }
-    return job;
+    return this.one(row);
   }
 
   /** A conditional UPDATE: of two racing writers that expect the same status, one wins. */
@@ -95,10 +115,10 @@ export class SqlJobStore implements JobStore {
     const query = this.db.table('jobs').where({ owner_id: ownerId, id, status: expected });
     if (Object.keys(changes).length === 0) {
       const row = await query.first();
-      return row ? toJob(row) : null;
+      return row ? this.one(row) : null;
     }
     const [row] = await query.update(changes).returning('*');
-    return row ? toJob(row) : null;
+    return row ? this.one(row) : null;
   }
 
   /**
@@ -115,7 +135,7 @@ export class SqlJobStore implements JobStore {
       .where((claimed) => claimed.whereNull('jobs.claimed_at').orWhere('jobs.claimed_at', '<', before))
       .orderBy('jobs.seq')
       .select('jobs.*');
-    return rows.map(toJob);
+    return this.withSnapshots(rows);
   }
 
   async listCancelledForWorker(ownerId: string, workerId: string, since: string): Promise<string[]> {
@@ -142,12 +162,43 @@ export class SqlJobStore implements JobStore {
     const rows: Row[] = await this.db
       .table('jobs')
       .where({ owner_id: ownerId, plan_job_id: planJobId, job_type: 'DEPLOY' })
-      .whereIn('status', PLAN_HOLDING_STATUSES)
+      .whereIn('status', PLAN_HOLDING_DEPLOY_STATUSES)
       .orderBy([
         { column: 'created_at', order: 'desc' },
         { column: 'seq', order: 'desc' },
       ]);
-    return rows.map(toJob);
+    return this.withSnapshots(rows);
+  }
+
+  private async one(row: Row): Promise<Job> {
+    const [job] = await this.withSnapshots([row]);
+    return job as Job;
+  }
+
+  /** Jobs with their full snapshots, each distinct (owner, hash) read once. */
+  private async withSnapshots(rows: Row[]): Promise<Job[]> {
+    if (rows.length === 0) return [];
+    const keyOf = (ownerId: string, hash: string) => `${ownerId}/${hash}`;
+    const pairs = new Map<string, [string, string]>();
+    for (const row of rows) {
+      const ownerId = uuidOut(row.owner_id);
+      const hash = textOut(row.config_hash);
+      pairs.set(keyOf(ownerId, hash), [ownerId, hash]);
+    }
+    const snapshots = new Map<string, ConfigSnapshot>();
+    const found: Row[] = await this.db
+      .table('config_snapshots')
+      .whereIn(['owner_id', 'config_hash'], [...pairs.values()])
+      .select('owner_id', 'config_hash', 'snapshot');
+    for (const row of found) {
+      snapshots.set(keyOf(uuidOut(row.owner_id), textOut(row.config_hash)), jsonOut<ConfigSnapshot>(row.snapshot));
+    }
+    return rows.map((row) => {
+      const summary = toJobSummary(row);
+      const snapshot = snapshots.get(keyOf(summary.owner_id, summary.config_hash));
+      if (snapshot === undefined) throw new Error(`job ${summary.id} has no stored snapshot ${summary.config_hash}`);
+      return { ...summary, config_snapshot: snapshot };
+    });
   }
 }
 
@@ -162,13 +213,14 @@ function columnsOf(patch: JobPatch): Row {
   return columns;
 }
 
-export function toJob(row: Row): Job {
+/** A jobs row as it is stored: its snapshot is the summary (the full one is in `config_snapshots`). */
+function toJobSummary(row: Row): JobSummary {
   return {
     id: uuidOut(row.id),
     owner_id: uuidOut(row.owner_id),
     job_type: textOut(row.job_type) as JobType,
     status: textOut(row.status) as JobStatus,
-    config_snapshot: jsonOut<ConfigSnapshot>(row.config_snapshot),
+    config_snapshot: jsonOut<SnapshotSummary>(row.config_snapshot),
     config_hash: textOut(row.config_hash),
     vine_id: uuidOutOrNull(row.vine_id),
     vineyard_id: uuidOutOrNull(row.vineyard_id),

@@ -1,6 +1,7 @@
-import type { ReleaseStore, WorkerRelease } from '@trellis/core';
+import type { Page, PageRequest, ReleaseStore, WorkerRelease } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import { type Row, textOut, timeIn, timeOut } from '../rows.js';
+import { keysetPage } from './keysetPage.js';
 
 /** Releases belong to nobody; on Postgres only system work may publish one. */
 export class SqlReleaseStore implements ReleaseStore {
@@ -30,6 +31,10 @@ export class SqlReleaseStore implements ReleaseStore {
       { column: 'seq', order: 'desc' },
     ]);
     return rows.map(toRelease);
+  }
+
+  async page(request: PageRequest): Promise<Page<WorkerRelease>> {
+    return keysetPage(this.db.table('worker_releases'), 'published_at', request, toRelease);
   }
 }
 

@@ -43,6 +43,25 @@ export class SqlStateStore implements StateStore {
     return rows.map(toStateVersion);
   }
 
+  async pruneVersions(ownerId: string, vineId: string, keep: number): Promise<string[]> {
+    const pruned: Row[] = await this.db
+      .table('state_versions')
+      .where({ owner_id: ownerId, vine_id: vineId })
+      .orderBy('id', 'desc')
+      .offset(Math.max(0, keep))
+      .select('id', 'storage_key');
+    if (pruned.length === 0) return [];
+    await this.db
+      .table('state_versions')
+      .where({ owner_id: ownerId, vine_id: vineId })
+      .whereIn(
+        'id',
+        pruned.map((row) => integerOut(row.id)),
+      )
+      .delete();
+    return pruned.map((row) => textOut(row.storage_key));
+  }
+
   async getLock(ownerId: string, vineId: string): Promise<StateLock | null> {
     const row = await this.db.table('state_locks').where({ owner_id: ownerId, vine_id: vineId }).first();
     return row ? toStateLock(row) : null;

@@ -3,6 +3,8 @@ import {
   type ComponentKind,
   type Engine,
   NotFoundError,
+  type Page,
+  type PageRequest,
   type Variables,
   type Vine,
   type VineComponents,
@@ -13,6 +15,7 @@ import {
 } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import { jsonIn, jsonOut, type Row, textOut, textOutOrNull, timeIn, timeOut, uuidOut, uuidOutOrNull } from '../rows.js';
+import { keysetPage } from './keysetPage.js';
 
 /** A component row's `data`: the component without the job id, which has its own column. */
 type StoredData<K extends ComponentKind> = Omit<NonNullable<VineComponents[K]>, 'job_id'>;
@@ -61,8 +64,13 @@ export class SqlVineStore implements VineStore {
       .where({ owner_id: ownerId })
       .orderBy([{ column: 'created_at' }, { column: 'seq' }]);
     if (filter.vineyard_id !== undefined) query.where({ vineyard_id: filter.vineyard_id });
+    if (filter.vineyard_ids !== undefined) query.whereIn('vineyard_id', filter.vineyard_ids);
     const rows: Row[] = await query;
     return rows.map(toVine);
+  }
+
+  async page(ownerId: string, request: PageRequest): Promise<Page<Vine>> {
+    return keysetPage(this.db.table('vines').where({ owner_id: ownerId }), 'created_at', request, toVine);
   }
 
   async updateStatus(

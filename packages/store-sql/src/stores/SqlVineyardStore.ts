@@ -1,6 +1,7 @@
-import type { Vineyard, VineyardStore } from '@trellis/core';
+import type { Page, PageRequest, Vineyard, VineyardStore } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import { type Row, textOut, timeIn, timeOut, uuidOut } from '../rows.js';
+import { keysetPage } from './keysetPage.js';
 
 export class SqlVineyardStore implements VineyardStore {
   constructor(private readonly db: SqlSession) {}
@@ -30,6 +31,10 @@ export class SqlVineyardStore implements VineyardStore {
       .where({ owner_id: ownerId })
       .orderBy([{ column: 'created_at' }, { column: 'seq' }]);
     return rows.map(toVineyard);
+  }
+
+  async page(ownerId: string, request: PageRequest): Promise<Page<Vineyard>> {
+    return keysetPage(this.db.table('vineyards').where({ owner_id: ownerId }), 'created_at', request, toVineyard);
   }
 }
 

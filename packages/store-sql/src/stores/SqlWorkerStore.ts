@@ -1,4 +1,12 @@
-import { type JsonObject, NotFoundError, type Worker, type WorkerMode, type WorkerStore } from '@trellis/core';
+import {
+  type JsonObject,
+  NotFoundError,
+  type Page,
+  type PageRequest,
+  type Worker,
+  type WorkerMode,
+  type WorkerStore,
+} from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import {
   jsonIn,
@@ -12,6 +20,7 @@ import {
   timeOutOrNull,
   uuidOut,
 } from '../rows.js';
+import { keysetPage } from './keysetPage.js';
 
 export class SqlWorkerStore implements WorkerStore {
   constructor(private readonly db: SqlSession) {}
@@ -50,6 +59,10 @@ export class SqlWorkerStore implements WorkerStore {
       .where({ owner_id: ownerId })
       .orderBy([{ column: 'created_at' }, { column: 'seq' }]);
     return rows.map(toWorker);
+  }
+
+  async page(ownerId: string, request: PageRequest): Promise<Page<Worker>> {
+    return keysetPage(this.db.table('workers').where({ owner_id: ownerId }), 'created_at', request, toWorker);
   }
 
   async recordHeartbeat(ownerId: string, id: string, version: string, at: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { type ArtifactStore, NotFoundError, TooLargeError } from '@trellis/core';
+import { type ArtifactStore, NotFoundError, TooLargeError, ValidationError } from '@trellis/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 const MiB = 1024 * 1024;
@@ -95,7 +95,7 @@ export function describeArtifactStoreConformance(name: string, open: () => Promi
       });
 
       it('stops pulling a body far over the limit and stores nothing', async () => {
-        const huge = new MeteredBody(64 * 1024, 1024 * MiB);
+        const huge = new CountingBody(64 * 1024, 1024 * MiB);
         const error = await rejectionOf(store.put('limit/huge', huge, { maxBytes: 2 * MiB }));
         expectTooLarge(error, 2 * MiB);
         expect(huge.pulledBytes).toBeGreaterThan(2 * MiB);
@@ -106,7 +106,7 @@ export function describeArtifactStoreConformance(name: string, open: () => Promi
 
       it('leaves the earlier object under the key intact', async () => {
         await store.put(planKey(3), bodyOf(33, 3 * MiB), { maxBytes: 4 * MiB });
-        const huge = new MeteredBody(64 * 1024, 1024 * MiB);
+        const huge = new CountingBody(64 * 1024, 1024 * MiB);
         expectTooLarge(await rejectionOf(store.put(planKey(3), huge, { maxBytes: 4 * MiB })), 4 * MiB);
         expect(huge.pulledBytes).toBeLessThanOrEqual(4 * MiB + READ_AHEAD_ALLOWANCE);
         await expectStoredObject(store, planKey(3), 33, 3 * MiB);
@@ -162,6 +162,16 @@ export function describeArtifactStoreConformance(name: string, open: () => Promi
         await store.put('delete/me', bodyOf(55, 1000), { maxBytes: MiB });
         await store.delete('delete/me');
         await expectNotFound(store.get('delete/me'));
+      });
+
+      it("refuses keys that break core's key rules, the same in every store", async () => {
+        const bad = ['', '/abs', 'a//b', 'a/', 'a/./b', 'a/../b', 'a\\b', 'a\u0001b', 'a\nb', '.trellis-staging/x'];
+        for (const key of bad) {
+          const refusal = await rejectionOf(store.put(key, bodyOf(57, 10), { maxBytes: MiB }));
+          expect(refusal, JSON.stringify(key)).toBeInstanceOf(ValidationError);
+          expect(refusal, JSON.stringify(key)).toMatchObject({ code: 'invalid_artifact_key' });
+          await expect(store.get(key), JSON.stringify(key)).rejects.toMatchObject({ code: 'invalid_artifact_key' });
+        }
       });
 
       it('delete of a missing key succeeds, also twice', async () => {
@@ -291,7 +301,7 @@ async function* gatedBody(seed: number, size: number, gate: Gate): AsyncGenerato
 }
 
 /** A body that could yield `totalBytes`, counting what was actually pulled. */
-class MeteredBody implements AsyncIterable<Uint8Array> {
+class CountingBody implements AsyncIterable<Uint8Array> {
   pulledBytes = 0;
   closed = false;
   constructor(

@@ -1,2 +1,3 @@
 export * from './stores/index.js';
 export * from './artifactStore.js';
+export * from './rateLimitStore.js';

@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { type ArtifactStore, NotFoundError, type StoredArtifact, TooLargeError, UnavailableError } from '@trellis/core';
+import {
+  artifactKeySegments,
+  type ArtifactStore,
+  NotFoundError,
+  type StoredArtifact,
+  TooLargeError,
+  UnavailableError,
+} from '@trellis/core';
 
 interface StoredObject {
   bytes: Buffer;
@@ -17,10 +24,13 @@ export class MemoryArtifactStore implements ArtifactStore {
   unavailable = false;
   /** Chunks read by the last `put`, to check it stopped early. */
   lastPutChunksRead = 0;
+  /** How many times `close()` was called. */
+  closeCalls = 0;
   private readonly objects = new Map<string, StoredObject>();
 
   async put(key: string, body: AsyncIterable<Uint8Array>, options: { maxBytes: number }): Promise<StoredArtifact> {
     this.ensureAvailable();
+    artifactKeySegments(key);
     const hash = createHash('sha256');
     const chunks: Buffer[] = [];
     let size = 0;
@@ -47,6 +57,7 @@ export class MemoryArtifactStore implements ArtifactStore {
 
   async get(key: string): Promise<StoredArtifact & { body: Readable }> {
     this.ensureAvailable();
+    artifactKeySegments(key);
     const stored = this.objects.get(key);
     if (!stored) throw new NotFoundError('artifact');
     return { size: stored.bytes.length, sha256: stored.sha256, body: Readable.from([Buffer.from(stored.bytes)]) };
@@ -54,11 +65,16 @@ export class MemoryArtifactStore implements ArtifactStore {
 
   async delete(key: string): Promise<void> {
     this.ensureAvailable();
+    artifactKeySegments(key);
     this.objects.delete(key);
   }
 
   async check(): Promise<void> {
     this.ensureAvailable();
+  }
+
+  async close(): Promise<void> {
+    this.closeCalls += 1;
   }
 
   /** The stored bytes of `key` (a copy), or undefined. */

@@ -1,3 +1,4 @@
+import { compareNewestFirst, type Page, type PageKey, type PageRequest, takePage } from '@trellis/core';
 import type {
   CliLogin,
   CloudIdentity,
@@ -46,6 +47,8 @@ export interface MemoryState {
   cloudIdentities: Map<string, CloudIdentity>;
   jobs: Map<string, Job>;
   logs: StoredLogChunk[];
+  /** Keyed by job id: the bytes of the job's log and whether it was cut (SQL keeps them on the job). */
+  logUsage: Map<string, { bytes: number; cut: boolean }>;
   workers: Map<string, Worker>;
   releases: Map<string, WorkerRelease>;
   /** Keyed by job id. */
@@ -67,6 +70,7 @@ export function emptyMemoryState(): MemoryState {
     cloudIdentities: new Map(),
     jobs: new Map(),
     logs: [],
+    logUsage: new Map(),
     workers: new Map(),
     releases: new Map(),
     planArtifacts: new Map(),
@@ -95,4 +99,25 @@ function compare(a: string, b: string): number {
   const right = Date.parse(b);
   if (!Number.isNaN(left) && !Number.isNaN(right) && left !== right) return left - right;
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * One newest-first page of a table, as the SQL stores page (issue 10 §2): by `at`, then by
+ * insertion order (a Map keeps it), which stands in for the SQL `seq`.
+ */
+export function pageNewestFirst<T>(
+  table: Map<string, T>,
+  include: (row: T) => boolean,
+  at: (row: T) => string,
+  request: PageRequest,
+): Page<T> {
+  const keyed: { row: T; key: PageKey }[] = [];
+  let seq = 0;
+  for (const row of table.values()) {
+    seq += 1;
+    if (include(row)) keyed.push({ row, key: { at: at(row), seq } });
+  }
+  keyed.sort((a, b) => compareNewestFirst(a.key, b.key));
+  const page = takePage(keyed, (entry) => entry.key, request);
+  return { items: page.items.map((entry) => copy(entry.row)), next: page.next };
 }

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { isDeepStrictEqual } from 'node:util';
 import { type Scope, type Stores, type UnitOfWork, UnavailableError } from '@trellis/core';
 import { emptyMemoryState, type MemoryState } from './MemoryState.js';
 import { type MemorySequences, MemoryTransaction } from './MemoryTransaction.js';
@@ -26,6 +27,7 @@ export class MemoryUnitOfWork implements UnitOfWork {
   private queue: Promise<void> = Promise.resolve();
   private readonly current = new AsyncLocalStorage<MemoryTransaction>();
   private counts = { committed: 0, rolledBack: 0 };
+  private reads = 0;
 
   constructor(options: MemoryUnitOfWorkOptions = {}) {
     this.wrapStores = options.wrapStores;
@@ -58,6 +60,34 @@ export class MemoryUnitOfWork implements UnitOfWork {
     });
   }
 
+  /**
+   * Like `run`, but read-only: nothing is committed, and work that changed anything fails, as a
+   * write in a read-only transaction does on a database.
+   */
+  async read<T>(scope: Scope, work: (stores: Stores) => Promise<T>): Promise<T> {
+    if (this.current.getStore()?.isOpen) {
+      throw new Error('a unit of work was started inside another one');
+    }
+    return this.exclusive(async () => {
+      if (this.outage) throw this.outage;
+      const draft = structuredClone(this.committed);
+      const tx = new MemoryTransaction(draft, scope, this.sequences);
+      const stores = memoryStores(tx);
+      try {
+        const result = await this.current.run(tx, () =>
+          work(this.wrapStores ? this.wrapStores(stores, scope) : stores),
+        );
+        if (!isDeepStrictEqual(draft, this.committed)) {
+          throw new Error('a read-only unit of work wrote; use run() for work that writes');
+        }
+        return result;
+      } finally {
+        this.reads += 1;
+        tx.close();
+      }
+    });
+  }
+
   async check(): Promise<void> {
     if (this.outage) throw this.outage;
   }
@@ -65,6 +95,11 @@ export class MemoryUnitOfWork implements UnitOfWork {
   /** From now on `run` and `check` throw `UnavailableError` (pass `false` to end the outage). */
   setUnavailable(unavailable = true, message = 'the database cannot be reached'): void {
     this.outage = unavailable ? new UnavailableError('database_unavailable', message) : null;
+  }
+
+  /** How many read-only units of work ran so far. */
+  get readCount(): number {
+    return this.reads;
   }
 
   /** How many units of work committed and rolled back so far. */

@@ -1,5 +1,5 @@
 import type {
-  CreateConfigurationInput,
+  CreateVineInput,
   Job,
   JobType,
   User,
@@ -47,10 +47,10 @@ export async function seedVineyard(core: TestCore, owner: UserActor, name?: stri
 export async function seedVine(
   core: TestCore,
   owner: UserActor,
-  input: Partial<CreateConfigurationInput> = {},
+  input: Partial<CreateVineInput> = {},
 ): Promise<VineView> {
   const vineyardId = input.vineyard_id ?? (await seedVineyard(core, owner)).id;
-  return core.useCases.configurations.create(owner, {
+  return core.useCases.vines.create(owner, {
     name: `vine-${nextSerial()}`,
     source: { type: 'inline', files: { ...DEFAULT_INLINE_FILES } },
     ...input,

@@ -1,26 +1,35 @@
-import type { Job } from '@trellis/core';
+import type { JobSummary, PageResult } from '@trellis/core';
 import { html } from '../html.js';
 import type { Page } from '../layout.js';
-import { jobTable } from './configurationPage.js';
+import { jobTable } from './vinePage.js';
+import { olderLink } from './olderLink.js';
 
-/** The newest jobs of every vine. */
+/** The query filters `/jobs` accepts, as given (core checks them). */
+export interface JobListFilters {
+  status?: string;
+  vineyard_id?: string;
+  vine_id?: string;
+}
+
+/** The jobs of every vine, newest first, a page at a time. */
 export function jobsPage(input: {
   base: string;
-  jobs: Job[];
-  vineNames: ReadonlyMap<string, string>;
+  jobs: PageResult<JobSummary>;
+  filters: JobListFilters;
   now: Date;
 }): Page {
-  const { base, jobs, vineNames, now } = input;
+  const { base, jobs, filters, now } = input;
   return {
     title: 'Jobs',
     section: 'jobs',
     body: html`<h1>Jobs</h1>
 <section class="card">
 ${
-  jobs.length === 0
+  jobs.items.length === 0
     ? html`<p class="muted">No jobs yet. Open a vine and plan it, or run <code>trellis plan NAME</code>.</p>`
-    : jobTable(base, jobs, now, vineNames)
+    : jobTable(base, jobs.items, now, true)
 }
+${olderLink(`${base}/jobs`, jobs, { ...filters })}
 </section>`,
   };
 }

@@ -1,17 +1,12 @@
+import type { ConfiguredProvider } from '@trellis/core';
 import { html } from '../html.js';
 import type { Page } from '../layout.js';
-
-/** A sign-in provider as the composition root describes it: `/auth/signin/{id}` starts it. */
-export interface SignInProvider {
-  id: string;
-  /** What the button says after "Sign in with", e.g. `GitHub`. */
-  name: string;
-}
 
 export interface SignInPageInput {
   base: string;
   next: string;
-  providers: readonly SignInProvider[];
+  /** Each one a button: `/auth/signin/{id}` starts it, labelled "Sign in with {name}". */
+  providers: readonly ConfiguredProvider[];
   bootstrapEnabled: boolean;
   /** Set when the user came from the CLI login page, so the page can say where they will land. */
   forCliLogin: boolean;
@@ -42,7 +37,9 @@ function failureText(code: string, provider: string): string {
     case 'invalid_id_token':
       return `${provider} did not confirm who you are. Please try again.`;
     case 'invalid_bootstrap_token':
-      return 'That sign-in token is not valid, or it was already used. Use the link trellis-server printed when it started.';
+      return 'That sign-in token is not valid, or it was already used. Use the token set in TRELLIS_BOOTSTRAP_TOKEN, or the link trellis-server printed when it started.';
+    case 'too_many_attempts':
+      return 'Too many wrong sign-in tokens came from your address. Wait a few minutes, then try again.';
     default:
       return 'The sign-in failed. Please try again; if it keeps failing, the server log says why.';
   }
@@ -76,8 +73,8 @@ export function signInPage(input: SignInPageInput): Page {
     input.bootstrapEnabled
       ? html`<div class="bootstrap">
     <h2>Local administrator</h2>
-    <p>When it starts, <code>trellis-server</code> prints a sign-in link (<code>…/auth/bootstrap?token=…</code>).
-    Open that link, or paste its token here.</p>
+    <p>Paste the token set in <code>TRELLIS_BOOTSTRAP_TOKEN</code> here. Without one, <code>trellis-server</code>
+    prints a one-time sign-in link (<code>…/auth/bootstrap?token=…</code>) when it starts: open it, or paste its token.</p>
     <form method="get" action="${base}/auth/bootstrap" class="inline-form">
       <input type="hidden" name="next" value="${next}">
       <label for="bootstrap-token" class="visually-hidden">Sign-in token</label>

@@ -1,12 +1,13 @@
-import type { Job, Vine, VineView, VineyardView } from '@trellis/core';
+import type { JobSummary, PageResult, VineSummary, VineView, VineyardSummary, VineyardView } from '@trellis/core';
 import { badge, jobTypeLabel, when } from '../format.js';
 import { externalUrl, type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
+import { olderLink } from './olderLink.js';
 
 /** The dashboard: every vineyard with its vines and their status. */
-export function vineyardsPage(input: { base: string; vineyards: VineyardView[]; now: Date }): Page {
+export function vineyardsPage(input: { base: string; vineyards: PageResult<VineyardSummary>; now: Date }): Page {
   const { base, now } = input;
-  const vineyards = [...input.vineyards].sort(byName);
+  const vineyards = [...input.vineyards.items].sort(byName);
   return {
     title: 'Vineyards',
     section: 'vineyards',
@@ -23,7 +24,8 @@ ${
   ${vineyard.vines.length === 0 ? html`<p class="muted">No vines in this vineyard yet.</p>` : vineTable(base, vineyard.vines, now)}
 </section>`,
       )
-}`,
+}
+${olderLink(`${base}/vineyards`, input.vineyards)}`,
   };
 }
 
@@ -31,7 +33,7 @@ function byName(a: { name: string }, b: { name: string }): number {
   return a.name.localeCompare(b.name);
 }
 
-function vineTable(base: string, vines: Vine[], now: Date): Html {
+function vineTable(base: string, vines: VineSummary[], now: Date): Html {
   return html`<table>
   <thead><tr><th>Vine</th><th>Project</th><th>Status</th><th>Engine</th><th>Updated</th></tr></thead>
   <tbody>
@@ -53,11 +55,12 @@ export function vineyardPage(input: {
   base: string;
   vineyard: VineyardView;
   vines: VineView[];
-  jobs: Job[];
+  /** The newest job of each vine that has one. */
+  lastJobs: ReadonlyMap<string, JobSummary>;
   now: Date;
 }): Page {
-  const { base, vineyard, vines, jobs, now } = input;
-  const lastJobOf = (vineId: string) => jobs.find((job) => job.vine_id === vineId);
+  const { base, vineyard, vines, lastJobs, now } = input;
+  const lastJobOf = (vineId: string) => lastJobs.get(vineId);
   return {
     title: vineyard.name,
     section: 'vineyards',

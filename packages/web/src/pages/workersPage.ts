@@ -1,12 +1,13 @@
-import type { WorkerView } from '@trellis/core';
+import type { PageResult, WorkerView } from '@trellis/core';
 import { badge, when } from '../format.js';
 import { html } from '../html.js';
 import type { Page } from '../layout.js';
+import { olderLink } from './olderLink.js';
 
 /** The agents: whether they are alive, what they run and when they last said so. */
-export function workersPage(input: { workers: WorkerView[]; now: Date }): Page {
-  const { workers, now } = input;
-  const live = workers.filter((worker) => worker.status !== 'DESTROYED');
+export function workersPage(input: { base: string; workers: PageResult<WorkerView>; now: Date }): Page {
+  const { base, workers, now } = input;
+  const live = workers.items.filter((worker) => worker.status !== 'DESTROYED');
   return {
     title: 'Workers',
     section: 'workers',
@@ -34,6 +35,7 @@ ${
 </table>
 <p class="muted small">An agent is OFFLINE when it has sent no heartbeat for 60 seconds, BUSY while it runs a job.</p>`
 }
+${olderLink(`${base}/workers`, workers)}
 </section>`,
   };
 }

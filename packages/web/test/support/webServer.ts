@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { TrellisClient } from '@trellis/client';
 import type { Clock, VineView, VineyardView } from '@trellis/core';
 import { type ControlPlane, type ControlPlaneOptions, createControlPlane } from '@trellis/server';
+import { bootstrapSessionCookie, cliTokensFor, vineyardWithVine as testkitVineyardWithVine } from '@trellis/testkit';
 
-export const BOOTSTRAP_TOKEN = 'web-tests-bootstrap-token';
+export const BOOTSTRAP_TOKEN = 'web-tests-bootstrap-token-0123456789';
 export const ADMIN_EMAIL = 'admin@localhost';
 const JWT_SECRET = 'web-tests-jwt-secret-0123456789abcdef0123456789';
 
@@ -66,24 +67,14 @@ export class WebServer {
 
   /** `trellis_session=…` of the bootstrap admin, as the bootstrap sign-in link sets it. */
   async sessionCookie(): Promise<string> {
-    const response = await fetch(`${this.url}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`, { redirect: 'manual' });
-    const cookie = response.headers
-      .getSetCookie()
-      .map((header) => header.split(';')[0] as string)
-      .find((pair) => pair.includes('trellis_session='));
-    if (!cookie) throw new Error(`the bootstrap sign-in set no session cookie (HTTP ${response.status})`);
-    return cookie;
+    return bootstrapSessionCookie(this.url, BOOTSTRAP_TOKEN);
   }
 
   /** A CLI client (bearer token) of the user with that email; the admin by default. */
   async userClient(email = ADMIN_EMAIL): Promise<TrellisClient> {
     const existing = this.clients.get(email);
     if (existing) return existing;
-    const { auth } = this.useCases;
-    const user = await auth.ensureUser({ email });
-    const deviceCode = crypto.randomUUID();
-    const { verification_code } = await auth.generateCliLogin({ userId: user.id, email: user.email }, deviceCode);
-    const { access_token } = await auth.exchangeCliLogin({ device_code: deviceCode, verification_code });
+    const { access_token } = await cliTokensFor(this.useCases.auth, email);
     // The token stays valid across a restart: same secret, same database, same port.
     const client = new TrellisClient({ baseUrl: this.url, auth: { kind: 'bearer', accessToken: () => access_token } });
     this.clients.set(email, client);
@@ -108,27 +99,12 @@ export class WebServer {
   }
 }
 
-export const MAIN_TF = `
-variable "greeting" {
-  type    = string
-  default = "hello"
-}
-output "message" {
-  value = var.greeting
-}
-`;
-
-/** A vineyard holding one inline vine, for the user of `client`. */
-export async function vineyardWithVine(
+/** A vineyard holding one inline vine, for the user of `client` (testkit's fixture). */
+export function vineyardWithVine(
   client: TrellisClient,
   name = 'web',
 ): Promise<{ vineyard: VineyardView; vine: VineView }> {
-  const vineyard = await client.createVineyard(`${name}-yard`);
-  const vine = await client.createConfiguration({
-    name,
-    vineyard_id: vineyard.id,
-    source: { type: 'inline', files: { 'main.tf': MAIN_TF } },
-    variables: { greeting: 'hi', db_password: { value: 's3cret-value', sensitive: true } },
-  });
-  return { vineyard, vine };
+  return testkitVineyardWithVine(client, name);
 }
+
+export { INLINE_MAIN_TF as MAIN_TF } from '@trellis/testkit';

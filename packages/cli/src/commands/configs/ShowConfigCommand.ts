@@ -1,4 +1,4 @@
-import type { VineView } from '@trellis/core';
+import type { VineDetailView as VineView } from '@trellis/client';
 import { Command, Option, UsageError } from 'clipanion';
 import { describeSource, statusColour, timestamp } from '../../output/format.js';
 import type { Terminal } from '../../output/Terminal.js';

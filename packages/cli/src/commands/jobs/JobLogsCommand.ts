@@ -1,4 +1,4 @@
-import type { LogChunk } from '@trellis/core';
+import type { LogEntryView as LogChunk } from '@trellis/client';
 import { Command, Option } from 'clipanion';
 import { followJob } from '../../follow/followJob.js';
 import { LogPrinter } from '../../follow/LogPrinter.js';

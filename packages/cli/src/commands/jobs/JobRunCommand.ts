@@ -1,5 +1,5 @@
 import type { CreateJobInput, TrellisClient } from '@trellis/client';
-import type { Job } from '@trellis/core';
+import type { JobView as Job } from '@trellis/client';
 import { Option } from 'clipanion';
 import { exitCodeFor, followJob, reportEnd } from '../../follow/followJob.js';
 import { TrellisCommand } from '../TrellisCommand.js';

@@ -1,4 +1,5 @@
-import { JOB_STATUSES } from '@trellis/core';
+import { DEFAULT_PAGE_LIMIT, JOB_STATUSES, MAX_PAGE_LIMIT } from '@trellis/core';
+import type { JobSummaryView as JobSummary } from '@trellis/client';
 import { Command, Option } from 'clipanion';
 import * as t from 'typanion';
 import { jobDuration, statusColour, timeAgo } from '../../output/format.js';
@@ -11,11 +12,14 @@ export class ListJobsCommand extends TrellisCommand {
 
   static override usage = Command.Usage({
     category: 'Jobs',
-    description: 'List your jobs, newest first',
+    description: 'List your jobs, newest first, a page at a time',
+    details:
+      'Shows the newest `--limit` jobs (default 50, at most 200). When older jobs remain, the command prints (on stderr) the `--cursor` that shows the next page; `--all` walks every page.',
     examples: [
-      ['Every job', '$0 jobs list'],
+      ['The newest jobs', '$0 jobs list'],
       ['Failed jobs of one vineyard', '$0 jobs list --status FAILED --vineyard production'],
-      ['Ids of the queued jobs', "$0 jobs list --status QUEUED --json | jq -r '.[].id'"],
+      ['The next (older) page', '$0 jobs list --cursor <cursor from the previous page>'],
+      ['Ids of every queued job', "$0 jobs list --status QUEUED --all --json | jq -r '.[].id'"],
     ],
   });
 
@@ -25,19 +29,38 @@ export class ListJobsCommand extends TrellisCommand {
   });
   vineyard = Option.String('--vineyard', { description: 'Only jobs of this vineyard (name or id)' });
   limit = Option.String('--limit', {
-    description: 'Show at most this many jobs (default: all)',
-    validator: t.isNumber(),
+    description: `Jobs per page, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`,
+    validator: t.cascade(t.isNumber(), [t.isInteger(), t.isInInclusiveRange(1, MAX_PAGE_LIMIT)]),
   });
+  cursor = Option.String('--cursor', { description: 'Start after the page that printed this cursor' });
+  all = Option.Boolean('--all', false, { description: 'Every matching job, page after page' });
 
   override async execute(): Promise<number> {
     const client = this.signedInClient();
     const vineyardId = this.vineyard !== undefined ? (await resolveVineyard(client, this.vineyard)).id : undefined;
-    let jobs = await client.listJobs({
+    const query = {
       ...(this.status ? { status: this.status } : {}),
       ...(vineyardId ? { vineyard_id: vineyardId } : {}),
-    });
-    if (this.limit !== undefined) jobs = jobs.slice(0, Math.max(0, this.limit));
+      ...(this.limit !== undefined ? { limit: this.limit } : {}),
+      ...(this.cursor !== undefined ? { cursor: this.cursor } : {}),
+    };
     const terminal = this.terminal;
+    let jobs: JobSummary[];
+    if (this.all) {
+      jobs = [];
+      for await (const job of client.jobs(query)) jobs.push(job);
+    } else {
+      const page = await client.listJobsPage(query);
+      jobs = page.items;
+      if (page.next_cursor !== null) {
+        const again = [
+          ...(this.status ? ['--status', this.status] : []),
+          ...(this.vineyard !== undefined ? ['--vineyard', this.vineyard] : []),
+          ...(this.limit !== undefined ? ['--limit', String(this.limit)] : []),
+        ];
+        terminal.note(`Older jobs: trellis jobs list ${[...again, '--cursor', page.next_cursor].join(' ')}`);
+      }
+    }
     if (this.json) {
       terminal.printJson(jobs);
       return 0;

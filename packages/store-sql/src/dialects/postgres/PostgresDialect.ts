@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Scope } from '@trellis/core';
+import type { JobClaimMove, Scope } from '@trellis/core';
 import knexFactory, { type Knex } from 'knex';
 import { toDomainError } from '../../errors.js';
 import { knexLog } from '../../knexLog.js';
@@ -7,7 +7,7 @@ import { migratorConfig } from '../../migrations/migrationSource.js';
 import type { SqlStoreLogger } from '../../openSqlStore.js';
 import type { Row } from '../../rows.js';
 import { APP_ROLE, OWNER_SETTING, type TableName } from '../../schema.js';
-import type { Dialect, SqlSession } from '../Dialect.js';
+import type { Dialect, SqlSession, TransactionMode } from '../Dialect.js';
 import { assertRowsInScope, restrictToScope } from '../scoping.js';
 import { classifyPostgresFailure } from './postgresErrors.js';
 
@@ -57,20 +57,27 @@ export class PostgresDialect implements Dialect {
     return new PostgresDialect(knex, options);
   }
 
-  async transaction<T>(scope: Scope, work: (session: SqlSession) => Promise<T>): Promise<T> {
-    return this.knex.transaction(async (trx) => {
-      if (scope.kind === 'owner') {
-        // Both settings are transaction-local (is_local = true): they end with the transaction,
-        // so a pooled connection never carries one owner's identity into the next unit of work.
-        await trx.raw('SELECT set_config(?, ?, true), set_config(?, ?, true)', [
-          'role',
-          APP_ROLE,
-          OWNER_SETTING,
-          scope.ownerId,
-        ]);
-      }
-      return work(new PostgresSession(trx, scope));
-    });
+  async transaction<T>(
+    scope: Scope,
+    work: (session: SqlSession) => Promise<T>,
+    mode: TransactionMode = 'write',
+  ): Promise<T> {
+    return this.knex.transaction(
+      async (trx) => {
+        if (scope.kind === 'owner') {
+          // Both settings are transaction-local (is_local = true): they end with the transaction,
+          // so a pooled connection never carries one owner's identity into the next unit of work.
+          await trx.raw('SELECT set_config(?, ?, true), set_config(?, ?, true)', [
+            'role',
+            APP_ROLE,
+            OWNER_SETTING,
+            scope.ownerId,
+          ]);
+        }
+        return work(new PostgresSession(trx, scope));
+      },
+      { readOnly: mode === 'read' },
+    );
   }
 
   /**
@@ -152,8 +159,8 @@ class PostgresSession implements SqlSession {
     return this.trx.transaction((savepoint) => statement(new PostgresSession(savepoint, this.scope)));
   }
 
-  async claimNextJob(workerId: string, at: string): Promise<Row | undefined> {
-    const [row] = await this.raw('SELECT * FROM claim_next_job(?, ?)', [workerId, at]);
+  async claimNextJob(workerId: string, at: string, move: JobClaimMove): Promise<Row | undefined> {
+    const [row] = await this.raw('SELECT * FROM claim_next_job(?, ?, ?, ?)', [workerId, at, move.from, move.to]);
     return row;
   }
 }

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Scope, UnavailableError } from '@trellis/core';
+import { type JobClaimMove, type Scope, UnavailableError } from '@trellis/core';
 import knexFactory, { type Knex } from 'knex';
 import { toDomainError } from '../../errors.js';
 import { knexLog } from '../../knexLog.js';
@@ -9,7 +9,7 @@ import { migratorConfig } from '../../migrations/migrationSource.js';
 import type { SqlStoreLogger } from '../../openSqlStore.js';
 import type { Row } from '../../rows.js';
 import { MIGRATIONS_TABLE, type TableName } from '../../schema.js';
-import type { Dialect, SqlSession } from '../Dialect.js';
+import type { Dialect, SqlSession, TransactionMode } from '../Dialect.js';
 import { assertRowsInScope, restrictToScope } from '../scoping.js';
 import { AsyncMutex } from './AsyncMutex.js';
 import { claimNextSqliteJob } from './sqliteClaim.js';
@@ -97,18 +97,33 @@ export class SqliteDialect implements Dialect {
     return new SqliteDialect(knex, options, filename === ':memory:' ? new AsyncMutex() : mutexFor(filename));
   }
 
-  /** SQLite has no roles: the session's own owner filters are what keep owners apart here. */
-  async transaction<T>(scope: Scope, work: (session: SqlSession) => Promise<T>): Promise<T> {
+  /**
+   * SQLite has no roles: the session's own owner filters are what keep owners apart here. A read
+   * transaction is DEFERRED under `query_only`: it takes only a read snapshot (WAL), so it neither
+   * waits for another process's writer nor blocks one, and a write in it fails.
+   */
+  async transaction<T>(
+    scope: Scope,
+    work: (session: SqlSession) => Promise<T>,
+    mode: TransactionMode = 'write',
+  ): Promise<T> {
     return this.mutex.runExclusive(() =>
       this.withConnection(async (connection) => {
-        await this.beginImmediate(connection);
+        if (mode === 'read') connection.pragma('query_only = ON');
         try {
-          const result = await work(new SqliteSession(this.knex, connection, scope));
-          connection.exec('COMMIT');
-          return result;
-        } catch (error) {
-          rollBack(connection);
-          throw error;
+          if (mode === 'read') connection.exec('BEGIN DEFERRED');
+          else await this.beginImmediate(connection);
+          try {
+            const result = await work(new SqliteSession(this.knex, connection, scope));
+            connection.exec('COMMIT');
+            return result;
+          } catch (error) {
+            rollBack(connection);
+            throw error;
+          }
+        } finally {
+          // The connection is shared by every unit of work of the process: leave it writable.
+          if (mode === 'read') connection.pragma('query_only = OFF');
         }
       }),
     );
@@ -254,7 +269,7 @@ class SqliteSession implements SqlSession {
     return statement(this);
   }
 
-  claimNextJob(workerId: string, at: string): Promise<Row | undefined> {
-    return claimNextSqliteJob(this, workerId, at);
+  claimNextJob(workerId: string, at: string, move: JobClaimMove): Promise<Row | undefined> {
+    return claimNextSqliteJob(this, workerId, at, move);
   }
 }

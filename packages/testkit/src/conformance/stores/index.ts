@@ -4,6 +4,7 @@ import { describeJobClaimConformance } from './claim.js';
 import type { OpenStoreHarness } from './harness.js';
 import { describeJobStoreConformance } from './jobs.js';
 import { describeLogStoreConformance } from './logs.js';
+import { describePaginationConformance } from './pagination.js';
 import { describeReleaseAndArtifactStoreConformance } from './releases.js';
 import { describeStateStoreConformance } from './states.js';
 import { describeUnitOfWorkConformance } from './unitOfWork.js';
@@ -32,5 +33,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeWorkerStoreConformance(open);
     describeReleaseAndArtifactStoreConformance(open);
     describeStateStoreConformance(open);
+    describePaginationConformance(open);
   });
 }

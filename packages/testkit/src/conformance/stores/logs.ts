@@ -89,4 +89,105 @@ export function describeLogStoreConformance(open: OpenStoreHarness): void {
       expect(await suite.asOwner(a.id, (stores) => stores.logs.list(a.id, job.id, 0, 10))).toEqual([chunk]);
     });
   });
+
+  describe('LogStore usage and retention', () => {
+    const suite = useStoreSuite(open);
+
+    it('counts the UTF-8 bytes of every chunk of a job, and records a cut', async () => {
+      const owner = await suite.seedOwner();
+      const job = await suite.asOwner(owner.id, (stores) => stores.jobs.create(newJob(owner.id, owner.vine)));
+      const other = await suite.asOwner(owner.id, (stores) => stores.jobs.create(newJob(owner.id, null)));
+      expect(await suite.asOwner(owner.id, (stores) => stores.logs.usage(owner.id, job.id))).toEqual({
+        bytes: 0,
+        cut: false,
+      });
+      await suite.asOwner(owner.id, async (stores) => {
+        await stores.logs.append(owner.id, job.id, 'ü'.repeat(10), 'STDOUT', later());
+        await stores.logs.append(owner.id, job.id, 'abc', 'STDERR', later());
+        await stores.logs.append(owner.id, other.id, 'elsewhere', 'STDOUT', later());
+      });
+      expect(await suite.asOwner(owner.id, (stores) => stores.logs.usage(owner.id, job.id))).toEqual({
+        bytes: 23,
+        cut: false,
+      });
+      await suite.asOwner(owner.id, (stores) => stores.logs.markCut(owner.id, job.id));
+      expect(await suite.asOwner(owner.id, (stores) => stores.logs.usage(owner.id, job.id))).toEqual({
+        bytes: 23,
+        cut: true,
+      });
+      expect(await suite.asOwner(owner.id, (stores) => stores.logs.usage(owner.id, other.id))).toEqual({
+        bytes: 9,
+        cut: false,
+      });
+    });
+
+    it("counts concurrent appends exactly, and never shows or cuts another owner's job", async () => {
+      const a = await suite.seedOwner();
+      const b = await suite.seedOwner();
+      const job = await suite.asOwner(a.id, (stores) => stores.jobs.create(newJob(a.id, a.vine)));
+      await Promise.all(
+        Array.from({ length: 8 }, () =>
+          suite.asOwner(a.id, async (stores) => {
+            await stores.logs.usage(a.id, job.id);
+            await stores.logs.append(a.id, job.id, '0123456789', 'STDOUT', later());
+          }),
+        ),
+      );
+      expect((await suite.asOwner(a.id, (stores) => stores.logs.usage(a.id, job.id))).bytes).toBe(80);
+      expect(await rejectionOf(suite.asOwner(b.id, (stores) => stores.logs.usage(b.id, job.id)))).toBeInstanceOf(
+        NotFoundError,
+      );
+      expect(await rejectionOf(suite.asOwner(b.id, (stores) => stores.logs.markCut(b.id, job.id)))).toBeInstanceOf(
+        NotFoundError,
+      );
+      expect((await suite.asOwner(a.id, (stores) => stores.logs.usage(a.id, job.id))).cut).toBe(false);
+    });
+
+    it('deletes, in batches, only the chunks of jobs finished before the cutoff, of every owner', async () => {
+      const a = await suite.seedOwner();
+      const b = await suite.seedOwner();
+      const oldFinish = later();
+      const cutoff = later();
+      const recentFinish = later();
+      const oldA = await suite.asOwner(a.id, (stores) =>
+        stores.jobs.create(newJob(a.id, a.vine, { status: 'SUCCESS', finished_at: oldFinish })),
+      );
+      const oldB = await suite.asOwner(b.id, (stores) =>
+        stores.jobs.create(newJob(b.id, b.vine, { status: 'FAILED', finished_at: oldFinish })),
+      );
+      const recent = await suite.asOwner(a.id, (stores) =>
+        stores.jobs.create(newJob(a.id, null, { status: 'SUCCESS', finished_at: recentFinish })),
+      );
+      const running = await suite.asOwner(a.id, (stores) => stores.jobs.create(newJob(a.id, null)));
+      for (const [owner, job] of [
+        [a.id, oldA.id],
+        [a.id, oldA.id],
+        [a.id, oldA.id],
+        [b.id, oldB.id],
+        [b.id, oldB.id],
+        [a.id, recent.id],
+        [a.id, running.id],
+      ] as const) {
+        await suite.asOwner(owner, (stores) => stores.logs.append(owner, job, 'line\n', 'STDOUT', later()));
+      }
+      const batch = () => suite.asSystem((stores) => stores.logs.deleteOfJobsFinishedBefore(cutoff, 3));
+      expect([await batch(), await batch(), await batch()]).toEqual([3, 2, 0]);
+      const left = async (owner: string, job: string) =>
+        (await suite.asOwner(owner, (stores) => stores.logs.list(owner, job, 0, 100))).length;
+      expect([
+        await left(a.id, oldA.id),
+        await left(b.id, oldB.id),
+        await left(a.id, recent.id),
+        await left(a.id, running.id),
+      ]).toEqual([0, 0, 1, 1]);
+      // Purged jobs hold no log bytes, so later passes do not walk them again.
+      const bytes = async (owner: string, job: string) =>
+        (await suite.asOwner(owner, (stores) => stores.logs.usage(owner, job))).bytes;
+      expect([await bytes(a.id, oldA.id), await bytes(b.id, oldB.id), await bytes(a.id, recent.id)]).toEqual([
+        0,
+        0,
+        'line\n'.length,
+      ]);
+    });
+  });
 }

@@ -94,6 +94,42 @@ export function describeStateStoreConformance(open: OpenStoreHarness): void {
     });
   });
 
+  describe('StateStore pruning', () => {
+    const suite = useStoreSuite(open);
+
+    it("deletes all but the newest versions of the vine, returning their keys, and leaves other vines' alone", async () => {
+      const owner = await suite.seedOwner();
+      const other = await suite.seedOwner();
+      const versions: StateVersion[] = [];
+      for (const serial of [1, 2, 3, 4, 5]) {
+        const version = newVersion(owner.id, owner.vine.id, { serial });
+        versions.push(await suite.asOwner(owner.id, (stores) => stores.states.addVersion(version)));
+      }
+      const foreign = await suite.asOwner(other.id, (stores) =>
+        stores.states.addVersion(newVersion(other.id, other.vine.id)),
+      );
+      const pruned = await suite.asOwner(owner.id, (stores) => stores.states.pruneVersions(owner.id, owner.vine.id, 2));
+      expect([...pruned].sort()).toEqual(
+        versions
+          .slice(0, 3)
+          .map((version) => version.storage_key)
+          .sort(),
+      );
+      expect(await suite.asOwner(owner.id, (stores) => stores.states.listVersions(owner.id, owner.vine.id))).toEqual(
+        versions.slice(3).reverse(),
+      );
+      expect(
+        await suite.asOwner(owner.id, (stores) => stores.states.pruneVersions(owner.id, owner.vine.id, 2)),
+      ).toEqual([]);
+      expect(
+        await suite.asOwner(owner.id, (stores) => stores.states.pruneVersions(owner.id, other.vine.id, 0)),
+      ).toEqual([]);
+      expect(await suite.asOwner(other.id, (stores) => stores.states.listVersions(other.id, other.vine.id))).toEqual([
+        foreign,
+      ]);
+    });
+  });
+
   describe('StateStore locks', () => {
     const suite = useStoreSuite(open);
 

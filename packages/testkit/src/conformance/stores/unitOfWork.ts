@@ -1,4 +1,4 @@
-import { ConflictError, type Stores, ValidationError } from '@trellis/core';
+import { ConflictError, ownerScope, type Stores, systemScope, ValidationError } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
 import { later, newJob, newRelease, newUser, newVine, newVineyard, newWorker } from './fixtures.js';
 import { type OpenStoreHarness, rejectionOf, useStoreSuite } from './harness.js';
@@ -14,6 +14,23 @@ export function describeUnitOfWorkConformance(open: OpenStoreHarness): void {
         return { answer: 42 };
       });
       expect(result).toEqual({ answer: 42 });
+      expect(await suite.asSystem((stores) => stores.users.get(user.id))).toEqual(user);
+    });
+
+    it('reads in a read-only unit of work, in either scope', async () => {
+      const owner = await suite.seedOwner();
+      expect(await suite.uow.read(systemScope, (stores) => stores.users.get(owner.id))).toEqual(owner.user);
+      expect(
+        await suite.uow.read(ownerScope(owner.id), (stores) => stores.workers.get(owner.id, owner.worker.id)),
+      ).toEqual(owner.worker);
+    });
+
+    it('refuses a write in a read-only unit of work and commits nothing', async () => {
+      const user = newUser();
+      await expect(suite.uow.read(systemScope, (stores) => stores.users.create(user))).rejects.toThrow();
+      expect(await suite.asSystem((stores) => stores.users.get(user.id))).toBeNull();
+      // The next unit of work may write as usual.
+      await suite.asSystem((stores) => stores.users.create(user));
       expect(await suite.asSystem((stores) => stores.users.get(user.id))).toEqual(user);
     });
 

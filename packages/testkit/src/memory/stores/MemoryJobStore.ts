@@ -1,11 +1,21 @@
-import { ConflictError, type Job, type JobFilter, type JobPatch, type JobStatus, type JobStore } from '@trellis/core';
-import { copy, newestFirst, oldestFirst } from '../MemoryState.js';
+import {
+  ConflictError,
+  JOB_CLAIM,
+  type Job,
+  type JobFilter,
+  type JobPatch,
+  type JobStatus,
+  type JobStore,
+  type JobSummary,
+  jobSummary,
+  type Page,
+  type PageRequest,
+  PLAN_HOLDING_DEPLOY_STATUSES,
+} from '@trellis/core';
+import { copy, newestFirst, oldestFirst, pageNewestFirst } from '../MemoryState.js';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 
 const PATCHABLE = ['status', 'execution_metadata', 'error_message', 'finished_at', 'vine_status_before'] as const;
-
-/** Deploys that hold on to their plan: queued, running or done (DESIGN §3 `plan_already_applied`). */
-const PLAN_USING_STATUSES: readonly JobStatus[] = ['QUEUED', 'PROCESSING', 'SUCCESS'];
 
 export class MemoryJobStore implements JobStore {
   constructor(private readonly tx: MemoryTransaction) {}
@@ -24,13 +34,19 @@ export class MemoryJobStore implements JobStore {
   }
 
   async list(ownerId: string, filter: JobFilter = {}): Promise<Job[]> {
-    const matching = this.ownedJobs(ownerId).filter(
-      (job) =>
-        (filter.status === undefined || job.status === filter.status) &&
-        (filter.vineyard_id === undefined || job.vineyard_id === filter.vineyard_id) &&
-        (filter.vine_id === undefined || job.vine_id === filter.vine_id),
-    );
+    const matching = this.ownedJobs(ownerId).filter((job) => matches(job, filter));
     return newestFirst(matching, (job) => job.created_at).map(copy);
+  }
+
+  async page(ownerId: string, request: PageRequest, filter: JobFilter = {}): Promise<Page<JobSummary>> {
+    if (!this.tx.sees(ownerId)) return { items: [], next: null };
+    const page = pageNewestFirst(
+      this.tx.state.jobs,
+      (job) => job.owner_id === ownerId && matches(job, filter),
+      (job) => job.created_at,
+      request,
+    );
+    return { items: page.items.map(jobSummary), next: page.next };
   }
 
   /**
@@ -40,22 +56,22 @@ export class MemoryJobStore implements JobStore {
    */
   async claimNext(worker: { id: string; owner_id: string }, at: string): Promise<Job | null> {
     const ownJobs = oldestFirst(this.ownedJobs(worker.owner_id), (job) => job.created_at);
-    const busyVines = new Set(ownJobs.filter((job) => job.status === 'PROCESSING').map((job) => job.vine_id));
+    const busyVines = new Set(ownJobs.filter((job) => job.status === JOB_CLAIM.to).map((job) => job.vine_id));
     const headOfVine = new Map<string, string>();
     for (const job of ownJobs) {
-      if (job.status === 'QUEUED' && job.vine_id !== null && !headOfVine.has(job.vine_id)) {
+      if (job.status === JOB_CLAIM.from && job.vine_id !== null && !headOfVine.has(job.vine_id)) {
         headOfVine.set(job.vine_id, job.id);
       }
     }
     const next = ownJobs.find(
       (job) =>
-        job.status === 'QUEUED' &&
+        job.status === JOB_CLAIM.from &&
         (job.assigned_worker_id === null || job.assigned_worker_id === worker.id) &&
         job.target_worker_id !== worker.id &&
         (job.vine_id === null || (headOfVine.get(job.vine_id) === job.id && !busyVines.has(job.vine_id))),
     );
     if (!next) return null;
-    next.status = 'PROCESSING';
+    next.status = JOB_CLAIM.to;
     next.claimed_by_worker_id = worker.id;
     next.claimed_at = at;
     return copy(next);
@@ -106,7 +122,8 @@ export class MemoryJobStore implements JobStore {
 
   async listDeploysOfPlan(ownerId: string, planJobId: string): Promise<Job[]> {
     const deploys = this.ownedJobs(ownerId).filter(
-      (job) => job.job_type === 'DEPLOY' && job.plan_job_id === planJobId && PLAN_USING_STATUSES.includes(job.status),
+      (job) =>
+        job.job_type === 'DEPLOY' && job.plan_job_id === planJobId && PLAN_HOLDING_DEPLOY_STATUSES.includes(job.status),
     );
     return newestFirst(deploys, (job) => job.created_at).map(copy);
   }
@@ -120,4 +137,12 @@ export class MemoryJobStore implements JobStore {
     if (!this.tx.sees(ownerId)) return [];
     return [...this.tx.state.jobs.values()].filter((job) => job.owner_id === ownerId);
   }
+}
+
+function matches(job: Job, filter: JobFilter): boolean {
+  return (
+    (filter.status === undefined || job.status === filter.status) &&
+    (filter.vineyard_id === undefined || job.vineyard_id === filter.vineyard_id) &&
+    (filter.vine_id === undefined || job.vine_id === filter.vine_id)
+  );
 }

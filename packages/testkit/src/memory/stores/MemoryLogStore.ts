@@ -1,9 +1,58 @@
-import { type LogChunk, type LogStore, NotFoundError, type StreamType } from '@trellis/core';
+import { type LogChunk, type LogStore, type LogUsage, NotFoundError, type StreamType } from '@trellis/core';
 import { copy } from '../MemoryState.js';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 
 export class MemoryLogStore implements LogStore {
   constructor(private readonly tx: MemoryTransaction) {}
+
+  async usage(ownerId: string, jobId: string): Promise<LogUsage> {
+    this.requireJob(ownerId, jobId);
+    return { ...(this.tx.state.logUsage.get(jobId) ?? { bytes: 0, cut: false }) };
+  }
+
+  async markCut(ownerId: string, jobId: string): Promise<void> {
+    this.requireJob(ownerId, jobId);
+    const usage = this.tx.state.logUsage.get(jobId) ?? { bytes: 0, cut: false };
+    this.tx.state.logUsage.set(jobId, { ...usage, cut: true });
+  }
+
+  async deleteOfJobsFinishedBefore(cutoff: string, limit: number): Promise<number> {
+    const { logs, jobs, logUsage } = this.tx.state;
+    const before = Date.parse(cutoff);
+    // As the SQL stores: only jobs that still hold log bytes, oldest finished first.
+    const jobIds = [...jobs.values()]
+      .filter(
+        (job) =>
+          this.tx.sees(job.owner_id) &&
+          job.finished_at != null &&
+          Date.parse(job.finished_at) < before &&
+          (logUsage.get(job.id)?.bytes ?? 0) > 0,
+      )
+      .sort((a, b) => Date.parse(a.finished_at as string) - Date.parse(b.finished_at as string))
+      .slice(0, 100)
+      .map((job) => job.id);
+    const chosen = new Set(jobIds);
+    const doomed = new Set(
+      logs
+        .filter((row) => chosen.has(row.chunk.job_id))
+        .map((row) => row.chunk.id)
+        .sort((a, b) => a - b)
+        .slice(0, Math.max(0, limit)),
+    );
+    this.tx.state.logs = logs.filter((row) => !doomed.has(row.chunk.id));
+    if (doomed.size < limit) {
+      for (const id of jobIds) {
+        const usage = logUsage.get(id);
+        if (usage) logUsage.set(id, { ...usage, bytes: 0 });
+      }
+    }
+    return doomed.size;
+  }
+
+  private requireJob(ownerId: string, jobId: string): void {
+    const job = this.tx.state.jobs.get(jobId);
+    if (!job || job.owner_id !== ownerId || !this.tx.sees(ownerId)) throw new NotFoundError('job');
+  }
 
   /** Ids come from a sequence that never rolls back, so they only increase, as in SQL. */
   async append(ownerId: string, jobId: string, chunk: string, streamType: StreamType, at: string): Promise<LogChunk> {
@@ -19,6 +68,8 @@ export class MemoryLogStore implements LogStore {
       created_at: at,
     };
     logs.push({ owner_id: ownerId, chunk: stored });
+    const usage = this.tx.state.logUsage.get(jobId) ?? { bytes: 0, cut: false };
+    this.tx.state.logUsage.set(jobId, { ...usage, bytes: usage.bytes + Buffer.byteLength(chunk, 'utf8') });
     return copy(stored);
   }
 

@@ -1,5 +1,5 @@
-import { ConflictError, type ReleaseStore, type WorkerRelease } from '@trellis/core';
-import { copy, newestFirst } from '../MemoryState.js';
+import { ConflictError, type Page, type PageRequest, type ReleaseStore, type WorkerRelease } from '@trellis/core';
+import { copy, newestFirst, pageNewestFirst } from '../MemoryState.js';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 
 /** Releases belong to nobody: every scope sees them. */
@@ -22,5 +22,14 @@ export class MemoryReleaseStore implements ReleaseStore {
 
   async list(): Promise<WorkerRelease[]> {
     return newestFirst(this.tx.state.releases.values(), (release) => release.published_at).map(copy);
+  }
+
+  async page(request: PageRequest): Promise<Page<WorkerRelease>> {
+    return pageNewestFirst(
+      this.tx.state.releases,
+      () => true,
+      (release) => release.published_at,
+      request,
+    );
   }
 }

@@ -24,6 +24,13 @@ export class MemoryStateStore implements StateStore {
       .map(copy);
   }
 
+  async pruneVersions(ownerId: string, vineId: string, keep: number): Promise<string[]> {
+    const pruned = (await this.listVersions(ownerId, vineId)).slice(Math.max(0, keep));
+    const ids = new Set(pruned.map((version) => version.id));
+    this.tx.state.stateVersions = this.tx.state.stateVersions.filter((version) => !ids.has(version.id));
+    return pruned.map((version) => version.storage_key);
+  }
+
   async getLock(ownerId: string, vineId: string): Promise<StateLock | null> {
     const lock = this.tx.state.stateLocks.get(vineId);
     return lock && lock.owner_id === ownerId && this.tx.sees(ownerId) ? copy(lock) : null;

@@ -1,13 +1,15 @@
 import {
   ConflictError,
   NotFoundError,
+  type Page,
+  type PageRequest,
   type Vine,
   type VineComponents,
   type VineFilter,
   type VineStatus,
   type VineStore,
 } from '@trellis/core';
-import { copy, oldestFirst } from '../MemoryState.js';
+import { copy, oldestFirst, pageNewestFirst } from '../MemoryState.js';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 
 function noComponents(): VineComponents {
@@ -49,9 +51,21 @@ export class MemoryVineStore implements VineStore {
     if (!this.tx.sees(ownerId)) return [];
     const mine = [...this.tx.state.vines.values()].filter(
       (vine) =>
-        vine.owner_id === ownerId && (filter.vineyard_id === undefined || vine.vineyard_id === filter.vineyard_id),
+        vine.owner_id === ownerId &&
+        (filter.vineyard_id === undefined || vine.vineyard_id === filter.vineyard_id) &&
+        (filter.vineyard_ids === undefined || filter.vineyard_ids.includes(vine.vineyard_id)),
     );
     return oldestFirst(mine, (vine) => vine.created_at).map(copy);
+  }
+
+  async page(ownerId: string, request: PageRequest): Promise<Page<Vine>> {
+    if (!this.tx.sees(ownerId)) return { items: [], next: null };
+    return pageNewestFirst(
+      this.tx.state.vines,
+      (vine) => vine.owner_id === ownerId,
+      (vine) => vine.created_at,
+      request,
+    );
   }
 
   async updateStatus(ownerId: string, id: string, status: VineStatus, message: string | null, at: string) {

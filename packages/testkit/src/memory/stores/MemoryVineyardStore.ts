@@ -1,5 +1,5 @@
-import { ConflictError, type Vineyard, type VineyardStore } from '@trellis/core';
-import { copy, oldestFirst } from '../MemoryState.js';
+import { ConflictError, type Page, type PageRequest, type Vineyard, type VineyardStore } from '@trellis/core';
+import { copy, oldestFirst, pageNewestFirst } from '../MemoryState.js';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 
 export class MemoryVineyardStore implements VineyardStore {
@@ -27,5 +27,15 @@ export class MemoryVineyardStore implements VineyardStore {
     if (!this.tx.sees(ownerId)) return [];
     const mine = [...this.tx.state.vineyards.values()].filter((vineyard) => vineyard.owner_id === ownerId);
     return oldestFirst(mine, (vineyard) => vineyard.created_at).map(copy);
+  }
+
+  async page(ownerId: string, request: PageRequest): Promise<Page<Vineyard>> {
+    if (!this.tx.sees(ownerId)) return { items: [], next: null };
+    return pageNewestFirst(
+      this.tx.state.vineyards,
+      (vineyard) => vineyard.owner_id === ownerId,
+      (vineyard) => vineyard.created_at,
+      request,
+    );
   }
 }

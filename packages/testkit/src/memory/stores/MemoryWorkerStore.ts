@@ -1,5 +1,13 @@
-import { ConflictError, type JsonObject, NotFoundError, type Worker, type WorkerStore } from '@trellis/core';
-import { copy, oldestFirst } from '../MemoryState.js';
+import {
+  ConflictError,
+  type JsonObject,
+  NotFoundError,
+  type Page,
+  type PageRequest,
+  type Worker,
+  type WorkerStore,
+} from '@trellis/core';
+import { copy, oldestFirst, pageNewestFirst } from '../MemoryState.js';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 
 export class MemoryWorkerStore implements WorkerStore {
@@ -27,6 +35,16 @@ export class MemoryWorkerStore implements WorkerStore {
     if (!this.tx.sees(ownerId)) return [];
     const mine = [...this.tx.state.workers.values()].filter((worker) => worker.owner_id === ownerId);
     return oldestFirst(mine, (worker) => worker.created_at).map(copy);
+  }
+
+  async page(ownerId: string, request: PageRequest): Promise<Page<Worker>> {
+    if (!this.tx.sees(ownerId)) return { items: [], next: null };
+    return pageNewestFirst(
+      this.tx.state.workers,
+      (worker) => worker.owner_id === ownerId,
+      (worker) => worker.created_at,
+      request,
+    );
   }
 
   async recordHeartbeat(ownerId: string, id: string, version: string, at: string): Promise<void> {

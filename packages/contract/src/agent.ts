@@ -1,0 +1,38 @@
+/** The agent protocol (SPEC §4.2): claim, heartbeat, status, logs, plan artifacts. */
+import { CLOUD_PROVIDERS, JOB_STATUSES, REPORTABLE_JOB_STATUSES, STREAM_TYPES } from '@trellis/core';
+import { z } from 'zod';
+import { jsonObject, uuid } from './common.js';
+import { Job } from './records.js';
+
+export const ClaimQuery = z.object({
+  wait: z.coerce.number().int().min(0).max(30).optional().describe('long-poll for up to this many seconds'),
+});
+export const ClaimResponse = z.object({
+  job: Job,
+  cloud_identity: z.object({ provider: z.enum(CLOUD_PROVIDERS), role_arn: z.string(), external_id: uuid }).nullable(),
+  state_token: z
+    .string()
+    .nullable()
+    .describe(
+      "for the engine's http state backend (Basic auth: worker id, this token) instead of the worker token; valid for this job's configuration while the job runs; null without a configuration",
+    ),
+});
+export const HeartbeatBody = z.object({ version: z.string() });
+export const HeartbeatResponse = z.object({
+  cancel_job_ids: z.array(uuid),
+  heartbeat_interval_s: z.number().int(),
+});
+export const StatusBody = z.object({
+  status: z.enum(REPORTABLE_JOB_STATUSES).or(z.literal('QUEUED')),
+  execution_metadata: jsonObject.optional(),
+  error_message: z.string().optional(),
+});
+export const LogBody = z.object({ log_chunk: z.string(), stream_type: z.enum(STREAM_TYPES) });
+export const LogPostResponse = z.object({ id: z.number().int(), job_status: z.enum(JOB_STATUSES) });
+export const ArtifactResponse = z.object({ job_id: uuid, size: z.number().int(), sha256: z.string() });
+export const MetadataBody = jsonObject;
+
+/** `GET /api/jobs/{id}/logs/stream` (Server-Sent Events). */
+export const StreamQuery = z.object({
+  after: z.coerce.number().int().min(0).optional().describe('resume after this chunk id (or send Last-Event-ID)'),
+});

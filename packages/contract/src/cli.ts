@@ -1,0 +1,60 @@
+/** What the CLI (and the web) sends: vineyards, configurations, jobs, workers (SPEC §4.3). */
+import { CLOUD_PROVIDERS, ENGINE_NAMES, JOB_STATUSES, JOB_TYPES, MAX_LOG_PAGE, WORKER_MODES } from '@trellis/core';
+import { z } from 'zod';
+import { PageQuery, recordName } from './common.js';
+import { Engine, JobSummary, VineSummary, VineyardSummary, Worker } from './records.js';
+
+export const CreateVineyardBody = z.object({ name: recordName });
+/**
+ * A configuration's source as a caller writes it (`ref` and `path` may be left out). The body
+ * below passes it to core as is, which judges it and reports every bad field at once.
+ */
+export const SourceInput = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('git'),
+    url: z.string(),
+    ref: z.string().nullable().optional(),
+    path: z.string().nullable().optional(),
+  }),
+  z.object({ type: z.literal('inline'), files: z.record(z.string(), z.string()) }),
+]);
+export const CreateConfigurationBody = z.object({
+  name: recordName,
+  vineyard_id: z.string(),
+  project_name: recordName.optional(),
+  source: z
+    .object({ type: z.enum(['git', 'inline']) })
+    .passthrough()
+    .describe('git: url, ref?, path?; inline: files (path → content); see SourceInput'),
+  variables: z
+    .record(z.string(), z.union([z.string(), z.object({ value: z.string(), sensitive: z.boolean().optional() })]))
+    .optional(),
+  engine: z.union([z.enum(ENGINE_NAMES), Engine.partial({ version: true })]).optional(),
+  cloud_identity_id: z.string().optional(),
+  cloud_identity: z
+    .object({ provider: z.enum(CLOUD_PROVIDERS).optional(), role_arn: z.string(), external_id: z.string().optional() })
+    .optional(),
+});
+export const CreateJobBody = z.object({
+  job_type: z.enum(JOB_TYPES),
+  configuration_id: z.uuid().optional(),
+  assigned_worker_id: z.uuid().optional(),
+  plan_job_id: z.uuid().optional(),
+  target_worker_id: z.uuid().optional(),
+});
+export const ListJobsQuery = PageQuery.extend({
+  status: z.enum(JOB_STATUSES).optional(),
+  vineyard_id: z.uuid().optional(),
+  vine_id: z.uuid().optional(),
+});
+export const RegisterWorkerBody = z.object({ name: recordName, mode: z.enum(WORKER_MODES).optional() });
+export const LogQuery = z.object({
+  after: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_LOG_PAGE).optional(),
+});
+
+// ---- the lists (paged: see the `Link` header)
+export const VineyardList = z.object({ vineyards: z.array(VineyardSummary) });
+export const ConfigurationList = z.object({ configurations: z.array(VineSummary) });
+export const JobList = z.object({ jobs: z.array(JobSummary) });
+export const WorkerList = z.object({ workers: z.array(Worker) });

@@ -1,0 +1,14 @@
+/**
+ * The API contract (issue 11 §1): every request and response schema, written once. `http`
+ * validates requests with them and generates the OpenAPI document from them; `client` derives
+ * its types from them (`z.infer`/`z.input`) and its tests check real answers against them.
+ * Enums, limits and formats come from core's constants.
+ */
+export * from './agent.js';
+export * from './auth.js';
+export * from './cli.js';
+export * from './common.js';
+export * from './records.js';
+export * from './releases.js';
+export * from './state.js';
+export type * from './types.js';

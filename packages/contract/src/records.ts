@@ -1,0 +1,136 @@
+/** The records the API answers with: vineyards, vines (configurations), jobs, workers, logs. */
+import {
+  CLOUD_PROVIDERS,
+  ENGINE_NAMES,
+  JOB_STATUSES,
+  JOB_TYPES,
+  STREAM_TYPES,
+  VINE_STATUSES,
+  WORKER_MODES,
+  WORKER_STATUSES,
+} from '@trellis/core';
+import { z } from 'zod';
+import { isoTime, jsonObject, uuid } from './common.js';
+
+export const Variables = z.record(z.string(), z.object({ value: z.string(), sensitive: z.boolean() }));
+const GitSource = z.object({
+  type: z.literal('git'),
+  url: z.string(),
+  ref: z.string().nullable(),
+  path: z.string().nullable(),
+});
+export const Source = z.discriminatedUnion('type', [
+  GitSource,
+  z.object({ type: z.literal('inline'), files: z.record(z.string(), z.string()) }),
+]);
+export const Engine = z.object({ name: z.enum(ENGINE_NAMES), version: z.string().nullable() });
+export const CloudIdentity = z.object({
+  id: uuid,
+  owner_id: uuid,
+  provider: z.enum(CLOUD_PROVIDERS),
+  role_arn: z.string(),
+  external_id: uuid,
+});
+export const Vine = z.object({
+  id: uuid,
+  owner_id: uuid,
+  vineyard_id: uuid,
+  name: z.string(),
+  project_name: z.string(),
+  cloud_identity_id: uuid.nullable(),
+  source: Source,
+  variables: Variables.describe('sensitive values are shown as ***'),
+  engine: Engine,
+  status: z.enum(VINE_STATUSES),
+  status_message: z.string().nullable(),
+  created_at: isoTime,
+  updated_at: isoTime,
+});
+export const Components = z.object({
+  cluster: z.object({ name: z.string().nullable(), endpoint: z.string().nullable(), job_id: uuid }).nullable(),
+  argocd: z.object({ url: z.string(), job_id: uuid }).nullable(),
+  outputs: z.object({ values: jsonObject, job_id: uuid }).nullable(),
+});
+export const VineDetail = Vine.extend({ cloud_identity: CloudIdentity.nullable(), components: Components });
+export const Vineyard = z.object({
+  id: uuid,
+  owner_id: uuid,
+  name: z.string(),
+  created_at: isoTime,
+  vines: z.array(Vine),
+});
+/** Lists carry summaries (issue 10 §2): no inline files, no variables. */
+export const SourceSummary = z.discriminatedUnion('type', [
+  GitSource,
+  z
+    .object({ type: z.literal('inline'), file_count: z.number().int() })
+    .describe('how many files; the files themselves are in the detail'),
+]);
+export const VineSummary = Vine.omit({ source: true, variables: true }).extend({ source: SourceSummary });
+export const VineyardSummary = Vineyard.extend({ vines: z.array(VineSummary) });
+/** What a job runs, frozen when it was created (core's `ConfigSnapshot`). */
+export const ConfigSnapshot = z.object({
+  vine: z.object({ id: uuid, name: z.string(), project_name: z.string(), vineyard_id: uuid }).nullable(),
+  source: Source.nullable(),
+  variables: Variables.describe('sensitive values are shown as ***'),
+  engine: Engine.nullable(),
+  cloud_identity_id: uuid.nullable(),
+  target_worker: z
+    .object({ id: uuid, name: z.string(), mode: z.enum(WORKER_MODES) })
+    .optional()
+    .describe('set for DESTROY_WORKER jobs'),
+});
+export const SnapshotSummary = ConfigSnapshot.omit({ source: true, variables: true }).extend({
+  source: SourceSummary.nullable(),
+});
+export const Job = z.object({
+  id: uuid,
+  owner_id: uuid,
+  job_type: z.enum(JOB_TYPES),
+  status: z.enum(JOB_STATUSES),
+  config_snapshot: ConfigSnapshot,
+  config_hash: z.string(),
+  vine_id: uuid.nullable(),
+  vineyard_id: uuid.nullable(),
+  cloud_identity_id: uuid.nullable(),
+  assigned_worker_id: uuid.nullable(),
+  claimed_by_worker_id: uuid.nullable(),
+  plan_job_id: uuid.nullable(),
+  target_worker_id: uuid.nullable(),
+  execution_metadata: jsonObject,
+  error_message: z.string().nullable(),
+  created_at: isoTime,
+  claimed_at: isoTime.nullable(),
+  finished_at: isoTime.nullable(),
+  vine_status_before: z.enum(VINE_STATUSES).nullable().describe("the vine's status before this job moved it"),
+});
+export const JobSummary = Job.extend({
+  config_snapshot: SnapshotSummary.describe(
+    'the snapshot without `source.files` and `variables`; GET /api/cli/jobs/{id} has all of it',
+  ),
+});
+export const Worker = z.object({
+  id: uuid,
+  owner_id: uuid,
+  name: z.string(),
+  mode: z.enum(WORKER_MODES),
+  status: z.enum(WORKER_STATUSES),
+  last_heartbeat: isoTime.nullable(),
+  version: z.string().nullable(),
+  metadata: jsonObject,
+  created_at: isoTime,
+  destroyed_at: isoTime.nullable(),
+});
+export const LogEntry = z.object({
+  id: z.number().int(),
+  job_id: uuid,
+  log_chunk: z.string(),
+  stream_type: z.enum(STREAM_TYPES),
+  created_at: isoTime,
+});
+export const LogPage = z.object({ logs: z.array(LogEntry), has_more: z.boolean() });
+export const Release = z.object({ version: z.string(), release_notes: z.string(), published_at: isoTime });
+export const RegistrationResponse = z.object({
+  worker_id: uuid,
+  worker_token: z.string().describe('shown only once; store it safely'),
+});

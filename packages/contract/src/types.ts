@@ -1,0 +1,72 @@
+/**
+ * The TypeScript types of the contract, inferred from the schemas (`z.output` of what the server
+ * answers, `z.input` of what a caller sends), so a client needs no zod to use them.
+ */
+import type { z } from 'zod';
+import type { ArtifactResponse, ClaimResponse, HeartbeatResponse, LogPostResponse, StatusBody } from './agent.js';
+import type {
+  ExchangeBody,
+  ExchangeResponse,
+  GenerateResponse,
+  Repository,
+  TokenPairResponse,
+  WhoAmIResponse,
+} from './auth.js';
+import type {
+  CreateConfigurationBody,
+  CreateJobBody,
+  ListJobsQuery,
+  LogQuery,
+  RegisterWorkerBody,
+  SourceInput,
+} from './cli.js';
+import type {
+  Job,
+  JobSummary,
+  LogEntry,
+  LogPage,
+  RegistrationResponse,
+  Release,
+  VineDetail,
+  VineSummary,
+  Vineyard,
+  VineyardSummary,
+  Worker,
+} from './records.js';
+import type { PublishReleaseBody, TendrilBody } from './releases.js';
+
+// ---- answers
+export type GenerateAnswer = z.output<typeof GenerateResponse>;
+export type ExchangeAnswer = z.output<typeof ExchangeResponse>;
+export type TokenPairAnswer = z.output<typeof TokenPairResponse>;
+export type WhoAmIAnswer = z.output<typeof WhoAmIResponse>;
+export type RepositoryView = z.output<typeof Repository>;
+export type VineyardSummaryView = z.output<typeof VineyardSummary>;
+export type VineyardDetailView = z.output<typeof Vineyard>;
+export type VineSummaryView = z.output<typeof VineSummary>;
+export type VineDetailView = z.output<typeof VineDetail>;
+export type JobView = z.output<typeof Job>;
+export type JobSummaryView = z.output<typeof JobSummary>;
+export type LogEntryView = z.output<typeof LogEntry>;
+export type LogPageView = z.output<typeof LogPage>;
+export type WorkerRecordView = z.output<typeof Worker>;
+export type RegistrationAnswer = z.output<typeof RegistrationResponse>;
+export type ReleaseView = z.output<typeof Release>;
+export type ClaimAnswer = z.output<typeof ClaimResponse>;
+export type HeartbeatAnswerView = z.output<typeof HeartbeatResponse>;
+export type LogPostAnswer = z.output<typeof LogPostResponse>;
+export type ArtifactAnswer = z.output<typeof ArtifactResponse>;
+
+// ---- requests
+export type ExchangeRequest = z.input<typeof ExchangeBody>;
+/** The body is checked loosely (core judges the source); a caller sends a source as answered. */
+export type CreateConfigurationRequest = Omit<z.input<typeof CreateConfigurationBody>, 'source'> & {
+  source: z.input<typeof SourceInput>;
+};
+export type CreateJobRequest = z.input<typeof CreateJobBody>;
+export type JobListRequest = Omit<z.input<typeof ListJobsQuery>, 'limit' | 'cursor'>;
+export type LogPageRequest = z.output<typeof LogQuery>;
+export type RegisterWorkerRequest = z.input<typeof RegisterWorkerBody>;
+export type StatusReport = z.input<typeof StatusBody>;
+export type PublishReleaseRequest = z.input<typeof PublishReleaseBody>;
+export type TendrilRequest = z.input<typeof TendrilBody>;

@@ -1,0 +1,130 @@
+/**
+ * The registry of problem codes (issue 11 §6), like Yarn's message names: every `code` a
+ * problem+json answer can carry is defined here once, with its HTTP status and a one-line
+ * meaning. A code, once published, is never removed nor given another status or meaning; a new
+ * failure gets a new code. `docs/api.md` lists them all (`npm run docs:api`), and a test checks
+ * that every code thrown in the sources is here with the status it is thrown with.
+ *
+ * Statuses are plain numbers: core knows no HTTP, the registry only records what `http` sends.
+ */
+
+export interface ProblemCodeInfo {
+  readonly status: number;
+  /** One line: what happened, for the reader of a problem. */
+  readonly meaning: string;
+}
+
+export const PROBLEM_CODES = {
+  // ---- 400: the request is malformed
+  validation_failed: { status: 400, meaning: 'a field is missing, malformed or out of range; see `errors`' },
+  malformed_json: { status: 400, meaning: 'the request body is not valid JSON' },
+  request_aborted: { status: 400, meaning: 'the client aborted the request before its body was read' },
+  missing_file: { status: 400, meaning: 'the multipart upload holds no file' },
+  invalid_lock: { status: 400, meaning: 'the state lock info carries no ID' },
+  invalid_next: { status: 400, meaning: 'the `next` of a sign-in is not a same-origin path' },
+  invalid_artifact_key: { status: 400, meaning: 'an artifact object name is not one the server makes' },
+  invalid_artifacts_url: { status: 400, meaning: 'the artifact store URL is not valid' },
+  authorization_pending: { status: 400, meaning: 'the device login is not approved in the browser yet; poll again' },
+  expired_token: { status: 400, meaning: 'the device login expired; run the login again' },
+  invalid_grant: {
+    status: 400,
+    meaning: 'the device login was already used, or its verification code is wrong or dead',
+  },
+  invalid_state: { status: 401, meaning: 'the sign-in state is missing, expired or from another browser' },
+  invalid_state_file: { status: 400, meaning: 'the state is not a JSON object with a serial and a lineage' },
+  // ---- 401: no or bad credentials
+  unauthenticated: { status: 401, meaning: 'the request carries no credentials' },
+  invalid_token: { status: 401, meaning: 'the bearer token is not valid' },
+  token_expired: { status: 401, meaning: 'the bearer token has expired; refresh it' },
+  session_expired: { status: 401, meaning: 'the web session has expired; sign in again' },
+  invalid_worker_credentials: { status: 401, meaning: 'the worker id and token do not match a live worker' },
+  invalid_state_token: { status: 401, meaning: 'the job state token is not valid for this job or worker' },
+  invalid_release_secret: { status: 401, meaning: 'the release secret is wrong' },
+  invalid_bootstrap_token: { status: 401, meaning: 'the bootstrap sign-in link is not valid or was already used' },
+  secret_unreadable: { status: 401, meaning: 'a stored secret can no longer be decrypted (the key changed)' },
+  access_denied: { status: 401, meaning: 'the sign-in was cancelled at the provider' },
+  provider_error: { status: 401, meaning: 'the sign-in provider refused the sign-in' },
+  provider_mismatch: { status: 401, meaning: 'the sign-in answer came from another provider than it was started for' },
+  invalid_id_token: { status: 401, meaning: "the provider's ID token failed verification" },
+  provider_token_expired: { status: 401, meaning: "the git provider's token has expired; sign in again" },
+  // ---- 403: authenticated, not allowed
+  csrf_rejected: { status: 403, meaning: 'a cross-site request was refused' },
+  email_not_verified: { status: 403, meaning: 'the sign-in account has no verified email address' },
+  job_not_claimed_by_worker: { status: 403, meaning: 'the job is not claimed by the calling worker' },
+  not_this_worker: { status: 403, meaning: 'a worker may act only on itself' },
+  state_not_for_worker: { status: 403, meaning: "the state is not the calling worker's job's configuration" },
+  // ---- 404: missing, or another owner's (the two look the same)
+  route_not_found: { status: 404, meaning: 'no route for this method and path' },
+  artifact_not_found: { status: 404, meaning: 'no such artifact' },
+  cli_login_not_found: { status: 404, meaning: 'no such device login' },
+  cloud_identity_not_found: { status: 404, meaning: 'no such cloud identity' },
+  configuration_not_found: { status: 404, meaning: 'no such configuration (vine)' },
+  vineyard_not_found: { status: 404, meaning: 'no such vineyard' },
+  job_not_found: { status: 404, meaning: 'no such job' },
+  plan_job_not_found: { status: 404, meaning: 'the plan job of an apply does not exist' },
+  plan_artifact_not_found: { status: 404, meaning: 'the job has no plan artifact' },
+  worker_not_found: { status: 404, meaning: 'no such worker' },
+  user_not_found: { status: 404, meaning: 'no such user' },
+  provider_not_configured: { status: 404, meaning: 'no sign-in provider of this name is configured' },
+  // ---- 409: well-formed, but clashes with the current state
+  already_exists: { status: 409, meaning: 'a record with the same key already exists' },
+  referenced_record_missing: { status: 409, meaning: 'the record refers to a record that does not exist' },
+  email_taken: { status: 409, meaning: 'a user with this email already exists' },
+  vineyard_name_taken: { status: 409, meaning: 'the caller already has a vineyard with this name' },
+  vine_name_taken: { status: 409, meaning: 'the caller already has a configuration with this name' },
+  project_name_taken: { status: 409, meaning: 'the caller already has a configuration with this project name' },
+  release_exists: { status: 409, meaning: 'this worker release version is already published' },
+  device_code_used: { status: 409, meaning: 'this device code already has a login' },
+  invalid_transition: { status: 409, meaning: 'the record cannot move from its status to the one asked' },
+  job_finished: { status: 409, meaning: 'the job has already finished' },
+  job_not_running: { status: 409, meaning: 'the job is not running' },
+  job_log_closed: { status: 409, meaning: "the job's log takes no more chunks" },
+  not_a_plan_job: { status: 409, meaning: 'the job named as plan is not a plan job' },
+  plan_already_applied: { status: 409, meaning: 'the plan was already applied' },
+  plan_not_ready: { status: 409, meaning: 'the plan has not succeeded (yet)' },
+  plan_stale: { status: 409, meaning: 'the configuration changed since the plan was made' },
+  provider_not_linked: { status: 409, meaning: 'the user has no identity at this git provider' },
+  state_locked: { status: 409, meaning: 'the state is locked by another lock ID' },
+  worker_destroyed: { status: 409, meaning: 'the worker was destroyed' },
+  // ---- 413: over a size limit
+  payload_too_large: { status: 413, meaning: 'the request body is over its limit' },
+  artifact_too_large: { status: 413, meaning: 'the plan artifact is over its limit' },
+  log_chunk_too_large: { status: 413, meaning: 'the log chunk is over its limit' },
+  job_log_truncated: { status: 413, meaning: "the job's log reached its total size limit" },
+  metadata_too_large: { status: 413, meaning: 'the metadata object is over its limit' },
+  state_too_large: { status: 413, meaning: 'the state file is over its limit' },
+  // ---- 415
+  unsupported_media_type: { status: 415, meaning: 'the body has a content type or encoding the route does not take' },
+  // ---- 429: slow down (with Retry-After)
+  rate_limited: { status: 429, meaning: 'too many requests; retry after `Retry-After` seconds' },
+  too_many_long_polls: { status: 429, meaning: 'too many claim long-polls open at once' },
+  too_many_streams: { status: 429, meaning: 'too many live log streams open at once' },
+  // ---- 500 and 503
+  internal_error: { status: 500, meaning: 'an unexpected error; the server logged it' },
+  not_ready: { status: 503, meaning: 'a dependency of the control plane is not reachable' },
+  database_unavailable: { status: 503, meaning: 'the database cannot be reached or is too busy' },
+  artifact_store_unavailable: { status: 503, meaning: 'the artifact store cannot be reached or refused us' },
+  provider_unavailable: { status: 503, meaning: 'the sign-in or git provider cannot be reached' },
+  release_api_disabled: { status: 503, meaning: 'the release endpoints are off (no release secret is set)' },
+} as const satisfies Record<string, ProblemCodeInfo>;
+
+export type ProblemCode = keyof typeof PROBLEM_CODES;
+
+/**
+ * Codes published with a second status before this registry existed. They keep it so no client
+ * breaks; the list only shrinks, and a test refuses any other code thrown with two statuses.
+ */
+export const LEGACY_SECOND_STATUS: Readonly<Partial<Record<ProblemCode, { status: number; meaning: string }>>> = {
+  invalid_grant: { status: 401, meaning: 'the refresh token is not valid, or was reused (its family is revoked)' },
+  provider_not_configured: { status: 503, meaning: 'the git provider is not configured on this server' },
+  unsupported_media_type: { status: 400, meaning: 'the plan upload is neither octet-stream nor multipart' },
+};
+
+export function isProblemCode(code: string): code is ProblemCode {
+  return Object.hasOwn(PROBLEM_CODES, code);
+}
+
+/** The status a registered code is sent with, or undefined for an unregistered one. */
+export function problemStatusOf(code: string): number | undefined {
+  return isProblemCode(code) ? PROBLEM_CODES[code].status : undefined;
+}

@@ -1,0 +1,146 @@
+import type { JobSummary, Json, PageResult, VineView, Vineyard } from '@trellis/core';
+import { badge, jobDuration, jobTypeLabel, shortId, when } from '../format.js';
+import { externalUrl, type Html, html } from '../html.js';
+import type { Page } from '../layout.js';
+
+export interface VinePageInput {
+  base: string;
+  vine: VineView;
+  vineyard: Vineyard | null;
+  /** The newest jobs of this vine (a page; "Older" links to the rest). */
+  jobs: PageResult<JobSummary>;
+  now: Date;
+}
+
+/** The newest successful plan that no deploy has used yet: what "Deploy this plan" applies. */
+export function unappliedPlan(jobs: readonly JobSummary[]): JobSummary | null {
+  const newestPlan = jobs.find((job) => job.job_type === 'PLAN' && job.status === 'SUCCESS');
+  if (!newestPlan) return null;
+  const applied = jobs.some(
+    (job) => job.plan_job_id === newestPlan.id && job.status !== 'FAILED' && job.status !== 'CANCELLED',
+  );
+  return applied ? null : newestPlan;
+}
+
+/** A vine: status, what its last deployment produced, its configuration and its last jobs. */
+export function vinePage(input: VinePageInput): Page {
+  const { base, vine, vineyard, now } = input;
+  const jobs = input.jobs.items;
+  const plan = unappliedPlan(jobs);
+  return {
+    title: vine.name,
+    section: 'vineyards',
+    body: html`<p class="breadcrumbs"><a href="${base}/vineyards">Vineyards</a> /
+  ${vineyard ? html`<a href="${base}/vineyards/${vineyard.id}">${vineyard.name}</a> /` : ''}</p>
+<div class="title-row">
+  <h1>${vine.name}</h1>
+  ${badge(vine.status)}
+</div>
+${vine.status_message ? html`<p class="error" data-status-message>${vine.status_message}</p>` : ''}
+<div class="actions" data-vine-actions>
+  <button type="button" class="button primary" data-create-job="PLAN" data-configuration-id="${vine.id}">Plan</button>
+  ${
+    plan
+      ? html`<button type="button" class="button" data-create-job="DEPLOY" data-configuration-id="${vine.id}" data-plan-job-id="${plan.id}">Deploy plan ${shortId(plan.id)}</button>`
+      : ''
+  }
+  <button type="button" class="button" data-create-job="DEPLOY" data-configuration-id="${vine.id}">Plan and deploy</button>
+  <button type="button" class="button danger" data-create-job="DESTROY" data-configuration-id="${vine.id}" data-confirm="Destroy every resource of ${vine.name}? This cannot be undone.">Destroy</button>
+</div>
+<p class="error" role="alert" data-action-error hidden></p>
+
+<div class="columns">
+<section class="card">
+  <h2>Deployment</h2>
+  ${deployment(vine)}
+</section>
+<section class="card">
+  <h2>Configuration</h2>
+  ${configuration(vine)}
+</section>
+</div>
+
+<section class="card">
+  <h2>Last jobs</h2>
+  ${jobs.length === 0 ? html`<p class="muted">No jobs yet: plan this vine to see what it would change.</p>` : jobTable(base, jobs.slice(0, 10), now)}
+  ${jobs.length > 10 || input.jobs.next_cursor !== null ? html`<p class="pager"><a data-older href="${base}/jobs?vine_id=${vine.id}">Older jobs →</a></p>` : ''}
+</section>`,
+  };
+}
+
+function deployment(vine: VineView): Html {
+  const { cluster, argocd, outputs } = vine.components;
+  if (!cluster && !argocd && !outputs) {
+    return html`<p class="muted">Nothing deployed yet. A successful deploy records its cluster, Argo CD link and outputs here.</p>`;
+  }
+  const argocdUrl = externalUrl(argocd?.url);
+  const values = Object.entries(outputs?.values ?? {});
+  return html`<dl class="facts">
+  <dt>Cluster</dt><dd>${cluster?.name ?? html`<span class="muted">—</span>`}</dd>
+  <dt>Cluster endpoint</dt><dd>${cluster?.endpoint ? html`<code data-cluster-endpoint>${cluster.endpoint}</code>` : html`<span class="muted">—</span>`}</dd>
+  <dt>Argo CD</dt><dd>${
+    argocdUrl
+      ? html`<a href="${argocdUrl}" rel="noopener noreferrer" target="_blank" data-argocd-link>${argocdUrl}</a>`
+      : argocd
+        ? html`<code>${argocd.url}</code>`
+        : html`<span class="muted">—</span>`
+  }</dd>
+</dl>
+<h3>Outputs</h3>
+${
+  values.length === 0
+    ? html`<p class="muted">No outputs (sensitive outputs are never stored).</p>`
+    : html`<table class="outputs">
+  <tbody>
+  ${values.map(([name, value]) => html`<tr><th scope="row"><code>${name}</code></th><td><code>${outputText(value)}</code></td></tr>`)}
+  </tbody>
+</table>`
+}`;
+}
+
+function outputText(value: Json): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function configuration(vine: VineView): Html {
+  const source = vine.source;
+  const variables = Object.entries(vine.variables);
+  return html`<dl class="facts">
+  <dt>Project</dt><dd>${vine.project_name}</dd>
+  <dt>Source</dt><dd>${
+    source.type === 'git'
+      ? html`<code>${source.url}</code>${source.ref ? html` at <code>${source.ref}</code>` : ''}${source.path ? html` in <code>${source.path}</code>` : ''}`
+      : html`inline: ${Object.keys(source.files)
+          .sort()
+          .map((file, index) => html`${index > 0 ? ', ' : ''}<code>${file}</code>`)}`
+  }</dd>
+  <dt>Engine</dt><dd>${vine.engine.name}${vine.engine.version ? html` ${vine.engine.version}` : ''}</dd>
+  <dt>AWS role</dt><dd>${vine.cloud_identity ? html`<code>${vine.cloud_identity.role_arn}</code>` : html`<span class="muted">none</span>`}</dd>
+  <dt>Variables</dt><dd>${
+    variables.length === 0
+      ? html`<span class="muted">none</span>`
+      : html`<ul class="plain">${variables.map(
+          ([name, variable]) =>
+            html`<li><code>${name}</code> = ${variable.sensitive ? html`<span class="muted">(sensitive)</span>` : html`<code>${variable.value}</code>`}</li>`,
+        )}</ul>`
+  }</dd>
+  <dt>ID</dt><dd><code>${vine.id}</code></dd>
+</dl>`;
+}
+
+export function jobTable(base: string, jobs: readonly JobSummary[], now: Date, withVine = false): Html {
+  return html`<table class="jobs">
+  <thead><tr><th>Job</th>${withVine ? html`<th>Vine</th>` : ''}<th>Status</th><th>Created</th><th>Duration</th></tr></thead>
+  <tbody>
+  ${jobs.map(
+    (job) => html`<tr>
+    <td><a href="${base}/jobs/${job.id}">${jobTypeLabel(job)}</a> <span class="muted small"><code>${shortId(job.id)}</code></span></td>
+    ${withVine ? html`<td>${job.config_snapshot.vine?.name ?? job.config_snapshot.target_worker?.name ?? '—'}</td>` : ''}
+    <td>${badge(job.status)}</td>
+    <td>${when(job.created_at, now)}</td>
+    <td>${jobDuration(job, now)}</td>
+  </tr>`,
+  )}
+  </tbody>
+</table>`;
+}
