@@ -6,6 +6,7 @@ export * from './domain/jobStateMachine.js';
 export * from './domain/pagination.js';
 export * from './domain/problemCodes.js';
 export * from './domain/records.js';
+export * from './domain/roles.js';
 export * from './domain/validation.js';
 export * from './domain/vineStateMachine.js';
 export * from './domain/workerStatus.js';
@@ -45,7 +46,7 @@ export type * from './ports/UserStore.js';
 export type * from './ports/VineStore.js';
 export type * from './ports/VineyardStore.js';
 export type * from './ports/WorkerStore.js';
-export { ownerScope, systemScope } from './ports/UnitOfWork.js';
+export { memberScope, ownerScope, systemScope, visibleOwners } from './ports/UnitOfWork.js';
 export type { Scope, Stores, UnitOfWork } from './ports/UnitOfWork.js';
 
 export { AesGcmSecretBox } from './system/AesGcmSecretBox.js';

@@ -1,11 +1,22 @@
 import type { IdentityProvider } from './enums.js';
+import type { OrgRole } from './roles.js';
 
-/** A person, authenticated by web session or CLI access token. */
+/**
+ * A person, authenticated by web session, CLI access token or API token. Which organizations the
+ * person belongs to is not carried here: core reads memberships when it needs them, so a removed
+ * member loses access at once.
+ */
 export interface UserActor {
   userId: string;
   email: string;
   /** The provider a web session signed in with: null for the bootstrap admin, absent for a CLI token. */
   provider?: IdentityProvider | null;
+  /**
+   * Set when the request came with an API token (`trt_…`). An organization token (`orgId` set)
+   * acts only within that organization, with the lower of its `role` and its creator's current
+   * role; a personal token acts as its creator.
+   */
+  apiToken?: { id: string; orgId: string | null; role: OrgRole | null };
 }
 
 /** An agent, authenticated by `X-Worker-ID` + `X-Worker-Token`. */

@@ -30,16 +30,41 @@ export interface Stores {
 }
 
 /**
- * Whose data a unit of work may touch. `owner` work is isolated to one user (on Postgres by
- * row-level security as well as by the stores' own filters); `system` work is for the few things
- * that precede or span owners: authenticating an agent or a device code, the lost-agent sweep,
- * releases.
+ * Whose data a unit of work may touch (on Postgres by row-level security as well as by the
+ * stores' own filters).
+ * - `owner` work is isolated to one owner: a user or an organization. `actorId` is the user
+ *   acting on an organization's records (core has checked the role); on Postgres the database
+ *   also requires that user to be a member. Absent, the owner acts itself (a person on their own
+ *   records, an organization's agent on the organization's).
+ * - `member` work reads across a person's own records and those of the organizations they
+ *   belong to (`orgIds`, as core read them): lists, and finding whose a record is.
+ * - `system` work is for the few things that precede or span owners: authenticating an agent or
+ *   a device code, the lost-agent sweep, releases.
  */
-export type Scope = { kind: 'owner'; ownerId: string } | { kind: 'system' };
+export type Scope =
+  | { kind: 'owner'; ownerId: string; actorId?: string }
+  | { kind: 'member'; userId: string; orgIds: readonly string[] }
+  | { kind: 'system' };
 
 export const systemScope: Scope = { kind: 'system' };
-export function ownerScope(ownerId: string): Scope {
-  return { kind: 'owner', ownerId };
+export function ownerScope(ownerId: string, actorId?: string): Scope {
+  return actorId === undefined || actorId === ownerId
+    ? { kind: 'owner', ownerId }
+    : { kind: 'owner', ownerId, actorId };
+}
+export function memberScope(userId: string, orgIds: readonly string[]): Scope {
+  return { kind: 'member', userId, orgIds };
+}
+/** The owners whose rows a scope may see: null for system work. */
+export function visibleOwners(scope: Scope): readonly string[] | null {
+  switch (scope.kind) {
+    case 'owner':
+      return [scope.ownerId];
+    case 'member':
+      return [scope.userId, ...scope.orgIds];
+    case 'system':
+      return null;
+  }
 }
 
 /**

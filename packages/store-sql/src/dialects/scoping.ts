@@ -1,4 +1,4 @@
-import type { Scope } from '@trellis/core';
+import { type Scope, visibleOwners } from '@trellis/core';
 import type { Knex } from 'knex';
 import type { Row } from '../rows.js';
 import type { TableName } from '../schema.js';
@@ -29,16 +29,20 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   state_locks: 'owner_id',
 };
 
-/** The owner a scope is limited to, or null for system work. */
+/** The one owner an owner scope is limited to, or null for system work; member scopes span several. */
 export function scopeOwner(scope: Scope): string | null {
+  if (scope.kind === 'member') throw new Error('this query needs one owner, not a member scope');
   return scope.kind === 'owner' ? scope.ownerId : null;
 }
 
 /** Narrows a query on `table` to the scope's rows (a qualified column, so joins stay unambiguous). */
 export function restrictToScope(query: Knex.QueryBuilder, table: TableName, scope: Scope): Knex.QueryBuilder {
-  const owner = scopeOwner(scope);
+  const owners = visibleOwners(scope);
   const column = OWNER_COLUMNS[table];
-  return owner === null || column === null ? query : query.where(`${table}.${column}`, owner);
+  if (owners === null || column === null) return query;
+  return owners.length === 1
+    ? query.where(`${table}.${column}`, owners[0])
+    : query.whereIn(`${table}.${column}`, owners);
 }
 
 /**
@@ -46,14 +50,14 @@ export function restrictToScope(query: Knex.QueryBuilder, table: TableName, scop
  * a bug in the caller, never a user's mistake, so it is a plain error.
  */
 export function assertRowsInScope(table: TableName, rows: Row | Row[], scope: Scope): void {
-  const owner = scopeOwner(scope);
+  const owners = visibleOwners(scope);
   const column = OWNER_COLUMNS[table];
-  if (owner === null) return;
+  if (owners === null) return;
   if (column === null) {
     throw new Error(`an owner-scoped unit of work may not write ${table}, which belongs to nobody`);
   }
   for (const row of Array.isArray(rows) ? rows : [rows]) {
-    if (row[column] !== owner) {
+    if (!owners.includes(row[column] as string)) {
       throw new Error(`an owner-scoped unit of work tried to write a ${table} row of another owner`);
     }
   }

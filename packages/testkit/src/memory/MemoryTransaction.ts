@@ -1,4 +1,4 @@
-import type { Scope } from '@trellis/core';
+import { type Scope, visibleOwners } from '@trellis/core';
 import type { MemoryState } from './MemoryState.js';
 
 /** Counters that, like SQL sequences, never roll back: an id handed out stays used. */
@@ -37,7 +37,8 @@ export class MemoryTransaction {
 
   /** Whether a row owned by `ownerId` is visible in this scope. */
   sees(ownerId: string | null): boolean {
-    return this.scope.kind === 'system' || (ownerId !== null && this.scope.ownerId === ownerId);
+    const owners = visibleOwners(this.scope);
+    return owners === null || (ownerId !== null && owners.includes(ownerId));
   }
 
   /** Refuses a write of a row this scope may not see, as an RLS `WITH CHECK` policy would. */
@@ -50,6 +51,6 @@ export class MemoryTransaction {
   }
 
   private ownerLabel(): string {
-    return this.scope.kind === 'owner' ? this.scope.ownerId : 'system';
+    return visibleOwners(this.scope)?.join('+') ?? 'system';
   }
 }

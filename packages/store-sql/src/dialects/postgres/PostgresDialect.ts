@@ -73,6 +73,15 @@ export class PostgresDialect implements Dialect {
             OWNER_SETTING,
             scope.ownerId,
           ]);
+        } else if (scope.kind === 'member') {
+          // TODO(issue 12, m010): row-level security over the member's organizations. Until then a
+          // member scope sees only the person's own rows on Postgres: it fails closed.
+          await trx.raw('SELECT set_config(?, ?, true), set_config(?, ?, true)', [
+            'role',
+            APP_ROLE,
+            OWNER_SETTING,
+            scope.userId,
+          ]);
         }
         return work(new PostgresSession(trx, scope));
       },
