@@ -32,6 +32,7 @@ export type * from './ports/EventBus.js';
 export type * from './ports/IdentityStore.js';
 export type * from './ports/JobStore.js';
 export type * from './ports/LogStore.js';
+export type * from './ports/OrgStore.js';
 export type * from './ports/PlanArtifactStore.js';
 export type * from './ports/Random.js';
 export type * from './ports/RateLimitStore.js';

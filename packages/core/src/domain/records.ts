@@ -1,3 +1,4 @@
+import type { OrgRole } from './roles.js';
 /**
  * The records of SPEC §2 and DESIGN §2. Field names are snake_case because they are the API's
  * field names; times are ISO-8601 UTC strings; ids are UUIDs except log chunk ids (integers).
@@ -51,6 +52,28 @@ export interface RefreshTokenRecord {
   expires_at: string;
   rotated_at: string | null;
   revoked_at: string | null;
+}
+
+/** An organization (issue 12): an owner of records, like a user, shared by its members. */
+export interface Org {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+/**
+ * A member of an organization. A person invited by an email that has never signed in is pending
+ * (`user_id` null, `joined_at` null) and joins on first sign-in with that verified email.
+ */
+export interface OrgMember {
+  /** The membership's own id (what `/api/orgs/{id}/members/{member}` names). */
+  id: string;
+  org_id: string;
+  user_id: string | null;
+  email: string;
+  role: OrgRole;
+  created_at: string;
+  joined_at: string | null;
 }
 
 export interface Vineyard {

@@ -1,0 +1,35 @@
+import type { Page, PageRequest } from '../domain/pagination.js';
+import type { Org, OrgMember } from '../domain/records.js';
+import type { OrgRole } from '../domain/roles.js';
+
+/** One organization a person belongs to, with their role in it. */
+export interface Membership {
+  org_id: string;
+  role: OrgRole;
+}
+
+/**
+ * Organizations and their members (issue 12). Organizations are owners of their own rows (an
+ * organization row's owner is itself); members rows belong to their organization.
+ */
+export interface OrgStore {
+  /** `ConflictError('org_name_taken')` when the name is taken (names are unique, case-insensitively). */
+  create(org: Org): Promise<Org>;
+  get(id: string): Promise<Org | null>;
+  /** `ConflictError('org_name_taken')`. */
+  rename(id: string, name: string): Promise<Org>;
+  delete(id: string): Promise<void>;
+  /** The organizations the user has joined (not pending ones), each with the user's role. */
+  membershipsOf(userId: string): Promise<Membership[]>;
+  /** Members of an organization, joined and pending, oldest first. */
+  pageMembers(orgId: string, request: PageRequest): Promise<Page<OrgMember>>;
+  getMember(orgId: string, memberId: string): Promise<OrgMember | null>;
+  /** `ConflictError('member_exists')` when the email already is (or is invited as) a member. */
+  addMember(member: OrgMember): Promise<OrgMember>;
+  setRole(orgId: string, memberId: string, role: OrgRole): Promise<OrgMember>;
+  removeMember(orgId: string, memberId: string): Promise<void>;
+  /** How many joined or pending members hold `owner`. */
+  countOwners(orgId: string): Promise<number>;
+  /** Makes the pending memberships invited at `email` the user's (first sign-in); returns them. */
+  joinPending(email: string, userId: string, at: string): Promise<OrgMember[]>;
+}
