@@ -294,6 +294,8 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         );
         // The artifact store in use (a registered one too) and the configured one if unused.
         await Promise.all([artifacts.close(), configuredArtifacts !== artifacts ? configuredArtifacts?.close() : null]);
+        // The database's own bus closes with the database; a registered one is closed here.
+        if (events !== database.events) await events.close();
         await database.close();
       })();
       return closing;

@@ -94,11 +94,13 @@ describe('createControlPlane({ register }): the embedder’s ports are the ones 
     expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
   });
 
-  it('closes the artifact store on shutdown, once', async () => {
+  it('closes the artifact store and the event bus on shutdown, once', async () => {
     const store = new MemoryArtifactStore();
-    const other = await startControlPlane('sqlite', { register: { artifactStore: store } });
+    const bus = new MemoryEventBus();
+    const other = await startControlPlane('sqlite', { register: { artifactStore: store, eventBus: bus } });
     await other.controlPlane.close();
     await other.close();
     expect(store.closeCalls).toBe(1);
+    expect(bus.closeCalls).toBe(1);
   });
 });

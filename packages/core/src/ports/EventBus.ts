@@ -17,4 +17,9 @@ export interface EventBus {
   /** Delivers to every subscriber of every process sharing the bus. Call after commit. */
   publish(event: TrellisEvent): Promise<void>;
   subscribe(listener: (event: TrellisEvent) => void): Unsubscribe;
+  /**
+   * Stops delivery and releases what the bus holds (a connection, a timer). The control plane
+   * closes the bus it used on shutdown, a registered one too; publishing afterwards fails.
+   */
+  close(): Promise<void>;
 }

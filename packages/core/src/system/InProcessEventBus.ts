@@ -26,6 +26,10 @@ export class InProcessEventBus implements EventBus {
     };
   }
 
+  async close(): Promise<void> {
+    this.listeners.clear();
+  }
+
   get subscriberCount(): number {
     return this.listeners.size;
   }

@@ -24,6 +24,14 @@ export class MemoryEventBus implements EventBus {
     }
   }
 
+  /** How many times `close()` was called. */
+  closeCalls = 0;
+
+  async close(): Promise<void> {
+    this.closeCalls += 1;
+    this.listeners.clear();
+  }
+
   subscribe(listener: (event: TrellisEvent) => void): Unsubscribe {
     // Wrapped so the same function subscribed twice gets two deliveries and two unsubscribes.
     const entry = (event: TrellisEvent) => listener(event);
