@@ -46,14 +46,8 @@ export class MemoryTransaction {
    * setting: null for system work.
    */
   get actor(): string | null {
-    switch (this.scope.kind) {
-      case 'owner':
-        return this.scope.actorId ?? this.scope.ownerId;
-      case 'member':
-        return this.scope.userId;
-      case 'system':
-        return null;
-    }
+    if (this.scope.kind === 'owner') return this.scope.actorId ?? this.scope.ownerId;
+    return this.scope.kind === 'member' ? this.scope.userId : null;
   }
 
   /** Refuses a write of a row this scope may not see, as an RLS `WITH CHECK` policy would. */
