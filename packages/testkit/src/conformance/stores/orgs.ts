@@ -265,6 +265,14 @@ export function describeOrgStoreConformance(open: OpenStoreHarness): void {
         asOrg(suite, org.id, owner.id, (stores) => stores.orgs.addMember({ ...first, email: 'new@example.test' })),
         'member_exists',
       );
+      await expectConflict(
+        asOrg(suite, org.id, owner.id, (stores) =>
+          stores.orgs.addMember(
+            newMember(org.id, { email: 'ghost@example.test' }, 'viewer', { user_id: uuid(), joined_at: later() }),
+          ),
+        ),
+        'referenced_record_missing',
+      );
       const elsewhere = newMember(second.id, { email: 'dup@example.test' });
       expect(await asOrg(suite, second.id, owner.id, (stores) => stores.orgs.addMember(elsewhere))).toEqual(elsewhere);
     });
