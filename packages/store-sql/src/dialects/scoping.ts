@@ -6,7 +6,7 @@ import type { TableName } from '../schema.js';
 /**
  * The column naming each table's owner (null: the table belongs to nobody). Owner-scoped units of
  * work see and change only their owner's rows: Postgres enforces it with row-level security (see
- * migrations/m002_postgres_row_security.ts, which keeps its own frozen copy of this list); the
+ * migrations/m010_organizations.ts, which keeps its own frozen copy of this list); the
  * sessions of both dialects also apply it to every query they build, which is what isolates
  * owners on SQLite, including in the stores that take no owner argument (`users.get(id)`).
  */
@@ -27,12 +27,26 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   worker_releases: null,
   state_versions: 'owner_id',
   state_locks: 'owner_id',
+  orgs: 'id',
+  org_members: 'org_id',
 };
 
 /** The one owner an owner scope is limited to, or null for system work; member scopes span several. */
 export function scopeOwner(scope: Scope): string | null {
   if (scope.kind === 'member') throw new Error('this query needs one owner, not a member scope');
   return scope.kind === 'owner' ? scope.ownerId : null;
+}
+
+/**
+ * The person whose own work a scope is (m010's `trellis_self()`): the person of a member scope, or
+ * the owner of an owner scope that acts itself; null for an organization's work and system work.
+ */
+export function scopeSelf(scope: Scope): string | null {
+  if (scope.kind === 'member') return scope.userId;
+  if (scope.kind === 'owner' && (scope.actorId === undefined || scope.actorId === scope.ownerId)) {
+    return scope.ownerId;
+  }
+  return null;
 }
 
 /** Narrows a query on `table` to the scope's rows (a qualified column, so joins stay unambiguous). */

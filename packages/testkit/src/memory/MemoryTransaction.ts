@@ -41,6 +41,17 @@ export class MemoryTransaction {
     return owners === null || (ownerId !== null && owners.includes(ownerId));
   }
 
+  /**
+   * The person whose own work this is (Postgres's `trellis_self()` of m010): the person of a
+   * member scope, or the owner of an owner scope that acts itself; null otherwise.
+   */
+  get self(): string | null {
+    if (this.scope.kind === 'member') return this.scope.userId;
+    if (this.scope.kind !== 'owner') return null;
+    const { ownerId, actorId } = this.scope;
+    return actorId === undefined || actorId === ownerId ? ownerId : null;
+  }
+
   /** Refuses a write of a row this scope may not see, as an RLS `WITH CHECK` policy would. */
   checkWrite(table: string, ownerId: string | null): void {
     if (!this.sees(ownerId)) {
