@@ -128,7 +128,7 @@ export class OrgUseCases {
    */
   async delete(user: UserActor, id: unknown): Promise<void> {
     const { org, scope } = await this.find(user, id, 'org.delete');
-    await this.deps.uow.run(scope, async (stores) => {
+    const files = await this.deps.uow.run(scope, async (stores) => {
       const [queued, running] = await Promise.all([
         stores.jobs.list(org.id, { status: 'QUEUED' }),
         stores.jobs.list(org.id, { status: 'PROCESSING' }),
@@ -136,8 +136,31 @@ export class OrgUseCases {
       if (queued.length + running.length > 0) {
         throw new ConflictError('org_busy', 'the organization has queued or running jobs; cancel them first');
       }
+      return this.artifactKeysOf(stores, org.id);
     });
     await this.deps.uow.run(systemScope, (stores) => stores.orgs.delete(org.id));
+    // The rows are gone; their files (plans, states: they may hold secrets) go after them.
+    for (const key of files) {
+      try {
+        await this.deps.artifacts.delete(key);
+      } catch {
+        // Deliberately ignored: nothing refers to the file any more; an operator may sweep it.
+      }
+    }
+  }
+
+  /** The object names of the plan files and state versions an owner's records refer to. */
+  private async artifactKeysOf(stores: Stores, ownerId: string): Promise<string[]> {
+    const keys: string[] = [];
+    for (const vine of await stores.vines.list(ownerId)) {
+      for (const version of await stores.states.listVersions(ownerId, vine.id)) keys.push(version.storage_key);
+    }
+    for (const job of await stores.jobs.list(ownerId)) {
+      if (job.job_type !== 'PLAN') continue;
+      const plan = await stores.planArtifacts.get(ownerId, job.id);
+      if (plan) keys.push(plan.storage_key);
+    }
+    return keys;
   }
 
   /**

@@ -162,4 +162,30 @@ describe('ownership follows the vineyard', () => {
     expect(await core.useCases.jobs.claim(personalActor)).toBeNull();
     expect((await core.useCases.jobs.claim(pooledActor))?.job.id).toBe(job.id);
   });
+
+  it('deleting an organization deletes the plan files of its records too', async () => {
+    const { org } = await orgWith('admin');
+    const pool = await core.useCases.workers.register(ada, { name: 'pool', org_id: org.id });
+    const agent = await core.useCases.workers.authenticate(pool.worker_id, pool.worker_token);
+    const vineyard = await core.useCases.vineyards.create(ada, { name: 'prod', org_id: org.id });
+    const vine = await core.useCases.vines.create(ada, {
+      vineyard_id: vineyard.id,
+      name: 'net',
+      project_name: 'net',
+      source: { type: 'inline', files: { 'main.tf': '' } },
+    });
+    const plan = await core.useCases.jobs.create(bob, { job_type: 'PLAN', configuration_id: vine.id });
+    expect((await core.useCases.jobs.claim(agent))?.job.id).toBe(plan.id);
+    await core.useCases.planArtifacts.upload(
+      agent,
+      plan.id,
+      (async function* () {
+        yield new TextEncoder().encode('plan bytes');
+      })(),
+    );
+    await core.useCases.jobs.reportStatus(agent, plan.id, { status: 'SUCCESS' });
+    expect(core.artifacts.keys().filter((key) => key.includes(org.id))).toHaveLength(1);
+    await core.useCases.orgs.delete(ada, org.id);
+    expect(core.artifacts.keys().filter((key) => key.includes(org.id))).toEqual([]);
+  });
 });
