@@ -1,4 +1,12 @@
-import { ConflictError, ForbiddenError, NotFoundError, type UserActor } from '@trellis/core';
+import {
+  Access,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  ownerScope,
+  UnauthorizedError,
+  type UserActor,
+} from '@trellis/core';
 import { createTestCore, seedUser, type TestCore, type TestUser } from '@trellis/testkit';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
@@ -187,5 +195,39 @@ describe('ownership follows the vineyard', () => {
     expect(core.artifacts.keys().filter((key) => key.includes(org.id))).toHaveLength(1);
     await core.useCases.orgs.delete(ada, org.id);
     expect(core.artifacts.keys().filter((key) => key.includes(org.id))).toEqual([]);
+  });
+});
+
+describe('API-token actors', () => {
+  it('an organization token acts only in its organization, with the lower of its role and its creator’s', async () => {
+    const { org } = await orgWith('operator');
+    const other = await core.useCases.orgs.create(bob, { name: 'other' });
+    const access = new Access(core.deps);
+    const token = { ...bob, apiToken: { id: 'token-1', orgId: org.id, role: 'admin' as const } };
+    expect(await access.memberships(token)).toEqual([{ org_id: org.id, role: 'operator' }]);
+    const capped = { ...bob, apiToken: { id: 'token-2', orgId: org.id, role: 'viewer' as const } };
+    expect(await access.memberships(capped)).toEqual([{ org_id: org.id, role: 'viewer' }]);
+    expect(await access.readScope(token)).toEqual(ownerScope(org.id, bob.userId));
+    expect(await access.readScope(token, { kind: 'personal' })).toBeNull();
+    await expectFailure(access.readScope(token, { kind: 'org', orgId: other.id }), NotFoundError, 'org_not_found');
+
+    const personal = await core.useCases.vineyards.create(bob, { name: 'mine' });
+    await expectFailure(core.useCases.vineyards.get(token, personal.id), NotFoundError, 'vineyard_not_found');
+    expect((await core.useCases.vineyards.list(token, { org_id: 'personal' })).items).toEqual([]);
+    await expectFailure(core.useCases.vineyards.create(capped, { name: 'x' }), ForbiddenError, 'insufficient_role');
+
+    const personalToken = { ...bob, apiToken: { id: 'token-3', orgId: null, role: null } };
+    expect(await access.memberships(personalToken)).toEqual(
+      expect.arrayContaining([
+        { org_id: org.id, role: 'operator' },
+        { org_id: other.id, role: 'owner' },
+      ]),
+    );
+    expect((await core.useCases.vineyards.get(personalToken, personal.id)).id).toBe(personal.id);
+
+    const bobMember = (await core.useCases.orgs.listMembers(ada, org.id)).items.find((m) => m.user_id === bob.userId);
+    await core.useCases.orgs.removeMember(ada, org.id, bobMember?.id);
+    expect(await access.memberships(token)).toEqual([]);
+    await expectFailure(access.readScope(token), UnauthorizedError, 'invalid_token');
   });
 });
