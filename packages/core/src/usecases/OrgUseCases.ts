@@ -1,6 +1,6 @@
 import type { UserActor } from '../domain/actors.js';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.js';
-import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
+import { type PageQuery, type PageRequest, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import type { Org, OrgMember } from '../domain/records.js';
 import { isOrgRole, ORG_ROLES, type OrgRole } from '../domain/roles.js';
 import { requireName, requireUuid } from '../domain/validation.js';
@@ -219,7 +219,7 @@ export class OrgUseCases {
     );
     const updated = await this.deps.uow.run(scope, async (stores) => {
       const current = await this.requireMember(stores, org.id, target.id);
-      if (current.role === 'owner' && role !== 'owner') await this.keepAnOwner(stores, org.id);
+      if (current.role === 'owner' && role !== 'owner') await this.keepAnOwner(stores, org.id, current);
       return stores.orgs.setRole(org.id, current.id, role);
     });
     return memberView(updated);
@@ -239,7 +239,7 @@ export class OrgUseCases {
     );
     await this.deps.uow.run(scope, async (stores) => {
       const current = await this.requireMember(stores, org.id, target.id);
-      if (current.role === 'owner') await this.keepAnOwner(stores, org.id);
+      if (current.role === 'owner') await this.keepAnOwner(stores, org.id, current);
       await stores.orgs.removeMember(org.id, current.id);
     });
   }
@@ -293,9 +293,21 @@ export class OrgUseCases {
     return member;
   }
 
-  /** Before an owner is demoted or removed: `409 last_owner` if they are the only one. */
-  private async keepAnOwner(stores: Stores, orgId: string): Promise<void> {
-    if ((await stores.orgs.countOwners(orgId)) <= 1) {
+  /**
+   * Before a joined owner is demoted or removed: `409 last_owner` unless another joined owner stays
+   * (a pending invitation cannot act, so it does not count).
+   */
+  private async keepAnOwner(stores: Stores, orgId: string, leaving: OrgMember): Promise<void> {
+    if (leaving.user_id === null) return;
+    let joinedOwners = 0;
+    let request: PageRequest = { limit: 200 };
+    for (;;) {
+      const page = await stores.orgs.pageMembers(orgId, request);
+      joinedOwners += page.items.filter((member) => member.role === 'owner' && member.user_id !== null).length;
+      if (page.next === null) break;
+      request = { limit: 200, after: page.next };
+    }
+    if (joinedOwners <= 1) {
       throw new ConflictError('last_owner', 'an organization keeps at least one owner; make another owner first');
     }
   }

@@ -96,6 +96,15 @@ describe('organizations', () => {
     await expectFailure(core.useCases.orgs.get(ada, org.id), NotFoundError, 'org_not_found');
   });
 
+  it('a pending owner does not count: the last joined owner still cannot leave', async () => {
+    const org = await core.useCases.orgs.create(ada, { name: 'platform' });
+    await core.useCases.orgs.addMember(ada, org.id, { email: 'later@example.test', role: 'owner' });
+    const adaMember = (await core.useCases.orgs.listMembers(ada, org.id)).items.find((m) => m.user_id === ada.userId);
+    await expectFailure(core.useCases.orgs.removeMember(ada, org.id, adaMember?.id), ConflictError, 'last_owner');
+    await seedUser(core, { email: 'later@example.test' });
+    await core.useCases.orgs.removeMember(ada, org.id, adaMember?.id);
+  });
+
   it('a viewer may leave on their own', async () => {
     const { org, member } = await orgWith('viewer');
     await core.useCases.orgs.removeMember(bob, org.id, member.id);
