@@ -250,6 +250,8 @@ describeEachDialect('organizations, roles and agent pools', (dialect) => {
     expect(walked.slice(0, 2).map((item) => item.id)).toEqual([shared.id, personal.id]);
     expect((await bob.listVineyards({ orgId: 'personal' })).map((item) => item.owner_id)).toEqual([personal.owner_id]);
     expect(new Set((await bob.listVineyards({ orgId })).map((item) => item.owner_id))).toEqual(new Set([orgId]));
+    expect(await outcome(() => bob.listVineyards({ orgId: 'everyone' }))).toBe('400 validation_failed');
+    expect(await outcome(() => bob.listJobs({ orgId: crypto.randomUUID() }))).toBe('404 org_not_found');
   });
 
   it('an organization agent claims only its organization’s jobs; a personal agent never claims them', async () => {
