@@ -1,4 +1,5 @@
-import type { Page, PageKey, PageRequest, Stores } from '@trellis/core';
+import { memberScope, ownerScope, type Page, type PageKey, type PageRequest, type Stores } from '@trellis/core';
+import { newMember, newOrg } from './orgs.js';
 import { describe, expect, it } from 'vitest';
 import { at, newJob, newRelease, newUser, newVine, newVineyard, newWorker } from './fixtures.js';
 import { type StoreSuite, useStoreSuite, type OpenStoreHarness } from './harness.js';
@@ -64,6 +65,45 @@ export function describePaginationConformance(open: OpenStoreHarness): void {
         items: [],
         next: null,
       });
+    });
+
+    it("pages a member's own records and an organization's together, newest first, with one cursor", async () => {
+      const [a, b] = await twoOwners(suite);
+      const org = newOrg();
+      await suite.uow.run(ownerScope(org.id), async (stores) => {
+        await stores.orgs.create(org);
+        await stores.orgs.addMember(newMember(org.id, { user: a }, 'viewer'));
+      });
+      // Alternating owners, out of insertion order, with ties across owners.
+      const expected: string[] = [];
+      for (const [i, seconds] of TIMES.entries()) {
+        const owner = i % 2 === 0 ? a.id : org.id;
+        const name = `v${i}`;
+        await suite.asOwner(owner, (stores) =>
+          stores.vineyards.create(newVineyard(owner, { name, created_at: at(seconds) })),
+        );
+        await suite.asOwner(owner, (stores) =>
+          stores.workers.create(newWorker(owner, { name, created_at: at(seconds) })),
+        );
+        expected.push(name);
+      }
+      await suite.asOwner(b.id, (stores) =>
+        stores.vineyards.create(newVineyard(b.id, { name: 'other', created_at: at(50) })),
+      );
+      const scope = memberScope(a.id, [org.id]);
+      const owners = [a.id, org.id];
+      const vineyards = await walk(
+        (request) => suite.uow.read(scope, (stores) => stores.vineyards.page(owners, request)),
+        2,
+      );
+      expect(vineyards.map((v) => v.name)).toEqual(newestFirst(expected));
+      const workers = await walk(
+        (request) => suite.uow.read(scope, (stores) => stores.workers.page(owners, request)),
+        3,
+      );
+      expect(workers.map((w) => w.name)).toEqual(newestFirst(expected));
+      const onlyOrg = await suite.uow.read(scope, (stores) => stores.vineyards.page([org.id], { limit: 50 }));
+      expect(onlyOrg.items.map((v) => v.owner_id)).toEqual(expected.filter((_, i) => i % 2 === 1).map(() => org.id));
     });
 
     it('pages vines and workers the same way, each owner seeing only its own', async () => {
