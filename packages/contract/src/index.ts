@@ -11,4 +11,5 @@ export * from './common.js';
 export * from './records.js';
 export * from './releases.js';
 export * from './state.js';
+export * from './tokens.js';
 export type * from './types.js';

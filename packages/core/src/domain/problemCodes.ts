@@ -52,6 +52,8 @@ export const PROBLEM_CODES = {
   email_not_verified: { status: 403, meaning: 'the sign-in account has no verified email address' },
   job_not_claimed_by_worker: { status: 403, meaning: 'the job is not claimed by the calling worker' },
   not_this_worker: { status: 403, meaning: 'a worker may act only on itself' },
+  token_not_allowed: { status: 403, meaning: 'API tokens cannot create, revoke or (organization tokens) list other tokens' },
+  insufficient_role: { status: 403, meaning: 'the caller\'s role in the organization is too low for this action' },
   state_not_for_worker: { status: 403, meaning: "the state is not the calling worker's job's configuration" },
   // ---- 404: missing, or another owner's (the two look the same)
   route_not_found: { status: 404, meaning: 'no route for this method and path' },
@@ -64,6 +66,8 @@ export const PROBLEM_CODES = {
   plan_job_not_found: { status: 404, meaning: 'the plan job of an apply does not exist' },
   plan_artifact_not_found: { status: 404, meaning: 'the job has no plan artifact' },
   worker_not_found: { status: 404, meaning: 'no such worker' },
+  token_not_found: { status: 404, meaning: 'no such API token (or it is revoked)' },
+  org_not_found: { status: 404, meaning: 'no such organization, or the caller is not a member' },
   user_not_found: { status: 404, meaning: 'no such user' },
   provider_not_configured: { status: 404, meaning: 'no sign-in provider of this name is configured' },
   // ---- 409: well-formed, but clashes with the current state

@@ -10,6 +10,7 @@ import { paginationSnapshotsMigration } from './m006_pagination_snapshots.js';
 import { capsRetentionMigration } from './m007_caps_retention.js';
 import { rateLimitsMigration } from './m008_rate_limits.js';
 import { claimRulesMigration } from './m009_claim_rules.js';
+import { apiTokensMigration } from './m011_api_tokens.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -23,6 +24,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   capsRetentionMigration,
   rateLimitsMigration,
   claimRulesMigration,
+  apiTokensMigration,
 ];
 
 /** knex's migrator configured with the migrations above, not a directory. */

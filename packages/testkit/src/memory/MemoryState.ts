@@ -1,5 +1,6 @@
 import { compareNewestFirst, type Page, type PageKey, type PageRequest, takePage } from '@trellis/core';
 import type {
+  ApiToken,
   CliLogin,
   CloudIdentity,
   Identity,
@@ -56,6 +57,7 @@ export interface MemoryState {
   stateVersions: StateVersion[];
   /** Keyed by vine id. */
   stateLocks: Map<string, StateLock>;
+  apiTokens: Map<string, ApiToken>;
 }
 
 export function emptyMemoryState(): MemoryState {
@@ -76,6 +78,7 @@ export function emptyMemoryState(): MemoryState {
     planArtifacts: new Map(),
     stateVersions: [],
     stateLocks: new Map(),
+    apiTokens: new Map(),
   };
 }
 

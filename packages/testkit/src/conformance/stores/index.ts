@@ -1,4 +1,5 @@
 import { describe } from 'vitest';
+import { describeApiTokenStoreConformance } from './apiTokens.js';
 import { describeAuthStoreConformance } from './auth.js';
 import { describeJobClaimConformance } from './claim.js';
 import type { OpenStoreHarness } from './harness.js';
@@ -34,5 +35,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeReleaseAndArtifactStoreConformance(open);
     describeStateStoreConformance(open);
     describePaginationConformance(open);
+    describeApiTokenStoreConformance(open);
   });
 }
