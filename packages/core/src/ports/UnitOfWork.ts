@@ -4,6 +4,7 @@ import type { CloudIdentityStore } from './CloudIdentityStore.js';
 import type { IdentityStore } from './IdentityStore.js';
 import type { JobStore } from './JobStore.js';
 import type { LogStore } from './LogStore.js';
+import type { OrgStore } from './OrgStore.js';
 import type { PlanArtifactStore } from './PlanArtifactStore.js';
 import type { RefreshTokenStore } from './RefreshTokenStore.js';
 import type { ReleaseStore } from './ReleaseStore.js';
@@ -29,6 +30,7 @@ export interface Stores {
   planArtifacts: PlanArtifactStore;
   states: StateStore;
   apiTokens: ApiTokenStore;
+  orgs: OrgStore;
 }
 
 /**

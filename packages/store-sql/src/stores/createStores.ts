@@ -6,6 +6,7 @@ import { SqlCloudIdentityStore } from './SqlCloudIdentityStore.js';
 import { SqlIdentityStore } from './SqlIdentityStore.js';
 import { SqlJobStore } from './SqlJobStore.js';
 import { SqlLogStore } from './SqlLogStore.js';
+import { SqlOrgStore } from './SqlOrgStore.js';
 import { SqlPlanArtifactStore } from './SqlPlanArtifactStore.js';
 import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
 import { SqlReleaseStore } from './SqlReleaseStore.js';
@@ -32,5 +33,6 @@ export function createStores(session: SqlSession): Stores {
     planArtifacts: new SqlPlanArtifactStore(session),
     states: new SqlStateStore(session),
     apiTokens: new SqlApiTokenStore(session),
+    orgs: new SqlOrgStore(session),
   };
 }

@@ -6,6 +6,7 @@ import { MemoryCloudIdentityStore } from './MemoryCloudIdentityStore.js';
 import { MemoryIdentityStore } from './MemoryIdentityStore.js';
 import { MemoryJobStore } from './MemoryJobStore.js';
 import { MemoryLogStore } from './MemoryLogStore.js';
+import { MemoryOrgStore } from './MemoryOrgStore.js';
 import { MemoryPlanArtifactStore } from './MemoryPlanArtifactStore.js';
 import { MemoryRefreshTokenStore } from './MemoryRefreshTokenStore.js';
 import { MemoryReleaseStore } from './MemoryReleaseStore.js';
@@ -22,6 +23,7 @@ export {
   MemoryIdentityStore,
   MemoryJobStore,
   MemoryLogStore,
+  MemoryOrgStore,
   MemoryPlanArtifactStore,
   MemoryRefreshTokenStore,
   MemoryReleaseStore,
@@ -49,5 +51,6 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     planArtifacts: new MemoryPlanArtifactStore(tx),
     states: new MemoryStateStore(tx),
     apiTokens: new MemoryApiTokenStore(tx),
+    orgs: new MemoryOrgStore(tx),
   };
 }
