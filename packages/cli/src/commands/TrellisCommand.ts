@@ -75,7 +75,8 @@ export abstract class TrellisCommand extends Command {
 
   /**
    * A client signed in as the saved login (refreshing its tokens as needed), or with
-   * `$TRELLIS_TOKEN` (an access token, for CI) when that is set.
+   * `$TRELLIS_TOKEN` (an API token `trt_…` or an access token, for CI) when that is set: it wins over
+   * the saved login, is never written to disk and never refreshed.
    */
   protected signedInClient(): TrellisClient {
     const chosen = this.chosenServer();

@@ -52,8 +52,11 @@ export const PROBLEM_CODES = {
   email_not_verified: { status: 403, meaning: 'the sign-in account has no verified email address' },
   job_not_claimed_by_worker: { status: 403, meaning: 'the job is not claimed by the calling worker' },
   not_this_worker: { status: 403, meaning: 'a worker may act only on itself' },
-  token_not_allowed: { status: 403, meaning: 'API tokens cannot create, revoke or (organization tokens) list other tokens' },
-  insufficient_role: { status: 403, meaning: 'the caller\'s role in the organization is too low for this action' },
+  token_not_allowed: {
+    status: 403,
+    meaning: 'API tokens cannot create, revoke or (organization tokens) list other tokens',
+  },
+  insufficient_role: { status: 403, meaning: "the caller's role in the organization is too low for this action" },
   state_not_for_worker: { status: 403, meaning: "the state is not the calling worker's job's configuration" },
   // ---- 404: missing, or another owner's (the two look the same)
   route_not_found: { status: 404, meaning: 'no route for this method and path' },

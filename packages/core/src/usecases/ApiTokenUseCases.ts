@@ -2,7 +2,15 @@ import type { UserActor } from '../domain/actors.js';
 import { ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from '../domain/errors.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import type { ApiToken } from '../domain/records.js';
-import { isOrgRole, LEAST_ROLE, lowerRole, type OrgAction, type OrgRole, roleAllows, roleRank } from '../domain/roles.js';
+import {
+  isOrgRole,
+  LEAST_ROLE,
+  lowerRole,
+  type OrgAction,
+  type OrgRole,
+  roleAllows,
+  roleRank,
+} from '../domain/roles.js';
 import { optionalUuid, requireName, requireUuid } from '../domain/validation.js';
 import {
   API_TOKEN_MAX_DAYS,
@@ -139,7 +147,7 @@ export class ApiTokenUseCases {
     if (actor.apiToken?.orgId) {
       // An organization token sees only its organization, and with its capped role.
       if (orgId !== actor.apiToken.orgId) {
-        throw new ForbiddenError('token_not_allowed', 'an organization token lists only its organization\'s tokens');
+        throw new ForbiddenError('token_not_allowed', "an organization token lists only its organization's tokens");
       }
     }
     if (orgId !== null) {
@@ -158,20 +166,8 @@ export class ApiTokenUseCases {
   async revoke(actor: UserActor, tokenId: unknown): Promise<void> {
     refuseApiTokenActor(actor);
     const id = requireUuid(tokenId, 'id');
-    const memberships = await this.membershipsOf(actor.userId);
-    const scope = memberScope(
-      actor.userId,
-      memberships.map((membership) => membership.org_id),
-    );
-    const token = await this.deps.uow.read(scope, (stores) => stores.apiTokens.find(id));
+    const token = (await this.findPersonal(actor.userId, id)) ?? (await this.findOfOrgs(actor.userId, id));
     if (!token || token.revoked_at !== null) throw new NotFoundError('token');
-    if (token.org_id !== null && token.created_by !== actor.userId) {
-      const membership = memberships.find((candidate) => candidate.org_id === token.org_id);
-      if (!membership) throw new NotFoundError('token');
-      this.requireAction(membership, 'tokens.manage', "revoking another member's token");
-    } else if (token.org_id === null && token.owner_id !== actor.userId) {
-      throw new NotFoundError('token');
-    }
     const at = this.deps.clock.now().toISOString();
     await this.deps.uow.run(ownerScope(token.owner_id, actor.userId), (stores) =>
       stores.apiTokens.revoke(token.owner_id, token.id, at),
@@ -211,8 +207,35 @@ export class ApiTokenUseCases {
     return {
       userId: user.id,
       email: user.email,
-      apiToken: { id: record.id, orgId: record.org_id, role: record.org_id === null ? null : (record.role ?? 'viewer') },
+      apiToken: {
+        id: record.id,
+        orgId: record.org_id,
+        role: record.org_id === null ? null : (record.role ?? 'viewer'),
+      },
     };
+  }
+
+  private async findPersonal(userId: string, id: string): Promise<ApiToken | null> {
+    return this.deps.uow.read(ownerScope(userId), (stores) => stores.apiTokens.find(id));
+  }
+
+  /**
+   * An organization token the person may revoke: one they made (while still a member), or any of
+   * an organization in which they may manage tokens; null when it is neither (or no such token).
+   */
+  private async findOfOrgs(userId: string, id: string): Promise<ApiToken | null> {
+    const memberships = await this.membershipsOf(userId);
+    if (memberships.length === 0) return null;
+    const scope = memberScope(
+      userId,
+      memberships.map((membership) => membership.org_id),
+    );
+    const token = await this.deps.uow.read(scope, (stores) => stores.apiTokens.find(id));
+    if (!token || token.org_id === null || token.created_by === userId) return token;
+    const membership = memberships.find((candidate) => candidate.org_id === token.org_id);
+    if (!membership) return null;
+    this.requireAction(membership, 'tokens.manage', "revoking another member's token");
+    return token;
   }
 
   /** The organizations the person has joined (read as system work: it precedes any owner). */
@@ -234,10 +257,16 @@ export class ApiTokenUseCases {
 
 function optionalDays(value: unknown): number | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < API_TOKEN_MIN_DAYS || value > API_TOKEN_MAX_DAYS) {
-    throw new ValidationError(`expires_in_days must be an integer from ${API_TOKEN_MIN_DAYS} to ${API_TOKEN_MAX_DAYS}`, [
-      { path: 'expires_in_days', message: `must be an integer from ${API_TOKEN_MIN_DAYS} to ${API_TOKEN_MAX_DAYS}` },
-    ]);
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < API_TOKEN_MIN_DAYS ||
+    value > API_TOKEN_MAX_DAYS
+  ) {
+    throw new ValidationError(
+      `expires_in_days must be an integer from ${API_TOKEN_MIN_DAYS} to ${API_TOKEN_MAX_DAYS}`,
+      [{ path: 'expires_in_days', message: `must be an integer from ${API_TOKEN_MIN_DAYS} to ${API_TOKEN_MAX_DAYS}` }],
+    );
   }
   return value;
 }

@@ -24,7 +24,7 @@ export function tokenRoutes(useCases: UseCases): RouteSpec[] {
       method: 'get',
       path: '/api/tokens',
       operationId: 'listTokens',
-      summary: 'Your personal API tokens, or an organization\'s, newest first (never the secret)',
+      summary: "Your personal API tokens, or an organization's, newest first (never the secret)",
       description: PAGED_LIST_DESCRIPTION,
       tags: ['tokens'],
       auth: 'user',

@@ -31,7 +31,9 @@ export function describeApiTokenStoreConformance(open: OpenStoreHarness): void {
       const user = await newOwner();
       const first = await suite.asOwner(user.id, (stores) => stores.apiTokens.create(newApiToken(user.id)));
       const error = await rejectionOf(
-        suite.asOwner(user.id, (stores) => stores.apiTokens.create(newApiToken(user.id, { token_hash: first.token_hash }))),
+        suite.asOwner(user.id, (stores) =>
+          stores.apiTokens.create(newApiToken(user.id, { token_hash: first.token_hash })),
+        ),
       );
       expect(error).toBeInstanceOf(ConflictError);
     });
