@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { DialectName } from '../dialects/Dialect.js';
-import { APP_ROLE, OWNER_SETTING } from '../schema.js';
+import { APP_ROLE } from '../schema.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /**
@@ -9,8 +9,10 @@ import type { TrellisMigration } from './TrellisMigration.js';
  * organization; `owner_id` and `org_id` name no table, so this migration needs none of the
  * organizations' tables, and an organization's deletion removes its tokens in core.
  *
- * On Postgres the table has row-level security like the tables of migration 002: the application
- * role sees and writes only rows of the owner the unit of work names.
+ * On Postgres the table has row-level security like every owned table since migration 010: the
+ * application role sees and writes only rows of the owners `trellis_visible_owners()` gives (the
+ * owner of an owner scope when the actor may act for it; a person and their organizations in a
+ * member scope). Authentication finds a token by its hash as system work.
  */
 export const apiTokensMigration: TrellisMigration = {
   name: '011_api_tokens',
@@ -36,13 +38,15 @@ export const apiTokensMigration: TrellisMigration = {
     });
     if (!isPostgres) return;
 
+    const [current] = (await knex.raw('SELECT current_schema() AS schema')).rows as { schema: string }[];
+    if (!current) throw new Error('m011: no current schema');
+    const s = `"${current.schema.replaceAll('"', '""')}"`;
     await knex.raw(`GRANT SELECT, INSERT, UPDATE, DELETE ON api_tokens TO ${APP_ROLE}`);
     await knex.raw(`GRANT USAGE ON SEQUENCE api_tokens_seq_seq TO ${APP_ROLE}`);
-    const currentOwner = `nullif(current_setting('${OWNER_SETTING}', true), '')::uuid`;
     await knex.raw('ALTER TABLE api_tokens ENABLE ROW LEVEL SECURITY');
     await knex.raw(`
-      CREATE POLICY api_tokens_owner_isolation ON api_tokens TO ${APP_ROLE}
-        USING (owner_id = ${currentOwner})
-        WITH CHECK (owner_id = ${currentOwner})`);
+      CREATE POLICY api_tokens_visible_owners ON api_tokens TO ${APP_ROLE}
+        USING (owner_id = ANY (${s}.trellis_visible_owners()))
+        WITH CHECK (owner_id = ANY (${s}.trellis_visible_owners()))`);
   },
 };

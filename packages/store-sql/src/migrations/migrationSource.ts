@@ -10,6 +10,7 @@ import { paginationSnapshotsMigration } from './m006_pagination_snapshots.js';
 import { capsRetentionMigration } from './m007_caps_retention.js';
 import { rateLimitsMigration } from './m008_rate_limits.js';
 import { claimRulesMigration } from './m009_claim_rules.js';
+import { organizationsMigration } from './m010_organizations.js';
 import { apiTokensMigration } from './m011_api_tokens.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
@@ -24,6 +25,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   capsRetentionMigration,
   rateLimitsMigration,
   claimRulesMigration,
+  organizationsMigration,
   apiTokensMigration,
 ];
 
@@ -33,6 +35,7 @@ export function migratorConfig(dialect: DialectName): Knex.MigratorConfig {
     getMigrations: async () => [...MIGRATIONS],
     getMigrationName: (migration) => migration.name,
     getMigration: async (migration) => ({
+      config: { transaction: migration.transactional?.(dialect) ?? true },
       up: (knex: Knex) => migration.up(knex, dialect),
       // knex insists on a `down`; ours are forward-only (restore a backup to go back).
       down: async () => {
