@@ -240,7 +240,7 @@ export function createWebRouter(options: WebOptions): Router {
     '/workers',
     headers,
     signedIn(async ({ req, user, base, now }) =>
-      workersPage({ base, workers: await useCases.workers.list(user.userId, pageQuery(req)), now }),
+      workersPage({ base, workers: await useCases.workers.listForPerson(user, pageQuery(req)), now }),
     ),
   );
 

@@ -59,6 +59,12 @@ export function ownerScope(ownerId: string, actorId?: string): Scope {
 export function memberScope(userId: string, orgIds: readonly string[]): Scope {
   return { kind: 'member', userId, orgIds };
 }
+/** One owner, or several (a member's lists span their own records and their organizations'). */
+export type OwnerIds = string | readonly string[];
+export function ownerList(owners: OwnerIds): readonly string[] {
+  return typeof owners === 'string' ? [owners] : owners;
+}
+
 /** The owners whose rows a scope may see: null for system work. */
 export function visibleOwners(scope: Scope): readonly string[] | null {
   switch (scope.kind) {

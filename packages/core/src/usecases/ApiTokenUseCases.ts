@@ -1,16 +1,14 @@
 import type { UserActor } from '../domain/actors.js';
-import { ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from '../domain/errors.js';
+import {
+  ForbiddenError,
+  InsufficientRoleError,
+  NotFoundError,
+  UnauthorizedError,
+  ValidationError,
+} from '../domain/errors.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import type { ApiToken } from '../domain/records.js';
-import {
-  isOrgRole,
-  LEAST_ROLE,
-  lowerRole,
-  type OrgAction,
-  type OrgRole,
-  roleAllows,
-  roleRank,
-} from '../domain/roles.js';
+import { isOrgRole, LEAST_ROLE, type OrgAction, type OrgRole, roleAllows, roleRank } from '../domain/roles.js';
 import { optionalUuid, requireName, requireUuid } from '../domain/validation.js';
 import {
   API_TOKEN_MAX_DAYS,
@@ -23,6 +21,7 @@ import {
 import { hashToken, tokenMatchesHash } from '../auth/workerToken.js';
 import type { Membership } from '../ports/OrgStore.js';
 import { memberScope, ownerScope, systemScope } from '../ports/UnitOfWork.js';
+import { Access } from './Access.js';
 import { type CoreDeps, isoSecondsBefore } from './CoreDeps.js';
 
 /** What `GET /api/tokens` shows of a token: never its secret nor its hash. */
@@ -67,10 +66,6 @@ function invalidToken(): UnauthorizedError {
   return new UnauthorizedError('invalid_token', 'the bearer token is not valid');
 }
 
-function insufficientRole(role: OrgRole, required: OrgRole, what: string): ForbiddenError {
-  return new ForbiddenError('insufficient_role', `${what} needs the role ${required}; yours is ${role}`);
-}
-
 /** API tokens may not make or revoke tokens: a leaked token must not be able to mint successors. */
 function refuseApiTokenActor(actor: UserActor): void {
   if (actor.apiToken) {
@@ -85,7 +80,11 @@ function refuseApiTokenActor(actor: UserActor): void {
  * the creator's membership are checked).
  */
 export class ApiTokenUseCases {
-  constructor(private readonly deps: CoreDeps) {}
+  private readonly access: Access;
+
+  constructor(private readonly deps: CoreDeps) {
+    this.access = new Access(deps);
+  }
 
   /** `POST /api/tokens`. The token is in the answer and nowhere else, ever. */
   async create(actor: UserActor, input: CreateApiTokenInput): Promise<CreatedApiToken> {
@@ -109,10 +108,10 @@ export class ApiTokenUseCases {
     }
     if (orgId !== null) {
       const membership = await this.membershipIn(actor.userId, orgId);
-      this.requireAction(membership, 'tokens.manage', 'creating an organization token');
+      this.requireAction(membership, 'tokens.manage');
       role ??= 'viewer';
       if (roleRank(role) > roleRank(membership.role)) {
-        throw insufficientRole(membership.role, role, `a token with the role ${role}`);
+        throw new InsufficientRoleError(role, membership.role);
       }
     }
     const now = this.deps.clock.now();
@@ -144,17 +143,15 @@ export class ApiTokenUseCases {
     const request = pageRequest(query, this.deps.settings.pageLimits);
     const orgId = optionalUuid(query.org_id === '' ? undefined : query.org_id, 'org_id');
     let ownerId = actor.userId;
-    if (actor.apiToken?.orgId) {
-      // An organization token sees only its organization, and with its capped role.
-      if (orgId !== actor.apiToken.orgId) {
-        throw new ForbiddenError('token_not_allowed', "an organization token lists only its organization's tokens");
-      }
+    if (actor.apiToken?.orgId && orgId !== actor.apiToken.orgId) {
+      // An organization token sees only its organization's tokens, never its creator's personal ones.
+      throw new ForbiddenError('token_not_allowed', "an organization token lists only its organization's tokens");
     }
     if (orgId !== null) {
-      const membership = await this.membershipIn(actor.userId, orgId);
-      const tokenRole = actor.apiToken?.role;
-      const effective = tokenRole ? { ...membership, role: lowerRole(tokenRole, membership.role) } : membership;
-      this.requireAction(effective, 'tokens.manage', "listing the organization's tokens");
+      // Memberships as the actor acts: an organization token's role is capped by its creator's.
+      const membership = (await this.access.memberships(actor)).find((candidate) => candidate.org_id === orgId);
+      if (!membership) throw new NotFoundError('org');
+      this.requireAction(membership, 'tokens.manage');
       ownerId = orgId;
     }
     return this.deps.uow.read(ownerScope(ownerId, actor.userId), async (stores) =>
@@ -234,7 +231,7 @@ export class ApiTokenUseCases {
     if (!token || token.org_id === null || token.created_by === userId) return token;
     const membership = memberships.find((candidate) => candidate.org_id === token.org_id);
     if (!membership) return null;
-    this.requireAction(membership, 'tokens.manage', "revoking another member's token");
+    this.requireAction(membership, 'tokens.manage');
     return token;
   }
 
@@ -250,8 +247,8 @@ export class ApiTokenUseCases {
     return membership;
   }
 
-  private requireAction(membership: Membership, action: OrgAction, what: string): void {
-    if (!roleAllows(membership.role, action)) throw insufficientRole(membership.role, LEAST_ROLE[action], what);
+  private requireAction(membership: Membership, action: OrgAction): void {
+    if (!roleAllows(membership.role, action)) throw new InsufficientRoleError(LEAST_ROLE[action], membership.role);
   }
 }
 

@@ -5,6 +5,7 @@ import { VineUseCases } from './VineUseCases.js';
 import type { CoreDeps } from './CoreDeps.js';
 import { JobUseCases } from './JobUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
+import { OrgUseCases } from './OrgUseCases.js';
 import { PlanArtifactUseCases } from './PlanArtifactUseCases.js';
 import { ReleaseUseCases } from './ReleaseUseCases.js';
 import { RepositoryUseCases } from './RepositoryUseCases.js';
@@ -27,6 +28,7 @@ export interface UseCases {
   signIn: SignInUseCases;
   repositories: RepositoryUseCases;
   apiTokens: ApiTokenUseCases;
+  orgs: OrgUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
@@ -44,5 +46,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     signIn: new SignInUseCases(deps),
     repositories: new RepositoryUseCases(deps),
     apiTokens: new ApiTokenUseCases(deps),
+    orgs: new OrgUseCases(deps),
   };
 }

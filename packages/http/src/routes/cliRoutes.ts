@@ -181,7 +181,7 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       responses: { 200: { description: 'A page of log chunks', schema: LogPage } },
       handler: async ({ user, params, query }) => ({
         status: 200,
-        body: await useCases.logs.read(user.userId, params.id, query),
+        body: await useCases.logs.readForPerson(user, params.id, query),
       }),
     }),
     defineRoute({
@@ -212,7 +212,7 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
         },
       },
       handler: async ({ req, user, query }) =>
-        pagedList(req, 'workers', await useCases.workers.list(user.userId, query)),
+        pagedList(req, 'workers', await useCases.workers.listForPerson(user, query)),
     }),
     defineRoute({
       method: 'post',
@@ -236,7 +236,7 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       responses: { 200: { description: 'The worker', schema: Worker } },
       handler: async ({ user, params }) => ({
         status: 200,
-        body: await useCases.workers.get(user.userId, params.id),
+        body: await useCases.workers.getForPerson(user, params.id),
       }),
     }),
   ];
