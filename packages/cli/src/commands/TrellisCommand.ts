@@ -54,7 +54,7 @@ export abstract class TrellisCommand extends Command {
   }
 
   override async catch(error: unknown): Promise<void> {
-    this.failure = explainError(error);
+    this.failure = explainError(error, { tokenFromEnv: Boolean(this.env.TRELLIS_TOKEN) });
   }
 
   /** `--server`, else `$TRELLIS_SERVER`, normalised; undefined when neither is given. */
