@@ -31,6 +31,10 @@ import type {
   VineyardSummaryView,
   WhoAmIAnswer,
   WorkerRecordView,
+  AddMemberRequest,
+  OrgMemberView,
+  OrgRoleName,
+  OrgView,
 } from '@trellis/contract';
 import type { GitProvider, JobStatus, JsonObject, StreamType } from '@trellis/core';
 import { type ProblemBody, TrellisApiError, TrellisConnectionError, TrellisRedirectError } from './errors.js';
@@ -143,30 +147,33 @@ export class TrellisClient {
 
   // ---- vineyards and configurations (SPEC §4.3)
   /** Every vineyard, newest first, each with its vines as summaries (walks all pages). */
-  listVineyards(): Promise<VineyardSummaryView[]> {
-    return collect(this.vineyards());
+  listVineyards(options: OwnerOptions = {}): Promise<VineyardSummaryView[]> {
+    return collect(this.vineyards(options));
   }
-  listVineyardsPage(page: PageOptions = {}): Promise<ListPage<VineyardSummaryView>> {
-    return this.listPage('/api/cli/vineyards', 'vineyards', page);
+  listVineyardsPage(page: PageOptions & OwnerOptions = {}): Promise<ListPage<VineyardSummaryView>> {
+    return this.listPage('/api/cli/vineyards', 'vineyards', ownerQuery(page));
   }
-  vineyards(page: PageOptions = {}): AsyncGenerator<VineyardSummaryView> {
-    return this.walk('/api/cli/vineyards', 'vineyards', page);
+  vineyards(page: PageOptions & OwnerOptions = {}): AsyncGenerator<VineyardSummaryView> {
+    return this.walk('/api/cli/vineyards', 'vineyards', ownerQuery(page));
   }
-  createVineyard(name: string): Promise<VineyardDetailView> {
-    return this.json('POST', '/api/cli/vineyards', { body: { name } });
+  /** In the caller's own records, or with `orgId` in that organization's (admins). */
+  createVineyard(name: string, options: { orgId?: string } = {}): Promise<VineyardDetailView> {
+    return this.json('POST', '/api/cli/vineyards', {
+      body: options.orgId === undefined ? { name } : { name, org_id: options.orgId },
+    });
   }
   getVineyard(id: string): Promise<VineyardDetailView> {
     return this.json('GET', `/api/cli/vineyards/${encodeURIComponent(id)}`);
   }
   /** Every vine, newest first, as summaries (walks all pages). */
-  listConfigurations(): Promise<VineSummaryView[]> {
-    return collect(this.configurations());
+  listConfigurations(options: OwnerOptions = {}): Promise<VineSummaryView[]> {
+    return collect(this.configurations(options));
   }
-  listConfigurationsPage(page: PageOptions = {}): Promise<ListPage<VineSummaryView>> {
-    return this.listPage('/api/cli/configurations', 'configurations', page);
+  listConfigurationsPage(page: PageOptions & OwnerOptions = {}): Promise<ListPage<VineSummaryView>> {
+    return this.listPage('/api/cli/configurations', 'configurations', ownerQuery(page));
   }
-  configurations(page: PageOptions = {}): AsyncGenerator<VineSummaryView> {
-    return this.walk('/api/cli/configurations', 'configurations', page);
+  configurations(page: PageOptions & OwnerOptions = {}): AsyncGenerator<VineSummaryView> {
+    return this.walk('/api/cli/configurations', 'configurations', ownerQuery(page));
   }
   getConfiguration(nameOrId: string): Promise<VineDetailView> {
     return this.json('GET', `/api/cli/configurations/${encodeURIComponent(nameOrId)}`);
@@ -183,15 +190,15 @@ export class TrellisClient {
     return this.json('POST', '/api/jobs', { body: input });
   }
   /** Every matching job, newest first, as summaries (walks all pages; see `jobs()` to stop early). */
-  listJobs(filter: JobListFilter = {}): Promise<JobSummaryView[]> {
+  listJobs(filter: JobListFilter & OwnerOptions = {}): Promise<JobSummaryView[]> {
     return collect(this.jobs(filter));
   }
-  listJobsPage(query: JobListFilter & PageOptions = {}): Promise<ListPage<JobSummaryView>> {
-    return this.listPage('/api/jobs', 'jobs', query);
+  listJobsPage(query: JobListFilter & PageOptions & OwnerOptions = {}): Promise<ListPage<JobSummaryView>> {
+    return this.listPage('/api/jobs', 'jobs', ownerQuery(query));
   }
   /** Matching jobs, newest first, fetching the next page only when the caller reads that far. */
-  jobs(query: JobListFilter & PageOptions = {}): AsyncGenerator<JobSummaryView> {
-    return this.walk('/api/jobs', 'jobs', query);
+  jobs(query: JobListFilter & PageOptions & OwnerOptions = {}): AsyncGenerator<JobSummaryView> {
+    return this.walk('/api/jobs', 'jobs', ownerQuery(query));
   }
   getJob(id: string): Promise<JobView> {
     return this.json('GET', `/api/cli/jobs/${encodeURIComponent(id)}`);
@@ -232,17 +239,19 @@ export class TrellisClient {
 
   // ---- workers
   /** Every worker, newest first (walks all pages). */
-  listWorkers(): Promise<WorkerRecordView[]> {
-    return collect(this.workers());
+  listWorkers(options: OwnerOptions = {}): Promise<WorkerRecordView[]> {
+    return collect(this.workers(options));
   }
-  listWorkersPage(page: PageOptions = {}): Promise<ListPage<WorkerRecordView>> {
-    return this.listPage('/api/cli/workers', 'workers', page);
+  listWorkersPage(page: PageOptions & OwnerOptions = {}): Promise<ListPage<WorkerRecordView>> {
+    return this.listPage('/api/cli/workers', 'workers', ownerQuery(page));
   }
-  workers(page: PageOptions = {}): AsyncGenerator<WorkerRecordView> {
-    return this.walk('/api/cli/workers', 'workers', page);
+  workers(page: PageOptions & OwnerOptions = {}): AsyncGenerator<WorkerRecordView> {
+    return this.walk('/api/cli/workers', 'workers', ownerQuery(page));
   }
-  registerWorker(input: RegisterWorkerRequest): Promise<RegistrationAnswer> {
-    return this.json('POST', '/api/cli/workers', { body: input });
+  /** `orgId` (or `org_id`) registers an agent of that organization's pool (admins). */
+  registerWorker(input: RegisterWorkerRequest & { orgId?: string }): Promise<RegistrationAnswer> {
+    const { orgId, ...body } = input;
+    return this.json('POST', '/api/cli/workers', { body: orgId === undefined ? body : { ...body, org_id: orgId } });
   }
   getWorker(id: string): Promise<WorkerRecordView> {
     return this.json('GET', `/api/cli/workers/${encodeURIComponent(id)}`);
@@ -262,6 +271,41 @@ export class TrellisClient {
   }
   async revokeToken(id: string): Promise<void> {
     await this.json('DELETE', `/api/tokens/${encodeURIComponent(id)}`);
+  }
+
+  // ---- organizations and members (issue 12)
+  createOrg(name: string): Promise<OrgView> {
+    return this.json('POST', '/api/orgs', { body: { name } });
+  }
+  /** Every organization of the caller, with the caller's role (walks all pages). */
+  listOrgs(): Promise<OrgView[]> {
+    return collect(this.walk<OrgView>('/api/orgs', 'orgs', {}));
+  }
+  listOrgsPage(page: PageOptions = {}): Promise<ListPage<OrgView>> {
+    return this.listPage('/api/orgs', 'orgs', page);
+  }
+  getOrg(id: string): Promise<OrgView> {
+    return this.json('GET', `/api/orgs/${encodeURIComponent(id)}`);
+  }
+  renameOrg(id: string, name: string): Promise<OrgView> {
+    return this.json('PATCH', `/api/orgs/${encodeURIComponent(id)}`, { body: { name } });
+  }
+  async deleteOrg(id: string): Promise<void> {
+    await this.send('DELETE', `/api/orgs/${encodeURIComponent(id)}`, {});
+  }
+  addMember(orgId: string, input: AddMemberRequest): Promise<OrgMemberView> {
+    return this.json('POST', `/api/orgs/${encodeURIComponent(orgId)}/members`, { body: input });
+  }
+  /** Every member, joined and pending, oldest first (walks all pages). */
+  listMembers(orgId: string): Promise<OrgMemberView[]> {
+    return collect(this.walk<OrgMemberView>(`/api/orgs/${encodeURIComponent(orgId)}/members`, 'members', {}));
+  }
+  setMemberRole(orgId: string, memberId: string, role: OrgRoleName): Promise<OrgMemberView> {
+    const path = `/api/orgs/${encodeURIComponent(orgId)}/members/${encodeURIComponent(memberId)}`;
+    return this.json('PATCH', path, { body: { role } });
+  }
+  async removeMember(orgId: string, memberId: string): Promise<void> {
+    await this.send('DELETE', `/api/orgs/${encodeURIComponent(orgId)}/members/${encodeURIComponent(memberId)}`, {});
   }
 
   // ---- repositories at the user's git providers (SPEC §4.3)
@@ -493,6 +537,19 @@ function locationOf(response: Response): string | null {
   } catch {
     return location;
   }
+}
+
+/** `orgId: '<uuid>'` lists one organization's records; `'personal'` the caller's own. */
+export interface OwnerOptions {
+  orgId?: string;
+}
+
+function ownerQuery<T extends OwnerOptions & { org_id?: string }>(
+  options: T,
+): Record<string, string | number | undefined> {
+  const { orgId, ...rest } = options;
+  const query = rest as Record<string, string | number | undefined>;
+  return orgId === undefined ? query : { ...query, org_id: orgId };
 }
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {

@@ -7,6 +7,7 @@ export {
   type CreateJobInput,
   type JobListFilter,
   type ListPage,
+  type OwnerOptions,
   nextCursorOf,
   type PageOptions,
   type LogStreamEvent,

@@ -138,7 +138,11 @@ export class LogUseCases {
   }
 
   /** Logs of a job the person may read, ordered by id, after `after`, at most `limit` (DESIGN §4). */
-  async readForPerson(user: UserActor, id: unknown, query: { after?: unknown; limit?: unknown } = {}): Promise<LogPage> {
+  async readForPerson(
+    user: UserActor,
+    id: unknown,
+    query: { after?: unknown; limit?: unknown } = {},
+  ): Promise<LogPage> {
     const jobId = requireUuid(id, 'id');
     const { record, scope } = await this.access.locate(user, 'read', 'job_not_found', (stores, ownerId) =>
       stores.jobs.get(ownerId, jobId),

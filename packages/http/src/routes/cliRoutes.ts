@@ -12,7 +12,7 @@ import {
   LogPage,
   LogQuery,
   NameParams,
-  PageQuery,
+  OrgFilterQuery,
   ProjectNameParams,
   RegisterWorkerBody,
   RegistrationResponse,
@@ -35,7 +35,7 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       description: PAGED_LIST_DESCRIPTION,
       tags: ['vineyards'],
       auth: 'user',
-      query: PageQuery,
+      query: OrgFilterQuery,
       responses: {
         200: {
           description: 'A page of vineyards',
@@ -75,7 +75,7 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       description: PAGED_LIST_DESCRIPTION,
       tags: ['configurations'],
       auth: 'user',
-      query: PageQuery,
+      query: OrgFilterQuery,
       responses: {
         200: {
           description: 'A page of vines',
@@ -203,7 +203,7 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       description: PAGED_LIST_DESCRIPTION,
       tags: ['workers'],
       auth: 'user',
-      query: PageQuery,
+      query: OrgFilterQuery,
       responses: {
         200: {
           description: 'A page of workers',
