@@ -12,7 +12,7 @@ export interface ExplainedError {
 }
 
 /** Turns anything thrown by a command into one readable line and an exit code. */
-export function explainError(error: unknown): ExplainedError {
+export function explainError(error: unknown, options: { tokenFromEnv?: boolean } = {}): ExplainedError {
   if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode, showUsage: false, error };
   if (error instanceof UsageError) return { message: error.message, exitCode: ExitCode.USAGE, showUsage: true, error };
   if (error instanceof TrellisConnectionError) {
@@ -22,8 +22,12 @@ export function explainError(error: unknown): ExplainedError {
     const fields = error.errors.map((issue) => `${issue.path}: ${issue.message}`);
     const detail = fields.length > 0 ? `${error.detail} (${fields.join('; ')})` : error.detail;
     if (error.status === 401) {
+      // With TRELLIS_TOKEN no login is involved: the token itself was refused (revoked, expired).
+      const advice = options.tokenFromEnv
+        ? 'TRELLIS_TOKEN was refused (revoked, expired or mistyped?)'
+        : 'run `trellis login`';
       return {
-        message: `${detail} [${error.code}]; run \`trellis login\``,
+        message: `${detail} [${error.code}]; ${advice}`,
         exitCode: ExitCode.AUTH,
         showUsage: false,
         error,

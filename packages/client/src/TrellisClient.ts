@@ -1,8 +1,11 @@
 import type {
+  ApiTokenView,
   ArtifactAnswer,
   ClaimAnswer,
   CreateConfigurationRequest,
   CreateJobRequest,
+  CreatedTokenAnswer,
+  CreateTokenRequest,
   ExchangeAnswer,
   ExchangeRequest,
   GenerateAnswer,
@@ -252,6 +255,22 @@ export class TrellisClient {
   }
   getWorker(id: string): Promise<WorkerRecordView> {
     return this.json('GET', `/api/cli/workers/${encodeURIComponent(id)}`);
+  }
+
+  // ---- API tokens for automation (issue 12)
+  /** The token is in this answer only; the server keeps its hash. */
+  createToken(input: CreateTokenRequest): Promise<CreatedTokenAnswer> {
+    return this.json('POST', '/api/tokens', { body: input });
+  }
+  /** Every personal token, or with `orgId` every token of that organization, newest first. */
+  listTokens(filter: { orgId?: string } = {}): Promise<ApiTokenView[]> {
+    return collect(this.walk<ApiTokenView>('/api/tokens', 'tokens', { org_id: filter.orgId }));
+  }
+  listTokensPage(filter: { orgId?: string } = {}, page: PageOptions = {}): Promise<ListPage<ApiTokenView>> {
+    return this.listPage('/api/tokens', 'tokens', { org_id: filter.orgId, ...page });
+  }
+  async revokeToken(id: string): Promise<void> {
+    await this.json('DELETE', `/api/tokens/${encodeURIComponent(id)}`);
   }
 
   // ---- organizations and members (issue 12)

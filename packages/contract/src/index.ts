@@ -12,4 +12,5 @@ export * from './orgs.js';
 export * from './records.js';
 export * from './releases.js';
 export * from './state.js';
+export * from './tokens.js';
 export type * from './types.js';

@@ -35,6 +35,7 @@ import type {
 } from './records.js';
 import type { AddMemberBody, Org, OrgMember, OrgRoleSchema } from './orgs.js';
 import type { PublishReleaseBody, TendrilBody } from './releases.js';
+import type { ApiTokenRecord, CreatedToken, CreateTokenBody } from './tokens.js';
 
 // ---- answers
 export type GenerateAnswer = z.output<typeof GenerateResponse>;
@@ -57,6 +58,8 @@ export type ClaimAnswer = z.output<typeof ClaimResponse>;
 export type HeartbeatAnswerView = z.output<typeof HeartbeatResponse>;
 export type LogPostAnswer = z.output<typeof LogPostResponse>;
 export type ArtifactAnswer = z.output<typeof ArtifactResponse>;
+export type ApiTokenView = z.output<typeof ApiTokenRecord>;
+export type CreatedTokenAnswer = z.output<typeof CreatedToken>;
 
 export type OrgView = z.output<typeof Org>;
 export type OrgMemberView = z.output<typeof OrgMember>;
@@ -76,3 +79,4 @@ export type RegisterWorkerRequest = z.input<typeof RegisterWorkerBody>;
 export type StatusReport = z.input<typeof StatusBody>;
 export type PublishReleaseRequest = z.input<typeof PublishReleaseBody>;
 export type TendrilRequest = z.input<typeof TendrilBody>;
+export type CreateTokenRequest = z.input<typeof CreateTokenBody>;

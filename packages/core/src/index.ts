@@ -13,6 +13,7 @@ export * from './domain/workerStatus.js';
 
 export * from './artifacts/MeteredBody.js';
 export * from './artifacts/objectNames.js';
+export * from './auth/apiToken.js';
 export * from './auth/BootstrapSignIn.js';
 export * from './auth/nextPath.js';
 export * from './auth/tokenLifetimes.js';
@@ -24,6 +25,7 @@ export * from './auth/WorkerCredentialCache.js';
 export * from './snapshot/canonicalJson.js';
 export * from './snapshot/configSnapshot.js';
 
+export type * from './ports/ApiTokenStore.js';
 export type * from './ports/ArtifactStore.js';
 export type * from './ports/CliLoginStore.js';
 export type * from './ports/Clock.js';
@@ -57,6 +59,7 @@ export { MemoryRateLimitStore } from './system/MemoryRateLimitStore.js';
 export { SystemClock } from './system/SystemClock.js';
 
 export * from './usecases/Access.js';
+export * from './usecases/ApiTokenUseCases.js';
 export * from './usecases/AuthUseCases.js';
 export * from './usecases/VineUseCases.js';
 export * from './usecases/vineInput.js';

@@ -27,6 +27,7 @@ import { releaseRoutes } from './routes/releaseRoutes.js';
 import { repositoryRoutes } from './routes/repositoryRoutes.js';
 import { type SignInRouteDeps, signInRoutes } from './routes/signInRoutes.js';
 import { stateRoutes } from './routes/stateRoutes.js';
+import { tokenRoutes } from './routes/tokenRoutes.js';
 import { streamRoutes } from './routes/streamRoutes.js';
 import { mountRoutes } from './routing/mountRoutes.js';
 import { buildOpenApiDocument } from './routing/openapi.js';
@@ -130,6 +131,7 @@ export function apiRoutes(
     ...orgRoutes(options.useCases),
     ...releaseRoutes(options.useCases),
     ...stateRoutes(options.useCases),
+    ...tokenRoutes(options.useCases),
   ];
 }
 

@@ -20,6 +20,7 @@ export const TABLES = {
   workerReleases: 'worker_releases',
   stateVersions: 'state_versions',
   stateLocks: 'state_locks',
+  apiTokens: 'api_tokens',
   orgs: 'orgs',
   orgMembers: 'org_members',
 } as const;

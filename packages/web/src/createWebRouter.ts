@@ -21,6 +21,7 @@ import { jobPage } from './pages/jobPage.js';
 import { type JobListFilters, jobsPage } from './pages/jobsPage.js';
 import { signInPage } from './pages/signInPage.js';
 import { vineyardPage, vineyardsPage } from './pages/vineyardPages.js';
+import { tokensPage } from './pages/tokensPage.js';
 import { workersPage } from './pages/workersPage.js';
 import { signInPath } from './paths.js';
 import { securityHeaders } from './securityHeaders.js';
@@ -152,19 +153,22 @@ export function createWebRouter(options: WebOptions): Router {
     }),
   );
 
+  /** The API's CSRF rule for the forms here: a POST must come with our own Origin. */
+  const sameOrigin: RequestHandler = (req, res, next) => {
+    if (!options.isWebOrigin(req.headers.origin)) {
+      render(req, res, crossSitePage(), null);
+      return;
+    }
+    next();
+  };
+
   // The code is made by a POST from the approval page, never by the GET that opens it: a link
   // alone (sent by someone else, or fetched by a preview bot) must not approve a login for the
   // person who follows it. This is the same CSRF rule as the API's: the Origin must be ours.
   router.post(
     '/cli/login',
     headers,
-    (req, res, next) => {
-      if (!options.isWebOrigin(req.headers.origin)) {
-        render(req, res, crossSitePage(), null);
-        return;
-      }
-      next();
-    },
+    sameOrigin,
     express.urlencoded({ extended: false, limit: '4kb' }),
     signedIn(async ({ req, user }) => {
       const deviceCode = (req.body as Record<string, unknown> | undefined)?.device_code;
@@ -244,7 +248,64 @@ export function createWebRouter(options: WebOptions): Router {
     ),
   );
 
+  router.get(
+    '/tokens',
+    headers,
+    signedIn(async ({ req, user, base, now }) => {
+      const orgId = orgIdOf(req.query.org_id);
+      const tokens = await useCases.apiTokens.list(user, { ...pageQuery(req), org_id: orgId ?? undefined });
+      return tokensPage({ base, tokens, orgId, now });
+    }),
+  );
+
+  // Made by a form POST with our Origin (as the API's CSRF rule); the token is shown in this
+  // answer only, never put in a URL or a redirect.
+  router.post(
+    '/tokens',
+    headers,
+    sameOrigin,
+    express.urlencoded({ extended: false, limit: '4kb' }),
+    signedIn(async ({ req, user, base, now }) => {
+      const form = (req.body ?? {}) as Record<string, unknown>;
+      const orgId = orgIdOf(form.org_id);
+      const list = () => useCases.apiTokens.list(user, { org_id: orgId ?? undefined });
+      try {
+        const created = await useCases.apiTokens.create(user, {
+          name: form.name,
+          org_id: orgId ?? undefined,
+          role: typeof form.role === 'string' && form.role !== '' ? form.role : undefined,
+          expires_in_days:
+            typeof form.expires_in_days === 'string' && form.expires_in_days.trim() !== ''
+              ? Number(form.expires_in_days)
+              : undefined,
+        });
+        return tokensPage({ base, tokens: await list(), orgId, now, created, status: 201 });
+      } catch (error) {
+        if (!(error instanceof DomainError) || !['validation', 'forbidden'].includes(error.kind)) throw error;
+        const status = error.kind === 'validation' ? 400 : 403;
+        return tokensPage({ base, tokens: await list(), orgId, now, error: error.message, status });
+      }
+    }),
+  );
+
+  router.post(
+    '/tokens/:id/revoke',
+    headers,
+    sameOrigin,
+    express.urlencoded({ extended: false, limit: '4kb' }),
+    signedIn(async ({ req, user }) => {
+      await useCases.apiTokens.revoke(user, req.params.id);
+      const orgId = orgIdOf((req.body as Record<string, unknown> | undefined)?.org_id);
+      return new Redirect(`/tokens${orgId ? `?org_id=${orgId}` : ''}`);
+    }),
+  );
+
   return router;
+}
+
+/** An organization id from a query or form, lower case; anything else is none. */
+function orgIdOf(value: unknown): string | null {
+  return isUuid(value) ? value.toLowerCase() : null;
 }
 
 /** `?error=<code>&provider=<id>`, as the sign-in callback reports a failure. */

@@ -1,7 +1,7 @@
 import type { UserActor } from '@trellis/core';
 import { type Html, html } from './html.js';
 
-export type Section = 'vineyards' | 'jobs' | 'workers';
+export type Section = 'vineyards' | 'jobs' | 'workers' | 'tokens';
 
 /** What a page handler returns; the router wraps it in the layout. */
 export interface Page {
@@ -23,6 +23,7 @@ const NAVIGATION: readonly { section: Section; label: string; path: string }[] =
   { section: 'vineyards', label: 'Vineyards', path: '/vineyards' },
   { section: 'jobs', label: 'Jobs', path: '/jobs' },
   { section: 'workers', label: 'Workers', path: '/workers' },
+  { section: 'tokens', label: 'API tokens', path: '/tokens' },
 ];
 
 export function layout(page: Page, context: LayoutContext): Html {

@@ -5,7 +5,8 @@ export const GENERAL_DETAILS = `
 Environment:
   TRELLIS_SERVER    control plane URL (like --server)
   TRELLIS_WEB_URL   web interface URL for \`trellis login\` (default: the server URL)
-  TRELLIS_TOKEN     an access token to use instead of the saved login (CI), with TRELLIS_SERVER
+  TRELLIS_TOKEN     an API token (trt_…, see \`trellis tokens create\`) or access token to use
+                    instead of the saved login (CI), with TRELLIS_SERVER; never saved
   XDG_CONFIG_HOME   where trellis/auth.json is kept (default: ~/.config)
   NO_COLOR          no colour (there is none anyway when output is not a terminal)
   TRELLIS_DEBUG     print the stack trace of an error after its one-line message

@@ -54,7 +54,7 @@ export abstract class TrellisCommand extends Command {
   }
 
   override async catch(error: unknown): Promise<void> {
-    this.failure = explainError(error);
+    this.failure = explainError(error, { tokenFromEnv: Boolean(this.env.TRELLIS_TOKEN) });
   }
 
   /** `--server`, else `$TRELLIS_SERVER`, normalised; undefined when neither is given. */
@@ -75,7 +75,8 @@ export abstract class TrellisCommand extends Command {
 
   /**
    * A client signed in as the saved login (refreshing its tokens as needed), or with
-   * `$TRELLIS_TOKEN` (an access token, for CI) when that is set.
+   * `$TRELLIS_TOKEN` (an API token `trt_…` or an access token, for CI) when that is set: it wins over
+   * the saved login, is never written to disk and never refreshed.
    */
   protected signedInClient(): TrellisClient {
     const chosen = this.chosenServer();

@@ -16,6 +16,9 @@ import { ReposCommand } from './repos/ReposCommand.js';
 import { CreateVineyardCommand } from './vineyards/CreateVineyardCommand.js';
 import { ListVineyardsCommand } from './vineyards/ListVineyardsCommand.js';
 import { ShowVineyardCommand } from './vineyards/ShowVineyardCommand.js';
+import { CreateTokenCommand } from './tokens/CreateTokenCommand.js';
+import { ListTokensCommand } from './tokens/ListTokensCommand.js';
+import { RevokeTokenCommand } from './tokens/RevokeTokenCommand.js';
 import { WhoamiCommand } from './WhoamiCommand.js';
 import { ListWorkersCommand } from './workers/ListWorkersCommand.js';
 import { RegisterWorkerCommand } from './workers/RegisterWorkerCommand.js';
@@ -44,5 +47,8 @@ export const COMMANDS = [
   ListWorkersCommand,
   ShowWorkerCommand,
   RegisterWorkerCommand,
+  ListTokensCommand,
+  CreateTokenCommand,
+  RevokeTokenCommand,
   ReposCommand,
 ] as const;

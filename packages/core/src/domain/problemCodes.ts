@@ -52,6 +52,10 @@ export const PROBLEM_CODES = {
   email_not_verified: { status: 403, meaning: 'the sign-in account has no verified email address' },
   job_not_claimed_by_worker: { status: 403, meaning: 'the job is not claimed by the calling worker' },
   not_this_worker: { status: 403, meaning: 'a worker may act only on itself' },
+  token_not_allowed: {
+    status: 403,
+    meaning: 'API tokens cannot create, revoke or (organization tokens) list other tokens',
+  },
   insufficient_role: {
     status: 403,
     meaning: "the caller's role in the organization is too low; see `required_role` and `role`",
@@ -68,6 +72,7 @@ export const PROBLEM_CODES = {
   plan_job_not_found: { status: 404, meaning: 'the plan job of an apply does not exist' },
   plan_artifact_not_found: { status: 404, meaning: 'the job has no plan artifact' },
   worker_not_found: { status: 404, meaning: 'no such worker' },
+  token_not_found: { status: 404, meaning: 'no such API token (or it is revoked)' },
   user_not_found: { status: 404, meaning: 'no such user' },
   org_not_found: { status: 404, meaning: 'no such organization, or the caller is not a member' },
   member_not_found: { status: 404, meaning: 'no such member of the organization' },

@@ -54,6 +54,29 @@ export interface RefreshTokenRecord {
   revoked_at: string | null;
 }
 
+/**
+ * An API token for automation (issue 12). Only the SHA-256 of the secret is kept. A personal
+ * token's owner is its creator (`org_id` null, `role` null: it acts as the creator); an
+ * organization token's owner is the organization, and it acts only there, with `role` capped by
+ * the creator's current role.
+ */
+export interface ApiToken {
+  id: string;
+  /** The creator for a personal token, the organization for an organization token. */
+  owner_id: string;
+  created_by: string;
+  org_id: string | null;
+  name: string;
+  role: OrgRole | null;
+  /** Lowercase hex SHA-256 of the token. */
+  token_hash: string;
+  created_at: string;
+  /** Null: the token never expires. */
+  expires_at: string | null;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
 /** An organization (issue 12): an owner of records, like a user, shared by its members. */
 export interface Org {
   id: string;

@@ -1,3 +1,4 @@
+import type { ApiTokenStore } from './ApiTokenStore.js';
 import type { CliLoginStore } from './CliLoginStore.js';
 import type { CloudIdentityStore } from './CloudIdentityStore.js';
 import type { IdentityStore } from './IdentityStore.js';
@@ -28,6 +29,7 @@ export interface Stores {
   releases: ReleaseStore;
   planArtifacts: PlanArtifactStore;
   states: StateStore;
+  apiTokens: ApiTokenStore;
   orgs: OrgStore;
 }
 

@@ -1,4 +1,5 @@
 import { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
+import { ApiTokenUseCases } from './ApiTokenUseCases.js';
 import { AuthUseCases } from './AuthUseCases.js';
 import { VineUseCases } from './VineUseCases.js';
 import type { CoreDeps } from './CoreDeps.js';
@@ -26,6 +27,7 @@ export interface UseCases {
   states: StateUseCases;
   signIn: SignInUseCases;
   repositories: RepositoryUseCases;
+  apiTokens: ApiTokenUseCases;
   orgs: OrgUseCases;
 }
 
@@ -43,6 +45,7 @@ export function createUseCases(deps: CoreDeps): UseCases {
     states: new StateUseCases(deps),
     signIn: new SignInUseCases(deps),
     repositories: new RepositoryUseCases(deps),
+    apiTokens: new ApiTokenUseCases(deps),
     orgs: new OrgUseCases(deps),
   };
 }

@@ -1,5 +1,5 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
-import { ForbiddenError, UnauthorizedError, UnavailableError, type UseCases } from '@trellis/core';
+import { ForbiddenError, isApiTokenPrefixed, UnauthorizedError, UnavailableError, type UseCases } from '@trellis/core';
 import type { RequestHandler } from 'express';
 import { clientKey, type FailureLimiter } from '../limits/FailureLimiter.js';
 import type { AuthKind } from '../routing/route.js';
@@ -46,10 +46,14 @@ export function authenticate(kind: AuthKind, deps: AuthDeps): RequestHandler {
       return (_req, _res, next) => next();
     case 'user':
     case 'session':
-      return (req, res, next) => {
+      return async (req, res, next) => {
         const token = kind === 'user' ? bearerToken(req.headers.authorization) : null;
         if (token) {
-          res.locals.user = deps.useCases.auth.authenticateAccessToken(token);
+          // Routed by prefix: `trt_…` is an API token (a database lookup), anything else a CLI
+          // access token (a signature check). Neither is ever logged.
+          res.locals.user = isApiTokenPrefixed(token)
+            ? await deps.useCases.apiTokens.authenticate(token)
+            : deps.useCases.auth.authenticateAccessToken(token);
           return next();
         }
         const session = deps.sessions.read(req);

@@ -123,7 +123,11 @@ export function buildOpenApiDocument(routes: RouteSpec[], info: { title: string;
     components: {
       schemas: { Problem: PROBLEM_SCHEMA },
       securitySchemes: {
-        cliBearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'CLI access token' },
+        cliBearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'a CLI access token (a JWT), or an API token (`trt_…`, see POST /api/tokens)',
+        },
         webSession: { type: 'apiKey', in: 'cookie', name: 'trellis_session', description: 'Web session cookie' },
         workerId: { type: 'apiKey', in: 'header', name: 'X-Worker-ID' },
         workerToken: { type: 'apiKey', in: 'header', name: 'X-Worker-Token' },

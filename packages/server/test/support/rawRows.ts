@@ -27,3 +27,22 @@ export async function storedIdentityTokens(database: TestDatabase): Promise<Stor
     await client.end();
   }
 }
+
+/** Every row of a query, read past the stores (as the connecting role: no row-level security). */
+export async function rawRows(database: TestDatabase, sql: string): Promise<Record<string, unknown>[]> {
+  if (database.dialect === 'sqlite') {
+    const db = new Database(database.url.slice('sqlite://'.length), { readonly: true });
+    try {
+      return db.prepare(sql).all() as Record<string, unknown>[];
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}

@@ -27,6 +27,7 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   worker_releases: null,
   state_versions: 'owner_id',
   state_locks: 'owner_id',
+  api_tokens: 'owner_id',
   orgs: 'id',
   org_members: 'org_id',
 };

@@ -11,6 +11,7 @@ import { capsRetentionMigration } from './m007_caps_retention.js';
 import { rateLimitsMigration } from './m008_rate_limits.js';
 import { claimRulesMigration } from './m009_claim_rules.js';
 import { organizationsMigration } from './m010_organizations.js';
+import { apiTokensMigration } from './m011_api_tokens.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -25,6 +26,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   rateLimitsMigration,
   claimRulesMigration,
   organizationsMigration,
+  apiTokensMigration,
 ];
 
 /** knex's migrator configured with the migrations above, not a directory. */

@@ -1,5 +1,6 @@
 import type { Stores } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
+import { SqlApiTokenStore } from './SqlApiTokenStore.js';
 import { SqlCliLoginStore } from './SqlCliLoginStore.js';
 import { SqlCloudIdentityStore } from './SqlCloudIdentityStore.js';
 import { SqlIdentityStore } from './SqlIdentityStore.js';
@@ -31,6 +32,7 @@ export function createStores(session: SqlSession): Stores {
     releases: new SqlReleaseStore(session),
     planArtifacts: new SqlPlanArtifactStore(session),
     states: new SqlStateStore(session),
+    apiTokens: new SqlApiTokenStore(session),
     orgs: new SqlOrgStore(session),
   };
 }

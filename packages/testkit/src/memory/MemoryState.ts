@@ -1,5 +1,6 @@
 import { compareNewestFirst, type Page, type PageKey, type PageRequest, takePage } from '@trellis/core';
 import type {
+  ApiToken,
   CliLogin,
   CloudIdentity,
   Identity,
@@ -58,6 +59,7 @@ export interface MemoryState {
   stateVersions: StateVersion[];
   /** Keyed by vine id. */
   stateLocks: Map<string, StateLock>;
+  apiTokens: Map<string, ApiToken>;
   /** An organization's owner is itself. */
   orgs: Map<string, Org>;
   /** Keyed by membership id; a membership's owner is its organization. */
@@ -82,6 +84,7 @@ export function emptyMemoryState(): MemoryState {
     planArtifacts: new Map(),
     stateVersions: [],
     stateLocks: new Map(),
+    apiTokens: new Map(),
     orgs: new Map(),
     orgMembers: new Map(),
   };

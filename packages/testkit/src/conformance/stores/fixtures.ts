@@ -1,5 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type {
+  ApiToken,
   CliLogin,
   CloudIdentity,
   Job,
@@ -179,6 +180,26 @@ export function newRefreshToken(userId: string, overrides: Partial<RefreshTokenR
     family_id: uuid(),
     expires_at: new Date(Date.parse(later()) + 90 * 86_400_000).toISOString(),
     rotated_at: null,
+    revoked_at: null,
+    ...overrides,
+  };
+}
+
+/** A personal token of `userId`, or with `org_id` an organization token (owned by the org). */
+export function newApiToken(userId: string, overrides: Partial<ApiToken> = {}): ApiToken {
+  const orgId = overrides.org_id ?? null;
+  const id = uuid();
+  return {
+    id,
+    owner_id: orgId ?? userId,
+    created_by: userId,
+    org_id: orgId,
+    name: `token-${nextSerial()}`,
+    role: orgId === null ? null : 'viewer',
+    token_hash: createHash('sha256').update(id).digest('hex'),
+    created_at: later(),
+    expires_at: null,
+    last_used_at: null,
     revoked_at: null,
     ...overrides,
   };

@@ -1,4 +1,5 @@
 import { describe } from 'vitest';
+import { describeApiTokenStoreConformance } from './apiTokens.js';
 import { describeAuthStoreConformance } from './auth.js';
 import { describeJobClaimConformance } from './claim.js';
 import type { OpenStoreHarness } from './harness.js';
@@ -36,5 +37,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeStateStoreConformance(open);
     describePaginationConformance(open);
     describeOrgStoreConformance(open);
+    describeApiTokenStoreConformance(open);
   });
 }

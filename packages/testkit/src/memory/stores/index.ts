@@ -1,5 +1,6 @@
 import type { Stores } from '@trellis/core';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
+import { MemoryApiTokenStore } from './MemoryApiTokenStore.js';
 import { MemoryCliLoginStore } from './MemoryCliLoginStore.js';
 import { MemoryCloudIdentityStore } from './MemoryCloudIdentityStore.js';
 import { MemoryIdentityStore } from './MemoryIdentityStore.js';
@@ -16,6 +17,7 @@ import { MemoryVineyardStore } from './MemoryVineyardStore.js';
 import { MemoryWorkerStore } from './MemoryWorkerStore.js';
 
 export {
+  MemoryApiTokenStore,
   MemoryCliLoginStore,
   MemoryCloudIdentityStore,
   MemoryIdentityStore,
@@ -48,6 +50,7 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     releases: new MemoryReleaseStore(tx),
     planArtifacts: new MemoryPlanArtifactStore(tx),
     states: new MemoryStateStore(tx),
+    apiTokens: new MemoryApiTokenStore(tx),
     orgs: new MemoryOrgStore(tx),
   };
 }
