@@ -29,7 +29,7 @@ import type {
   WhoAmIAnswer,
   WorkerRecordView,
 } from '@trellis/contract';
-import type { GitProvider, JobStatus, JsonObject, StreamType } from '@trellis/core';
+import type { GitProvider, JobStatus, JsonObject, OrgRole, StreamType } from '@trellis/core';
 import { type ProblemBody, TrellisApiError, TrellisConnectionError, TrellisRedirectError } from './errors.js';
 import { readServerSentEvents } from './sse.js';
 
@@ -69,8 +69,34 @@ export type PageOptions = {
   cursor?: string;
 };
 
+/**
+ * Which owner's records a list shows: an organization's id, `personal` (the caller's own), or
+ * (left out) the caller's and those of every organization they belong to.
+ */
+export type OwnerFilter = { org_id?: string };
+
 /** Filters of `GET /api/jobs` (the contract's query without the page). */
-export type JobListFilter = JobListRequest;
+export type JobListFilter = JobListRequest & OwnerFilter;
+
+/** An organization as its member sees it: `role` is the caller's. */
+export interface OrgView {
+  id: string;
+  name: string;
+  role: OrgRole;
+  created_at: string;
+}
+
+/** A member of an organization; pending (`user_id` null) until that email first signs in. */
+export interface MemberView {
+  id: string;
+  org_id: string;
+  email: string;
+  user_id: string | null;
+  role: OrgRole;
+  status: 'active' | 'pending';
+  created_at: string;
+  joined_at: string | null;
+}
 
 /** The cursor of the `rel="next"` target of an RFC 8288 `Link` header, or null. */
 export function nextCursorOf(link: string | null): string | null {
@@ -138,31 +164,68 @@ export class TrellisClient {
     return this.json('GET', '/api/cli/whoami');
   }
 
+  // ---- organizations and their members (issue 12)
+  createOrg(name: string): Promise<OrgView> {
+    return this.json('POST', '/api/orgs', { body: { name } });
+  }
+  /** Every organization the caller belongs to, with the caller's role (walks all pages). */
+  listOrgs(): Promise<OrgView[]> {
+    return collect(this.walk('/api/orgs', 'orgs', {}));
+  }
+  listOrgsPage(page: PageOptions = {}): Promise<ListPage<OrgView>> {
+    return this.listPage('/api/orgs', 'orgs', page);
+  }
+  getOrg(id: string): Promise<OrgView> {
+    return this.json('GET', `/api/orgs/${encodeURIComponent(id)}`);
+  }
+  renameOrg(id: string, name: string): Promise<OrgView> {
+    return this.json('PATCH', `/api/orgs/${encodeURIComponent(id)}`, { body: { name } });
+  }
+  async deleteOrg(id: string): Promise<void> {
+    await this.json('DELETE', `/api/orgs/${encodeURIComponent(id)}`);
+  }
+  addMember(orgId: string, input: { email: string; role: OrgRole }): Promise<MemberView> {
+    return this.json('POST', `/api/orgs/${encodeURIComponent(orgId)}/members`, { body: input });
+  }
+  /** Every member of the organization, joined and pending (walks all pages). */
+  listMembers(orgId: string): Promise<MemberView[]> {
+    return collect(this.walk(`/api/orgs/${encodeURIComponent(orgId)}/members`, 'members', {}));
+  }
+  setMemberRole(orgId: string, memberId: string, role: OrgRole): Promise<MemberView> {
+    return this.json('PATCH', `/api/orgs/${encodeURIComponent(orgId)}/members/${encodeURIComponent(memberId)}`, {
+      body: { role },
+    });
+  }
+  async removeMember(orgId: string, memberId: string): Promise<void> {
+    await this.json('DELETE', `/api/orgs/${encodeURIComponent(orgId)}/members/${encodeURIComponent(memberId)}`);
+  }
+
   // ---- vineyards and configurations (SPEC §4.3)
   /** Every vineyard, newest first, each with its vines as summaries (walks all pages). */
-  listVineyards(): Promise<VineyardSummaryView[]> {
-    return collect(this.vineyards());
+  listVineyards(filter: OwnerFilter = {}): Promise<VineyardSummaryView[]> {
+    return collect(this.vineyards(filter));
   }
-  listVineyardsPage(page: PageOptions = {}): Promise<ListPage<VineyardSummaryView>> {
+  listVineyardsPage(page: PageOptions & OwnerFilter = {}): Promise<ListPage<VineyardSummaryView>> {
     return this.listPage('/api/cli/vineyards', 'vineyards', page);
   }
-  vineyards(page: PageOptions = {}): AsyncGenerator<VineyardSummaryView> {
+  vineyards(page: PageOptions & OwnerFilter = {}): AsyncGenerator<VineyardSummaryView> {
     return this.walk('/api/cli/vineyards', 'vineyards', page);
   }
-  createVineyard(name: string): Promise<VineyardDetailView> {
-    return this.json('POST', '/api/cli/vineyards', { body: { name } });
+  /** A vineyard of the caller, or of the organization `orgId` (which then owns all it holds). */
+  createVineyard(name: string, orgId?: string): Promise<VineyardDetailView> {
+    return this.json('POST', '/api/cli/vineyards', { body: { name, ...(orgId ? { org_id: orgId } : {}) } });
   }
   getVineyard(id: string): Promise<VineyardDetailView> {
     return this.json('GET', `/api/cli/vineyards/${encodeURIComponent(id)}`);
   }
   /** Every vine, newest first, as summaries (walks all pages). */
-  listConfigurations(): Promise<VineSummaryView[]> {
-    return collect(this.configurations());
+  listConfigurations(filter: OwnerFilter = {}): Promise<VineSummaryView[]> {
+    return collect(this.configurations(filter));
   }
-  listConfigurationsPage(page: PageOptions = {}): Promise<ListPage<VineSummaryView>> {
+  listConfigurationsPage(page: PageOptions & OwnerFilter = {}): Promise<ListPage<VineSummaryView>> {
     return this.listPage('/api/cli/configurations', 'configurations', page);
   }
-  configurations(page: PageOptions = {}): AsyncGenerator<VineSummaryView> {
+  configurations(page: PageOptions & OwnerFilter = {}): AsyncGenerator<VineSummaryView> {
     return this.walk('/api/cli/configurations', 'configurations', page);
   }
   getConfiguration(nameOrId: string): Promise<VineDetailView> {
@@ -229,16 +292,17 @@ export class TrellisClient {
 
   // ---- workers
   /** Every worker, newest first (walks all pages). */
-  listWorkers(): Promise<WorkerRecordView[]> {
-    return collect(this.workers());
+  listWorkers(filter: OwnerFilter = {}): Promise<WorkerRecordView[]> {
+    return collect(this.workers(filter));
   }
-  listWorkersPage(page: PageOptions = {}): Promise<ListPage<WorkerRecordView>> {
+  listWorkersPage(page: PageOptions & OwnerFilter = {}): Promise<ListPage<WorkerRecordView>> {
     return this.listPage('/api/cli/workers', 'workers', page);
   }
-  workers(page: PageOptions = {}): AsyncGenerator<WorkerRecordView> {
+  workers(page: PageOptions & OwnerFilter = {}): AsyncGenerator<WorkerRecordView> {
     return this.walk('/api/cli/workers', 'workers', page);
   }
-  registerWorker(input: RegisterWorkerRequest): Promise<RegistrationAnswer> {
+  /** An agent of the caller, or (with `org_id`, admins) of that organization's pool. */
+  registerWorker(input: RegisterWorkerRequest & { org_id?: string }): Promise<RegistrationAnswer> {
     return this.json('POST', '/api/cli/workers', { body: input });
   }
   getWorker(id: string): Promise<WorkerRecordView> {
