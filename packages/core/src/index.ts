@@ -47,8 +47,8 @@ export type * from './ports/UserStore.js';
 export type * from './ports/VineStore.js';
 export type * from './ports/VineyardStore.js';
 export type * from './ports/WorkerStore.js';
-export { memberScope, ownerScope, systemScope, visibleOwners } from './ports/UnitOfWork.js';
-export type { Scope, Stores, UnitOfWork } from './ports/UnitOfWork.js';
+export { memberScope, ownerList, ownerScope, systemScope, visibleOwners } from './ports/UnitOfWork.js';
+export type { OwnerIds, Scope, Stores, UnitOfWork } from './ports/UnitOfWork.js';
 
 export { AesGcmSecretBox } from './system/AesGcmSecretBox.js';
 export { CryptoRandom } from './system/CryptoRandom.js';
@@ -56,6 +56,7 @@ export { InProcessEventBus } from './system/InProcessEventBus.js';
 export { MemoryRateLimitStore } from './system/MemoryRateLimitStore.js';
 export { SystemClock } from './system/SystemClock.js';
 
+export * from './usecases/Access.js';
 export * from './usecases/AuthUseCases.js';
 export * from './usecases/VineUseCases.js';
 export * from './usecases/vineInput.js';
@@ -64,6 +65,7 @@ export * from './usecases/createUseCases.js';
 export * from './usecases/finalizeDeployment.js';
 export * from './usecases/JobUseCases.js';
 export * from './usecases/LogUseCases.js';
+export * from './usecases/OrgUseCases.js';
 export * from './usecases/PlanArtifactUseCases.js';
 export * from './usecases/providerTokens.js';
 export * from './usecases/ReleaseUseCases.js';

@@ -20,6 +20,8 @@ export const TABLES = {
   workerReleases: 'worker_releases',
   stateVersions: 'state_versions',
   stateLocks: 'state_locks',
+  orgs: 'orgs',
+  orgMembers: 'org_members',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];
@@ -81,6 +83,34 @@ export const UNIQUE_KEYS: readonly UniqueKey[] = [
     code: 'device_code_used',
     message: 'this device code already has a login',
   },
+  {
+    constraint: 'orgs_name_unique',
+    table: 'orgs',
+    columns: ['name'],
+    code: 'org_name_taken',
+    message: 'an organization with this name already exists',
+  },
+  {
+    constraint: 'orgs_pkey',
+    table: 'orgs',
+    columns: ['id'],
+    code: 'org_exists',
+    message: 'an organization with this id exists',
+  },
+  {
+    constraint: 'org_members_org_email_unique',
+    table: 'org_members',
+    columns: ['org_id', 'email'],
+    code: 'member_exists',
+    message: 'this email already is a member of the organization',
+  },
+  {
+    constraint: 'org_members_pkey',
+    table: 'org_members',
+    columns: ['id'],
+    code: 'member_exists',
+    message: 'a membership with this id exists',
+  },
 ];
 
 /** The role owner-scoped units of work run as on Postgres; row-level security binds it. */
@@ -88,3 +118,9 @@ export const APP_ROLE = 'trellis_app';
 
 /** The session setting that tells the row-level security policies who the owner is. */
 export const OWNER_SETTING = 'trellis.user_id';
+
+/**
+ * The session setting naming the person doing the work (m010): in an owner scope the acting
+ * member (the owner itself when it acts itself), in a member scope the person.
+ */
+export const ACTOR_SETTING = 'trellis.actor_id';

@@ -1,3 +1,5 @@
+import type { OrgRole } from './roles.js';
+
 /**
  * Domain errors with stable snake_case codes. Only `http` maps them to statuses; a code, once
  * published, is never reassigned to another meaning.
@@ -50,6 +52,19 @@ export class UnauthorizedError extends DomainError {
 /** Authenticated but not allowed (`403`). */
 export class ForbiddenError extends DomainError {
   readonly kind = 'forbidden';
+}
+
+/**
+ * A member of an organization whose role is too low for the action (`403 insufficient_role`). The
+ * problem names the least role the action needs and the caller's.
+ */
+export class InsufficientRoleError extends ForbiddenError {
+  constructor(
+    readonly requiredRole: OrgRole,
+    readonly role: OrgRole,
+  ) {
+    super('insufficient_role', `this needs the role ${requiredRole} in the organization; yours is ${role}`);
+  }
 }
 
 /** Missing, or belonging to another owner: the two are indistinguishable by design (`404`). */

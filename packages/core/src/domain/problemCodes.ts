@@ -52,6 +52,10 @@ export const PROBLEM_CODES = {
   email_not_verified: { status: 403, meaning: 'the sign-in account has no verified email address' },
   job_not_claimed_by_worker: { status: 403, meaning: 'the job is not claimed by the calling worker' },
   not_this_worker: { status: 403, meaning: 'a worker may act only on itself' },
+  insufficient_role: {
+    status: 403,
+    meaning: 'the caller\'s role in the organization is too low; see `required_role` and `role`',
+  },
   state_not_for_worker: { status: 403, meaning: "the state is not the calling worker's job's configuration" },
   // ---- 404: missing, or another owner's (the two look the same)
   route_not_found: { status: 404, meaning: 'no route for this method and path' },
@@ -65,6 +69,8 @@ export const PROBLEM_CODES = {
   plan_artifact_not_found: { status: 404, meaning: 'the job has no plan artifact' },
   worker_not_found: { status: 404, meaning: 'no such worker' },
   user_not_found: { status: 404, meaning: 'no such user' },
+  org_not_found: { status: 404, meaning: 'no such organization, or the caller is not a member' },
+  member_not_found: { status: 404, meaning: 'no such member of the organization' },
   provider_not_configured: { status: 404, meaning: 'no sign-in provider of this name is configured' },
   // ---- 409: well-formed, but clashes with the current state
   already_exists: { status: 409, meaning: 'a record with the same key already exists' },
@@ -85,6 +91,10 @@ export const PROBLEM_CODES = {
   plan_stale: { status: 409, meaning: 'the configuration changed since the plan was made' },
   provider_not_linked: { status: 409, meaning: 'the user has no identity at this git provider' },
   state_locked: { status: 409, meaning: 'the state is locked by another lock ID' },
+  org_name_taken: { status: 409, meaning: 'an organization with this name already exists' },
+  member_exists: { status: 409, meaning: 'this email already is (or is invited as) a member of the organization' },
+  last_owner: { status: 409, meaning: 'the last owner of an organization cannot leave, be removed or be demoted' },
+  org_busy: { status: 409, meaning: 'the organization has queued or running jobs; cancel them first' },
   worker_destroyed: { status: 409, meaning: 'the worker was destroyed' },
   // ---- 413: over a size limit
   payload_too_large: { status: 413, meaning: 'the request body is over its limit' },

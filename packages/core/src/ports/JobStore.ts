@@ -1,3 +1,4 @@
+import type { OwnerIds } from './UnitOfWork.js';
 import type { JobStatus } from '../domain/enums.js';
 import type { Page, PageRequest } from '../domain/pagination.js';
 import type { Job, JobSummary } from '../domain/records.js';
@@ -21,7 +22,7 @@ export interface JobStore {
    * One page, newest first (by `created_at`, then insertion), as summaries: the snapshots come
    * without inline files and variables (`summarizeSnapshot`), so a page never carries them.
    */
-  page(ownerId: string, request: PageRequest, filter?: JobFilter): Promise<Page<JobSummary>>;
+  page(owners: OwnerIds, request: PageRequest, filter?: JobFilter): Promise<Page<JobSummary>>;
   /**
    * Atomically takes the oldest `QUEUED` job the worker may run (DESIGN §3): same owner,
    * assigned to nobody or to it, the oldest queued job of its vine, and no job of that vine in

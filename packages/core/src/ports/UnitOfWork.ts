@@ -3,6 +3,7 @@ import type { CloudIdentityStore } from './CloudIdentityStore.js';
 import type { IdentityStore } from './IdentityStore.js';
 import type { JobStore } from './JobStore.js';
 import type { LogStore } from './LogStore.js';
+import type { OrgStore } from './OrgStore.js';
 import type { PlanArtifactStore } from './PlanArtifactStore.js';
 import type { RefreshTokenStore } from './RefreshTokenStore.js';
 import type { ReleaseStore } from './ReleaseStore.js';
@@ -27,6 +28,7 @@ export interface Stores {
   releases: ReleaseStore;
   planArtifacts: PlanArtifactStore;
   states: StateStore;
+  orgs: OrgStore;
 }
 
 /**
@@ -55,6 +57,12 @@ export function ownerScope(ownerId: string, actorId?: string): Scope {
 export function memberScope(userId: string, orgIds: readonly string[]): Scope {
   return { kind: 'member', userId, orgIds };
 }
+/** One owner, or several (a member's lists span their own records and their organizations'). */
+export type OwnerIds = string | readonly string[];
+export function ownerList(owners: OwnerIds): readonly string[] {
+  return typeof owners === 'string' ? [owners] : owners;
+}
+
 /** The owners whose rows a scope may see: null for system work. */
 export function visibleOwners(scope: Scope): readonly string[] | null {
   switch (scope.kind) {

@@ -1,3 +1,4 @@
+import type { OwnerIds } from './UnitOfWork.js';
 import type { VineStatus } from '../domain/enums.js';
 import type { Page, PageRequest } from '../domain/pagination.js';
 import type { Vine, VineComponents } from '../domain/records.js';
@@ -18,7 +19,7 @@ export interface VineStore {
   /** Oldest first. */
   list(ownerId: string, filter?: VineFilter): Promise<Vine[]>;
   /** One page, newest first (by `created_at`, then insertion). */
-  page(ownerId: string, request: PageRequest): Promise<Page<Vine>>;
+  page(owners: OwnerIds, request: PageRequest): Promise<Page<Vine>>;
   updateStatus(ownerId: string, id: string, status: VineStatus, message: string | null, at: string): Promise<Vine>;
   getComponents(ownerId: string, vineId: string): Promise<VineComponents>;
   /** Replaces the kinds present in `components`; kinds that are null are left as they are. */

@@ -1,3 +1,4 @@
+import type { OwnerIds } from './UnitOfWork.js';
 import type { Page, PageRequest } from '../domain/pagination.js';
 import type { Vineyard } from '../domain/records.js';
 
@@ -8,5 +9,5 @@ export interface VineyardStore {
   /** Oldest first. */
   list(ownerId: string): Promise<Vineyard[]>;
   /** One page, newest first (by `created_at`, then insertion). */
-  page(ownerId: string, request: PageRequest): Promise<Page<Vineyard>>;
+  page(owners: OwnerIds, request: PageRequest): Promise<Page<Vineyard>>;
 }

@@ -1,3 +1,4 @@
+import type { OwnerIds } from './UnitOfWork.js';
 import type { Page, PageRequest } from '../domain/pagination.js';
 import type { JsonObject, Worker } from '../domain/records.js';
 
@@ -9,7 +10,7 @@ export interface WorkerStore {
   /** Oldest first, destroyed ones included. */
   list(ownerId: string): Promise<Worker[]>;
   /** One page, newest first (by `created_at`, then insertion), destroyed ones included. */
-  page(ownerId: string, request: PageRequest): Promise<Page<Worker>>;
+  page(owners: OwnerIds, request: PageRequest): Promise<Page<Worker>>;
   recordHeartbeat(ownerId: string, id: string, version: string, at: string): Promise<void>;
   updateMetadata(ownerId: string, id: string, metadata: JsonObject): Promise<Worker>;
   markDestroyed(ownerId: string, id: string, at: string): Promise<void>;

@@ -17,7 +17,8 @@ import { type VineJobType, transitionVine } from '../domain/vineStateMachine.js'
 import { issueJobStateToken } from '../auth/jobStateToken.js';
 import { configHash, snapshotOfVine, snapshotOfWorkerTarget } from '../snapshot/configSnapshot.js';
 import type { JobFilter, JobPatch } from '../ports/JobStore.js';
-import { ownerScope, type Stores, systemScope } from '../ports/UnitOfWork.js';
+import { ownerScope, type Stores, systemScope, visibleOwners } from '../ports/UnitOfWork.js';
+import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 import { extractDeploymentOutputs, finalizeDeployment, redactSensitiveOutputs } from './finalizeDeployment.js';
 import { jobForPeople } from './views.js';
@@ -57,10 +58,14 @@ const MAX_ERROR_MESSAGE = 4000;
 const MAX_METADATA_BYTES = 256 * 1024;
 
 export class JobUseCases {
+  private readonly access: Access;
+
   constructor(
     private readonly deps: CoreDeps,
     private readonly credentials: WorkerCredentialCache,
-  ) {}
+  ) {
+    this.access = new Access(deps);
+  }
 
   /** `POST /api/jobs`: snapshot and hash of the vine, plan checks (DESIGN §3). */
   async create(user: UserActor, input: CreateJobInput): Promise<Job> {
@@ -95,8 +100,17 @@ export class JobUseCases {
       ]);
     }
 
-    const ownerId = user.userId;
-    const job = await this.deps.uow.run(ownerScope(ownerId), async (stores) => {
+    // A job belongs to its vine's owner (to its target's, for DESTROY_WORKER).
+    const located =
+      jobType === 'DESTROY_WORKER'
+        ? await this.access.locate(user, 'agents.manage', 'worker_not_found', (stores, ownerId) =>
+            stores.workers.get(ownerId, targetWorkerId as string),
+          )
+        : await this.access.locate(user, 'jobs.run', 'configuration_not_found', (stores, ownerId) =>
+            stores.vines.get(ownerId, vineId as string),
+          );
+    const ownerId = located.record.owner_id;
+    const job = await this.deps.uow.run(located.scope, async (stores) => {
       if (assignedWorkerId !== null) await this.requireLiveWorker(stores, ownerId, assignedWorkerId);
       let snapshot: ConfigSnapshot;
       let vine: { id: string; vineyard_id: string; cloud_identity_id: string | null } | null = null;
@@ -139,7 +153,7 @@ export class JobUseCases {
   /** A page of the owner's jobs, newest first, as summaries (`GET /api/jobs`). */
   async list(
     user: UserActor,
-    query: { status?: unknown; vineyard_id?: unknown; vine_id?: unknown } & PageQuery = {},
+    query: { status?: unknown; vineyard_id?: unknown; vine_id?: unknown; org_id?: unknown } & PageQuery = {},
   ): Promise<PageResult<JobSummary>> {
     const request = pageRequest(query, this.deps.settings.pageLimits);
     const filter: JobFilter = {};
@@ -153,23 +167,32 @@ export class JobUseCases {
     }
     if (query.vineyard_id !== undefined) filter.vineyard_id = requireUuid(query.vineyard_id, 'vineyard_id');
     if (query.vine_id !== undefined) filter.vine_id = requireUuid(query.vine_id, 'vine_id');
-    const page = await this.deps.uow.read(ownerScope(user.userId), (stores) =>
-      stores.jobs.page(user.userId, request, filter),
-    );
+    const scope = await this.access.readScope(user, parseOwnerFilter(query.org_id));
+    const page =
+      scope === null
+        ? { items: [], next: null }
+        : await this.deps.uow.read(scope, (stores) => stores.jobs.page(visibleOwners(scope) ?? [], request, filter));
     return pageResult(page, request, (job) => job);
   }
 
   /** The DEPLOY job that applies (or is applying) this plan, if any: a plan is applied at most once. */
   async deployOfPlan(user: UserActor, planJobId: string): Promise<Job | null> {
-    const deploys = await this.deps.uow.read(ownerScope(user.userId), (stores) =>
-      stores.jobs.listDeploysOfPlan(user.userId, planJobId),
+    const { record, scope } = await this.access.locate(user, 'read', 'job_not_found', (stores, ownerId) =>
+      stores.jobs.get(ownerId, planJobId),
+    );
+    const deploys = await this.deps.uow.read(scope, (stores) =>
+      stores.jobs.listDeploysOfPlan(record.owner_id, planJobId),
     );
     const deploy = deploys[0];
     return deploy === undefined ? null : jobForPeople(deploy);
   }
 
   async get(user: UserActor, id: unknown): Promise<Job> {
-    return jobForPeople(await this.find(user.userId, id));
+    const jobId = requireUuid(id, 'id');
+    const { record } = await this.access.locate(user, 'read', 'job_not_found', (stores, ownerId) =>
+      stores.jobs.get(ownerId, jobId),
+    );
+    return jobForPeople(record);
   }
 
   /** The job as its owner's agents may see it (unredacted: they run it). */
@@ -180,8 +203,11 @@ export class JobUseCases {
   /** `POST /api/cli/jobs/{id}/cancel`: a `QUEUED` or `PROCESSING` job becomes `CANCELLED` at once. */
   async cancel(user: UserActor, id: unknown): Promise<Job> {
     const jobId = requireUuid(id, 'id');
-    const job = await this.deps.uow.run(ownerScope(user.userId), async (stores) => {
-      const current = await stores.jobs.get(user.userId, jobId);
+    const located = await this.access.locate(user, 'jobs.run', 'job_not_found', (stores, ownerId) =>
+      stores.jobs.get(ownerId, jobId),
+    );
+    const job = await this.deps.uow.run(located.scope, async (stores) => {
+      const current = await stores.jobs.get(located.record.owner_id, jobId);
       if (!current) throw new NotFoundError('job');
       const status = transitionJob(current.status, 'cancel');
       const updated = await this.applyUpdate(stores, current, {

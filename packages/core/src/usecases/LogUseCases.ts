@@ -1,9 +1,10 @@
-import type { WorkerActor } from '../domain/actors.js';
+import type { UserActor, WorkerActor } from '../domain/actors.js';
 import { isOneOf, type JobStatus, STREAM_TYPES } from '../domain/enums.js';
 import { ConflictError, ForbiddenError, NotFoundError, TooLargeError, ValidationError } from '../domain/errors.js';
 import type { Job, LogChunk } from '../domain/records.js';
 import { requireUuid } from '../domain/validation.js';
-import { ownerScope, systemScope } from '../ports/UnitOfWork.js';
+import { ownerScope, type Scope, systemScope } from '../ports/UnitOfWork.js';
+import { Access } from './Access.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 
 /** DESIGN §4 log limits. */
@@ -38,7 +39,11 @@ function logCutNotice(maxBytes: number): string {
 }
 
 export class LogUseCases {
-  constructor(private readonly deps: CoreDeps) {}
+  private readonly access: Access;
+
+  constructor(private readonly deps: CoreDeps) {
+    this.access = new Access(deps);
+  }
 
   /** `POST /api/jobs/{id}/logs`: the answer carries the job status so the agent learns of a cancel. */
   async append(
@@ -132,12 +137,29 @@ export class LogUseCases {
     return total;
   }
 
-  /** Logs of a job of `ownerId`, ordered by id, after `after`, at most `limit` (DESIGN §4). */
-  async read(ownerId: string, id: unknown, query: { after?: unknown; limit?: unknown } = {}): Promise<LogPage> {
+  /** Logs of a job the person may read, ordered by id, after `after`, at most `limit` (DESIGN §4). */
+  async read(user: UserActor, id: unknown, query: { after?: unknown; limit?: unknown } = {}): Promise<LogPage> {
     const jobId = requireUuid(id, 'id');
+    const { record, scope } = await this.access.locate(user, 'read', 'job_not_found', (stores, ownerId) =>
+      stores.jobs.get(ownerId, jobId),
+    );
+    return this.readIn(scope, record.owner_id, jobId, query);
+  }
+
+  /** Logs of a job of the agent's owner. */
+  async readForWorker(worker: WorkerActor, id: unknown, query: { after?: unknown; limit?: unknown } = {}) {
+    return this.readIn(ownerScope(worker.ownerId), worker.ownerId, requireUuid(id, 'id'), query);
+  }
+
+  private async readIn(
+    scope: Scope,
+    ownerId: string,
+    jobId: string,
+    query: { after?: unknown; limit?: unknown },
+  ): Promise<LogPage> {
     const after = parseInteger(query.after, 'after', 0, 0, Number.MAX_SAFE_INTEGER);
     const limit = parseInteger(query.limit, 'limit', DEFAULT_LOG_PAGE, 1, MAX_LOG_PAGE);
-    return this.deps.uow.run(ownerScope(ownerId), async (stores) => {
+    return this.deps.uow.run(scope, async (stores) => {
       const job = await stores.jobs.get(ownerId, jobId);
       if (!job) throw new NotFoundError('job');
       const logs = await stores.logs.list(ownerId, jobId, after, limit + 1);

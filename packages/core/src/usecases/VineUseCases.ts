@@ -3,19 +3,28 @@ import { NotFoundError } from '../domain/errors.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import type { CloudIdentity, Vine } from '../domain/records.js';
 import { isUuid, requireName } from '../domain/validation.js';
-import { ownerScope, type Stores } from '../ports/UnitOfWork.js';
+import { type Stores, visibleOwners } from '../ports/UnitOfWork.js';
+import { Access, parseOwnerFilter } from './Access.js';
 import { type CreateVineInput, parseVineInput } from './vineInput.js';
 import { type CoreDeps, isoNow } from './CoreDeps.js';
 import { type VineSummary, type VineView, vineForPeople, vineSummary } from './views.js';
 
 /** Vines, which the CLI calls configurations (SPEC §4.3). */
 export class VineUseCases {
-  constructor(private readonly deps: CoreDeps) {}
+  private readonly access: Access;
 
+  constructor(private readonly deps: CoreDeps) {
+    this.access = new Access(deps);
+  }
+
+  /** A vine belongs to its vineyard's owner: in an organization, `vineyards.manage`. */
   async create(user: UserActor, input: CreateVineInput): Promise<VineView> {
     const parsed = parseVineInput(input);
-    const ownerId = user.userId;
-    return this.deps.uow.run(ownerScope(ownerId), async (stores) => {
+    const located = await this.access.locate(user, 'vineyards.manage', 'vineyard_not_found', (stores, ownerId) =>
+      stores.vineyards.get(ownerId, parsed.vineyard_id),
+    );
+    const ownerId = located.record.owner_id;
+    return this.deps.uow.run(located.scope, async (stores) => {
       const vineyard = await stores.vineyards.get(ownerId, parsed.vineyard_id);
       if (!vineyard) throw new NotFoundError('vineyard');
       let cloudIdentity: CloudIdentity | null = null;
@@ -52,20 +61,26 @@ export class VineUseCases {
   }
 
   /** A page of vines, newest first, as summaries (no files, no variables). */
-  async list(user: UserActor, query: PageQuery = {}): Promise<PageResult<VineSummary>> {
+  async list(user: UserActor, query: PageQuery & { org_id?: unknown } = {}): Promise<PageResult<VineSummary>> {
     const request = pageRequest(query, this.deps.settings.pageLimits);
-    const page = await this.deps.uow.run(ownerScope(user.userId), (stores) => stores.vines.page(user.userId, request));
+    const scope = await this.access.readScope(user, parseOwnerFilter(query.org_id));
+    const page =
+      scope === null
+        ? { items: [], next: null }
+        : await this.deps.uow.run(scope, (stores) => stores.vines.page(visibleOwners(scope) ?? [], request));
     return pageResult(page, request, vineSummary);
   }
 
   /** By id or by name: `GET /api/cli/configurations/{name}` accepts either. */
   async get(user: UserActor, nameOrId: unknown): Promise<VineView> {
     if (typeof nameOrId !== 'string' || nameOrId === '') throw new NotFoundError('configuration');
-    return this.deps.uow.run(ownerScope(user.userId), async (stores) => {
-      const vine = isUuid(nameOrId)
-        ? ((await stores.vines.get(user.userId, nameOrId.toLowerCase())) ??
-          (await stores.vines.findByName(user.userId, nameOrId)))
-        : await stores.vines.findByName(user.userId, nameOrId);
+    const { record, scope } = await this.access.locate(user, 'read', 'configuration_not_found', async (stores, ownerId) =>
+      isUuid(nameOrId)
+        ? ((await stores.vines.get(ownerId, nameOrId.toLowerCase())) ?? (await stores.vines.findByName(ownerId, nameOrId)))
+        : stores.vines.findByName(ownerId, nameOrId),
+    );
+    return this.deps.uow.run(scope, async (stores) => {
+      const vine = await stores.vines.get(record.owner_id, record.id);
       if (!vine) throw new NotFoundError('configuration');
       return this.view(stores, vine);
     });
@@ -73,8 +88,11 @@ export class VineUseCases {
 
   async getByProjectName(user: UserActor, projectName: unknown): Promise<VineView> {
     const name = requireName(projectName, 'project_name');
-    return this.deps.uow.run(ownerScope(user.userId), async (stores) => {
-      const vine = await stores.vines.findByProjectName(user.userId, name);
+    const { record, scope } = await this.access.locate(user, 'read', 'configuration_not_found', (stores, ownerId) =>
+      stores.vines.findByProjectName(ownerId, name),
+    );
+    return this.deps.uow.run(scope, async (stores) => {
+      const vine = await stores.vines.get(record.owner_id, record.id);
       if (!vine) throw new NotFoundError('configuration');
       return this.view(stores, vine);
     });

@@ -9,7 +9,8 @@ import { deriveWorkerStatus } from '../domain/workerStatus.js';
 import { isJobStateToken, openJobStateToken } from '../auth/jobStateToken.js';
 import { generateWorkerToken, hashToken, tokenMatchesHash } from '../auth/workerToken.js';
 import type { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
-import { ownerScope, systemScope } from '../ports/UnitOfWork.js';
+import { ownerScope, systemScope, visibleOwners } from '../ports/UnitOfWork.js';
+import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 import { publicWorker, type WorkerView } from './views.js';
 
@@ -28,10 +29,14 @@ const MAX_METADATA_BYTES = 64 * 1024;
 const UNKNOWN_WORKER_HASH = hashToken('unknown worker');
 
 export class WorkerUseCases {
+  private readonly access: Access;
+
   constructor(
     private readonly deps: CoreDeps,
     private readonly credentials: WorkerCredentialCache,
-  ) {}
+  ) {
+    this.access = new Access(deps);
+  }
 
   /**
    * The worker whose credentials these are when they were verified a moment ago (cached), with no
@@ -85,15 +90,20 @@ export class WorkerUseCases {
     return { workerId: worker.id, ownerId: worker.owner_id, stateJobId: jobId };
   }
 
-  /** `POST /api/workers/register` and `POST /api/cli/workers`: the token is shown only now. */
-  async register(user: UserActor, input: { name: unknown; mode?: unknown }): Promise<Registration> {
+  /**
+   * `POST /api/workers/register` and `POST /api/cli/workers`: the token is shown only now. With
+   * `org_id` the agent is the organization's (`agents.manage`) and claims only its jobs.
+   */
+  async register(user: UserActor, input: { name: unknown; mode?: unknown; org_id?: unknown }): Promise<Registration> {
     const mode = input.mode ?? 'self-hosted';
     if (!isOneOf(WORKER_MODES, mode)) {
       throw new ValidationError(`mode must be one of ${WORKER_MODES.join(', ')}`, [
         { path: 'mode', message: `must be one of ${WORKER_MODES.join(', ')}` },
       ]);
     }
-    return this.create(user.userId, requireName(input.name, 'name'), mode, {});
+    const name = requireName(input.name, 'name');
+    const { ownerId } = await this.access.ownerFor(user, input.org_id, 'agents.manage');
+    return this.create(ownerId, name, mode, {}, user.userId);
   }
 
   /** `POST /api/tendrils/register` (CI only): a cloud-hosted agent for `owner_id`. */
@@ -126,22 +136,37 @@ export class WorkerUseCases {
     return { cancel_job_ids: cancelled, heartbeat_interval_s: this.deps.settings.heartbeatIntervalSeconds };
   }
 
-  /** A page of the owner's workers, newest first. */
-  async list(ownerId: string, query: PageQuery = {}): Promise<PageResult<WorkerView>> {
+  /** A page of the workers the person sees (their own and their organizations'), newest first. */
+  async list(user: UserActor, query: PageQuery & { org_id?: unknown } = {}): Promise<PageResult<WorkerView>> {
     const request = pageRequest(query, this.deps.settings.pageLimits);
-    return this.deps.uow.read(ownerScope(ownerId), async (stores) => {
-      const [page, busy] = await Promise.all([
-        stores.workers.page(ownerId, request),
-        stores.jobs.busyWorkerIds(ownerId),
-      ]);
+    const scope = await this.access.readScope(user, parseOwnerFilter(query.org_id));
+    if (scope === null) return pageResult({ items: [], next: null }, request, (worker: WorkerView) => worker);
+    return this.deps.uow.read(scope, async (stores) => {
+      const page = await stores.workers.page(visibleOwners(scope) ?? [], request);
+      const busy: string[] = [];
+      for (const ownerId of new Set(page.items.map((worker) => worker.owner_id))) {
+        busy.push(...(await stores.jobs.busyWorkerIds(ownerId)));
+      }
       return pageResult(page, request, (worker) => this.view(worker, busy.includes(worker.id)));
     });
   }
 
-  /** One worker of the owner, with its deploy metadata (`GET /api/workers/{id}`). */
-  async get(ownerId: string, id: unknown): Promise<WorkerView> {
+  /** One worker the person may see, with its deploy metadata (`GET /api/cli/workers/{id}`). */
+  async get(user: UserActor, id: unknown): Promise<WorkerView> {
     const workerId = requireUuid(id, 'id');
-    return this.deps.uow.read(ownerScope(ownerId), async (stores) => {
+    const { record } = await this.access.locate(user, 'read', 'worker_not_found', (stores, ownerId) =>
+      stores.workers.get(ownerId, workerId),
+    );
+    return this.getOfOwner(record.owner_id, workerId, user.userId);
+  }
+
+  /** A worker of the agent's own owner (`GET /api/workers/{id}`). */
+  async getForWorker(worker: WorkerActor, id: unknown): Promise<WorkerView> {
+    return this.getOfOwner(worker.ownerId, requireUuid(id, 'id'));
+  }
+
+  private async getOfOwner(ownerId: string, workerId: string, actorId?: string): Promise<WorkerView> {
+    return this.deps.uow.read(ownerScope(ownerId, actorId), async (stores) => {
       const worker = await stores.workers.get(ownerId, workerId);
       if (!worker) throw new NotFoundError('worker');
       const busy = await stores.jobs.busyWorkerIds(ownerId);
@@ -159,10 +184,16 @@ export class WorkerUseCases {
     const updated = await this.deps.uow.run(ownerScope(worker.ownerId), (stores) =>
       stores.workers.updateMetadata(worker.ownerId, workerId, parsed),
     );
-    return this.get(worker.ownerId, updated.id);
+    return this.getOfOwner(worker.ownerId, updated.id);
   }
 
-  private async create(ownerId: string, name: string, mode: WorkerMode, metadata: JsonObject): Promise<Registration> {
+  private async create(
+    ownerId: string,
+    name: string,
+    mode: WorkerMode,
+    metadata: JsonObject,
+    actorId?: string,
+  ): Promise<Registration> {
     const token = generateWorkerToken(this.deps.random);
     const worker: Worker = {
       id: this.deps.random.uuid(),
@@ -176,7 +207,7 @@ export class WorkerUseCases {
       created_at: isoNow(this.deps),
       destroyed_at: null,
     };
-    await this.deps.uow.run(ownerScope(ownerId), (stores) => stores.workers.create(worker));
+    await this.deps.uow.run(ownerScope(ownerId, actorId), (stores) => stores.workers.create(worker));
     // Nothing should be cached for a new id; if anything is (an id registered again), it goes.
     this.credentials.forget(worker.id);
     await announce(this.deps.events, { type: 'worker_credentials_changed', owner_id: ownerId, worker_id: worker.id });

@@ -4,6 +4,7 @@ import { VineUseCases } from './VineUseCases.js';
 import type { CoreDeps } from './CoreDeps.js';
 import { JobUseCases } from './JobUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
+import { OrgUseCases } from './OrgUseCases.js';
 import { PlanArtifactUseCases } from './PlanArtifactUseCases.js';
 import { ReleaseUseCases } from './ReleaseUseCases.js';
 import { RepositoryUseCases } from './RepositoryUseCases.js';
@@ -25,6 +26,7 @@ export interface UseCases {
   states: StateUseCases;
   signIn: SignInUseCases;
   repositories: RepositoryUseCases;
+  orgs: OrgUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
@@ -41,5 +43,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     states: new StateUseCases(deps),
     signIn: new SignInUseCases(deps),
     repositories: new RepositoryUseCases(deps),
+    orgs: new OrgUseCases(deps),
   };
 }

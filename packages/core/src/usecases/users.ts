@@ -11,7 +11,11 @@ export function normalizeEmail(value: string): string {
   return email;
 }
 
-/** The user with this (normalised) email, created with `id` when there is none. */
+/**
+ * The user with this (normalised) email, created with `id` when there is none. A new user joins
+ * the organizations that invited this email (pending members, issue 12): the email is verified by
+ * every way a user comes to be (a provider's verified address, the bootstrap admin's configuration).
+ */
 export async function findOrCreateUser(
   stores: Stores,
   input: { email: string; name?: string | null },
@@ -20,5 +24,7 @@ export async function findOrCreateUser(
 ): Promise<User> {
   const existing = await stores.users.findByEmail(input.email);
   if (existing) return existing;
-  return stores.users.create({ id, email: input.email, name: input.name?.trim() || input.email, created_at: now });
+  const user = await stores.users.create({ id, email: input.email, name: input.name?.trim() || input.email, created_at: now });
+  await stores.orgs.joinPending(user.email, user.id, now);
+  return user;
 }

@@ -1,5 +1,6 @@
 import type { DomainError, FieldIssue } from '@trellis/core';
 import {
+  InsufficientRoleError,
   isDomainError,
   LEGACY_SECOND_STATUS,
   type ProblemCode,
@@ -19,6 +20,9 @@ export interface Problem {
   detail: string;
   code: string;
   errors?: FieldIssue[];
+  /** `insufficient_role`: the least role the action needs, and the caller's. */
+  required_role?: string;
+  role?: string;
   request_id?: string;
 }
 
@@ -73,7 +77,11 @@ export function problemFromDomainError(error: DomainError): Problem {
     statusOf(error),
     error.code,
     error.message,
-    error instanceof ValidationError ? { errors: error.fields } : {},
+    error instanceof ValidationError
+      ? { errors: error.fields }
+      : error instanceof InsufficientRoleError
+        ? { required_role: error.requiredRole, role: error.role }
+        : {},
   );
 }
 

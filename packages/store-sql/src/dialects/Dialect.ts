@@ -19,6 +19,12 @@ export interface SqlSession {
    * the owner's rows (dialects/scoping.ts). For reads, updates and deletes; inserts use `insert`.
    */
   table(name: TableName): Knex.QueryBuilder;
+  /**
+   * A query on `table` NOT narrowed to the scope's owners, for the few reads and writes that cross
+   * owners by design (a person's own memberships, which belong to their organizations). The store
+   * that uses it applies the rule itself; on Postgres row-level security still binds it.
+   */
+  unscoped(name: TableName): Knex.QueryBuilder;
   /** An INSERT of `rows` into `table`; in owner scope, refused for rows of another owner. */
   insert(name: TableName, rows: Row | Row[]): Knex.QueryBuilder;
   /** Raw SQL in the transaction; the rows it returns, whatever the driver's result shape. */

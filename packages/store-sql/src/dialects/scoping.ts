@@ -27,12 +27,29 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   worker_releases: null,
   state_versions: 'owner_id',
   state_locks: 'owner_id',
+  orgs: 'id',
+  org_members: 'org_id',
 };
 
 /** The one owner an owner scope is limited to, or null for system work; member scopes span several. */
 export function scopeOwner(scope: Scope): string | null {
   if (scope.kind === 'member') throw new Error('this query needs one owner, not a member scope');
   return scope.kind === 'owner' ? scope.ownerId : null;
+}
+
+/**
+ * The person (or owner acting itself) doing the work, as Postgres's actor setting (m010): null
+ * for system work.
+ */
+export function scopeActor(scope: Scope): string | null {
+  switch (scope.kind) {
+    case 'owner':
+      return scope.actorId ?? scope.ownerId;
+    case 'member':
+      return scope.userId;
+    case 'system':
+      return null;
+  }
 }
 
 /** Narrows a query on `table` to the scope's rows (a qualified column, so joins stay unambiguous). */

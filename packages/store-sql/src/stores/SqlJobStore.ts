@@ -16,6 +16,7 @@ import {
   summarizeSnapshot,
   type VineStatus,
 } from '@trellis/core';
+import { ownerList, type OwnerIds } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import {
   jsonIn,
@@ -85,12 +86,12 @@ export class SqlJobStore implements JobStore {
   }
 
   /** Reads the jobs rows alone: their summaries are all a page shows. */
-  async page(ownerId: string, request: PageRequest, filter: JobFilter = {}): Promise<Page<JobSummary>> {
-    return keysetPage(this.filtered(ownerId, filter), 'created_at', request, toJobSummary);
+  async page(owners: OwnerIds, request: PageRequest, filter: JobFilter = {}): Promise<Page<JobSummary>> {
+    return keysetPage(this.filtered(owners, filter), 'created_at', request, toJobSummary);
   }
 
-  private filtered(ownerId: string, filter: JobFilter) {
-    const query = this.db.table('jobs').where({ owner_id: ownerId });
+  private filtered(owners: OwnerIds, filter: JobFilter) {
+    const query = this.db.table('jobs').whereIn('owner_id', ownerList(owners));
     if (filter.status !== undefined) query.where({ status: filter.status });
     if (filter.vineyard_id !== undefined) query.where({ vineyard_id: filter.vineyard_id });
     if (filter.vine_id !== undefined) query.where({ vine_id: filter.vine_id });

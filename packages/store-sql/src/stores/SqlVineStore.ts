@@ -13,6 +13,7 @@ import {
   type VineStatus,
   type VineStore,
 } from '@trellis/core';
+import { ownerList, type OwnerIds } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import { jsonIn, jsonOut, type Row, textOut, textOutOrNull, timeIn, timeOut, uuidOut, uuidOutOrNull } from '../rows.js';
 import { keysetPage } from './keysetPage.js';
@@ -69,8 +70,8 @@ export class SqlVineStore implements VineStore {
     return rows.map(toVine);
   }
 
-  async page(ownerId: string, request: PageRequest): Promise<Page<Vine>> {
-    return keysetPage(this.db.table('vines').where({ owner_id: ownerId }), 'created_at', request, toVine);
+  async page(owners: OwnerIds, request: PageRequest): Promise<Page<Vine>> {
+    return keysetPage(this.db.table('vines').whereIn('owner_id', ownerList(owners)), 'created_at', request, toVine);
   }
 
   async updateStatus(

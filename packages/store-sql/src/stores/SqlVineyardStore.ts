@@ -1,3 +1,4 @@
+import { ownerList, type OwnerIds } from '@trellis/core';
 import type { Page, PageRequest, Vineyard, VineyardStore } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import { type Row, textOut, timeIn, timeOut, uuidOut } from '../rows.js';
@@ -33,8 +34,8 @@ export class SqlVineyardStore implements VineyardStore {
     return rows.map(toVineyard);
   }
 
-  async page(ownerId: string, request: PageRequest): Promise<Page<Vineyard>> {
-    return keysetPage(this.db.table('vineyards').where({ owner_id: ownerId }), 'created_at', request, toVineyard);
+  async page(owners: OwnerIds, request: PageRequest): Promise<Page<Vineyard>> {
+    return keysetPage(this.db.table('vineyards').whereIn('owner_id', ownerList(owners)), 'created_at', request, toVineyard);
   }
 }
 

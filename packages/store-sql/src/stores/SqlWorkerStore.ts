@@ -7,6 +7,7 @@ import {
   type WorkerMode,
   type WorkerStore,
 } from '@trellis/core';
+import { ownerList, type OwnerIds } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import {
   jsonIn,
@@ -61,8 +62,8 @@ export class SqlWorkerStore implements WorkerStore {
     return rows.map(toWorker);
   }
 
-  async page(ownerId: string, request: PageRequest): Promise<Page<Worker>> {
-    return keysetPage(this.db.table('workers').where({ owner_id: ownerId }), 'created_at', request, toWorker);
+  async page(owners: OwnerIds, request: PageRequest): Promise<Page<Worker>> {
+    return keysetPage(this.db.table('workers').whereIn('owner_id', ownerList(owners)), 'created_at', request, toWorker);
   }
 
   async recordHeartbeat(ownerId: string, id: string, version: string, at: string): Promise<void> {

@@ -5,6 +5,7 @@ import { SqlCloudIdentityStore } from './SqlCloudIdentityStore.js';
 import { SqlIdentityStore } from './SqlIdentityStore.js';
 import { SqlJobStore } from './SqlJobStore.js';
 import { SqlLogStore } from './SqlLogStore.js';
+import { SqlOrgStore } from './SqlOrgStore.js';
 import { SqlPlanArtifactStore } from './SqlPlanArtifactStore.js';
 import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
 import { SqlReleaseStore } from './SqlReleaseStore.js';
@@ -30,5 +31,6 @@ export function createStores(session: SqlSession): Stores {
     releases: new SqlReleaseStore(session),
     planArtifacts: new SqlPlanArtifactStore(session),
     states: new SqlStateStore(session),
+    orgs: new SqlOrgStore(session),
   };
 }

@@ -5,7 +5,7 @@ import { type Row, timeIn, timeOut } from '../rows.js';
 /**
  * One page of a newest-first keyset query (issue 10 §2): rows sort by `timeColumn` then `seq`
  * (insertion order), both descending, and the page after a key holds the rows strictly after it.
- * Reads one row more than the page to know whether another page follows. The indexes of
+ * `order: 'asc'` pages oldest first instead. Reads one row more than the page to know whether another page follows. The indexes of
  * migration 006 cover (owner_id, time, seq).
  */
 export async function keysetPage<T>(
@@ -14,20 +14,22 @@ export async function keysetPage<T>(
   request: PageRequest,
   toRecord: (row: Row) => T,
   seqColumn = 'seq',
+  order: 'desc' | 'asc' = 'desc',
 ): Promise<Page<T>> {
   const after = request.after;
+  const beyond = order === 'desc' ? '<' : '>';
   if (after !== undefined) {
     const at = timeIn(after.at);
     query.where((keyset) =>
       keyset
-        .where(timeColumn, '<', at)
-        .orWhere((tie) => tie.where(timeColumn, '=', at).andWhere(seqColumn, '<', after.seq)),
+        .where(timeColumn, beyond, at)
+        .orWhere((tie) => tie.where(timeColumn, '=', at).andWhere(seqColumn, beyond, after.seq)),
     );
   }
   const rows: Row[] = await query
     .orderBy([
-      { column: timeColumn, order: 'desc' },
-      { column: seqColumn, order: 'desc' },
+      { column: timeColumn, order },
+      { column: seqColumn, order },
     ])
     .limit(request.limit + 1);
   const pageRows = rows.slice(0, request.limit);

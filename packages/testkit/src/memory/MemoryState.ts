@@ -5,6 +5,8 @@ import type {
   Identity,
   Job,
   LogChunk,
+  Org,
+  OrgMember,
   PlanArtifact,
   RefreshTokenRecord,
   StateLock,
@@ -56,6 +58,10 @@ export interface MemoryState {
   stateVersions: StateVersion[];
   /** Keyed by vine id. */
   stateLocks: Map<string, StateLock>;
+  /** An organization's owner is itself. */
+  orgs: Map<string, Org>;
+  /** Keyed by membership id; a membership's owner is its organization. */
+  orgMembers: Map<string, OrgMember>;
 }
 
 export function emptyMemoryState(): MemoryState {
@@ -76,6 +82,8 @@ export function emptyMemoryState(): MemoryState {
     planArtifacts: new Map(),
     stateVersions: [],
     stateLocks: new Map(),
+    orgs: new Map(),
+    orgMembers: new Map(),
   };
 }
 
@@ -99,6 +107,34 @@ function compare(a: string, b: string): number {
   const right = Date.parse(b);
   if (!Number.isNaN(left) && !Number.isNaN(right) && left !== right) return left - right;
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * One oldest-first page of a table: by `at`, then by insertion order. The page key orders the same
+ * way in reverse, so `after` is the last key of the previous page and the next page holds what
+ * sorts strictly after it.
+ */
+export function pageOldestFirst<T>(
+  table: Map<string, T>,
+  include: (row: T) => boolean,
+  at: (row: T) => string,
+  request: PageRequest,
+): Page<T> {
+  const keyed: { row: T; key: PageKey }[] = [];
+  let seq = 0;
+  for (const row of table.values()) {
+    seq += 1;
+    if (include(row)) keyed.push({ row, key: { at: at(row), seq } });
+  }
+  keyed.sort((a, b) => compareNewestFirst(b.key, a.key));
+  const after = request.after;
+  const rest = after === undefined ? keyed : keyed.filter((entry) => compareNewestFirst(after, entry.key) > 0);
+  const items = rest.slice(0, request.limit);
+  const last = items[items.length - 1];
+  return {
+    items: items.map((entry) => copy(entry.row)),
+    next: rest.length > request.limit && last !== undefined ? last.key : null,
+  };
 }
 
 /**

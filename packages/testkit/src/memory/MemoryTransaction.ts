@@ -41,6 +41,15 @@ export class MemoryTransaction {
     return owners === null || (ownerId !== null && owners.includes(ownerId));
   }
 
+  /**
+   * The person (or, for an owner acting itself, the owner) doing the work, as Postgres's actor
+   * setting: null for system work.
+   */
+  get actor(): string | null {
+    if (this.scope.kind === 'owner') return this.scope.actorId ?? this.scope.ownerId;
+    return this.scope.kind === 'member' ? this.scope.userId : null;
+  }
+
   /** Refuses a write of a row this scope may not see, as an RLS `WITH CHECK` policy would. */
   checkWrite(table: string, ownerId: string | null): void {
     if (!this.sees(ownerId)) {

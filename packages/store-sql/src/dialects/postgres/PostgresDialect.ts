@@ -149,6 +149,10 @@ class PostgresSession implements SqlSession {
     return restrictToScope(this.trx(name), name, this.scope);
   }
 
+  unscoped(name: TableName): Knex.QueryBuilder {
+    return this.trx(name);
+  }
+
   insert(name: TableName, rows: Row | Row[]): Knex.QueryBuilder {
     assertRowsInScope(name, rows, this.scope);
     return this.trx(name).insert(rows);

@@ -251,6 +251,10 @@ class SqliteSession implements SqlSession {
     return restrictToScope(this.knex(name).connection(this.connection), name, this.scope);
   }
 
+  unscoped(name: TableName): Knex.QueryBuilder {
+    return this.knex(name).connection(this.connection);
+  }
+
   insert(name: TableName, rows: Row | Row[]): Knex.QueryBuilder {
     assertRowsInScope(name, rows, this.scope);
     return this.knex(name).connection(this.connection).insert(rows);

@@ -1,4 +1,4 @@
-import { classifyCommonFailure, type StoreFailure, uniqueKeyByColumns } from '../../errors.js';
+import { classifyCommonFailure, type StoreFailure, uniqueKeyByColumns, uniqueKeyByConstraint } from '../../errors.js';
 
 /** Another connection holds the lock we need; waiting and trying again may succeed. */
 export function isSqliteBusy(error: unknown): boolean {
@@ -53,6 +53,9 @@ function sqliteCode(error: unknown): string | null {
 
 /** SQLite names the key by its columns: "UNIQUE constraint failed: vines.owner_id, vines.name". */
 function uniqueKeyNamedIn(message: string) {
+  // A unique index on an expression is named instead: "UNIQUE constraint failed: index 'orgs_name_unique'".
+  const index = /UNIQUE constraint failed: index '([\w]+)'/.exec(message);
+  if (index?.[1]) return uniqueKeyByConstraint(index[1]);
   const match = /UNIQUE constraint failed: ([\w.]+(?:, [\w.]+)*)/.exec(message);
   if (!match?.[1]) return undefined;
   const columns = match[1].split(', ').map((qualified) => qualified.split('.'));

@@ -13,6 +13,7 @@ import {
   PLAN_HOLDING_DEPLOY_STATUSES,
 } from '@trellis/core';
 import { copy, newestFirst, oldestFirst, pageNewestFirst } from '../MemoryState.js';
+import { ownerList, type OwnerIds } from '@trellis/core';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 
 const PATCHABLE = ['status', 'execution_metadata', 'error_message', 'finished_at', 'vine_status_before'] as const;
@@ -38,11 +39,11 @@ export class MemoryJobStore implements JobStore {
     return newestFirst(matching, (job) => job.created_at).map(copy);
   }
 
-  async page(ownerId: string, request: PageRequest, filter: JobFilter = {}): Promise<Page<JobSummary>> {
-    if (!this.tx.sees(ownerId)) return { items: [], next: null };
+  async page(owners: OwnerIds, request: PageRequest, filter: JobFilter = {}): Promise<Page<JobSummary>> {
+    const visible = ownerList(owners).filter((owner) => this.tx.sees(owner));
     const page = pageNewestFirst(
       this.tx.state.jobs,
-      (job) => job.owner_id === ownerId && matches(job, filter),
+      (job) => visible.includes(job.owner_id) && matches(job, filter),
       (job) => job.created_at,
       request,
     );

@@ -10,6 +10,7 @@ import {
   type VineStore,
 } from '@trellis/core';
 import { copy, oldestFirst, pageNewestFirst } from '../MemoryState.js';
+import { ownerList, type OwnerIds } from '@trellis/core';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 
 function noComponents(): VineComponents {
@@ -58,11 +59,11 @@ export class MemoryVineStore implements VineStore {
     return oldestFirst(mine, (vine) => vine.created_at).map(copy);
   }
 
-  async page(ownerId: string, request: PageRequest): Promise<Page<Vine>> {
-    if (!this.tx.sees(ownerId)) return { items: [], next: null };
+  async page(owners: OwnerIds, request: PageRequest): Promise<Page<Vine>> {
+    const visible = ownerList(owners).filter((owner) => this.tx.sees(owner));
     return pageNewestFirst(
       this.tx.state.vines,
-      (vine) => vine.owner_id === ownerId,
+      (vine) => visible.includes(vine.owner_id),
       (vine) => vine.created_at,
       request,
     );

@@ -1,5 +1,6 @@
 import { ConflictError, type Page, type PageRequest, type Vineyard, type VineyardStore } from '@trellis/core';
 import { copy, oldestFirst, pageNewestFirst } from '../MemoryState.js';
+import { ownerList, type OwnerIds } from '@trellis/core';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 
 export class MemoryVineyardStore implements VineyardStore {
@@ -29,11 +30,11 @@ export class MemoryVineyardStore implements VineyardStore {
     return oldestFirst(mine, (vineyard) => vineyard.created_at).map(copy);
   }
 
-  async page(ownerId: string, request: PageRequest): Promise<Page<Vineyard>> {
-    if (!this.tx.sees(ownerId)) return { items: [], next: null };
+  async page(owners: OwnerIds, request: PageRequest): Promise<Page<Vineyard>> {
+    const visible = ownerList(owners).filter((owner) => this.tx.sees(owner));
     return pageNewestFirst(
       this.tx.state.vineyards,
-      (vineyard) => vineyard.owner_id === ownerId,
+      (vineyard) => visible.includes(vineyard.owner_id),
       (vineyard) => vineyard.created_at,
       request,
     );

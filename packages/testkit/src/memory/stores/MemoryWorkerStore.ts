@@ -8,6 +8,7 @@ import {
   type WorkerStore,
 } from '@trellis/core';
 import { copy, oldestFirst, pageNewestFirst } from '../MemoryState.js';
+import { ownerList, type OwnerIds } from '@trellis/core';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 
 export class MemoryWorkerStore implements WorkerStore {
@@ -37,11 +38,11 @@ export class MemoryWorkerStore implements WorkerStore {
     return oldestFirst(mine, (worker) => worker.created_at).map(copy);
   }
 
-  async page(ownerId: string, request: PageRequest): Promise<Page<Worker>> {
-    if (!this.tx.sees(ownerId)) return { items: [], next: null };
+  async page(owners: OwnerIds, request: PageRequest): Promise<Page<Worker>> {
+    const visible = ownerList(owners).filter((owner) => this.tx.sees(owner));
     return pageNewestFirst(
       this.tx.state.workers,
-      (worker) => worker.owner_id === ownerId,
+      (worker) => visible.includes(worker.owner_id),
       (worker) => worker.created_at,
       request,
     );

@@ -5,6 +5,7 @@ import { MemoryCloudIdentityStore } from './MemoryCloudIdentityStore.js';
 import { MemoryIdentityStore } from './MemoryIdentityStore.js';
 import { MemoryJobStore } from './MemoryJobStore.js';
 import { MemoryLogStore } from './MemoryLogStore.js';
+import { MemoryOrgStore } from './MemoryOrgStore.js';
 import { MemoryPlanArtifactStore } from './MemoryPlanArtifactStore.js';
 import { MemoryRefreshTokenStore } from './MemoryRefreshTokenStore.js';
 import { MemoryReleaseStore } from './MemoryReleaseStore.js';
@@ -20,6 +21,7 @@ export {
   MemoryIdentityStore,
   MemoryJobStore,
   MemoryLogStore,
+  MemoryOrgStore,
   MemoryPlanArtifactStore,
   MemoryRefreshTokenStore,
   MemoryReleaseStore,
@@ -46,5 +48,6 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     releases: new MemoryReleaseStore(tx),
     planArtifacts: new MemoryPlanArtifactStore(tx),
     states: new MemoryStateStore(tx),
+    orgs: new MemoryOrgStore(tx),
   };
 }

@@ -1,0 +1,258 @@
+import type { UserActor } from '../domain/actors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.js';
+import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
+import type { Org, OrgMember } from '../domain/records.js';
+import { isOrgRole, ORG_ROLES, type OrgRole } from '../domain/roles.js';
+import { requireName, requireUuid } from '../domain/validation.js';
+import type { Membership } from '../ports/OrgStore.js';
+import { type Scope, type Stores, systemScope } from '../ports/UnitOfWork.js';
+import { Access, authorizeIn } from './Access.js';
+import { type CoreDeps, isoNow } from './CoreDeps.js';
+import { normalizeEmail } from './users.js';
+
+/** An organization as its member sees it: with their role. */
+export interface OrgView extends Org {
+  role: OrgRole;
+}
+
+export interface OrgMemberView extends OrgMember {
+  status: 'active' | 'pending';
+}
+
+function orgView(org: Org, role: OrgRole): OrgView {
+  return { id: org.id, name: org.name, role, created_at: org.created_at };
+}
+
+function memberView(member: OrgMember): OrgMemberView {
+  return { ...member, status: member.user_id === null ? 'pending' : 'active' };
+}
+
+function requireRole(value: unknown): OrgRole {
+  if (!isOrgRole(value)) {
+    throw new ValidationError(`role must be one of ${ORG_ROLES.join(', ')}`, [
+      { path: 'role', message: `must be one of ${ORG_ROLES.join(', ')}` },
+    ]);
+  }
+  return value;
+}
+
+/**
+ * Organizations and their members (issue 12). The creator of an organization is its first owner;
+ * admins manage members who are not owners, only owners manage owners, and an organization always
+ * keeps one owner.
+ */
+export class OrgUseCases {
+  private readonly access: Access;
+
+  constructor(private readonly deps: CoreDeps) {
+    this.access = new Access(deps);
+  }
+
+  /** `POST /api/orgs`: the caller becomes its owner. */
+  async create(user: UserActor, input: { name: unknown }): Promise<OrgView> {
+    const name = requireName(input.name, 'name');
+    const now = isoNow(this.deps);
+    const org: Org = { id: this.deps.random.uuid(), name, created_at: now };
+    // The organization precedes its ownership: nothing is anyone's yet, so this is system work.
+    const created = await this.deps.uow.run(systemScope, async (stores) => {
+      const person = await stores.users.get(user.userId);
+      if (!person) throw new NotFoundError('user');
+      const saved = await stores.orgs.create(org);
+      await stores.orgs.addMember({
+        id: this.deps.random.uuid(),
+        org_id: saved.id,
+        user_id: person.id,
+        email: person.email,
+        role: 'owner',
+        created_at: now,
+        joined_at: now,
+      });
+      return saved;
+    });
+    return orgView(created, 'owner');
+  }
+
+  /**
+   * `GET /api/orgs`: the caller's organizations, newest first. A person belongs to few, so the page
+   * is cut from all of them; the cursor's sequence is the position among organizations created at
+   * the same instant (ordered by id).
+   */
+  async list(user: UserActor, query: PageQuery = {}): Promise<PageResult<OrgView>> {
+    const request = pageRequest(query, this.deps.settings.pageLimits);
+    const memberships = await this.access.memberships(user);
+    const orgs = await this.deps.uow.read(systemScope, async (stores) => {
+      const found: OrgView[] = [];
+      for (const membership of memberships) {
+        const org = await stores.orgs.get(membership.org_id);
+        if (org) found.push(orgView(org, membership.role));
+      }
+      return found;
+    });
+    orgs.sort((a, b) => (a.created_at === b.created_at ? b.id.localeCompare(a.id) : a.created_at < b.created_at ? 1 : -1));
+    const keyed = orgs.map((org, index) => ({
+      org,
+      key: { at: org.created_at, seq: orgs.slice(0, index).filter((other) => other.created_at === org.created_at).length },
+    }));
+    const after = request.after;
+    const rest =
+      after === undefined
+        ? keyed
+        : keyed.filter(({ key }) => key.at < after.at || (key.at === after.at && key.seq > after.seq));
+    const items = rest.slice(0, request.limit);
+    const last = items[items.length - 1];
+    const next = rest.length > request.limit && last !== undefined ? last.key : null;
+    return pageResult({ items: items.map(({ org }) => org), next }, request, (org) => org);
+  }
+
+  async get(user: UserActor, id: unknown): Promise<OrgView> {
+    const { org, membership } = await this.find(user, id);
+    return orgView(org, membership.role);
+  }
+
+  /** `PATCH /api/orgs/{id}` (admins). */
+  async rename(user: UserActor, id: unknown, input: { name: unknown }): Promise<OrgView> {
+    const name = requireName(input.name, 'name');
+    const { org, membership, scope } = await this.find(user, id, 'org.rename');
+    const renamed = await this.deps.uow.run(scope, (stores) => stores.orgs.rename(org.id, name));
+    return orgView(renamed, membership.role);
+  }
+
+  /**
+   * `DELETE /api/orgs/{id}` (owners): refused with `409 org_busy` while a job of the organization is
+   * queued or running; otherwise the organization goes, and every record it owns with it.
+   */
+  async delete(user: UserActor, id: unknown): Promise<void> {
+    const { org, scope } = await this.find(user, id, 'org.delete');
+    await this.deps.uow.run(scope, async (stores) => {
+      const [queued, running] = await Promise.all([
+        stores.jobs.list(org.id, { status: 'QUEUED' }),
+        stores.jobs.list(org.id, { status: 'PROCESSING' }),
+      ]);
+      if (queued.length + running.length > 0) {
+        throw new ConflictError('org_busy', 'the organization has queued or running jobs; cancel them first');
+      }
+    });
+    await this.deps.uow.run(systemScope, (stores) => stores.orgs.delete(org.id));
+  }
+
+  /**
+   * `POST /api/orgs/{id}/members`: a person who has signed in before is a member at once; anyone
+   * else is pending until their first sign-in with that (verified) email.
+   */
+  async addMember(user: UserActor, id: unknown, input: { email: unknown; role: unknown }): Promise<OrgMemberView> {
+    if (typeof input.email !== 'string') {
+      throw new ValidationError('email must be a string', [{ path: 'email', message: 'must be a string' }]);
+    }
+    const email = normalizeEmail(input.email);
+    const role = requireRole(input.role);
+    const { org } = await this.find(user, id, role === 'owner' ? 'owners.manage' : 'members.manage');
+    const now = isoNow(this.deps);
+    // Looking up a person by email spans owners: system work, after the role was checked.
+    const added = await this.deps.uow.run(systemScope, async (stores) => {
+      const person = await stores.users.findByEmail(email);
+      return stores.orgs.addMember({
+        id: this.deps.random.uuid(),
+        org_id: org.id,
+        user_id: person?.id ?? null,
+        email,
+        role,
+        created_at: now,
+        joined_at: person ? now : null,
+      });
+    });
+    return memberView(added);
+  }
+
+  /** `GET /api/orgs/{id}/members`: joined and pending, oldest first (any member). */
+  async listMembers(user: UserActor, id: unknown, query: PageQuery = {}): Promise<PageResult<OrgMemberView>> {
+    const request = pageRequest(query, this.deps.settings.pageLimits);
+    const { org, scope } = await this.find(user, id);
+    const page = await this.deps.uow.read(scope, (stores) => stores.orgs.pageMembers(org.id, request));
+    return pageResult(page, request, memberView);
+  }
+
+  /** `PATCH /api/orgs/{id}/members/{member}`: owners are made and demoted by owners only. */
+  async setMemberRole(user: UserActor, id: unknown, memberId: unknown, input: { role: unknown }): Promise<OrgMemberView> {
+    const role = requireRole(input.role);
+    const { org, memberships } = await this.find(user, id);
+    const target = await this.member(org.id, memberId, memberships, user);
+    const touchesOwner = role === 'owner' || target.role === 'owner';
+    const scope = authorizeIn(user, memberships, org.id, touchesOwner ? 'owners.manage' : 'members.manage', 'org_not_found');
+    const updated = await this.deps.uow.run(scope, async (stores) => {
+      const current = await this.requireMember(stores, org.id, target.id);
+      if (current.role === 'owner' && role !== 'owner') await this.keepAnOwner(stores, org.id);
+      return stores.orgs.setRole(org.id, current.id, role);
+    });
+    return memberView(updated);
+  }
+
+  /** `DELETE /api/orgs/{id}/members/{member}`: also how a member leaves (their own membership). */
+  async removeMember(user: UserActor, id: unknown, memberId: unknown): Promise<void> {
+    const { org, memberships } = await this.find(user, id);
+    const target = await this.member(org.id, memberId, memberships, user);
+    const leaving = target.user_id === user.userId && !user.apiToken?.orgId;
+    const scope = authorizeIn(
+      user,
+      memberships,
+      org.id,
+      leaving ? 'read' : target.role === 'owner' ? 'owners.manage' : 'members.manage',
+      'org_not_found',
+    );
+    await this.deps.uow.run(scope, async (stores) => {
+      const current = await this.requireMember(stores, org.id, target.id);
+      if (current.role === 'owner') await this.keepAnOwner(stores, org.id);
+      await stores.orgs.removeMember(org.id, current.id);
+    });
+  }
+
+  /** The organization, if the actor is a member (else `404 org_not_found`), authorized for `action`. */
+  private async find(
+    user: UserActor,
+    id: unknown,
+    action: 'read' | 'org.rename' | 'org.delete' | 'members.manage' | 'owners.manage' = 'read',
+  ): Promise<{ org: Org; membership: Membership; memberships: Membership[]; scope: Scope }> {
+    const notFound = () => new NotFoundError('org');
+    if (typeof id !== 'string') throw notFound();
+    let orgId: string;
+    try {
+      orgId = requireUuid(id, 'id');
+    } catch {
+      throw notFound();
+    }
+    const memberships = await this.access.memberships(user);
+    const membership = memberships.find((candidate) => candidate.org_id === orgId);
+    if (!membership) throw notFound();
+    const scope = authorizeIn(user, memberships, orgId, action, 'org_not_found');
+    const org = await this.deps.uow.read(scope, (stores) => stores.orgs.get(orgId));
+    if (!org) throw notFound();
+    return { org, membership, memberships, scope };
+  }
+
+  private async member(orgId: string, memberId: unknown, memberships: Membership[], user: UserActor): Promise<OrgMember> {
+    const notFound = () => new NotFoundError('member');
+    if (typeof memberId !== 'string') throw notFound();
+    let id: string;
+    try {
+      id = requireUuid(memberId, 'member_id');
+    } catch {
+      throw notFound();
+    }
+    const scope = authorizeIn(user, memberships, orgId, 'read', 'org_not_found');
+    const member = await this.deps.uow.read(scope, (stores) => stores.orgs.getMember(orgId, id));
+    if (!member) throw notFound();
+    return member;
+  }
+
+  private async requireMember(stores: Stores, orgId: string, memberId: string): Promise<OrgMember> {
+    const member = await stores.orgs.getMember(orgId, memberId);
+    if (!member) throw new NotFoundError('member');
+    return member;
+  }
+
+  /** Before an owner is demoted or removed: `409 last_owner` if they are the only one. */
+  private async keepAnOwner(stores: Stores, orgId: string): Promise<void> {
+    if ((await stores.orgs.countOwners(orgId)) <= 1) {
+      throw new ConflictError('last_owner', 'an organization keeps at least one owner; make another owner first');
+    }
+  }
+}
