@@ -152,7 +152,7 @@ function memberForms(base: string, orgId: string, member: MemberEntry, assignabl
     ${roleSelect(`role-${member.id}`, assignable, member.role)}
     <button type="submit" class="button">Change role</button>
   </form>
-  <form method="post" action="${path}/remove" class="inline-form" data-remove-member>
+  <form method="post" action="${path}/remove" class="inline-form" data-remove-member data-confirm="Remove ${member.email} from the organization?">
     <button type="submit" class="button danger">Remove</button>
   </form>`;
 }
