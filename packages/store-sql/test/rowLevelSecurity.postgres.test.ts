@@ -4,12 +4,12 @@
  * filter, although the connection itself logs in as `postgres`, a superuser.
  */
 import { randomUUID } from 'node:crypto';
-import { ownerScope, systemScope } from '@trellis/core';
+import { memberScope, type OrgMember, ownerScope, systemScope, type UnitOfWork } from '@trellis/core';
 import { checkTestPostgres, describeWithPostgres } from '@trellis/testkit';
 import type { Knex } from 'knex';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { rawConnection, selectRows } from './support/rawSql.js';
-import { type Seeded, seedEverything } from './support/seedEverything.js';
+import { type Seeded, seedEverything, seedOwnedRecords } from './support/seedEverything.js';
 import { useMigratedDatabases } from './support/sqlStores.js';
 
 /** Every owned table and the column that names its owner. */
@@ -97,6 +97,14 @@ describeWithPostgres('row-level security on Postgres', postgres, () => {
     await asOwner(raw, a.id, async (trx) => {
       for (const [table, column] of OWNED) {
         expect(await ownersIn(trx, table, column), table).toEqual(new Set([a.id]));
+      }
+    });
+  });
+
+  it('with the owner set but no actor, a transaction sees nothing at all (fail closed)', async () => {
+    await asScope(raw, { owner: a.id, actor: null }, async (trx) => {
+      for (const [table] of OWNED) {
+        expect(await selectRows(trx, `SELECT 1 FROM ${table}`), table).toEqual([]);
       }
     });
   });
@@ -261,19 +269,36 @@ describeWithPostgres('row-level security on Postgres', postgres, () => {
 });
 
 /**
- * Runs `check` in a transaction that is what an owner-scoped unit of work is (role switch and
- * owner setting, exactly as the store sets them), then rolls it back whatever happened.
+ * Runs `check` in a transaction that is what an owner-scoped unit of work is (role switch, owner
+ * and actor settings, exactly as the store sets them for an owner acting itself), then rolls it
+ * back whatever happened.
  */
 async function asOwner(
   raw: Knex,
   ownerId: string | null,
   check: (trx: Knex.Transaction) => Promise<void>,
 ): Promise<void> {
+  await asScope(raw, { owner: ownerId, actor: ownerId }, check);
+}
+
+/**
+ * Runs `check` as trellis_app with the owner and actor settings given (null: left unset; a member
+ * scope is an empty owner and the person as actor), then rolls back whatever happened. `before`
+ * runs first in the same transaction, still as the superuser.
+ */
+async function asScope(
+  raw: Knex,
+  settings: { owner: string | null; actor: string | null },
+  check: (trx: Knex.Transaction) => Promise<void>,
+  before?: (trx: Knex.Transaction) => Promise<void>,
+): Promise<void> {
   const rollback = new Error('rolled back on purpose');
   await expect(
     raw.transaction(async (trx) => {
+      await before?.(trx);
       await trx.raw('SET LOCAL ROLE trellis_app');
-      if (ownerId !== null) await trx.raw("SELECT set_config('trellis.user_id', ?, true)", [ownerId]);
+      if (settings.owner !== null) await trx.raw("SELECT set_config('trellis.user_id', ?, true)", [settings.owner]);
+      if (settings.actor !== null) await trx.raw("SELECT set_config('trellis.actor_id', ?, true)", [settings.actor]);
       await check(trx);
       throw rollback;
     }),
@@ -284,3 +309,312 @@ async function ownersIn(knex: Knex, table: string, column: string): Promise<Set<
   const rows = await selectRows<{ owner: string }>(knex, `SELECT ${column} AS owner FROM ${table}`);
   return new Set(rows.map((row) => row.owner));
 }
+
+/** The tables an organization owns rows in (by owner_id), plus its own two. */
+const ORG_OWNED: ReadonlyArray<readonly [table: string, ownerColumn: string]> = [
+  ...OWNED.filter(([, column]) => column === 'owner_id'),
+  ['orgs', 'id'],
+  ['org_members', 'org_id'],
+];
+const ALL_OWNED = [...OWNED, ['orgs', 'id'] as const, ['org_members', 'org_id'] as const];
+
+interface SeededOrg {
+  id: string;
+  vineyardId: string;
+  members: OrgMember[];
+}
+
+/** An organization with a row in every table it can own rows in, and these members. */
+async function seedOrg(
+  uow: UnitOfWork,
+  name: string,
+  members: ReadonlyArray<{ user: string | null; email: string; role: OrgMember['role'] }>,
+): Promise<SeededOrg> {
+  const id = randomUUID();
+  const now = new Date().toISOString();
+  const added = await uow.run(ownerScope(id), async (stores) => {
+    await stores.orgs.create({ id, name, created_at: now });
+    const rows: OrgMember[] = [];
+    for (const member of members) {
+      rows.push(
+        await stores.orgs.addMember({
+          id: randomUUID(),
+          org_id: id,
+          user_id: member.user,
+          email: member.email,
+          role: member.role,
+          created_at: now,
+          joined_at: member.user === null ? null : now,
+        }),
+      );
+    }
+    return rows;
+  });
+  const records = await seedOwnedRecords(uow, ownerScope(id), id);
+  return { id, vineyardId: records.vineyardId, members: added };
+}
+
+describeWithPostgres('row-level security follows membership (m010)', postgres, () => {
+  const databases = useMigratedDatabases('postgres');
+  let raw: Knex;
+  let closeStore: () => Promise<void>;
+  /** alice: joined member of o1, invited (pending) to o2; bob: owner of all three; carol: member of o3. */
+  let alice: Seeded;
+  let bob: Seeded;
+  let carol: Seeded;
+  let o1: SeededOrg;
+  let o2: SeededOrg;
+  let o3: SeededOrg;
+  const email = (user: Seeded) => `${user.id}@example.test`;
+
+  beforeAll(async () => {
+    const { store, url, close } = await databases.openStore();
+    closeStore = close;
+    alice = await seedEverything(store.uow);
+    bob = await seedEverything(store.uow);
+    carol = await seedEverything(store.uow);
+    o1 = await seedOrg(store.uow, 'o1', [
+      { user: bob.id, email: email(bob), role: 'owner' },
+      { user: alice.id, email: email(alice), role: 'viewer' },
+    ]);
+    o2 = await seedOrg(store.uow, 'o2', [
+      { user: bob.id, email: email(bob), role: 'owner' },
+      { user: null, email: email(alice).toUpperCase(), role: 'admin' },
+    ]);
+    o3 = await seedOrg(store.uow, 'o3', [
+      { user: bob.id, email: email(bob), role: 'owner' },
+      { user: carol.id, email: email(carol), role: 'admin' },
+      { user: null, email: 'someone@example.test', role: 'viewer' },
+    ]);
+    raw = rawConnection(url);
+  });
+  afterAll(async () => {
+    await raw?.destroy();
+    await closeStore?.();
+  });
+
+  it('every owned table, the new ones included, has row-level security and one policy on trellis_visible_owners()', async () => {
+    const tables = await selectRows<{ relname: string; relrowsecurity: boolean }>(
+      raw,
+      `SELECT relname, relrowsecurity FROM pg_class WHERE relname = ANY (?) AND relkind = 'r'`,
+      [ALL_OWNED.map(([table]) => table)],
+    );
+    expect(tables).toHaveLength(ALL_OWNED.length);
+    for (const table of tables) expect(table.relrowsecurity, table.relname).toBe(true);
+    const policies = await selectRows<{ tablename: string; policyname: string; qual: string; with_check: string }>(
+      raw,
+      `SELECT tablename, policyname, qual, with_check FROM pg_policies WHERE tablename = ANY (?)`,
+      [ALL_OWNED.map(([table]) => table)],
+    );
+    for (const [table, column] of ALL_OWNED) {
+      const mine = policies.filter((policy) => policy.tablename === table);
+      const main = mine.find((policy) => policy.policyname === `${table}_visible_owners`);
+      expect(main?.qual, table).toContain(`${column} = ANY (`);
+      expect(main?.qual, table).toContain('trellis_visible_owners()');
+      expect(main?.with_check, table).toContain('trellis_visible_owners()');
+      // The m002..m006 policies are gone.
+      expect(mine.map((policy) => policy.policyname).sort(), table).toEqual(
+        table === 'org_members'
+          ? ['org_members_self_join', 'org_members_self_read', 'org_members_visible_owners']
+          : [`${table}_visible_owners`],
+      );
+    }
+    const grants = await selectRows<{ table_name: string; privilege_type: string }>(
+      raw,
+      `SELECT table_name, privilege_type FROM information_schema.role_table_grants
+       WHERE grantee = 'trellis_app' AND table_name IN ('orgs', 'org_members')`,
+    );
+    expect(grants.map((grant) => `${grant.table_name}:${grant.privilege_type}`).sort()).toEqual(
+      ['orgs', 'org_members']
+        .flatMap((table) => ['DELETE', 'INSERT', 'SELECT', 'UPDATE'].map((p) => `${table}:${p}`))
+        .sort(),
+    );
+  });
+
+  it('owner_id no longer refers to users: an organization owns rows, with every other foreign key intact', async () => {
+    const keys = await selectRows<{ table: string; column: string; target: string }>(
+      raw,
+      `SELECT c.conrelid::regclass::text AS table, a.attname AS column, c.confrelid::regclass::text AS target
+       FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = ANY (c.conkey)
+       WHERE c.contype = 'f'`,
+    );
+    expect(keys.filter((key) => key.column === 'owner_id')).toEqual([]);
+    expect(keys).toEqual(
+      expect.arrayContaining([
+        { table: 'identities', column: 'user_id', target: 'users' },
+        { table: 'vines', column: 'vineyard_id', target: 'vineyards' },
+        { table: 'jobs', column: 'plan_job_id', target: 'jobs' },
+        { table: 'log_chunks', column: 'job_id', target: 'jobs' },
+        { table: 'state_locks', column: 'vine_id', target: 'vines' },
+        { table: 'org_members', column: 'org_id', target: 'orgs' },
+        { table: 'org_members', column: 'user_id', target: 'users' },
+      ]),
+    );
+  });
+
+  it('a member scope sees the person and the organizations they joined, nothing else, in every owned table', async () => {
+    await asScope(raw, { owner: '', actor: alice.id }, async (trx) => {
+      for (const [table, column] of OWNED) {
+        const expected = column === 'owner_id' ? [alice.id, o1.id] : [alice.id];
+        expect(await ownersIn(trx, table, column), table).toEqual(new Set(expected));
+      }
+      expect(await ownersIn(trx, 'orgs', 'id')).toEqual(new Set([o1.id]));
+      // o1's members, and alice's own invitation to o2 (not the rest of o2's members).
+      const members = await selectRows<{ id: string }>(trx, 'SELECT id FROM org_members');
+      const invitation = o2.members[1] as OrgMember;
+      expect(new Set(members.map((member) => member.id))).toEqual(
+        new Set([...o1.members.map((member) => member.id), invitation.id]),
+      );
+      // The function itself: alice and o1, computed from the database, not from the caller.
+      const [visible] = await selectRows<{ owners: string[] }>(trx, 'SELECT trellis_visible_owners() AS owners');
+      expect(new Set(visible?.owners)).toEqual(new Set([alice.id, o1.id]));
+    });
+  });
+
+  it("an owner scope of an organization with a joined member as actor sees exactly the organization's rows", async () => {
+    for (const actor of [alice.id, bob.id]) {
+      await asScope(raw, { owner: o1.id, actor }, async (trx) => {
+        for (const [table, column] of ALL_OWNED) {
+          const expected = ORG_OWNED.some(([owned]) => owned === table) ? [o1.id] : [];
+          expect(await ownersIn(trx, table, column), `${table} as ${actor}`).toEqual(new Set(expected));
+        }
+      });
+    }
+  });
+
+  it('a pending membership, or none, sees nothing of the organization and cannot write its rows', async () => {
+    for (const [org, actor] of [
+      [o2, alice.id],
+      [o3, alice.id],
+      [o1, carol.id],
+    ] as const) {
+      await asScope(raw, { owner: org.id, actor }, async (trx) => {
+        for (const [table] of ALL_OWNED) {
+          expect(await selectRows(trx, `SELECT 1 FROM ${table}`), `${table}`).toEqual([]);
+        }
+        await expect(
+          trx.raw("INSERT INTO vineyards (id, owner_id, name, created_at) VALUES (?, ?, 'x', now())", [
+            randomUUID(),
+            org.id,
+          ]),
+        ).rejects.toThrow(/row-level security/);
+      });
+      await asScope(raw, { owner: org.id, actor }, async (trx) => {
+        await expect(
+          trx.raw(
+            "INSERT INTO org_members (id, org_id, user_id, email, role, created_at, joined_at) VALUES (?, ?, ?, 'x@example.test', 'owner', now(), now())",
+            [randomUUID(), org.id, actor],
+          ),
+        ).rejects.toThrow(/row-level security/);
+      });
+    }
+  });
+
+  it("writes of another owner's rows are refused, in owner and member scopes", async () => {
+    for (const settings of [
+      { owner: o1.id, actor: alice.id },
+      { owner: '', actor: alice.id },
+    ]) {
+      for (const owner of [o3.id, carol.id, o2.id]) {
+        await asScope(raw, settings, async (trx) => {
+          await expect(
+            trx.raw("INSERT INTO vineyards (id, owner_id, name, created_at) VALUES (?, ?, 'x', now())", [
+              randomUUID(),
+              owner,
+            ]),
+          ).rejects.toThrow(/row-level security/);
+        });
+      }
+      await asScope(raw, settings, async (trx) => {
+        await expect(trx.raw('UPDATE vineyards SET owner_id = ? WHERE owner_id = ?', [o3.id, o1.id])).rejects.toThrow(
+          /row-level security/,
+        );
+      });
+      await asScope(raw, settings, async (trx) => {
+        const updated = await trx.raw("UPDATE orgs SET name = name || '!' RETURNING id");
+        expect(updated.rows.map((row: { id: string }) => row.id)).toEqual([o1.id]);
+        const deleted = await trx.raw('DELETE FROM org_members WHERE org_id <> ? RETURNING id', [o1.id]);
+        expect(deleted.rows).toEqual([]);
+      });
+    }
+  });
+
+  it('a membership counts only while it is joined: removing it closes the organization at once', async () => {
+    const membership = o1.members[1] as OrgMember;
+    await asScope(
+      raw,
+      { owner: o1.id, actor: alice.id },
+      async (trx) => {
+        expect(await selectRows(trx, 'SELECT 1 FROM vineyards')).toEqual([]);
+      },
+      async (trx) => {
+        await trx.raw('DELETE FROM org_members WHERE id = ?', [membership.id]);
+      },
+    );
+    await asScope(
+      raw,
+      { owner: '', actor: alice.id },
+      async (trx) => {
+        expect(await ownersIn(trx, 'vineyards', 'owner_id')).toEqual(new Set([alice.id]));
+      },
+      async (trx) => {
+        await trx.raw('UPDATE org_members SET user_id = NULL, joined_at = NULL WHERE id = ?', [membership.id]);
+      },
+    );
+  });
+
+  it('a person may claim only the pending invitations at their own email', async () => {
+    const invitation = o2.members[1] as OrgMember;
+    await asScope(raw, { owner: alice.id, actor: alice.id }, async (trx) => {
+      const claimed = await trx.raw(
+        'UPDATE org_members SET user_id = ?, joined_at = now() WHERE user_id IS NULL RETURNING id',
+        [alice.id],
+      );
+      expect(claimed.rows.map((row: { id: string }) => row.id)).toEqual([invitation.id]);
+      // Joined now: o2 is visible to alice's member work from the next statement on.
+      await trx.raw("SELECT set_config('trellis.user_id', '', true)");
+      expect(await ownersIn(trx, 'vineyards', 'owner_id')).toEqual(new Set([alice.id, o1.id, o2.id]));
+    });
+    // Nor for someone else, nor someone else's invitation.
+    await asScope(raw, { owner: carol.id, actor: carol.id }, async (trx) => {
+      const claimed = await trx.raw(
+        'UPDATE org_members SET user_id = ?, joined_at = now() WHERE user_id IS NULL RETURNING id',
+        [carol.id],
+      );
+      expect(claimed.rows).toEqual([]);
+    });
+    await asScope(raw, { owner: alice.id, actor: alice.id }, async (trx) => {
+      await expect(
+        trx.raw('UPDATE org_members SET user_id = ?, joined_at = now() WHERE id = ?', [bob.id, invitation.id]),
+      ).rejects.toThrow(/row-level security/);
+    });
+  });
+
+  it("the store's units of work set owner and actor: a member scope and an organization's owner scope through the stores", async () => {
+    const { store, close } = await databases.openStore();
+    try {
+      const uow = store.uow;
+      const dave = (await seedEverything(uow)).id;
+      const org = await seedOrg(uow, 'mine', [{ user: dave, email: `${dave}@example.test`, role: 'owner' }]);
+      const stranger = (await seedEverything(uow)).id;
+      // The orgIds core passes are narrowed by the database to those the person really joined.
+      const seen = await uow.run(memberScope(dave, [org.id]), (stores) => stores.vineyards.list(org.id));
+      expect(seen.map((vineyard) => vineyard.id)).toEqual([org.vineyardId]);
+      expect(await uow.run(memberScope(stranger, [org.id]), (stores) => stores.vineyards.list(org.id))).toEqual([]);
+      expect(await uow.run(ownerScope(org.id, stranger), (stores) => stores.orgs.get(org.id))).toBeNull();
+      await expect(
+        uow.run(ownerScope(org.id, stranger), (stores) =>
+          stores.vineyards.create({
+            id: randomUUID(),
+            owner_id: org.id,
+            name: 'nope',
+            created_at: new Date().toISOString(),
+          }),
+        ),
+      ).rejects.toThrow(/row-level security/);
+      expect(await uow.run(ownerScope(org.id, dave), (stores) => stores.orgs.get(org.id))).not.toBeNull();
+    } finally {
+      await close();
+    }
+  });
+});

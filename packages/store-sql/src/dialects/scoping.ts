@@ -6,7 +6,7 @@ import type { TableName } from '../schema.js';
 /**
  * The column naming each table's owner (null: the table belongs to nobody). Owner-scoped units of
  * work see and change only their owner's rows: Postgres enforces it with row-level security (see
- * migrations/m002_postgres_row_security.ts, which keeps its own frozen copy of this list); the
+ * migrations/m010_organizations.ts, which keeps its own frozen copy of this list); the
  * sessions of both dialects also apply it to every query they build, which is what isolates
  * owners on SQLite, including in the stores that take no owner argument (`users.get(id)`).
  */
@@ -38,18 +38,15 @@ export function scopeOwner(scope: Scope): string | null {
 }
 
 /**
- * The person (or owner acting itself) doing the work, as Postgres's actor setting (m010): null
- * for system work.
+ * The person whose own work a scope is (m010's `trellis_self()`): the person of a member scope, or
+ * the owner of an owner scope that acts itself; null for an organization's work and system work.
  */
-export function scopeActor(scope: Scope): string | null {
-  switch (scope.kind) {
-    case 'owner':
-      return scope.actorId ?? scope.ownerId;
-    case 'member':
-      return scope.userId;
-    case 'system':
-      return null;
+export function scopeSelf(scope: Scope): string | null {
+  if (scope.kind === 'member') return scope.userId;
+  if (scope.kind === 'owner' && (scope.actorId === undefined || scope.actorId === scope.ownerId)) {
+    return scope.ownerId;
   }
+  return null;
 }
 
 /** Narrows a query on `table` to the scope's rows (a qualified column, so joins stay unambiguous). */

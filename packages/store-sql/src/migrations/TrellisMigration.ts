@@ -9,6 +9,11 @@ import type { DialectName } from '../dialects/Dialect.js';
 export interface TrellisMigration {
   /** Recorded in `trellis_migrations`; sorts in the order the migrations apply. */
   name: string;
-  /** Runs in the migration batch's transaction (`knex` is that transaction). */
+  /**
+   * Whether knex runs `up` in a transaction (the default). A migration that must run statements
+   * outside any transaction (SQLite's `PRAGMA foreign_keys`) says false and opens its own.
+   */
+  transactional?(dialect: DialectName): boolean;
+  /** Runs in the migration batch's transaction (`knex` is that transaction) unless `transactional` says not. */
   up(knex: Knex, dialect: DialectName): Promise<void>;
 }

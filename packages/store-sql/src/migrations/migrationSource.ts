@@ -10,6 +10,7 @@ import { paginationSnapshotsMigration } from './m006_pagination_snapshots.js';
 import { capsRetentionMigration } from './m007_caps_retention.js';
 import { rateLimitsMigration } from './m008_rate_limits.js';
 import { claimRulesMigration } from './m009_claim_rules.js';
+import { organizationsMigration } from './m010_organizations.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -23,6 +24,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   capsRetentionMigration,
   rateLimitsMigration,
   claimRulesMigration,
+  organizationsMigration,
 ];
 
 /** knex's migrator configured with the migrations above, not a directory. */
@@ -31,6 +33,7 @@ export function migratorConfig(dialect: DialectName): Knex.MigratorConfig {
     getMigrations: async () => [...MIGRATIONS],
     getMigrationName: (migration) => migration.name,
     getMigration: async (migration) => ({
+      config: { transaction: migration.transactional?.(dialect) ?? true },
       up: (knex: Knex) => migration.up(knex, dialect),
       // knex insists on a `down`; ours are forward-only (restore a backup to go back).
       down: async () => {

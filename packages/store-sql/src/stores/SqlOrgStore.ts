@@ -12,7 +12,7 @@ import {
 } from '@trellis/core';
 import type { Knex } from 'knex';
 import type { SqlSession } from '../dialects/Dialect.js';
-import { scopeActor } from '../dialects/scoping.js';
+import { scopeSelf } from '../dialects/scoping.js';
 import { type Row, textOut, timeIn, timeInOrNull, timeOut, timeOutOrNull, uuidOut, uuidOutOrNull } from '../rows.js';
 import type { TableName } from '../schema.js';
 import { keysetPage } from './keysetPage.js';
@@ -42,8 +42,8 @@ const OWNED_TABLES: readonly TableName[] = [
  *
  * Two methods cross owners by design, for the person they name: `membershipsOf(userId)` reads the
  * person's joined memberships, and `joinPending(email, userId)` claims the invitations at the
- * person's email. Both work in system scope, and in a scope whose actor is that person (their own
- * owner scope, or their member scope): on Postgres the policies of m010 let a person read their
+ * person's email. Both work in system scope, and in the person's own work (their member scope, or
+ * their own owner scope without another actor): on Postgres the policies of m010 let a person read their
  * own membership rows and claim pending ones at the email of their own user row; on SQLite this
  * store applies the same rule.
  */
@@ -151,13 +151,13 @@ export class SqlOrgStore implements OrgStore {
   /**
    * Narrows a query on org_members to the rows this scope may use for person `userId` (the rule
    * the Postgres policies of m010 enforce too): everything in system work; otherwise the rows of
-   * the scope's owners, and, when the person is the actor, the person's own rows (`claim`: the
+   * the scope's owners, and, in the person's own work, the person's own rows (`claim`: the
    * pending rows at the email of the person's user row).
    */
   private crossOwner(query: Knex.QueryBuilder, userId: string, claim = false): Knex.QueryBuilder {
     const owners = visibleOwners(this.db.scope);
     if (owners === null) return query;
-    const self = scopeActor(this.db.scope) === userId;
+    const self = scopeSelf(this.db.scope) === userId;
     return query.where((rule) => {
       rule.whereIn('org_members.org_id', [...owners]);
       if (!self) return;

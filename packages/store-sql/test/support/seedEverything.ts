@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ownerScope, systemScope, type UnitOfWork } from '@trellis/core';
+import { ownerScope, type Scope, systemScope, type UnitOfWork } from '@trellis/core';
 
 export interface Seeded {
   id: string;
@@ -33,8 +33,8 @@ export async function seedEverything(uow: UnitOfWork): Promise<Seeded> {
       await stores.releases.create({ version: '1.0.0', release_notes: '', published_at: now });
     }
   });
-  return uow.run(ownerScope(id), async (stores) => {
-    await stores.cliLogins.create({
+  await uow.run(ownerScope(id), (stores) =>
+    stores.cliLogins.create({
       device_code: randomUUID(),
       verification_code: 'BCDFGH',
       profile_id: id,
@@ -43,7 +43,22 @@ export async function seedEverything(uow: UnitOfWork): Promise<Seeded> {
       expires_at: now,
       attempts: 0,
       consumed_at: null,
-    });
+    }),
+  );
+  return { id, ...(await seedOwnedRecords(uow, ownerScope(id), id)) };
+}
+
+/**
+ * A row in every table whose rows belong to an owner by `owner_id` (a user or an organization),
+ * written in `scope`.
+ */
+export async function seedOwnedRecords(
+  uow: UnitOfWork,
+  scope: Scope,
+  id: string,
+): Promise<{ vineyardId: string; vineId: string; jobId: string }> {
+  const now = new Date().toISOString();
+  return uow.run(scope, async (stores) => {
     const vineyard = await stores.vineyards.create({ id: randomUUID(), owner_id: id, name: 'v', created_at: now });
     const identity = await stores.cloudIdentities.create({
       id: randomUUID(),
@@ -133,6 +148,6 @@ export async function seedEverything(uow: UnitOfWork): Promise<Seeded> {
       info: { ID: 'l' },
       created_at: now,
     });
-    return { id, vineyardId: vineyard.id, vineId: vine.id, jobId: job.id };
+    return { vineyardId: vineyard.id, vineId: vine.id, jobId: job.id };
   });
 }

@@ -42,12 +42,14 @@ export class MemoryTransaction {
   }
 
   /**
-   * The person (or, for an owner acting itself, the owner) doing the work, as Postgres's actor
-   * setting: null for system work.
+   * The person whose own work this is (Postgres's `trellis_self()` of m010): the person of a
+   * member scope, or the owner of an owner scope that acts itself; null otherwise.
    */
-  get actor(): string | null {
-    if (this.scope.kind === 'owner') return this.scope.actorId ?? this.scope.ownerId;
-    return this.scope.kind === 'member' ? this.scope.userId : null;
+  get self(): string | null {
+    if (this.scope.kind === 'member') return this.scope.userId;
+    if (this.scope.kind !== 'owner') return null;
+    const { ownerId, actorId } = this.scope;
+    return actorId === undefined || actorId === ownerId ? ownerId : null;
   }
 
   /** Refuses a write of a row this scope may not see, as an RLS `WITH CHECK` policy would. */

@@ -6,7 +6,7 @@ import { knexLog } from '../../knexLog.js';
 import { migratorConfig } from '../../migrations/migrationSource.js';
 import type { SqlStoreLogger } from '../../openSqlStore.js';
 import type { Row } from '../../rows.js';
-import { APP_ROLE, OWNER_SETTING, type TableName } from '../../schema.js';
+import { ACTOR_SETTING, APP_ROLE, OWNER_SETTING, type TableName } from '../../schema.js';
 import type { Dialect, SqlSession, TransactionMode } from '../Dialect.js';
 import { assertRowsInScope, restrictToScope } from '../scoping.js';
 import { classifyPostgresFailure } from './postgresErrors.js';
@@ -31,9 +31,9 @@ interface ConnectionPool {
 }
 
 /**
- * Postgres through pg. Units of work are knex transactions (READ COMMITTED). Owner-scoped ones
- * first switch to the `trellis_app` role and name the owner, so row-level security binds them
- * even when the connection logs in as a superuser (DESIGN §5).
+ * Postgres through pg. Units of work are knex transactions (READ COMMITTED). Owner- and
+ * member-scoped ones first switch to the `trellis_app` role and name the owner and the actor, so
+ * row-level security (m010) binds them even when the connection logs in as a superuser (DESIGN §5).
  */
 export class PostgresDialect implements Dialect {
   readonly name = 'postgres';
@@ -64,23 +64,20 @@ export class PostgresDialect implements Dialect {
   ): Promise<T> {
     return this.knex.transaction(
       async (trx) => {
-        if (scope.kind === 'owner') {
-          // Both settings are transaction-local (is_local = true): they end with the transaction,
-          // so a pooled connection never carries one owner's identity into the next unit of work.
-          await trx.raw('SELECT set_config(?, ?, true), set_config(?, ?, true)', [
+        if (scope.kind !== 'system') {
+          // Row-level security (m010) reads two settings: the owner (empty in a member scope) and
+          // the actor, the person at work (or the owner acting itself). Set in one round trip, and
+          // transaction-local (is_local = true): they end with the transaction, so a pooled
+          // connection never carries one unit of work's identity into the next.
+          const [owner, actor] =
+            scope.kind === 'owner' ? [scope.ownerId, scope.actorId ?? scope.ownerId] : ['', scope.userId];
+          await trx.raw('SELECT set_config(?, ?, true), set_config(?, ?, true), set_config(?, ?, true)', [
             'role',
             APP_ROLE,
             OWNER_SETTING,
-            scope.ownerId,
-          ]);
-        } else if (scope.kind === 'member') {
-          // TODO(issue 12, m010): row-level security over the member's organizations. Until then a
-          // member scope sees only the person's own rows on Postgres: it fails closed.
-          await trx.raw('SELECT set_config(?, ?, true), set_config(?, ?, true)', [
-            'role',
-            APP_ROLE,
-            OWNER_SETTING,
-            scope.userId,
+            owner,
+            ACTOR_SETTING,
+            actor,
           ]);
         }
         return work(new PostgresSession(trx, scope));

@@ -4,6 +4,7 @@ import { describeJobClaimConformance } from './claim.js';
 import type { OpenStoreHarness } from './harness.js';
 import { describeJobStoreConformance } from './jobs.js';
 import { describeLogStoreConformance } from './logs.js';
+import { describeOrgStoreConformance } from './orgs.js';
 import { describePaginationConformance } from './pagination.js';
 import { describeReleaseAndArtifactStoreConformance } from './releases.js';
 import { describeStateStoreConformance } from './states.js';
@@ -34,5 +35,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeReleaseAndArtifactStoreConformance(open);
     describeStateStoreConformance(open);
     describePaginationConformance(open);
+    describeOrgStoreConformance(open);
   });
 }

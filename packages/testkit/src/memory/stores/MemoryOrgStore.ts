@@ -14,9 +14,10 @@ import type { MemoryTransaction } from '../MemoryTransaction.js';
 
 /**
  * Organizations and members, with the visibility of the SQL stores: an organization row's owner
- * is the organization, a membership's owner is its organization. Two reads cross owners, as on
- * Postgres (m010): a person's own memberships (`membershipsOf`) are visible to work done by that
- * person, and `joinPending` may claim the pending invitations at the person's own email.
+ * is the organization, a membership's owner is its organization. Two methods cross owners, as on
+ * Postgres (m010): a person's own memberships (`membershipsOf`) are visible to the person's own
+ * work (their member scope, or their owner scope without another actor), and `joinPending` there
+ * may claim the pending invitations at the email of the person's user row.
  */
 export class MemoryOrgStore implements OrgStore {
   constructor(private readonly tx: MemoryTransaction) {}
@@ -148,19 +149,19 @@ export class MemoryOrgStore implements OrgStore {
     return member && member.org_id === orgId && this.tx.sees(orgId) ? member : undefined;
   }
 
-  /** A membership row is visible to its organization's work, and to the work of its person. */
+  /** A membership row is visible to its organization's work, and to its person's own work. */
   private seesMembership(member: OrgMember): boolean {
-    return this.tx.sees(member.org_id) || (member.user_id !== null && member.user_id === this.tx.actor);
+    return this.tx.sees(member.org_id) || (member.user_id !== null && member.user_id === this.tx.self);
   }
 
   /**
-   * Whether this unit of work may make a pending membership `userId`'s: system work may; the
-   * person's own work may when the invitation is at the email of the person's user row (as the
-   * Postgres policy of m010 requires); the organization's work may.
+   * Whether this unit of work may make a pending membership `userId`'s: system work and the
+   * organization's work may; the person's own work may when the invitation is at the email of the person's user row (as the
+   * Postgres policy of m010 requires).
    */
   private mayJoin(member: OrgMember, userId: string): boolean {
-    if (this.tx.actor === null || this.tx.sees(member.org_id)) return true;
-    if (this.tx.actor !== userId) return false;
+    if (this.tx.scope.kind === 'system' || this.tx.sees(member.org_id)) return true;
+    if (this.tx.self !== userId) return false;
     const user = this.tx.state.users.get(userId);
     return user !== undefined && user.email.toLowerCase() === member.email.toLowerCase();
   }
