@@ -1,4 +1,4 @@
-import type { MemberView, OrgView, TrellisClient, VineyardDetailView as VineyardView } from '@trellis/client';
+import type { OrgMemberView, OrgView, TrellisClient, VineyardDetailView as VineyardView } from '@trellis/client';
 import { isUuid } from '@trellis/core';
 import { CliError } from './errors.js';
 
@@ -9,7 +9,7 @@ import { CliError } from './errors.js';
 export async function resolveVineyard(
   client: TrellisClient,
   nameOrId: string,
-  owner: { org_id?: string } = {},
+  owner: { orgId?: string } = {},
 ): Promise<VineyardView> {
   if (isUuid(nameOrId)) return client.getVineyard(nameOrId);
   const matches: string[] = [];
@@ -36,17 +36,17 @@ export async function resolveOrg(client: TrellisClient, nameOrId: string): Promi
 }
 
 /**
- * The `org_id` filter of a list for `--org`: `personal` (only your own records) as is, else the
- * id of the organization named by name or id.
+ * The owner filter of a list for `--org`: `personal` (only your own records) as is, else the id
+ * of the organization named by name or id.
  */
-export async function resolveOwnerFilter(client: TrellisClient, org: string | undefined): Promise<{ org_id?: string }> {
+export async function resolveOwnerFilter(client: TrellisClient, org: string | undefined): Promise<{ orgId?: string }> {
   if (org === undefined) return {};
-  if (org === 'personal') return { org_id: 'personal' };
-  return { org_id: (await resolveOrg(client, org)).id };
+  if (org === 'personal') return { orgId: 'personal' };
+  return { orgId: (await resolveOrg(client, org)).id };
 }
 
 /** A member of an organization named by email (case-insensitively) or by membership id. */
-export async function resolveMember(client: TrellisClient, org: OrgView, emailOrId: string): Promise<MemberView> {
+export async function resolveMember(client: TrellisClient, org: OrgView, emailOrId: string): Promise<OrgMemberView> {
   const members = await client.listMembers(org.id);
   const wanted = emailOrId.toLowerCase();
   const member = members.find((candidate) =>

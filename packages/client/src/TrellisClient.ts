@@ -28,8 +28,12 @@ import type {
   VineyardSummaryView,
   WhoAmIAnswer,
   WorkerRecordView,
+  AddMemberRequest,
+  OrgMemberView,
+  OrgRoleName,
+  OrgView,
 } from '@trellis/contract';
-import type { GitProvider, JobStatus, JsonObject, OrgRole, StreamType } from '@trellis/core';
+import type { GitProvider, JobStatus, JsonObject, StreamType } from '@trellis/core';
 import { type ProblemBody, TrellisApiError, TrellisConnectionError, TrellisRedirectError } from './errors.js';
 import { readServerSentEvents } from './sse.js';
 
@@ -69,34 +73,8 @@ export type PageOptions = {
   cursor?: string;
 };
 
-/**
- * Which owner's records a list shows: an organization's id, `personal` (the caller's own), or
- * (left out) the caller's and those of every organization they belong to.
- */
-export type OwnerFilter = { org_id?: string };
-
 /** Filters of `GET /api/jobs` (the contract's query without the page). */
-export type JobListFilter = JobListRequest & OwnerFilter;
-
-/** An organization as its member sees it: `role` is the caller's. */
-export interface OrgView {
-  id: string;
-  name: string;
-  role: OrgRole;
-  created_at: string;
-}
-
-/** A member of an organization; pending (`user_id` null) until that email first signs in. */
-export interface MemberView {
-  id: string;
-  org_id: string;
-  email: string;
-  user_id: string | null;
-  role: OrgRole;
-  status: 'active' | 'pending';
-  created_at: string;
-  joined_at: string | null;
-}
+export type JobListFilter = JobListRequest;
 
 /** The cursor of the `rel="next"` target of an RFC 8288 `Link` header, or null. */
 export function nextCursorOf(link: string | null): string | null {
@@ -164,69 +142,35 @@ export class TrellisClient {
     return this.json('GET', '/api/cli/whoami');
   }
 
-  // ---- organizations and their members (issue 12)
-  createOrg(name: string): Promise<OrgView> {
-    return this.json('POST', '/api/orgs', { body: { name } });
-  }
-  /** Every organization the caller belongs to, with the caller's role (walks all pages). */
-  listOrgs(): Promise<OrgView[]> {
-    return collect(this.walk('/api/orgs', 'orgs', {}));
-  }
-  listOrgsPage(page: PageOptions = {}): Promise<ListPage<OrgView>> {
-    return this.listPage('/api/orgs', 'orgs', page);
-  }
-  getOrg(id: string): Promise<OrgView> {
-    return this.json('GET', `/api/orgs/${encodeURIComponent(id)}`);
-  }
-  renameOrg(id: string, name: string): Promise<OrgView> {
-    return this.json('PATCH', `/api/orgs/${encodeURIComponent(id)}`, { body: { name } });
-  }
-  async deleteOrg(id: string): Promise<void> {
-    await this.json('DELETE', `/api/orgs/${encodeURIComponent(id)}`);
-  }
-  addMember(orgId: string, input: { email: string; role: OrgRole }): Promise<MemberView> {
-    return this.json('POST', `/api/orgs/${encodeURIComponent(orgId)}/members`, { body: input });
-  }
-  /** Every member of the organization, joined and pending (walks all pages). */
-  listMembers(orgId: string): Promise<MemberView[]> {
-    return collect(this.walk(`/api/orgs/${encodeURIComponent(orgId)}/members`, 'members', {}));
-  }
-  setMemberRole(orgId: string, memberId: string, role: OrgRole): Promise<MemberView> {
-    return this.json('PATCH', `/api/orgs/${encodeURIComponent(orgId)}/members/${encodeURIComponent(memberId)}`, {
-      body: { role },
-    });
-  }
-  async removeMember(orgId: string, memberId: string): Promise<void> {
-    await this.json('DELETE', `/api/orgs/${encodeURIComponent(orgId)}/members/${encodeURIComponent(memberId)}`);
-  }
-
   // ---- vineyards and configurations (SPEC §4.3)
   /** Every vineyard, newest first, each with its vines as summaries (walks all pages). */
-  listVineyards(filter: OwnerFilter = {}): Promise<VineyardSummaryView[]> {
-    return collect(this.vineyards(filter));
+  listVineyards(options: OwnerOptions = {}): Promise<VineyardSummaryView[]> {
+    return collect(this.vineyards(options));
   }
-  listVineyardsPage(page: PageOptions & OwnerFilter = {}): Promise<ListPage<VineyardSummaryView>> {
-    return this.listPage('/api/cli/vineyards', 'vineyards', page);
+  listVineyardsPage(page: PageOptions & OwnerOptions = {}): Promise<ListPage<VineyardSummaryView>> {
+    return this.listPage('/api/cli/vineyards', 'vineyards', ownerQuery(page));
   }
-  vineyards(page: PageOptions & OwnerFilter = {}): AsyncGenerator<VineyardSummaryView> {
-    return this.walk('/api/cli/vineyards', 'vineyards', page);
+  vineyards(page: PageOptions & OwnerOptions = {}): AsyncGenerator<VineyardSummaryView> {
+    return this.walk('/api/cli/vineyards', 'vineyards', ownerQuery(page));
   }
-  /** A vineyard of the caller, or of the organization `orgId` (which then owns all it holds). */
-  createVineyard(name: string, orgId?: string): Promise<VineyardDetailView> {
-    return this.json('POST', '/api/cli/vineyards', { body: { name, ...(orgId ? { org_id: orgId } : {}) } });
+  /** In the caller's own records, or with `orgId` in that organization's (admins). */
+  createVineyard(name: string, options: { orgId?: string } = {}): Promise<VineyardDetailView> {
+    return this.json('POST', '/api/cli/vineyards', {
+      body: options.orgId === undefined ? { name } : { name, org_id: options.orgId },
+    });
   }
   getVineyard(id: string): Promise<VineyardDetailView> {
     return this.json('GET', `/api/cli/vineyards/${encodeURIComponent(id)}`);
   }
   /** Every vine, newest first, as summaries (walks all pages). */
-  listConfigurations(filter: OwnerFilter = {}): Promise<VineSummaryView[]> {
-    return collect(this.configurations(filter));
+  listConfigurations(options: OwnerOptions = {}): Promise<VineSummaryView[]> {
+    return collect(this.configurations(options));
   }
-  listConfigurationsPage(page: PageOptions & OwnerFilter = {}): Promise<ListPage<VineSummaryView>> {
-    return this.listPage('/api/cli/configurations', 'configurations', page);
+  listConfigurationsPage(page: PageOptions & OwnerOptions = {}): Promise<ListPage<VineSummaryView>> {
+    return this.listPage('/api/cli/configurations', 'configurations', ownerQuery(page));
   }
-  configurations(page: PageOptions & OwnerFilter = {}): AsyncGenerator<VineSummaryView> {
-    return this.walk('/api/cli/configurations', 'configurations', page);
+  configurations(page: PageOptions & OwnerOptions = {}): AsyncGenerator<VineSummaryView> {
+    return this.walk('/api/cli/configurations', 'configurations', ownerQuery(page));
   }
   getConfiguration(nameOrId: string): Promise<VineDetailView> {
     return this.json('GET', `/api/cli/configurations/${encodeURIComponent(nameOrId)}`);
@@ -243,15 +187,15 @@ export class TrellisClient {
     return this.json('POST', '/api/jobs', { body: input });
   }
   /** Every matching job, newest first, as summaries (walks all pages; see `jobs()` to stop early). */
-  listJobs(filter: JobListFilter = {}): Promise<JobSummaryView[]> {
+  listJobs(filter: JobListFilter & OwnerOptions = {}): Promise<JobSummaryView[]> {
     return collect(this.jobs(filter));
   }
-  listJobsPage(query: JobListFilter & PageOptions = {}): Promise<ListPage<JobSummaryView>> {
-    return this.listPage('/api/jobs', 'jobs', query);
+  listJobsPage(query: JobListFilter & PageOptions & OwnerOptions = {}): Promise<ListPage<JobSummaryView>> {
+    return this.listPage('/api/jobs', 'jobs', ownerQuery(query));
   }
   /** Matching jobs, newest first, fetching the next page only when the caller reads that far. */
-  jobs(query: JobListFilter & PageOptions = {}): AsyncGenerator<JobSummaryView> {
-    return this.walk('/api/jobs', 'jobs', query);
+  jobs(query: JobListFilter & PageOptions & OwnerOptions = {}): AsyncGenerator<JobSummaryView> {
+    return this.walk('/api/jobs', 'jobs', ownerQuery(query));
   }
   getJob(id: string): Promise<JobView> {
     return this.json('GET', `/api/cli/jobs/${encodeURIComponent(id)}`);
@@ -292,21 +236,57 @@ export class TrellisClient {
 
   // ---- workers
   /** Every worker, newest first (walks all pages). */
-  listWorkers(filter: OwnerFilter = {}): Promise<WorkerRecordView[]> {
-    return collect(this.workers(filter));
+  listWorkers(options: OwnerOptions = {}): Promise<WorkerRecordView[]> {
+    return collect(this.workers(options));
   }
-  listWorkersPage(page: PageOptions & OwnerFilter = {}): Promise<ListPage<WorkerRecordView>> {
-    return this.listPage('/api/cli/workers', 'workers', page);
+  listWorkersPage(page: PageOptions & OwnerOptions = {}): Promise<ListPage<WorkerRecordView>> {
+    return this.listPage('/api/cli/workers', 'workers', ownerQuery(page));
   }
-  workers(page: PageOptions & OwnerFilter = {}): AsyncGenerator<WorkerRecordView> {
-    return this.walk('/api/cli/workers', 'workers', page);
+  workers(page: PageOptions & OwnerOptions = {}): AsyncGenerator<WorkerRecordView> {
+    return this.walk('/api/cli/workers', 'workers', ownerQuery(page));
   }
-  /** An agent of the caller, or (with `org_id`, admins) of that organization's pool. */
-  registerWorker(input: RegisterWorkerRequest & { org_id?: string }): Promise<RegistrationAnswer> {
-    return this.json('POST', '/api/cli/workers', { body: input });
+  /** `orgId` (or `org_id`) registers an agent of that organization's pool (admins). */
+  registerWorker(input: RegisterWorkerRequest & { orgId?: string }): Promise<RegistrationAnswer> {
+    const { orgId, ...body } = input;
+    return this.json('POST', '/api/cli/workers', { body: orgId === undefined ? body : { ...body, org_id: orgId } });
   }
   getWorker(id: string): Promise<WorkerRecordView> {
     return this.json('GET', `/api/cli/workers/${encodeURIComponent(id)}`);
+  }
+
+  // ---- organizations and members (issue 12)
+  createOrg(name: string): Promise<OrgView> {
+    return this.json('POST', '/api/orgs', { body: { name } });
+  }
+  /** Every organization of the caller, with the caller's role (walks all pages). */
+  listOrgs(): Promise<OrgView[]> {
+    return collect(this.walk<OrgView>('/api/orgs', 'orgs', {}));
+  }
+  listOrgsPage(page: PageOptions = {}): Promise<ListPage<OrgView>> {
+    return this.listPage('/api/orgs', 'orgs', page);
+  }
+  getOrg(id: string): Promise<OrgView> {
+    return this.json('GET', `/api/orgs/${encodeURIComponent(id)}`);
+  }
+  renameOrg(id: string, name: string): Promise<OrgView> {
+    return this.json('PATCH', `/api/orgs/${encodeURIComponent(id)}`, { body: { name } });
+  }
+  async deleteOrg(id: string): Promise<void> {
+    await this.send('DELETE', `/api/orgs/${encodeURIComponent(id)}`, {});
+  }
+  addMember(orgId: string, input: AddMemberRequest): Promise<OrgMemberView> {
+    return this.json('POST', `/api/orgs/${encodeURIComponent(orgId)}/members`, { body: input });
+  }
+  /** Every member, joined and pending, oldest first (walks all pages). */
+  listMembers(orgId: string): Promise<OrgMemberView[]> {
+    return collect(this.walk<OrgMemberView>(`/api/orgs/${encodeURIComponent(orgId)}/members`, 'members', {}));
+  }
+  setMemberRole(orgId: string, memberId: string, role: OrgRoleName): Promise<OrgMemberView> {
+    const path = `/api/orgs/${encodeURIComponent(orgId)}/members/${encodeURIComponent(memberId)}`;
+    return this.json('PATCH', path, { body: { role } });
+  }
+  async removeMember(orgId: string, memberId: string): Promise<void> {
+    await this.send('DELETE', `/api/orgs/${encodeURIComponent(orgId)}/members/${encodeURIComponent(memberId)}`, {});
   }
 
   // ---- repositories at the user's git providers (SPEC §4.3)
@@ -538,6 +518,19 @@ function locationOf(response: Response): string | null {
   } catch {
     return location;
   }
+}
+
+/** `orgId: '<uuid>'` lists one organization's records; `'personal'` the caller's own. */
+export interface OwnerOptions {
+  orgId?: string;
+}
+
+function ownerQuery<T extends OwnerOptions & { org_id?: string }>(
+  options: T,
+): Record<string, string | number | undefined> {
+  const { orgId, ...rest } = options;
+  const query = rest as Record<string, string | number | undefined>;
+  return orgId === undefined ? query : { ...query, org_id: orgId };
 }
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {

@@ -1,10 +1,14 @@
 /** What the CLI (and the web) sends: vineyards, configurations, jobs, workers (SPEC §4.3). */
 import { CLOUD_PROVIDERS, ENGINE_NAMES, JOB_STATUSES, JOB_TYPES, MAX_LOG_PAGE, WORKER_MODES } from '@trellis/core';
 import { z } from 'zod';
-import { PageQuery, recordName } from './common.js';
+import { recordName } from './common.js';
+import { OrgFilterQuery } from './orgs.js';
 import { Engine, JobSummary, VineSummary, VineyardSummary, Worker } from './records.js';
 
-export const CreateVineyardBody = z.object({ name: recordName });
+export const CreateVineyardBody = z.object({
+  name: recordName,
+  org_id: z.uuid().optional().describe("create it in this organization (admins); absent: the caller's own"),
+});
 /**
  * A configuration's source as a caller writes it (`ref` and `path` may be left out). The body
  * below passes it to core as is, which judges it and reports every bad field at once.
@@ -42,12 +46,16 @@ export const CreateJobBody = z.object({
   plan_job_id: z.uuid().optional(),
   target_worker_id: z.uuid().optional(),
 });
-export const ListJobsQuery = PageQuery.extend({
+export const ListJobsQuery = OrgFilterQuery.extend({
   status: z.enum(JOB_STATUSES).optional(),
   vineyard_id: z.uuid().optional(),
   vine_id: z.uuid().optional(),
 });
-export const RegisterWorkerBody = z.object({ name: recordName, mode: z.enum(WORKER_MODES).optional() });
+export const RegisterWorkerBody = z.object({
+  name: recordName,
+  mode: z.enum(WORKER_MODES).optional(),
+  org_id: z.uuid().optional().describe("an agent of this organization's pool (admins); absent: the caller's own"),
+});
 export const LogQuery = z.object({
   after: z.coerce.number().int().min(0).optional(),
   limit: z.coerce.number().int().min(1).max(MAX_LOG_PAGE).optional(),

@@ -8,6 +8,7 @@ export * from './agent.js';
 export * from './auth.js';
 export * from './cli.js';
 export * from './common.js';
+export * from './orgs.js';
 export * from './records.js';
 export * from './releases.js';
 export * from './state.js';

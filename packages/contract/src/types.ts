@@ -33,6 +33,7 @@ import type {
   VineyardSummary,
   Worker,
 } from './records.js';
+import type { AddMemberBody, Org, OrgMember, OrgRoleSchema } from './orgs.js';
 import type { PublishReleaseBody, TendrilBody } from './releases.js';
 
 // ---- answers
@@ -57,7 +58,12 @@ export type HeartbeatAnswerView = z.output<typeof HeartbeatResponse>;
 export type LogPostAnswer = z.output<typeof LogPostResponse>;
 export type ArtifactAnswer = z.output<typeof ArtifactResponse>;
 
+export type OrgView = z.output<typeof Org>;
+export type OrgMemberView = z.output<typeof OrgMember>;
+export type OrgRoleName = z.output<typeof OrgRoleSchema>;
+
 // ---- requests
+export type AddMemberRequest = z.input<typeof AddMemberBody>;
 export type ExchangeRequest = z.input<typeof ExchangeBody>;
 /** The body is checked loosely (core judges the source); a caller sends a source as answered. */
 export type CreateConfigurationRequest = Omit<z.input<typeof CreateConfigurationBody>, 'source'> & {

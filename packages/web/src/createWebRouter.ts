@@ -290,7 +290,7 @@ export function createWebRouter(options: WebOptions): Router {
     headers,
     signedIn(async ({ req, user, base, now, standing }) => {
       const orgFilter = orgFilterOf(req.query.org_id);
-      const workers = await useCases.workers.list(user, { ...pageQuery(req), org_id: orgFilter });
+      const workers = await useCases.workers.listForPerson(user, { ...pageQuery(req), org_id: orgFilter });
       return workersPage({ base, workers, standing: await standing(), orgFilter, now });
     }),
   );

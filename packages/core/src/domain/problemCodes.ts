@@ -54,7 +54,7 @@ export const PROBLEM_CODES = {
   not_this_worker: { status: 403, meaning: 'a worker may act only on itself' },
   insufficient_role: {
     status: 403,
-    meaning: 'the caller\'s role in the organization is too low; see `required_role` and `role`',
+    meaning: "the caller's role in the organization is too low; see `required_role` and `role`",
   },
   state_not_for_worker: { status: 403, meaning: "the state is not the calling worker's job's configuration" },
   // ---- 404: missing, or another owner's (the two look the same)

@@ -138,7 +138,11 @@ export class LogUseCases {
   }
 
   /** Logs of a job the person may read, ordered by id, after `after`, at most `limit` (DESIGN §4). */
-  async read(user: UserActor, id: unknown, query: { after?: unknown; limit?: unknown } = {}): Promise<LogPage> {
+  async readForPerson(
+    user: UserActor,
+    id: unknown,
+    query: { after?: unknown; limit?: unknown } = {},
+  ): Promise<LogPage> {
     const jobId = requireUuid(id, 'id');
     const { record, scope } = await this.access.locate(user, 'read', 'job_not_found', (stores, ownerId) =>
       stores.jobs.get(ownerId, jobId),
@@ -146,9 +150,9 @@ export class LogUseCases {
     return this.readIn(scope, record.owner_id, jobId, query);
   }
 
-  /** Logs of a job of the agent's owner. */
-  async readForWorker(worker: WorkerActor, id: unknown, query: { after?: unknown; limit?: unknown } = {}) {
-    return this.readIn(ownerScope(worker.ownerId), worker.ownerId, requireUuid(id, 'id'), query);
+  /** Logs of a job of `ownerId` (an agent reads its owner's). */
+  async read(ownerId: string, id: unknown, query: { after?: unknown; limit?: unknown } = {}): Promise<LogPage> {
+    return this.readIn(ownerScope(ownerId), ownerId, requireUuid(id, 'id'), query);
   }
 
   private async readIn(

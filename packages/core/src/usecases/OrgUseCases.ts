@@ -88,10 +88,15 @@ export class OrgUseCases {
       }
       return found;
     });
-    orgs.sort((a, b) => (a.created_at === b.created_at ? b.id.localeCompare(a.id) : a.created_at < b.created_at ? 1 : -1));
+    orgs.sort((a, b) =>
+      a.created_at === b.created_at ? b.id.localeCompare(a.id) : a.created_at < b.created_at ? 1 : -1,
+    );
     const keyed = orgs.map((org, index) => ({
       org,
-      key: { at: org.created_at, seq: orgs.slice(0, index).filter((other) => other.created_at === org.created_at).length },
+      key: {
+        at: org.created_at,
+        seq: orgs.slice(0, index).filter((other) => other.created_at === org.created_at).length,
+      },
     }));
     const after = request.after;
     const rest =
@@ -172,12 +177,23 @@ export class OrgUseCases {
   }
 
   /** `PATCH /api/orgs/{id}/members/{member}`: owners are made and demoted by owners only. */
-  async setMemberRole(user: UserActor, id: unknown, memberId: unknown, input: { role: unknown }): Promise<OrgMemberView> {
+  async setMemberRole(
+    user: UserActor,
+    id: unknown,
+    memberId: unknown,
+    input: { role: unknown },
+  ): Promise<OrgMemberView> {
     const role = requireRole(input.role);
     const { org, memberships } = await this.find(user, id);
     const target = await this.member(org.id, memberId, memberships, user);
     const touchesOwner = role === 'owner' || target.role === 'owner';
-    const scope = authorizeIn(user, memberships, org.id, touchesOwner ? 'owners.manage' : 'members.manage', 'org_not_found');
+    const scope = authorizeIn(
+      user,
+      memberships,
+      org.id,
+      touchesOwner ? 'owners.manage' : 'members.manage',
+      'org_not_found',
+    );
     const updated = await this.deps.uow.run(scope, async (stores) => {
       const current = await this.requireMember(stores, org.id, target.id);
       if (current.role === 'owner' && role !== 'owner') await this.keepAnOwner(stores, org.id);
@@ -228,7 +244,12 @@ export class OrgUseCases {
     return { org, membership, memberships, scope };
   }
 
-  private async member(orgId: string, memberId: unknown, memberships: Membership[], user: UserActor): Promise<OrgMember> {
+  private async member(
+    orgId: string,
+    memberId: unknown,
+    memberships: Membership[],
+    user: UserActor,
+  ): Promise<OrgMember> {
     const notFound = () => new NotFoundError('member');
     if (typeof memberId !== 'string') throw notFound();
     let id: string;

@@ -74,10 +74,15 @@ export class VineUseCases {
   /** By id or by name: `GET /api/cli/configurations/{name}` accepts either. */
   async get(user: UserActor, nameOrId: unknown): Promise<VineView> {
     if (typeof nameOrId !== 'string' || nameOrId === '') throw new NotFoundError('configuration');
-    const { record, scope } = await this.access.locate(user, 'read', 'configuration_not_found', async (stores, ownerId) =>
-      isUuid(nameOrId)
-        ? ((await stores.vines.get(ownerId, nameOrId.toLowerCase())) ?? (await stores.vines.findByName(ownerId, nameOrId)))
-        : stores.vines.findByName(ownerId, nameOrId),
+    const { record, scope } = await this.access.locate(
+      user,
+      'read',
+      'configuration_not_found',
+      async (stores, ownerId) =>
+        isUuid(nameOrId)
+          ? ((await stores.vines.get(ownerId, nameOrId.toLowerCase())) ??
+            (await stores.vines.findByName(ownerId, nameOrId)))
+          : stores.vines.findByName(ownerId, nameOrId),
     );
     return this.deps.uow.run(scope, async (stores) => {
       const vine = await stores.vines.get(record.owner_id, record.id);

@@ -2,14 +2,14 @@ import type { UserActor, WorkerActor } from '../domain/actors.js';
 import { isOneOf, WORKER_MODES, type WorkerMode } from '../domain/enums.js';
 import { gitSourceIssues } from '../domain/gitSource.js';
 import { ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from '../domain/errors.js';
-import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
+import { type PageQuery, type PageRequest, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import type { JsonObject, Worker } from '../domain/records.js';
 import { isUuid, requireName, requireUuid } from '../domain/validation.js';
 import { deriveWorkerStatus } from '../domain/workerStatus.js';
 import { isJobStateToken, openJobStateToken } from '../auth/jobStateToken.js';
 import { generateWorkerToken, hashToken, tokenMatchesHash } from '../auth/workerToken.js';
 import type { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
-import { ownerScope, systemScope, visibleOwners } from '../ports/UnitOfWork.js';
+import { ownerScope, type Scope, systemScope, visibleOwners } from '../ports/UnitOfWork.js';
 import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 import { publicWorker, type WorkerView } from './views.js';
@@ -136,10 +136,18 @@ export class WorkerUseCases {
     return { cancel_job_ids: cancelled, heartbeat_interval_s: this.deps.settings.heartbeatIntervalSeconds };
   }
 
+  /** A page of the owner's own workers, newest first. */
+  async list(ownerId: string, query: PageQuery = {}): Promise<PageResult<WorkerView>> {
+    return this.listIn(ownerScope(ownerId), pageRequest(query, this.deps.settings.pageLimits));
+  }
+
   /** A page of the workers the person sees (their own and their organizations'), newest first. */
-  async list(user: UserActor, query: PageQuery & { org_id?: unknown } = {}): Promise<PageResult<WorkerView>> {
+  async listForPerson(user: UserActor, query: PageQuery & { org_id?: unknown } = {}): Promise<PageResult<WorkerView>> {
     const request = pageRequest(query, this.deps.settings.pageLimits);
-    const scope = await this.access.readScope(user, parseOwnerFilter(query.org_id));
+    return this.listIn(await this.access.readScope(user, parseOwnerFilter(query.org_id)), request);
+  }
+
+  private async listIn(scope: Scope | null, request: PageRequest): Promise<PageResult<WorkerView>> {
     if (scope === null) return pageResult({ items: [], next: null }, request, (worker: WorkerView) => worker);
     return this.deps.uow.read(scope, async (stores) => {
       const page = await stores.workers.page(visibleOwners(scope) ?? [], request);
@@ -152,7 +160,7 @@ export class WorkerUseCases {
   }
 
   /** One worker the person may see, with its deploy metadata (`GET /api/cli/workers/{id}`). */
-  async get(user: UserActor, id: unknown): Promise<WorkerView> {
+  async getForPerson(user: UserActor, id: unknown): Promise<WorkerView> {
     const workerId = requireUuid(id, 'id');
     const { record } = await this.access.locate(user, 'read', 'worker_not_found', (stores, ownerId) =>
       stores.workers.get(ownerId, workerId),
@@ -160,9 +168,9 @@ export class WorkerUseCases {
     return this.getOfOwner(record.owner_id, workerId, user.userId);
   }
 
-  /** A worker of the agent's own owner (`GET /api/workers/{id}`). */
-  async getForWorker(worker: WorkerActor, id: unknown): Promise<WorkerView> {
-    return this.getOfOwner(worker.ownerId, requireUuid(id, 'id'));
+  /** A worker of `ownerId` (`GET /api/workers/{id}`: the agent's own owner). */
+  async get(ownerId: string, id: unknown): Promise<WorkerView> {
+    return this.getOfOwner(ownerId, requireUuid(id, 'id'));
   }
 
   private async getOfOwner(ownerId: string, workerId: string, actorId?: string): Promise<WorkerView> {

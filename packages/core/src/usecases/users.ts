@@ -24,7 +24,12 @@ export async function findOrCreateUser(
 ): Promise<User> {
   const existing = await stores.users.findByEmail(input.email);
   if (existing) return existing;
-  const user = await stores.users.create({ id, email: input.email, name: input.name?.trim() || input.email, created_at: now });
+  const user = await stores.users.create({
+    id,
+    email: input.email,
+    name: input.name?.trim() || input.email,
+    created_at: now,
+  });
   await stores.orgs.joinPending(user.email, user.id, now);
   return user;
 }

@@ -123,7 +123,10 @@ export class JobLogHub {
           const job = readStatus ? await this.useCases.jobs.get({ userId: follow.ownerId, email: '' }, jobId) : null;
           const chunks: LogChunk[] = [];
           for (;;) {
-            const page = await this.useCases.logs.read(follow.ownerId, jobId, { after: follow.cursor, limit: PAGE });
+            const page = await this.useCases.logs.readForPerson({ userId: follow.ownerId, email: '' }, jobId, {
+              after: follow.cursor,
+              limit: PAGE,
+            });
             chunks.push(...page.logs);
             if (page.logs.length > 0) follow.cursor = (page.logs.at(-1) as LogChunk).id;
             if (!page.has_more) break;

@@ -269,7 +269,7 @@ export class LiveLogStreams {
           pendingDropped = false;
           let page: Awaited<ReturnType<typeof this.useCases.logs.read>>;
           do {
-            page = await this.useCases.logs.read(user.userId, jobId, { after: lastSent, limit });
+            page = await this.useCases.logs.readForPerson(user, jobId, { after: lastSent, limit });
             this.backlogPages += 1;
             for (const chunk of page.logs) readBytes += chunk.log_chunk.length;
             readChunks += page.logs.length;

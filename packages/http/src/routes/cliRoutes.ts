@@ -12,7 +12,7 @@ import {
   LogPage,
   LogQuery,
   NameParams,
-  PageQuery,
+  OrgFilterQuery,
   ProjectNameParams,
   RegisterWorkerBody,
   RegistrationResponse,
@@ -35,7 +35,7 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       description: PAGED_LIST_DESCRIPTION,
       tags: ['vineyards'],
       auth: 'user',
-      query: PageQuery,
+      query: OrgFilterQuery,
       responses: {
         200: {
           description: 'A page of vineyards',
@@ -75,7 +75,7 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       description: PAGED_LIST_DESCRIPTION,
       tags: ['configurations'],
       auth: 'user',
-      query: PageQuery,
+      query: OrgFilterQuery,
       responses: {
         200: {
           description: 'A page of vines',
@@ -181,7 +181,7 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       responses: { 200: { description: 'A page of log chunks', schema: LogPage } },
       handler: async ({ user, params, query }) => ({
         status: 200,
-        body: await useCases.logs.read(user.userId, params.id, query),
+        body: await useCases.logs.readForPerson(user, params.id, query),
       }),
     }),
     defineRoute({
@@ -203,7 +203,7 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       description: PAGED_LIST_DESCRIPTION,
       tags: ['workers'],
       auth: 'user',
-      query: PageQuery,
+      query: OrgFilterQuery,
       responses: {
         200: {
           description: 'A page of workers',
@@ -212,7 +212,7 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
         },
       },
       handler: async ({ req, user, query }) =>
-        pagedList(req, 'workers', await useCases.workers.list(user.userId, query)),
+        pagedList(req, 'workers', await useCases.workers.listForPerson(user, query)),
     }),
     defineRoute({
       method: 'post',
@@ -236,7 +236,7 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       responses: { 200: { description: 'The worker', schema: Worker } },
       handler: async ({ user, params }) => ({
         status: 200,
-        body: await useCases.workers.get(user.userId, params.id),
+        body: await useCases.workers.getForPerson(user, params.id),
       }),
     }),
   ];

@@ -43,7 +43,7 @@ export interface RouteSpec<
   B extends z.ZodType = z.ZodType,
 > {
   /** `lock`/`unlock` are the WebDAV verbs the Terraform/OpenTofu `http` state backend uses. */
-  method: 'get' | 'post' | 'put' | 'delete' | 'lock' | 'unlock';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete' | 'lock' | 'unlock';
   path: string;
   operationId: string;
   summary: string;

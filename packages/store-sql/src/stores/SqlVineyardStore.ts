@@ -35,7 +35,12 @@ export class SqlVineyardStore implements VineyardStore {
   }
 
   async page(owners: OwnerIds, request: PageRequest): Promise<Page<Vineyard>> {
-    return keysetPage(this.db.table('vineyards').whereIn('owner_id', ownerList(owners)), 'created_at', request, toVineyard);
+    return keysetPage(
+      this.db.table('vineyards').whereIn('owner_id', ownerList(owners)),
+      'created_at',
+      request,
+      toVineyard,
+    );
   }
 }
 

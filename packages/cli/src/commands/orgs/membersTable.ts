@@ -1,10 +1,10 @@
-import type { MemberView } from '@trellis/client';
+import type { OrgMemberView } from '@trellis/client';
 import type { Terminal } from '../../output/Terminal.js';
 import { timeAgo } from '../../output/format.js';
 import { renderTable } from '../../output/table.js';
 
 /** Members as a table: pending ones (invited, never signed in) say so instead of a join time. */
-export function membersTable(terminal: Terminal, members: readonly MemberView[]): string {
+export function membersTable(terminal: Terminal, members: readonly OrgMemberView[]): string {
   return renderTable(
     ['EMAIL', 'ROLE', 'STATUS', 'JOINED', 'ID'],
     members.map((member) => [

@@ -23,7 +23,7 @@ export class CreateVineyardCommand extends TrellisCommand {
     const client = this.signedInClient();
     const org = this.org !== undefined ? await resolveOrg(client, this.org) : null;
     this.orgName = org?.name;
-    const vineyard = await client.createVineyard(this.name, org?.id);
+    const vineyard = await client.createVineyard(this.name, org ? { orgId: org.id } : {});
     const terminal = this.terminal;
     if (this.json) terminal.printJson(vineyard);
     else {

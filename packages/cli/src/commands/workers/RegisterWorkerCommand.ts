@@ -34,7 +34,7 @@ export class RegisterWorkerCommand extends TrellisCommand {
     const registration = await client.registerWorker({
       name: this.name,
       mode: 'self-hosted',
-      ...(org ? { org_id: org.id } : {}),
+      ...(org ? { orgId: org.id } : {}),
     });
     const terminal = this.terminal;
     if (this.json) {
