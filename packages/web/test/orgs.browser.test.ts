@@ -179,6 +179,25 @@ describe.skipIf(!chromiumPath)(
       expect(await admin.locator('[data-form-error]').textContent()).toMatch(/already/i);
     });
 
+    it("refuses a member form sent from another site, even with an admin's session", async () => {
+      const cookies = await admin.context().cookies();
+      const session = cookies.find((cookie) => cookie.name === 'trellis_session');
+      const response = await fetch(`${web}/orgs/${orgId}/members`, {
+        method: 'POST',
+        headers: {
+          cookie: `trellis_session=${session?.value}`,
+          origin: 'http://evil.example',
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: 'email=mallory%40example.com&role=admin',
+        redirect: 'manual',
+      });
+      expect(response.status).toBe(403);
+      expect(await response.text()).toContain('Request refused');
+      const members = await server.useCases.orgs.listMembers(owner, orgId);
+      expect(members.items.map((member) => member.email)).not.toContain('mallory@example.com');
+    });
+
     it('gives an admin the buttons to run and cancel jobs of the organization', async () => {
       await admin.goto(`${web}/configurations/${vineId}`);
       expect(await admin.locator('[data-create-job="PLAN"]').count()).toBe(1);
