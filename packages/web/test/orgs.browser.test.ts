@@ -206,6 +206,21 @@ describe.skipIf(!chromiumPath)(
       expect(await admin.locator('[data-cancel-job]').isVisible()).toBe(true);
     });
 
+    it('lets someone invited by email join on their first sign-in', async () => {
+      await admin.goto(`${web}/orgs/${orgId}`);
+      await admin.fill('#member-email', 'pia@example.com');
+      await admin.click('form[data-add-member] button[type=submit]');
+      const invited = admin.locator('tr[data-member="pia@example.com"]');
+      await invited.waitFor();
+      expect(await invited.textContent()).toContain('pending');
+
+      const pia = await signedIn('pia');
+      expect(await pia.locator('#org-switcher option').allTextContents()).toEqual(['All', 'Personal', 'platform']);
+      await pia.goto(`${web}/orgs/${orgId}`);
+      expect(await pia.locator('[data-my-role]').getAttribute('data-my-role')).toBe('viewer');
+      expect(await pia.locator('tr[data-member="pia@example.com"]').textContent()).toContain('active');
+    });
+
     it('creates an organization with the form, its creator its owner', async () => {
       await admin.goto(`${web}/orgs`);
       await admin.fill('#org-name', 'adams-lab');
