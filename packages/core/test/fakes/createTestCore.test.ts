@@ -30,6 +30,7 @@ describe('createTestCore', () => {
         'vines',
         'jobs',
         'logs',
+        'orgs',
         'planArtifacts',
         'releases',
         'repositories',
