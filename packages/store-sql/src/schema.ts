@@ -105,7 +105,7 @@ export const UNIQUE_KEYS: readonly UniqueKey[] = [
     message: 'this email already is a member of the organization',
   },
   {
-    constraint: 'org_members_pkey',
+    constraint: 'org_members_id_unique',
     table: 'org_members',
     columns: ['id'],
     code: 'member_exists',

@@ -145,7 +145,11 @@ export class SqlOrgStore implements OrgStore {
       .whereRaw('lower(email) = lower(?)', [email])
       .update({ user_id: userId, joined_at: timeIn(at) })
       .returning('*');
-    return rows.map(toMember).sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at));
+    // UPDATE .. RETURNING has no order: oldest invitation first, as the memory store returns them.
+    const ordered = [...rows].sort(
+      (a, b) => Date.parse(timeOut(a.created_at)) - Date.parse(timeOut(b.created_at)) || Number(a.seq) - Number(b.seq),
+    );
+    return ordered.map(toMember);
   }
 
   /**

@@ -80,6 +80,10 @@ export function describeOrgStoreConformance(open: OpenStoreHarness): void {
       const user = await suite.asSystem((stores) => stores.users.create(newUser()));
       const { org: acme } = await seedOrg(suite, user, newOrg({ name: 'Acme' }));
       const { org: other } = await seedOrg(suite, user, newOrg({ name: 'Other' }));
+      await expectConflict(
+        suite.uow.run(ownerScope(acme.id), (stores) => stores.orgs.create({ ...acme, name: 'Acme 2' })),
+        'org_exists',
+      );
       const clash = newOrg({ name: 'ACME' });
       await expectConflict(
         suite.uow.run(ownerScope(clash.id), (stores) => stores.orgs.create(clash)),
@@ -253,6 +257,21 @@ export function describeOrgStoreConformance(open: OpenStoreHarness): void {
           stores.orgs.addMember(newMember(org.id, { email: owner.email.toUpperCase() })),
         ),
         'member_exists',
+      );
+      const first = await asOrg(suite, org.id, owner.id, (stores) =>
+        stores.orgs.addMember(newMember(org.id, { email: 'first@example.test' })),
+      );
+      await expectConflict(
+        asOrg(suite, org.id, owner.id, (stores) => stores.orgs.addMember({ ...first, email: 'new@example.test' })),
+        'member_exists',
+      );
+      await expectConflict(
+        asOrg(suite, org.id, owner.id, (stores) =>
+          stores.orgs.addMember(
+            newMember(org.id, { email: 'ghost@example.test' }, 'viewer', { user_id: uuid(), joined_at: later() }),
+          ),
+        ),
+        'referenced_record_missing',
       );
       const elsewhere = newMember(second.id, { email: 'dup@example.test' });
       expect(await asOrg(suite, second.id, owner.id, (stores) => stores.orgs.addMember(elsewhere))).toEqual(elsewhere);

@@ -87,9 +87,9 @@ export class MemoryOrgStore implements OrgStore {
   async addMember(member: OrgMember): Promise<OrgMember> {
     const { orgMembers, orgs } = this.tx.state;
     this.tx.checkWrite('org_members', member.org_id);
-    if (!orgs.has(member.org_id)) throw new Error('org_members: no organization with this id (foreign key)');
+    if (!orgs.has(member.org_id)) throw missingReference();
     if (member.user_id !== null && !this.tx.state.users.has(member.user_id)) {
-      throw new Error('org_members: no user with this id (foreign key)');
+      throw missingReference();
     }
     const email = member.email.toLowerCase();
     for (const existing of orgMembers.values()) {
@@ -129,7 +129,7 @@ export class MemoryOrgStore implements OrgStore {
     for (const member of oldestFirst(orgMembers.values(), (row) => row.created_at)) {
       if (member.user_id !== null || member.email.toLowerCase() !== lower) continue;
       if (!this.mayJoin(member, userId)) continue;
-      if (!users.has(userId)) throw new Error('org_members: no user with this id (foreign key)');
+      if (!users.has(userId)) throw missingReference();
       const row = orgMembers.get(member.id);
       if (!row) continue;
       row.user_id = userId;
@@ -165,6 +165,11 @@ export class MemoryOrgStore implements OrgStore {
     const user = this.tx.state.users.get(userId);
     return user !== undefined && user.email.toLowerCase() === member.email.toLowerCase();
   }
+}
+
+/** What the SQL stores' foreign keys raise (store-sql errors.ts). */
+function missingReference(): ConflictError {
+  return new ConflictError('referenced_record_missing', 'the record refers to a record that does not exist');
 }
 
 /** Removes an organization and every row it owns (SQL deletes the same rows, owner by owner). */
