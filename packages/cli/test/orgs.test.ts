@@ -111,6 +111,12 @@ describe('trellis orgs and --org', () => {
     expect(await names('--org', 'platform')).toEqual(['shared-prod']);
     expect(await names('--org', orgId)).toEqual(['shared-prod']);
     expect(await names('--org', 'personal')).toEqual(['mine']);
+    // Without --org the table says whose each vineyard is.
+    const table = await asOwner('vineyards', 'list');
+    expect(table.stdout).toMatch(/^NAME\s+OWNER\s+VINES\s+CREATED\s+ID$/m);
+    expect(table.stdout).toMatch(/^shared-prod\s+platform\s+0\s/m);
+    expect(table.stdout).toMatch(/^mine\s+personal\s+0\s/m);
+    expect((await asOwner('vineyards', 'list', '--org', 'personal')).stdout).toMatch(/^NAME\s+VINES\s+CREATED\s+ID$/m);
 
     const workers = json<{ id: string; owner_id: string }[]>(
       await asOwner('workers', 'list', '--org', 'platform', '--json'),

@@ -1,5 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { describeSource, statusColour, timeAgo } from '../../output/format.js';
+import { ownerColumn } from '../../output/owners.js';
 import { renderTable } from '../../output/table.js';
 import { resolveOwnerFilter } from '../../resolve.js';
 import { TrellisCommand } from '../TrellisCommand.js';
@@ -37,13 +38,15 @@ export class ListConfigsCommand extends TrellisCommand {
     }
     const vineyards = new Map((await client.listVineyards(owner)).map((vineyard) => [vineyard.id, vineyard.name]));
     const { out } = terminal;
+    const ownerOf = await ownerColumn(client, configurations, this.org !== undefined);
     terminal.print(
       renderTable(
-        ['NAME', 'PROJECT', 'VINEYARD', 'STATUS', 'ENGINE', 'SOURCE', 'UPDATED'],
+        ['NAME', 'PROJECT', 'VINEYARD', ...(ownerOf ? ['OWNER'] : []), 'STATUS', 'ENGINE', 'SOURCE', 'UPDATED'],
         configurations.map((vine) => [
           vine.name,
           vine.project_name,
           vineyards.get(vine.vineyard_id) ?? vine.vineyard_id,
+          ...(ownerOf ? [ownerOf(vine)] : []),
           statusColour(out, vine.status),
           vine.engine.version ? `${vine.engine.name} ${vine.engine.version}` : vine.engine.name,
           describeSource(vine.source),

@@ -3,6 +3,7 @@ import type { JobSummaryView as JobSummary } from '@trellis/client';
 import { Command, Option } from 'clipanion';
 import * as t from 'typanion';
 import { jobDuration, statusColour, timeAgo } from '../../output/format.js';
+import { ownerColumn } from '../../output/owners.js';
 import { renderTable } from '../../output/table.js';
 import { resolveOwnerFilter, resolveVineyard } from '../../resolve.js';
 import { TrellisCommand } from '../TrellisCommand.js';
@@ -78,14 +79,16 @@ export class ListJobsCommand extends TrellisCommand {
       return 0;
     }
     const { out } = terminal;
+    const ownerOf = await ownerColumn(client, jobs, this.org !== undefined);
     terminal.print(
       renderTable(
-        ['ID', 'TYPE', 'STATUS', 'CONFIG', 'CREATED', 'DURATION'],
+        ['ID', 'TYPE', 'STATUS', 'CONFIG', ...(ownerOf ? ['OWNER'] : []), 'CREATED', 'DURATION'],
         jobs.map((job) => [
           job.id,
           job.job_type,
           statusColour(out, job.status),
           job.config_snapshot?.vine?.name ?? job.config_snapshot?.target_worker?.name ?? '-',
+          ...(ownerOf ? [ownerOf(job)] : []),
           timeAgo(job.created_at),
           jobDuration(job),
         ]),

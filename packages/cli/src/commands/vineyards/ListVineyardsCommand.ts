@@ -1,5 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { timeAgo } from '../../output/format.js';
+import { ownerColumn } from '../../output/owners.js';
 import { renderTable } from '../../output/table.js';
 import { resolveOwnerFilter } from '../../resolve.js';
 import { TrellisCommand } from '../TrellisCommand.js';
@@ -34,11 +35,13 @@ export class ListVineyardsCommand extends TrellisCommand {
       terminal.note('No vineyards yet; create one with `trellis vineyards create NAME`.');
       return 0;
     }
+    const owner = await ownerColumn(client, vineyards, this.org !== undefined);
     terminal.print(
       renderTable(
-        ['NAME', 'VINES', 'CREATED', 'ID'],
+        ['NAME', ...(owner ? ['OWNER'] : []), 'VINES', 'CREATED', 'ID'],
         vineyards.map((vineyard) => [
           vineyard.name,
+          ...(owner ? [owner(vineyard)] : []),
           String(vineyard.vines.length),
           timeAgo(vineyard.created_at),
           vineyard.id,

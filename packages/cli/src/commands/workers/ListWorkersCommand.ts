@@ -1,5 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { statusColour, timeAgo } from '../../output/format.js';
+import { ownerColumn } from '../../output/owners.js';
 import { renderTable } from '../../output/table.js';
 import { resolveOwnerFilter } from '../../resolve.js';
 import { TrellisCommand } from '../TrellisCommand.js';
@@ -35,11 +36,13 @@ export class ListWorkersCommand extends TrellisCommand {
       return 0;
     }
     const { out } = terminal;
+    const owner = await ownerColumn(client, workers, this.org !== undefined);
     terminal.print(
       renderTable(
-        ['NAME', 'STATUS', 'MODE', 'VERSION', 'LAST HEARTBEAT', 'ID'],
+        ['NAME', ...(owner ? ['OWNER'] : []), 'STATUS', 'MODE', 'VERSION', 'LAST HEARTBEAT', 'ID'],
         workers.map((worker) => [
           worker.name,
+          ...(owner ? [owner(worker)] : []),
           statusColour(out, worker.status),
           worker.mode,
           worker.version ?? '-',
