@@ -91,6 +91,7 @@ export const PROBLEM_CODES = {
   plan_stale: { status: 409, meaning: 'the configuration changed since the plan was made' },
   provider_not_linked: { status: 409, meaning: 'the user has no identity at this git provider' },
   state_locked: { status: 409, meaning: 'the state is locked by another lock ID' },
+  org_exists: { status: 409, meaning: 'an organization with this id already exists' },
   org_name_taken: { status: 409, meaning: 'an organization with this name already exists' },
   member_exists: { status: 409, meaning: 'this email already is (or is invited as) a member of the organization' },
   last_owner: { status: 409, meaning: 'the last owner of an organization cannot leave, be removed or be demoted' },

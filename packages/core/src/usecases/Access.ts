@@ -47,7 +47,7 @@ export class Access {
    * The scope to act in on a record of `ownerId`: `NotFoundError(notFoundCode)` when the actor may
    * not see the owner's records at all, `InsufficientRoleError` when its role is too low.
    */
-  async authorize(actor: UserActor, ownerId: string, action: OrgAction, notFoundCode: string): Promise<Scope> {
+  async authorize(actor: UserActor, ownerId: string, action: OrgAction, notFoundCode: NotFoundCode): Promise<Scope> {
     if (ownerId === actor.userId && !actor.apiToken?.orgId) return ownerScope(actor.userId);
     return authorizeIn(actor, await this.memberships(actor), ownerId, action, notFoundCode);
   }
@@ -60,7 +60,7 @@ export class Access {
   async locate<T extends { owner_id: string }>(
     actor: UserActor,
     action: OrgAction,
-    notFoundCode: string,
+    notFoundCode: NotFoundCode,
     find: (stores: Stores, ownerId: string) => Promise<T | null>,
   ): Promise<{ record: T; scope: Scope }> {
     const memberships = await this.memberships(actor);
@@ -97,7 +97,7 @@ export function authorizeIn(
   memberships: readonly Membership[],
   ownerId: string,
   action: OrgAction,
-  notFoundCode: string,
+  notFoundCode: NotFoundCode,
 ): Scope {
   const orgToken = Boolean(actor.apiToken?.orgId);
   if (ownerId === actor.userId && !orgToken) return ownerScope(actor.userId);
@@ -132,9 +132,19 @@ export function scopeOf(actor: UserActor, memberships: readonly Membership[], fi
   }
 }
 
-function notFound(code: string): NotFoundError {
-  const resource = code.endsWith('_not_found') ? code.slice(0, -'_not_found'.length) : code;
-  return new NotFoundError(resource, code);
+/** The 404 of each kind of record a person looks up; the codes are literal for the registry's check. */
+const NOT_FOUND = {
+  org_not_found: () => new NotFoundError('org'),
+  vineyard_not_found: () => new NotFoundError('vineyard'),
+  configuration_not_found: () => new NotFoundError('configuration'),
+  job_not_found: () => new NotFoundError('job'),
+  worker_not_found: () => new NotFoundError('worker'),
+} as const;
+
+export type NotFoundCode = keyof typeof NOT_FOUND;
+
+function notFound(code: NotFoundCode): NotFoundError {
+  return NOT_FOUND[code]();
 }
 
 /** `?org_id=`: absent (everything the caller sees), `personal`, or one organization's id. */
