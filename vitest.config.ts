@@ -22,7 +22,7 @@ export const BROWSER_TESTS = ['**/*.browser.test.ts'];
 /** `e2e`: the built `trellis` and `trellis-agent` binaries against a real server and real peers. */
 export const E2E_TESTS = [
   'packages/agent/test/e2e/**/*.test.ts',
-  'packages/cli/test/{commands,follow,login,offline,pty,redirects,tokens}.test.ts',
+  'packages/cli/test/{commands,follow,login,offline,orgs,pty,redirects,tokens}.test.ts',
 ];
 
 /**

@@ -11,8 +11,16 @@ export interface ExplainedError {
   error: unknown;
 }
 
+/** What the command knew when it failed, to say it in the reader's terms. */
+export interface ErrorContext {
+  /** The organization the command acted in (from `--org` or its `<org>` argument), by name. */
+  orgName?: string | undefined;
+  /** The credentials came from `TRELLIS_TOKEN` (a refused one is not fixed by `trellis login`). */
+  tokenFromEnv?: boolean;
+}
+
 /** Turns anything thrown by a command into one readable line and an exit code. */
-export function explainError(error: unknown, options: { tokenFromEnv?: boolean } = {}): ExplainedError {
+export function explainError(error: unknown, context: ErrorContext = {}): ExplainedError {
   if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode, showUsage: false, error };
   if (error instanceof UsageError) return { message: error.message, exitCode: ExitCode.USAGE, showUsage: true, error };
   if (error instanceof TrellisConnectionError) {
@@ -23,7 +31,7 @@ export function explainError(error: unknown, options: { tokenFromEnv?: boolean }
     const detail = fields.length > 0 ? `${error.detail} (${fields.join('; ')})` : error.detail;
     if (error.status === 401) {
       // With TRELLIS_TOKEN no login is involved: the token itself was refused (revoked, expired).
-      const advice = options.tokenFromEnv
+      const advice = context.tokenFromEnv
         ? 'TRELLIS_TOKEN was refused (revoked, expired or mistyped?)'
         : 'run `trellis login`';
       return {
@@ -33,8 +41,19 @@ export function explainError(error: unknown, options: { tokenFromEnv?: boolean }
         error,
       };
     }
+    if (error.status === 403 && error.code === 'insufficient_role') {
+      return { message: insufficientRole(error, context), exitCode: ExitCode.FORBIDDEN, showUsage: false, error };
+    }
     return { message: `${detail} [${error.code}]`, exitCode: ExitCode.FAILURE, showUsage: false, error };
   }
   const message = error instanceof Error ? error.message : String(error);
   return { message: `unexpected error: ${message}`, exitCode: ExitCode.FAILURE, showUsage: false, error };
+}
+
+/** "your role in acme is viewer; this needs operator", from the problem's `role` and `required_role`. */
+function insufficientRole(error: TrellisApiError, context: ErrorContext): string {
+  const { role, required_role: required, org_name: orgName } = error.extensions;
+  const where = typeof orgName === 'string' ? orgName : (context.orgName ?? 'this organization');
+  if (typeof role !== 'string' || typeof required !== 'string') return `${error.detail} [${error.code}]`;
+  return `your role in ${where} is ${role}; this needs ${required} (an admin or owner of ${where} can change your role) [${error.code}]`;
 }

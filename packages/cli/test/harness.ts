@@ -141,7 +141,7 @@ export async function closedPort(): Promise<number> {
 
 export const JWT_SECRET = 'cli-tests-jwt-secret-0123456789abcdef0123456789';
 export const WEB_URL = 'http://web.trellis.test';
-const BOOTSTRAP_TOKEN = 'cli-tests-bootstrap-token-0123456789';
+export const BOOTSTRAP_TOKEN = 'cli-tests-bootstrap-token-0123456789';
 
 /** The real control plane in a temporary data directory. */
 export class TestServer {
@@ -150,7 +150,8 @@ export class TestServer {
   private readonly dataDir = mkdtempSync(join(tmpdir(), 'trellis-cli-server-'));
   private cookie: string | null = null;
 
-  async start(port = 0): Promise<this> {
+  /** `env` adds to (or overrides) the server's environment, e.g. `TRELLIS_BOOTSTRAP_EMAIL`. */
+  async start(port = 0, env: Record<string, string> = {}): Promise<this> {
     this.process = await startServerProcess(
       {
         HOME: this.dataDir,
@@ -160,6 +161,7 @@ export class TestServer {
         TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
         TRELLIS_WEB_URL: WEB_URL,
         CLI_JWT_SECRET: JWT_SECRET,
+        ...env,
       },
       { inheritEnv: false },
     );

@@ -7,6 +7,8 @@ export interface ProblemBody {
   code?: string;
   errors?: { path: string; message: string }[];
   request_id?: string;
+  /** Members a code adds, such as `role` and `required_role` of `insufficient_role`. */
+  [extension: string]: unknown;
 }
 
 /** The control plane answered with an error; `code` is the stable problem code. */
@@ -17,6 +19,8 @@ export class TrellisApiError extends Error {
   readonly detail: string;
   readonly errors: { path: string; message: string }[];
   readonly requestId: string | null;
+  /** The problem's other members (RFC 9457 extensions), e.g. `role` and `required_role`. */
+  readonly extensions: Readonly<Record<string, unknown>>;
 
   constructor(problem: ProblemBody) {
     const code = problem.code ?? `http_${problem.status}`;
@@ -27,6 +31,17 @@ export class TrellisApiError extends Error {
     this.detail = detail;
     this.errors = problem.errors ?? [];
     this.requestId = problem.request_id ?? null;
+    const {
+      type: _type,
+      title: _title,
+      status: _status,
+      detail: _detail,
+      code: _code,
+      errors: _errors,
+      request_id: _id,
+      ...extensions
+    } = problem;
+    this.extensions = extensions;
   }
 }
 

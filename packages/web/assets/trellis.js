@@ -71,6 +71,20 @@
     });
   }
 
+  // The organization switcher: a GET form, sent as soon as another owner is chosen.
+  for (const form of document.querySelectorAll('form[data-org-switcher]')) {
+    const go = form.querySelector('[data-org-switch-go]');
+    if (go) go.hidden = true;
+    form.querySelector('select')?.addEventListener('change', () => form.submit());
+  }
+
+  // Removing a member asks first.
+  for (const form of document.querySelectorAll('form[data-remove-member]')) {
+    form.addEventListener('submit', (event) => {
+      if (!window.confirm(form.dataset.confirm ?? 'Remove this member?')) event.preventDefault();
+    });
+  }
+
   // Copy buttons (the CLI verification code).
   for (const button of document.querySelectorAll('[data-copy]')) {
     button.addEventListener('click', async () => {

@@ -3,7 +3,9 @@ import {
   type ConfiguredProvider,
   ConflictError,
   DomainError,
+  ForbiddenError,
   isUuid,
+  MAX_PAGE_LIMIT,
   NotFoundError,
   type PageQuery,
   safeNextOr,
@@ -23,6 +25,8 @@ import { signInPage } from './pages/signInPage.js';
 import { vineyardPage, vineyardsPage } from './pages/vineyardPages.js';
 import { tokensPage } from './pages/tokensPage.js';
 import { workersPage } from './pages/workersPage.js';
+import { type FormProblem, orgPage, orgsPage } from './pages/orgPages.js';
+import { type OrgEntry, orgFilterOf, Standing } from './standing.js';
 import { signInPath } from './paths.js';
 import { securityHeaders } from './securityHeaders.js';
 
@@ -52,6 +56,8 @@ interface PageContext {
   user: UserActor;
   base: string;
   now: Date;
+  /** The person's organizations and roles, read once per request (a removed member sees it at once). */
+  standing: () => Promise<Standing>;
 }
 
 /** A redirect to a path under the web interface's base. */
@@ -74,11 +80,24 @@ export function createWebRouter(options: WebOptions): Router {
   const now = () => options.clock?.now() ?? new Date();
   const { useCases } = options;
 
-  const render = (req: Request, res: Response, page: Page, user: UserActor | null) => {
+  /** Every organization of the person (a page of them at a time), with their role in each. */
+  const orgsOf = async (user: UserActor): Promise<(OrgEntry & { created_at: string })[]> => {
+    const orgs: (OrgEntry & { created_at: string })[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await useCases.orgs.list(user, { limit: MAX_PAGE_LIMIT, cursor });
+      orgs.push(...page.items);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+    return orgs;
+  };
+
+  const render = (req: Request, res: Response, page: Page, user: UserActor | null, standing?: Standing | null) => {
     const base = req.baseUrl;
     const context: LayoutContext = {
       base,
       user,
+      standing: standing ?? null,
       assets: {
         css: assets.url(base, 'trellis.css'),
         js: assets.url(base, 'trellis.js'),
@@ -109,10 +128,15 @@ export function createWebRouter(options: WebOptions): Router {
         else render(req, res, signInAgainPage(req.baseUrl), null);
         return;
       }
+      let standing: Promise<Standing> | null = null;
+      const standingOf = () => {
+        standing ??= orgsOf(user).then((orgs) => new Standing(user.userId, orgs));
+        return standing;
+      };
       try {
-        const result = await handler({ req, res, user, base: req.baseUrl, now: now() });
+        const result = await handler({ req, res, user, base: req.baseUrl, now: now(), standing: standingOf });
         if (result instanceof Redirect) res.redirect(303, `${req.baseUrl}${result.path}`);
-        else render(req, res, result, user);
+        else render(req, res, result, user, await standingOf());
       } catch (error) {
         failed(req, res, error, user);
       }
@@ -162,14 +186,17 @@ export function createWebRouter(options: WebOptions): Router {
     next();
   };
 
+  /** Forms that change something: sent from our own pages (the API's CSRF rule), with a small body. */
+  const sameOriginForm: RequestHandler[] = [sameOrigin, express.urlencoded({ extended: false, limit: '4kb' })];
+
   // The code is made by a POST from the approval page, never by the GET that opens it: a link
   // alone (sent by someone else, or fetched by a preview bot) must not approve a login for the
   // person who follows it. This is the same CSRF rule as the API's: the Origin must be ours.
+
   router.post(
     '/cli/login',
     headers,
-    sameOrigin,
-    express.urlencoded({ extended: false, limit: '4kb' }),
+    ...sameOriginForm,
     signedIn(async ({ req, user }) => {
       const deviceCode = (req.body as Record<string, unknown> | undefined)?.device_code;
       if (!isUuid(deviceCode)) return invalidCliLoginPage();
@@ -186,35 +213,46 @@ export function createWebRouter(options: WebOptions): Router {
   router.get(
     '/vineyards',
     headers,
-    signedIn(async ({ req, user, base, now }) =>
-      vineyardsPage({ base, vineyards: await useCases.vineyards.list(user, pageQuery(req)), now }),
-    ),
+    signedIn(async ({ req, user, base, now, standing }) => {
+      const orgFilter = orgFilterOf(req.query.org_id);
+      const vineyards = await useCases.vineyards.list(user, { ...pageQuery(req), org_id: orgFilter });
+      return vineyardsPage({ base, vineyards, standing: await standing(), orgFilter, now });
+    }),
   );
 
   router.get(
     '/vineyards/:id',
     headers,
-    signedIn(async ({ req, user, base, now }) => {
+    signedIn(async ({ req, user, base, now, standing }) => {
       const vineyard = await useCases.vineyards.get(user, req.params.id);
       const [vines, lastJobs] = await Promise.all([
         Promise.all(vineyard.vines.map((vine) => useCases.vines.get(user, vine.id))),
         Promise.all(vineyard.vines.map((vine) => useCases.jobs.list(user, { vine_id: vine.id, limit: 1 }))),
       ]);
       const lastJobOf = new Map(lastJobs.flatMap((page) => page.items.map((job) => [job.vine_id ?? '', job] as const)));
-      return vineyardPage({ base, vineyard, vines, lastJobs: lastJobOf, now });
+      return vineyardPage({ base, vineyard, vines, lastJobs: lastJobOf, standing: await standing(), now });
     }),
   );
 
   router.get(
     '/configurations/:id',
     headers,
-    signedIn(async ({ req, user, base, now }) => {
+    signedIn(async ({ req, user, base, now, standing }) => {
       const vine = await useCases.vines.get(user, req.params.id);
       const [vineyard, jobs] = await Promise.all([
         useCases.vineyards.get(user, vine.vineyard_id).catch(notFoundAsNull),
         useCases.jobs.list(user, { vine_id: vine.id }),
       ]);
-      return vinePage({ base, vine, vineyard, jobs, now });
+      const roles = await standing();
+      return vinePage({
+        base,
+        vine,
+        vineyard,
+        jobs,
+        mayRun: roles.may(vine.owner_id, 'jobs.run'),
+        org: roles.org(vine.owner_id),
+        now,
+      });
     }),
   );
 
@@ -230,22 +268,117 @@ export function createWebRouter(options: WebOptions): Router {
   router.get(
     '/jobs/:id',
     headers,
-    signedIn(async ({ req, user, base, now }) => {
+    signedIn(async ({ req, user, base, now, standing }) => {
       const job = await useCases.jobs.get(user, req.params.id);
       const [vineyard, appliedBy] = await Promise.all([
         job.vineyard_id ? useCases.vineyards.get(user, job.vineyard_id).catch(notFoundAsNull) : null,
         job.job_type === 'PLAN' ? useCases.jobs.deployOfPlan(user, job.id) : null,
       ]);
-      return jobPage({ base, job, vineyard, appliedBy, now });
+      const roles = await standing();
+      return jobPage({
+        base,
+        job,
+        vineyard,
+        appliedBy,
+        mayRun: roles.may(job.owner_id, 'jobs.run'),
+        org: roles.org(job.owner_id),
+        now,
+      });
     }),
   );
 
   router.get(
     '/workers',
     headers,
-    signedIn(async ({ req, user, base, now }) =>
-      workersPage({ base, workers: await useCases.workers.listForPerson(user, pageQuery(req)), now }),
-    ),
+    signedIn(async ({ req, user, base, now, standing }) => {
+      const orgFilter = orgFilterOf(req.query.org_id);
+      const workers = await useCases.workers.listForPerson(user, { ...pageQuery(req), org_id: orgFilter });
+      return workersPage({ base, workers, standing: await standing(), orgFilter, now });
+    }),
+  );
+
+  // ---- organizations (issue 12): every change goes through the same use cases as the API.
+
+  router.get(
+    '/orgs',
+    headers,
+    signedIn(async ({ user, base, now }) => orgsPage({ base, orgs: await orgsOf(user), now })),
+  );
+
+  router.post(
+    '/orgs',
+    headers,
+    ...sameOriginForm,
+    signedIn(async ({ req, user, base, now }) => {
+      const name = formField(req, 'name');
+      try {
+        const org = await useCases.orgs.create(user, { name });
+        return new Redirect(`/orgs/${org.id}`);
+      } catch (error) {
+        const problem = formProblem(error);
+        return orgsPage({ base, orgs: await orgsOf(user), now, problem, name: name ?? '' });
+      }
+    }),
+  );
+
+  /** The organization page, with what a failed form said above its members. */
+  const showOrg = async (context: PageContext, problem: FormProblem | null = null): Promise<Page> => {
+    const { req, user, base, now } = context;
+    const org = await useCases.orgs.get(user, req.params.id);
+    const members = [];
+    let cursor: string | undefined;
+    do {
+      const page = await useCases.orgs.listMembers(user, org.id, { limit: MAX_PAGE_LIMIT, cursor });
+      members.push(...page.items);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+    return orgPage({ base, org, members, userId: user.userId, now, problem });
+  };
+
+  router.get('/orgs/:id', headers, signedIn(showOrg));
+
+  /** A member form: the change, then back to the organization page (or what went wrong, on it). */
+  const memberForm = (change: (context: PageContext) => Promise<void>): RequestHandler =>
+    signedIn(async (context) => {
+      try {
+        await change(context);
+      } catch (error) {
+        if (error instanceof NotFoundError) throw error;
+        return showOrg(context, formProblem(error));
+      }
+      // A member who removed themselves (or gave up the role to see it) may no longer see the organization.
+      const stillMember = (await orgsOf(context.user)).some((org) => org.id === context.req.params.id);
+      return new Redirect(stillMember ? `/orgs/${context.req.params.id}` : '/orgs');
+    });
+
+  router.post(
+    '/orgs/:id/members',
+    headers,
+    ...sameOriginForm,
+    memberForm(async ({ req, user }) => {
+      await useCases.orgs.addMember(user, req.params.id, {
+        email: formField(req, 'email'),
+        role: formField(req, 'role'),
+      });
+    }),
+  );
+
+  router.post(
+    '/orgs/:id/members/:memberId/role',
+    headers,
+    ...sameOriginForm,
+    memberForm(async ({ req, user }) => {
+      await useCases.orgs.setMemberRole(user, req.params.id, req.params.memberId, { role: formField(req, 'role') });
+    }),
+  );
+
+  router.post(
+    '/orgs/:id/members/:memberId/remove',
+    headers,
+    ...sameOriginForm,
+    memberForm(async ({ req, user }) => {
+      await useCases.orgs.removeMember(user, req.params.id, req.params.memberId);
+    }),
   );
 
   router.get(
@@ -263,8 +396,7 @@ export function createWebRouter(options: WebOptions): Router {
   router.post(
     '/tokens',
     headers,
-    sameOrigin,
-    express.urlencoded({ extended: false, limit: '4kb' }),
+    ...sameOriginForm,
     signedIn(async ({ req, user, base, now }) => {
       const form = (req.body ?? {}) as Record<string, unknown>;
       const orgId = orgIdOf(form.org_id);
@@ -291,8 +423,7 @@ export function createWebRouter(options: WebOptions): Router {
   router.post(
     '/tokens/:id/revoke',
     headers,
-    sameOrigin,
-    express.urlencoded({ extended: false, limit: '4kb' }),
+    ...sameOriginForm,
     signedIn(async ({ req, user }) => {
       await useCases.apiTokens.revoke(user, req.params.id);
       const orgId = orgIdOf((req.body as Record<string, unknown> | undefined)?.org_id);
@@ -325,10 +456,24 @@ function pageQuery(req: Request): PageQuery {
   return { limit: req.query.limit, cursor: req.query.cursor };
 }
 
+/** A field of a submitted form, or undefined (core says what is missing). */
+function formField(req: Request, name: string): string | undefined {
+  const value = (req.body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** What a refused form change says to the person, and the status of the page that says it. */
+function formProblem(error: unknown): FormProblem {
+  if (error instanceof ValidationError) return { status: 400, message: error.message };
+  if (error instanceof ForbiddenError) return { status: 403, message: error.message };
+  if (error instanceof ConflictError) return { status: 409, message: error.message };
+  throw error;
+}
+
 /** The filters of `/jobs`, kept in its "Older" link. */
 function jobFilters(req: Request): JobListFilters {
   const filters: JobListFilters = {};
-  for (const name of ['status', 'vineyard_id', 'vine_id'] as const) {
+  for (const name of ['status', 'vineyard_id', 'vine_id', 'org_id'] as const) {
     const value = req.query[name];
     if (typeof value === 'string') filters[name] = value;
   }

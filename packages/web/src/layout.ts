@@ -1,7 +1,8 @@
 import type { UserActor } from '@trellis/core';
 import { type Html, html } from './html.js';
+import type { Standing } from './standing.js';
 
-export type Section = 'vineyards' | 'jobs' | 'workers' | 'tokens';
+export type Section = 'vineyards' | 'jobs' | 'workers' | 'orgs' | 'tokens';
 
 /** What a page handler returns; the router wraps it in the layout. */
 export interface Page {
@@ -9,6 +10,11 @@ export interface Page {
   title: string;
   /** The navigation entry to highlight. */
   section?: Section;
+  /**
+   * A list page that the organization switcher filters (`?org_id=`), and the filter it shows with;
+   * on other pages the switcher leads to the vineyards.
+   */
+  orgFilter?: { path: string; value: string };
   body: Html;
 }
 
@@ -16,6 +22,8 @@ export interface LayoutContext {
   /** Where the web interface is mounted ('' at the root, '/trellis' under a prefix). */
   base: string;
   user: UserActor | null;
+  /** The signed-in person's organizations; the switcher shows when there is one. */
+  standing?: Standing | null;
   assets: { css: string; js: string; icon: string };
 }
 
@@ -23,11 +31,31 @@ const NAVIGATION: readonly { section: Section; label: string; path: string }[] =
   { section: 'vineyards', label: 'Vineyards', path: '/vineyards' },
   { section: 'jobs', label: 'Jobs', path: '/jobs' },
   { section: 'workers', label: 'Workers', path: '/workers' },
+  { section: 'orgs', label: 'Organizations', path: '/orgs' },
   { section: 'tokens', label: 'API tokens', path: '/tokens' },
 ];
 
+/**
+ * "All", "Personal" and each organization: which owner's records the list pages show. A plain
+ * GET form (the script submits it on change), so it works without the script too.
+ */
+function orgSwitcher(base: string, standing: Standing, filter: Page['orgFilter']): Html {
+  const current = filter?.value ?? '';
+  const option = (value: string, label: string) =>
+    html`<option value="${value}"${value === current ? html` selected` : ''}>${label}</option>`;
+  return html`<form method="get" action="${base}${filter?.path ?? '/vineyards'}" class="org-switcher" data-org-switcher>
+    <label for="org-switcher" class="visually-hidden">Show the records of</label>
+    <select id="org-switcher" name="org_id">
+      ${option('', 'All')}
+      ${option('personal', 'Personal')}
+      ${[...standing.orgs].sort((a, b) => a.name.localeCompare(b.name)).map((org) => option(org.id, org.name))}
+    </select>
+    <button type="submit" class="button quiet" data-org-switch-go>Show</button>
+  </form>`;
+}
+
 export function layout(page: Page, context: LayoutContext): Html {
-  const { base, user, assets } = context;
+  const { base, user, assets, standing } = context;
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -49,6 +77,7 @@ export function layout(page: Page, context: LayoutContext): Html {
         html`<a href="${base}${item.path}"${item.section === page.section ? html` aria-current="page"` : ''}>${item.label}</a>`,
     )}
   </nav>
+  ${standing && standing.orgs.length > 0 ? orgSwitcher(base, standing, page.orgFilter) : ''}
   <div class="account">
     <span class="email" title="Signed in">${user.email}</span>
     <form method="post" action="${base}/auth/signout" data-signout data-then="${base}/signin">

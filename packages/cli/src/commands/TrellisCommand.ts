@@ -37,6 +37,9 @@ export abstract class TrellisCommand extends Command {
   /** Set when the command failed; the runner prints it and exits with its code. */
   failure: ExplainedError | null = null;
 
+  /** The organization the command acts in, once known: errors then name it. */
+  protected orgName: string | undefined;
+
   private terminalInstance: Terminal | null = null;
 
   get terminal(): Terminal {
@@ -54,7 +57,7 @@ export abstract class TrellisCommand extends Command {
   }
 
   override async catch(error: unknown): Promise<void> {
-    this.failure = explainError(error, { tokenFromEnv: Boolean(this.env.TRELLIS_TOKEN) });
+    this.failure = explainError(error, { tokenFromEnv: Boolean(this.env.TRELLIS_TOKEN), orgName: this.orgName });
   }
 
   /** `--server`, else `$TRELLIS_SERVER`, normalised; undefined when neither is given. */

@@ -12,6 +12,13 @@ import { ShowJobCommand } from './jobs/ShowJobCommand.js';
 import { WaitJobCommand } from './jobs/WaitJobCommand.js';
 import { LoginCommand } from './LoginCommand.js';
 import { LogoutCommand } from './LogoutCommand.js';
+import { AddMemberCommand } from './orgs/AddMemberCommand.js';
+import { CreateOrgCommand } from './orgs/CreateOrgCommand.js';
+import { ListMembersCommand } from './orgs/ListMembersCommand.js';
+import { ListOrgsCommand } from './orgs/ListOrgsCommand.js';
+import { RemoveMemberCommand } from './orgs/RemoveMemberCommand.js';
+import { SetMemberRoleCommand } from './orgs/SetMemberRoleCommand.js';
+import { ShowOrgCommand } from './orgs/ShowOrgCommand.js';
 import { ReposCommand } from './repos/ReposCommand.js';
 import { CreateVineyardCommand } from './vineyards/CreateVineyardCommand.js';
 import { ListVineyardsCommand } from './vineyards/ListVineyardsCommand.js';
@@ -50,5 +57,12 @@ export const COMMANDS = [
   ListTokensCommand,
   CreateTokenCommand,
   RevokeTokenCommand,
+  ListOrgsCommand,
+  CreateOrgCommand,
+  ShowOrgCommand,
+  ListMembersCommand,
+  AddMemberCommand,
+  SetMemberRoleCommand,
+  RemoveMemberCommand,
   ReposCommand,
 ] as const;

@@ -3,6 +3,7 @@ import { badge, jobDuration, jobTypeLabel, shortId, utc, when } from '../format.
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { planSummaryText, readPlanSummary } from '../planSummary.js';
+import { readOnlyNote } from './vinePage.js';
 
 export interface JobPageInput {
   base: string;
@@ -10,6 +11,10 @@ export interface JobPageInput {
   vineyard: Vineyard | null;
   /** The DEPLOY job that applied this plan, when there is one. */
   appliedBy: Job | null;
+  /** Whether the person may cancel this job and queue more of its vine (`jobs.run`). */
+  mayRun: boolean;
+  /** The organization that owns the job and the person's role in it; null for their own job. */
+  org: { name: string; role: string } | null;
   now: Date;
 }
 
@@ -37,11 +42,15 @@ export function jobPage(input: JobPageInput): Page {
 </div>
 <p class="error" data-job-error${job.error_message ? '' : html` hidden`}>${job.error_message ?? ''}</p>
 
-<div class="actions">
+${
+  input.mayRun
+    ? html`<div class="actions">
   <button type="button" class="button danger" data-cancel-job="${job.id}"${finished ? html` hidden` : ''}>Cancel job</button>
   ${job.vine_id ? vineActions(base, job, appliedBy) : ''}
 </div>
-<p class="error" role="alert" data-action-error hidden></p>
+<p class="error" role="alert" data-action-error hidden></p>`
+    : readOnlyNote(input.org, 'operators run and cancel its jobs')
+}
 
 <div class="columns">
 <section class="card">

@@ -9,6 +9,8 @@ export interface JobListFilters {
   status?: string;
   vineyard_id?: string;
   vine_id?: string;
+  /** `''` (everything), `personal`, or an organization's id. */
+  org_id?: string;
 }
 
 /** The jobs of every vine, newest first, a page at a time. */
@@ -22,6 +24,7 @@ export function jobsPage(input: {
   return {
     title: 'Jobs',
     section: 'jobs',
+    orgFilter: { path: '/jobs', value: filters.org_id ?? '' },
     body: html`<h1>Jobs</h1>
 <section class="card">
 ${

@@ -9,6 +9,10 @@ export interface VinePageInput {
   vineyard: Vineyard | null;
   /** The newest jobs of this vine (a page; "Older" links to the rest). */
   jobs: PageResult<JobSummary>;
+  /** Whether the person may queue jobs of this vine (their own, or `jobs.run` in its organization). */
+  mayRun: boolean;
+  /** The organization that owns the vine and the person's role in it; null for their own vine. */
+  org: { name: string; role: string } | null;
   now: Date;
 }
 
@@ -37,7 +41,9 @@ export function vinePage(input: VinePageInput): Page {
   ${badge(vine.status)}
 </div>
 ${vine.status_message ? html`<p class="error" data-status-message>${vine.status_message}</p>` : ''}
-<div class="actions" data-vine-actions>
+${
+  input.mayRun
+    ? html`<div class="actions" data-vine-actions>
   <button type="button" class="button primary" data-create-job="PLAN" data-configuration-id="${vine.id}">Plan</button>
   ${
     plan
@@ -47,7 +53,9 @@ ${vine.status_message ? html`<p class="error" data-status-message>${vine.status_
   <button type="button" class="button" data-create-job="DEPLOY" data-configuration-id="${vine.id}">Plan and deploy</button>
   <button type="button" class="button danger" data-create-job="DESTROY" data-configuration-id="${vine.id}" data-confirm="Destroy every resource of ${vine.name}? This cannot be undone.">Destroy</button>
 </div>
-<p class="error" role="alert" data-action-error hidden></p>
+<p class="error" role="alert" data-action-error hidden></p>`
+    : readOnlyNote(input.org, 'operators plan, deploy and destroy it')
+}
 
 <div class="columns">
 <section class="card">
@@ -143,4 +151,9 @@ export function jobTable(base: string, jobs: readonly JobSummary[], now: Date, w
   )}
   </tbody>
 </table>`;
+}
+
+/** Why a page shows no buttons: the person's role in the organization that owns the record. */
+export function readOnlyNote(org: { name: string; role: string } | null, who: string): Html {
+  return html`<p class="notice" data-read-only>Your role in ${org?.name ?? 'this organization'} is ${org?.role ?? 'too low'}: you can read this; ${who}.</p>`;
 }

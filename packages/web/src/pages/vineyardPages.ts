@@ -2,31 +2,50 @@ import type { JobSummary, PageResult, VineSummary, VineView, VineyardSummary, Vi
 import { badge, jobTypeLabel, when } from '../format.js';
 import { externalUrl, type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
+import { filteredOwner, type Standing } from '../standing.js';
 import { olderLink } from './olderLink.js';
 
 /** The dashboard: every vineyard with its vines and their status. */
-export function vineyardsPage(input: { base: string; vineyards: PageResult<VineyardSummary>; now: Date }): Page {
-  const { base, now } = input;
+export function vineyardsPage(input: {
+  base: string;
+  vineyards: PageResult<VineyardSummary>;
+  standing: Standing;
+  /** `?org_id=` as given: '' for everything the person sees. */
+  orgFilter: string;
+  now: Date;
+}): Page {
+  const { base, now, standing, orgFilter } = input;
   const vineyards = [...input.vineyards.items].sort(byName);
+  const owner = filteredOwner(standing, orgFilter);
+  const org = owner === null ? null : standing.org(owner);
   return {
     title: 'Vineyards',
     section: 'vineyards',
-    body: html`<h1>Vineyards</h1>
+    orgFilter: { path: '/vineyards', value: orgFilter },
+    body: html`<h1>Vineyards${org ? html` <span class="muted small">of ${org.name}</span>` : ''}</h1>
 ${
   vineyards.length === 0
-    ? html`<section class="card empty">
+    ? owner === null || standing.may(owner, 'vineyards.manage')
+      ? html`<section class="card empty">
   <p>No vineyards yet. Create one from the command line:</p>
-  <pre class="command">trellis vineyards create production</pre>
+  <pre class="command">trellis vineyards create production${org ? ` --org ${org.name}` : ''}</pre>
 </section>`
+      : html`<section class="card empty"><p>No vineyards in ${org?.name ?? 'this organization'} yet; its admins create them.</p></section>`
     : vineyards.map(
         (vineyard) => html`<section class="card vineyard">
-  <h2><a href="${base}/vineyards/${vineyard.id}">${vineyard.name}</a> <span class="muted small">${vineyard.vines.length} ${vineyard.vines.length === 1 ? 'vine' : 'vines'}</span></h2>
+  <h2><a href="${base}/vineyards/${vineyard.id}">${vineyard.name}</a> ${ownerTag(standing, vineyard.owner_id)}<span class="muted small">${vineyard.vines.length} ${vineyard.vines.length === 1 ? 'vine' : 'vines'}</span></h2>
   ${vineyard.vines.length === 0 ? html`<p class="muted">No vines in this vineyard yet.</p>` : vineTable(base, vineyard.vines, now)}
 </section>`,
       )
 }
-${olderLink(`${base}/vineyards`, input.vineyards)}`,
+${olderLink(`${base}/vineyards`, input.vineyards, orgFilter ? { org_id: orgFilter } : {})}`,
   };
+}
+
+/** The organization a record belongs to, as a small tag; nothing for the person's own. */
+export function ownerTag(standing: Standing, ownerId: string): Html | string {
+  const name = standing.ownerName(ownerId);
+  return name ? html`<span class="badge tone-neutral" data-owner="${name}">${name}</span> ` : '';
 }
 
 function byName(a: { name: string }, b: { name: string }): number {
@@ -57,22 +76,26 @@ export function vineyardPage(input: {
   vines: VineView[];
   /** The newest job of each vine that has one. */
   lastJobs: ReadonlyMap<string, JobSummary>;
+  standing: Standing;
   now: Date;
 }): Page {
-  const { base, vineyard, vines, lastJobs, now } = input;
+  const { base, vineyard, vines, lastJobs, now, standing } = input;
+  const org = standing.org(vineyard.owner_id);
   const lastJobOf = (vineId: string) => lastJobs.get(vineId);
   return {
     title: vineyard.name,
     section: 'vineyards',
     body: html`<p class="breadcrumbs"><a href="${base}/vineyards">Vineyards</a> /</p>
-<h1>${vineyard.name}</h1>
+<div class="title-row"><h1>${vineyard.name}</h1>${ownerTag(standing, vineyard.owner_id)}</div>
 <p class="muted">Created ${when(vineyard.created_at, now)} · <code>${vineyard.id}</code></p>
 ${
   vines.length === 0
-    ? html`<section class="card empty">
+    ? standing.may(vineyard.owner_id, 'vineyards.manage')
+      ? html`<section class="card empty">
   <p>No vines yet. Create one from the command line:</p>
   <pre class="command">trellis configs create web --vineyard ${vineyard.name} --dir ./infra</pre>
 </section>`
+      : html`<section class="card empty"><p>No vines yet; the admins of ${org?.name ?? 'this organization'} create them.</p></section>`
     : html`<section class="card">
 <table>
   <thead><tr><th>Vine</th><th>Status</th><th>Cluster endpoint</th><th>Argo CD</th><th>Last job</th></tr></thead>

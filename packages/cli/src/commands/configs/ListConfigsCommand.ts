@@ -1,6 +1,8 @@
-import { Command } from 'clipanion';
+import { Command, Option } from 'clipanion';
 import { describeSource, statusColour, timeAgo } from '../../output/format.js';
+import { ownerColumn } from '../../output/owners.js';
 import { renderTable } from '../../output/table.js';
+import { resolveOwnerFilter } from '../../resolve.js';
 import { TrellisCommand } from '../TrellisCommand.js';
 
 export class ListConfigsCommand extends TrellisCommand {
@@ -8,17 +10,23 @@ export class ListConfigsCommand extends TrellisCommand {
 
   static override usage = Command.Usage({
     category: 'Configurations',
-    description: 'List your vine configurations',
+    description: 'List your vine configurations and those of your organizations',
     details: 'Sensitive variable values are never shown (the server does not return them).',
     examples: [
       ['List configurations', '$0 configs list'],
+      ['Only your own', '$0 configs list --org personal'],
       ['The failed ones, for a script', '$0 configs list --json | jq -r \'.[] | select(.status == "FAILED") | .name\''],
     ],
   });
 
+  org = Option.String('--org', {
+    description: 'Only those of this organization (name or id), or `personal` for only your own',
+  });
+
   override async execute(): Promise<number> {
     const client = this.signedInClient();
-    const configurations = await client.listConfigurations();
+    const owner = await resolveOwnerFilter(client, this.org);
+    const configurations = await client.listConfigurations(owner);
     const terminal = this.terminal;
     if (this.json) {
       terminal.printJson(configurations);
@@ -28,15 +36,17 @@ export class ListConfigsCommand extends TrellisCommand {
       terminal.note('No configurations yet; create one with `trellis configs create`.');
       return 0;
     }
-    const vineyards = new Map((await client.listVineyards()).map((vineyard) => [vineyard.id, vineyard.name]));
+    const vineyards = new Map((await client.listVineyards(owner)).map((vineyard) => [vineyard.id, vineyard.name]));
     const { out } = terminal;
+    const ownerOf = await ownerColumn(client, configurations, this.org !== undefined);
     terminal.print(
       renderTable(
-        ['NAME', 'PROJECT', 'VINEYARD', 'STATUS', 'ENGINE', 'SOURCE', 'UPDATED'],
+        ['NAME', 'PROJECT', 'VINEYARD', ...(ownerOf ? ['OWNER'] : []), 'STATUS', 'ENGINE', 'SOURCE', 'UPDATED'],
         configurations.map((vine) => [
           vine.name,
           vine.project_name,
           vineyards.get(vine.vineyard_id) ?? vine.vineyard_id,
+          ...(ownerOf ? [ownerOf(vine)] : []),
           statusColour(out, vine.status),
           vine.engine.version ? `${vine.engine.name} ${vine.engine.version}` : vine.engine.name,
           describeSource(vine.source),

@@ -3,8 +3,9 @@ import type { JobSummaryView as JobSummary } from '@trellis/client';
 import { Command, Option } from 'clipanion';
 import * as t from 'typanion';
 import { jobDuration, statusColour, timeAgo } from '../../output/format.js';
+import { ownerColumn } from '../../output/owners.js';
 import { renderTable } from '../../output/table.js';
-import { resolveVineyard } from '../../resolve.js';
+import { resolveOwnerFilter, resolveVineyard } from '../../resolve.js';
 import { TrellisCommand } from '../TrellisCommand.js';
 
 export class ListJobsCommand extends TrellisCommand {
@@ -12,12 +13,13 @@ export class ListJobsCommand extends TrellisCommand {
 
   static override usage = Command.Usage({
     category: 'Jobs',
-    description: 'List your jobs, newest first, a page at a time',
+    description: 'List your jobs and those of your organizations, newest first, a page at a time',
     details:
       'Shows the newest `--limit` jobs (default 50, at most 200). When older jobs remain, the command prints (on stderr) the `--cursor` that shows the next page; `--all` walks every page.',
     examples: [
       ['The newest jobs', '$0 jobs list'],
       ['Failed jobs of one vineyard', '$0 jobs list --status FAILED --vineyard production'],
+      ['Jobs of one organization', '$0 jobs list --org platform-team'],
       ['The next (older) page', '$0 jobs list --cursor <cursor from the previous page>'],
       ['Ids of every queued job', "$0 jobs list --status QUEUED --all --json | jq -r '.[].id'"],
     ],
@@ -32,13 +34,19 @@ export class ListJobsCommand extends TrellisCommand {
     description: `Jobs per page, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`,
     validator: t.cascade(t.isNumber(), [t.isInteger(), t.isInInclusiveRange(1, MAX_PAGE_LIMIT)]),
   });
+  org = Option.String('--org', {
+    description: 'Only those of this organization (name or id), or `personal` for only your own',
+  });
   cursor = Option.String('--cursor', { description: 'Start after the page that printed this cursor' });
   all = Option.Boolean('--all', false, { description: 'Every matching job, page after page' });
 
   override async execute(): Promise<number> {
     const client = this.signedInClient();
-    const vineyardId = this.vineyard !== undefined ? (await resolveVineyard(client, this.vineyard)).id : undefined;
+    const owner = await resolveOwnerFilter(client, this.org);
+    const vineyardId =
+      this.vineyard !== undefined ? (await resolveVineyard(client, this.vineyard, owner)).id : undefined;
     const query = {
+      ...owner,
       ...(this.status ? { status: this.status } : {}),
       ...(vineyardId ? { vineyard_id: vineyardId } : {}),
       ...(this.limit !== undefined ? { limit: this.limit } : {}),
@@ -56,6 +64,7 @@ export class ListJobsCommand extends TrellisCommand {
         const again = [
           ...(this.status ? ['--status', this.status] : []),
           ...(this.vineyard !== undefined ? ['--vineyard', this.vineyard] : []),
+          ...(this.org !== undefined ? ['--org', this.org] : []),
           ...(this.limit !== undefined ? ['--limit', String(this.limit)] : []),
         ];
         terminal.note(`Older jobs: trellis jobs list ${[...again, '--cursor', page.next_cursor].join(' ')}`);
@@ -70,14 +79,16 @@ export class ListJobsCommand extends TrellisCommand {
       return 0;
     }
     const { out } = terminal;
+    const ownerOf = await ownerColumn(client, jobs, this.org !== undefined);
     terminal.print(
       renderTable(
-        ['ID', 'TYPE', 'STATUS', 'CONFIG', 'CREATED', 'DURATION'],
+        ['ID', 'TYPE', 'STATUS', 'CONFIG', ...(ownerOf ? ['OWNER'] : []), 'CREATED', 'DURATION'],
         jobs.map((job) => [
           job.id,
           job.job_type,
           statusColour(out, job.status),
           job.config_snapshot?.vine?.name ?? job.config_snapshot?.target_worker?.name ?? '-',
+          ...(ownerOf ? [ownerOf(job)] : []),
           timeAgo(job.created_at),
           jobDuration(job),
         ]),

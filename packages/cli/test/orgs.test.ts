@@ -1,0 +1,192 @@
+/**
+ * `trellis orgs …` and `--org`, the built binary against the real control plane (issue 12): an
+ * owner makes an organization, adds a viewer, puts a vineyard and an agent in it; the viewer reads
+ * it and is told, in their terms and with exit code 6, what their role does not allow; a removed
+ * member no longer finds the organization.
+ */
+import { bootstrapSessionCookie, deviceLoginTokens } from '@trellis/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BOOTSTRAP_TOKEN, login, type RunResult, runTrellis, TempHome, TestServer, WEB_URL } from './harness.js';
+
+describe('trellis orgs and --org', () => {
+  const server = new TestServer();
+  const ownerHome = new TempHome();
+  const viewerHome = new TempHome();
+  let viewerToken: string;
+  let orgId: string;
+
+  const asOwner = (...args: string[]) => runTrellis(args, { env: ownerHome.env() });
+  const asViewer = (...args: string[]) =>
+    runTrellis(args, { env: viewerHome.env({ TRELLIS_TOKEN: viewerToken, TRELLIS_SERVER: server.url }) });
+  const json = <T>(result: RunResult): T => {
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    return JSON.parse(result.stdout) as T;
+  };
+
+  beforeAll(async () => {
+    // Vera signs in first (the bootstrap sign-in, with her email), and logs a CLI in; then the
+    // server comes back on the same port and database with the usual administrator.
+    await server.start(0, { TRELLIS_BOOTSTRAP_EMAIL: 'vera@example.com' });
+    const cookie = await bootstrapSessionCookie(server.url, BOOTSTRAP_TOKEN);
+    viewerToken = (await deviceLoginTokens(server.url, cookie, WEB_URL)).access_token;
+    const port = Number(new URL(server.url).port);
+    await server.stop();
+    await server.start(port);
+    await login(server, ownerHome);
+  });
+  afterAll(async () => {
+    await server.destroy();
+    ownerHome.remove();
+    viewerHome.remove();
+  });
+
+  it('creates an organization, with its creator as owner', async () => {
+    const created = await asOwner('orgs', 'create', 'platform');
+    expect(created.code).toBe(0);
+    expect(created.stderr).toContain('Created organization platform; you are its owner');
+    orgId = created.stdout.trim();
+    expect(orgId).toMatch(/^[0-9a-f-]{36}$/);
+
+    const listed = await asOwner('orgs', 'list');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/^NAME\s+ROLE\s+CREATED\s+ID$/m);
+    expect(listed.stdout).toMatch(new RegExp(`^platform\\s+owner\\s+.*${orgId}$`, 'm'));
+    expect(json<{ id: string; role: string }[]>(await asOwner('orgs', 'list', '--json'))).toEqual([
+      expect.objectContaining({ id: orgId, name: 'platform', role: 'owner' }),
+    ]);
+
+    const taken = await asOwner('orgs', 'create', 'PLATFORM');
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toContain('[org_name_taken]');
+  });
+
+  it('adds a member by email and lists the members', async () => {
+    const added = await asOwner('orgs', 'members', 'add', 'platform', 'vera@example.com', '--role', 'viewer');
+    expect(added.code).toBe(0);
+    expect(added.stderr).toContain('Added vera@example.com to platform as viewer');
+
+    const invited = json<{ status: string; user_id: string | null }>(
+      await asOwner('orgs', 'members', 'add', orgId, 'nobody-yet@example.com', '--role', 'operator', '--json'),
+    );
+    expect(invited).toMatchObject({ status: 'pending', user_id: null, role: 'operator' });
+
+    const table = await asOwner('orgs', 'members', 'list', 'platform');
+    expect(table.stdout).toMatch(/^admin@localhost\s+owner\s+active\s/m);
+    expect(table.stdout).toMatch(/^vera@example\.com\s+viewer\s+active\s/m);
+    expect(table.stdout).toMatch(/^nobody-yet@example\.com\s+operator\s+pending\s+-\s/m);
+
+    const shown = json<{ name: string; role: string; members: { email: string }[] }>(
+      await asOwner('orgs', 'show', 'platform', '--json'),
+    );
+    expect(shown).toMatchObject({ id: orgId, name: 'platform', role: 'owner' });
+    expect(shown.members.map((member) => member.email).sort()).toEqual([
+      'admin@localhost',
+      'nobody-yet@example.com',
+      'vera@example.com',
+    ]);
+
+    const badRole = await asOwner('orgs', 'members', 'add', 'platform', 'x@example.com', '--role', 'boss');
+    expect(badRole.code).toBe(2);
+    const exists = await asOwner('orgs', 'members', 'add', 'platform', 'VERA@example.com', '--role', 'admin');
+    expect(exists.code).toBe(1);
+    expect(exists.stderr).toContain('[member_exists]');
+  });
+
+  it('puts a vineyard and an agent in the organization, and filters the lists with --org', async () => {
+    const vineyard = json<{ name: string; owner_id: string }>(
+      await asOwner('vineyards', 'create', 'shared-prod', '--org', 'platform', '--json'),
+    );
+    expect(vineyard).toMatchObject({ name: 'shared-prod', owner_id: orgId });
+    expect((await asOwner('vineyards', 'create', 'mine')).code).toBe(0);
+    const agent = json<{ worker_id: string }>(
+      await asOwner('workers', 'register', '--name', 'pool-1', '--org', 'platform', '--json'),
+    );
+
+    const names = async (...args: string[]) =>
+      json<{ name: string }[]>(await asOwner('vineyards', 'list', ...args, '--json'))
+        .map((entry) => entry.name)
+        .sort();
+    expect(await names()).toEqual(['mine', 'shared-prod']);
+    expect(await names('--org', 'platform')).toEqual(['shared-prod']);
+    expect(await names('--org', orgId)).toEqual(['shared-prod']);
+    expect(await names('--org', 'personal')).toEqual(['mine']);
+    // Without --org the table says whose each vineyard is.
+    const table = await asOwner('vineyards', 'list');
+    expect(table.stdout).toMatch(/^NAME\s+OWNER\s+VINES\s+CREATED\s+ID$/m);
+    expect(table.stdout).toMatch(/^shared-prod\s+platform\s+0\s/m);
+    expect(table.stdout).toMatch(/^mine\s+personal\s+0\s/m);
+    expect((await asOwner('vineyards', 'list', '--org', 'personal')).stdout).toMatch(/^NAME\s+VINES\s+CREATED\s+ID$/m);
+
+    const workers = json<{ id: string; owner_id: string }[]>(
+      await asOwner('workers', 'list', '--org', 'platform', '--json'),
+    );
+    expect(workers).toEqual([expect.objectContaining({ id: agent.worker_id, owner_id: orgId })]);
+    expect(json<unknown[]>(await asOwner('workers', 'list', '--org', 'personal', '--json'))).toEqual([]);
+    expect(json<unknown[]>(await asOwner('jobs', 'list', '--org', 'platform', '--json'))).toEqual([]);
+    expect(json<unknown[]>(await asOwner('configs', 'list', '--org', 'platform', '--json'))).toEqual([]);
+
+    const unknown = await asOwner('vineyards', 'list', '--org', 'no-such-org');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('you belong to no organization named "no-such-org"');
+  });
+
+  it("lets a viewer read the organization, and says in the viewer's terms what the role does not allow", async () => {
+    expect(json<{ name: string; role: string }[]>(await asViewer('orgs', 'list', '--json'))).toEqual([
+      expect.objectContaining({ id: orgId, role: 'viewer' }),
+    ]);
+    expect(
+      json<{ name: string }[]>(await asViewer('vineyards', 'list', '--org', 'platform', '--json')).map((v) => v.name),
+    ).toEqual(['shared-prod']);
+    expect((await asViewer('orgs', 'members', 'list', 'platform')).code).toBe(0);
+
+    const create = await asViewer('vineyards', 'create', 'sneaky', '--org', 'platform');
+    expect(create.code).toBe(6);
+    expect(create.stderr).toContain('your role in platform is viewer; this needs admin');
+    expect(create.stderr).toContain('[insufficient_role]');
+
+    const add = await asViewer('orgs', 'members', 'add', 'platform', 'mallory@example.com', '--role', 'viewer');
+    expect(add.code).toBe(6);
+    expect(add.stderr).toContain('your role in platform is viewer; this needs admin');
+
+    const register = await asViewer('workers', 'register', '--name', 'rogue', '--org', orgId);
+    expect(register.code).toBe(6);
+    expect(register.stderr).toContain('your role in platform is viewer; this needs admin');
+  });
+
+  it('changes a role and removes a member by email or id; the last owner stays', async () => {
+    const changed = await asOwner('orgs', 'members', 'set-role', 'platform', 'vera@example.com', 'operator');
+    expect(changed.code).toBe(0);
+    expect(changed.stderr).toContain('vera@example.com is now operator in platform (was viewer)');
+    expect(json<{ role: string }[]>(await asViewer('orgs', 'list', '--json'))).toEqual([
+      expect.objectContaining({ role: 'operator' }),
+    ]);
+
+    const lastOwner = await asOwner('orgs', 'members', 'set-role', 'platform', 'admin@localhost', 'admin');
+    expect(lastOwner.code).toBe(1);
+    expect(lastOwner.stderr).toContain('[last_owner]');
+
+    const members = json<{ id: string; email: string }[]>(
+      await asOwner('orgs', 'members', 'list', 'platform', '--json'),
+    );
+    const pending = members.find((member) => member.email === 'nobody-yet@example.com');
+    const removedById = await asOwner('orgs', 'members', 'remove', 'platform', pending?.id as string);
+    expect(removedById.code).toBe(0);
+    expect(removedById.stderr).toContain('Removed nobody-yet@example.com from platform');
+
+    expect((await asOwner('orgs', 'members', 'remove', 'platform', 'vera@example.com')).code).toBe(0);
+    const gone = await asOwner('orgs', 'members', 'remove', 'platform', 'vera@example.com');
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain('platform has no member vera@example.com');
+
+    // Vera no longer finds the organization, by name or by id, nor its vineyards.
+    expect(json<unknown[]>(await asViewer('orgs', 'list', '--json'))).toEqual([]);
+    const byName = await asViewer('orgs', 'show', 'platform');
+    expect(byName.code).toBe(1);
+    expect(byName.stderr).toContain('you belong to no organization named "platform"');
+    const byId = await asViewer('orgs', 'show', orgId);
+    expect(byId.code).toBe(1);
+    expect(byId.stderr).toContain('[org_not_found]');
+    expect(json<unknown[]>(await asViewer('vineyards', 'list', '--json'))).toEqual([]);
+  });
+});

@@ -1,0 +1,248 @@
+/**
+ * Organizations in the web interface, in Chromium (issue 12): two real people signed in through a
+ * real OpenID Connect issuer on loopback, a viewer and an admin of one organization, see what their
+ * role allows and only the buttons their role may use; the admin manages members with the forms;
+ * the switcher filters the lists; a form the role may not send is refused with the reason.
+ */
+import type { UserActor } from '@trellis/core';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser } from './support/browser.js';
+import { type Issuer, issuerEnv, signInAtIssuer, startIssuer } from './support/oidcIssuer.js';
+import { MAIN_TF, WebServer } from './support/webServer.js';
+
+const chromiumPath = findChromium('the organizations suite');
+
+describe.skipIf(!chromiumPath)(
+  'organizations in the web interface, in Chromium',
+  { timeout: BROWSER_TEST_TIMEOUT_MS },
+  () => {
+    let issuer: Issuer;
+    let server: WebServer;
+    let browser: TestBrowser;
+    let web: string;
+    const contexts: BrowserContext[] = [];
+    let owner: UserActor;
+    let orgId: string;
+    let vineId: string;
+    let jobId: string;
+    let personalVineyard: string;
+    let viewer: Page;
+    let admin: Page;
+
+    /** A person in their own browser, signed in through the issuer as `<login>@example.com`. */
+    async function signedIn(login: string): Promise<Page> {
+      const { context, page } = await browser.context();
+      contexts.push(context);
+      await page.goto(`${web}/vineyards`);
+      await signInAtIssuer(page, issuer, login);
+      await page.waitForURL(`${web}/vineyards`);
+      return page;
+    }
+
+    beforeAll(async () => {
+      issuer = await startIssuer();
+      server = await new WebServer({ env: issuerEnv(issuer) }).start();
+      web = `http://localhost:${server.port}`;
+      issuer.register(`${web}/api/auth/callback`);
+      browser = await TestBrowser.launch(chromiumPath as string);
+      viewer = await signedIn('vera');
+      admin = await signedIn('adam');
+
+      // The organization, its members and records, made by its owner through the use cases.
+      const { useCases } = server;
+      const ownerUser = await useCases.auth.ensureUser({ email: 'olga@example.com' });
+      owner = { userId: ownerUser.id, email: ownerUser.email };
+      orgId = (await useCases.orgs.create(owner, { name: 'platform' })).id;
+      await useCases.orgs.addMember(owner, orgId, { email: 'adam@example.com', role: 'admin' });
+      await useCases.orgs.addMember(owner, orgId, { email: 'vera@example.com', role: 'viewer' });
+      const vineyard = await useCases.vineyards.create(owner, { name: 'shared-prod', org_id: orgId });
+      const vine = await useCases.vines.create(owner, {
+        name: 'edge',
+        vineyard_id: vineyard.id,
+        source: { type: 'inline', files: { 'main.tf': MAIN_TF } },
+      });
+      vineId = vine.id;
+      jobId = (await useCases.jobs.create(owner, { job_type: 'PLAN', configuration_id: vine.id })).id;
+      // Vera's own vineyard: "Personal" shows it, the organization's filter does not.
+      const veraUser = await useCases.auth.ensureUser({ email: 'vera@example.com' });
+      personalVineyard = (
+        await useCases.vineyards.create({ userId: veraUser.id, email: veraUser.email }, { name: 'vera-sandbox' })
+      ).name;
+    });
+    afterAll(async () => {
+      for (const context of contexts) await context.close();
+      await browser?.close();
+      await server?.close();
+      await new Promise((resolve) => issuer?.server.close(resolve));
+    });
+
+    it('shows a viewer the organization and its members, read only', async () => {
+      await viewer.goto(`${web}/orgs`);
+      expect(await viewer.locator('tr[data-org="platform"] [data-role-badge]').textContent()).toBe('viewer');
+      await viewer.click('tr[data-org="platform"] a');
+      await viewer.waitForURL(`${web}/orgs/${orgId}`);
+      expect(await viewer.locator('[data-my-role]').getAttribute('data-my-role')).toBe('viewer');
+      const emails = await viewer
+        .locator('tr[data-member]')
+        .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-member')));
+      expect(emails.sort()).toEqual(['adam@example.com', 'olga@example.com', 'vera@example.com']);
+      expect(await viewer.locator('form[data-add-member]').count()).toBe(0);
+      expect(await viewer.locator('form[data-set-role], form[data-remove-member]').count()).toBe(0);
+      expect(await viewer.locator('[data-read-only]').count()).toBe(1);
+      await screenshot(viewer, 'orgs-viewer-members');
+    });
+
+    it('gives a viewer no buttons to run or cancel jobs of the organization', async () => {
+      await viewer.goto(`${web}/configurations/${vineId}`);
+      expect(await viewer.locator('h1').textContent()).toBe('edge');
+      expect(await viewer.locator('[data-create-job]').count()).toBe(0);
+      expect(await viewer.locator('[data-read-only]').textContent()).toContain('Your role in platform is viewer');
+      await viewer.goto(`${web}/jobs/${jobId}`);
+      expect(await viewer.locator('#job-status').textContent()).toBe('QUEUED');
+      expect(await viewer.locator('[data-cancel-job], [data-create-job]').count()).toBe(0);
+      await screenshot(viewer, 'orgs-viewer-job');
+    });
+
+    it('filters the lists with the organization switcher', async () => {
+      await viewer.goto(`${web}/vineyards`);
+      const names = () => viewer.locator('.vineyard h2 a').allTextContents();
+      expect((await names()).sort()).toEqual(['shared-prod', personalVineyard]);
+      expect(await viewer.locator('.vineyard [data-owner="platform"]').count()).toBe(1);
+      await viewer.selectOption('#org-switcher', { label: 'platform' });
+      await viewer.waitForURL((url) => url.searchParams.get('org_id') === orgId);
+      expect(await names()).toEqual(['shared-prod']);
+      await viewer.selectOption('#org-switcher', { label: 'Personal' });
+      await viewer.waitForURL((url) => url.searchParams.get('org_id') === 'personal');
+      expect(await names()).toEqual([personalVineyard]);
+      await viewer.goto(`${web}/jobs?org_id=${orgId}`);
+      expect(await viewer.locator(`a[href="/jobs/${jobId}"]`).count()).toBe(1);
+      expect(await viewer.locator('#org-switcher').inputValue()).toBe(orgId);
+    });
+
+    it("refuses a viewer's member form, saying which role it needs", async () => {
+      await viewer.goto(`${web}/orgs/${orgId}`);
+      // The form is not on the page; send it anyway from the page (our origin, the viewer's session).
+      const answer = await viewer.evaluate(async (path) => {
+        const response = await fetch(path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'email=mallory%40example.com&role=admin',
+        });
+        return { status: response.status, text: await response.text() };
+      }, `/orgs/${orgId}/members`);
+      expect(answer.status).toBe(403);
+      expect(answer.text).toContain('yours is viewer');
+      const members = await server.useCases.orgs.listMembers(owner, orgId);
+      expect(members.items.map((member) => member.email)).not.toContain('mallory@example.com');
+    });
+
+    it('lets an admin add a member, change a role and remove a member; owners stay out of reach', async () => {
+      await admin.goto(`${web}/orgs/${orgId}`);
+      expect(await admin.locator('[data-my-role]').getAttribute('data-my-role')).toBe('admin');
+      // An admin may not make owners, nor change or remove one.
+      const roles = await admin.locator('#member-role option').allTextContents();
+      expect(roles).toEqual(['viewer', 'operator', 'admin']);
+      const ownerRow = admin.locator('tr[data-member="olga@example.com"]');
+      expect(await ownerRow.locator('form').count()).toBe(0);
+
+      await admin.fill('#member-email', 'newbie@example.com');
+      await admin.selectOption('#member-role', 'operator');
+      await admin.click('form[data-add-member] button[type=submit]');
+      const newbie = admin.locator('tr[data-member="newbie@example.com"]');
+      await newbie.waitFor();
+      expect(await newbie.locator('[data-role-badge]').textContent()).toBe('operator');
+      expect(await newbie.textContent()).toContain('pending');
+
+      const vera = admin.locator('tr[data-member="vera@example.com"]');
+      await vera.locator('select').selectOption('operator');
+      await vera.locator('form[data-set-role] button').click();
+      await admin.waitForFunction(
+        () =>
+          document.querySelector('tr[data-member="vera@example.com"] [data-role-badge]')?.textContent === 'operator',
+      );
+      await screenshot(admin, 'orgs-admin-members');
+
+      admin.once('dialog', (dialog) => dialog.accept());
+      await newbie.locator('form[data-remove-member] button').click();
+      await newbie.waitFor({ state: 'detached' });
+      const members = await server.useCases.orgs.listMembers(owner, orgId);
+      expect(members.items.map((member) => [member.email, member.role]).sort()).toEqual([
+        ['adam@example.com', 'admin'],
+        ['olga@example.com', 'owner'],
+        ['vera@example.com', 'operator'],
+      ]);
+      // Adding someone twice is refused with the reason, on the page.
+      await admin.fill('#member-email', 'vera@example.com');
+      await admin.click('form[data-add-member] button[type=submit]');
+      await admin.locator('[data-form-error]').waitFor();
+      expect(await admin.locator('[data-form-error]').textContent()).toMatch(/already/i);
+    });
+
+    it("refuses a member form sent from another site, even with an admin's session", async () => {
+      const cookies = await admin.context().cookies();
+      const session = cookies.find((cookie) => cookie.name === 'trellis_session');
+      const response = await fetch(`${web}/orgs/${orgId}/members`, {
+        method: 'POST',
+        headers: {
+          cookie: `trellis_session=${session?.value}`,
+          origin: 'http://evil.example',
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: 'email=mallory%40example.com&role=admin',
+        redirect: 'manual',
+      });
+      expect(response.status).toBe(403);
+      expect(await response.text()).toContain('Request refused');
+      const members = await server.useCases.orgs.listMembers(owner, orgId);
+      expect(members.items.map((member) => member.email)).not.toContain('mallory@example.com');
+    });
+
+    it('gives an admin the buttons to run and cancel jobs of the organization', async () => {
+      await admin.goto(`${web}/configurations/${vineId}`);
+      expect(await admin.locator('[data-create-job="PLAN"]').count()).toBe(1);
+      expect(await admin.locator('[data-read-only]').count()).toBe(0);
+      await admin.goto(`${web}/jobs/${jobId}`);
+      expect(await admin.locator('[data-cancel-job]').isVisible()).toBe(true);
+    });
+
+    it('lets someone invited by email join on their first sign-in', async () => {
+      await admin.goto(`${web}/orgs/${orgId}`);
+      await admin.fill('#member-email', 'pia@example.com');
+      await admin.click('form[data-add-member] button[type=submit]');
+      const invited = admin.locator('tr[data-member="pia@example.com"]');
+      await invited.waitFor();
+      expect(await invited.textContent()).toContain('pending');
+
+      const pia = await signedIn('pia');
+      expect(await pia.locator('#org-switcher option').allTextContents()).toEqual(['All', 'Personal', 'platform']);
+      await pia.goto(`${web}/orgs/${orgId}`);
+      expect(await pia.locator('[data-my-role]').getAttribute('data-my-role')).toBe('viewer');
+      expect(await pia.locator('tr[data-member="pia@example.com"]').textContent()).toContain('active');
+    });
+
+    it('creates an organization with the form, its creator its owner', async () => {
+      await admin.goto(`${web}/orgs`);
+      await admin.fill('#org-name', 'adams-lab');
+      await admin.click('form[data-create-org] button[type=submit]');
+      await admin.waitForURL((url) => /^\/orgs\/[0-9a-f-]{36}$/.test(url.pathname));
+      expect(await admin.locator('h1').textContent()).toBe('adams-lab');
+      expect(await admin.locator('[data-my-role]').getAttribute('data-my-role')).toBe('owner');
+      // The owner may make owners.
+      expect(await admin.locator('#member-role option').allTextContents()).toContain('owner');
+      // The switcher now lists both organizations.
+      expect(await admin.locator('#org-switcher option').allTextContents()).toEqual([
+        'All',
+        'Personal',
+        'adams-lab',
+        'platform',
+      ]);
+      // A taken name is refused on the page.
+      await admin.goto(`${web}/orgs`);
+      await admin.fill('#org-name', 'platform');
+      await admin.click('form[data-create-org] button[type=submit]');
+      await admin.locator('[data-form-error]').waitFor();
+      expect(await admin.locator('#org-name').inputValue()).toBe('platform');
+    });
+  },
+);
