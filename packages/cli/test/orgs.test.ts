@@ -284,6 +284,11 @@ describe('trellis orgs and --org', () => {
     const busy = await asOwner('orgs', 'delete', 'research-2', '--yes');
     expect(busy.code).toBe(1);
     expect(busy.stderr).toContain('the organization has queued or running jobs; cancel them first [org_busy]');
+    expect(busy.stderr).toContain('`trellis jobs list --org research-2 --status QUEUED` (and PROCESSING) shows them');
+    const queued = json<{ id: string }[]>(
+      await asOwner('jobs', 'list', '--org', 'research-2', '--status', 'QUEUED', '--json'),
+    );
+    expect(queued.map((entry) => entry.id)).toEqual([job.id]);
     expect((await client.getOrg(org.id)).name).toBe('research-2');
 
     await client.cancelJob(job.id);
