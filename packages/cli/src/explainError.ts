@@ -44,6 +44,16 @@ export function explainError(error: unknown, context: ErrorContext = {}): Explai
     if (error.status === 403 && error.code === 'insufficient_role') {
       return { message: insufficientRole(error, context), exitCode: ExitCode.FORBIDDEN, showUsage: false, error };
     }
+    if (error.code === 'org_busy' && context.orgName !== undefined) {
+      // Say where the jobs that hold the organization are, in commands the reader can run.
+      const org = /^[\w.-]+$/.test(context.orgName) ? context.orgName : JSON.stringify(context.orgName);
+      return {
+        message: `${detail} [${error.code}]; \`trellis jobs list --org ${org} --status QUEUED\` (and PROCESSING) shows them, \`trellis jobs cancel ID\` cancels one`,
+        exitCode: ExitCode.FAILURE,
+        showUsage: false,
+        error,
+      };
+    }
     return { message: `${detail} [${error.code}]`, exitCode: ExitCode.FAILURE, showUsage: false, error };
   }
   const message = error instanceof Error ? error.message : String(error);

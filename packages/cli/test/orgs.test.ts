@@ -2,11 +2,21 @@
  * `trellis orgs …` and `--org`, the built binary against the real control plane (issue 12): an
  * owner makes an organization, adds a viewer, puts a vineyard and an agent in it; the viewer reads
  * it and is told, in their terms and with exit code 6, what their role does not allow; a removed
- * member no longer finds the organization.
+ * member no longer finds the organization; an admin renames, a member leaves, an owner deletes (and
+ * is told `org_busy` while a job is queued).
  */
 import { bootstrapSessionCookie, deviceLoginTokens } from '@trellis/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BOOTSTRAP_TOKEN, login, type RunResult, runTrellis, TempHome, TestServer, WEB_URL } from './harness.js';
+import {
+  BOOTSTRAP_TOKEN,
+  login,
+  type RunResult,
+  runTrellis,
+  TempHome,
+  TestServer,
+  userClient,
+  WEB_URL,
+} from './harness.js';
 
 describe('trellis orgs and --org', () => {
   const server = new TestServer();
@@ -188,5 +198,112 @@ describe('trellis orgs and --org', () => {
     expect(byId.code).toBe(1);
     expect(byId.stderr).toContain('[org_not_found]');
     expect(json<unknown[]>(await asViewer('vineyards', 'list', '--json'))).toEqual([]);
+  });
+  it('renames an organization as its admin; a viewer is refused, and an admin may not delete it', async () => {
+    const labId = (await asOwner('orgs', 'create', 'lab')).stdout.trim();
+    expect((await asOwner('orgs', 'members', 'add', 'lab', 'vera@example.com', '--role', 'viewer')).code).toBe(0);
+
+    const refused = await asViewer('orgs', 'rename', 'lab', 'vera-lab');
+    expect(refused.code).toBe(6);
+    expect(refused.stderr).toContain('your role in lab is viewer; this needs admin');
+    expect(json<{ name: string }>(await asOwner('orgs', 'show', labId, '--json')).name).toBe('lab');
+
+    expect((await asOwner('orgs', 'members', 'set-role', 'lab', 'vera@example.com', 'admin')).code).toBe(0);
+    const renamed = await asViewer('orgs', 'rename', 'lab', 'research');
+    expect(renamed.code).toBe(0);
+    expect(renamed.stderr).toContain('Renamed lab to research');
+    expect(
+      json<{ id: string; name: string; role: string }>(await asOwner('orgs', 'show', 'research', '--json')),
+    ).toMatchObject({ id: labId, name: 'research', role: 'owner' });
+    const notOwner = await asViewer('orgs', 'delete', 'research', '--yes');
+    expect(notOwner.code).toBe(6);
+    expect(notOwner.stderr).toContain('your role in research is admin; this needs owner');
+    expect((await asOwner('orgs', 'members', 'set-role', 'research', 'vera@example.com', 'viewer')).code).toBe(0);
+
+    const asJson = json<{ id: string; name: string }>(await asOwner('orgs', 'rename', labId, 'research-2', '--json'));
+    expect(asJson).toMatchObject({ id: labId, name: 'research-2' });
+    const taken = await asOwner('orgs', 'rename', 'research-2', 'platform');
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toContain('[org_name_taken]');
+    // The members see the new name.
+    expect(json<{ name: string }[]>(await asViewer('orgs', 'list', '--json')).map((org) => org.name)).toEqual([
+      'research-2',
+    ]);
+  });
+
+  it('shows whether each member has joined', async () => {
+    expect(
+      (await asOwner('orgs', 'members', 'add', 'research-2', 'later@example.com', '--role', 'operator')).code,
+    ).toBe(0);
+    const shown = await asOwner('orgs', 'show', 'research-2');
+    expect(shown.stdout).toMatch(/^EMAIL\s+ROLE\s+STATUS\s+JOINED\s+ID$/m);
+    expect(shown.stdout).toMatch(/^vera@example\.com\s+viewer\s+active\s/m);
+    expect(shown.stdout).toMatch(/^later@example\.com\s+operator\s+pending\s+-\s/m);
+    const members = json<{ members: { email: string; status: string }[] }>(
+      await asOwner('orgs', 'show', 'research-2', '--json'),
+    ).members;
+    expect(members.map((member) => [member.email, member.status]).sort()).toEqual([
+      ['admin@localhost', 'active'],
+      ['later@example.com', 'pending'],
+      ['vera@example.com', 'active'],
+    ]);
+  });
+
+  it('lets a member leave, and keeps the last owner', async () => {
+    const left = await asViewer('orgs', 'members', 'leave', 'research-2', '--json');
+    expect(json<{ email: string; role: string }>(left)).toMatchObject({ email: 'vera@example.com', role: 'viewer' });
+    expect(json<unknown[]>(await asViewer('orgs', 'list', '--json'))).toEqual([]);
+    const again = await asViewer('orgs', 'members', 'leave', 'research-2');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('you belong to no organization named "research-2"');
+
+    const lastOwner = await asOwner('orgs', 'members', 'leave', 'research-2');
+    expect(lastOwner.code).toBe(1);
+    expect(lastOwner.stderr).toContain('[last_owner]');
+    expect(json<{ role: string }>(await asOwner('orgs', 'show', 'research-2', '--json')).role).toBe('owner');
+  });
+
+  it('deletes an organization (owners), refused with org_busy while a job is queued', async () => {
+    const org = json<{ id: string }>(await asOwner('orgs', 'show', 'research-2', '--json'));
+    const vineyard = json<{ id: string }>(
+      await asOwner('vineyards', 'create', 'lab-prod', '--org', 'research-2', '--json'),
+    );
+    const client = userClient(server, ownerHome);
+    const vine = await client.createConfiguration({
+      name: 'lab-edge',
+      vineyard_id: vineyard.id,
+      source: { type: 'inline', files: { 'main.tf': '' } },
+    });
+    const job = await client.createJob({ job_type: 'PLAN', configuration_id: vine.id });
+
+    // Off a terminal, deleting needs --yes.
+    const unconfirmed = await asOwner('orgs', 'delete', 'research-2');
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toContain('pass --yes when not at a terminal');
+
+    const busy = await asOwner('orgs', 'delete', 'research-2', '--yes');
+    expect(busy.code).toBe(1);
+    expect(busy.stderr).toContain('the organization has queued or running jobs; cancel them first [org_busy]');
+    expect(busy.stderr).toContain('`trellis jobs list --org research-2 --status QUEUED` (and PROCESSING) shows them');
+    const queued = json<{ id: string }[]>(
+      await asOwner('jobs', 'list', '--org', 'research-2', '--status', 'QUEUED', '--json'),
+    );
+    expect(queued.map((entry) => entry.id)).toEqual([job.id]);
+    expect((await client.getOrg(org.id)).name).toBe('research-2');
+
+    await client.cancelJob(job.id);
+    const deleted = json<{ id: string; name: string; deleted: boolean }>(
+      await asOwner('orgs', 'delete', 'research-2', '--yes', '--json'),
+    );
+    expect(deleted).toEqual({ id: org.id, name: 'research-2', deleted: true });
+    expect(json<{ name: string }[]>(await asOwner('orgs', 'list', '--json')).map((entry) => entry.name)).toEqual([
+      'platform',
+    ]);
+    expect(
+      json<{ name: string }[]>(await asOwner('vineyards', 'list', '--json')).map((entry) => entry.name),
+    ).not.toContain('lab-prod');
+    const gone = await asOwner('orgs', 'show', org.id);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain('[org_not_found]');
   });
 });

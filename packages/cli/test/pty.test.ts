@@ -1,7 +1,7 @@
 /**
  * Interactive use in a pseudo-terminal (util-linux `script`, from Debian's essential bsdutils):
  * the login prompt, colour at a terminal, Ctrl-C while following offering to cancel the job, and
- * the destroy confirmation.
+ * the destroy confirmation and the one that deletes an organization.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { TrellisClient } from '@trellis/client';
@@ -179,5 +179,22 @@ describe('at a terminal', () => {
     const [, id] = await right.waitFor(/^([0-9a-f-]{36})\r?$/m);
     expect(await right.done).toBe(0);
     expect((await userClient(server, home).getJob(id as string)).job_type).toBe('DESTROY');
+  });
+  it('orgs delete asks for the organization name and deletes nothing on a wrong answer', async () => {
+    const user = userClient(server, home);
+    const org = await user.createOrg('doomed');
+    const wrong = pty(['orgs', 'delete', 'doomed']);
+    await wrong.waitFor(/Type its name to confirm: $/);
+    wrong.type('doomed-not\r');
+    await wrong.waitFor(/Nothing was deleted/);
+    expect(await wrong.done).toBe(1);
+    expect((await user.getOrg(org.id)).name).toBe('doomed');
+
+    const right = pty(['orgs', 'delete', 'doomed']);
+    await right.waitFor(/Type its name to confirm: $/);
+    right.type('doomed\r');
+    await right.waitFor(/Deleted organization doomed/);
+    expect(await right.done).toBe(0);
+    expect((await user.listOrgs()).map((entry) => entry.name)).not.toContain('doomed');
   });
 });

@@ -78,10 +78,10 @@
     form.querySelector('select')?.addEventListener('change', () => form.submit());
   }
 
-  // Removing a member asks first.
-  for (const form of document.querySelectorAll('form[data-remove-member]')) {
+  // Removing a member, or leaving an organization, asks first.
+  for (const form of document.querySelectorAll('form[data-confirm]')) {
     form.addEventListener('submit', (event) => {
-      if (!window.confirm(form.dataset.confirm ?? 'Remove this member?')) event.preventDefault();
+      if (!window.confirm(form.dataset.confirm)) event.preventDefault();
     });
   }
 

@@ -11,6 +11,7 @@ import {
   safeNextOr,
   type UseCases,
   type UserActor,
+  roleAllows,
   ValidationError,
 } from '@trellis/core';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
@@ -381,6 +382,40 @@ export function createWebRouter(options: WebOptions): Router {
     }),
   );
 
+  router.post(
+    '/orgs/:id/rename',
+    headers,
+    ...sameOriginForm,
+    memberForm(async ({ req, user }) => {
+      await useCases.orgs.rename(user, req.params.id, { name: formField(req, 'name') });
+    }),
+  );
+
+  // Deleting asks for the organization's name, typed: a stray click (or a form sent with the
+  // wrong organization's id) deletes nothing. Whoever may not delete it is told so by the use case.
+  router.post(
+    '/orgs/:id/delete',
+    headers,
+    ...sameOriginForm,
+    signedIn(async (context) => {
+      const { req, user } = context;
+      try {
+        const org = await useCases.orgs.get(user, req.params.id);
+        if (roleAllows(org.role, 'org.delete') && formField(req, 'confirm') !== org.name) {
+          return showOrg(context, {
+            status: 400,
+            message: `Type the organization's name, ${org.name}, to delete it. Nothing was deleted.`,
+          });
+        }
+        await useCases.orgs.delete(user, org.id);
+      } catch (error) {
+        if (error instanceof NotFoundError) throw error;
+        return showOrg(context, formProblem(error));
+      }
+      return new Redirect('/orgs');
+    }),
+  );
+
   router.get(
     '/tokens',
     headers,
@@ -466,7 +501,7 @@ function formField(req: Request, name: string): string | undefined {
 function formProblem(error: unknown): FormProblem {
   if (error instanceof ValidationError) return { status: 400, message: error.message };
   if (error instanceof ForbiddenError) return { status: 403, message: error.message };
-  if (error instanceof ConflictError) return { status: 409, message: error.message };
+  if (error instanceof ConflictError) return { status: 409, message: error.message, code: error.code };
   throw error;
 }
 

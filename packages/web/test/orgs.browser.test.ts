@@ -2,7 +2,9 @@
  * Organizations in the web interface, in Chromium (issue 12): two real people signed in through a
  * real OpenID Connect issuer on loopback, a viewer and an admin of one organization, see what their
  * role allows and only the buttons their role may use; the admin manages members with the forms;
- * the switcher filters the lists; a form the role may not send is refused with the reason.
+ * the switcher filters the lists; a form the role may not send is refused with the reason; an
+ * admin renames the organization, an owner deletes one by typing its name (told `org_busy` while a
+ * job is queued), a member leaves.
  */
 import type { UserActor } from '@trellis/core';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -137,6 +139,31 @@ describe.skipIf(!chromiumPath)(
       expect(members.items.map((member) => member.email)).not.toContain('mallory@example.com');
     });
 
+    it('gives a viewer no rename or delete form, and refuses them sent by hand', async () => {
+      await viewer.goto(`${web}/orgs/${orgId}`);
+      expect(await viewer.locator('form[data-rename-org], form[data-delete-org]').count()).toBe(0);
+      expect(await viewer.locator('form[data-leave-org]').count()).toBe(1);
+      const send = (path: string, body: string) =>
+        viewer.evaluate(
+          async ([to, form]) => {
+            const response = await fetch(to as string, {
+              method: 'POST',
+              headers: { 'content-type': 'application/x-www-form-urlencoded' },
+              body: form as string,
+            });
+            return { status: response.status, text: await response.text() };
+          },
+          [path, body],
+        );
+      const rename = await send(`/orgs/${orgId}/rename`, 'name=hijacked');
+      expect(rename.status).toBe(403);
+      expect(rename.text).toContain('yours is viewer');
+      const remove = await send(`/orgs/${orgId}/delete`, 'confirm=platform');
+      expect(remove.status).toBe(403);
+      expect(remove.text).toContain('yours is viewer');
+      expect((await server.useCases.orgs.get(owner, orgId)).name).toBe('platform');
+    });
+
     it('lets an admin add a member, change a role and remove a member; owners stay out of reach', async () => {
       await admin.goto(`${web}/orgs/${orgId}`);
       expect(await admin.locator('[data-my-role]').getAttribute('data-my-role')).toBe('admin');
@@ -243,6 +270,114 @@ describe.skipIf(!chromiumPath)(
       await admin.click('form[data-create-org] button[type=submit]');
       await admin.locator('[data-form-error]').waitFor();
       expect(await admin.locator('#org-name').inputValue()).toBe('platform');
+    });
+    it('lets an admin rename the organization, but not delete it', async () => {
+      await admin.goto(`${web}/orgs/${orgId}`);
+      expect(await admin.locator('form[data-delete-org]').count()).toBe(0);
+      expect(await admin.locator('#org-new-name').inputValue()).toBe('platform');
+      await admin.fill('#org-new-name', 'platform-ops');
+      await admin.click('form[data-rename-org] button[type=submit]');
+      await admin.waitForFunction(() => document.querySelector('h1')?.textContent === 'platform-ops');
+      expect(admin.url()).toBe(`${web}/orgs/${orgId}`);
+      expect((await server.useCases.orgs.get(owner, orgId)).name).toBe('platform-ops');
+      expect(await admin.locator('#org-switcher option').allTextContents()).toContain('platform-ops');
+      await screenshot(admin, 'orgs-admin-rename');
+
+      // A taken name is refused on the page; an admin's delete sent by hand is refused.
+      await admin.fill('#org-new-name', 'adams-lab');
+      await admin.click('form[data-rename-org] button[type=submit]');
+      await admin.locator('[data-form-error]').waitFor();
+      expect(await admin.locator('[data-form-error]').textContent()).toMatch(/taken|already/i);
+      const answer = await admin.evaluate(async (path) => {
+        const response = await fetch(path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'confirm=platform-ops',
+        });
+        return { status: response.status, text: await response.text() };
+      }, `/orgs/${orgId}/delete`);
+      expect(answer.status).toBe(403);
+      expect(answer.text).toContain('yours is admin');
+      expect((await server.useCases.orgs.get(owner, orgId)).name).toBe('platform-ops');
+    });
+
+    it("refuses a rename sent from another site, even with an admin's session", async () => {
+      const cookies = await admin.context().cookies();
+      const session = cookies.find((cookie) => cookie.name === 'trellis_session');
+      const response = await fetch(`${web}/orgs/${orgId}/rename`, {
+        method: 'POST',
+        headers: {
+          cookie: `trellis_session=${session?.value}`,
+          origin: 'http://evil.example',
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: 'name=evil',
+        redirect: 'manual',
+      });
+      expect(response.status).toBe(403);
+      expect(await response.text()).toContain('Request refused');
+      expect((await server.useCases.orgs.get(owner, orgId)).name).toBe('platform-ops');
+    });
+
+    it('lets an owner delete an organization by typing its name, and says org_busy while a job is queued', async () => {
+      const adamUser = await server.useCases.auth.ensureUser({ email: 'adam@example.com' });
+      const adam: UserActor = { userId: adamUser.id, email: adamUser.email };
+      const lab = (await server.useCases.orgs.list(adam, {})).items.find((org) => org.name === 'adams-lab');
+      const labId = lab?.id as string;
+      const vineyard = await server.useCases.vineyards.create(adam, { name: 'lab-prod', org_id: labId });
+      const vine = await server.useCases.vines.create(adam, {
+        name: 'lab-edge',
+        vineyard_id: vineyard.id,
+        source: { type: 'inline', files: { 'main.tf': MAIN_TF } },
+      });
+      const job = await server.useCases.jobs.create(adam, { job_type: 'PLAN', configuration_id: vine.id });
+
+      await admin.goto(`${web}/orgs/${labId}`);
+      // Its only owner cannot leave it, and is told so instead of offered the button.
+      expect(await admin.locator('form[data-leave-org]').count()).toBe(0);
+      expect(await admin.locator('[data-last-owner]').textContent()).toContain('last owner');
+
+      // A wrong name deletes nothing.
+      await admin.fill('#org-delete-confirm', 'adams');
+      await admin.click('form[data-delete-org] button[type=submit]');
+      await admin.locator('[data-form-error]').waitFor();
+      expect(await admin.locator('[data-form-error]').textContent()).toContain('Nothing was deleted');
+
+      // A queued job: refused, saying why and where the jobs are.
+      await admin.fill('#org-delete-confirm', 'adams-lab');
+      const [busy] = await Promise.all([
+        admin.waitForResponse((response) => response.url().endsWith(`/orgs/${labId}/delete`)),
+        admin.click('form[data-delete-org] button[type=submit]'),
+      ]);
+      expect(busy.status()).toBe(409);
+      expect(await admin.locator('[data-form-error]').textContent()).toContain(
+        'the organization has queued or running jobs; cancel them first',
+      );
+      expect(await admin.locator('[data-busy-jobs]').getAttribute('href')).toBe(`/jobs?org_id=${labId}&status=QUEUED`);
+      await screenshot(admin, 'orgs-owner-delete-busy');
+      expect((await server.useCases.orgs.get(adam, labId)).name).toBe('adams-lab');
+
+      await server.useCases.jobs.cancel(adam, job.id);
+      await admin.fill('#org-delete-confirm', 'adams-lab');
+      await admin.click('form[data-delete-org] button[type=submit]');
+      await admin.waitForURL(`${web}/orgs`);
+      expect(await admin.locator('tr[data-org]').evaluateAll((rows) => rows.map((row) => row.dataset.org))).toEqual([
+        'platform-ops',
+      ]);
+      await expect(server.useCases.orgs.get(adam, labId)).rejects.toMatchObject({ code: 'org_not_found' });
+    });
+
+    it('lets a member leave the organization', async () => {
+      await viewer.goto(`${web}/orgs/${orgId}`);
+      viewer.once('dialog', (dialog) => dialog.accept());
+      await viewer.click('form[data-leave-org] button[type=submit]');
+      await viewer.waitForURL(`${web}/orgs`);
+      expect(await viewer.locator('tr[data-org]').count()).toBe(0);
+      const members = await server.useCases.orgs.listMembers(owner, orgId);
+      expect(members.items.map((member) => member.email)).not.toContain('vera@example.com');
+      // The organization's page is now not found for her.
+      const gone = await viewer.goto(`${web}/orgs/${orgId}`);
+      expect(gone?.status()).toBe(404);
     });
   },
 );

@@ -14,9 +14,12 @@ import { LoginCommand } from './LoginCommand.js';
 import { LogoutCommand } from './LogoutCommand.js';
 import { AddMemberCommand } from './orgs/AddMemberCommand.js';
 import { CreateOrgCommand } from './orgs/CreateOrgCommand.js';
+import { DeleteOrgCommand } from './orgs/DeleteOrgCommand.js';
+import { LeaveOrgCommand } from './orgs/LeaveOrgCommand.js';
 import { ListMembersCommand } from './orgs/ListMembersCommand.js';
 import { ListOrgsCommand } from './orgs/ListOrgsCommand.js';
 import { RemoveMemberCommand } from './orgs/RemoveMemberCommand.js';
+import { RenameOrgCommand } from './orgs/RenameOrgCommand.js';
 import { SetMemberRoleCommand } from './orgs/SetMemberRoleCommand.js';
 import { ShowOrgCommand } from './orgs/ShowOrgCommand.js';
 import { ReposCommand } from './repos/ReposCommand.js';
@@ -60,9 +63,12 @@ export const COMMANDS = [
   ListOrgsCommand,
   CreateOrgCommand,
   ShowOrgCommand,
+  RenameOrgCommand,
+  DeleteOrgCommand,
   ListMembersCommand,
   AddMemberCommand,
   SetMemberRoleCommand,
   RemoveMemberCommand,
+  LeaveOrgCommand,
   ReposCommand,
 ] as const;

@@ -18,6 +18,8 @@ export interface MemberEntry {
 export interface FormProblem {
   status: number;
   message: string;
+  /** The problem code, when the page says more for it (`org_busy`: where the busy jobs are). */
+  code?: string;
 }
 
 /** The person's organizations with their role, and the form that creates one. */
@@ -69,7 +71,8 @@ ${
 
 /**
  * One organization: its members for everyone in it, and for those whose role manages members the
- * forms that add them, change their role and remove them (owners only for owners).
+ * forms that add them, change their role and remove them (owners only for owners); the rename form
+ * for admins, the delete form for owners, and for every member the button that leaves.
  */
 export function orgPage(input: {
   base: string;
@@ -101,7 +104,7 @@ export function orgPage(input: {
   <a class="button" href="${base}/jobs?${filter}">Jobs</a>
   <a class="button" href="${base}/workers?${filter}">Workers</a>
 </p>
-${problemBox(problem)}
+${problemBox(problem, problem?.code === 'org_busy' ? html` <a href="${base}/jobs?${filter}&amp;status=QUEUED" data-busy-jobs>Queued jobs</a> · <a href="${base}/jobs?${filter}&amp;status=PROCESSING">running jobs</a>` : '')}
 <section class="card">
   <h2>Members</h2>
   <table class="members">
@@ -141,8 +144,59 @@ ${
   owners also manage owners and delete the organization.</p>
 </section>`
     : ''
-}`,
+}
+${settings(base, org, members, userId)}`,
   };
+}
+
+/** Rename (admins), leave (every member but the last owner) and delete (owners). */
+function settings(base: string, org: OrgEntry, members: readonly MemberEntry[], userId: string): Html {
+  const path = `${base}/orgs/${org.id}`;
+  const mine = members.find((member) => member.user_id === userId);
+  const joinedOwners = members.filter((member) => member.role === 'owner' && member.status === 'active').length;
+  const lastOwner = mine?.role === 'owner' && joinedOwners <= 1;
+  return html`${
+    roleAllows(org.role, 'org.rename')
+      ? html`<section class="card narrow">
+  <h2>Rename</h2>
+  <form method="post" action="${path}/rename" class="inline-form" data-rename-org>
+    <label for="org-new-name">New name</label>
+    <input id="org-new-name" name="name" required maxlength="100" value="${org.name}" autocomplete="off">
+    <button type="submit" class="button">Rename</button>
+  </form>
+  <p class="muted small">Its records, members and tokens stay. Names are unique on this server.</p>
+</section>`
+      : ''
+  }
+${
+  mine
+    ? html`<section class="card narrow">
+  <h2>Leave</h2>
+  ${
+    lastOwner
+      ? html`<p class="muted small" data-last-owner>You are its last owner, so you cannot leave: make another member an owner first${roleAllows(org.role, 'org.delete') ? ', or delete the organization' : ''}.</p>`
+      : html`<form method="post" action="${path}/members/${mine.id}/remove" class="inline-form" data-leave-org data-confirm="Leave ${org.name}? You lose access to its records at once.">
+    <button type="submit" class="button">Leave ${org.name}</button>
+  </form>
+  <p class="muted small">You lose access to its records at once; a member who manages members can add you again.</p>`
+  }
+</section>`
+    : ''
+}
+${
+  roleAllows(org.role, 'org.delete')
+    ? html`<section class="card narrow">
+  <h2>Delete this organization</h2>
+  <p class="small">Its vineyards, configurations, jobs, logs, agents, tokens, plan files and state versions are deleted
+  with it; the resources they deployed stay in your clouds. Refused while one of its jobs is queued or running.</p>
+  <form method="post" action="${path}/delete" class="inline-form" data-delete-org>
+    <label for="org-delete-confirm">Type <strong>${org.name}</strong> to confirm</label>
+    <input id="org-delete-confirm" name="confirm" required autocomplete="off">
+    <button type="submit" class="button danger">Delete organization</button>
+  </form>
+</section>`
+    : ''
+}`;
 }
 
 function memberForms(base: string, orgId: string, member: MemberEntry, assignable: readonly OrgRole[]): Html {
@@ -167,6 +221,6 @@ function roleBadge(role: OrgRole): Html {
   return html`<span class="badge tone-neutral" data-role-badge>${role}</span>`;
 }
 
-function problemBox(problem: FormProblem | null | undefined): Html | string {
-  return problem ? html`<p class="error" role="alert" data-form-error>${problem.message}</p>` : '';
+function problemBox(problem: FormProblem | null | undefined, more: Html | string = ''): Html | string {
+  return problem ? html`<p class="error" role="alert" data-form-error>${problem.message}${more}</p>` : '';
 }
