@@ -26,6 +26,7 @@ describe('createTestCore', () => {
     expect(core.deps.settings).toEqual(DEFAULT_CORE_SETTINGS);
     expect(Object.keys(core.useCases).sort()).toEqual(
       [
+        'apiTokens',
         'auth',
         'vines',
         'jobs',
