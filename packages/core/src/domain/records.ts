@@ -153,10 +153,7 @@ export interface VineTriggers {
 }
 
 /** Why a job was queued: by a person, by the drift scheduler, or by an upstream vine's deploy. */
-export type JobTrigger =
-  | { type: 'manual' }
-  | { type: 'drift' }
-  | { type: 'upstream'; vine_id: string; job_id: string };
+export type JobTrigger = { type: 'manual' } | { type: 'drift' } | { type: 'upstream'; vine_id: string; job_id: string };
 
 export interface Vine {
   id: string;

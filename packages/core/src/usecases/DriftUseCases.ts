@@ -40,8 +40,11 @@ export class DriftUseCases {
   async configure(user: UserActor, nameOrId: unknown, input: VineSettingsInput): Promise<VineView> {
     const driftDetection = parseDriftDetection(input.drift_detection);
     const triggers = parseTriggers(input.triggers);
-    const { record, scope } = await this.access.locate(user, 'vineyards.manage', 'configuration_not_found', (stores, ownerId) =>
-      findVine(stores, ownerId, nameOrId),
+    const { record, scope } = await this.access.locate(
+      user,
+      'vineyards.manage',
+      'configuration_not_found',
+      (stores, ownerId) => findVine(stores, ownerId, nameOrId),
     );
     return this.deps.uow.run(scope, async (stores) => {
       const vine = await stores.vines.get(record.owner_id, record.id);
@@ -80,10 +83,16 @@ export class DriftUseCases {
       const vine = await stores.vines.get(record.owner_id, record.id);
       if (!vine) throw new NotFoundError('configuration');
       if (vine.status !== 'DEPLOYED') {
-        throw new ConflictError('configuration_not_deployed', `a drift check needs a DEPLOYED configuration (it is ${vine.status})`);
+        throw new ConflictError(
+          'configuration_not_deployed',
+          `a drift check needs a DEPLOYED configuration (it is ${vine.status})`,
+        );
       }
       if (await hasActiveJobs(stores, vine)) {
-        throw new ConflictError('configuration_busy', 'the configuration has a queued or running job; check drift when it is idle');
+        throw new ConflictError(
+          'configuration_busy',
+          'the configuration has a queued or running job; check drift when it is idle',
+        );
       }
       return queueDriftJob(stores, this.deps, vine);
     });
@@ -128,7 +137,12 @@ export class DriftUseCases {
  * a finished drift check records its result on the vine; a successful DEPLOY queues a PLAN of
  * each downstream vine. Returns the jobs it queued (to announce after commit).
  */
-export async function afterJobFinished(stores: Stores, deps: Pick<CoreDeps, 'random'>, job: Job, at: string): Promise<Job[]> {
+export async function afterJobFinished(
+  stores: Stores,
+  deps: Pick<CoreDeps, 'random'>,
+  job: Job,
+  at: string,
+): Promise<Job[]> {
   if (job.vine_id === null) return [];
   if (job.trigger.type === 'drift' && (job.status === 'SUCCESS' || job.status === 'FAILED')) {
     const drift = driftResultOf(job, at);
@@ -170,7 +184,12 @@ export function driftResultOf(job: Job, at: string): DriftResult {
 }
 
 /** A job queued by a person (or a trigger) on a vine cancels the vine's queued drift checks. */
-export async function cancelQueuedDriftChecks(stores: Stores, ownerId: string, vineId: string, at: string): Promise<void> {
+export async function cancelQueuedDriftChecks(
+  stores: Stores,
+  ownerId: string,
+  vineId: string,
+  at: string,
+): Promise<void> {
   const queued = await stores.jobs.list(ownerId, { vine_id: vineId, status: 'QUEUED' });
   for (const job of queued.filter((j) => j.trigger.type === 'drift')) {
     await stores.jobs.update(ownerId, job.id, job.status, {
@@ -252,7 +271,10 @@ async function requireNoCycle(stores: Stores, vine: Vine, triggers: VineTriggers
   while (pending.length > 0) {
     const id = pending.pop() as string;
     if (id === vine.id) {
-      throw new ConflictError('trigger_cycle', 'these run triggers would form a cycle: the configuration would run after itself');
+      throw new ConflictError(
+        'trigger_cycle',
+        'these run triggers would form a cycle: the configuration would run after itself',
+      );
     }
     if (seen.has(id)) continue;
     seen.add(id);
@@ -264,7 +286,9 @@ async function requireNoCycle(stores: Stores, vine: Vine, triggers: VineTriggers
 function parseDriftDetection(value: unknown): DriftDetection | null | undefined {
   if (value === undefined || value === null) return value;
   const interval =
-    typeof value === 'object' && !Array.isArray(value) ? (value as { interval_minutes?: unknown }).interval_minutes : undefined;
+    typeof value === 'object' && !Array.isArray(value)
+      ? (value as { interval_minutes?: unknown }).interval_minutes
+      : undefined;
   if (
     typeof interval !== 'number' ||
     !Number.isInteger(interval) ||
@@ -273,7 +297,12 @@ function parseDriftDetection(value: unknown): DriftDetection | null | undefined 
   ) {
     throw new ValidationError(
       `drift_detection.interval_minutes must be an integer from ${DRIFT_INTERVAL_MIN_MINUTES} to ${DRIFT_INTERVAL_MAX_MINUTES}`,
-      [{ path: 'drift_detection.interval_minutes', message: `an integer from ${DRIFT_INTERVAL_MIN_MINUTES} to ${DRIFT_INTERVAL_MAX_MINUTES}` }],
+      [
+        {
+          path: 'drift_detection.interval_minutes',
+          message: `an integer from ${DRIFT_INTERVAL_MIN_MINUTES} to ${DRIFT_INTERVAL_MAX_MINUTES}`,
+        },
+      ],
     );
   }
   return { interval_minutes: interval };

@@ -173,7 +173,10 @@ export class SqlVineStore implements VineStore {
   }
 
   async recordDrift(ownerId: string, id: string, drift: DriftResult): Promise<void> {
-    await this.db.table('vines').where({ owner_id: ownerId, id }).update({ drift: jsonIn(drift) });
+    await this.db
+      .table('vines')
+      .where({ owner_id: ownerId, id })
+      .update({ drift: jsonIn(drift) });
   }
 
   /** Few vines per owner name upstreams; the JSON list is filtered here rather than by dialect. */
@@ -231,7 +234,8 @@ function toVine(row: Row): Vine {
     next_drift_check_at: timeOutOrNull(row.next_drift_check_at),
     drift: row.drift === null || row.drift === undefined ? null : jsonOut<DriftResult>(row.drift),
     triggers: {
-      after: row.triggers_after === null || row.triggers_after === undefined ? [] : jsonOut<string[]>(row.triggers_after),
+      after:
+        row.triggers_after === null || row.triggers_after === undefined ? [] : jsonOut<string[]>(row.triggers_after),
     },
     created_at: timeOut(row.created_at),
     updated_at: timeOut(row.updated_at),
