@@ -25,6 +25,7 @@ import type {
   StatusReport,
   TendrilRequest,
   TokenPairAnswer,
+  UpdateConfigurationRequest,
   VineDetailView,
   VineSummaryView,
   VineyardDetailView,
@@ -183,6 +184,14 @@ export class TrellisClient {
   }
   createConfiguration(input: CreateConfigurationInput): Promise<VineDetailView> {
     return this.json('POST', '/api/cli/configurations', { body: input });
+  }
+  /** Drift detection and run triggers (fields left out stay as they are). */
+  updateConfiguration(nameOrId: string, input: UpdateConfigurationRequest): Promise<VineDetailView> {
+    return this.json('PATCH', `/api/cli/configurations/${encodeURIComponent(nameOrId)}`, { body: input });
+  }
+  /** Queues a drift check of the vine now (`202` with the job). */
+  checkDrift(nameOrId: string): Promise<JobView> {
+    return this.json('POST', `/api/cli/configurations/${encodeURIComponent(nameOrId)}/drift-check`);
   }
 
   // ---- jobs
