@@ -93,6 +93,7 @@ export function nextCursorOf(link: string | null): string | null {
 
 /** The bodies of `POST /api/cli/configurations` and `POST /api/jobs`, from the contract. */
 export type CreateConfigurationInput = CreateConfigurationRequest;
+export type UpdateConfigurationInput = UpdateConfigurationRequest;
 export type CreateJobInput = CreateJobRequest;
 
 export type LogStreamEvent =
@@ -186,7 +187,7 @@ export class TrellisClient {
     return this.json('POST', '/api/cli/configurations', { body: input });
   }
   /** Drift detection and run triggers (fields left out stay as they are). */
-  updateConfiguration(nameOrId: string, input: UpdateConfigurationRequest): Promise<VineDetailView> {
+  updateConfiguration(nameOrId: string, input: UpdateConfigurationInput): Promise<VineDetailView> {
     return this.json('PATCH', `/api/cli/configurations/${encodeURIComponent(nameOrId)}`, { body: input });
   }
   /** Queues a drift check of the vine now (`202` with the job). */
