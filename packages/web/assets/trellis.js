@@ -61,6 +61,19 @@
     });
   }
 
+  // A drift check of a deployed vine (issue 14): a speculative plan, shown on its job page.
+  for (const button of document.querySelectorAll('[data-drift-check]')) {
+    button.addEventListener('click', () => {
+      act(button, async () => {
+        const job = await postJson(
+          `/api/cli/configurations/${encodeURIComponent(button.dataset.driftCheck)}/drift-check`,
+          {},
+        );
+        window.location.assign(`${base}/jobs/${encodeURIComponent(job.id)}`);
+      });
+    });
+  }
+
   // Sign out: the API clears the cookie (POST with our Origin), then the sign-in page.
   for (const form of document.querySelectorAll('form[data-signout]')) {
     form.addEventListener('submit', (event) => {

@@ -1,4 +1,4 @@
-import type { Job, JobStatus, VineStatus, WorkerStatus } from '@trellis/core';
+import type { DriftResult, Job, JobStatus, VineStatus, WorkerStatus } from '@trellis/core';
 import { type Html, html } from './html.js';
 
 /** `2025-06-01 12:00:03 UTC`, the same for every reader whatever their time zone. */
@@ -55,6 +55,25 @@ const TONES: Readonly<Record<JobStatus | VineStatus | WorkerStatus, string>> = {
 /** A status as a coloured badge; the text always says it, colour only helps. */
 export function badge(status: JobStatus | VineStatus | WorkerStatus, attributes?: Html): Html {
   return html`<span class="badge tone-${TONES[status] ?? 'neutral'}" data-status="${status}"${attributes ?? ''}>${status}</span>`;
+}
+
+const DRIFT_TONES = { in_sync: 'good', drifted: 'bad', unknown: 'neutral' } as const;
+const DRIFT_LABELS = { in_sync: 'in sync', drifted: 'drifted', unknown: 'drift unknown' } as const;
+
+/**
+ * A vine's last drift check as a badge (issue 14): `in sync`, `drifted` with the plan's counts in
+ * its title, or `drift unknown` with the check's error. Nothing for a vine never checked.
+ */
+export function driftBadge(drift: DriftResult | null): Html | '' {
+  if (!drift) return '';
+  const changes = drift.changes;
+  const title =
+    drift.status === 'unknown'
+      ? (drift.error ?? 'the drift check failed')
+      : changes
+        ? `${changes.add} to add, ${changes.change} to change, ${changes.destroy} to destroy (checked ${drift.checked_at})`
+        : `checked ${drift.checked_at}`;
+  return html`<span class="badge tone-${DRIFT_TONES[drift.status]}" data-drift="${drift.status}" title="${title}">${DRIFT_LABELS[drift.status]}</span>`;
 }
 
 export function shortId(id: string): string {
