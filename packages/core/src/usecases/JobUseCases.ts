@@ -365,6 +365,8 @@ export class JobUseCases {
         if (result) {
           await this.moveVine(stores, result);
           await this.releaseStateLock(stores, result);
+          // A lost drift check leaves `unknown` with its reason (a lost deploy triggers nothing).
+          await afterJobFinished(stores, this.deps, result, now.toISOString());
         }
         return result;
       });

@@ -133,6 +133,16 @@ describe('the drift scheduler (queueDue, fake clock)', () => {
     });
   });
 
+  it('a drift check whose agent is lost is unknown with the reason', async () => {
+    await deploy();
+    const check = await core.useCases.drift.checkNow(ada, vine.id);
+    await run(check, { status: 'PROCESSING' });
+    core.clock.advance({ seconds: core.settings.lostJobTimeoutSeconds + 1 });
+    expect((await core.useCases.jobs.sweepLostJobs()).map((job) => job.id)).toEqual([check.id]);
+    expect(storedVine()).toMatchObject({ status: 'DEPLOYED', drift: { status: 'unknown', job_id: check.id } });
+    expect(storedVine().drift?.error).toContain('the agent running this job was lost');
+  });
+
   it('checks on demand only a DEPLOYED, idle vine', async () => {
     await expectFailure(core.useCases.drift.checkNow(ada, vine.id), ConflictError, 'configuration_not_deployed');
     await deploy();
