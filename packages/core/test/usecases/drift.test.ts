@@ -1,4 +1,12 @@
-import { ConflictError, DriftUseCases, NotFoundError, type Job, ValidationError, type VineView } from '@trellis/core';
+import {
+  ConflictError,
+  DriftUseCases,
+  ForbiddenError,
+  NotFoundError,
+  type Job,
+  ValidationError,
+  type VineView,
+} from '@trellis/core';
 import {
   createTestCore,
   seedRunningJob,
@@ -64,6 +72,29 @@ describe('drift settings (PATCH /api/cli/configurations/{id})', () => {
     );
     await expectFailure(core.useCases.drift.checkNow(bob, vine.id), NotFoundError, 'configuration_not_found');
     expect(storedVine().drift_detection).toBeNull();
+  });
+});
+
+describe('in an organization', () => {
+  it('settings need an admin (vineyards.manage); an operator may check drift (jobs.run)', async () => {
+    const bob = await seedUser(core);
+    const org = await core.useCases.orgs.create(ada, { name: 'platform' });
+    await core.useCases.orgs.addMember(ada, org.id, { email: bob.email, role: 'operator' });
+    const vineyard = await core.useCases.vineyards.create(ada, { name: 'prod', org_id: org.id });
+    const shared = await core.useCases.vines.create(ada, {
+      name: 'shared',
+      vineyard_id: vineyard.id,
+      source: { type: 'inline', files: { 'main.tf': '' } },
+    });
+    await expectFailure(
+      core.useCases.drift.configure(bob, shared.id, { drift_detection: { interval_minutes: 60 } }),
+      ForbiddenError,
+      'insufficient_role',
+    );
+    // The operator gets past authorization: the refusal is about the vine, not the role.
+    await expectFailure(core.useCases.drift.checkNow(bob, shared.id), ConflictError, 'configuration_not_deployed');
+    const set = await core.useCases.drift.configure(ada, shared.id, { drift_detection: { interval_minutes: 60 } });
+    expect(set.drift_detection).toEqual({ interval_minutes: 60 });
   });
 });
 
