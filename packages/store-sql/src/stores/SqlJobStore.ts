@@ -65,7 +65,8 @@ export class SqlJobStore implements JobStore {
         execution_metadata: jsonIn(job.execution_metadata),
         error_message: job.error_message,
         vine_status_before: job.vine_status_before,
-        trigger: job.trigger.type === 'manual' ? null : jsonIn(job.trigger),
+        // Null (or, before m012, absent) reads as a manual job.
+        ...(job.trigger.type === 'manual' ? {} : { trigger: jsonIn(job.trigger) }),
         created_at: timeIn(job.created_at),
         claimed_at: timeInOrNull(job.claimed_at),
         finished_at: timeInOrNull(job.finished_at),

@@ -54,10 +54,11 @@ export class SqlVineStore implements VineStore {
           engine: jsonIn(vine.engine),
           status: vine.status,
           status_message: vine.status_message,
-          drift_interval_minutes: vine.drift_detection?.interval_minutes ?? null,
-          next_drift_check_at: timeInOrNull(vine.next_drift_check_at),
-          drift: vine.drift === null ? null : jsonIn(vine.drift),
-          triggers_after: jsonIn(vine.triggers.after),
+          // Drift and trigger columns (m012) only when set: their defaults are what null reads as.
+          ...(vine.drift_detection ? { drift_interval_minutes: vine.drift_detection.interval_minutes } : {}),
+          ...(vine.next_drift_check_at ? { next_drift_check_at: timeIn(vine.next_drift_check_at) } : {}),
+          ...(vine.drift ? { drift: jsonIn(vine.drift) } : {}),
+          ...(vine.triggers.after.length > 0 ? { triggers_after: jsonIn(vine.triggers.after) } : {}),
           created_at: timeIn(vine.created_at),
           updated_at: timeIn(vine.updated_at),
         })
