@@ -87,7 +87,9 @@ const JOB_TYPE_LABELS: Readonly<Record<Job['job_type'], string>> = {
   DESTROY_WORKER: 'Destroy worker',
 };
 
-export function jobTypeLabel(job: Pick<Job, 'job_type' | 'plan_job_id'>): string {
+export function jobTypeLabel(job: Pick<Job, 'job_type' | 'plan_job_id'> & { trigger?: Job['trigger'] }): string {
   if (job.job_type === 'DEPLOY' && job.plan_job_id !== null) return 'Deploy (saved plan)';
+  if (job.trigger?.type === 'drift') return 'Drift check';
+  if (job.trigger?.type === 'upstream') return `${JOB_TYPE_LABELS[job.job_type]} (after upstream deploy)`;
   return JOB_TYPE_LABELS[job.job_type];
 }

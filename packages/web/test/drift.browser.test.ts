@@ -85,6 +85,27 @@ describe.skipIf(!chromiumPath)('drift in the web pages', { timeout: BROWSER_TEST
     await finishCheck(job, { add: 0, change: 0, destroy: 0 });
     await page.goto(`${server.url}/configurations/${web.id}`);
     expect(await page.locator('.title-row [data-drift]').textContent()).toBe('in sync');
+    expect(await page.locator('table').last().textContent()).toContain('Drift check');
     await screenshot(page, 'drift-vine-in-sync');
+  });
+
+  it('an admin sets and turns off the drift schedule from the vine page', async () => {
+    const page = await signedInPage();
+    await page.goto(`${server.url}/configurations/${web.id}`);
+    await page.fill('input[name="interval_minutes"]', '30');
+    await page.click('[data-drift-save]');
+    // The browser holds an interval under 60 minutes back (the API would refuse it too).
+    expect(await page.locator('input[name="interval_minutes"]:invalid').count()).toBe(1);
+    expect((await user.getConfiguration(web.id)).drift_detection).toEqual({ interval_minutes: 360 });
+
+    await page.fill('input[name="interval_minutes"]', '720');
+    await Promise.all([page.waitForEvent('load'), page.click('[data-drift-save]')]);
+    expect(await page.locator('[data-drift-schedule]').textContent()).toMatch(/^every 720 minutes, next /);
+    expect((await user.getConfiguration(web.id)).drift_detection).toEqual({ interval_minutes: 720 });
+
+    await Promise.all([page.waitForEvent('load'), page.click('[data-drift-off]')]);
+    expect(await page.locator('[data-drift-schedule]').textContent()).toMatch(/^off /);
+    expect((await user.getConfiguration(web.id)).drift_detection).toBeNull();
+    await screenshot(page, 'drift-settings-off');
   });
 });

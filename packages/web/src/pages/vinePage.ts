@@ -11,6 +11,8 @@ export interface VinePageInput {
   jobs: PageResult<JobSummary>;
   /** Whether the person may queue jobs of this vine (their own, or `jobs.run` in its organization). */
   mayRun: boolean;
+  /** Whether the person may change the vine's settings (drift schedule): `vineyards.manage`. */
+  mayManage?: boolean;
   /** The organization that owns the vine and the person's role in it; null for their own vine. */
   org: { name: string; role: string } | null;
   now: Date;
@@ -76,6 +78,7 @@ ${
 <section class="card" data-drift-section>
   <h2>Drift</h2>
   ${driftFacts(base, vine, now)}
+  ${input.mayManage ? driftSettings(vine) : ''}
 </section>
 
 <section class="card">
@@ -142,6 +145,14 @@ function driftFacts(base: string, vine: VineView, now: Date): Html {
       : html`<span class="muted">no other vine</span>`
   }</dd>
 </dl>`;
+}
+
+function driftSettings(vine: VineView): Html {
+  return html`<form class="inline-form" data-drift-settings="${vine.id}">
+  <label>Check every <input type="number" name="interval_minutes" min="60" max="10080" step="1" required value="${String(vine.drift_detection?.interval_minutes ?? 360)}"> minutes</label>
+  <button type="submit" class="button" data-drift-save>Save schedule</button>
+  ${vine.drift_detection ? html`<button type="button" class="button" data-drift-off>Turn off</button>` : ''}
+</form>`;
 }
 
 function outputText(value: Json): string {
