@@ -122,6 +122,50 @@ describeEachDialect('the drift scheduler', (dialect) => {
   });
 });
 
+describeEachDialect('the drift scheduler across a restart', (dialect) => {
+  it('checks that fell due while the server was down are queued once after it restarts, and not again', async () => {
+    // A timer that never fires during the test: the checks fall due with no scheduler running.
+    const first = await startControlPlane(dialect, { env: { TRELLIS_DRIFT_SCHEDULER_INTERVAL_S: '3600' } });
+    opened.push(first);
+    const ids = await dueVines(first, await first.userClient());
+    await first.controlPlane.close();
+    expect(await driftJobsByVine(first.database)).toEqual(new Map());
+
+    const start = async (interval: string) => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'trellis-drift-restart-'));
+      const plane = await createControlPlane({
+        env: {
+          PORT: '0',
+          TRELLIS_DATA_DIR: dataDir,
+          DATABASE_URL: first.database.url,
+          CLI_JWT_SECRET: JWT_SECRET,
+          TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
+          TRELLIS_LOG_LEVEL: 'silent',
+          TRELLIS_DRIFT_SCHEDULER_INTERVAL_S: interval,
+        },
+      });
+      return {
+        plane,
+        close: async () => {
+          await plane.close();
+          rmSync(dataDir, { recursive: true, force: true });
+        },
+      };
+    };
+    const restarted = await start('1');
+    await until(() => allRescheduled(first.database), 'the restarted scheduler to take every due check');
+    await restarted.close();
+    const counts = await driftJobsByVine(first.database);
+    expect(ids.map((id) => counts.get(id) ?? 0)).toEqual(ids.map(() => 1));
+
+    // Restarted again at once: nothing is due, nothing is queued twice.
+    const again = await start('3600');
+    opened.push(again);
+    expect(await again.plane.useCases.drift.queueDue()).toEqual([]);
+    expect(await driftJobsByVine(first.database)).toEqual(counts);
+  });
+});
+
 describePostgres('the drift scheduler on two control planes over one Postgres', () => {
   it('queues each due check exactly once (FOR UPDATE SKIP LOCKED), both from the timers and called at once', async () => {
     const a = await startControlPlane('postgres', { env: { TRELLIS_DRIFT_SCHEDULER_INTERVAL_S: '1' } });
