@@ -189,15 +189,18 @@ export async function cancelQueuedDriftChecks(
   ownerId: string,
   vineId: string,
   at: string,
-): Promise<void> {
+): Promise<Job[]> {
   const queued = await stores.jobs.list(ownerId, { vine_id: vineId, status: 'QUEUED' });
+  const cancelled: Job[] = [];
   for (const job of queued.filter((j) => j.trigger.type === 'drift')) {
-    await stores.jobs.update(ownerId, job.id, job.status, {
+    const updated = await stores.jobs.update(ownerId, job.id, job.status, {
       status: transitionJob(job.status, 'cancel'),
       finished_at: at,
       error_message: 'cancelled: a job was queued on the configuration after this drift check',
     });
+    if (updated) cancelled.push(updated);
   }
+  return cancelled;
 }
 
 async function queueDriftJob(stores: Stores, deps: Pick<CoreDeps, 'random' | 'clock'>, vine: Vine, at = isoNow(deps)) {

@@ -111,7 +111,7 @@ export class JobUseCases {
             stores.vines.get(ownerId, vineId as string),
           );
     const ownerId = located.record.owner_id;
-    const job = await this.deps.uow.run(located.scope, async (stores) => {
+    const queued = await this.deps.uow.run(located.scope, async (stores) => {
       if (assignedWorkerId !== null) await this.requireLiveWorker(stores, ownerId, assignedWorkerId);
       let snapshot: ConfigSnapshot;
       let vine: { id: string; vineyard_id: string; cloud_identity_id: string | null } | null = null;
@@ -126,8 +126,8 @@ export class JobUseCases {
       const hash = configHash(snapshot);
       if (planJobId !== null && vine !== null) await this.checkPlan(stores, ownerId, planJobId, vine.id, hash);
       // A person's job never waits behind a drift check: queued checks of the vine give way.
-      if (vine !== null) await cancelQueuedDriftChecks(stores, ownerId, vine.id, isoNow(this.deps));
-      return stores.jobs.create({
+      const givenWay = vine === null ? [] : await cancelQueuedDriftChecks(stores, ownerId, vine.id, isoNow(this.deps));
+      const created = await stores.jobs.create({
         id: this.deps.random.uuid(),
         owner_id: ownerId,
         job_type: jobType,
@@ -149,7 +149,10 @@ export class JobUseCases {
         claimed_at: null,
         finished_at: null,
       });
+      return { created, givenWay };
     });
+    const job = queued.created;
+    for (const cancelled of queued.givenWay) await this.announceStatus(cancelled);
     await announce(this.deps.events, { type: 'job_queued', owner_id: ownerId, job_id: job.id });
     return jobForPeople(job);
   }

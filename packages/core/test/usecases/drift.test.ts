@@ -186,6 +186,9 @@ describe('the drift scheduler (queueDue, fake clock)', () => {
     const check = await core.useCases.drift.checkNow(ada, vine.id);
     const person = await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: vine.id });
     expect(core.uow.snapshot().jobs.get(check.id)).toMatchObject({ status: 'CANCELLED' });
+    expect(core.events.published).toContainEqual(
+      expect.objectContaining({ type: 'job_status_changed', job_id: check.id, status: 'CANCELLED' }),
+    );
     expect((await core.useCases.jobs.claim(worker))?.job.id).toBe(person.id);
   });
 
