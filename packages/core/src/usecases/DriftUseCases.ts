@@ -161,6 +161,11 @@ export async function afterJobFinished(
   return queued;
 }
 
+/** A drift check: a speculative plan, never deployed and never offered for a deploy. */
+export function isDriftCheck(job: Pick<Job, 'trigger'>): boolean {
+  return job.trigger.type === 'drift';
+}
+
 /** The result a finished drift check leaves on its vine. */
 export function driftResultOf(job: Job, at: string): DriftResult {
   const base = { checked_at: job.finished_at ?? at, job_id: job.id };

@@ -22,7 +22,7 @@ import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 import { extractDeploymentOutputs, finalizeDeployment, redactSensitiveOutputs } from './finalizeDeployment.js';
 import { jobForPeople } from './views.js';
-import { afterJobFinished, cancelQueuedDriftChecks } from './DriftUseCases.js';
+import { afterJobFinished, cancelQueuedDriftChecks, isDriftCheck } from './DriftUseCases.js';
 
 export interface CreateJobInput {
   job_type: unknown;
@@ -437,7 +437,7 @@ export class JobUseCases {
         { path: 'plan_job_id', message: 'must be a PLAN job of the same configuration' },
       ]);
     }
-    if (plan.trigger.type === 'drift') {
+    if (isDriftCheck(plan)) {
       throw new ConflictError('plan_speculative', 'this plan is a drift check, which is never deployed; plan again');
     }
     if (plan.status !== 'SUCCESS' || !(await stores.planArtifacts.get(ownerId, plan.id))) {

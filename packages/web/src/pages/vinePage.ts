@@ -1,4 +1,4 @@
-import type { JobSummary, Json, PageResult, VineView, Vineyard } from '@trellis/core';
+import { isDriftCheck, type JobSummary, type Json, type PageResult, type VineView, type Vineyard } from '@trellis/core';
 import { badge, driftBadge, jobDuration, jobTypeLabel, shortId, utc, when } from '../format.js';
 import { externalUrl, type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
@@ -21,9 +21,7 @@ export interface VinePageInput {
 /** The newest successful plan that no deploy has used yet: what "Deploy this plan" applies. */
 export function unappliedPlan(jobs: readonly JobSummary[]): JobSummary | null {
   // A drift check is a plan too, but one that is never deployed (409 plan_speculative).
-  const newestPlan = jobs.find(
-    (job) => job.job_type === 'PLAN' && job.status === 'SUCCESS' && job.trigger.type !== 'drift',
-  );
+  const newestPlan = jobs.find((job) => job.job_type === 'PLAN' && job.status === 'SUCCESS' && !isDriftCheck(job));
   if (!newestPlan) return null;
   const applied = jobs.some(
     (job) => job.plan_job_id === newestPlan.id && job.status !== 'FAILED' && job.status !== 'CANCELLED',
