@@ -122,6 +122,44 @@ describeEachDialect('the drift scheduler', (dialect) => {
   });
 });
 
+describeEachDialect('drift and trigger routes', (dialect) => {
+  it('answer 200, 202, and problem+json for bad settings, a cycle and a vine that is not deployed', async () => {
+    const plane = await startControlPlane(dialect);
+    opened.push(plane);
+    const client = await plane.userClient();
+    const token = await plane.accessToken();
+    const [a, b] = await dueVines(plane, client).then((ids) => ids.slice(0, 2) as [string, string]);
+    const call = (method: string, path: string, body?: unknown) =>
+      fetch(`${plane.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    const tooOften = await call('PATCH', `/api/cli/configurations/${a}`, { drift_detection: { interval_minutes: 59 } });
+    expect(tooOften.status).toBe(400);
+    expect(tooOften.headers.get('content-type')).toContain('application/problem+json');
+    expect(await tooOften.json()).toMatchObject({ code: 'validation_failed' });
+
+    const after = await call('PATCH', `/api/cli/configurations/${b}`, { triggers: { after: [a] } });
+    expect(after.status).toBe(200);
+    expect(await after.json()).toMatchObject({ id: b, triggers: { after: [a] } });
+    const cycle = await call('PATCH', `/api/cli/configurations/${a}`, { triggers: { after: [b] } });
+    expect(cycle.status).toBe(409);
+    expect(await cycle.json()).toMatchObject({ code: 'trigger_cycle' });
+
+    const check = await call('POST', `/api/cli/configurations/${a}/drift-check`);
+    expect(check.status).toBe(202);
+    expect(await check.json()).toMatchObject({ job_type: 'PLAN', trigger: { type: 'drift' }, vine_id: a });
+    const busy = await call('POST', `/api/cli/configurations/${a}/drift-check`);
+    expect(busy.status).toBe(409);
+    expect(await busy.json()).toMatchObject({ code: 'configuration_busy' });
+    await exec(plane.database, "UPDATE vines SET status = 'PLANNED' WHERE id = ?", [b]);
+    const planned = await call('POST', `/api/cli/configurations/${b}/drift-check`);
+    expect(planned.status).toBe(409);
+    expect(await planned.json()).toMatchObject({ code: 'configuration_not_deployed' });
+  });
+});
+
 describeEachDialect('the drift scheduler across a restart', (dialect) => {
   it('checks that fell due while the server was down are queued once after it restarts, and not again', async () => {
     // A timer that never fires during the test: the checks fall due with no scheduler running.
