@@ -25,6 +25,7 @@ import type {
   StatusReport,
   TendrilRequest,
   TokenPairAnswer,
+  UpdateConfigurationRequest,
   VineDetailView,
   VineSummaryView,
   VineyardDetailView,
@@ -92,6 +93,7 @@ export function nextCursorOf(link: string | null): string | null {
 
 /** The bodies of `POST /api/cli/configurations` and `POST /api/jobs`, from the contract. */
 export type CreateConfigurationInput = CreateConfigurationRequest;
+export type UpdateConfigurationInput = UpdateConfigurationRequest;
 export type CreateJobInput = CreateJobRequest;
 
 export type LogStreamEvent =
@@ -183,6 +185,14 @@ export class TrellisClient {
   }
   createConfiguration(input: CreateConfigurationInput): Promise<VineDetailView> {
     return this.json('POST', '/api/cli/configurations', { body: input });
+  }
+  /** Drift detection and run triggers (fields left out stay as they are). */
+  updateConfiguration(nameOrId: string, input: UpdateConfigurationInput): Promise<VineDetailView> {
+    return this.json('PATCH', `/api/cli/configurations/${encodeURIComponent(nameOrId)}`, { body: input });
+  }
+  /** Queues a drift check of the vine now (`202` with the job). */
+  checkDrift(nameOrId: string): Promise<JobView> {
+    return this.json('POST', `/api/cli/configurations/${encodeURIComponent(nameOrId)}/drift-check`);
   }
 
   // ---- jobs

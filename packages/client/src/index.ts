@@ -4,6 +4,7 @@ export {
   type ClientAuth,
   type ClientOptions,
   type CreateConfigurationInput,
+  type UpdateConfigurationInput,
   type CreateJobInput,
   type JobListFilter,
   type ListPage,

@@ -39,6 +39,19 @@ export const CreateConfigurationBody = z.object({
     .object({ provider: z.enum(CLOUD_PROVIDERS).optional(), role_arn: z.string(), external_id: z.string().optional() })
     .optional(),
 });
+export const UpdateConfigurationBody = z.object({
+  drift_detection: z
+    .object({ interval_minutes: z.number().int().min(60).max(10080) })
+    .nullable()
+    .optional()
+    .describe('check drift every interval_minutes (60 to 10080); null: stop; absent: unchanged'),
+  triggers: z
+    .object({ after: z.array(z.uuid()).max(50) })
+    .optional()
+    .describe(
+      'queue a PLAN of this configuration when a DEPLOY of any of these succeeds (same owner; 409 trigger_cycle)',
+    ),
+});
 export const CreateJobBody = z.object({
   job_type: z.enum(JOB_TYPES),
   configuration_id: z.uuid().optional(),

@@ -31,6 +31,22 @@ export const CloudIdentity = z.object({
   role_arn: z.string(),
   external_id: uuid,
 });
+export const DriftResult = z
+  .object({
+    status: z.enum(['in_sync', 'drifted', 'unknown']),
+    checked_at: isoTime,
+    job_id: uuid,
+    changes: z.object({ add: z.number().int(), change: z.number().int(), destroy: z.number().int() }).nullable(),
+    error: z.string().optional().describe('why a check that failed is unknown'),
+  })
+  .describe("the vine's last drift check (null: never checked)");
+export const JobTrigger = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('manual') }),
+    z.object({ type: z.literal('drift') }),
+    z.object({ type: z.literal('upstream'), vine_id: uuid, job_id: uuid }),
+  ])
+  .describe('why the job was queued: by a person, by drift detection, or by a successful DEPLOY of an upstream vine');
 export const Vine = z.object({
   id: uuid,
   owner_id: uuid,
@@ -43,6 +59,15 @@ export const Vine = z.object({
   engine: Engine,
   status: z.enum(VINE_STATUSES),
   status_message: z.string().nullable(),
+  drift_detection: z
+    .object({ interval_minutes: z.number().int() })
+    .nullable()
+    .describe('how often drift is checked; null: never on a schedule'),
+  next_drift_check_at: isoTime.nullable().describe('when the scheduler next queues a drift check'),
+  drift: DriftResult.nullable(),
+  triggers: z
+    .object({ after: z.array(uuid) })
+    .describe('a successful DEPLOY of any of these vines queues a PLAN of this one'),
   created_at: isoTime,
   updated_at: isoTime,
 });
@@ -103,6 +128,7 @@ export const Job = z.object({
   claimed_at: isoTime.nullable(),
   finished_at: isoTime.nullable(),
   vine_status_before: z.enum(VINE_STATUSES).nullable().describe("the vine's status before this job moved it"),
+  trigger: JobTrigger,
 });
 export const JobSummary = Job.extend({
   config_snapshot: SnapshotSummary.describe(

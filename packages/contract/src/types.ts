@@ -15,6 +15,7 @@ import type {
 import type {
   CreateConfigurationBody,
   CreateJobBody,
+  UpdateConfigurationBody,
   ListJobsQuery,
   LogQuery,
   RegisterWorkerBody,
@@ -73,6 +74,7 @@ export type CreateConfigurationRequest = Omit<z.input<typeof CreateConfiguration
   source: z.input<typeof SourceInput>;
 };
 export type CreateJobRequest = z.input<typeof CreateJobBody>;
+export type UpdateConfigurationRequest = z.input<typeof UpdateConfigurationBody>;
 export type JobListRequest = Omit<z.input<typeof ListJobsQuery>, 'limit' | 'cursor'>;
 export type LogPageRequest = z.output<typeof LogQuery>;
 export type RegisterWorkerRequest = z.input<typeof RegisterWorkerBody>;

@@ -64,6 +64,7 @@ export * from './usecases/AuthUseCases.js';
 export * from './usecases/VineUseCases.js';
 export * from './usecases/vineInput.js';
 export * from './usecases/CoreDeps.js';
+export * from './usecases/DriftUseCases.js';
 export * from './usecases/createUseCases.js';
 export * from './usecases/finalizeDeployment.js';
 export * from './usecases/JobUseCases.js';

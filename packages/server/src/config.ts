@@ -47,6 +47,8 @@ export interface ServerConfig {
   pageLimits: PageLimits;
   /** How often the lost-agent sweep runs. */
   sweepIntervalSeconds: number;
+  /** How often this replica looks for due drift checks (issue 14). */
+  driftSchedulerIntervalSeconds: number;
   /**
    * Express `trust proxy` (`TRELLIS_TRUST_PROXY`): whose `X-Forwarded-For` gives the client
    * address the per-client limits count. False: nobody's (the socket's peer is the client).
@@ -281,6 +283,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
     heartbeatTimeoutSeconds: integer(env, 'TRELLIS_HEARTBEAT_TIMEOUT_S', 60, 5, 86_400),
     lostJobTimeoutSeconds: integer(env, 'TRELLIS_LOST_JOB_TIMEOUT_S', 120, 5, 86_400),
     sweepIntervalSeconds: integer(env, 'TRELLIS_SWEEP_INTERVAL_S', 15, 1, 3600),
+    driftSchedulerIntervalSeconds: integer(env, 'TRELLIS_DRIFT_SCHEDULER_INTERVAL_S', 60, 1, 3600),
     trustProxy: trustProxy(env.TRELLIS_TRUST_PROXY),
     bootstrapFailureLimit: integer(env, 'TRELLIS_BOOTSTRAP_FAILURE_LIMIT', 10, 1, 10_000),
     bootstrapFailureWindowSeconds: integer(env, 'TRELLIS_BOOTSTRAP_FAILURE_WINDOW_S', 900, 1, 86_400),

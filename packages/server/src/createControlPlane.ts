@@ -227,6 +227,25 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   }, config.sweepIntervalSeconds * 1000);
   sweeper.unref();
 
+  // Drift checks: every replica looks for due checks; each is taken by one (FOR UPDATE SKIP LOCKED).
+  let scheduling = false;
+  const driftScheduler = setInterval(() => {
+    if (scheduling) return;
+    scheduling = true;
+    useCases.drift
+      .queueDue()
+      .then(
+        (queued) => {
+          for (const job of queued) logger.info({ job_id: job.id, vine_id: job.vine_id }, 'drift check queued');
+        },
+        (error) => logger.error({ err: error }, 'drift scheduling failed'),
+      )
+      .finally(() => {
+        scheduling = false;
+      });
+  }, config.driftSchedulerIntervalSeconds * 1000);
+  driftScheduler.unref();
+
   // Retention: logs of jobs finished longer ago than TRELLIS_LOG_RETENTION_DAYS, in bounded batches.
   let pruning = false;
   const retention = setInterval(() => {
@@ -275,6 +294,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       closing ??= (async () => {
         clearInterval(sweeper);
         clearInterval(retention);
+        clearInterval(driftScheduler);
         shutdown.abort();
         await Promise.all(
           servers.map(

@@ -155,6 +155,7 @@ function describeSnapshots(dialect: TestDialect): void {
             execution_metadata: {},
             error_message: null,
             vine_status_before: null,
+            trigger: { type: 'manual' },
             created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
             claimed_at: null,
             finished_at: null,

@@ -24,9 +24,9 @@
     box.hidden = message === '';
   };
 
-  const postJson = async (path, body) => {
+  const postJson = async (path, body, method = 'POST') => {
     const response = await fetch(`${base}${path}`, {
-      method: 'POST',
+      method,
       credentials: 'same-origin',
       headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
       body: JSON.stringify(body ?? {}),
@@ -59,6 +59,38 @@
         window.location.assign(`${base}/jobs/${encodeURIComponent(job.id)}`);
       });
     });
+  }
+
+  // A drift check of a deployed vine (issue 14): a speculative plan, shown on its job page.
+  for (const button of document.querySelectorAll('[data-drift-check]')) {
+    button.addEventListener('click', () => {
+      act(button, async () => {
+        const job = await postJson(
+          `/api/cli/configurations/${encodeURIComponent(button.dataset.driftCheck)}/drift-check`,
+          {},
+        );
+        window.location.assign(`${base}/jobs/${encodeURIComponent(job.id)}`);
+      });
+    });
+  }
+
+  // Drift schedule (admins): PATCH the configuration, then show the page again.
+  for (const form of document.querySelectorAll('form[data-drift-settings]')) {
+    const save = async (driftDetection, button) =>
+      act(button, async () => {
+        await postJson(
+          `/api/cli/configurations/${encodeURIComponent(form.dataset.driftSettings)}`,
+          { drift_detection: driftDetection },
+          'PATCH',
+        );
+        window.location.reload();
+      });
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const minutes = Number(form.elements.interval_minutes.value);
+      save({ interval_minutes: minutes }, form.querySelector('[data-drift-save]'));
+    });
+    form.querySelector('[data-drift-off]')?.addEventListener('click', (event) => save(null, event.currentTarget));
   }
 
   // Sign out: the API clears the cookie (POST with our Origin), then the sign-in page.

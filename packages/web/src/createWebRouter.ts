@@ -251,6 +251,7 @@ export function createWebRouter(options: WebOptions): Router {
         vineyard,
         jobs,
         mayRun: roles.may(vine.owner_id, 'jobs.run'),
+        mayManage: roles.may(vine.owner_id, 'vineyards.manage'),
         org: roles.org(vine.owner_id),
         now,
       });

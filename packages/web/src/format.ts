@@ -1,4 +1,4 @@
-import type { Job, JobStatus, VineStatus, WorkerStatus } from '@trellis/core';
+import type { DriftResult, Job, JobStatus, VineStatus, WorkerStatus } from '@trellis/core';
 import { type Html, html } from './html.js';
 
 /** `2025-06-01 12:00:03 UTC`, the same for every reader whatever their time zone. */
@@ -57,6 +57,25 @@ export function badge(status: JobStatus | VineStatus | WorkerStatus, attributes?
   return html`<span class="badge tone-${TONES[status] ?? 'neutral'}" data-status="${status}"${attributes ?? ''}>${status}</span>`;
 }
 
+const DRIFT_TONES = { in_sync: 'good', drifted: 'bad', unknown: 'neutral' } as const;
+const DRIFT_LABELS = { in_sync: 'in sync', drifted: 'drifted', unknown: 'drift unknown' } as const;
+
+/**
+ * A vine's last drift check as a badge (issue 14): `in sync`, `drifted` with the plan's counts in
+ * its title, or `drift unknown` with the check's error. Nothing for a vine never checked.
+ */
+export function driftBadge(drift: DriftResult | null): Html | '' {
+  if (!drift) return '';
+  const changes = drift.changes;
+  const title =
+    drift.status === 'unknown'
+      ? (drift.error ?? 'the drift check failed')
+      : changes
+        ? `${changes.add} to add, ${changes.change} to change, ${changes.destroy} to destroy (checked ${drift.checked_at})`
+        : `checked ${drift.checked_at}`;
+  return html`<span class="badge tone-${DRIFT_TONES[drift.status]}" data-drift="${drift.status}" title="${title}">${DRIFT_LABELS[drift.status]}</span>`;
+}
+
 export function shortId(id: string): string {
   return id.slice(0, 8);
 }
@@ -68,7 +87,9 @@ const JOB_TYPE_LABELS: Readonly<Record<Job['job_type'], string>> = {
   DESTROY_WORKER: 'Destroy worker',
 };
 
-export function jobTypeLabel(job: Pick<Job, 'job_type' | 'plan_job_id'>): string {
+export function jobTypeLabel(job: Pick<Job, 'job_type' | 'plan_job_id'> & { trigger?: Job['trigger'] }): string {
   if (job.job_type === 'DEPLOY' && job.plan_job_id !== null) return 'Deploy (saved plan)';
+  if (job.trigger?.type === 'drift') return 'Drift check';
+  if (job.trigger?.type === 'upstream') return `${JOB_TYPE_LABELS[job.job_type]} (after upstream deploy)`;
   return JOB_TYPE_LABELS[job.job_type];
 }

@@ -1,4 +1,6 @@
 import { CreateConfigCommand } from './configs/CreateConfigCommand.js';
+import { DriftCheckCommand } from './configs/DriftCheckCommand.js';
+import { SetConfigCommand } from './configs/SetConfigCommand.js';
 import { ListConfigsCommand } from './configs/ListConfigsCommand.js';
 import { ShowConfigCommand } from './configs/ShowConfigCommand.js';
 import { HelpCommand } from './HelpCommand.js';
@@ -46,6 +48,8 @@ export const COMMANDS = [
   ListConfigsCommand,
   ShowConfigCommand,
   CreateConfigCommand,
+  SetConfigCommand,
+  DriftCheckCommand,
   PlanCommand,
   DeployCommand,
   DestroyCommand,

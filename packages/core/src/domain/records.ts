@@ -129,6 +129,32 @@ export interface Engine {
   version: string | null;
 }
 
+/** How often the vine is checked for drift (issue 14); null: never on a schedule. */
+export interface DriftDetection {
+  interval_minutes: number;
+}
+
+export const DRIFT_STATUSES = ['in_sync', 'drifted', 'unknown'] as const;
+export type DriftStatus = (typeof DRIFT_STATUSES)[number];
+
+/** The result of the vine's last drift check (a speculative PLAN job with `trigger: {type:"drift"}`). */
+export interface DriftResult {
+  status: DriftStatus;
+  checked_at: string;
+  job_id: string;
+  changes: { add: number; change: number; destroy: number } | null;
+  /** Why a check that failed is `unknown`. */
+  error?: string;
+}
+
+/** Vines whose successful DEPLOY queues a PLAN of this vine (issue 14 run triggers). */
+export interface VineTriggers {
+  after: string[];
+}
+
+/** Why a job was queued: by a person, by the drift scheduler, or by an upstream vine's deploy. */
+export type JobTrigger = { type: 'manual' } | { type: 'drift' } | { type: 'upstream'; vine_id: string; job_id: string };
+
 export interface Vine {
   id: string;
   owner_id: string;
@@ -141,6 +167,11 @@ export interface Vine {
   engine: Engine;
   status: VineStatus;
   status_message: string | null;
+  drift_detection: DriftDetection | null;
+  /** When the scheduler next queues a drift check (null: no schedule). */
+  next_drift_check_at: string | null;
+  drift: DriftResult | null;
+  triggers: VineTriggers;
   created_at: string;
   updated_at: string;
 }
@@ -183,6 +214,7 @@ export interface Job {
   error_message: string | null;
   /** The vine's status when the job was claimed, restored if the job is cancelled. */
   vine_status_before: VineStatus | null;
+  trigger: JobTrigger;
   created_at: string;
   claimed_at: string | null;
   finished_at: string | null;

@@ -1,7 +1,7 @@
 import type { OwnerIds } from './UnitOfWork.js';
 import type { VineStatus } from '../domain/enums.js';
 import type { Page, PageRequest } from '../domain/pagination.js';
-import type { Vine, VineComponents } from '../domain/records.js';
+import type { DriftDetection, DriftResult, Vine, VineComponents, VineTriggers } from '../domain/records.js';
 
 export interface VineFilter {
   vineyard_id?: string;
@@ -25,4 +25,22 @@ export interface VineStore {
   /** Replaces the kinds present in `components`; kinds that are null are left as they are. */
   saveComponents(ownerId: string, vineId: string, components: VineComponents, at: string): Promise<void>;
   clearComponents(ownerId: string, vineId: string): Promise<void>;
+  /** Sets the fields present in `patch` (drift schedule, run triggers); the vine comes back. */
+  updateSettings(ownerId: string, id: string, patch: VineSettingsPatch, at: string): Promise<Vine>;
+  /** Records the result of a drift check. */
+  recordDrift(ownerId: string, id: string, drift: DriftResult): Promise<void>;
+  /** Vines of the owner whose `triggers.after` names `upstreamId`, oldest first. */
+  listDownstream(ownerId: string, upstreamId: string): Promise<Vine[]>;
+  /**
+   * System work: up to `limit` vines of any owner whose `next_drift_check_at` is at or before
+   * `now`, earliest first. On Postgres the rows are locked `FOR UPDATE SKIP LOCKED` until the unit
+   * of work ends, so a concurrent caller (another replica) takes other vines, never these.
+   */
+  takeDueDriftChecks(now: string, limit: number): Promise<Vine[]>;
+}
+
+export interface VineSettingsPatch {
+  drift_detection?: DriftDetection | null;
+  next_drift_check_at?: string | null;
+  triggers?: VineTriggers;
 }

@@ -22,6 +22,7 @@ import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 import { extractDeploymentOutputs, finalizeDeployment, redactSensitiveOutputs } from './finalizeDeployment.js';
 import { jobForPeople } from './views.js';
+import { afterJobFinished, cancelQueuedDriftChecks, isDriftCheck } from './DriftUseCases.js';
 
 export interface CreateJobInput {
   job_type: unknown;
@@ -110,7 +111,7 @@ export class JobUseCases {
             stores.vines.get(ownerId, vineId as string),
           );
     const ownerId = located.record.owner_id;
-    const job = await this.deps.uow.run(located.scope, async (stores) => {
+    const queued = await this.deps.uow.run(located.scope, async (stores) => {
       if (assignedWorkerId !== null) await this.requireLiveWorker(stores, ownerId, assignedWorkerId);
       let snapshot: ConfigSnapshot;
       let vine: { id: string; vineyard_id: string; cloud_identity_id: string | null } | null = null;
@@ -124,7 +125,9 @@ export class JobUseCases {
       }
       const hash = configHash(snapshot);
       if (planJobId !== null && vine !== null) await this.checkPlan(stores, ownerId, planJobId, vine.id, hash);
-      return stores.jobs.create({
+      // A person's job never waits behind a drift check: queued checks of the vine give way.
+      const givenWay = vine === null ? [] : await cancelQueuedDriftChecks(stores, ownerId, vine.id, isoNow(this.deps));
+      const created = await stores.jobs.create({
         id: this.deps.random.uuid(),
         owner_id: ownerId,
         job_type: jobType,
@@ -141,11 +144,15 @@ export class JobUseCases {
         execution_metadata: {},
         error_message: null,
         vine_status_before: null,
+        trigger: { type: 'manual' },
         created_at: isoNow(this.deps),
         claimed_at: null,
         finished_at: null,
       });
+      return { created, givenWay };
     });
+    const job = queued.created;
+    for (const cancelled of queued.givenWay) await this.announceStatus(cancelled);
     await announce(this.deps.events, { type: 'job_queued', owner_id: ownerId, job_id: job.id });
     return jobForPeople(job);
   }
@@ -229,7 +236,8 @@ export class JobUseCases {
       const job = await stores.jobs.claimNext({ id: worker.workerId, owner_id: worker.ownerId }, at);
       if (!job) return null;
       let current = job;
-      if (job.vine_id !== null) {
+      // A drift check leaves its vine's status alone: the vine stays DEPLOYED while it runs.
+      if (job.vine_id !== null && job.trigger.type !== 'drift') {
         const vine = await stores.vines.get(job.owner_id, job.vine_id);
         if (vine) {
           current = await this.applyUpdate(stores, job, { vine_status_before: vine.status });
@@ -277,7 +285,7 @@ export class JobUseCases {
     const metadata = redactSensitiveOutputs(parseMetadata(report.execution_metadata));
     const errorMessage = parseErrorMessage(report.error_message);
 
-    const job = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+    const { updated: job, triggered } = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
       const current = await this.requireClaimedBy(stores, worker, jobId);
       const status = transitionJob(current.status, REPORT_EVENTS[reported]);
       const merged = { ...current.execution_metadata, ...metadata };
@@ -302,8 +310,12 @@ export class JobUseCases {
         await stores.workers.markDestroyed(updated.owner_id, updated.target_worker_id, at);
         await this.cancelJobsAssignedTo(stores, updated.owner_id, updated.target_worker_id, at);
       }
-      return updated;
+      const triggered = isTerminalJobStatus(status) ? await afterJobFinished(stores, this.deps, updated, at) : [];
+      return { updated, triggered };
     });
+    for (const queued of triggered) {
+      await announce(this.deps.events, { type: 'job_queued', owner_id: queued.owner_id, job_id: queued.id });
+    }
     if (job.status === 'SUCCESS' && job.job_type === 'DESTROY_WORKER' && job.target_worker_id !== null) {
       // A destroyed worker's token stops working at once: here, and on other replicas by the event.
       this.credentials.forget(job.target_worker_id);
@@ -356,6 +368,8 @@ export class JobUseCases {
         if (result) {
           await this.moveVine(stores, result);
           await this.releaseStateLock(stores, result);
+          // A lost drift check leaves `unknown` with its reason (a lost deploy triggers nothing).
+          await afterJobFinished(stores, this.deps, result, now.toISOString());
         }
         return result;
       });
@@ -423,6 +437,9 @@ export class JobUseCases {
         { path: 'plan_job_id', message: 'must be a PLAN job of the same configuration' },
       ]);
     }
+    if (isDriftCheck(plan)) {
+      throw new ConflictError('plan_speculative', 'this plan is a drift check, which is never deployed; plan again');
+    }
     if (plan.status !== 'SUCCESS' || !(await stores.planArtifacts.get(ownerId, plan.id))) {
       throw new ConflictError('plan_not_ready', 'the plan job has not succeeded with a plan artifact');
     }
@@ -442,7 +459,7 @@ export class JobUseCases {
 
   /** Mirrors a job's end on its vine (DESIGN §3 vine states). */
   private async moveVine(stores: Stores, job: Job): Promise<void> {
-    if (job.vine_id === null || job.job_type === 'DESTROY_WORKER') return;
+    if (job.vine_id === null || job.job_type === 'DESTROY_WORKER' || job.trigger.type === 'drift') return;
     const vine = await stores.vines.get(job.owner_id, job.vine_id);
     if (!vine) return;
     const jobType = job.job_type as VineJobType;

@@ -53,6 +53,10 @@ export class VineUseCases {
         engine: parsed.engine,
         status: 'NEW',
         status_message: null,
+        drift_detection: null,
+        next_drift_check_at: null,
+        drift: null,
+        triggers: { after: [] },
         created_at: now,
         updated_at: now,
       });

@@ -3,6 +3,7 @@ import { ApiTokenUseCases } from './ApiTokenUseCases.js';
 import { AuthUseCases } from './AuthUseCases.js';
 import { VineUseCases } from './VineUseCases.js';
 import type { CoreDeps } from './CoreDeps.js';
+import { DriftUseCases } from './DriftUseCases.js';
 import { JobUseCases } from './JobUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
 import { OrgUseCases } from './OrgUseCases.js';
@@ -29,6 +30,7 @@ export interface UseCases {
   repositories: RepositoryUseCases;
   apiTokens: ApiTokenUseCases;
   orgs: OrgUseCases;
+  drift: DriftUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
@@ -47,5 +49,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     repositories: new RepositoryUseCases(deps),
     apiTokens: new ApiTokenUseCases(deps),
     orgs: new OrgUseCases(deps),
+    drift: new DriftUseCases(deps),
   };
 }

@@ -35,6 +35,11 @@ export interface SqlSession {
    */
   lockForUpdate(query: Knex.QueryBuilder): Knex.QueryBuilder;
   /**
+   * Like `lockForUpdate`, but rows another transaction holds are skipped rather than waited for
+   * (Postgres `FOR UPDATE SKIP LOCKED`): concurrent callers each take different rows.
+   */
+  lockSkipLocked(query: Knex.QueryBuilder): Knex.QueryBuilder;
+  /**
    * Runs a statement that may break a unique key so that its failure leaves the unit of work
    * usable: Postgres aborts the whole transaction on any error unless it ran under a savepoint;
    * SQLite only undoes the failed statement anyway.

@@ -12,10 +12,25 @@ import {
   type VineSource,
   type VineStatus,
   type VineStore,
+  type DriftResult,
+  type VineSettingsPatch,
 } from '@trellis/core';
 import { ownerList, type OwnerIds } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
-import { jsonIn, jsonOut, type Row, textOut, textOutOrNull, timeIn, timeOut, uuidOut, uuidOutOrNull } from '../rows.js';
+import {
+  integerOut,
+  jsonIn,
+  jsonOut,
+  type Row,
+  textOut,
+  textOutOrNull,
+  timeIn,
+  timeInOrNull,
+  timeOut,
+  timeOutOrNull,
+  uuidOut,
+  uuidOutOrNull,
+} from '../rows.js';
 import { keysetPage } from './keysetPage.js';
 
 /** A component row's `data`: the component without the job id, which has its own column. */
@@ -39,6 +54,11 @@ export class SqlVineStore implements VineStore {
           engine: jsonIn(vine.engine),
           status: vine.status,
           status_message: vine.status_message,
+          // Drift and trigger columns (m012) only when set: their defaults are what null reads as.
+          ...(vine.drift_detection ? { drift_interval_minutes: vine.drift_detection.interval_minutes } : {}),
+          ...(vine.next_drift_check_at ? { next_drift_check_at: timeIn(vine.next_drift_check_at) } : {}),
+          ...(vine.drift ? { drift: jsonIn(vine.drift) } : {}),
+          ...(vine.triggers.after.length > 0 ? { triggers_after: jsonIn(vine.triggers.after) } : {}),
           created_at: timeIn(vine.created_at),
           updated_at: timeIn(vine.updated_at),
         })
@@ -141,6 +161,46 @@ export class SqlVineStore implements VineStore {
     await this.db.table('vine_components').where({ owner_id: ownerId, vine_id: vineId }).delete();
   }
 
+  async updateSettings(ownerId: string, id: string, patch: VineSettingsPatch, at: string): Promise<Vine> {
+    const changes: Row = { updated_at: timeIn(at) };
+    if (patch.drift_detection !== undefined) {
+      changes.drift_interval_minutes = patch.drift_detection?.interval_minutes ?? null;
+    }
+    if (patch.next_drift_check_at !== undefined) changes.next_drift_check_at = timeInOrNull(patch.next_drift_check_at);
+    if (patch.triggers !== undefined) changes.triggers_after = jsonIn(patch.triggers.after);
+    const [row] = await this.db.table('vines').where({ owner_id: ownerId, id }).update(changes).returning('*');
+    if (!row) throw new NotFoundError('configuration');
+    return toVine(row);
+  }
+
+  async recordDrift(ownerId: string, id: string, drift: DriftResult): Promise<void> {
+    await this.db
+      .table('vines')
+      .where({ owner_id: ownerId, id })
+      .update({ drift: jsonIn(drift) });
+  }
+
+  /** Few vines per owner name upstreams; the JSON list is filtered here rather than by dialect. */
+  async listDownstream(ownerId: string, upstreamId: string): Promise<Vine[]> {
+    const rows: Row[] = await this.db
+      .table('vines')
+      .where({ owner_id: ownerId })
+      .whereNotNull('triggers_after')
+      .orderBy([{ column: 'created_at' }, { column: 'seq' }]);
+    return rows.map(toVine).filter((vine) => vine.triggers.after.includes(upstreamId));
+  }
+
+  async takeDueDriftChecks(now: string, limit: number): Promise<Vine[]> {
+    const query = this.db
+      .table('vines')
+      .whereNotNull('next_drift_check_at')
+      .where('next_drift_check_at', '<=', timeIn(now))
+      .orderBy([{ column: 'next_drift_check_at' }, { column: 'seq' }])
+      .limit(limit);
+    const rows: Row[] = await this.db.lockSkipLocked(query);
+    return rows.map(toVine);
+  }
+
   private async findOne(ownerId: string, where: Record<string, string>): Promise<Vine | null> {
     const row = await this.db
       .table('vines')
@@ -168,6 +228,16 @@ function toVine(row: Row): Vine {
     engine: jsonOut<Engine>(row.engine),
     status: textOut(row.status) as VineStatus,
     status_message: textOutOrNull(row.status_message),
+    drift_detection:
+      row.drift_interval_minutes === null || row.drift_interval_minutes === undefined
+        ? null
+        : { interval_minutes: integerOut(row.drift_interval_minutes) },
+    next_drift_check_at: timeOutOrNull(row.next_drift_check_at),
+    drift: row.drift === null || row.drift === undefined ? null : jsonOut<DriftResult>(row.drift),
+    triggers: {
+      after:
+        row.triggers_after === null || row.triggers_after === undefined ? [] : jsonOut<string[]>(row.triggers_after),
+    },
     created_at: timeOut(row.created_at),
     updated_at: timeOut(row.updated_at),
   };

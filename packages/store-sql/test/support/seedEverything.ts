@@ -79,6 +79,10 @@ export async function seedOwnedRecords(
       engine: { name: 'tofu', version: null },
       status: 'NEW',
       status_message: null,
+      drift_detection: null,
+      next_drift_check_at: null,
+      drift: null,
+      triggers: { after: [] },
       created_at: now,
       updated_at: now,
     });
@@ -111,6 +115,7 @@ export async function seedOwnedRecords(
       execution_metadata: {},
       error_message: null,
       vine_status_before: null,
+      trigger: { type: 'manual' },
       created_at: now,
       claimed_at: now,
       finished_at: null,

@@ -1,5 +1,5 @@
-import type { JobSummary, Json, PageResult, VineView, Vineyard } from '@trellis/core';
-import { badge, jobDuration, jobTypeLabel, shortId, when } from '../format.js';
+import { isDriftCheck, type JobSummary, type Json, type PageResult, type VineView, type Vineyard } from '@trellis/core';
+import { badge, driftBadge, jobDuration, jobTypeLabel, shortId, utc, when } from '../format.js';
 import { externalUrl, type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 
@@ -11,6 +11,8 @@ export interface VinePageInput {
   jobs: PageResult<JobSummary>;
   /** Whether the person may queue jobs of this vine (their own, or `jobs.run` in its organization). */
   mayRun: boolean;
+  /** Whether the person may change the vine's settings (drift schedule): `vineyards.manage`. */
+  mayManage?: boolean;
   /** The organization that owns the vine and the person's role in it; null for their own vine. */
   org: { name: string; role: string } | null;
   now: Date;
@@ -18,7 +20,8 @@ export interface VinePageInput {
 
 /** The newest successful plan that no deploy has used yet: what "Deploy this plan" applies. */
 export function unappliedPlan(jobs: readonly JobSummary[]): JobSummary | null {
-  const newestPlan = jobs.find((job) => job.job_type === 'PLAN' && job.status === 'SUCCESS');
+  // A drift check is a plan too, but one that is never deployed (409 plan_speculative).
+  const newestPlan = jobs.find((job) => job.job_type === 'PLAN' && job.status === 'SUCCESS' && !isDriftCheck(job));
   if (!newestPlan) return null;
   const applied = jobs.some(
     (job) => job.plan_job_id === newestPlan.id && job.status !== 'FAILED' && job.status !== 'CANCELLED',
@@ -39,6 +42,7 @@ export function vinePage(input: VinePageInput): Page {
 <div class="title-row">
   <h1>${vine.name}</h1>
   ${badge(vine.status)}
+  ${driftBadge(vine.drift)}
 </div>
 ${vine.status_message ? html`<p class="error" data-status-message>${vine.status_message}</p>` : ''}
 ${
@@ -51,6 +55,7 @@ ${
       : ''
   }
   <button type="button" class="button" data-create-job="DEPLOY" data-configuration-id="${vine.id}">Plan and deploy</button>
+  ${vine.status === 'DEPLOYED' ? html`<button type="button" class="button" data-drift-check="${vine.id}">Check drift</button>` : ''}
   <button type="button" class="button danger" data-create-job="DESTROY" data-configuration-id="${vine.id}" data-confirm="Destroy every resource of ${vine.name}? This cannot be undone.">Destroy</button>
 </div>
 <p class="error" role="alert" data-action-error hidden></p>`
@@ -67,6 +72,12 @@ ${
   ${configuration(vine)}
 </section>
 </div>
+
+<section class="card" data-drift-section>
+  <h2>Drift</h2>
+  ${driftFacts(base, vine, now)}
+  ${input.mayManage ? driftSettings(vine) : ''}
+</section>
 
 <section class="card">
   <h2>Last jobs</h2>
@@ -104,6 +115,42 @@ ${
   </tbody>
 </table>`
 }`;
+}
+
+function driftFacts(base: string, vine: VineView, now: Date): Html {
+  const { drift } = vine;
+  const changes = drift?.changes;
+  return html`<dl class="facts">
+  <dt>Last check</dt><dd>${
+    drift
+      ? html`${driftBadge(drift)} <a href="${base}/jobs/${drift.job_id}">${when(drift.checked_at, now)}</a>${
+          changes
+            ? html` <span data-drift-changes>${changes.add} to add, ${changes.change} to change, ${changes.destroy} to destroy</span>`
+            : ''
+        }${drift.error ? html` <span class="error" data-drift-error>${drift.error}</span>` : ''}`
+      : html`<span class="muted">never checked</span>`
+  }</dd>
+  <dt>Schedule</dt><dd data-drift-schedule>${
+    vine.drift_detection
+      ? html`every ${vine.drift_detection.interval_minutes} minutes${vine.next_drift_check_at ? html`, next ${utc(vine.next_drift_check_at)}` : ''}`
+      : html`<span class="muted">off</span> <code>trellis configs set ${vine.name} --drift-interval 360</code>`
+  }</dd>
+  <dt>Runs after</dt><dd data-triggers-after>${
+    vine.triggers.after.length > 0
+      ? vine.triggers.after.map(
+          (id, i) => html`${i > 0 ? ', ' : ''}<a href="${base}/configurations/${id}">${shortId(id)}</a>`,
+        )
+      : html`<span class="muted">no other vine</span>`
+  }</dd>
+</dl>`;
+}
+
+function driftSettings(vine: VineView): Html {
+  return html`<form class="inline-form" data-drift-settings="${vine.id}">
+  <label>Check every <input type="number" name="interval_minutes" min="60" max="10080" step="1" required value="${String(vine.drift_detection?.interval_minutes ?? 360)}"> minutes</label>
+  <button type="submit" class="button" data-drift-save>Save schedule</button>
+  ${vine.drift_detection ? html`<button type="button" class="button" data-drift-off>Turn off</button>` : ''}
+</form>`;
 }
 
 function outputText(value: Json): string {

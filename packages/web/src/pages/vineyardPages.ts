@@ -1,5 +1,5 @@
 import type { JobSummary, PageResult, VineSummary, VineView, VineyardSummary, VineyardView } from '@trellis/core';
-import { badge, jobTypeLabel, when } from '../format.js';
+import { badge, driftBadge, jobTypeLabel, when } from '../format.js';
 import { externalUrl, type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { filteredOwner, type Standing } from '../standing.js';
@@ -60,7 +60,7 @@ function vineTable(base: string, vines: VineSummary[], now: Date): Html {
     (vine) => html`<tr>
     <td><a href="${base}/configurations/${vine.id}">${vine.name}</a></td>
     <td>${vine.project_name}</td>
-    <td>${badge(vine.status)}</td>
+    <td>${badge(vine.status)} ${driftBadge(vine.drift)}</td>
     <td>${vine.engine.name}${vine.engine.version ? html` ${vine.engine.version}` : ''}</td>
     <td>${when(vine.updated_at, now)}</td>
   </tr>`,
@@ -106,7 +106,7 @@ ${
     const argocd = externalUrl(vine.components.argocd?.url);
     return html`<tr>
     <td><a href="${base}/configurations/${vine.id}">${vine.name}</a></td>
-    <td>${badge(vine.status)}</td>
+    <td>${badge(vine.status)} ${driftBadge(vine.drift)}</td>
     <td>${endpoint ? html`<code>${endpoint}</code>` : html`<span class="muted">—</span>`}</td>
     <td>${argocd ? html`<a href="${argocd}" rel="noopener noreferrer" target="_blank">Open</a>` : html`<span class="muted">—</span>`}</td>
     <td>${last ? html`<a href="${base}/jobs/${last.id}">${jobTypeLabel(last)}</a> ${badge(last.status)} ${when(last.created_at, now)}` : html`<span class="muted">none</span>`}</td>

@@ -60,8 +60,34 @@ export function printVine(terminal: Terminal, vine: VineView): void {
     ['Cluster', cluster ? [cluster.name, cluster.endpoint].filter(Boolean).join(' ') : null],
     ['Argo CD', argocd?.url ?? null],
     ['Outputs', outputs ? Object.keys(outputs.values).join(', ') : null],
+    ['Drift', describeDrift(terminal, vine)],
+    [
+      'Drift checks',
+      vine.drift_detection
+        ? `every ${vine.drift_detection.interval_minutes} min, next ${timestamp(vine.next_drift_check_at)}`
+        : null,
+    ],
+    ['Runs after', vine.triggers.after.length > 0 ? vine.triggers.after.join(', ') : null],
     ['Created', timestamp(vine.created_at)],
     ['Updated', timestamp(vine.updated_at)],
   );
   terminal.print(renderFields(fields, out.bold));
+}
+
+/** The last drift check: `in sync`, `drifted (+1 ~2 -0)` or `unknown (error)`, and when. */
+export function describeDrift(terminal: Terminal, vine: Pick<VineView, 'drift'>): string | null {
+  const { out } = terminal;
+  const { drift } = vine;
+  if (!drift) return null;
+  const when = `checked ${timestamp(drift.checked_at)}, job ${drift.job_id}`;
+  switch (drift.status) {
+    case 'in_sync':
+      return `${out.green('in sync')} (${when})`;
+    case 'drifted': {
+      const c = drift.changes ?? { add: 0, change: 0, destroy: 0 };
+      return `${out.red('drifted')}: ${c.add} to add, ${c.change} to change, ${c.destroy} to destroy (${when})`;
+    }
+    default:
+      return `${out.yellow('unknown')}${drift.error ? `: ${drift.error}` : ''} (${when})`;
+  }
 }

@@ -160,6 +160,10 @@ class PostgresSession implements SqlSession {
     return result.rows;
   }
 
+  lockSkipLocked(query: Knex.QueryBuilder): Knex.QueryBuilder {
+    return query.forUpdate().skipLocked();
+  }
+
   lockForUpdate(query: Knex.QueryBuilder): Knex.QueryBuilder {
     return query.forUpdate();
   }

@@ -265,6 +265,10 @@ class SqliteSession implements SqlSession {
     return rows;
   }
 
+  lockSkipLocked(query: Knex.QueryBuilder): Knex.QueryBuilder {
+    return query;
+  }
+
   lockForUpdate(query: Knex.QueryBuilder): Knex.QueryBuilder {
     return query;
   }

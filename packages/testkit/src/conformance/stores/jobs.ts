@@ -17,6 +17,19 @@ export function describeJobStoreConformance(open: OpenStoreHarness): void {
       expect(await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, uuid()))).toBeNull();
     });
 
+    it('keeps each job trigger (manual, drift, upstream)', async () => {
+      const owner = await suite.seedOwner();
+      const jobs = [
+        newJob(owner.id, owner.vine),
+        newJob(owner.id, owner.vine, { trigger: { type: 'drift' } }),
+        newJob(owner.id, owner.vine, { trigger: { type: 'upstream', vine_id: uuid(), job_id: uuid() } }),
+      ];
+      for (const job of jobs) {
+        expect(await suite.asOwner(owner.id, (stores) => stores.jobs.create(job))).toEqual(job);
+        expect(await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, job.id))).toEqual(job);
+      }
+    });
+
     it('round-trips a job with every optional field set', async () => {
       const owner = await suite.seedOwner();
       const { identity, vine, plan, other } = await suite.asOwner(owner.id, async (stores) => {

@@ -225,5 +225,86 @@ export function describeVineStoreConformance(open: OpenStoreHarness): void {
       await attemptOnOthersRecord(suite.asOwner(b.id, (stores) => stores.vines.clearComponents(b.id, a.vine.id)));
       expect(await suite.asOwner(a.id, (stores) => stores.vines.getComponents(a.id, a.vine.id))).toEqual(mine);
     });
+
+    it('keeps drift settings, the drift result and run triggers, and finds downstream vines', async () => {
+      const owner = await suite.seedOwner();
+      const downstream = newVine(owner.id, owner.vineyard.id);
+      const unrelated = newVine(owner.id, owner.vineyard.id);
+      await suite.asOwner(owner.id, async (stores) => {
+        await stores.vines.create(downstream);
+        await stores.vines.create(unrelated);
+      });
+      const updated = await suite.asOwner(owner.id, (stores) =>
+        stores.vines.updateSettings(
+          owner.id,
+          downstream.id,
+          {
+            drift_detection: { interval_minutes: 90 },
+            next_drift_check_at: at(30),
+            triggers: { after: [owner.vine.id] },
+          },
+          at(20),
+        ),
+      );
+      expect(updated).toEqual({
+        ...downstream,
+        drift_detection: { interval_minutes: 90 },
+        next_drift_check_at: at(30),
+        triggers: { after: [owner.vine.id] },
+        updated_at: at(20),
+      });
+      const drift = {
+        status: 'drifted' as const,
+        checked_at: at(31),
+        job_id: uuid(),
+        changes: { add: 0, change: 1, destroy: 0 },
+      };
+      await suite.asOwner(owner.id, (stores) => stores.vines.recordDrift(owner.id, downstream.id, drift));
+      const read = await suite.asOwner(owner.id, async (stores) => ({
+        vine: await stores.vines.get(owner.id, downstream.id),
+        downstream: await stores.vines.listDownstream(owner.id, owner.vine.id),
+        none: await stores.vines.listDownstream(owner.id, unrelated.id),
+      }));
+      expect(read.vine?.drift).toEqual(drift);
+      expect(read.downstream.map((vine) => vine.id)).toEqual([downstream.id]);
+      expect(read.none).toEqual([]);
+      // Only the fields present change: clearing the schedule leaves the triggers.
+      const cleared = await suite.asOwner(owner.id, (stores) =>
+        stores.vines.updateSettings(
+          owner.id,
+          downstream.id,
+          { drift_detection: null, next_drift_check_at: null },
+          at(40),
+        ),
+      );
+      expect(cleared).toMatchObject({
+        drift_detection: null,
+        next_drift_check_at: null,
+        triggers: { after: [owner.vine.id] },
+      });
+    });
+
+    it('takes due drift checks of every owner in system work, earliest first, up to the limit', async () => {
+      const a = await suite.seedOwner();
+      const b = await suite.seedOwner();
+      const schedule = (ownerId: string, vineId: string, next: string | null) =>
+        suite.asOwner(ownerId, (stores) =>
+          stores.vines.updateSettings(
+            ownerId,
+            vineId,
+            { drift_detection: { interval_minutes: 60 }, next_drift_check_at: next },
+            at(1),
+          ),
+        );
+      const third = newVine(a.id, a.vineyard.id);
+      await suite.asOwner(a.id, (stores) => stores.vines.create(third));
+      await schedule(a.id, a.vine.id, at(10));
+      await schedule(b.id, b.vine.id, at(5));
+      await schedule(a.id, third.id, at(50));
+      const due = await suite.asSystem((stores) => stores.vines.takeDueDriftChecks(at(10), 10));
+      expect(due.map((vine) => vine.id)).toEqual([b.vine.id, a.vine.id]);
+      const one = await suite.asSystem((stores) => stores.vines.takeDueDriftChecks(at(60), 1));
+      expect(one.map((vine) => vine.id)).toEqual([b.vine.id]);
+    });
   });
 }

@@ -8,6 +8,8 @@ import {
   type VineFilter,
   type VineStatus,
   type VineStore,
+  type DriftResult,
+  type VineSettingsPatch,
 } from '@trellis/core';
 import { copy, oldestFirst, pageNewestFirst } from '../MemoryState.js';
 import { ownerList, type OwnerIds } from '@trellis/core';
@@ -102,6 +104,37 @@ export class MemoryVineStore implements VineStore {
   async clearComponents(ownerId: string, vineId: string): Promise<void> {
     if (!this.owned(ownerId, vineId)) return;
     this.tx.state.components.delete(vineId);
+  }
+
+  async updateSettings(ownerId: string, id: string, patch: VineSettingsPatch, at: string): Promise<Vine> {
+    const vine = this.owned(ownerId, id);
+    if (!vine) throw new NotFoundError('configuration');
+    this.tx.checkWrite('vines', ownerId);
+    if (patch.drift_detection !== undefined) vine.drift_detection = copy(patch.drift_detection);
+    if (patch.next_drift_check_at !== undefined) vine.next_drift_check_at = patch.next_drift_check_at;
+    if (patch.triggers !== undefined) vine.triggers = copy(patch.triggers);
+    vine.updated_at = at;
+    return copy(vine);
+  }
+
+  async recordDrift(ownerId: string, id: string, drift: DriftResult): Promise<void> {
+    const vine = this.owned(ownerId, id);
+    if (!vine) return;
+    this.tx.checkWrite('vines', ownerId);
+    vine.drift = copy(drift);
+  }
+
+  async listDownstream(ownerId: string, upstreamId: string): Promise<Vine[]> {
+    const all = await this.list(ownerId);
+    return all.filter((vine) => vine.triggers.after.includes(upstreamId));
+  }
+
+  async takeDueDriftChecks(now: string, limit: number): Promise<Vine[]> {
+    const due = [...this.tx.state.vines.values()].filter(
+      (vine) => vine.next_drift_check_at !== null && vine.next_drift_check_at <= now && this.tx.sees(vine.owner_id),
+    );
+    due.sort((a, b) => (a.next_drift_check_at as string).localeCompare(b.next_drift_check_at as string));
+    return due.slice(0, limit).map(copy);
   }
 
   private owned(ownerId: string, id: string): Vine | undefined {
