@@ -9,7 +9,9 @@ import {
   CryptoRandom,
   coreServices,
   DEFAULT_CORE_SETTINGS,
+  DEFAULT_NOTIFICATION_SETTINGS,
   type EventBus,
+  type NotificationSettings,
   type Random,
   type ServiceRef,
   SystemClock,
@@ -23,6 +25,7 @@ import type { DependencyContainer } from 'tsyringe';
 import { openArtifactStore, openDatabase } from './adapters.js';
 import { ensureGeneratedSecrets, loadConfig, type ServerConfig } from './config.js';
 import { buildProviders } from './providers.js';
+import { NodeWebhookSender } from '@trellis/providers';
 import { buildContainer, resolve } from './container.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
@@ -115,6 +118,14 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   const logger = options.logger ?? createLogger(env.TRELLIS_LOG_LEVEL || 'info');
   const defaultClock = register.clock ?? options.clock ?? new SystemClock();
   const database = await openDatabase(config.databaseUrl, logger, env, { poolMax: config.databasePoolMax });
+  // Mutable: the web URL follows the bound port when TRELLIS_WEB_URL is unset (see listen()).
+  const notificationSettings: NotificationSettings = {
+    ...DEFAULT_NOTIFICATION_SETTINGS,
+    allowPrivateUrls: config.notificationsAllowPrivateUrls,
+    retryBaseSeconds: config.notificationRetryBaseSeconds,
+    timeoutSeconds: config.notificationTimeoutSeconds,
+    webUrl: config.webUrl,
+  };
   let configuredArtifacts: ArtifactStore | null = null;
   try {
     if (options.migrate !== false) await database.migrate();
@@ -137,6 +148,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         ? new AesGcmSecretBox(config.encryptionKeys)
         : AesGcmSecretBox.fromSecret(config.cliJwtSecret)),
     providers: register.providers ?? buildProviders(config),
+    webhooks: register.webhookSender ?? new NodeWebhookSender(),
     settings: register.settings ?? {
       ...DEFAULT_CORE_SETTINGS,
       heartbeatTimeoutSeconds: config.heartbeatTimeoutSeconds,
@@ -149,6 +161,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       logGraceMinutes: config.logGraceMinutes,
       logRetentionDays: config.logRetentionDays,
       pageLimits: config.pageLimits,
+      notifications: notificationSettings,
     },
   });
   let artifacts: ArtifactStore;
@@ -246,6 +259,20 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   }, config.retentionIntervalSeconds * 1000);
   retention.unref();
 
+  // The notification outbox: due deliveries sent, one round at a time (SKIP LOCKED across replicas).
+  let delivering = false;
+  const deliveries = setInterval(() => {
+    if (delivering) return;
+    delivering = true;
+    useCases.notifications
+      .deliverDue()
+      .catch((error) => logger.error({ err: error }, 'notification delivery failed'))
+      .finally(() => {
+        delivering = false;
+      });
+  }, config.notificationIntervalSeconds * 1000);
+  deliveries.unref();
+
   const servers: Server[] = [];
   let closing: Promise<void> | null = null;
 
@@ -267,7 +294,10 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       const { port } = server.address() as AddressInfo;
       boundPorts.push(port);
       // With no TRELLIS_WEB_URL, the web interface is this server at the port actually bound.
-      if (!config.webUrlExplicit) config.webUrl = `http://localhost:${port}`;
+      if (!config.webUrlExplicit) {
+        config.webUrl = `http://localhost:${port}`;
+        notificationSettings.webUrl = config.webUrl;
+      }
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
       return { server, url: `http://${host}:${port}` };
     },
@@ -275,6 +305,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       closing ??= (async () => {
         clearInterval(sweeper);
         clearInterval(retention);
+        clearInterval(deliveries);
         shutdown.abort();
         await Promise.all(
           servers.map(

@@ -21,6 +21,7 @@ import { ownerScope, type Stores, systemScope, visibleOwners } from '../ports/Un
 import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 import { extractDeploymentOutputs, finalizeDeployment, redactSensitiveOutputs } from './finalizeDeployment.js';
+import { enqueueJobEnd } from './notificationOutbox.js';
 import { jobForPeople } from './views.js';
 
 export interface CreateJobInput {
@@ -216,6 +217,7 @@ export class JobUseCases {
         error_message: 'cancelled by user',
       });
       if (current.status === 'PROCESSING') await this.moveVine(stores, updated);
+      await enqueueJobEnd(stores, this.deps, updated);
       return updated;
     });
     await this.announceStatus(job);
@@ -302,6 +304,7 @@ export class JobUseCases {
         await stores.workers.markDestroyed(updated.owner_id, updated.target_worker_id, at);
         await this.cancelJobsAssignedTo(stores, updated.owner_id, updated.target_worker_id, at);
       }
+      await enqueueJobEnd(stores, this.deps, updated);
       return updated;
     });
     if (job.status === 'SUCCESS' && job.job_type === 'DESTROY_WORKER' && job.target_worker_id !== null) {
@@ -356,6 +359,7 @@ export class JobUseCases {
         if (result) {
           await this.moveVine(stores, result);
           await this.releaseStateLock(stores, result);
+          await enqueueJobEnd(stores, this.deps, result);
         }
         return result;
       });
@@ -384,11 +388,12 @@ export class JobUseCases {
   private async cancelJobsAssignedTo(stores: Stores, ownerId: string, workerId: string, at: string): Promise<void> {
     const queued = await stores.jobs.list(ownerId, { status: 'QUEUED' });
     for (const job of queued.filter((j) => j.assigned_worker_id === workerId)) {
-      await this.applyUpdate(stores, job, {
+      const cancelled = await this.applyUpdate(stores, job, {
         status: transitionJob(job.status, 'cancel'),
         finished_at: at,
         error_message: 'cancelled: the agent this job was assigned to was destroyed',
       });
+      await enqueueJobEnd(stores, this.deps, cancelled);
     }
   }
 

@@ -5,6 +5,7 @@ import { VineUseCases } from './VineUseCases.js';
 import type { CoreDeps } from './CoreDeps.js';
 import { JobUseCases } from './JobUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
+import { NotificationUseCases } from './NotificationUseCases.js';
 import { OrgUseCases } from './OrgUseCases.js';
 import { PlanArtifactUseCases } from './PlanArtifactUseCases.js';
 import { ReleaseUseCases } from './ReleaseUseCases.js';
@@ -29,6 +30,7 @@ export interface UseCases {
   repositories: RepositoryUseCases;
   apiTokens: ApiTokenUseCases;
   orgs: OrgUseCases;
+  notifications: NotificationUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
@@ -47,5 +49,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     repositories: new RepositoryUseCases(deps),
     apiTokens: new ApiTokenUseCases(deps),
     orgs: new OrgUseCases(deps),
+    notifications: new NotificationUseCases(deps),
   };
 }
