@@ -139,7 +139,8 @@ export function isPrivateAddress(address: string): boolean {
   if (family === 4) return isPrivateIpv4(address);
   if (family !== 6) return true;
   const lower = address.toLowerCase();
-  const mapped = /^(?:0{0,4}:){0,5}(?:0{0,4}:)?ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower) ?? /^::(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  const mapped =
+    /^(?:0{0,4}:){0,5}(?:0{0,4}:)?ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower) ?? /^::(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
   if (mapped?.[1]) return isPrivateIpv4(mapped[1]);
   const hextets = expandIpv6(lower);
   if (hextets === null) return true;

@@ -34,7 +34,8 @@ export const PROBLEM_CODES = {
   invalid_state_file: { status: 400, meaning: 'the state is not a JSON object with a serial and a lineage' },
   notification_url_refused: {
     status: 400,
-    meaning: 'a notification URL is not https://, carries credentials, or reaches a private, loopback or link-local address',
+    meaning:
+      'a notification URL is not https://, carries credentials, or reaches a private, loopback or link-local address',
   },
   // ---- 401: no or bad credentials
   unauthenticated: { status: 401, meaning: 'the request carries no credentials' },

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { UserActor } from '../domain/actors.js';
 import { ValidationError } from '../domain/errors.js';
 import {
@@ -107,7 +108,8 @@ export class NotificationUseCases {
     const url = await this.checkUrl(input.url);
     const { ownerId, scope } = await this.access.ownerFor(actor, input.org_id, 'notifications.manage');
     const id = this.deps.random.uuid();
-    const secret = kind === 'webhook' ? `whsec_${Buffer.from(this.deps.random.bytes(SECRET_BYTES)).toString('hex')}` : null;
+    const secret =
+      kind === 'webhook' ? `whsec_${Buffer.from(this.deps.random.bytes(SECRET_BYTES)).toString('hex')}` : null;
     const record: Notification = {
       id,
       owner_id: ownerId,
@@ -234,7 +236,8 @@ export class NotificationUseCases {
     const attempt: DeliveryAttempt = {
       at: started.toISOString(),
       status_code: response.kind === 'answered' ? response.status : null,
-      error: response.kind === 'answered' ? (response.status >= 300 ? `HTTP ${response.status}` : null) : response.error,
+      error:
+        response.kind === 'answered' ? (response.status >= 300 ? `HTTP ${response.status}` : null) : response.error,
       duration_ms: Math.max(0, Math.round(performance.now() - startedMs)),
       response_excerpt: response.kind === 'answered' ? response.excerpt : null,
     };
@@ -292,7 +295,7 @@ export class NotificationUseCases {
       const host = url.hostname.replace(/^\[|\]$/g, '');
       let addresses: string[];
       try {
-        addresses = await this.deps.webhooks.resolve(host);
+        addresses = isIP(host) ? [host] : await this.deps.webhooks.resolve(host);
       } catch {
         throw refused(`the host ${host} does not resolve`);
       }

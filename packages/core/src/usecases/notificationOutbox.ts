@@ -1,9 +1,9 @@
-import {
-  type DeliveryEvent,
-  type Notification,
-  type NotificationDelivery,
-  type NotificationEvent,
-  type NotificationSettings,
+import type {
+  DeliveryEvent,
+  Notification,
+  NotificationDelivery,
+  NotificationEvent,
+  NotificationSettings,
 } from '../domain/notifications.js';
 import type { Job, JsonObject } from '../domain/records.js';
 import type { Clock } from '../ports/Clock.js';
@@ -72,8 +72,7 @@ export function newDelivery(
 async function eventPayload(stores: Stores, deps: OutboxDeps, input: NotificationEventInput): Promise<JsonObject> {
   const job = input.job_id === null ? null : await stores.jobs.get(input.owner_id, input.job_id);
   const vine = input.vine_id === null ? null : await stores.vines.get(input.owner_id, input.vine_id);
-  const vineyard =
-    input.vineyard_id === null ? null : await stores.vineyards.get(input.owner_id, input.vineyard_id);
+  const vineyard = input.vineyard_id === null ? null : await stores.vineyards.get(input.owner_id, input.vineyard_id);
   return {
     event: input.event,
     occurred_at: deps.clock.now().toISOString(),

@@ -4,7 +4,13 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
-import { isPrivateAddress, RESPONSE_EXCERPT_BYTES, type WebhookRequest, type WebhookResponse, type WebhookSender } from '@trellis/core';
+import {
+  isPrivateAddress,
+  RESPONSE_EXCERPT_BYTES,
+  type WebhookRequest,
+  type WebhookResponse,
+  type WebhookSender,
+} from '@trellis/core';
 
 class AddressRefusedError extends Error {}
 

@@ -35,11 +35,7 @@ export const notificationsMigration: TrellisMigration = {
       t.bigIncrements('seq', { primaryKey: true });
       t.uuid('id').notNullable().unique({ indexName: 'notification_deliveries_id_unique' });
       t.uuid('owner_id').notNullable();
-      t.uuid('notification_id')
-        .notNullable()
-        .references('id')
-        .inTable('notifications')
-        .onDelete('CASCADE');
+      t.uuid('notification_id').notNullable().references('id').inTable('notifications').onDelete('CASCADE');
       t.text('event').notNullable();
       t.text('payload').notNullable();
       t.text('status').notNullable();

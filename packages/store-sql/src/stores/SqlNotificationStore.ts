@@ -146,9 +146,9 @@ export class SqlNotificationStore implements NotificationStore {
     attempt: DeliveryAttempt,
     outcome: DeliveryOutcome,
   ): Promise<NotificationDelivery | null> {
-    const current = await this.db.lockForUpdate(
-      this.db.table('notification_deliveries').where({ owner_id: ownerId, id }),
-    ).first();
+    const current = await this.db
+      .lockForUpdate(this.db.table('notification_deliveries').where({ owner_id: ownerId, id }))
+      .first();
     if (!current) return null;
     const attempts = [...jsonOut<DeliveryAttempt[]>(current.attempts), attempt];
     const [row] = await this.db
