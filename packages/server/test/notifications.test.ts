@@ -208,13 +208,16 @@ describe('notifications from a trellis-server process', () => {
   it('refuse private and loopback receivers unless TRELLIS_NOTIFICATIONS_ALLOW_PRIVATE_URLS=true', async () => {
     const server = await start(sqliteEnv());
     const user = await login(server.url);
-    for (const url of ['https://127.0.0.1/hook', 'https://localhost/hook', 'http://example.com/hook', 'https://[::1]/x']) {
-      const error = await user
-        .createNotification({ name: 'x', kind: 'webhook', url, events: ['job.failed'] })
-        .then(
-          () => null,
-          (e: unknown) => e,
-        );
+    for (const url of [
+      'https://127.0.0.1/hook',
+      'https://localhost/hook',
+      'http://example.com/hook',
+      'https://[::1]/x',
+    ]) {
+      const error = await user.createNotification({ name: 'x', kind: 'webhook', url, events: ['job.failed'] }).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error, url).toBeInstanceOf(TrellisApiError);
       expect((error as TrellisApiError).status).toBe(400);
       expect((error as TrellisApiError).code).toBe('notification_url_refused');
@@ -262,9 +265,7 @@ describePostgres('notifications from two trellis-server processes on one Postgre
     const jobs = await succeedJobs(user, a.url, 12);
     const deliveries = await waitFor('every delivery delivered', async () => {
       const page = await user.listDeliveriesPage(created.id, { limit: 50 });
-      return page.items.length === jobs.length && page.items.every((d) => d.status === 'delivered')
-        ? page.items
-        : null;
+      return page.items.length === jobs.length && page.items.every((d) => d.status === 'delivered') ? page.items : null;
     });
     // Delivered is final: nothing can send them again, so these counts are the last word.
     expect(deliveries.every((d) => d.attempts.length === 1)).toBe(true);
