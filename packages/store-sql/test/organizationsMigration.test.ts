@@ -34,7 +34,9 @@ const OWNER_ID_TABLES = [
   'state_versions',
   'state_locks',
 ];
-const BEFORE_M010 = Object.values(TABLES).filter((table) => table !== 'orgs' && table !== 'org_members');
+/** Tables of later migrations, which this test does not apply. */
+const AFTER_M010: readonly string[] = ['orgs', 'org_members', 'api_tokens', 'notifications', 'notification_deliveries'];
+const BEFORE_M010 = Object.values(TABLES).filter((table) => !AFTER_M010.includes(table));
 
 const postgres = await checkTestPostgres();
 
@@ -107,7 +109,11 @@ function describeMigration(dialect: TestDialect): void {
       expect(schemaBefore.foreignKeys, table).toContain(`${table}.owner_id -> users.id`);
     }
 
-    await store.migrate();
+    // Up to m010 only: what later migrations add is theirs to test.
+    await raw.migrate.latest({
+      ...config,
+      migrationSource: { ...source, getMigrations: async () => MIGRATIONS.slice(0, m010 + 1) },
+    });
 
     expect(await allRows(raw, BEFORE_M010)).toEqual(rowsBefore);
     const schemaAfter = await schemaOf(raw, dialect);
@@ -214,7 +220,10 @@ function describeMigration(dialect: TestDialect): void {
     expect(await store.uow.run(ownerScope(bob.id), (stores) => stores.jobs.get(bob.id, bob.jobId))).not.toBeNull();
 
     // Running it again changes nothing.
-    await store.migrate();
+    await raw.migrate.latest({
+      ...config,
+      migrationSource: { ...source, getMigrations: async () => MIGRATIONS.slice(0, m010 + 1) },
+    });
     expect((await schemaOf(raw, dialect)).objects).toEqual(schemaAfter.objects);
   });
 }

@@ -26,7 +26,9 @@ describe('createTestCore', () => {
     expect(core.deps.settings).toEqual(DEFAULT_CORE_SETTINGS);
     expect(Object.keys(core.useCases).sort()).toEqual(
       [
+        'apiTokens',
         'auth',
+        'notifications',
         'vines',
         'jobs',
         'logs',
