@@ -215,13 +215,19 @@ export class NotificationUseCases {
       'x-trellis-event': delivery.event,
       'x-trellis-delivery': delivery.id,
     };
-    if (notification.secret_sealed !== null) {
-      const secret = await this.deps.secrets.open(notification.secret_sealed, secretContext(notification.id));
-      headers['x-trellis-signature'] = `sha256=${signBody(secret, body)}`;
-    }
     const started = this.deps.clock.now();
     const startedMs = performance.now();
     let response: WebhookResponse;
+    try {
+      if (notification.secret_sealed !== null) {
+        const secret = await this.deps.secrets.open(notification.secret_sealed, secretContext(notification.id));
+        headers['x-trellis-signature'] = `sha256=${signBody(secret, body)}`;
+      }
+    } catch {
+      // A secret sealed with a key this server no longer has can never be signed: give up, say why.
+      response = { kind: 'refused', error: 'the signing secret cannot be opened (TRELLIS_ENCRYPTION_KEY changed?)' };
+      return this.record(delivery, started, startedMs, response);
+    }
     try {
       response = await this.deps.webhooks.send({
         url: notification.url,
@@ -233,6 +239,16 @@ export class NotificationUseCases {
     } catch (error) {
       response = { kind: 'failed', error: error instanceof Error ? error.message : String(error) };
     }
+    return this.record(delivery, started, startedMs, response);
+  }
+
+  /** Records an attempt and what follows from it. */
+  private async record(
+    delivery: NotificationDelivery,
+    started: Date,
+    startedMs: number,
+    response: WebhookResponse,
+  ): Promise<NotificationDelivery | null> {
     const attempt: DeliveryAttempt = {
       at: started.toISOString(),
       status_code: response.kind === 'answered' ? response.status : null,

@@ -162,6 +162,32 @@ describe('notifications', () => {
     expect(Date.parse(final?.finished_at as string) - Date.parse(retried.created_at)).toBeLessThanOrEqual(24 * 3600e3);
   });
 
+  it('fail a delivery whose secret cannot be opened, without sending it', async () => {
+    const { core, webhooks, alice } = await setup();
+    const notification = await core.useCases.notifications.create(alice, {
+      name: 'ops',
+      kind: 'webhook',
+      url: HOOK,
+      events: ['job.failed'],
+    });
+    const other = await core.useCases.notifications.create(alice, {
+      name: 'other',
+      kind: 'webhook',
+      url: HOOK,
+      events: ['job.failed'],
+    });
+    // A secret sealed for another notification does not open for this one.
+    await core.uow.modify((state) => {
+      const target = state.notifications.get(notification.id);
+      const source = state.notifications.get(other.id);
+      if (target && source) target.secret_sealed = source.secret_sealed;
+    });
+    const delivery = await core.useCases.notifications.test(alice, notification.id);
+    expect(delivery.status).toBe('failed');
+    expect(delivery.attempts[0]?.error).toContain('signing secret');
+    expect(webhooks.requests).toHaveLength(0);
+  });
+
   it('send nothing for a change that rolls back', async () => {
     const { core, webhooks, alice } = await setup();
     await core.useCases.notifications.create(alice, {
