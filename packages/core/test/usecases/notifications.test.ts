@@ -233,6 +233,31 @@ describe('notifications', () => {
     expect(deliveries.map((delivery) => (delivery.payload.job as { id: string }).id)).toEqual([job.id]);
   });
 
+  it('record job.failed from the lost-agent sweep, and post Slack messages unsigned', async () => {
+    const { core, webhooks, alice } = await setup();
+    await core.useCases.notifications.create(alice, {
+      name: 'chat',
+      kind: 'slack',
+      url: HOOK,
+      events: ['job.failed'],
+    });
+    const vine = await seedVine(core, alice);
+    const worker = await seedWorker(core, alice, { heartbeat: true });
+    const job = await seedRunningJob(core, alice, worker, vine);
+    core.clock.advance({ seconds: 121 });
+    expect((await core.useCases.jobs.sweepLostJobs()).map((failed) => failed.id)).toEqual([job.id]);
+    const [delivery] = deliveredState(core);
+    expect(delivery?.event).toBe('job.failed');
+    expect(await core.useCases.notifications.deliverDue()).toBe(1);
+    const [request] = webhooks.requests;
+    expect(request?.headers['x-trellis-signature']).toBeUndefined();
+    const message = JSON.parse(request?.body ?? '{}') as { text: string; blocks: unknown[] };
+    expect(message.text).toContain('job.failed');
+    expect(message.text).toContain(vine.name);
+    expect(message.text).toContain(`/jobs/${job.id}`);
+    expect(message.blocks).toHaveLength(1);
+  });
+
   it("let only an organization's admins manage its notifications, and hide them from others", async () => {
     const { core, alice, bob } = await setup();
     const org = await core.useCases.orgs.create(alice, { name: 'acme' });
