@@ -260,15 +260,17 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   retention.unref();
 
   // The notification outbox: due deliveries sent, one round at a time (SKIP LOCKED across replicas).
-  let delivering = false;
+  let delivering: Promise<void> | null = null;
   const deliveries = setInterval(() => {
     if (delivering) return;
-    delivering = true;
-    useCases.notifications
+    delivering = useCases.notifications
       .deliverDue()
-      .catch((error) => logger.error({ err: error }, 'notification delivery failed'))
+      .then(
+        () => undefined,
+        (error) => logger.error({ err: error }, 'notification delivery failed'),
+      )
       .finally(() => {
-        delivering = false;
+        delivering = null;
       });
   }, config.notificationIntervalSeconds * 1000);
   deliveries.unref();
@@ -324,6 +326,8 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
           ),
         );
         // The artifact store in use (a registered one too) and the configured one if unused.
+        // A delivery round in flight finishes (each request is bounded by its timeout) before the database closes.
+        await delivering;
         await Promise.all([artifacts.close(), configuredArtifacts !== artifacts ? configuredArtifacts?.close() : null]);
         // The database's own bus closes with the database; a registered one is closed here.
         if (events !== database.events) await events.close();

@@ -178,8 +178,13 @@ export class NotificationUseCases {
       vineyard: null,
       url: this.settings.webUrl,
     };
+    // Leased to this request from the start, so no delivery worker sends it at the same time.
+    const lease = new Date(this.deps.clock.now().getTime() + this.settings.leaseSeconds * 1000).toISOString();
     const delivery = await this.deps.uow.run(scope, (stores) =>
-      stores.notifications.addDelivery(newDelivery(this.deps, record, NOTIFICATION_TEST_EVENT, payload)),
+      stores.notifications.addDelivery({
+        ...newDelivery(this.deps, record, NOTIFICATION_TEST_EVENT, payload),
+        next_attempt_at: lease,
+      }),
     );
     return (await this.attempt(delivery, record)) ?? delivery;
   }
