@@ -26,7 +26,7 @@ import { ownerScope, type Scope, systemScope, visibleOwners } from '../ports/Uni
 import type { WebhookResponse } from '../ports/WebhookSender.js';
 import { Access, parseOwnerFilter } from './Access.js';
 import type { CoreDeps } from './CoreDeps.js';
-import { jobWebUrl, newDelivery } from './notificationOutbox.js';
+import { newDelivery } from './notificationOutbox.js';
 import { NotFoundError } from '../domain/errors.js';
 
 /** What the API shows of a notification: never its secret. */
@@ -372,5 +372,3 @@ export function slackMessage(delivery: NotificationDelivery): { text: string; bl
   const detail = payload.job?.error_message ? `\n> ${payload.job.error_message}` : '';
   return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `${text}${detail}` } }] };
 }
-
-export { jobWebUrl };
