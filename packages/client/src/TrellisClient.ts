@@ -5,6 +5,10 @@ import type {
   CreateConfigurationRequest,
   CreateJobRequest,
   CreatedTokenAnswer,
+  CreatedNotificationAnswer,
+  CreateNotificationRequest,
+  DeliveryAnswer,
+  NotificationAnswer,
   CreateTokenRequest,
   ExchangeAnswer,
   ExchangeRequest,
@@ -281,6 +285,30 @@ export class TrellisClient {
   }
   async revokeToken(id: string): Promise<void> {
     await this.json('DELETE', `/api/tokens/${encodeURIComponent(id)}`);
+  }
+
+  // ---- notifications (issue 14)
+  /** A webhook's signing secret is in this answer only. */
+  createNotification(input: CreateNotificationRequest): Promise<CreatedNotificationAnswer> {
+    return this.json('POST', '/api/notifications', { body: input });
+  }
+  /** Every notification the caller sees (`orgId`: one organization's, or `personal`), newest first. */
+  listNotifications(filter: { orgId?: string } = {}): Promise<NotificationAnswer[]> {
+    return collect(this.walk<NotificationAnswer>('/api/notifications', 'notifications', { org_id: filter.orgId }));
+  }
+  getNotification(id: string): Promise<NotificationAnswer> {
+    return this.json('GET', `/api/notifications/${encodeURIComponent(id)}`);
+  }
+  async deleteNotification(id: string): Promise<void> {
+    await this.json('DELETE', `/api/notifications/${encodeURIComponent(id)}`);
+  }
+  /** Sends a test delivery now; the answer holds its first attempt. */
+  testNotification(id: string): Promise<DeliveryAnswer> {
+    return this.json('POST', `/api/notifications/${encodeURIComponent(id)}/test`);
+  }
+  /** One page of a notification's deliveries, newest first. */
+  listDeliveriesPage(id: string, page: PageOptions = {}): Promise<ListPage<DeliveryAnswer>> {
+    return this.listPage(`/api/notifications/${encodeURIComponent(id)}/deliveries`, 'deliveries', page);
   }
 
   // ---- organizations and members (issue 12)

@@ -13,4 +13,5 @@ export * from './records.js';
 export * from './releases.js';
 export * from './state.js';
 export * from './tokens.js';
+export * from './notifications.js';
 export type * from './types.js';

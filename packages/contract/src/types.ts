@@ -37,6 +37,12 @@ import type {
 import type { AddMemberBody, Org, OrgMember, OrgRoleSchema } from './orgs.js';
 import type { PublishReleaseBody, TendrilBody } from './releases.js';
 import type { ApiTokenRecord, CreatedToken, CreateTokenBody } from './tokens.js';
+import type {
+  CreatedNotificationRecord,
+  CreateNotificationBody,
+  DeliveryRecord,
+  NotificationRecord,
+} from './notifications.js';
 
 // ---- answers
 export type GenerateAnswer = z.output<typeof GenerateResponse>;
@@ -61,12 +67,16 @@ export type LogPostAnswer = z.output<typeof LogPostResponse>;
 export type ArtifactAnswer = z.output<typeof ArtifactResponse>;
 export type ApiTokenView = z.output<typeof ApiTokenRecord>;
 export type CreatedTokenAnswer = z.output<typeof CreatedToken>;
+export type NotificationAnswer = z.output<typeof NotificationRecord>;
+export type CreatedNotificationAnswer = z.output<typeof CreatedNotificationRecord>;
+export type DeliveryAnswer = z.output<typeof DeliveryRecord>;
 
 export type OrgView = z.output<typeof Org>;
 export type OrgMemberView = z.output<typeof OrgMember>;
 export type OrgRoleName = z.output<typeof OrgRoleSchema>;
 
 // ---- requests
+export type CreateNotificationRequest = z.input<typeof CreateNotificationBody>;
 export type AddMemberRequest = z.input<typeof AddMemberBody>;
 export type ExchangeRequest = z.input<typeof ExchangeBody>;
 /** The body is checked loosely (core judges the source); a caller sends a source as answered. */

@@ -9,6 +9,7 @@ import type { Random } from './ports/Random.js';
 import type { SecretBox } from './ports/SecretBox.js';
 import type { TokenSigner } from './ports/TokenSigner.js';
 import type { UnitOfWork } from './ports/UnitOfWork.js';
+import type { WebhookSender } from './ports/WebhookSender.js';
 import type { CoreSettings, ProviderPorts } from './usecases/CoreDeps.js';
 import type { UseCases } from './usecases/createUseCases.js';
 
@@ -32,5 +33,6 @@ export const coreServices = {
   secretBox: serviceRef<SecretBox>('trellis.core.secret-box'),
   providers: serviceRef<ProviderPorts>('trellis.core.providers'),
   settings: serviceRef<CoreSettings>('trellis.core.settings'),
+  webhookSender: serviceRef<WebhookSender>('trellis.core.webhook-sender'),
   useCases: serviceRef<UseCases>('trellis.core.use-cases'),
 } as const;

@@ -28,6 +28,7 @@ import { repositoryRoutes } from './routes/repositoryRoutes.js';
 import { type SignInRouteDeps, signInRoutes } from './routes/signInRoutes.js';
 import { stateRoutes } from './routes/stateRoutes.js';
 import { tokenRoutes } from './routes/tokenRoutes.js';
+import { notificationRoutes } from './routes/notificationRoutes.js';
 import { streamRoutes } from './routes/streamRoutes.js';
 import { mountRoutes } from './routing/mountRoutes.js';
 import { buildOpenApiDocument } from './routing/openapi.js';
@@ -132,6 +133,7 @@ export function apiRoutes(
     ...releaseRoutes(options.useCases),
     ...stateRoutes(options.useCases),
     ...tokenRoutes(options.useCases),
+    ...notificationRoutes(options.useCases),
   ];
 }
 

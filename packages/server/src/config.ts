@@ -71,6 +71,11 @@ export interface ServerConfig {
   logRetentionDays: number;
   /** How often logs past their retention are deleted. */
   retentionIntervalSeconds: number;
+  /** Notifications (docs/notifications.md): delivery worker interval, retry base, timeout, private receivers. */
+  notificationIntervalSeconds: number;
+  notificationRetryBaseSeconds: number;
+  notificationTimeoutSeconds: number;
+  notificationsAllowPrivateUrls: boolean;
   /** Live-log streams: bytes one may hold for a slow client, and how many may be open. */
   logStreams: { maxBufferBytes: number; perUser: number; perJob: number };
   /**
@@ -96,6 +101,13 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
   }
   return value;
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
 }
 
 function originOf(url: string, name: string): string {
@@ -305,6 +317,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
     logGraceMinutes: integer(env, 'TRELLIS_LOG_GRACE_MINUTES', 5, 0, 1440),
     logRetentionDays: integer(env, 'TRELLIS_LOG_RETENTION_DAYS', 90, 0, 36_500),
     retentionIntervalSeconds: integer(env, 'TRELLIS_RETENTION_INTERVAL_S', 3600, 1, 86_400),
+    notificationIntervalSeconds: integer(env, 'TRELLIS_NOTIFICATIONS_INTERVAL_S', 5, 1, 3600),
+    notificationRetryBaseSeconds: integer(env, 'TRELLIS_NOTIFICATIONS_RETRY_BASE_S', 10, 1, 3600),
+    notificationTimeoutSeconds: integer(env, 'TRELLIS_NOTIFICATIONS_TIMEOUT_S', 10, 1, 120),
+    notificationsAllowPrivateUrls: flag(env, 'TRELLIS_NOTIFICATIONS_ALLOW_PRIVATE_URLS'),
     logStreams: {
       maxBufferBytes: integer(env, 'TRELLIS_STREAM_MAX_BUFFER_BYTES', 1024 * 1024, 64 * 1024, 64 * 1024 * 1024),
       perUser: integer(env, 'TRELLIS_STREAMS_PER_USER', 20, 1, 10_000),

@@ -13,6 +13,7 @@ import {
   type TokenSigner,
   type UnitOfWork,
   type UseCases,
+  type WebhookSender,
 } from '@trellis/core';
 import { type DependencyContainer, container as rootContainer, instanceCachingFactory } from 'tsyringe';
 
@@ -29,6 +30,7 @@ export interface Adapters {
   signer: TokenSigner;
   secrets: SecretBox;
   providers: ProviderPorts;
+  webhooks: WebhookSender;
   settings: CoreSettings;
 }
 
@@ -47,6 +49,7 @@ export function buildContainer(adapters: Adapters): DependencyContainer {
   container.register(coreServices.secretBox.id, { useValue: adapters.secrets });
   container.register(coreServices.providers.id, { useValue: adapters.providers });
   container.register(coreServices.settings.id, { useValue: adapters.settings });
+  container.register(coreServices.webhookSender.id, { useValue: adapters.webhooks });
   container.register(coreServices.useCases.id, {
     useFactory: instanceCachingFactory<UseCases>((c) =>
       createUseCases({
@@ -58,6 +61,7 @@ export function buildContainer(adapters: Adapters): DependencyContainer {
         signer: resolve(c, coreServices.tokenSigner),
         secrets: resolve(c, coreServices.secretBox),
         providers: resolve(c, coreServices.providers),
+        webhooks: resolve(c, coreServices.webhookSender),
         settings: resolve(c, coreServices.settings),
       }),
     ),

@@ -9,7 +9,9 @@ import {
   CryptoRandom,
   coreServices,
   DEFAULT_CORE_SETTINGS,
+  DEFAULT_NOTIFICATION_SETTINGS,
   type EventBus,
+  type NotificationSettings,
   type Random,
   type ServiceRef,
   SystemClock,
@@ -23,6 +25,7 @@ import type { DependencyContainer } from 'tsyringe';
 import { openArtifactStore, openDatabase } from './adapters.js';
 import { ensureGeneratedSecrets, loadConfig, type ServerConfig } from './config.js';
 import { buildProviders } from './providers.js';
+import { NodeWebhookSender } from '@trellis/providers';
 import { buildContainer, resolve } from './container.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
@@ -115,6 +118,14 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   const logger = options.logger ?? createLogger(env.TRELLIS_LOG_LEVEL || 'info');
   const defaultClock = register.clock ?? options.clock ?? new SystemClock();
   const database = await openDatabase(config.databaseUrl, logger, env, { poolMax: config.databasePoolMax });
+  // Mutable: the web URL follows the bound port when TRELLIS_WEB_URL is unset (see listen()).
+  const notificationSettings: NotificationSettings = {
+    ...DEFAULT_NOTIFICATION_SETTINGS,
+    allowPrivateUrls: config.notificationsAllowPrivateUrls,
+    retryBaseSeconds: config.notificationRetryBaseSeconds,
+    timeoutSeconds: config.notificationTimeoutSeconds,
+    webUrl: config.webUrl,
+  };
   let configuredArtifacts: ArtifactStore | null = null;
   try {
     if (options.migrate !== false) await database.migrate();
@@ -137,6 +148,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         ? new AesGcmSecretBox(config.encryptionKeys)
         : AesGcmSecretBox.fromSecret(config.cliJwtSecret)),
     providers: register.providers ?? buildProviders(config),
+    webhooks: register.webhookSender ?? new NodeWebhookSender(),
     settings: register.settings ?? {
       ...DEFAULT_CORE_SETTINGS,
       heartbeatTimeoutSeconds: config.heartbeatTimeoutSeconds,
@@ -149,6 +161,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       logGraceMinutes: config.logGraceMinutes,
       logRetentionDays: config.logRetentionDays,
       pageLimits: config.pageLimits,
+      notifications: notificationSettings,
     },
   });
   let artifacts: ArtifactStore;
@@ -265,6 +278,22 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   }, config.retentionIntervalSeconds * 1000);
   retention.unref();
 
+  // The notification outbox: due deliveries sent, one round at a time (SKIP LOCKED across replicas).
+  let delivering: Promise<void> | null = null;
+  const deliveries = setInterval(() => {
+    if (delivering) return;
+    delivering = useCases.notifications
+      .deliverDue()
+      .then(
+        () => undefined,
+        (error) => logger.error({ err: error }, 'notification delivery failed'),
+      )
+      .finally(() => {
+        delivering = null;
+      });
+  }, config.notificationIntervalSeconds * 1000);
+  deliveries.unref();
+
   const servers: Server[] = [];
   let closing: Promise<void> | null = null;
 
@@ -286,7 +315,10 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       const { port } = server.address() as AddressInfo;
       boundPorts.push(port);
       // With no TRELLIS_WEB_URL, the web interface is this server at the port actually bound.
-      if (!config.webUrlExplicit) config.webUrl = `http://localhost:${port}`;
+      if (!config.webUrlExplicit) {
+        config.webUrl = `http://localhost:${port}`;
+        notificationSettings.webUrl = config.webUrl;
+      }
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
       return { server, url: `http://${host}:${port}` };
     },
@@ -295,6 +327,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         clearInterval(sweeper);
         clearInterval(retention);
         clearInterval(driftScheduler);
+        clearInterval(deliveries);
         shutdown.abort();
         await Promise.all(
           servers.map(
@@ -313,6 +346,8 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
           ),
         );
         // The artifact store in use (a registered one too) and the configured one if unused.
+        // A delivery round in flight finishes (each request is bounded by its timeout) before the database closes.
+        await delivering;
         await Promise.all([artifacts.close(), configuredArtifacts !== artifacts ? configuredArtifacts?.close() : null]);
         // The database's own bus closes with the database; a registered one is closed here.
         if (events !== database.events) await events.close();

@@ -23,6 +23,8 @@ export const TABLES = {
   apiTokens: 'api_tokens',
   orgs: 'orgs',
   orgMembers: 'org_members',
+  notifications: 'notifications',
+  notificationDeliveries: 'notification_deliveries',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];

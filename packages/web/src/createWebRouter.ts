@@ -25,6 +25,7 @@ import { type JobListFilters, jobsPage } from './pages/jobsPage.js';
 import { signInPage } from './pages/signInPage.js';
 import { vineyardPage, vineyardsPage } from './pages/vineyardPages.js';
 import { tokensPage } from './pages/tokensPage.js';
+import { notificationPage, notificationsPage } from './pages/notificationsPage.js';
 import { workersPage } from './pages/workersPage.js';
 import { type FormProblem, orgPage, orgsPage } from './pages/orgPages.js';
 import { type OrgEntry, orgFilterOf, Standing } from './standing.js';
@@ -464,6 +465,74 @@ export function createWebRouter(options: WebOptions): Router {
       await useCases.apiTokens.revoke(user, req.params.id);
       const orgId = orgIdOf((req.body as Record<string, unknown> | undefined)?.org_id);
       return new Redirect(`/tokens${orgId ? `?org_id=${orgId}` : ''}`);
+    }),
+  );
+
+  router.get(
+    '/notifications',
+    headers,
+    signedIn(async ({ req, user, base, now }) => {
+      const orgId = orgIdOf(req.query.org_id);
+      const notifications = await useCases.notifications.list(user, { ...pageQuery(req), org_id: orgId ?? undefined });
+      return notificationsPage({ base, notifications, orgId, now });
+    }),
+  );
+
+  // The secret is shown in this answer only, never put in a URL or a redirect.
+  router.post(
+    '/notifications',
+    headers,
+    ...sameOriginForm,
+    signedIn(async ({ req, user, base, now }) => {
+      const form = (req.body ?? {}) as Record<string, unknown>;
+      const orgId = orgIdOf(form.org_id);
+      const list = () => useCases.notifications.list(user, { org_id: orgId ?? undefined });
+      const events = form.events === undefined ? [] : Array.isArray(form.events) ? form.events : [form.events];
+      try {
+        const created = await useCases.notifications.create(user, {
+          name: form.name,
+          kind: form.kind,
+          url: form.url,
+          events,
+          org_id: orgId ?? undefined,
+        });
+        return notificationsPage({ base, notifications: await list(), orgId, now, created, status: 201 });
+      } catch (error) {
+        if (!(error instanceof DomainError) || !['validation', 'forbidden'].includes(error.kind)) throw error;
+        const status = error.kind === 'validation' ? 400 : 403;
+        return notificationsPage({ base, notifications: await list(), orgId, now, error: error.message, status });
+      }
+    }),
+  );
+
+  router.post(
+    '/notifications/:id/test',
+    headers,
+    ...sameOriginForm,
+    signedIn(async ({ req, user, base, now }) => {
+      const tested = await useCases.notifications.test(user, req.params.id);
+      const notifications = await useCases.notifications.list(user, {});
+      return notificationsPage({ base, notifications, orgId: null, now, tested });
+    }),
+  );
+
+  router.post(
+    '/notifications/:id/delete',
+    headers,
+    ...sameOriginForm,
+    signedIn(async ({ req, user }) => {
+      await useCases.notifications.delete(user, req.params.id);
+      return new Redirect('/notifications');
+    }),
+  );
+
+  router.get(
+    '/notifications/:id',
+    headers,
+    signedIn(async ({ req, user, base, now }) => {
+      const notification = await useCases.notifications.get(user, req.params.id);
+      const deliveries = await useCases.notifications.deliveries(user, req.params.id, pageQuery(req));
+      return notificationPage({ base, notification, deliveries, now });
     }),
   );
 

@@ -28,6 +28,12 @@ import { ReposCommand } from './repos/ReposCommand.js';
 import { CreateVineyardCommand } from './vineyards/CreateVineyardCommand.js';
 import { ListVineyardsCommand } from './vineyards/ListVineyardsCommand.js';
 import { ShowVineyardCommand } from './vineyards/ShowVineyardCommand.js';
+import { CreateNotificationCommand } from './notifications/CreateNotificationCommand.js';
+import { DeleteNotificationCommand } from './notifications/DeleteNotificationCommand.js';
+import { ListDeliveriesCommand } from './notifications/ListDeliveriesCommand.js';
+import { ListNotificationsCommand } from './notifications/ListNotificationsCommand.js';
+import { ShowNotificationCommand } from './notifications/ShowNotificationCommand.js';
+import { TestNotificationCommand } from './notifications/TestNotificationCommand.js';
 import { CreateTokenCommand } from './tokens/CreateTokenCommand.js';
 import { ListTokensCommand } from './tokens/ListTokensCommand.js';
 import { RevokeTokenCommand } from './tokens/RevokeTokenCommand.js';
@@ -64,6 +70,12 @@ export const COMMANDS = [
   ListTokensCommand,
   CreateTokenCommand,
   RevokeTokenCommand,
+  ListNotificationsCommand,
+  CreateNotificationCommand,
+  ShowNotificationCommand,
+  DeleteNotificationCommand,
+  TestNotificationCommand,
+  ListDeliveriesCommand,
   ListOrgsCommand,
   CreateOrgCommand,
   ShowOrgCommand,

@@ -32,6 +32,11 @@ export const PROBLEM_CODES = {
   },
   invalid_state: { status: 401, meaning: 'the sign-in state is missing, expired or from another browser' },
   invalid_state_file: { status: 400, meaning: 'the state is not a JSON object with a serial and a lineage' },
+  notification_url_refused: {
+    status: 400,
+    meaning:
+      'a notification URL is not https://, carries credentials, or reaches a private, loopback or link-local address',
+  },
   // ---- 401: no or bad credentials
   unauthenticated: { status: 401, meaning: 'the request carries no credentials' },
   invalid_token: { status: 401, meaning: 'the bearer token is not valid' },
@@ -72,6 +77,7 @@ export const PROBLEM_CODES = {
   plan_job_not_found: { status: 404, meaning: 'the plan job of an apply does not exist' },
   plan_artifact_not_found: { status: 404, meaning: 'the job has no plan artifact' },
   worker_not_found: { status: 404, meaning: 'no such worker' },
+  notification_not_found: { status: 404, meaning: 'no such notification' },
   token_not_found: { status: 404, meaning: 'no such API token (or it is revoked)' },
   user_not_found: { status: 404, meaning: 'no such user' },
   org_not_found: { status: 404, meaning: 'no such organization, or the caller is not a member' },

@@ -26,6 +26,8 @@ export const LEAST_ROLE = {
   'members.manage': 'admin',
   /** Create and revoke the organization's API tokens. */
   'tokens.manage': 'admin',
+  /** Create, test and delete the organization's notifications. */
+  'notifications.manage': 'admin',
   /** Rename the organization. */
   'org.rename': 'admin',
   /** Make, demote and remove owners. */

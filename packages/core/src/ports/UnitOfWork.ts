@@ -4,6 +4,7 @@ import type { CloudIdentityStore } from './CloudIdentityStore.js';
 import type { IdentityStore } from './IdentityStore.js';
 import type { JobStore } from './JobStore.js';
 import type { LogStore } from './LogStore.js';
+import type { NotificationStore } from './NotificationStore.js';
 import type { OrgStore } from './OrgStore.js';
 import type { PlanArtifactStore } from './PlanArtifactStore.js';
 import type { RefreshTokenStore } from './RefreshTokenStore.js';
@@ -31,6 +32,7 @@ export interface Stores {
   states: StateStore;
   apiTokens: ApiTokenStore;
   orgs: OrgStore;
+  notifications: NotificationStore;
 }
 
 /**

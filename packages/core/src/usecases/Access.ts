@@ -139,6 +139,7 @@ const NOT_FOUND = {
   configuration_not_found: () => new NotFoundError('configuration'),
   job_not_found: () => new NotFoundError('job'),
   worker_not_found: () => new NotFoundError('worker'),
+  notification_not_found: () => new NotFoundError('notification'),
 } as const;
 
 export type NotFoundCode = keyof typeof NOT_FOUND;

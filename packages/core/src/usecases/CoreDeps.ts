@@ -9,6 +9,8 @@ import type { SecretBox } from '../ports/SecretBox.js';
 import type { SignInProvider } from '../ports/SignInProvider.js';
 import type { TokenSigner } from '../ports/TokenSigner.js';
 import type { UnitOfWork } from '../ports/UnitOfWork.js';
+import type { WebhookSender } from '../ports/WebhookSender.js';
+import { DEFAULT_NOTIFICATION_SETTINGS, type NotificationSettings } from '../domain/notifications.js';
 
 export interface CoreSettings {
   /** A worker silent this long is `OFFLINE` (SPEC §8: 60 s). */
@@ -35,6 +37,8 @@ export interface CoreSettings {
   logRetentionDays: number;
   /** `limit` of every list endpoint (issue 10 §2: default 50, at most 200). */
   pageLimits: PageLimits;
+  /** Notification delivery (issue 14). */
+  notifications: NotificationSettings;
 }
 
 export const DEFAULT_CORE_SETTINGS: CoreSettings = {
@@ -50,6 +54,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   logGraceMinutes: 5,
   logRetentionDays: 90,
   pageLimits: DEFAULT_PAGE_LIMITS,
+  notifications: DEFAULT_NOTIFICATION_SETTINGS,
 };
 
 /** The sign-in providers and git hosts this server is configured for (absent: not configured). */
@@ -70,6 +75,8 @@ export interface CoreDeps {
   /** Encrypts provider tokens at rest. */
   secrets: SecretBox;
   providers: ProviderPorts;
+  /** Outbound HTTP of notifications. */
+  webhooks: WebhookSender;
   settings: CoreSettings;
 }
 

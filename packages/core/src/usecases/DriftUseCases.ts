@@ -7,6 +7,7 @@ import type { VineSettingsPatch } from '../ports/VineStore.js';
 import { type Stores, systemScope } from '../ports/UnitOfWork.js';
 import { configHash, snapshotOfVine } from '../snapshot/configSnapshot.js';
 import { Access } from './Access.js';
+import { enqueueNotification } from './notificationOutbox.js';
 import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
 import { jobForPeople, type VineView, vineForPeople } from './views.js';
 
@@ -139,15 +140,25 @@ export class DriftUseCases {
  */
 export async function afterJobFinished(
   stores: Stores,
-  deps: Pick<CoreDeps, 'random'>,
+  deps: Pick<CoreDeps, 'random' | 'clock' | 'settings'>,
   job: Job,
   at: string,
 ): Promise<Job[]> {
   if (job.vine_id === null) return [];
   if (job.trigger.type === 'drift' && (job.status === 'SUCCESS' || job.status === 'FAILED')) {
     const drift = driftResultOf(job, at);
+    const before = await stores.vines.get(job.owner_id, job.vine_id);
     await stores.vines.recordDrift(job.owner_id, job.vine_id, drift);
-    // Integrator: a `drift.detected` notification belongs here, when drift.status === 'drifted'.
+    // Announced when the vine starts to drift, not again at every check that finds it still drifted.
+    if (drift.status === 'drifted' && before?.drift?.status !== 'drifted') {
+      await enqueueNotification(stores, deps, {
+        event: 'drift.detected',
+        owner_id: job.owner_id,
+        job_id: job.id,
+        vine_id: job.vine_id,
+        vineyard_id: job.vineyard_id,
+      });
+    }
     return [];
   }
   if (job.status !== 'SUCCESS' || job.job_type !== 'DEPLOY') return [];

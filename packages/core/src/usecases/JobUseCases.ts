@@ -21,6 +21,7 @@ import { ownerScope, type Stores, systemScope, visibleOwners } from '../ports/Un
 import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 import { extractDeploymentOutputs, finalizeDeployment, redactSensitiveOutputs } from './finalizeDeployment.js';
+import { enqueueJobEnd } from './notificationOutbox.js';
 import { jobForPeople } from './views.js';
 import { afterJobFinished, cancelQueuedDriftChecks, isDriftCheck } from './DriftUseCases.js';
 
@@ -223,6 +224,7 @@ export class JobUseCases {
         error_message: 'cancelled by user',
       });
       if (current.status === 'PROCESSING') await this.moveVine(stores, updated);
+      await enqueueJobEnd(stores, this.deps, updated);
       return updated;
     });
     await this.announceStatus(job);
@@ -310,6 +312,7 @@ export class JobUseCases {
         await stores.workers.markDestroyed(updated.owner_id, updated.target_worker_id, at);
         await this.cancelJobsAssignedTo(stores, updated.owner_id, updated.target_worker_id, at);
       }
+      await enqueueJobEnd(stores, this.deps, updated);
       const triggered = isTerminalJobStatus(status) ? await afterJobFinished(stores, this.deps, updated, at) : [];
       return { updated, triggered };
     });
@@ -368,6 +371,7 @@ export class JobUseCases {
         if (result) {
           await this.moveVine(stores, result);
           await this.releaseStateLock(stores, result);
+          await enqueueJobEnd(stores, this.deps, result);
           // A lost drift check leaves `unknown` with its reason (a lost deploy triggers nothing).
           await afterJobFinished(stores, this.deps, result, now.toISOString());
         }
@@ -398,11 +402,12 @@ export class JobUseCases {
   private async cancelJobsAssignedTo(stores: Stores, ownerId: string, workerId: string, at: string): Promise<void> {
     const queued = await stores.jobs.list(ownerId, { status: 'QUEUED' });
     for (const job of queued.filter((j) => j.assigned_worker_id === workerId)) {
-      await this.applyUpdate(stores, job, {
+      const cancelled = await this.applyUpdate(stores, job, {
         status: transitionJob(job.status, 'cancel'),
         finished_at: at,
         error_message: 'cancelled: the agent this job was assigned to was destroyed',
       });
+      await enqueueJobEnd(stores, this.deps, cancelled);
     }
   }
 

@@ -6,6 +6,7 @@ import type { CoreDeps } from './CoreDeps.js';
 import { DriftUseCases } from './DriftUseCases.js';
 import { JobUseCases } from './JobUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
+import { NotificationUseCases } from './NotificationUseCases.js';
 import { OrgUseCases } from './OrgUseCases.js';
 import { PlanArtifactUseCases } from './PlanArtifactUseCases.js';
 import { ReleaseUseCases } from './ReleaseUseCases.js';
@@ -31,6 +32,7 @@ export interface UseCases {
   apiTokens: ApiTokenUseCases;
   orgs: OrgUseCases;
   drift: DriftUseCases;
+  notifications: NotificationUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
@@ -50,5 +52,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     apiTokens: new ApiTokenUseCases(deps),
     orgs: new OrgUseCases(deps),
     drift: new DriftUseCases(deps),
+    notifications: new NotificationUseCases(deps),
   };
 }

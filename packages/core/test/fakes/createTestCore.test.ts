@@ -28,6 +28,7 @@ describe('createTestCore', () => {
       [
         'apiTokens',
         'auth',
+        'notifications',
         'vines',
         'jobs',
         'logs',

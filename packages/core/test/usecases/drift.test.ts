@@ -9,6 +9,7 @@ import {
 } from '@trellis/core';
 import {
   createTestCore,
+  FakeWebhookSender,
   seedRunningJob,
   seedUser,
   seedVine,
@@ -257,5 +258,48 @@ describe('run triggers', () => {
       core.useCases.drift.configure(ada, vine.id, { triggers: { after: [bobs.id] } }),
       ValidationError,
     );
+  });
+});
+
+describe('drift.detected notifications', () => {
+  it('are queued when a vine starts to drift, not at every check that finds it still drifted, and drift checks send no job.succeeded', async () => {
+    const webhooks = new FakeWebhookSender({});
+    core = createTestCore({ webhooks });
+    ada = await seedUser(core);
+    worker = await seedWorker(core, ada, { heartbeat: true });
+    vine = await seedVine(core, ada);
+    const notification = await core.useCases.notifications.create(ada, {
+      name: 'drift',
+      kind: 'webhook',
+      url: 'https://hooks.example.com/trellis',
+      events: ['drift.detected', 'job.succeeded'],
+    });
+    const deliveries = () =>
+      [...core.uow.snapshot().notificationDeliveries.values()]
+        .filter((delivery) => delivery.notification_id === notification.id)
+        .map((delivery) => ({ event: delivery.event, job_id: (delivery.payload.job as { id: string }).id }));
+    await deploy();
+    expect(deliveries().map((delivery) => delivery.event)).toEqual(['job.succeeded']);
+
+    const drifted = { status: 'SUCCESS', execution_metadata: { plan_summary: { add: 0, change: 1, destroy: 0 } } };
+    const first = await core.useCases.drift.checkNow(ada, vine.id);
+    await run(first, drifted);
+    const second = await core.useCases.drift.checkNow(ada, vine.id);
+    await run(second, drifted);
+    expect(deliveries().map((delivery) => [delivery.event, delivery.job_id])).toEqual([
+      ['job.succeeded', expect.any(String)],
+      ['drift.detected', first.id],
+    ]);
+
+    // Back in sync, then drifting again: announced again.
+    const inSync = await core.useCases.drift.checkNow(ada, vine.id);
+    await run(inSync, { status: 'SUCCESS', execution_metadata: { plan_summary: { add: 0, change: 0, destroy: 0 } } });
+    const again = await core.useCases.drift.checkNow(ada, vine.id);
+    await run(again, drifted);
+    expect(
+      deliveries()
+        .filter((delivery) => delivery.event === 'drift.detected')
+        .map((d) => d.job_id),
+    ).toEqual([first.id, again.id]);
   });
 });

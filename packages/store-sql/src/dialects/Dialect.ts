@@ -33,6 +33,11 @@ export interface SqlSession {
    * Locks the rows the query reads until the unit of work ends (Postgres `FOR UPDATE`). On SQLite
    * the unit of work already holds the database's write lock, so there is nothing to add.
    */
+  /**
+   * Locks the rows `query` selects for a claim, skipping those another transaction holds
+   * (Postgres `FOR UPDATE SKIP LOCKED`; SQLite's writers are serialised already).
+   */
+  lockSkippingLocked(query: Knex.QueryBuilder): Knex.QueryBuilder;
   lockForUpdate(query: Knex.QueryBuilder): Knex.QueryBuilder;
   /**
    * Like `lockForUpdate`, but rows another transaction holds are skipped rather than waited for

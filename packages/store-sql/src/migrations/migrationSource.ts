@@ -13,6 +13,7 @@ import { claimRulesMigration } from './m009_claim_rules.js';
 import { organizationsMigration } from './m010_organizations.js';
 import { apiTokensMigration } from './m011_api_tokens.js';
 import { driftTriggersMigration } from './m012_drift_triggers.js';
+import { notificationsMigration } from './m013_notifications.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -29,6 +30,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   organizationsMigration,
   apiTokensMigration,
   driftTriggersMigration,
+  notificationsMigration,
 ];
 
 /** knex's migrator configured with the migrations above, not a directory. */

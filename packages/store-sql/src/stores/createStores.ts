@@ -6,6 +6,7 @@ import { SqlCloudIdentityStore } from './SqlCloudIdentityStore.js';
 import { SqlIdentityStore } from './SqlIdentityStore.js';
 import { SqlJobStore } from './SqlJobStore.js';
 import { SqlLogStore } from './SqlLogStore.js';
+import { SqlNotificationStore } from './SqlNotificationStore.js';
 import { SqlOrgStore } from './SqlOrgStore.js';
 import { SqlPlanArtifactStore } from './SqlPlanArtifactStore.js';
 import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
@@ -34,5 +35,6 @@ export function createStores(session: SqlSession): Stores {
     states: new SqlStateStore(session),
     apiTokens: new SqlApiTokenStore(session),
     orgs: new SqlOrgStore(session),
+    notifications: new SqlNotificationStore(session),
   };
 }

@@ -6,6 +6,8 @@ import type {
   Identity,
   Job,
   LogChunk,
+  Notification,
+  NotificationDelivery,
   Org,
   OrgMember,
   PlanArtifact,
@@ -64,6 +66,8 @@ export interface MemoryState {
   orgs: Map<string, Org>;
   /** Keyed by membership id; a membership's owner is its organization. */
   orgMembers: Map<string, OrgMember>;
+  notifications: Map<string, Notification>;
+  notificationDeliveries: Map<string, NotificationDelivery>;
 }
 
 export function emptyMemoryState(): MemoryState {
@@ -87,6 +91,8 @@ export function emptyMemoryState(): MemoryState {
     apiTokens: new Map(),
     orgs: new Map(),
     orgMembers: new Map(),
+    notifications: new Map(),
+    notificationDeliveries: new Map(),
   };
 }
 

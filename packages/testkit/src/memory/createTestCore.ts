@@ -9,10 +9,12 @@ import {
   type Random,
   type SecretBox,
   type UseCases,
+  type WebhookSender,
 } from '@trellis/core';
 import { FakeClock } from './FakeClock.js';
 import { FakeRandom } from './FakeRandom.js';
 import { FakeTokenSigner } from './FakeTokenSigner.js';
+import { FakeWebhookSender } from './FakeWebhookSender.js';
 import { MemoryArtifactStore } from './MemoryArtifactStore.js';
 import { MemoryEventBus } from './MemoryEventBus.js';
 import { MemoryUnitOfWork, type StoresWrapper } from './MemoryUnitOfWork.js';
@@ -31,6 +33,8 @@ export interface TestCoreOptions {
   providers?: ProviderPorts;
   /** Default: AES-256-GCM under `TEST_ENCRYPTION_KEY`. */
   secrets?: SecretBox;
+  /** Default: a `FakeWebhookSender` that sends nothing. */
+  webhooks?: WebhookSender;
 }
 
 /** The key the test core seals provider tokens with, so a test can open what it finds stored. */
@@ -47,6 +51,7 @@ export interface TestCore {
   artifacts: MemoryArtifactStore;
   signer: FakeTokenSigner;
   secrets: SecretBox;
+  webhooks: WebhookSender;
   settings: CoreSettings;
 }
 
@@ -60,6 +65,19 @@ export function createTestCore(options: TestCoreOptions = {}): TestCore {
   const settings: CoreSettings = { ...DEFAULT_CORE_SETTINGS, ...options.settings };
   const secrets = options.secrets ?? new AesGcmSecretBox([TEST_ENCRYPTION_KEY]);
   const providers = options.providers ?? NO_PROVIDERS;
-  const deps: CoreDeps = { uow, clock, random, events, artifacts, signer, secrets, providers, settings };
-  return { deps, useCases: createUseCases(deps), clock, random, uow, events, artifacts, signer, secrets, settings };
+  const webhooks = options.webhooks ?? new FakeWebhookSender();
+  const deps: CoreDeps = { uow, clock, random, events, artifacts, signer, secrets, providers, webhooks, settings };
+  return {
+    deps,
+    useCases: createUseCases(deps),
+    clock,
+    random,
+    uow,
+    events,
+    artifacts,
+    signer,
+    secrets,
+    webhooks,
+    settings,
+  };
 }

@@ -4,6 +4,7 @@ export * from './FakeClock.js';
 export * from './FakeProviders.js';
 export * from './FakeRandom.js';
 export * from './FakeTokenSigner.js';
+export * from './FakeWebhookSender.js';
 export * from './MemoryArtifactStore.js';
 export * from './MemoryEventBus.js';
 export { emptyMemoryState, type MemoryState, type StoredComponents, type StoredLogChunk } from './MemoryState.js';

@@ -168,6 +168,10 @@ class PostgresSession implements SqlSession {
     return query.forUpdate();
   }
 
+  lockSkippingLocked(query: Knex.QueryBuilder): Knex.QueryBuilder {
+    return query.forUpdate().skipLocked();
+  }
+
   /** A knex nested transaction is a SAVEPOINT; knex rolls back to it when `statement` throws. */
   recoverable<T>(statement: (session: SqlSession) => Promise<T>): Promise<T> {
     return this.trx.transaction((savepoint) => statement(new PostgresSession(savepoint, this.scope)));

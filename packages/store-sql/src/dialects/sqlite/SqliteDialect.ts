@@ -273,6 +273,10 @@ class SqliteSession implements SqlSession {
     return query;
   }
 
+  lockSkippingLocked(query: Knex.QueryBuilder): Knex.QueryBuilder {
+    return query;
+  }
+
   recoverable<T>(statement: (session: SqlSession) => Promise<T>): Promise<T> {
     return statement(this);
   }

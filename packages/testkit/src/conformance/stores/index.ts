@@ -5,6 +5,7 @@ import { describeJobClaimConformance } from './claim.js';
 import type { OpenStoreHarness } from './harness.js';
 import { describeJobStoreConformance } from './jobs.js';
 import { describeLogStoreConformance } from './logs.js';
+import { describeNotificationStoreConformance } from './notifications.js';
 import { describeOrgStoreConformance } from './orgs.js';
 import { describePaginationConformance } from './pagination.js';
 import { describeReleaseAndArtifactStoreConformance } from './releases.js';
@@ -16,6 +17,7 @@ import { describeVineStoreConformance } from './vines.js';
 import { describeWorkerStoreConformance } from './workers.js';
 
 export type { OpenStoreHarness, StoreHarness } from './harness.js';
+export { newDelivery as newNotificationDelivery, newNotification } from './notifications.js';
 
 /**
  * The behaviour every implementation of the store ports must show (`UnitOfWork` and every
@@ -38,5 +40,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describePaginationConformance(open);
     describeOrgStoreConformance(open);
     describeApiTokenStoreConformance(open);
+    describeNotificationStoreConformance(open);
   });
 }

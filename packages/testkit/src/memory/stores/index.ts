@@ -6,6 +6,7 @@ import { MemoryCloudIdentityStore } from './MemoryCloudIdentityStore.js';
 import { MemoryIdentityStore } from './MemoryIdentityStore.js';
 import { MemoryJobStore } from './MemoryJobStore.js';
 import { MemoryLogStore } from './MemoryLogStore.js';
+import { MemoryNotificationStore } from './MemoryNotificationStore.js';
 import { MemoryOrgStore } from './MemoryOrgStore.js';
 import { MemoryPlanArtifactStore } from './MemoryPlanArtifactStore.js';
 import { MemoryRefreshTokenStore } from './MemoryRefreshTokenStore.js';
@@ -23,6 +24,7 @@ export {
   MemoryIdentityStore,
   MemoryJobStore,
   MemoryLogStore,
+  MemoryNotificationStore,
   MemoryOrgStore,
   MemoryPlanArtifactStore,
   MemoryRefreshTokenStore,
@@ -52,5 +54,6 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     states: new MemoryStateStore(tx),
     apiTokens: new MemoryApiTokenStore(tx),
     orgs: new MemoryOrgStore(tx),
+    notifications: new MemoryNotificationStore(tx),
   };
 }

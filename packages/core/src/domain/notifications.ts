@@ -1,0 +1,188 @@
+/**
+ * Notifications (issue 14): who is told of what, and the rules of delivering it. A notification
+ * belongs to its owner (a user or an organization); each event that matches it becomes one
+ * delivery, written in the same unit of work as the change (the transactional outbox), then sent
+ * and retried by the delivery worker.
+ */
+import { isIP } from 'node:net';
+import type { JsonObject } from './records.js';
+
+export const NOTIFICATION_EVENTS = [
+  'job.succeeded',
+  'job.failed',
+  'job.cancelled',
+  'drift.detected',
+  'plan.needs_approval',
+] as const;
+export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
+
+/** What a test delivery (`POST /api/notifications/{id}/test`) carries as its event. */
+export const NOTIFICATION_TEST_EVENT = 'notification.test';
+export type DeliveryEvent = NotificationEvent | typeof NOTIFICATION_TEST_EVENT;
+
+export const NOTIFICATION_KINDS = ['webhook', 'slack'] as const;
+export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+export interface Notification {
+  id: string;
+  /** The creator for a personal notification, the organization for an organization's. */
+  owner_id: string;
+  created_by: string;
+  org_id: string | null;
+  name: string;
+  kind: NotificationKind;
+  url: string;
+  events: NotificationEvent[];
+  /** Only this vineyard's events; null: every vineyard of the owner. */
+  vineyard_id: string | null;
+  /** The signing secret of a webhook, sealed with the SecretBox (null for Slack). */
+  secret_sealed: string | null;
+  created_at: string;
+}
+
+/** One try at sending a delivery. */
+export interface DeliveryAttempt {
+  at: string;
+  /** The receiver's HTTP status; null when no answer came (refused, timeout, network error). */
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  /** The first bytes of the receiver's answer, never more. */
+  response_excerpt: string | null;
+}
+
+/** One event for one notification; its id is `X-Trellis-Delivery`, the same on every retry. */
+export interface NotificationDelivery {
+  id: string;
+  owner_id: string;
+  notification_id: string;
+  event: DeliveryEvent;
+  /** The body sent, fixed when the event happened. */
+  payload: JsonObject;
+  status: DeliveryStatus;
+  attempts: DeliveryAttempt[];
+  created_at: string;
+  /** When the worker may next try it (while `pending`). */
+  next_attempt_at: string;
+  finished_at: string | null;
+}
+
+export interface NotificationSettings {
+  /** Allow private, loopback and link-local receivers (`TRELLIS_NOTIFICATIONS_ALLOW_PRIVATE_URLS`). */
+  allowPrivateUrls: boolean;
+  /** The first retry waits about this long; each next one twice as long (capped). */
+  retryBaseSeconds: number;
+  /** A wait between tries is never longer than this. */
+  retryMaxSeconds: number;
+  /** Past this age a delivery that keeps failing is given up (24 h). */
+  retryWindowSeconds: number;
+  /** Each HTTP request is abandoned after this long. */
+  timeoutSeconds: number;
+  /** A claimed delivery is invisible to other workers this long while it is being sent. */
+  leaseSeconds: number;
+  /** The web interface's address, for the `url` of a job in a payload. */
+  webUrl: string;
+}
+
+export const DEFAULT_NOTIFICATION_SETTINGS: NotificationSettings = {
+  allowPrivateUrls: false,
+  retryBaseSeconds: 10,
+  retryMaxSeconds: 3600,
+  retryWindowSeconds: 24 * 3600,
+  timeoutSeconds: 10,
+  leaseSeconds: 120,
+  webUrl: 'http://localhost:3000',
+};
+
+export const RESPONSE_EXCERPT_BYTES = 512;
+export const MAX_NOTIFICATION_URL_LENGTH = 2048;
+
+/** Whether an attempt's outcome is worth trying again: no answer, 5xx, 408 and 429. */
+export function isRetryableAttempt(attempt: Pick<DeliveryAttempt, 'status_code'>): boolean {
+  const code = attempt.status_code;
+  return code === null || code >= 500 || code === 408 || code === 429;
+}
+
+export function isSuccessfulAttempt(attempt: Pick<DeliveryAttempt, 'status_code'>): boolean {
+  return attempt.status_code !== null && attempt.status_code >= 200 && attempt.status_code < 300;
+}
+
+/**
+ * When to try again after `attempts` failed tries: exponential backoff (base × 2^(n-1), capped)
+ * with full jitter in its upper half (`jitter` in [0, 1)), or null when that would fall past the
+ * retry window counted from the delivery's creation.
+ */
+export function nextAttemptAt(
+  createdAt: string,
+  now: Date,
+  attempts: number,
+  jitter: number,
+  settings: Pick<NotificationSettings, 'retryBaseSeconds' | 'retryMaxSeconds' | 'retryWindowSeconds'>,
+): string | null {
+  const exponential = settings.retryBaseSeconds * 2 ** Math.max(0, attempts - 1);
+  const wait = Math.min(settings.retryMaxSeconds, exponential) * (0.5 + jitter / 2);
+  const next = now.getTime() + Math.round(wait * 1000);
+  if (next > Date.parse(createdAt) + settings.retryWindowSeconds * 1000) return null;
+  return new Date(next).toISOString();
+}
+
+/**
+ * Whether an IP address is one a notification may not reach by default: loopback, private,
+ * link-local, carrier-grade NAT, unspecified, multicast and reserved ranges, and IPv6 forms of
+ * the same (mapped IPv4, unique-local, link-local).
+ */
+export function isPrivateAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return isPrivateIpv4(address);
+  if (family !== 6) return true;
+  const lower = address.toLowerCase();
+  const mapped =
+    /^(?:0{0,4}:){0,5}(?:0{0,4}:)?ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower) ?? /^::(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  if (mapped?.[1]) return isPrivateIpv4(mapped[1]);
+  const hextets = expandIpv6(lower);
+  if (hextets === null) return true;
+  if (hextets.every((h) => h === 0)) return true; // ::
+  if (hextets.slice(0, 7).every((h) => h === 0) && hextets[7] === 1) return true; // ::1
+  const first = hextets[0] ?? 0;
+  if ((first & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local
+  if ((first & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
+  if ((first & 0xffc0) === 0xfec0) return true; // fec0::/10 site-local (deprecated)
+  if ((first & 0xff00) === 0xff00) return true; // multicast
+  if (first === 0x2001 && hextets[1] === 0x0db8) return true; // documentation
+  if (first === 0x0064 && hextets[1] === 0xff9b) return true; // NAT64 of any IPv4
+  if (first === 0x2002) return true; // 6to4 may wrap a private IPv4
+  return false;
+}
+
+function isPrivateIpv4(address: string): boolean {
+  const [a = 0, b = 0] = address.split('.').map(Number);
+  return (
+    a === 0 ||
+    a === 10 ||
+    a === 127 ||
+    (a === 100 && b >= 64 && b <= 127) ||
+    (a === 169 && b === 254) ||
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) ||
+    (a === 192 && b === 0) ||
+    (a === 198 && (b === 18 || b === 19)) ||
+    a >= 224
+  );
+}
+
+function expandIpv6(address: string): number[] | null {
+  const zone = address.indexOf('%');
+  const bare = zone >= 0 ? address.slice(0, zone) : address;
+  const halves = bare.split('::');
+  if (halves.length > 2) return null;
+  const parse = (part: string | undefined) => (part ? part.split(':').map((h) => Number.parseInt(h, 16)) : []);
+  const head = parse(halves[0]);
+  const tail = parse(halves[1]);
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 0) return null;
+  const all = [...head, ...Array<number>(Math.max(0, missing)).fill(0), ...tail];
+  return all.some((h) => Number.isNaN(h)) ? null : all;
+}

@@ -1,0 +1,374 @@
+import { createHmac } from 'node:crypto';
+import { isIP } from 'node:net';
+import type { UserActor } from '../domain/actors.js';
+import { ValidationError } from '../domain/errors.js';
+import {
+  type DeliveryAttempt,
+  isRetryableAttempt,
+  isSuccessfulAttempt,
+  MAX_NOTIFICATION_URL_LENGTH,
+  NOTIFICATION_EVENTS,
+  NOTIFICATION_KINDS,
+  NOTIFICATION_TEST_EVENT,
+  type Notification,
+  type NotificationDelivery,
+  type NotificationEvent,
+  type NotificationKind,
+  type NotificationSettings,
+  nextAttemptAt,
+  isPrivateAddress,
+} from '../domain/notifications.js';
+import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
+import { isOneOf } from '../domain/enums.js';
+import { optionalUuid, requireName, requireUuid } from '../domain/validation.js';
+import type { DeliveryOutcome } from '../ports/NotificationStore.js';
+import { ownerScope, type Scope, systemScope, visibleOwners } from '../ports/UnitOfWork.js';
+import type { WebhookResponse } from '../ports/WebhookSender.js';
+import { Access, parseOwnerFilter } from './Access.js';
+import type { CoreDeps } from './CoreDeps.js';
+import { newDelivery } from './notificationOutbox.js';
+import { NotFoundError } from '../domain/errors.js';
+
+/** What the API shows of a notification: never its secret. */
+export interface NotificationView {
+  id: string;
+  name: string;
+  kind: NotificationKind;
+  url: string;
+  events: NotificationEvent[];
+  vineyard_id: string | null;
+  org_id: string | null;
+  created_at: string;
+}
+
+/** `POST /api/notifications`: the view and, this once, a webhook's signing secret. */
+export interface CreatedNotification extends NotificationView {
+  secret: string | null;
+}
+
+export interface CreateNotificationInput {
+  name?: unknown;
+  kind?: unknown;
+  url?: unknown;
+  events?: unknown;
+  vineyard_id?: unknown;
+  org_id?: unknown;
+}
+
+export function notificationView(notification: Notification): NotificationView {
+  return {
+    id: notification.id,
+    name: notification.name,
+    kind: notification.kind,
+    url: notification.url,
+    events: notification.events,
+    vineyard_id: notification.vineyard_id,
+    org_id: notification.org_id,
+    created_at: notification.created_at,
+  };
+}
+
+/** What the API shows of a delivery (its body is what was sent). */
+export type DeliveryView = NotificationDelivery;
+
+const SECRET_BYTES = 32;
+const CLAIM_BATCH = 20;
+
+/** The SecretBox context of a notification's secret: it opens for this notification only. */
+function secretContext(notificationId: string): string {
+  return `notification:${notificationId}`;
+}
+
+/**
+ * Notifications (issue 14): their management, the test delivery and the delivery worker. Owned
+ * by a person or an organization (managed by its admins: `notifications.manage`).
+ */
+export class NotificationUseCases {
+  private readonly access: Access;
+
+  constructor(private readonly deps: CoreDeps) {
+    this.access = new Access(deps);
+  }
+
+  private get settings(): NotificationSettings {
+    return this.deps.settings.notifications;
+  }
+
+  /** `POST /api/notifications`. A webhook's secret is in the answer and nowhere else, ever. */
+  async create(actor: UserActor, input: CreateNotificationInput): Promise<CreatedNotification> {
+    const name = requireName(input.name, 'name');
+    if (!isOneOf(NOTIFICATION_KINDS, input.kind)) {
+      throw new ValidationError(`kind must be one of ${NOTIFICATION_KINDS.join(', ')}`, [
+        { path: 'kind', message: `must be one of ${NOTIFICATION_KINDS.join(', ')}` },
+      ]);
+    }
+    const kind = input.kind;
+    const events = requireEvents(input.events);
+    const vineyardId = optionalUuid(input.vineyard_id, 'vineyard_id');
+    const url = await this.checkUrl(input.url);
+    const { ownerId, scope } = await this.access.ownerFor(actor, input.org_id, 'notifications.manage');
+    const id = this.deps.random.uuid();
+    const secret =
+      kind === 'webhook' ? `whsec_${Buffer.from(this.deps.random.bytes(SECRET_BYTES)).toString('hex')}` : null;
+    const record: Notification = {
+      id,
+      owner_id: ownerId,
+      created_by: actor.userId,
+      org_id: ownerId === actor.userId ? null : ownerId,
+      name,
+      kind,
+      url,
+      events,
+      vineyard_id: vineyardId,
+      secret_sealed: secret === null ? null : await this.deps.secrets.seal(secret, secretContext(id)),
+      created_at: this.deps.clock.now().toISOString(),
+    };
+    const created = await this.deps.uow.run(scope, async (stores) => {
+      if (vineyardId !== null && !(await stores.vineyards.get(ownerId, vineyardId))) {
+        throw new NotFoundError('vineyard');
+      }
+      return stores.notifications.create(record);
+    });
+    return { ...notificationView(created), secret };
+  }
+
+  /** `GET /api/notifications`: the caller's and their organizations' (`?org_id=` narrows). */
+  async list(actor: UserActor, query: PageQuery & { org_id?: unknown }): Promise<PageResult<NotificationView>> {
+    const request = pageRequest(query, this.deps.settings.pageLimits);
+    const scope = await this.access.readScope(actor, parseOwnerFilter(query.org_id));
+    if (scope === null) return pageResult({ items: [], next: null }, request, notificationView);
+    const owners = visibleOwners(scope) ?? [];
+    return this.deps.uow.read(scope, async (stores) =>
+      pageResult(await stores.notifications.page(owners, request), request, notificationView),
+    );
+  }
+
+  /** `GET /api/notifications/{id}`. */
+  async get(actor: UserActor, id: unknown): Promise<NotificationView> {
+    return notificationView((await this.locate(actor, id, 'read')).record);
+  }
+
+  /** `DELETE /api/notifications/{id}`: with its deliveries. */
+  async delete(actor: UserActor, id: unknown): Promise<void> {
+    const { record, scope } = await this.locate(actor, id, 'notifications.manage');
+    await this.deps.uow.run(scope, (stores) => stores.notifications.delete(record.owner_id, record.id));
+  }
+
+  /** `GET /api/notifications/{id}/deliveries`, newest first, each with its attempts. */
+  async deliveries(actor: UserActor, id: unknown, query: PageQuery): Promise<PageResult<DeliveryView>> {
+    const request = pageRequest(query, this.deps.settings.pageLimits);
+    const { record, scope } = await this.locate(actor, id, 'read');
+    return this.deps.uow.read(scope, async (stores) =>
+      pageResult(await stores.notifications.pageDeliveries(record.owner_id, record.id, request), request, (d) => d),
+    );
+  }
+
+  /**
+   * `POST /api/notifications/{id}/test`: a `notification.test` delivery, written to the outbox and
+   * tried at once; a retryable failure is retried by the worker like any other.
+   */
+  async test(actor: UserActor, id: unknown): Promise<DeliveryView> {
+    const { record, scope } = await this.locate(actor, id, 'notifications.manage');
+    const now = this.deps.clock.now().toISOString();
+    const payload = {
+      event: NOTIFICATION_TEST_EVENT,
+      occurred_at: now,
+      job: null,
+      vine: null,
+      vineyard: null,
+      url: this.settings.webUrl,
+    };
+    // Leased to this request from the start, so no delivery worker sends it at the same time.
+    const lease = new Date(this.deps.clock.now().getTime() + this.settings.leaseSeconds * 1000).toISOString();
+    const delivery = await this.deps.uow.run(scope, (stores) =>
+      stores.notifications.addDelivery({
+        ...newDelivery(this.deps, record, NOTIFICATION_TEST_EVENT, payload),
+        next_attempt_at: lease,
+      }),
+    );
+    return (await this.attempt(delivery, record)) ?? delivery;
+  }
+
+  /**
+   * The delivery worker's round: takes due deliveries (never one another replica holds), sends
+   * each and records the attempt. Returns how many it tried.
+   */
+  async deliverDue(): Promise<number> {
+    const now = this.deps.clock.now();
+    const lease = new Date(now.getTime() + this.settings.leaseSeconds * 1000).toISOString();
+    const due = await this.deps.uow.run(systemScope, (stores) =>
+      stores.notifications.claimDue(now.toISOString(), lease, CLAIM_BATCH),
+    );
+    for (const delivery of due) {
+      const notification = await this.deps.uow.read(ownerScope(delivery.owner_id), (stores) =>
+        stores.notifications.find(delivery.notification_id),
+      );
+      if (notification) await this.attempt(delivery, notification);
+    }
+    return due.length;
+  }
+
+  /** One try at `delivery`, recorded with what follows from it. */
+  private async attempt(
+    delivery: NotificationDelivery,
+    notification: Notification,
+  ): Promise<NotificationDelivery | null> {
+    const body = await this.body(delivery, notification);
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'Trellis-Notifications',
+      'x-trellis-event': delivery.event,
+      'x-trellis-delivery': delivery.id,
+    };
+    const started = this.deps.clock.now();
+    const startedMs = performance.now();
+    let response: WebhookResponse;
+    try {
+      if (notification.secret_sealed !== null) {
+        const secret = await this.deps.secrets.open(notification.secret_sealed, secretContext(notification.id));
+        headers['x-trellis-signature'] = `sha256=${signBody(secret, body)}`;
+      }
+    } catch {
+      // A secret sealed with a key this server no longer has can never be signed: give up, say why.
+      response = { kind: 'refused', error: 'the signing secret cannot be opened (TRELLIS_ENCRYPTION_KEY changed?)' };
+      return this.record(delivery, started, startedMs, response);
+    }
+    try {
+      response = await this.deps.webhooks.send({
+        url: notification.url,
+        headers,
+        body,
+        timeoutMs: this.settings.timeoutSeconds * 1000,
+        allowPrivateAddresses: this.settings.allowPrivateUrls,
+      });
+    } catch (error) {
+      response = { kind: 'failed', error: error instanceof Error ? error.message : String(error) };
+    }
+    return this.record(delivery, started, startedMs, response);
+  }
+
+  /** Records an attempt and what follows from it. */
+  private async record(
+    delivery: NotificationDelivery,
+    started: Date,
+    startedMs: number,
+    response: WebhookResponse,
+  ): Promise<NotificationDelivery | null> {
+    const attempt: DeliveryAttempt = {
+      at: started.toISOString(),
+      status_code: response.kind === 'answered' ? response.status : null,
+      error:
+        response.kind === 'answered' ? (response.status >= 300 ? `HTTP ${response.status}` : null) : response.error,
+      duration_ms: Math.max(0, Math.round(performance.now() - startedMs)),
+      response_excerpt: response.kind === 'answered' ? response.excerpt : null,
+    };
+    const outcome = this.outcome(delivery, attempt, response.kind === 'refused');
+    return this.deps.uow.run(ownerScope(delivery.owner_id), (stores) =>
+      stores.notifications.recordAttempt(delivery.owner_id, delivery.id, attempt, outcome),
+    );
+  }
+
+  private outcome(delivery: NotificationDelivery, attempt: DeliveryAttempt, refused: boolean): DeliveryOutcome {
+    const now = this.deps.clock.now();
+    const at = now.toISOString();
+    if (isSuccessfulAttempt(attempt)) return { status: 'delivered', next_attempt_at: at, finished_at: at };
+    if (refused || !isRetryableAttempt(attempt)) return { status: 'failed', next_attempt_at: at, finished_at: at };
+    const next = nextAttemptAt(delivery.created_at, now, delivery.attempts.length + 1, this.jitter(), this.settings);
+    return next === null
+      ? { status: 'failed', next_attempt_at: at, finished_at: at }
+      : { status: 'pending', next_attempt_at: next, finished_at: null };
+  }
+
+  private jitter(): number {
+    const [a = 0, b = 0] = this.deps.random.bytes(2);
+    return (a * 256 + b) / 65536;
+  }
+
+  /** The raw body: the payload as JSON for a webhook, an incoming-webhook message for Slack. */
+  private async body(delivery: NotificationDelivery, notification: Notification): Promise<string> {
+    if (notification.kind === 'webhook') return JSON.stringify(delivery.payload);
+    return JSON.stringify(slackMessage(delivery));
+  }
+
+  /**
+   * `url` as a notification may use it: `https://` (or `http://` where private receivers are
+   * allowed), no credentials, and a host none of whose addresses is private, loopback or
+   * link-local (unless allowed). `400 notification_url_refused` otherwise.
+   */
+  private async checkUrl(value: unknown): Promise<string> {
+    if (typeof value !== 'string' || value.length === 0 || value.length > MAX_NOTIFICATION_URL_LENGTH) {
+      throw new ValidationError(`url must be a URL of at most ${MAX_NOTIFICATION_URL_LENGTH} characters`, [
+        { path: 'url', message: 'required' },
+      ]);
+    }
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new ValidationError('url is not a URL', [{ path: 'url', message: 'not a URL' }]);
+    }
+    const allowPrivate = this.settings.allowPrivateUrls;
+    if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) {
+      throw refused('a notification URL must start with https://');
+    }
+    if (url.username !== '' || url.password !== '') throw refused('a notification URL may not carry credentials');
+    if (!allowPrivate) {
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      let addresses: string[];
+      try {
+        addresses = isIP(host) ? [host] : await this.deps.webhooks.resolve(host);
+      } catch {
+        throw refused(`the host ${host} does not resolve`);
+      }
+      if (addresses.length === 0) throw refused(`the host ${host} does not resolve`);
+      if (addresses.some(isPrivateAddress)) {
+        throw refused(`the host ${host} has a private, loopback or link-local address`);
+      }
+    }
+    return url.toString();
+  }
+
+  private async locate(
+    actor: UserActor,
+    id: unknown,
+    action: 'read' | 'notifications.manage',
+  ): Promise<{ record: Notification; scope: Scope }> {
+    const notificationId = requireUuid(id, 'id');
+    return this.access.locate(actor, action, 'notification_not_found', (stores) =>
+      stores.notifications.find(notificationId),
+    );
+  }
+}
+
+function refused(message: string): ValidationError {
+  return new ValidationError(message, [{ path: 'url', message }], 'notification_url_refused');
+}
+
+function requireEvents(value: unknown): NotificationEvent[] {
+  if (!Array.isArray(value) || value.length === 0 || !value.every((event) => isOneOf(NOTIFICATION_EVENTS, event))) {
+    throw new ValidationError(`events must be a non-empty list of ${NOTIFICATION_EVENTS.join(', ')}`, [
+      { path: 'events', message: `each one of ${NOTIFICATION_EVENTS.join(', ')}` },
+    ]);
+  }
+  return [...new Set(value as NotificationEvent[])];
+}
+
+/** Hex HMAC-SHA256 of the raw body under the secret: `X-Trellis-Signature: sha256=<this>`. */
+export function signBody(secret: string, body: string): string {
+  return createHmac('sha256', secret).update(body, 'utf8').digest('hex');
+}
+
+/** A Slack incoming-webhook message for a delivery. */
+export function slackMessage(delivery: NotificationDelivery): { text: string; blocks: unknown[] } {
+  const payload = delivery.payload as {
+    job?: { id?: string; job_type?: string; status?: string; error_message?: string | null } | null;
+    vine?: { name?: string } | null;
+    vineyard?: { name?: string } | null;
+    url?: string | null;
+  };
+  const where = [payload.vineyard?.name, payload.vine?.name].filter(Boolean).join(' / ');
+  const what = payload.job ? `${payload.job.job_type} ${payload.job.status}` : 'a test message';
+  const text = `Trellis ${delivery.event}: ${what}${where ? ` on ${where}` : ''}${payload.url ? ` <${payload.url}|open>` : ''}`;
+  const detail = payload.job?.error_message ? `\n> ${payload.job.error_message}` : '';
+  return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `${text}${detail}` } }] };
+}
