@@ -35,7 +35,13 @@ const OWNER_ID_TABLES = [
   'state_locks',
 ];
 /** The tables release 009 had: every table but those added by m010 and later migrations. */
-const LATER_TABLES: readonly string[] = ['orgs', 'org_members', 'api_tokens', 'notifications', 'notification_deliveries'];
+const LATER_TABLES: readonly string[] = [
+  'orgs',
+  'org_members',
+  'api_tokens',
+  'notifications',
+  'notification_deliveries',
+];
 
 const BEFORE_M010 = Object.values(TABLES).filter((table) => !LATER_TABLES.includes(table));
 
