@@ -28,6 +28,7 @@ describe('createTestCore', () => {
       [
         'apiTokens',
         'auth',
+        'drift',
         'notifications',
         'vines',
         'jobs',
