@@ -23,6 +23,7 @@ export const TABLES = {
   apiTokens: 'api_tokens',
   orgs: 'orgs',
   orgMembers: 'org_members',
+  auditEntries: 'audit_entries',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];

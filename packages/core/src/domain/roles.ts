@@ -26,6 +26,8 @@ export const LEAST_ROLE = {
   'members.manage': 'admin',
   /** Create and revoke the organization's API tokens. */
   'tokens.manage': 'admin',
+  /** Read the organization's audit log. */
+  'audit.read': 'admin',
   /** Rename the organization. */
   'org.rename': 'admin',
   /** Make, demote and remove owners. */

@@ -1,4 +1,5 @@
 import type { ApiTokenStore } from './ApiTokenStore.js';
+import type { AuditStore } from './AuditStore.js';
 import type { CliLoginStore } from './CliLoginStore.js';
 import type { CloudIdentityStore } from './CloudIdentityStore.js';
 import type { IdentityStore } from './IdentityStore.js';
@@ -31,6 +32,7 @@ export interface Stores {
   states: StateStore;
   apiTokens: ApiTokenStore;
   orgs: OrgStore;
+  audit: AuditStore;
 }
 
 /**

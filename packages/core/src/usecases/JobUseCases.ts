@@ -1,3 +1,4 @@
+import { recordAudit } from './audit.js';
 import type { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import type { UserActor, WorkerActor } from '../domain/actors.js';
 import {
@@ -124,7 +125,7 @@ export class JobUseCases {
       }
       const hash = configHash(snapshot);
       if (planJobId !== null && vine !== null) await this.checkPlan(stores, ownerId, planJobId, vine.id, hash);
-      return stores.jobs.create({
+      const created = await stores.jobs.create({
         id: this.deps.random.uuid(),
         owner_id: ownerId,
         job_type: jobType,
@@ -145,6 +146,13 @@ export class JobUseCases {
         claimed_at: null,
         finished_at: null,
       });
+      await recordAudit(stores, this.deps, user, {
+        action: 'job.create',
+        target: { type: 'job', id: created.id },
+        owner_id: ownerId,
+        details: { job_type: jobType, vine_id: created.vine_id, target_worker_id: created.target_worker_id },
+      });
+      return created;
     });
     await announce(this.deps.events, { type: 'job_queued', owner_id: ownerId, job_id: job.id });
     return jobForPeople(job);
@@ -216,6 +224,12 @@ export class JobUseCases {
         error_message: 'cancelled by user',
       });
       if (current.status === 'PROCESSING') await this.moveVine(stores, updated);
+      await recordAudit(stores, this.deps, user, {
+        action: 'job.cancel',
+        target: { type: 'job', id: jobId },
+        owner_id: current.owner_id,
+        details: { job_type: current.job_type, status_before: current.status },
+      });
       return updated;
     });
     await this.announceStatus(job);

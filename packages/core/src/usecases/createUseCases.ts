@@ -1,5 +1,6 @@
 import { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import { ApiTokenUseCases } from './ApiTokenUseCases.js';
+import { AuditUseCases } from './AuditUseCases.js';
 import { AuthUseCases } from './AuthUseCases.js';
 import { VineUseCases } from './VineUseCases.js';
 import type { CoreDeps } from './CoreDeps.js';
@@ -29,6 +30,7 @@ export interface UseCases {
   repositories: RepositoryUseCases;
   apiTokens: ApiTokenUseCases;
   orgs: OrgUseCases;
+  audit: AuditUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
@@ -47,5 +49,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     repositories: new RepositoryUseCases(deps),
     apiTokens: new ApiTokenUseCases(deps),
     orgs: new OrgUseCases(deps),
+    audit: new AuditUseCases(deps),
   };
 }

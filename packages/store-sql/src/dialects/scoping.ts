@@ -30,6 +30,7 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   api_tokens: 'owner_id',
   orgs: 'id',
   org_members: 'org_id',
+  audit_entries: 'owner_id',
 };
 
 /** The one owner an owner scope is limited to, or null for system work; member scopes span several. */

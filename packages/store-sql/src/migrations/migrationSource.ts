@@ -12,6 +12,7 @@ import { rateLimitsMigration } from './m008_rate_limits.js';
 import { claimRulesMigration } from './m009_claim_rules.js';
 import { organizationsMigration } from './m010_organizations.js';
 import { apiTokensMigration } from './m011_api_tokens.js';
+import { auditMigration } from './m014_audit.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -27,6 +28,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   claimRulesMigration,
   organizationsMigration,
   apiTokensMigration,
+  auditMigration,
 ];
 
 /** knex's migrator configured with the migrations above, not a directory. */

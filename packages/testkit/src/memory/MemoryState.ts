@@ -1,6 +1,7 @@
 import { compareNewestFirst, type Page, type PageKey, type PageRequest, takePage } from '@trellis/core';
 import type {
   ApiToken,
+  AuditEntry,
   CliLogin,
   CloudIdentity,
   Identity,
@@ -64,6 +65,8 @@ export interface MemoryState {
   orgs: Map<string, Org>;
   /** Keyed by membership id; a membership's owner is its organization. */
   orgMembers: Map<string, OrgMember>;
+  /** Keyed by entry id, in append order. */
+  audit: Map<string, AuditEntry>;
 }
 
 export function emptyMemoryState(): MemoryState {
@@ -87,6 +90,7 @@ export function emptyMemoryState(): MemoryState {
     apiTokens: new Map(),
     orgs: new Map(),
     orgMembers: new Map(),
+    audit: new Map(),
   };
 }
 
