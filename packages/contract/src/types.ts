@@ -35,6 +35,7 @@ import type {
 } from './records.js';
 import type { AddMemberBody, Org, OrgMember, OrgRoleSchema } from './orgs.js';
 import type { PublishReleaseBody, TendrilBody } from './releases.js';
+import type { AuditEntry, ListAuditQuery } from './audit.js';
 import type { ApiTokenRecord, CreatedToken, CreateTokenBody } from './tokens.js';
 
 // ---- answers
@@ -60,6 +61,9 @@ export type LogPostAnswer = z.output<typeof LogPostResponse>;
 export type ArtifactAnswer = z.output<typeof ArtifactResponse>;
 export type ApiTokenView = z.output<typeof ApiTokenRecord>;
 export type CreatedTokenAnswer = z.output<typeof CreatedToken>;
+
+export type AuditEntryView = z.output<typeof AuditEntry>;
+export type AuditListRequest = Omit<z.input<typeof ListAuditQuery>, 'limit' | 'cursor'>;
 
 export type OrgView = z.output<typeof Org>;
 export type OrgMemberView = z.output<typeof OrgMember>;
