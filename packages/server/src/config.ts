@@ -67,7 +67,9 @@ export interface ServerConfig {
   maxLogBytesPerJob: number;
   logGraceMinutes: number;
   logRetentionDays: number;
-  /** How often logs past their retention are deleted. */
+  /** Audit entries older than this are pruned (0: kept forever). */
+  auditRetentionDays: number;
+  /** How often logs and audit entries past their retention are deleted. */
   retentionIntervalSeconds: number;
   /** Live-log streams: bytes one may hold for a slow client, and how many may be open. */
   logStreams: { maxBufferBytes: number; perUser: number; perJob: number };
@@ -301,6 +303,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
     maxLogBytesPerJob: integer(env, 'TRELLIS_MAX_LOG_BYTES_PER_JOB', 64 * 1024 * 1024, 1024, 16 * 1024 * 1024 * 1024),
     logGraceMinutes: integer(env, 'TRELLIS_LOG_GRACE_MINUTES', 5, 0, 1440),
     logRetentionDays: integer(env, 'TRELLIS_LOG_RETENTION_DAYS', 90, 0, 36_500),
+    auditRetentionDays: integer(env, 'TRELLIS_AUDIT_RETENTION_DAYS', 365, 0, 36_500),
     retentionIntervalSeconds: integer(env, 'TRELLIS_RETENTION_INTERVAL_S', 3600, 1, 86_400),
     logStreams: {
       maxBufferBytes: integer(env, 'TRELLIS_STREAM_MAX_BUFFER_BYTES', 1024 * 1024, 64 * 1024, 64 * 1024 * 1024),

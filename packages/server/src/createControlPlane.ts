@@ -148,6 +148,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       maxLogBytesPerJob: config.maxLogBytesPerJob,
       logGraceMinutes: config.logGraceMinutes,
       logRetentionDays: config.logRetentionDays,
+      auditRetentionDays: config.auditRetentionDays,
       pageLimits: config.pageLimits,
     },
   });
@@ -246,6 +247,25 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   }, config.retentionIntervalSeconds * 1000);
   retention.unref();
 
+  // Retention of the audit log: entries older than TRELLIS_AUDIT_RETENTION_DAYS (system work).
+  let pruningAudit = false;
+  const auditRetention = setInterval(() => {
+    if (pruningAudit) return;
+    pruningAudit = true;
+    useCases.audit
+      .prune()
+      .then(
+        (deleted) => {
+          if (deleted > 0) logger.info({ deleted_audit_entries: deleted }, 'deleted audit entries past their retention');
+        },
+        (error) => logger.error({ err: error }, 'audit retention failed'),
+      )
+      .finally(() => {
+        pruningAudit = false;
+      });
+  }, config.retentionIntervalSeconds * 1000);
+  auditRetention.unref();
+
   const servers: Server[] = [];
   let closing: Promise<void> | null = null;
 
@@ -275,6 +295,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       closing ??= (async () => {
         clearInterval(sweeper);
         clearInterval(retention);
+        clearInterval(auditRetention);
         shutdown.abort();
         await Promise.all(
           servers.map(
