@@ -1,3 +1,4 @@
+import { AuditCommand } from './AuditCommand.js';
 import { CreateConfigCommand } from './configs/CreateConfigCommand.js';
 import { ListConfigsCommand } from './configs/ListConfigsCommand.js';
 import { ShowConfigCommand } from './configs/ShowConfigCommand.js';
@@ -64,5 +65,6 @@ export const COMMANDS = [
   AddMemberCommand,
   SetMemberRoleCommand,
   RemoveMemberCommand,
+  AuditCommand,
   ReposCommand,
 ] as const;
