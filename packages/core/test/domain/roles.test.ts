@@ -25,6 +25,7 @@ const ALLOWED: Record<OrgRole, readonly OrgAction[]> = {
     'agents.manage',
     'members.manage',
     'tokens.manage',
+    'audit.read',
     'org.rename',
   ],
   owner: Object.keys(LEAST_ROLE) as OrgAction[],
@@ -34,8 +35,8 @@ const ACTIONS = Object.keys(LEAST_ROLE) as OrgAction[];
 const CASES = ORG_ROLES.flatMap((role) => ACTIONS.map((action) => [role, action] as const));
 
 describe('the role table (every role × every action)', () => {
-  it('covers ten actions', () => {
-    expect(ACTIONS).toHaveLength(10);
+  it('covers eleven actions', () => {
+    expect(ACTIONS).toHaveLength(11);
   });
 
   it.each(CASES)('%s → %s', (role, action) => {

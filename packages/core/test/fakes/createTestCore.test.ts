@@ -26,6 +26,8 @@ describe('createTestCore', () => {
     expect(core.deps.settings).toEqual(DEFAULT_CORE_SETTINGS);
     expect(Object.keys(core.useCases).sort()).toEqual(
       [
+        'apiTokens',
+        'audit',
         'auth',
         'vines',
         'jobs',
