@@ -5,14 +5,18 @@ import { isoTime, PageQuery, uuid } from './common.js';
 
 export const ListAuditQuery = PageQuery.extend({
   action: z.enum(AUDIT_ACTIONS).optional().describe('only entries of this action'),
-  actor: z.string().max(320).optional().describe("only entries of this actor: its id (a user's, a token's, an agent's) or email"),
+  actor: z
+    .string()
+    .max(320)
+    .optional()
+    .describe("only entries of this actor: its id (a user's, a token's, an agent's) or email"),
   target_id: z.uuid().optional().describe('only entries about this record'),
   org_id: z
     .union([z.uuid(), z.literal('personal')])
     .optional()
     .describe(
-    "an organization's log (its admins and owners); absent or `personal`: your own (an organization token: its organization's)",
-  ),
+      "an organization's log (its admins and owners); absent or `personal`: your own (an organization token: its organization's)",
+    ),
 });
 
 export const AuditEntry = z.object({

@@ -256,7 +256,8 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       .prune()
       .then(
         (deleted) => {
-          if (deleted > 0) logger.info({ deleted_audit_entries: deleted }, 'deleted audit entries past their retention');
+          if (deleted > 0)
+            logger.info({ deleted_audit_entries: deleted }, 'deleted audit entries past their retention');
         },
         (error) => logger.error({ err: error }, 'audit retention failed'),
       )

@@ -7,7 +7,12 @@
  */
 import { deviceLoginTokens } from '@trellis/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { BOOTSTRAP_TOKEN, INLINE_MAIN_TF, type RunningControlPlane, startControlPlane } from './support/controlPlane.js';
+import {
+  BOOTSTRAP_TOKEN,
+  INLINE_MAIN_TF,
+  type RunningControlPlane,
+  startControlPlane,
+} from './support/controlPlane.js';
 import { describeEachDialect } from './support/dialects.js';
 
 interface Answer {
@@ -39,7 +44,13 @@ describeEachDialect('audit log', (dialect) => {
   const requestIds: Record<string, string> = {};
 
   /** A call as the admin's CLI (or `bearer`), with its own request id, from CLIENT_IP via the proxy. */
-  const call = async (method: string, path: string, body?: unknown, bearer = access, label?: string): Promise<Answer> => {
+  const call = async (
+    method: string,
+    path: string,
+    body?: unknown,
+    bearer = access,
+    label?: string,
+  ): Promise<Answer> => {
     seq += 1;
     const requestId = `${dialect}-req-${seq}`;
     if (label) requestIds[label] = requestId;

@@ -62,10 +62,15 @@ export async function recordSignIn(
   method: string,
   request: RequestContext | undefined,
 ): Promise<void> {
-  await recordAudit(stores, deps, { userId: user.id, email: user.email, request }, {
-    action: 'session.sign_in',
-    target: { type: 'user', id: user.id },
-    owner_id: user.id,
-    details: { method },
-  });
+  await recordAudit(
+    stores,
+    deps,
+    { userId: user.id, email: user.email, request },
+    {
+      action: 'session.sign_in',
+      target: { type: 'user', id: user.id },
+      owner_id: user.id,
+      details: { method },
+    },
+  );
 }
