@@ -5,8 +5,8 @@
  * who acted, on what, the request's `X-Request-Id` and the client address (here through a
  * trusted proxy's `X-Forwarded-For`). An organization's log is for its admins and owners.
  */
-import { deviceLoginTokens } from '@trellis/testkit';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { deviceLoginTokens, FakeClock } from '@trellis/testkit';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import {
   BOOTSTRAP_TOKEN,
   INLINE_MAIN_TF,
@@ -247,5 +247,36 @@ describeEachDialect('audit log', (dialect) => {
       ['session.sign_out', `${dialect}-sign-out`],
       ['cli.logout', `${dialect}-logout`],
     ]);
+  });
+});
+
+describeEachDialect('audit retention', (dialect) => {
+  const clock = new FakeClock(new Date());
+  let server: RunningControlPlane;
+
+  beforeAll(async () => {
+    server = await startControlPlane(dialect, {
+      clock,
+      env: { TRELLIS_AUDIT_RETENTION_DAYS: '2', TRELLIS_RETENTION_INTERVAL_S: '1' },
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('deletes entries older than TRELLIS_AUDIT_RETENTION_DAYS on its own timer, and keeps newer ones', async () => {
+    // Through the use cases: a CLI access token would expire as the clock moves days.
+    const { useCases } = server.controlPlane;
+    const user = await useCases.auth.ensureUser({ email: 'ada@example.com' });
+    const ada = { userId: user.id, email: user.email };
+    const old = await useCases.vineyards.create(ada, { name: 'old' });
+    clock.advance({ hours: 24 * 2 - 1 });
+    const recent = await useCases.vineyards.create(ada, { name: 'recent' });
+    const targets = async () =>
+      (await useCases.audit.list(ada, { action: 'vineyard.create' })).items.map((entry) => entry.target.id);
+    expect(await targets()).toEqual([recent.id, old.id]);
+    clock.advance({ hours: 2 });
+    // The periodic task (every second here) does the pruning; this only waits to see it done.
+    await vi.waitFor(async () => expect(await targets()).toEqual([recent.id]), { timeout: 30_000, interval: 200 });
   });
 });
