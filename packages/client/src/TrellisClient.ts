@@ -1,5 +1,7 @@
 import type {
   ApiTokenView,
+  AuditEntryView,
+  AuditListRequest,
   ArtifactAnswer,
   ClaimAnswer,
   CreateConfigurationRequest,
@@ -309,6 +311,16 @@ export class TrellisClient {
   /** One page of a notification's deliveries, newest first. */
   listDeliveriesPage(id: string, page: PageOptions = {}): Promise<ListPage<DeliveryAnswer>> {
     return this.listPage(`/api/notifications/${encodeURIComponent(id)}/deliveries`, 'deliveries', page);
+  }
+
+  // ---- audit log (issue 14)
+  /** A page of the caller's audit log, or with `orgId` an organization's (admins), newest first. */
+  listAuditPage(query: AuditListRequest & PageOptions & OwnerOptions = {}): Promise<ListPage<AuditEntryView>> {
+    return this.listPage('/api/audit', 'entries', ownerQuery(query));
+  }
+  /** Audit entries, newest first, fetching the next page only when the caller reads that far. */
+  auditEntries(query: AuditListRequest & PageOptions & OwnerOptions = {}): AsyncGenerator<AuditEntryView> {
+    return this.walk('/api/audit', 'entries', ownerQuery(query));
   }
 
   // ---- organizations and members (issue 12)

@@ -36,6 +36,7 @@ import type {
 } from './records.js';
 import type { AddMemberBody, Org, OrgMember, OrgRoleSchema } from './orgs.js';
 import type { PublishReleaseBody, TendrilBody } from './releases.js';
+import type { AuditEntry, ListAuditQuery } from './audit.js';
 import type { ApiTokenRecord, CreatedToken, CreateTokenBody } from './tokens.js';
 import type {
   CreatedNotificationRecord,
@@ -70,6 +71,9 @@ export type CreatedTokenAnswer = z.output<typeof CreatedToken>;
 export type NotificationAnswer = z.output<typeof NotificationRecord>;
 export type CreatedNotificationAnswer = z.output<typeof CreatedNotificationRecord>;
 export type DeliveryAnswer = z.output<typeof DeliveryRecord>;
+
+export type AuditEntryView = z.output<typeof AuditEntry>;
+export type AuditListRequest = Omit<z.input<typeof ListAuditQuery>, 'limit' | 'cursor'>;
 
 export type OrgView = z.output<typeof Org>;
 export type OrgMemberView = z.output<typeof OrgMember>;

@@ -1,4 +1,5 @@
 export * from './domain/actors.js';
+export * from './domain/audit.js';
 export * from './domain/enums.js';
 export * from './domain/errors.js';
 export * from './domain/notifications.js';
@@ -28,6 +29,7 @@ export * from './snapshot/configSnapshot.js';
 
 export type * from './ports/ApiTokenStore.js';
 export type * from './ports/ArtifactStore.js';
+export type * from './ports/AuditStore.js';
 export type * from './ports/CliLoginStore.js';
 export type * from './ports/Clock.js';
 export type * from './ports/CloudIdentityStore.js';
@@ -64,6 +66,8 @@ export { SystemClock } from './system/SystemClock.js';
 export * from './usecases/Access.js';
 export * from './usecases/ApiTokenUseCases.js';
 export * from './usecases/AuthUseCases.js';
+export * from './usecases/audit.js';
+export * from './usecases/AuditUseCases.js';
 export * from './usecases/VineUseCases.js';
 export * from './usecases/vineInput.js';
 export * from './usecases/CoreDeps.js';

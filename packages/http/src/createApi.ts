@@ -20,6 +20,7 @@ import { clientKey, type FailureLimit, FailureLimiter } from './limits/FailureLi
 import type { Logger } from './logger.js';
 import { LiveLogStreams } from './realtime/LiveLogStreams.js';
 import { agentRoutes } from './routes/agentRoutes.js';
+import { auditRoutes } from './routes/auditRoutes.js';
 import { authRoutes } from './routes/authRoutes.js';
 import { cliRoutes } from './routes/cliRoutes.js';
 import { orgRoutes } from './routes/orgRoutes.js';
@@ -32,6 +33,7 @@ import { notificationRoutes } from './routes/notificationRoutes.js';
 import { streamRoutes } from './routes/streamRoutes.js';
 import { mountRoutes } from './routing/mountRoutes.js';
 import { buildOpenApiDocument } from './routing/openapi.js';
+import { requestContext } from './routing/requestContext.js';
 import type { RouteSpec } from './routing/route.js';
 
 /** What the web interface gets of the API's session handling, so both agree on who is signed in. */
@@ -134,6 +136,7 @@ export function apiRoutes(
     ...stateRoutes(options.useCases),
     ...tokenRoutes(options.useCases),
     ...notificationRoutes(options.useCases),
+    ...auditRoutes(options.useCases),
   ];
 }
 
@@ -226,15 +229,26 @@ export function createApi(options: ApiOptions): Express {
       sendProblem(res, problem(401, 'invalid_bootstrap_token', 'this sign-in link is not valid (or was already used)'));
       return;
     }
-    const user = await options.useCases.auth.ensureUser({ email, name: 'Administrator' });
+    const user = await options.useCases.auth.ensureUser(
+      { email, name: 'Administrator' },
+      { method: 'bootstrap', request: requestContext(req, res) },
+    );
     sessions.start(res, user);
     // Relative to where the control plane is mounted (an embedding app may use a prefix).
     res.redirect(303, `${req.baseUrl}${next}`);
   });
-  app.post('/auth/signout', (req, res) => {
+  app.post('/auth/signout', async (req, res) => {
     if (!isWebOrigin(req.headers.origin)) {
       sendProblem(res, problem(403, 'csrf_rejected', 'cross-site request refused'));
       return;
+    }
+    const session = sessions.read(req);
+    if (session) {
+      await options.useCases.auth.recordSignOut({
+        userId: session.userId,
+        email: session.email,
+        request: requestContext(req, res),
+      });
     }
     sessions.clear(res);
     res.status(204).end();
@@ -261,7 +275,12 @@ export function createApi(options: ApiOptions): Express {
           const session = sessions.read(req);
           if (!session) return null;
           sessions.refresh(res, session);
-          return { userId: session.userId, email: session.email, provider: session.provider };
+          return {
+            userId: session.userId,
+            email: session.email,
+            provider: session.provider,
+            request: requestContext(req, res),
+          };
         },
         isWebOrigin,
       }),

@@ -69,7 +69,9 @@ export interface ServerConfig {
   maxLogBytesPerJob: number;
   logGraceMinutes: number;
   logRetentionDays: number;
-  /** How often logs past their retention are deleted. */
+  /** Audit entries older than this are pruned (0: kept forever). */
+  auditRetentionDays: number;
+  /** How often logs and audit entries past their retention are deleted. */
   retentionIntervalSeconds: number;
   /** Notifications (docs/notifications.md): delivery worker interval, retry base, timeout, private receivers. */
   notificationIntervalSeconds: number;
@@ -316,6 +318,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
     maxLogBytesPerJob: integer(env, 'TRELLIS_MAX_LOG_BYTES_PER_JOB', 64 * 1024 * 1024, 1024, 16 * 1024 * 1024 * 1024),
     logGraceMinutes: integer(env, 'TRELLIS_LOG_GRACE_MINUTES', 5, 0, 1440),
     logRetentionDays: integer(env, 'TRELLIS_LOG_RETENTION_DAYS', 90, 0, 36_500),
+    auditRetentionDays: integer(env, 'TRELLIS_AUDIT_RETENTION_DAYS', 365, 0, 36_500),
     retentionIntervalSeconds: integer(env, 'TRELLIS_RETENTION_INTERVAL_S', 3600, 1, 86_400),
     notificationIntervalSeconds: integer(env, 'TRELLIS_NOTIFICATIONS_INTERVAL_S', 5, 1, 3600),
     notificationRetryBaseSeconds: integer(env, 'TRELLIS_NOTIFICATIONS_RETRY_BASE_S', 10, 1, 3600),

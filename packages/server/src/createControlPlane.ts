@@ -160,6 +160,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       maxLogBytesPerJob: config.maxLogBytesPerJob,
       logGraceMinutes: config.logGraceMinutes,
       logRetentionDays: config.logRetentionDays,
+      auditRetentionDays: config.auditRetentionDays,
       pageLimits: config.pageLimits,
       notifications: notificationSettings,
     },
@@ -293,6 +294,25 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       });
   }, config.notificationIntervalSeconds * 1000);
   deliveries.unref();
+  // Retention of the audit log: entries older than TRELLIS_AUDIT_RETENTION_DAYS (system work).
+  let pruningAudit = false;
+  const auditRetention = setInterval(() => {
+    if (pruningAudit) return;
+    pruningAudit = true;
+    useCases.audit
+      .prune()
+      .then(
+        (deleted) => {
+          if (deleted > 0)
+            logger.info({ deleted_audit_entries: deleted }, 'deleted audit entries past their retention');
+        },
+        (error) => logger.error({ err: error }, 'audit retention failed'),
+      )
+      .finally(() => {
+        pruningAudit = false;
+      });
+  }, config.retentionIntervalSeconds * 1000);
+  auditRetention.unref();
 
   const servers: Server[] = [];
   let closing: Promise<void> | null = null;
@@ -328,6 +348,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         clearInterval(retention);
         clearInterval(driftScheduler);
         clearInterval(deliveries);
+        clearInterval(auditRetention);
         shutdown.abort();
         await Promise.all(
           servers.map(

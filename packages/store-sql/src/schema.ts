@@ -25,6 +25,7 @@ export const TABLES = {
   orgMembers: 'org_members',
   notifications: 'notifications',
   notificationDeliveries: 'notification_deliveries',
+  auditEntries: 'audit_entries',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];

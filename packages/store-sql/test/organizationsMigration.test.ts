@@ -41,6 +41,7 @@ const LATER_TABLES: readonly string[] = [
   'api_tokens',
   'notifications',
   'notification_deliveries',
+  'audit_entries',
 ];
 
 const BEFORE_M010 = Object.values(TABLES).filter((table) => !LATER_TABLES.includes(table));

@@ -1,5 +1,6 @@
 /**
- * Vitest global setup (vitest.config.ts): names the run, so that every Postgres test database
+ * Vitest global setup (vitest.config.ts): names the run (or keeps the name `TRELLIS_TEST_RUN_ID`
+ * gives it), so that every Postgres test database
  * it makes, in any worker process, carries the run's id (`TRELLIS_TEST_RUN_ID`); drops the
  * databases left by runs that started more than `TRELLIS_TEST_STALE_DB_HOURS` (default 6) ago,
  * which crashed or were killed; and at the end drops every database of this run that a test
@@ -8,7 +9,9 @@
 import { checkTestPostgres, dropTestDatabases, newTestRunId } from './databases.js';
 
 export async function setup(): Promise<() => Promise<void>> {
-  const runId = newTestRunId();
+  // A run id given by the caller (.ci/run sets one to check its own databases afterwards) is kept.
+  const given = process.env.TRELLIS_TEST_RUN_ID;
+  const runId = given && /^[0-9a-z]+_[0-9a-z]+$/.test(given) ? given : newTestRunId();
   process.env.TRELLIS_TEST_RUN_ID = runId;
   if (!(await checkTestPostgres()).available) return async () => {};
   const hours = Number(process.env.TRELLIS_TEST_STALE_DB_HOURS || 6);

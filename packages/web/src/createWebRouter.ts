@@ -7,11 +7,11 @@ import {
   isUuid,
   MAX_PAGE_LIMIT,
   NotFoundError,
+  roleAllows,
   type PageQuery,
   safeNextOr,
   type UseCases,
   type UserActor,
-  roleAllows,
   ValidationError,
 } from '@trellis/core';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
@@ -21,6 +21,7 @@ import { approveCliLoginPage, cliLoginCodePage, invalidCliLoginPage, usedCliLogi
 import { vinePage } from './pages/vinePage.js';
 import { crossSitePage, notFoundPage, serverErrorPage, signInAgainPage } from './pages/errorPages.js';
 import { jobPage } from './pages/jobPage.js';
+import { type AuditFilters, auditPage } from './pages/auditPage.js';
 import { type JobListFilters, jobsPage } from './pages/jobsPage.js';
 import { signInPage } from './pages/signInPage.js';
 import { vineyardPage, vineyardsPage } from './pages/vineyardPages.js';
@@ -419,6 +420,23 @@ export function createWebRouter(options: WebOptions): Router {
   );
 
   router.get(
+    '/audit',
+    headers,
+    signedIn(async ({ req, user, base, now, standing }) => {
+      const filters = auditFilters(req);
+      const orgs = (await standing()).orgs.filter((org) => roleAllows(org.role, 'audit.read'));
+      try {
+        const entries = await useCases.audit.list(user, { ...filters, ...pageQuery(req) });
+        return auditPage({ base, entries, filters, orgs, now });
+      } catch (error) {
+        // A role too low for the organization's log: said on the page, with the filters to go elsewhere.
+        if (!(error instanceof ForbiddenError)) throw error;
+        return auditPage({ base, entries: null, filters, orgs, now, error: error.message, status: 403 });
+      }
+    }),
+  );
+
+  router.get(
     '/tokens',
     headers,
     signedIn(async ({ req, user, base, now }) => {
@@ -573,6 +591,16 @@ function formProblem(error: unknown): FormProblem {
   if (error instanceof ForbiddenError) return { status: 403, message: error.message };
   if (error instanceof ConflictError) return { status: 409, message: error.message, code: error.code };
   throw error;
+}
+
+/** The filters of `/audit`, kept in its "Older" link (empty fields are no filter). */
+function auditFilters(req: Request): AuditFilters {
+  const filters: AuditFilters = {};
+  for (const name of ['org_id', 'action', 'actor', 'target_id'] as const) {
+    const value = req.query[name];
+    if (typeof value === 'string' && value !== '') filters[name] = value;
+  }
+  return filters;
 }
 
 /** The filters of `/jobs`, kept in its "Older" link. */

@@ -1,3 +1,4 @@
+import { AuditCommand } from './AuditCommand.js';
 import { CreateConfigCommand } from './configs/CreateConfigCommand.js';
 import { DriftCheckCommand } from './configs/DriftCheckCommand.js';
 import { SetConfigCommand } from './configs/SetConfigCommand.js';
@@ -86,5 +87,6 @@ export const COMMANDS = [
   SetMemberRoleCommand,
   RemoveMemberCommand,
   LeaveOrgCommand,
+  AuditCommand,
   ReposCommand,
 ] as const;

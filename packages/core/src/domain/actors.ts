@@ -1,3 +1,4 @@
+import type { RequestContext } from './audit.js';
 import type { IdentityProvider } from './enums.js';
 import type { OrgRole } from './roles.js';
 
@@ -17,6 +18,8 @@ export interface UserActor {
    * role; a personal token acts as its creator.
    */
   apiToken?: { id: string; orgId: string | null; role: OrgRole | null };
+  /** The HTTP request acting (for the audit log); absent outside a request. */
+  request?: RequestContext;
 }
 
 /** An agent, authenticated by `X-Worker-ID` + `X-Worker-Token`. */
@@ -28,4 +31,6 @@ export interface WorkerActor {
    * only the state of that one job's vine, while it runs, is open to it.
    */
   stateJobId?: string;
+  /** The HTTP request acting (for the audit log); absent outside a request. */
+  request?: RequestContext;
 }

@@ -28,6 +28,8 @@ export const LEAST_ROLE = {
   'tokens.manage': 'admin',
   /** Create, test and delete the organization's notifications. */
   'notifications.manage': 'admin',
+  /** Read the organization's audit log. */
+  'audit.read': 'admin',
   /** Rename the organization. */
   'org.rename': 'admin',
   /** Make, demote and remove owners. */

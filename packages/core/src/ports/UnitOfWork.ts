@@ -1,4 +1,5 @@
 import type { ApiTokenStore } from './ApiTokenStore.js';
+import type { AuditStore } from './AuditStore.js';
 import type { CliLoginStore } from './CliLoginStore.js';
 import type { CloudIdentityStore } from './CloudIdentityStore.js';
 import type { IdentityStore } from './IdentityStore.js';
@@ -33,6 +34,7 @@ export interface Stores {
   apiTokens: ApiTokenStore;
   orgs: OrgStore;
   notifications: NotificationStore;
+  audit: AuditStore;
 }
 
 /**

@@ -21,6 +21,7 @@ import {
 import { hashToken, tokenMatchesHash } from '../auth/workerToken.js';
 import type { Membership } from '../ports/OrgStore.js';
 import { memberScope, ownerScope, systemScope } from '../ports/UnitOfWork.js';
+import { recordAudit } from './audit.js';
 import { Access } from './Access.js';
 import { type CoreDeps, isoSecondsBefore } from './CoreDeps.js';
 
@@ -129,9 +130,16 @@ export class ApiTokenUseCases {
       last_used_at: null,
       revoked_at: null,
     };
-    const created = await this.deps.uow.run(ownerScope(record.owner_id, actor.userId), (stores) =>
-      stores.apiTokens.create(record),
-    );
+    const created = await this.deps.uow.run(ownerScope(record.owner_id, actor.userId), async (stores) => {
+      const saved = await stores.apiTokens.create(record);
+      await recordAudit(stores, this.deps, actor, {
+        action: 'token.create',
+        target: { type: 'token', id: saved.id },
+        owner_id: saved.owner_id,
+        details: { name, role, expires_at: saved.expires_at },
+      });
+      return saved;
+    });
     return { ...apiTokenView(created), token };
   }
 
@@ -166,9 +174,15 @@ export class ApiTokenUseCases {
     const token = (await this.findPersonal(actor.userId, id)) ?? (await this.findOfOrgs(actor.userId, id));
     if (!token || token.revoked_at !== null) throw new NotFoundError('token');
     const at = this.deps.clock.now().toISOString();
-    await this.deps.uow.run(ownerScope(token.owner_id, actor.userId), (stores) =>
-      stores.apiTokens.revoke(token.owner_id, token.id, at),
-    );
+    await this.deps.uow.run(ownerScope(token.owner_id, actor.userId), async (stores) => {
+      if (!(await stores.apiTokens.revoke(token.owner_id, token.id, at))) return;
+      await recordAudit(stores, this.deps, actor, {
+        action: 'token.revoke',
+        target: { type: 'token', id: token.id },
+        owner_id: token.owner_id,
+        details: { name: token.name },
+      });
+    });
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { RequestContext } from '../domain/audit.js';
 import type { UserActor } from '../domain/actors.js';
 import { UnauthorizedError, ValidationError } from '../domain/errors.js';
 import type { CliLogin, Identity, User } from '../domain/records.js';
@@ -10,6 +11,7 @@ import {
   verificationCodesMatch,
 } from '../auth/verificationCode.js';
 import { ownerScope, type Stores, systemScope } from '../ports/UnitOfWork.js';
+import { recordAudit, recordSignIn } from './audit.js';
 import { type CoreDeps, isoNow } from './CoreDeps.js';
 import { openProviderTokens } from './providerTokens.js';
 import { findOrCreateUser, normalizeEmail } from './users.js';
@@ -36,11 +38,35 @@ function hasPassed(time: string, now: string): boolean {
 export class AuthUseCases {
   constructor(private readonly deps: CoreDeps) {}
 
-  /** The user with this email, created on first sign-in. */
-  async ensureUser(input: { email: string; name?: string }): Promise<User> {
+  /**
+   * The user with this email, created on first sign-in. With `signIn` (a web sign-in such as the
+   * bootstrap link) the sign-in is recorded in the audit log.
+   */
+  async ensureUser(
+    input: { email: string; name?: string },
+    signIn?: { method: string; request?: RequestContext },
+  ): Promise<User> {
     const email = normalizeEmail(input.email);
-    return this.deps.uow.run(systemScope, (stores) =>
-      findOrCreateUser(stores, { email, name: input.name ?? null }, this.deps.random.uuid(), isoNow(this.deps)),
+    return this.deps.uow.run(systemScope, async (stores) => {
+      const user = await findOrCreateUser(
+        stores,
+        { email, name: input.name ?? null },
+        this.deps.random.uuid(),
+        isoNow(this.deps),
+      );
+      if (signIn) await recordSignIn(stores, this.deps, user, signIn.method, signIn.request);
+      return user;
+    });
+  }
+
+  /** `POST /auth/signout`: the web session ends (the cookie is cleared by the HTTP layer). */
+  async recordSignOut(user: UserActor): Promise<void> {
+    await this.deps.uow.run(ownerScope(user.userId), (stores) =>
+      recordAudit(stores, this.deps, user, {
+        action: 'session.sign_out',
+        target: { type: 'user', id: user.userId },
+        owner_id: user.userId,
+      }),
     );
   }
 
@@ -68,7 +94,16 @@ export class AuthUseCases {
       attempts: 0,
       consumed_at: null,
     };
-    await this.deps.uow.run(ownerScope(user.userId), (stores) => stores.cliLogins.create(login));
+    await this.deps.uow.run(ownerScope(user.userId), async (stores) => {
+      await stores.cliLogins.create(login);
+      // The device code is a credential until exchanged: the entry names the login by the user only.
+      await recordAudit(stores, this.deps, user, {
+        action: 'cli_login.approve',
+        target: { type: 'user', id: user.userId },
+        owner_id: user.userId,
+        details: { expires_at: login.expires_at },
+      });
+    });
     return { verification_code: login.verification_code, expires_at: login.expires_at };
   }
 
@@ -169,12 +204,19 @@ export class AuthUseCases {
   }
 
   /** Revokes the refresh token's whole family (CLI logout). Idempotent. */
-  async revoke(refreshToken: unknown): Promise<void> {
+  async revoke(refreshToken: unknown, request?: RequestContext): Promise<void> {
     const claims = this.verifyRefreshToken(refreshToken);
     await this.deps.uow.run(systemScope, async (stores) => {
       const record = await stores.refreshTokens.get(claims.jti);
       if (record && record.user_id === claims.sub) {
         await stores.refreshTokens.revokeFamily(record.family_id, isoNow(this.deps));
+        const user = await stores.users.get(record.user_id);
+        const actor: UserActor = { userId: record.user_id, email: user?.email ?? '', request };
+        await recordAudit(stores, this.deps, actor, {
+          action: 'cli.logout',
+          target: { type: 'user', id: record.user_id },
+          owner_id: record.user_id,
+        });
       }
     });
   }

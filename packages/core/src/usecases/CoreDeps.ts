@@ -35,6 +35,8 @@ export interface CoreSettings {
   logGraceMinutes: number;
   /** Logs of jobs finished longer ago than this are deleted; 0 keeps them forever. */
   logRetentionDays: number;
+  /** Audit entries older than this many days are pruned; 0 keeps them forever. */
+  auditRetentionDays: number;
   /** `limit` of every list endpoint (issue 10 §2: default 50, at most 200). */
   pageLimits: PageLimits;
   /** Notification delivery (issue 14). */
@@ -53,6 +55,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   maxLogBytesPerJob: 64 * 1024 * 1024,
   logGraceMinutes: 5,
   logRetentionDays: 90,
+  auditRetentionDays: 365,
   pageLimits: DEFAULT_PAGE_LIMITS,
   notifications: DEFAULT_NOTIFICATION_SETTINGS,
 };

@@ -1,3 +1,4 @@
+import { recordAudit } from './audit.js';
 import type { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import type { UserActor, WorkerActor } from '../domain/actors.js';
 import {
@@ -150,6 +151,12 @@ export class JobUseCases {
         claimed_at: null,
         finished_at: null,
       });
+      await recordAudit(stores, this.deps, user, {
+        action: 'job.create',
+        target: { type: 'job', id: created.id },
+        owner_id: ownerId,
+        details: { job_type: jobType, vine_id: created.vine_id, target_worker_id: created.target_worker_id },
+      });
       return { created, givenWay };
     });
     const job = queued.created;
@@ -225,6 +232,12 @@ export class JobUseCases {
       });
       if (current.status === 'PROCESSING') await this.moveVine(stores, updated);
       await enqueueJobEnd(stores, this.deps, updated);
+      await recordAudit(stores, this.deps, user, {
+        action: 'job.cancel',
+        target: { type: 'job', id: jobId },
+        owner_id: current.owner_id,
+        details: { job_type: current.job_type, status_before: current.status },
+      });
       return updated;
     });
     await this.announceStatus(job);

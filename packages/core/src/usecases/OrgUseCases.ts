@@ -6,6 +6,7 @@ import { isOrgRole, ORG_ROLES, type OrgRole } from '../domain/roles.js';
 import { requireName, requireUuid } from '../domain/validation.js';
 import type { Membership } from '../ports/OrgStore.js';
 import { type Scope, type Stores, systemScope } from '../ports/UnitOfWork.js';
+import { recordAudit } from './audit.js';
 import { Access, authorizeIn } from './Access.js';
 import { type CoreDeps, isoNow } from './CoreDeps.js';
 import { normalizeEmail } from './users.js';
@@ -67,6 +68,12 @@ export class OrgUseCases {
         created_at: now,
         joined_at: now,
       });
+      await recordAudit(stores, this.deps, user, {
+        action: 'org.create',
+        target: { type: 'org', id: saved.id },
+        owner_id: saved.id,
+        details: { name },
+      });
       return saved;
     });
     return orgView(created, 'owner');
@@ -118,7 +125,16 @@ export class OrgUseCases {
   async rename(user: UserActor, id: unknown, input: { name: unknown }): Promise<OrgView> {
     const name = requireName(input.name, 'name');
     const { org, membership, scope } = await this.find(user, id, 'org.rename');
-    const renamed = await this.deps.uow.run(scope, (stores) => stores.orgs.rename(org.id, name));
+    const renamed = await this.deps.uow.run(scope, async (stores) => {
+      const saved = await stores.orgs.rename(org.id, name);
+      await recordAudit(stores, this.deps, user, {
+        action: 'org.rename',
+        target: { type: 'org', id: org.id },
+        owner_id: org.id,
+        details: { name_before: org.name, name },
+      });
+      return saved;
+    });
     return orgView(renamed, membership.role);
   }
 
@@ -138,7 +154,16 @@ export class OrgUseCases {
       }
       return this.artifactKeysOf(stores, org.id);
     });
-    await this.deps.uow.run(systemScope, (stores) => stores.orgs.delete(org.id));
+    await this.deps.uow.run(systemScope, async (stores) => {
+      await stores.orgs.delete(org.id);
+      // In the person's own log: nobody can read the organization's once it is gone.
+      await recordAudit(stores, this.deps, user, {
+        action: 'org.delete',
+        target: { type: 'org', id: org.id },
+        owner_id: user.userId,
+        details: { name: org.name },
+      });
+    });
     // The rows are gone; their files (plans, states: they may hold secrets) go after them.
     for (const key of files) {
       try {
@@ -178,7 +203,7 @@ export class OrgUseCases {
     // Looking up a person by email spans owners: system work, after the role was checked.
     const added = await this.deps.uow.run(systemScope, async (stores) => {
       const person = await stores.users.findByEmail(email);
-      return stores.orgs.addMember({
+      const member = await stores.orgs.addMember({
         id: this.deps.random.uuid(),
         org_id: org.id,
         user_id: person?.id ?? null,
@@ -187,6 +212,13 @@ export class OrgUseCases {
         created_at: now,
         joined_at: person ? now : null,
       });
+      await recordAudit(stores, this.deps, user, {
+        action: 'member.add',
+        target: { type: 'member', id: member.id },
+        owner_id: org.id,
+        details: { email, role },
+      });
+      return member;
     });
     return memberView(added);
   }
@@ -220,7 +252,14 @@ export class OrgUseCases {
     const updated = await this.deps.uow.run(scope, async (stores) => {
       const current = await this.requireMember(stores, org.id, target.id);
       if (current.role === 'owner' && role !== 'owner') await this.keepAnOwner(stores, org.id, current);
-      return stores.orgs.setRole(org.id, current.id, role);
+      const saved = await stores.orgs.setRole(org.id, current.id, role);
+      await recordAudit(stores, this.deps, user, {
+        action: 'member.set_role',
+        target: { type: 'member', id: current.id },
+        owner_id: org.id,
+        details: { email: current.email, role_before: current.role, role },
+      });
+      return saved;
     });
     return memberView(updated);
   }
@@ -241,6 +280,12 @@ export class OrgUseCases {
       const current = await this.requireMember(stores, org.id, target.id);
       if (current.role === 'owner') await this.keepAnOwner(stores, org.id, current);
       await stores.orgs.removeMember(org.id, current.id);
+      await recordAudit(stores, this.deps, user, {
+        action: 'member.remove',
+        target: { type: 'member', id: current.id },
+        owner_id: org.id,
+        details: { email: current.email, role: current.role },
+      });
     });
   }
 

@@ -1,3 +1,5 @@
+import type { RequestContext } from '../domain/audit.js';
+import { recordSignIn } from './audit.js';
 import { timingSafeEqual } from 'node:crypto';
 import { isSafeNextPath } from '../auth/nextPath.js';
 import { IDENTITY_PROVIDERS, type IdentityProvider, isOneOf, PROVIDER_NAMES } from '../domain/enums.js';
@@ -101,6 +103,7 @@ export class SignInUseCases {
     pending: PendingSignIn | null,
     parameters: Readonly<Record<string, string>>,
     redirectUri: string,
+    request?: RequestContext,
   ): Promise<SignInResult> {
     const state = parameters.state;
     if (!pending || !state || Date.parse(pending.expiresAt) <= this.deps.clock.now().getTime()) {
@@ -165,6 +168,7 @@ export class SignInUseCases {
           provider_token: sealed,
           scopes: profile.scopes.join(' '),
         });
+        await recordSignIn(stores, this.deps, user, pending.provider, request);
         return user;
       });
     let user: User;

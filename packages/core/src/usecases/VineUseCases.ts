@@ -1,3 +1,4 @@
+import { recordAudit } from './audit.js';
 import type { UserActor } from '../domain/actors.js';
 import { NotFoundError } from '../domain/errors.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
@@ -59,6 +60,12 @@ export class VineUseCases {
         triggers: { after: [] },
         created_at: now,
         updated_at: now,
+      });
+      await recordAudit(stores, this.deps, user, {
+        action: 'vine.create',
+        target: { type: 'vine', id: vine.id },
+        owner_id: ownerId,
+        details: { name: vine.name, vineyard_id: vineyard.id },
       });
       return this.view(stores, vine);
     });

@@ -1,3 +1,4 @@
+import { recordAudit } from './audit.js';
 import type { UserActor } from '../domain/actors.js';
 import { NotFoundError } from '../domain/errors.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
@@ -25,7 +26,16 @@ export class VineyardUseCases {
       name,
       created_at: isoNow(this.deps),
     };
-    const created = await this.deps.uow.run(scope, (stores) => stores.vineyards.create(vineyard));
+    const created = await this.deps.uow.run(scope, async (stores) => {
+      const made = await stores.vineyards.create(vineyard);
+      await recordAudit(stores, this.deps, user, {
+        action: 'vineyard.create',
+        target: { type: 'vineyard', id: made.id },
+        owner_id: ownerId,
+        details: { name },
+      });
+      return made;
+    });
     return { ...created, vines: [] };
   }
 

@@ -10,6 +10,7 @@ import { isJobStateToken, openJobStateToken } from '../auth/jobStateToken.js';
 import { generateWorkerToken, hashToken, tokenMatchesHash } from '../auth/workerToken.js';
 import type { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import { ownerScope, type Scope, systemScope, visibleOwners } from '../ports/UnitOfWork.js';
+import { recordAudit } from './audit.js';
 import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 import { publicWorker, type WorkerView } from './views.js';
@@ -103,7 +104,7 @@ export class WorkerUseCases {
     }
     const name = requireName(input.name, 'name');
     const { ownerId } = await this.access.ownerFor(user, input.org_id, 'agents.manage');
-    return this.create(ownerId, name, mode, {}, user.userId);
+    return this.create(ownerId, name, mode, {}, user);
   }
 
   /** `POST /api/tendrils/register` (CI only): a cloud-hosted agent for `owner_id`. */
@@ -113,7 +114,7 @@ export class WorkerUseCases {
     const metadata = parseMetadata(input.metadata);
     const owner = await this.deps.uow.read(systemScope, (stores) => stores.users.get(ownerId));
     if (!owner) throw new NotFoundError('user');
-    return this.create(ownerId, name, 'cloud', metadata);
+    return this.create(ownerId, name, 'cloud', metadata, 'system');
   }
 
   /** `POST /api/workers/heartbeat`: also tells the agent which of its jobs were cancelled. */
@@ -200,7 +201,7 @@ export class WorkerUseCases {
     name: string,
     mode: WorkerMode,
     metadata: JsonObject,
-    actorId?: string,
+    by: UserActor | 'system',
   ): Promise<Registration> {
     const token = generateWorkerToken(this.deps.random);
     const worker: Worker = {
@@ -215,7 +216,16 @@ export class WorkerUseCases {
       created_at: isoNow(this.deps),
       destroyed_at: null,
     };
-    await this.deps.uow.run(ownerScope(ownerId, actorId), (stores) => stores.workers.create(worker));
+    const scope = ownerScope(ownerId, by === 'system' ? undefined : by.userId);
+    await this.deps.uow.run(scope, async (stores) => {
+      await stores.workers.create(worker);
+      await recordAudit(stores, this.deps, by, {
+        action: 'worker.register',
+        target: { type: 'worker', id: worker.id },
+        owner_id: ownerId,
+        details: { name, mode },
+      });
+    });
     // Nothing should be cached for a new id; if anything is (an id registered again), it goes.
     this.credentials.forget(worker.id);
     await announce(this.deps.events, { type: 'worker_credentials_changed', owner_id: ownerId, worker_id: worker.id });

@@ -1,5 +1,6 @@
 import { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import { ApiTokenUseCases } from './ApiTokenUseCases.js';
+import { AuditUseCases } from './AuditUseCases.js';
 import { AuthUseCases } from './AuthUseCases.js';
 import { VineUseCases } from './VineUseCases.js';
 import type { CoreDeps } from './CoreDeps.js';
@@ -33,6 +34,7 @@ export interface UseCases {
   orgs: OrgUseCases;
   drift: DriftUseCases;
   notifications: NotificationUseCases;
+  audit: AuditUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
@@ -53,5 +55,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     orgs: new OrgUseCases(deps),
     drift: new DriftUseCases(deps),
     notifications: new NotificationUseCases(deps),
+    audit: new AuditUseCases(deps),
   };
 }

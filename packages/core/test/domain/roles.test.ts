@@ -26,6 +26,7 @@ const ALLOWED: Record<OrgRole, readonly OrgAction[]> = {
     'members.manage',
     'tokens.manage',
     'notifications.manage',
+    'audit.read',
     'org.rename',
   ],
   owner: Object.keys(LEAST_ROLE) as OrgAction[],

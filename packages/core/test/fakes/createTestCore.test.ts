@@ -27,6 +27,7 @@ describe('createTestCore', () => {
     expect(Object.keys(core.useCases).sort()).toEqual(
       [
         'apiTokens',
+        'audit',
         'auth',
         'drift',
         'notifications',

@@ -1,4 +1,5 @@
 import type { UseCases } from '@trellis/core';
+import { requestContext } from '../routing/requestContext.js';
 import { defineRoute, type RouteSpec } from '../routing/route.js';
 import {
   ExchangeBody,
@@ -67,8 +68,8 @@ export function authRoutes(useCases: UseCases): RouteSpec[] {
       rateLimit: { windowSeconds: 60, limit: 60 },
       body: RefreshBody,
       responses: { 204: { description: 'Revoked' } },
-      handler: async ({ body }) => {
-        await useCases.auth.revoke(body.refresh_token);
+      handler: async ({ req, res, body }) => {
+        await useCases.auth.revoke(body.refresh_token, requestContext(req, res));
         return { status: 204 };
       },
     }),

@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import type { SessionCookies } from '../auth/SessionCookies.js';
 import type { SignInCookies } from '../auth/SignInCookies.js';
 import type { Logger } from '../logger.js';
+import { requestContext } from '../routing/requestContext.js';
 import { defineRoute, type RouteSpec } from '../routing/route.js';
 import { CallbackQuery, ProvidersResponse, SignInParams, SignInQuery } from '@trellis/contract';
 
@@ -95,7 +96,12 @@ export function signInRoutes(deps: SignInRouteDeps): RouteSpec[] {
         );
         const noStore = { 'Cache-Control': 'no-store' };
         try {
-          const { user, provider, next } = await useCases.signIn.complete(pending, parameters, deps.callbackUrl());
+          const { user, provider, next } = await useCases.signIn.complete(
+            pending,
+            parameters,
+            deps.callbackUrl(),
+            requestContext(req, res),
+          );
           sessions.start(res, user, provider);
           return { status: 303, headers: { ...noStore, Location: `${req.baseUrl}${next}` } };
         } catch (error) {

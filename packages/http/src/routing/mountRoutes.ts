@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { type AuthDeps, authenticate } from '../auth/authenticate.js';
 import { problem, sendProblem } from '../errors/problem.js';
 import { SharedRateLimitStore } from '../limits/SharedRateLimitStore.js';
+import { requestContext } from './requestContext.js';
 import type { RouteSpec } from './route.js';
 
 const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -78,8 +79,9 @@ export function mountRoutes(router: Router, routes: RouteSpec[], auth: AuthDeps,
         params: parse(route.params, req.params, 'path'),
         query: parse(route.query, req.query, 'query'),
         body,
-        user: res.locals.user,
-        worker: res.locals.worker,
+        // The actors carry their request, for the audit entries the use cases write.
+        user: res.locals.user && { ...res.locals.user, request: requestContext(req, res) },
+        worker: res.locals.worker && { ...res.locals.worker, request: requestContext(req, res) },
       });
       if (result === undefined) return;
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);

@@ -32,6 +32,7 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   org_members: 'org_id',
   notifications: 'owner_id',
   notification_deliveries: 'owner_id',
+  audit_entries: 'owner_id',
 };
 
 /** The one owner an owner scope is limited to, or null for system work; member scopes span several. */

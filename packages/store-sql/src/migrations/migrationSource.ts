@@ -14,6 +14,7 @@ import { organizationsMigration } from './m010_organizations.js';
 import { apiTokensMigration } from './m011_api_tokens.js';
 import { driftTriggersMigration } from './m012_drift_triggers.js';
 import { notificationsMigration } from './m013_notifications.js';
+import { auditMigration } from './m014_audit.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -31,6 +32,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   apiTokensMigration,
   driftTriggersMigration,
   notificationsMigration,
+  auditMigration,
 ];
 
 /** knex's migrator configured with the migrations above, not a directory. */

@@ -1,6 +1,7 @@
 import type { Stores } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import { SqlApiTokenStore } from './SqlApiTokenStore.js';
+import { SqlAuditStore } from './SqlAuditStore.js';
 import { SqlCliLoginStore } from './SqlCliLoginStore.js';
 import { SqlCloudIdentityStore } from './SqlCloudIdentityStore.js';
 import { SqlIdentityStore } from './SqlIdentityStore.js';
@@ -36,5 +37,6 @@ export function createStores(session: SqlSession): Stores {
     apiTokens: new SqlApiTokenStore(session),
     orgs: new SqlOrgStore(session),
     notifications: new SqlNotificationStore(session),
+    audit: new SqlAuditStore(session),
   };
 }

@@ -1,6 +1,7 @@
 import { compareNewestFirst, type Page, type PageKey, type PageRequest, takePage } from '@trellis/core';
 import type {
   ApiToken,
+  AuditEntry,
   CliLogin,
   CloudIdentity,
   Identity,
@@ -68,6 +69,8 @@ export interface MemoryState {
   orgMembers: Map<string, OrgMember>;
   notifications: Map<string, Notification>;
   notificationDeliveries: Map<string, NotificationDelivery>;
+  /** Keyed by entry id, in append order. */
+  audit: Map<string, AuditEntry>;
 }
 
 export function emptyMemoryState(): MemoryState {
@@ -93,6 +96,7 @@ export function emptyMemoryState(): MemoryState {
     orgMembers: new Map(),
     notifications: new Map(),
     notificationDeliveries: new Map(),
+    audit: new Map(),
   };
 }
 

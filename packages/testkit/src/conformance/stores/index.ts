@@ -1,5 +1,6 @@
 import { describe } from 'vitest';
 import { describeApiTokenStoreConformance } from './apiTokens.js';
+import { describeAuditStoreConformance } from './audit.js';
 import { describeAuthStoreConformance } from './auth.js';
 import { describeJobClaimConformance } from './claim.js';
 import type { OpenStoreHarness } from './harness.js';
@@ -41,5 +42,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeOrgStoreConformance(open);
     describeApiTokenStoreConformance(open);
     describeNotificationStoreConformance(open);
+    describeAuditStoreConformance(open);
   });
 }

@@ -1,6 +1,7 @@
 import type { Stores } from '@trellis/core';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 import { MemoryApiTokenStore } from './MemoryApiTokenStore.js';
+import { MemoryAuditStore } from './MemoryAuditStore.js';
 import { MemoryCliLoginStore } from './MemoryCliLoginStore.js';
 import { MemoryCloudIdentityStore } from './MemoryCloudIdentityStore.js';
 import { MemoryIdentityStore } from './MemoryIdentityStore.js';
@@ -19,6 +20,7 @@ import { MemoryWorkerStore } from './MemoryWorkerStore.js';
 
 export {
   MemoryApiTokenStore,
+  MemoryAuditStore,
   MemoryCliLoginStore,
   MemoryCloudIdentityStore,
   MemoryIdentityStore,
@@ -55,5 +57,6 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     apiTokens: new MemoryApiTokenStore(tx),
     orgs: new MemoryOrgStore(tx),
     notifications: new MemoryNotificationStore(tx),
+    audit: new MemoryAuditStore(tx),
   };
 }
