@@ -34,6 +34,7 @@ export const AUDIT_ACTIONS = [
   'cli.logout',
   'vineyard.create',
   'vine.create',
+  'vine.update',
   'job.create',
   'job.cancel',
   'worker.register',
@@ -45,6 +46,8 @@ export const AUDIT_ACTIONS = [
   'member.add',
   'member.set_role',
   'member.remove',
+  'notification.create',
+  'notification.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

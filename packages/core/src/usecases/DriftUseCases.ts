@@ -7,6 +7,7 @@ import type { VineSettingsPatch } from '../ports/VineStore.js';
 import { type Stores, systemScope } from '../ports/UnitOfWork.js';
 import { configHash, snapshotOfVine } from '../snapshot/configSnapshot.js';
 import { Access } from './Access.js';
+import { recordAudit } from './audit.js';
 import { enqueueNotification } from './notificationOutbox.js';
 import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
 import { jobForPeople, type VineView, vineForPeople } from './views.js';
@@ -67,6 +68,15 @@ export class DriftUseCases {
         patch.triggers = triggers;
       }
       const updated = await stores.vines.updateSettings(vine.owner_id, vine.id, patch, now.toISOString());
+      await recordAudit(stores, this.deps, user, {
+        action: 'vine.update',
+        target: { type: 'vine', id: vine.id },
+        owner_id: vine.owner_id,
+        details: {
+          ...(driftDetection !== undefined ? { drift_interval_minutes: driftDetection?.interval_minutes ?? null } : {}),
+          ...(triggers !== undefined ? { triggers_after: triggers.after.join(',') } : {}),
+        },
+      });
       const [cloudIdentity, components] = await Promise.all([
         updated.cloud_identity_id ? stores.cloudIdentities.get(updated.owner_id, updated.cloud_identity_id) : null,
         stores.vines.getComponents(updated.owner_id, updated.id),
@@ -95,7 +105,14 @@ export class DriftUseCases {
           'the configuration has a queued or running job; check drift when it is idle',
         );
       }
-      return queueDriftJob(stores, this.deps, vine);
+      const queued = await queueDriftJob(stores, this.deps, vine);
+      await recordAudit(stores, this.deps, user, {
+        action: 'job.create',
+        target: { type: 'job', id: queued.id },
+        owner_id: queued.owner_id,
+        details: { job_type: queued.job_type, vine_id: vine.id, trigger: 'drift' },
+      });
+      return queued;
     });
     await announce(this.deps.events, { type: 'job_queued', owner_id: job.owner_id, job_id: job.id });
     return jobForPeople(job);
@@ -122,7 +139,14 @@ export class DriftUseCases {
           vine.updated_at,
         );
         if (interval === undefined || vine.status !== 'DEPLOYED' || (await hasActiveJobs(stores, vine))) continue;
-        jobs.push(await queueDriftJob(stores, this.deps, vine, at));
+        const job = await queueDriftJob(stores, this.deps, vine, at);
+        await recordAudit(stores, this.deps, 'system', {
+          action: 'job.create',
+          target: { type: 'job', id: job.id },
+          owner_id: job.owner_id,
+          details: { job_type: job.job_type, vine_id: vine.id, trigger: 'drift' },
+        });
+        jobs.push(job);
       }
       return jobs;
     });
@@ -165,9 +189,20 @@ export async function afterJobFinished(
   const queued: Job[] = [];
   for (const downstream of await stores.vines.listDownstream(job.owner_id, job.vine_id)) {
     await cancelQueuedDriftChecks(stores, downstream.owner_id, downstream.id, at);
-    queued.push(
-      await createVineJob(stores, deps, downstream, { type: 'upstream', vine_id: job.vine_id, job_id: job.id }, at),
+    const planned = await createVineJob(
+      stores,
+      deps,
+      downstream,
+      { type: 'upstream', vine_id: job.vine_id, job_id: job.id },
+      at,
     );
+    await recordAudit(stores, deps, 'system', {
+      action: 'job.create',
+      target: { type: 'job', id: planned.id },
+      owner_id: planned.owner_id,
+      details: { job_type: planned.job_type, vine_id: downstream.id, trigger: 'upstream', upstream_job_id: job.id },
+    });
+    queued.push(planned);
   }
   return queued;
 }

@@ -1,3 +1,4 @@
+import { recordAudit } from './audit.js';
 import { createHmac } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { UserActor } from '../domain/actors.js';
@@ -127,7 +128,14 @@ export class NotificationUseCases {
       if (vineyardId !== null && !(await stores.vineyards.get(ownerId, vineyardId))) {
         throw new NotFoundError('vineyard');
       }
-      return stores.notifications.create(record);
+      const saved = await stores.notifications.create(record);
+      await recordAudit(stores, this.deps, actor, {
+        action: 'notification.create',
+        target: { type: 'notification', id: saved.id },
+        owner_id: saved.owner_id,
+        details: { name: saved.name, kind: saved.kind, events: saved.events.join(',') },
+      });
+      return saved;
     });
     return { ...notificationView(created), secret };
   }
@@ -151,7 +159,15 @@ export class NotificationUseCases {
   /** `DELETE /api/notifications/{id}`: with its deliveries. */
   async delete(actor: UserActor, id: unknown): Promise<void> {
     const { record, scope } = await this.locate(actor, id, 'notifications.manage');
-    await this.deps.uow.run(scope, (stores) => stores.notifications.delete(record.owner_id, record.id));
+    await this.deps.uow.run(scope, async (stores) => {
+      await stores.notifications.delete(record.owner_id, record.id);
+      await recordAudit(stores, this.deps, actor, {
+        action: 'notification.delete',
+        target: { type: 'notification', id: record.id },
+        owner_id: record.owner_id,
+        details: { name: record.name },
+      });
+    });
   }
 
   /** `GET /api/notifications/{id}/deliveries`, newest first, each with its attempts. */

@@ -303,3 +303,34 @@ describe('drift.detected notifications', () => {
     ).toEqual([first.id, again.id]);
   });
 });
+
+describe('the audit log', () => {
+  it('records schedule changes, checks queued by a person, by the scheduler and by an upstream deploy', async () => {
+    const downstream = await seedVine(core, ada, { name: 'downstream' });
+    await deploy();
+    const before = core.uow.snapshot().audit.size;
+    await core.useCases.drift.configure(ada, vine.id, { drift_detection: { interval_minutes: 60 } });
+    await core.useCases.drift.configure(ada, downstream.id, { triggers: { after: [vine.id] } });
+    const byPerson = await core.useCases.drift.checkNow(ada, vine.id);
+    await core.useCases.jobs.cancel(ada, byPerson.id);
+    core.clock.advance({ minutes: 61 });
+    const [byScheduler] = await core.useCases.drift.queueDue();
+    await core.useCases.jobs.cancel(ada, (byScheduler as Job).id);
+    const upstream = await deploy();
+    // What the drift and trigger machinery recorded (the seeded deploys and cancels are the jobs use cases').
+    const entries = [...core.uow.snapshot().audit.values()]
+      .slice(before)
+      .filter((entry) => entry.action === 'vine.update' || entry.details.trigger !== undefined);
+    const summary = entries.map((entry) => [entry.action, entry.actor.type, entry.details.trigger ?? null]);
+    expect(summary).toEqual([
+      ['vine.update', 'user', null],
+      ['vine.update', 'user', null],
+      ['job.create', 'user', 'drift'],
+      ['job.create', 'system', 'drift'],
+      ['job.create', 'system', 'upstream'],
+    ]);
+    expect(entries.at(-1)?.details).toMatchObject({ vine_id: downstream.id, upstream_job_id: upstream.id });
+    expect(entries[0]?.details).toEqual({ drift_interval_minutes: 60 });
+    expect(entries[1]?.details).toEqual({ triggers_after: vine.id });
+  });
+});

@@ -296,3 +296,24 @@ describe('notifications', () => {
     await expectFailure(core.useCases.notifications.get(alice, created.id), NotFoundError, 'notification_not_found');
   });
 });
+
+describe('the audit log', () => {
+  it('records creating and deleting a notification, never its URL or secret', async () => {
+    const { core, alice } = await setup();
+    const created = await core.useCases.notifications.create(alice, {
+      name: 'ops',
+      kind: 'webhook',
+      url: HOOK,
+      events: ['job.failed'],
+    });
+    await core.useCases.notifications.delete(alice, created.id);
+    const entries = [...core.uow.snapshot().audit.values()].filter((entry) => entry.target.type === 'notification');
+    expect(entries.map((entry) => [entry.action, entry.target.id, entry.actor.id])).toEqual([
+      ['notification.create', created.id, alice.userId],
+      ['notification.delete', created.id, alice.userId],
+    ]);
+    expect(entries[0]?.details).toEqual({ name: 'ops', kind: 'webhook', events: 'job.failed' });
+    expect(JSON.stringify(entries)).not.toContain(created.secret as string);
+    expect(JSON.stringify(entries)).not.toContain(HOOK);
+  });
+});
