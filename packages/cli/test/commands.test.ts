@@ -172,18 +172,19 @@ describe('configs', () => {
 
   it('list and show, as tables and JSON, with sensitive values hidden', async () => {
     const table = rows((await trellis('configs', 'list')).stdout);
-    expect(table[0]).toEqual(['NAME', 'PROJECT', 'VINEYARD', 'STATUS', 'ENGINE', 'SOURCE', 'UPDATED']);
-    expect(table.slice(1).map((row) => row.slice(0, 6))).toEqual(
+    expect(table[0]).toEqual(['NAME', 'PROJECT', 'VINEYARD', 'STATUS', 'DRIFT', 'ENGINE', 'SOURCE', 'UPDATED']);
+    expect(table.slice(1).map((row) => row.slice(0, 7))).toEqual(
       expect.arrayContaining([
         [
           'web',
           'acme-web',
           'production',
           'NEW',
+          '-',
           'terraform 1.9.0',
           'git https://git.example.com/acme/infra.git@main:web',
         ],
-        ['local', 'local', 'staging', 'NEW', 'tofu', 'inline (5 files)'],
+        ['local', 'local', 'staging', 'NEW', '-', 'tofu', 'inline (5 files)'],
       ]),
     );
     const listed = await trellisJson<Vine[]>('configs', 'list');

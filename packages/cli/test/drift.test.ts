@@ -80,6 +80,10 @@ describe('drift and run triggers in the CLI', () => {
     expect(shown.stdout).toMatch(
       new RegExp(`Drift: +drifted: 0 to add, 1 to change, 0 to destroy \\(checked .+ UTC, job ${jobId}\\)\\n`),
     );
+    // The list shows it at a glance; `net` was never checked.
+    const listed = (await trellis('configs', 'list')).stdout;
+    expect(listed).toMatch(/^web\s.*\sDEPLOYED\s+drifted\s/m);
+    expect(listed).toMatch(/^net\s.*\sDEPLOYED\s+-\s/m);
     const view = JSON.parse((await trellis('configs', 'show', 'web', '--json')).stdout) as VineView;
     expect(view.drift).toMatchObject({ status: 'drifted', job_id: jobId, changes: { add: 0, change: 1, destroy: 0 } });
 

@@ -91,3 +91,17 @@ export function jobNoun(job: Pick<Job, 'job_type'>): string {
       return 'Job';
   }
 }
+
+/** The last drift check at a glance, for tables: `in sync`, `drifted`, `unknown`, or `-` (never checked). */
+export function driftBadge(style: Colours, status: 'in_sync' | 'drifted' | 'unknown' | undefined): string {
+  switch (status) {
+    case 'in_sync':
+      return style.green('in sync');
+    case 'drifted':
+      return style.red('drifted');
+    case 'unknown':
+      return style.yellow('unknown');
+    default:
+      return '-';
+  }
+}

@@ -1,5 +1,5 @@
 import { Command, Option } from 'clipanion';
-import { describeSource, statusColour, timeAgo } from '../../output/format.js';
+import { describeSource, driftBadge, statusColour, timeAgo } from '../../output/format.js';
 import { ownerColumn } from '../../output/owners.js';
 import { renderTable } from '../../output/table.js';
 import { resolveOwnerFilter } from '../../resolve.js';
@@ -41,13 +41,24 @@ export class ListConfigsCommand extends TrellisCommand {
     const ownerOf = await ownerColumn(client, configurations, this.org !== undefined);
     terminal.print(
       renderTable(
-        ['NAME', 'PROJECT', 'VINEYARD', ...(ownerOf ? ['OWNER'] : []), 'STATUS', 'ENGINE', 'SOURCE', 'UPDATED'],
+        [
+          'NAME',
+          'PROJECT',
+          'VINEYARD',
+          ...(ownerOf ? ['OWNER'] : []),
+          'STATUS',
+          'DRIFT',
+          'ENGINE',
+          'SOURCE',
+          'UPDATED',
+        ],
         configurations.map((vine) => [
           vine.name,
           vine.project_name,
           vineyards.get(vine.vineyard_id) ?? vine.vineyard_id,
           ...(ownerOf ? [ownerOf(vine)] : []),
           statusColour(out, vine.status),
+          driftBadge(out, vine.drift?.status),
           vine.engine.version ? `${vine.engine.name} ${vine.engine.version}` : vine.engine.name,
           describeSource(vine.source),
           timeAgo(vine.updated_at),
