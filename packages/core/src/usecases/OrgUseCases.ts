@@ -279,13 +279,15 @@ export class OrgUseCases {
     await this.deps.uow.run(scope, async (stores) => {
       const current = await this.requireMember(stores, org.id, target.id);
       if (current.role === 'owner') await this.keepAnOwner(stores, org.id, current);
-      await stores.orgs.removeMember(org.id, current.id);
+      // Recorded first: once a member who leaves is gone, the organization's log is no longer
+      // theirs to write (on Postgres row-level security reads the membership live).
       await recordAudit(stores, this.deps, user, {
         action: 'member.remove',
         target: { type: 'member', id: current.id },
         owner_id: org.id,
         details: { email: current.email, role: current.role },
       });
+      await stores.orgs.removeMember(org.id, current.id);
     });
   }
 
