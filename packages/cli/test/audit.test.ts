@@ -4,9 +4,8 @@
  * with `--org` and filters; pages with `--limit` and `--cursor`; `--json`; a viewer of the
  * organization told, with exit code 6, that their role is too low.
  */
-import { bootstrapSessionCookie, deviceLoginTokens } from '@trellis/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BOOTSTRAP_TOKEN, login, type RunResult, runTrellis, TempHome, TestServer, WEB_URL } from './harness.js';
+import { type RunResult, runTrellis, startWithSecondPerson, TempHome, TestServer } from './harness.js';
 
 interface Entry {
   id: string;
@@ -34,15 +33,7 @@ describe('trellis audit', () => {
   };
 
   beforeAll(async () => {
-    // Vera signs in first (the bootstrap sign-in, with her email) and logs a CLI in; then the
-    // server comes back on the same port and database with the usual administrator.
-    await server.start(0, { TRELLIS_BOOTSTRAP_EMAIL: 'vera@example.com' });
-    const cookie = await bootstrapSessionCookie(server.url, BOOTSTRAP_TOKEN);
-    viewerToken = (await deviceLoginTokens(server.url, cookie, WEB_URL)).access_token;
-    const port = Number(new URL(server.url).port);
-    await server.stop();
-    await server.start(port);
-    await login(server, ownerHome);
+    viewerToken = await startWithSecondPerson(server, ownerHome, 'vera@example.com');
   });
   afterAll(async () => {
     await server.destroy();

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TrellisClient } from '@trellis/client';
-import { bootstrapSessionCookie, type ServerProcess, startServerProcess } from '@trellis/testkit';
+import { bootstrapSessionCookie, deviceLoginTokens, type ServerProcess, startServerProcess } from '@trellis/testkit';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const TRELLIS_BIN = join(ROOT, 'packages/cli/dist/bin/trellis.js');
@@ -198,6 +198,22 @@ export class TestServer {
 }
 
 /** Logs `home` in to `server` through the real binary, answering the code on stdin. */
+/**
+ * Starts `server` with a second person: `email` signs in first (the bootstrap sign-in, with that
+ * email) and logs a CLI in; then the server comes back on the same port and database with the
+ * usual administrator, logged in at `ownerHome`. Returns the second person's CLI access token.
+ */
+export async function startWithSecondPerson(server: TestServer, ownerHome: TempHome, email: string): Promise<string> {
+  await server.start(0, { TRELLIS_BOOTSTRAP_EMAIL: email });
+  const cookie = await bootstrapSessionCookie(server.url, BOOTSTRAP_TOKEN);
+  const token = (await deviceLoginTokens(server.url, cookie, WEB_URL)).access_token;
+  const port = Number(new URL(server.url).port);
+  await server.stop();
+  await server.start(port);
+  await login(server, ownerHome);
+  return token;
+}
+
 export async function login(server: TestServer, home: TempHome): Promise<RunResult> {
   const run = new RunningTrellis(['login', '--server', server.url, '--no-browser'], home.env());
   const [, deviceCode] = await run.waitFor(/device_code=([0-9a-f-]{36})/);

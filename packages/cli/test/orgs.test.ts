@@ -5,18 +5,8 @@
  * member no longer finds the organization; an admin renames, a member leaves, an owner deletes (and
  * is told `org_busy` while a job is queued).
  */
-import { bootstrapSessionCookie, deviceLoginTokens } from '@trellis/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  BOOTSTRAP_TOKEN,
-  login,
-  type RunResult,
-  runTrellis,
-  TempHome,
-  TestServer,
-  userClient,
-  WEB_URL,
-} from './harness.js';
+import { type RunResult, runTrellis, startWithSecondPerson, TempHome, TestServer, userClient } from './harness.js';
 
 describe('trellis orgs and --org', () => {
   const server = new TestServer();
@@ -35,15 +25,7 @@ describe('trellis orgs and --org', () => {
   };
 
   beforeAll(async () => {
-    // Vera signs in first (the bootstrap sign-in, with her email), and logs a CLI in; then the
-    // server comes back on the same port and database with the usual administrator.
-    await server.start(0, { TRELLIS_BOOTSTRAP_EMAIL: 'vera@example.com' });
-    const cookie = await bootstrapSessionCookie(server.url, BOOTSTRAP_TOKEN);
-    viewerToken = (await deviceLoginTokens(server.url, cookie, WEB_URL)).access_token;
-    const port = Number(new URL(server.url).port);
-    await server.stop();
-    await server.start(port);
-    await login(server, ownerHome);
+    viewerToken = await startWithSecondPerson(server, ownerHome, 'vera@example.com');
   });
   afterAll(async () => {
     await server.destroy();
