@@ -6,6 +6,7 @@ export * from './domain/notifications.js';
 export * from './domain/gitSource.js';
 export * from './domain/jobStateMachine.js';
 export * from './domain/pagination.js';
+export * from './domain/policies.js';
 export * from './domain/problemCodes.js';
 export * from './domain/records.js';
 export * from './domain/roles.js';
