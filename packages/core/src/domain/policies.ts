@@ -73,8 +73,8 @@ function isPolicyResult(value: unknown): value is PolicyResult {
 
 /** The policy results a job's metadata holds (none when the agent reported none). */
 export function policyResultsOf(metadata: JsonObject): PolicyResult[] {
-  const results = metadata['policy_results'];
-  return Array.isArray(results) ? results.filter(isPolicyResult) : [];
+  const results: unknown = metadata['policy_results'];
+  return Array.isArray(results) ? results.filter((r: unknown): r is PolicyResult => isPolicyResult(r)) : [];
 }
 
 /** The mandatory policies a plan failed: a DEPLOY of it needs an override. */
