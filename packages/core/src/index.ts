@@ -11,6 +11,7 @@ export * from './domain/problemCodes.js';
 export * from './domain/records.js';
 export * from './domain/roles.js';
 export * from './domain/validation.js';
+export * from './domain/vcs.js';
 export * from './domain/vineStateMachine.js';
 export * from './domain/workerStatus.js';
 
@@ -54,6 +55,7 @@ export type * from './ports/UserStore.js';
 export type * from './ports/VineStore.js';
 export type * from './ports/VineyardStore.js';
 export type * from './ports/WebhookSender.js';
+export type * from './ports/VcsApi.js';
 export type * from './ports/WorkerStore.js';
 export { memberScope, ownerList, ownerScope, systemScope, visibleOwners } from './ports/UnitOfWork.js';
 export type { OwnerIds, Scope, Stores, UnitOfWork } from './ports/UnitOfWork.js';

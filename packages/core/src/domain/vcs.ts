@@ -1,0 +1,75 @@
+/**
+ * Git-driven runs (issue 13): what a git provider tells Trellis through its webhooks, once the
+ * provider's own payload shape has been translated away, and what Trellis tells the provider
+ * back (commit statuses and pull request comments).
+ */
+import type { GitProvider } from './enums.js';
+
+/** A delivery's event, normalized from the provider's payload. */
+export type VcsEvent =
+  | { kind: 'ping' }
+  | {
+      kind: 'push';
+      /** `owner/name` (GitLab: the full namespace path; Bitbucket: `workspace/slug`). */
+      repository: string;
+      /** The branch pushed to; null for a tag push. */
+      branch: string | null;
+      /** True when the push deleted the branch (nothing to plan). */
+      deleted: boolean;
+      /** The commit before the push; null for a new branch. */
+      before_sha: string | null;
+      /** The head commit after the push. */
+      commit_sha: string;
+      commit_message: string;
+      /** Who wrote the head commit (name, else login or email). */
+      author: string;
+      /**
+       * Every file the push's commits added, modified or removed; null when the payload does not
+       * list them all (truncated: ask the provider's compare API between `before_sha` and `commit_sha`).
+       */
+      changed_files: string[] | null;
+    }
+  | {
+      kind: 'pull_request';
+      action: 'opened' | 'updated' | 'reopened';
+      repository: string;
+      /** GitHub's pull request number, GitLab's merge request `iid`, Bitbucket's pull request id. */
+      number: number;
+      title: string;
+      /** The pull request's page at the provider. */
+      url: string;
+      head_sha: string;
+      head_branch: string;
+      /** The branch the pull request merges into. */
+      base_branch: string;
+      author: string;
+    }
+  /** Any other event or action: answered 202 and ignored. */
+  | { kind: 'other'; name: string };
+
+/** One webhook delivery as received. */
+export interface VcsDelivery {
+  provider: GitProvider;
+  /** `X-GitHub-Delivery`, `X-Gitlab-Event-UUID`, `X-Request-UUID`: a redelivery repeats it. */
+  delivery_id: string;
+  event: VcsEvent;
+}
+
+/** The state of a commit status as Trellis reports it; each adapter maps it to its provider's words. */
+export const COMMIT_STATES = ['pending', 'success', 'failure', 'error'] as const;
+export type CommitState = (typeof COMMIT_STATES)[number];
+
+export interface CommitStatus {
+  state: CommitState;
+  /** `trellis/<vineyard>/<vine>`: one status per vine. */
+  context: string;
+  description: string;
+  /** The job's page. */
+  target_url: string;
+}
+
+/** The webhook Trellis asks the provider to create for a connection. */
+export interface HookRequest {
+  url: string;
+  secret: string;
+}

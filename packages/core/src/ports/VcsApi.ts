@@ -1,0 +1,52 @@
+import type { CommitStatus, HookRequest, VcsDelivery } from '../domain/vcs.js';
+
+/**
+ * One git provider's API as git-driven runs use it (issue 13), called with the connecting user's
+ * stored OAuth token. `repository` is `owner/name` as in the connection. Adapters translate every
+ * provider failure into a domain error: `UnauthorizedError('provider_token_expired')` when the
+ * provider refuses the token (401), `ConflictError('vcs_permission_missing')` when the token lacks
+ * the scope or the repository role the call needs (403, or 404 for a repository the token cannot
+ * see), with a message saying what to grant, `RateLimitedError` when it rate limits, and
+ * `UnavailableError('provider_unavailable')` otherwise.
+ */
+export interface VcsApi {
+  /** The longest comment body the provider takes, in characters. */
+  readonly maxCommentLength: number;
+  /** Creates the repository webhook for push and pull request events; answers the provider's hook id. */
+  createHook(token: string, repository: string, hook: HookRequest): Promise<{ hook_id: string }>;
+  /** Deletes the hook; a hook already gone is not an error. */
+  deleteHook(token: string, repository: string, hookId: string): Promise<void>;
+  setCommitStatus(token: string, repository: string, sha: string, status: CommitStatus): Promise<void>;
+  /**
+   * Writes Trellis's comment on a pull request: edits comment `comment_id` in place when given
+   * (and creates a new one if that comment was deleted), else creates one. Answers its id.
+   */
+  upsertPullRequestComment(
+    token: string,
+    repository: string,
+    number: number,
+    comment: { comment_id: string | null; body: string },
+  ): Promise<{ comment_id: string }>;
+  /** The files changed between two commits (the compare API), for pushes whose payload was truncated. */
+  changedFiles(token: string, repository: string, baseSha: string, headSha: string): Promise<string[]>;
+}
+
+/** What a webhook request carried, before Trellis trusts it. */
+export interface WebhookRequestParts {
+  /** Header names in lower case. */
+  headers: Readonly<Record<string, string | undefined>>;
+  /** The body exactly as received: signatures are over these bytes. */
+  rawBody: Buffer;
+}
+
+/**
+ * Reads one provider's webhook deliveries. `parse` never trusts the payload: it only finds which
+ * repository the delivery claims to be about, so the connection (and its secret) can be looked up;
+ * nothing is done with the event until `verify` passes with that secret.
+ */
+export interface VcsWebhookReader {
+  /** The delivery, or null when the request is not a delivery of this provider (no event header). */
+  parse(request: WebhookRequestParts): VcsDelivery | null;
+  /** Whether the request is signed with `secret` (constant-time). */
+  verify(request: WebhookRequestParts, secret: string): boolean;
+}
