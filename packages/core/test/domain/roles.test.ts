@@ -26,6 +26,7 @@ const ALLOWED: Record<OrgRole, readonly OrgAction[]> = {
     'members.manage',
     'tokens.manage',
     'notifications.manage',
+    'policies.manage',
     'audit.read',
     'org.rename',
   ],

@@ -9,6 +9,7 @@ import { describeLogStoreConformance } from './logs.js';
 import { describeNotificationStoreConformance } from './notifications.js';
 import { describeOrgStoreConformance } from './orgs.js';
 import { describePaginationConformance } from './pagination.js';
+import { describePolicyStoreConformance } from './policies.js';
 import { describeReleaseAndArtifactStoreConformance } from './releases.js';
 import { describeStateStoreConformance } from './states.js';
 import { describeUnitOfWorkConformance } from './unitOfWork.js';
@@ -43,5 +44,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeApiTokenStoreConformance(open);
     describeNotificationStoreConformance(open);
     describeAuditStoreConformance(open);
+    describePolicyStoreConformance(open);
   });
 }
