@@ -1,5 +1,5 @@
 import type { UserActor } from '../domain/actors.js';
-import { NotFoundError, ValidationError } from '../domain/errors.js';
+import { NotFoundError, UnprocessableError, ValidationError } from '../domain/errors.js';
 import { isOneOf } from '../domain/enums.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import { POLICY_ENFORCEMENTS, type PolicyEnforcement, type PolicyToEvaluate } from '../domain/policies.js';
@@ -259,6 +259,6 @@ function requireEnforcement(value: unknown): PolicyEnforcement {
   return value;
 }
 
-function invalid(message: string): ValidationError {
-  return new ValidationError(`the policy module is refused: ${message}`, [{ path: 'module', message }], 'policy_invalid');
+function invalid(message: string): UnprocessableError {
+  return new UnprocessableError('policy_invalid', `the policy module is refused: ${message}`);
 }

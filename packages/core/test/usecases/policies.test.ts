@@ -3,6 +3,7 @@ import {
   NotFoundError,
   type PolicyCheck,
   type PolicyCompiler,
+  UnprocessableError,
   type UserActor,
   ValidationError,
 } from '@trellis/core';
@@ -43,13 +44,13 @@ describe('policies', () => {
     const { core, alice } = await setup({ policyCompiler: compiler });
     const broken = await expectFailure(
       core.useCases.policies.create(alice, { name: 'b', enforcement: 'mandatory', module: 'package x\noops' }),
-      ValidationError,
+      UnprocessableError,
       'policy_invalid',
     );
     expect(broken.message).toContain('rego_parse_error: unexpected } token');
     await expectFailure(
       core.useCases.policies.create(alice, { name: 'a', enforcement: 'mandatory', module: 'package x\nallow := true' }),
-      ValidationError,
+      UnprocessableError,
       'policy_invalid',
     );
     await expectFailure(
@@ -71,7 +72,7 @@ describe('policies', () => {
     const { core, alice } = await setup();
     await expectFailure(
       core.useCases.policies.create(alice, { name: 'a', enforcement: 'mandatory', module: 'package x\nallow := true\n' }),
-      ValidationError,
+      UnprocessableError,
       'policy_invalid',
     );
     const created = await core.useCases.policies.create(alice, {
