@@ -59,7 +59,8 @@ describe.skipIf(!OPA)('trellis policies', () => {
       '--file',
       file,
     );
-    const [, id] = /Created mandatory policy .*no-public-buckets.* ([0-9a-f-]{36}) \(version 1\)/.exec(created.stderr) ?? [];
+    const [, id] =
+      /Created mandatory policy .*no-public-buckets.* ([0-9a-f-]{36}) \(version 1\)/.exec(created.stderr) ?? [];
     expect(id, created.stderr).toBeDefined();
 
     const broken = join(home.dir, 'broken.rego');
@@ -126,7 +127,9 @@ describe.skipIf(!OPA)('trellis policies', () => {
       },
     });
     const shown = await trellis('jobs', 'show', plan.id);
-    expect(shown.stdout).toMatch(/Policies:\n +FAILED +buckets v1 \(mandatory\)\n +- aws_s3_bucket_acl\.logs: public-read is not allowed\n +passed +sizes v1 \(advisory\)/);
+    expect(shown.stdout).toMatch(
+      /Policies:\n +FAILED +buckets v1 \(mandatory\)\n +- aws_s3_bucket_acl\.logs: public-read is not allowed\n +passed +sizes v1 \(advisory\)/,
+    );
     expect(shown.stdout).not.toContain('policy_results=');
   });
 });

@@ -1,5 +1,11 @@
 /** The agent protocol (SPEC §4.2): claim, heartbeat, status, logs, plan artifacts. */
-import { CLOUD_PROVIDERS, JOB_STATUSES, POLICY_ENFORCEMENTS, REPORTABLE_JOB_STATUSES, STREAM_TYPES } from '@trellis/core';
+import {
+  CLOUD_PROVIDERS,
+  JOB_STATUSES,
+  POLICY_ENFORCEMENTS,
+  REPORTABLE_JOB_STATUSES,
+  STREAM_TYPES,
+} from '@trellis/core';
 import { z } from 'zod';
 import { jsonObject, uuid } from './common.js';
 import { Job } from './records.js';
@@ -27,7 +33,7 @@ export const ClaimResponse = z.object({
   policies: z
     .array(PolicyToEvaluateSchema)
     .describe(
-      'a PLAN\'s (and drift check\'s): the policies that apply to its configuration, at their current version; the agent evaluates each on the plan with OPA (empty: none apply)',
+      "a PLAN's (and drift check's): the policies that apply to its configuration, at their current version; the agent evaluates each on the plan with OPA (empty: none apply)",
     ),
   vineyard: z
     .object({ id: uuid, name: z.string() })

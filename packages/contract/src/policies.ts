@@ -64,5 +64,5 @@ export const PolicyResultRecord = z.object({
   name: z.string(),
   enforcement: z.enum(POLICY_ENFORCEMENTS),
   passed: z.boolean(),
-  messages: z.array(z.string()).describe('the `deny` messages (or the engine\'s error); empty when passed'),
+  messages: z.array(z.string()).describe("the `deny` messages (or the engine's error); empty when passed"),
 });

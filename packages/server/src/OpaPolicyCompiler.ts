@@ -59,7 +59,12 @@ function run(bin: string, args: string[], cwd: string): Promise<Run> {
     execFile(
       bin,
       args,
-      { cwd, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd }, timeout: CHECK_TIMEOUT_MS, encoding: 'utf8' },
+      {
+        cwd,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd },
+        timeout: CHECK_TIMEOUT_MS,
+        encoding: 'utf8',
+      },
       (error, stdout, stderr) => {
         if (error && typeof (error as NodeJS.ErrnoException).code === 'string') {
           reject(new Error(`the policy engine ${bin} could not be started: ${error.message}`));

@@ -99,7 +99,14 @@ describe.skipIf(!chromiumPath || !OPA)('the policies page in Chromium', { timeou
             passed: false,
             messages: ['aws_instance.web: instance type m5.4xlarge is not allowed'],
           },
-          { policy_id: policy.id, version: 1, name: 'tags', enforcement: 'advisory', passed: false, messages: ['<b>no tags</b>'] },
+          {
+            policy_id: policy.id,
+            version: 1,
+            name: 'tags',
+            enforcement: 'advisory',
+            passed: false,
+            messages: ['<b>no tags</b>'],
+          },
         ],
       },
     });
@@ -111,7 +118,9 @@ describe.skipIf(!chromiumPath || !OPA)('the policies page in Chromium', { timeou
     await page.waitForSelector('#policy-results');
     const rows = page.locator('#policy-results tbody tr');
     expect(await rows.count()).toBe(2);
-    expect(await rows.nth(0).textContent()).toMatch(/no-big\s*v1\s*mandatory\s*failed\s*aws_instance\.web: instance type m5\.4xlarge is not allowed/);
+    expect(await rows.nth(0).textContent()).toMatch(
+      /no-big\s*v1\s*mandatory\s*failed\s*aws_instance\.web: instance type m5\.4xlarge is not allowed/,
+    );
     expect(await rows.nth(1).textContent()).toMatch(/tags\s*v1\s*advisory\s*warning\s*<b>no tags<\/b>/);
     expect(await page.getAttribute('#policy-results tbody tr >> nth=0', 'data-passed')).toBe('false');
     await screenshot(page, 'plan-policy-results');

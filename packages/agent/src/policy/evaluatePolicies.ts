@@ -99,7 +99,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
 export function summarizePolicyResults(results: PolicyResult[]): string[] {
   const lines: string[] = [];
   for (const result of results) {
-    const verdict = result.passed ? 'passed' : result.enforcement === 'mandatory' ? 'FAILED' : 'failed (advisory: a warning)';
+    const verdict = result.passed
+      ? 'passed'
+      : result.enforcement === 'mandatory'
+        ? 'FAILED'
+        : 'failed (advisory: a warning)';
     lines.push(`policy ${result.name} v${result.version} (${result.enforcement}): ${verdict}`);
     for (const message of result.messages) lines.push(`  - ${message}`);
   }

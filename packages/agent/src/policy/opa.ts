@@ -34,7 +34,7 @@ export function runOpa(bin: string, args: string[], cwd: string): Promise<OpaRun
           reject(error);
           return;
         }
-        if (error && error.killed) {
+        if (error?.killed) {
           reject(new Error(`opa did not finish within ${OPA_TIMEOUT_MS / 1000} s`));
           return;
         }

@@ -74,7 +74,11 @@ describe.skipIf(!TOFU || !OPA)('policies with real OpenTofu and OPA', { timeout:
 
   it('refuses a module that does not compile, or has no deny rule, with the engine message', async () => {
     const broken = await server.user
-      .createPolicy({ name: 'broken', enforcement: 'mandatory', module: 'package broken\n\ndeny contains msg if {\n  msg :=\n}\n' })
+      .createPolicy({
+        name: 'broken',
+        enforcement: 'mandatory',
+        module: 'package broken\n\ndeny contains msg if {\n  msg :=\n}\n',
+      })
       .catch((error: unknown) => error);
     expect(broken).toBeInstanceOf(TrellisApiError);
     expect(broken).toMatchObject({ status: 422, code: 'policy_invalid' });
@@ -82,7 +86,11 @@ describe.skipIf(!TOFU || !OPA)('policies with real OpenTofu and OPA', { timeout:
     expect((broken as TrellisApiError).detail).not.toContain('/tmp');
 
     const unsafe = await server.user
-      .createPolicy({ name: 'unsafe', enforcement: 'advisory', module: 'package unsafe\n\ndeny contains msg if { msg := y }\n' })
+      .createPolicy({
+        name: 'unsafe',
+        enforcement: 'advisory',
+        module: 'package unsafe\n\ndeny contains msg if { msg := y }\n',
+      })
       .catch((error: unknown) => error);
     expect(unsafe).toMatchObject({ status: 422, code: 'policy_invalid' });
     expect((unsafe as TrellisApiError).detail).toContain('var y is unsafe');
@@ -98,7 +106,11 @@ describe.skipIf(!TOFU || !OPA)('policies with real OpenTofu and OPA', { timeout:
   it('checks a plan: a mandatory failure, an advisory warning, a pass; versions stay pinned on the plan', async () => {
     const vine = await vineOf(server, 'guarded', 'outputs', { cluster: 'public-eu' });
     const other = await server.user.createVineyard('elsewhere');
-    const mandatory = await server.user.createPolicy({ name: 'no-public', enforcement: 'mandatory', module: NO_PUBLIC });
+    const mandatory = await server.user.createPolicy({
+      name: 'no-public',
+      enforcement: 'mandatory',
+      module: NO_PUBLIC,
+    });
     expect(mandatory).toMatchObject({ version: 1, enforcement: 'mandatory', vineyard_id: null });
     await server.user.createPolicy({ name: 'creates', enforcement: 'advisory', module: CREATES });
     await server.user.createPolicy({
@@ -178,7 +190,10 @@ describe.skipIf(!TOFU || !OPA)('policies where an engine is missing', { timeout:
   beforeAll(async () => {
     server = await startServer({ TRELLIS_OPA_BIN: 'trellis-test-no-such-opa' });
     withOpa = await startAgent(server, { name: 'with-opa', env: { TRELLIS_OPA_BIN: OPA as string } });
-    withoutOpa = await startAgent(server, { name: 'without-opa', env: { TRELLIS_OPA_BIN: 'trellis-test-no-such-opa' } });
+    withoutOpa = await startAgent(server, {
+      name: 'without-opa',
+      env: { TRELLIS_OPA_BIN: 'trellis-test-no-such-opa' },
+    });
   });
 
   afterAll(async () => {

@@ -269,8 +269,7 @@ export class JobUseCases {
       const identity = job.cloud_identity_id
         ? await stores.cloudIdentities.get(job.owner_id, job.cloud_identity_id)
         : null;
-      const vineyard =
-        job.vineyard_id === null ? null : await stores.vineyards.get(job.owner_id, job.vineyard_id);
+      const vineyard = job.vineyard_id === null ? null : await stores.vineyards.get(job.owner_id, job.vineyard_id);
       const policies =
         job.job_type === 'PLAN' && job.vine_id !== null
           ? await policiesForVine(stores, job.owner_id, job.vineyard_id)

@@ -236,7 +236,8 @@ export class PolicyUseCases {
       : { status: 'unavailable' };
     if (check.status === 'invalid') throw invalid(check.message);
     const hasDeny = check.status === 'ok' ? check.rules.includes('deny') : declaresDenyRule(value);
-    if (!hasDeny) throw invalid('the module declares no `deny` rule (a set of messages, e.g. `deny contains msg if { ... }`)');
+    if (!hasDeny)
+      throw invalid('the module declares no `deny` rule (a set of messages, e.g. `deny contains msg if { ... }`)');
     return value;
   }
 

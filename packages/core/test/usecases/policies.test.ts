@@ -71,7 +71,11 @@ describe('policies', () => {
   it('without an engine, need a deny rule in the text and leave compiling to the agents', async () => {
     const { core, alice } = await setup();
     await expectFailure(
-      core.useCases.policies.create(alice, { name: 'a', enforcement: 'mandatory', module: 'package x\nallow := true\n' }),
+      core.useCases.policies.create(alice, {
+        name: 'a',
+        enforcement: 'mandatory',
+        module: 'package x\nallow := true\n',
+      }),
       UnprocessableError,
       'policy_invalid',
     );
@@ -133,12 +137,15 @@ describe('policies', () => {
     expect((await core.useCases.policies.list(alice, { org_id: org.id })).items.map((p) => p.id)).toEqual([created.id]);
     expect((await core.useCases.policies.list(alice, { org_id: 'personal' })).items).toHaveLength(0);
     expect((await core.useCases.policies.get(bob, created.id)).id).toBe(created.id);
-    await expectFailure(core.useCases.policies.update(bob, created.id, { enforcement: 'advisory' }), InsufficientRoleError);
+    await expectFailure(
+      core.useCases.policies.update(bob, created.id, { enforcement: 'advisory' }),
+      InsufficientRoleError,
+    );
     await expectFailure(core.useCases.policies.delete(bob, created.id), InsufficientRoleError);
     await core.useCases.policies.delete(alice, created.id);
   });
 
-  it("refuse a vineyard the owner does not have", async () => {
+  it('refuse a vineyard the owner does not have', async () => {
     const { core, alice, bob } = await setup();
     const vine = await seedVine(core, bob);
     await expectFailure(

@@ -126,7 +126,9 @@ ${
 <section class="card">
   <h2>Versions</h2>
   ${[...p.versions].reverse().map(
-    (v): Html => html`<details class="policy-version" id="version-${String(v.version)}"${v.version === p.version ? html` open` : ''}>
+    (
+      v,
+    ): Html => html`<details class="policy-version" id="version-${String(v.version)}"${v.version === p.version ? html` open` : ''}>
     <summary>Version ${String(v.version)} · ${v.enforcement} · ${when(v.created_at, now)}</summary>
     <pre class="code">${v.module}</pre>
   </details>`,

@@ -38,7 +38,8 @@ export class RunCommand extends AgentCommand {
     description: 'TRELLIS_ENGINE_BIN; default tofu or terraform (per job) from PATH',
   });
   opaBin = Option.String('--opa-bin', {
-    description: 'TRELLIS_OPA_BIN; the Open Policy Agent binary that checks plans against policies (default opa from PATH)',
+    description:
+      'TRELLIS_OPA_BIN; the Open Policy Agent binary that checks plans against policies (default opa from PATH)',
   });
   concurrency = Option.String('--concurrency', { description: 'TRELLIS_AGENT_CONCURRENCY; jobs at once (default 1)' });
   workDir = Option.String('--work-dir', {

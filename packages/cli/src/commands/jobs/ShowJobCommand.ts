@@ -28,9 +28,7 @@ export class ShowJobCommand extends TrellisCommand {
     const snapshot = job.config_snapshot;
     const metadata = Object.entries(job.execution_metadata ?? {})
       .filter(([key]) => key !== 'policy_results')
-      .map(
-      ([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`,
-    );
+      .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
     terminal.print(
       renderFields(
         [

@@ -31,7 +31,12 @@ export function describePolicyStoreConformance(open: OpenStoreHarness): void {
       const user = await newOwner();
       const other = await newOwner();
       const first = newPolicy(user.id, { created_at: at(1), updated_at: at(1) });
-      const second = newPolicy(user.id, { name: 'sizes', enforcement: 'advisory', created_at: at(2), updated_at: at(2) });
+      const second = newPolicy(user.id, {
+        name: 'sizes',
+        enforcement: 'advisory',
+        created_at: at(2),
+        updated_at: at(2),
+      });
       await suite.asOwner(user.id, async (stores) => {
         expect(await stores.policies.create(first)).toEqual(first);
         await stores.policies.create(second);

@@ -78,8 +78,7 @@ export class MemoryPolicyStore implements PolicyStore {
     if (!this.tx.sees(ownerId)) return [];
     return oldestFirst(
       [...this.tx.state.policies.values()].filter(
-        (policy) =>
-          policy.owner_id === ownerId && (policy.vineyard_id === null || policy.vineyard_id === vineyardId),
+        (policy) => policy.owner_id === ownerId && (policy.vineyard_id === null || policy.vineyard_id === vineyardId),
       ),
       (policy) => policy.created_at,
     ).map(copy);
