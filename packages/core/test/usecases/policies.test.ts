@@ -189,4 +189,18 @@ describe('policies', () => {
     await core.useCases.jobs.create(alice, { job_type: 'DEPLOY', configuration_id: third.id });
     expect((await core.useCases.jobs.claim(worker))?.policies).toEqual([]);
   });
+
+  it('travel with the claim of a drift check, which is a PLAN too', async () => {
+    const { core, alice } = await setup();
+    const vine = await seedVine(core, alice);
+    const worker = await seedWorker(core, alice, { heartbeat: true });
+    const deploy = await core.useCases.jobs.create(alice, { job_type: 'DEPLOY', configuration_id: vine.id });
+    expect((await core.useCases.jobs.claim(worker))?.job.id).toBe(deploy.id);
+    await core.useCases.jobs.reportStatus(worker, deploy.id, { status: 'SUCCESS' });
+    const policy = await core.useCases.policies.create(alice, { name: 'p', enforcement: 'advisory', module: MODULE });
+    const check = await core.useCases.drift.checkNow(alice, vine.id);
+    const claimed = await core.useCases.jobs.claim(worker);
+    expect(claimed?.job).toMatchObject({ id: check.id, job_type: 'PLAN', trigger: { type: 'drift' } });
+    expect(claimed?.policies.map((p) => [p.id, p.version])).toEqual([[policy.id, 1]]);
+  });
 });

@@ -20,6 +20,7 @@ import { describeWorkerStoreConformance } from './workers.js';
 
 export type { OpenStoreHarness, StoreHarness } from './harness.js';
 export { newDelivery as newNotificationDelivery, newNotification } from './notifications.js';
+export { newPolicy } from './policies.js';
 
 /**
  * The behaviour every implementation of the store ports must show (`UnitOfWork` and every
