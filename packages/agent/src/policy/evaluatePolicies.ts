@@ -68,12 +68,26 @@ async function evaluateOne(bin: string, dir: string, file: string): Promise<{ pa
   const value = first?.expressions?.[0]?.value;
   if (value === undefined) return failed('the module has no `deny` rule');
   const denials = Array.isArray(value) ? value : isObject(value) ? Object.keys(value) : [value];
-  const messages = denials.map((denial) => (typeof denial === 'string' ? denial : JSON.stringify(denial)));
-  return { passed: messages.length === 0, messages };
+  const messages = denials.map((denial) => clip(typeof denial === 'string' ? denial : JSON.stringify(denial)));
+  return { passed: messages.length === 0, messages: capped(messages) };
+}
+
+/** A policy reports at most this many messages, each at most this long: the report stays small. */
+export const MAX_POLICY_MESSAGES = 50;
+export const MAX_POLICY_MESSAGE_CHARS = 1000;
+
+function clip(message: string): string {
+  return message.length > MAX_POLICY_MESSAGE_CHARS ? `${message.slice(0, MAX_POLICY_MESSAGE_CHARS - 1)}…` : message;
+}
+
+function capped(messages: string[]): string[] {
+  if (messages.length <= MAX_POLICY_MESSAGES) return messages;
+  const kept = messages.slice(0, MAX_POLICY_MESSAGES - 1);
+  return [...kept, `… and ${messages.length - kept.length} more`];
 }
 
 function failed(message: string): { passed: false; messages: string[] } {
-  return { passed: false, messages: [message] };
+  return { passed: false, messages: [clip(message)] };
 }
 
 function describeOpaError(error: unknown): string {

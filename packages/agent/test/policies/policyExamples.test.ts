@@ -159,3 +159,22 @@ describe.skipIf(!OPA || !TOFU)('no destroy in production, on a real OpenTofu pla
     expect(staging.results[0]).toMatchObject({ passed: true, messages: [] });
   });
 });
+
+describe.skipIf(!OPA)('the size of policy results', () => {
+  it('keeps at most 50 messages of at most 1000 characters per policy', async () => {
+    const many = {
+      resource_changes: Array.from({ length: 120 }, (_, i) => ({
+        address: `terraform_data.n${i}`,
+        type: 'terraform_data',
+        change: { actions: ['create'], after: { input: 'x'.repeat(3000) } },
+      })),
+    };
+    const module =
+      'package big\n\ndeny contains msg if {\n  some rc in input.resource_changes\n  msg := sprintf("%s %s", [rc.address, rc.change.after.input])\n}\n';
+    const { results } = await evaluate(many, [policy('big', module)]);
+    const messages = results[0]?.messages ?? [];
+    expect(messages).toHaveLength(50);
+    expect(messages.at(-1)).toBe('… and 71 more');
+    expect(messages.slice(0, 49).every((m) => m.length === 1000 && m.endsWith('…'))).toBe(true);
+  });
+});
