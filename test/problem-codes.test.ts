@@ -24,6 +24,7 @@ const CLASS_STATUS: Record<string, number> = {
   NotFoundError: 404,
   ConflictError: 409,
   TooLargeError: 413,
+  UnprocessableError: 422,
   RateLimitedError: 429,
   UnavailableError: 503,
 };

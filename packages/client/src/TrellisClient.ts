@@ -9,6 +9,10 @@ import type {
   CreatedTokenAnswer,
   CreatedNotificationAnswer,
   CreateNotificationRequest,
+  CreatePolicyRequest,
+  PolicyAnswer,
+  PolicyDetailAnswer,
+  UpdatePolicyRequest,
   DeliveryAnswer,
   NotificationAnswer,
   CreateTokenRequest,
@@ -311,6 +315,27 @@ export class TrellisClient {
   /** One page of a notification's deliveries, newest first. */
   listDeliveriesPage(id: string, page: PageOptions = {}): Promise<ListPage<DeliveryAnswer>> {
     return this.listPage(`/api/notifications/${encodeURIComponent(id)}/deliveries`, 'deliveries', page);
+  }
+
+  // ---- policies (issue 15)
+  /** A module that does not compile is refused with `422 policy_invalid` and the engine's message. */
+  createPolicy(input: CreatePolicyRequest): Promise<PolicyAnswer> {
+    return this.json('POST', '/api/policies', { body: input });
+  }
+  /** Every policy the caller sees (`orgId`: one organization's, or `personal`), newest first. */
+  listPolicies(filter: { orgId?: string } = {}): Promise<PolicyAnswer[]> {
+    return collect(this.walk<PolicyAnswer>('/api/policies', 'policies', { org_id: filter.orgId }));
+  }
+  /** The policy with every version, oldest first. */
+  getPolicy(id: string): Promise<PolicyDetailAnswer> {
+    return this.json('GET', `/api/policies/${encodeURIComponent(id)}`);
+  }
+  /** A new version of the policy. */
+  updatePolicy(id: string, input: UpdatePolicyRequest): Promise<PolicyAnswer> {
+    return this.json('PUT', `/api/policies/${encodeURIComponent(id)}`, { body: input });
+  }
+  async deletePolicy(id: string): Promise<void> {
+    await this.json('DELETE', `/api/policies/${encodeURIComponent(id)}`);
   }
 
   // ---- audit log (issue 14)

@@ -1,11 +1,25 @@
 /** The agent protocol (SPEC §4.2): claim, heartbeat, status, logs, plan artifacts. */
-import { CLOUD_PROVIDERS, JOB_STATUSES, REPORTABLE_JOB_STATUSES, STREAM_TYPES } from '@trellis/core';
+import {
+  CLOUD_PROVIDERS,
+  JOB_STATUSES,
+  POLICY_ENFORCEMENTS,
+  REPORTABLE_JOB_STATUSES,
+  STREAM_TYPES,
+} from '@trellis/core';
 import { z } from 'zod';
 import { jsonObject, uuid } from './common.js';
 import { Job } from './records.js';
 
 export const ClaimQuery = z.object({
   wait: z.coerce.number().int().min(0).max(30).optional().describe('long-poll for up to this many seconds'),
+});
+/** A policy as the claim of a PLAN carries it (issue 15). */
+export const PolicyToEvaluateSchema = z.object({
+  id: uuid,
+  version: z.number().int(),
+  name: z.string(),
+  enforcement: z.enum(POLICY_ENFORCEMENTS),
+  module: z.string().describe('the Rego source of that version'),
 });
 export const ClaimResponse = z.object({
   job: Job,
@@ -16,6 +30,15 @@ export const ClaimResponse = z.object({
     .describe(
       "for the engine's http state backend (Basic auth: worker id, this token) instead of the worker token; valid for this job's configuration while the job runs; null without a configuration",
     ),
+  policies: z
+    .array(PolicyToEvaluateSchema)
+    .describe(
+      "a PLAN's (and drift check's): the policies that apply to its configuration, at their current version; the agent evaluates each on the plan with OPA (empty: none apply)",
+    ),
+  vineyard: z
+    .object({ id: uuid, name: z.string() })
+    .nullable()
+    .describe("the configuration's vineyard (`input.trellis.vineyard` of the policies); null without a configuration"),
 });
 export const HeartbeatBody = z.object({ version: z.string() });
 export const HeartbeatResponse = z.object({

@@ -44,6 +44,13 @@ import type {
   DeliveryRecord,
   NotificationRecord,
 } from './notifications.js';
+import type {
+  CreatePolicyBody,
+  PolicyDetailRecord,
+  PolicyRecord,
+  PolicyResultRecord,
+  UpdatePolicyBody,
+} from './policies.js';
 
 // ---- answers
 export type GenerateAnswer = z.output<typeof GenerateResponse>;
@@ -71,6 +78,9 @@ export type CreatedTokenAnswer = z.output<typeof CreatedToken>;
 export type NotificationAnswer = z.output<typeof NotificationRecord>;
 export type CreatedNotificationAnswer = z.output<typeof CreatedNotificationRecord>;
 export type DeliveryAnswer = z.output<typeof DeliveryRecord>;
+export type PolicyAnswer = z.output<typeof PolicyRecord>;
+export type PolicyDetailAnswer = z.output<typeof PolicyDetailRecord>;
+export type PolicyResultView = z.output<typeof PolicyResultRecord>;
 
 export type AuditEntryView = z.output<typeof AuditEntry>;
 export type AuditListRequest = Omit<z.input<typeof ListAuditQuery>, 'limit' | 'cursor'>;
@@ -81,6 +91,8 @@ export type OrgRoleName = z.output<typeof OrgRoleSchema>;
 
 // ---- requests
 export type CreateNotificationRequest = z.input<typeof CreateNotificationBody>;
+export type CreatePolicyRequest = z.input<typeof CreatePolicyBody>;
+export type UpdatePolicyRequest = z.input<typeof UpdatePolicyBody>;
 export type AddMemberRequest = z.input<typeof AddMemberBody>;
 export type ExchangeRequest = z.input<typeof ExchangeBody>;
 /** The body is checked loosely (core judges the source); a caller sends a source as answered. */

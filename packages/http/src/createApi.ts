@@ -30,6 +30,7 @@ import { type SignInRouteDeps, signInRoutes } from './routes/signInRoutes.js';
 import { stateRoutes } from './routes/stateRoutes.js';
 import { tokenRoutes } from './routes/tokenRoutes.js';
 import { notificationRoutes } from './routes/notificationRoutes.js';
+import { policyRoutes } from './routes/policyRoutes.js';
 import { streamRoutes } from './routes/streamRoutes.js';
 import { mountRoutes } from './routing/mountRoutes.js';
 import { buildOpenApiDocument } from './routing/openapi.js';
@@ -136,6 +137,7 @@ export function apiRoutes(
     ...stateRoutes(options.useCases),
     ...tokenRoutes(options.useCases),
     ...notificationRoutes(options.useCases),
+    ...policyRoutes(options.useCases),
     ...auditRoutes(options.useCases),
   ];
 }

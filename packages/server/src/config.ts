@@ -1,3 +1,4 @@
+import { findOpaBin } from './OpaPolicyCompiler.js';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
@@ -78,6 +79,11 @@ export interface ServerConfig {
   notificationRetryBaseSeconds: number;
   notificationTimeoutSeconds: number;
   notificationsAllowPrivateUrls: boolean;
+  /**
+   * The Open Policy Agent binary that checks policy modules when saved (`TRELLIS_OPA_BIN`, else
+   * `opa` on PATH); null: none, modules are checked by the agents only (docs/policies.md).
+   */
+  opaBin: string | null;
   /** Live-log streams: bytes one may hold for a slow client, and how many may be open. */
   logStreams: { maxBufferBytes: number; perUser: number; perJob: number };
   /**
@@ -324,6 +330,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
     notificationRetryBaseSeconds: integer(env, 'TRELLIS_NOTIFICATIONS_RETRY_BASE_S', 10, 1, 3600),
     notificationTimeoutSeconds: integer(env, 'TRELLIS_NOTIFICATIONS_TIMEOUT_S', 10, 1, 120),
     notificationsAllowPrivateUrls: flag(env, 'TRELLIS_NOTIFICATIONS_ALLOW_PRIVATE_URLS'),
+    opaBin: opaBinOf(env, warnings),
     logStreams: {
       maxBufferBytes: integer(env, 'TRELLIS_STREAM_MAX_BUFFER_BYTES', 1024 * 1024, 64 * 1024, 64 * 1024 * 1024),
       perUser: integer(env, 'TRELLIS_STREAMS_PER_USER', 20, 1, 10_000),
@@ -333,6 +340,17 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
     generatedSecrets,
     warnings,
   };
+}
+
+/** The OPA binary policy modules are checked with; a warning when there is none. */
+function opaBinOf(env: Env, warnings: string[]): string | null {
+  const bin = findOpaBin(env);
+  if (bin === null) {
+    warnings.push(
+      'no Open Policy Agent binary (TRELLIS_OPA_BIN, or opa on PATH): policy modules are not compiled when saved; agents report compile errors when they evaluate them',
+    );
+  }
+  return bin;
 }
 
 /** `TRELLIS_PAGE_LIMIT_DEFAULT` (50) and `TRELLIS_PAGE_LIMIT_MAX` (200); the default never exceeds the max. */

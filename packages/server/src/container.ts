@@ -14,6 +14,7 @@ import {
   type UnitOfWork,
   type UseCases,
   type WebhookSender,
+  type PolicyCompiler,
 } from '@trellis/core';
 import { type DependencyContainer, container as rootContainer, instanceCachingFactory } from 'tsyringe';
 
@@ -31,6 +32,7 @@ export interface Adapters {
   secrets: SecretBox;
   providers: ProviderPorts;
   webhooks: WebhookSender;
+  policyCompiler: PolicyCompiler;
   settings: CoreSettings;
 }
 
@@ -50,6 +52,7 @@ export function buildContainer(adapters: Adapters): DependencyContainer {
   container.register(coreServices.providers.id, { useValue: adapters.providers });
   container.register(coreServices.settings.id, { useValue: adapters.settings });
   container.register(coreServices.webhookSender.id, { useValue: adapters.webhooks });
+  container.register(coreServices.policyCompiler.id, { useValue: adapters.policyCompiler });
   container.register(coreServices.useCases.id, {
     useFactory: instanceCachingFactory<UseCases>((c) =>
       createUseCases({
@@ -62,6 +65,7 @@ export function buildContainer(adapters: Adapters): DependencyContainer {
         secrets: resolve(c, coreServices.secretBox),
         providers: resolve(c, coreServices.providers),
         webhooks: resolve(c, coreServices.webhookSender),
+        policyCompiler: resolve(c, coreServices.policyCompiler),
         settings: resolve(c, coreServices.settings),
       }),
     ),

@@ -26,6 +26,7 @@ import { openArtifactStore, openDatabase } from './adapters.js';
 import { ensureGeneratedSecrets, loadConfig, type ServerConfig } from './config.js';
 import { buildProviders } from './providers.js';
 import { NodeWebhookSender } from '@trellis/providers';
+import { OpaPolicyCompiler } from './OpaPolicyCompiler.js';
 import { buildContainer, resolve } from './container.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
@@ -149,6 +150,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         : AesGcmSecretBox.fromSecret(config.cliJwtSecret)),
     providers: register.providers ?? buildProviders(config),
     webhooks: register.webhookSender ?? new NodeWebhookSender(),
+    policyCompiler: register.policyCompiler ?? new OpaPolicyCompiler(config.opaBin),
     settings: register.settings ?? {
       ...DEFAULT_CORE_SETTINGS,
       heartbeatTimeoutSeconds: config.heartbeatTimeoutSeconds,

@@ -26,6 +26,8 @@ export const TABLES = {
   notifications: 'notifications',
   notificationDeliveries: 'notification_deliveries',
   auditEntries: 'audit_entries',
+  policies: 'policies',
+  policyVersions: 'policy_versions',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];

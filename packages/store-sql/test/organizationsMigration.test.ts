@@ -42,6 +42,8 @@ const LATER_TABLES: readonly string[] = [
   'notifications',
   'notification_deliveries',
   'audit_entries',
+  'policies',
+  'policy_versions',
 ];
 
 const BEFORE_M010 = Object.values(TABLES).filter((table) => !LATER_TABLES.includes(table));

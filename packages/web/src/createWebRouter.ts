@@ -27,6 +27,7 @@ import { signInPage } from './pages/signInPage.js';
 import { vineyardPage, vineyardsPage } from './pages/vineyardPages.js';
 import { tokensPage } from './pages/tokensPage.js';
 import { notificationPage, notificationsPage } from './pages/notificationsPage.js';
+import { policiesPage, policyPage } from './pages/policiesPage.js';
 import { workersPage } from './pages/workersPage.js';
 import { type FormProblem, orgPage, orgsPage } from './pages/orgPages.js';
 import { type OrgEntry, orgFilterOf, Standing } from './standing.js';
@@ -554,7 +555,115 @@ export function createWebRouter(options: WebOptions): Router {
     }),
   );
 
+  router.get(
+    '/policies',
+    headers,
+    signedIn(async ({ req, user, base, now }) => {
+      const orgId = orgIdOf(req.query.org_id);
+      const policies = await useCases.policies.list(user, { ...pageQuery(req), org_id: orgId ?? undefined });
+      return policiesPage({ base, policies, orgId, now });
+    }),
+  );
+
+  router.post(
+    '/policies',
+    headers,
+    ...sameOriginForm,
+    signedIn(async ({ req, user, base, now }) => {
+      const form = (req.body ?? {}) as Record<string, unknown>;
+      const orgId = orgIdOf(form.org_id);
+      const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+      const vineyardId = text(form.vineyard_id)?.trim() || undefined;
+      try {
+        const created = await useCases.policies.create(user, {
+          name: form.name,
+          enforcement: form.enforcement,
+          module: text(form.module)?.replaceAll('\r\n', '\n'),
+          vineyard_id: vineyardId,
+          org_id: orgId ?? undefined,
+        });
+        return new Redirect(`/policies/${created.id}`);
+      } catch (error) {
+        const refused = refusedFormStatus(error);
+        if (refused === null) throw error;
+        const policies = await useCases.policies.list(user, { org_id: orgId ?? undefined });
+        const kept = {
+          name: text(form.name),
+          enforcement: text(form.enforcement),
+          module: text(form.module),
+          vineyard_id: vineyardId,
+        };
+        return policiesPage({
+          base,
+          policies,
+          orgId,
+          now,
+          form: kept,
+          error: (error as Error).message,
+          status: refused,
+        });
+      }
+    }),
+  );
+
+  router.get(
+    '/policies/:id',
+    headers,
+    signedIn(async ({ req, user, base, now, standing }) => {
+      const policy = await useCases.policies.get(user, req.params.id);
+      const roles = await standing();
+      return policyPage({ base, policy, mayManage: roles.may(policy.org_id ?? user.userId, 'policies.manage'), now });
+    }),
+  );
+
+  router.post(
+    '/policies/:id',
+    headers,
+    ...sameOriginForm,
+    signedIn(async ({ req, user, base, now, standing }) => {
+      const form = (req.body ?? {}) as Record<string, unknown>;
+      const module = typeof form.module === 'string' ? form.module.replaceAll('\r\n', '\n') : undefined;
+      try {
+        await useCases.policies.update(user, req.params.id, { enforcement: form.enforcement, module });
+        return new Redirect(`/policies/${req.params.id}`);
+      } catch (error) {
+        const refused = refusedFormStatus(error);
+        if (refused === null) throw error;
+        const policy = await useCases.policies.get(user, req.params.id);
+        const roles = await standing();
+        return policyPage({
+          base,
+          policy,
+          mayManage: roles.may(policy.org_id ?? user.userId, 'policies.manage'),
+          now,
+          error: (error as Error).message,
+          ...(module !== undefined ? { module } : {}),
+          status: refused,
+        });
+      }
+    }),
+  );
+
+  router.post(
+    '/policies/:id/delete',
+    headers,
+    ...sameOriginForm,
+    signedIn(async ({ req, user }) => {
+      await useCases.policies.delete(user, req.params.id);
+      return new Redirect('/policies');
+    }),
+  );
+
   return router;
+}
+
+/** The status a refused form is shown again with (400, 403 or 422), or null for any other error. */
+function refusedFormStatus(error: unknown): number | null {
+  if (!(error instanceof DomainError)) return null;
+  if (error.kind === 'validation') return 400;
+  if (error.kind === 'forbidden') return 403;
+  if (error.kind === 'unprocessable') return 422;
+  return null;
 }
 
 /** An organization id from a query or form, lower case; anything else is none. */

@@ -2,7 +2,7 @@ import type { UserActor } from '@trellis/core';
 import { type Html, html } from './html.js';
 import type { Standing } from './standing.js';
 
-export type Section = 'vineyards' | 'jobs' | 'workers' | 'orgs' | 'tokens' | 'notifications' | 'audit';
+export type Section = 'vineyards' | 'jobs' | 'workers' | 'orgs' | 'tokens' | 'notifications' | 'policies' | 'audit';
 
 /** What a page handler returns; the router wraps it in the layout. */
 export interface Page {
@@ -34,6 +34,7 @@ const NAVIGATION: readonly { section: Section; label: string; path: string }[] =
   { section: 'orgs', label: 'Organizations', path: '/orgs' },
   { section: 'tokens', label: 'API tokens', path: '/tokens' },
   { section: 'notifications', label: 'Notifications', path: '/notifications' },
+  { section: 'policies', label: 'Policies', path: '/policies' },
   { section: 'audit', label: 'Audit log', path: '/audit' },
 ];
 

@@ -54,6 +54,7 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
             workerToken: config.workerToken,
             workDir,
             engineBin: config.engineBin,
+            opaBin: config.opaBin,
             graceMs: config.graceMs,
             lockTimeoutS: config.lockTimeoutS,
             allowFileSources: config.allowFileSources,

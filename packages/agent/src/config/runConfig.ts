@@ -9,6 +9,7 @@ export interface RunFlags {
   'worker-token'?: string | undefined;
   'credentials-file'?: string | undefined;
   'engine-bin'?: string | undefined;
+  'opa-bin'?: string | undefined;
   concurrency?: string | undefined;
   'work-dir'?: string | undefined;
   once?: boolean | undefined;
@@ -26,6 +27,8 @@ export interface RunConfig {
   workerId: string;
   workerToken: string;
   engineBin: string | undefined;
+  /** Evaluates plan policies (issue 15); undefined: `opa` from PATH. */
+  opaBin: string | undefined;
   concurrency: number;
   /** null: a temporary directory made at start and removed at exit. */
   workDir: string | null;
@@ -94,6 +97,7 @@ export function resolveRunConfig(flags: RunFlags, env: NodeJS.ProcessEnv): RunCo
     workerId,
     workerToken,
     engineBin: flags['engine-bin'] ?? (env.TRELLIS_ENGINE_BIN || undefined),
+    opaBin: flags['opa-bin'] ?? (env.TRELLIS_OPA_BIN || undefined),
     concurrency: integer(flags.concurrency ?? env.TRELLIS_AGENT_CONCURRENCY, 'concurrency', 1, 1, 64),
     workDir: flags['work-dir'] ?? (env.TRELLIS_AGENT_WORK_DIR || null),
     once: flags.once === true,

@@ -18,6 +18,8 @@ export interface RunnerSettings {
   workDir: string;
   /** `--engine-bin` / `TRELLIS_ENGINE_BIN`; else `tofu`/`terraform` from PATH. */
   engineBin?: string | undefined;
+  /** `--opa-bin` / `TRELLIS_OPA_BIN`; else `opa` from PATH: evaluates the policies of plans. */
+  opaBin?: string | undefined;
   /** SIGINT → SIGKILL grace period. */
   graceMs: number;
   lockTimeoutS: number;

@@ -5,11 +5,13 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { type RetryClock, retry, systemClock, type TrellisClient } from '@trellis/client';
 import type { ClaimAnswer as ClaimedJob } from '@trellis/client';
-import type { EngineName, JsonObject, Variables, VineSource } from '@trellis/core';
+import type { EngineName, JsonObject, PolicyResult, Variables, VineSource } from '@trellis/core';
 import { type AssumeRole, type CloudIdentityRef, withAwsCredentials } from '../cloud/assumeRole.js';
 import { Engine, resolveEngineBin } from '../engine/Engine.js';
 import type { AgentLogger } from '../logging/AgentLogger.js';
 import type { JobLog } from '../logs/JobLog.js';
+import { evaluatePolicies, summarizePolicyResults } from '../policy/evaluatePolicies.js';
+import { resolveOpaBin } from '../policy/opa.js';
 import type { SecretSet } from '../logs/Redactor.js';
 import { parseDeployMetadata } from './deployMetadata.js';
 import { engineEnvironment, withStateCredentials } from './engineEnvironment.js';
@@ -80,10 +82,16 @@ export class JobSteps {
     await engine.init();
     switch (job.job_type) {
       case 'PLAN': {
+        const policies = this.deps.claimed.policies ?? [];
+        const opaBin = policies.length > 0 ? this.requireOpa(policies.length) : null;
         await engine.plan(PLAN_FILE);
-        const plan_summary = await this.summarize(engine);
+        const planJson = await engine.showPlanJson(PLAN_FILE);
+        const metadata: JsonObject = { plan_summary: this.summarizeJson(planJson) };
+        if (opaBin !== null) {
+          metadata.policy_results = (await this.checkPolicies(opaBin, planJson, workspace)) as unknown as JsonObject[];
+        }
         await this.uploadPlan(dir);
-        return { plan_summary };
+        return metadata;
       }
       case 'DEPLOY': {
         let metadata: JsonObject = {};
@@ -202,7 +210,52 @@ export class JobSteps {
   }
 
   private async summarize(engine: Engine) {
-    const summary = summarizePlan(await engine.showPlanJson(PLAN_FILE));
+    return this.summarizeJson(await engine.showPlanJson(PLAN_FILE));
+  }
+
+  /**
+   * The OPA binary that evaluates the policies of this plan. Policies that apply while this agent
+   * has none fail the job: a plan is never passed unchecked.
+   */
+  private requireOpa(count: number): string {
+    const bin = resolveOpaBin(this.deps.settings.opaBin);
+    if (bin === null) {
+      throw new JobFailure(
+        `${count} ${count === 1 ? 'policy applies' : 'policies apply'} to this vine but this agent has no OPA engine: install opa on its PATH or set TRELLIS_OPA_BIN / --opa-bin`,
+      );
+    }
+    return bin;
+  }
+
+  /** Evaluates the claim's policies on the plan's JSON with OPA and logs each result. */
+  private async checkPolicies(bin: string, plan: unknown, workspace: Workspace): Promise<PolicyResult[]> {
+    const { claimed, log } = this.deps;
+    const { job } = claimed;
+    const policies = claimed.policies ?? [];
+    log.system(`policies: evaluating ${policies.length} with ${bin.split('/').pop() ?? bin} on the plan`);
+    const vine = job.config_snapshot.vine;
+    let results: PolicyResult[];
+    try {
+      results = await evaluatePolicies({
+        bin,
+        dir: workspace.path('policies'),
+        plan,
+        trellis: {
+          vine: vine ? { id: vine.id, name: vine.name, project_name: vine.project_name } : null,
+          vineyard: claimed.vineyard ?? (job.vineyard_id ? { id: job.vineyard_id, name: null } : null),
+          job: { id: job.id, job_type: job.job_type, trigger: job.trigger as unknown as JsonObject },
+        },
+        policies,
+      });
+    } catch (error) {
+      throw new JobFailure(`the policies could not be evaluated: ${(error as Error).message}`);
+    }
+    for (const line of summarizePolicyResults(results)) log.system(line);
+    return results;
+  }
+
+  private summarizeJson(plan: unknown) {
+    const summary = summarizePlan(plan);
     this.deps.log.system(`plan: ${summary.add} to add, ${summary.change} to change, ${summary.destroy} to destroy`);
     return { ...summary };
   }

@@ -35,6 +35,11 @@ import { ListDeliveriesCommand } from './notifications/ListDeliveriesCommand.js'
 import { ListNotificationsCommand } from './notifications/ListNotificationsCommand.js';
 import { ShowNotificationCommand } from './notifications/ShowNotificationCommand.js';
 import { TestNotificationCommand } from './notifications/TestNotificationCommand.js';
+import { CreatePolicyCommand } from './policies/CreatePolicyCommand.js';
+import { DeletePolicyCommand } from './policies/DeletePolicyCommand.js';
+import { ListPoliciesCommand } from './policies/ListPoliciesCommand.js';
+import { ShowPolicyCommand } from './policies/ShowPolicyCommand.js';
+import { UpdatePolicyCommand } from './policies/UpdatePolicyCommand.js';
 import { CreateTokenCommand } from './tokens/CreateTokenCommand.js';
 import { ListTokensCommand } from './tokens/ListTokensCommand.js';
 import { RevokeTokenCommand } from './tokens/RevokeTokenCommand.js';
@@ -76,6 +81,11 @@ export const COMMANDS = [
   ShowNotificationCommand,
   DeleteNotificationCommand,
   TestNotificationCommand,
+  ListPoliciesCommand,
+  CreatePolicyCommand,
+  ShowPolicyCommand,
+  UpdatePolicyCommand,
+  DeletePolicyCommand,
   ListDeliveriesCommand,
   ListOrgsCommand,
   CreateOrgCommand,

@@ -48,6 +48,9 @@ export const AUDIT_ACTIONS = [
   'member.remove',
   'notification.create',
   'notification.delete',
+  'policy.create',
+  'policy.update',
+  'policy.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

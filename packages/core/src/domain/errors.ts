@@ -19,6 +19,7 @@ export abstract class DomainError extends Error {
     | 'not_found'
     | 'conflict'
     | 'too_large'
+    | 'unprocessable'
     | 'rate_limited'
     | 'unavailable';
 
@@ -42,6 +43,11 @@ export class ValidationError extends DomainError {
   ) {
     super(code, message);
   }
+}
+
+/** Well-formed, but its content is refused (`422`), e.g. a policy module that does not compile. */
+export class UnprocessableError extends DomainError {
+  readonly kind = 'unprocessable';
 }
 
 /** No or bad credentials (`401`). The message never says which part was wrong. */

@@ -78,6 +78,7 @@ export const PROBLEM_CODES = {
   plan_artifact_not_found: { status: 404, meaning: 'the job has no plan artifact' },
   worker_not_found: { status: 404, meaning: 'no such worker' },
   notification_not_found: { status: 404, meaning: 'no such notification' },
+  policy_not_found: { status: 404, meaning: 'no such policy' },
   token_not_found: { status: 404, meaning: 'no such API token (or it is revoked)' },
   user_not_found: { status: 404, meaning: 'no such user' },
   org_not_found: { status: 404, meaning: 'no such organization, or the caller is not a member' },
@@ -112,6 +113,11 @@ export const PROBLEM_CODES = {
   last_owner: { status: 409, meaning: 'the last owner of an organization cannot leave, be removed or be demoted' },
   org_busy: { status: 409, meaning: 'the organization has queued or running jobs; cancel them first' },
   worker_destroyed: { status: 409, meaning: 'the worker was destroyed' },
+  // ---- 422: well-formed, but its content is refused
+  policy_invalid: {
+    status: 422,
+    meaning: "a policy's Rego module does not compile (the engine's message) or declares no `deny` rule",
+  },
   // ---- 413: over a size limit
   payload_too_large: { status: 413, meaning: 'the request body is over its limit' },
   artifact_too_large: { status: 413, meaning: 'the plan artifact is over its limit' },

@@ -28,6 +28,8 @@ export const LEAST_ROLE = {
   'tokens.manage': 'admin',
   /** Create, test and delete the organization's notifications. */
   'notifications.manage': 'admin',
+  /** Create, change and delete the organization's policies (issue 15). */
+  'policies.manage': 'admin',
   /** Read the organization's audit log. */
   'audit.read': 'admin',
   /** Rename the organization. */

@@ -7,6 +7,7 @@ import type { JobStore } from './JobStore.js';
 import type { LogStore } from './LogStore.js';
 import type { NotificationStore } from './NotificationStore.js';
 import type { OrgStore } from './OrgStore.js';
+import type { PolicyStore } from './PolicyStore.js';
 import type { PlanArtifactStore } from './PlanArtifactStore.js';
 import type { RefreshTokenStore } from './RefreshTokenStore.js';
 import type { ReleaseStore } from './ReleaseStore.js';
@@ -34,6 +35,7 @@ export interface Stores {
   apiTokens: ApiTokenStore;
   orgs: OrgStore;
   notifications: NotificationStore;
+  policies: PolicyStore;
   audit: AuditStore;
 }
 

@@ -140,6 +140,7 @@ const NOT_FOUND = {
   job_not_found: () => new NotFoundError('job'),
   worker_not_found: () => new NotFoundError('worker'),
   notification_not_found: () => new NotFoundError('notification'),
+  policy_not_found: () => new NotFoundError('policy'),
 } as const;
 
 export type NotFoundCode = keyof typeof NOT_FOUND;

@@ -3,6 +3,7 @@ import type { Clock } from '../ports/Clock.js';
 import type { EventBus, TrellisEvent } from '../ports/EventBus.js';
 import type { IdentityProvider, GitProvider } from '../domain/enums.js';
 import { DEFAULT_PAGE_LIMITS, type PageLimits } from '../domain/pagination.js';
+import type { PolicyCompiler } from '../ports/PolicyCompiler.js';
 import type { Random } from '../ports/Random.js';
 import type { RepositoryLister } from '../ports/RepositoryLister.js';
 import type { SecretBox } from '../ports/SecretBox.js';
@@ -80,6 +81,8 @@ export interface CoreDeps {
   providers: ProviderPorts;
   /** Outbound HTTP of notifications. */
   webhooks: WebhookSender;
+  /** Checks policy modules when saved (issue 15); absent: this server has no engine. */
+  policyCompiler?: PolicyCompiler;
   settings: CoreSettings;
 }
 

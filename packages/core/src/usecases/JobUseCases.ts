@@ -24,6 +24,8 @@ import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js
 import { extractDeploymentOutputs, finalizeDeployment, redactSensitiveOutputs } from './finalizeDeployment.js';
 import { enqueueJobEnd } from './notificationOutbox.js';
 import { jobForPeople } from './views.js';
+import type { PolicyToEvaluate } from '../domain/policies.js';
+import { policiesForVine } from './PolicyUseCases.js';
 import { afterJobFinished, cancelQueuedDriftChecks, isDriftCheck } from './DriftUseCases.js';
 
 export interface CreateJobInput {
@@ -48,6 +50,10 @@ export interface ClaimedJob {
    * token: valid for this job's vine only, while the job runs. Null for a job without a vine.
    */
   state_token: string | null;
+  /** A PLAN's (and drift check's): the policies that apply to its vine, at their current version (issue 15). */
+  policies: PolicyToEvaluate[];
+  /** The vineyard of the job's vine, for `input.trellis.vineyard` of the policies; null without a vine. */
+  vineyard: { id: string; name: string } | null;
 }
 
 const REPORT_EVENTS: Readonly<Record<ReportableJobStatus, JobEvent>> = {
@@ -263,8 +269,15 @@ export class JobUseCases {
       const identity = job.cloud_identity_id
         ? await stores.cloudIdentities.get(job.owner_id, job.cloud_identity_id)
         : null;
+      const vineyard = job.vineyard_id === null ? null : await stores.vineyards.get(job.owner_id, job.vineyard_id);
+      const policies =
+        job.job_type === 'PLAN' && job.vine_id !== null
+          ? await policiesForVine(stores, job.owner_id, job.vineyard_id)
+          : [];
       return {
         job: current,
+        policies,
+        vineyard: vineyard ? { id: vineyard.id, name: vineyard.name } : null,
         cloud_identity: identity
           ? { provider: identity.provider, role_arn: identity.role_arn, external_id: identity.external_id }
           : null,

@@ -9,6 +9,7 @@ import { JobUseCases } from './JobUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
 import { NotificationUseCases } from './NotificationUseCases.js';
 import { OrgUseCases } from './OrgUseCases.js';
+import { PolicyUseCases } from './PolicyUseCases.js';
 import { PlanArtifactUseCases } from './PlanArtifactUseCases.js';
 import { ReleaseUseCases } from './ReleaseUseCases.js';
 import { RepositoryUseCases } from './RepositoryUseCases.js';
@@ -34,6 +35,7 @@ export interface UseCases {
   orgs: OrgUseCases;
   drift: DriftUseCases;
   notifications: NotificationUseCases;
+  policies: PolicyUseCases;
   audit: AuditUseCases;
 }
 
@@ -55,6 +57,7 @@ export function createUseCases(deps: CoreDeps): UseCases {
     orgs: new OrgUseCases(deps),
     drift: new DriftUseCases(deps),
     notifications: new NotificationUseCases(deps),
+    policies: new PolicyUseCases(deps),
     audit: new AuditUseCases(deps),
   };
 }

@@ -26,6 +26,7 @@ const ALLOWED: Record<OrgRole, readonly OrgAction[]> = {
     'members.manage',
     'tokens.manage',
     'notifications.manage',
+    'policies.manage',
     'audit.read',
     'org.rename',
   ],
@@ -36,8 +37,8 @@ const ACTIONS = Object.keys(LEAST_ROLE) as OrgAction[];
 const CASES = ORG_ROLES.flatMap((role) => ACTIONS.map((action) => [role, action] as const));
 
 describe('the role table (every role × every action)', () => {
-  it('covers twelve actions', () => {
-    expect(ACTIONS).toHaveLength(12);
+  it('covers thirteen actions', () => {
+    expect(ACTIONS).toHaveLength(13);
   });
 
   it.each(CASES)('%s → %s', (role, action) => {

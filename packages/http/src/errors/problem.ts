@@ -34,6 +34,7 @@ const STATUS: Record<DomainError['kind'], number> = {
   not_found: 404,
   conflict: 409,
   too_large: 413,
+  unprocessable: 422,
   rate_limited: 429,
   unavailable: 503,
 };
@@ -47,6 +48,7 @@ const TITLES: Record<number, string> = {
   409: 'Conflict',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',

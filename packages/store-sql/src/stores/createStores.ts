@@ -9,6 +9,7 @@ import { SqlJobStore } from './SqlJobStore.js';
 import { SqlLogStore } from './SqlLogStore.js';
 import { SqlNotificationStore } from './SqlNotificationStore.js';
 import { SqlOrgStore } from './SqlOrgStore.js';
+import { SqlPolicyStore } from './SqlPolicyStore.js';
 import { SqlPlanArtifactStore } from './SqlPlanArtifactStore.js';
 import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
 import { SqlReleaseStore } from './SqlReleaseStore.js';
@@ -38,5 +39,6 @@ export function createStores(session: SqlSession): Stores {
     orgs: new SqlOrgStore(session),
     notifications: new SqlNotificationStore(session),
     audit: new SqlAuditStore(session),
+    policies: new SqlPolicyStore(session),
   };
 }

@@ -12,6 +12,8 @@ import type {
   Org,
   OrgMember,
   PlanArtifact,
+  Policy,
+  PolicyVersion,
   RefreshTokenRecord,
   StateLock,
   StateVersion,
@@ -71,6 +73,9 @@ export interface MemoryState {
   notificationDeliveries: Map<string, NotificationDelivery>;
   /** Keyed by entry id, in append order. */
   audit: Map<string, AuditEntry>;
+  policies: Map<string, Policy>;
+  /** Keyed by `<policy id>:<version>`. */
+  policyVersions: Map<string, PolicyVersion>;
 }
 
 export function emptyMemoryState(): MemoryState {
@@ -97,6 +102,8 @@ export function emptyMemoryState(): MemoryState {
     notifications: new Map(),
     notificationDeliveries: new Map(),
     audit: new Map(),
+    policies: new Map(),
+    policyVersions: new Map(),
   };
 }
 

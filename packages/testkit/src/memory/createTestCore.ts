@@ -6,6 +6,7 @@ import {
   DEFAULT_CORE_SETTINGS,
   NO_PROVIDERS,
   type ProviderPorts,
+  type PolicyCompiler,
   type Random,
   type SecretBox,
   type UseCases,
@@ -35,6 +36,8 @@ export interface TestCoreOptions {
   secrets?: SecretBox;
   /** Default: a `FakeWebhookSender` that sends nothing. */
   webhooks?: WebhookSender;
+  /** Default: none (modules are not compiled when saved, as on a server without OPA). */
+  policyCompiler?: PolicyCompiler;
 }
 
 /** The key the test core seals provider tokens with, so a test can open what it finds stored. */
@@ -66,7 +69,19 @@ export function createTestCore(options: TestCoreOptions = {}): TestCore {
   const secrets = options.secrets ?? new AesGcmSecretBox([TEST_ENCRYPTION_KEY]);
   const providers = options.providers ?? NO_PROVIDERS;
   const webhooks = options.webhooks ?? new FakeWebhookSender();
-  const deps: CoreDeps = { uow, clock, random, events, artifacts, signer, secrets, providers, webhooks, settings };
+  const deps: CoreDeps = {
+    uow,
+    clock,
+    random,
+    events,
+    artifacts,
+    signer,
+    secrets,
+    providers,
+    webhooks,
+    settings,
+    ...(options.policyCompiler ? { policyCompiler: options.policyCompiler } : {}),
+  };
   return {
     deps,
     useCases: createUseCases(deps),

@@ -3,6 +3,7 @@ import { badge, jobDuration, jobTypeLabel, shortId, utc, when } from '../format.
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { planSummaryText, readPlanSummary } from '../planSummary.js';
+import { policyResultsSection } from './policyResults.js';
 import { readOnlyNote } from './vinePage.js';
 
 export interface JobPageInput {
@@ -79,6 +80,7 @@ ${
     : ''
 }
 </div>
+${policyResultsSection(job)}
 
 <section class="card log-panel">
   <div class="log-toolbar">

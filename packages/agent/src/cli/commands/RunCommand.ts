@@ -37,6 +37,10 @@ export class RunCommand extends AgentCommand {
   engineBin = Option.String('--engine-bin', {
     description: 'TRELLIS_ENGINE_BIN; default tofu or terraform (per job) from PATH',
   });
+  opaBin = Option.String('--opa-bin', {
+    description:
+      'TRELLIS_OPA_BIN; the Open Policy Agent binary that checks plans against policies (default opa from PATH)',
+  });
   concurrency = Option.String('--concurrency', { description: 'TRELLIS_AGENT_CONCURRENCY; jobs at once (default 1)' });
   workDir = Option.String('--work-dir', {
     description: 'TRELLIS_AGENT_WORK_DIR; job workspaces (default a temporary directory)',
@@ -70,6 +74,7 @@ export class RunCommand extends AgentCommand {
         'worker-token': this.workerToken,
         'credentials-file': this.credentialsFile,
         'engine-bin': this.engineBin,
+        'opa-bin': this.opaBin,
         concurrency: this.concurrency,
         'work-dir': this.workDir,
         once: this.once,

@@ -1,5 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { jobDuration, statusColour, timestamp } from '../../output/format.js';
+import { renderPolicyResults } from '../../output/policyResults.js';
 import { renderFields } from '../../output/table.js';
 import { TrellisCommand } from '../TrellisCommand.js';
 import { checkJobId } from './jobId.js';
@@ -25,9 +26,9 @@ export class ShowJobCommand extends TrellisCommand {
     }
     const { out } = terminal;
     const snapshot = job.config_snapshot;
-    const metadata = Object.entries(job.execution_metadata ?? {}).map(
-      ([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`,
-    );
+    const metadata = Object.entries(job.execution_metadata ?? {})
+      .filter(([key]) => key !== 'policy_results')
+      .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
     terminal.print(
       renderFields(
         [
@@ -50,6 +51,8 @@ export class ShowJobCommand extends TrellisCommand {
         out.bold,
       ),
     );
+    const policies = renderPolicyResults(job.execution_metadata ?? {}, out);
+    if (policies !== null) terminal.print(policies);
     return 0;
   }
 }

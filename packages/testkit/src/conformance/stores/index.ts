@@ -9,6 +9,7 @@ import { describeLogStoreConformance } from './logs.js';
 import { describeNotificationStoreConformance } from './notifications.js';
 import { describeOrgStoreConformance } from './orgs.js';
 import { describePaginationConformance } from './pagination.js';
+import { describePolicyStoreConformance } from './policies.js';
 import { describeReleaseAndArtifactStoreConformance } from './releases.js';
 import { describeStateStoreConformance } from './states.js';
 import { describeUnitOfWorkConformance } from './unitOfWork.js';
@@ -19,6 +20,7 @@ import { describeWorkerStoreConformance } from './workers.js';
 
 export type { OpenStoreHarness, StoreHarness } from './harness.js';
 export { newDelivery as newNotificationDelivery, newNotification } from './notifications.js';
+export { newPolicy } from './policies.js';
 
 /**
  * The behaviour every implementation of the store ports must show (`UnitOfWork` and every
@@ -43,5 +45,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeApiTokenStoreConformance(open);
     describeNotificationStoreConformance(open);
     describeAuditStoreConformance(open);
+    describePolicyStoreConformance(open);
   });
 }

@@ -9,6 +9,7 @@ import { MemoryJobStore } from './MemoryJobStore.js';
 import { MemoryLogStore } from './MemoryLogStore.js';
 import { MemoryNotificationStore } from './MemoryNotificationStore.js';
 import { MemoryOrgStore } from './MemoryOrgStore.js';
+import { MemoryPolicyStore } from './MemoryPolicyStore.js';
 import { MemoryPlanArtifactStore } from './MemoryPlanArtifactStore.js';
 import { MemoryRefreshTokenStore } from './MemoryRefreshTokenStore.js';
 import { MemoryReleaseStore } from './MemoryReleaseStore.js';
@@ -28,6 +29,7 @@ export {
   MemoryLogStore,
   MemoryNotificationStore,
   MemoryOrgStore,
+  MemoryPolicyStore,
   MemoryPlanArtifactStore,
   MemoryRefreshTokenStore,
   MemoryReleaseStore,
@@ -58,5 +60,6 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     orgs: new MemoryOrgStore(tx),
     notifications: new MemoryNotificationStore(tx),
     audit: new MemoryAuditStore(tx),
+    policies: new MemoryPolicyStore(tx),
   };
 }
