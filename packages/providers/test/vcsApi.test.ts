@@ -421,13 +421,13 @@ describe('Bitbucket git API', () => {
     expect(nock.isDone()).toBe(true);
   });
 
-  it('says to grant the webhook, repository:write and pullrequest scopes', async () => {
+  it('says to grant the webhook, repository and pullrequest scopes', async () => {
     api()
       .post(`${REPO_PATH}/hooks`)
       .reply(403, { type: 'error', error: { message: 'Forbidden' } });
     const error = await failure(bitbucket().createHook(TOKEN, REPO, HOOK));
     expect(error).toMatchObject({ code: 'vcs_permission_missing' });
-    expect((error as Error).message).toMatch(/`webhook`.*`repository:write`.*`pullrequest`.*admin.*manual webhook/);
+    expect((error as Error).message).toMatch(/`webhook`.*`repository`.*`pullrequest`.*admin.*manual webhook/);
   });
 });
 

@@ -20,7 +20,7 @@ export const BITBUCKET_MAX_STATUS_KEY = 40;
 const MAX_DIFFSTAT_ENTRIES = 100_000;
 
 const GRANT =
-  'the token needs the `webhook` scope (webhooks), `repository:write` (statuses) and `pullrequest` (comments) scopes and, for webhooks, admin rights on the repository; grant them and sign in again';
+  'the OAuth consumer needs the `webhook` scope (webhooks), `repository` (build statuses, diffstat) and `pullrequest` (comments), and the connecting user admin rights on the repository for webhooks; grant them and sign in again';
 
 const STATES: Record<CommitState, string> = {
   pending: 'INPROGRESS',
