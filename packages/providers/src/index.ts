@@ -5,3 +5,10 @@ export { GOOGLE_ISSUER, OIDC_SCOPES, OidcSignInProvider, type OidcProviderOption
 export { pkceChallenge } from './oauth2/pkce.js';
 export type { ProviderOptions } from './providerHttp.js';
 export { NodeWebhookSender } from './webhooks/NodeWebhookSender.js';
+export { BITBUCKET_MAX_COMMENT_LENGTH, BitbucketVcsApi } from './bitbucket/BitbucketVcsApi.js';
+export { BitbucketWebhookReader } from './bitbucket/BitbucketWebhookReader.js';
+export { GITHUB_MAX_COMMENT_LENGTH, GitHubVcsApi } from './github/GitHubVcsApi.js';
+export { GitHubWebhookReader } from './github/GitHubWebhookReader.js';
+export { GITLAB_MAX_COMMENT_LENGTH, GitLabVcsApi } from './gitlab/GitLabVcsApi.js';
+export { GitLabWebhookReader } from './gitlab/GitLabWebhookReader.js';
+export type { VcsApiOptions } from './vcs/common.js';

@@ -1,4 +1,16 @@
-import { RateLimitedError, UnauthorizedError, UnavailableError } from '@trellis/core';
+import { type DomainError, RateLimitedError, UnauthorizedError, UnavailableError } from '@trellis/core';
+
+export type JsonMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+export interface JsonRequestOptions {
+  /** Sent as JSON. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Statuses answered to the caller (with their body, if JSON) instead of thrown. */
+  allow?: readonly number[];
+  /** The error for a 403 or 404 not in `allow` (a scope or role missing); else provider_unavailable. */
+  denied?: (status: number) => DomainError;
+}
 
 /** What every adapter is built from. */
 export interface ProviderOptions {
@@ -77,6 +89,65 @@ export class ProviderHttp {
   }
 
   /**
+   * A JSON request with the user's token (the git API calls of issue 13). A 401 means the token
+   * expired or was revoked, a 429 (or a 403 saying so) rate limiting; a 403 or 404 goes to
+   * `denied`; every other failure is provider_unavailable. A 2xx (or an `allow`ed status) answers
+   * its body parsed as JSON, or null when it has none.
+   */
+  async sendJson<T>(
+    method: JsonMethod,
+    url: string,
+    token: string,
+    options: JsonRequestOptions = {},
+  ): Promise<{ status: number; body: T | null; headers: Headers }> {
+    const headers: Record<string, string> = {
+      Accept: 'application/json',
+      ...options.headers,
+      Authorization: `Bearer ${token}`,
+    };
+    if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+    const response = await this.send(url, {
+      method,
+      headers,
+      ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+    });
+    const allowed = options.allow?.includes(response.status) === true;
+    if (!allowed) {
+      if (response.status === 401) {
+        await response.body?.cancel();
+        throw new UnauthorizedError('provider_token_expired', `${this.providerName} refused the token (401)`);
+      }
+      this.throwIfRateLimited(response);
+      if ((response.status === 403 || response.status === 404) && options.denied) {
+        await response.body?.cancel();
+        throw options.denied(response.status);
+      }
+      if (!response.ok) {
+        await response.body?.cancel();
+        throw new UnavailableError(
+          'provider_unavailable',
+          `${this.providerName} answered ${response.status} for ${method} ${new URL(url).pathname}`,
+        );
+      }
+    }
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      throw new UnavailableError('provider_unavailable', `${this.providerName} broke off its answer`, { cause: error });
+    }
+    if (text.trim() === '') return { status: response.status, body: null, headers: response.headers };
+    try {
+      return { status: response.status, body: JSON.parse(text) as T, headers: response.headers };
+    } catch (error) {
+      if (allowed && !response.ok) return { status: response.status, body: null, headers: response.headers };
+      throw new UnavailableError('provider_unavailable', `${this.providerName} answered with a body that is not JSON`, {
+        cause: error,
+      });
+    }
+  }
+
+  /**
    * A token endpoint request (form-encoded). Answers the JSON body whatever the status, since
    * OAuth errors come as `{ error }` bodies (GitHub even with 200); transport failures throw.
    */
@@ -147,7 +218,10 @@ export class ProviderHttp {
   }
 
   private throwIfRateLimited(response: Response): void {
-    const exhausted = response.status === 403 && response.headers.get('x-ratelimit-remaining') === '0';
+    // GitHub answers 403 both when the hourly budget is spent and for its secondary limits (with Retry-After).
+    const exhausted =
+      response.status === 403 &&
+      (response.headers.get('x-ratelimit-remaining') === '0' || response.headers.has('retry-after'));
     if (response.status !== 429 && !exhausted) return;
     const retryAfter = Number(response.headers.get('retry-after'));
     const reset = Number(response.headers.get('x-ratelimit-reset'));

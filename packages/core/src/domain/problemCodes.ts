@@ -106,6 +106,11 @@ export const PROBLEM_CODES = {
   configuration_not_deployed: { status: 409, meaning: 'a drift check needs a DEPLOYED configuration' },
   configuration_busy: { status: 409, meaning: 'the configuration has a queued or running job' },
   provider_not_linked: { status: 409, meaning: 'the user has no identity at this git provider' },
+  vcs_permission_missing: {
+    status: 409,
+    meaning:
+      'the git provider token lacks a scope or repository role the call needs (webhooks, statuses, comments); the message says what to grant, or connect with a manual webhook',
+  },
   state_locked: { status: 409, meaning: 'the state is locked by another lock ID' },
   org_exists: { status: 409, meaning: 'an organization with this id already exists' },
   org_name_taken: { status: 409, meaning: 'an organization with this name already exists' },

@@ -20,3 +20,10 @@ export function authorizationResponse(parameters: Record<string, string>) {
     parameters: { state: 'github.state-1', ...parameters },
   };
 }
+
+const VCS_ROOT = new URL('../../../../test-fixtures/vcs/', import.meta.url);
+
+/** The raw bytes of a recorded webhook body, `test-fixtures/vcs/<provider>/<name>.json`. */
+export function vcsPayload(provider: 'github' | 'gitlab' | 'bitbucket', name: string): Buffer {
+  return readFileSync(new URL(`${provider}/${name}.json`, VCS_ROOT));
+}
