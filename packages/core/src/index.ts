@@ -59,6 +59,7 @@ export type * from './ports/VineStore.js';
 export type * from './ports/VineyardStore.js';
 export type * from './ports/WebhookSender.js';
 export type * from './ports/VcsApi.js';
+export type * from './ports/VcsConnectionStore.js';
 export type * from './ports/WorkerStore.js';
 export { memberScope, ownerList, ownerScope, systemScope, visibleOwners } from './ports/UnitOfWork.js';
 export type { OwnerIds, Scope, Stores, UnitOfWork } from './ports/UnitOfWork.js';

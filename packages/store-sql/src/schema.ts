@@ -28,6 +28,8 @@ export const TABLES = {
   auditEntries: 'audit_entries',
   policies: 'policies',
   policyVersions: 'policy_versions',
+  vcsConnections: 'vcs_connections',
+  vcsDeliveries: 'vcs_deliveries',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];

@@ -44,6 +44,8 @@ const LATER_TABLES: readonly string[] = [
   'audit_entries',
   'policies',
   'policy_versions',
+  'vcs_connections',
+  'vcs_deliveries',
 ];
 
 const BEFORE_M010 = Object.values(TABLES).filter((table) => !LATER_TABLES.includes(table));

@@ -1,4 +1,5 @@
 import type { OrgRole } from './roles.js';
+import type { VcsJobTrigger } from './vcs.js';
 /**
  * The records of SPEC §2 and DESIGN §2. Field names are snake_case because they are the API's
  * field names; times are ISO-8601 UTC strings; ids are UUIDs except log chunk ids (integers).
@@ -121,7 +122,8 @@ export interface VariableValue {
 export type Variables = Record<string, VariableValue>;
 
 export type VineSource =
-  | { type: 'git'; url: string; ref: string | null; path: string | null }
+  /** `commit`: the exact commit to check out (a git-driven job pins it in its snapshot); absent: `ref`'s head. */
+  | { type: 'git'; url: string; ref: string | null; path: string | null; commit?: string }
   | { type: 'inline'; files: Record<string, string> };
 
 export interface Engine {
@@ -153,7 +155,18 @@ export interface VineTriggers {
 }
 
 /** Why a job was queued: by a person, by the drift scheduler, or by an upstream vine's deploy. */
-export type JobTrigger = { type: 'manual' } | { type: 'drift' } | { type: 'upstream'; vine_id: string; job_id: string };
+export type JobTrigger =
+  | { type: 'manual' }
+  | { type: 'drift' }
+  | { type: 'upstream'; vine_id: string; job_id: string }
+  | VcsJobTrigger;
+
+/**
+ * A speculative plan is never deployed: a drift check, or the plan of a pull request (issue 13).
+ */
+export function isSpeculativeTrigger(trigger: JobTrigger): boolean {
+  return trigger.type === 'drift' || trigger.type === 'pull_request';
+}
 
 export interface Vine {
   id: string;

@@ -73,3 +73,57 @@ export interface HookRequest {
   url: string;
   secret: string;
 }
+
+export const WEBHOOK_MODES = ['auto', 'manual'] as const;
+export type WebhookMode = (typeof WEBHOOK_MODES)[number];
+
+/**
+ * A vine's connection to a repository (`PUT /api/cli/configurations/{id}/vcs`): pushes to
+ * `branch` that touch `paths` plan the vine, pull requests into `branch` plan it speculatively.
+ * One connection per vine; it belongs to the vine's owner.
+ */
+export interface VcsConnection {
+  vine_id: string;
+  owner_id: string;
+  provider: GitProvider;
+  /** `owner/name` as the provider spells it. */
+  repository: string;
+  branch: string;
+  /** Glob patterns of repository paths (`infra/**`); empty: every file. */
+  paths: string[];
+  auto_deploy: boolean;
+  pull_requests: boolean;
+  webhook_mode: WebhookMode;
+  /** The provider's id of the hook Trellis created (`auto`); null in `manual` mode. */
+  hook_id: string | null;
+  /** The webhook secret, sealed with the server's SecretBox; never leaves the server after the connect answer. */
+  webhook_secret_sealed: string;
+  /** The person who connected it: their stored provider token creates the hook, reports statuses and clones. */
+  connected_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Why a git-driven job was queued (the `push` and `pull_request` members of `JobTrigger`). */
+export type VcsJobTrigger =
+  | {
+      type: 'push';
+      provider: GitProvider;
+      repository: string;
+      branch: string;
+      commit_sha: string;
+      commit_message: string;
+      author: string;
+    }
+  | {
+      type: 'pull_request';
+      provider: GitProvider;
+      repository: string;
+      number: number;
+      title: string;
+      url: string;
+      head_sha: string;
+      head_branch: string;
+      base_branch: string;
+      author: string;
+    };

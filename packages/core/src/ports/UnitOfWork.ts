@@ -13,6 +13,7 @@ import type { RefreshTokenStore } from './RefreshTokenStore.js';
 import type { ReleaseStore } from './ReleaseStore.js';
 import type { StateStore } from './StateStore.js';
 import type { UserStore } from './UserStore.js';
+import type { VcsConnectionStore } from './VcsConnectionStore.js';
 import type { VineStore } from './VineStore.js';
 import type { VineyardStore } from './VineyardStore.js';
 import type { WorkerStore } from './WorkerStore.js';
@@ -36,6 +37,7 @@ export interface Stores {
   orgs: OrgStore;
   notifications: NotificationStore;
   policies: PolicyStore;
+  vcs: VcsConnectionStore;
   audit: AuditStore;
 }
 

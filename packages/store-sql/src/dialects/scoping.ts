@@ -35,6 +35,8 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   audit_entries: 'owner_id',
   policies: 'owner_id',
   policy_versions: 'owner_id',
+  vcs_connections: 'owner_id',
+  vcs_deliveries: null,
 };
 
 /** The one owner an owner scope is limited to, or null for system work; member scopes span several. */

@@ -16,6 +16,7 @@ import { driftTriggersMigration } from './m012_drift_triggers.js';
 import { notificationsMigration } from './m013_notifications.js';
 import { auditMigration } from './m014_audit.js';
 import { policiesMigration } from './m015_policies.js';
+import { vcsConnectionsMigration } from './m018_vcs_connections.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -35,6 +36,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   notificationsMigration,
   auditMigration,
   policiesMigration,
+  vcsConnectionsMigration,
 ];
 
 /** knex's migrator configured with the migrations above, not a directory. */

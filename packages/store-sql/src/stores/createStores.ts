@@ -15,6 +15,7 @@ import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
 import { SqlReleaseStore } from './SqlReleaseStore.js';
 import { SqlStateStore } from './SqlStateStore.js';
 import { SqlUserStore } from './SqlUserStore.js';
+import { SqlVcsConnectionStore } from './SqlVcsConnectionStore.js';
 import { SqlVineStore } from './SqlVineStore.js';
 import { SqlVineyardStore } from './SqlVineyardStore.js';
 import { SqlWorkerStore } from './SqlWorkerStore.js';
@@ -40,5 +41,6 @@ export function createStores(session: SqlSession): Stores {
     notifications: new SqlNotificationStore(session),
     audit: new SqlAuditStore(session),
     policies: new SqlPolicyStore(session),
+    vcs: new SqlVcsConnectionStore(session),
   };
 }

@@ -23,6 +23,7 @@ import type {
   Vineyard,
   Worker,
   WorkerRelease,
+  VcsConnection,
 } from '@trellis/core';
 
 /** A log chunk as stored: the public record plus the owner that row-level security filters on. */
@@ -76,6 +77,10 @@ export interface MemoryState {
   policies: Map<string, Policy>;
   /** Keyed by `<policy id>:<version>`. */
   policyVersions: Map<string, PolicyVersion>;
+  /** Keyed by vine id. */
+  vcsConnections: Map<string, VcsConnection>;
+  /** `<provider>:<delivery id>` → when it was received. */
+  vcsDeliveries: Map<string, string>;
 }
 
 export function emptyMemoryState(): MemoryState {
@@ -104,6 +109,8 @@ export function emptyMemoryState(): MemoryState {
     audit: new Map(),
     policies: new Map(),
     policyVersions: new Map(),
+    vcsConnections: new Map(),
+    vcsDeliveries: new Map(),
   };
 }
 

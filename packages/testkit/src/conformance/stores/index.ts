@@ -14,6 +14,7 @@ import { describeReleaseAndArtifactStoreConformance } from './releases.js';
 import { describeStateStoreConformance } from './states.js';
 import { describeUnitOfWorkConformance } from './unitOfWork.js';
 import { describeUserStoreConformance } from './users.js';
+import { describeVcsConnectionStoreConformance } from './vcs.js';
 import { describeVineyardStoreConformance } from './vineyards.js';
 import { describeVineStoreConformance } from './vines.js';
 import { describeWorkerStoreConformance } from './workers.js';
@@ -21,6 +22,7 @@ import { describeWorkerStoreConformance } from './workers.js';
 export type { OpenStoreHarness, StoreHarness } from './harness.js';
 export { newDelivery as newNotificationDelivery, newNotification } from './notifications.js';
 export { newPolicy } from './policies.js';
+export { newVcsConnection } from './vcs.js';
 
 /**
  * The behaviour every implementation of the store ports must show (`UnitOfWork` and every
@@ -46,5 +48,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeNotificationStoreConformance(open);
     describeAuditStoreConformance(open);
     describePolicyStoreConformance(open);
+    describeVcsConnectionStoreConformance(open);
   });
 }

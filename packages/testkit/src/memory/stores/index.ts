@@ -15,6 +15,7 @@ import { MemoryRefreshTokenStore } from './MemoryRefreshTokenStore.js';
 import { MemoryReleaseStore } from './MemoryReleaseStore.js';
 import { MemoryStateStore } from './MemoryStateStore.js';
 import { MemoryUserStore } from './MemoryUserStore.js';
+import { MemoryVcsConnectionStore } from './MemoryVcsConnectionStore.js';
 import { MemoryVineStore } from './MemoryVineStore.js';
 import { MemoryVineyardStore } from './MemoryVineyardStore.js';
 import { MemoryWorkerStore } from './MemoryWorkerStore.js';
@@ -35,6 +36,7 @@ export {
   MemoryReleaseStore,
   MemoryStateStore,
   MemoryUserStore,
+  MemoryVcsConnectionStore,
   MemoryVineStore,
   MemoryVineyardStore,
   MemoryWorkerStore,
@@ -61,5 +63,6 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     notifications: new MemoryNotificationStore(tx),
     audit: new MemoryAuditStore(tx),
     policies: new MemoryPolicyStore(tx),
+    vcs: new MemoryVcsConnectionStore(tx),
   };
 }
