@@ -81,6 +81,7 @@ export * from './usecases/notificationOutbox.js';
 export * from './usecases/NotificationUseCases.js';
 export * from './usecases/OrgUseCases.js';
 export * from './usecases/PlanArtifactUseCases.js';
+export * from './usecases/PlanReviewUseCases.js';
 export * from './usecases/providerTokens.js';
 export * from './usecases/ReleaseUseCases.js';
 export * from './usecases/RepositoryUseCases.js';

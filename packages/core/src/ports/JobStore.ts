@@ -1,6 +1,7 @@
 import type { OwnerIds } from './UnitOfWork.js';
 import type { JobStatus } from '../domain/enums.js';
 import type { Page, PageRequest } from '../domain/pagination.js';
+import type { PlanApproval, PolicyOverride } from '../domain/policies.js';
 import type { Job, JobSummary } from '../domain/records.js';
 
 export interface JobFilter {
@@ -38,6 +39,13 @@ export interface JobStore {
   listCancelledForWorker(ownerId: string, workerId: string, since: string): Promise<string[]>;
   /** Ids of workers of the owner that have a `PROCESSING` job. */
   busyWorkerIds(ownerId: string): Promise<string[]>;
+  /**
+   * Records a person's approval or rejection of a plan, only if it has none yet: of two racing
+   * deciders one wins. Null when the job already has a decision (or does not exist).
+   */
+  setApproval(ownerId: string, id: string, approval: PlanApproval): Promise<Job | null>;
+  /** Records an override of the plan's failed policies, only if it has none yet; null otherwise. */
+  setPolicyOverride(ownerId: string, id: string, override: PolicyOverride): Promise<Job | null>;
   /** DEPLOY jobs that use the plan and are queued, running or succeeded. */
   listDeploysOfPlan(ownerId: string, planJobId: string): Promise<Job[]>;
 }

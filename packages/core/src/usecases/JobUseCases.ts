@@ -25,6 +25,8 @@ import { extractDeploymentOutputs, finalizeDeployment, redactSensitiveOutputs } 
 import { enqueueJobEnd } from './notificationOutbox.js';
 import { jobForPeople } from './views.js';
 import { afterJobFinished, cancelQueuedDriftChecks, isDriftCheck } from './DriftUseCases.js';
+import { checkPlanReviews, enqueuePlanNeedsApproval, requireNoApprovalForPlanlessDeploy } from './PlanReviewUseCases.js';
+import type { ApprovalSetting } from '../domain/policies.js';
 
 export interface CreateJobInput {
   job_type: unknown;
@@ -116,7 +118,12 @@ export class JobUseCases {
     const queued = await this.deps.uow.run(located.scope, async (stores) => {
       if (assignedWorkerId !== null) await this.requireLiveWorker(stores, ownerId, assignedWorkerId);
       let snapshot: ConfigSnapshot;
-      let vine: { id: string; vineyard_id: string; cloud_identity_id: string | null } | null = null;
+      let vine: {
+        id: string;
+        vineyard_id: string;
+        cloud_identity_id: string | null;
+        approval: ApprovalSetting | null;
+      } | null = null;
       if (jobType === 'DESTROY_WORKER') {
         snapshot = snapshotOfWorkerTarget(await this.requireLiveWorker(stores, ownerId, targetWorkerId as string));
       } else {
@@ -126,7 +133,12 @@ export class JobUseCases {
         snapshot = snapshotOfVine(found);
       }
       const hash = configHash(snapshot);
-      if (planJobId !== null && vine !== null) await this.checkPlan(stores, ownerId, planJobId, vine.id, hash);
+      if (planJobId !== null && vine !== null) {
+        await this.checkPlan(stores, ownerId, planJobId, vine.id, hash, vine.approval);
+      } else if (jobType === 'DEPLOY' && vine !== null) {
+        // A vine that requires approval deploys only an approved plan: a DEPLOY without one is refused.
+        requireNoApprovalForPlanlessDeploy(vine.approval);
+      }
       // A person's job never waits behind a drift check: queued checks of the vine give way.
       const givenWay = vine === null ? [] : await cancelQueuedDriftChecks(stores, ownerId, vine.id, isoNow(this.deps));
       const created = await stores.jobs.create({
@@ -147,6 +159,9 @@ export class JobUseCases {
         error_message: null,
         vine_status_before: null,
         trigger: { type: 'manual' },
+        created_by: user.userId,
+        approval: null,
+        policy_override: null,
         created_at: isoNow(this.deps),
         claimed_at: null,
         finished_at: null,
@@ -326,6 +341,7 @@ export class JobUseCases {
         await this.cancelJobsAssignedTo(stores, updated.owner_id, updated.target_worker_id, at);
       }
       await enqueueJobEnd(stores, this.deps, updated);
+      await enqueuePlanNeedsApproval(stores, this.deps, updated);
       const triggered = isTerminalJobStatus(status) ? await afterJobFinished(stores, this.deps, updated, at) : [];
       return { updated, triggered };
     });
@@ -447,7 +463,14 @@ export class JobUseCases {
     return worker;
   }
 
-  private async checkPlan(stores: Stores, ownerId: string, planJobId: string, vineId: string, hash: string) {
+  private async checkPlan(
+    stores: Stores,
+    ownerId: string,
+    planJobId: string,
+    vineId: string,
+    hash: string,
+    approvalSetting: ApprovalSetting | null,
+  ) {
     const plan = await stores.jobs.get(ownerId, planJobId);
     if (!plan) throw new NotFoundError('plan_job', 'plan_job_not_found', 'plan job not found');
     if (plan.job_type !== 'PLAN' || plan.vine_id !== vineId) {
@@ -467,6 +490,7 @@ export class JobUseCases {
     if (plan.config_hash !== hash) {
       throw new ConflictError('plan_stale', 'the configuration changed since this plan was made; plan again');
     }
+    checkPlanReviews(plan, approvalSetting);
   }
 
   private async applyUpdate(stores: Stores, job: Job, patch: JobPatch): Promise<Job> {

@@ -10,6 +10,7 @@ import { LogUseCases } from './LogUseCases.js';
 import { NotificationUseCases } from './NotificationUseCases.js';
 import { OrgUseCases } from './OrgUseCases.js';
 import { PlanArtifactUseCases } from './PlanArtifactUseCases.js';
+import { PlanReviewUseCases } from './PlanReviewUseCases.js';
 import { ReleaseUseCases } from './ReleaseUseCases.js';
 import { RepositoryUseCases } from './RepositoryUseCases.js';
 import { SignInUseCases } from './SignInUseCases.js';
@@ -35,6 +36,7 @@ export interface UseCases {
   drift: DriftUseCases;
   notifications: NotificationUseCases;
   audit: AuditUseCases;
+  planReviews: PlanReviewUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
@@ -56,5 +58,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     drift: new DriftUseCases(deps),
     notifications: new NotificationUseCases(deps),
     audit: new AuditUseCases(deps),
+    planReviews: new PlanReviewUseCases(deps),
   };
 }

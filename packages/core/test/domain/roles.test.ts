@@ -16,10 +16,12 @@ const USER = '00000000-0000-4000-8000-0000000000bb';
 /** The issue's table, written out on its own so a change of `LEAST_ROLE` has to be deliberate. */
 const ALLOWED: Record<OrgRole, readonly OrgAction[]> = {
   viewer: ['read'],
-  operator: ['read', 'jobs.run', 'state.use'],
+  operator: ['read', 'jobs.run', 'plans.approve', 'state.use'],
   admin: [
     'read',
     'jobs.run',
+    'plans.approve',
+    'plans.override',
     'state.use',
     'vineyards.manage',
     'agents.manage',
@@ -36,8 +38,8 @@ const ACTIONS = Object.keys(LEAST_ROLE) as OrgAction[];
 const CASES = ORG_ROLES.flatMap((role) => ACTIONS.map((action) => [role, action] as const));
 
 describe('the role table (every role × every action)', () => {
-  it('covers twelve actions', () => {
-    expect(ACTIONS).toHaveLength(12);
+  it('covers fourteen actions', () => {
+    expect(ACTIONS).toHaveLength(14);
   });
 
   it.each(CASES)('%s → %s', (role, action) => {

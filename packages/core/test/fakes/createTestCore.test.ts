@@ -36,6 +36,7 @@ describe('createTestCore', () => {
         'logs',
         'orgs',
         'planArtifacts',
+        'planReviews',
         'releases',
         'repositories',
         'signIn',
