@@ -63,7 +63,9 @@ export const UpdateConfigurationBody = z.object({
 const reviewText = z.string().max(2000);
 export const ApprovePlanBody = z.object({ comment: reviewText.optional().describe('why, for the record') });
 export const RejectPlanBody = z.object({ comment: reviewText.min(1).describe('why the plan is rejected') });
-export const OverridePlanBody = z.object({ reason: reviewText.min(1).describe('why the failed policies may be ignored') });
+export const OverridePlanBody = z.object({
+  reason: reviewText.min(1).describe('why the failed policies may be ignored'),
+});
 export const CreateJobBody = z.object({
   job_type: z.enum(JOB_TYPES),
   configuration_id: z.uuid().optional(),

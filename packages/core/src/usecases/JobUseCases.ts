@@ -25,7 +25,11 @@ import { extractDeploymentOutputs, finalizeDeployment, redactSensitiveOutputs } 
 import { enqueueJobEnd } from './notificationOutbox.js';
 import { jobForPeople } from './views.js';
 import { afterJobFinished, cancelQueuedDriftChecks, isDriftCheck } from './DriftUseCases.js';
-import { checkPlanReviews, enqueuePlanNeedsApproval, requireNoApprovalForPlanlessDeploy } from './PlanReviewUseCases.js';
+import {
+  checkPlanReviews,
+  enqueuePlanNeedsApproval,
+  requireNoApprovalForPlanlessDeploy,
+} from './PlanReviewUseCases.js';
 import type { ApprovalSetting } from '../domain/policies.js';
 
 export interface CreateJobInput {

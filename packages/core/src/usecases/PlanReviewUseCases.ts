@@ -76,7 +76,10 @@ export class PlanReviewUseCases {
       const current = await requireDeployablePlan(stores, plan.owner_id, plan.id);
       const failed = failedMandatoryPolicies(current.execution_metadata);
       if (failed.length === 0) {
-        throw new ConflictError('no_failed_policies', 'the plan failed no mandatory policy: there is nothing to override');
+        throw new ConflictError(
+          'no_failed_policies',
+          'the plan failed no mandatory policy: there is nothing to override',
+        );
       }
       const override: PolicyOverride = { ...decidedBy(this.deps, user), reason };
       const updated = await stores.jobs.setPolicyOverride(current.owner_id, current.id, override);

@@ -142,6 +142,50 @@ export function describeJobStoreConformance(open: OpenStoreHarness): void {
       expect(results.filter((result) => result !== null)).toHaveLength(1);
     });
 
+    it('records a plan decision and an override once each: of two racing writers one wins', async () => {
+      const owner = await suite.seedOwner();
+      const creator = uuid();
+      const plan = newJob(owner.id, owner.vine, { status: 'SUCCESS', created_by: creator });
+      expect(await suite.asOwner(owner.id, (stores) => stores.jobs.create(plan))).toEqual(plan);
+      const decision = (decision: 'approved' | 'rejected', comment: string | null) => ({
+        user_id: uuid(),
+        email: 'reviewer@example.test',
+        at: at(5),
+        decision,
+        comment,
+      });
+      const approvals = [decision('approved', null), decision('rejected', 'wrong region')];
+      const results = await Promise.all(
+        approvals.map((approval) =>
+          suite.asOwner(owner.id, (stores) => stores.jobs.setApproval(owner.id, plan.id, approval)),
+        ),
+      );
+      const winners = results.filter((result): result is Job => result !== null);
+      expect(winners).toHaveLength(1);
+      const stored = await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, plan.id));
+      expect(stored).toEqual({ ...plan, approval: winners[0]?.approval });
+      expect(approvals).toContainEqual(stored?.approval);
+
+      const override = { user_id: uuid(), email: null, at: at(6), reason: 'accepted risk' };
+      const overridden = await suite.asOwner(owner.id, (stores) =>
+        stores.jobs.setPolicyOverride(owner.id, plan.id, override),
+      );
+      expect(overridden).toEqual({ ...stored, policy_override: override });
+      const again = await suite.asOwner(owner.id, (stores) =>
+        stores.jobs.setPolicyOverride(owner.id, plan.id, { ...override, reason: 'again' }),
+      );
+      expect(again).toBeNull();
+      // Another owner can neither decide nor override it.
+      const other = await suite.seedOwner();
+      const fresh = await suite.asOwner(owner.id, (stores) => stores.jobs.create(newJob(owner.id, owner.vine)));
+      expect(
+        await suite.asOwner(other.id, (stores) =>
+          stores.jobs.setApproval(other.id, fresh.id, decision('approved', null)),
+        ),
+      ).toBeNull();
+      expect(await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, fresh.id))).toEqual(fresh);
+    });
+
     it("never shows or updates one owner's jobs for another", async () => {
       const a = await suite.seedOwner();
       const b = await suite.seedOwner();
