@@ -227,7 +227,7 @@ export function checkPlanReviews(plan: Job, approvalSetting: ApprovalSetting | n
   if (approvalSetting?.required && plan.approval?.decision !== 'approved') {
     throw new ConflictError(
       'approval_required',
-      'this configuration deploys only an approved plan: approve the plan first (trellis approve <plan-job>)',
+      'this configuration deploys only an approved plan, and this plan is not approved',
     );
   }
 }
