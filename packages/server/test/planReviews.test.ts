@@ -267,6 +267,6 @@ describeEachDialect('plan approvals and overrides over HTTP', (dialect) => {
     const job = await plan(bob, vine.id);
     const page = await ada.listDeliveriesPage(notification.id);
     expect(page.items.map((delivery) => delivery.event)).toEqual(['plan.needs_approval']);
-    expect((page.items[0]?.payload as { job: { id: string } }).job.id).toBe(job.id);
+    expect(page.items[0]?.payload).toMatchObject({ event: 'plan.needs_approval', job: { id: job.id } });
   });
 });

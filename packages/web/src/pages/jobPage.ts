@@ -4,6 +4,8 @@ import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { planSummaryText, readPlanSummary } from '../planSummary.js';
 import { readOnlyNote } from './vinePage.js';
+import { type PlanReviewRights, planReviewSection } from './planReview.js';
+import type { ApprovalSetting } from '@trellis/core';
 
 export interface JobPageInput {
   base: string;
@@ -16,6 +18,10 @@ export interface JobPageInput {
   /** The organization that owns the job and the person's role in it; null for their own job. */
   org: { name: string; role: string } | null;
   now: Date;
+  /** The approval setting of the job's vine (null: none, or the vine is gone). */
+  approvalSetting?: ApprovalSetting | null;
+  /** Whether the person may approve, reject and override this plan (issue 15). */
+  review?: PlanReviewRights;
 }
 
 /**
@@ -79,6 +85,8 @@ ${
     : ''
 }
 </div>
+
+${planReviewSection(job, input.approvalSetting ?? null, appliedBy !== null, input.review ?? { mayApprove: false, mayOverride: false })}
 
 <section class="card log-panel">
   <div class="log-toolbar">

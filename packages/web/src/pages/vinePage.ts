@@ -2,6 +2,7 @@ import { isDriftCheck, type JobSummary, type Json, type PageResult, type VineVie
 import { badge, driftBadge, jobDuration, jobTypeLabel, shortId, utc, when } from '../format.js';
 import { externalUrl, type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
+import { approvalSettingSection } from './planReview.js';
 
 export interface VinePageInput {
   base: string;
@@ -78,6 +79,8 @@ ${
   ${driftFacts(base, vine, now)}
   ${input.mayManage ? driftSettings(vine) : ''}
 </section>
+
+${approvalSettingSection(vine.id, vine.approval ?? null, input.mayManage === true)}
 
 <section class="card">
   <h2>Last jobs</h2>
