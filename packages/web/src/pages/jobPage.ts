@@ -106,9 +106,11 @@ function vineActions(base: string, job: Job, appliedBy: Job | null): Html {
   return html`${
     isPlan && appliedBy
       ? html`<a class="button" href="${base}/jobs/${appliedBy.id}">Applied by deploy ${shortId(appliedBy.id)}</a>`
-      : isPlan
-        ? html`<button type="button" class="button primary" data-create-job="DEPLOY" data-configuration-id="${vineId}" data-plan-job-id="${job.id}" data-deploy-plan${job.status === 'SUCCESS' ? '' : html` hidden`}>Deploy this plan</button>`
-        : ''
+      : isPlan && job.approval?.decision === 'rejected'
+        ? '' // a rejected plan is never deployed (409 plan_rejected)
+        : isPlan
+          ? html`<button type="button" class="button primary" data-create-job="DEPLOY" data-configuration-id="${vineId}" data-plan-job-id="${job.id}" data-deploy-plan${job.status === 'SUCCESS' ? '' : html` hidden`}>Deploy this plan</button>`
+          : ''
   }
   <button type="button" class="button" data-create-job="PLAN" data-configuration-id="${vineId}">Plan again</button>
   <button type="button" class="button danger" data-create-job="DESTROY" data-configuration-id="${vineId}" data-confirm="Destroy every resource of ${job.config_snapshot.vine?.name ?? 'this vine'}? This cannot be undone.">Destroy</button>`;

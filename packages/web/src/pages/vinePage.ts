@@ -23,7 +23,8 @@ export interface VinePageInput {
 export function unappliedPlan(jobs: readonly JobSummary[]): JobSummary | null {
   // A drift check is a plan too, but one that is never deployed (409 plan_speculative).
   const newestPlan = jobs.find((job) => job.job_type === 'PLAN' && job.status === 'SUCCESS' && !isDriftCheck(job));
-  if (!newestPlan) return null;
+  // A rejected plan can never be deployed (409 plan_rejected): nothing to offer.
+  if (!newestPlan || newestPlan.approval?.decision === 'rejected') return null;
   const applied = jobs.some(
     (job) => job.plan_job_id === newestPlan.id && job.status !== 'FAILED' && job.status !== 'CANCELLED',
   );
