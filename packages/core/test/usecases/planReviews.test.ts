@@ -342,6 +342,29 @@ describe('plan.needs_approval', () => {
     expect(deliveries[0]?.payload).toMatchObject({ event: 'plan.needs_approval', job: { id: p.id } });
   });
 
+  it('is enqueued for a plan queued by a run trigger, which anyone who may approve can approve', async () => {
+    await subscribe();
+    const downstream = await seedVine(core, ada);
+    await core.useCases.drift.configure(ada, downstream.id, { triggers: { after: [vine.id] } });
+    await requireApproval(true, ada, downstream);
+    const deploy = await core.useCases.jobs.create(ada, { job_type: 'DEPLOY', configuration_id: vine.id });
+    await core.useCases.jobs.claim(worker);
+    await core.useCases.jobs.reportStatus(worker, deploy.id, { status: 'SUCCESS' });
+    const triggered = [...core.uow.snapshot().jobs.values()].find((job) => job.vine_id === downstream.id);
+    expect(triggered).toMatchObject({ job_type: 'PLAN', created_by: null, trigger: { type: 'upstream' } });
+    await core.useCases.jobs.claim(worker);
+    await core.useCases.planArtifacts.upload(worker, triggered!.id, bodyOf('plan-bytes'));
+    await core.useCases.jobs.reportStatus(worker, triggered!.id, {
+      status: 'SUCCESS',
+      execution_metadata: { plan_summary: { add: 0, change: 1, destroy: 0 } },
+    });
+    expect(events()).toEqual(['plan.needs_approval']);
+    // No person queued it: the separate-approver rule leaves everyone who may approve.
+    await expect(core.useCases.planReviews.approve(ada, triggered!.id)).resolves.toMatchObject({
+      approval: { decision: 'approved' },
+    });
+  });
+
   it('is not enqueued for a plan without changes, nor for a vine without the setting', async () => {
     await subscribe();
     await plan();
