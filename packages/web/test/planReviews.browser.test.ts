@@ -122,6 +122,8 @@ describe.skipIf(!chromiumPath)(
       await owner.check('form[data-approval-settings] input[name="separate_approver"]');
       await Promise.all([owner.waitForEvent('load'), owner.click('[data-approval-save]')]);
       expect(await owner.locator('[data-approval-setting]').getAttribute('data-approval-setting')).toBe('separate');
+      // Deploying without an approved plan is refused, so the page no longer offers it.
+      expect(await owner.locator('[data-plan-and-deploy]').count()).toBe(0);
       expect((await ownerClient.getConfiguration(vineId)).approval).toEqual({
         required: true,
         separate_approver: true,

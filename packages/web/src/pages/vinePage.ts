@@ -56,7 +56,12 @@ ${
       ? html`<button type="button" class="button" data-create-job="DEPLOY" data-configuration-id="${vine.id}" data-plan-job-id="${plan.id}">Deploy plan ${shortId(plan.id)}</button>`
       : ''
   }
-  <button type="button" class="button" data-create-job="DEPLOY" data-configuration-id="${vine.id}">Plan and deploy</button>
+  ${
+    // A vine that requires approval deploys only an approved plan: no plan-and-deploy in one go.
+    vine.approval?.required
+      ? ''
+      : html`<button type="button" class="button" data-create-job="DEPLOY" data-configuration-id="${vine.id}" data-plan-and-deploy>Plan and deploy</button>`
+  }
   ${vine.status === 'DEPLOYED' ? html`<button type="button" class="button" data-drift-check="${vine.id}">Check drift</button>` : ''}
   <button type="button" class="button danger" data-create-job="DESTROY" data-configuration-id="${vine.id}" data-confirm="Destroy every resource of ${vine.name}? This cannot be undone.">Destroy</button>
 </div>
