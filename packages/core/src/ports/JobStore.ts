@@ -17,6 +17,13 @@ export type JobPatch = Partial<
 export interface JobStore {
   create(job: Job): Promise<Job>;
   get(ownerId: string, id: string): Promise<Job | null>;
+  /**
+   * The job, its row locked until the unit of work ends (`FOR UPDATE` on Postgres; SQLite and the
+   * memory store serialize writers anyway): a concurrent unit of work that changes or locks it
+   * waits, and this one, if it waited, reads the job as the other left it. The deploy gate and
+   * the plan decisions lock the plan, so a rejection and a DEPLOY of the plan never both pass.
+   */
+  getForUpdate(ownerId: string, id: string): Promise<Job | null>;
   /** Newest first. */
   list(ownerId: string, filter?: JobFilter): Promise<Job[]>;
   /**

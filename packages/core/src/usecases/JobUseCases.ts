@@ -475,7 +475,8 @@ export class JobUseCases {
     hash: string,
     approvalSetting: ApprovalSetting | null,
   ) {
-    const plan = await stores.jobs.get(ownerId, planJobId);
+    // Locked: a decision on the plan (a rejection) made meanwhile is waited for and seen.
+    const plan = await stores.jobs.getForUpdate(ownerId, planJobId);
     if (!plan) throw new NotFoundError('plan_job', 'plan_job_not_found', 'plan job not found');
     if (plan.job_type !== 'PLAN' || plan.vine_id !== vineId) {
       throw new ValidationError('plan_job_id is not a PLAN job of this configuration', [

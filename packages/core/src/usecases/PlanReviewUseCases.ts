@@ -151,7 +151,8 @@ export class PlanReviewUseCases {
 
 /** The plan as it is now, if it is a plan that could still be deployed: a successful PLAN, not applied. */
 async function requireDeployablePlan(stores: Stores, ownerId: string, id: string): Promise<Job> {
-  const plan = await stores.jobs.get(ownerId, id);
+  // Locked: a DEPLOY of the plan queued meanwhile is waited for, and seen below.
+  const plan = await stores.jobs.getForUpdate(ownerId, id);
   if (!plan) throw new NotFoundError('job');
   if (plan.job_type !== 'PLAN' || plan.vine_id === null) {
     throw new ConflictError('not_a_plan_job', 'only a PLAN job can be approved, rejected or overridden');

@@ -86,6 +86,11 @@ export class SqlJobStore implements JobStore {
     return row ? this.one(row) : null;
   }
 
+  async getForUpdate(ownerId: string, id: string): Promise<Job | null> {
+    const row = await this.db.lockForUpdate(this.db.table('jobs').where({ owner_id: ownerId, id })).first();
+    return row ? this.one(row) : null;
+  }
+
   async list(ownerId: string, filter: JobFilter = {}): Promise<Job[]> {
     const rows: Row[] = await this.filtered(ownerId, filter).orderBy([
       { column: 'created_at', order: 'desc' },

@@ -15,6 +15,8 @@ export function describeJobStoreConformance(open: OpenStoreHarness): void {
       expect(await suite.asOwner(owner.id, (stores) => stores.jobs.create(job))).toEqual(job);
       expect(await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, job.id))).toEqual(job);
       expect(await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, uuid()))).toBeNull();
+      expect(await suite.asOwner(owner.id, (stores) => stores.jobs.getForUpdate(owner.id, job.id))).toEqual(job);
+      expect(await suite.asOwner(owner.id, (stores) => stores.jobs.getForUpdate(owner.id, uuid()))).toBeNull();
     });
 
     it('keeps each job trigger (manual, drift, upstream)', async () => {
@@ -192,10 +194,11 @@ export function describeJobStoreConformance(open: OpenStoreHarness): void {
       const job = await suite.asOwner(a.id, (stores) => stores.jobs.create(newJob(a.id, a.vine)));
       const seen = await suite.asOwner(b.id, async (stores) => [
         await stores.jobs.get(b.id, job.id),
+        await stores.jobs.getForUpdate(b.id, job.id),
         await stores.jobs.list(b.id),
         await stores.jobs.update(b.id, job.id, 'QUEUED', { status: 'CANCELLED', error_message: 'hijacked' }),
       ]);
-      expect(seen).toEqual([null, [], null]);
+      expect(seen).toEqual([null, null, [], null]);
       expect(await suite.asOwner(a.id, (stores) => stores.jobs.get(a.id, job.id))).toEqual(job);
     });
   });

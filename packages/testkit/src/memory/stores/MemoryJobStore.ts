@@ -36,6 +36,11 @@ export class MemoryJobStore implements JobStore {
     return job ? copy(job) : null;
   }
 
+  /** Units of work are serialized: there is nothing to lock. */
+  async getForUpdate(ownerId: string, id: string): Promise<Job | null> {
+    return this.get(ownerId, id);
+  }
+
   async list(ownerId: string, filter: JobFilter = {}): Promise<Job[]> {
     const matching = this.ownedJobs(ownerId).filter((job) => matches(job, filter));
     return newestFirst(matching, (job) => job.created_at).map(copy);
