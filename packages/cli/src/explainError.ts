@@ -44,6 +44,8 @@ export function explainError(error: unknown, context: ErrorContext = {}): Explai
     if (error.status === 403 && error.code === 'insufficient_role') {
       return { message: insufficientRole(error, context), exitCode: ExitCode.FORBIDDEN, showUsage: false, error };
     }
+    const review = planReviewAdvice(error);
+    if (review !== null) return { message: review, exitCode: ExitCode.FAILURE, showUsage: false, error };
     if (error.code === 'org_busy' && context.orgName !== undefined) {
       // Say where the jobs that hold the organization are, in commands the reader can run.
       const org = /^[\w.-]+$/.test(context.orgName) ? context.orgName : JSON.stringify(context.orgName);
@@ -66,4 +68,30 @@ function insufficientRole(error: TrellisApiError, context: ErrorContext): string
   const where = typeof orgName === 'string' ? orgName : (context.orgName ?? 'this organization');
   if (typeof role !== 'string' || typeof required !== 'string') return `${error.detail} [${error.code}]`;
   return `your role in ${where} is ${role}; this needs ${required} (an admin or owner of ${where} can change your role) [${error.code}]`;
+}
+
+/** The deploy gate of issue 15, said with the command that gets past it. */
+function planReviewAdvice(error: TrellisApiError): string | null {
+  switch (error.code) {
+    case 'policy_failed': {
+      const failed = Array.isArray(error.extensions.failed_policies)
+        ? (error.extensions.failed_policies as { name?: unknown; messages?: unknown }[])
+        : [];
+      const lines = failed.map((policy) => {
+        const messages = Array.isArray(policy.messages) ? policy.messages.map(String) : [];
+        return `  ${String(policy.name)}: ${messages.length > 0 ? messages.join('; ') : 'denied'}`;
+      });
+      return [
+        `the plan failed ${lines.length === 1 ? 'a mandatory policy' : 'mandatory policies'} [${error.code}]:`,
+        ...lines,
+        'an admin may override it: `trellis override PLAN-JOB --reason "..."`',
+      ].join('\n');
+    }
+    case 'approval_required':
+      return `${error.detail} [${error.code}]; approve the plan with \`trellis approve PLAN-JOB\`, then \`trellis deploy CONFIG --plan PLAN-JOB\``;
+    case 'plan_rejected':
+      return `${error.detail} [${error.code}]; queue a new plan with \`trellis plan CONFIG\``;
+    default:
+      return null;
+  }
 }

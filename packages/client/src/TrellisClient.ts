@@ -196,7 +196,7 @@ export class TrellisClient {
   createConfiguration(input: CreateConfigurationInput): Promise<VineDetailView> {
     return this.json('POST', '/api/cli/configurations', { body: input });
   }
-  /** Drift detection and run triggers (fields left out stay as they are). */
+  /** Drift detection, run triggers and the approval setting (fields left out stay as they are). */
   updateConfiguration(nameOrId: string, input: UpdateConfigurationInput): Promise<VineDetailView> {
     return this.json('PATCH', `/api/cli/configurations/${encodeURIComponent(nameOrId)}`, { body: input });
   }
@@ -228,6 +228,18 @@ export class TrellisClient {
   }
   cancelJob(id: string): Promise<JobView> {
     return this.json('POST', `/api/cli/jobs/${encodeURIComponent(id)}/cancel`);
+  }
+  /** Approves a successful plan (issue 15); the answer is the plan job with its `approval`. */
+  approvePlan(id: string, input: { comment?: string } = {}): Promise<JobView> {
+    return this.json('POST', `/api/cli/jobs/${encodeURIComponent(id)}/approve`, { body: input });
+  }
+  /** Rejects a plan: it can never be deployed. */
+  rejectPlan(id: string, input: { comment: string }): Promise<JobView> {
+    return this.json('POST', `/api/cli/jobs/${encodeURIComponent(id)}/reject`, { body: input });
+  }
+  /** Overrides a plan's failed mandatory policies (admins). */
+  overridePlan(id: string, input: { reason: string }): Promise<JobView> {
+    return this.json('POST', `/api/cli/jobs/${encodeURIComponent(id)}/override`, { body: input });
   }
 
   /**

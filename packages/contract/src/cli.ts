@@ -22,6 +22,12 @@ export const SourceInput = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('inline'), files: z.record(z.string(), z.string()) }),
 ]);
+export const ApprovalSettingInput = z
+  .object({ required: z.boolean(), separate_approver: z.boolean().optional() })
+  .nullable()
+  .describe(
+    'DEPLOY only an approved plan (409 approval_required otherwise); separate_approver: the person who queued the plan cannot approve it. null or required false: no approval',
+  );
 export const CreateConfigurationBody = z.object({
   name: recordName,
   vineyard_id: z.string(),
@@ -38,8 +44,10 @@ export const CreateConfigurationBody = z.object({
   cloud_identity: z
     .object({ provider: z.enum(CLOUD_PROVIDERS).optional(), role_arn: z.string(), external_id: z.string().optional() })
     .optional(),
+  approval: ApprovalSettingInput.optional(),
 });
 export const UpdateConfigurationBody = z.object({
+  approval: ApprovalSettingInput.optional().describe('absent: unchanged; see ApprovalSettingInput'),
   drift_detection: z
     .object({ interval_minutes: z.number().int().min(60).max(10080) })
     .nullable()
@@ -51,6 +59,12 @@ export const UpdateConfigurationBody = z.object({
     .describe(
       'queue a PLAN of this configuration when a DEPLOY of any of these succeeds (same owner; 409 trigger_cycle)',
     ),
+});
+const reviewText = z.string().max(2000);
+export const ApprovePlanBody = z.object({ comment: reviewText.optional().describe('why, for the record') });
+export const RejectPlanBody = z.object({ comment: reviewText.min(1).describe('why the plan is rejected') });
+export const OverridePlanBody = z.object({
+  reason: reviewText.min(1).describe('why the failed policies may be ignored'),
 });
 export const CreateJobBody = z.object({
   job_type: z.enum(JOB_TYPES),

@@ -47,6 +47,22 @@ export const JobTrigger = z
     z.object({ type: z.literal('upstream'), vine_id: uuid, job_id: uuid }),
   ])
   .describe('why the job was queued: by a person, by drift detection, or by a successful DEPLOY of an upstream vine');
+const DecisionBy = {
+  user_id: uuid,
+  email: z.string().nullable(),
+  at: isoTime,
+};
+export const PlanApproval = z
+  .object({ ...DecisionBy, decision: z.enum(['approved', 'rejected']), comment: z.string().nullable() })
+  .describe("a PLAN's approval or rejection (null: undecided)");
+export const PolicyOverride = z
+  .object({ ...DecisionBy, reason: z.string() })
+  .describe("an admin's override of the PLAN's failed mandatory policies (null: none)");
+export const ApprovalSetting = z
+  .object({ required: z.boolean(), separate_approver: z.boolean() })
+  .describe(
+    'a DEPLOY needs an approved plan; with separate_approver the person who queued the plan cannot approve it (null: no approval)',
+  );
 export const Vine = z.object({
   id: uuid,
   owner_id: uuid,
@@ -68,6 +84,7 @@ export const Vine = z.object({
   triggers: z
     .object({ after: z.array(uuid) })
     .describe('a successful DEPLOY of any of these vines queues a PLAN of this one'),
+  approval: ApprovalSetting.nullable(),
   created_at: isoTime,
   updated_at: isoTime,
 });
@@ -129,6 +146,9 @@ export const Job = z.object({
   finished_at: isoTime.nullable(),
   vine_status_before: z.enum(VINE_STATUSES).nullable().describe("the vine's status before this job moved it"),
   trigger: JobTrigger,
+  created_by: uuid.nullable().describe('the person who queued the job (null: the system)'),
+  approval: PlanApproval.nullable(),
+  policy_override: PolicyOverride.nullable(),
 });
 export const JobSummary = Job.extend({
   config_snapshot: SnapshotSummary.describe(

@@ -88,6 +88,7 @@ export * from './usecases/NotificationUseCases.js';
 export * from './usecases/OrgUseCases.js';
 export * from './usecases/PolicyUseCases.js';
 export * from './usecases/PlanArtifactUseCases.js';
+export * from './usecases/PlanReviewUseCases.js';
 export * from './usecases/providerTokens.js';
 export * from './usecases/ReleaseUseCases.js';
 export * from './usecases/RepositoryUseCases.js';

@@ -46,6 +46,7 @@ describeWithPostgres('due drift checks on Postgres', postgres, () => {
             next_drift_check_at: new Date(Date.parse(past) + i).toISOString(),
             drift: null,
             triggers: { after: [] },
+            approval: null,
             created_at: created,
             updated_at: created,
           }),

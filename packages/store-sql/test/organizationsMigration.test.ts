@@ -214,6 +214,7 @@ function describeMigration(dialect: TestDialect): void {
           next_drift_check_at: null,
           drift: null,
           triggers: { after: [] },
+          approval: null,
           created_at: new Date().toISOString(),
           updated_at: new Date().toISOString(),
         }),

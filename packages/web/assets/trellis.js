@@ -93,6 +93,51 @@
     form.querySelector('[data-drift-off]')?.addEventListener('click', (event) => save(null, event.currentTarget));
   }
 
+  // The approval setting of a vine (admins): PATCH the configuration, then show the page again.
+  for (const form of document.querySelectorAll('form[data-approval-settings]')) {
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const required = form.elements.required.checked;
+      act(form.querySelector('[data-approval-save]'), async () => {
+        await postJson(
+          `/api/cli/configurations/${encodeURIComponent(form.dataset.approvalSettings)}`,
+          {
+            approval: required ? { required: true, separate_approver: form.elements.separate_approver.checked } : null,
+          },
+          'PATCH',
+        );
+        window.location.reload();
+      });
+    });
+  }
+
+  // Approve, reject or override a plan (issue 15), then show the job again with the decision.
+  for (const form of document.querySelectorAll('form[data-plan-review-form]')) {
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const action = form.dataset.planReviewForm;
+      const box = document.querySelector('[data-review-error]');
+      const button = form.querySelector('button');
+      const body =
+        action === 'override' ? { reason: form.elements.reason.value } : { comment: form.elements.comment.value };
+      if (action === 'approve' && body.comment.trim() === '') delete body.comment;
+      button.disabled = true;
+      if (box) box.hidden = true;
+      try {
+        await postJson(`/api/cli/jobs/${encodeURIComponent(form.dataset.jobId)}/${action}`, body);
+        window.location.reload();
+      } catch (error) {
+        if (box) {
+          box.textContent =
+            error instanceof TypeError ? 'The control plane could not be reached; try again.' : error.message;
+          box.hidden = false;
+        }
+      } finally {
+        button.disabled = false;
+      }
+    });
+  }
+
   // Sign out: the API clears the cookie (POST with our Origin), then the sign-in page.
   for (const form of document.querySelectorAll('form[data-signout]')) {
     form.addEventListener('submit', (event) => {

@@ -275,9 +275,10 @@ export function createWebRouter(options: WebOptions): Router {
     headers,
     signedIn(async ({ req, user, base, now, standing }) => {
       const job = await useCases.jobs.get(user, req.params.id);
-      const [vineyard, appliedBy] = await Promise.all([
+      const [vineyard, appliedBy, vine] = await Promise.all([
         job.vineyard_id ? useCases.vineyards.get(user, job.vineyard_id).catch(notFoundAsNull) : null,
         job.job_type === 'PLAN' ? useCases.jobs.deployOfPlan(user, job.id) : null,
+        job.job_type === 'PLAN' && job.vine_id ? useCases.vines.get(user, job.vine_id).catch(notFoundAsNull) : null,
       ]);
       const roles = await standing();
       return jobPage({
@@ -288,6 +289,11 @@ export function createWebRouter(options: WebOptions): Router {
         mayRun: roles.may(job.owner_id, 'jobs.run'),
         org: roles.org(job.owner_id),
         now,
+        approvalSetting: vine?.approval ?? null,
+        review: {
+          mayApprove: roles.may(job.owner_id, 'plans.approve'),
+          mayOverride: roles.may(job.owner_id, 'plans.override'),
+        },
       });
     }),
   );

@@ -5,6 +5,9 @@ import { SetConfigCommand } from './configs/SetConfigCommand.js';
 import { ListConfigsCommand } from './configs/ListConfigsCommand.js';
 import { ShowConfigCommand } from './configs/ShowConfigCommand.js';
 import { HelpCommand } from './HelpCommand.js';
+import { ApprovePlanCommand } from './plans/ApprovePlanCommand.js';
+import { OverridePlanCommand } from './plans/OverridePlanCommand.js';
+import { RejectPlanCommand } from './plans/RejectPlanCommand.js';
 import { CancelJobCommand } from './jobs/CancelJobCommand.js';
 import { DeployCommand } from './jobs/DeployCommand.js';
 import { DestroyCommand } from './jobs/DestroyCommand.js';
@@ -65,6 +68,9 @@ export const COMMANDS = [
   PlanCommand,
   DeployCommand,
   DestroyCommand,
+  ApprovePlanCommand,
+  RejectPlanCommand,
+  OverridePlanCommand,
   ListJobsCommand,
   ShowJobCommand,
   JobLogsCommand,

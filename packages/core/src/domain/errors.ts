@@ -90,6 +90,29 @@ export class ConflictError extends DomainError {
   readonly kind = 'conflict';
 }
 
+/** One failed policy as a `policy_failed` problem names it. */
+export interface FailedPolicy {
+  policy_id: string;
+  version: number;
+  name: string;
+  messages: string[];
+}
+
+/**
+ * A DEPLOY of a plan that failed a mandatory policy and is not overridden (`409 policy_failed`,
+ * issue 15). The problem lists the failed policies and their messages as `failed_policies`.
+ */
+export class PolicyFailedError extends ConflictError {
+  constructor(readonly failedPolicies: FailedPolicy[]) {
+    super(
+      'policy_failed',
+      `the plan failed ${failedPolicies.length === 1 ? 'a mandatory policy' : `${failedPolicies.length} mandatory policies`} (${failedPolicies
+        .map((policy) => `${policy.name}: ${policy.messages.join('; ') || 'denied'}`)
+        .join(' | ')}); an admin may override it`,
+    );
+  }
+}
+
 /** A body or chunk over its limit (`413`). */
 export class TooLargeError extends DomainError {
   readonly kind = 'too_large';

@@ -65,6 +65,10 @@ export const PROBLEM_CODES = {
     status: 403,
     meaning: "the caller's role in the organization is too low; see `required_role` and `role`",
   },
+  separate_approver_required: {
+    status: 403,
+    meaning: 'the configuration needs a separate approver: the person who queued the plan cannot approve it',
+  },
   state_not_for_worker: { status: 403, meaning: "the state is not the calling worker's job's configuration" },
   // ---- 404: missing, or another owner's (the two look the same)
   route_not_found: { status: 404, meaning: 'no route for this method and path' },
@@ -102,6 +106,15 @@ export const PROBLEM_CODES = {
   plan_not_ready: { status: 409, meaning: 'the plan has not succeeded (yet)' },
   plan_stale: { status: 409, meaning: 'the configuration changed since the plan was made' },
   plan_speculative: { status: 409, meaning: 'the plan is a drift check, which is never deployed' },
+  policy_failed: {
+    status: 409,
+    meaning: 'the plan failed a mandatory policy and is not overridden; see `failed_policies`',
+  },
+  approval_required: { status: 409, meaning: 'the configuration deploys only a plan that was approved' },
+  plan_rejected: { status: 409, meaning: 'the plan was rejected, which ends its path to deploy; plan again' },
+  plan_already_decided: { status: 409, meaning: 'the plan was already approved or rejected' },
+  plan_already_overridden: { status: 409, meaning: "the plan's failed policies were already overridden" },
+  no_failed_policies: { status: 409, meaning: 'the plan failed no mandatory policy: there is nothing to override' },
   trigger_cycle: { status: 409, meaning: 'the run triggers would form a cycle' },
   configuration_not_deployed: { status: 409, meaning: 'a drift check needs a DEPLOYED configuration' },
   configuration_busy: { status: 409, meaning: 'the configuration has a queued or running job' },

@@ -1,4 +1,5 @@
 import type { OrgRole } from './roles.js';
+import type { ApprovalSetting, PlanApproval, PolicyOverride } from './policies.js';
 import type { VcsJobTrigger } from './vcs.js';
 /**
  * The records of SPEC §2 and DESIGN §2. Field names are snake_case because they are the API's
@@ -185,6 +186,8 @@ export interface Vine {
   next_drift_check_at: string | null;
   drift: DriftResult | null;
   triggers: VineTriggers;
+  /** Whether a DEPLOY needs an approved plan (issue 15); null: no approval needed. */
+  approval: ApprovalSetting | null;
   created_at: string;
   updated_at: string;
 }
@@ -228,6 +231,12 @@ export interface Job {
   /** The vine's status when the job was claimed, restored if the job is cancelled. */
   vine_status_before: VineStatus | null;
   trigger: JobTrigger;
+  /** The person who queued the job; null when the system did (drift check, run trigger). */
+  created_by: string | null;
+  /** A PLAN's approval or rejection (issue 15); null: undecided. */
+  approval: PlanApproval | null;
+  /** A PLAN's override of its failed mandatory policies (issue 15); null: none. */
+  policy_override: PolicyOverride | null;
   created_at: string;
   claimed_at: string | null;
   finished_at: string | null;

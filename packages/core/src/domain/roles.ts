@@ -16,10 +16,14 @@ export const LEAST_ROLE = {
   read: 'viewer',
   /** Queue (plan, deploy, destroy) and cancel jobs. */
   'jobs.run': 'operator',
+  /** Approve or reject plans (issue 15). */
+  'plans.approve': 'operator',
   /** Read and write the engine state of a vine, and download plan files (they may hold secrets). */
   'state.use': 'operator',
   /** Create, change and delete vineyards and vines. */
   'vineyards.manage': 'admin',
+  /** Override a plan's failed mandatory policies, so it may be deployed (issue 15). */
+  'plans.override': 'admin',
   /** Register and remove the organization's agents. */
   'agents.manage': 'admin',
   /** Add, change and remove members who are not owners. */

@@ -1,6 +1,7 @@
 import type { OwnerIds } from './UnitOfWork.js';
 import type { JobStatus } from '../domain/enums.js';
 import type { Page, PageRequest } from '../domain/pagination.js';
+import type { PlanApproval, PolicyOverride } from '../domain/policies.js';
 import type { Job, JobSummary } from '../domain/records.js';
 
 export interface JobFilter {
@@ -16,6 +17,13 @@ export type JobPatch = Partial<
 export interface JobStore {
   create(job: Job): Promise<Job>;
   get(ownerId: string, id: string): Promise<Job | null>;
+  /**
+   * The job, its row locked until the unit of work ends (`FOR UPDATE` on Postgres; SQLite and the
+   * memory store serialize writers anyway): a concurrent unit of work that changes or locks it
+   * waits, and this one, if it waited, reads the job as the other left it. The deploy gate and
+   * the plan decisions lock the plan, so a rejection and a DEPLOY of the plan never both pass.
+   */
+  getForUpdate(ownerId: string, id: string): Promise<Job | null>;
   /** Newest first. */
   list(ownerId: string, filter?: JobFilter): Promise<Job[]>;
   /**
@@ -38,6 +46,13 @@ export interface JobStore {
   listCancelledForWorker(ownerId: string, workerId: string, since: string): Promise<string[]>;
   /** Ids of workers of the owner that have a `PROCESSING` job. */
   busyWorkerIds(ownerId: string): Promise<string[]>;
+  /**
+   * Records a person's approval or rejection of a plan, only if it has none yet: of two racing
+   * deciders one wins. Null when the job already has a decision (or does not exist).
+   */
+  setApproval(ownerId: string, id: string, approval: PlanApproval): Promise<Job | null>;
+  /** Records an override of the plan's failed policies, only if it has none yet; null otherwise. */
+  setPolicyOverride(ownerId: string, id: string, override: PolicyOverride): Promise<Job | null>;
   /** DEPLOY jobs that use the plan and are queued, running or succeeded. */
   listDeploysOfPlan(ownerId: string, planJobId: string): Promise<Job[]>;
 }

@@ -1,4 +1,5 @@
 import type { OwnerIds } from './UnitOfWork.js';
+import type { ApprovalSetting } from '../domain/policies.js';
 import type { VineStatus } from '../domain/enums.js';
 import type { Page, PageRequest } from '../domain/pagination.js';
 import type { DriftDetection, DriftResult, Vine, VineComponents, VineTriggers } from '../domain/records.js';
@@ -43,4 +44,6 @@ export interface VineSettingsPatch {
   drift_detection?: DriftDetection | null;
   next_drift_check_at?: string | null;
   triggers?: VineTriggers;
+  /** Whether a DEPLOY needs an approved plan (issue 15); null: no approval. */
+  approval?: ApprovalSetting | null;
 }

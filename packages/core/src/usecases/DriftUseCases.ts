@@ -11,6 +11,7 @@ import { recordAudit } from './audit.js';
 import { enqueueNotification } from './notificationOutbox.js';
 import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
 import { jobForPeople, type VineView, vineForPeople } from './views.js';
+import { parseApprovalSetting } from './PlanReviewUseCases.js';
 
 /** Drift checks run at most this often and at least this rarely (issue 14). */
 export const DRIFT_INTERVAL_MIN_MINUTES = 60;
@@ -23,6 +24,8 @@ export const DRIFT_BATCH = 100;
 export interface VineSettingsInput {
   drift_detection?: unknown;
   triggers?: unknown;
+  /** The approval setting (issue 15): `{required, separate_approver?}` or null. */
+  approval?: unknown;
 }
 
 /**
@@ -42,6 +45,7 @@ export class DriftUseCases {
   async configure(user: UserActor, nameOrId: unknown, input: VineSettingsInput): Promise<VineView> {
     const driftDetection = parseDriftDetection(input.drift_detection);
     const triggers = parseTriggers(input.triggers);
+    const approval = parseApprovalSetting(input.approval);
     const { record, scope } = await this.access.locate(
       user,
       'vineyards.manage',
@@ -67,6 +71,7 @@ export class DriftUseCases {
         await requireNoCycle(stores, vine, triggers);
         patch.triggers = triggers;
       }
+      if (approval !== undefined) patch.approval = approval;
       const updated = await stores.vines.updateSettings(vine.owner_id, vine.id, patch, now.toISOString());
       await recordAudit(stores, this.deps, user, {
         action: 'vine.update',
@@ -75,6 +80,12 @@ export class DriftUseCases {
         details: {
           ...(driftDetection !== undefined ? { drift_interval_minutes: driftDetection?.interval_minutes ?? null } : {}),
           ...(triggers !== undefined ? { triggers_after: triggers.after.join(',') } : {}),
+          ...(approval !== undefined
+            ? {
+                approval_required: approval?.required ?? false,
+                separate_approver: approval?.separate_approver ?? false,
+              }
+            : {}),
         },
       });
       const [cloudIdentity, components] = await Promise.all([
@@ -285,6 +296,9 @@ async function createVineJob(
     error_message: null,
     vine_status_before: null,
     trigger,
+    created_by: null,
+    approval: null,
+    policy_override: null,
     created_at: at,
     claimed_at: null,
     finished_at: null,

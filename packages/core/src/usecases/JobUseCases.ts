@@ -27,6 +27,12 @@ import { jobForPeople } from './views.js';
 import type { PolicyToEvaluate } from '../domain/policies.js';
 import { policiesForVine } from './PolicyUseCases.js';
 import { afterJobFinished, cancelQueuedDriftChecks, isDriftCheck } from './DriftUseCases.js';
+import {
+  checkPlanReviews,
+  enqueuePlanNeedsApproval,
+  requireNoApprovalForPlanlessDeploy,
+} from './PlanReviewUseCases.js';
+import type { ApprovalSetting } from '../domain/policies.js';
 
 export interface CreateJobInput {
   job_type: unknown;
@@ -122,7 +128,12 @@ export class JobUseCases {
     const queued = await this.deps.uow.run(located.scope, async (stores) => {
       if (assignedWorkerId !== null) await this.requireLiveWorker(stores, ownerId, assignedWorkerId);
       let snapshot: ConfigSnapshot;
-      let vine: { id: string; vineyard_id: string; cloud_identity_id: string | null } | null = null;
+      let vine: {
+        id: string;
+        vineyard_id: string;
+        cloud_identity_id: string | null;
+        approval: ApprovalSetting | null;
+      } | null = null;
       if (jobType === 'DESTROY_WORKER') {
         snapshot = snapshotOfWorkerTarget(await this.requireLiveWorker(stores, ownerId, targetWorkerId as string));
       } else {
@@ -132,7 +143,12 @@ export class JobUseCases {
         snapshot = snapshotOfVine(found);
       }
       const hash = configHash(snapshot);
-      if (planJobId !== null && vine !== null) await this.checkPlan(stores, ownerId, planJobId, vine.id, hash);
+      if (planJobId !== null && vine !== null) {
+        await this.checkPlan(stores, ownerId, planJobId, vine.id, hash, vine.approval);
+      } else if (jobType === 'DEPLOY' && vine !== null) {
+        // A vine that requires approval deploys only an approved plan: a DEPLOY without one is refused.
+        requireNoApprovalForPlanlessDeploy(vine.approval);
+      }
       // A person's job never waits behind a drift check: queued checks of the vine give way.
       const givenWay = vine === null ? [] : await cancelQueuedDriftChecks(stores, ownerId, vine.id, isoNow(this.deps));
       const created = await stores.jobs.create({
@@ -153,6 +169,9 @@ export class JobUseCases {
         error_message: null,
         vine_status_before: null,
         trigger: { type: 'manual' },
+        created_by: user.userId,
+        approval: null,
+        policy_override: null,
         created_at: isoNow(this.deps),
         claimed_at: null,
         finished_at: null,
@@ -339,6 +358,7 @@ export class JobUseCases {
         await this.cancelJobsAssignedTo(stores, updated.owner_id, updated.target_worker_id, at);
       }
       await enqueueJobEnd(stores, this.deps, updated);
+      await enqueuePlanNeedsApproval(stores, this.deps, updated);
       const triggered = isTerminalJobStatus(status) ? await afterJobFinished(stores, this.deps, updated, at) : [];
       return { updated, triggered };
     });
@@ -460,8 +480,16 @@ export class JobUseCases {
     return worker;
   }
 
-  private async checkPlan(stores: Stores, ownerId: string, planJobId: string, vineId: string, hash: string) {
-    const plan = await stores.jobs.get(ownerId, planJobId);
+  private async checkPlan(
+    stores: Stores,
+    ownerId: string,
+    planJobId: string,
+    vineId: string,
+    hash: string,
+    approvalSetting: ApprovalSetting | null,
+  ) {
+    // Locked: a decision on the plan (a rejection) made meanwhile is waited for and seen.
+    const plan = await stores.jobs.getForUpdate(ownerId, planJobId);
     if (!plan) throw new NotFoundError('plan_job', 'plan_job_not_found', 'plan job not found');
     if (plan.job_type !== 'PLAN' || plan.vine_id !== vineId) {
       throw new ValidationError('plan_job_id is not a PLAN job of this configuration', [
@@ -480,6 +508,7 @@ export class JobUseCases {
     if (plan.config_hash !== hash) {
       throw new ConflictError('plan_stale', 'the configuration changed since this plan was made; plan again');
     }
+    checkPlanReviews(plan, approvalSetting);
   }
 
   private async applyUpdate(stores: Stores, job: Job, patch: JobPatch): Promise<Job> {

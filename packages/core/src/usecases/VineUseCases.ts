@@ -58,6 +58,7 @@ export class VineUseCases {
         next_drift_check_at: null,
         drift: null,
         triggers: { after: [] },
+        approval: parsed.approval,
         created_at: now,
         updated_at: now,
       });
@@ -65,7 +66,11 @@ export class VineUseCases {
         action: 'vine.create',
         target: { type: 'vine', id: vine.id },
         owner_id: ownerId,
-        details: { name: vine.name, vineyard_id: vineyard.id },
+        details: {
+          name: vine.name,
+          vineyard_id: vineyard.id,
+          ...(vine.approval ? { approval_required: true, separate_approver: vine.approval.separate_approver } : {}),
+        },
       });
       return this.view(stores, vine);
     });

@@ -11,6 +11,7 @@ import { NotificationUseCases } from './NotificationUseCases.js';
 import { OrgUseCases } from './OrgUseCases.js';
 import { PolicyUseCases } from './PolicyUseCases.js';
 import { PlanArtifactUseCases } from './PlanArtifactUseCases.js';
+import { PlanReviewUseCases } from './PlanReviewUseCases.js';
 import { ReleaseUseCases } from './ReleaseUseCases.js';
 import { RepositoryUseCases } from './RepositoryUseCases.js';
 import { SignInUseCases } from './SignInUseCases.js';
@@ -37,6 +38,7 @@ export interface UseCases {
   notifications: NotificationUseCases;
   policies: PolicyUseCases;
   audit: AuditUseCases;
+  planReviews: PlanReviewUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
@@ -59,5 +61,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     notifications: new NotificationUseCases(deps),
     policies: new PolicyUseCases(deps),
     audit: new AuditUseCases(deps),
+    planReviews: new PlanReviewUseCases(deps),
   };
 }

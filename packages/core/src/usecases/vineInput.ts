@@ -3,6 +3,8 @@ import { type FieldIssue, ValidationError } from '../domain/errors.js';
 import { gitSourceIssues } from '../domain/gitSource.js';
 import type { Engine, Variables, VineSource } from '../domain/records.js';
 import { isUuid, requireName } from '../domain/validation.js';
+import type { ApprovalSetting } from '../domain/policies.js';
+import { parseApprovalSetting } from './PlanReviewUseCases.js';
 
 /** The body of `POST /api/cli/configurations` (DESIGN §4). */
 export interface CreateVineInput {
@@ -14,6 +16,8 @@ export interface CreateVineInput {
   engine?: unknown;
   cloud_identity_id?: unknown;
   cloud_identity?: unknown;
+  /** Issue 15: `{required, separate_approver?}` or null. */
+  approval?: unknown;
 }
 
 export interface ParsedVine {
@@ -24,6 +28,7 @@ export interface ParsedVine {
   variables: Variables;
   engine: Engine;
   cloud_identity: { id: string } | { role_arn: string; external_id: string | null } | null;
+  approval: ApprovalSetting | null;
 }
 
 export const MAX_INLINE_SOURCE_BYTES = 5 * 1024 * 1024;
@@ -56,6 +61,7 @@ export function parseVineInput(input: CreateVineInput): ParsedVine {
   const variables = field('variables', () => parseVariables(input.variables));
   const engine = field('engine', () => parseEngine(input.engine));
   const cloudIdentity = field('cloud_identity', () => parseCloudIdentity(input));
+  const approval = field('approval', () => parseApprovalSetting(input.approval));
 
   if (issues.length > 0 || name === undefined || source === undefined) {
     throw new ValidationError('the configuration is invalid', issues);
@@ -68,6 +74,7 @@ export function parseVineInput(input: CreateVineInput): ParsedVine {
     variables: variables ?? {},
     engine: engine ?? { name: 'tofu', version: null },
     cloud_identity: cloudIdentity ?? null,
+    approval: approval ?? null,
   };
 }
 

@@ -37,6 +37,7 @@ describe('createTestCore', () => {
         'orgs',
         'planArtifacts',
         'policies',
+        'planReviews',
         'releases',
         'repositories',
         'signIn',

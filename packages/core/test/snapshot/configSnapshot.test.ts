@@ -28,6 +28,7 @@ function vine(overrides: Partial<Vine> = {}): Vine {
     next_drift_check_at: null,
     drift: null,
     triggers: { after: [] },
+    approval: null,
     created_at: '2026-01-01T00:00:00.000Z',
     updated_at: '2026-01-01T00:00:00.000Z',
     ...overrides,

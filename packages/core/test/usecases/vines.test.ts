@@ -37,6 +37,7 @@ describe('creating a configuration', () => {
       next_drift_check_at: null,
       drift: null,
       triggers: { after: [] },
+      approval: null,
       created_at: core.clock.now().toISOString(),
       updated_at: core.clock.now().toISOString(),
       cloud_identity: null,

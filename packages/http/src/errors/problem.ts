@@ -2,6 +2,7 @@ import type { DomainError, FieldIssue } from '@trellis/core';
 import {
   InsufficientRoleError,
   isDomainError,
+  PolicyFailedError,
   LEGACY_SECOND_STATUS,
   type ProblemCode,
   problemStatusOf,
@@ -23,6 +24,8 @@ export interface Problem {
   /** `insufficient_role`: the least role the action needs, and the caller's. */
   required_role?: string;
   role?: string;
+  /** `policy_failed`: each failed mandatory policy with its messages. */
+  failed_policies?: { policy_id: string; version: number; name: string; messages: string[] }[];
   request_id?: string;
 }
 
@@ -83,7 +86,9 @@ export function problemFromDomainError(error: DomainError): Problem {
       ? { errors: error.fields }
       : error instanceof InsufficientRoleError
         ? { required_role: error.requiredRole, role: error.role }
-        : {},
+        : error instanceof PolicyFailedError
+          ? { failed_policies: error.failedPolicies }
+          : {},
   );
 }
 

@@ -2,6 +2,9 @@ import type { UseCases } from '@trellis/core';
 import { PAGED_LIST_DESCRIPTION, PAGED_LIST_HEADERS, pagedList } from '../routing/pagedList.js';
 import { defineRoute, type RouteSpec } from '../routing/route.js';
 import {
+  ApprovePlanBody,
+  OverridePlanBody,
+  RejectPlanBody,
   CreateConfigurationBody,
   CreateJobBody,
   CreateVineyardBody,
@@ -132,9 +135,9 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       method: 'patch',
       path: '/api/cli/configurations/{name}',
       operationId: 'updateConfiguration',
-      summary: 'Change drift detection and run triggers of a vine (by id or name)',
+      summary: 'Change drift detection, run triggers and the approval setting of a vine (by id or name)',
       description:
-        '`drift_detection: {interval_minutes}` (60 to 10080) or null; `triggers: {after: [vine ids]}` of the same owner (409 `trigger_cycle` if they would form a cycle). Fields left out are unchanged. In an organization: admins.',
+        '`drift_detection: {interval_minutes}` (60 to 10080) or null; `triggers: {after: [vine ids]}` of the same owner (409 `trigger_cycle` if they would form a cycle); `approval: {required, separate_approver?}` or null (a DEPLOY then needs an approved plan). Fields left out are unchanged. In an organization: admins.',
       tags: ['configurations'],
       auth: 'user',
       params: NameParams,
@@ -164,7 +167,7 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       operationId: 'createJob',
       summary: 'Queue a job',
       description:
-        'PLAN, DEPLOY and DESTROY need `configuration_id`; DEPLOY may name a successful `plan_job_id` (409 `plan_stale`, `plan_already_applied` or `plan_not_ready` otherwise); DESTROY_WORKER needs `target_worker_id`.',
+        'PLAN, DEPLOY and DESTROY need `configuration_id`; DEPLOY may name a successful `plan_job_id` (409 `plan_stale`, `plan_already_applied` or `plan_not_ready` otherwise); DESTROY_WORKER needs `target_worker_id`. A plan that failed a mandatory policy deploys only once overridden (409 `policy_failed`, with `failed_policies`); a rejected plan never (409 `plan_rejected`); a configuration that requires approval deploys only an approved plan, and never without one (409 `approval_required`).',
       tags: ['jobs'],
       auth: 'user',
       body: CreateJobBody,
@@ -225,6 +228,57 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       params: IdParams,
       responses: { 200: { description: 'The cancelled job', schema: Job } },
       handler: async ({ user, params }) => ({ status: 200, body: await useCases.jobs.cancel(user, params.id) }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/cli/jobs/{id}/approve',
+      operationId: 'approvePlan',
+      summary: 'Approve a plan, so it may be deployed',
+      description:
+        'A successful PLAN (not a drift check) not yet applied, decided once (409 `plan_already_decided`). A stale plan cannot be approved (409 `plan_stale`); with the `separate_approver` setting the person who queued it cannot (403 `separate_approver_required`). In an organization: operators and above. Recorded on the plan as `approval` and audited (`plan.approve`).',
+      tags: ['jobs'],
+      auth: 'user',
+      params: IdParams,
+      body: ApprovePlanBody,
+      responses: { 200: { description: 'The plan job, with its approval', schema: Job } },
+      handler: async ({ user, params, body }) => ({
+        status: 200,
+        body: await useCases.planReviews.approve(user, params.id, body),
+      }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/cli/jobs/{id}/reject',
+      operationId: 'rejectPlan',
+      summary: "Reject a plan, which ends that plan's path to deploy",
+      description:
+        'A comment says why. Decided once (409 `plan_already_decided`); a DEPLOY of a rejected plan is refused (409 `plan_rejected`). In an organization: operators and above. Audited (`plan.reject`).',
+      tags: ['jobs'],
+      auth: 'user',
+      params: IdParams,
+      body: RejectPlanBody,
+      responses: { 200: { description: 'The plan job, with its rejection', schema: Job } },
+      handler: async ({ user, params, body }) => ({
+        status: 200,
+        body: await useCases.planReviews.reject(user, params.id, body),
+      }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/cli/jobs/{id}/override',
+      operationId: 'overridePlanPolicies',
+      summary: "Override a plan's failed mandatory policies, so it may be deployed",
+      description:
+        'Only a plan with failed mandatory policies (409 `no_failed_policies`), once (409 `plan_already_overridden`). In an organization: admins and owners; a personal plan: its owner. Recorded on the plan as `policy_override` and audited (`plan.override`).',
+      tags: ['jobs'],
+      auth: 'user',
+      params: IdParams,
+      body: OverridePlanBody,
+      responses: { 200: { description: 'The plan job, with its override', schema: Job } },
+      handler: async ({ user, params, body }) => ({
+        status: 200,
+        body: await useCases.planReviews.override(user, params.id, body),
+      }),
     }),
     defineRoute({
       method: 'get',

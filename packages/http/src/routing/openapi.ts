@@ -23,6 +23,19 @@ const PROBLEM_SCHEMA = {
       type: 'array',
       items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } },
     },
+    failed_policies: {
+      type: 'array',
+      description: '`policy_failed`: each failed mandatory policy of the plan, with its deny messages',
+      items: {
+        type: 'object',
+        properties: {
+          policy_id: { type: 'string' },
+          version: { type: 'integer' },
+          name: { type: 'string' },
+          messages: { type: 'array', items: { type: 'string' } },
+        },
+      },
+    },
     request_id: { type: 'string' },
   },
 };

@@ -16,6 +16,7 @@ import { driftTriggersMigration } from './m012_drift_triggers.js';
 import { notificationsMigration } from './m013_notifications.js';
 import { auditMigration } from './m014_audit.js';
 import { policiesMigration } from './m015_policies.js';
+import { planReviewsMigration } from './m016_plan_reviews.js';
 import { vcsConnectionsMigration } from './m018_vcs_connections.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
@@ -36,6 +37,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   notificationsMigration,
   auditMigration,
   policiesMigration,
+  planReviewsMigration,
   vcsConnectionsMigration,
 ];
 

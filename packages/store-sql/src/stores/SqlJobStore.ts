@@ -13,6 +13,8 @@ import {
   type Page,
   type PageRequest,
   PLAN_HOLDING_DEPLOY_STATUSES,
+  type PlanApproval,
+  type PolicyOverride,
   type SnapshotSummary,
   summarizeSnapshot,
   type VineStatus,
@@ -67,6 +69,10 @@ export class SqlJobStore implements JobStore {
         vine_status_before: job.vine_status_before,
         // Null (or, before m012, absent) reads as a manual job.
         ...(job.trigger.type === 'manual' ? {} : { trigger: jsonIn(job.trigger) }),
+        // Written only when set, so the store still seeds schemas from before m016.
+        ...(job.created_by === null ? {} : { created_by: job.created_by }),
+        ...(job.approval === null ? {} : { approval: jsonIn(job.approval) }),
+        ...(job.policy_override === null ? {} : { policy_override: jsonIn(job.policy_override) }),
         created_at: timeIn(job.created_at),
         claimed_at: timeInOrNull(job.claimed_at),
         finished_at: timeInOrNull(job.finished_at),
@@ -77,6 +83,11 @@ export class SqlJobStore implements JobStore {
 
   async get(ownerId: string, id: string): Promise<Job | null> {
     const row = await this.db.table('jobs').where({ owner_id: ownerId, id }).first();
+    return row ? this.one(row) : null;
+  }
+
+  async getForUpdate(ownerId: string, id: string): Promise<Job | null> {
+    const row = await this.db.lockForUpdate(this.db.table('jobs').where({ owner_id: ownerId, id })).first();
     return row ? this.one(row) : null;
   }
 
@@ -162,6 +173,27 @@ export class SqlJobStore implements JobStore {
     return rows.map((row) => uuidOut(row.claimed_by_worker_id));
   }
 
+  /** A conditional UPDATE (`approval IS NULL`): of two racing deciders, one wins. */
+  async setApproval(ownerId: string, id: string, approval: PlanApproval): Promise<Job | null> {
+    const [row] = await this.db
+      .table('jobs')
+      .where({ owner_id: ownerId, id })
+      .whereNull('approval')
+      .update({ approval: jsonIn(approval) })
+      .returning('*');
+    return row ? this.one(row) : null;
+  }
+
+  async setPolicyOverride(ownerId: string, id: string, override: PolicyOverride): Promise<Job | null> {
+    const [row] = await this.db
+      .table('jobs')
+      .where({ owner_id: ownerId, id })
+      .whereNull('policy_override')
+      .update({ policy_override: jsonIn(override) })
+      .returning('*');
+    return row ? this.one(row) : null;
+  }
+
   async listDeploysOfPlan(ownerId: string, planJobId: string): Promise<Job[]> {
     const rows: Row[] = await this.db
       .table('jobs')
@@ -237,6 +269,12 @@ function toJobSummary(row: Row): JobSummary {
     error_message: textOutOrNull(row.error_message),
     vine_status_before: textOutOrNull(row.vine_status_before) as VineStatus | null,
     trigger: row.trigger === null || row.trigger === undefined ? { type: 'manual' } : jsonOut<JobTrigger>(row.trigger),
+    created_by: row.created_by === null || row.created_by === undefined ? null : uuidOut(row.created_by),
+    approval: row.approval === null || row.approval === undefined ? null : jsonOut<PlanApproval>(row.approval),
+    policy_override:
+      row.policy_override === null || row.policy_override === undefined
+        ? null
+        : jsonOut<PolicyOverride>(row.policy_override),
     created_at: timeOut(row.created_at),
     claimed_at: timeOutOrNull(row.claimed_at),
     finished_at: timeOutOrNull(row.finished_at),

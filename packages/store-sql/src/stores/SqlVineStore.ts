@@ -1,4 +1,5 @@
 import {
+  type ApprovalSetting,
   COMPONENT_KINDS,
   type ComponentKind,
   type Engine,
@@ -59,6 +60,8 @@ export class SqlVineStore implements VineStore {
           ...(vine.next_drift_check_at ? { next_drift_check_at: timeIn(vine.next_drift_check_at) } : {}),
           ...(vine.drift ? { drift: jsonIn(vine.drift) } : {}),
           ...(vine.triggers.after.length > 0 ? { triggers_after: jsonIn(vine.triggers.after) } : {}),
+          // Written only when set, so the store still seeds schemas from before m016.
+          ...(vine.approval === null ? {} : { approval: jsonIn(vine.approval) }),
           created_at: timeIn(vine.created_at),
           updated_at: timeIn(vine.updated_at),
         })
@@ -168,6 +171,7 @@ export class SqlVineStore implements VineStore {
     }
     if (patch.next_drift_check_at !== undefined) changes.next_drift_check_at = timeInOrNull(patch.next_drift_check_at);
     if (patch.triggers !== undefined) changes.triggers_after = jsonIn(patch.triggers.after);
+    if (patch.approval !== undefined) changes.approval = patch.approval === null ? null : jsonIn(patch.approval);
     const [row] = await this.db.table('vines').where({ owner_id: ownerId, id }).update(changes).returning('*');
     if (!row) throw new NotFoundError('configuration');
     return toVine(row);
@@ -238,6 +242,7 @@ function toVine(row: Row): Vine {
       after:
         row.triggers_after === null || row.triggers_after === undefined ? [] : jsonOut<string[]>(row.triggers_after),
     },
+    approval: row.approval === null || row.approval === undefined ? null : jsonOut<ApprovalSetting>(row.approval),
     created_at: timeOut(row.created_at),
     updated_at: timeOut(row.updated_at),
   };

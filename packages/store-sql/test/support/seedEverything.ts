@@ -83,6 +83,7 @@ export async function seedOwnedRecords(
       next_drift_check_at: null,
       drift: null,
       triggers: { after: [] },
+      approval: null,
       created_at: now,
       updated_at: now,
     });
@@ -116,6 +117,9 @@ export async function seedOwnedRecords(
       error_message: null,
       vine_status_before: null,
       trigger: { type: 'manual' },
+      created_by: null,
+      approval: null,
+      policy_override: null,
       created_at: now,
       claimed_at: now,
       finished_at: null,

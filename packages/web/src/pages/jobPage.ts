@@ -5,6 +5,8 @@ import type { Page } from '../layout.js';
 import { planSummaryText, readPlanSummary } from '../planSummary.js';
 import { policyResultsSection } from './policyResults.js';
 import { readOnlyNote } from './vinePage.js';
+import { type PlanReviewRights, planReviewSection } from './planReview.js';
+import type { ApprovalSetting } from '@trellis/core';
 
 export interface JobPageInput {
   base: string;
@@ -17,6 +19,10 @@ export interface JobPageInput {
   /** The organization that owns the job and the person's role in it; null for their own job. */
   org: { name: string; role: string } | null;
   now: Date;
+  /** The approval setting of the job's vine (null: none, or the vine is gone). */
+  approvalSetting?: ApprovalSetting | null;
+  /** Whether the person may approve, reject and override this plan (issue 15). */
+  review?: PlanReviewRights;
 }
 
 /**
@@ -82,6 +88,8 @@ ${
 </div>
 ${policyResultsSection(job)}
 
+${planReviewSection(job, input.approvalSetting ?? null, appliedBy !== null, input.review ?? { mayApprove: false, mayOverride: false })}
+
 <section class="card log-panel">
   <div class="log-toolbar">
     <h2>Log</h2>
@@ -100,9 +108,11 @@ function vineActions(base: string, job: Job, appliedBy: Job | null): Html {
   return html`${
     isPlan && appliedBy
       ? html`<a class="button" href="${base}/jobs/${appliedBy.id}">Applied by deploy ${shortId(appliedBy.id)}</a>`
-      : isPlan
-        ? html`<button type="button" class="button primary" data-create-job="DEPLOY" data-configuration-id="${vineId}" data-plan-job-id="${job.id}" data-deploy-plan${job.status === 'SUCCESS' ? '' : html` hidden`}>Deploy this plan</button>`
-        : ''
+      : isPlan && job.approval?.decision === 'rejected'
+        ? '' // a rejected plan is never deployed (409 plan_rejected)
+        : isPlan
+          ? html`<button type="button" class="button primary" data-create-job="DEPLOY" data-configuration-id="${vineId}" data-plan-job-id="${job.id}" data-deploy-plan${job.status === 'SUCCESS' ? '' : html` hidden`}>Deploy this plan</button>`
+          : ''
   }
   <button type="button" class="button" data-create-job="PLAN" data-configuration-id="${vineId}">Plan again</button>
   <button type="button" class="button danger" data-create-job="DESTROY" data-configuration-id="${vineId}" data-confirm="Destroy every resource of ${job.config_snapshot.vine?.name ?? 'this vine'}? This cannot be undone.">Destroy</button>`;

@@ -2,6 +2,7 @@ import { isDriftCheck, type JobSummary, type Json, type PageResult, type VineVie
 import { badge, driftBadge, jobDuration, jobTypeLabel, shortId, utc, when } from '../format.js';
 import { externalUrl, type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
+import { approvalSettingSection } from './planReview.js';
 
 export interface VinePageInput {
   base: string;
@@ -22,7 +23,8 @@ export interface VinePageInput {
 export function unappliedPlan(jobs: readonly JobSummary[]): JobSummary | null {
   // A drift check is a plan too, but one that is never deployed (409 plan_speculative).
   const newestPlan = jobs.find((job) => job.job_type === 'PLAN' && job.status === 'SUCCESS' && !isDriftCheck(job));
-  if (!newestPlan) return null;
+  // A rejected plan can never be deployed (409 plan_rejected): nothing to offer.
+  if (!newestPlan || newestPlan.approval?.decision === 'rejected') return null;
   const applied = jobs.some(
     (job) => job.plan_job_id === newestPlan.id && job.status !== 'FAILED' && job.status !== 'CANCELLED',
   );
@@ -54,7 +56,12 @@ ${
       ? html`<button type="button" class="button" data-create-job="DEPLOY" data-configuration-id="${vine.id}" data-plan-job-id="${plan.id}">Deploy plan ${shortId(plan.id)}</button>`
       : ''
   }
-  <button type="button" class="button" data-create-job="DEPLOY" data-configuration-id="${vine.id}">Plan and deploy</button>
+  ${
+    // A vine that requires approval deploys only an approved plan: no plan-and-deploy in one go.
+    vine.approval?.required
+      ? ''
+      : html`<button type="button" class="button" data-create-job="DEPLOY" data-configuration-id="${vine.id}" data-plan-and-deploy>Plan and deploy</button>`
+  }
   ${vine.status === 'DEPLOYED' ? html`<button type="button" class="button" data-drift-check="${vine.id}">Check drift</button>` : ''}
   <button type="button" class="button danger" data-create-job="DESTROY" data-configuration-id="${vine.id}" data-confirm="Destroy every resource of ${vine.name}? This cannot be undone.">Destroy</button>
 </div>
@@ -78,6 +85,8 @@ ${
   ${driftFacts(base, vine, now)}
   ${input.mayManage ? driftSettings(vine) : ''}
 </section>
+
+${approvalSettingSection(vine.id, vine.approval ?? null, input.mayManage === true)}
 
 <section class="card">
   <h2>Last jobs</h2>

@@ -8,13 +8,14 @@ export class SetConfigCommand extends TrellisCommand {
 
   static override usage = Command.Usage({
     category: 'Configurations',
-    description: 'Change drift detection and run triggers of a configuration',
+    description: 'Change drift detection, run triggers and the approval setting of a configuration',
     details:
-      '`--drift-interval MINUTES` (60 to 10080) checks the deployed configuration for drift on that schedule; `--drift-interval off` stops. `--after CONFIG` (repeatable) plans this configuration whenever a deploy of CONFIG succeeds; `--no-after` clears the list. What is not given stays as it is.',
+      '`--drift-interval MINUTES` (60 to 10080) checks the deployed configuration for drift on that schedule; `--drift-interval off` stops. `--after CONFIG` (repeatable) plans this configuration whenever a deploy of CONFIG succeeds; `--no-after` clears the list. `--require-approval` deploys only approved plans (`trellis approve`), and with `--separate-approver` the person who queued a plan cannot approve it; `--no-require-approval` stops. What is not given stays as it is.',
     examples: [
       ['Check for drift every 6 hours', '$0 configs set web --drift-interval 360'],
       ['Plan after the network deploys', '$0 configs set web --after network --after dns'],
       ['Stop both', '$0 configs set web --drift-interval off --no-after'],
+      ['Deploy only plans someone else approved', '$0 configs set web --require-approval --separate-approver'],
     ],
   });
 
@@ -24,6 +25,12 @@ export class SetConfigCommand extends TrellisCommand {
   });
   after = Option.Array('--after', { description: 'Plan this configuration after a deploy of CONFIG succeeds' });
   noAfter = Option.Boolean('--no-after', false, { description: 'Run after no other configuration' });
+  requireApproval = Option.Boolean('--require-approval', {
+    description: 'Deploy only approved plans (`--no-require-approval`: no approval)',
+  });
+  separateApprover = Option.Boolean('--separate-approver', false, {
+    description: 'With --require-approval: the person who queued a plan cannot approve it',
+  });
 
   override async execute(): Promise<number> {
     const input: UpdateConfigurationInput = {};
@@ -41,8 +48,16 @@ export class SetConfigCommand extends TrellisCommand {
       for (const upstream of this.after) ids.push((await client.getConfiguration(upstream)).id);
       input.triggers = { after: ids };
     }
+    if (this.separateApprover && this.requireApproval !== true) {
+      throw new UsageError('--separate-approver goes with --require-approval');
+    }
+    if (this.requireApproval === true) {
+      input.approval = { required: true, separate_approver: this.separateApprover };
+    } else if (this.requireApproval === false) input.approval = null;
     if (Object.keys(input).length === 0) {
-      throw new UsageError('nothing to change: give --drift-interval, --after or --no-after');
+      throw new UsageError(
+        'nothing to change: give --drift-interval, --after, --no-after, --require-approval or --no-require-approval',
+      );
     }
     const vine = await client.updateConfiguration(this.config, input);
     if (this.json) this.terminal.printJson(vine);

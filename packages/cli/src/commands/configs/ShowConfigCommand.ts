@@ -68,6 +68,12 @@ export function printVine(terminal: Terminal, vine: VineView): void {
         : null,
     ],
     ['Runs after', vine.triggers.after.length > 0 ? vine.triggers.after.join(', ') : null],
+    [
+      'Approval',
+      vine.approval?.required
+        ? `required before deploy${vine.approval.separate_approver ? ', by someone other than the planner' : ''}`
+        : null,
+    ],
     ['Created', timestamp(vine.created_at)],
     ['Updated', timestamp(vine.updated_at)],
   );

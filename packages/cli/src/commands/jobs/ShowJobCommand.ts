@@ -4,6 +4,7 @@ import { renderPolicyResults } from '../../output/policyResults.js';
 import { renderFields } from '../../output/table.js';
 import { TrellisCommand } from '../TrellisCommand.js';
 import { checkJobId } from './jobId.js';
+import { describeApproval, describeOverride } from '../plans/planReview.js';
 
 export class ShowJobCommand extends TrellisCommand {
   static override paths = [['jobs', 'show']];
@@ -39,6 +40,8 @@ export class ShowJobCommand extends TrellisCommand {
           ['Config', snapshot?.vine ? `${snapshot.vine.name} (${snapshot.vine.id})` : null],
           ['Vineyard', job.vineyard_id],
           ['Plan job', job.plan_job_id],
+          ['Approval', describeApproval(job)],
+          ['Override', describeOverride(job)],
           ['Target worker', job.target_worker_id],
           ['Agent', job.claimed_by_worker_id],
           ['Created', timestamp(job.created_at)],

@@ -15,6 +15,8 @@ export function describeJobStoreConformance(open: OpenStoreHarness): void {
       expect(await suite.asOwner(owner.id, (stores) => stores.jobs.create(job))).toEqual(job);
       expect(await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, job.id))).toEqual(job);
       expect(await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, uuid()))).toBeNull();
+      expect(await suite.asOwner(owner.id, (stores) => stores.jobs.getForUpdate(owner.id, job.id))).toEqual(job);
+      expect(await suite.asOwner(owner.id, (stores) => stores.jobs.getForUpdate(owner.id, uuid()))).toBeNull();
     });
 
     it('keeps each job trigger (manual, drift, upstream)', async () => {
@@ -142,16 +144,61 @@ export function describeJobStoreConformance(open: OpenStoreHarness): void {
       expect(results.filter((result) => result !== null)).toHaveLength(1);
     });
 
+    it('records a plan decision and an override once each: of two racing writers one wins', async () => {
+      const owner = await suite.seedOwner();
+      const creator = uuid();
+      const plan = newJob(owner.id, owner.vine, { status: 'SUCCESS', created_by: creator });
+      expect(await suite.asOwner(owner.id, (stores) => stores.jobs.create(plan))).toEqual(plan);
+      const decision = (decision: 'approved' | 'rejected', comment: string | null) => ({
+        user_id: uuid(),
+        email: 'reviewer@example.test',
+        at: at(5),
+        decision,
+        comment,
+      });
+      const approvals = [decision('approved', null), decision('rejected', 'wrong region')];
+      const results = await Promise.all(
+        approvals.map((approval) =>
+          suite.asOwner(owner.id, (stores) => stores.jobs.setApproval(owner.id, plan.id, approval)),
+        ),
+      );
+      const winners = results.filter((result): result is Job => result !== null);
+      expect(winners).toHaveLength(1);
+      const stored = await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, plan.id));
+      expect(stored).toEqual({ ...plan, approval: winners[0]?.approval });
+      expect(approvals).toContainEqual(stored?.approval);
+
+      const override = { user_id: uuid(), email: null, at: at(6), reason: 'accepted risk' };
+      const overridden = await suite.asOwner(owner.id, (stores) =>
+        stores.jobs.setPolicyOverride(owner.id, plan.id, override),
+      );
+      expect(overridden).toEqual({ ...stored, policy_override: override });
+      const again = await suite.asOwner(owner.id, (stores) =>
+        stores.jobs.setPolicyOverride(owner.id, plan.id, { ...override, reason: 'again' }),
+      );
+      expect(again).toBeNull();
+      // Another owner can neither decide nor override it.
+      const other = await suite.seedOwner();
+      const fresh = await suite.asOwner(owner.id, (stores) => stores.jobs.create(newJob(owner.id, owner.vine)));
+      expect(
+        await suite.asOwner(other.id, (stores) =>
+          stores.jobs.setApproval(other.id, fresh.id, decision('approved', null)),
+        ),
+      ).toBeNull();
+      expect(await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, fresh.id))).toEqual(fresh);
+    });
+
     it("never shows or updates one owner's jobs for another", async () => {
       const a = await suite.seedOwner();
       const b = await suite.seedOwner();
       const job = await suite.asOwner(a.id, (stores) => stores.jobs.create(newJob(a.id, a.vine)));
       const seen = await suite.asOwner(b.id, async (stores) => [
         await stores.jobs.get(b.id, job.id),
+        await stores.jobs.getForUpdate(b.id, job.id),
         await stores.jobs.list(b.id),
         await stores.jobs.update(b.id, job.id, 'QUEUED', { status: 'CANCELLED', error_message: 'hijacked' }),
       ]);
-      expect(seen).toEqual([null, [], null]);
+      expect(seen).toEqual([null, null, [], null]);
       expect(await suite.asOwner(a.id, (stores) => stores.jobs.get(a.id, job.id))).toEqual(job);
     });
   });

@@ -284,6 +284,27 @@ export function describeVineStoreConformance(open: OpenStoreHarness): void {
       });
     });
 
+    it('keeps the approval setting, set at create and changed or cleared by updateSettings', async () => {
+      const owner = await suite.seedOwner();
+      const vine = newVine(owner.id, owner.vineyard.id, { approval: { required: true, separate_approver: true } });
+      expect(await suite.asOwner(owner.id, (stores) => stores.vines.create(vine))).toEqual(vine);
+      expect(await suite.asOwner(owner.id, (stores) => stores.vines.get(owner.id, vine.id))).toEqual(vine);
+      const changed = await suite.asOwner(owner.id, (stores) =>
+        stores.vines.updateSettings(
+          owner.id,
+          vine.id,
+          { approval: { required: true, separate_approver: false } },
+          at(9),
+        ),
+      );
+      expect(changed).toEqual({ ...vine, approval: { required: true, separate_approver: false }, updated_at: at(9) });
+      const cleared = await suite.asOwner(owner.id, (stores) =>
+        stores.vines.updateSettings(owner.id, vine.id, { approval: null }, at(10)),
+      );
+      expect(cleared).toEqual({ ...vine, approval: null, updated_at: at(10) });
+      expect(await suite.asOwner(owner.id, (stores) => stores.vines.get(owner.id, vine.id))).toEqual(cleared);
+    });
+
     it('takes due drift checks of every owner in system work, earliest first, up to the limit', async () => {
       const a = await suite.seedOwner();
       const b = await suite.seedOwner();

@@ -11,6 +11,8 @@ import {
   type Page,
   type PageRequest,
   PLAN_HOLDING_DEPLOY_STATUSES,
+  type PlanApproval,
+  type PolicyOverride,
 } from '@trellis/core';
 import { copy, newestFirst, oldestFirst, pageNewestFirst } from '../MemoryState.js';
 import { ownerList, type OwnerIds } from '@trellis/core';
@@ -32,6 +34,11 @@ export class MemoryJobStore implements JobStore {
   async get(ownerId: string, id: string): Promise<Job | null> {
     const job = this.owned(ownerId, id);
     return job ? copy(job) : null;
+  }
+
+  /** Units of work are serialized: there is nothing to lock. */
+  async getForUpdate(ownerId: string, id: string): Promise<Job | null> {
+    return this.get(ownerId, id);
   }
 
   async list(ownerId: string, filter: JobFilter = {}): Promise<Job[]> {
@@ -119,6 +126,22 @@ export class MemoryJobStore implements JobStore {
       if (job.status === 'PROCESSING' && job.claimed_by_worker_id !== null) ids.add(job.claimed_by_worker_id);
     }
     return [...ids];
+  }
+
+  async setApproval(ownerId: string, id: string, approval: PlanApproval): Promise<Job | null> {
+    const job = this.owned(ownerId, id);
+    if (!job || job.approval !== null) return null;
+    this.tx.checkWrite('jobs', ownerId);
+    job.approval = copy(approval);
+    return copy(job);
+  }
+
+  async setPolicyOverride(ownerId: string, id: string, override: PolicyOverride): Promise<Job | null> {
+    const job = this.owned(ownerId, id);
+    if (!job || job.policy_override !== null) return null;
+    this.tx.checkWrite('jobs', ownerId);
+    job.policy_override = copy(override);
+    return copy(job);
   }
 
   async listDeploysOfPlan(ownerId: string, planJobId: string): Promise<Job[]> {
