@@ -156,6 +156,26 @@ describe.skipIf(!TOFU || !OPA)('policies with real OpenTofu and OPA', { timeout:
     // The plan's JSON is an input file of the workspace, never in the log.
     expect(log).not.toContain('"resource_changes"');
 
+    // The gate: the failed mandatory policy blocks the deploy until the owner overrides it.
+    const refused = await server.user
+      .createJob({ job_type: 'DEPLOY', configuration_id: vine.id, plan_job_id: plan.id })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(TrellisApiError);
+    expect((refused as TrellisApiError).status).toBe(409);
+    expect((refused as TrellisApiError).code).toBe('policy_failed');
+    expect((refused as TrellisApiError).extensions['failed_policies']).toEqual([
+      {
+        policy_id: mandatory.id,
+        version: 1,
+        name: 'no-public',
+        messages: ['terraform_data.cluster: the name "public-eu" is public (vine guarded)'],
+      },
+    ]);
+    const overridden = await server.user.overridePlan(plan.id, { reason: 'a public demo cluster, agreed in review' });
+    expect(overridden.policy_override).toMatchObject({ reason: 'a public demo cluster, agreed in review' });
+    const deploy = await server.user.createJob({ job_type: 'DEPLOY', configuration_id: vine.id, plan_job_id: plan.id });
+    expect((await waitForJob(server, deploy.id)).status).toBe('SUCCESS');
+
     // A new version after the plan: the plan keeps the version it was checked with.
     const updated = await server.user.updatePolicy(mandatory.id, {
       module: NO_PUBLIC.replace('"public-"', '"open-"'),
@@ -175,6 +195,21 @@ describe.skipIf(!TOFU || !OPA)('policies with real OpenTofu and OPA', { timeout:
       passed: true,
       messages: [],
     });
+  });
+
+  it('holds the deploy of a vine that requires approval until the plan is approved', async () => {
+    const vine = await vineOf(server, 'reviewed', 'outputs', { cluster: 'private-eu' });
+    await server.user.updateConfiguration(vine.id, { approval: { required: true } });
+    const plan = await server.user.createJob({ job_type: 'PLAN', configuration_id: vine.id });
+    expect((await waitForJob(server, plan.id)).status).toBe('SUCCESS');
+    const held = await server.user
+      .createJob({ job_type: 'DEPLOY', configuration_id: vine.id, plan_job_id: plan.id })
+      .catch((error: unknown) => error);
+    expect((held as TrellisApiError).code).toBe('approval_required');
+    const approved = await server.user.approvePlan(plan.id, { comment: 'looks right' });
+    expect(approved.approval).toMatchObject({ decision: 'approved', comment: 'looks right' });
+    const deploy = await server.user.createJob({ job_type: 'DEPLOY', configuration_id: vine.id, plan_job_id: plan.id });
+    expect((await waitForJob(server, deploy.id)).status).toBe('SUCCESS');
   });
 });
 
