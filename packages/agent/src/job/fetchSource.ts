@@ -128,7 +128,9 @@ export async function cloneGitSource(
 ): Promise<string> {
   checkGitSource(source, options);
   if (source.commit !== undefined && !COMMIT_SHA.test(source.commit)) {
-    throw new JobFailure(`refusing the git source, nothing was run: source.commit must be a full commit id in lowercase hex`);
+    throw new JobFailure(
+      `refusing the git source, nothing was run: source.commit must be a full commit id in lowercase hex`,
+    );
   }
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   await git(['init', '--quiet'], dir);
