@@ -41,7 +41,11 @@ export interface GitServerStats {
 export interface GitServerOptions {
   username: string;
   password: string;
-  /** `uploadpack.allowReachableSHA1InWant` of the repositories (default true). */
+  /**
+   * `uploadpack.allowReachableSHA1InWant` of the repositories (default true). False also makes the
+   * server speak protocol v0 only (it ignores `Git-Protocol`): v2 serves any reachable commit
+   * whatever that setting says, so only a v0 server refuses a commit it does not advertise.
+   */
   allowReachableSha1InWant?: boolean;
 }
 
@@ -135,7 +139,9 @@ export async function startGitServer(options: GitServerOptions): Promise<GitServ
         REMOTE_ADDR: request.socket.remoteAddress ?? '127.0.0.1',
         GATEWAY_INTERFACE: 'CGI/1.1',
         SERVER_PROTOCOL: 'HTTP/1.1',
-        ...(request.headers['git-protocol'] ? { GIT_PROTOCOL: String(request.headers['git-protocol']) } : {}),
+        ...(request.headers['git-protocol'] && options.allowReachableSha1InWant !== false
+          ? { GIT_PROTOCOL: String(request.headers['git-protocol']) }
+          : {}),
         ...(request.headers['content-encoding']
           ? { HTTP_CONTENT_ENCODING: String(request.headers['content-encoding']) }
           : {}),
