@@ -219,6 +219,7 @@ export class JobSteps {
     let askpass: GitAskpass | null = null;
     if (credentials) {
       secrets.add(credentials.password);
+      secrets.add(Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64'));
       if (!/^https:\/\//i.test(source.url)) {
         log.system('source: the connection’s credentials are for https:// clones; this URL is cloned without them');
       } else askpass = writeGitAskpass(workspace.path('git'), source.url, credentials);

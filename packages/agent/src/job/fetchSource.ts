@@ -196,8 +196,13 @@ export function hostGit(
     GIT_TERMINAL_PROMPT: '0',
     GIT_ASKPASS: askpass ? askpass.script : (env.GIT_ASKPASS ?? ''),
     GCM_INTERACTIVE: 'never',
-    ...(askpass ? { SSH_ASKPASS: '', ...askpass.env } : {}),
+    ...(askpass ? { SSH_ASKPASS: '', GIT_TRACE_REDACT: '1', ...askpass.env } : {}),
   };
+  if (askpass) {
+    // A host's curl tracing would print the Authorization header (base64 of the token) into the log.
+    delete gitEnv.GIT_CURL_VERBOSE;
+    delete gitEnv.GIT_TRACE_CURL;
+  }
   const credentialConfig = askpass ? ['-c', 'credential.helper=', '-c', 'core.askPass='] : [];
   return (args, cwd) =>
     new Promise((resolve, reject) => {

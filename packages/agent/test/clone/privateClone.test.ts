@@ -252,7 +252,8 @@ describe('a job of a connected vine', () => {
           graceMs: 1000,
           lockTimeoutS: 5,
           logIntervalMs: 50,
-          hostEnv: git.env,
+          // A host that traces git's HTTP would print the Authorization header.
+          hostEnv: { ...git.env, GIT_CURL_VERBOSE: '1', GIT_TRACE_CURL: '1' },
         },
         logger: new AgentLogger('silent'),
         assumeRole: async () => {
@@ -267,6 +268,7 @@ describe('a job of a connected vine', () => {
     expect(log).toContain('value = "one"');
     expect(log).not.toContain('value = "three"');
     expect(log).not.toContain(PASSWORD);
+    expect(log).not.toContain(Buffer.from(`x-access-token:${PASSWORD}`).toString('base64'));
     expect(JSON.stringify(statuses)).not.toContain(PASSWORD);
     expect(git.args()).not.toContain(PASSWORD);
     const engineEnv = readFileSync(join(dir, 'engine-env'), 'utf8');
