@@ -39,6 +39,12 @@ export const ClaimResponse = z.object({
     .object({ id: uuid, name: z.string() })
     .nullable()
     .describe("the configuration's vineyard (`input.trellis.vineyard` of the policies); null without a configuration"),
+  source_credentials: z
+    .object({ username: z.string(), password: z.string() })
+    .nullable()
+    .describe(
+      "HTTPS credentials for cloning the git source of a configuration connected to a repository (issue 13): the connecting user's provider token, short-lived; the agent gives them to git through GIT_ASKPASS only, never in a URL, argument, log or the engine's environment. Null otherwise, or when the token could not be had (the clone then fails with git's message).",
+    ),
 });
 export const HeartbeatBody = z.object({ version: z.string() });
 export const HeartbeatResponse = z.object({

@@ -18,6 +18,10 @@ const GitSource = z.object({
   url: z.string(),
   ref: z.string().nullable(),
   path: z.string().nullable(),
+  commit: z
+    .string()
+    .optional()
+    .describe('the exact commit a git-driven job checks out (pinned in its snapshot); absent: the head of `ref`'),
 });
 export const Source = z.discriminatedUnion('type', [
   GitSource,

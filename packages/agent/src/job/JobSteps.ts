@@ -17,7 +17,15 @@ import { parseDeployMetadata } from './deployMetadata.js';
 import { engineEnvironment, withStateCredentials } from './engineEnvironment.js';
 import { JobFailure, JobInterrupted } from './errors.js';
 import { outputsMetadata, summarizePlan } from './executionMetadata.js';
-import { cloneGitSource, displayUrl, hostGit, writeInlineFiles } from './fetchSource.js';
+import {
+  cloneGitSource,
+  displayUrl,
+  type GitAskpass,
+  type GitCredentials,
+  hostGit,
+  writeGitAskpass,
+  writeInlineFiles,
+} from './fetchSource.js';
 import type { RunnerSettings } from './JobRunner.js';
 import { declaresBackend, stateAddress, writeBackendFile } from './stateBackend.js';
 import type { Workspace } from './Workspace.js';
@@ -59,6 +67,7 @@ export class JobSteps {
       snapshot.source,
       snapshot.variables,
       this.deps.claimed.cloud_identity,
+      this.deps.claimed.source_credentials ?? null,
     );
     let engineEnv = env;
     if (declaresBackend(dir)) {
@@ -147,11 +156,12 @@ export class JobSteps {
     source: VineSource,
     variables: Variables,
     identity: CloudIdentityRef | null,
+    credentials: GitCredentials | null = null,
   ): Promise<{ dir: string; env: NodeJS.ProcessEnv }> {
     const { log, secrets, settings } = this.deps;
     for (const variable of Object.values(variables)) if (variable.sensitive) secrets.add(variable.value);
     const hostEnv = settings.hostEnv ?? process.env;
-    const dir = await this.fetchSource(workspace, source, hostEnv);
+    const dir = await this.fetchSource(workspace, source, hostEnv, credentials);
     this.checkpoint();
     let env = engineEnvironment(hostEnv, variables);
     if (identity) {
@@ -182,7 +192,16 @@ export class JobSteps {
     return engine;
   }
 
-  private async fetchSource(workspace: Workspace, source: VineSource, hostEnv: NodeJS.ProcessEnv): Promise<string> {
+  /**
+   * The source in the workspace. A private repository's `credentials` (from the claim) reach git
+   * only through the askpass script and git's own environment, and are redacted from the log.
+   */
+  private async fetchSource(
+    workspace: Workspace,
+    source: VineSource,
+    hostEnv: NodeJS.ProcessEnv,
+    credentials: GitCredentials | null,
+  ): Promise<string> {
     const { log, secrets, settings } = this.deps;
     const dir = workspace.path('src');
     if (source.type === 'inline') {
@@ -197,16 +216,28 @@ export class JobSteps {
     } catch {
       // scp-like git address (git@host:path): no credentials in it
     }
+    let askpass: GitAskpass | null = null;
+    if (credentials) {
+      secrets.add(credentials.password);
+      secrets.add(Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64'));
+      if (!/^https:\/\//i.test(source.url)) {
+        log.system('source: the connection’s credentials are for https:// clones; this URL is cloned without them');
+      } else askpass = writeGitAskpass(workspace.path('git'), source.url, credentials);
+    }
     log.system(
-      `source: git ${displayUrl(source.url)}${source.ref ? ` at ${source.ref}` : ''}${source.path ? `, path ${source.path}` : ''}`,
+      `source: git ${displayUrl(source.url)}${source.ref ? ` at ${source.ref}` : ''}${source.commit ? `, commit ${source.commit}` : ''}${source.path ? `, path ${source.path}` : ''}${askpass ? ' (private: with the connection’s credentials)' : ''}`,
     );
     const options = { allowFile: settings.allowFileSources === true };
-    return cloneGitSource(
-      source,
-      dir,
-      hostGit(hostEnv, options, (line) => log.system(`git: ${line}`)),
-      options,
-    );
+    try {
+      return await cloneGitSource(
+        source,
+        dir,
+        hostGit(hostEnv, options, (line) => log.system(`git: ${line}`), askpass),
+        options,
+      );
+    } finally {
+      askpass?.remove();
+    }
   }
 
   private async summarize(engine: Engine) {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { gitSourceIssues, type VineSource } from '@trellis/core';
 import { withoutAgentVariables } from './engineEnvironment.js';
@@ -38,7 +38,60 @@ export function displayUrl(url: string): string {
   }
 }
 
-export type GitRunner = (args: string[], cwd: string) => Promise<void>;
+/** Runs one git command in `cwd`; resolves with its standard output. */
+export type GitRunner = (args: string[], cwd: string) => Promise<unknown>;
+
+/** HTTPS credentials of a private repository, from the claim (`source_credentials`). */
+export interface GitCredentials {
+  username: string;
+  password: string;
+}
+
+/** A full commit id (SHA-1, or SHA-256 for repositories that use it). */
+const COMMIT_SHA = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
+/**
+ * The helper git runs for a username or password (`GIT_ASKPASS`). It holds no secret: it prints
+ * the values git's own environment carries, and only for the prompts of the source's origin, so a
+ * submodule at another host never gets them (it fails like any prompt would, with prompts off).
+ */
+const ASKPASS_SCRIPT = `#!/bin/sh
+case "$1" in
+  "$TRELLIS_GIT_USERNAME_PROMPT"*) printf '%s\n' "$TRELLIS_GIT_USERNAME" ;;
+  "$TRELLIS_GIT_PASSWORD_PROMPT"*) printf '%s\n' "$TRELLIS_GIT_PASSWORD" ;;
+  *) exit 1 ;;
+esac
+`;
+
+/** Where the credentials of one clone are: the askpass script and the variables of git's processes only. */
+export interface GitAskpass {
+  /** Path of the script (0700, in the job's private workspace, outside the source). */
+  script: string;
+  /** Set on the git child processes only, never on the engine's environment. */
+  env: Record<string, string>;
+  remove(): void;
+}
+
+/**
+ * Writes the askpass script into `dir` (the job's private workspace) for `credentials` at the
+ * origin of `url`: git asks "Username for 'https://host'" and "Password for 'https://user@host'".
+ */
+export function writeGitAskpass(dir: string, url: string, credentials: GitCredentials): GitAskpass {
+  const parsed = new URL(url);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const script = join(dir, 'git-askpass.sh');
+  writeFileSync(script, ASKPASS_SCRIPT, { mode: 0o700 });
+  return {
+    script,
+    env: {
+      TRELLIS_GIT_USERNAME: credentials.username,
+      TRELLIS_GIT_PASSWORD: credentials.password,
+      TRELLIS_GIT_USERNAME_PROMPT: `Username for '${parsed.protocol}//${parsed.host}'`,
+      TRELLIS_GIT_PASSWORD_PROMPT: `Password for '${parsed.protocol}//${encodeURIComponent(credentials.username)}@${parsed.host}'`,
+    },
+    remove: () => rmSync(script, { force: true }),
+  };
+}
 
 export interface GitSourceOptions {
   /** `--allow-file-sources`: clone `file://` URLs (a path on the agent's own host). */
@@ -61,8 +114,11 @@ export function checkGitSource(source: Extract<VineSource, { type: 'git' }>, opt
 /**
  * Fetches a `git` source the way the host's own git would (its credential helpers, SSH agent and
  * known_hosts), but never prompting: a missing credential fails the job instead of hanging it.
- * `ref` may be a branch, a tag or a commit; only that one commit is fetched. The source is
- * checked first, and every value from it follows `--end-of-options`, so none is read as an option.
+ * `ref` may be a branch, a tag or a commit; only that one commit is fetched. With `source.commit`
+ * (a git-driven job pins it), exactly that commit is checked out: fetched by its id, or, when the
+ * server refuses an id it does not advertise, by fetching `ref` and checking the commit out of
+ * it; `HEAD` is then compared with it. The source is checked first, and every value from it
+ * follows `--end-of-options`, so none is read as an option.
  */
 export async function cloneGitSource(
   source: Extract<VineSource, { type: 'git' }>,
@@ -71,11 +127,37 @@ export async function cloneGitSource(
   options: GitSourceOptions,
 ): Promise<string> {
   checkGitSource(source, options);
+  if (source.commit !== undefined && !COMMIT_SHA.test(source.commit)) {
+    throw new JobFailure(
+      `refusing the git source, nothing was run: source.commit must be a full commit id in lowercase hex`,
+    );
+  }
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   await git(['init', '--quiet'], dir);
   await git(['remote', 'add', '--end-of-options', 'origin', source.url], dir);
-  await git(['fetch', '--quiet', '--depth', '1', '--end-of-options', 'origin', source.ref ?? 'HEAD'], dir);
-  await git(['checkout', '--quiet', '--detach', 'FETCH_HEAD'], dir);
+  const commit = source.commit;
+  if (commit === undefined) {
+    await git(['fetch', '--quiet', '--depth', '1', '--end-of-options', 'origin', source.ref ?? 'HEAD'], dir);
+    await git(['checkout', '--quiet', '--detach', 'FETCH_HEAD'], dir);
+  } else {
+    try {
+      await git(['fetch', '--quiet', '--depth', '1', '--end-of-options', 'origin', commit], dir);
+    } catch {
+      // Servers without uploadpack.allowReachableSHA1InWant refuse an id they do not advertise.
+      await git(['fetch', '--quiet', '--end-of-options', 'origin', source.ref ?? 'HEAD'], dir).catch(
+        (error: unknown) => {
+          throw new JobFailure(`could not fetch commit ${commit}: ${(error as Error).message}`);
+        },
+      );
+    }
+    await git(['checkout', '--quiet', '--detach', commit], dir).catch(() => {
+      throw new JobFailure(
+        `commit ${commit} is not in ${displayUrl(source.url)}${source.ref ? ` (fetched ${source.ref})` : ''}`,
+      );
+    });
+    const head = String(await git(['rev-parse', 'HEAD'], dir)).trim();
+    if (head !== commit) throw new JobFailure(`checked out ${head || 'nothing'} instead of commit ${commit}`);
+  }
   await git(['submodule', 'update', '--quiet', '--init', '--recursive', '--depth', '1'], dir);
   return source.path ? safeJoin(dir, source.path, 'path') : dir;
 }
@@ -99,29 +181,41 @@ export function protocolConfig(options: GitSourceOptions): string[] {
 
 /**
  * Runs git with the host's environment minus the agent's own variables (its token, its settings),
- * no prompts, only the allowed transports; output kept for the error message.
+ * no prompts, only the allowed transports; output kept for the error message. With `askpass` (a
+ * private repository's credentials), git asks that script and nothing else: the host's credential
+ * helpers are switched off for the command, and the values are in git's environment only.
  */
 export function hostGit(
   env: NodeJS.ProcessEnv,
   options: GitSourceOptions,
   onOutput: (line: string) => void,
+  askpass: GitAskpass | null = null,
 ): GitRunner {
   const gitEnv: NodeJS.ProcessEnv = {
     ...withoutAgentVariables(env),
     GIT_TERMINAL_PROMPT: '0',
-    GIT_ASKPASS: env.GIT_ASKPASS ?? '',
+    GIT_ASKPASS: askpass ? askpass.script : (env.GIT_ASKPASS ?? ''),
     GCM_INTERACTIVE: 'never',
+    ...(askpass ? { SSH_ASKPASS: '', GIT_TRACE_REDACT: '1', ...askpass.env } : {}),
   };
+  if (askpass) {
+    // A host's curl tracing would print the Authorization header (base64 of the token) into the log.
+    delete gitEnv.GIT_CURL_VERBOSE;
+    delete gitEnv.GIT_TRACE_CURL;
+  }
+  const credentialConfig = askpass ? ['-c', 'credential.helper=', '-c', 'core.askPass='] : [];
   return (args, cwd) =>
     new Promise((resolve, reject) => {
-      const child = spawn('git', [...protocolConfig(options), ...args], {
+      const child = spawn('git', [...protocolConfig(options), ...credentialConfig, ...args], {
         cwd,
         env: gitEnv,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let output = '';
+      let stdout = '';
       child.stdout.on('data', (data) => {
         output += data;
+        stdout += data;
       });
       child.stderr.on('data', (data) => {
         output += data;
@@ -129,7 +223,7 @@ export function hostGit(
       child.once('error', (error) => reject(new JobFailure(`could not run git: ${error.message}`)));
       child.once('close', (code) => {
         for (const line of output.split('\n')) if (line.trim() !== '') onOutput(line);
-        if (code === 0) resolve();
+        if (code === 0) resolve(stdout);
         else {
           const last = output.trim().split('\n').pop() ?? '';
           reject(new JobFailure(`git ${args[0]} failed: ${last || `exit ${code}`}`));

@@ -33,6 +33,19 @@ import {
   requireNoApprovalForPlanlessDeploy,
 } from './PlanReviewUseCases.js';
 import type { ApprovalSetting } from '../domain/policies.js';
+import type { GitProvider } from '../domain/enums.js';
+import type { VcsConnection } from '../domain/vcs.js';
+import { vcsTokenFor } from './vcsTokens.js';
+
+/**
+ * The HTTPS username each provider expects with an OAuth access token as the password
+ * (GitHub `x-access-token`, GitLab `oauth2`, Bitbucket `x-token-auth`).
+ */
+export const GIT_TOKEN_USERNAMES: Readonly<Record<GitProvider, string>> = {
+  github: 'x-access-token',
+  gitlab: 'oauth2',
+  bitbucket: 'x-token-auth',
+};
 
 export interface CreateJobInput {
   job_type: unknown;
@@ -60,6 +73,13 @@ export interface ClaimedJob {
   policies: PolicyToEvaluate[];
   /** The vineyard of the job's vine, for `input.trellis.vineyard` of the policies; null without a vine. */
   vineyard: { id: string; name: string } | null;
+  /**
+   * Issue 13: HTTPS credentials for cloning the git source of a vine connected to a repository —
+   * the connecting user's provider token, fetched (renewed) at claim time, never stored in the job
+   * or its snapshot. Null for other jobs, and when the token could not be had: the claim still
+   * succeeds, the reason goes into the job's log, and the clone fails with git's own message.
+   */
+  source_credentials: { username: string; password: string } | null;
 }
 
 const REPORT_EVENTS: Readonly<Record<ReportableJobStatus, JobEvent>> = {
@@ -293,7 +313,13 @@ export class JobUseCases {
         job.job_type === 'PLAN' && job.vine_id !== null
           ? await policiesForVine(stores, job.owner_id, job.vineyard_id)
           : [];
+      const source = current.config_snapshot.source;
+      const connection =
+        current.vine_id !== null && source?.type === 'git'
+          ? await stores.vcs.get(current.owner_id, current.vine_id)
+          : null;
       return {
+        connection,
         job: current,
         policies,
         vineyard: vineyard ? { id: vineyard.id, name: vineyard.name } : null,
@@ -303,13 +329,42 @@ export class JobUseCases {
       };
     });
     if (!claimed) return null;
-    await this.announceStatus(claimed.job);
-    const { job } = claimed;
+    const { connection, ...rest } = claimed;
+    await this.announceStatus(rest.job);
+    const { job } = rest;
     const state_token =
       job.vine_id === null
         ? null
         : await issueJobStateToken(this.deps.secrets, { id: job.id, workerId: worker.workerId, vineId: job.vine_id });
-    return { ...claimed, state_token };
+    const source_credentials = connection ? await this.sourceCredentials(job, connection) : null;
+    return { ...rest, state_token, source_credentials };
+  }
+
+  /**
+   * The clone credentials of a connected vine's job: the connecting user's token (system scope:
+   * their identities are theirs, not the vine owner's). A token that cannot be had leaves the
+   * claim standing with none; the reason is written to the job's log, where people look first.
+   */
+  private async sourceCredentials(
+    job: Job,
+    connection: VcsConnection,
+  ): Promise<{ username: string; password: string } | null> {
+    try {
+      const token = await this.deps.uow.run(systemScope, (stores) => vcsTokenFor(stores, this.deps, connection));
+      return { username: GIT_TOKEN_USERNAMES[connection.provider], password: token };
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      await this.deps.uow.run(ownerScope(job.owner_id), (stores) =>
+        stores.logs.append(
+          job.owner_id,
+          job.id,
+          `trellis: no credentials for cloning ${connection.repository}: ${reason}; the clone runs without them\n`,
+          'SYSTEM',
+          isoNow(this.deps),
+        ),
+      );
+      return null;
+    }
   }
 
   /**
