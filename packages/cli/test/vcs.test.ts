@@ -46,7 +46,7 @@ describe('connecting a configuration to a repository in the CLI', () => {
       'infra/**',
       '--path',
       'modules/**',
-      '--dir',
+      '--workdir',
       'envs/prod',
       '--no-pull-requests',
       '--manual-webhook',

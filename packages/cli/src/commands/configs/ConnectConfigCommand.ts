@@ -12,7 +12,7 @@ export class ConnectConfigCommand extends TrellisCommand {
     category: 'Configurations',
     description: 'Connect a configuration to a repository: pushes plan it, pull requests plan it speculatively',
     details:
-      "Names the repository with `--github`, `--gitlab` or `--bitbucket` (`owner/name`; GitLab allows `group/subgroup/project`). The configuration's source becomes that repository at `--branch`. `--path GLOB` (repeatable) plans only pushes touching those files; `--dir DIR` is the working directory inside the repository (default: the configuration's current one). Trellis creates the webhook with the token of your sign-in at the provider; `--manual-webhook` prints a URL and a secret to paste at the provider yourself (the secret is shown once). Connecting again replaces the connection and its webhook.",
+      "Names the repository with `--github`, `--gitlab` or `--bitbucket` (`owner/name`; GitLab allows `group/subgroup/project`). The configuration's source becomes that repository at `--branch`. `--path GLOB` (repeatable) plans only pushes touching those files; `--workdir DIR` is the working directory (root module) inside the repository (default: the configuration's current one). Trellis creates the webhook with the token of your sign-in at the provider; `--manual-webhook` prints a URL and a secret to paste at the provider yourself (the secret is shown once). Connecting again replaces the connection and its webhook.",
     examples: [
       [
         'Plan pushes to main touching infra/',
@@ -32,7 +32,7 @@ export class ConnectConfigCommand extends TrellisCommand {
   bitbucket = Option.String('--bitbucket', { description: 'A Bitbucket repository, workspace/slug' });
   branch = Option.String('--branch', { required: true, description: 'Pushes to this branch plan the configuration' });
   globs = Option.Array('--path', { description: 'Plan only pushes touching files matching GLOB (repeatable)' });
-  dir = Option.String('--dir', { description: 'The working directory inside the repository' });
+  workdir = Option.String('--workdir', { description: 'The working directory (root module) inside the repository' });
   autoDeploy = Option.Boolean('--auto-deploy', false, { description: 'Deploy successful plans of pushes' });
   pullRequests = Option.Boolean('--pull-requests', true, {
     description: 'Plan pull requests into the branch (default; --no-pull-requests to stop)',
@@ -61,7 +61,7 @@ export class ConnectConfigCommand extends TrellisCommand {
       auto_deploy: this.autoDeploy,
       pull_requests: this.pullRequests,
       webhook: this.manualWebhook ? 'manual' : 'auto',
-      ...(this.dir !== undefined ? { path: this.dir } : {}),
+      ...(this.workdir !== undefined ? { path: this.workdir } : {}),
     };
     const connection = await this.signedInClient().connectRepository(this.config, input);
     if (this.json) {
