@@ -40,7 +40,7 @@ describe('provider configuration', () => {
     const vcs = buildVcs(config);
     expect(Object.keys(vcs)).toEqual(['github', 'gitlab']);
     expect(vcs.github?.api).toBeInstanceOf(GitHubVcsApi);
-    expect((vcs.github?.api as GitHubVcsApi).apiBase).toBe('https://ghe.example.com/api/v3');
+    expect((vcs.github?.api as GitHubVcsApi | undefined)?.apiBase).toBe('https://ghe.example.com/api/v3');
     expect(vcs.github?.cloneUrl('acme/infra')).toBe('https://ghe.example.com/acme/infra.git');
     expect(vcs.gitlab?.api).toBeInstanceOf(GitLabVcsApi);
     expect(vcs.gitlab?.cloneUrl('acme/platform/infra')).toBe('https://gitlab.com/acme/platform/infra.git');
