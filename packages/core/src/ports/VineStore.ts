@@ -2,7 +2,7 @@ import type { OwnerIds } from './UnitOfWork.js';
 import type { ApprovalSetting } from '../domain/policies.js';
 import type { VineStatus } from '../domain/enums.js';
 import type { Page, PageRequest } from '../domain/pagination.js';
-import type { DriftDetection, DriftResult, Vine, VineComponents, VineTriggers } from '../domain/records.js';
+import type { DriftDetection, DriftResult, Vine, VineComponents, VineSource, VineTriggers } from '../domain/records.js';
 
 export interface VineFilter {
   vineyard_id?: string;
@@ -46,4 +46,6 @@ export interface VineSettingsPatch {
   triggers?: VineTriggers;
   /** Whether a DEPLOY needs an approved plan (issue 15); null: no approval. */
   approval?: ApprovalSetting | null;
+  /** Connecting a repository (issue 13) makes the source that repository. */
+  source?: VineSource;
 }

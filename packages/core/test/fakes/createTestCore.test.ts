@@ -38,6 +38,7 @@ describe('createTestCore', () => {
         'planArtifacts',
         'policies',
         'planReviews',
+        'vcs',
         'releases',
         'repositories',
         'signIn',
