@@ -15,4 +15,5 @@ export * from './releases.js';
 export * from './state.js';
 export * from './tokens.js';
 export * from './notifications.js';
+export * from './oidc.js';
 export type * from './types.js';

@@ -23,6 +23,7 @@ import { agentRoutes } from './routes/agentRoutes.js';
 import { auditRoutes } from './routes/auditRoutes.js';
 import { authRoutes } from './routes/authRoutes.js';
 import { cliRoutes } from './routes/cliRoutes.js';
+import { oidcRoutes } from './routes/oidcRoutes.js';
 import { orgRoutes } from './routes/orgRoutes.js';
 import { releaseRoutes } from './routes/releaseRoutes.js';
 import { repositoryRoutes } from './routes/repositoryRoutes.js';
@@ -137,6 +138,7 @@ export function apiRoutes(
     ...tokenRoutes(options.useCases),
     ...notificationRoutes(options.useCases),
     ...auditRoutes(options.useCases),
+    ...oidcRoutes(options.useCases),
   ];
 }
 

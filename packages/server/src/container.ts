@@ -6,6 +6,7 @@ import {
   coreServices,
   createUseCases,
   type EventBus,
+  type JwsSigner,
   type ProviderPorts,
   type Random,
   type SecretBox,
@@ -31,6 +32,7 @@ export interface Adapters {
   secrets: SecretBox;
   providers: ProviderPorts;
   webhooks: WebhookSender;
+  jws: JwsSigner;
   settings: CoreSettings;
 }
 
@@ -50,6 +52,7 @@ export function buildContainer(adapters: Adapters): DependencyContainer {
   container.register(coreServices.providers.id, { useValue: adapters.providers });
   container.register(coreServices.settings.id, { useValue: adapters.settings });
   container.register(coreServices.webhookSender.id, { useValue: adapters.webhooks });
+  container.register(coreServices.jwsSigner.id, { useValue: adapters.jws });
   container.register(coreServices.useCases.id, {
     useFactory: instanceCachingFactory<UseCases>((c) =>
       createUseCases({
@@ -62,6 +65,7 @@ export function buildContainer(adapters: Adapters): DependencyContainer {
         secrets: resolve(c, coreServices.secretBox),
         providers: resolve(c, coreServices.providers),
         webhooks: resolve(c, coreServices.webhookSender),
+        jws: resolve(c, coreServices.jwsSigner),
         settings: resolve(c, coreServices.settings),
       }),
     ),

@@ -26,6 +26,7 @@ export const TABLES = {
   notifications: 'notifications',
   notificationDeliveries: 'notification_deliveries',
   auditEntries: 'audit_entries',
+  signingKeys: 'signing_keys',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];

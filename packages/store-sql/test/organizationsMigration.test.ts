@@ -42,6 +42,7 @@ const LATER_TABLES: readonly string[] = [
   'notifications',
   'notification_deliveries',
   'audit_entries',
+  'signing_keys',
 ];
 
 const BEFORE_M010 = Object.values(TABLES).filter((table) => !LATER_TABLES.includes(table));

@@ -10,6 +10,7 @@ import type { OrgStore } from './OrgStore.js';
 import type { PlanArtifactStore } from './PlanArtifactStore.js';
 import type { RefreshTokenStore } from './RefreshTokenStore.js';
 import type { ReleaseStore } from './ReleaseStore.js';
+import type { SigningKeyStore } from './SigningKeyStore.js';
 import type { StateStore } from './StateStore.js';
 import type { UserStore } from './UserStore.js';
 import type { VineStore } from './VineStore.js';
@@ -35,6 +36,8 @@ export interface Stores {
   orgs: OrgStore;
   notifications: NotificationStore;
   audit: AuditStore;
+  /** System work only (issue 16). */
+  signingKeys: SigningKeyStore;
 }
 
 /**

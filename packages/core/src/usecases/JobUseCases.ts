@@ -12,7 +12,15 @@ import {
 import { ConflictError, ForbiddenError, NotFoundError, TooLargeError, ValidationError } from '../domain/errors.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import { type JobEvent, isTerminalJobStatus, transitionJob } from '../domain/jobStateMachine.js';
-import type { CloudIdentity, ConfigSnapshot, Job, JobSummary, JsonObject } from '../domain/records.js';
+import {
+  type CloudIdentitySettings,
+  type ConfigSnapshot,
+  cloudIdentitySettings,
+  type Job,
+  type JobSummary,
+  type JsonObject,
+} from '../domain/records.js';
+import type { JobTokenSubject, WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
 import { optionalUuid, requireUuid } from '../domain/validation.js';
 import { type VineJobType, transitionVine } from '../domain/vineStateMachine.js';
 import { issueJobStateToken } from '../auth/jobStateToken.js';
@@ -42,7 +50,12 @@ export interface StatusReport {
 
 export interface ClaimedJob {
   job: Job;
-  cloud_identity: Pick<CloudIdentity, 'provider' | 'role_arn' | 'external_id'> | null;
+  cloud_identity: CloudIdentitySettings | null;
+  /**
+   * For a vine whose cloud identity is `oidc` (issue 16): the job's token signed by this control
+   * plane's OIDC issuer, which the cloud exchanges for short-lived credentials. Null otherwise.
+   */
+  identity_token: string | null;
   /**
    * For the engine's `http` state backend (Basic auth: worker id, this token), instead of the worker
    * token: valid for this job's vine only, while the job runs. Null for a job without a vine.
@@ -66,6 +79,7 @@ export class JobUseCases {
   constructor(
     private readonly deps: CoreDeps,
     private readonly credentials: WorkerCredentialCache,
+    private readonly workloadIdentity?: WorkloadIdentityUseCases,
   ) {
     this.access = new Access(deps);
   }
@@ -263,21 +277,21 @@ export class JobUseCases {
       const identity = job.cloud_identity_id
         ? await stores.cloudIdentities.get(job.owner_id, job.cloud_identity_id)
         : null;
-      return {
-        job: current,
-        cloud_identity: identity
-          ? { provider: identity.provider, role_arn: identity.role_arn, external_id: identity.external_id }
-          : null,
-      };
+      const subject = identity?.kind === 'oidc' ? await tokenSubjectOf(stores, current) : null;
+      return { job: current, cloud_identity: identity ? cloudIdentitySettings(identity) : null, subject };
     });
     if (!claimed) return null;
     await this.announceStatus(claimed.job);
-    const { job } = claimed;
+    const { job, cloud_identity, subject } = claimed;
     const state_token =
       job.vine_id === null
         ? null
         : await issueJobStateToken(this.deps.secrets, { id: job.id, workerId: worker.workerId, vineId: job.vine_id });
-    return { ...claimed, state_token };
+    let identity_token: string | null = null;
+    if (cloud_identity?.kind === 'oidc' && subject && this.workloadIdentity) {
+      identity_token = await this.workloadIdentity.mintJobToken(job, cloud_identity, subject);
+    }
+    return { job, cloud_identity, state_token, identity_token };
   }
 
   /**
@@ -546,4 +560,19 @@ function parseErrorMessage(value: unknown): string | null {
     ]);
   }
   return value.length > MAX_ERROR_MESSAGE ? `${value.slice(0, MAX_ERROR_MESSAGE)}…` : value;
+}
+
+/** The names a job token's `sub` carries: the owner (an organization's name, a person's email), vineyard and vine. */
+async function tokenSubjectOf(stores: Stores, job: Job): Promise<JobTokenSubject> {
+  const snapshot = job.config_snapshot.vine;
+  const [org, user, vineyard] = await Promise.all([
+    stores.orgs.get(job.owner_id),
+    stores.users.get(job.owner_id),
+    job.vineyard_id ? stores.vineyards.get(job.owner_id, job.vineyard_id) : null,
+  ]);
+  return {
+    ownerName: org?.name ?? user?.email ?? job.owner_id,
+    vineyardName: vineyard?.name ?? job.vineyard_id ?? '',
+    vineName: snapshot?.name ?? job.vine_id ?? '',
+  };
 }

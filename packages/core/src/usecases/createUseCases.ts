@@ -16,6 +16,7 @@ import { SignInUseCases } from './SignInUseCases.js';
 import { StateUseCases } from './StateUseCases.js';
 import { VineyardUseCases } from './VineyardUseCases.js';
 import { WorkerUseCases } from './WorkerUseCases.js';
+import { WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
 
 /** Every use case over one set of ports: what the HTTP layer calls. */
 export interface UseCases {
@@ -35,15 +36,17 @@ export interface UseCases {
   drift: DriftUseCases;
   notifications: NotificationUseCases;
   audit: AuditUseCases;
+  workloadIdentity: WorkloadIdentityUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
   const credentials = new WorkerCredentialCache(deps.clock, deps.settings.workerCredentialCacheSeconds, deps.events);
+  const workloadIdentity = new WorkloadIdentityUseCases(deps);
   return {
     auth: new AuthUseCases(deps),
     vineyards: new VineyardUseCases(deps),
     vines: new VineUseCases(deps),
-    jobs: new JobUseCases(deps, credentials),
+    jobs: new JobUseCases(deps, credentials, workloadIdentity),
     logs: new LogUseCases(deps),
     workers: new WorkerUseCases(deps, credentials),
     planArtifacts: new PlanArtifactUseCases(deps),
@@ -56,5 +59,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     drift: new DriftUseCases(deps),
     notifications: new NotificationUseCases(deps),
     audit: new AuditUseCases(deps),
+    workloadIdentity,
   };
 }

@@ -33,6 +33,7 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   notifications: 'owner_id',
   notification_deliveries: 'owner_id',
   audit_entries: 'owner_id',
+  signing_keys: null,
 };
 
 /** The one owner an owner scope is limited to, or null for system work; member scopes span several. */

@@ -15,6 +15,7 @@ import { apiTokensMigration } from './m011_api_tokens.js';
 import { driftTriggersMigration } from './m012_drift_triggers.js';
 import { notificationsMigration } from './m013_notifications.js';
 import { auditMigration } from './m014_audit.js';
+import { workloadIdentityMigration } from './m017_workload_identity.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -33,6 +34,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   driftTriggersMigration,
   notificationsMigration,
   auditMigration,
+  workloadIdentityMigration,
 ];
 
 /** knex's migrator configured with the migrations above, not a directory. */

@@ -12,6 +12,7 @@ import { SqlOrgStore } from './SqlOrgStore.js';
 import { SqlPlanArtifactStore } from './SqlPlanArtifactStore.js';
 import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
 import { SqlReleaseStore } from './SqlReleaseStore.js';
+import { SqlSigningKeyStore } from './SqlSigningKeyStore.js';
 import { SqlStateStore } from './SqlStateStore.js';
 import { SqlUserStore } from './SqlUserStore.js';
 import { SqlVineStore } from './SqlVineStore.js';
@@ -38,5 +39,6 @@ export function createStores(session: SqlSession): Stores {
     orgs: new SqlOrgStore(session),
     notifications: new SqlNotificationStore(session),
     audit: new SqlAuditStore(session),
+    signingKeys: new SqlSigningKeyStore(session),
   };
 }

@@ -13,6 +13,7 @@ import type {
   OrgMember,
   PlanArtifact,
   RefreshTokenRecord,
+  SigningKey,
   StateLock,
   StateVersion,
   User,
@@ -71,6 +72,8 @@ export interface MemoryState {
   notificationDeliveries: Map<string, NotificationDelivery>;
   /** Keyed by entry id, in append order. */
   audit: Map<string, AuditEntry>;
+  /** System records (issue 16), keyed by kid. */
+  signingKeys: Map<string, SigningKey>;
 }
 
 export function emptyMemoryState(): MemoryState {
@@ -97,6 +100,7 @@ export function emptyMemoryState(): MemoryState {
     notifications: new Map(),
     notificationDeliveries: new Map(),
     audit: new Map(),
+    signingKeys: new Map(),
   };
 }
 

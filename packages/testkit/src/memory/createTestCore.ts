@@ -11,6 +11,7 @@ import {
   type UseCases,
   type WebhookSender,
 } from '@trellis/core';
+import { JoseJwsSigner } from '@trellis/http';
 import { FakeClock } from './FakeClock.js';
 import { FakeRandom } from './FakeRandom.js';
 import { FakeTokenSigner } from './FakeTokenSigner.js';
@@ -66,7 +67,20 @@ export function createTestCore(options: TestCoreOptions = {}): TestCore {
   const secrets = options.secrets ?? new AesGcmSecretBox([TEST_ENCRYPTION_KEY]);
   const providers = options.providers ?? NO_PROVIDERS;
   const webhooks = options.webhooks ?? new FakeWebhookSender();
-  const deps: CoreDeps = { uow, clock, random, events, artifacts, signer, secrets, providers, webhooks, settings };
+  const jws = new JoseJwsSigner();
+  const deps: CoreDeps = {
+    uow,
+    clock,
+    random,
+    events,
+    artifacts,
+    signer,
+    secrets,
+    providers,
+    webhooks,
+    jws,
+    settings,
+  };
   return {
     deps,
     useCases: createUseCases(deps),

@@ -12,6 +12,7 @@ import { MemoryOrgStore } from './MemoryOrgStore.js';
 import { MemoryPlanArtifactStore } from './MemoryPlanArtifactStore.js';
 import { MemoryRefreshTokenStore } from './MemoryRefreshTokenStore.js';
 import { MemoryReleaseStore } from './MemoryReleaseStore.js';
+import { MemorySigningKeyStore } from './MemorySigningKeyStore.js';
 import { MemoryStateStore } from './MemoryStateStore.js';
 import { MemoryUserStore } from './MemoryUserStore.js';
 import { MemoryVineStore } from './MemoryVineStore.js';
@@ -31,6 +32,7 @@ export {
   MemoryPlanArtifactStore,
   MemoryRefreshTokenStore,
   MemoryReleaseStore,
+  MemorySigningKeyStore,
   MemoryStateStore,
   MemoryUserStore,
   MemoryVineStore,
@@ -58,5 +60,6 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     orgs: new MemoryOrgStore(tx),
     notifications: new MemoryNotificationStore(tx),
     audit: new MemoryAuditStore(tx),
+    signingKeys: new MemorySigningKeyStore(tx),
   };
 }
