@@ -42,7 +42,9 @@ export const CloudIdentitySettings = z.union([
     .object({
       kind: z.literal('oidc'),
       provider: z.literal('gcp'),
-      workload_identity_provider: z.string().describe('projects/<n>/locations/global/workloadIdentityPools/<pool>/providers/<provider>'),
+      workload_identity_provider: z
+        .string()
+        .describe('projects/<n>/locations/global/workloadIdentityPools/<pool>/providers/<provider>'),
       service_account_email: z.string().nullable().describe('impersonated after the exchange; null: direct access'),
       audience: z.string().nullable().describe('null: https://iam.googleapis.com/<workload_identity_provider>'),
     })

@@ -46,7 +46,15 @@ const COMPETING = {
     'AWS_CONTAINER_AUTHORIZATION_TOKEN',
   ],
   gcp: ['GOOGLE_CREDENTIALS', 'GOOGLE_CLOUD_KEYFILE_JSON', 'GCLOUD_KEYFILE_JSON', 'GOOGLE_OAUTH_ACCESS_TOKEN'],
-  azure: ['ARM_CLIENT_SECRET', 'ARM_CLIENT_CERTIFICATE_PATH', 'ARM_USE_MSI', 'ARM_USE_CLI', 'ARM_OIDC_TOKEN', 'ARM_OIDC_REQUEST_TOKEN', 'ARM_OIDC_REQUEST_URL'],
+  azure: [
+    'ARM_CLIENT_SECRET',
+    'ARM_CLIENT_CERTIFICATE_PATH',
+    'ARM_USE_MSI',
+    'ARM_USE_CLI',
+    'ARM_OIDC_TOKEN',
+    'ARM_OIDC_REQUEST_TOKEN',
+    'ARM_OIDC_REQUEST_URL',
+  ],
 } as const;
 
 /**
@@ -72,7 +80,10 @@ export function withOidcCredentials(
       next.AWS_ROLE_SESSION_NAME = sessionNameFor(jobId);
       break;
     case 'gcp':
-      writeSecretFile(files.gcpCredentialsFile, `${JSON.stringify(gcpExternalAccount(identity, files.tokenFile), null, 2)}\n`);
+      writeSecretFile(
+        files.gcpCredentialsFile,
+        `${JSON.stringify(gcpExternalAccount(identity, files.tokenFile), null, 2)}\n`,
+      );
       next.GOOGLE_APPLICATION_CREDENTIALS = files.gcpCredentialsFile;
       break;
     case 'azure':

@@ -184,7 +184,11 @@ function parseCloudIdentity(input: CreateVineInput): ParsedVine['cloud_identity'
   if (externalId !== undefined && externalId !== null && !isUuid(externalId)) {
     fail('cloud_identity.external_id', 'must be a UUID');
   }
-  return { kind: 'assume_role', role_arn: roleArn, external_id: (externalId as string | undefined)?.toLowerCase() ?? null };
+  return {
+    kind: 'assume_role',
+    role_arn: roleArn,
+    external_id: (externalId as string | undefined)?.toLowerCase() ?? null,
+  };
 }
 
 function requireRoleArn(value: unknown): string {
@@ -239,13 +243,25 @@ function parseOidcIdentity(
       }
       const email = optionalText(inline.service_account_email, 'cloud_identity.service_account_email');
       if (email !== null && !EMAIL.test(email)) fail('cloud_identity.service_account_email', 'must be an email');
-      return { kind: 'oidc', provider: 'gcp', workload_identity_provider: pool, service_account_email: email, audience };
+      return {
+        kind: 'oidc',
+        provider: 'gcp',
+        workload_identity_provider: pool,
+        service_account_email: email,
+        audience,
+      };
     }
     case 'azure': {
       const { tenant_id: tenant, client_id: client } = inline;
       if (typeof tenant !== 'string' || !AZURE_ID.test(tenant)) fail('cloud_identity.tenant_id', 'must be a UUID');
       if (typeof client !== 'string' || !AZURE_ID.test(client)) fail('cloud_identity.client_id', 'must be a UUID');
-      return { kind: 'oidc', provider: 'azure', tenant_id: tenant.toLowerCase(), client_id: client.toLowerCase(), audience };
+      return {
+        kind: 'oidc',
+        provider: 'azure',
+        tenant_id: tenant.toLowerCase(),
+        client_id: client.toLowerCase(),
+        audience,
+      };
     }
     default:
       return fail('cloud_identity.provider', 'must be "aws", "gcp" or "azure"');

@@ -49,10 +49,12 @@ describe('claiming a job', () => {
     });
     expect(claimed?.job.config_snapshot.variables.secret?.value).toBe('hunter2');
     expect(claimed?.cloud_identity).toEqual({
+      kind: 'assume_role',
       provider: 'aws',
       role_arn: ROLE,
       external_id: vine.cloud_identity!.external_id,
     });
+    expect(claimed?.identity_token).toBeNull();
     expect(core.uow.snapshot().jobs.get(job.id)?.status).toBe('PROCESSING');
   });
 

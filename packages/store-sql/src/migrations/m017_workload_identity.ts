@@ -23,7 +23,9 @@ export const workloadIdentityMigration: TrellisMigration = {
       table.specificType(name, isPostgres ? 'timestamptz' : 'text');
     await knex.schema.alterTable('cloud_identities', (t) => {
       t.text('kind').notNullable().defaultTo('assume_role');
-      t.specificType('settings', isPostgres ? 'jsonb' : 'text').notNullable().defaultTo('{}');
+      t.specificType('settings', isPostgres ? 'jsonb' : 'text')
+        .notNullable()
+        .defaultTo('{}');
     });
     await knex.schema.createTable('signing_keys', (t) => {
       t.text('id').primary();

@@ -20,11 +20,11 @@ export class SqlCloudIdentityStore implements CloudIdentityStore {
       .insert('cloud_identities', {
         id,
         owner_id,
-        kind,
         provider,
         role_arn: roleArn,
         external_id: externalId,
-        settings: jsonIn(settings),
+        // m017's columns only when they differ from their defaults (what an assume_role identity reads as).
+        ...(kind === 'assume_role' ? {} : { kind, settings: jsonIn(settings) }),
       })
       .returning('*');
     return toCloudIdentity(row);
@@ -38,7 +38,7 @@ export class SqlCloudIdentityStore implements CloudIdentityStore {
 
 function toCloudIdentity(row: Row): CloudIdentity {
   const base = { id: uuidOut(row.id), owner_id: uuidOut(row.owner_id) };
-  const kind = textOut(row.kind);
+  const kind = row.kind === undefined ? 'assume_role' : textOut(row.kind);
   const provider = textOut(row.provider);
   const roleArn = textOut(row.role_arn);
   if (kind === 'assume_role') {

@@ -30,10 +30,13 @@ export class SqlSigningKeyStore implements SigningKeyStore {
   }
 
   async current(): Promise<SigningKey | null> {
-    const row = await this.keys().whereNull('retired_at').orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ]).first();
+    const row = await this.keys()
+      .whereNull('retired_at')
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .first();
     return row ? toSigningKey(row) : null;
   }
 

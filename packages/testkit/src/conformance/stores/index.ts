@@ -10,6 +10,7 @@ import { describeNotificationStoreConformance } from './notifications.js';
 import { describeOrgStoreConformance } from './orgs.js';
 import { describePaginationConformance } from './pagination.js';
 import { describeReleaseAndArtifactStoreConformance } from './releases.js';
+import { describeSigningKeyStoreConformance } from './signingKeys.js';
 import { describeStateStoreConformance } from './states.js';
 import { describeUnitOfWorkConformance } from './unitOfWork.js';
 import { describeUserStoreConformance } from './users.js';
@@ -43,5 +44,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeApiTokenStoreConformance(open);
     describeNotificationStoreConformance(open);
     describeAuditStoreConformance(open);
+    describeSigningKeyStoreConformance(open);
   });
 }
