@@ -42,6 +42,7 @@ describe('createTestCore', () => {
         'states',
         'vineyards',
         'workers',
+        'workloadIdentity',
       ].sort(),
     );
   });

@@ -165,6 +165,7 @@ describe('creating a configuration', () => {
     expect(vine.cloud_identity).toEqual({
       id: vine.cloud_identity_id,
       owner_id: ada.userId,
+      kind: 'assume_role',
       provider: 'aws',
       role_arn: ROLE,
       external_id: expect.any(String),
