@@ -1,6 +1,5 @@
 /** The records the API answers with: vineyards, vines (configurations), jobs, workers, logs. */
 import {
-  CLOUD_PROVIDERS,
   ENGINE_NAMES,
   JOB_STATUSES,
   JOB_TYPES,

@@ -35,7 +35,7 @@ describe.skipIf(!chromiumPath)('cloud identities on the vine page', { timeout: B
     const page = await signedInPage();
     await page.goto(`${server.url}/configurations/${vine.id}`);
     const row = page.locator('dt', { hasText: 'Cloud identity' }).locator('xpath=following-sibling::dd[1]');
-    return (await row.innerText()).trim();
+    return ((await row.textContent()) ?? '').trim();
   }
 
   beforeAll(async () => {

@@ -3,16 +3,7 @@ import type { OrgRole } from './roles.js';
  * The records of SPEC §2 and DESIGN §2. Field names are snake_case because they are the API's
  * field names; times are ISO-8601 UTC strings; ids are UUIDs except log chunk ids (integers).
  */
-import type {
-  CloudProvider,
-  EngineName,
-  IdentityProvider,
-  JobStatus,
-  JobType,
-  StreamType,
-  VineStatus,
-  WorkerMode,
-} from './enums.js';
+import type { EngineName, IdentityProvider, JobStatus, JobType, StreamType, VineStatus, WorkerMode } from './enums.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
