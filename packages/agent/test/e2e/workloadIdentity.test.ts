@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stsAssumeRole } from '../../src/cloud/assumeRole.js';
 import { JobRunner } from '../../src/job/JobRunner.js';
 import { AgentLogger } from '../../src/logging/AgentLogger.js';
-import { TOFU } from '../support/e2e.js';
+import { type E2eServer, killLeftovers, logText, startAgent, TOFU, waitForJob } from '../support/e2e.js';
 
 const MINIO = requirePeer('minio', 'workload identity against MinIO STS');
 const CLIENT_ID = 'trellis-minio';
@@ -52,6 +52,40 @@ async function assumeRoleWithWebIdentity(minio: MinioServer, token: string) {
     secretAccessKey: value('SecretAccessKey'),
     sessionToken: value('SessionToken'),
   };
+}
+
+function s3BackendConfig(minio: MinioServer, bucket: string): string {
+  return `
+terraform {
+  backend "s3" {
+    bucket                      = "${bucket}"
+    key                         = "network/terraform.tfstate"
+    region                      = "${minio.region}"
+    use_path_style              = true
+    skip_credentials_validation = true
+    skip_region_validation      = true
+    skip_requesting_account_id  = true
+    skip_metadata_api_check     = true
+    skip_s3_checksum            = true
+    endpoints = {
+      s3  = "${minio.endpoint}"
+      sts = "${minio.endpoint}"
+    }
+    # The token file and session name come from the agent (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_SESSION_NAME).
+    assume_role_with_web_identity = {
+      role_arn = "${minioRoleArn()}"
+    }
+  }
+}
+
+resource "terraform_data" "marker" {
+  input = "stored in MinIO"
+}
+
+output "marker" {
+  value = terraform_data.marker.output
+}
+`;
 }
 
 describe.skipIf(!MINIO || !TOFU)('workload identity with MinIO as the relying party', { timeout: 180_000 }, () => {
@@ -181,37 +215,7 @@ describe.skipIf(!MINIO || !TOFU)('workload identity with MinIO as the relying pa
 
   it('an OpenTofu run whose s3 backend assumes the role with the job token keeps its state in MinIO', async () => {
     const bucket = await minio.createBucket();
-    const mainTf = `
-terraform {
-  backend "s3" {
-    bucket                      = "${bucket}"
-    key                         = "network/terraform.tfstate"
-    region                      = "${minio.region}"
-    use_path_style              = true
-    skip_credentials_validation = true
-    skip_region_validation      = true
-    skip_requesting_account_id  = true
-    skip_metadata_api_check     = true
-    skip_s3_checksum            = true
-    endpoints = {
-      s3  = "${minio.endpoint}"
-      sts = "${minio.endpoint}"
-    }
-    # The token file and session name come from the agent (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_SESSION_NAME).
-    assume_role_with_web_identity = {
-      role_arn = "${minioRoleArn()}"
-    }
-  }
-}
-
-resource "terraform_data" "marker" {
-  input = "stored in MinIO"
-}
-
-output "marker" {
-  value = terraform_data.marker.output
-}
-`;
+    const mainTf = s3BackendConfig(minio, bucket);
     const { agent, claimed } = await claimOidcJob('tofu-s3', { type: 'inline', files: { 'main.tf': mainTf } });
     const runner = new JobRunner(
       {
@@ -241,5 +245,33 @@ output "marker" {
     expect(await minio.listObjects(bucket)).toEqual(['network/terraform.tfstate']);
     // The workspace, token file included, is gone.
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('the trellis-agent process runs the same OpenTofu configuration with no cloud keys of its own', async () => {
+    const bucket = await minio.createBucket();
+    const vineyard = await user.createVineyard('binary-yard');
+    const vine = await user.createConfiguration({
+      name: 'binary',
+      vineyard_id: vineyard.id,
+      source: { type: 'inline', files: { 'main.tf': s3BackendConfig(minio, bucket) } },
+      cloud_identity: { kind: 'oidc', provider: 'aws', role_arn: AWS_ROLE, audience: CLIENT_ID },
+    });
+    const job = await user.createJob({ job_type: 'DEPLOY', configuration_id: vine.id });
+    const e2e = { url: server.url, user } as unknown as E2eServer;
+    // Host AWS keys that would be refused by MinIO: the agent must drop them for the job's token.
+    const agent = await startAgent(e2e, {
+      name: 'binary-agent',
+      env: { AWS_ACCESS_KEY_ID: 'AKIAWRONGHOSTKEY0000', AWS_SECRET_ACCESS_KEY: 'wrong-host-secret' },
+    });
+    try {
+      const done = await waitForJob(e2e, job.id);
+      const log = await logText(e2e, job.id);
+      expect(done.status, `${log}\n${agent.output()}`).toBe('SUCCESS');
+      expect(await minio.listObjects(bucket)).toEqual(['network/terraform.tfstate']);
+      expect(log).not.toContain('AKIAWRONGHOSTKEY0000');
+    } finally {
+      await agent.stop();
+      killLeftovers();
+    }
   });
 });

@@ -1,6 +1,11 @@
 import type { Job, JsonObject, OidcCloudIdentitySettings, SigningKey } from '../domain/records.js';
 import { type Stores, systemScope } from '../ports/UnitOfWork.js';
-import { type CoreDeps, isoNow, MAX_IDENTITY_TOKEN_LIFETIME_SECONDS } from './CoreDeps.js';
+import {
+  type CoreDeps,
+  DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
+  isoNow,
+  MAX_IDENTITY_TOKEN_LIFETIME_SECONDS,
+} from './CoreDeps.js';
 
 /** A retired key stays in the JWKS this long past the longest token it can have signed. */
 const CLOCK_SKEW_SECONDS = 300;
@@ -81,8 +86,9 @@ export function jobTokenSubject(subject: JobTokenSubject, jobType: string): stri
 export class WorkloadIdentityUseCases {
   constructor(private readonly deps: CoreDeps) {}
 
+  /** Settings made before issue 16 (an embedder's own CoreSettings) get the defaults. */
   private get settings() {
-    return this.deps.settings.workloadIdentity;
+    return this.deps.settings.workloadIdentity ?? DEFAULT_WORKLOAD_IDENTITY_SETTINGS;
   }
 
   discovery(): OpenIdConfiguration {
