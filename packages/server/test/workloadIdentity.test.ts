@@ -122,8 +122,8 @@ describePostgres('the OIDC issuer across two trellis-server processes on one Pos
         TRELLIS_OIDC_ISSUER: ISSUER,
       };
     };
-    a = await startServerProcess(envOf('a'));
-    b = await startServerProcess(envOf('b'));
+    // Started together on an empty database: both look for a signing key at once, one key results.
+    [a, b] = await Promise.all([startServerProcess(envOf('a')), startServerProcess(envOf('b'))]);
   }, 90_000);
 
   afterAll(async () => {

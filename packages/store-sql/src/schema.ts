@@ -82,6 +82,13 @@ export const UNIQUE_KEYS: readonly UniqueKey[] = [
     message: 'this version is already published',
   },
   {
+    constraint: 'signing_keys_slot_unique',
+    table: 'signing_keys',
+    columns: ['slot'],
+    code: 'signing_key_conflict',
+    message: 'another signing key was made at the same time',
+  },
+  {
     constraint: 'cli_logins_pkey',
     table: 'cli_logins',
     columns: ['device_code'],

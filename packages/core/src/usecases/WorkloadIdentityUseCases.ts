@@ -1,4 +1,5 @@
 import type { Job, JsonObject, OidcCloudIdentitySettings, SigningKey } from '../domain/records.js';
+import { ConflictError } from '../domain/errors.js';
 import { type Stores, systemScope } from '../ports/UnitOfWork.js';
 import {
   type CoreDeps,
@@ -118,19 +119,28 @@ export class WorkloadIdentityUseCases {
   async ensureKey(): Promise<SigningKey> {
     const current = await this.deps.uow.read(systemScope, (stores) => stores.signingKeys.current());
     if (current && !this.tooOld(current)) return current;
-    return this.deps.uow.run(systemScope, async (stores) => {
-      // Another replica may have made one meanwhile.
-      const again = await stores.signingKeys.current();
-      if (again && !this.tooOld(again)) return again;
-      return this.addKey(stores);
-    });
+    try {
+      return await this.deps.uow.run(systemScope, async (stores) => {
+        // Another replica may have made one meanwhile.
+        const again = await stores.signingKeys.current();
+        if (again && !this.tooOld(again)) return again;
+        // The first key retires nothing: a replica making one at the same moment conflicts on create.
+        return this.addKey(stores, again !== null);
+      });
+    } catch (error) {
+      // Another replica made (or rotated to) a key at the same moment: that one signs.
+      if (!(error instanceof ConflictError) || error.code !== 'signing_key_conflict') throw error;
+      const made = await this.deps.uow.read(systemScope, (stores) => stores.signingKeys.current());
+      if (!made) throw error;
+      return made;
+    }
   }
 
   /** `trellis-server keys rotate`: a new signing key; the previous ones stay published until their tokens expired. */
   async rotate(): Promise<RotationResult> {
     return this.deps.uow.run(systemScope, async (stores) => {
       const before = await stores.signingKeys.listPublished(isoNow(this.deps));
-      const key = await this.addKey(stores);
+      const key = await this.addKey(stores, true);
       const signing = before.filter((k) => k.retired_at === null).length;
       return { kid: key.id, algorithm: key.algorithm, retired: signing };
     });
@@ -169,13 +179,20 @@ export class WorkloadIdentityUseCases {
     return this.deps.clock.now().getTime() - Date.parse(key.created_at) >= interval * 1000;
   }
 
-  private async addKey(stores: Stores): Promise<SigningKey> {
+  private async addKey(stores: Stores, retire: boolean): Promise<SigningKey> {
     const id = this.deps.random.uuid();
     const algorithm = this.settings.algorithm;
     const pair = await this.deps.jws.generate(algorithm);
     const now = this.deps.clock.now();
     const at = now.toISOString();
-    const key = await stores.signingKeys.create({
+    // Conservative: whatever the lifetime setting was when they were signed, no token outlives 12 hours.
+    const until = new Date(
+      now.getTime() + (MAX_IDENTITY_TOKEN_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS) * 1000,
+    ).toISOString();
+    // Retired first: one key signs at a time (a replica racing this one fails its create).
+    if (retire) await stores.signingKeys.retireOthers(id, at, until);
+    await stores.signingKeys.deleteExpired(at);
+    return stores.signingKeys.create({
       id,
       algorithm,
       public_jwk: pair.publicJwk,
@@ -184,12 +201,5 @@ export class WorkloadIdentityUseCases {
       retired_at: null,
       published_until: null,
     });
-    // Conservative: whatever the lifetime setting was when they were signed, no token outlives 12 hours.
-    const until = new Date(
-      now.getTime() + (MAX_IDENTITY_TOKEN_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS) * 1000,
-    ).toISOString();
-    await stores.signingKeys.retireOthers(id, at, until);
-    await stores.signingKeys.deleteExpired(at);
-    return key;
   }
 }

@@ -35,6 +35,9 @@ export const workloadIdentityMigration: TrellisMigration = {
       time(t, 'created_at').notNullable();
       time(t, 'retired_at');
       time(t, 'published_until');
+      // 'current' on the one key that signs, NULL once retired: two replicas making the first key
+      // (or rotating) at once cannot both succeed.
+      t.text('slot').unique({ indexName: 'signing_keys_slot_unique' });
       t.check(`algorithm IN ('RS256', 'ES256')`, [], 'signing_keys_algorithm_check');
       t.index(['retired_at', 'created_at'], 'signing_keys_current_idx');
     });

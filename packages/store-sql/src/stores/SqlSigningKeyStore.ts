@@ -24,6 +24,7 @@ export class SqlSigningKeyStore implements SigningKeyStore {
         created_at: timeIn(key.created_at),
         retired_at: key.retired_at === null ? null : timeIn(key.retired_at),
         published_until: key.published_until === null ? null : timeIn(key.published_until),
+        slot: key.retired_at === null ? 'current' : null,
       })
       .returning('*');
     return toSigningKey(row);
@@ -54,7 +55,7 @@ export class SqlSigningKeyStore implements SigningKeyStore {
     return this.keys()
       .whereNull('retired_at')
       .whereNot('id', keepId)
-      .update({ retired_at: timeIn(at), published_until: timeIn(publishedUntil) });
+      .update({ retired_at: timeIn(at), published_until: timeIn(publishedUntil), slot: null });
   }
 
   async deleteExpired(now: string): Promise<number> {

@@ -1,7 +1,7 @@
 import type { CloudIdentity, SigningKey } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
 import { at, uuid } from './fixtures.js';
-import { type OpenStoreHarness, rejectionOf, useStoreSuite } from './harness.js';
+import { expectConflict, type OpenStoreHarness, rejectionOf, useStoreSuite } from './harness.js';
 
 function newSigningKey(overrides: Partial<SigningKey> = {}): SigningKey {
   return {
@@ -33,8 +33,8 @@ export function describeSigningKeyStoreConformance(open: OpenStoreHarness): void
       const next = newSigningKey({ created_at: at(10) });
       await suite.asSystem(async (stores) => {
         await stores.signingKeys.create(old);
-        await stores.signingKeys.create(next);
         expect(await stores.signingKeys.retireOthers(next.id, at(10), at(100))).toBe(1);
+        await stores.signingKeys.create(next);
       });
       const current = await suite.asSystem((stores) => stores.signingKeys.current());
       expect(current?.id).toBe(next.id);
@@ -46,6 +46,16 @@ export function describeSigningKeyStoreConformance(open: OpenStoreHarness): void
       expect(later.map((key) => key.id)).toEqual([next.id]);
       expect(await suite.asSystem((stores) => stores.signingKeys.deleteExpired(at(100)))).toBe(1);
       expect(await suite.asSystem((stores) => stores.signingKeys.deleteExpired(at(200)))).toBe(0);
+    });
+
+    it('lets one key sign at a time: a second current key is refused (signing_key_conflict)', async () => {
+      const first = newSigningKey();
+      await suite.asSystem((stores) => stores.signingKeys.create(first));
+      await expectConflict(
+        suite.asSystem((stores) => stores.signingKeys.create(newSigningKey({ created_at: at(5) }))),
+        'signing_key_conflict',
+      );
+      expect(await suite.asSystem((stores) => stores.signingKeys.current())).toEqual(first);
     });
 
     it('is not for owner work', async () => {

@@ -17,6 +17,9 @@ export class MemorySigningKeyStore implements SigningKeyStore {
   async create(key: SigningKey): Promise<SigningKey> {
     const keys = this.keys();
     if (keys.has(key.id)) throw new ConflictError('signing_key_exists', 'a signing key with this id exists');
+    if (key.retired_at === null && [...keys.values()].some((other) => other.retired_at === null)) {
+      throw new ConflictError('signing_key_conflict', 'another signing key was made at the same time');
+    }
     keys.set(key.id, copy(key));
     return copy(key);
   }
