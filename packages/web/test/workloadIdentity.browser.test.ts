@@ -80,4 +80,21 @@ describe.skipIf(!chromiumPath)('cloud identities on the vine page', { timeout: B
     ).toBe('OIDC: Azure client 66666666-7777-4888-8999-aaaaaaaaaaaa in tenant 11111111-2222-4333-8444-555555555555');
     expect(await identityShown('none')).toBe('none');
   });
+
+  it('shows the issuer and the subject a trust policy names for DEPLOY jobs', async () => {
+    const vine = await user.createConfiguration({
+      name: 'network',
+      vineyard_id: vineyardId,
+      source: { type: 'inline', files: { 'main.tf': '' } },
+      cloud_identity: { kind: 'oidc', provider: 'aws', role_arn: 'arn:aws:iam::123456789012:role/deploy' },
+    });
+    const page = await signedInPage();
+    await page.goto(`${server.url}/configurations/${vine.id}`);
+    const row = (label: string) =>
+      page.locator('dt', { hasText: label }).locator('xpath=following-sibling::dd[1]').textContent();
+    expect(await row('Token issuer')).toBe(
+      ((await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as { issuer: string }).issuer,
+    );
+    expect(await row('DEPLOY token subject')).toMatch(/^owner:.+:vineyard:identities:vine:network:job_type:DEPLOY$/);
+  });
 });

@@ -16,6 +16,8 @@ export interface VinePageInput {
   /** The organization that owns the vine and the person's role in it; null for their own vine. */
   org: { name: string; role: string } | null;
   now: Date;
+  /** For an OIDC identity: the issuer and the `sub` of this vine's DEPLOY jobs, for trust policies. */
+  oidc?: { issuer: string; deploySubject: string };
 }
 
 /** The newest successful plan that no deploy has used yet: what "Deploy this plan" applies. */
@@ -69,7 +71,7 @@ ${
 </section>
 <section class="card">
   <h2>Configuration</h2>
-  ${configuration(vine)}
+  ${configuration(vine, input.oidc)}
 </section>
 </div>
 
@@ -157,7 +159,7 @@ function outputText(value: Json): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-function configuration(vine: VineView): Html {
+function configuration(vine: VineView, oidc?: VinePageInput['oidc']): Html {
   const source = vine.source;
   const variables = Object.entries(vine.variables);
   return html`<dl class="facts">
@@ -171,6 +173,12 @@ function configuration(vine: VineView): Html {
   }</dd>
   <dt>Engine</dt><dd>${vine.engine.name}${vine.engine.version ? html` ${vine.engine.version}` : ''}</dd>
   <dt>Cloud identity</dt><dd>${cloudIdentityView(vine.cloud_identity)}</dd>
+  ${
+    oidc
+      ? html`<dt>Token issuer</dt><dd><code>${oidc.issuer}</code></dd>
+  <dt>DEPLOY token subject</dt><dd><code>${oidc.deploySubject}</code></dd>`
+      : ''
+  }
   <dt>Variables</dt><dd>${
     variables.length === 0
       ? html`<span class="muted">none</span>`
