@@ -289,7 +289,13 @@ export class JobUseCases {
         : await issueJobStateToken(this.deps.secrets, { id: job.id, workerId: worker.workerId, vineId: job.vine_id });
     let identity_token: string | null = null;
     if (cloud_identity?.kind === 'oidc' && subject && this.workloadIdentity) {
-      identity_token = await this.workloadIdentity.mintJobToken(job, cloud_identity, subject);
+      try {
+        identity_token = await this.workloadIdentity.mintJobToken(job, cloud_identity, subject);
+      } catch (error) {
+        // The agent never learns of this job: fail it rather than leave it PROCESSING for nobody.
+        await this.failUnstartable(worker, job.id, 'the control plane could not issue the job its identity token');
+        throw error;
+      }
     }
     return { job, cloud_identity, state_token, identity_token };
   }
@@ -480,6 +486,26 @@ export class JobUseCases {
     }
     if (plan.config_hash !== hash) {
       throw new ConflictError('plan_stale', 'the configuration changed since this plan was made; plan again');
+    }
+  }
+
+  /** Best effort: a claimed job whose claim could not be answered becomes FAILED with `message`. */
+  private async failUnstartable(worker: WorkerActor, jobId: string, message: string): Promise<void> {
+    try {
+      const failed = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+        const current = await stores.jobs.get(worker.ownerId, jobId);
+        if (!current || current.status !== 'PROCESSING') return null;
+        const updated = await this.applyUpdate(stores, current, {
+          status: transitionJob(current.status, 'report_failed'),
+          finished_at: isoNow(this.deps),
+          error_message: message,
+        });
+        await this.moveVine(stores, updated);
+        return updated;
+      });
+      if (failed) await this.announceStatus(failed);
+    } catch {
+      // The lost-agent sweep and a person's cancel remain; the original error is what the caller sees.
     }
   }
 

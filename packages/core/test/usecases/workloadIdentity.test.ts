@@ -233,3 +233,19 @@ describe('key rotation', () => {
     expect((await core.useCases.workloadIdentity.jwks()).keys.map((key) => key.kid)).toEqual([second.id, first.id]);
   });
 });
+
+describe('when the token cannot be issued', () => {
+  it('fails the claimed job instead of leaving it PROCESSING for an agent that never heard of it', async () => {
+    const vine = await oidcVine();
+    const job = await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: vine.id });
+    core.deps.jws.sign = async () => {
+      throw new Error('signer down');
+    };
+    await expect(core.useCases.jobs.claim(worker)).rejects.toThrow('signer down');
+    expect(core.uow.snapshot().jobs.get(job.id)).toMatchObject({
+      status: 'FAILED',
+      error_message: 'the control plane could not issue the job its identity token',
+    });
+    expect(core.uow.snapshot().vines.get(vine.id)?.status).toBe('FAILED');
+  });
+});
