@@ -494,7 +494,7 @@ export class JobUseCases {
     try {
       const failed = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
         const current = await stores.jobs.get(worker.ownerId, jobId);
-        if (!current || current.status !== 'PROCESSING') return null;
+        if (current?.status !== 'PROCESSING') return null;
         const updated = await this.applyUpdate(stores, current, {
           status: transitionJob(current.status, 'report_failed'),
           finished_at: isoNow(this.deps),
