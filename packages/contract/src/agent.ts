@@ -1,14 +1,8 @@
 /** The agent protocol (SPEC §4.2): claim, heartbeat, status, logs, plan artifacts. */
-import {
-  CLOUD_PROVIDERS,
-  JOB_STATUSES,
-  POLICY_ENFORCEMENTS,
-  REPORTABLE_JOB_STATUSES,
-  STREAM_TYPES,
-} from '@trellis/core';
+import { JOB_STATUSES, POLICY_ENFORCEMENTS, REPORTABLE_JOB_STATUSES, STREAM_TYPES } from '@trellis/core';
 import { z } from 'zod';
 import { jsonObject, uuid } from './common.js';
-import { Job } from './records.js';
+import { CloudIdentitySettings, Job } from './records.js';
 
 export const ClaimQuery = z.object({
   wait: z.coerce.number().int().min(0).max(30).optional().describe('long-poll for up to this many seconds'),
@@ -23,7 +17,14 @@ export const PolicyToEvaluateSchema = z.object({
 });
 export const ClaimResponse = z.object({
   job: Job,
-  cloud_identity: z.object({ provider: z.enum(CLOUD_PROVIDERS), role_arn: z.string(), external_id: uuid }).nullable(),
+  cloud_identity: CloudIdentitySettings.nullable().describe("the vine's cloud identity (null: none)"),
+  identity_token: z
+    .string()
+    .nullable()
+    .optional()
+    .describe(
+      "for a vine whose cloud identity is oidc: the job's OpenID Connect token, signed by this control plane (issuer: /.well-known/openid-configuration), valid for the job's limit; absent or null otherwise",
+    ),
   state_token: z
     .string()
     .nullable()

@@ -42,7 +42,18 @@ export const CreateConfigurationBody = z.object({
   engine: z.union([z.enum(ENGINE_NAMES), Engine.partial({ version: true })]).optional(),
   cloud_identity_id: z.string().optional(),
   cloud_identity: z
-    .object({ provider: z.enum(CLOUD_PROVIDERS).optional(), role_arn: z.string(), external_id: z.string().optional() })
+    .object({
+      kind: z.enum(['assume_role', 'oidc']).optional().describe('default assume_role'),
+      provider: z.enum(CLOUD_PROVIDERS).optional().describe('default aws'),
+      role_arn: z.string().optional().describe('AWS (both kinds)'),
+      external_id: z.string().optional().describe('assume_role; generated when absent'),
+      audience: z.string().optional().describe('oidc: the aud of job tokens (default per cloud)'),
+      session_duration: z.number().int().optional().describe('oidc, AWS: seconds (900 to 43200)'),
+      workload_identity_provider: z.string().optional().describe('oidc, Google Cloud'),
+      service_account_email: z.string().optional().describe('oidc, Google Cloud'),
+      tenant_id: z.string().optional().describe('oidc, Azure'),
+      client_id: z.string().optional().describe('oidc, Azure'),
+    })
     .optional(),
   approval: ApprovalSettingInput.optional(),
 });

@@ -1,6 +1,5 @@
 /** The records the API answers with: vineyards, vines (configurations), jobs, workers, logs. */
 import {
-  CLOUD_PROVIDERS,
   ENGINE_NAMES,
   JOB_STATUSES,
   JOB_TYPES,
@@ -28,13 +27,42 @@ export const Source = z.discriminatedUnion('type', [
   z.object({ type: z.literal('inline'), files: z.record(z.string(), z.string()) }),
 ]);
 export const Engine = z.object({ name: z.enum(ENGINE_NAMES), version: z.string().nullable() });
-export const CloudIdentity = z.object({
-  id: uuid,
-  owner_id: uuid,
-  provider: z.enum(CLOUD_PROVIDERS),
-  role_arn: z.string(),
-  external_id: uuid,
-});
+/** A cloud identity's settings (issue 16): an assumed AWS role, or OIDC federation with one cloud. */
+export const CloudIdentitySettings = z.union([
+  z
+    .object({ kind: z.literal('assume_role'), provider: z.literal('aws'), role_arn: z.string(), external_id: uuid })
+    .describe('the agent assumes the role with the external id, using AWS credentials of its host'),
+  z
+    .object({
+      kind: z.literal('oidc'),
+      provider: z.literal('aws'),
+      role_arn: z.string(),
+      audience: z.string().nullable().describe('null: sts.amazonaws.com'),
+      session_duration: z.number().int().nullable().describe('seconds of the STS session; null: the default'),
+    })
+    .describe('AWS: AssumeRoleWithWebIdentity with the job token'),
+  z
+    .object({
+      kind: z.literal('oidc'),
+      provider: z.literal('gcp'),
+      workload_identity_provider: z
+        .string()
+        .describe('projects/<n>/locations/global/workloadIdentityPools/<pool>/providers/<provider>'),
+      service_account_email: z.string().nullable().describe('impersonated after the exchange; null: direct access'),
+      audience: z.string().nullable().describe('null: https://iam.googleapis.com/<workload_identity_provider>'),
+    })
+    .describe('Google Cloud: workload identity federation'),
+  z
+    .object({
+      kind: z.literal('oidc'),
+      provider: z.literal('azure'),
+      tenant_id: z.string(),
+      client_id: z.string(),
+      audience: z.string().nullable().describe('null: api://AzureADTokenExchange'),
+    })
+    .describe('Azure: workload identity federation (federated credential of an app registration)'),
+]);
+export const CloudIdentity = z.intersection(z.object({ id: uuid, owner_id: uuid }), CloudIdentitySettings);
 export const DriftResult = z
   .object({
     status: z.enum(['in_sync', 'drifted', 'unknown']),

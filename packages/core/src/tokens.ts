@@ -6,6 +6,7 @@ import type { ArtifactStore } from './ports/ArtifactStore.js';
 import type { Clock } from './ports/Clock.js';
 import type { EventBus } from './ports/EventBus.js';
 import type { PolicyCompiler } from './ports/PolicyCompiler.js';
+import type { JwsSigner } from './ports/JwsSigner.js';
 import type { Random } from './ports/Random.js';
 import type { SecretBox } from './ports/SecretBox.js';
 import type { TokenSigner } from './ports/TokenSigner.js';
@@ -37,5 +38,6 @@ export const coreServices = {
   settings: serviceRef<CoreSettings>('trellis.core.settings'),
   webhookSender: serviceRef<WebhookSender>('trellis.core.webhook-sender'),
   policyCompiler: serviceRef<PolicyCompiler>('trellis.core.policy-compiler'),
+  jwsSigner: serviceRef<JwsSigner>('trellis.core.jws-signer'),
   useCases: serviceRef<UseCases>('trellis.core.use-cases'),
 } as const;

@@ -1,5 +1,6 @@
 export { type AuthDeps, authenticate, secretsEqual } from './auth/authenticate.js';
 export { JwtTokenSigner, MIN_JWT_SECRET_BYTES } from './auth/JwtTokenSigner.js';
+export { JoseJwsSigner } from './auth/JoseJwsSigner.js';
 export { type Session, SessionCookies, type SessionOptions } from './auth/SessionCookies.js';
 export { SignInCookies } from './auth/SignInCookies.js';
 export {

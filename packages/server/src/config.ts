@@ -84,6 +84,15 @@ export interface ServerConfig {
    * `opa` on PATH); null: none, modules are checked by the agents only (docs/policies.md).
    */
   opaBin: string | null;
+  /** Workload identity (docs/workload-identity.md): the OIDC issuer of job tokens. */
+  oidc: {
+    /** `TRELLIS_OIDC_ISSUER`; null: the public URL (`webUrl`, following the bound port when unset). */
+    issuer: string | null;
+    algorithm: 'RS256' | 'ES256';
+    tokenLifetimeSeconds: number;
+    /** 0: keys change only with `trellis-server keys rotate`. */
+    keyRotationDays: number;
+  };
   /** Live-log streams: bytes one may hold for a slow client, and how many may be open. */
   logStreams: { maxBufferBytes: number; perUser: number; perJob: number };
   /**
@@ -337,6 +346,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
       perJob: integer(env, 'TRELLIS_STREAMS_PER_JOB', 200, 1, 100_000),
     },
     pageLimits: pageLimits(env),
+    oidc: oidcSettings(env, webUrl, warnings),
     generatedSecrets,
     warnings,
   };
@@ -358,4 +368,48 @@ function pageLimits(env: Env): PageLimits {
   const maxLimit = integer(env, 'TRELLIS_PAGE_LIMIT_MAX', MAX_PAGE_LIMIT, 1, 1000);
   const defaultLimit = integer(env, 'TRELLIS_PAGE_LIMIT_DEFAULT', Math.min(DEFAULT_PAGE_LIMIT, maxLimit), 1, maxLimit);
   return { defaultLimit, maxLimit };
+}
+
+/** Local development: an issuer on this machine may be plain http; anything else must be https. */
+export function isLoopbackUrl(url: string): boolean {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127\./.test(host);
+}
+
+const OIDC_ALGORITHMS = ['RS256', 'ES256'] as const;
+
+/** `TRELLIS_OIDC_*` (issue 16): issuer, algorithm of new keys, token lifetime, key rotation interval. */
+function oidcSettings(env: Env, webUrl: string, warnings: string[]): ServerConfig['oidc'] {
+  const raw = env.TRELLIS_OIDC_ISSUER?.trim() || null;
+  let issuer: string | null = null;
+  if (raw !== null) {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new ConfigError(`TRELLIS_OIDC_ISSUER must be a URL (got "${raw}")`);
+    }
+    if (url.search || url.hash) throw new ConfigError('TRELLIS_OIDC_ISSUER must have no query or fragment');
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackUrl(raw))) {
+      throw new ConfigError(
+        `TRELLIS_OIDC_ISSUER must be an https:// URL (plain http only on this machine, for local development; got "${raw}")`,
+      );
+    }
+    issuer = raw.replace(/\/+$/, '');
+  } else if (!webUrl.startsWith('https://') && !isLoopbackUrl(webUrl)) {
+    warnings.push(
+      `the OIDC issuer defaults to the public URL ${webUrl}, which is not https: clouds will refuse its job tokens; ` +
+        'set TRELLIS_WEB_URL or TRELLIS_OIDC_ISSUER to an https:// URL',
+    );
+  }
+  const algorithm = env.TRELLIS_OIDC_SIGNING_ALGORITHM || 'RS256';
+  if (!(OIDC_ALGORITHMS as readonly string[]).includes(algorithm)) {
+    throw new ConfigError(`TRELLIS_OIDC_SIGNING_ALGORITHM must be RS256 or ES256 (got "${algorithm}")`);
+  }
+  return {
+    issuer,
+    algorithm: algorithm as 'RS256' | 'ES256',
+    tokenLifetimeSeconds: integer(env, 'TRELLIS_OIDC_TOKEN_LIFETIME_S', 3600, 300, 43_200),
+    keyRotationDays: integer(env, 'TRELLIS_OIDC_KEY_ROTATION_DAYS', 90, 0, 3650),
+  };
 }

@@ -6,6 +6,7 @@ import {
   coreServices,
   createUseCases,
   type EventBus,
+  type JwsSigner,
   type ProviderPorts,
   type VcsPorts,
   type Random,
@@ -35,6 +36,7 @@ export interface Adapters {
   vcs: VcsPorts;
   webhooks: WebhookSender;
   policyCompiler: PolicyCompiler;
+  jws: JwsSigner;
   settings: CoreSettings;
 }
 
@@ -56,6 +58,7 @@ export function buildContainer(adapters: Adapters): DependencyContainer {
   container.register(coreServices.settings.id, { useValue: adapters.settings });
   container.register(coreServices.webhookSender.id, { useValue: adapters.webhooks });
   container.register(coreServices.policyCompiler.id, { useValue: adapters.policyCompiler });
+  container.register(coreServices.jwsSigner.id, { useValue: adapters.jws });
   container.register(coreServices.useCases.id, {
     useFactory: instanceCachingFactory<UseCases>((c) =>
       createUseCases({
@@ -70,6 +73,7 @@ export function buildContainer(adapters: Adapters): DependencyContainer {
         vcs: resolve(c, coreServices.vcs),
         webhooks: resolve(c, coreServices.webhookSender),
         policyCompiler: resolve(c, coreServices.policyCompiler),
+        jws: resolve(c, coreServices.jwsSigner),
         settings: resolve(c, coreServices.settings),
       }),
     ),

@@ -10,6 +10,7 @@ import {
   coreServices,
   DEFAULT_CORE_SETTINGS,
   DEFAULT_NOTIFICATION_SETTINGS,
+  DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
   type EventBus,
   type NotificationSettings,
   type Random,
@@ -17,8 +18,9 @@ import {
   SystemClock,
   type UnitOfWork,
   type UseCases,
+  type WorkloadIdentitySettings,
 } from '@trellis/core';
-import { createApi, JwtTokenSigner, LiveLogStreams, type Logger } from '@trellis/http';
+import { createApi, JoseJwsSigner, JwtTokenSigner, LiveLogStreams, type Logger } from '@trellis/http';
 import { createWebRouter } from '@trellis/web';
 import type { Express } from 'express';
 import type { DependencyContainer } from 'tsyringe';
@@ -127,6 +129,14 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     timeoutSeconds: config.notificationTimeoutSeconds,
     webUrl: config.webUrl,
   };
+  // Mutable too: without TRELLIS_OIDC_ISSUER the issuer is the public URL, which may follow the bound port.
+  const workloadIdentitySettings: WorkloadIdentitySettings = {
+    ...DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
+    issuer: config.oidc.issuer ?? config.webUrl,
+    algorithm: config.oidc.algorithm,
+    tokenLifetimeSeconds: config.oidc.tokenLifetimeSeconds,
+    keyRotationSeconds: config.oidc.keyRotationDays * 86_400,
+  };
   let configuredArtifacts: ArtifactStore | null = null;
   try {
     if (options.migrate !== false) await database.migrate();
@@ -152,6 +162,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     vcs: register.vcs ?? buildVcs(config),
     webhooks: register.webhookSender ?? new NodeWebhookSender(),
     policyCompiler: register.policyCompiler ?? new OpaPolicyCompiler(config.opaBin),
+    jws: register.jwsSigner ?? new JoseJwsSigner(),
     settings: register.settings ?? {
       ...DEFAULT_CORE_SETTINGS,
       heartbeatTimeoutSeconds: config.heartbeatTimeoutSeconds,
@@ -166,6 +177,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       auditRetentionDays: config.auditRetentionDays,
       pageLimits: config.pageLimits,
       notifications: notificationSettings,
+      workloadIdentity: workloadIdentitySettings,
     },
   });
   let artifacts: ArtifactStore;
@@ -181,6 +193,8 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     uow = resolve(container, coreServices.unitOfWork);
     clock = resolve(container, coreServices.clock);
     useCases = resolve(container, coreServices.useCases);
+    // The OIDC issuer's signing key exists from the first start on (shared by every replica).
+    await useCases.workloadIdentity.ensureKey();
   } catch (error) {
     await configuredArtifacts?.close();
     await database.close();
@@ -341,6 +355,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       if (!config.webUrlExplicit) {
         config.webUrl = `http://localhost:${port}`;
         notificationSettings.webUrl = config.webUrl;
+        if (config.oidc.issuer === null) workloadIdentitySettings.issuer = config.webUrl;
       }
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
       return { server, url: `http://${host}:${port}` };

@@ -100,10 +100,13 @@ describeEachDialect('the agent protocol over HTTP', (dialect) => {
     const claimed = await agent.claimJob();
     expect(claimed?.job.config_snapshot.variables.token?.value).toBe('agent-only-secret');
     expect(claimed?.cloud_identity).toEqual({
+      kind: 'assume_role',
       provider: 'aws',
       role_arn: 'arn:aws:iam::123456789012:role/deployer',
-      external_id: vine.cloud_identity?.external_id,
+      external_id: vine.cloud_identity?.kind === 'assume_role' ? vine.cloud_identity.external_id : null,
     });
+    // An assumed role gets no OIDC token.
+    expect(claimed?.identity_token).toBeNull();
     expect((await user.getConfiguration(vine.id)).status).toBe('PLANNING');
   });
 

@@ -30,6 +30,7 @@ export const TABLES = {
   policyVersions: 'policy_versions',
   vcsConnections: 'vcs_connections',
   vcsDeliveries: 'vcs_deliveries',
+  signingKeys: 'signing_keys',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];
@@ -83,6 +84,13 @@ export const UNIQUE_KEYS: readonly UniqueKey[] = [
     columns: ['version'],
     code: 'release_exists',
     message: 'this version is already published',
+  },
+  {
+    constraint: 'signing_keys_slot_unique',
+    table: 'signing_keys',
+    columns: ['slot'],
+    code: 'signing_key_conflict',
+    message: 'another signing key was made at the same time',
   },
   {
     constraint: 'cli_logins_pkey',

@@ -46,6 +46,7 @@ const LATER_TABLES: readonly string[] = [
   'policy_versions',
   'vcs_connections',
   'vcs_deliveries',
+  'signing_keys',
 ];
 
 const BEFORE_M010 = Object.values(TABLES).filter((table) => !LATER_TABLES.includes(table));

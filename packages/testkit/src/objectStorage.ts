@@ -52,8 +52,11 @@ export type FakeGcsServer = ObjectStorageServer;
 
 const READY_TIMEOUT_MS = 30_000;
 
-/** Starts MinIO (the binary from `requirePeer('minio')`) on a free loopback port. */
-export async function startMinio(binary: string): Promise<MinioServer> {
+/**
+ * Starts MinIO (the binary from `requirePeer('minio')`) on a free loopback port. `env` adds to
+ * MinIO's environment (e.g. `MINIO_IDENTITY_OPENID_*` to trust an OpenID provider).
+ */
+export async function startMinio(binary: string, env: Record<string, string> = {}): Promise<MinioServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'trellis-minio-'));
   const port = await freePort();
   const consolePort = await freePort();
@@ -79,6 +82,7 @@ export async function startMinio(binary: string): Promise<MinioServer> {
       MINIO_BROWSER: 'off',
       MINIO_UPDATE: 'off',
       MINIO_CI_CD: '1',
+      ...env,
     },
     `${endpoint}/minio/health/ready`,
     dataDir,

@@ -5,6 +5,7 @@ import {
   DomainError,
   ForbiddenError,
   isUuid,
+  jobTokenSubject,
   MAX_PAGE_LIMIT,
   NotFoundError,
   roleAllows,
@@ -260,6 +261,22 @@ export function createWebRouter(options: WebOptions): Router {
         vcs,
         vcsProviders: useCases.vcs.providers(),
         now,
+        // What a cloud's trust policy names for this vine's job tokens (issue 16).
+        ...(vine.cloud_identity?.kind === 'oidc'
+          ? {
+              oidc: {
+                issuer: useCases.workloadIdentity.discovery().issuer,
+                deploySubject: jobTokenSubject(
+                  {
+                    ownerName: roles.org(vine.owner_id)?.name ?? user.email,
+                    vineyardName: vineyard?.name ?? vine.vineyard_id,
+                    vineName: vine.name,
+                  },
+                  'DEPLOY',
+                ),
+              },
+            }
+          : {}),
       });
     }),
   );

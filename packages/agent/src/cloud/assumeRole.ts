@@ -1,5 +1,5 @@
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
-import type { CloudIdentity } from '@trellis/core';
+import type { CloudIdentitySettings } from '@trellis/core';
 import { JobFailure } from '../job/errors.js';
 
 export interface AwsCredentials {
@@ -9,7 +9,10 @@ export interface AwsCredentials {
   expiration: Date | null;
 }
 
-export type CloudIdentityRef = Pick<CloudIdentity, 'provider' | 'role_arn' | 'external_id'>;
+/** An identity the agent assumes itself with STS AssumeRole (kind `assume_role`). */
+export type CloudIdentityRef = Omit<Extract<CloudIdentitySettings, { kind: 'assume_role' }>, 'kind'> & {
+  kind?: 'assume_role';
+};
 
 export type AssumeRole = (identity: CloudIdentityRef, jobId: string) => Promise<AwsCredentials>;
 

@@ -5,8 +5,9 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { type RetryClock, retry, systemClock, type TrellisClient } from '@trellis/client';
 import type { ClaimAnswer as ClaimedJob } from '@trellis/client';
-import type { EngineName, JsonObject, PolicyResult, Variables, VineSource } from '@trellis/core';
+import type { CloudIdentitySettings, EngineName, JsonObject, PolicyResult, Variables, VineSource } from '@trellis/core';
 import { type AssumeRole, type CloudIdentityRef, withAwsCredentials } from '../cloud/assumeRole.js';
+import { withOidcCredentials } from '../cloud/oidc.js';
 import { Engine, resolveEngineBin } from '../engine/Engine.js';
 import type { AgentLogger } from '../logging/AgentLogger.js';
 import type { JobLog } from '../logs/JobLog.js';
@@ -155,7 +156,7 @@ export class JobSteps {
     workspace: Workspace,
     source: VineSource,
     variables: Variables,
-    identity: CloudIdentityRef | null,
+    identity: CloudIdentityRef | CloudIdentitySettings | null,
     credentials: GitCredentials | null = null,
   ): Promise<{ dir: string; env: NodeJS.ProcessEnv }> {
     const { log, secrets, settings } = this.deps;
@@ -164,7 +165,23 @@ export class JobSteps {
     const dir = await this.fetchSource(workspace, source, hostEnv, credentials);
     this.checkpoint();
     let env = engineEnvironment(hostEnv, variables);
-    if (identity) {
+    if (identity?.kind === 'oidc') {
+      const token = this.deps.claimed.identity_token ?? null;
+      if (!token) {
+        throw new JobFailure('the vine uses an OIDC cloud identity but the control plane issued no identity token');
+      }
+      secrets.add(token);
+      env = withOidcCredentials(
+        env,
+        identity,
+        token,
+        { tokenFile: workspace.path('identity-token'), gcpCredentialsFile: workspace.path('gcp-credentials.json') },
+        this.deps.claimed.job.id,
+      );
+      log.system(
+        `cloud identity: ${identity.provider} OIDC federation with the job's identity token (a 0600 file in the workspace)`,
+      );
+    } else if (identity) {
       log.system(`assuming ${identity.role_arn} with STS`);
       const credentials = await this.deps.assumeRole(identity, this.deps.claimed.job.id);
       secrets.add(credentials.accessKeyId);

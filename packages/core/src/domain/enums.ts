@@ -48,7 +48,8 @@ export const PROVIDER_NAMES: Record<IdentityProvider, string> = {
   google: 'Google',
 };
 
-export const CLOUD_PROVIDERS = ['aws'] as const;
+export const CLOUD_PROVIDERS = ['aws', 'gcp', 'azure'] as const;
+export const CLOUD_IDENTITY_KINDS = ['assume_role', 'oidc'] as const;
 export type CloudProvider = (typeof CLOUD_PROVIDERS)[number];
 
 export const ENGINE_NAMES = ['tofu', 'terraform'] as const;

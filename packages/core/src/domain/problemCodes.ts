@@ -97,6 +97,10 @@ export const PROBLEM_CODES = {
   vine_name_taken: { status: 409, meaning: 'the caller already has a configuration with this name' },
   project_name_taken: { status: 409, meaning: 'the caller already has a configuration with this project name' },
   release_exists: { status: 409, meaning: 'this worker release version is already published' },
+  signing_key_conflict: {
+    status: 409,
+    meaning: 'another replica made or rotated the OIDC signing key at the same moment; its key is used',
+  },
   device_code_used: { status: 409, meaning: 'this device code already has a login' },
   invalid_transition: { status: 409, meaning: 'the record cannot move from its status to the one asked' },
   job_finished: { status: 409, meaning: 'the job has already finished' },

@@ -5,16 +5,7 @@ import type { VcsJobTrigger } from './vcs.js';
  * The records of SPEC §2 and DESIGN §2. Field names are snake_case because they are the API's
  * field names; times are ISO-8601 UTC strings; ids are UUIDs except log chunk ids (integers).
  */
-import type {
-  CloudProvider,
-  EngineName,
-  IdentityProvider,
-  JobStatus,
-  JobType,
-  StreamType,
-  VineStatus,
-  WorkerMode,
-} from './enums.js';
+import type { EngineName, IdentityProvider, JobStatus, JobType, StreamType, VineStatus, WorkerMode } from './enums.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -108,12 +99,51 @@ export interface Vineyard {
   created_at: string;
 }
 
-export interface CloudIdentity {
+/**
+ * How a job gets cloud credentials (issue 16): `assume_role` — the agent assumes an AWS role with
+ * an external id using the host's own AWS credentials; `oidc` — the job gets a token signed by
+ * this control plane (the OIDC issuer), which the cloud exchanges for short-lived credentials.
+ */
+export type CloudIdentitySettings =
+  | { kind: 'assume_role'; provider: 'aws'; role_arn: string; external_id: string }
+  | { kind: 'oidc'; provider: 'aws'; role_arn: string; audience: string | null; session_duration: number | null }
+  | {
+      kind: 'oidc';
+      provider: 'gcp';
+      workload_identity_provider: string;
+      service_account_email: string | null;
+      audience: string | null;
+    }
+  | { kind: 'oidc'; provider: 'azure'; tenant_id: string; client_id: string; audience: string | null };
+
+export type CloudIdentity = { id: string; owner_id: string } & CloudIdentitySettings;
+export type OidcCloudIdentitySettings = Extract<CloudIdentitySettings, { kind: 'oidc' }>;
+
+/** The settings of an identity without its id and owner (what a claim hands the agent). */
+export function cloudIdentitySettings(identity: CloudIdentity): CloudIdentitySettings {
+  const { id: _id, owner_id: _owner, ...settings } = identity;
+  return settings as CloudIdentitySettings;
+}
+
+export const SIGNING_ALGORITHMS = ['RS256', 'ES256'] as const;
+export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
+
+/**
+ * A key the OIDC issuer signs job tokens with (issue 16). System record: owned by nobody. The
+ * private key is sealed with the SecretBox (context `signing-key:<id>`).
+ */
+export interface SigningKey {
+  /** The JWK `kid`. */
   id: string;
-  owner_id: string;
-  provider: CloudProvider;
-  role_arn: string;
-  external_id: string;
+  algorithm: SigningAlgorithm;
+  /** The public JWK (kty and key material; `kid`, `alg` and `use` are added when served). */
+  public_jwk: JsonObject;
+  private_key_sealed: string;
+  created_at: string;
+  /** When a newer key took over signing; null: this key signs. */
+  retired_at: string | null;
+  /** A retired key is served in the JWKS until every token it signed has expired. */
+  published_until: string | null;
 }
 
 export interface VariableValue {

@@ -11,6 +11,7 @@ import type { PolicyStore } from './PolicyStore.js';
 import type { PlanArtifactStore } from './PlanArtifactStore.js';
 import type { RefreshTokenStore } from './RefreshTokenStore.js';
 import type { ReleaseStore } from './ReleaseStore.js';
+import type { SigningKeyStore } from './SigningKeyStore.js';
 import type { StateStore } from './StateStore.js';
 import type { UserStore } from './UserStore.js';
 import type { VcsConnectionStore } from './VcsConnectionStore.js';
@@ -39,6 +40,8 @@ export interface Stores {
   policies: PolicyStore;
   vcs: VcsConnectionStore;
   audit: AuditStore;
+  /** System work only (issue 16). */
+  signingKeys: SigningKeyStore;
 }
 
 /**

@@ -1,6 +1,8 @@
 import type { ArtifactStore } from '../ports/ArtifactStore.js';
 import type { Clock } from '../ports/Clock.js';
 import type { EventBus, TrellisEvent } from '../ports/EventBus.js';
+import type { JwsSigner } from '../ports/JwsSigner.js';
+import type { SigningAlgorithm } from '../domain/records.js';
 import type { IdentityProvider, GitProvider } from '../domain/enums.js';
 import { DEFAULT_PAGE_LIMITS, type PageLimits } from '../domain/pagination.js';
 import type { PolicyCompiler } from '../ports/PolicyCompiler.js';
@@ -43,7 +45,30 @@ export interface CoreSettings {
   pageLimits: PageLimits;
   /** Notification delivery (issue 14). */
   notifications: NotificationSettings;
+  /** The OIDC issuer of job identity tokens (issue 16). */
+  workloadIdentity: WorkloadIdentitySettings;
 }
+
+export interface WorkloadIdentitySettings {
+  /** `iss` of job tokens and the discovery document (mutable: follows the bound port in development). */
+  issuer: string;
+  /** The algorithm of newly generated keys. */
+  algorithm: SigningAlgorithm;
+  /** A job token's lifetime (the job's limit; default one hour, at most twelve). */
+  tokenLifetimeSeconds: number;
+  /** A signing key older than this is replaced at the next use (0: only `keys rotate`). */
+  keyRotationSeconds: number;
+}
+
+/** Tokens live at most this long; a retired key is served this long plus a minute of clock skew. */
+export const MAX_IDENTITY_TOKEN_LIFETIME_SECONDS = 12 * 3600;
+
+export const DEFAULT_WORKLOAD_IDENTITY_SETTINGS: WorkloadIdentitySettings = {
+  issuer: 'http://localhost:8080',
+  algorithm: 'RS256',
+  tokenLifetimeSeconds: 3600,
+  keyRotationSeconds: 0,
+};
 
 export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   heartbeatTimeoutSeconds: 60,
@@ -60,6 +85,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   auditRetentionDays: 365,
   pageLimits: DEFAULT_PAGE_LIMITS,
   notifications: DEFAULT_NOTIFICATION_SETTINGS,
+  workloadIdentity: DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
 };
 
 /** The sign-in providers and git hosts this server is configured for (absent: not configured). */
@@ -97,6 +123,8 @@ export interface CoreDeps {
   webhooks: WebhookSender;
   /** Checks policy modules when saved (issue 15); absent: this server has no engine. */
   policyCompiler?: PolicyCompiler;
+  /** Signs job identity tokens (issue 16). */
+  jws: JwsSigner;
   settings: CoreSettings;
 }
 

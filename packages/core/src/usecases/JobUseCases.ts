@@ -12,7 +12,15 @@ import {
 import { ConflictError, ForbiddenError, NotFoundError, TooLargeError, ValidationError } from '../domain/errors.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import { type JobEvent, isTerminalJobStatus, transitionJob } from '../domain/jobStateMachine.js';
-import type { CloudIdentity, ConfigSnapshot, Job, JobSummary, JsonObject } from '../domain/records.js';
+import {
+  type CloudIdentitySettings,
+  type ConfigSnapshot,
+  cloudIdentitySettings,
+  type Job,
+  type JobSummary,
+  type JsonObject,
+} from '../domain/records.js';
+import type { JobTokenSubject, WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
 import { optionalUuid, requireUuid } from '../domain/validation.js';
 import { type VineJobType, transitionVine } from '../domain/vineStateMachine.js';
 import { issueJobStateToken } from '../auth/jobStateToken.js';
@@ -63,7 +71,12 @@ export interface StatusReport {
 
 export interface ClaimedJob {
   job: Job;
-  cloud_identity: Pick<CloudIdentity, 'provider' | 'role_arn' | 'external_id'> | null;
+  cloud_identity: CloudIdentitySettings | null;
+  /**
+   * For a vine whose cloud identity is `oidc` (issue 16): the job's token signed by this control
+   * plane's OIDC issuer, which the cloud exchanges for short-lived credentials. Null otherwise.
+   */
+  identity_token: string | null;
   /**
    * For the engine's `http` state backend (Basic auth: worker id, this token), instead of the worker
    * token: valid for this job's vine only, while the job runs. Null for a job without a vine.
@@ -98,6 +111,7 @@ export class JobUseCases {
   constructor(
     private readonly deps: CoreDeps,
     private readonly credentials: WorkerCredentialCache,
+    private readonly workloadIdentity?: WorkloadIdentityUseCases,
   ) {
     this.access = new Access(deps);
   }
@@ -318,26 +332,36 @@ export class JobUseCases {
         current.vine_id !== null && source?.type === 'git'
           ? await stores.vcs.get(current.owner_id, current.vine_id)
           : null;
+      const subject = identity?.kind === 'oidc' ? await tokenSubjectOf(stores, current) : null;
       return {
         connection,
+        subject,
         job: current,
         policies,
         vineyard: vineyard ? { id: vineyard.id, name: vineyard.name } : null,
-        cloud_identity: identity
-          ? { provider: identity.provider, role_arn: identity.role_arn, external_id: identity.external_id }
-          : null,
+        cloud_identity: identity ? cloudIdentitySettings(identity) : null,
       };
     });
     if (!claimed) return null;
-    const { connection, ...rest } = claimed;
+    const { connection, subject, ...rest } = claimed;
     await this.announceStatus(rest.job);
-    const { job } = rest;
+    const { job, cloud_identity } = rest;
     const state_token =
       job.vine_id === null
         ? null
         : await issueJobStateToken(this.deps.secrets, { id: job.id, workerId: worker.workerId, vineId: job.vine_id });
+    let identity_token: string | null = null;
+    if (cloud_identity?.kind === 'oidc' && subject && this.workloadIdentity) {
+      try {
+        identity_token = await this.workloadIdentity.mintJobToken(job, cloud_identity, subject);
+      } catch (error) {
+        // The agent never learns of this job: fail it rather than leave it PROCESSING for nobody.
+        await this.failUnstartable(worker, job.id, 'the control plane could not issue the job its identity token');
+        throw error;
+      }
+    }
     const source_credentials = connection ? await this.sourceCredentials(job, connection) : null;
-    return { ...rest, state_token, source_credentials };
+    return { ...rest, state_token, identity_token, source_credentials };
   }
 
   /**
@@ -566,6 +590,26 @@ export class JobUseCases {
     checkPlanReviews(plan, approvalSetting);
   }
 
+  /** Best effort: a claimed job whose claim could not be answered becomes FAILED with `message`. */
+  private async failUnstartable(worker: WorkerActor, jobId: string, message: string): Promise<void> {
+    try {
+      const failed = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+        const current = await stores.jobs.get(worker.ownerId, jobId);
+        if (current?.status !== 'PROCESSING') return null;
+        const updated = await this.applyUpdate(stores, current, {
+          status: transitionJob(current.status, 'report_failed'),
+          finished_at: isoNow(this.deps),
+          error_message: message,
+        });
+        await this.moveVine(stores, updated);
+        return updated;
+      });
+      if (failed) await this.announceStatus(failed);
+    } catch {
+      // The lost-agent sweep and a person's cancel remain; the original error is what the caller sees.
+    }
+  }
+
   private async applyUpdate(stores: Stores, job: Job, patch: JobPatch): Promise<Job> {
     const updated = await stores.jobs.update(job.owner_id, job.id, job.status, patch);
     if (!updated) throw new ConflictError('invalid_transition', 'the job changed while it was being updated');
@@ -643,4 +687,19 @@ function parseErrorMessage(value: unknown): string | null {
     ]);
   }
   return value.length > MAX_ERROR_MESSAGE ? `${value.slice(0, MAX_ERROR_MESSAGE)}…` : value;
+}
+
+/** The names a job token's `sub` carries: the owner (an organization's name, a person's email), vineyard and vine. */
+async function tokenSubjectOf(stores: Stores, job: Job): Promise<JobTokenSubject> {
+  const snapshot = job.config_snapshot.vine;
+  const [org, user, vineyard] = await Promise.all([
+    stores.orgs.get(job.owner_id),
+    stores.users.get(job.owner_id),
+    job.vineyard_id ? stores.vineyards.get(job.owner_id, job.vineyard_id) : null,
+  ]);
+  return {
+    ownerName: org?.name ?? user?.email ?? job.owner_id,
+    vineyardName: vineyard?.name ?? job.vineyard_id ?? '',
+    vineName: snapshot?.name ?? job.vine_id ?? '',
+  };
 }

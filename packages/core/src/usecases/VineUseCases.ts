@@ -33,13 +33,19 @@ export class VineUseCases {
         cloudIdentity = await stores.cloudIdentities.get(ownerId, parsed.cloud_identity.id);
         if (!cloudIdentity) throw new NotFoundError('cloud_identity');
       } else if (parsed.cloud_identity) {
-        cloudIdentity = await stores.cloudIdentities.create({
-          id: this.deps.random.uuid(),
-          owner_id: ownerId,
-          provider: 'aws',
-          role_arn: parsed.cloud_identity.role_arn,
-          external_id: parsed.cloud_identity.external_id ?? this.deps.random.uuid(),
-        });
+        const settings = parsed.cloud_identity;
+        cloudIdentity = await stores.cloudIdentities.create(
+          settings.kind === 'assume_role'
+            ? {
+                id: this.deps.random.uuid(),
+                owner_id: ownerId,
+                kind: 'assume_role',
+                provider: 'aws',
+                role_arn: settings.role_arn,
+                external_id: settings.external_id ?? this.deps.random.uuid(),
+              }
+            : { id: this.deps.random.uuid(), owner_id: ownerId, ...settings },
+        );
       }
       const now = isoNow(this.deps);
       const vine = await stores.vines.create({

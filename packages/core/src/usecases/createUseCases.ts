@@ -19,6 +19,7 @@ import { StateUseCases } from './StateUseCases.js';
 import { VcsUseCases } from './VcsUseCases.js';
 import { VineyardUseCases } from './VineyardUseCases.js';
 import { WorkerUseCases } from './WorkerUseCases.js';
+import { WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
 
 /** Every use case over one set of ports: what the HTTP layer calls. */
 export interface UseCases {
@@ -41,15 +42,17 @@ export interface UseCases {
   vcs: VcsUseCases;
   audit: AuditUseCases;
   planReviews: PlanReviewUseCases;
+  workloadIdentity: WorkloadIdentityUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
   const credentials = new WorkerCredentialCache(deps.clock, deps.settings.workerCredentialCacheSeconds, deps.events);
+  const workloadIdentity = new WorkloadIdentityUseCases(deps);
   return {
     auth: new AuthUseCases(deps),
     vineyards: new VineyardUseCases(deps),
     vines: new VineUseCases(deps),
-    jobs: new JobUseCases(deps, credentials),
+    jobs: new JobUseCases(deps, credentials, workloadIdentity),
     logs: new LogUseCases(deps),
     workers: new WorkerUseCases(deps, credentials),
     planArtifacts: new PlanArtifactUseCases(deps),
@@ -65,5 +68,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     vcs: new VcsUseCases(deps),
     audit: new AuditUseCases(deps),
     planReviews: new PlanReviewUseCases(deps),
+    workloadIdentity,
   };
 }

@@ -1,7 +1,7 @@
 import { ENGINE_NAMES, isOneOf } from '../domain/enums.js';
 import { type FieldIssue, ValidationError } from '../domain/errors.js';
 import { gitSourceIssues } from '../domain/gitSource.js';
-import type { Engine, Variables, VineSource } from '../domain/records.js';
+import type { CloudIdentitySettings, Engine, Variables, VineSource } from '../domain/records.js';
 import { isUuid, requireName } from '../domain/validation.js';
 import type { ApprovalSetting } from '../domain/policies.js';
 import { parseApprovalSetting } from './PlanReviewUseCases.js';
@@ -27,7 +27,12 @@ export interface ParsedVine {
   source: VineSource;
   variables: Variables;
   engine: Engine;
-  cloud_identity: { id: string } | { role_arn: string; external_id: string | null } | null;
+  /** An existing identity, or the settings of a new one (`external_id` null: generated). */
+  cloud_identity:
+    | { id: string }
+    | { kind: 'assume_role'; role_arn: string; external_id: string | null }
+    | Extract<CloudIdentitySettings, { kind: 'oidc' }>
+    | null;
   approval: ApprovalSetting | null;
 }
 
@@ -176,13 +181,96 @@ function parseCloudIdentity(input: CreateVineInput): ParsedVine['cloud_identity'
   }
   if (inline === undefined || inline === null) return null;
   if (!isRecord(inline)) fail('cloud_identity', 'must be an object');
-  if (inline.provider !== undefined && inline.provider !== 'aws') fail('cloud_identity.provider', 'must be "aws"');
-  if (typeof inline.role_arn !== 'string' || !ROLE_ARN.test(inline.role_arn)) {
-    fail('cloud_identity.role_arn', 'must be an IAM role ARN (arn:aws:iam::123456789012:role/name)');
-  }
+  const kind = inline.kind ?? 'assume_role';
+  if (kind !== 'assume_role' && kind !== 'oidc') fail('cloud_identity.kind', 'must be "assume_role" or "oidc"');
+  const provider = inline.provider ?? 'aws';
+  if (kind === 'oidc') return parseOidcIdentity(inline, provider);
+  if (provider !== 'aws') fail('cloud_identity.provider', 'must be "aws" for assume_role');
+  const roleArn = requireRoleArn(inline.role_arn);
   const externalId = inline.external_id;
   if (externalId !== undefined && externalId !== null && !isUuid(externalId)) {
     fail('cloud_identity.external_id', 'must be a UUID');
   }
-  return { role_arn: inline.role_arn, external_id: (externalId as string | undefined)?.toLowerCase() ?? null };
+  return {
+    kind: 'assume_role',
+    role_arn: roleArn,
+    external_id: (externalId as string | undefined)?.toLowerCase() ?? null,
+  };
+}
+
+function requireRoleArn(value: unknown): string {
+  if (typeof value !== 'string' || !ROLE_ARN.test(value)) {
+    fail('cloud_identity.role_arn', 'must be an IAM role ARN (arn:aws:iam::123456789012:role/name)');
+  }
+  return value;
+}
+
+const GCP_PROVIDER = /^projects\/[^/\s]+\/locations\/global\/workloadIdentityPools\/[^/\s]+\/providers\/[^/\s]+$/;
+const EMAIL = /^[^@\s]+@[^@\s]+$/;
+const AZURE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function optionalText(value: unknown, path: string, max = 512): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || value.length === 0 || value.length > max) {
+    fail(path, `must be a non-empty string of at most ${max} characters`);
+  }
+  return value;
+}
+
+function parseOidcIdentity(
+  inline: Record<string, unknown>,
+  provider: unknown,
+): Extract<CloudIdentitySettings, { kind: 'oidc' }> {
+  const audience = optionalText(inline.audience, 'cloud_identity.audience');
+  switch (provider) {
+    case 'aws': {
+      const duration = inline.session_duration;
+      if (
+        duration !== undefined &&
+        duration !== null &&
+        (typeof duration !== 'number' || !Number.isInteger(duration) || duration < 900 || duration > 43200)
+      ) {
+        fail('cloud_identity.session_duration', 'must be a number of seconds from 900 to 43200');
+      }
+      return {
+        kind: 'oidc',
+        provider: 'aws',
+        role_arn: requireRoleArn(inline.role_arn),
+        audience,
+        session_duration: (duration as number | undefined) ?? null,
+      };
+    }
+    case 'gcp': {
+      const pool = inline.workload_identity_provider;
+      if (typeof pool !== 'string' || !GCP_PROVIDER.test(pool)) {
+        fail(
+          'cloud_identity.workload_identity_provider',
+          'must be projects/<number>/locations/global/workloadIdentityPools/<pool>/providers/<provider>',
+        );
+      }
+      const email = optionalText(inline.service_account_email, 'cloud_identity.service_account_email');
+      if (email !== null && !EMAIL.test(email)) fail('cloud_identity.service_account_email', 'must be an email');
+      return {
+        kind: 'oidc',
+        provider: 'gcp',
+        workload_identity_provider: pool,
+        service_account_email: email,
+        audience,
+      };
+    }
+    case 'azure': {
+      const { tenant_id: tenant, client_id: client } = inline;
+      if (typeof tenant !== 'string' || !AZURE_ID.test(tenant)) fail('cloud_identity.tenant_id', 'must be a UUID');
+      if (typeof client !== 'string' || !AZURE_ID.test(client)) fail('cloud_identity.client_id', 'must be a UUID');
+      return {
+        kind: 'oidc',
+        provider: 'azure',
+        tenant_id: tenant.toLowerCase(),
+        client_id: client.toLowerCase(),
+        audience,
+      };
+    }
+    default:
+      return fail('cloud_identity.provider', 'must be "aws", "gcp" or "azure"');
+  }
 }

@@ -45,6 +45,7 @@ describe('createTestCore', () => {
         'states',
         'vineyards',
         'workers',
+        'workloadIdentity',
       ].sort(),
     );
   });

@@ -231,6 +231,7 @@ describe('CloudIdentityStore', () => {
     const identity = {
       id: id(),
       owner_id: OWNER_A,
+      kind: 'assume_role' as const,
       provider: 'aws' as const,
       role_arn: 'arn:aws:iam::123456789012:role/x',
       external_id: id(),

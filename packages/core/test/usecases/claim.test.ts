@@ -11,6 +11,10 @@ import {
 } from '@trellis/testkit';
 import { beforeEach, describe, expect, it } from 'vitest';
 
+/** The external id of an assumed-role identity (undefined for any other kind). */
+const externalIdOf = (identity: { kind: string; external_id?: string } | null | undefined) =>
+  identity?.kind === 'assume_role' ? identity.external_id : undefined;
+
 let core: TestCore;
 let ada: TestUser;
 let worker: TestWorker;
@@ -49,10 +53,12 @@ describe('claiming a job', () => {
     });
     expect(claimed?.job.config_snapshot.variables.secret?.value).toBe('hunter2');
     expect(claimed?.cloud_identity).toEqual({
+      kind: 'assume_role',
       provider: 'aws',
       role_arn: ROLE,
-      external_id: vine.cloud_identity!.external_id,
+      external_id: externalIdOf(vine.cloud_identity as never),
     });
+    expect(claimed?.identity_token).toBeNull();
     expect(core.uow.snapshot().jobs.get(job.id)?.status).toBe('PROCESSING');
   });
 

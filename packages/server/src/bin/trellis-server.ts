@@ -8,6 +8,9 @@ import { VERSION } from '../version.js';
 
 const USAGE = `Usage: trellis-server [serve]   start the control plane (default)
        trellis-server migrate   apply pending database migrations and exit
+       trellis-server keys rotate
+                                add a new signing key for job identity tokens; the previous
+                                public key stays in the JWKS until its tokens have expired
        trellis-server --version
 
 Configuration comes from the environment: PORT, HOST, TRELLIS_DATA_DIR, DATABASE_URL,
@@ -33,6 +36,25 @@ async function main(argv: string[]): Promise<number> {
       await database.close();
     }
     process.stdout.write('migrations applied\n');
+    return 0;
+  }
+  if (command === 'keys') {
+    if (argv[1] !== 'rotate') {
+      process.stderr.write(`trellis-server: keys needs a subcommand: rotate\n\n${USAGE}\n`);
+      return 2;
+    }
+    const controlPlane = await createControlPlane({ logger });
+    try {
+      const rotated = await controlPlane.useCases.workloadIdentity.rotate();
+      const json = argv.includes('--json');
+      process.stdout.write(
+        json
+          ? `${JSON.stringify(rotated)}\n`
+          : `new signing key ${rotated.kid} (${rotated.algorithm}); ${rotated.retired} previous key(s) stay published until their tokens expire\n`,
+      );
+    } finally {
+      await controlPlane.close();
+    }
     return 0;
   }
   if (command !== 'serve') {

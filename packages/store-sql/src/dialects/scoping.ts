@@ -37,6 +37,7 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   policy_versions: 'owner_id',
   vcs_connections: 'owner_id',
   vcs_deliveries: null,
+  signing_keys: null,
 };
 
 /** The one owner an owner scope is limited to, or null for system work; member scopes span several. */

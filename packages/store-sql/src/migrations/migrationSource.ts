@@ -18,6 +18,7 @@ import { auditMigration } from './m014_audit.js';
 import { policiesMigration } from './m015_policies.js';
 import { planReviewsMigration } from './m016_plan_reviews.js';
 import { vcsConnectionsMigration } from './m018_vcs_connections.js';
+import { workloadIdentityMigration } from './m017_workload_identity.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -38,6 +39,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   auditMigration,
   policiesMigration,
   planReviewsMigration,
+  workloadIdentityMigration,
   vcsConnectionsMigration,
 ];
 

@@ -13,6 +13,7 @@ import { SqlPolicyStore } from './SqlPolicyStore.js';
 import { SqlPlanArtifactStore } from './SqlPlanArtifactStore.js';
 import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
 import { SqlReleaseStore } from './SqlReleaseStore.js';
+import { SqlSigningKeyStore } from './SqlSigningKeyStore.js';
 import { SqlStateStore } from './SqlStateStore.js';
 import { SqlUserStore } from './SqlUserStore.js';
 import { SqlVcsConnectionStore } from './SqlVcsConnectionStore.js';
@@ -42,5 +43,6 @@ export function createStores(session: SqlSession): Stores {
     audit: new SqlAuditStore(session),
     policies: new SqlPolicyStore(session),
     vcs: new SqlVcsConnectionStore(session),
+    signingKeys: new SqlSigningKeyStore(session),
   };
 }

@@ -63,6 +63,7 @@ export async function seedOwnedRecords(
     const identity = await stores.cloudIdentities.create({
       id: randomUUID(),
       owner_id: id,
+      kind: 'assume_role',
       provider: 'aws',
       role_arn: 'arn:aws:iam::123456789012:role/x',
       external_id: randomUUID(),

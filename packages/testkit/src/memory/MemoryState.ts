@@ -15,6 +15,7 @@ import type {
   Policy,
   PolicyVersion,
   RefreshTokenRecord,
+  SigningKey,
   StateLock,
   StateVersion,
   User,
@@ -81,6 +82,8 @@ export interface MemoryState {
   vcsConnections: Map<string, VcsConnection>;
   /** `<provider>:<delivery id>` → when it was received. */
   vcsDeliveries: Map<string, string>;
+  /** System records (issue 16), keyed by kid. */
+  signingKeys: Map<string, SigningKey>;
 }
 
 export function emptyMemoryState(): MemoryState {
@@ -111,6 +114,7 @@ export function emptyMemoryState(): MemoryState {
     policyVersions: new Map(),
     vcsConnections: new Map(),
     vcsDeliveries: new Map(),
+    signingKeys: new Map(),
   };
 }
 

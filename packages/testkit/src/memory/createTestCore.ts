@@ -13,6 +13,7 @@ import {
   type UseCases,
   type WebhookSender,
 } from '@trellis/core';
+import { JoseJwsSigner } from '@trellis/http';
 import { FakeClock } from './FakeClock.js';
 import { FakeRandom } from './FakeRandom.js';
 import { FakeTokenSigner } from './FakeTokenSigner.js';
@@ -72,6 +73,7 @@ export function createTestCore(options: TestCoreOptions = {}): TestCore {
   const secrets = options.secrets ?? new AesGcmSecretBox([TEST_ENCRYPTION_KEY]);
   const providers = options.providers ?? NO_PROVIDERS;
   const webhooks = options.webhooks ?? new FakeWebhookSender();
+  const jws = new JoseJwsSigner();
   const deps: CoreDeps = {
     uow,
     clock,
@@ -85,6 +87,7 @@ export function createTestCore(options: TestCoreOptions = {}): TestCore {
     webhooks,
     settings,
     ...(options.policyCompiler ? { policyCompiler: options.policyCompiler } : {}),
+    jws,
   };
   return {
     deps,

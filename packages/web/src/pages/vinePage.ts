@@ -31,6 +31,8 @@ export interface VinePageInput {
   /** The git providers this server can connect to (for the connect form). */
   vcsProviders?: readonly GitProvider[];
   now: Date;
+  /** For an OIDC identity: the issuer and the `sub` of this vine's DEPLOY jobs, for trust policies. */
+  oidc?: { issuer: string; deploySubject: string };
 }
 
 /** The newest successful plan that no deploy has used yet: what "Deploy this plan" applies. */
@@ -90,7 +92,7 @@ ${
 </section>
 <section class="card">
   <h2>Configuration</h2>
-  ${configuration(vine)}
+  ${configuration(vine, input.oidc)}
 </section>
 </div>
 
@@ -237,7 +239,7 @@ function outputText(value: Json): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-function configuration(vine: VineView): Html {
+function configuration(vine: VineView, oidc?: VinePageInput['oidc']): Html {
   const source = vine.source;
   const variables = Object.entries(vine.variables);
   return html`<dl class="facts">
@@ -250,7 +252,13 @@ function configuration(vine: VineView): Html {
           .map((file, index) => html`${index > 0 ? ', ' : ''}<code>${file}</code>`)}`
   }</dd>
   <dt>Engine</dt><dd>${vine.engine.name}${vine.engine.version ? html` ${vine.engine.version}` : ''}</dd>
-  <dt>AWS role</dt><dd>${vine.cloud_identity ? html`<code>${vine.cloud_identity.role_arn}</code>` : html`<span class="muted">none</span>`}</dd>
+  <dt>Cloud identity</dt><dd>${cloudIdentityView(vine.cloud_identity)}</dd>
+  ${
+    oidc
+      ? html`<dt>Token issuer</dt><dd><code>${oidc.issuer}</code></dd>
+  <dt>DEPLOY token subject</dt><dd><code>${oidc.deploySubject}</code></dd>`
+      : ''
+  }
   <dt>Variables</dt><dd>${
     variables.length === 0
       ? html`<span class="muted">none</span>`
@@ -283,4 +291,20 @@ export function jobTable(base: string, jobs: readonly JobSummary[], now: Date, w
 /** Why a page shows no buttons: the person's role in the organization that owns the record. */
 export function readOnlyNote(org: { name: string; role: string } | null, who: string): Html {
   return html`<p class="notice" data-read-only>Your role in ${org?.name ?? 'this organization'} is ${org?.role ?? 'too low'}: you can read this; ${who}.</p>`;
+}
+
+/** A vine's cloud identity (issue 16): an assumed AWS role, or an OIDC federation per cloud. */
+function cloudIdentityView(identity: VineView['cloud_identity']): Html {
+  if (!identity) return html`<span class="muted">none</span>`;
+  if (identity.kind === 'assume_role') {
+    return html`AWS role <code>${identity.role_arn}</code> (assumed with an external id)`;
+  }
+  switch (identity.provider) {
+    case 'aws':
+      return html`OIDC: AWS role <code>${identity.role_arn}</code>${identity.audience ? html`, audience <code>${identity.audience}</code>` : ''}`;
+    case 'gcp':
+      return html`OIDC: Google Cloud provider <code>${identity.workload_identity_provider}</code>${identity.service_account_email ? html`, service account <code>${identity.service_account_email}</code>` : ''}`;
+    case 'azure':
+      return html`OIDC: Azure client <code>${identity.client_id}</code> in tenant <code>${identity.tenant_id}</code>`;
+  }
 }

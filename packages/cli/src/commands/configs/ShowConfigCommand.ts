@@ -69,8 +69,7 @@ export function printVine(terminal: Terminal, vine: VineView): void {
   if (vine.source.type === 'inline') fields.push(['Files', Object.keys(vine.source.files).join(', ')]);
   fields.push(
     ['Variables', variables.join(', ')],
-    ['AWS role', vine.cloud_identity ? vine.cloud_identity.role_arn : null],
-    ['External ID', vine.cloud_identity ? vine.cloud_identity.external_id : null],
+    ...cloudIdentityFields(vine.cloud_identity),
     ['Cluster', cluster ? [cluster.name, cluster.endpoint].filter(Boolean).join(' ') : null],
     ['Argo CD', argocd?.url ?? null],
     ['Outputs', outputs ? Object.keys(outputs.values).join(', ') : null],
@@ -109,5 +108,38 @@ export function describeDrift(terminal: Terminal, vine: Pick<VineView, 'drift'>)
     }
     default:
       return `${out.yellow('unknown')}${drift.error ? `: ${drift.error}` : ''} (${when})`;
+  }
+}
+
+/** The rows of a vine's cloud identity (issue 16): an assumed AWS role, or OIDC federation with one cloud. */
+function cloudIdentityFields(identity: VineView['cloud_identity']): [string, string | null][] {
+  if (!identity) return [['Cloud identity', null]];
+  if (identity.kind !== 'oidc') {
+    return [
+      ['AWS role', identity.role_arn],
+      ['External ID', identity.external_id],
+    ];
+  }
+  switch (identity.provider) {
+    case 'aws':
+      return [
+        ['Cloud identity', 'AWS OIDC (job token, AssumeRoleWithWebIdentity)'],
+        ['AWS role', identity.role_arn],
+        ['Audience', identity.audience ?? 'sts.amazonaws.com'],
+      ];
+    case 'gcp':
+      return [
+        ['Cloud identity', 'Google Cloud OIDC (workload identity federation)'],
+        ['Provider', identity.workload_identity_provider],
+        ['Service account', identity.service_account_email],
+        ['Audience', identity.audience ?? `https://iam.googleapis.com/${identity.workload_identity_provider}`],
+      ];
+    case 'azure':
+      return [
+        ['Cloud identity', 'Azure OIDC (workload identity federation)'],
+        ['Tenant', identity.tenant_id],
+        ['Client', identity.client_id],
+        ['Audience', identity.audience ?? 'api://AzureADTokenExchange'],
+      ];
   }
 }

@@ -56,10 +56,14 @@ export function newVineyard(ownerId: string, overrides: Partial<Vineyard> = {}):
   return { id: uuid(), owner_id: ownerId, name: `vineyard-${nextSerial()}`, created_at: later(), ...overrides };
 }
 
-export function newCloudIdentity(ownerId: string, overrides: Partial<CloudIdentity> = {}): CloudIdentity {
+export function newCloudIdentity(
+  ownerId: string,
+  overrides: Partial<Extract<CloudIdentity, { kind: 'assume_role' }>> = {},
+): CloudIdentity {
   return {
     id: uuid(),
     owner_id: ownerId,
+    kind: 'assume_role',
     provider: 'aws',
     role_arn: 'arn:aws:iam::123456789012:role/trellis-deployer',
     external_id: uuid(),

@@ -11,6 +11,7 @@ import { describeOrgStoreConformance } from './orgs.js';
 import { describePaginationConformance } from './pagination.js';
 import { describePolicyStoreConformance } from './policies.js';
 import { describeReleaseAndArtifactStoreConformance } from './releases.js';
+import { describeSigningKeyStoreConformance } from './signingKeys.js';
 import { describeStateStoreConformance } from './states.js';
 import { describeUnitOfWorkConformance } from './unitOfWork.js';
 import { describeUserStoreConformance } from './users.js';
@@ -49,5 +50,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeAuditStoreConformance(open);
     describePolicyStoreConformance(open);
     describeVcsConnectionStoreConformance(open);
+    describeSigningKeyStoreConformance(open);
   });
 }

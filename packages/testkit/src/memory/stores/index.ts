@@ -13,6 +13,7 @@ import { MemoryPolicyStore } from './MemoryPolicyStore.js';
 import { MemoryPlanArtifactStore } from './MemoryPlanArtifactStore.js';
 import { MemoryRefreshTokenStore } from './MemoryRefreshTokenStore.js';
 import { MemoryReleaseStore } from './MemoryReleaseStore.js';
+import { MemorySigningKeyStore } from './MemorySigningKeyStore.js';
 import { MemoryStateStore } from './MemoryStateStore.js';
 import { MemoryUserStore } from './MemoryUserStore.js';
 import { MemoryVcsConnectionStore } from './MemoryVcsConnectionStore.js';
@@ -34,6 +35,7 @@ export {
   MemoryPlanArtifactStore,
   MemoryRefreshTokenStore,
   MemoryReleaseStore,
+  MemorySigningKeyStore,
   MemoryStateStore,
   MemoryUserStore,
   MemoryVcsConnectionStore,
@@ -64,5 +66,6 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     audit: new MemoryAuditStore(tx),
     policies: new MemoryPolicyStore(tx),
     vcs: new MemoryVcsConnectionStore(tx),
+    signingKeys: new MemorySigningKeyStore(tx),
   };
 }
