@@ -13,6 +13,7 @@ export * from './domain/records.js';
 export * from './domain/roles.js';
 export * from './domain/validation.js';
 export * from './domain/vcs.js';
+export * from './domain/vcsFeedback.js';
 export * from './domain/vineStateMachine.js';
 export * from './domain/workerStatus.js';
 
@@ -60,6 +61,7 @@ export type * from './ports/VineyardStore.js';
 export type * from './ports/WebhookSender.js';
 export type * from './ports/VcsApi.js';
 export type * from './ports/VcsConnectionStore.js';
+export type * from './ports/VcsFeedbackStore.js';
 export type * from './ports/WorkerStore.js';
 export { memberScope, ownerList, ownerScope, systemScope, visibleOwners } from './ports/UnitOfWork.js';
 export type { OwnerIds, Scope, Stores, UnitOfWork } from './ports/UnitOfWork.js';

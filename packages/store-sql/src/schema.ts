@@ -30,6 +30,8 @@ export const TABLES = {
   policyVersions: 'policy_versions',
   vcsConnections: 'vcs_connections',
   vcsDeliveries: 'vcs_deliveries',
+  vcsFeedback: 'vcs_feedback',
+  vcsComments: 'vcs_comments',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];

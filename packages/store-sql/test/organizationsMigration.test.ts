@@ -46,6 +46,8 @@ const LATER_TABLES: readonly string[] = [
   'policy_versions',
   'vcs_connections',
   'vcs_deliveries',
+  'vcs_feedback',
+  'vcs_comments',
 ];
 
 const BEFORE_M010 = Object.values(TABLES).filter((table) => !LATER_TABLES.includes(table));

@@ -37,6 +37,8 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   policy_versions: 'owner_id',
   vcs_connections: 'owner_id',
   vcs_deliveries: null,
+  vcs_feedback: 'owner_id',
+  vcs_comments: 'owner_id',
 };
 
 /** The one owner an owner scope is limited to, or null for system work; member scopes span several. */

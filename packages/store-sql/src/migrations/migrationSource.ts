@@ -17,6 +17,7 @@ import { notificationsMigration } from './m013_notifications.js';
 import { auditMigration } from './m014_audit.js';
 import { policiesMigration } from './m015_policies.js';
 import { vcsConnectionsMigration } from './m018_vcs_connections.js';
+import { vcsFeedbackMigration } from './m019_vcs_feedback.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -37,6 +38,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   auditMigration,
   policiesMigration,
   vcsConnectionsMigration,
+  vcsFeedbackMigration,
 ];
 
 /** knex's migrator configured with the migrations above, not a directory. */

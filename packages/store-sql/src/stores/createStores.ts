@@ -16,6 +16,7 @@ import { SqlReleaseStore } from './SqlReleaseStore.js';
 import { SqlStateStore } from './SqlStateStore.js';
 import { SqlUserStore } from './SqlUserStore.js';
 import { SqlVcsConnectionStore } from './SqlVcsConnectionStore.js';
+import { SqlVcsFeedbackStore } from './SqlVcsFeedbackStore.js';
 import { SqlVineStore } from './SqlVineStore.js';
 import { SqlVineyardStore } from './SqlVineyardStore.js';
 import { SqlWorkerStore } from './SqlWorkerStore.js';
@@ -42,5 +43,6 @@ export function createStores(session: SqlSession): Stores {
     audit: new SqlAuditStore(session),
     policies: new SqlPolicyStore(session),
     vcs: new SqlVcsConnectionStore(session),
+    vcsFeedback: new SqlVcsFeedbackStore(session),
   };
 }

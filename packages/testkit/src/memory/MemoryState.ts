@@ -24,6 +24,8 @@ import type {
   Worker,
   WorkerRelease,
   VcsConnection,
+  VcsCommentRef,
+  VcsFeedbackItem,
 } from '@trellis/core';
 
 /** A log chunk as stored: the public record plus the owner that row-level security filters on. */
@@ -81,6 +83,10 @@ export interface MemoryState {
   vcsConnections: Map<string, VcsConnection>;
   /** `<provider>:<delivery id>` → when it was received. */
   vcsDeliveries: Map<string, string>;
+  /** Keyed by item id, in written order. */
+  vcsFeedback: Map<string, VcsFeedbackItem>;
+  /** Keyed by `<vine>:<provider>:<repository>#<number>`. */
+  vcsComments: Map<string, VcsCommentRef>;
 }
 
 export function emptyMemoryState(): MemoryState {
@@ -111,6 +117,8 @@ export function emptyMemoryState(): MemoryState {
     policyVersions: new Map(),
     vcsConnections: new Map(),
     vcsDeliveries: new Map(),
+    vcsFeedback: new Map(),
+    vcsComments: new Map(),
   };
 }
 

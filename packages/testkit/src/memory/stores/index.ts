@@ -16,6 +16,7 @@ import { MemoryReleaseStore } from './MemoryReleaseStore.js';
 import { MemoryStateStore } from './MemoryStateStore.js';
 import { MemoryUserStore } from './MemoryUserStore.js';
 import { MemoryVcsConnectionStore } from './MemoryVcsConnectionStore.js';
+import { MemoryVcsFeedbackStore } from './MemoryVcsFeedbackStore.js';
 import { MemoryVineStore } from './MemoryVineStore.js';
 import { MemoryVineyardStore } from './MemoryVineyardStore.js';
 import { MemoryWorkerStore } from './MemoryWorkerStore.js';
@@ -64,5 +65,6 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     audit: new MemoryAuditStore(tx),
     policies: new MemoryPolicyStore(tx),
     vcs: new MemoryVcsConnectionStore(tx),
+    vcsFeedback: new MemoryVcsFeedbackStore(tx),
   };
 }
