@@ -11,13 +11,10 @@ import type { Identity } from '../domain/records.js';
 import type { GitRepository, RepositoryLister } from '../ports/RepositoryLister.js';
 import { ownerScope } from '../ports/UnitOfWork.js';
 import type { CoreDeps } from './CoreDeps.js';
-import { expiresAtFrom, openProviderTokens, type ProviderTokens, sealProviderTokens } from './providerTokens.js';
+import { isStale, openProviderTokens, type ProviderTokens, renewProviderTokens } from './providerTokens.js';
 
 /** At most this many repositories are listed (every page is followed up to it). */
 export const MAX_LISTED_REPOSITORIES = 1000;
-
-/** An access token this close to its expiry is renewed before use. */
-const RENEW_MARGIN_MS = 60_000;
 
 const isRefusedToken = (error: unknown) => isDomainError(error) && error.code === 'provider_token_expired';
 
@@ -58,8 +55,7 @@ export class RepositoryUseCases {
     }
     const list = (accessToken: string) => lister.listRepositories(accessToken, { limit: MAX_LISTED_REPOSITORIES });
     try {
-      const stale =
-        tokens.expiresAt !== null && Date.parse(tokens.expiresAt) - RENEW_MARGIN_MS <= this.deps.clock.now().getTime();
+      const stale = isStale(tokens, this.deps.clock.now());
       if (stale && tokens.refreshToken) tokens = await this.renew(identity, lister, tokens.refreshToken);
       try {
         return await list(tokens.accessToken);
@@ -73,18 +69,12 @@ export class RepositoryUseCases {
     }
   }
 
-  private async renew(identity: Identity, lister: RepositoryLister, refreshToken: string): Promise<ProviderTokens> {
-    const renewed = await lister.refreshAccessToken(refreshToken);
-    const tokens: ProviderTokens = {
-      accessToken: renewed.accessToken,
-      refreshToken: renewed.refreshToken ?? refreshToken,
-      expiresAt: expiresAtFrom(this.deps.clock.now(), renewed.expiresInSeconds),
-    };
-    const sealed = await sealProviderTokens(this.deps.secrets, identity, tokens);
-    await this.deps.uow.run(ownerScope(identity.user_id), (stores) =>
-      stores.identities.upsert({ ...identity, provider_token: sealed }),
+  private renew(identity: Identity, lister: RepositoryLister, refreshToken: string): Promise<ProviderTokens> {
+    return renewProviderTokens(this.deps, identity, lister, refreshToken, (renewed) =>
+      this.deps.uow.run(ownerScope(identity.user_id), async (stores) => {
+        await stores.identities.upsert(renewed);
+      }),
     );
-    return tokens;
   }
 }
 

@@ -1,5 +1,7 @@
 import type { IdentityProvider } from '../domain/enums.js';
 import type { Identity } from '../domain/records.js';
+import type { Clock } from '../ports/Clock.js';
+import type { RepositoryLister } from '../ports/RepositoryLister.js';
 import type { SecretBox } from '../ports/SecretBox.js';
 
 /** What is sealed in `identities.provider_token`. */
@@ -65,4 +67,45 @@ export async function openProviderTokens(
     // Not an envelope: a bare token.
   }
   return { accessToken: plaintext, refreshToken: null, expiresAt: null };
+}
+
+/** An access token this close to its expiry is renewed before use. */
+export const RENEW_MARGIN_MS = 60_000;
+
+/** Whether the access token has expired (or is about to) by its stated lifetime. */
+export function isStale(tokens: ProviderTokens, now: Date): boolean {
+  return tokens.expiresAt !== null && Date.parse(tokens.expiresAt) - RENEW_MARGIN_MS <= now.getTime();
+}
+
+/**
+ * Renews the tokens with the refresh token, seals them and hands the updated identity to `save`.
+ * Throws the lister's `UnauthorizedError('provider_token_expired')` when the provider refuses it.
+ */
+export async function renewProviderTokens(
+  deps: { secrets: SecretBox; clock: Clock },
+  identity: Identity,
+  lister: RepositoryLister,
+  refreshToken: string,
+  save: (identity: Identity) => Promise<void>,
+): Promise<ProviderTokens> {
+  const renewed = await lister.refreshAccessToken(refreshToken);
+  const tokens: ProviderTokens = {
+    accessToken: renewed.accessToken,
+    refreshToken: renewed.refreshToken ?? refreshToken,
+    expiresAt: expiresAtFrom(deps.clock.now(), renewed.expiresInSeconds),
+  };
+  await save({ ...identity, provider_token: await sealProviderTokens(deps.secrets, identity, tokens) });
+  return tokens;
+}
+
+/** The tokens, renewed first when stale and renewable; a stale token without a refresh token is tried as is. */
+export async function freshProviderTokens(
+  deps: { secrets: SecretBox; clock: Clock },
+  identity: Identity,
+  lister: RepositoryLister,
+  tokens: ProviderTokens,
+  save: (identity: Identity) => Promise<void>,
+): Promise<ProviderTokens> {
+  if (!isStale(tokens, deps.clock.now()) || !tokens.refreshToken) return tokens;
+  return renewProviderTokens(deps, identity, lister, tokens.refreshToken, save);
 }

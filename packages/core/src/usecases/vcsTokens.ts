@@ -1,0 +1,65 @@
+import { PROVIDER_NAMES } from '../domain/enums.js';
+import { ConflictError, isDomainError, UnauthorizedError, UnavailableError } from '../domain/errors.js';
+import type { VcsConnection } from '../domain/vcs.js';
+import type { Stores } from '../ports/UnitOfWork.js';
+import type { CoreDeps } from './CoreDeps.js';
+import { freshProviderTokens, openProviderTokens, type ProviderTokens } from './providerTokens.js';
+
+/**
+ * The connecting user's usable access token at the connection's provider (issue 13): the token of
+ * their sign-in there, opened from its sealed value and renewed with the stored refresh token when
+ * it has expired by its stated lifetime (the renewed tokens are stored through `stores`).
+ *
+ * `stores` must see the connecting user's identities: system work (webhooks, feedback, clones) or
+ * the user's own scope. Throws `ConflictError('provider_not_linked')` when the user has no
+ * identity (or no stored token) at the provider, `UnavailableError('provider_not_configured')`
+ * when the server has no such provider, and `UnauthorizedError('provider_token_expired')` when the
+ * token cannot be opened or renewed (the user signs in with the provider again).
+ */
+export async function vcsTokenFor(
+  stores: Pick<Stores, 'identities'>,
+  deps: Pick<CoreDeps, 'secrets' | 'clock' | 'providers'>,
+  connection: Pick<VcsConnection, 'provider' | 'connected_by'>,
+): Promise<string> {
+  const { provider } = connection;
+  const name = PROVIDER_NAMES[provider];
+  const identities = await stores.identities.listForUser(connection.connected_by);
+  const identity = identities.find((candidate) => candidate.provider === provider);
+  if (!identity?.provider_token) {
+    throw new ConflictError(
+      'provider_not_linked',
+      `the person who connected this vine (${connection.connected_by}) is not linked to ${name}: they sign in with ${name} in the web interface, or someone linked to ${name} connects the vine again`,
+    );
+  }
+  const lister = deps.providers.repositories[provider];
+  if (!lister) {
+    throw new UnavailableError('provider_not_configured', `${name} is not configured on this server`);
+  }
+  let tokens: ProviderTokens;
+  try {
+    tokens = await openProviderTokens(deps.secrets, { ...identity, provider_token: identity.provider_token });
+  } catch (error) {
+    throw providerTokenExpired(provider, error);
+  }
+  try {
+    const fresh = await freshProviderTokens(deps, identity, lister, tokens, (renewed) =>
+      stores.identities.upsert(renewed).then(() => undefined),
+    );
+    return fresh.accessToken;
+  } catch (error) {
+    throw providerTokenExpired(provider, error);
+  }
+}
+
+/** `401 provider_token_expired` saying how to fix it, for a refused or unreadable token; other errors pass through. */
+function providerTokenExpired(provider: VcsConnection['provider'], cause: unknown): unknown {
+  if (!isDomainError(cause) || (cause.code !== 'provider_token_expired' && cause.code !== 'secret_unreadable')) {
+    return cause;
+  }
+  const name = PROVIDER_NAMES[provider];
+  return new UnauthorizedError(
+    'provider_token_expired',
+    `${name} no longer accepts the stored token (expired or revoked) and it cannot be renewed: sign in with ${name} again in the web interface`,
+    { cause },
+  );
+}
