@@ -97,6 +97,7 @@ export * from './usecases/RepositoryUseCases.js';
 export * from './usecases/SignInUseCases.js';
 export * from './usecases/StateUseCases.js';
 export * from './usecases/VineyardUseCases.js';
+export * from './usecases/vcsFeedback.js';
 export * from './usecases/views.js';
 export * from './usecases/WorkerUseCases.js';
 export * from './tokens.js';

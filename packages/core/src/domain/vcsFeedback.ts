@@ -21,7 +21,7 @@ export type VcsFeedbackStatus = (typeof VCS_FEEDBACK_STATUSES)[number];
 /** What to send: a commit status, or the body of the vine's comment on a pull request. */
 export type VcsFeedbackPayload =
   | { kind: 'status'; repository: string; sha: string; status: CommitStatus }
-  | { kind: 'comment'; repository: string; number: number; body: string };
+  | { kind: 'comment'; repository: string; number: number; body: string; job_url: string };
 
 /** One try at sending an item. */
 export interface VcsFeedbackAttempt {

@@ -11,7 +11,9 @@ import type { SignInProvider } from '../ports/SignInProvider.js';
 import type { TokenSigner } from '../ports/TokenSigner.js';
 import type { UnitOfWork } from '../ports/UnitOfWork.js';
 import type { WebhookSender } from '../ports/WebhookSender.js';
+import type { VcsApi, VcsWebhookReader } from '../ports/VcsApi.js';
 import { DEFAULT_NOTIFICATION_SETTINGS, type NotificationSettings } from '../domain/notifications.js';
+import { DEFAULT_VCS_FEEDBACK_SETTINGS, type VcsFeedbackSettings } from '../domain/vcsFeedback.js';
 
 export interface CoreSettings {
   /** A worker silent this long is `OFFLINE` (SPEC §8: 60 s). */
@@ -42,6 +44,8 @@ export interface CoreSettings {
   pageLimits: PageLimits;
   /** Notification delivery (issue 14). */
   notifications: NotificationSettings;
+  /** Feedback at the git provider (issue 13). */
+  vcsFeedback: VcsFeedbackSettings;
 }
 
 export const DEFAULT_CORE_SETTINGS: CoreSettings = {
@@ -59,6 +63,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   auditRetentionDays: 365,
   pageLimits: DEFAULT_PAGE_LIMITS,
   notifications: DEFAULT_NOTIFICATION_SETTINGS,
+  vcsFeedback: DEFAULT_VCS_FEEDBACK_SETTINGS,
 };
 
 /** The sign-in providers and git hosts this server is configured for (absent: not configured). */
@@ -66,6 +71,17 @@ export interface ProviderPorts {
   signIn: Partial<Record<IdentityProvider, SignInProvider>>;
   repositories: Partial<Record<GitProvider, RepositoryLister>>;
 }
+
+/** One git provider's API and webhook reader, for git-driven runs (issue 13). */
+export interface VcsPort {
+  api: VcsApi;
+  webhooks: VcsWebhookReader;
+  /** The HTTPS clone URL of `owner/name` at this provider's (configured) web address, without credentials. */
+  cloneUrl(repository: string): string;
+}
+
+/** The git providers this server can connect vines to (absent: not configured). */
+export type VcsPorts = Partial<Record<GitProvider, VcsPort>>;
 
 export const NO_PROVIDERS: ProviderPorts = Object.freeze({ signIn: {}, repositories: {} });
 
@@ -79,6 +95,8 @@ export interface CoreDeps {
   /** Encrypts provider tokens at rest. */
   secrets: SecretBox;
   providers: ProviderPorts;
+  /** Git providers' APIs and webhook readers (issue 13), per configured provider. */
+  vcs: VcsPorts;
   /** Outbound HTTP of notifications. */
   webhooks: WebhookSender;
   /** Checks policy modules when saved (issue 15); absent: this server has no engine. */

@@ -23,6 +23,7 @@ import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 import { extractDeploymentOutputs, finalizeDeployment, redactSensitiveOutputs } from './finalizeDeployment.js';
 import { enqueueJobEnd } from './notificationOutbox.js';
+import { enqueueVcsFeedback } from './vcsFeedback.js';
 import { jobForPeople } from './views.js';
 import type { PolicyToEvaluate } from '../domain/policies.js';
 import { policiesForVine } from './PolicyUseCases.js';
@@ -163,6 +164,8 @@ export class JobUseCases {
         owner_id: ownerId,
         details: { job_type: jobType, vine_id: created.vine_id, target_worker_id: created.target_worker_id },
       });
+      // A git-triggered job's commit gets its pending status (nothing for a person's job).
+      await enqueueVcsFeedback(stores, this.deps, created, 'queued');
       return { created, givenWay };
     });
     const job = queued.created;
@@ -238,6 +241,7 @@ export class JobUseCases {
       });
       if (current.status === 'PROCESSING') await this.moveVine(stores, updated);
       await enqueueJobEnd(stores, this.deps, updated);
+      await enqueueVcsFeedback(stores, this.deps, updated, 'ended');
       await recordAudit(stores, this.deps, user, {
         action: 'job.cancel',
         target: { type: 'job', id: jobId },
@@ -339,6 +343,7 @@ export class JobUseCases {
         await this.cancelJobsAssignedTo(stores, updated.owner_id, updated.target_worker_id, at);
       }
       await enqueueJobEnd(stores, this.deps, updated);
+      await enqueueVcsFeedback(stores, this.deps, updated, 'ended');
       const triggered = isTerminalJobStatus(status) ? await afterJobFinished(stores, this.deps, updated, at) : [];
       return { updated, triggered };
     });
@@ -398,6 +403,7 @@ export class JobUseCases {
           await this.moveVine(stores, result);
           await this.releaseStateLock(stores, result);
           await enqueueJobEnd(stores, this.deps, result);
+          await enqueueVcsFeedback(stores, this.deps, result, 'lost');
           // A lost drift check leaves `unknown` with its reason (a lost deploy triggers nothing).
           await afterJobFinished(stores, this.deps, result, now.toISOString());
         }
@@ -434,6 +440,7 @@ export class JobUseCases {
         error_message: 'cancelled: the agent this job was assigned to was destroyed',
       });
       await enqueueJobEnd(stores, this.deps, cancelled);
+      await enqueueVcsFeedback(stores, this.deps, cancelled, 'ended');
     }
   }
 

@@ -8,6 +8,7 @@ import { DriftUseCases } from './DriftUseCases.js';
 import { JobUseCases } from './JobUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
 import { NotificationUseCases } from './NotificationUseCases.js';
+import { VcsFeedbackUseCases } from './vcsFeedback.js';
 import { OrgUseCases } from './OrgUseCases.js';
 import { PolicyUseCases } from './PolicyUseCases.js';
 import { PlanArtifactUseCases } from './PlanArtifactUseCases.js';
@@ -35,6 +36,7 @@ export interface UseCases {
   orgs: OrgUseCases;
   drift: DriftUseCases;
   notifications: NotificationUseCases;
+  vcsFeedback: VcsFeedbackUseCases;
   policies: PolicyUseCases;
   audit: AuditUseCases;
 }
@@ -57,6 +59,7 @@ export function createUseCases(deps: CoreDeps): UseCases {
     orgs: new OrgUseCases(deps),
     drift: new DriftUseCases(deps),
     notifications: new NotificationUseCases(deps),
+    vcsFeedback: new VcsFeedbackUseCases(deps),
     policies: new PolicyUseCases(deps),
     audit: new AuditUseCases(deps),
   };

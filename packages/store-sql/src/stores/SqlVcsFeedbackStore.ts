@@ -71,7 +71,11 @@ export class SqlVcsFeedbackStore implements VcsFeedbackStore {
   }
 
   async hasNewer(item: Pick<VcsFeedbackItem, 'owner_id' | 'id' | 'vine_id' | 'subject'>): Promise<boolean> {
-    const own = await this.db.table('vcs_feedback').select('seq').where({ owner_id: item.owner_id, id: item.id }).first();
+    const own = await this.db
+      .table('vcs_feedback')
+      .select('seq')
+      .where({ owner_id: item.owner_id, id: item.id })
+      .first();
     if (!own) return false;
     const newer = await this.db
       .table('vcs_feedback')

@@ -39,7 +39,9 @@ export class MemoryVcsFeedbackStore implements VcsFeedbackStore {
     const due = oldestFirst(
       [...this.tx.state.vcsFeedback.values()].filter(
         (item) =>
-          this.tx.sees(item.owner_id) && item.status === 'pending' && Date.parse(item.next_attempt_at) <= Date.parse(now),
+          this.tx.sees(item.owner_id) &&
+          item.status === 'pending' &&
+          Date.parse(item.next_attempt_at) <= Date.parse(now),
       ),
       (item) => item.next_attempt_at,
     ).slice(0, limit);
