@@ -42,6 +42,7 @@ describe('createTestCore', () => {
         'signIn',
         'states',
         'vineyards',
+        'vcsFeedback',
         'workers',
       ].sort(),
     );
