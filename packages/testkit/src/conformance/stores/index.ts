@@ -25,6 +25,7 @@ export { newDelivery as newNotificationDelivery, newNotification } from './notif
 export { newPolicy } from './policies.js';
 export { newVcsConnection } from './vcs.js';
 export { newVcsFeedbackItem } from './vcsFeedback.js';
+export { newJob, newUser, newVine, newVineyard } from './fixtures.js';
 
 /**
  * The behaviour every implementation of the store ports must show (`UnitOfWork` and every
