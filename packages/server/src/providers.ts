@@ -1,5 +1,25 @@
-import { type ConfiguredProvider, IDENTITY_PROVIDERS, type IdentityProvider, type ProviderPorts } from '@trellis/core';
-import { BitbucketProvider, GitHubProvider, GitLabProvider, OidcSignInProvider } from '@trellis/providers';
+import {
+  type ConfiguredProvider,
+  GIT_PROVIDERS,
+  type GitProvider,
+  IDENTITY_PROVIDERS,
+  type IdentityProvider,
+  type ProviderPorts,
+  type VcsPort,
+  type VcsPorts,
+} from '@trellis/core';
+import {
+  BitbucketProvider,
+  BitbucketVcsApi,
+  BitbucketWebhookReader,
+  GitHubProvider,
+  GitHubVcsApi,
+  GitHubWebhookReader,
+  GitLabProvider,
+  GitLabVcsApi,
+  GitLabWebhookReader,
+  OidcSignInProvider,
+} from '@trellis/providers';
 import type { OAuthAppConfig, ServerConfig } from './config.js';
 
 type ProviderAdapter = GitHubProvider | GitLabProvider | BitbucketProvider | OidcSignInProvider;
@@ -42,4 +62,37 @@ export function configuredProviders(config: Pick<ServerConfig, 'providers'>): Co
     const adapter = signIn[id];
     return adapter ? [{ id, name: adapter.displayName }] : [];
   });
+}
+
+/** The web address repositories are cloned from: the configured base URL, else the public service. */
+const WEB_BASES: Record<GitProvider, string> = {
+  github: 'https://github.com',
+  gitlab: 'https://gitlab.com',
+  bitbucket: 'https://bitbucket.org',
+};
+
+const VCS_ADAPTERS: Record<GitProvider, (app: OAuthAppConfig) => Omit<VcsPort, 'cloneUrl'>> = {
+  github: (app) => ({ api: new GitHubVcsApi(vcsOptions(app)), webhooks: new GitHubWebhookReader() }),
+  gitlab: (app) => ({ api: new GitLabVcsApi(vcsOptions(app)), webhooks: new GitLabWebhookReader() }),
+  bitbucket: (app) => ({ api: new BitbucketVcsApi(vcsOptions(app)), webhooks: new BitbucketWebhookReader() }),
+};
+
+function vcsOptions(app: OAuthAppConfig) {
+  return { baseUrl: app.baseUrl, ...(app.displayName ? { displayName: app.displayName } : {}) };
+}
+
+/**
+ * Git-driven runs (issue 13): the API and webhook reader of every configured git provider, at the
+ * same base URL as its sign-in (`TRELLIS_<PROVIDER>_BASE_URL`: GitHub Enterprise Server,
+ * self-managed GitLab; the API address is derived from it as for sign-in).
+ */
+export function buildVcs(config: Pick<ServerConfig, 'providers'>): VcsPorts {
+  const ports: VcsPorts = {};
+  for (const id of GIT_PROVIDERS) {
+    const app = config.providers[id.toUpperCase() as Uppercase<GitProvider>];
+    if (!app) continue;
+    const web = (app.baseUrl ?? WEB_BASES[id]).replace(/\/+$/, '');
+    ports[id] = { ...VCS_ADAPTERS[id](app), cloneUrl: (repository) => `${web}/${repository}.git` };
+  }
+  return ports;
 }

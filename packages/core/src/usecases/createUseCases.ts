@@ -16,6 +16,7 @@ import { ReleaseUseCases } from './ReleaseUseCases.js';
 import { RepositoryUseCases } from './RepositoryUseCases.js';
 import { SignInUseCases } from './SignInUseCases.js';
 import { StateUseCases } from './StateUseCases.js';
+import { VcsUseCases } from './VcsUseCases.js';
 import { VineyardUseCases } from './VineyardUseCases.js';
 import { WorkerUseCases } from './WorkerUseCases.js';
 
@@ -38,6 +39,7 @@ export interface UseCases {
   notifications: NotificationUseCases;
   vcsFeedback: VcsFeedbackUseCases;
   policies: PolicyUseCases;
+  vcs: VcsUseCases;
   audit: AuditUseCases;
 }
 
@@ -61,6 +63,7 @@ export function createUseCases(deps: CoreDeps): UseCases {
     notifications: new NotificationUseCases(deps),
     vcsFeedback: new VcsFeedbackUseCases(deps),
     policies: new PolicyUseCases(deps),
+    vcs: new VcsUseCases(deps),
     audit: new AuditUseCases(deps),
   };
 }

@@ -37,6 +37,7 @@ describe('createTestCore', () => {
         'orgs',
         'planArtifacts',
         'policies',
+        'vcs',
         'releases',
         'repositories',
         'signIn',
