@@ -50,7 +50,7 @@ import type {
   OrgRoleName,
   OrgView,
 } from '@trellis/contract';
-import type { GitProvider, JobStatus, JsonObject, StreamType } from '@trellis/core';
+import type { GitProvider, JobStatus, JsonObject, StreamType, VcsFeedbackView } from '@trellis/core';
 import { type ProblemBody, TrellisApiError, TrellisConnectionError, TrellisRedirectError } from './errors.js';
 import { readServerSentEvents } from './sse.js';
 
@@ -225,6 +225,14 @@ export class TrellisClient {
   }
   getJob(id: string): Promise<JobView> {
     return this.json('GET', `/api/cli/jobs/${encodeURIComponent(id)}`);
+  }
+  /** Whether a git-driven job's commit status and pull request comment reached the provider. */
+  async getJobVcsFeedback(id: string): Promise<VcsFeedbackView[]> {
+    const list: { items: VcsFeedbackView[] } = await this.json(
+      'GET',
+      `/api/cli/jobs/${encodeURIComponent(id)}/vcs-feedback`,
+    );
+    return list.items;
   }
   getJobLogs(id: string, page: LogPageRequest = {}): Promise<LogPageView> {
     return this.json('GET', `/api/cli/jobs/${encodeURIComponent(id)}/logs`, { query: page });

@@ -18,3 +18,4 @@ export * from './notifications.js';
 export * from './policies.js';
 export * from './vcs.js';
 export type * from './types.js';
+export * from './vcsFeedback.js';

@@ -275,9 +275,11 @@ export function createWebRouter(options: WebOptions): Router {
     headers,
     signedIn(async ({ req, user, base, now, standing }) => {
       const job = await useCases.jobs.get(user, req.params.id);
-      const [vineyard, appliedBy] = await Promise.all([
+      const gitDriven = job.trigger?.type === 'push' || job.trigger?.type === 'pull_request';
+      const [vineyard, appliedBy, vcsFeedback] = await Promise.all([
         job.vineyard_id ? useCases.vineyards.get(user, job.vineyard_id).catch(notFoundAsNull) : null,
         job.job_type === 'PLAN' ? useCases.jobs.deployOfPlan(user, job.id) : null,
+        gitDriven ? useCases.vcsFeedback.forJob(user, job.id) : null,
       ]);
       const roles = await standing();
       return jobPage({
@@ -285,6 +287,7 @@ export function createWebRouter(options: WebOptions): Router {
         job,
         vineyard,
         appliedBy,
+        vcsFeedback,
         mayRun: roles.may(job.owner_id, 'jobs.run'),
         org: roles.org(job.owner_id),
         now,

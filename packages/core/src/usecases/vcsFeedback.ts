@@ -1,4 +1,7 @@
+import type { UserActor } from '../domain/actors.js';
 import { PROVIDER_NAMES } from '../domain/enums.js';
+import { requireUuid } from '../domain/validation.js';
+import { Access } from './Access.js';
 import { isDomainError } from '../domain/errors.js';
 import { nextAttemptAt } from '../domain/notifications.js';
 import { type PolicyResult, policyResultsOf } from '../domain/policies.js';
@@ -294,7 +297,26 @@ const CLAIM_BATCH = 20;
  * `vcsFeedback.maxAttempts` times and within its retry window; the job is never touched.
  */
 export class VcsFeedbackUseCases {
-  constructor(private readonly deps: CoreDeps) {}
+  private readonly access: Access;
+
+  constructor(private readonly deps: CoreDeps) {
+    this.access = new Access(deps);
+  }
+
+  /**
+   * `GET /api/cli/jobs/{id}/vcs-feedback`: whether the job's commit status and pull request
+   * comment reached the provider, oldest first (empty for a job no push or pull request queued).
+   */
+  async forJob(user: UserActor, id: unknown): Promise<VcsFeedbackView[]> {
+    const jobId = requireUuid(id, 'id');
+    const { record, scope } = await this.access.locate(user, 'read', 'job_not_found', (stores, ownerId) =>
+      stores.jobs.get(ownerId, jobId),
+    );
+    const items = await this.deps.uow.read(scope, (stores) =>
+      stores.vcsFeedback.listForJob(record.owner_id, record.id),
+    );
+    return items.map(vcsFeedbackView);
+  }
 
   /** One round: takes due items (never one another replica holds) and tries each. */
   async deliverDue(): Promise<VcsFeedbackReport[]> {
@@ -453,4 +475,32 @@ export function vcsFeedbackView(item: VcsFeedbackItem): VcsFeedbackView {
     last_error: last?.error ?? null,
     next_attempt_at: item.status === 'pending' ? item.next_attempt_at : null,
   };
+}
+
+/**
+ * One line per kind of feedback, of its latest item, for people (`trellis jobs show`, the web job
+ * page): `GitHub status (success): delivered`, `GitHub comment: retrying after 2 attempts: ...`.
+ */
+export function describeVcsFeedback(items: readonly VcsFeedbackView[]): { label: string; text: string; ok: boolean }[] {
+  const latest = new Map<string, VcsFeedbackView>();
+  for (const item of items) if (item.status !== 'superseded') latest.set(item.kind, item);
+  return [...latest.values()].map((item) => {
+    const name = PROVIDER_NAMES[item.provider];
+    const label = item.kind === 'status' ? `${name} status${item.state ? ` (${item.state})` : ''}` : `${name} comment`;
+    const tries = `${item.attempts} attempt${item.attempts === 1 ? '' : 's'}`;
+    switch (item.status) {
+      case 'delivered':
+        return { label, text: 'delivered', ok: true };
+      case 'failed':
+        return {
+          label,
+          text: `not delivered, gave up after ${tries}: ${item.last_error ?? 'unknown error'}`,
+          ok: false,
+        };
+      default:
+        return item.attempts === 0
+          ? { label, text: 'sending', ok: true }
+          : { label, text: `retrying after ${tries}: ${item.last_error ?? 'unknown error'}`, ok: false };
+    }
+  });
 }

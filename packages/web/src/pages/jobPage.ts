@@ -1,9 +1,10 @@
-import { isTerminalJobStatus, type Job, type Vineyard } from '@trellis/core';
+import { isTerminalJobStatus, type Job, type VcsFeedbackView, type Vineyard } from '@trellis/core';
 import { badge, jobDuration, jobTypeLabel, shortId, utc, when } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { planSummaryText, readPlanSummary } from '../planSummary.js';
 import { policyResultsSection } from './policyResults.js';
+import { resourceChangesSection, vcsFeedbackSection } from './vcsFeedback.js';
 import { readOnlyNote } from './vinePage.js';
 
 export interface JobPageInput {
@@ -17,6 +18,8 @@ export interface JobPageInput {
   /** The organization that owns the job and the person's role in it; null for their own job. */
   org: { name: string; role: string } | null;
   now: Date;
+  /** What the job told its git provider; null (or absent) for a job no push or pull request queued. */
+  vcsFeedback?: VcsFeedbackView[] | null;
 }
 
 /**
@@ -80,7 +83,9 @@ ${
     : ''
 }
 </div>
+${resourceChangesSection(job.execution_metadata)}
 ${policyResultsSection(job)}
+${vcsFeedbackSection(input.vcsFeedback ?? null)}
 
 <section class="card log-panel">
   <div class="log-toolbar">

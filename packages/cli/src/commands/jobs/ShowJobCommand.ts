@@ -1,6 +1,7 @@
 import { Command, Option } from 'clipanion';
 import { jobDuration, statusColour, timestamp } from '../../output/format.js';
 import { renderPolicyResults } from '../../output/policyResults.js';
+import { renderResourceChanges, renderVcsFeedback } from '../../output/vcsFeedback.js';
 import { renderFields } from '../../output/table.js';
 import { TrellisCommand } from '../TrellisCommand.js';
 import { checkJobId } from './jobId.js';
@@ -18,16 +19,20 @@ export class ShowJobCommand extends TrellisCommand {
 
   override async execute(): Promise<number> {
     const id = checkJobId(this.id);
-    const job = await this.signedInClient().getJob(id);
+    const client = this.signedInClient();
+    const job = await client.getJob(id);
+    const trigger = (job as { trigger?: { type?: string } }).trigger?.type;
+    // A job a push or a pull request queued: did its status (and comment) reach the provider?
+    const feedback = trigger === 'push' || trigger === 'pull_request' ? await client.getJobVcsFeedback(id) : null;
     const terminal = this.terminal;
     if (this.json) {
-      terminal.printJson(job);
+      terminal.printJson(feedback === null ? job : { ...job, vcs_feedback: feedback });
       return 0;
     }
     const { out } = terminal;
     const snapshot = job.config_snapshot;
     const metadata = Object.entries(job.execution_metadata ?? {})
-      .filter(([key]) => key !== 'policy_results')
+      .filter(([key]) => !['policy_results', 'resource_changes', 'resource_changes_omitted'].includes(key))
       .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
     terminal.print(
       renderFields(
@@ -51,8 +56,11 @@ export class ShowJobCommand extends TrellisCommand {
         out.bold,
       ),
     );
+    const changes = renderResourceChanges(job.execution_metadata ?? {}, out);
+    if (changes !== null) terminal.print(changes);
     const policies = renderPolicyResults(job.execution_metadata ?? {}, out);
     if (policies !== null) terminal.print(policies);
+    if (feedback !== null) terminal.print(renderVcsFeedback(feedback, out));
     return 0;
   }
 }
