@@ -164,6 +164,11 @@ export class VcsUseCases {
     return this.view(connection);
   }
 
+  /** The git providers this server can connect vines to, in `GIT_PROVIDERS` order. */
+  providers(): GitProvider[] {
+    return GIT_PROVIDERS.filter((provider) => this.deps.vcs[provider] !== undefined);
+  }
+
   /** The vine's connection, or null (for pages that show either). */
   async find(user: UserActor, nameOrId: unknown): Promise<VcsConnectionView | null> {
     try {
