@@ -1,0 +1,241 @@
+/**
+ * Feedback at the git provider (issue 13) through the real control plane, GitHub's API answered
+ * by nock: a pull request's PLAN (created through the stores, as the webhook path does) gets a
+ * pending commit status when queued; once an agent reports SUCCESS through the agent API, the
+ * delivery worker sends the success status with the job's page and creates the plan comment; the
+ * next plan of the same pull request edits that same comment (PATCH), never a new one. A GitHub
+ * outage is retried and the job stays SUCCESS.
+ */
+import type { TrellisClient } from '@trellis/client';
+import {
+  type Clock,
+  configHash,
+  coreServices,
+  type CoreSettings,
+  enqueueVcsFeedback,
+  type Job,
+  ownerScope,
+  type Random,
+  type SecretBox,
+  sealProviderTokens,
+  snapshotOfVine,
+  systemScope,
+  type UnitOfWork,
+  type VcsJobTrigger,
+} from '@trellis/core';
+import nock from 'nock';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import {
+  type AgentClient,
+  type RunningControlPlane,
+  startControlPlane,
+  vineyardWithConfiguration,
+} from './support/controlPlane.js';
+import { describeEachDialect } from './support/dialects.js';
+
+const TOKEN = 'gho_feedback_person_token';
+const HEAD_1 = '1'.repeat(40);
+const HEAD_2 = '2'.repeat(40);
+
+describeEachDialect('feedback at the git provider', (dialect) => {
+  let server: RunningControlPlane;
+  let client: TrellisClient;
+  let agent: AgentClient;
+  let uow: UnitOfWork;
+  let userId: string;
+  let web: string;
+
+  beforeAll(async () => {
+    nock.disableNetConnect();
+    nock.enableNetConnect(/^(127\.0\.0\.1|localhost)(:\d+)?$/);
+    server = await startControlPlane(dialect, {
+      env: {
+        TRELLIS_GITHUB_CLIENT_ID: 'github-client',
+        TRELLIS_GITHUB_CLIENT_SECRET: 'github-secret',
+        // The test runs the delivery worker's rounds itself.
+        TRELLIS_VCS_FEEDBACK_INTERVAL_S: '3600',
+      },
+    });
+    web = server.controlPlane.config.webUrl;
+    client = await server.userClient('ada@example.test');
+    agent = await server.agentClient(client, 'runner');
+    await agent.heartbeat('1.0.0');
+    userId = (await server.controlPlane.useCases.auth.ensureUser({ email: 'ada@example.test' })).id;
+    const secrets = server.controlPlane.container.resolve<SecretBox>(coreServices.secretBox.id);
+    uow = server.controlPlane.container.resolve<UnitOfWork>(coreServices.unitOfWork.id);
+    const sealed = await sealProviderTokens(
+      secrets,
+      { provider: 'github', provider_user_id: '583231' },
+      { accessToken: TOKEN, refreshToken: null, expiresAt: null },
+    );
+    await uow.run(systemScope, (stores) =>
+      stores.identities.upsert({
+        user_id: userId,
+        provider: 'github',
+        provider_user_id: '583231',
+        provider_token: sealed,
+        scopes: 'repo',
+      }),
+    );
+  });
+  afterAll(async () => {
+    await server?.close();
+    nock.enableNetConnect();
+  });
+  afterEach(() => {
+    nock.cleanAll();
+  });
+
+  const pullRequest = (head: string): VcsJobTrigger => ({
+    type: 'pull_request',
+    provider: 'github',
+    repository: 'acme/infra',
+    number: 7,
+    title: 'More subnets',
+    url: 'https://github.com/acme/infra/pull/7',
+    head_sha: head,
+    head_branch: 'subnets',
+    base_branch: 'main',
+    author: 'ada',
+  });
+
+  /** A PLAN queued the way the webhook path queues one: the job and its pending status in one transaction. */
+  async function queueGitPlan(vineId: string, trigger: VcsJobTrigger): Promise<Job> {
+    const c = server.controlPlane.container;
+    const deps = {
+      clock: c.resolve<Clock>(coreServices.clock.id),
+      random: c.resolve<Random>(coreServices.random.id),
+      settings: c.resolve<CoreSettings>(coreServices.settings.id),
+    };
+    return uow.run(ownerScope(userId), async (stores) => {
+      const vine = await stores.vines.get(userId, vineId);
+      if (!vine) throw new Error('no vine');
+      const snapshot = snapshotOfVine(vine);
+      const job = await stores.jobs.create({
+        id: deps.random.uuid(),
+        owner_id: userId,
+        job_type: 'PLAN',
+        status: 'QUEUED',
+        config_snapshot: snapshot,
+        config_hash: configHash(snapshot),
+        vine_id: vine.id,
+        vineyard_id: vine.vineyard_id,
+        cloud_identity_id: null,
+        assigned_worker_id: null,
+        claimed_by_worker_id: null,
+        plan_job_id: null,
+        target_worker_id: null,
+        execution_metadata: {},
+        error_message: null,
+        vine_status_before: null,
+        trigger,
+        created_at: deps.clock.now().toISOString(),
+        claimed_at: null,
+        finished_at: null,
+      });
+      await enqueueVcsFeedback(stores, deps, job, 'queued');
+      return job;
+    });
+  }
+
+  async function runPlan(job: Job, metadata: Record<string, unknown>): Promise<void> {
+    const claimed = await agent.claimJob();
+    expect(claimed?.job.id).toBe(job.id);
+    await agent.reportStatus(job.id, { status: 'PROCESSING' });
+    await agent.reportStatus(job.id, { status: 'SUCCESS', execution_metadata: metadata });
+  }
+
+  const github = () => nock('https://api.github.com', { reqheaders: { authorization: `Bearer ${TOKEN}` } });
+  const deliver = () => server.controlPlane.useCases.vcsFeedback.deliverDue();
+
+  it('pending status, then success and the plan comment; the next plan edits the same comment', async () => {
+    const { vineyard, configuration } = await vineyardWithConfiguration(client, 'feedback');
+    await client.connectRepository(configuration.name, {
+      provider: 'github',
+      repository: 'acme/infra',
+      branch: 'main',
+      webhook: 'manual',
+    });
+    const context = `trellis/${vineyard.name}/${configuration.name}`;
+    const statuses: unknown[] = [];
+    const comments: { method: string; path: string; body: { body: string } }[] = [];
+
+    const first = await queueGitPlan(configuration.id, pullRequest(HEAD_1));
+    const pending = github()
+      .post(`/repos/acme/infra/statuses/${HEAD_1}`, (body) => statuses.push(body) > 0)
+      .reply(201, { id: 1 });
+    expect(await deliver()).toMatchObject([{ kind: 'status', status: 'delivered' }]);
+    expect(pending.isDone()).toBe(true);
+    expect(statuses[0]).toEqual({
+      state: 'pending',
+      context,
+      description: 'Plan queued',
+      target_url: `${web}/jobs/${first.id}`,
+    });
+
+    await runPlan(first, {
+      plan_summary: { add: 1, change: 0, destroy: 0 },
+      resource_changes: [{ address: 'aws_subnet.b', actions: ['create'] }],
+      resource_changes_omitted: 0,
+    });
+    const ended = github()
+      .post(`/repos/acme/infra/statuses/${HEAD_1}`, (body) => statuses.push(body) > 0)
+      .reply(201, { id: 2 })
+      .post('/repos/acme/infra/issues/7/comments', (body) => comments.push({ method: 'POST', path: '', body }) > 0)
+      .reply(201, { id: 555 });
+    expect((await deliver()).map((r) => [r.kind, r.status])).toEqual([
+      ['status', 'delivered'],
+      ['comment', 'delivered'],
+    ]);
+    expect(ended.isDone()).toBe(true);
+    expect(statuses[1]).toEqual({
+      state: 'success',
+      context,
+      description: 'Plan: +1 ~0 -0',
+      target_url: `${web}/jobs/${first.id}`,
+    });
+    expect(comments[0]?.body.body).toContain(`### Trellis plan: \`${configuration.name}\` in \`${vineyard.name}\``);
+    expect(comments[0]?.body.body).toContain('| + create | `aws_subnet.b` |');
+    expect(comments[0]?.body.body).toContain(`${web}/jobs/${first.id}`);
+    const feedback = await client.getJobVcsFeedback(first.id);
+    expect(feedback.map((f) => [f.kind, f.status, f.state])).toEqual([
+      ['status', 'delivered', 'pending'],
+      ['status', 'delivered', 'success'],
+      ['comment', 'delivered', null],
+    ]);
+
+    // The second push to the pull request: GitHub is down for the first try of its status.
+    const second = await queueGitPlan(configuration.id, pullRequest(HEAD_2));
+    github().post(`/repos/acme/infra/statuses/${HEAD_2}`).reply(502, 'Bad Gateway');
+    const [retrying] = await deliver();
+    expect(retrying).toMatchObject({ kind: 'status', status: 'pending', attempts: 1 });
+    expect(retrying?.error).not.toContain(TOKEN);
+    expect((await client.getJobVcsFeedback(second.id))[0]).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(nock.isDone()).toBe(true);
+
+    await runPlan(second, {
+      plan_summary: { add: 0, change: 1, destroy: 0 },
+      resource_changes: [{ address: 'aws_subnet.b', actions: ['update'] }],
+    });
+    expect((await client.getJob(second.id)).status).toBe('SUCCESS');
+    const edit = github()
+      .post(`/repos/acme/infra/statuses/${HEAD_2}`, (body) => statuses.push(body) > 0)
+      .reply(201, { id: 3 })
+      .patch(
+        '/repos/acme/infra/issues/comments/555',
+        (body) => comments.push({ method: 'PATCH', path: '555', body }) > 0,
+      )
+      .reply(200, { id: 555 });
+    // The end's status goes at once (the retried pending one, not due yet, will be superseded by
+    // it and never sent); the comment is edited in place.
+    const reports = await deliver();
+    expect(reports.map((r) => [r.kind, r.status])).toEqual([
+      ['status', 'delivered'],
+      ['comment', 'delivered'],
+    ]);
+    expect(edit.isDone()).toBe(true);
+    expect(statuses.at(-1)).toMatchObject({ state: 'success', description: 'Plan: +0 ~1 -0' });
+    expect(comments.map((c) => c.method)).toEqual(['POST', 'PATCH']);
+    expect(comments[1]?.body.body).toContain('| ~ update | `aws_subnet.b` |');
+  });
+});
