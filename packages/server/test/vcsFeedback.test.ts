@@ -9,20 +9,17 @@
 import type { TrellisClient } from '@trellis/client';
 import {
   type Clock,
-  configHash,
   coreServices,
   type CoreSettings,
-  enqueueVcsFeedback,
   type Job,
-  ownerScope,
   type Random,
   type SecretBox,
   sealProviderTokens,
-  snapshotOfVine,
   systemScope,
   type UnitOfWork,
   type VcsJobTrigger,
 } from '@trellis/core';
+import { pullRequestTrigger, queueGitJob } from '@trellis/testkit';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import {
@@ -86,20 +83,8 @@ describeEachDialect('feedback at the git provider', (dialect) => {
     nock.cleanAll();
   });
 
-  const pullRequest = (head: string): VcsJobTrigger => ({
-    type: 'pull_request',
-    provider: 'github',
-    repository: 'acme/infra',
-    number: 7,
-    title: 'More subnets',
-    url: 'https://github.com/acme/infra/pull/7',
-    head_sha: head,
-    head_branch: 'subnets',
-    base_branch: 'main',
-    author: 'ada',
-  });
+  const pullRequest = (head: string) => pullRequestTrigger(head);
 
-  /** A PLAN queued the way the webhook path queues one: the job and its pending status in one transaction. */
   async function queueGitPlan(vineId: string, trigger: VcsJobTrigger): Promise<Job> {
     const c = server.controlPlane.container;
     const deps = {
@@ -107,35 +92,7 @@ describeEachDialect('feedback at the git provider', (dialect) => {
       random: c.resolve<Random>(coreServices.random.id),
       settings: c.resolve<CoreSettings>(coreServices.settings.id),
     };
-    return uow.run(ownerScope(userId), async (stores) => {
-      const vine = await stores.vines.get(userId, vineId);
-      if (!vine) throw new Error('no vine');
-      const snapshot = snapshotOfVine(vine);
-      const job = await stores.jobs.create({
-        id: deps.random.uuid(),
-        owner_id: userId,
-        job_type: 'PLAN',
-        status: 'QUEUED',
-        config_snapshot: snapshot,
-        config_hash: configHash(snapshot),
-        vine_id: vine.id,
-        vineyard_id: vine.vineyard_id,
-        cloud_identity_id: null,
-        assigned_worker_id: null,
-        claimed_by_worker_id: null,
-        plan_job_id: null,
-        target_worker_id: null,
-        execution_metadata: {},
-        error_message: null,
-        vine_status_before: null,
-        trigger,
-        created_at: deps.clock.now().toISOString(),
-        claimed_at: null,
-        finished_at: null,
-      });
-      await enqueueVcsFeedback(stores, deps, job, 'queued');
-      return job;
-    });
+    return queueGitJob(uow, deps, { ownerId: userId, vineId, trigger });
   }
 
   async function runPlan(job: Job, metadata: Record<string, unknown>): Promise<void> {

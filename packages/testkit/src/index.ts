@@ -8,3 +8,4 @@ export * from './objectStorage.js';
 export * from './serverProcess.js';
 export * from './signIn.js';
 export * from './fixtures.js';
+export * from './gitJobs.js';
