@@ -10,6 +10,7 @@ import type { SecretBox } from '../ports/SecretBox.js';
 import type { SignInProvider } from '../ports/SignInProvider.js';
 import type { TokenSigner } from '../ports/TokenSigner.js';
 import type { UnitOfWork } from '../ports/UnitOfWork.js';
+import type { VcsApi, VcsWebhookReader } from '../ports/VcsApi.js';
 import type { WebhookSender } from '../ports/WebhookSender.js';
 import { DEFAULT_NOTIFICATION_SETTINGS, type NotificationSettings } from '../domain/notifications.js';
 
@@ -65,6 +66,14 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
 export interface ProviderPorts {
   signIn: Partial<Record<IdentityProvider, SignInProvider>>;
   repositories: Partial<Record<GitProvider, RepositoryLister>>;
+  /** Git-driven runs (issue 13): each git host's API and webhook reader (absent: not configured). */
+  vcs?: Partial<Record<GitProvider, VcsPorts>>;
+}
+
+/** One git host's ports for git-driven runs. */
+export interface VcsPorts {
+  api: VcsApi;
+  webhooks: VcsWebhookReader;
 }
 
 export const NO_PROVIDERS: ProviderPorts = Object.freeze({ signIn: {}, repositories: {} });

@@ -5,6 +5,7 @@ import { AuthUseCases } from './AuthUseCases.js';
 import { VineUseCases } from './VineUseCases.js';
 import type { CoreDeps } from './CoreDeps.js';
 import { DriftUseCases } from './DriftUseCases.js';
+import { GitEventUseCases } from './GitEventUseCases.js';
 import { JobUseCases } from './JobUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
 import { NotificationUseCases } from './NotificationUseCases.js';
@@ -37,6 +38,7 @@ export interface UseCases {
   notifications: NotificationUseCases;
   policies: PolicyUseCases;
   audit: AuditUseCases;
+  gitEvents: GitEventUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
@@ -59,5 +61,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     notifications: new NotificationUseCases(deps),
     policies: new PolicyUseCases(deps),
     audit: new AuditUseCases(deps),
+    gitEvents: new GitEventUseCases(deps),
   };
 }
