@@ -36,7 +36,7 @@ import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 import { extractDeploymentOutputs, finalizeDeployment, redactSensitiveOutputs } from './finalizeDeployment.js';
 import { enqueueJobEnd } from './notificationOutbox.js';
-import { jobForPeople } from './views.js';
+import { jobForPeople, type JobView } from './views.js';
 import type { PolicyToEvaluate } from '../domain/policies.js';
 import { policiesForVine } from './PolicyUseCases.js';
 import { afterJobFinished, cancelQueuedDriftChecks, isDriftCheck } from './DriftUseCases.js';
@@ -90,7 +90,7 @@ export class JobUseCases {
   }
 
   /** `POST /api/jobs`: snapshot and hash of the vine, plan checks (DESIGN §3). */
-  async create(user: UserActor, input: CreateJobInput): Promise<Job> {
+  async create(user: UserActor, input: CreateJobInput): Promise<JobView> {
     if (!isOneOf(JOB_TYPES, input.job_type)) {
       throw new ValidationError(`job_type must be one of ${JOB_TYPES.join(', ')}`, [
         { path: 'job_type', message: `must be one of ${JOB_TYPES.join(', ')}` },
@@ -191,7 +191,7 @@ export class JobUseCases {
   async list(
     user: UserActor,
     query: { status?: unknown; vineyard_id?: unknown; vine_id?: unknown; org_id?: unknown } & PageQuery = {},
-  ): Promise<PageResult<JobSummary>> {
+  ): Promise<PageResult<JobSummary & { speculative: boolean }>> {
     const request = pageRequest(query, this.deps.settings.pageLimits);
     const filter: JobFilter = {};
     if (query.status !== undefined) {
@@ -213,7 +213,7 @@ export class JobUseCases {
   }
 
   /** The DEPLOY job that applies (or is applying) this plan, if any: a plan is applied at most once. */
-  async deployOfPlan(user: UserActor, planJobId: string): Promise<Job | null> {
+  async deployOfPlan(user: UserActor, planJobId: string): Promise<JobView | null> {
     const { record, scope } = await this.access.locate(user, 'read', 'job_not_found', (stores, ownerId) =>
       stores.jobs.get(ownerId, planJobId),
     );
@@ -224,7 +224,7 @@ export class JobUseCases {
     return deploy === undefined ? null : jobForPeople(deploy);
   }
 
-  async get(user: UserActor, id: unknown): Promise<Job> {
+  async get(user: UserActor, id: unknown): Promise<JobView> {
     const jobId = requireUuid(id, 'id');
     const { record } = await this.access.locate(user, 'read', 'job_not_found', (stores, ownerId) =>
       stores.jobs.get(ownerId, jobId),
@@ -238,7 +238,7 @@ export class JobUseCases {
   }
 
   /** `POST /api/cli/jobs/{id}/cancel`: a `QUEUED` or `PROCESSING` job becomes `CANCELLED` at once. */
-  async cancel(user: UserActor, id: unknown): Promise<Job> {
+  async cancel(user: UserActor, id: unknown): Promise<JobView> {
     const jobId = requireUuid(id, 'id');
     const located = await this.access.locate(user, 'jobs.run', 'job_not_found', (stores, ownerId) =>
       stores.jobs.get(ownerId, jobId),
