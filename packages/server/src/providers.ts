@@ -1,5 +1,23 @@
-import { type ConfiguredProvider, IDENTITY_PROVIDERS, type IdentityProvider, type ProviderPorts } from '@trellis/core';
-import { BitbucketProvider, GitHubProvider, GitLabProvider, OidcSignInProvider } from '@trellis/providers';
+import {
+  type ConfiguredProvider,
+  type GitProvider,
+  IDENTITY_PROVIDERS,
+  type IdentityProvider,
+  type ProviderPorts,
+  type VcsPorts,
+} from '@trellis/core';
+import {
+  BitbucketProvider,
+  BitbucketVcsApi,
+  BitbucketWebhookReader,
+  GitHubProvider,
+  GitHubVcsApi,
+  GitHubWebhookReader,
+  GitLabProvider,
+  GitLabVcsApi,
+  GitLabWebhookReader,
+  OidcSignInProvider,
+} from '@trellis/providers';
 import type { OAuthAppConfig, ServerConfig } from './config.js';
 
 type ProviderAdapter = GitHubProvider | GitLabProvider | BitbucketProvider | OidcSignInProvider;
@@ -13,6 +31,20 @@ const ADAPTERS: Record<IdentityProvider, (app: OAuthAppConfig) => ProviderAdapte
   google: (app) => new OidcSignInProvider(options(app)),
 };
 
+/** Git-driven runs (issue 13): each git host's API (same base URL as its sign-in) and webhook reader. */
+const VCS_ADAPTERS: Record<GitProvider, (app: OAuthAppConfig) => VcsPorts> = {
+  github: (app) => ({ api: new GitHubVcsApi(vcsOptions(app)), webhooks: new GitHubWebhookReader() }),
+  gitlab: (app) => ({ api: new GitLabVcsApi(vcsOptions(app)), webhooks: new GitLabWebhookReader() }),
+  bitbucket: (app) => ({ api: new BitbucketVcsApi(vcsOptions(app)), webhooks: new BitbucketWebhookReader() }),
+};
+
+function vcsOptions(app: OAuthAppConfig) {
+  return {
+    ...(app.baseUrl ? { baseUrl: app.baseUrl } : {}),
+    ...(app.displayName ? { displayName: app.displayName } : {}),
+  };
+}
+
 function options(app: OAuthAppConfig) {
   return {
     clientId: app.clientId,
@@ -24,13 +56,17 @@ function options(app: OAuthAppConfig) {
 
 /** The sign-in providers and git hosts of the configuration (`TRELLIS_<PROVIDER>_CLIENT_ID`, ...). */
 export function buildProviders(config: Pick<ServerConfig, 'providers'>): ProviderPorts {
-  const ports: ProviderPorts = { signIn: {}, repositories: {} };
+  const vcs: NonNullable<ProviderPorts['vcs']> = {};
+  const ports: ProviderPorts = { signIn: {}, repositories: {}, vcs };
   for (const id of IDENTITY_PROVIDERS) {
     const app = config.providers[id.toUpperCase() as Uppercase<IdentityProvider>];
     if (!app) continue;
     const adapter = ADAPTERS[id](app);
     ports.signIn[id] = adapter;
-    if (id !== 'google') ports.repositories[id] = adapter as GitHubProvider | GitLabProvider | BitbucketProvider;
+    if (id !== 'google') {
+      ports.repositories[id] = adapter as GitHubProvider | GitLabProvider | BitbucketProvider;
+      vcs[id] = VCS_ADAPTERS[id](app);
+    }
   }
   return ports;
 }
