@@ -33,6 +33,9 @@ import type {
   RegistrationAnswer,
   ReleaseView,
   RepositoryView,
+  ConnectVcsAnswer,
+  ConnectVcsRequest,
+  VcsConnectionAnswer,
   StatusReport,
   TendrilRequest,
   TokenPairAnswer,
@@ -388,6 +391,21 @@ export class TrellisClient {
   async listRepositories(provider: GitProvider): Promise<RepositoryView[]> {
     const path = `/api/cli/repositories/${encodeURIComponent(provider)}`;
     return (await this.json<{ repositories: RepositoryView[] }>('GET', path)).repositories;
+  }
+
+  // ---- repository connections (issue 13)
+  /** Connects a vine (id or name) to a repository; a manual connect's answer carries the webhook secret once. */
+  connectRepository(configuration: string, input: ConnectVcsRequest): Promise<ConnectVcsAnswer> {
+    return this.json('PUT', `/api/cli/configurations/${encodeURIComponent(configuration)}/vcs`, { body: input });
+  }
+
+  /** The vine's connection (never the secret); `vcs_not_connected` when it has none. */
+  getRepositoryConnection(configuration: string): Promise<VcsConnectionAnswer> {
+    return this.json('GET', `/api/cli/configurations/${encodeURIComponent(configuration)}/vcs`);
+  }
+
+  async disconnectRepository(configuration: string): Promise<void> {
+    await this.json('DELETE', `/api/cli/configurations/${encodeURIComponent(configuration)}/vcs`);
   }
 
   // ---- the agent protocol (SPEC §4.2)

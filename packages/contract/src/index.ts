@@ -17,4 +17,5 @@ export * from './state.js';
 export * from './tokens.js';
 export * from './notifications.js';
 export * from './policies.js';
+export * from './vcs.js';
 export type * from './types.js';

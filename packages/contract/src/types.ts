@@ -51,6 +51,7 @@ import type {
   DeliveryRecord,
   NotificationRecord,
 } from './notifications.js';
+import type { ConnectVcsBody, ConnectVcsResponse, VcsConnectionRecord } from './vcs.js';
 import type {
   CreatePolicyBody,
   PolicyDetailRecord,
@@ -87,6 +88,8 @@ export type NotificationAnswer = z.output<typeof NotificationRecord>;
 export type CreatedNotificationAnswer = z.output<typeof CreatedNotificationRecord>;
 export type DeliveryAnswer = z.output<typeof DeliveryRecord>;
 export type PolicyAnswer = z.output<typeof PolicyRecord>;
+export type VcsConnectionAnswer = z.output<typeof VcsConnectionRecord>;
+export type ConnectVcsAnswer = z.output<typeof ConnectVcsResponse>;
 export type PolicyDetailAnswer = z.output<typeof PolicyDetailRecord>;
 export type PolicyResultView = z.output<typeof PolicyResultRecord>;
 
@@ -100,6 +103,7 @@ export type OrgRoleName = z.output<typeof OrgRoleSchema>;
 // ---- requests
 export type CreateNotificationRequest = z.input<typeof CreateNotificationBody>;
 export type CreatePolicyRequest = z.input<typeof CreatePolicyBody>;
+export type ConnectVcsRequest = z.input<typeof ConnectVcsBody>;
 export type UpdatePolicyRequest = z.input<typeof UpdatePolicyBody>;
 export type AddMemberRequest = z.input<typeof AddMemberBody>;
 export type ExchangeRequest = z.input<typeof ExchangeBody>;

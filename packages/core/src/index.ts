@@ -92,7 +92,7 @@ export * from './usecases/providerTokens.js';
 export * from './usecases/vcsTokens.js';
 export * from './usecases/GitEventUseCases.js';
 export * from './usecases/gitJobs.js';
-export * from './usecases/vcsWebhookSecret.js';
+export * from './usecases/VcsUseCases.js';
 export * from './usecases/ReleaseUseCases.js';
 export * from './usecases/RepositoryUseCases.js';
 export * from './usecases/SignInUseCases.js';

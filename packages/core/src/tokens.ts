@@ -11,7 +11,7 @@ import type { SecretBox } from './ports/SecretBox.js';
 import type { TokenSigner } from './ports/TokenSigner.js';
 import type { UnitOfWork } from './ports/UnitOfWork.js';
 import type { WebhookSender } from './ports/WebhookSender.js';
-import type { CoreSettings, ProviderPorts } from './usecases/CoreDeps.js';
+import type { CoreSettings, ProviderPorts, VcsPorts } from './usecases/CoreDeps.js';
 import type { UseCases } from './usecases/createUseCases.js';
 
 export interface ServiceRef<T> {
@@ -33,6 +33,7 @@ export const coreServices = {
   eventBus: serviceRef<EventBus>('trellis.core.event-bus'),
   secretBox: serviceRef<SecretBox>('trellis.core.secret-box'),
   providers: serviceRef<ProviderPorts>('trellis.core.providers'),
+  vcs: serviceRef<VcsPorts>('trellis.core.vcs'),
   settings: serviceRef<CoreSettings>('trellis.core.settings'),
   webhookSender: serviceRef<WebhookSender>('trellis.core.webhook-sender'),
   policyCompiler: serviceRef<PolicyCompiler>('trellis.core.policy-compiler'),

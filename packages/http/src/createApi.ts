@@ -27,6 +27,7 @@ import { gitWebhookRoutes } from './routes/gitWebhookRoutes.js';
 import { orgRoutes } from './routes/orgRoutes.js';
 import { releaseRoutes } from './routes/releaseRoutes.js';
 import { repositoryRoutes } from './routes/repositoryRoutes.js';
+import { vcsRoutes } from './routes/vcsRoutes.js';
 import { type SignInRouteDeps, signInRoutes } from './routes/signInRoutes.js';
 import { stateRoutes } from './routes/stateRoutes.js';
 import { tokenRoutes } from './routes/tokenRoutes.js';
@@ -130,6 +131,7 @@ export function apiRoutes(
     ...authRoutes(options.useCases),
     ...signInRoutes({ ...signIn, useCases: options.useCases }),
     ...repositoryRoutes(options.useCases),
+    ...vcsRoutes(options.useCases),
     ...agentRoutes(options.useCases, options.events, shutdown, longPolls),
     ...streamRoutes(options.logStreams ?? new LiveLogStreams(options.useCases, options.events), shutdown),
     ...cliRoutes(options.useCases),

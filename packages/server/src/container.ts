@@ -7,6 +7,7 @@ import {
   createUseCases,
   type EventBus,
   type ProviderPorts,
+  type VcsPorts,
   type Random,
   type SecretBox,
   type ServiceRef,
@@ -31,6 +32,7 @@ export interface Adapters {
   signer: TokenSigner;
   secrets: SecretBox;
   providers: ProviderPorts;
+  vcs: VcsPorts;
   webhooks: WebhookSender;
   policyCompiler: PolicyCompiler;
   settings: CoreSettings;
@@ -50,6 +52,7 @@ export function buildContainer(adapters: Adapters): DependencyContainer {
   container.register(coreServices.tokenSigner.id, { useValue: adapters.signer });
   container.register(coreServices.secretBox.id, { useValue: adapters.secrets });
   container.register(coreServices.providers.id, { useValue: adapters.providers });
+  container.register(coreServices.vcs.id, { useValue: adapters.vcs });
   container.register(coreServices.settings.id, { useValue: adapters.settings });
   container.register(coreServices.webhookSender.id, { useValue: adapters.webhooks });
   container.register(coreServices.policyCompiler.id, { useValue: adapters.policyCompiler });
@@ -64,6 +67,7 @@ export function buildContainer(adapters: Adapters): DependencyContainer {
         signer: resolve(c, coreServices.tokenSigner),
         secrets: resolve(c, coreServices.secretBox),
         providers: resolve(c, coreServices.providers),
+        vcs: resolve(c, coreServices.vcs),
         webhooks: resolve(c, coreServices.webhookSender),
         policyCompiler: resolve(c, coreServices.policyCompiler),
         settings: resolve(c, coreServices.settings),

@@ -24,7 +24,7 @@ import type { Express } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import { openArtifactStore, openDatabase } from './adapters.js';
 import { ensureGeneratedSecrets, loadConfig, type ServerConfig } from './config.js';
-import { buildProviders } from './providers.js';
+import { buildProviders, buildVcs } from './providers.js';
 import { NodeWebhookSender } from '@trellis/providers';
 import { OpaPolicyCompiler } from './OpaPolicyCompiler.js';
 import { buildContainer, resolve } from './container.js';
@@ -149,6 +149,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         ? new AesGcmSecretBox(config.encryptionKeys)
         : AesGcmSecretBox.fromSecret(config.cliJwtSecret)),
     providers: register.providers ?? buildProviders(config),
+    vcs: register.vcs ?? buildVcs(config),
     webhooks: register.webhookSender ?? new NodeWebhookSender(),
     policyCompiler: register.policyCompiler ?? new OpaPolicyCompiler(config.opaBin),
     settings: register.settings ?? {

@@ -1,9 +1,11 @@
 import {
   type ConfiguredProvider,
+  GIT_PROVIDERS,
   type GitProvider,
   IDENTITY_PROVIDERS,
   type IdentityProvider,
   type ProviderPorts,
+  type VcsPort,
   type VcsPorts,
 } from '@trellis/core';
 import {
@@ -31,20 +33,6 @@ const ADAPTERS: Record<IdentityProvider, (app: OAuthAppConfig) => ProviderAdapte
   google: (app) => new OidcSignInProvider(options(app)),
 };
 
-/** Git-driven runs (issue 13): each git host's API (same base URL as its sign-in) and webhook reader. */
-const VCS_ADAPTERS: Record<GitProvider, (app: OAuthAppConfig) => VcsPorts> = {
-  github: (app) => ({ api: new GitHubVcsApi(vcsOptions(app)), webhooks: new GitHubWebhookReader() }),
-  gitlab: (app) => ({ api: new GitLabVcsApi(vcsOptions(app)), webhooks: new GitLabWebhookReader() }),
-  bitbucket: (app) => ({ api: new BitbucketVcsApi(vcsOptions(app)), webhooks: new BitbucketWebhookReader() }),
-};
-
-function vcsOptions(app: OAuthAppConfig) {
-  return {
-    ...(app.baseUrl ? { baseUrl: app.baseUrl } : {}),
-    ...(app.displayName ? { displayName: app.displayName } : {}),
-  };
-}
-
 function options(app: OAuthAppConfig) {
   return {
     clientId: app.clientId,
@@ -56,17 +44,13 @@ function options(app: OAuthAppConfig) {
 
 /** The sign-in providers and git hosts of the configuration (`TRELLIS_<PROVIDER>_CLIENT_ID`, ...). */
 export function buildProviders(config: Pick<ServerConfig, 'providers'>): ProviderPorts {
-  const vcs: NonNullable<ProviderPorts['vcs']> = {};
-  const ports: ProviderPorts = { signIn: {}, repositories: {}, vcs };
+  const ports: ProviderPorts = { signIn: {}, repositories: {} };
   for (const id of IDENTITY_PROVIDERS) {
     const app = config.providers[id.toUpperCase() as Uppercase<IdentityProvider>];
     if (!app) continue;
     const adapter = ADAPTERS[id](app);
     ports.signIn[id] = adapter;
-    if (id !== 'google') {
-      ports.repositories[id] = adapter as GitHubProvider | GitLabProvider | BitbucketProvider;
-      vcs[id] = VCS_ADAPTERS[id](app);
-    }
+    if (id !== 'google') ports.repositories[id] = adapter as GitHubProvider | GitLabProvider | BitbucketProvider;
   }
   return ports;
 }
@@ -78,4 +62,37 @@ export function configuredProviders(config: Pick<ServerConfig, 'providers'>): Co
     const adapter = signIn[id];
     return adapter ? [{ id, name: adapter.displayName }] : [];
   });
+}
+
+/** The web address repositories are cloned from: the configured base URL, else the public service. */
+const WEB_BASES: Record<GitProvider, string> = {
+  github: 'https://github.com',
+  gitlab: 'https://gitlab.com',
+  bitbucket: 'https://bitbucket.org',
+};
+
+const VCS_ADAPTERS: Record<GitProvider, (app: OAuthAppConfig) => Omit<VcsPort, 'cloneUrl'>> = {
+  github: (app) => ({ api: new GitHubVcsApi(vcsOptions(app)), webhooks: new GitHubWebhookReader() }),
+  gitlab: (app) => ({ api: new GitLabVcsApi(vcsOptions(app)), webhooks: new GitLabWebhookReader() }),
+  bitbucket: (app) => ({ api: new BitbucketVcsApi(vcsOptions(app)), webhooks: new BitbucketWebhookReader() }),
+};
+
+function vcsOptions(app: OAuthAppConfig) {
+  return { baseUrl: app.baseUrl, ...(app.displayName ? { displayName: app.displayName } : {}) };
+}
+
+/**
+ * Git-driven runs (issue 13): the API and webhook reader of every configured git provider, at the
+ * same base URL as its sign-in (`TRELLIS_<PROVIDER>_BASE_URL`: GitHub Enterprise Server,
+ * self-managed GitLab; the API address is derived from it as for sign-in).
+ */
+export function buildVcs(config: Pick<ServerConfig, 'providers'>): VcsPorts {
+  const ports: VcsPorts = {};
+  for (const id of GIT_PROVIDERS) {
+    const app = config.providers[id.toUpperCase() as Uppercase<GitProvider>];
+    if (!app) continue;
+    const web = (app.baseUrl ?? WEB_BASES[id]).replace(/\/+$/, '');
+    ports[id] = { ...VCS_ADAPTERS[id](app), cloneUrl: (repository) => `${web}/${repository}.git` };
+  }
+  return ports;
 }

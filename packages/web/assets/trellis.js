@@ -93,6 +93,54 @@
     form.querySelector('[data-drift-off]')?.addEventListener('click', (event) => save(null, event.currentTarget));
   }
 
+  // A vine's repository connection (issue 13): PUT, then the page again; a manual connect shows
+  // its secret once, in the page, and never again.
+  for (const form of document.querySelectorAll('form[data-vcs-connect]')) {
+    const path = `/api/cli/configurations/${encodeURIComponent(form.dataset.vcsConnect)}/vcs`;
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const button = form.querySelector('[data-vcs-save]');
+      act(button, async () => {
+        const fields = form.elements;
+        const paths = fields.paths.value
+          .split(',')
+          .map((pattern) => pattern.trim())
+          .filter((pattern) => pattern !== '');
+        const connection = await postJson(
+          path,
+          {
+            provider: fields.provider.value,
+            repository: fields.repository.value.trim(),
+            branch: fields.branch.value.trim(),
+            paths,
+            auto_deploy: fields.auto_deploy.checked,
+            pull_requests: fields.pull_requests.checked,
+            webhook: fields.manual.checked ? 'manual' : 'auto',
+          },
+          'PUT',
+        );
+        if (!connection.webhook_secret) {
+          window.location.reload();
+          return;
+        }
+        const box = document.querySelector('[data-vcs-secret]');
+        box.querySelector('[data-vcs-secret-url]').textContent = connection.webhook_url;
+        box.querySelector('[data-vcs-secret-value]').textContent = connection.webhook_secret;
+        box.hidden = false;
+        form.hidden = true;
+      });
+    });
+    const disconnect = form.querySelector('[data-vcs-disconnect]');
+    disconnect?.addEventListener('click', () => {
+      if (!window.confirm(disconnect.dataset.confirm)) return;
+      act(disconnect, async () => {
+        const response = await fetch(`${base}${path}`, { method: 'DELETE', credentials: 'same-origin' });
+        if (!response.ok) throw new Error(await problemMessage(response));
+        window.location.reload();
+      });
+    });
+  }
+
   // Sign out: the API clears the cookie (POST with our Origin), then the sign-in page.
   for (const form of document.querySelectorAll('form[data-signout]')) {
     form.addEventListener('submit', (event) => {

@@ -243,9 +243,10 @@ export function createWebRouter(options: WebOptions): Router {
     headers,
     signedIn(async ({ req, user, base, now, standing }) => {
       const vine = await useCases.vines.get(user, req.params.id);
-      const [vineyard, jobs] = await Promise.all([
+      const [vineyard, jobs, vcs] = await Promise.all([
         useCases.vineyards.get(user, vine.vineyard_id).catch(notFoundAsNull),
         useCases.jobs.list(user, { vine_id: vine.id }),
+        useCases.vcs.find(user, vine.id),
       ]);
       const roles = await standing();
       return vinePage({
@@ -256,6 +257,8 @@ export function createWebRouter(options: WebOptions): Router {
         mayRun: roles.may(vine.owner_id, 'jobs.run'),
         mayManage: roles.may(vine.owner_id, 'vineyards.manage'),
         org: roles.org(vine.owner_id),
+        vcs,
+        vcsProviders: useCases.vcs.providers(),
         now,
       });
     }),

@@ -1,5 +1,7 @@
 import { AuditCommand } from './AuditCommand.js';
+import { ConnectConfigCommand } from './configs/ConnectConfigCommand.js';
 import { CreateConfigCommand } from './configs/CreateConfigCommand.js';
+import { DisconnectConfigCommand } from './configs/DisconnectConfigCommand.js';
 import { DriftCheckCommand } from './configs/DriftCheckCommand.js';
 import { SetConfigCommand } from './configs/SetConfigCommand.js';
 import { ListConfigsCommand } from './configs/ListConfigsCommand.js';
@@ -62,6 +64,8 @@ export const COMMANDS = [
   CreateConfigCommand,
   SetConfigCommand,
   DriftCheckCommand,
+  ConnectConfigCommand,
+  DisconnectConfigCommand,
   PlanCommand,
   DeployCommand,
   DestroyCommand,

@@ -51,6 +51,8 @@ export const AUDIT_ACTIONS = [
   'policy.create',
   'policy.update',
   'policy.delete',
+  'vcs.connect',
+  'vcs.disconnect',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

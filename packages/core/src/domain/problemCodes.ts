@@ -83,6 +83,7 @@ export const PROBLEM_CODES = {
   worker_not_found: { status: 404, meaning: 'no such worker' },
   notification_not_found: { status: 404, meaning: 'no such notification' },
   policy_not_found: { status: 404, meaning: 'no such policy' },
+  vcs_not_connected: { status: 404, meaning: 'the configuration (vine) is not connected to a repository' },
   token_not_found: { status: 404, meaning: 'no such API token (or it is revoked)' },
   user_not_found: { status: 404, meaning: 'no such user' },
   org_not_found: { status: 404, meaning: 'no such organization, or the caller is not a member' },

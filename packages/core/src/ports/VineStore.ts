@@ -1,7 +1,7 @@
 import type { OwnerIds } from './UnitOfWork.js';
 import type { VineStatus } from '../domain/enums.js';
 import type { Page, PageRequest } from '../domain/pagination.js';
-import type { DriftDetection, DriftResult, Vine, VineComponents, VineTriggers } from '../domain/records.js';
+import type { DriftDetection, DriftResult, Vine, VineComponents, VineSource, VineTriggers } from '../domain/records.js';
 
 export interface VineFilter {
   vineyard_id?: string;
@@ -43,4 +43,6 @@ export interface VineSettingsPatch {
   drift_detection?: DriftDetection | null;
   next_drift_check_at?: string | null;
   triggers?: VineTriggers;
+  /** Connecting a repository (issue 13) makes the source that repository. */
+  source?: VineSource;
 }

@@ -10,8 +10,8 @@ import type { SecretBox } from '../ports/SecretBox.js';
 import type { SignInProvider } from '../ports/SignInProvider.js';
 import type { TokenSigner } from '../ports/TokenSigner.js';
 import type { UnitOfWork } from '../ports/UnitOfWork.js';
-import type { VcsApi, VcsWebhookReader } from '../ports/VcsApi.js';
 import type { WebhookSender } from '../ports/WebhookSender.js';
+import type { VcsApi, VcsWebhookReader } from '../ports/VcsApi.js';
 import { DEFAULT_NOTIFICATION_SETTINGS, type NotificationSettings } from '../domain/notifications.js';
 
 export interface CoreSettings {
@@ -66,15 +66,18 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
 export interface ProviderPorts {
   signIn: Partial<Record<IdentityProvider, SignInProvider>>;
   repositories: Partial<Record<GitProvider, RepositoryLister>>;
-  /** Git-driven runs (issue 13): each git host's API and webhook reader (absent: not configured). */
-  vcs?: Partial<Record<GitProvider, VcsPorts>>;
 }
 
-/** One git host's ports for git-driven runs. */
-export interface VcsPorts {
+/** One git provider's API and webhook reader, for git-driven runs (issue 13). */
+export interface VcsPort {
   api: VcsApi;
   webhooks: VcsWebhookReader;
+  /** The HTTPS clone URL of `owner/name` at this provider's (configured) web address, without credentials. */
+  cloneUrl(repository: string): string;
 }
+
+/** The git providers this server can connect vines to (absent: not configured). */
+export type VcsPorts = Partial<Record<GitProvider, VcsPort>>;
 
 export const NO_PROVIDERS: ProviderPorts = Object.freeze({ signIn: {}, repositories: {} });
 
@@ -88,6 +91,8 @@ export interface CoreDeps {
   /** Encrypts provider tokens at rest. */
   secrets: SecretBox;
   providers: ProviderPorts;
+  /** Git providers' APIs and webhook readers (issue 13), per configured provider. */
+  vcs: VcsPorts;
   /** Outbound HTTP of notifications. */
   webhooks: WebhookSender;
   /** Checks policy modules when saved (issue 15); absent: this server has no engine. */

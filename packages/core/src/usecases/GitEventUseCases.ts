@@ -7,11 +7,10 @@ import { transitionJob } from '../domain/jobStateMachine.js';
 import type { WebhookRequestParts } from '../ports/VcsApi.js';
 import { type Stores, systemScope } from '../ports/UnitOfWork.js';
 import { recordAudit } from './audit.js';
-import { announce, type CoreDeps, isoNow, type VcsPorts } from './CoreDeps.js';
+import { announce, type CoreDeps, isoNow, type VcsPort } from './CoreDeps.js';
 import { cancelQueuedDriftChecks } from './DriftUseCases.js';
 import { createGitJob } from './gitJobs.js';
-import { vcsTokenFor } from './vcsTokens.js';
-import { openWebhookSecret } from './vcsWebhookSecret.js';
+import { openWebhookSecret, vcsTokenFor } from './vcsTokens.js';
 
 type PushEvent = Extract<VcsEvent, { kind: 'push' }>;
 type PullRequestEvent = Extract<VcsEvent, { kind: 'pull_request' }>;
@@ -37,7 +36,7 @@ export class GitEventUseCases {
 
   /** `POST /api/webhooks/{provider}`. Throws `401 webhook_signature_invalid` when no connection verifies. */
   async receive(provider: GitProvider, request: WebhookRequestParts): Promise<WebhookOutcome> {
-    const ports = this.deps.providers.vcs?.[provider];
+    const ports = this.deps.vcs[provider];
     // A provider this server is not configured for can have no connection: as for an unknown repository.
     if (!ports) return { jobs: [] };
     const delivery = ports.webhooks.parse(request);
@@ -78,7 +77,7 @@ export class GitEventUseCases {
   }
 
   private async onPush(
-    ports: VcsPorts,
+    ports: VcsPort,
     delivery: VcsDelivery,
     event: PushEvent,
     connection: VcsConnection,
@@ -130,7 +129,7 @@ export class GitEventUseCases {
    * compare API between the commits before and after. Null: every file (a new branch has no
    * commit before it, and a compare that fails cannot say which files changed).
    */
-  private async changedFiles(ports: VcsPorts, event: PushEvent, connection: VcsConnection): Promise<string[] | null> {
+  private async changedFiles(ports: VcsPort, event: PushEvent, connection: VcsConnection): Promise<string[] | null> {
     if (event.changed_files !== null) return event.changed_files;
     if (event.before_sha === null || connection.paths.length === 0) return null;
     try {

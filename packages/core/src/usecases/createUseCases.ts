@@ -16,6 +16,7 @@ import { ReleaseUseCases } from './ReleaseUseCases.js';
 import { RepositoryUseCases } from './RepositoryUseCases.js';
 import { SignInUseCases } from './SignInUseCases.js';
 import { StateUseCases } from './StateUseCases.js';
+import { VcsUseCases } from './VcsUseCases.js';
 import { VineyardUseCases } from './VineyardUseCases.js';
 import { WorkerUseCases } from './WorkerUseCases.js';
 
@@ -37,6 +38,7 @@ export interface UseCases {
   drift: DriftUseCases;
   notifications: NotificationUseCases;
   policies: PolicyUseCases;
+  vcs: VcsUseCases;
   audit: AuditUseCases;
   gitEvents: GitEventUseCases;
 }
@@ -60,6 +62,7 @@ export function createUseCases(deps: CoreDeps): UseCases {
     drift: new DriftUseCases(deps),
     notifications: new NotificationUseCases(deps),
     policies: new PolicyUseCases(deps),
+    vcs: new VcsUseCases(deps),
     audit: new AuditUseCases(deps),
     gitEvents: new GitEventUseCases(deps),
   };

@@ -1,6 +1,7 @@
 import { PROVIDER_NAMES } from '../domain/enums.js';
 import { ConflictError, isDomainError, UnauthorizedError, UnavailableError } from '../domain/errors.js';
 import type { VcsConnection } from '../domain/vcs.js';
+import type { SecretBox } from '../ports/SecretBox.js';
 import type { Stores } from '../ports/UnitOfWork.js';
 import type { CoreDeps } from './CoreDeps.js';
 import { freshProviderTokens, openProviderTokens, type ProviderTokens } from './providerTokens.js';
@@ -62,4 +63,22 @@ function providerTokenExpired(provider: VcsConnection['provider'], cause: unknow
     `${name} no longer accepts the stored token (expired or revoked) and it cannot be renewed: sign in with ${name} again in the web interface`,
     { cause },
   );
+}
+
+/** Where a connection's webhook secret is bound when sealed: it opens for this vine only. */
+export function webhookSecretContext(vineId: string): string {
+  return `vcs-webhook:${vineId}`;
+}
+
+/** Seals a connection's webhook secret for `VcsConnection.webhook_secret_sealed`. */
+export function sealWebhookSecret(secrets: SecretBox, vineId: string, secret: string): Promise<string> {
+  return secrets.seal(secret, webhookSecretContext(vineId));
+}
+
+/** The webhook secret of a connection, to verify a delivery's signature with. */
+export function openWebhookSecret(
+  secrets: SecretBox,
+  connection: Pick<VcsConnection, 'vine_id' | 'webhook_secret_sealed'>,
+): Promise<string> {
+  return secrets.open(connection.webhook_secret_sealed, webhookSecretContext(connection.vine_id));
 }

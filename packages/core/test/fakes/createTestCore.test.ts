@@ -38,6 +38,7 @@ describe('createTestCore', () => {
         'orgs',
         'planArtifacts',
         'policies',
+        'vcs',
         'releases',
         'repositories',
         'signIn',

@@ -82,10 +82,13 @@ let deliveries = 0;
 beforeEach(async () => {
   api = new FakeVcsApi();
   core = createTestCore({
-    providers: {
-      signIn: {},
-      repositories: { github: new FakeRepositoryLister() },
-      vcs: { github: { api, webhooks: new TestWebhookReader() } },
+    providers: { signIn: {}, repositories: { github: new FakeRepositoryLister() } },
+    vcs: {
+      github: {
+        api,
+        webhooks: new TestWebhookReader(),
+        cloneUrl: (repository) => `https://github.com/${repository}.git`,
+      },
     },
   });
   ada = await seedUser(core);

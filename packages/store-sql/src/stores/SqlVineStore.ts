@@ -168,6 +168,7 @@ export class SqlVineStore implements VineStore {
     }
     if (patch.next_drift_check_at !== undefined) changes.next_drift_check_at = timeInOrNull(patch.next_drift_check_at);
     if (patch.triggers !== undefined) changes.triggers_after = jsonIn(patch.triggers.after);
+    if (patch.source !== undefined) changes.source = jsonIn(patch.source);
     const [row] = await this.db.table('vines').where({ owner_id: ownerId, id }).update(changes).returning('*');
     if (!row) throw new NotFoundError('configuration');
     return toVine(row);

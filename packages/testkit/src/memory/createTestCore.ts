@@ -6,6 +6,7 @@ import {
   DEFAULT_CORE_SETTINGS,
   NO_PROVIDERS,
   type ProviderPorts,
+  type VcsPorts,
   type PolicyCompiler,
   type Random,
   type SecretBox,
@@ -32,6 +33,8 @@ export interface TestCoreOptions {
   wrapStores?: StoresWrapper;
   /** Sign-in providers and git hosts (default: none configured). */
   providers?: ProviderPorts;
+  /** Git providers' APIs for git-driven runs (default: none configured). */
+  vcs?: VcsPorts;
   /** Default: AES-256-GCM under `TEST_ENCRYPTION_KEY`. */
   secrets?: SecretBox;
   /** Default: a `FakeWebhookSender` that sends nothing. */
@@ -78,6 +81,7 @@ export function createTestCore(options: TestCoreOptions = {}): TestCore {
     signer,
     secrets,
     providers,
+    vcs: options.vcs ?? {},
     webhooks,
     settings,
     ...(options.policyCompiler ? { policyCompiler: options.policyCompiler } : {}),

@@ -1,8 +1,11 @@
 import {
+  type GitProvider,
   isSpeculativeTrigger,
   type JobSummary,
   type Json,
   type PageResult,
+  PROVIDER_NAMES,
+  type VcsConnectionView,
   type VineView,
   type Vineyard,
 } from '@trellis/core';
@@ -22,6 +25,10 @@ export interface VinePageInput {
   mayManage?: boolean;
   /** The organization that owns the vine and the person's role in it; null for their own vine. */
   org: { name: string; role: string } | null;
+  /** The vine's repository connection (issue 13), null when none; absent: not shown. */
+  vcs?: VcsConnectionView | null;
+  /** The git providers this server can connect to (for the connect form). */
+  vcsProviders?: readonly GitProvider[];
   now: Date;
 }
 
@@ -81,6 +88,8 @@ ${
   ${configuration(vine)}
 </section>
 </div>
+
+${input.vcs !== undefined ? repositorySection(input.vcs, vine, input.mayManage === true, input.vcsProviders ?? []) : ''}
 
 <section class="card" data-drift-section>
   <h2>Drift</h2>
@@ -160,6 +169,61 @@ function driftSettings(vine: VineView): Html {
   <button type="submit" class="button" data-drift-save>Save schedule</button>
   ${vine.drift_detection ? html`<button type="button" class="button" data-drift-off>Turn off</button>` : ''}
 </form>`;
+}
+
+/** The connected repository (issue 13): what pushes and pull requests do; connect and disconnect for admins. */
+function repositorySection(
+  connection: VcsConnectionView | null,
+  vine: VineView,
+  mayManage: boolean,
+  providers: readonly GitProvider[],
+): Html {
+  const facts = connection
+    ? html`<dl class="facts" data-vcs-connection>
+  <dt>Repository</dt><dd data-vcs-repository>${PROVIDER_NAMES[connection.provider]} <code>${connection.repository}</code></dd>
+  <dt>Branch</dt><dd data-vcs-branch><code>${connection.branch}</code></dd>
+  <dt>Paths</dt><dd data-vcs-paths>${
+    connection.paths.length > 0
+      ? connection.paths.map((pattern, i) => html`${i > 0 ? ', ' : ''}<code>${pattern}</code>`)
+      : html`<span class="muted">every file</span>`
+  }</dd>
+  <dt>Pushes</dt><dd data-vcs-pushes>${connection.auto_deploy ? 'plan, then deploy a successful plan' : 'plan'}</dd>
+  <dt>Pull requests</dt><dd data-vcs-pull-requests>${connection.pull_requests ? 'planned (never deployed)' : html`<span class="muted">ignored</span>`}</dd>
+  <dt>Webhook</dt><dd data-vcs-mode="${connection.webhook_mode}">${
+    connection.webhook_mode === 'auto'
+      ? html`created by Trellis <span class="muted small">(hook <code>${connection.hook_id ?? '—'}</code>)</span>`
+      : html`manual: created at the provider, sending to <code>${connection.webhook_url}</code>`
+  }</dd>
+</dl>`
+    : html`<p class="muted" data-vcs-none>Not connected: pushes and pull requests do not plan this vine.${
+        mayManage ? '' : html` <code>trellis configs connect ${vine.name} --github OWNER/NAME --branch main</code>`
+      }</p>`;
+  if (!mayManage) return html`<section class="card" data-vcs-section><h2>Repository</h2>${facts}</section>`;
+  const form =
+    providers.length === 0
+      ? html`<p class="muted">No git provider is configured on this server (<code>TRELLIS_GITHUB_CLIENT_ID</code>, ...).</p>`
+      : html`<form class="stacked-form" data-vcs-connect="${vine.id}">
+  <label>Provider <select name="provider">${providers.map(
+    (provider) =>
+      html`<option value="${provider}"${connection?.provider === provider ? ' selected' : ''}>${PROVIDER_NAMES[provider]}</option>`,
+  )}</select></label>
+  <label>Repository <input name="repository" required placeholder="owner/name" value="${connection?.repository ?? ''}"></label>
+  <label>Branch <input name="branch" required value="${connection?.branch ?? 'main'}"></label>
+  <label>Paths <input name="paths" placeholder="infra/**, modules/**" value="${connection?.paths.join(', ') ?? ''}"> <span class="muted small">globs, comma-separated; empty: every file</span></label>
+  <label><input type="checkbox" name="auto_deploy"${connection?.auto_deploy ? ' checked' : ''}> Deploy successful plans of pushes</label>
+  <label><input type="checkbox" name="pull_requests"${connection === null || connection.pull_requests ? ' checked' : ''}> Plan pull requests</label>
+  <label><input type="checkbox" name="manual"${connection?.webhook_mode === 'manual' ? ' checked' : ''}> I create the webhook myself (manual)</label>
+  <div class="actions">
+    <button type="submit" class="button primary" data-vcs-save>${connection ? 'Reconnect' : 'Connect'}</button>
+    ${connection ? html`<button type="button" class="button danger" data-vcs-disconnect data-confirm="Disconnect ${vine.name} from ${connection.repository}?">Disconnect</button>` : ''}
+  </div>
+</form>
+<div class="notice" data-vcs-secret hidden>
+  <p><strong>Create the webhook at the provider now: the secret is shown only this once.</strong></p>
+  <dl class="facts"><dt>Payload URL</dt><dd><code data-vcs-secret-url></code></dd><dt>Secret</dt><dd><code data-vcs-secret-value></code></dd><dt>Content type</dt><dd><code>application/json</code></dd><dt>Events</dt><dd>pushes and pull (merge) requests</dd></dl>
+  <p><a href="" data-vcs-done>Done</a></p>
+</div>`;
+  return html`<section class="card" data-vcs-section><h2>Repository</h2>${facts}${form}</section>`;
 }
 
 function outputText(value: Json): string {

@@ -1,4 +1,5 @@
-import type { VineDetailView as VineView } from '@trellis/client';
+import { TrellisApiError, type VineDetailView as VineView } from '@trellis/client';
+import { printConnection } from './ConnectConfigCommand.js';
 import { Command, Option, UsageError } from 'clipanion';
 import { describeSource, statusColour, timestamp } from '../../output/format.js';
 import type { Terminal } from '../../output/Terminal.js';
@@ -31,8 +32,19 @@ export class ShowConfigCommand extends TrellisCommand {
       this.project !== undefined
         ? await client.getConfigurationByProjectName(this.project)
         : await client.getConfiguration(this.config as string);
-    if (this.json) this.terminal.printJson(vine);
-    else printVine(this.terminal, vine);
+    const connection = await client.getRepositoryConnection(vine.id).catch((error: unknown) => {
+      if (error instanceof TrellisApiError && error.code === 'vcs_not_connected') return null;
+      throw error;
+    });
+    if (this.json) this.terminal.printJson({ ...vine, vcs: connection });
+    else {
+      printVine(this.terminal, vine);
+      if (connection) {
+        this.terminal.print('');
+        this.terminal.print(this.terminal.out.bold('Connected repository'));
+        printConnection(this.terminal, connection);
+      }
+    }
     return 0;
   }
 }

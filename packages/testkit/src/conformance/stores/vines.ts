@@ -282,6 +282,14 @@ export function describeVineStoreConformance(open: OpenStoreHarness): void {
         next_drift_check_at: null,
         triggers: { after: [owner.vine.id] },
       });
+      const source = { type: 'git' as const, url: 'https://github.com/acme/infra.git', ref: 'main', path: 'envs/prod' };
+      const connected = await suite.asOwner(owner.id, (stores) =>
+        stores.vines.updateSettings(owner.id, downstream.id, { source }, at(50)),
+      );
+      expect(connected).toMatchObject({ source, triggers: { after: [owner.vine.id] }, updated_at: at(50) });
+      expect((await suite.asOwner(owner.id, (stores) => stores.vines.get(owner.id, downstream.id)))?.source).toEqual(
+        source,
+      );
     });
 
     it('takes due drift checks of every owner in system work, earliest first, up to the limit', async () => {

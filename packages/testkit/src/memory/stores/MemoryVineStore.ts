@@ -113,6 +113,7 @@ export class MemoryVineStore implements VineStore {
     if (patch.drift_detection !== undefined) vine.drift_detection = copy(patch.drift_detection);
     if (patch.next_drift_check_at !== undefined) vine.next_drift_check_at = patch.next_drift_check_at;
     if (patch.triggers !== undefined) vine.triggers = copy(patch.triggers);
+    if (patch.source !== undefined) vine.source = copy(patch.source);
     vine.updated_at = at;
     return copy(vine);
   }

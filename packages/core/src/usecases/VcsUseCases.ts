@@ -1,0 +1,424 @@
+import type { UserActor } from '../domain/actors.js';
+import { GIT_PROVIDERS, type GitProvider, isOneOf, PROVIDER_NAMES } from '../domain/enums.js';
+import { type FieldIssue, isDomainError, NotFoundError, UnavailableError, ValidationError } from '../domain/errors.js';
+import { gitSourceIssues } from '../domain/gitSource.js';
+import type { Vine } from '../domain/records.js';
+import type { OrgAction } from '../domain/roles.js';
+import { isUuid } from '../domain/validation.js';
+import { type VcsConnection, WEBHOOK_MODES, type WebhookMode } from '../domain/vcs.js';
+import { ownerScope, type Scope } from '../ports/UnitOfWork.js';
+import { Access } from './Access.js';
+import { recordAudit } from './audit.js';
+import { type CoreDeps, isoNow, type VcsPort } from './CoreDeps.js';
+import { sealWebhookSecret, vcsTokenFor } from './vcsTokens.js';
+
+/** At most this many path patterns per connection, each at most this long. */
+export const MAX_VCS_PATHS = 50;
+export const MAX_VCS_PATH_LENGTH = 256;
+const MAX_REPOSITORY_LENGTH = 255;
+
+/** `PUT /api/cli/configurations/{id}/vcs`, as received. */
+export interface ConnectVcsInput {
+  provider?: unknown;
+  repository?: unknown;
+  branch?: unknown;
+  paths?: unknown;
+  auto_deploy?: unknown;
+  pull_requests?: unknown;
+  webhook?: unknown;
+  path?: unknown;
+}
+
+/** A connection as people see it: never the secret, except `webhook_secret` once in a manual connect's answer. */
+export interface VcsConnectionView {
+  vine_id: string;
+  provider: GitProvider;
+  repository: string;
+  branch: string;
+  paths: string[];
+  auto_deploy: boolean;
+  pull_requests: boolean;
+  webhook_mode: WebhookMode;
+  /** Where the provider sends deliveries: the server's public URL + `/api/webhooks/{provider}?vine={vine id}`. */
+  webhook_url: string;
+  /** The provider's id of the hook Trellis created (`auto`); null in `manual` mode. */
+  hook_id: string | null;
+  connected_by: string;
+  created_at: string;
+  updated_at: string;
+  /** Only in the answer of a `manual` connect: paste it at the provider; it is never shown again. */
+  webhook_secret?: string;
+}
+
+/** Bytes of a webhook secret (sent as 64 hex characters). */
+const SECRET_BYTES = 32;
+
+/**
+ * Connecting a vine to a repository (issue 13): pushes to its branch plan it, pull requests plan
+ * it speculatively. Connecting makes the vine's source that repository (`git`, the branch as
+ * `ref`); disconnecting leaves the source as it is.
+ */
+export class VcsUseCases {
+  private readonly access: Access;
+
+  constructor(private readonly deps: CoreDeps) {
+    this.access = new Access(deps);
+  }
+
+  /**
+   * Creates or replaces the connection. `auto`: a hook is created at the provider with the
+   * connecting person's token (a previous hook of this vine is deleted first); `manual`: the answer
+   * carries the secret once. `path` (the working directory inside the repository): absent keeps the
+   * vine's current git path; null or "" means the repository's root.
+   */
+  async connect(user: UserActor, nameOrId: unknown, input: ConnectVcsInput): Promise<VcsConnectionView> {
+    const parsed = parseConnectInput(input);
+    const port = this.port(parsed.provider);
+    const { vine, scope } = await this.locate(user, nameOrId, 'vineyards.manage');
+    const path = parsed.path !== undefined ? parsed.path : vine.source.type === 'git' ? vine.source.path : null;
+    const url = port.cloneUrl(parsed.repository);
+    const sourceIssues = gitSourceIssues({ url, ref: parsed.branch, path }, { allowFile: false }).map((issue) => ({
+      path: issue.path === 'source.ref' ? 'branch' : issue.path === 'source.path' ? 'path' : 'repository',
+      message: issue.message,
+    }));
+    if (sourceIssues.length > 0) throw new ValidationError('the repository connection is not valid', sourceIssues);
+
+    const previous = await this.deps.uow.read(scope, (stores) => stores.vcs.get(vine.owner_id, vine.id));
+    const secret = Buffer.from(this.deps.random.bytes(SECRET_BYTES)).toString('hex');
+    const webhookUrl = this.webhookUrl(parsed.provider, vine.id);
+    const details: Record<string, string | boolean | null> = {};
+
+    let hookId: string | null = null;
+    // The connecting person's token: it creates the new hook and deletes the old one.
+    let token: string | null = null;
+    let tokenError: string | null = null;
+    if (parsed.webhook === 'auto' || previous?.hook_id) {
+      try {
+        token = await this.tokenOf(user, parsed.provider);
+      } catch (error) {
+        if (parsed.webhook === 'auto') throw error;
+        tokenError = describe(error);
+      }
+    }
+    if (previous?.hook_id) {
+      // Replaced: the old hook goes first (the provider may refuse a second hook with the same URL).
+      const failure = tokenError ?? (await this.removeHook(previous, token));
+      details.old_hook_removed = failure === null;
+      if (failure !== null) details.old_hook_error = failure;
+    }
+    if (parsed.webhook === 'auto') {
+      const created = await port.api.createHook(token as string, parsed.repository, { url: webhookUrl, secret });
+      hookId = created.hook_id;
+    }
+
+    const sealed = await sealWebhookSecret(this.deps.secrets, vine.id, secret);
+    const now = isoNow(this.deps);
+    const connection: VcsConnection = {
+      vine_id: vine.id,
+      owner_id: vine.owner_id,
+      provider: parsed.provider,
+      repository: parsed.repository,
+      branch: parsed.branch,
+      paths: parsed.paths,
+      auto_deploy: parsed.auto_deploy,
+      pull_requests: parsed.pull_requests,
+      webhook_mode: parsed.webhook,
+      hook_id: hookId,
+      webhook_secret_sealed: sealed,
+      connected_by: user.userId,
+      created_at: previous?.created_at ?? now,
+      updated_at: now,
+    };
+    const saved = await this.deps.uow.run(scope, async (stores) => {
+      const stored = await stores.vcs.put(connection);
+      await stores.vines.updateSettings(
+        vine.owner_id,
+        vine.id,
+        { source: { type: 'git', url, ref: parsed.branch, path } },
+        now,
+      );
+      await recordAudit(stores, this.deps, user, {
+        action: 'vcs.connect',
+        target: { type: 'vine', id: vine.id },
+        owner_id: vine.owner_id,
+        details: {
+          provider: parsed.provider,
+          repository: parsed.repository,
+          branch: parsed.branch,
+          webhook_mode: parsed.webhook,
+          hook_id: hookId,
+          ...details,
+        },
+      });
+      return stored;
+    });
+    const view = this.view(saved);
+    return parsed.webhook === 'manual' ? { ...view, webhook_secret: secret } : view;
+  }
+
+  /** The vine's connection (never its secret); `404 vcs_not_connected` when it has none. */
+  async get(user: UserActor, nameOrId: unknown): Promise<VcsConnectionView> {
+    const { vine, scope } = await this.locate(user, nameOrId, 'read');
+    const connection = await this.deps.uow.read(scope, (stores) => stores.vcs.get(vine.owner_id, vine.id));
+    if (!connection) throw notConnected();
+    return this.view(connection);
+  }
+
+  /** The git providers this server can connect vines to, in `GIT_PROVIDERS` order. */
+  providers(): GitProvider[] {
+    return GIT_PROVIDERS.filter((provider) => this.deps.vcs[provider] !== undefined);
+  }
+
+  /** The vine's connection, or null (for pages that show either). */
+  async find(user: UserActor, nameOrId: unknown): Promise<VcsConnectionView | null> {
+    try {
+      return await this.get(user, nameOrId);
+    } catch (error) {
+      if (isDomainError(error) && error.code === 'vcs_not_connected') return null;
+      throw error;
+    }
+  }
+
+  /**
+   * Removes the connection and the hook Trellis created. A provider failure deleting the hook
+   * (token revoked, permission gone, provider down) does not keep the connection: it goes, the
+   * audit entry says the hook was left (`hook_removed: false`, `hook_error`), and the person
+   * deletes the hook at the provider (deliveries to it are refused: no connection). The vine's
+   * source stays as it is.
+   */
+  async disconnect(user: UserActor, nameOrId: unknown): Promise<void> {
+    const { vine, scope } = await this.locate(user, nameOrId, 'vineyards.manage');
+    const connection = await this.deps.uow.read(scope, (stores) => stores.vcs.get(vine.owner_id, vine.id));
+    if (!connection) throw notConnected();
+    let hookError: string | null = null;
+    if (connection.hook_id) {
+      try {
+        hookError = await this.removeHook(connection, await this.tokenOf(user, connection.provider));
+      } catch (error) {
+        hookError = describe(error);
+      }
+    }
+    await this.deps.uow.run(scope, async (stores) => {
+      await stores.vcs.delete(vine.owner_id, vine.id);
+      await recordAudit(stores, this.deps, user, {
+        action: 'vcs.disconnect',
+        target: { type: 'vine', id: vine.id },
+        owner_id: vine.owner_id,
+        details: {
+          provider: connection.provider,
+          repository: connection.repository,
+          hook_id: connection.hook_id,
+          ...(connection.hook_id ? { hook_removed: hookError === null } : {}),
+          ...(hookError !== null ? { hook_error: hookError } : {}),
+        },
+      });
+    });
+  }
+
+  /** Deletes the connection's hook; answers null, or why it could not be deleted. */
+  private async removeHook(connection: VcsConnection, token: string | null): Promise<string | null> {
+    const port = this.deps.vcs[connection.provider];
+    if (!port) return 'provider_not_configured';
+    if (!connection.hook_id || token === null) return null;
+    try {
+      await port.api.deleteHook(token, connection.repository, connection.hook_id);
+      return null;
+    } catch (error) {
+      return describe(error);
+    }
+  }
+
+  /** The acting person's token at the provider (their own identities: their own scope). */
+  private tokenOf(user: UserActor, provider: GitProvider): Promise<string> {
+    return this.deps.uow.run(ownerScope(user.userId), (stores) =>
+      vcsTokenFor(stores, this.deps, { provider, connected_by: user.userId }),
+    );
+  }
+
+  private port(provider: GitProvider): VcsPort {
+    const port = this.deps.vcs[provider];
+    if (!port) {
+      throw new UnavailableError(
+        'provider_not_configured',
+        `${PROVIDER_NAMES[provider]} is not configured on this server (TRELLIS_${provider.toUpperCase()}_CLIENT_ID)`,
+      );
+    }
+    return port;
+  }
+
+  /**
+   * Where the provider delivers: `<web URL>/api/webhooks/<provider>?vine=<vine id>`. The query
+   * makes each connection's hook URL unique (GitHub refuses a second hook with the same URL on a
+   * repository, and every connection has its own secret, so two vines of one repository need two
+   * hooks); the route ignores it and finds connections by repository.
+   */
+  private webhookUrl(provider: GitProvider, vineId: string): string {
+    const base = this.deps.settings.notifications.webUrl.replace(/\/+$/, '');
+    return `${base}/api/webhooks/${provider}?vine=${encodeURIComponent(vineId)}`;
+  }
+
+  private view(connection: VcsConnection): VcsConnectionView {
+    return {
+      vine_id: connection.vine_id,
+      provider: connection.provider,
+      repository: connection.repository,
+      branch: connection.branch,
+      paths: [...connection.paths],
+      auto_deploy: connection.auto_deploy,
+      pull_requests: connection.pull_requests,
+      webhook_mode: connection.webhook_mode,
+      webhook_url: this.webhookUrl(connection.provider, connection.vine_id),
+      hook_id: connection.hook_id,
+      connected_by: connection.connected_by,
+      created_at: connection.created_at,
+      updated_at: connection.updated_at,
+    };
+  }
+
+  /** The vine by id or name (as `GET /api/cli/configurations/{name}`), and the scope `action` is authorized in. */
+  private async locate(user: UserActor, nameOrId: unknown, action: OrgAction): Promise<{ vine: Vine; scope: Scope }> {
+    if (typeof nameOrId !== 'string' || nameOrId === '') throw new NotFoundError('configuration');
+    const { record, scope } = await this.access.locate(
+      user,
+      action,
+      'configuration_not_found',
+      async (stores, ownerId) =>
+        isUuid(nameOrId)
+          ? ((await stores.vines.get(ownerId, nameOrId.toLowerCase())) ??
+            (await stores.vines.findByName(ownerId, nameOrId)))
+          : stores.vines.findByName(ownerId, nameOrId),
+    );
+    return { vine: record, scope };
+  }
+}
+
+function notConnected(): NotFoundError {
+  return new NotFoundError('vcs', 'vcs_not_connected', 'the configuration is not connected to a repository');
+}
+
+function describe(error: unknown): string {
+  if (isDomainError(error)) return error.code;
+  return error instanceof Error ? error.name : 'error';
+}
+
+interface ParsedConnect {
+  provider: GitProvider;
+  repository: string;
+  branch: string;
+  paths: string[];
+  auto_deploy: boolean;
+  pull_requests: boolean;
+  webhook: WebhookMode;
+  /** undefined: keep the vine's current path. */
+  path: string | null | undefined;
+}
+
+/** GitHub `owner/name`; Bitbucket `workspace/slug`; GitLab `group[/subgroup...]/project`. */
+const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+export function repositoryIssue(provider: GitProvider, repository: string): string | null {
+  if (repository.length > MAX_REPOSITORY_LENGTH) return `must be at most ${MAX_REPOSITORY_LENGTH} characters`;
+  const segments = repository.split('/');
+  const shape = provider === 'gitlab' ? 'group/project (nested groups allowed: group/subgroup/project)' : 'owner/name';
+  if (provider === 'gitlab' ? segments.length < 2 || segments.length > 21 : segments.length !== 2) {
+    return `must be ${shape}`;
+  }
+  for (const segment of segments) {
+    if (!SEGMENT.test(segment) || segment.endsWith('.git') || segment.endsWith('.')) {
+      return `must be ${shape}, each part letters, digits, '.', '_' or '-' (not starting with '.' or '-', no .git suffix)`;
+    }
+  }
+  return null;
+}
+
+function pathPatternIssue(pattern: string): string | null {
+  if (pattern === '') return 'must not be empty';
+  if (pattern.length > MAX_VCS_PATH_LENGTH) return `must be at most ${MAX_VCS_PATH_LENGTH} characters`;
+  if (CONTROL.test(pattern)) return 'must not hold control characters';
+  if (pattern.startsWith('/')) return "is relative to the repository's root: no leading '/'";
+  if (pattern.split('/').includes('..')) return "must not hold '..'";
+  let brackets = 0;
+  let braces = 0;
+  for (const char of pattern) {
+    if (char === '[') brackets += 1;
+    if (char === ']') brackets -= 1;
+    if (char === '{') braces += 1;
+    if (char === '}') braces -= 1;
+    if (brackets < 0 || braces < 0 || brackets > 1) return 'is not a valid glob (unbalanced [ ] or { })';
+  }
+  if (brackets !== 0 || braces !== 0) return 'is not a valid glob (unbalanced [ ] or { })';
+  return null;
+}
+
+function parseConnectInput(input: ConnectVcsInput): ParsedConnect {
+  const issues: FieldIssue[] = [];
+  const body = (input ?? {}) as ConnectVcsInput;
+  const provider = body.provider;
+  if (!isOneOf(GIT_PROVIDERS, provider)) {
+    issues.push({ path: 'provider', message: `must be one of ${GIT_PROVIDERS.join(', ')}` });
+  }
+  const repository = typeof body.repository === 'string' ? body.repository.trim().replace(/\.git$/, '') : null;
+  if (repository === null || repository === '') {
+    issues.push({ path: 'repository', message: 'is required: owner/name' });
+  } else if (isOneOf(GIT_PROVIDERS, provider)) {
+    const issue = repositoryIssue(provider, repository);
+    if (issue) issues.push({ path: 'repository', message: issue });
+  }
+  const branch = typeof body.branch === 'string' ? body.branch.trim() : null;
+  if (branch === null || branch === '') issues.push({ path: 'branch', message: 'is required' });
+  else if (branch.length > 255) issues.push({ path: 'branch', message: 'must be at most 255 characters' });
+
+  let paths: string[] = [];
+  if (body.paths !== undefined && body.paths !== null) {
+    if (!Array.isArray(body.paths) || body.paths.some((pattern) => typeof pattern !== 'string')) {
+      issues.push({ path: 'paths', message: 'must be a list of glob patterns' });
+    } else if (body.paths.length > MAX_VCS_PATHS) {
+      issues.push({ path: 'paths', message: `must hold at most ${MAX_VCS_PATHS} patterns` });
+    } else {
+      paths = [...new Set((body.paths as string[]).map((pattern) => pattern.trim()))];
+      paths.forEach((pattern, index) => {
+        const issue = pathPatternIssue(pattern);
+        if (issue) issues.push({ path: `paths[${index}]`, message: issue });
+      });
+    }
+  }
+  const flag = (name: 'auto_deploy' | 'pull_requests', fallback: boolean): boolean => {
+    const value = body[name];
+    if (value === undefined || value === null) return fallback;
+    if (typeof value !== 'boolean') issues.push({ path: name, message: 'must be true or false' });
+    return value === true;
+  };
+  const autoDeploy = flag('auto_deploy', false);
+  const pullRequests = flag('pull_requests', true);
+  const webhook = body.webhook ?? 'auto';
+  if (!isOneOf(WEBHOOK_MODES, webhook)) issues.push({ path: 'webhook', message: 'must be auto or manual' });
+
+  let path: string | null | undefined;
+  if (body.path === undefined) path = undefined;
+  else if (body.path === null || body.path === '') path = null;
+  else if (typeof body.path !== 'string')
+    issues.push({ path: 'path', message: 'must be a directory of the repository' });
+  else {
+    path =
+      body.path
+        .trim()
+        .replace(/^\.?\/+/, '')
+        .replace(/\/+$/, '') || null;
+    if (path !== null && (path.length > 1024 || path.split('/').includes('..'))) {
+      issues.push({ path: 'path', message: "must be a directory inside the repository (no '..')" });
+    }
+  }
+  if (issues.length > 0) throw new ValidationError('the repository connection is not valid', issues);
+  return {
+    provider: provider as GitProvider,
+    repository: repository as string,
+    branch: branch as string,
+    paths,
+    auto_deploy: autoDeploy,
+    pull_requests: pullRequests,
+    webhook: webhook as WebhookMode,
+    path,
+  };
+}

@@ -1,0 +1,67 @@
+import type { CommitStatus, HookRequest, VcsApi } from '@trellis/core';
+
+export type VcsApiCall =
+  | { method: 'createHook'; token: string; repository: string; hook: HookRequest }
+  | { method: 'deleteHook'; token: string; repository: string; hook_id: string }
+  | { method: 'setCommitStatus'; token: string; repository: string; sha: string; status: CommitStatus }
+  | {
+      method: 'upsertPullRequestComment';
+      token: string;
+      repository: string;
+      number: number;
+      comment_id: string | null;
+      body: string;
+    }
+  | { method: 'changedFiles'; token: string; repository: string; base: string; head: string };
+
+/**
+ * A `VcsApi` that records every call and answers from what a test set: `fail[method]` makes that
+ * method throw the error once per call while set, hooks get ids `hook-1`, `hook-2`, ...
+ */
+export class RecordingVcsApi implements VcsApi {
+  readonly maxCommentLength = 65_536;
+  readonly calls: VcsApiCall[] = [];
+  readonly fail: Partial<Record<VcsApiCall['method'], Error>> = {};
+  changed: string[] = [];
+  private serial = 0;
+
+  private check(method: VcsApiCall['method']): void {
+    const error = this.fail[method];
+    if (error) throw error;
+  }
+
+  async createHook(token: string, repository: string, hook: HookRequest): Promise<{ hook_id: string }> {
+    this.calls.push({ method: 'createHook', token, repository, hook: { ...hook } });
+    this.check('createHook');
+    this.serial += 1;
+    return { hook_id: `hook-${this.serial}` };
+  }
+
+  async deleteHook(token: string, repository: string, hookId: string): Promise<void> {
+    this.calls.push({ method: 'deleteHook', token, repository, hook_id: hookId });
+    this.check('deleteHook');
+  }
+
+  async setCommitStatus(token: string, repository: string, sha: string, status: CommitStatus): Promise<void> {
+    this.calls.push({ method: 'setCommitStatus', token, repository, sha, status: { ...status } });
+    this.check('setCommitStatus');
+  }
+
+  async upsertPullRequestComment(
+    token: string,
+    repository: string,
+    number: number,
+    comment: { comment_id: string | null; body: string },
+  ): Promise<{ comment_id: string }> {
+    this.calls.push({ method: 'upsertPullRequestComment', token, repository, number, ...comment });
+    this.check('upsertPullRequestComment');
+    this.serial += 1;
+    return { comment_id: comment.comment_id ?? `comment-${this.serial}` };
+  }
+
+  async changedFiles(token: string, repository: string, base: string, head: string): Promise<string[]> {
+    this.calls.push({ method: 'changedFiles', token, repository, base, head });
+    this.check('changedFiles');
+    return [...this.changed];
+  }
+}
