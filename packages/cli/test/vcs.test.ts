@@ -55,7 +55,8 @@ describe('connecting a configuration to a repository in the CLI', () => {
     expect(connected.stdout).toMatch(/Paths: +infra\/\*\*, modules\/\*\*\n/);
     expect(connected.stdout).toMatch(/Pull requests: +ignored\n/);
     expect(connected.stdout).toContain('the secret is shown only this once');
-    expect(connected.stdout).toMatch(new RegExp(`Payload URL: +${WEB_URL}/api/webhooks/github\\n`));
+    const vine = await client.getConfiguration('web');
+    expect(connected.stdout).toMatch(new RegExp(`Payload URL: +${WEB_URL}/api/webhooks/github\\?vine=${vine.id}\\n`));
     const [, secret] = /Secret: +([0-9a-f]{64})\n/.exec(connected.stdout) ?? [];
     expect(secret).toBeDefined();
 

@@ -3,6 +3,7 @@ import type {
   AuditEntryView,
   AuditListRequest,
   ArtifactAnswer,
+  AgentJobView,
   ClaimAnswer,
   CreateConfigurationRequest,
   CreateJobRequest,
@@ -434,10 +435,10 @@ export class TrellisClient {
   heartbeat(version: string): Promise<HeartbeatAnswerView> {
     return this.json('POST', '/api/workers/heartbeat', { body: { version } });
   }
-  getJobForAgent(id: string): Promise<JobView> {
+  getJobForAgent(id: string): Promise<AgentJobView> {
     return this.json('GET', `/api/jobs/${encodeURIComponent(id)}`);
   }
-  reportStatus(id: string, report: StatusReport): Promise<JobView> {
+  reportStatus(id: string, report: StatusReport): Promise<AgentJobView> {
     return this.json('PUT', `/api/jobs/${encodeURIComponent(id)}/status`, { body: report });
   }
   appendLog(id: string, chunk: string, streamType: StreamType): Promise<LogPostAnswer> {

@@ -21,8 +21,10 @@ export const PolicyToEvaluateSchema = z.object({
   enforcement: z.enum(POLICY_ENFORCEMENTS),
   module: z.string().describe('the Rego source of that version'),
 });
+/** A job as its agent reads it: the full snapshot; `speculative` is for people (the trigger says it). */
+export const AgentJob = Job.omit({ speculative: true });
 export const ClaimResponse = z.object({
-  job: Job,
+  job: AgentJob,
   cloud_identity: z.object({ provider: z.enum(CLOUD_PROVIDERS), role_arn: z.string(), external_id: uuid }).nullable(),
   state_token: z
     .string()

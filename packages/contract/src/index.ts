@@ -9,6 +9,7 @@ export * from './audit.js';
 export * from './auth.js';
 export * from './cli.js';
 export * from './common.js';
+export * from './gitWebhooks.js';
 export * from './orgs.js';
 export * from './records.js';
 export * from './releases.js';

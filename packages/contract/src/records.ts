@@ -2,6 +2,7 @@
 import {
   CLOUD_PROVIDERS,
   ENGINE_NAMES,
+  GIT_PROVIDERS,
   JOB_STATUSES,
   JOB_TYPES,
   STREAM_TYPES,
@@ -18,6 +19,10 @@ const GitSource = z.object({
   url: z.string(),
   ref: z.string().nullable(),
   path: z.string().nullable(),
+  commit: z
+    .string()
+    .optional()
+    .describe("the exact commit checked out (a git-driven job's snapshot pins it); absent: the ref's head"),
 });
 export const Source = z.discriminatedUnion('type', [
   GitSource,
@@ -45,8 +50,31 @@ export const JobTrigger = z
     z.object({ type: z.literal('manual') }),
     z.object({ type: z.literal('drift') }),
     z.object({ type: z.literal('upstream'), vine_id: uuid, job_id: uuid }),
+    z.object({
+      type: z.literal('push'),
+      provider: z.enum(GIT_PROVIDERS),
+      repository: z.string(),
+      branch: z.string(),
+      commit_sha: z.string(),
+      commit_message: z.string(),
+      author: z.string(),
+    }),
+    z.object({
+      type: z.literal('pull_request'),
+      provider: z.enum(GIT_PROVIDERS),
+      repository: z.string(),
+      number: z.number().int(),
+      title: z.string(),
+      url: z.string().describe("the pull request's page at the provider"),
+      head_sha: z.string(),
+      head_branch: z.string(),
+      base_branch: z.string(),
+      author: z.string(),
+    }),
   ])
-  .describe('why the job was queued: by a person, by drift detection, or by a successful DEPLOY of an upstream vine');
+  .describe(
+    'why the job was queued: by a person, by drift detection, by a successful DEPLOY of an upstream vine, by a push to the connected branch, or by a pull request into it',
+  );
 export const Vine = z.object({
   id: uuid,
   owner_id: uuid,
@@ -129,6 +157,9 @@ export const Job = z.object({
   finished_at: isoTime.nullable(),
   vine_status_before: z.enum(VINE_STATUSES).nullable().describe("the vine's status before this job moved it"),
   trigger: JobTrigger,
+  speculative: z
+    .boolean()
+    .describe("a speculative plan (a drift check or a pull request's plan) is never deployed (409 plan_speculative)"),
 });
 export const JobSummary = Job.extend({
   config_snapshot: SnapshotSummary.describe(

@@ -52,7 +52,11 @@ export const VcsConnectionRecord = z.object({
   auto_deploy: z.boolean(),
   pull_requests: z.boolean(),
   webhook_mode: z.enum(WEBHOOK_MODES),
-  webhook_url: z.string().describe('where the provider sends deliveries'),
+  webhook_url: z
+    .string()
+    .describe(
+      'where the provider sends deliveries: `<web URL>/api/webhooks/<provider>?vine=<vine id>` (one hook URL per vine)',
+    ),
   hook_id: z.string().nullable().describe("the provider's id of the hook Trellis created; null in manual mode"),
   connected_by: uuid.describe('the person whose provider token creates hooks, reports statuses and clones'),
   created_at: isoTime,

@@ -92,6 +92,8 @@ export * from './usecases/PolicyUseCases.js';
 export * from './usecases/PlanArtifactUseCases.js';
 export * from './usecases/providerTokens.js';
 export * from './usecases/vcsTokens.js';
+export * from './usecases/GitEventUseCases.js';
+export * from './usecases/gitJobs.js';
 export * from './usecases/VcsUseCases.js';
 export * from './usecases/ReleaseUseCases.js';
 export * from './usecases/RepositoryUseCases.js';

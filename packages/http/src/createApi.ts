@@ -23,6 +23,7 @@ import { agentRoutes } from './routes/agentRoutes.js';
 import { auditRoutes } from './routes/auditRoutes.js';
 import { authRoutes } from './routes/authRoutes.js';
 import { cliRoutes } from './routes/cliRoutes.js';
+import { gitWebhookRoutes } from './routes/gitWebhookRoutes.js';
 import { orgRoutes } from './routes/orgRoutes.js';
 import { releaseRoutes } from './routes/releaseRoutes.js';
 import { repositoryRoutes } from './routes/repositoryRoutes.js';
@@ -143,6 +144,7 @@ export function apiRoutes(
     ...notificationRoutes(options.useCases),
     ...policyRoutes(options.useCases),
     ...auditRoutes(options.useCases),
+    ...gitWebhookRoutes(options.useCases),
   ];
 }
 

@@ -70,7 +70,7 @@ describeEachDialect('connecting a vine to a repository', (dialect) => {
       path: 'envs/prod',
     });
     expect(create.isDone()).toBe(true);
-    expect(sent.config?.url).toBe(`${web}/api/webhooks/github`);
+    expect(sent.config?.url).toBe(`${web}/api/webhooks/github?vine=${configuration.id}`);
     expect(sent.config?.secret).toMatch(/^[0-9a-f]{64}$/);
     expect(sent.events).toEqual(['push', 'pull_request']);
     expect(answer).toMatchObject({
@@ -80,7 +80,7 @@ describeEachDialect('connecting a vine to a repository', (dialect) => {
       paths: ['infra/**'],
       webhook_mode: 'auto',
       hook_id: '4242',
-      webhook_url: `${web}/api/webhooks/github`,
+      webhook_url: `${web}/api/webhooks/github?vine=${configuration.id}`,
       pull_requests: true,
       auto_deploy: false,
     });

@@ -94,7 +94,7 @@ describe.skipIf(!chromiumPath)(
       await page.check('form[data-vcs-connect] input[name="auto_deploy"]');
       await Promise.all([page.waitForEvent('load'), page.click('[data-vcs-save]')]);
       expect(create.isDone()).toBe(true);
-      expect(hookUrl).toBe(`${server.controlPlane?.config.webUrl}/api/webhooks/github`);
+      expect(hookUrl).toBe(`${server.controlPlane?.config.webUrl}/api/webhooks/github?vine=${web.id}`);
       expect(await page.locator('[data-vcs-repository]').textContent()).toBe('GitHub acme/infra');
       expect(await page.locator('[data-vcs-branch]').textContent()).toBe('main');
       expect(await page.locator('[data-vcs-paths]').textContent()).toBe('infra/**, modules/**');
@@ -125,7 +125,7 @@ describe.skipIf(!chromiumPath)(
       const secret = (await page.locator('[data-vcs-secret-value]').textContent()) ?? '';
       expect(secret).toMatch(/^[0-9a-f]{64}$/);
       expect(await page.locator('[data-vcs-secret-url]').textContent()).toBe(
-        `${server.controlPlane?.config.webUrl}/api/webhooks/github`,
+        `${server.controlPlane?.config.webUrl}/api/webhooks/github?vine=${web.id}`,
       );
       await screenshot(page, 'vcs-manual-secret');
 
@@ -143,6 +143,7 @@ describe.skipIf(!chromiumPath)(
         .post('/repos/acme/private/hooks')
         .reply(403, { message: 'Must have admin rights to Repository.' });
       await page.fill('form[data-vcs-connect] input[name="repository"]', 'acme/private');
+      await page.uncheck('form[data-vcs-connect] input[name="manual"]');
       await page.click('[data-vcs-save]');
       const alert = page.locator('[data-action-error]:not([hidden])');
       await alert.waitFor();

@@ -12,11 +12,24 @@ import {
 import { ConflictError, ForbiddenError, NotFoundError, TooLargeError, ValidationError } from '../domain/errors.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import { type JobEvent, isTerminalJobStatus, transitionJob } from '../domain/jobStateMachine.js';
-import type { CloudIdentity, ConfigSnapshot, Job, JobSummary, JsonObject } from '../domain/records.js';
+import {
+  type CloudIdentity,
+  type ConfigSnapshot,
+  isSpeculativeTrigger,
+  type Job,
+  type JobSummary,
+  type JsonObject,
+} from '../domain/records.js';
 import { optionalUuid, requireUuid } from '../domain/validation.js';
 import { type VineJobType, transitionVine } from '../domain/vineStateMachine.js';
 import { issueJobStateToken } from '../auth/jobStateToken.js';
-import { configHash, snapshotOfVine, snapshotOfWorkerTarget } from '../snapshot/configSnapshot.js';
+import {
+  configHash,
+  pinnedCommitOf,
+  snapshotOfVine,
+  snapshotOfVineAt,
+  snapshotOfWorkerTarget,
+} from '../snapshot/configSnapshot.js';
 import type { JobFilter, JobPatch } from '../ports/JobStore.js';
 import { ownerScope, type Stores, systemScope, visibleOwners } from '../ports/UnitOfWork.js';
 import { Access, parseOwnerFilter } from './Access.js';
@@ -24,7 +37,7 @@ import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js
 import { extractDeploymentOutputs, finalizeDeployment, redactSensitiveOutputs } from './finalizeDeployment.js';
 import { enqueueJobEnd } from './notificationOutbox.js';
 import { enqueueVcsFeedback } from './vcsFeedback.js';
-import { jobForPeople } from './views.js';
+import { jobForPeople, type JobView } from './views.js';
 import type { PolicyToEvaluate } from '../domain/policies.js';
 import { policiesForVine } from './PolicyUseCases.js';
 import { afterJobFinished, cancelQueuedDriftChecks, isDriftCheck } from './DriftUseCases.js';
@@ -78,7 +91,7 @@ export class JobUseCases {
   }
 
   /** `POST /api/jobs`: snapshot and hash of the vine, plan checks (DESIGN §3). */
-  async create(user: UserActor, input: CreateJobInput): Promise<Job> {
+  async create(user: UserActor, input: CreateJobInput): Promise<JobView> {
     if (!isOneOf(JOB_TYPES, input.job_type)) {
       throw new ValidationError(`job_type must be one of ${JOB_TYPES.join(', ')}`, [
         { path: 'job_type', message: `must be one of ${JOB_TYPES.join(', ')}` },
@@ -130,7 +143,10 @@ export class JobUseCases {
         const found = await stores.vines.get(ownerId, vineId as string);
         if (!found) throw new NotFoundError('configuration');
         vine = found;
-        snapshot = snapshotOfVine(found);
+        // A DEPLOY of a git-driven plan deploys the commit that plan pinned (and its hash compares with the plan's).
+        const plan = planJobId === null ? null : await stores.jobs.get(ownerId, planJobId);
+        const commit = plan?.vine_id === found.id ? pinnedCommitOf(plan.config_snapshot) : null;
+        snapshot = commit === null ? snapshotOfVine(found) : snapshotOfVineAt(found, commit);
       }
       const hash = configHash(snapshot);
       if (planJobId !== null && vine !== null) await this.checkPlan(stores, ownerId, planJobId, vine.id, hash);
@@ -178,7 +194,7 @@ export class JobUseCases {
   async list(
     user: UserActor,
     query: { status?: unknown; vineyard_id?: unknown; vine_id?: unknown; org_id?: unknown } & PageQuery = {},
-  ): Promise<PageResult<JobSummary>> {
+  ): Promise<PageResult<JobSummary & { speculative: boolean }>> {
     const request = pageRequest(query, this.deps.settings.pageLimits);
     const filter: JobFilter = {};
     if (query.status !== undefined) {
@@ -196,11 +212,11 @@ export class JobUseCases {
       scope === null
         ? { items: [], next: null }
         : await this.deps.uow.read(scope, (stores) => stores.jobs.page(visibleOwners(scope) ?? [], request, filter));
-    return pageResult(page, request, (job) => job);
+    return pageResult(page, request, (job) => ({ ...job, speculative: isSpeculativeTrigger(job.trigger) }));
   }
 
   /** The DEPLOY job that applies (or is applying) this plan, if any: a plan is applied at most once. */
-  async deployOfPlan(user: UserActor, planJobId: string): Promise<Job | null> {
+  async deployOfPlan(user: UserActor, planJobId: string): Promise<JobView | null> {
     const { record, scope } = await this.access.locate(user, 'read', 'job_not_found', (stores, ownerId) =>
       stores.jobs.get(ownerId, planJobId),
     );
@@ -211,7 +227,7 @@ export class JobUseCases {
     return deploy === undefined ? null : jobForPeople(deploy);
   }
 
-  async get(user: UserActor, id: unknown): Promise<Job> {
+  async get(user: UserActor, id: unknown): Promise<JobView> {
     const jobId = requireUuid(id, 'id');
     const { record } = await this.access.locate(user, 'read', 'job_not_found', (stores, ownerId) =>
       stores.jobs.get(ownerId, jobId),
@@ -225,7 +241,7 @@ export class JobUseCases {
   }
 
   /** `POST /api/cli/jobs/{id}/cancel`: a `QUEUED` or `PROCESSING` job becomes `CANCELLED` at once. */
-  async cancel(user: UserActor, id: unknown): Promise<Job> {
+  async cancel(user: UserActor, id: unknown): Promise<JobView> {
     const jobId = requireUuid(id, 'id');
     const located = await this.access.locate(user, 'jobs.run', 'job_not_found', (stores, ownerId) =>
       stores.jobs.get(ownerId, jobId),
@@ -261,8 +277,8 @@ export class JobUseCases {
       const job = await stores.jobs.claimNext({ id: worker.workerId, owner_id: worker.ownerId }, at);
       if (!job) return null;
       let current = job;
-      // A drift check leaves its vine's status alone: the vine stays DEPLOYED while it runs.
-      if (job.vine_id !== null && job.trigger.type !== 'drift') {
+      // A speculative plan (drift check, pull request) leaves its vine's status alone while it runs.
+      if (job.vine_id !== null && !isSpeculativeTrigger(job.trigger)) {
         const vine = await stores.vines.get(job.owner_id, job.vine_id);
         if (vine) {
           current = await this.applyUpdate(stores, job, { vine_status_before: vine.status });
@@ -475,8 +491,12 @@ export class JobUseCases {
         { path: 'plan_job_id', message: 'must be a PLAN job of the same configuration' },
       ]);
     }
-    if (isDriftCheck(plan)) {
-      throw new ConflictError('plan_speculative', 'this plan is a drift check, which is never deployed; plan again');
+    if (isSpeculativeTrigger(plan.trigger)) {
+      const what = isDriftCheck(plan) ? 'a drift check' : "a pull request's plan";
+      throw new ConflictError(
+        'plan_speculative',
+        `this plan is ${what}: speculative plans (drift checks, pull request plans) are never deployed; plan again`,
+      );
     }
     if (plan.status !== 'SUCCESS' || !(await stores.planArtifacts.get(ownerId, plan.id))) {
       throw new ConflictError('plan_not_ready', 'the plan job has not succeeded with a plan artifact');
@@ -497,7 +517,7 @@ export class JobUseCases {
 
   /** Mirrors a job's end on its vine (DESIGN §3 vine states). */
   private async moveVine(stores: Stores, job: Job): Promise<void> {
-    if (job.vine_id === null || job.job_type === 'DESTROY_WORKER' || job.trigger.type === 'drift') return;
+    if (job.vine_id === null || job.job_type === 'DESTROY_WORKER' || isSpeculativeTrigger(job.trigger)) return;
     const vine = await stores.vines.get(job.owner_id, job.vine_id);
     if (!vine) return;
     const jobType = job.job_type as VineJobType;

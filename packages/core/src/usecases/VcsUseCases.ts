@@ -39,7 +39,7 @@ export interface VcsConnectionView {
   auto_deploy: boolean;
   pull_requests: boolean;
   webhook_mode: WebhookMode;
-  /** Where the provider sends deliveries: the server's public URL + `/api/webhooks/{provider}`. */
+  /** Where the provider sends deliveries: the server's public URL + `/api/webhooks/{provider}?vine={vine id}`. */
   webhook_url: string;
   /** The provider's id of the hook Trellis created (`auto`); null in `manual` mode. */
   hook_id: string | null;
@@ -85,7 +85,7 @@ export class VcsUseCases {
 
     const previous = await this.deps.uow.read(scope, (stores) => stores.vcs.get(vine.owner_id, vine.id));
     const secret = Buffer.from(this.deps.random.bytes(SECRET_BYTES)).toString('hex');
-    const webhookUrl = this.webhookUrl(parsed.provider);
+    const webhookUrl = this.webhookUrl(parsed.provider, vine.id);
     const details: Record<string, string | boolean | null> = {};
 
     let hookId: string | null = null;
@@ -246,8 +246,15 @@ export class VcsUseCases {
     return port;
   }
 
-  private webhookUrl(provider: GitProvider): string {
-    return `${this.deps.settings.notifications.webUrl.replace(/\/+$/, '')}/api/webhooks/${provider}`;
+  /**
+   * Where the provider delivers: `<web URL>/api/webhooks/<provider>?vine=<vine id>`. The query
+   * makes each connection's hook URL unique (GitHub refuses a second hook with the same URL on a
+   * repository, and every connection has its own secret, so two vines of one repository need two
+   * hooks); the route ignores it and finds connections by repository.
+   */
+  private webhookUrl(provider: GitProvider, vineId: string): string {
+    const base = this.deps.settings.notifications.webUrl.replace(/\/+$/, '');
+    return `${base}/api/webhooks/${provider}?vine=${encodeURIComponent(vineId)}`;
   }
 
   private view(connection: VcsConnection): VcsConnectionView {
@@ -260,7 +267,7 @@ export class VcsUseCases {
       auto_deploy: connection.auto_deploy,
       pull_requests: connection.pull_requests,
       webhook_mode: connection.webhook_mode,
-      webhook_url: this.webhookUrl(connection.provider),
+      webhook_url: this.webhookUrl(connection.provider, connection.vine_id),
       hook_id: connection.hook_id,
       connected_by: connection.connected_by,
       created_at: connection.created_at,

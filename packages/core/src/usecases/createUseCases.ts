@@ -5,6 +5,7 @@ import { AuthUseCases } from './AuthUseCases.js';
 import { VineUseCases } from './VineUseCases.js';
 import type { CoreDeps } from './CoreDeps.js';
 import { DriftUseCases } from './DriftUseCases.js';
+import { GitEventUseCases } from './GitEventUseCases.js';
 import { JobUseCases } from './JobUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
 import { NotificationUseCases } from './NotificationUseCases.js';
@@ -41,6 +42,7 @@ export interface UseCases {
   policies: PolicyUseCases;
   vcs: VcsUseCases;
   audit: AuditUseCases;
+  gitEvents: GitEventUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
@@ -65,5 +67,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     policies: new PolicyUseCases(deps),
     vcs: new VcsUseCases(deps),
     audit: new AuditUseCases(deps),
+    gitEvents: new GitEventUseCases(deps),
   };
 }

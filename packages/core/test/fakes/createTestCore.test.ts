@@ -30,6 +30,7 @@ describe('createTestCore', () => {
         'audit',
         'auth',
         'drift',
+        'gitEvents',
         'notifications',
         'vines',
         'jobs',

@@ -80,7 +80,7 @@ describe('connecting a vine to a repository', () => {
       auto_deploy: false,
       pull_requests: true,
       webhook_mode: 'auto',
-      webhook_url: 'https://trellis.example/api/webhooks/github',
+      webhook_url: `https://trellis.example/api/webhooks/github?vine=${vine.id}`,
       hook_id: 'hook-1',
       connected_by: ada.userId,
     });
@@ -88,7 +88,7 @@ describe('connecting a vine to a repository', () => {
     expect(api.calls).toHaveLength(1);
     const call = api.calls[0] as Extract<(typeof api.calls)[number], { method: 'createHook' }>;
     expect(call).toMatchObject({ method: 'createHook', token: 'gho_ada', repository: 'acme/infra' });
-    expect(call.hook.url).toBe('https://trellis.example/api/webhooks/github');
+    expect(call.hook.url).toBe(`https://trellis.example/api/webhooks/github?vine=${vine.id}`);
     expect(call.hook.secret).toMatch(/^[0-9a-f]{64}$/);
     const connection = await stored(vine);
     expect(connection?.webhook_secret_sealed).not.toContain(call.hook.secret);

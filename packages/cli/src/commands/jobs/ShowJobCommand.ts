@@ -1,10 +1,20 @@
+import type { JobView } from '@trellis/client';
 import { Command, Option } from 'clipanion';
-import { jobDuration, statusColour, timestamp } from '../../output/format.js';
+import { jobDuration, statusColour, timestamp, triggerDescription } from '../../output/format.js';
 import { renderPolicyResults } from '../../output/policyResults.js';
 import { renderResourceChanges, renderVcsFeedback } from '../../output/vcsFeedback.js';
 import { renderFields } from '../../output/table.js';
 import { TrellisCommand } from '../TrellisCommand.js';
 import { checkJobId } from './jobId.js';
+
+/** The pinned commit in full, with the push's message (first line) when the trigger carries it. */
+function commitLine(job: JobView): string | null {
+  const source = job.config_snapshot.source;
+  const commit = source?.type === 'git' ? source.commit : undefined;
+  if (!commit) return null;
+  const message = job.trigger.type === 'push' ? job.trigger.commit_message.split('\n')[0] : '';
+  return message ? `${commit} ${message}` : commit;
+}
 
 export class ShowJobCommand extends TrellisCommand {
   static override paths = [['jobs', 'show']];
@@ -42,6 +52,15 @@ export class ShowJobCommand extends TrellisCommand {
           ['Status', statusColour(out, job.status)],
           ['Error', job.error_message],
           ['Config', snapshot?.vine ? `${snapshot.vine.name} (${snapshot.vine.id})` : null],
+          ['Trigger', triggerDescription(job)],
+          ['Speculative', job.speculative ? 'yes (never deployed)' : 'no'],
+          ['Commit', commitLine(job)],
+          [
+            'Pull request',
+            job.trigger.type === 'pull_request'
+              ? `#${job.trigger.number} ${job.trigger.title} ${job.trigger.url}`
+              : null,
+          ],
           ['Vineyard', job.vineyard_id],
           ['Plan job', job.plan_job_id],
           ['Target worker', job.target_worker_id],
