@@ -1,4 +1,10 @@
-import { isSpeculativeTrigger, isTerminalJobStatus, type Job, type VcsFeedbackView, type Vineyard } from '@trellis/core';
+import {
+  isSpeculativeTrigger,
+  isTerminalJobStatus,
+  type Job,
+  type VcsFeedbackView,
+  type Vineyard,
+} from '@trellis/core';
 import { badge, jobDuration, jobTypeLabel, pinnedCommit, shortId, triggerText, utc, when } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
