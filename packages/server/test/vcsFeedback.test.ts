@@ -196,3 +196,78 @@ describeEachDialect('feedback at the git provider', (dialect) => {
     expect(comments[1]?.body.body).toContain('| ~ update | `aws_subnet.b` |');
   });
 });
+
+describeEachDialect('the feedback worker of the server', (dialect) => {
+  it('runs on its interval and logs each attempt with the job and the reason, never the token', async () => {
+    nock.disableNetConnect();
+    nock.enableNetConnect(/^(127\.0\.0\.1|localhost)(:\d+)?$/);
+    const logs: { level: string; data: Record<string, unknown>; message?: string }[] = [];
+    const record = (level: string) => (data: object, message?: string) => {
+      logs.push({ level, data: data as Record<string, unknown>, ...(message === undefined ? {} : { message }) });
+    };
+    const server = await startControlPlane(dialect, {
+      env: {
+        TRELLIS_GITHUB_CLIENT_ID: 'github-client',
+        TRELLIS_GITHUB_CLIENT_SECRET: 'github-secret',
+        TRELLIS_VCS_FEEDBACK_INTERVAL_S: '1',
+      },
+      logger: { info: record('info'), warn: record('warn'), error: record('error') },
+    });
+    try {
+      const client = await server.userClient('bo@example.test');
+      const userId = (await server.controlPlane.useCases.auth.ensureUser({ email: 'bo@example.test' })).id;
+      const c = server.controlPlane.container;
+      const uow = c.resolve<UnitOfWork>(coreServices.unitOfWork.id);
+      const sealed = await sealProviderTokens(
+        c.resolve<SecretBox>(coreServices.secretBox.id),
+        { provider: 'github', provider_user_id: '9' },
+        { accessToken: TOKEN, refreshToken: null, expiresAt: null },
+      );
+      await uow.run(systemScope, (stores) =>
+        stores.identities.upsert({
+          user_id: userId,
+          provider: 'github',
+          provider_user_id: '9',
+          provider_token: sealed,
+          scopes: 'repo',
+        }),
+      );
+      const { configuration } = await vineyardWithConfiguration(client, 'logged');
+      await client.connectRepository(configuration.name, {
+        provider: 'github',
+        repository: 'acme/infra',
+        branch: 'main',
+        webhook: 'manual',
+      });
+      nock('https://api.github.com')
+        .post(`/repos/acme/infra/statuses/${HEAD_1}`)
+        .reply(403, { message: 'Must have push access' });
+      const job = await queueGitJob(
+        uow,
+        {
+          clock: c.resolve<Clock>(coreServices.clock.id),
+          random: c.resolve<Random>(coreServices.random.id),
+          settings: c.resolve<CoreSettings>(coreServices.settings.id),
+        },
+        { ownerId: userId, vineId: configuration.id, trigger: pullRequestTrigger(HEAD_1) },
+      );
+      const logged = () => logs.find((entry) => entry.message === 'git provider feedback not delivered');
+      for (let tries = 0; !logged() && tries < 600; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(logged()?.level).toBe('warn');
+      expect(logged()?.data).toMatchObject({
+        job_id: job.id,
+        provider: 'github',
+        kind: 'status',
+        status: 'pending',
+        attempts: 1,
+      });
+      expect(String(logged()?.data.error)).toContain('vcs_permission_missing');
+      expect(JSON.stringify(logs)).not.toContain(TOKEN);
+      expect((await client.getJob(job.id)).status).toBe('QUEUED');
+    } finally {
+      await server.close();
+      nock.cleanAll();
+      nock.enableNetConnect();
+    }
+  });
+});
