@@ -349,6 +349,29 @@ describe('feedback at the git provider', () => {
     expect(cutComment('short', 1200, 'u')).toBe('short');
   });
 
+  it('reports a lost agent as error, and says so in the pull request comment', async () => {
+    const job = await queueGitJob(pullRequest(SHA));
+    expect((await core.useCases.jobs.claim(worker))?.job.id).toBe(job.id);
+    await core.useCases.jobs.reportStatus(worker, job.id, { status: 'PROCESSING' });
+    core.clock.advance((core.settings.lostJobTimeoutSeconds + 1) * 1000);
+    expect((await core.useCases.jobs.sweepLostJobs()).map((lost) => lost.id)).toEqual([job.id]);
+    await core.useCases.vcsFeedback.deliverDue();
+    expect(api.calls.find((call) => call.op === 'status')).toMatchObject({
+      status: { state: 'error', description: 'Plan lost: its agent stopped answering' },
+    });
+    const comment = api.calls.find((call) => call.op === 'comment');
+    expect(comment?.op === 'comment' && comment.body).toContain('**Plan lost**');
+  });
+
+  it('a failed pull request plan: failure status and the error in the comment', async () => {
+    const job = await queueGitJob(pullRequest(SHA));
+    await runToEnd(job, { status: 'FAILED', error_message: 'Error: Unsupported argument' });
+    await core.useCases.vcsFeedback.deliverDue();
+    const comment = api.calls.find((call) => call.op === 'comment');
+    expect(comment?.op === 'comment' && comment.body).toContain('**Plan failed**');
+    expect(comment?.op === 'comment' && comment.body).toContain('Error: Unsupported argument');
+  });
+
   it('writes nothing for a job a person queued', async () => {
     await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: vine.id });
     expect(items()).toEqual([]);
