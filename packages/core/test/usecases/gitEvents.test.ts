@@ -375,6 +375,13 @@ describe('pull requests', () => {
     expect(stored.get(first.id)?.error_message).toContain('#7');
     expect(stored.get(other.id)?.status).toBe('QUEUED');
     expect(stored.get(second.id)?.status).toBe('QUEUED');
+    expect(core.events.published).toContainEqual({
+      type: 'job_status_changed',
+      owner_id: vine.owner_id,
+      job_id: first.id,
+      status: 'CANCELLED',
+    });
+    expect(core.events.published).toContainEqual({ type: 'job_queued', owner_id: vine.owner_id, job_id: second.id });
   });
 
   it('a pull request into another branch, or with pull requests off, plans nothing', async () => {
