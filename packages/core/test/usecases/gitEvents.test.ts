@@ -438,6 +438,34 @@ describe('auto_deploy', () => {
     expect(jobsOf().filter((job) => job.job_type === 'DEPLOY')).toEqual([]);
   });
 
+  it('a plan that failed a mandatory policy, or of a vine that requires approval, is left for people', async () => {
+    await setConnection({ auto_deploy: true });
+    const failing = (await receive(request(push()))).jobs[0] as Job;
+    const policyResults = [
+      {
+        policy_id: vine.id,
+        version: 1,
+        name: 'no-public-buckets',
+        enforcement: 'mandatory',
+        passed: false,
+        messages: ['x'],
+      },
+    ];
+    await run(failing, {
+      ...changes(1),
+      execution_metadata: { ...changes(1).execution_metadata, policy_results: policyResults },
+    });
+    await core.uow.modify((state) => {
+      (state.vines.get(vine.id) as unknown as { approval: unknown }).approval = {
+        required: true,
+        separate_approver: false,
+      };
+    });
+    const unapproved = (await receive(request(push({ commit_sha: SHA_2 })))).jobs[0] as Job;
+    await run(unapproved, changes(1));
+    expect(jobsOf().filter((job) => job.job_type === 'DEPLOY')).toEqual([]);
+  });
+
   it('the stale-plan guard: a configuration changed since the plan is not deployed', async () => {
     await setConnection({ auto_deploy: true });
     const plan = (await receive(request(push()))).jobs[0] as Job;
