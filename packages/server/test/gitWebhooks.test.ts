@@ -52,7 +52,7 @@ const CASES: ProviderCase[] = [
   {
     provider: 'bitbucket',
     repository: 'acme-ops/infra-live',
-    push: { event: 'repo:push', fixture: 'push', commit: '' },
+    push: { event: 'repo:push', fixture: 'push', commit: '0633961195c27d9d2445e233f84cf07b07986fab' },
     pullRequest: { event: 'pullrequest:created', fixture: 'pullrequest-created', number: 9 },
     ping: { event: 'pullrequest:fulfilled', fixture: 'pullrequest-fulfilled' },
     headers: (event, id, body, secret) => ({
@@ -119,12 +119,13 @@ describeEachDialect('git webhooks', (dialect) => {
 
   async function deliver(
     c: ProviderCase,
+    vineId: string,
     event: string,
     body: Buffer,
     options: { secret?: string | null; id?: string } = {},
   ): Promise<Response> {
     const id = options.id ?? `${c.provider}-delivery-${++deliveries}`;
-    return fetch(`${plane.url}/api/webhooks/${c.provider}`, {
+    return fetch(`${plane.url}/api/webhooks/${c.provider}?vine=${vineId}`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -146,7 +147,7 @@ describeEachDialect('git webhooks', (dialect) => {
       it('a wrong or missing signature: 401 problem, nothing created', async () => {
         const body = payload(c.provider, c.push.fixture);
         for (const secret of ['not-the-secret', null]) {
-          const answer = await deliver(c, c.push.event, body, { secret });
+          const answer = await deliver(c, vine.id, c.push.event, body, { secret });
           expect(answer.status).toBe(401);
           expect(answer.headers.get('content-type')).toContain('application/problem+json');
           expect(await answer.json()).toMatchObject({ code: 'webhook_signature_invalid' });
@@ -155,7 +156,7 @@ describeEachDialect('git webhooks', (dialect) => {
       });
 
       it('a ping or an ignored event: 202, nothing created', async () => {
-        const answer = await deliver(c, c.ping.event, payload(c.provider, c.ping.fixture));
+        const answer = await deliver(c, vine.id, c.ping.event, payload(c.provider, c.ping.fixture));
         expect(answer.status).toBe(202);
         expect(await answer.json()).toEqual({ accepted: true, jobs: [] });
         expect(await jobsOf(vine.id)).toEqual([]);
@@ -163,7 +164,7 @@ describeEachDialect('git webhooks', (dialect) => {
 
       it('a signed push: 202 and a PLAN of the pushed commit; its redelivery: 202, nothing new', async () => {
         const body = payload(c.provider, c.push.fixture);
-        const answer = await deliver(c, c.push.event, body, { id: `${c.provider}-push-once` });
+        const answer = await deliver(c, vine.id, c.push.event, body, { id: `${c.provider}-push-once` });
         expect(answer.status).toBe(202);
         const { jobs } = (await answer.json()) as { jobs: string[] };
         expect(jobs).toHaveLength(1);
@@ -174,18 +175,17 @@ describeEachDialect('git webhooks', (dialect) => {
           speculative: false,
           trigger: { type: 'push', provider: c.provider, repository: c.repository, branch: 'main' },
         });
-        const commit = job.trigger.type === 'push' ? job.trigger.commit_sha : '';
-        if (c.push.commit !== '') expect(commit).toBe(c.push.commit);
-        expect(job.config_snapshot.source).toMatchObject({ type: 'git', commit });
+        expect(job.trigger).toMatchObject({ commit_sha: c.push.commit });
+        expect(job.config_snapshot.source).toMatchObject({ type: 'git', commit: c.push.commit });
 
-        const again = await deliver(c, c.push.event, body, { id: `${c.provider}-push-once` });
+        const again = await deliver(c, vine.id, c.push.event, body, { id: `${c.provider}-push-once` });
         expect(again.status).toBe(202);
         expect(await again.json()).toEqual({ accepted: true, jobs: [] });
         expect(await jobsOf(vine.id)).toHaveLength(1);
       });
 
       it('a pull request into the branch: a speculative PLAN of its head', async () => {
-        const answer = await deliver(c, c.pullRequest.event, payload(c.provider, c.pullRequest.fixture));
+        const answer = await deliver(c, vine.id, c.pullRequest.event, payload(c.provider, c.pullRequest.fixture));
         expect(answer.status).toBe(202);
         const { jobs } = (await answer.json()) as { jobs: string[] };
         const job = await client.getJob(jobs[0] as string);
@@ -201,7 +201,7 @@ describeEachDialect('git webhooks', (dialect) => {
         );
         const before = (await client.listJobs()).length;
         for (const secret of [SECRET, 'guess']) {
-          const answer = await deliver(c, c.push.event, body, { secret });
+          const answer = await deliver(c, vine.id, c.push.event, body, { secret });
           expect(answer.status).toBe(202);
           expect(await answer.json()).toEqual({ accepted: true, jobs: [] });
         }

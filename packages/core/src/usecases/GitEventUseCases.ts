@@ -16,6 +16,12 @@ import { openWebhookSecret, vcsTokenFor } from './vcsTokens.js';
 type PushEvent = Extract<VcsEvent, { kind: 'push' }>;
 type PullRequestEvent = Extract<VcsEvent, { kind: 'pull_request' }>;
 
+/** A job queued for a delivery, and the queued jobs that gave way to it. */
+interface Queued {
+  job: Job;
+  cancelled: Job[];
+}
+
 /** What a webhook delivery did: the jobs it queued (none for a ping, an ignored event or a redelivery). */
 export interface WebhookOutcome {
   jobs: Job[];
@@ -64,12 +70,25 @@ export class GitEventUseCases {
       );
     }
     const jobs: Job[] = [];
+    const cancelled: Job[] = [];
     for (const connection of verified) {
-      const job =
+      const queued =
         event.kind === 'push'
           ? await this.onPush(ports, delivery, event, connection)
           : await this.onPullRequest(delivery, event, connection);
-      if (job) jobs.push(job);
+      if (queued) {
+        jobs.push(queued.job);
+        cancelled.push(...queued.cancelled);
+      }
+    }
+    // Announced after commit: the jobs that gave way to the new ones, then the new ones.
+    for (const job of cancelled) {
+      await announce(this.deps.events, {
+        type: 'job_status_changed',
+        owner_id: job.owner_id,
+        job_id: job.id,
+        status: job.status,
+      });
     }
     for (const job of jobs) {
       await announce(this.deps.events, { type: 'job_queued', owner_id: job.owner_id, job_id: job.id });
@@ -82,7 +101,7 @@ export class GitEventUseCases {
     delivery: VcsDelivery,
     event: PushEvent,
     connection: VcsConnection,
-  ): Promise<Job | null> {
+  ): Promise<Queued | null> {
     if (event.deleted || event.branch === null || event.branch !== connection.branch) {
       return this.recordOnly(delivery, connection);
     }
@@ -97,14 +116,14 @@ export class GitEventUseCases {
       commit_message: event.commit_message,
       author: event.author,
     };
-    return this.queuePlan(delivery, connection, trigger, event.commit_sha, () => Promise.resolve());
+    return this.queuePlan(delivery, connection, trigger, event.commit_sha, async () => []);
   }
 
   private async onPullRequest(
     delivery: VcsDelivery,
     event: PullRequestEvent,
     connection: VcsConnection,
-  ): Promise<Job | null> {
+  ): Promise<Queued | null> {
     if (!connection.pull_requests || event.base_branch !== connection.branch) {
       return this.recordOnly(delivery, connection);
     }
@@ -159,16 +178,18 @@ export class GitEventUseCases {
     connection: VcsConnection,
     trigger: JobTrigger,
     commit: string,
-    before: (stores: Stores, at: string) => Promise<unknown>,
-  ): Promise<Job | null> {
+    before: (stores: Stores, at: string) => Promise<Job[]>,
+  ): Promise<Queued | null> {
     return this.deps.uow.run(systemScope, async (stores) => {
       const at = isoNow(this.deps);
       if (!(await stores.vcs.recordDelivery(delivery.provider, deliveryKey(delivery, connection), at))) return null;
       const vine = await stores.vines.get(connection.owner_id, connection.vine_id);
       if (!vine) return null;
-      await before(stores, at);
-      // As for run triggers: the vine's queued drift checks give way to the new job.
-      await cancelQueuedDriftChecks(stores, vine.owner_id, vine.id, at);
+      const cancelled = [
+        ...(await before(stores, at)),
+        // As for run triggers: the vine's queued drift checks give way to the new job.
+        ...(await cancelQueuedDriftChecks(stores, vine.owner_id, vine.id, at)),
+      ];
       const job = await createGitJob(stores, this.deps, vine, 'PLAN', trigger, commit, null, at);
       await recordAudit(stores, this.deps, 'system', {
         action: 'job.create',
@@ -183,7 +204,7 @@ export class GitEventUseCases {
           ...(trigger.type === 'pull_request' ? { pull_request: trigger.number } : {}),
         },
       });
-      return job;
+      return { job, cancelled };
     });
   }
 }

@@ -1,3 +1,4 @@
+import { failedMandatoryPolicies } from '../domain/policies.js';
 import type { Job, JobTrigger, Vine } from '../domain/records.js';
 import type { Stores } from '../ports/UnitOfWork.js';
 import { configHash, pinnedCommitOf, snapshotOfVineAt } from '../snapshot/configSnapshot.js';
@@ -18,7 +19,8 @@ export function planChangeCount(job: Pick<Job, 'execution_metadata'>): number | 
  * `auto_deploy` (issue 13): a push's PLAN that succeeded with changes queues a DEPLOY of that
  * plan, when the vine is still connected with `auto_deploy`, the plan's configuration is still
  * the vine's (the stale-plan guard: a configuration changed since is not deployed), the plan has
- * its artifact and no DEPLOY applies it yet. Returns the DEPLOY, or null.
+ * its artifact and no DEPLOY applies it yet. A plan that failed a mandatory policy, or of a vine
+ * that requires approval, is left for people. Returns the DEPLOY, or null.
  */
 export async function autoDeployAfterPlan(
   stores: Stores,
@@ -31,11 +33,15 @@ export async function autoDeployAfterPlan(
   }
   const changes = planChangeCount(plan);
   if (changes === null || changes === 0) return null;
+  // A plan that failed a mandatory policy deploys only with an admin's override, never by itself.
+  if (failedMandatoryPolicies(plan.execution_metadata).length > 0) return null;
   const connection = await stores.vcs.get(plan.owner_id, plan.vine_id);
   if (!connection?.auto_deploy) return null;
   const vine = await stores.vines.get(plan.owner_id, plan.vine_id);
   const commit = pinnedCommitOf(plan.config_snapshot);
   if (!vine || commit === null) return null;
+  // A vine that requires approval (issue 15) deploys a plan once a person approves it, not here.
+  if ((vine as { approval?: { required?: boolean } | null }).approval?.required) return null;
   if (configHash(snapshotOfVineAt(vine, commit)) !== plan.config_hash) return null;
   if (!(await stores.planArtifacts.get(plan.owner_id, plan.id))) return null;
   if ((await stores.jobs.listDeploysOfPlan(plan.owner_id, plan.id)).length > 0) return null;

@@ -375,6 +375,13 @@ describe('pull requests', () => {
     expect(stored.get(first.id)?.error_message).toContain('#7');
     expect(stored.get(other.id)?.status).toBe('QUEUED');
     expect(stored.get(second.id)?.status).toBe('QUEUED');
+    expect(core.events.published).toContainEqual({
+      type: 'job_status_changed',
+      owner_id: vine.owner_id,
+      job_id: first.id,
+      status: 'CANCELLED',
+    });
+    expect(core.events.published).toContainEqual({ type: 'job_queued', owner_id: vine.owner_id, job_id: second.id });
   });
 
   it('a pull request into another branch, or with pull requests off, plans nothing', async () => {
@@ -428,6 +435,34 @@ describe('auto_deploy', () => {
     await setConnection({ auto_deploy: false });
     const off = (await receive(request(push()))).jobs[0] as Job;
     await run(off, changes(3));
+    expect(jobsOf().filter((job) => job.job_type === 'DEPLOY')).toEqual([]);
+  });
+
+  it('a plan that failed a mandatory policy, or of a vine that requires approval, is left for people', async () => {
+    await setConnection({ auto_deploy: true });
+    const failing = (await receive(request(push()))).jobs[0] as Job;
+    const policyResults = [
+      {
+        policy_id: vine.id,
+        version: 1,
+        name: 'no-public-buckets',
+        enforcement: 'mandatory',
+        passed: false,
+        messages: ['x'],
+      },
+    ];
+    await run(failing, {
+      ...changes(1),
+      execution_metadata: { ...changes(1).execution_metadata, policy_results: policyResults },
+    });
+    await core.uow.modify((state) => {
+      (state.vines.get(vine.id) as unknown as { approval: unknown }).approval = {
+        required: true,
+        separate_approver: false,
+      };
+    });
+    const unapproved = (await receive(request(push({ commit_sha: SHA_2 })))).jobs[0] as Job;
+    await run(unapproved, changes(1));
     expect(jobsOf().filter((job) => job.job_type === 'DEPLOY')).toEqual([]);
   });
 

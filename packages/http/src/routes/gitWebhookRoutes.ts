@@ -7,6 +7,7 @@ import {
 } from '@trellis/core';
 import { WebhookAccepted } from '@trellis/contract';
 import type { Request } from 'express';
+import { z } from 'zod';
 import { defineRoute, type RouteSpec } from '../routing/route.js';
 
 /** Provider payloads of large pushes run to a few MiB (GitHub caps deliveries at 25 MB). */
@@ -28,6 +29,15 @@ function parts(req: Request): WebhookRequestParts {
   return { headers, rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0) };
 }
 
+const WebhookQuery = z.object({
+  vine: z
+    .string()
+    .optional()
+    .describe(
+      'the connected vine, in the hook URL Trellis gives: it makes each hook URL unique; deliveries are matched by repository and secret',
+    ),
+});
+
 /** `POST /api/webhooks/{github,gitlab,bitbucket}`: deliveries of the git providers (issue 13). */
 export function gitWebhookRoutes(useCases: UseCases): RouteSpec[] {
   return GIT_PROVIDERS.map((provider) =>
@@ -44,6 +54,7 @@ export function gitWebhookRoutes(useCases: UseCases): RouteSpec[] {
         '`401 webhook_signature_invalid` (nothing created) when the signature is missing or wrong.',
       tags: ['webhooks'],
       auth: 'none',
+      query: WebhookQuery,
       body: 'raw',
       bodyLimit: WEBHOOK_BODY_LIMIT,
       rateLimit: { windowSeconds: 60, limit: 600 },
