@@ -4,8 +4,11 @@
  * pending commit status when queued; once an agent reports SUCCESS through the agent API, the
  * delivery worker sends the success status with the job's page and creates the plan comment; the
  * next plan of the same pull request edits that same comment (PATCH), never a new one. A GitHub
- * outage is retried and the job stays SUCCESS.
+ * outage is retried and the job stays SUCCESS. A signed pull request webhook gets the same feedback.
+ * The server's own interval worker logs each attempt without the token.
  */
+import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { TrellisClient } from '@trellis/client';
 import {
   type Clock,
@@ -194,6 +197,56 @@ describeEachDialect('feedback at the git provider', (dialect) => {
     expect(statuses.at(-1)).toMatchObject({ state: 'success', description: 'Plan: +0 ~1 -0' });
     expect(comments.map((c) => c.method)).toEqual(['POST', 'PATCH']);
     expect(comments[1]?.body.body).toContain('| ~ update | `aws_subnet.b` |');
+  });
+  it('a signed pull request webhook: pending at once, then success and the comment on that pull request', async () => {
+    const { configuration } = await vineyardWithConfiguration(client, 'webhook-fed');
+    const connected = await client.connectRepository(configuration.name, {
+      provider: 'github',
+      repository: 'acme-platform/infra-live',
+      branch: 'main',
+      webhook: 'manual',
+    });
+    const body = readFileSync(new URL('../../../test-fixtures/vcs/github/pull_request-opened.json', import.meta.url));
+    const head = '8b0baff713ddef5e79d9db0f3fa713ee8bd94512';
+    const signature = createHmac('sha256', connected.webhook_secret as string)
+      .update(body)
+      .digest('hex');
+    const answer = await fetch(connected.webhook_url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'pull_request',
+        'x-github-delivery': 'feedback-delivery-1',
+        'x-hub-signature-256': `sha256=${signature}`,
+      },
+      body,
+    });
+    expect(answer.status).toBeLessThan(300);
+    const [job] = (await client.listJobs()).filter((listed) => listed.vine_id === configuration.id);
+    expect(job?.trigger).toMatchObject({ type: 'pull_request', number: 42, head_sha: head });
+    const statuses: { state?: string; description?: string; target_url?: string }[] = [];
+    const repo = '/repos/acme-platform/infra-live';
+    const pending = github()
+      .post(`${repo}/statuses/${head}`, (sent) => statuses.push(sent) > 0)
+      .reply(201, {});
+    await deliver();
+    expect(pending.isDone()).toBe(true);
+    expect(statuses[0]).toMatchObject({ state: 'pending', target_url: `${web}/jobs/${job?.id}` });
+
+    await runPlan(job as unknown as Job, { plan_summary: { add: 0, change: 0, destroy: 0 }, resource_changes: [] });
+    let comment = '';
+    const ended = github()
+      .post(`${repo}/statuses/${head}`, (sent) => statuses.push(sent) > 0)
+      .reply(201, {})
+      .post(`${repo}/issues/42/comments`, (sent: { body: string }) => {
+        comment = sent.body;
+        return true;
+      })
+      .reply(201, { id: 4242 });
+    await deliver();
+    expect(ended.isDone()).toBe(true);
+    expect(statuses[1]).toMatchObject({ state: 'success', description: 'Plan: +0 ~0 -0' });
+    expect(comment).toContain('No changes.');
   });
 });
 
