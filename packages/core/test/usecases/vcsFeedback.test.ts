@@ -34,6 +34,8 @@ type Call =
 class RecordingVcsApi implements VcsApi {
   readonly calls: Call[] = [];
   down = 0;
+  /** Comment ids someone deleted at the provider: an edit of one creates a new comment, as the adapters do. */
+  readonly deleted = new Set<string>();
   private nextComment = 100;
   constructor(readonly maxCommentLength = 65_536) {}
   async createHook(): Promise<{ hook_id: string }> {
@@ -55,7 +57,8 @@ class RecordingVcsApi implements VcsApi {
   ): Promise<{ comment_id: string }> {
     this.fail();
     this.calls.push({ op: 'comment', token, repository, number, ...comment });
-    return { comment_id: comment.comment_id ?? String(this.nextComment++) };
+    if (comment.comment_id !== null && !this.deleted.has(comment.comment_id)) return { comment_id: comment.comment_id };
+    return { comment_id: String(this.nextComment++) };
   }
   private fail(): void {
     if (this.down > 0) {
@@ -294,6 +297,18 @@ describe('feedback at the git provider', () => {
     expect(lastStatus).toMatchObject({ sha: 'c'.repeat(40), status: { state: 'failure' } });
     const refs = [...core.uow.snapshot().vcsComments.values()];
     expect(refs.map((ref) => ref.comment_id)).toEqual(['100']);
+  });
+
+  it('keeps the id of the comment the provider recreated after someone deleted it, and edits that one next', async () => {
+    for (const head of ['a', 'b', 'c']) {
+      const job = await queueGitJob(pullRequest(head.repeat(40)));
+      await runToEnd(job, { status: 'SUCCESS', execution_metadata: PLAN_METADATA });
+      await core.useCases.vcsFeedback.deliverDue();
+      if (head === 'a') api.deleted.add('100');
+    }
+    const comments = api.calls.flatMap((call) => (call.op === 'comment' ? [call.comment_id] : []));
+    expect(comments).toEqual([null, '100', '101']);
+    expect([...core.uow.snapshot().vcsComments.values()].map((ref) => ref.comment_id)).toEqual(['101']);
   });
 
   it('retries a refused or unreachable provider with backoff and never touches the job', async () => {
