@@ -13,7 +13,14 @@ export { Backoff, isTransient } from '@trellis/client';
 export { Engine, resolveEngineBin } from './engine/Engine.js';
 export { type EngineExit, EngineProcess } from './engine/EngineProcess.js';
 export { type DeployMetadata, parseDeployMetadata } from './job/deployMetadata.js';
-export { outputsMetadata, type PlanSummary, summarizePlan } from './job/executionMetadata.js';
+export {
+  MAX_RESOURCE_CHANGES,
+  outputsMetadata,
+  type PlanSummary,
+  type ResourceChanges,
+  resourceChanges,
+  summarizePlan,
+} from './job/executionMetadata.js';
 export { type JobOutcome, JobRunner, type RunnerDeps, type RunnerSettings } from './job/JobRunner.js';
 export { BACKEND_FILE, declaresBackend } from './job/stateBackend.js';
 export { AgentLogger } from './logging/AgentLogger.js';

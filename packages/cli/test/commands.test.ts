@@ -265,7 +265,7 @@ describe('jobs', () => {
     await agent.reportStatus(planId, { status: 'FAILED', error_message: 'tofu plan exited 1' });
 
     const table = rows((await trellis('jobs', 'list')).stdout);
-    expect(table[0]).toEqual(['ID', 'TYPE', 'STATUS', 'CONFIG', 'CREATED', 'DURATION']);
+    expect(table[0]).toEqual(['ID', 'TYPE', 'STATUS', 'CONFIG', 'TRIGGER', 'COMMIT', 'CREATED', 'DURATION']);
     expect(table.slice(1).map((row) => row.slice(0, 4))).toEqual([
       [destroy.id, 'DESTROY', 'QUEUED', 'local'],
       [planId, 'PLAN', 'FAILED', 'web'],

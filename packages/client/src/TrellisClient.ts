@@ -3,6 +3,7 @@ import type {
   AuditEntryView,
   AuditListRequest,
   ArtifactAnswer,
+  AgentJobView,
   ClaimAnswer,
   CreateConfigurationRequest,
   CreateJobRequest,
@@ -50,7 +51,7 @@ import type {
   OrgRoleName,
   OrgView,
 } from '@trellis/contract';
-import type { GitProvider, JobStatus, JsonObject, StreamType } from '@trellis/core';
+import type { GitProvider, JobStatus, JsonObject, StreamType, VcsFeedbackView } from '@trellis/core';
 import { type ProblemBody, TrellisApiError, TrellisConnectionError, TrellisRedirectError } from './errors.js';
 import { readServerSentEvents } from './sse.js';
 
@@ -225,6 +226,14 @@ export class TrellisClient {
   }
   getJob(id: string): Promise<JobView> {
     return this.json('GET', `/api/cli/jobs/${encodeURIComponent(id)}`);
+  }
+  /** Whether a git-driven job's commit status and pull request comment reached the provider. */
+  async getJobVcsFeedback(id: string): Promise<VcsFeedbackView[]> {
+    const list: { items: VcsFeedbackView[] } = await this.json(
+      'GET',
+      `/api/cli/jobs/${encodeURIComponent(id)}/vcs-feedback`,
+    );
+    return list.items;
   }
   getJobLogs(id: string, page: LogPageRequest = {}): Promise<LogPageView> {
     return this.json('GET', `/api/cli/jobs/${encodeURIComponent(id)}/logs`, { query: page });
@@ -438,10 +447,10 @@ export class TrellisClient {
   heartbeat(version: string): Promise<HeartbeatAnswerView> {
     return this.json('POST', '/api/workers/heartbeat', { body: { version } });
   }
-  getJobForAgent(id: string): Promise<JobView> {
+  getJobForAgent(id: string): Promise<AgentJobView> {
     return this.json('GET', `/api/jobs/${encodeURIComponent(id)}`);
   }
-  reportStatus(id: string, report: StatusReport): Promise<JobView> {
+  reportStatus(id: string, report: StatusReport): Promise<AgentJobView> {
     return this.json('PUT', `/api/jobs/${encodeURIComponent(id)}/status`, { body: report });
   }
   appendLog(id: string, chunk: string, streamType: StreamType): Promise<LogPostAnswer> {

@@ -4,6 +4,7 @@
  * answer must equal the answer), every enum and format as the schemas say.
  */
 import {
+  AgentJob,
   ArtifactResponse,
   ClaimResponse,
   ConfigurationList,
@@ -107,13 +108,13 @@ describe('answers of a running server against the contract', () => {
     expectConforms(ClaimResponse, claim);
     expect(claim?.job.id).toBe(job.id);
     expectConforms(HeartbeatResponse, await agent.heartbeat('1.0.0'));
-    expectConforms(Job, await agent.getJobForAgent(job.id));
+    expectConforms(AgentJob, await agent.getJobForAgent(job.id));
     expectConforms(LogPostResponse, await agent.appendLog(job.id, 'planning\n', 'STDOUT'));
     const logs = await agent.readLogs(job.id);
     expect(logs.logs).toHaveLength(1);
     expectConforms(LogPage, logs);
     expectConforms(ArtifactResponse, await agent.uploadPlanArtifact(job.id, new TextEncoder().encode('plan')));
-    expectConforms(Job, await agent.reportStatus(job.id, { status: 'SUCCESS', execution_metadata: { n: 1 } }));
+    expectConforms(AgentJob, await agent.reportStatus(job.id, { status: 'SUCCESS', execution_metadata: { n: 1 } }));
     expectConforms(Worker, await agent.getWorkerForAgent(agent.workerId));
     expectConforms(Worker, await agent.updateWorkerMetadata(agent.workerId, { region: 'eu', tags: ['a', 1] }));
   });

@@ -15,8 +15,10 @@ export const PolicyToEvaluateSchema = z.object({
   enforcement: z.enum(POLICY_ENFORCEMENTS),
   module: z.string().describe('the Rego source of that version'),
 });
+/** A job as its agent reads it: the full snapshot; `speculative` is for people (the trigger says it). */
+export const AgentJob = Job.omit({ speculative: true });
 export const ClaimResponse = z.object({
-  job: Job,
+  job: AgentJob,
   cloud_identity: CloudIdentitySettings.nullable().describe("the vine's cloud identity (null: none)"),
   identity_token: z
     .string()

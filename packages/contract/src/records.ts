@@ -1,6 +1,7 @@
 /** The records the API answers with: vineyards, vines (configurations), jobs, workers, logs. */
 import {
   ENGINE_NAMES,
+  GIT_PROVIDERS,
   JOB_STATUSES,
   JOB_TYPES,
   STREAM_TYPES,
@@ -77,8 +78,31 @@ export const JobTrigger = z
     z.object({ type: z.literal('manual') }),
     z.object({ type: z.literal('drift') }),
     z.object({ type: z.literal('upstream'), vine_id: uuid, job_id: uuid }),
+    z.object({
+      type: z.literal('push'),
+      provider: z.enum(GIT_PROVIDERS),
+      repository: z.string(),
+      branch: z.string(),
+      commit_sha: z.string(),
+      commit_message: z.string(),
+      author: z.string(),
+    }),
+    z.object({
+      type: z.literal('pull_request'),
+      provider: z.enum(GIT_PROVIDERS),
+      repository: z.string(),
+      number: z.number().int(),
+      title: z.string(),
+      url: z.string().describe("the pull request's page at the provider"),
+      head_sha: z.string(),
+      head_branch: z.string(),
+      base_branch: z.string(),
+      author: z.string(),
+    }),
   ])
-  .describe('why the job was queued: by a person, by drift detection, or by a successful DEPLOY of an upstream vine');
+  .describe(
+    'why the job was queued: by a person, by drift detection, by a successful DEPLOY of an upstream vine, by a push to the connected branch, or by a pull request into it',
+  );
 const DecisionBy = {
   user_id: uuid,
   email: z.string().nullable(),
@@ -181,6 +205,9 @@ export const Job = z.object({
   created_by: uuid.nullable().describe('the person who queued the job (null: the system)'),
   approval: PlanApproval.nullable(),
   policy_override: PolicyOverride.nullable(),
+  speculative: z
+    .boolean()
+    .describe("a speculative plan (a drift check or a pull request's plan) is never deployed (409 plan_speculative)"),
 });
 export const JobSummary = Job.extend({
   config_snapshot: SnapshotSummary.describe(

@@ -3,7 +3,14 @@
  * answers, `z.input` of what a caller sends), so a client needs no zod to use them.
  */
 import type { z } from 'zod';
-import type { ArtifactResponse, ClaimResponse, HeartbeatResponse, LogPostResponse, StatusBody } from './agent.js';
+import type {
+  AgentJob,
+  ArtifactResponse,
+  ClaimResponse,
+  HeartbeatResponse,
+  LogPostResponse,
+  StatusBody,
+} from './agent.js';
 import type {
   ExchangeBody,
   ExchangeResponse,
@@ -64,6 +71,7 @@ export type VineyardDetailView = z.output<typeof Vineyard>;
 export type VineSummaryView = z.output<typeof VineSummary>;
 export type VineDetailView = z.output<typeof VineDetail>;
 export type JobView = z.output<typeof Job>;
+export type AgentJobView = z.output<typeof AgentJob>;
 export type JobSummaryView = z.output<typeof JobSummary>;
 export type LogEntryView = z.output<typeof LogEntry>;
 export type LogPageView = z.output<typeof LogPage>;

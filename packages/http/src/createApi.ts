@@ -24,10 +24,12 @@ import { auditRoutes } from './routes/auditRoutes.js';
 import { authRoutes } from './routes/authRoutes.js';
 import { cliRoutes } from './routes/cliRoutes.js';
 import { oidcRoutes } from './routes/oidcRoutes.js';
+import { gitWebhookRoutes } from './routes/gitWebhookRoutes.js';
 import { orgRoutes } from './routes/orgRoutes.js';
 import { releaseRoutes } from './routes/releaseRoutes.js';
 import { repositoryRoutes } from './routes/repositoryRoutes.js';
 import { vcsRoutes } from './routes/vcsRoutes.js';
+import { vcsFeedbackRoutes } from './routes/vcsFeedbackRoutes.js';
 import { type SignInRouteDeps, signInRoutes } from './routes/signInRoutes.js';
 import { stateRoutes } from './routes/stateRoutes.js';
 import { tokenRoutes } from './routes/tokenRoutes.js';
@@ -132,6 +134,7 @@ export function apiRoutes(
     ...signInRoutes({ ...signIn, useCases: options.useCases }),
     ...repositoryRoutes(options.useCases),
     ...vcsRoutes(options.useCases),
+    ...vcsFeedbackRoutes(options.useCases),
     ...agentRoutes(options.useCases, options.events, shutdown, longPolls),
     ...streamRoutes(options.logStreams ?? new LiveLogStreams(options.useCases, options.events), shutdown),
     ...cliRoutes(options.useCases),
@@ -143,6 +146,7 @@ export function apiRoutes(
     ...policyRoutes(options.useCases),
     ...auditRoutes(options.useCases),
     ...oidcRoutes(options.useCases),
+    ...gitWebhookRoutes(options.useCases),
   ];
 }
 

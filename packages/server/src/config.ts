@@ -76,6 +76,8 @@ export interface ServerConfig {
   retentionIntervalSeconds: number;
   /** Notifications (docs/notifications.md): delivery worker interval, retry base, timeout, private receivers. */
   notificationIntervalSeconds: number;
+  /** Feedback at the git provider (docs/git.md): how often due commit statuses and comments are sent. */
+  vcsFeedbackIntervalSeconds: number;
   notificationRetryBaseSeconds: number;
   notificationTimeoutSeconds: number;
   notificationsAllowPrivateUrls: boolean;
@@ -336,6 +338,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
     auditRetentionDays: integer(env, 'TRELLIS_AUDIT_RETENTION_DAYS', 365, 0, 36_500),
     retentionIntervalSeconds: integer(env, 'TRELLIS_RETENTION_INTERVAL_S', 3600, 1, 86_400),
     notificationIntervalSeconds: integer(env, 'TRELLIS_NOTIFICATIONS_INTERVAL_S', 5, 1, 3600),
+    vcsFeedbackIntervalSeconds: integer(env, 'TRELLIS_VCS_FEEDBACK_INTERVAL_S', 5, 1, 3600),
     notificationRetryBaseSeconds: integer(env, 'TRELLIS_NOTIFICATIONS_RETRY_BASE_S', 10, 1, 3600),
     notificationTimeoutSeconds: integer(env, 'TRELLIS_NOTIFICATIONS_TIMEOUT_S', 10, 1, 120),
     notificationsAllowPrivateUrls: flag(env, 'TRELLIS_NOTIFICATIONS_ALLOW_PRIVATE_URLS'),

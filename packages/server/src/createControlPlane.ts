@@ -9,6 +9,7 @@ import {
   CryptoRandom,
   coreServices,
   DEFAULT_CORE_SETTINGS,
+  DEFAULT_VCS_FEEDBACK_SETTINGS,
   DEFAULT_NOTIFICATION_SETTINGS,
   DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
   type EventBus,
@@ -178,6 +179,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       pageLimits: config.pageLimits,
       notifications: notificationSettings,
       workloadIdentity: workloadIdentitySettings,
+      vcsFeedback: { ...DEFAULT_VCS_FEEDBACK_SETTINGS, intervalSeconds: config.vcsFeedbackIntervalSeconds },
     },
   });
   let artifacts: ArtifactStore;
@@ -311,6 +313,40 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       });
   }, config.notificationIntervalSeconds * 1000);
   deliveries.unref();
+  // Feedback at the git provider (issue 13): commit statuses and pull request comments, each
+  // attempt logged (never a token); a refused or unreachable provider is retried, never fails a job.
+  let sendingFeedback: Promise<void> | null = null;
+  const feedback = setInterval(() => {
+    if (sendingFeedback) return;
+    sendingFeedback = useCases.vcsFeedback
+      .deliverDue()
+      .then(
+        (reports) => {
+          for (const report of reports) {
+            const fields = {
+              vcs_feedback: report.id,
+              job_id: report.job_id,
+              provider: report.provider,
+              kind: report.kind,
+            };
+            if (report.status === 'delivered')
+              logger.info({ ...fields, attempts: report.attempts }, 'git provider feedback delivered');
+            else if (report.status === 'superseded')
+              logger.info(fields, 'git provider feedback superseded by a newer one');
+            else
+              logger.warn(
+                { ...fields, status: report.status, attempts: report.attempts, error: report.error },
+                'git provider feedback not delivered',
+              );
+          }
+        },
+        (error) => logger.error({ err: error }, 'git provider feedback failed'),
+      )
+      .finally(() => {
+        sendingFeedback = null;
+      });
+  }, config.vcsFeedbackIntervalSeconds * 1000);
+  feedback.unref();
   // Retention of the audit log: entries older than TRELLIS_AUDIT_RETENTION_DAYS (system work).
   let pruningAudit = false;
   const auditRetention = setInterval(() => {
@@ -366,6 +402,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         clearInterval(retention);
         clearInterval(driftScheduler);
         clearInterval(deliveries);
+        clearInterval(feedback);
         clearInterval(auditRetention);
         shutdown.abort();
         await Promise.all(

@@ -31,6 +31,8 @@ export const TABLES = {
   vcsConnections: 'vcs_connections',
   vcsDeliveries: 'vcs_deliveries',
   signingKeys: 'signing_keys',
+  vcsFeedback: 'vcs_feedback',
+  vcsComments: 'vcs_comments',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];

@@ -47,6 +47,8 @@ const LATER_TABLES: readonly string[] = [
   'vcs_connections',
   'vcs_deliveries',
   'signing_keys',
+  'vcs_feedback',
+  'vcs_comments',
 ];
 
 const BEFORE_M010 = Object.values(TABLES).filter((table) => !LATER_TABLES.includes(table));

@@ -40,7 +40,12 @@ export interface RunningControlPlane {
 /** A real control plane on loopback over a fresh database of the dialect and a temp data dir. */
 export async function startControlPlane(
   dialect: TestDialect,
-  options: { env?: Record<string, string>; clock?: Clock; register?: ControlPlaneOptions['register'] } = {},
+  options: {
+    env?: Record<string, string>;
+    clock?: Clock;
+    register?: ControlPlaneOptions['register'];
+    logger?: ControlPlaneOptions['logger'];
+  } = {},
 ): Promise<RunningControlPlane> {
   const database = await createTestDatabase(dialect);
   const dataDir = mkdtempSync(join(tmpdir(), 'trellis-server-test-'));
@@ -60,6 +65,7 @@ export async function startControlPlane(
       },
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.register ? { register: options.register } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
     });
   } catch (error) {
     await database.drop();

@@ -9,3 +9,4 @@ export * from './serverProcess.js';
 export * from './signIn.js';
 export * from './fixtures.js';
 export * from './gitServer.js';
+export * from './gitJobs.js';

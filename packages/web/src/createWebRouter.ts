@@ -295,10 +295,12 @@ export function createWebRouter(options: WebOptions): Router {
     headers,
     signedIn(async ({ req, user, base, now, standing }) => {
       const job = await useCases.jobs.get(user, req.params.id);
-      const [vineyard, appliedBy, vine] = await Promise.all([
+      const gitDriven = job.trigger?.type === 'push' || job.trigger?.type === 'pull_request';
+      const [vineyard, appliedBy, vine, vcsFeedback] = await Promise.all([
         job.vineyard_id ? useCases.vineyards.get(user, job.vineyard_id).catch(notFoundAsNull) : null,
         job.job_type === 'PLAN' ? useCases.jobs.deployOfPlan(user, job.id) : null,
         job.job_type === 'PLAN' && job.vine_id ? useCases.vines.get(user, job.vine_id).catch(notFoundAsNull) : null,
+        gitDriven ? useCases.vcsFeedback.forJob(user, job.id) : null,
       ]);
       const roles = await standing();
       return jobPage({
@@ -306,6 +308,7 @@ export function createWebRouter(options: WebOptions): Router {
         job,
         vineyard,
         appliedBy,
+        vcsFeedback,
         mayRun: roles.may(job.owner_id, 'jobs.run'),
         org: roles.org(job.owner_id),
         now,

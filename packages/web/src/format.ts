@@ -91,5 +91,41 @@ export function jobTypeLabel(job: Pick<Job, 'job_type' | 'plan_job_id'> & { trig
   if (job.job_type === 'DEPLOY' && job.plan_job_id !== null) return 'Deploy (saved plan)';
   if (job.trigger?.type === 'drift') return 'Drift check';
   if (job.trigger?.type === 'upstream') return `${JOB_TYPE_LABELS[job.job_type]} (after upstream deploy)`;
+  if (job.trigger?.type === 'pull_request') return `Speculative plan (pull request #${job.trigger.number})`;
+  if (job.trigger?.type === 'push') return `${JOB_TYPE_LABELS[job.job_type]} (push)`;
   return JOB_TYPE_LABELS[job.job_type];
+}
+
+const PROVIDER_LABELS = { github: 'GitHub', gitlab: 'GitLab', bitbucket: 'Bitbucket' } as const;
+
+/** The commit a job's snapshot pins (a git-driven job), or null. */
+export function pinnedCommit(job: {
+  config_snapshot: { source: { type: string; commit?: string } | null };
+}): string | null {
+  const source = job.config_snapshot.source;
+  return source?.type === 'git' && source.commit ? source.commit : null;
+}
+
+/** A commit as a short sha, the full one in its title; a dash when the job pins none. */
+export function commitCell(job: { config_snapshot: { source: { type: string; commit?: string } | null } }): Html {
+  const commit = pinnedCommit(job);
+  return commit
+    ? html`<code title="${commit}" data-commit>${commit.slice(0, 7)}</code>`
+    : html`<span class="muted">—</span>`;
+}
+
+/** Why a job was queued, for the job page's facts. */
+export function triggerText(base: string, trigger: Job['trigger']): Html {
+  switch (trigger.type) {
+    case 'manual':
+      return html`manual`;
+    case 'drift':
+      return html`drift check`;
+    case 'upstream':
+      return html`after <a href="${base}/jobs/${trigger.job_id}">deploy ${shortId(trigger.job_id)}</a> of an upstream vine`;
+    case 'push':
+      return html`push to <code>${trigger.branch}</code> of ${trigger.repository} (${PROVIDER_LABELS[trigger.provider]})`;
+    case 'pull_request':
+      return html`pull request #${String(trigger.number)} of ${trigger.repository} (${PROVIDER_LABELS[trigger.provider]})`;
+  }
 }

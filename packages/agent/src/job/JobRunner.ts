@@ -1,5 +1,5 @@
 import { type RetryClock, retry, systemClock, TrellisApiError, type TrellisClient } from '@trellis/client';
-import type { ClaimAnswer as ClaimedJob, JobView as Job } from '@trellis/client';
+import type { AgentJobView as Job, ClaimAnswer as ClaimedJob } from '@trellis/client';
 import type { JsonObject, ReportableJobStatus } from '@trellis/core';
 import type { AssumeRole } from '../cloud/assumeRole.js';
 import { type AgentLogger, describeError } from '../logging/AgentLogger.js';

@@ -17,7 +17,7 @@ import type { SecretSet } from '../logs/Redactor.js';
 import { parseDeployMetadata } from './deployMetadata.js';
 import { engineEnvironment, withStateCredentials } from './engineEnvironment.js';
 import { JobFailure, JobInterrupted } from './errors.js';
-import { outputsMetadata, summarizePlan } from './executionMetadata.js';
+import { outputsMetadata, resourceChanges, summarizePlan } from './executionMetadata.js';
 import {
   cloneGitSource,
   displayUrl,
@@ -96,7 +96,10 @@ export class JobSteps {
         const opaBin = policies.length > 0 ? this.requireOpa(policies.length) : null;
         await engine.plan(PLAN_FILE);
         const planJson = await engine.showPlanJson(PLAN_FILE);
-        const metadata: JsonObject = { plan_summary: this.summarizeJson(planJson) };
+        const metadata: JsonObject = {
+          plan_summary: this.summarizeJson(planJson),
+          ...(resourceChanges(planJson) as unknown as JsonObject),
+        };
         if (opaBin !== null) {
           metadata.policy_results = (await this.checkPolicies(opaBin, planJson, workspace)) as unknown as JsonObject[];
         }

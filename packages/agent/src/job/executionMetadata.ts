@@ -27,6 +27,35 @@ export function summarizePlan(plan: unknown): PlanSummary {
   return summary;
 }
 
+/** At most this many changed resources are listed in a PLAN's metadata; the rest are counted. */
+export const MAX_RESOURCE_CHANGES = 200;
+
+export interface ResourceChanges {
+  /** Each resource the plan changes (no-op and read-only entries left out), in the plan's order. */
+  resource_changes: { address: string; actions: string[] }[];
+  /** How many more changed resources there were past `MAX_RESOURCE_CHANGES`. */
+  resource_changes_omitted: number;
+}
+
+/**
+ * The addresses and actions of `resource_changes` of `show -json <plan>` that change something
+ * (so a pull request comment can list them): at most `limit`, with a count of the rest.
+ */
+export function resourceChanges(plan: unknown, limit = MAX_RESOURCE_CHANGES): ResourceChanges {
+  const listed: { address: string; actions: string[] }[] = [];
+  let omitted = 0;
+  const changes = isObject(plan) && Array.isArray(plan.resource_changes) ? plan.resource_changes : [];
+  for (const entry of changes) {
+    if (!isObject(entry) || typeof entry.address !== 'string' || !isObject(entry.change)) continue;
+    const actions = entry.change.actions;
+    if (!Array.isArray(actions) || !actions.every((a): a is string => typeof a === 'string')) continue;
+    if (actions.length === 0 || actions.every((a) => a === 'no-op' || a === 'read')) continue;
+    if (listed.length < limit) listed.push({ address: entry.address, actions: [...actions] });
+    else omitted += 1;
+  }
+  return { resource_changes: listed, resource_changes_omitted: omitted };
+}
+
 export interface OutputsReport {
   metadata: JsonObject;
   /** Outputs left out of `outputs` because they are sensitive; their values never leave the agent. */

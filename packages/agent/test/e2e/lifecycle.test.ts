@@ -51,6 +51,11 @@ describe.skipIf(!TOFU)('trellis-agent runs jobs with real OpenTofu', { timeout: 
     const planned = await waitForJob(server, plan.id);
     expect(planned).toMatchObject({ status: 'SUCCESS', claimed_by_worker_id: agentA.workerId });
     expect(planned.execution_metadata.plan_summary).toEqual({ add: 1, change: 0, destroy: 0 });
+    // The addresses a pull request comment lists.
+    expect(planned.execution_metadata.resource_changes).toEqual([
+      { address: 'terraform_data.cluster', actions: ['create'] },
+    ]);
+    expect(planned.execution_metadata.resource_changes_omitted).toBe(0);
     const planLog = await logText(server, plan.id);
     expect(planLog).toContain('Plan: 1 to add, 0 to change, 0 to destroy.');
     expect(planLog).toMatch(/plan uploaded: \d+ bytes, sha256 [0-9a-f]{64}/);

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseJsonOutput } from '../../src/engine/Engine.js';
 import { parseDeployMetadata } from '../../src/job/deployMetadata.js';
 import { engineEnvironment, withStateCredentials } from '../../src/job/engineEnvironment.js';
-import { outputsMetadata, summarizePlan } from '../../src/job/executionMetadata.js';
+import { outputsMetadata, resourceChanges, summarizePlan } from '../../src/job/executionMetadata.js';
 import { safeJoin } from '../../src/job/fetchSource.js';
 import { declaresBackend } from '../../src/job/stateBackend.js';
 
@@ -26,6 +26,36 @@ describe('the plan summary', () => {
     };
     expect(summarizePlan(plan)).toEqual({ add: 4, change: 1, destroy: 3 });
     expect(summarizePlan({})).toEqual({ add: 0, change: 0, destroy: 0 });
+  });
+});
+
+describe('the changed resources a PLAN reports', () => {
+  it('lists each changing address with its actions, leaves no-ops and reads out, and caps the list', () => {
+    const entry = (address: string, ...actions: string[]) => ({ address, change: { actions } });
+    const plan = {
+      resource_changes: [
+        entry('aws_s3_bucket.logs', 'create'),
+        entry('aws_instance.web', 'no-op'),
+        entry('data.aws_ami.ubuntu', 'read'),
+        entry('aws_instance.api', 'delete', 'create'),
+        entry('module.net.aws_vpc.main', 'update'),
+        entry('aws_iam_role.old', 'delete'),
+        { address: 'broken' },
+      ],
+    };
+    expect(resourceChanges(plan)).toEqual({
+      resource_changes: [
+        { address: 'aws_s3_bucket.logs', actions: ['create'] },
+        { address: 'aws_instance.api', actions: ['delete', 'create'] },
+        { address: 'module.net.aws_vpc.main', actions: ['update'] },
+        { address: 'aws_iam_role.old', actions: ['delete'] },
+      ],
+      resource_changes_omitted: 0,
+    });
+    const capped = resourceChanges(plan, 2);
+    expect(capped.resource_changes.map((c) => c.address)).toEqual(['aws_s3_bucket.logs', 'aws_instance.api']);
+    expect(capped.resource_changes_omitted).toBe(2);
+    expect(resourceChanges({})).toEqual({ resource_changes: [], resource_changes_omitted: 0 });
   });
 });
 

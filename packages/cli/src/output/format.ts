@@ -105,3 +105,33 @@ export function driftBadge(style: Colours, status: 'in_sync' | 'drifted' | 'unkn
       return '-';
   }
 }
+
+/** Why a job was queued, in a word: manual, drift, upstream, push, `pr #7`. */
+export function triggerLabel(job: Pick<Job, 'trigger'>): string {
+  const { trigger } = job;
+  return trigger.type === 'pull_request' ? `pr #${trigger.number}` : trigger.type;
+}
+
+/** The commit a job runs, as a short sha (a git-driven job pins it), or `-`. */
+export function shortCommit(job: { config_snapshot: { source: SourceSummary | VineSource | null } | null }): string {
+  const source = job.config_snapshot?.source;
+  const commit = source?.type === 'git' ? source.commit : undefined;
+  return commit ? commit.slice(0, 7) : '-';
+}
+
+/** The trigger as `jobs show` prints it, one line. */
+export function triggerDescription(job: Pick<Job, 'trigger'>): string {
+  const { trigger } = job;
+  switch (trigger.type) {
+    case 'manual':
+      return 'manual';
+    case 'drift':
+      return 'drift check';
+    case 'upstream':
+      return `upstream deploy ${trigger.job_id} of configuration ${trigger.vine_id}`;
+    case 'push':
+      return `push to ${trigger.branch} of ${trigger.repository} (${trigger.provider}) by ${trigger.author || 'unknown'}`;
+    case 'pull_request':
+      return `pull request #${trigger.number} of ${trigger.repository} (${trigger.provider}): ${trigger.head_branch} into ${trigger.base_branch}, by ${trigger.author || 'unknown'}`;
+  }
+}

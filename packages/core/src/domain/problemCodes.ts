@@ -52,6 +52,10 @@ export const PROBLEM_CODES = {
   provider_mismatch: { status: 401, meaning: 'the sign-in answer came from another provider than it was started for' },
   invalid_id_token: { status: 401, meaning: "the provider's ID token failed verification" },
   provider_token_expired: { status: 401, meaning: "the git provider's token has expired; sign in again" },
+  webhook_signature_invalid: {
+    status: 401,
+    meaning: "the webhook delivery's signature is missing or does not match the secret of its repository's connection",
+  },
   // ---- 403: authenticated, not allowed
   csrf_rejected: { status: 403, meaning: 'a cross-site request was refused' },
   email_not_verified: { status: 403, meaning: 'the sign-in account has no verified email address' },
@@ -110,7 +114,10 @@ export const PROBLEM_CODES = {
   plan_already_applied: { status: 409, meaning: 'the plan was already applied' },
   plan_not_ready: { status: 409, meaning: 'the plan has not succeeded (yet)' },
   plan_stale: { status: 409, meaning: 'the configuration changed since the plan was made' },
-  plan_speculative: { status: 409, meaning: 'the plan is a drift check, which is never deployed' },
+  plan_speculative: {
+    status: 409,
+    meaning: "the plan is speculative (a drift check or a pull request's plan), which is never deployed",
+  },
   policy_failed: {
     status: 409,
     meaning: 'the plan failed a mandatory policy and is not overridden; see `failed_policies`',

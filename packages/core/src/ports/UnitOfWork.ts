@@ -15,6 +15,7 @@ import type { SigningKeyStore } from './SigningKeyStore.js';
 import type { StateStore } from './StateStore.js';
 import type { UserStore } from './UserStore.js';
 import type { VcsConnectionStore } from './VcsConnectionStore.js';
+import type { VcsFeedbackStore } from './VcsFeedbackStore.js';
 import type { VineStore } from './VineStore.js';
 import type { VineyardStore } from './VineyardStore.js';
 import type { WorkerStore } from './WorkerStore.js';
@@ -39,6 +40,7 @@ export interface Stores {
   notifications: NotificationStore;
   policies: PolicyStore;
   vcs: VcsConnectionStore;
+  vcsFeedback: VcsFeedbackStore;
   audit: AuditStore;
   /** System work only (issue 16). */
   signingKeys: SigningKeyStore;

@@ -24,6 +24,22 @@ export function snapshotOfVine(vine: Vine): ConfigSnapshot {
   };
 }
 
+/**
+ * The vine as it is now, at one exact commit of its git source (a git-driven job, issue 13): the
+ * commit is part of the snapshot, so the config hash differs per commit. An inline source has no
+ * commit to pin and is taken as it is.
+ */
+export function snapshotOfVineAt(vine: Vine, commit: string | null): ConfigSnapshot {
+  const snapshot = snapshotOfVine(vine);
+  if (commit === null || snapshot.source?.type !== 'git') return snapshot;
+  return { ...snapshot, source: { ...snapshot.source, commit } };
+}
+
+/** The commit a job's snapshot pins, if any. */
+export function pinnedCommitOf(snapshot: Pick<ConfigSnapshot, 'source'>): string | null {
+  return snapshot.source?.type === 'git' ? (snapshot.source.commit ?? null) : null;
+}
+
 /** A DESTROY_WORKER job acts on a worker; its snapshot names the worker instead of a vine. */
 export function snapshotOfWorkerTarget(worker: Pick<Worker, 'id' | 'name' | 'mode'>): ConfigSnapshot {
   return {

@@ -15,6 +15,7 @@ import type { UnitOfWork } from '../ports/UnitOfWork.js';
 import type { WebhookSender } from '../ports/WebhookSender.js';
 import type { VcsApi, VcsWebhookReader } from '../ports/VcsApi.js';
 import { DEFAULT_NOTIFICATION_SETTINGS, type NotificationSettings } from '../domain/notifications.js';
+import { DEFAULT_VCS_FEEDBACK_SETTINGS, type VcsFeedbackSettings } from '../domain/vcsFeedback.js';
 
 export interface CoreSettings {
   /** A worker silent this long is `OFFLINE` (SPEC §8: 60 s). */
@@ -47,6 +48,8 @@ export interface CoreSettings {
   notifications: NotificationSettings;
   /** The OIDC issuer of job identity tokens (issue 16). */
   workloadIdentity: WorkloadIdentitySettings;
+  /** Feedback at the git provider (issue 13). */
+  vcsFeedback: VcsFeedbackSettings;
 }
 
 export interface WorkloadIdentitySettings {
@@ -86,6 +89,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   pageLimits: DEFAULT_PAGE_LIMITS,
   notifications: DEFAULT_NOTIFICATION_SETTINGS,
   workloadIdentity: DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
+  vcsFeedback: DEFAULT_VCS_FEEDBACK_SETTINGS,
 };
 
 /** The sign-in providers and git hosts this server is configured for (absent: not configured). */

@@ -9,6 +9,7 @@ import { configHash, snapshotOfVine } from '../snapshot/configSnapshot.js';
 import { Access } from './Access.js';
 import { recordAudit } from './audit.js';
 import { enqueueNotification } from './notificationOutbox.js';
+import { autoDeployAfterPlan } from './gitJobs.js';
 import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
 import { jobForPeople, type VineView, vineForPeople } from './views.js';
 import { parseApprovalSetting } from './PlanReviewUseCases.js';
@@ -196,6 +197,9 @@ export async function afterJobFinished(
     }
     return [];
   }
+  // A push's plan with changes, on a vine connected with auto_deploy, is deployed (issue 13).
+  const deploy = await autoDeployAfterPlan(stores, deps, job, at);
+  if (deploy) return [deploy];
   if (job.status !== 'SUCCESS' || job.job_type !== 'DEPLOY') return [];
   const queued: Job[] = [];
   for (const downstream of await stores.vines.listDownstream(job.owner_id, job.vine_id)) {

@@ -13,9 +13,11 @@ import { ConflictError, ForbiddenError, NotFoundError, TooLargeError, Validation
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import { type JobEvent, isTerminalJobStatus, transitionJob } from '../domain/jobStateMachine.js';
 import {
+  type CloudIdentity,
   type CloudIdentitySettings,
   type ConfigSnapshot,
   cloudIdentitySettings,
+  isSpeculativeTrigger,
   type Job,
   type JobSummary,
   type JsonObject,
@@ -24,14 +26,21 @@ import type { JobTokenSubject, WorkloadIdentityUseCases } from './WorkloadIdenti
 import { optionalUuid, requireUuid } from '../domain/validation.js';
 import { type VineJobType, transitionVine } from '../domain/vineStateMachine.js';
 import { issueJobStateToken } from '../auth/jobStateToken.js';
-import { configHash, snapshotOfVine, snapshotOfWorkerTarget } from '../snapshot/configSnapshot.js';
+import {
+  configHash,
+  pinnedCommitOf,
+  snapshotOfVine,
+  snapshotOfVineAt,
+  snapshotOfWorkerTarget,
+} from '../snapshot/configSnapshot.js';
 import type { JobFilter, JobPatch } from '../ports/JobStore.js';
 import { ownerScope, type Stores, systemScope, visibleOwners } from '../ports/UnitOfWork.js';
 import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 import { extractDeploymentOutputs, finalizeDeployment, redactSensitiveOutputs } from './finalizeDeployment.js';
 import { enqueueJobEnd } from './notificationOutbox.js';
-import { jobForPeople } from './views.js';
+import { enqueueVcsFeedback } from './vcsFeedback.js';
+import { jobForPeople, type JobView } from './views.js';
 import type { PolicyToEvaluate } from '../domain/policies.js';
 import { policiesForVine } from './PolicyUseCases.js';
 import { afterJobFinished, cancelQueuedDriftChecks, isDriftCheck } from './DriftUseCases.js';
@@ -117,7 +126,7 @@ export class JobUseCases {
   }
 
   /** `POST /api/jobs`: snapshot and hash of the vine, plan checks (DESIGN §3). */
-  async create(user: UserActor, input: CreateJobInput): Promise<Job> {
+  async create(user: UserActor, input: CreateJobInput): Promise<JobView> {
     if (!isOneOf(JOB_TYPES, input.job_type)) {
       throw new ValidationError(`job_type must be one of ${JOB_TYPES.join(', ')}`, [
         { path: 'job_type', message: `must be one of ${JOB_TYPES.join(', ')}` },
@@ -174,7 +183,10 @@ export class JobUseCases {
         const found = await stores.vines.get(ownerId, vineId as string);
         if (!found) throw new NotFoundError('configuration');
         vine = found;
-        snapshot = snapshotOfVine(found);
+        // A DEPLOY of a git-driven plan deploys the commit that plan pinned (and its hash compares with the plan's).
+        const plan = planJobId === null ? null : await stores.jobs.get(ownerId, planJobId);
+        const commit = plan?.vine_id === found.id ? pinnedCommitOf(plan.config_snapshot) : null;
+        snapshot = commit === null ? snapshotOfVine(found) : snapshotOfVineAt(found, commit);
       }
       const hash = configHash(snapshot);
       if (planJobId !== null && vine !== null) {
@@ -216,6 +228,8 @@ export class JobUseCases {
         owner_id: ownerId,
         details: { job_type: jobType, vine_id: created.vine_id, target_worker_id: created.target_worker_id },
       });
+      // A git-triggered job's commit gets its pending status (nothing for a person's job).
+      await enqueueVcsFeedback(stores, this.deps, created, 'queued');
       return { created, givenWay };
     });
     const job = queued.created;
@@ -228,7 +242,7 @@ export class JobUseCases {
   async list(
     user: UserActor,
     query: { status?: unknown; vineyard_id?: unknown; vine_id?: unknown; org_id?: unknown } & PageQuery = {},
-  ): Promise<PageResult<JobSummary>> {
+  ): Promise<PageResult<JobSummary & { speculative: boolean }>> {
     const request = pageRequest(query, this.deps.settings.pageLimits);
     const filter: JobFilter = {};
     if (query.status !== undefined) {
@@ -246,11 +260,11 @@ export class JobUseCases {
       scope === null
         ? { items: [], next: null }
         : await this.deps.uow.read(scope, (stores) => stores.jobs.page(visibleOwners(scope) ?? [], request, filter));
-    return pageResult(page, request, (job) => job);
+    return pageResult(page, request, (job) => ({ ...job, speculative: isSpeculativeTrigger(job.trigger) }));
   }
 
   /** The DEPLOY job that applies (or is applying) this plan, if any: a plan is applied at most once. */
-  async deployOfPlan(user: UserActor, planJobId: string): Promise<Job | null> {
+  async deployOfPlan(user: UserActor, planJobId: string): Promise<JobView | null> {
     const { record, scope } = await this.access.locate(user, 'read', 'job_not_found', (stores, ownerId) =>
       stores.jobs.get(ownerId, planJobId),
     );
@@ -261,7 +275,7 @@ export class JobUseCases {
     return deploy === undefined ? null : jobForPeople(deploy);
   }
 
-  async get(user: UserActor, id: unknown): Promise<Job> {
+  async get(user: UserActor, id: unknown): Promise<JobView> {
     const jobId = requireUuid(id, 'id');
     const { record } = await this.access.locate(user, 'read', 'job_not_found', (stores, ownerId) =>
       stores.jobs.get(ownerId, jobId),
@@ -275,7 +289,7 @@ export class JobUseCases {
   }
 
   /** `POST /api/cli/jobs/{id}/cancel`: a `QUEUED` or `PROCESSING` job becomes `CANCELLED` at once. */
-  async cancel(user: UserActor, id: unknown): Promise<Job> {
+  async cancel(user: UserActor, id: unknown): Promise<JobView> {
     const jobId = requireUuid(id, 'id');
     const located = await this.access.locate(user, 'jobs.run', 'job_not_found', (stores, ownerId) =>
       stores.jobs.get(ownerId, jobId),
@@ -291,6 +305,7 @@ export class JobUseCases {
       });
       if (current.status === 'PROCESSING') await this.moveVine(stores, updated);
       await enqueueJobEnd(stores, this.deps, updated);
+      await enqueueVcsFeedback(stores, this.deps, updated, 'ended');
       await recordAudit(stores, this.deps, user, {
         action: 'job.cancel',
         target: { type: 'job', id: jobId },
@@ -310,8 +325,8 @@ export class JobUseCases {
       const job = await stores.jobs.claimNext({ id: worker.workerId, owner_id: worker.ownerId }, at);
       if (!job) return null;
       let current = job;
-      // A drift check leaves its vine's status alone: the vine stays DEPLOYED while it runs.
-      if (job.vine_id !== null && job.trigger.type !== 'drift') {
+      // A speculative plan (drift check, pull request) leaves its vine's status alone while it runs.
+      if (job.vine_id !== null && !isSpeculativeTrigger(job.trigger)) {
         const vine = await stores.vines.get(job.owner_id, job.vine_id);
         if (vine) {
           current = await this.applyUpdate(stores, job, { vine_status_before: vine.status });
@@ -438,6 +453,7 @@ export class JobUseCases {
       }
       await enqueueJobEnd(stores, this.deps, updated);
       await enqueuePlanNeedsApproval(stores, this.deps, updated);
+      await enqueueVcsFeedback(stores, this.deps, updated, 'ended');
       const triggered = isTerminalJobStatus(status) ? await afterJobFinished(stores, this.deps, updated, at) : [];
       return { updated, triggered };
     });
@@ -497,6 +513,7 @@ export class JobUseCases {
           await this.moveVine(stores, result);
           await this.releaseStateLock(stores, result);
           await enqueueJobEnd(stores, this.deps, result);
+          await enqueueVcsFeedback(stores, this.deps, result, 'lost');
           // A lost drift check leaves `unknown` with its reason (a lost deploy triggers nothing).
           await afterJobFinished(stores, this.deps, result, now.toISOString());
         }
@@ -533,6 +550,7 @@ export class JobUseCases {
         error_message: 'cancelled: the agent this job was assigned to was destroyed',
       });
       await enqueueJobEnd(stores, this.deps, cancelled);
+      await enqueueVcsFeedback(stores, this.deps, cancelled, 'ended');
     }
   }
 
@@ -575,8 +593,12 @@ export class JobUseCases {
         { path: 'plan_job_id', message: 'must be a PLAN job of the same configuration' },
       ]);
     }
-    if (isDriftCheck(plan)) {
-      throw new ConflictError('plan_speculative', 'this plan is a drift check, which is never deployed; plan again');
+    if (isSpeculativeTrigger(plan.trigger)) {
+      const what = isDriftCheck(plan) ? 'a drift check' : "a pull request's plan";
+      throw new ConflictError(
+        'plan_speculative',
+        `this plan is ${what}: speculative plans (drift checks, pull request plans) are never deployed; plan again`,
+      );
     }
     if (plan.status !== 'SUCCESS' || !(await stores.planArtifacts.get(ownerId, plan.id))) {
       throw new ConflictError('plan_not_ready', 'the plan job has not succeeded with a plan artifact');
@@ -618,7 +640,7 @@ export class JobUseCases {
 
   /** Mirrors a job's end on its vine (DESIGN §3 vine states). */
   private async moveVine(stores: Stores, job: Job): Promise<void> {
-    if (job.vine_id === null || job.job_type === 'DESTROY_WORKER' || job.trigger.type === 'drift') return;
+    if (job.vine_id === null || job.job_type === 'DESTROY_WORKER' || isSpeculativeTrigger(job.trigger)) return;
     const vine = await stores.vines.get(job.owner_id, job.vine_id);
     if (!vine) return;
     const jobType = job.job_type as VineJobType;

@@ -5,9 +5,11 @@ import { AuthUseCases } from './AuthUseCases.js';
 import { VineUseCases } from './VineUseCases.js';
 import type { CoreDeps } from './CoreDeps.js';
 import { DriftUseCases } from './DriftUseCases.js';
+import { GitEventUseCases } from './GitEventUseCases.js';
 import { JobUseCases } from './JobUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
 import { NotificationUseCases } from './NotificationUseCases.js';
+import { VcsFeedbackUseCases } from './vcsFeedback.js';
 import { OrgUseCases } from './OrgUseCases.js';
 import { PolicyUseCases } from './PolicyUseCases.js';
 import { PlanArtifactUseCases } from './PlanArtifactUseCases.js';
@@ -38,11 +40,13 @@ export interface UseCases {
   orgs: OrgUseCases;
   drift: DriftUseCases;
   notifications: NotificationUseCases;
+  vcsFeedback: VcsFeedbackUseCases;
   policies: PolicyUseCases;
   vcs: VcsUseCases;
   audit: AuditUseCases;
   planReviews: PlanReviewUseCases;
   workloadIdentity: WorkloadIdentityUseCases;
+  gitEvents: GitEventUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
@@ -64,10 +68,12 @@ export function createUseCases(deps: CoreDeps): UseCases {
     orgs: new OrgUseCases(deps),
     drift: new DriftUseCases(deps),
     notifications: new NotificationUseCases(deps),
+    vcsFeedback: new VcsFeedbackUseCases(deps),
     policies: new PolicyUseCases(deps),
     vcs: new VcsUseCases(deps),
     audit: new AuditUseCases(deps),
     planReviews: new PlanReviewUseCases(deps),
     workloadIdentity,
+    gitEvents: new GitEventUseCases(deps),
   };
 }

@@ -1,13 +1,14 @@
 import type { WorkerStatus } from '../domain/enums.js';
-import type {
-  CloudIdentity,
-  Job,
-  PublicWorker,
-  Vine,
-  VineComponents,
-  SourceSummary,
-  Vineyard,
-  Worker,
+import {
+  type CloudIdentity,
+  isSpeculativeTrigger,
+  type Job,
+  type PublicWorker,
+  type Vine,
+  type VineComponents,
+  type SourceSummary,
+  type Vineyard,
+  type Worker,
 } from '../domain/records.js';
 import { redactSnapshot, redactVariables, summarizeSource } from '../snapshot/configSnapshot.js';
 import { redactSource } from '../domain/gitSource.js';
@@ -16,6 +17,11 @@ import { redactSource } from '../domain/gitSource.js';
 export interface VineView extends Vine {
   cloud_identity: CloudIdentity | null;
   components: VineComponents;
+}
+
+/** A job as people see it: `speculative` when it can never be deployed (a drift check, a pull request's plan). */
+export interface JobView extends Job {
+  speculative: boolean;
 }
 
 export interface VineyardView extends Vineyard {
@@ -40,8 +46,12 @@ export function vineForPeople(vine: Vine): Vine {
 }
 
 /** Jobs as people see them; agents get the unredacted snapshot from the claim. */
-export function jobForPeople(job: Job): Job {
-  return { ...job, config_snapshot: redactSnapshot(job.config_snapshot) };
+export function jobForPeople(job: Job): JobView {
+  return {
+    ...job,
+    config_snapshot: redactSnapshot(job.config_snapshot),
+    speculative: isSpeculativeTrigger(job.trigger),
+  };
 }
 
 export function publicWorker(worker: Worker): PublicWorker {

@@ -10,7 +10,7 @@ import {
   HeartbeatBody,
   HeartbeatResponse,
   IdParams,
-  Job,
+  AgentJob,
   LogBody,
   LogPage,
   LogPostResponse,
@@ -94,7 +94,7 @@ export function agentRoutes(
       tags: ['agent'],
       auth: 'worker',
       params: IdParams,
-      responses: { 200: { description: 'The job', schema: Job } },
+      responses: { 200: { description: 'The job', schema: AgentJob } },
       handler: async ({ worker, params }) => ({
         status: 200,
         body: await useCases.jobs.getForWorker(worker, params.id),
@@ -112,7 +112,7 @@ export function agentRoutes(
       params: IdParams,
       body: StatusBody,
       responses: {
-        200: { description: 'The job', schema: Job },
+        200: { description: 'The job', schema: AgentJob },
         413: { description: '`metadata_too_large`: the merged execution_metadata would pass its cap' },
       },
       handler: async ({ worker, params, body }) => ({

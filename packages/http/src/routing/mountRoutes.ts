@@ -68,11 +68,15 @@ export function mountRoutes(router: Router, routes: RouteSpec[], auth: AuthDeps,
     const chain: RequestHandler[] = [];
     if (route.rateLimit) chain.push(limiter(route, route.rateLimit, counters));
     chain.push(authenticate(route.auth, auth));
-    if (route.body && route.body !== 'binary') {
+    if (route.body === 'raw') {
+      // Any content type: the bytes are what a signature is over, so nothing parses them here.
+      chain.push(express.raw({ type: () => true, limit: route.bodyLimit ?? DEFAULT_BODY_LIMIT }));
+    } else if (route.body && route.body !== 'binary') {
       chain.push(requireJson, express.json({ limit: route.bodyLimit ?? DEFAULT_BODY_LIMIT, strict: false }));
     }
     chain.push(async (req, res) => {
-      const body = route.body === 'binary' ? undefined : parse(route.body, req.body ?? {}, 'body');
+      const body =
+        route.body === 'binary' || route.body === 'raw' ? undefined : parse(route.body, req.body ?? {}, 'body');
       const result = await route.handler({
         req,
         res,

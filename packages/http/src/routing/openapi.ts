@@ -112,9 +112,18 @@ export function buildOpenApiDocument(routes: RouteSpec[], info: { title: string;
               },
             },
           }
-        : route.body
-          ? { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } }
-          : undefined;
+        : route.body === 'raw'
+          ? {
+              required: true,
+              content: {
+                'application/json': {
+                  schema: { type: 'object', description: "the provider's event payload, verified over its raw bytes" },
+                },
+              },
+            }
+          : route.body
+            ? { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } }
+            : undefined;
     paths[route.path] ??= {};
     // OpenAPI has no LOCK/UNLOCK operations: they are documented as `x-lock` / `x-unlock`.
     const method = route.method === 'lock' || route.method === 'unlock' ? `x-${route.method}` : route.method;

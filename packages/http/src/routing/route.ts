@@ -52,9 +52,12 @@ export interface RouteSpec<
   auth: AuthKind;
   params?: P;
   query?: Q;
-  /** A JSON body schema, or `binary` for a streamed upload read by the handler. */
-  body?: B | 'binary';
-  /** Largest JSON body accepted, in bytes (default 1 MiB). */
+  /**
+   * A JSON body schema, `binary` for a streamed upload read by the handler, or `raw` for a body
+   * kept as the bytes received (`req.body` is a Buffer; signed webhook deliveries).
+   */
+  body?: B | 'binary' | 'raw';
+  /** Largest JSON (or raw) body accepted, in bytes (default 1 MiB). */
   bodyLimit?: number;
   /** Requests allowed per client address per window (unauthenticated endpoints). */
   rateLimit?: { windowSeconds: number; limit: number };

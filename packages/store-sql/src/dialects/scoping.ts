@@ -38,6 +38,8 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   vcs_connections: 'owner_id',
   vcs_deliveries: null,
   signing_keys: null,
+  vcs_feedback: 'owner_id',
+  vcs_comments: 'owner_id',
 };
 
 /** The one owner an owner scope is limited to, or null for system work; member scopes span several. */

@@ -19,6 +19,7 @@ import { policiesMigration } from './m015_policies.js';
 import { planReviewsMigration } from './m016_plan_reviews.js';
 import { vcsConnectionsMigration } from './m018_vcs_connections.js';
 import { workloadIdentityMigration } from './m017_workload_identity.js';
+import { vcsFeedbackMigration } from './m019_vcs_feedback.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -41,6 +42,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   planReviewsMigration,
   workloadIdentityMigration,
   vcsConnectionsMigration,
+  vcsFeedbackMigration,
 ];
 
 /** knex's migrator configured with the migrations above, not a directory. */

@@ -17,6 +17,7 @@ import { SqlSigningKeyStore } from './SqlSigningKeyStore.js';
 import { SqlStateStore } from './SqlStateStore.js';
 import { SqlUserStore } from './SqlUserStore.js';
 import { SqlVcsConnectionStore } from './SqlVcsConnectionStore.js';
+import { SqlVcsFeedbackStore } from './SqlVcsFeedbackStore.js';
 import { SqlVineStore } from './SqlVineStore.js';
 import { SqlVineyardStore } from './SqlVineyardStore.js';
 import { SqlWorkerStore } from './SqlWorkerStore.js';
@@ -44,5 +45,6 @@ export function createStores(session: SqlSession): Stores {
     policies: new SqlPolicyStore(session),
     vcs: new SqlVcsConnectionStore(session),
     signingKeys: new SqlSigningKeyStore(session),
+    vcsFeedback: new SqlVcsFeedbackStore(session),
   };
 }

@@ -25,6 +25,8 @@ import type {
   Worker,
   WorkerRelease,
   VcsConnection,
+  VcsCommentRef,
+  VcsFeedbackItem,
 } from '@trellis/core';
 
 /** A log chunk as stored: the public record plus the owner that row-level security filters on. */
@@ -84,6 +86,10 @@ export interface MemoryState {
   vcsDeliveries: Map<string, string>;
   /** System records (issue 16), keyed by kid. */
   signingKeys: Map<string, SigningKey>;
+  /** Keyed by item id, in written order. */
+  vcsFeedback: Map<string, VcsFeedbackItem>;
+  /** Keyed by `<vine>:<provider>:<repository>#<number>`. */
+  vcsComments: Map<string, VcsCommentRef>;
 }
 
 export function emptyMemoryState(): MemoryState {
@@ -115,6 +121,8 @@ export function emptyMemoryState(): MemoryState {
     vcsConnections: new Map(),
     vcsDeliveries: new Map(),
     signingKeys: new Map(),
+    vcsFeedback: new Map(),
+    vcsComments: new Map(),
   };
 }
 

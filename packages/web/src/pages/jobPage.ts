@@ -1,9 +1,16 @@
-import { isTerminalJobStatus, type Job, type Vineyard } from '@trellis/core';
-import { badge, jobDuration, jobTypeLabel, shortId, utc, when } from '../format.js';
+import {
+  isSpeculativeTrigger,
+  isTerminalJobStatus,
+  type Job,
+  type VcsFeedbackView,
+  type Vineyard,
+} from '@trellis/core';
+import { badge, jobDuration, jobTypeLabel, pinnedCommit, shortId, triggerText, utc, when } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { planSummaryText, readPlanSummary } from '../planSummary.js';
 import { policyResultsSection } from './policyResults.js';
+import { resourceChangesSection, vcsFeedbackSection } from './vcsFeedback.js';
 import { readOnlyNote } from './vinePage.js';
 import { type PlanReviewRights, planReviewSection } from './planReview.js';
 import type { ApprovalSetting } from '@trellis/core';
@@ -23,6 +30,8 @@ export interface JobPageInput {
   approvalSetting?: ApprovalSetting | null;
   /** Whether the person may approve, reject and override this plan (issue 15). */
   review?: PlanReviewRights;
+  /** What the job told its git provider; null (or absent) for a job no push or pull request queued. */
+  vcsFeedback?: VcsFeedbackView[] | null;
 }
 
 /**
@@ -64,6 +73,7 @@ ${
   <h2>Details</h2>
   <dl class="facts">
     <dt>Vine</dt><dd>${vine && job.vine_id ? html`<a href="${base}/configurations/${job.vine_id}">${vine.name}</a>` : (job.config_snapshot.target_worker?.name ?? '—')}</dd>
+    ${gitFacts(base, job)}
     <dt>Created</dt><dd>${when(job.created_at, now)}</dd>
     <dt>Started</dt><dd>${when(job.claimed_at, now, 'waiting for an agent')}</dd>
     <dt>Finished</dt><dd data-finished>${job.finished_at ? utc(job.finished_at) : html`<span class="muted">—</span>`}</dd>
@@ -86,7 +96,9 @@ ${
     : ''
 }
 </div>
+${resourceChangesSection(job.execution_metadata)}
 ${policyResultsSection(job)}
+${vcsFeedbackSection(input.vcsFeedback ?? null)}
 
 ${planReviewSection(job, input.approvalSetting ?? null, appliedBy !== null, input.review ?? { mayApprove: false, mayOverride: false })}
 
@@ -102,9 +114,34 @@ ${planReviewSection(job, input.approvalSetting ?? null, appliedBy !== null, inpu
   };
 }
 
+/** Why the job was queued and, for a git-driven job, its commit and pull request (issue 13). */
+function gitFacts(base: string, job: Job): Html {
+  const { trigger } = job;
+  const commit = pinnedCommit(job);
+  const message = trigger.type === 'push' ? (trigger.commit_message.split('\n')[0] ?? '') : '';
+  return html`<dt>Trigger</dt><dd data-trigger="${trigger.type}">${triggerText(base, trigger)}${
+    isSpeculativeTrigger(trigger)
+      ? html` <span class="muted" data-speculative>(speculative: never deployed)</span>`
+      : ''
+  }</dd>
+    ${
+      commit
+        ? html`<dt>Commit</dt><dd data-commit-facts><code title="${commit}">${commit.slice(0, 7)}</code>${
+            message ? html` ${message}` : ''
+          }${trigger.type === 'push' && trigger.author ? html` <span class="muted">by ${trigger.author}</span>` : ''}</dd>`
+        : ''
+    }
+    ${
+      trigger.type === 'pull_request'
+        ? html`<dt>Pull request</dt><dd data-pull-request><a href="${trigger.url}" rel="noopener noreferrer">#${String(trigger.number)} ${trigger.title}</a> <span class="muted"><code>${trigger.head_branch}</code> into <code>${trigger.base_branch}</code>, by ${trigger.author}</span></dd>`
+        : ''
+    }`;
+}
+
 function vineActions(base: string, job: Job, appliedBy: Job | null): Html {
   const vineId = job.vine_id as string;
-  const isPlan = job.job_type === 'PLAN';
+  // A speculative plan (drift check, pull request) is never offered for a deploy.
+  const isPlan = job.job_type === 'PLAN' && !isSpeculativeTrigger(job.trigger);
   return html`${
     isPlan && appliedBy
       ? html`<a class="button" href="${base}/jobs/${appliedBy.id}">Applied by deploy ${shortId(appliedBy.id)}</a>`

@@ -1,6 +1,6 @@
 import {
   type GitProvider,
-  isDriftCheck,
+  isSpeculativeTrigger,
   type JobSummary,
   type Json,
   type PageResult,
@@ -9,7 +9,7 @@ import {
   type VineView,
   type Vineyard,
 } from '@trellis/core';
-import { badge, driftBadge, jobDuration, jobTypeLabel, shortId, utc, when } from '../format.js';
+import { badge, commitCell, driftBadge, jobDuration, jobTypeLabel, shortId, utc, when } from '../format.js';
 import { externalUrl, type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { approvalSettingSection } from './planReview.js';
@@ -37,8 +37,10 @@ export interface VinePageInput {
 
 /** The newest successful plan that no deploy has used yet: what "Deploy this plan" applies. */
 export function unappliedPlan(jobs: readonly JobSummary[]): JobSummary | null {
-  // A drift check is a plan too, but one that is never deployed (409 plan_speculative).
-  const newestPlan = jobs.find((job) => job.job_type === 'PLAN' && job.status === 'SUCCESS' && !isDriftCheck(job));
+  // A speculative plan (drift check, pull request) is a plan too, but never deployed (409 plan_speculative).
+  const newestPlan = jobs.find(
+    (job) => job.job_type === 'PLAN' && job.status === 'SUCCESS' && !isSpeculativeTrigger(job.trigger),
+  );
   // A rejected plan can never be deployed (409 plan_rejected): nothing to offer.
   if (!newestPlan || newestPlan.approval?.decision === 'rejected') return null;
   const applied = jobs.some(
@@ -108,7 +110,7 @@ ${approvalSettingSection(vine.id, vine.approval ?? null, input.mayManage === tru
 
 <section class="card">
   <h2>Last jobs</h2>
-  ${jobs.length === 0 ? html`<p class="muted">No jobs yet: plan this vine to see what it would change.</p>` : jobTable(base, jobs.slice(0, 10), now)}
+  ${jobs.length === 0 ? html`<p class="muted">No jobs yet: plan this vine to see what it would change.</p>` : jobTable(base, jobs.slice(0, 10), now, false, true)}
   ${jobs.length > 10 || input.jobs.next_cursor !== null ? html`<p class="pager"><a data-older href="${base}/jobs?vine_id=${vine.id}">Older jobs →</a></p>` : ''}
 </section>`,
   };
@@ -271,14 +273,21 @@ function configuration(vine: VineView, oidc?: VinePageInput['oidc']): Html {
 </dl>`;
 }
 
-export function jobTable(base: string, jobs: readonly JobSummary[], now: Date, withVine = false): Html {
+export function jobTable(
+  base: string,
+  jobs: readonly JobSummary[],
+  now: Date,
+  withVine = false,
+  withCommit = false,
+): Html {
   return html`<table class="jobs">
-  <thead><tr><th>Job</th>${withVine ? html`<th>Vine</th>` : ''}<th>Status</th><th>Created</th><th>Duration</th></tr></thead>
+  <thead><tr><th>Job</th>${withVine ? html`<th>Vine</th>` : ''}${withCommit ? html`<th>Commit</th>` : ''}<th>Status</th><th>Created</th><th>Duration</th></tr></thead>
   <tbody>
   ${jobs.map(
     (job) => html`<tr>
     <td><a href="${base}/jobs/${job.id}">${jobTypeLabel(job)}</a> <span class="muted small"><code>${shortId(job.id)}</code></span></td>
     ${withVine ? html`<td>${job.config_snapshot.vine?.name ?? job.config_snapshot.target_worker?.name ?? '—'}</td>` : ''}
+    ${withCommit ? html`<td>${commitCell(job)}</td>` : ''}
     <td>${badge(job.status)}</td>
     <td>${when(job.created_at, now)}</td>
     <td>${jobDuration(job, now)}</td>

@@ -2,7 +2,7 @@ import { DEFAULT_PAGE_LIMIT, JOB_STATUSES, MAX_PAGE_LIMIT } from '@trellis/core'
 import type { JobSummaryView as JobSummary } from '@trellis/client';
 import { Command, Option } from 'clipanion';
 import * as t from 'typanion';
-import { jobDuration, statusColour, timeAgo } from '../../output/format.js';
+import { jobDuration, shortCommit, statusColour, timeAgo, triggerLabel } from '../../output/format.js';
 import { ownerColumn } from '../../output/owners.js';
 import { renderTable } from '../../output/table.js';
 import { resolveOwnerFilter, resolveVineyard } from '../../resolve.js';
@@ -82,12 +82,14 @@ export class ListJobsCommand extends TrellisCommand {
     const ownerOf = await ownerColumn(client, jobs, this.org !== undefined);
     terminal.print(
       renderTable(
-        ['ID', 'TYPE', 'STATUS', 'CONFIG', ...(ownerOf ? ['OWNER'] : []), 'CREATED', 'DURATION'],
+        ['ID', 'TYPE', 'STATUS', 'CONFIG', 'TRIGGER', 'COMMIT', ...(ownerOf ? ['OWNER'] : []), 'CREATED', 'DURATION'],
         jobs.map((job) => [
           job.id,
           job.job_type,
           statusColour(out, job.status),
           job.config_snapshot?.vine?.name ?? job.config_snapshot?.target_worker?.name ?? '-',
+          triggerLabel(job),
+          shortCommit(job),
           ...(ownerOf ? [ownerOf(job)] : []),
           timeAgo(job.created_at),
           jobDuration(job),

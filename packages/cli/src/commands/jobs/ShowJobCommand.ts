@@ -1,10 +1,21 @@
+import type { JobView } from '@trellis/client';
 import { Command, Option } from 'clipanion';
-import { jobDuration, statusColour, timestamp } from '../../output/format.js';
+import { jobDuration, statusColour, timestamp, triggerDescription } from '../../output/format.js';
 import { renderPolicyResults } from '../../output/policyResults.js';
+import { renderResourceChanges, renderVcsFeedback } from '../../output/vcsFeedback.js';
 import { renderFields } from '../../output/table.js';
 import { TrellisCommand } from '../TrellisCommand.js';
 import { checkJobId } from './jobId.js';
 import { describeApproval, describeOverride } from '../plans/planReview.js';
+
+/** The pinned commit in full, with the push's message (first line) when the trigger carries it. */
+function commitLine(job: JobView): string | null {
+  const source = job.config_snapshot.source;
+  const commit = source?.type === 'git' ? source.commit : undefined;
+  if (!commit) return null;
+  const message = job.trigger.type === 'push' ? job.trigger.commit_message.split('\n')[0] : '';
+  return message ? `${commit} ${message}` : commit;
+}
 
 export class ShowJobCommand extends TrellisCommand {
   static override paths = [['jobs', 'show']];
@@ -19,16 +30,20 @@ export class ShowJobCommand extends TrellisCommand {
 
   override async execute(): Promise<number> {
     const id = checkJobId(this.id);
-    const job = await this.signedInClient().getJob(id);
+    const client = this.signedInClient();
+    const job = await client.getJob(id);
+    const trigger = (job as { trigger?: { type?: string } }).trigger?.type;
+    // A job a push or a pull request queued: did its status (and comment) reach the provider?
+    const feedback = trigger === 'push' || trigger === 'pull_request' ? await client.getJobVcsFeedback(id) : null;
     const terminal = this.terminal;
     if (this.json) {
-      terminal.printJson(job);
+      terminal.printJson(feedback === null ? job : { ...job, vcs_feedback: feedback });
       return 0;
     }
     const { out } = terminal;
     const snapshot = job.config_snapshot;
     const metadata = Object.entries(job.execution_metadata ?? {})
-      .filter(([key]) => key !== 'policy_results')
+      .filter(([key]) => !['policy_results', 'resource_changes', 'resource_changes_omitted'].includes(key))
       .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
     terminal.print(
       renderFields(
@@ -38,6 +53,15 @@ export class ShowJobCommand extends TrellisCommand {
           ['Status', statusColour(out, job.status)],
           ['Error', job.error_message],
           ['Config', snapshot?.vine ? `${snapshot.vine.name} (${snapshot.vine.id})` : null],
+          ['Trigger', triggerDescription(job)],
+          ['Speculative', job.speculative ? 'yes (never deployed)' : 'no'],
+          ['Commit', commitLine(job)],
+          [
+            'Pull request',
+            job.trigger.type === 'pull_request'
+              ? `#${job.trigger.number} ${job.trigger.title} ${job.trigger.url}`
+              : null,
+          ],
           ['Vineyard', job.vineyard_id],
           ['Plan job', job.plan_job_id],
           ['Approval', describeApproval(job)],
@@ -54,8 +78,11 @@ export class ShowJobCommand extends TrellisCommand {
         out.bold,
       ),
     );
+    const changes = renderResourceChanges(job.execution_metadata ?? {}, out);
+    if (changes !== null) terminal.print(changes);
     const policies = renderPolicyResults(job.execution_metadata ?? {}, out);
     if (policies !== null) terminal.print(policies);
+    if (feedback !== null) terminal.print(renderVcsFeedback(feedback, out));
     return 0;
   }
 }

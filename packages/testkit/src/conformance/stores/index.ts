@@ -16,6 +16,7 @@ import { describeStateStoreConformance } from './states.js';
 import { describeUnitOfWorkConformance } from './unitOfWork.js';
 import { describeUserStoreConformance } from './users.js';
 import { describeVcsConnectionStoreConformance } from './vcs.js';
+import { describeVcsFeedbackStoreConformance } from './vcsFeedback.js';
 import { describeVineyardStoreConformance } from './vineyards.js';
 import { describeVineStoreConformance } from './vines.js';
 import { describeWorkerStoreConformance } from './workers.js';
@@ -24,6 +25,8 @@ export type { OpenStoreHarness, StoreHarness } from './harness.js';
 export { newDelivery as newNotificationDelivery, newNotification } from './notifications.js';
 export { newPolicy } from './policies.js';
 export { newVcsConnection } from './vcs.js';
+export { newVcsFeedbackItem } from './vcsFeedback.js';
+export { newJob, newUser, newVine, newVineyard } from './fixtures.js';
 
 /**
  * The behaviour every implementation of the store ports must show (`UnitOfWork` and every
@@ -51,5 +54,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describePolicyStoreConformance(open);
     describeVcsConnectionStoreConformance(open);
     describeSigningKeyStoreConformance(open);
+    describeVcsFeedbackStoreConformance(open);
   });
 }

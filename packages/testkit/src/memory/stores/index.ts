@@ -17,6 +17,7 @@ import { MemorySigningKeyStore } from './MemorySigningKeyStore.js';
 import { MemoryStateStore } from './MemoryStateStore.js';
 import { MemoryUserStore } from './MemoryUserStore.js';
 import { MemoryVcsConnectionStore } from './MemoryVcsConnectionStore.js';
+import { MemoryVcsFeedbackStore } from './MemoryVcsFeedbackStore.js';
 import { MemoryVineStore } from './MemoryVineStore.js';
 import { MemoryVineyardStore } from './MemoryVineyardStore.js';
 import { MemoryWorkerStore } from './MemoryWorkerStore.js';
@@ -67,5 +68,6 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     policies: new MemoryPolicyStore(tx),
     vcs: new MemoryVcsConnectionStore(tx),
     signingKeys: new MemorySigningKeyStore(tx),
+    vcsFeedback: new MemoryVcsFeedbackStore(tx),
   };
 }

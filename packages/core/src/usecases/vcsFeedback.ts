@@ -1,0 +1,506 @@
+import type { UserActor } from '../domain/actors.js';
+import { PROVIDER_NAMES } from '../domain/enums.js';
+import { requireUuid } from '../domain/validation.js';
+import { Access } from './Access.js';
+import { isDomainError } from '../domain/errors.js';
+import { nextAttemptAt } from '../domain/notifications.js';
+import { type PolicyResult, policyResultsOf } from '../domain/policies.js';
+import type { Job, JsonObject } from '../domain/records.js';
+import type { CommitState, VcsJobTrigger } from '../domain/vcs.js';
+import {
+  type VcsFeedbackAttempt,
+  type VcsFeedbackItem,
+  type VcsFeedbackOutcome,
+  type VcsFeedbackPayload,
+  vcsFeedbackSubject,
+} from '../domain/vcsFeedback.js';
+import type { Clock } from '../ports/Clock.js';
+import type { Random } from '../ports/Random.js';
+import { ownerScope, type Stores, systemScope } from '../ports/UnitOfWork.js';
+import type { CoreDeps, CoreSettings } from './CoreDeps.js';
+import { jobWebUrl } from './notificationOutbox.js';
+import { vcsTokenFor } from './vcsTokens.js';
+
+/**
+ * What happened to a git-driven job: `queued` (created), `ended` (SUCCESS, FAILED or CANCELLED),
+ * or `lost` (its agent went silent; the job is FAILED without having reported).
+ */
+export type VcsFeedbackMoment = 'queued' | 'ended' | 'lost';
+
+export interface VcsFeedbackDeps {
+  clock: Clock;
+  random: Random;
+  settings: Pick<CoreSettings, 'notifications'>;
+}
+
+/** A commit status description: GitHub keeps 140 characters. */
+const MAX_DESCRIPTION = 140;
+
+/** The git trigger of a job, when it has one. */
+export function vcsTriggerOf(job: Pick<Job, 'trigger'>): VcsJobTrigger | null {
+  const trigger = job.trigger;
+  return trigger?.type === 'push' || trigger?.type === 'pull_request' ? trigger : null;
+}
+
+/**
+ * Records, in the caller's unit of work, the feedback a git-driven job's `moment` owes the
+ * provider: its commit status (pending when queued; success, failure or error when it ends), and
+ * for the PLAN of a pull request that ended (not cancelled) the vine's comment on it. Nothing for
+ * other jobs. Returns the items written.
+ */
+export async function enqueueVcsFeedback(
+  stores: Stores,
+  deps: VcsFeedbackDeps,
+  job: Job,
+  moment: VcsFeedbackMoment,
+): Promise<VcsFeedbackItem[]> {
+  const trigger = vcsTriggerOf(job);
+  if (trigger === null || job.vine_id === null) return [];
+  if (moment === 'ended' && !['SUCCESS', 'FAILED', 'CANCELLED'].includes(job.status)) return [];
+  const vine = await stores.vines.get(job.owner_id, job.vine_id);
+  const vineyard = job.vineyard_id === null ? null : await stores.vineyards.get(job.owner_id, job.vineyard_id);
+  const vineName = vine?.name ?? job.config_snapshot.vine?.name ?? job.vine_id;
+  const vineyardName = vineyard?.name ?? job.vineyard_id ?? 'vineyard';
+  const url = jobWebUrl(deps.settings.notifications.webUrl, job.id);
+  const repository = trigger.repository;
+  const sha = trigger.type === 'push' ? trigger.commit_sha : trigger.head_sha;
+  const [state, description] = statusOf(job, moment);
+  const payloads: VcsFeedbackPayload[] = [
+    {
+      kind: 'status',
+      repository,
+      sha,
+      status: {
+        state,
+        context: `trellis/${vineyardName}/${vineName}`,
+        description: cut(description, MAX_DESCRIPTION),
+        target_url: url,
+      },
+    },
+  ];
+  if (trigger.type === 'pull_request' && job.job_type === 'PLAN' && moment !== 'queued' && job.status !== 'CANCELLED') {
+    payloads.push({
+      kind: 'comment',
+      repository,
+      number: trigger.number,
+      body: renderPlanComment({ job, vineName, vineyardName, url, lost: moment === 'lost', sha }),
+      job_url: url,
+    });
+  }
+  const now = deps.clock.now().toISOString();
+  const written: VcsFeedbackItem[] = [];
+  for (const payload of payloads) {
+    written.push(
+      await stores.vcsFeedback.add({
+        id: deps.random.uuid(),
+        owner_id: job.owner_id,
+        job_id: job.id,
+        vine_id: job.vine_id,
+        provider: trigger.provider,
+        kind: payload.kind,
+        subject: vcsFeedbackSubject(payload),
+        payload,
+        status: 'pending',
+        attempts: [],
+        created_at: now,
+        next_attempt_at: now,
+        finished_at: null,
+      }),
+    );
+  }
+  return written;
+}
+
+function verb(job: Pick<Job, 'job_type'>): string {
+  switch (job.job_type) {
+    case 'PLAN':
+      return 'Plan';
+    case 'DEPLOY':
+      return 'Deploy';
+    case 'DESTROY':
+      return 'Destroy';
+    default:
+      return 'Job';
+  }
+}
+
+interface PlanSummary {
+  add: number;
+  change: number;
+  destroy: number;
+}
+
+function planSummaryOf(metadata: JsonObject): PlanSummary | null {
+  const summary = metadata.plan_summary;
+  if (typeof summary !== 'object' || summary === null || Array.isArray(summary)) return null;
+  const { add, change, destroy } = summary as Record<string, unknown>;
+  if (typeof add !== 'number' || typeof change !== 'number' || typeof destroy !== 'number') return null;
+  return { add, change, destroy };
+}
+
+function counts(summary: PlanSummary): string {
+  return `+${summary.add} ~${summary.change} -${summary.destroy}`;
+}
+
+/** The commit state and description of a job at `moment`. */
+export function statusOf(job: Job, moment: VcsFeedbackMoment): [CommitState, string] {
+  const what = verb(job);
+  if (moment === 'queued') return ['pending', `${what} queued`];
+  if (moment === 'lost') return ['error', `${what} lost: its agent stopped answering`];
+  if (job.status === 'CANCELLED') return ['error', `${what} cancelled`];
+  if (job.status === 'FAILED') return ['failure', `${what} failed: ${job.error_message ?? 'see the job'}`];
+  const summary = planSummaryOf(job.execution_metadata);
+  const refused = policyResultsOf(job.execution_metadata).filter((r) => r.enforcement === 'mandatory' && !r.passed);
+  const text = summary ? `${what}: ${counts(summary)}` : `${what} succeeded`;
+  if (refused.length > 0) {
+    return [
+      'failure',
+      `${text}; mandatory polic${refused.length === 1 ? 'y' : 'ies'} failed: ${refused.map((r) => r.name).join(', ')}`,
+    ];
+  }
+  return ['success', text];
+}
+
+const ACTION_SYMBOLS: [string, string][] = [
+  ['delete,create', '-/+ replace'],
+  ['create,delete', '+/- replace'],
+  ['create', '+ create'],
+  ['update', '~ update'],
+  ['delete', '- destroy'],
+  ['read', '<= read'],
+];
+
+function actionLabel(actions: string[]): string {
+  const key = actions.join(',');
+  return ACTION_SYMBOLS.find(([k]) => k === key)?.[1] ?? key;
+}
+
+function resourceChangesOf(metadata: JsonObject): { address: string; actions: string[] }[] {
+  const changes = metadata.resource_changes;
+  if (!Array.isArray(changes)) return [];
+  return changes.flatMap((entry) => {
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return [];
+    const { address, actions } = entry as Record<string, unknown>;
+    if (typeof address !== 'string' || !Array.isArray(actions)) return [];
+    return [{ address, actions: actions.filter((a): a is string => typeof a === 'string') }];
+  });
+}
+
+/** Markdown inline code that survives backticks in the text. */
+function code(text: string): string {
+  return `\`${text.replaceAll('`', "'")}\``;
+}
+
+/** The marker that says which vine a comment is about (invisible in rendered Markdown). */
+export function commentMarker(vineId: string): string {
+  return `<!-- trellis:vine:${vineId} -->`;
+}
+
+/**
+ * The vine's comment on a pull request after a PLAN: which vine, the result, the summary, the
+ * resources that change, the policy results and the job's link (Markdown).
+ */
+export function renderPlanComment(input: {
+  job: Job;
+  vineName: string;
+  vineyardName: string;
+  url: string;
+  sha: string;
+  lost?: boolean;
+}): string {
+  const { job, url } = input;
+  const metadata = job.execution_metadata;
+  const lines = [
+    commentMarker(job.vine_id ?? ''),
+    `### Trellis plan: ${code(input.vineName)} in ${code(input.vineyardName)}`,
+    '',
+  ];
+  const commit = `commit ${code(input.sha.slice(0, 12))}`;
+  const summary = planSummaryOf(metadata);
+  if (input.lost) {
+    lines.push(`**Plan lost** on ${commit}: the agent running it stopped answering.`);
+  } else if (job.status === 'FAILED') {
+    lines.push(
+      `**Plan failed** on ${commit}:`,
+      '',
+      '```',
+      (job.error_message ?? 'see the job').replaceAll('```', "'''"),
+      '```',
+    );
+  } else if (summary) {
+    const none = summary.add + summary.change + summary.destroy === 0;
+    lines.push(
+      `**Plan succeeded** on ${commit}: ${code(counts(summary))} (${summary.add} to add, ${summary.change} to change, ${summary.destroy} to destroy)${none ? '. No changes.' : ''}`,
+    );
+  } else {
+    lines.push(`**Plan succeeded** on ${commit}.`);
+  }
+  const changes = resourceChangesOf(metadata);
+  if (changes.length > 0) {
+    lines.push('', '| Action | Resource |', '| --- | --- |');
+    for (const change of changes) lines.push(`| ${actionLabel(change.actions)} | ${code(change.address)} |`);
+    const omitted = metadata.resource_changes_omitted;
+    if (typeof omitted === 'number' && omitted > 0) lines.push('', `…and ${omitted} more (see the job).`);
+  }
+  const policies = policyResultsOf(metadata);
+  if (policies.length > 0) {
+    lines.push('', '**Policies**', '');
+    for (const result of policies) lines.push(...policyLines(result));
+  }
+  lines.push('', `[Open the job in Trellis](${url})`);
+  return lines.join('\n');
+}
+
+function policyLines(result: PolicyResult): string[] {
+  const mark = result.passed ? '✅ passed' : result.enforcement === 'mandatory' ? '❌ failed' : '⚠️ failed (advisory)';
+  return [
+    `- ${mark}: ${code(result.name)} v${result.version} (${result.enforcement})`,
+    ...result.messages.map((message) => `  - ${message.replaceAll('\n', ' ')}`),
+  ];
+}
+
+/** `body` cut to `max` characters, ending with a note that it was cut and a link to the job. */
+export function cutComment(body: string, max: number, url: string): string {
+  if (body.length <= max) return body;
+  const note = `\n\n---\n**This comment was cut to fit the provider's size limit.** [Open the job in Trellis](${url}) for the whole plan.`;
+  const room = Math.max(0, max - note.length);
+  let kept = body.slice(0, room);
+  const lastLine = kept.lastIndexOf('\n');
+  if (lastLine > 0) kept = kept.slice(0, lastLine);
+  // An open code block would swallow the note.
+  if ((kept.match(/```/g) ?? []).length % 2 === 1) kept = `${kept}\n\`\`\``.slice(0, room);
+  return `${kept}${note}`.slice(0, max);
+}
+
+function cut(text: string, max: number): string {
+  const flat = text.replaceAll(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+/** What one attempt did, for the server's log (never a token). */
+export interface VcsFeedbackReport {
+  id: string;
+  owner_id: string;
+  job_id: string;
+  provider: string;
+  kind: string;
+  status: VcsFeedbackItem['status'];
+  attempts: number;
+  error: string | null;
+}
+
+const CLAIM_BATCH = 20;
+
+/**
+ * The feedback worker (issue 13): sends due items with the connecting user's token. A provider
+ * that refuses or is down is retried with the notification outbox's backoff, at most
+ * `vcsFeedback.maxAttempts` times and within its retry window; the job is never touched.
+ */
+export class VcsFeedbackUseCases {
+  private readonly access: Access;
+
+  constructor(private readonly deps: CoreDeps) {
+    this.access = new Access(deps);
+  }
+
+  /**
+   * `GET /api/cli/jobs/{id}/vcs-feedback`: whether the job's commit status and pull request
+   * comment reached the provider, oldest first (empty for a job no push or pull request queued).
+   */
+  async forJob(user: UserActor, id: unknown): Promise<VcsFeedbackView[]> {
+    const jobId = requireUuid(id, 'id');
+    const { record, scope } = await this.access.locate(user, 'read', 'job_not_found', (stores, ownerId) =>
+      stores.jobs.get(ownerId, jobId),
+    );
+    const items = await this.deps.uow.read(scope, (stores) =>
+      stores.vcsFeedback.listForJob(record.owner_id, record.id),
+    );
+    return items.map(vcsFeedbackView);
+  }
+
+  /** One round: takes due items (never one another replica holds) and tries each. */
+  async deliverDue(): Promise<VcsFeedbackReport[]> {
+    const now = this.deps.clock.now();
+    const lease = new Date(now.getTime() + this.deps.settings.notifications.leaseSeconds * 1000).toISOString();
+    const due = await this.deps.uow.run(systemScope, (stores) =>
+      stores.vcsFeedback.claimDue(now.toISOString(), lease, CLAIM_BATCH),
+    );
+    const reports: VcsFeedbackReport[] = [];
+    for (const item of due) {
+      const done = await this.attempt(item);
+      if (done) reports.push(report(done));
+    }
+    return reports;
+  }
+
+  private async attempt(item: VcsFeedbackItem): Promise<VcsFeedbackItem | null> {
+    const scope = ownerScope(item.owner_id);
+    const { superseded, connection } = await this.deps.uow.read(scope, async (stores) => ({
+      superseded: await stores.vcsFeedback.hasNewer(item),
+      connection: await stores.vcs.get(item.owner_id, item.vine_id),
+    }));
+    const at = this.deps.clock.now().toISOString();
+    if (superseded) {
+      return this.record(item, null, { status: 'superseded', next_attempt_at: at, finished_at: at });
+    }
+    const name = PROVIDER_NAMES[item.provider];
+    const api = this.deps.vcs[item.provider]?.api;
+    if (!connection || connection.provider !== item.provider) {
+      const error = 'the vine is no longer connected to this repository';
+      return this.record(item, { at, error }, { status: 'failed', next_attempt_at: at, finished_at: at });
+    }
+    let token: string | null = null;
+    let error: string | null = null;
+    try {
+      if (!api) throw new Error(`${name} is not configured on this server`);
+      // System work: the connecting user's identities (and a renewed token) are theirs, not the owner's.
+      token = await this.deps.uow.run(systemScope, (stores) => vcsTokenFor(stores, this.deps, connection));
+      await this.send(item, api, token);
+    } catch (cause) {
+      error = describe(cause, token);
+    }
+    if (error === null) {
+      return this.record(item, { at, error: null }, { status: 'delivered', next_attempt_at: at, finished_at: at });
+    }
+    return this.record(item, { at, error }, this.retry(item));
+  }
+
+  private async send(
+    item: VcsFeedbackItem,
+    api: NonNullable<CoreDeps['vcs'][keyof CoreDeps['vcs']]>['api'],
+    token: string,
+  ): Promise<void> {
+    const payload = item.payload;
+    if (payload.kind === 'status') {
+      await api.setCommitStatus(token, payload.repository, payload.sha, payload.status);
+      return;
+    }
+    const scope = ownerScope(item.owner_id);
+    const existing = await this.deps.uow.read(scope, (stores) =>
+      stores.vcsFeedback.getComment(item.owner_id, item.vine_id, item.provider, payload.repository, payload.number),
+    );
+    const body = cutComment(payload.body, api.maxCommentLength, payload.job_url);
+    const written = await api.upsertPullRequestComment(token, payload.repository, payload.number, {
+      comment_id: existing?.comment_id ?? null,
+      body,
+    });
+    if (written.comment_id !== existing?.comment_id) {
+      await this.deps.uow.run(scope, (stores) =>
+        stores.vcsFeedback.putComment({
+          owner_id: item.owner_id,
+          vine_id: item.vine_id,
+          provider: item.provider,
+          repository: payload.repository,
+          number: payload.number,
+          comment_id: written.comment_id,
+          updated_at: this.deps.clock.now().toISOString(),
+        }),
+      );
+    }
+  }
+
+  /** The outcome of a failed try: again later, or given up past the attempts or the window. */
+  private retry(item: VcsFeedbackItem): VcsFeedbackOutcome {
+    const now = this.deps.clock.now();
+    const at = now.toISOString();
+    const tries = item.attempts.length + 1;
+    const next =
+      tries >= this.deps.settings.vcsFeedback.maxAttempts
+        ? null
+        : nextAttemptAt(item.created_at, now, tries, this.jitter(), this.deps.settings.notifications);
+    return next === null
+      ? { status: 'failed', next_attempt_at: at, finished_at: at }
+      : { status: 'pending', next_attempt_at: next, finished_at: null };
+  }
+
+  private jitter(): number {
+    const [a = 0, b = 0] = this.deps.random.bytes(2);
+    return (a * 256 + b) / 65536;
+  }
+
+  private record(
+    item: VcsFeedbackItem,
+    attempt: VcsFeedbackAttempt | null,
+    outcome: VcsFeedbackOutcome,
+  ): Promise<VcsFeedbackItem | null> {
+    return this.deps.uow.run(ownerScope(item.owner_id), (stores) =>
+      stores.vcsFeedback.recordAttempt(item.owner_id, item.id, attempt, outcome),
+    );
+  }
+}
+
+/** Why an attempt failed, as stored and logged: the error's message with the token blanked out. */
+function describe(cause: unknown, token: string | null): string {
+  const code = isDomainError(cause) ? `${cause.code}: ` : '';
+  const message = cause instanceof Error ? cause.message : String(cause);
+  const text = `${code}${message}`;
+  const clean = token && token.length > 0 ? text.split(token).join('***') : text;
+  return clean.length > 500 ? `${clean.slice(0, 499)}…` : clean;
+}
+
+function report(item: VcsFeedbackItem): VcsFeedbackReport {
+  const last = item.attempts[item.attempts.length - 1];
+  return {
+    id: item.id,
+    owner_id: item.owner_id,
+    job_id: item.job_id,
+    provider: item.provider,
+    kind: item.kind,
+    status: item.status,
+    attempts: item.attempts.length,
+    error: last?.error ?? null,
+  };
+}
+
+/** What the job's view shows of its feedback at the provider. */
+export interface VcsFeedbackView {
+  kind: VcsFeedbackItem['kind'];
+  provider: VcsFeedbackItem['provider'];
+  status: VcsFeedbackItem['status'];
+  /** The status's state (`pending`, `success`, ...); null for a comment. */
+  state: CommitState | null;
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: string | null;
+}
+
+export function vcsFeedbackView(item: VcsFeedbackItem): VcsFeedbackView {
+  const last = item.attempts[item.attempts.length - 1];
+  return {
+    kind: item.kind,
+    provider: item.provider,
+    status: item.status,
+    state: item.payload.kind === 'status' ? item.payload.status.state : null,
+    attempts: item.attempts.length,
+    last_error: last?.error ?? null,
+    next_attempt_at: item.status === 'pending' ? item.next_attempt_at : null,
+  };
+}
+
+/**
+ * One line per kind of feedback, of its latest item, for people (`trellis jobs show`, the web job
+ * page): `GitHub status (success): delivered`, `GitHub comment: retrying after 2 attempts: ...`.
+ */
+export function describeVcsFeedback(items: readonly VcsFeedbackView[]): { label: string; text: string; ok: boolean }[] {
+  const latest = new Map<string, VcsFeedbackView>();
+  for (const item of items) if (item.status !== 'superseded') latest.set(item.kind, item);
+  return [...latest.values()].map((item) => {
+    const name = PROVIDER_NAMES[item.provider];
+    const label = item.kind === 'status' ? `${name} status${item.state ? ` (${item.state})` : ''}` : `${name} comment`;
+    const tries = `${item.attempts} attempt${item.attempts === 1 ? '' : 's'}`;
+    switch (item.status) {
+      case 'delivered':
+        return { label, text: 'delivered', ok: true };
+      case 'failed':
+        return {
+          label,
+          text: `not delivered, gave up after ${tries}: ${item.last_error ?? 'unknown error'}`,
+          ok: false,
+        };
+      default:
+        return item.attempts === 0
+          ? { label, text: 'sending', ok: true }
+          : { label, text: `retrying after ${tries}: ${item.last_error ?? 'unknown error'}`, ok: false };
+    }
+  });
+}

@@ -1,0 +1,508 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import {
+  ConflictError,
+  type GitProvider,
+  type Job,
+  sealProviderTokens,
+  sealWebhookSecret,
+  systemScope,
+  touchesPaths,
+  UnauthorizedError,
+  ValidationError,
+  type VcsApi,
+  type VcsConnection,
+  type VcsDelivery,
+  type VcsEvent,
+  type VcsWebhookReader,
+  type VineView,
+  type WebhookRequestParts,
+} from '@trellis/core';
+import {
+  createTestCore,
+  FakeRepositoryLister,
+  seedUser,
+  seedVine,
+  seedWorker,
+  type TestCore,
+  type TestUser,
+  type TestWorker,
+} from '@trellis/testkit';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { expectFailure } from './helpers.js';
+
+const REPO = 'acme/infra';
+const SHA_1 = '1111111111111111111111111111111111111111';
+const SHA_2 = '2222222222222222222222222222222222222222';
+const SHA_0 = '0000000000000000000000000000000000000abc';
+
+/** A provider-neutral reader: the body is the normalized event itself, signed with an HMAC header. */
+class TestWebhookReader implements VcsWebhookReader {
+  parse(request: WebhookRequestParts): VcsDelivery | null {
+    const id = request.headers['x-test-delivery'];
+    if (id === undefined) return null;
+    return { provider: 'github', delivery_id: id, event: JSON.parse(request.rawBody.toString()) as VcsEvent };
+  }
+
+  verify(request: WebhookRequestParts, secret: string): boolean {
+    const given = Buffer.from(request.headers['x-test-signature'] ?? '');
+    const expected = Buffer.from(sign(request.rawBody, secret));
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  }
+}
+
+class FakeVcsApi implements VcsApi {
+  readonly maxCommentLength = 65536;
+  readonly compares: { token: string; repository: string; base: string; head: string }[] = [];
+  files: string[] = [];
+  async createHook(): Promise<{ hook_id: string }> {
+    return { hook_id: '1' };
+  }
+  async deleteHook(): Promise<void> {}
+  async setCommitStatus(): Promise<void> {}
+  async upsertPullRequestComment(): Promise<{ comment_id: string }> {
+    return { comment_id: '1' };
+  }
+  async changedFiles(token: string, repository: string, base: string, head: string): Promise<string[]> {
+    this.compares.push({ token, repository, base, head });
+    return this.files;
+  }
+}
+
+function sign(body: Buffer, secret: string): string {
+  return createHmac('sha256', secret).update(body).digest('hex');
+}
+
+let core: TestCore;
+let api: FakeVcsApi;
+let ada: TestUser;
+let worker: TestWorker;
+let vine: VineView;
+let deliveries = 0;
+
+beforeEach(async () => {
+  api = new FakeVcsApi();
+  core = createTestCore({
+    providers: { signIn: {}, repositories: { github: new FakeRepositoryLister() } },
+    vcs: {
+      github: {
+        api,
+        webhooks: new TestWebhookReader(),
+        cloneUrl: (repository) => `https://github.com/${repository}.git`,
+      },
+    },
+  });
+  ada = await seedUser(core);
+  worker = await seedWorker(core, ada, { heartbeat: true });
+  vine = await seedVine(core, ada, {
+    source: { type: 'git', url: `https://github.com/${REPO}.git`, ref: 'main', path: null },
+  });
+  await connect(ada, vine, 'secret-ada');
+});
+
+async function connect(owner: TestUser, target: VineView, secret: string, settings: Partial<VcsConnection> = {}) {
+  const sealed = await sealWebhookSecret(core.secrets, target.id, secret);
+  const token = await sealProviderTokens(
+    core.secrets,
+    { provider: 'github', provider_user_id: `gh-${owner.userId}` },
+    { accessToken: `gho-${owner.email}`, refreshToken: null, expiresAt: null },
+  );
+  await core.uow.run(systemScope, async (stores) => {
+    await stores.identities.upsert({
+      user_id: owner.userId,
+      provider: 'github',
+      provider_user_id: `gh-${owner.userId}`,
+      provider_token: token,
+      scopes: 'repo',
+    });
+    await stores.vcs.put({
+      vine_id: target.id,
+      owner_id: target.owner_id,
+      provider: 'github',
+      repository: REPO,
+      branch: 'main',
+      paths: [],
+      auto_deploy: false,
+      pull_requests: true,
+      webhook_mode: 'manual',
+      hook_id: null,
+      webhook_secret_sealed: sealed,
+      connected_by: owner.userId,
+      created_at: core.clock.now().toISOString(),
+      updated_at: core.clock.now().toISOString(),
+      ...settings,
+    });
+  });
+}
+
+function request(event: VcsEvent, secret: string | null = 'secret-ada', id = `delivery-${++deliveries}`) {
+  const rawBody = Buffer.from(JSON.stringify(event));
+  return {
+    rawBody,
+    headers: { 'x-test-delivery': id, ...(secret === null ? {} : { 'x-test-signature': sign(rawBody, secret) }) },
+  };
+}
+
+function push(overrides: Partial<Extract<VcsEvent, { kind: 'push' }>> = {}): VcsEvent {
+  return {
+    kind: 'push',
+    repository: REPO,
+    branch: 'main',
+    deleted: false,
+    before_sha: SHA_0,
+    commit_sha: SHA_1,
+    commit_message: 'dns: add the status page record',
+    author: 'Rosa Moreau',
+    changed_files: ['infra/dns/status.tf', 'README.md'],
+    ...overrides,
+  };
+}
+
+function pullRequest(overrides: Partial<Extract<VcsEvent, { kind: 'pull_request' }>> = {}): VcsEvent {
+  return {
+    kind: 'pull_request',
+    action: 'opened',
+    repository: REPO,
+    number: 7,
+    title: 'Add the status page',
+    url: `https://github.com/${REPO}/pull/7`,
+    head_sha: SHA_1,
+    head_branch: 'status-page',
+    base_branch: 'main',
+    author: 'rosa',
+    ...overrides,
+  };
+}
+
+const receive = (req: WebhookRequestParts, provider: GitProvider = 'github') =>
+  core.useCases.gitEvents.receive(provider, req);
+const allJobs = () => [...core.uow.snapshot().jobs.values()];
+const jobsOf = (id = vine.id) => allJobs().filter((job) => job.vine_id === id);
+
+async function setConnection(settings: Partial<VcsConnection>, target = vine) {
+  await core.uow.run(systemScope, async (stores) => {
+    const current = await stores.vcs.get(target.owner_id, target.id);
+    await stores.vcs.put({ ...(current as VcsConnection), ...settings });
+  });
+}
+
+/** Claims the next job (it must be `job`), uploads a plan file for a PLAN, and reports `report`. */
+async function run(job: Job, report: Record<string, unknown>): Promise<Job> {
+  const claimed = await core.useCases.jobs.claim(worker);
+  expect(claimed?.job.id).toBe(job.id);
+  if (job.job_type === 'PLAN') {
+    await core.useCases.planArtifacts.upload(
+      worker,
+      job.id,
+      (async function* () {
+        yield new TextEncoder().encode('plan');
+      })(),
+    );
+  }
+  return core.useCases.jobs.reportStatus(worker, job.id, report as { status: unknown });
+}
+
+describe('pushes', () => {
+  it('a signed push to the branch queues a PLAN of that exact commit, audited as system work', async () => {
+    const { jobs } = await receive(request(push()));
+    expect(jobs).toHaveLength(1);
+    const job = jobs[0] as Job;
+    expect(job).toMatchObject({
+      job_type: 'PLAN',
+      status: 'QUEUED',
+      vine_id: vine.id,
+      trigger: {
+        type: 'push',
+        provider: 'github',
+        repository: REPO,
+        branch: 'main',
+        commit_sha: SHA_1,
+        commit_message: 'dns: add the status page record',
+        author: 'Rosa Moreau',
+      },
+    });
+    expect(job.config_snapshot.source).toEqual({
+      type: 'git',
+      url: `https://github.com/${REPO}.git`,
+      ref: 'main',
+      path: null,
+      commit: SHA_1,
+    });
+    const shown = await core.useCases.jobs.get(ada, job.id);
+    expect(shown.speculative).toBe(false);
+    const audit = [...core.uow.snapshot().audit.values()].find((entry) => entry.target.id === job.id);
+    expect(audit).toMatchObject({
+      action: 'job.create',
+      actor: { type: 'system', id: null },
+      details: { trigger: 'push', commit_sha: SHA_1, delivery_id: expect.stringMatching(/^delivery-/) },
+    });
+  });
+
+  it('each commit has its own config hash', async () => {
+    const first = (await receive(request(push()))).jobs[0] as Job;
+    const second = (await receive(request(push({ before_sha: SHA_1, commit_sha: SHA_2 })))).jobs[0] as Job;
+    expect(second.config_snapshot.source).toMatchObject({ commit: SHA_2 });
+    expect(second.config_hash).not.toBe(first.config_hash);
+  });
+
+  it('with paths, a push plans only when a changed file matches one of them', async () => {
+    await setConnection({ paths: ['infra/dns/**', 'modules/*.tf'] });
+    expect((await receive(request(push({ changed_files: ['docs/index.md', 'README.md'] })))).jobs).toEqual([]);
+    expect((await receive(request(push({ changed_files: ['infra/network/main.tf'] })))).jobs).toEqual([]);
+    expect((await receive(request(push({ changed_files: ['docs/x.md', 'infra/dns/a/b.tf'] })))).jobs).toHaveLength(1);
+    expect((await receive(request(push({ changed_files: ['modules/vpc.tf'] })))).jobs).toHaveLength(1);
+    expect(jobsOf()).toHaveLength(2);
+    expect(api.compares).toEqual([]);
+  });
+
+  it('a truncated push asks the compare API with the connecting user token', async () => {
+    await setConnection({ paths: ['infra/**'] });
+    api.files = ['docs/readme.md'];
+    expect((await receive(request(push({ changed_files: null })))).jobs).toEqual([]);
+    expect(api.compares).toEqual([{ token: `gho-${ada.email}`, repository: REPO, base: SHA_0, head: SHA_1 }]);
+    api.files = ['docs/readme.md', 'infra/main.tf'];
+    expect((await receive(request(push({ changed_files: null, commit_sha: SHA_2 })))).jobs).toHaveLength(1);
+    expect(api.compares).toHaveLength(2);
+  });
+
+  it('a new branch (no commit before) touches every path', async () => {
+    await setConnection({ paths: ['infra/**'] });
+    expect((await receive(request(push({ changed_files: null, before_sha: null })))).jobs).toHaveLength(1);
+    expect(api.compares).toEqual([]);
+  });
+
+  it('a tag, a deleted branch and another branch plan nothing', async () => {
+    expect((await receive(request(push({ branch: null })))).jobs).toEqual([]);
+    expect((await receive(request(push({ deleted: true, changed_files: [] })))).jobs).toEqual([]);
+    expect((await receive(request(push({ branch: 'develop' })))).jobs).toEqual([]);
+    expect(allJobs()).toEqual([]);
+  });
+
+  it('a push cancels the vine queued drift checks, as run triggers do', async () => {
+    const drift = await core.uow.run(systemScope, (stores) => stores.jobs.create(driftJob()));
+    await receive(request(push()));
+    expect(core.uow.snapshot().jobs.get(drift.id)?.status).toBe('CANCELLED');
+  });
+});
+
+function driftJob(): Job {
+  return {
+    id: '00000000-0000-4000-8000-00000000d1f7',
+    owner_id: vine.owner_id,
+    job_type: 'PLAN',
+    status: 'QUEUED',
+    config_snapshot: { vine: null, source: null, variables: {}, engine: null, cloud_identity_id: null },
+    config_hash: 'x',
+    vine_id: vine.id,
+    vineyard_id: vine.vineyard_id,
+    cloud_identity_id: null,
+    assigned_worker_id: null,
+    claimed_by_worker_id: null,
+    plan_job_id: null,
+    target_worker_id: null,
+    execution_metadata: {},
+    error_message: null,
+    vine_status_before: null,
+    trigger: { type: 'drift' },
+    created_at: core.clock.now().toISOString(),
+    claimed_at: null,
+    finished_at: null,
+  };
+}
+
+describe('verification and redeliveries', () => {
+  it('a wrong or missing signature is refused (401) and creates nothing', async () => {
+    await expectFailure(receive(request(push(), 'not-the-secret')), UnauthorizedError, 'webhook_signature_invalid');
+    await expectFailure(receive(request(push(), null)), UnauthorizedError, 'webhook_signature_invalid');
+    expect(allJobs()).toEqual([]);
+  });
+
+  it('a repository without a connection, a ping and other events create nothing', async () => {
+    expect((await receive(request(push({ repository: 'acme/other' }), 'whatever'))).jobs).toEqual([]);
+    expect((await receive(request({ kind: 'ping' }, null))).jobs).toEqual([]);
+    expect((await receive(request({ kind: 'other', name: 'issues' }, null))).jobs).toEqual([]);
+    expect(allJobs()).toEqual([]);
+  });
+
+  it('a request that is not a delivery (no event header) is malformed', async () => {
+    await expectFailure(receive({ rawBody: Buffer.from('{}'), headers: {} }), ValidationError);
+  });
+
+  it('a provider this server has no ports for answers like an unknown repository', async () => {
+    expect((await receive(request(push()), 'gitlab')).jobs).toEqual([]);
+    expect(allJobs()).toEqual([]);
+  });
+
+  it('a redelivery (same delivery id) queues nothing new', async () => {
+    expect((await receive(request(push(), 'secret-ada', 'same'))).jobs).toHaveLength(1);
+    expect((await receive(request(push(), 'secret-ada', 'same'))).jobs).toEqual([]);
+    expect(jobsOf()).toHaveLength(1);
+  });
+
+  it('two owners connecting one repository with their own secrets: only the verified connection acts', async () => {
+    const bob = await seedUser(core);
+    const bobsVine = await seedVine(core, bob, {
+      source: { type: 'git', url: `https://github.com/${REPO}.git`, ref: 'main', path: null },
+    });
+    await connect(bob, bobsVine, 'secret-bob');
+    const forBob = await receive(request(push(), 'secret-bob', 'one-event'));
+    expect(forBob.jobs.map((job) => job.vine_id)).toEqual([bobsVine.id]);
+    // The same event id delivered to Ada's hook still plans Ada's vine.
+    const forAda = await receive(request(push(), 'secret-ada', 'one-event'));
+    expect(forAda.jobs.map((job) => job.vine_id)).toEqual([vine.id]);
+    expect(jobsOf(bobsVine.id)).toHaveLength(1);
+    expect(jobsOf(vine.id)).toHaveLength(1);
+  });
+});
+
+describe('pull requests', () => {
+  it('a pull request into the branch queues a speculative PLAN of its head commit', async () => {
+    const job = (await receive(request(pullRequest()))).jobs[0] as Job;
+    expect(job).toMatchObject({
+      job_type: 'PLAN',
+      trigger: { type: 'pull_request', number: 7, head_sha: SHA_1, base_branch: 'main', head_branch: 'status-page' },
+    });
+    expect(job.config_snapshot.source).toMatchObject({ commit: SHA_1 });
+    expect((await core.useCases.jobs.get(ada, job.id)).speculative).toBe(true);
+    expect((await core.useCases.jobs.list(ada)).items[0]?.speculative).toBe(true);
+  });
+
+  it('a new commit cancels the older queued plans of the same pull request only', async () => {
+    const first = (await receive(request(pullRequest()))).jobs[0] as Job;
+    const other = (await receive(request(pullRequest({ number: 8 })))).jobs[0] as Job;
+    const second = (await receive(request(pullRequest({ action: 'updated', head_sha: SHA_2 })))).jobs[0] as Job;
+    const stored = core.uow.snapshot().jobs;
+    expect(stored.get(first.id)?.status).toBe('CANCELLED');
+    expect(stored.get(first.id)?.error_message).toContain('#7');
+    expect(stored.get(other.id)?.status).toBe('QUEUED');
+    expect(stored.get(second.id)?.status).toBe('QUEUED');
+    expect(core.events.published).toContainEqual({
+      type: 'job_status_changed',
+      owner_id: vine.owner_id,
+      job_id: first.id,
+      status: 'CANCELLED',
+    });
+    expect(core.events.published).toContainEqual({ type: 'job_queued', owner_id: vine.owner_id, job_id: second.id });
+  });
+
+  it('a pull request into another branch, or with pull requests off, plans nothing', async () => {
+    expect((await receive(request(pullRequest({ base_branch: 'develop' })))).jobs).toEqual([]);
+    await setConnection({ pull_requests: false });
+    expect((await receive(request(pullRequest()))).jobs).toEqual([]);
+    expect(allJobs()).toEqual([]);
+  });
+
+  it("leaves the vine's status alone and can never be deployed (409 plan_speculative)", async () => {
+    const job = (await receive(request(pullRequest()))).jobs[0] as Job;
+    const before = core.uow.snapshot().vines.get(vine.id)?.status;
+    await run(job, { status: 'SUCCESS', execution_metadata: { plan_summary: { add: 1, change: 0, destroy: 0 } } });
+    expect(core.uow.snapshot().vines.get(vine.id)?.status).toBe(before);
+    const refused = await expectFailure(
+      core.useCases.jobs.create(ada, { job_type: 'DEPLOY', configuration_id: vine.id, plan_job_id: job.id }),
+      ConflictError,
+      'plan_speculative',
+    );
+    expect(refused.message).toContain('pull request');
+  });
+});
+
+describe('auto_deploy', () => {
+  const changes = (add: number) => ({
+    status: 'SUCCESS',
+    execution_metadata: { plan_summary: { add, change: 0, destroy: 0 } },
+  });
+
+  it('a successful push plan with changes queues a DEPLOY of that plan, at its commit', async () => {
+    await setConnection({ auto_deploy: true });
+    const plan = (await receive(request(push()))).jobs[0] as Job;
+    await run(plan, changes(2));
+    const deploys = jobsOf().filter((job) => job.job_type === 'DEPLOY');
+    expect(deploys).toHaveLength(1);
+    expect(deploys[0]).toMatchObject({
+      plan_job_id: plan.id,
+      config_hash: plan.config_hash,
+      trigger: { type: 'push', commit_sha: SHA_1 },
+    });
+    const audit = [...core.uow.snapshot().audit.values()].find((entry) => entry.target.id === deploys[0]?.id);
+    expect(audit).toMatchObject({ actor: { type: 'system' }, details: { auto_deploy: true, plan_job_id: plan.id } });
+  });
+
+  it('a plan without changes, a failed plan, or auto_deploy off deploys nothing', async () => {
+    await setConnection({ auto_deploy: true });
+    const none = (await receive(request(push()))).jobs[0] as Job;
+    await run(none, changes(0));
+    const failed = (await receive(request(push({ commit_sha: SHA_2 })))).jobs[0] as Job;
+    await run(failed, { status: 'FAILED', error_message: 'boom' });
+    await setConnection({ auto_deploy: false });
+    const off = (await receive(request(push()))).jobs[0] as Job;
+    await run(off, changes(3));
+    expect(jobsOf().filter((job) => job.job_type === 'DEPLOY')).toEqual([]);
+  });
+
+  it('a plan that failed a mandatory policy, or of a vine that requires approval, is left for people', async () => {
+    await setConnection({ auto_deploy: true });
+    const failing = (await receive(request(push()))).jobs[0] as Job;
+    const policyResults = [
+      {
+        policy_id: vine.id,
+        version: 1,
+        name: 'no-public-buckets',
+        enforcement: 'mandatory',
+        passed: false,
+        messages: ['x'],
+      },
+    ];
+    await run(failing, {
+      ...changes(1),
+      execution_metadata: { ...changes(1).execution_metadata, policy_results: policyResults },
+    });
+    await core.uow.modify((state) => {
+      (state.vines.get(vine.id) as unknown as { approval: unknown }).approval = {
+        required: true,
+        separate_approver: false,
+      };
+    });
+    const unapproved = (await receive(request(push({ commit_sha: SHA_2 })))).jobs[0] as Job;
+    await run(unapproved, changes(1));
+    expect(jobsOf().filter((job) => job.job_type === 'DEPLOY')).toEqual([]);
+  });
+
+  it('the stale-plan guard: a configuration changed since the plan is not deployed', async () => {
+    await setConnection({ auto_deploy: true });
+    const plan = (await receive(request(push()))).jobs[0] as Job;
+    await core.useCases.jobs.claim(worker);
+    await core.uow.modify((state) => {
+      state.vines.get(vine.id)!.variables.region = { value: 'eu-west-1', sensitive: false };
+    });
+    await core.useCases.planArtifacts.upload(
+      worker,
+      plan.id,
+      (async function* () {
+        yield new TextEncoder().encode('plan');
+      })(),
+    );
+    await core.useCases.jobs.reportStatus(worker, plan.id, changes(1));
+    expect(jobsOf().filter((job) => job.job_type === 'DEPLOY')).toEqual([]);
+  });
+
+  it('a person may deploy a push plan: the DEPLOY pins the same commit', async () => {
+    const plan = (await receive(request(push()))).jobs[0] as Job;
+    await run(plan, changes(1));
+    const deploy = await core.useCases.jobs.create(ada, {
+      job_type: 'DEPLOY',
+      configuration_id: vine.id,
+      plan_job_id: plan.id,
+    });
+    expect(deploy.config_snapshot.source).toMatchObject({ commit: SHA_1 });
+    expect(deploy.config_hash).toBe(plan.config_hash);
+  });
+});
+
+describe('touchesPaths', () => {
+  it('no paths or unknown files: every push; globs match nested and dot files', () => {
+    expect(touchesPaths(['a.txt'], [])).toBe(true);
+    expect(touchesPaths(null, ['infra/**'])).toBe(true);
+    expect(touchesPaths(['infra/.terraform.lock.hcl'], ['infra/**'])).toBe(true);
+    expect(touchesPaths(['infrastructure/main.tf'], ['infra/**'])).toBe(false);
+    expect(touchesPaths([], ['infra/**'])).toBe(false);
+  });
+});
