@@ -28,7 +28,7 @@ export function globRegExp(pattern: string): RegExp {
     return new RegExp(`^${translate(glob, false)}$`);
   } catch {
     // A set the engine refuses (`[z-a]`) stands for itself, like an unclosed one.
-    return new RegExp(`^${[...glob].map(escape).join('')}$`);
+    return new RegExp(`^${[...glob].map(literal).join('')}$`);
   }
 }
 
@@ -38,7 +38,7 @@ function translate(pattern: string, inBraces: boolean): string {
   while (i < pattern.length) {
     const char = pattern[i] as string;
     if (char === '\\' && i + 1 < pattern.length) {
-      out += escape(pattern[i + 1] as string);
+      out += literal(pattern[i + 1] as string);
       i += 2;
       continue;
     }
@@ -95,12 +95,12 @@ function translate(pattern: string, inBraces: boolean): string {
         continue;
       }
     }
-    out += escape(char);
+    out += literal(char);
     i += 1;
   }
   return out;
 }
 
-function escape(char: string): string {
+function literal(char: string): string {
   return /[.*+?^${}()|[\]\\]/.test(char) ? `\\${char}` : char;
 }
