@@ -21,5 +21,5 @@ export {
   type PortRegistrations,
 } from './createControlPlane.js';
 export { createLogger } from './logger.js';
-export { buildProviders, configuredProviders } from './providers.js';
+export { buildProviders, buildVcs, configuredProviders } from './providers.js';
 export { VERSION } from './version.js';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { buildProviders, ConfigError, configuredProviders, loadConfig } from '@trellis/server';
+import { GitHubVcsApi, GitLabVcsApi } from '@trellis/providers';
+import { buildProviders, buildVcs, ConfigError, configuredProviders, loadConfig } from '@trellis/server';
 import { describe, expect, it } from 'vitest';
 
 const BASE = { TRELLIS_DATA_DIR: '/tmp/trellis-config-test', CLI_JWT_SECRET: 'x'.repeat(40) };
@@ -23,6 +24,27 @@ describe('provider configuration', () => {
     const ports = buildProviders(config);
     expect(Object.keys(ports.repositories)).toEqual(['github']);
     expect(config.bootstrapToken).toBeNull();
+  });
+
+  it('wires the git providers of git-driven runs at the configured base URLs (API and clone URLs)', () => {
+    const config = loadConfig({
+      ...BASE,
+      TRELLIS_GITHUB_CLIENT_ID: 'gh',
+      TRELLIS_GITHUB_CLIENT_SECRET: 's',
+      TRELLIS_GITHUB_BASE_URL: 'https://ghe.example.com/',
+      TRELLIS_GITLAB_CLIENT_ID: 'gl',
+      TRELLIS_GITLAB_CLIENT_SECRET: 's',
+      TRELLIS_GOOGLE_CLIENT_ID: 'g',
+      TRELLIS_GOOGLE_CLIENT_SECRET: 's',
+    });
+    const vcs = buildVcs(config);
+    expect(Object.keys(vcs)).toEqual(['github', 'gitlab']);
+    expect(vcs.github?.api).toBeInstanceOf(GitHubVcsApi);
+    expect((vcs.github?.api as GitHubVcsApi | undefined)?.apiBase).toBe('https://ghe.example.com/api/v3');
+    expect(vcs.github?.cloneUrl('acme/infra')).toBe('https://ghe.example.com/acme/infra.git');
+    expect(vcs.gitlab?.api).toBeInstanceOf(GitLabVcsApi);
+    expect(vcs.gitlab?.cloneUrl('acme/platform/infra')).toBe('https://gitlab.com/acme/platform/infra.git');
+    expect(vcs.bitbucket).toBeUndefined();
   });
 
   it('refuses half an OAuth app and a base URL that is not http(s)', () => {

@@ -141,6 +141,38 @@ describeEachDialect('connecting a vine to a repository', (dialect) => {
     await client.disconnectRepository(configuration.name);
   });
 
+  it("in an organization: admins connect (the org's rows, under row-level security on Postgres), operators only read", async () => {
+    const bob = await server.userClient('bob@example.test');
+    const org = await client.createOrg(`platform-${dialect}`);
+    await client.addMember(org.id, { email: 'bob@example.test', role: 'operator' });
+    const vineyard = await client.createVineyard('org-vcs', { orgId: org.id });
+    const configuration = await client.createConfiguration({
+      name: 'org-web',
+      vineyard_id: vineyard.id,
+      source: { type: 'inline', files: { 'main.tf': 'output "x" { value = 1 }\n' } },
+    });
+    const input = { provider: 'github' as const, repository: 'acme/org-infra', branch: 'main' };
+    const refused = await bob.connectRepository(configuration.id, input).catch((caught: unknown) => caught);
+    expect((refused as TrellisApiError).status).toBe(403);
+    expect((refused as TrellisApiError).code).toBe('insufficient_role');
+
+    const create = nock('https://api.github.com', { reqheaders: { authorization: `Bearer ${TOKEN}` } })
+      .post('/repos/acme/org-infra/hooks')
+      .reply(201, { id: 99 });
+    await client.connectRepository(configuration.id, input);
+    expect(create.isDone()).toBe(true);
+    expect(await bob.getRepositoryConnection(configuration.id)).toMatchObject({
+      repository: 'acme/org-infra',
+      hook_id: '99',
+    });
+    const rows = await rawRows(server.database, 'SELECT owner_id FROM vcs_connections');
+    expect(rows.map((row) => row.owner_id)).toContain(org.id);
+
+    const remove = nock('https://api.github.com').delete('/repos/acme/org-infra/hooks/99').reply(204);
+    await client.disconnectRepository(configuration.id);
+    expect(remove.isDone()).toBe(true);
+  });
+
   it('400 for a malformed repository or branch, 503 for a provider the server lacks', async () => {
     const { configuration } = await vineyardWithConfiguration(client, 'invalid-web');
     const bad = await client

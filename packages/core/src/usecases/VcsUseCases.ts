@@ -1,6 +1,13 @@
 import type { UserActor } from '../domain/actors.js';
 import { GIT_PROVIDERS, type GitProvider, isOneOf, PROVIDER_NAMES } from '../domain/enums.js';
-import { type FieldIssue, isDomainError, NotFoundError, UnavailableError, ValidationError } from '../domain/errors.js';
+import {
+  ConflictError,
+  type FieldIssue,
+  isDomainError,
+  NotFoundError,
+  UnavailableError,
+  ValidationError,
+} from '../domain/errors.js';
 import { gitSourceIssues } from '../domain/gitSource.js';
 import type { Vine } from '../domain/records.js';
 import type { OrgAction } from '../domain/roles.js';
@@ -89,20 +96,18 @@ export class VcsUseCases {
     const details: Record<string, string | boolean | null> = {};
 
     let hookId: string | null = null;
-    // The connecting person's token: it creates the new hook and deletes the old one.
-    let token: string | null = null;
-    let tokenError: string | null = null;
-    if (parsed.webhook === 'auto' || previous?.hook_id) {
-      try {
-        token = await this.tokenOf(user, parsed.provider);
-      } catch (error) {
-        if (parsed.webhook === 'auto') throw error;
-        tokenError = describe(error);
-      }
-    }
+    // The connecting person's token creates the new hook (auto) and deletes the old one.
+    const token = parsed.webhook === 'auto' ? await this.tokenOf(user, parsed.provider) : null;
     if (previous?.hook_id) {
       // Replaced: the old hook goes first (the provider may refuse a second hook with the same URL).
-      const failure = tokenError ?? (await this.removeHook(previous, token));
+      let failure: string | null;
+      try {
+        const oldToken =
+          token !== null && previous.provider === parsed.provider ? token : await this.tokenOf(user, previous.provider);
+        failure = await this.removeHook(previous, oldToken);
+      } catch (error) {
+        failure = describe(error);
+      }
       details.old_hook_removed = failure === null;
       if (failure !== null) details.old_hook_error = failure;
     }
@@ -229,10 +234,20 @@ export class VcsUseCases {
   }
 
   /** The acting person's token at the provider (their own identities: their own scope). */
-  private tokenOf(user: UserActor, provider: GitProvider): Promise<string> {
-    return this.deps.uow.run(ownerScope(user.userId), (stores) =>
-      vcsTokenFor(stores, this.deps, { provider, connected_by: user.userId }),
-    );
+  private async tokenOf(user: UserActor, provider: GitProvider): Promise<string> {
+    try {
+      return await this.deps.uow.run(ownerScope(user.userId), (stores) =>
+        vcsTokenFor(stores, this.deps, { provider, connected_by: user.userId }),
+      );
+    } catch (error) {
+      if (!isDomainError(error) || error.code !== 'provider_not_linked') throw error;
+      const name = PROVIDER_NAMES[provider];
+      throw new ConflictError(
+        'provider_not_linked',
+        `your account is not linked to ${name}: sign in with ${name} in the web interface first (Trellis creates the webhook with that sign-in's token), or connect with a manual webhook`,
+        { cause: error },
+      );
+    }
   }
 
   private port(provider: GitProvider): VcsPort {

@@ -153,6 +153,28 @@ describe('connecting a vine to a repository', () => {
     expect((await stored(vine))?.hook_id).toBe('hook-2');
   });
 
+  it('moving to another provider deletes the old hook at the old provider, with the token there', async () => {
+    await link(ada, 'gho_ada');
+    const gitlabApi = new RecordingVcsApi();
+    core.deps.vcs.gitlab = {
+      ...port(),
+      api: gitlabApi,
+      cloneUrl: (repository) => `https://gitlab.example/${repository}.git`,
+    };
+    await seedVine(core, ada, { name: 'web' });
+    await core.useCases.vcs.connect(ada, 'web', { provider: 'github', repository: 'acme/infra', branch: 'main' });
+    const moved = await core.useCases.vcs.connect(ada, 'web', {
+      provider: 'gitlab',
+      repository: 'acme/platform/infra',
+      branch: 'main',
+      webhook: 'manual',
+    });
+    expect(api.calls.map((call) => call.method)).toEqual(['createHook', 'deleteHook']);
+    expect(api.calls[1]).toMatchObject({ token: 'gho_ada', repository: 'acme/infra', hook_id: 'hook-1' });
+    expect(gitlabApi.calls).toEqual([]);
+    expect(moved).toMatchObject({ provider: 'gitlab', hook_id: null, webhook_mode: 'manual' });
+  });
+
   it('409s vcs_permission_missing from the provider and stores nothing', async () => {
     await link(ada, 'gho_ada');
     const vine = await seedVine(core, ada, { name: 'web' });

@@ -33,7 +33,9 @@ export class ShowConfigCommand extends TrellisCommand {
         ? await client.getConfigurationByProjectName(this.project)
         : await client.getConfiguration(this.config as string);
     const connection = await client.getRepositoryConnection(vine.id).catch((error: unknown) => {
-      if (error instanceof TrellisApiError && error.code === 'vcs_not_connected') return null;
+      // An older server has no such route: no connection to show either.
+      if (error instanceof TrellisApiError && (error.code === 'vcs_not_connected' || error.code === 'route_not_found'))
+        return null;
       throw error;
     });
     if (this.json) this.terminal.printJson({ ...vine, vcs: connection });
