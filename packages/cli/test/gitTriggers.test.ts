@@ -1,15 +1,9 @@
 /** `trellis jobs list` and `jobs show` of git-driven jobs (issue 13): a signed webhook to a real server. */
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { AesGcmSecretBox, webhookSecretContext } from '@trellis/core';
-import Database from 'better-sqlite3';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { login, runTrellis, TempHome, TestServer, userClient } from './harness.js';
 
-const KEY = 'ab'.repeat(32);
-const SECRET = 'whsec-cli-test-51d0c7';
 const REPO = 'acme-platform/infra-live';
 const PUSH_SHA = '8457785ada4ab6182c16fbac60586081edf51999';
 const PR_HEAD = '8b0baff713ddef5e79d9db0f3fa713ee8bd94512';
@@ -17,13 +11,12 @@ const FIXTURES = new URL('../../../test-fixtures/vcs/github/', import.meta.url);
 
 let server: TestServer;
 let home: TempHome;
-const dir = mkdtempSync(join(tmpdir(), 'trellis-cli-git-'));
-const databasePath = join(dir, 'trellis.db');
+/** The webhook secret of the connection, shown once by the manual connect. */
+let secret = '';
+let webhookUrl = '';
 
 beforeAll(async () => {
   server = await new TestServer().start(0, {
-    DATABASE_URL: `sqlite://${databasePath}`,
-    TRELLIS_ENCRYPTION_KEY: KEY,
     TRELLIS_GITHUB_CLIENT_ID: 'gh-client',
     TRELLIS_GITHUB_CLIENT_SECRET: 'gh-secret',
   });
@@ -33,7 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.destroy();
   home?.remove();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function trellis(...args: string[]) {
@@ -42,31 +34,15 @@ async function trellis(...args: string[]) {
   return result;
 }
 
-/** Connects the vine to the repository as the connect command stores it (manual webhook). */
-async function connect(vine: { id: string; owner_id: string }): Promise<void> {
-  const sealed = await new AesGcmSecretBox([Buffer.from(KEY, 'hex')]).seal(SECRET, webhookSecretContext(vine.id));
-  const db = new Database(databasePath);
-  try {
-    const now = new Date().toISOString();
-    db.prepare(
-      `INSERT INTO vcs_connections (vine_id, owner_id, provider, repository, repository_key, branch, paths,
-        auto_deploy, pull_requests, webhook_mode, hook_id, webhook_secret_sealed, connected_by, created_at, updated_at)
-       VALUES (?, ?, 'github', ?, ?, 'main', '[]', 0, 1, 'manual', NULL, ?, ?, ?, ?)`,
-    ).run(vine.id, vine.owner_id, REPO, REPO.toLowerCase(), sealed, vine.owner_id, now, now);
-  } finally {
-    db.close();
-  }
-}
-
 async function deliver(event: string, fixture: string): Promise<string> {
   const body = readFileSync(new URL(`${fixture}.json`, FIXTURES));
-  const answer = await fetch(`${server.url}/api/webhooks/github`, {
+  const answer = await fetch(`${server.url}${new URL(webhookUrl).pathname}${new URL(webhookUrl).search}`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
       'x-github-event': event,
       'x-github-delivery': `cli-${fixture}`,
-      'x-hub-signature-256': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
+      'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
     },
     body,
   });
@@ -83,9 +59,17 @@ describe('git-driven jobs in the CLI', () => {
     const vine = await client.createConfiguration({
       name: 'infra-live',
       vineyard_id: vineyard.id,
-      source: { type: 'git', url: `https://github.com/${REPO}.git`, ref: 'main', path: null },
+      source: { type: 'inline', files: { 'main.tf': 'output "x" { value = 1 }\n' } },
     });
-    await connect(vine);
+    const connection = await client.connectRepository(vine.id, {
+      provider: 'github',
+      repository: REPO,
+      branch: 'main',
+      webhook: 'manual',
+    });
+    secret = connection.webhook_secret as string;
+    webhookUrl = connection.webhook_url;
+    expect(new URL(webhookUrl).pathname).toBe('/api/webhooks/github');
     await client.createJob({ job_type: 'PLAN', configuration_id: vine.id });
     const pushJob = await deliver('push', 'push');
     const prJob = await deliver('pull_request', 'pull_request-opened');

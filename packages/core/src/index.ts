@@ -13,6 +13,7 @@ export * from './domain/records.js';
 export * from './domain/roles.js';
 export * from './domain/validation.js';
 export * from './domain/vcs.js';
+export * from './domain/globs.js';
 export * from './domain/vcsFeedback.js';
 export * from './domain/vineStateMachine.js';
 export * from './domain/workerStatus.js';

@@ -7,8 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { TrellisClient } from '@trellis/client';
-import { coreServices, sealWebhookSecret, systemScope, type VineView } from '@trellis/core';
-import { resolve } from '@trellis/server';
+import type { VineView } from '@trellis/core';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser } from './support/browser.js';
@@ -16,7 +15,6 @@ import { BOOTSTRAP_TOKEN, WebServer } from './support/webServer.js';
 
 const chromiumPath = findChromium('the git-driven jobs suite');
 const REPO = 'acme-platform/infra-live';
-const SECRET = 'whsec-web-test-7a31e2';
 const PUSH_SHA = '8457785ada4ab6182c16fbac60586081edf51999';
 const PR_HEAD = '8b0baff713ddef5e79d9db0f3fa713ee8bd94512';
 const FIXTURES = new URL('../../../test-fixtures/vcs/github/', import.meta.url);
@@ -28,6 +26,9 @@ describe.skipIf(!chromiumPath)('git-driven jobs in the web pages', { timeout: BR
   let vine: VineView;
   let pushJob: string;
   let prJob: string;
+  /** The webhook secret and hook path of the manual connection (shown once). */
+  let secret = '';
+  let hookPath = '';
   const contexts: BrowserContext[] = [];
 
   async function signedInPage(): Promise<Page> {
@@ -39,13 +40,13 @@ describe.skipIf(!chromiumPath)('git-driven jobs in the web pages', { timeout: BR
 
   async function deliver(event: string, fixture: string): Promise<string> {
     const body = readFileSync(new URL(`${fixture}.json`, FIXTURES));
-    const answer = await fetch(`${server.url}/api/webhooks/github`, {
+    const answer = await fetch(`${server.url}${hookPath}`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
         'x-github-event': event,
         'x-github-delivery': `web-${fixture}`,
-        'x-hub-signature-256': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
+        'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
       },
       body,
     });
@@ -65,30 +66,16 @@ describe.skipIf(!chromiumPath)('git-driven jobs in the web pages', { timeout: BR
     vine = await user.createConfiguration({
       name: 'infra-live',
       vineyard_id: vineyard.id,
-      source: { type: 'git', url: `https://github.com/${REPO}.git`, ref: 'main', path: null },
+      source: { type: 'inline', files: { 'main.tf': 'output "x" { value = 1 }\n' } },
     });
-    const container = server.controlPlane?.container;
-    if (!container) throw new Error('the server is not running');
-    const sealed = await sealWebhookSecret(resolve(container, coreServices.secretBox), vine.id, SECRET);
-    const now = new Date().toISOString();
-    await resolve(container, coreServices.unitOfWork).run(systemScope, (stores) =>
-      stores.vcs.put({
-        vine_id: vine.id,
-        owner_id: vine.owner_id,
-        provider: 'github',
-        repository: REPO,
-        branch: 'main',
-        paths: [],
-        auto_deploy: false,
-        pull_requests: true,
-        webhook_mode: 'manual',
-        hook_id: null,
-        webhook_secret_sealed: sealed,
-        connected_by: vine.owner_id,
-        created_at: now,
-        updated_at: now,
-      }),
-    );
+    const connection = await user.connectRepository(vine.id, {
+      provider: 'github',
+      repository: REPO,
+      branch: 'main',
+      webhook: 'manual',
+    });
+    secret = connection.webhook_secret as string;
+    hookPath = new URL(connection.webhook_url).pathname + new URL(connection.webhook_url).search;
     pushJob = await deliver('push', 'push');
     prJob = await deliver('pull_request', 'pull_request-opened');
   });

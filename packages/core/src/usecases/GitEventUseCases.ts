@@ -1,5 +1,5 @@
-import picomatch from 'picomatch';
 import type { GitProvider } from '../domain/enums.js';
+import { globMatcher } from '../domain/globs.js';
 import { isDomainError, UnauthorizedError, ValidationError } from '../domain/errors.js';
 import type { Job, JobTrigger } from '../domain/records.js';
 import type { VcsConnection, VcsDelivery, VcsEvent } from '../domain/vcs.js';
@@ -217,8 +217,8 @@ function deliveryKey(delivery: VcsDelivery, connection: VcsConnection): string {
 /** Whether a push touching `files` (null: every file) concerns a connection with these path globs (none: every file). */
 export function touchesPaths(files: readonly string[] | null, paths: readonly string[]): boolean {
   if (paths.length === 0 || files === null) return true;
-  const matches = picomatch([...paths], { dot: true });
-  return files.some((file) => matches(file.replace(/^\/+/, '')));
+  const matches = globMatcher(paths);
+  return files.some((file) => matches(file));
 }
 
 /** A new commit on a pull request: its older queued plans of the vine are cancelled. */
