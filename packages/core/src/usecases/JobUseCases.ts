@@ -13,7 +13,6 @@ import { ConflictError, ForbiddenError, NotFoundError, TooLargeError, Validation
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import { type JobEvent, isTerminalJobStatus, transitionJob } from '../domain/jobStateMachine.js';
 import {
-  type CloudIdentity,
   type CloudIdentitySettings,
   type ConfigSnapshot,
   cloudIdentitySettings,

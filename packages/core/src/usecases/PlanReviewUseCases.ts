@@ -6,15 +6,15 @@ import {
   type PlanApproval,
   type PolicyOverride,
 } from '../domain/policies.js';
-import type { Job } from '../domain/records.js';
+import { isSpeculativeTrigger, type Job } from '../domain/records.js';
 import type { OrgAction } from '../domain/roles.js';
 import { requireUuid } from '../domain/validation.js';
 import type { Stores } from '../ports/UnitOfWork.js';
-import { configHash, snapshotOfVine } from '../snapshot/configSnapshot.js';
+import { configHash, pinnedCommitOf, snapshotOfVine, snapshotOfVineAt } from '../snapshot/configSnapshot.js';
 import { Access } from './Access.js';
 import { recordAudit } from './audit.js';
-import { type CoreDeps, isoNow } from './CoreDeps.js';
-import { isDriftCheck } from './DriftUseCases.js';
+import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
+import { autoDeployAfterPlan } from './gitJobs.js';
 import { enqueueNotification, type OutboxDeps } from './notificationOutbox.js';
 import { jobForPeople } from './views.js';
 
@@ -103,13 +103,16 @@ export class PlanReviewUseCases {
     comment: string | null,
   ): Promise<Job> {
     const { plan, scope } = await this.locatePlan(user, id, 'plans.approve');
-    return this.deps.uow.run(scope, async (stores) => {
+    const { decided, deploy } = await this.deps.uow.run(scope, async (stores) => {
       const current = await requireDeployablePlan(stores, plan.owner_id, plan.id);
       if (current.approval !== null) throw alreadyDecided(current.approval);
       const vine = await stores.vines.get(current.owner_id, current.vine_id as string);
       if (!vine) throw new NotFoundError('configuration');
       if (decision === 'approved') {
-        if (configHash(snapshotOfVine(vine)) !== current.config_hash) {
+        // A git-driven plan is of one commit: it is stale when the vine changed, not when the branch moved on.
+        const commit = pinnedCommitOf(current.config_snapshot);
+        const now = commit === null ? snapshotOfVine(vine) : snapshotOfVineAt(vine, commit);
+        if (configHash(now) !== current.config_hash) {
           throw new ConflictError(
             'plan_stale',
             'the configuration changed since this plan was made; plan again and approve that plan',
@@ -134,10 +137,15 @@ export class PlanReviewUseCases {
         owner_id: current.owner_id,
         details: { vine_id: current.vine_id, comment },
       });
-      // Git-driven auto_deploy (issue 13) is not built: when it is, an approval of a plan it
-      // queued is where the waiting DEPLOY gets queued.
-      return jobForPeople(updated);
+      // Git-driven auto_deploy (issue 13) waits for the approval of a push's plan: here it goes on.
+      const deploy =
+        decision === 'approved'
+          ? await autoDeployAfterPlan(stores, this.deps, updated, isoNow(this.deps), { approved: true })
+          : null;
+      return { decided: jobForPeople(updated), deploy };
     });
+    if (deploy) await announce(this.deps.events, { type: 'job_queued', owner_id: deploy.owner_id, job_id: deploy.id });
+    return decided;
   }
 
   private async locatePlan(user: UserActor, id: unknown, action: OrgAction) {
@@ -157,8 +165,11 @@ async function requireDeployablePlan(stores: Stores, ownerId: string, id: string
   if (plan.job_type !== 'PLAN' || plan.vine_id === null) {
     throw new ConflictError('not_a_plan_job', 'only a PLAN job can be approved, rejected or overridden');
   }
-  if (isDriftCheck(plan)) {
-    throw new ConflictError('plan_speculative', 'this plan is a drift check, which is never deployed');
+  if (isSpeculativeTrigger(plan.trigger)) {
+    throw new ConflictError(
+      'plan_speculative',
+      "this plan is speculative (a drift check or a pull request's plan), which is never deployed",
+    );
   }
   if (plan.status !== 'SUCCESS') {
     throw new ConflictError('plan_not_ready', `the plan has not succeeded (it is ${plan.status})`);
@@ -244,11 +255,18 @@ export function requireNoApprovalForPlanlessDeploy(approvalSetting: ApprovalSett
 }
 
 /**
- * `plan.needs_approval`, in the unit of work of the plan's success: a PLAN (not a drift check) of
+ * `plan.needs_approval`, in the unit of work of the plan's success: a PLAN (not speculative) of
  * a vine that requires approval, that found changes (or reported no summary, which may hide some).
  */
 export async function enqueuePlanNeedsApproval(stores: Stores, deps: OutboxDeps, job: Job): Promise<void> {
-  if (job.job_type !== 'PLAN' || job.status !== 'SUCCESS' || isDriftCheck(job) || job.vine_id === null) return;
+  if (
+    job.job_type !== 'PLAN' ||
+    job.status !== 'SUCCESS' ||
+    isSpeculativeTrigger(job.trigger) ||
+    job.vine_id === null
+  ) {
+    return;
+  }
   const vine = await stores.vines.get(job.owner_id, job.vine_id);
   if (!vine?.approval?.required || !hasChanges(job)) return;
   await enqueueNotification(stores, deps, {

@@ -19,29 +19,32 @@ export function planChangeCount(job: Pick<Job, 'execution_metadata'>): number | 
  * `auto_deploy` (issue 13): a push's PLAN that succeeded with changes queues a DEPLOY of that
  * plan, when the vine is still connected with `auto_deploy`, the plan's configuration is still
  * the vine's (the stale-plan guard: a configuration changed since is not deployed), the plan has
- * its artifact and no DEPLOY applies it yet. A plan that failed a mandatory policy, or of a vine
- * that requires approval, is left for people. Returns the DEPLOY, or null.
+ * its artifact and no DEPLOY applies it yet. A plan that failed a mandatory policy waits for an
+ * admin's override; a plan of a vine that requires approval waits for the approval, which calls
+ * this again (`approved`). Returns the DEPLOY, or null.
  */
 export async function autoDeployAfterPlan(
   stores: Stores,
   deps: Pick<CoreDeps, 'random' | 'clock' | 'settings'>,
   plan: Job,
   at: string,
+  options: { approved?: boolean } = {},
 ): Promise<Job | null> {
   if (plan.job_type !== 'PLAN' || plan.status !== 'SUCCESS' || plan.trigger.type !== 'push' || plan.vine_id === null) {
     return null;
   }
   const changes = planChangeCount(plan);
   if (changes === null || changes === 0) return null;
-  // A plan that failed a mandatory policy deploys only with an admin's override, never by itself.
-  if (failedMandatoryPolicies(plan.execution_metadata).length > 0) return null;
+  // A plan that failed a mandatory policy deploys only with an admin's override.
+  if (failedMandatoryPolicies(plan.execution_metadata).length > 0 && plan.policy_override === null) return null;
   const connection = await stores.vcs.get(plan.owner_id, plan.vine_id);
   if (!connection?.auto_deploy) return null;
   const vine = await stores.vines.get(plan.owner_id, plan.vine_id);
   const commit = pinnedCommitOf(plan.config_snapshot);
   if (!vine || commit === null) return null;
-  // A vine that requires approval (issue 15) deploys a plan once a person approves it, not here.
-  if ((vine as { approval?: { required?: boolean } | null }).approval?.required) return null;
+  // A vine that requires approval (issue 15) deploys a plan once a person approves it: the
+  // approval calls this again with `approved`.
+  if (vine.approval?.required && !(options.approved && plan.approval?.decision === 'approved')) return null;
   if (configHash(snapshotOfVineAt(vine, commit)) !== plan.config_hash) return null;
   if (!(await stores.planArtifacts.get(plan.owner_id, plan.id))) return null;
   if ((await stores.jobs.listDeploysOfPlan(plan.owner_id, plan.id)).length > 0) return null;

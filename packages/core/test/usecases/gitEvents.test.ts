@@ -466,6 +466,38 @@ describe('auto_deploy', () => {
     expect(jobsOf().filter((job) => job.job_type === 'DEPLOY')).toEqual([]);
   });
 
+  it('with approval required, the push plan waits; its approval queues the DEPLOY of that plan', async () => {
+    await setConnection({ auto_deploy: true });
+    await core.uow.modify((state) => {
+      (state.vines.get(vine.id) as unknown as { approval: unknown }).approval = {
+        required: true,
+        separate_approver: false,
+      };
+    });
+    const plan = (await receive(request(push()))).jobs[0] as Job;
+    await run(plan, changes(1));
+    expect(jobsOf().filter((job) => job.job_type === 'DEPLOY')).toEqual([]);
+
+    // The branch moved on meanwhile: the plan is of its own commit, so it is not stale.
+    await receive(request(push({ commit_sha: SHA_2 })));
+    const approved = await core.useCases.planReviews.approve(ada, plan.id, { comment: 'ship it' });
+    expect(approved.approval).toMatchObject({ decision: 'approved', comment: 'ship it' });
+    const deploys = jobsOf().filter((job) => job.job_type === 'DEPLOY');
+    expect(deploys).toHaveLength(1);
+    expect(deploys[0]).toMatchObject({
+      plan_job_id: plan.id,
+      config_hash: plan.config_hash,
+      trigger: { type: 'push', commit_sha: SHA_1 },
+    });
+  });
+
+  it('a pull request plan can be neither approved nor deployed', async () => {
+    await setConnection({ auto_deploy: true });
+    const job = (await receive(request(pullRequest()))).jobs[0] as Job;
+    await run(job, changes(1));
+    await expectFailure(core.useCases.planReviews.approve(ada, job.id, {}), ConflictError, 'plan_speculative');
+  });
+
   it('the stale-plan guard: a configuration changed since the plan is not deployed', async () => {
     await setConnection({ auto_deploy: true });
     const plan = (await receive(request(push()))).jobs[0] as Job;
