@@ -1,4 +1,11 @@
-import type { Job, JsonObject, OidcCloudIdentitySettings, SigningKey } from '../domain/records.js';
+import {
+  isSpeculativeTrigger,
+  type Job,
+  type JobTrigger,
+  type JsonObject,
+  type OidcCloudIdentitySettings,
+  type SigningKey,
+} from '../domain/records.js';
 import { ConflictError } from '../domain/errors.js';
 import { type Stores, systemScope } from '../ports/UnitOfWork.js';
 import {
@@ -45,6 +52,9 @@ export const JOB_TOKEN_CLAIMS = [
   'trellis_vineyard_id',
   'trellis_owner_id',
   'trellis_speculative',
+  'repository',
+  'ref',
+  'commit_sha',
 ] as const;
 
 /** What a job token names besides the job: read in the claim's unit of work. */
@@ -165,11 +175,10 @@ export class WorkloadIdentityUseCases {
       trellis_vine_id: job.vine_id,
       trellis_vineyard_id: job.vineyard_id,
       trellis_owner_id: job.owner_id,
-      // A drift check is a speculative plan: never deployed.
-      trellis_speculative: job.trigger.type === 'drift',
+      // A drift check or a pull request's plan is speculative: never deployed.
+      trellis_speculative: isSpeculativeTrigger(job.trigger),
+      ...gitClaims(job.trigger),
     };
-    // `repository`, `ref` and `commit_sha` belong to git-triggered jobs, which Trellis does not
-    // queue yet (issue 13): no job carries them today.
     return this.deps.jws.sign(claims, { kid: key.id, algorithm: key.algorithm, privateKeyPem });
   }
 
@@ -202,4 +211,19 @@ export class WorkloadIdentityUseCases {
       published_until: null,
     });
   }
+}
+
+/**
+ * What a git-triggered job adds (issue 13): the repository, the ref and the exact commit. A pull
+ * request's ref is `refs/pull/<number>/head`, never its head branch's name: a fork's branch called
+ * `main` must not pass for the repository's main branch in a trust policy.
+ */
+function gitClaims(trigger: JobTrigger): JsonObject {
+  if (trigger.type === 'push') {
+    return { repository: trigger.repository, ref: `refs/heads/${trigger.branch}`, commit_sha: trigger.commit_sha };
+  }
+  if (trigger.type === 'pull_request') {
+    return { repository: trigger.repository, ref: `refs/pull/${trigger.number}/head`, commit_sha: trigger.head_sha };
+  }
+  return {};
 }

@@ -1,6 +1,8 @@
 import type { VineView } from '@trellis/core';
 import {
   createTestCore,
+  pullRequestTrigger,
+  queueGitJob,
   seedUser,
   seedVine,
   seedWorker,
@@ -122,6 +124,48 @@ describe('job tokens', () => {
       });
     },
   );
+
+  it('a git-triggered job names its repository, ref and commit; a pull request is speculative', async () => {
+    const vine = await oidcVine();
+    const sha = 'a'.repeat(40);
+    await queueGitJob(core.uow, core.deps, {
+      ownerId: ada.userId,
+      vineId: vine.id,
+      trigger: {
+        type: 'push',
+        provider: 'github',
+        repository: 'acme/infra',
+        branch: 'main',
+        commit_sha: sha,
+        commit_message: 'More subnets',
+        author: 'ada',
+      },
+    });
+    const pushed = await core.useCases.jobs.claim(worker);
+    const { payload: push } = await verify(pushed!.identity_token!, 'sts.amazonaws.com');
+    expect(push).toMatchObject({
+      repository: 'acme/infra',
+      ref: 'refs/heads/main',
+      commit_sha: sha,
+      trellis_speculative: false,
+    });
+    await core.useCases.jobs.reportStatus(worker, pushed!.job.id, { status: 'SUCCESS' });
+
+    // A fork's branch named `main` is still the pull request's ref, never refs/heads/main.
+    await queueGitJob(core.uow, core.deps, {
+      ownerId: ada.userId,
+      vineId: vine.id,
+      trigger: pullRequestTrigger('b'.repeat(40), { head_branch: 'main' }),
+    });
+    const proposed = await core.useCases.jobs.claim(worker);
+    const { payload: pr } = await verify(proposed!.identity_token!, 'sts.amazonaws.com');
+    expect(pr).toMatchObject({
+      repository: 'acme/infra',
+      ref: 'refs/pull/7/head',
+      commit_sha: 'b'.repeat(40),
+      trellis_speculative: true,
+    });
+  });
 
   it('names an organization by its name in sub', async () => {
     const org = await core.useCases.orgs.create(ada, { name: 'acme' });
