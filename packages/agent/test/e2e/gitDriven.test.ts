@@ -371,16 +371,22 @@ describe.skipIf(TOFU === null)('git-driven runs end to end', { timeout: 600_000 
     expect(commentEdits().every((r) => r.path === `/repos/${REPOSITORY}/issues/comments/${commentId}`)).toBe(true);
   });
 
-  it('a redelivery and a bad signature create nothing', async () => {
+  it('bad signatures, an unknown repository and a redelivery create nothing', async () => {
     const id = randomUUID();
     const payload = pushPayload(shas.docs, shas.first, ['infra/main.tf']);
+    const before = (await jobsOfVine()).map((job) => job.id);
     const bad = await deliver('push', payload, { id: randomUUID(), key: 'not-the-secret' });
     expect(bad.status).toBe(401);
     expect(bad.body?.code).toBe('webhook_signature_invalid');
     const unsigned = await deliver('push', payload, { id: randomUUID(), key: null });
     expect(unsigned.status).toBe(401);
+    const elsewhere = pushPayload(shas.docs, shas.first, ['infra/main.tf']);
+    elsewhere.repository = { ...obj(elsewhere.repository), full_name: 'acme/other', name: 'other' };
+    const unknown = await deliver('push', elsewhere);
+    expect(unknown.status).toBe(202);
+    expect(unknown.body?.jobs).toEqual([]);
+    expect((await jobsOfVine()).map((job) => job.id)).toEqual(before);
 
-    const before = (await jobsOfVine()).map((job) => job.id);
     // The first delivery of this id queues a plan; the same delivery again queues nothing.
     const once = await deliver('push', payload, { id });
     expect(once.status).toBe(202);
