@@ -192,7 +192,6 @@ describe.skipIf(TOFU === null)('git-driven runs end to end', { timeout: 600_000 
       TRELLIS_GITHUB_API_URL: github.url,
       TRELLIS_VCS_FEEDBACK_INTERVAL_S: '1',
     });
-    agent = await startAgent(server, { name: 'git-driven', env: { GIT_SSL_CAINFO: git.caFile } });
 
     // The connecting user's GitHub sign-in, with its (sealed) token, as signing in would leave it.
     const box = new AesGcmSecretBox([new Uint8Array(KEY)]);
@@ -256,6 +255,16 @@ describe.skipIf(TOFU === null)('git-driven runs end to end', { timeout: 600_000 
     expect(answer.body?.jobs).toHaveLength(1);
     const planId = answer.body?.jobs?.[0] as string;
     jobIds.add(planId);
+    // No agent yet: the plan waits in the queue until the feedback worker has said so at the
+    // provider (a newer status replaces one not yet sent, so a plan done first would skip it).
+    const queuedStatus = await eventually(
+      'the pending status of the queued plan',
+      () => statusesOf(shas.first)[0],
+      120_000,
+    );
+    expect(queuedStatus).toMatchObject({ state: 'pending', description: 'Plan queued' });
+    expect((await server.user.getJob(planId)).status).toBe('QUEUED');
+    agent = await startAgent(server, { name: 'git-driven', env: { GIT_SSL_CAINFO: git.caFile } });
     const plan = await waitForJob(server, planId, undefined, 240_000);
     const planLog = (await jobLog(server, planId)).map((chunk) => chunk.log_chunk).join('');
     expect(plan.status, planLog).toBe('SUCCESS');
@@ -270,16 +279,20 @@ describe.skipIf(TOFU === null)('git-driven runs end to end', { timeout: 600_000 
     const deploy = await eventually(
       'the auto-deploy of the push plan',
       async () => (await jobsOfVine()).find((job) => job.job_type === 'DEPLOY'),
-      60_000,
+      120_000,
     );
     jobIds.add(deploy.id);
     const deployed = await waitForJob(server, deploy.id, undefined, 240_000);
     expect(deployed.status, (await jobLog(server, deploy.id)).map((c) => c.log_chunk).join('')).toBe('SUCCESS');
     expect(deployed.config_snapshot.source).toMatchObject({ commit: shas.first });
-    await eventually('the vine to be DEPLOYED', async () => {
-      const vine = await server.user.getConfiguration(vineId);
-      return vine.status === 'DEPLOYED' ? vine : undefined;
-    });
+    await eventually(
+      'the vine to be DEPLOYED',
+      async () => {
+        const vine = await server.user.getConfiguration(vineId);
+        return vine.status === 'DEPLOYED' ? vine : undefined;
+      },
+      120_000,
+    );
 
     // The commit's status at the provider: pending from the plan's queueing, success at the end.
     // One status per vine and commit: the deploy's statuses follow the plan's, and a newer status
@@ -292,7 +305,7 @@ describe.skipIf(TOFU === null)('git-driven runs end to end', { timeout: 600_000 
         const last = all.at(-1);
         return last?.state === 'success' && last.target_url.endsWith(`/jobs/${deploy.id}`) ? all : undefined;
       },
-      60_000,
+      120_000,
     );
     expect(statuses[0]).toMatchObject({ state: 'pending', description: 'Plan queued' });
     expect(statuses[0]?.target_url).toMatch(new RegExp(`^https?://[^/]+/jobs/${planId}$`));
@@ -329,7 +342,7 @@ describe.skipIf(TOFU === null)('git-driven runs end to end', { timeout: 600_000 
       github.requests.filter((r) => r.method === 'POST' && r.path === `/repos/${REPOSITORY}/issues/7/comments`);
     const commentEdits = () =>
       github.requests.filter((r) => r.method === 'PATCH' && r.path.includes('/issues/comments/'));
-    const post = await eventually('the pull request comment', () => commentPosts()[0], 60_000);
+    const post = await eventually('the pull request comment', () => commentPosts()[0], 120_000);
     const body = String(post.body?.body);
     expect(body).toContain('Trellis plan');
     expect(body).toContain('git-infra');
@@ -337,8 +350,10 @@ describe.skipIf(TOFU === null)('git-driven runs end to end', { timeout: 600_000 
     expect(body).toContain(shas.pr1.slice(0, 12));
     expect(body).toContain('terraform_data.main');
     expect(body).toContain(`/jobs/${firstId}`);
-    await eventually('a success status of the pull request head', () =>
-      statusesOf(shas.pr1).some((s) => s.state === 'success') ? true : undefined,
+    await eventually(
+      'a success status of the pull request head',
+      () => (statusesOf(shas.pr1).some((s) => s.state === 'success') ? true : undefined),
+      120_000,
     );
     // The fake answered the POST with the comment's id: that comment is edited next.
     const commentId = String((post.answer as { id: number }).id);
@@ -359,12 +374,14 @@ describe.skipIf(TOFU === null)('git-driven runs end to end', { timeout: 600_000 
     const edit = await eventually(
       'the edit of the comment for the second plan',
       () => commentEdits().find((r) => String(r.body?.body).includes(shas.pr2.slice(0, 12))),
-      60_000,
+      120_000,
     );
     expect(edit.path).toBe(`/repos/${REPOSITORY}/issues/comments/${commentId}`);
     expect(String(edit.body?.body)).toContain(`/jobs/${secondId}`);
-    await eventually('a success status of the second head', () =>
-      statusesOf(shas.pr2).some((s) => s.state === 'success') ? true : undefined,
+    await eventually(
+      'a success status of the second head',
+      () => (statusesOf(shas.pr2).some((s) => s.state === 'success') ? true : undefined),
+      120_000,
     );
     // One comment per vine and pull request: never a second one.
     expect(commentPosts()).toHaveLength(1);
