@@ -73,7 +73,12 @@ async function startFakeGitHub(token: string) {
       const edited = path.match(/^\/repos\/acme\/infra\/issues\/comments\/(\d+)$/);
       if (request.method === 'PATCH' && edited) return answer(200, { id: Number(edited[1]), body: body?.body });
       if (request.method === 'GET' && path.startsWith(`${repo}/compare/`)) {
-        return answer(200, { files: [], commits: [] });
+        // Any comparison of the test changed the infrastructure.
+        return answer(200, {
+          status: 'ahead',
+          files: [{ filename: 'infra/main.tf', status: 'modified' }],
+          commits: [],
+        });
       }
       return answer(404, { message: 'Not Found' });
     });
@@ -404,8 +409,15 @@ describe.skipIf(TOFU === null)('git-driven runs end to end', { timeout: 600_000 
     expect(unknown.body?.jobs).toEqual([]);
     expect((await jobsOfVine()).map((job) => job.id)).toEqual(before);
 
-    // The first delivery of this id queues a plan; the same delivery again queues nothing.
+    // The first delivery of this id queues a plan; the same delivery again queues nothing. Its
+    // commit list is empty (as for a force push), so the changed files come from the compare API.
+    payload.commits = [];
     const once = await deliver('push', payload, { id });
+    expect(
+      github.requests.filter(
+        (r) => r.method === 'GET' && r.path === `/repos/${REPOSITORY}/compare/${shas.docs}...${shas.first}`,
+      ),
+    ).toHaveLength(1);
     expect(once.status).toBe(202);
     expect(once.body?.jobs).toHaveLength(1);
     jobIds.add(once.body?.jobs?.[0] as string);
