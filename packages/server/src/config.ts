@@ -13,6 +13,11 @@ export interface OAuthAppConfig {
   clientId: string;
   clientSecret: string;
   baseUrl: string | null;
+  /**
+   * Git providers: the REST API's root (`TRELLIS_<PROVIDER>_API_URL`) when it is not the one
+   * derived from the base URL (a proxy in front of the API, a test server); null: derived.
+   */
+  apiUrl: string | null;
   /** Label of the sign-in button (`TRELLIS_<PROVIDER>_DISPLAY_NAME`); the adapter's default when null. */
   displayName: string | null;
 }
@@ -275,10 +280,13 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
     }
     const baseUrl = env[`TRELLIS_${provider}_BASE_URL`] || null;
     if (baseUrl !== null) originOf(baseUrl, `TRELLIS_${provider}_BASE_URL`);
+    const apiUrl = env[`TRELLIS_${provider}_API_URL`] || null;
+    if (apiUrl !== null) originOf(apiUrl, `TRELLIS_${provider}_API_URL`);
     providers[provider] = {
       clientId,
       clientSecret,
       baseUrl,
+      apiUrl,
       displayName: env[`TRELLIS_${provider}_DISPLAY_NAME`] || null,
     };
   }

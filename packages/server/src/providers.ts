@@ -78,13 +78,18 @@ const VCS_ADAPTERS: Record<GitProvider, (app: OAuthAppConfig) => Omit<VcsPort, '
 };
 
 function vcsOptions(app: OAuthAppConfig) {
-  return { baseUrl: app.baseUrl, ...(app.displayName ? { displayName: app.displayName } : {}) };
+  return {
+    baseUrl: app.baseUrl,
+    ...(app.apiUrl ? { apiUrl: app.apiUrl } : {}),
+    ...(app.displayName ? { displayName: app.displayName } : {}),
+  };
 }
 
 /**
  * Git-driven runs (issue 13): the API and webhook reader of every configured git provider, at the
  * same base URL as its sign-in (`TRELLIS_<PROVIDER>_BASE_URL`: GitHub Enterprise Server,
- * self-managed GitLab; the API address is derived from it as for sign-in).
+ * self-managed GitLab; the API address is derived from it as for sign-in, unless
+ * `TRELLIS_<PROVIDER>_API_URL` names it). Clone URLs are `<base URL>/<repository>.git`.
  */
 export function buildVcs(config: Pick<ServerConfig, 'providers'>): VcsPorts {
   const ports: VcsPorts = {};

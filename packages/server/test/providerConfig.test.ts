@@ -47,6 +47,30 @@ describe('provider configuration', () => {
     expect(vcs.bitbucket).toBeUndefined();
   });
 
+  it('calls the API at TRELLIS_<PROVIDER>_API_URL when set, still cloning from the base URL', () => {
+    const config = loadConfig({
+      ...BASE,
+      TRELLIS_GITHUB_CLIENT_ID: 'gh',
+      TRELLIS_GITHUB_CLIENT_SECRET: 's',
+      TRELLIS_GITHUB_BASE_URL: 'https://git.example.com',
+      TRELLIS_GITHUB_API_URL: 'http://127.0.0.1:9999/github-api/',
+      TRELLIS_GITLAB_CLIENT_ID: 'gl',
+      TRELLIS_GITLAB_CLIENT_SECRET: 's',
+    });
+    const vcs = buildVcs(config);
+    expect((vcs.github?.api as GitHubVcsApi | undefined)?.apiBase).toBe('http://127.0.0.1:9999/github-api');
+    expect(vcs.github?.cloneUrl('acme/infra')).toBe('https://git.example.com/acme/infra.git');
+    expect((vcs.gitlab?.api as GitLabVcsApi | undefined)?.apiBase).toBe('https://gitlab.com/api/v4');
+    expect(() =>
+      loadConfig({
+        ...BASE,
+        TRELLIS_GITHUB_CLIENT_ID: 'gh',
+        TRELLIS_GITHUB_CLIENT_SECRET: 's',
+        TRELLIS_GITHUB_API_URL: 'file:///etc/passwd',
+      }),
+    ).toThrow(/TRELLIS_GITHUB_API_URL/);
+  });
+
   it('refuses half an OAuth app and a base URL that is not http(s)', () => {
     expect(() => loadConfig({ ...BASE, TRELLIS_GITLAB_CLIENT_ID: 'only-the-id' })).toThrow(ConfigError);
     expect(() =>

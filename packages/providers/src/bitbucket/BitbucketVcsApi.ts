@@ -46,7 +46,11 @@ export class BitbucketVcsApi implements VcsApi {
   private readonly name: string;
 
   constructor(options: VcsApiOptions = {}) {
-    this.apiBase = options.baseUrl ? `${baseUrlOf(options.baseUrl)}/api/2.0` : 'https://api.bitbucket.org/2.0';
+    this.apiBase = options.apiUrl
+      ? baseUrlOf(options.apiUrl)
+      : options.baseUrl
+        ? `${baseUrlOf(options.baseUrl)}/api/2.0`
+        : 'https://api.bitbucket.org/2.0';
     this.name = options.displayName ?? 'Bitbucket';
     this.http = new ProviderHttp(this.name, options);
   }

@@ -42,7 +42,11 @@ export class GitHubVcsApi implements VcsApi {
   private readonly name: string;
 
   constructor(options: VcsApiOptions = {}) {
-    this.apiBase = options.baseUrl ? `${baseUrlOf(options.baseUrl)}/api/v3` : 'https://api.github.com';
+    this.apiBase = options.apiUrl
+      ? baseUrlOf(options.apiUrl)
+      : options.baseUrl
+        ? `${baseUrlOf(options.baseUrl)}/api/v3`
+        : 'https://api.github.com';
     this.name = options.displayName ?? (options.baseUrl ? 'GitHub Enterprise' : 'GitHub');
     this.http = new ProviderHttp(this.name, options);
   }

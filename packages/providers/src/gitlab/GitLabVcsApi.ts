@@ -33,7 +33,9 @@ export class GitLabVcsApi implements VcsApi {
   private readonly name: string;
 
   constructor(options: VcsApiOptions = {}) {
-    this.apiBase = `${baseUrlOf(options.baseUrl || 'https://gitlab.com')}/api/v4`;
+    this.apiBase = options.apiUrl
+      ? baseUrlOf(options.apiUrl)
+      : `${baseUrlOf(options.baseUrl || 'https://gitlab.com')}/api/v4`;
     this.name = options.displayName ?? 'GitLab';
     this.http = new ProviderHttp(this.name, options);
   }

@@ -5,6 +5,11 @@ import { ConflictError, ValidationError, type WebhookRequestParts } from '@trell
 export interface VcsApiOptions {
   /** Self-hosted installations (GitHub Enterprise Server, self-managed GitLab) and test servers. */
   baseUrl?: string | null;
+  /**
+   * The API's root itself (`TRELLIS_<PROVIDER>_API_URL`), when it is not where `baseUrl` puts it:
+   * a proxy in front of the API, a test server. Wins over the address derived from `baseUrl`.
+   */
+  apiUrl?: string | null;
   /** Per request (default 10 s). */
   timeoutMs?: number;
   fetch?: typeof fetch;
