@@ -601,3 +601,40 @@ describe.each(ADAPTERS)('$name git API failures', ({ host, api, calls }) => {
     expect(nock.isDone()).toBe(true);
   });
 });
+
+describe('resolving a commit prefix to its full SHA', () => {
+  const PREFIX = HEAD.slice(0, 12);
+
+  it('answers a full SHA as it is, without a call', async () => {
+    for (const api of [new GitHubVcsApi(), new GitLabVcsApi(), new BitbucketVcsApi()]) {
+      expect(await api.resolveCommit(TOKEN, 'acme/infra', HEAD)).toBe(HEAD);
+    }
+  });
+
+  it("asks each provider's commit API for a prefix", async () => {
+    const scopes = [
+      nock('https://api.github.com', auth).get(`/repos/acme/infra/commits/${PREFIX}`).reply(200, { sha: HEAD }),
+      nock('https://gitlab.com', auth)
+        .get(`/api/v4/projects/acme%2Finfra/repository/commits/${PREFIX}`)
+        .reply(200, { id: HEAD, short_id: HEAD.slice(0, 8) }),
+      nock('https://api.bitbucket.org', auth)
+        .get(`/2.0/repositories/acme/infra/commit/${PREFIX}`)
+        .reply(200, { hash: HEAD, type: 'commit' }),
+    ];
+    for (const api of [new GitHubVcsApi(), new GitLabVcsApi(), new BitbucketVcsApi()]) {
+      expect(await api.resolveCommit(TOKEN, 'acme/infra', PREFIX)).toBe(HEAD);
+    }
+    for (const scope of scopes) expect(scope.isDone()).toBe(true);
+  });
+
+  it('an answer without a full SHA is the provider failing, a commit it cannot see a missing permission', async () => {
+    nock('https://api.bitbucket.org', auth)
+      .get(`/2.0/repositories/acme/infra/commit/${PREFIX}`)
+      .reply(200, { hash: PREFIX });
+    const odd = await failure(new BitbucketVcsApi().resolveCommit(TOKEN, 'acme/infra', PREFIX));
+    expect(odd).toBeInstanceOf(UnavailableError);
+    nock('https://api.bitbucket.org', auth).get(`/2.0/repositories/acme/infra/commit/${PREFIX}`).reply(404, {});
+    const missing = await failure(new BitbucketVcsApi().resolveCommit(TOKEN, 'acme/infra', PREFIX));
+    expect(missing).toBeInstanceOf(ConflictError);
+  });
+});

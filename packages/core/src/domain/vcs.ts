@@ -47,6 +47,11 @@ export type VcsEvent =
   /** Any other event or action: answered 202 and ignored. */
   | { kind: 'other'; name: string };
 
+/** Whether `sha` is a full 40-character commit SHA (lower-case hex), not a prefix. */
+export function isFullCommitSha(sha: string): boolean {
+  return /^[0-9a-f]{40}$/.test(sha);
+}
+
 /** One webhook delivery as received. */
 export interface VcsDelivery {
   provider: GitProvider;

@@ -27,6 +27,12 @@ export interface VcsApi {
     number: number,
     comment: { comment_id: string | null; body: string },
   ): Promise<{ comment_id: string }>;
+  /**
+   * The full 40-character SHA of the commit `sha` names, which may be a prefix: Bitbucket's pull
+   * request payloads name the head commit by its first 12 characters, and a job checks out exactly
+   * one full commit. A full SHA is answered as it is, without a call.
+   */
+  resolveCommit(token: string, repository: string, sha: string): Promise<string>;
   /** The files changed between two commits (the compare API), for pushes whose payload was truncated. */
   changedFiles(token: string, repository: string, baseSha: string, headSha: string): Promise<string[]>;
 }

@@ -2,7 +2,7 @@ import type { GitProvider } from '../domain/enums.js';
 import { globMatcher } from '../domain/globs.js';
 import { isDomainError, UnauthorizedError, ValidationError } from '../domain/errors.js';
 import type { Job, JobTrigger } from '../domain/records.js';
-import type { VcsConnection, VcsDelivery, VcsEvent } from '../domain/vcs.js';
+import { isFullCommitSha, type VcsConnection, type VcsDelivery, type VcsEvent } from '../domain/vcs.js';
 import { transitionJob } from '../domain/jobStateMachine.js';
 import type { WebhookRequestParts } from '../ports/VcsApi.js';
 import { type Stores, systemScope } from '../ports/UnitOfWork.js';
@@ -75,7 +75,7 @@ export class GitEventUseCases {
       const queued =
         event.kind === 'push'
           ? await this.onPush(ports, delivery, event, connection)
-          : await this.onPullRequest(delivery, event, connection);
+          : await this.onPullRequest(ports, delivery, event, connection);
       if (queued) {
         jobs.push(queued.job);
         cancelled.push(...queued.cancelled);
@@ -120,6 +120,7 @@ export class GitEventUseCases {
   }
 
   private async onPullRequest(
+    ports: VcsPort,
     delivery: VcsDelivery,
     event: PullRequestEvent,
     connection: VcsConnection,
@@ -127,6 +128,13 @@ export class GitEventUseCases {
     if (!connection.pull_requests || event.base_branch !== connection.branch) {
       return this.recordOnly(delivery, connection);
     }
+    // Bitbucket names a pull request's head by a 12-character prefix; a job checks out one full
+    // commit. A provider that cannot say which fails the delivery (503), so a redelivery can retry.
+    const headSha = isFullCommitSha(event.head_sha)
+      ? event.head_sha
+      : await this.deps.uow
+          .run(systemScope, (stores) => vcsTokenFor(stores, this.deps, connection))
+          .then((token) => ports.api.resolveCommit(token, connection.repository, event.head_sha));
     const trigger: JobTrigger = {
       type: 'pull_request',
       provider: delivery.provider,
@@ -134,12 +142,12 @@ export class GitEventUseCases {
       number: event.number,
       title: event.title,
       url: event.url,
-      head_sha: event.head_sha,
+      head_sha: headSha,
       head_branch: event.head_branch,
       base_branch: event.base_branch,
       author: event.author,
     };
-    return this.queuePlan(delivery, connection, trigger, event.head_sha, (stores, at) =>
+    return this.queuePlan(delivery, connection, trigger, headSha, (stores, at) =>
       cancelOlderPullRequestPlans(stores, this.deps, connection, event.number, at),
     );
   }

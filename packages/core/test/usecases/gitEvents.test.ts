@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import {
   ConflictError,
+  UnavailableError,
   type GitProvider,
   type Job,
   sealProviderTokens,
@@ -65,6 +66,12 @@ class FakeVcsApi implements VcsApi {
   async changedFiles(token: string, repository: string, base: string, head: string): Promise<string[]> {
     this.compares.push({ token, repository, base, head });
     return this.files;
+  }
+  readonly resolved: string[] = [];
+  async resolveCommit(_token: string, _repository: string, sha: string): Promise<string> {
+    this.resolved.push(sha);
+    if (sha === SHA_2.slice(0, 12)) return SHA_2;
+    throw new UnavailableError('provider_unavailable', 'Bitbucket answered 502');
   }
 }
 
@@ -364,6 +371,21 @@ describe('pull requests', () => {
     expect(job.config_snapshot.source).toMatchObject({ commit: SHA_1 });
     expect((await core.useCases.jobs.get(ada, job.id)).speculative).toBe(true);
     expect((await core.useCases.jobs.list(ada)).items[0]?.speculative).toBe(true);
+  });
+
+  it("a head named by a prefix (Bitbucket's 12 characters) is planned at its full commit", async () => {
+    const job = (await receive(request(pullRequest({ head_sha: SHA_2.slice(0, 12) })))).jobs[0] as Job;
+    expect(api.resolved).toEqual([SHA_2.slice(0, 12)]);
+    expect(job.trigger).toMatchObject({ type: 'pull_request', head_sha: SHA_2 });
+    expect(job.config_snapshot.source).toMatchObject({ commit: SHA_2 });
+  });
+
+  it('a prefix the provider cannot resolve fails the delivery, which a redelivery may retry', async () => {
+    const delivery = request(pullRequest({ head_sha: 'abcdef123456' }));
+    await expectFailure(receive(delivery), UnavailableError, 'provider_unavailable');
+    expect(jobsOf()).toEqual([]);
+    api.resolveCommit = async () => SHA_1;
+    expect((await receive(delivery)).jobs).toHaveLength(1);
   });
 
   it('a new commit cancels the older queued plans of the same pull request only', async () => {

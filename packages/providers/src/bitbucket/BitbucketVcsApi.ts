@@ -1,8 +1,9 @@
 import type { CommitState, CommitStatus, HookRequest, VcsApi } from '@trellis/core';
-import { UnavailableError } from '@trellis/core';
+import { isFullCommitSha, UnavailableError } from '@trellis/core';
 import { baseUrlOf, collectPages, type JsonMethod, ProviderHttp, sameOriginNext } from '../providerHttp.js';
 import {
   ownerAndName,
+  fullShaOf,
   permissionMissing,
   shortKey,
   uniquePaths,
@@ -117,6 +118,18 @@ export class BitbucketVcsApi implements VcsApi {
     }
     const created = await this.call<{ id?: number }>('POST', repository, comments, token, 'comment', { body: content });
     return { comment_id: this.idOf(created.body) };
+  }
+
+  async resolveCommit(token: string, repository: string, sha: string): Promise<string> {
+    if (isFullCommitSha(sha)) return sha;
+    const { body } = await this.call<{ hash?: unknown }>(
+      'GET',
+      repository,
+      `/commit/${encodeURIComponent(sha)}`,
+      token,
+      'compare',
+    );
+    return fullShaOf(this.name, body?.hash);
   }
 
   async changedFiles(token: string, repository: string, baseSha: string, headSha: string): Promise<string[]> {

@@ -1,8 +1,9 @@
 import type { CommitStatus, HookRequest, VcsApi } from '@trellis/core';
-import { UnavailableError } from '@trellis/core';
+import { isFullCommitSha, UnavailableError } from '@trellis/core';
 import { baseUrlOf, collectPages, ProviderHttp, sameOriginNext } from '../providerHttp.js';
 import {
   ownerAndName,
+  fullShaOf,
   permissionMissing,
   truncateText,
   uniquePaths,
@@ -111,6 +112,18 @@ export class GitHubVcsApi implements VcsApi {
       },
     );
     return { comment_id: this.idOf(created.body) };
+  }
+
+  async resolveCommit(token: string, repository: string, sha: string): Promise<string> {
+    if (isFullCommitSha(sha)) return sha;
+    const { body } = await this.call<{ sha?: unknown }>(
+      'GET',
+      repository,
+      `/commits/${encodeURIComponent(sha)}`,
+      token,
+      'compare',
+    );
+    return fullShaOf(this.name, body?.sha);
   }
 
   async changedFiles(token: string, repository: string, baseSha: string, headSha: string): Promise<string[]> {

@@ -1,7 +1,14 @@
 import type { CommitState, CommitStatus, HookRequest, VcsApi } from '@trellis/core';
-import { UnavailableError } from '@trellis/core';
+import { isFullCommitSha, UnavailableError } from '@trellis/core';
 import { baseUrlOf, type JsonMethod, ProviderHttp } from '../providerHttp.js';
-import { permissionMissing, truncateText, uniquePaths, type VcsAction, type VcsApiOptions } from '../vcs/common.js';
+import {
+  fullShaOf,
+  permissionMissing,
+  truncateText,
+  uniquePaths,
+  type VcsAction,
+  type VcsApiOptions,
+} from '../vcs/common.js';
 
 /** GitLab's limit on a note (comment) body. */
 export const GITLAB_MAX_COMMENT_LENGTH = 1_000_000;
@@ -109,6 +116,18 @@ export class GitLabVcsApi implements VcsApi {
       body: { body: comment.body },
     });
     return { comment_id: this.idOf(created.body) };
+  }
+
+  async resolveCommit(token: string, repository: string, sha: string): Promise<string> {
+    if (isFullCommitSha(sha)) return sha;
+    const { body } = await this.call<{ id?: unknown }>(
+      'GET',
+      repository,
+      `/repository/commits/${encodeURIComponent(sha)}`,
+      token,
+      'compare',
+    );
+    return fullShaOf(this.name, body?.id);
   }
 
   async changedFiles(token: string, repository: string, baseSha: string, headSha: string): Promise<string[]> {

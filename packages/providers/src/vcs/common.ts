@@ -1,5 +1,11 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { ConflictError, ValidationError, type WebhookRequestParts } from '@trellis/core';
+import {
+  ConflictError,
+  isFullCommitSha,
+  UnavailableError,
+  ValidationError,
+  type WebhookRequestParts,
+} from '@trellis/core';
 
 /** What a git API adapter is built from: no OAuth client, only where the API is. */
 export interface VcsApiOptions {
@@ -177,4 +183,12 @@ export function permissionMissing(
     'vcs_permission_missing',
     `${provider} ${why} (${status}) when Trellis tried to ${action} on ${repository}: ${grant}${manual}`,
   );
+}
+
+/** A commit's full SHA from a provider's answer, or `provider_unavailable` when it named none. */
+export function fullShaOf(provider: string, value: unknown): string {
+  if (typeof value !== 'string' || !isFullCommitSha(value.toLowerCase())) {
+    throw new UnavailableError('provider_unavailable', `${provider} answered the commit without its full SHA`);
+  }
+  return value.toLowerCase();
 }

@@ -1,4 +1,4 @@
-import type { CommitStatus, HookRequest, VcsApi } from '@trellis/core';
+import { type CommitStatus, type HookRequest, isFullCommitSha, UnavailableError, type VcsApi } from '@trellis/core';
 
 export type VcsApiCall =
   | { method: 'createHook'; token: string; repository: string; hook: HookRequest }
@@ -12,7 +12,8 @@ export type VcsApiCall =
       comment_id: string | null;
       body: string;
     }
-  | { method: 'changedFiles'; token: string; repository: string; base: string; head: string };
+  | { method: 'changedFiles'; token: string; repository: string; base: string; head: string }
+  | { method: 'resolveCommit'; token: string; repository: string; sha: string };
 
 /**
  * A `VcsApi` that records every call and answers from what a test set: `fail[method]` makes that
@@ -23,6 +24,8 @@ export class RecordingVcsApi implements VcsApi {
   readonly calls: VcsApiCall[] = [];
   readonly fail: Partial<Record<VcsApiCall['method'], Error>> = {};
   changed: string[] = [];
+  /** What `resolveCommit` answers for a commit prefix (a full SHA is answered as it is). */
+  commits: Record<string, string> = {};
   private serial = 0;
 
   private check(method: VcsApiCall['method']): void {
@@ -57,6 +60,15 @@ export class RecordingVcsApi implements VcsApi {
     this.check('upsertPullRequestComment');
     this.serial += 1;
     return { comment_id: comment.comment_id ?? `comment-${this.serial}` };
+  }
+
+  async resolveCommit(token: string, repository: string, sha: string): Promise<string> {
+    if (isFullCommitSha(sha)) return sha;
+    this.calls.push({ method: 'resolveCommit', token, repository, sha });
+    this.check('resolveCommit');
+    const full = this.commits[sha];
+    if (full === undefined) throw new UnavailableError('provider_unavailable', `no commit ${sha} in ${repository}`);
+    return full;
   }
 
   async changedFiles(token: string, repository: string, base: string, head: string): Promise<string[]> {
