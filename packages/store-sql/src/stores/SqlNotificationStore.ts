@@ -28,6 +28,7 @@ import {
   uuidOutOrNull,
 } from '../rows.js';
 import { keysetPage } from './keysetPage.js';
+import { claimDueOutboxRows } from './outbox.js';
 
 export class SqlNotificationStore implements NotificationStore {
   constructor(private readonly db: SqlSession) {}
@@ -119,24 +120,7 @@ export class SqlNotificationStore implements NotificationStore {
   }
 
   async claimDue(now: string, leaseUntil: string, limit: number): Promise<NotificationDelivery[]> {
-    const due: Row[] = await this.db.lockSkippingLocked(
-      this.db
-        .table('notification_deliveries')
-        .select('seq')
-        .where({ status: 'pending' })
-        .where('next_attempt_at', '<=', timeIn(now))
-        .orderBy([{ column: 'next_attempt_at' }, { column: 'seq' }])
-        .limit(limit),
-    );
-    if (due.length === 0) return [];
-    const rows: Row[] = await this.db
-      .table('notification_deliveries')
-      .whereIn(
-        'seq',
-        due.map((row) => row.seq as number),
-      )
-      .update({ next_attempt_at: timeIn(leaseUntil) })
-      .returning('*');
+    const rows = await claimDueOutboxRows(this.db, 'notification_deliveries', now, leaseUntil, limit);
     return rows.map(toDelivery).sort((a, b) => a.created_at.localeCompare(b.created_at));
   }
 

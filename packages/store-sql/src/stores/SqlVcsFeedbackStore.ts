@@ -13,6 +13,7 @@ import {
 } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import { jsonIn, jsonOut, type Row, textOut, timeIn, timeInOrNull, timeOut, timeOutOrNull, uuidOut } from '../rows.js';
+import { claimDueOutboxRows } from './outbox.js';
 
 export class SqlVcsFeedbackStore implements VcsFeedbackStore {
   constructor(private readonly db: SqlSession) {}
@@ -49,24 +50,7 @@ export class SqlVcsFeedbackStore implements VcsFeedbackStore {
   }
 
   async claimDue(now: string, leaseUntil: string, limit: number): Promise<VcsFeedbackItem[]> {
-    const due: Row[] = await this.db.lockSkippingLocked(
-      this.db
-        .table('vcs_feedback')
-        .select('seq')
-        .where({ status: 'pending' })
-        .where('next_attempt_at', '<=', timeIn(now))
-        .orderBy([{ column: 'next_attempt_at' }, { column: 'seq' }])
-        .limit(limit),
-    );
-    if (due.length === 0) return [];
-    const rows: Row[] = await this.db
-      .table('vcs_feedback')
-      .whereIn(
-        'seq',
-        due.map((row) => row.seq as number),
-      )
-      .update({ next_attempt_at: timeIn(leaseUntil) })
-      .returning('*');
+    const rows = await claimDueOutboxRows(this.db, 'vcs_feedback', now, leaseUntil, limit);
     return rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map(toItem);
   }
 
