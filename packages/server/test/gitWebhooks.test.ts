@@ -1,13 +1,17 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { TrellisClient } from '@trellis/client';
-import { coreServices, type GitProvider, sealWebhookSecret, systemScope } from '@trellis/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { coreServices, type GitProvider, sealProviderTokens, sealWebhookSecret, systemScope } from '@trellis/core';
+import nock from 'nock';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolve } from '../src/container.js';
 import { type RunningControlPlane, startControlPlane } from './support/controlPlane.js';
 import { describeEachDialect } from './support/dialects.js';
 
 const FIXTURES = new URL('../../../test-fixtures/vcs/', import.meta.url);
+const BITBUCKET_TOKEN = 'bb-access-token-4f1e';
+/** The full commit of the Bitbucket pull request fixture's head (`6ee7fa980f7b`). */
+const BITBUCKET_PR_HEAD = '6ee7fa980f7b3c1d2e4f5a6b7c8d9e0f1a2b3c4d';
 const payload = (provider: GitProvider, name: string) => readFileSync(new URL(`${provider}/${name}.json`, FIXTURES));
 
 const SECRET = 'whsec-test-2b7c41e09a';
@@ -80,8 +84,33 @@ describeEachDialect('git webhooks', (dialect) => {
       },
     });
     client = await plane.userClient('ada@example.test');
+    // The connecting person's Bitbucket token, for the commit API (Bitbucket's pull requests name
+    // their head by 12 characters).
+    const userId = (await plane.controlPlane.useCases.auth.ensureUser({ email: 'ada@example.test' })).id;
+    const secrets = resolve(plane.controlPlane.container, coreServices.secretBox);
+    const uow = resolve(plane.controlPlane.container, coreServices.unitOfWork);
+    const sealed = await sealProviderTokens(
+      secrets,
+      { provider: 'bitbucket', provider_user_id: '{b7d2c1e0}' },
+      { accessToken: BITBUCKET_TOKEN, refreshToken: null, expiresAt: null },
+    );
+    await uow.run(systemScope, (stores) =>
+      stores.identities.upsert({
+        user_id: userId,
+        provider: 'bitbucket',
+        provider_user_id: '{b7d2c1e0}',
+        provider_token: sealed,
+        scopes: 'repository pullrequest webhook',
+      }),
+    );
+    nock.disableNetConnect();
+    nock.enableNetConnect(/^(127\.0\.0\.1|localhost)(:\d+)?$/);
+  });
+  afterEach(() => {
+    nock.cleanAll();
   });
   afterAll(async () => {
+    nock.enableNetConnect();
     await plane?.close();
   });
 
@@ -185,6 +214,13 @@ describeEachDialect('git webhooks', (dialect) => {
       });
 
       it('a pull request into the branch: a speculative PLAN of its head', async () => {
+        // Bitbucket names the head by 12 characters: its commit API gives the full SHA.
+        const resolved =
+          c.provider === 'bitbucket'
+            ? nock('https://api.bitbucket.org', { reqheaders: { authorization: `Bearer ${BITBUCKET_TOKEN}` } })
+                .get(`/2.0/repositories/${c.repository}/commit/${BITBUCKET_PR_HEAD.slice(0, 12)}`)
+                .reply(200, { type: 'commit', hash: BITBUCKET_PR_HEAD })
+            : null;
         const answer = await deliver(c, vine.id, c.pullRequest.event, payload(c.provider, c.pullRequest.fixture));
         expect(answer.status).toBe(202);
         const { jobs } = (await answer.json()) as { jobs: string[] };
@@ -193,6 +229,11 @@ describeEachDialect('git webhooks', (dialect) => {
           speculative: true,
           trigger: { type: 'pull_request', number: c.pullRequest.number, base_branch: 'main' },
         });
+        expect(job.trigger).toMatchObject({ head_sha: expect.stringMatching(/^[0-9a-f]{40}$/) });
+        if (resolved) {
+          expect(resolved.isDone()).toBe(true);
+          expect(job.trigger).toMatchObject({ head_sha: BITBUCKET_PR_HEAD });
+        }
       });
 
       it('a repository no configuration is connected to: 202, nothing (whatever the signature)', async () => {
