@@ -2,10 +2,10 @@
 # Builds the real peers that Trellis's integration tests talk to, from their Go
 # modules at pinned versions, into a cache outside the repository:
 #
-#   ${TRELLIS_PEERS_DIR:-$HOME/.cache/trellis-peers}/bin/{tofu,minio,fake-gcs-server,opa}
+#   ${TRELLIS_PEERS_DIR:-$HOME/.cache/trellis-peers}/bin/{tofu,minio,fake-gcs-server,opa,helm}
 #
 # Usage:
-#   scripts/peers.sh [tofu|minio|fake-gcs-server|opa|all]...   build (default: all), print paths
+#   scripts/peers.sh [tofu|minio|fake-gcs-server|opa|helm|all]...   build (default: all), print paths
 #   scripts/peers.sh --print-dir                           print the bin dir and exit
 #   scripts/peers.sh --help
 #
@@ -27,7 +27,7 @@ set -euo pipefail
 # ---------------------------------------------------------------------------
 # Pins. Changing a version (or a build recipe) makes that peer rebuild.
 # ---------------------------------------------------------------------------
-PEERS=(tofu minio fake-gcs-server opa)
+PEERS=(tofu minio fake-gcs-server opa helm)
 
 # OpenTofu CLI. Its go.mod has a `replace` (hcl), so `go install mod@version`
 # refuses it: it is built from a writable copy of the module source instead.
@@ -60,6 +60,12 @@ OPA_VERSION=v1.22.2
 OPA_PACKAGE=
 OPA_LDFLAGS="-X github.com/open-policy-agent/opa/v1/version.Version=1.22.2"
 
+# Helm, which lints and renders the chart in deploy/helm/trellis (issue 18).
+HELM_MODULE=helm.sh/helm/v4
+HELM_VERSION=v4.3.1
+HELM_PACKAGE=cmd/helm
+HELM_LDFLAGS="-X helm.sh/helm/v4/internal/version.version=v4.3.1"
+
 # Bump to force every peer to rebuild when the way they are built changes.
 RECIPE_REVISION=1
 
@@ -81,7 +87,7 @@ log() { echo "$PROG: $*" >&2; }
 
 usage() {
 	cat <<EOF
-usage: $PROG [tofu|minio|fake-gcs-server|opa|all]...   build the peers (default: all)
+usage: $PROG [tofu|minio|fake-gcs-server|opa|helm|all]...   build the peers (default: all)
        $PROG --print-dir                           print the bin dir
 Builds pinned test peers into $BIN_DIR (override the root with TRELLIS_PEERS_DIR).
 EOF
@@ -94,6 +100,7 @@ peer_spec() {
 	minio) MOD=$MINIO_MODULE VER=$MINIO_VERSION PKG=$MINIO_PACKAGE LDFLAGS=$MINIO_LDFLAGS ;;
 	fake-gcs-server) MOD=$FAKE_GCS_MODULE VER=$FAKE_GCS_VERSION PKG=$FAKE_GCS_PACKAGE LDFLAGS=$FAKE_GCS_LDFLAGS ;;
 	opa) MOD=$OPA_MODULE VER=$OPA_VERSION PKG=$OPA_PACKAGE LDFLAGS=$OPA_LDFLAGS ;;
+	helm) MOD=$HELM_MODULE VER=$HELM_VERSION PKG=$HELM_PACKAGE LDFLAGS=$HELM_LDFLAGS ;;
 	*) die "unknown peer '$1' (expected one of: ${PEERS[*]}, all)" ;;
 	esac
 }
@@ -124,7 +131,7 @@ for arg in "$@"; do
 		exit 0
 		;;
 	all) WANT+=("${PEERS[@]}") ;;
-	tofu | minio | fake-gcs-server | opa) WANT+=("$arg") ;;
+	tofu | minio | fake-gcs-server | opa | helm) WANT+=("$arg") ;;
 	*)
 		usage >&2
 		die "unknown argument '$arg'"
@@ -247,6 +254,7 @@ build_peer() {
 	tofu) "$out" version >/dev/null ;;
 	minio) "$out" --version >/dev/null ;;
 	opa) "$out" version >/dev/null ;;
+	helm) "$out" version --short >/dev/null ;;
 	esac
 
 	mv -f "$out" "$BIN_DIR/$name"
