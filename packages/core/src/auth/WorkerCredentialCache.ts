@@ -14,17 +14,21 @@ interface CachedCredentials {
  * claims, log chunks) need no database round trip each. Only successes are kept: an unknown id
  * or a wrong token always goes to the database (and to the failure limit). An entry lives
  * `ttlSeconds` at most and is dropped at once when the worker's credentials change, on this
- * replica directly and on the others through the `worker_credentials_changed` event.
+ * replica directly and on the others through the `worker_credentials_changed` event; at most
+ * `maxEntries` are held.
  */
 export class WorkerCredentialCache {
+  /** In least-recently-used order: a hit moves its entry to the end, the first goes when full. */
   private readonly entries = new Map<string, CachedCredentials>();
+  /** Counts `forget`s: a lookup that started before one may be stale, so it is not remembered. */
+  private forgets = 0;
 
   constructor(
     private readonly clock: Clock,
     private readonly ttlSeconds: number,
     events: EventBus,
-    /** Above this many entries, expired ones are swept before adding (workers are few). */
-    private readonly sweepAbove = 10_000,
+    /** At most this many workers are held; the least recently used goes first. */
+    private readonly maxEntries = 10_000,
   ) {
     events.subscribe((event) => {
       if (event.type === 'worker_credentials_changed') this.forget(event.worker_id);
@@ -39,19 +43,33 @@ export class WorkerCredentialCache {
       this.entries.delete(workerId);
       return null;
     }
-    return tokenMatchesHash(token, entry.tokenHash) ? entry.actor : null;
+    if (!tokenMatchesHash(token, entry.tokenHash)) return null;
+    this.entries.delete(workerId);
+    this.entries.set(workerId, entry);
+    return entry.actor;
   }
 
-  remember(actor: WorkerActor, tokenHash: string): void {
-    if (this.ttlSeconds <= 0) return;
-    const now = this.clock.now().getTime();
-    if (this.entries.size >= this.sweepAbove) {
-      for (const [id, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(id);
+  /**
+   * Taken before the database read whose result goes to `remember`: if the credentials of any
+   * worker change meanwhile (an event may overtake the read), the result is not kept.
+   */
+  ticket(): number {
+    return this.forgets;
+  }
+
+  remember(actor: WorkerActor, tokenHash: string, ticket: number): void {
+    if (this.ttlSeconds <= 0 || this.maxEntries <= 0 || ticket !== this.forgets) return;
+    this.entries.delete(actor.workerId);
+    while (this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next().value as string;
+      this.entries.delete(oldest);
     }
-    this.entries.set(actor.workerId, { tokenHash, actor, expiresAt: now + this.ttlSeconds * 1000 });
+    const expiresAt = this.clock.now().getTime() + this.ttlSeconds * 1000;
+    this.entries.set(actor.workerId, { tokenHash, actor, expiresAt });
   }
 
   forget(workerId: string): void {
+    this.forgets += 1;
     this.entries.delete(workerId);
   }
 

@@ -26,6 +26,11 @@ export interface CoreSettings {
   cancelNoticeSeconds: number;
   /** Agents are told to heartbeat this often (SPEC §4.2: 30 s). */
   heartbeatIntervalSeconds: number;
+  /**
+   * Steady heartbeats are written together this often (`HeartbeatBuffer`); 0 writes each with its
+   * request.
+   */
+  heartbeatFlushSeconds: number;
   /** How long a worker's verified credentials are reused without a database read (0: never). */
   workerCredentialCacheSeconds: number;
   /** A state file larger than this is refused (`413 state_too_large`), before or while it streams. */
@@ -78,6 +83,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   lostJobTimeoutSeconds: 120,
   cancelNoticeSeconds: 600,
   heartbeatIntervalSeconds: 30,
+  heartbeatFlushSeconds: 1,
   workerCredentialCacheSeconds: 5,
   maxStateBytes: 64 * 1024 * 1024,
   stateVersionsKept: 100,

@@ -1,5 +1,6 @@
 import { recordAudit } from './audit.js';
 import type { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
+import type { HeartbeatBuffer } from './HeartbeatBuffer.js';
 import type { UserActor, WorkerActor } from '../domain/actors.js';
 import {
   isOneOf,
@@ -119,6 +120,7 @@ export class JobUseCases {
   constructor(
     private readonly deps: CoreDeps,
     private readonly credentials: WorkerCredentialCache,
+    private readonly heartbeats: HeartbeatBuffer,
     private readonly workloadIdentity?: WorkloadIdentityUseCases,
   ) {
     this.access = new Access(deps);
@@ -489,6 +491,9 @@ export class JobUseCases {
    * become `FAILED`, and their vines with them. Returns the jobs it failed.
    */
   async sweepLostJobs(): Promise<Job[]> {
+    // This replica's queued heartbeats first; other replicas' queued ones are recent by the
+    // `HeartbeatBuffer` rule (a heartbeat after a long silence is written at once).
+    await this.heartbeats.flush();
     const now = this.deps.clock.now();
     const timeout = this.deps.settings.lostJobTimeoutSeconds;
     const cutoff = isoSecondsBefore(now, timeout);

@@ -12,6 +12,7 @@ import type { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import { ownerScope, type Scope, systemScope, visibleOwners } from '../ports/UnitOfWork.js';
 import { recordAudit } from './audit.js';
 import { Access, parseOwnerFilter } from './Access.js';
+import type { HeartbeatBuffer } from './HeartbeatBuffer.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 import { publicWorker, type WorkerView } from './views.js';
 
@@ -35,6 +36,7 @@ export class WorkerUseCases {
   constructor(
     private readonly deps: CoreDeps,
     private readonly credentials: WorkerCredentialCache,
+    private readonly heartbeats: HeartbeatBuffer,
   ) {
     this.access = new Access(deps);
   }
@@ -60,11 +62,12 @@ export class WorkerUseCases {
     const id = workerId.toLowerCase();
     const cached = this.credentials.lookup(id, token);
     if (cached) return cached;
+    const ticket = this.credentials.ticket();
     const worker = await this.deps.uow.read(systemScope, (stores) => stores.workers.getForAuthentication(id));
     const matches = tokenMatchesHash(token, worker?.token_hash ?? UNKNOWN_WORKER_HASH);
     if (!worker || !matches || worker.destroyed_at !== null) throw refuse();
     const actor = { workerId: worker.id, ownerId: worker.owner_id };
-    this.credentials.remember(actor, worker.token_hash);
+    this.credentials.remember(actor, worker.token_hash, ticket);
     return actor;
   }
 
@@ -126,15 +129,27 @@ export class WorkerUseCases {
       ]);
     }
     const now = this.deps.clock.now();
-    const cancelled = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
-      await stores.workers.recordHeartbeat(worker.ownerId, worker.workerId, version, now.toISOString());
-      return stores.jobs.listCancelledForWorker(
-        worker.ownerId,
-        worker.workerId,
-        isoSecondsBefore(now, this.deps.settings.cancelNoticeSeconds),
-      );
-    });
+    const beat = { worker_id: worker.workerId, version, at: now.toISOString() };
+    const since = isoSecondsBefore(now, this.deps.settings.cancelNoticeSeconds);
+    // Usually only a read: the heartbeat itself waits for the next flush (`HeartbeatBuffer`).
+    if (this.heartbeats.mustWriteNow(worker.workerId, now)) {
+      const cancelled = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+        await stores.workers.recordHeartbeat(worker.ownerId, worker.workerId, version, beat.at);
+        return stores.jobs.listCancelledForWorker(worker.ownerId, worker.workerId, since);
+      });
+      this.heartbeats.written(beat);
+      return { cancel_job_ids: cancelled, heartbeat_interval_s: this.deps.settings.heartbeatIntervalSeconds };
+    }
+    const cancelled = await this.deps.uow.read(ownerScope(worker.ownerId), (stores) =>
+      stores.jobs.listCancelledForWorker(worker.ownerId, worker.workerId, since),
+    );
+    this.heartbeats.queue(beat);
     return { cancel_job_ids: cancelled, heartbeat_interval_s: this.deps.settings.heartbeatIntervalSeconds };
+  }
+
+  /** Writes the heartbeats queued since the last flush (the server does, every second and on shutdown). */
+  flushHeartbeats(): Promise<number> {
+    return this.heartbeats.flush();
   }
 
   /** A page of the owner's own workers, newest first. */

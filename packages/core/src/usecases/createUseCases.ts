@@ -1,4 +1,5 @@
 import { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
+import { HeartbeatBuffer } from './HeartbeatBuffer.js';
 import { ApiTokenUseCases } from './ApiTokenUseCases.js';
 import { AuditUseCases } from './AuditUseCases.js';
 import { AuthUseCases } from './AuthUseCases.js';
@@ -51,14 +52,15 @@ export interface UseCases {
 
 export function createUseCases(deps: CoreDeps): UseCases {
   const credentials = new WorkerCredentialCache(deps.clock, deps.settings.workerCredentialCacheSeconds, deps.events);
+  const heartbeats = new HeartbeatBuffer(deps);
   const workloadIdentity = new WorkloadIdentityUseCases(deps);
   return {
     auth: new AuthUseCases(deps),
     vineyards: new VineyardUseCases(deps),
     vines: new VineUseCases(deps),
-    jobs: new JobUseCases(deps, credentials, workloadIdentity),
+    jobs: new JobUseCases(deps, credentials, heartbeats, workloadIdentity),
     logs: new LogUseCases(deps),
-    workers: new WorkerUseCases(deps, credentials),
+    workers: new WorkerUseCases(deps, credentials, heartbeats),
     planArtifacts: new PlanArtifactUseCases(deps),
     releases: new ReleaseUseCases(deps),
     states: new StateUseCases(deps),

@@ -1,4 +1,4 @@
-import { UnauthorizedError } from '@trellis/core';
+import { hashToken, UnauthorizedError, WorkerCredentialCache } from '@trellis/core';
 import { createTestCore, seedUser, type TestCore, type TestUser } from '@trellis/testkit';
 import { beforeEach, describe, expect, it } from 'vitest';
 
@@ -54,6 +54,40 @@ describe('worker credential cache', () => {
     expect(core.events.ofType('worker_credentials_changed')).toEqual([
       { type: 'worker_credentials_changed', owner_id: ada.userId, worker_id },
     ]);
+  });
+
+  it('holds at most its maximum of workers, dropping the least recently used', () => {
+    const cache = new WorkerCredentialCache(core.clock, 60, core.events, 2);
+    const actor = (n: number) => ({ workerId: `w${n}`, ownerId: ada.userId });
+    for (const n of [1, 2]) cache.remember(actor(n), hashToken(`token-${n}`), cache.ticket());
+    expect(cache.lookup('w1', 'token-1')).toEqual(actor(1));
+    cache.remember(actor(3), hashToken('token-3'), cache.ticket());
+    expect(cache.size).toBe(2);
+    // w2 was the least recently used: w1 was looked up since.
+    expect(cache.lookup('w2', 'token-2')).toBeNull();
+    expect(cache.lookup('w1', 'token-1')).toEqual(actor(1));
+    expect(cache.lookup('w3', 'token-3')).toEqual(actor(3));
+  });
+
+  it('does not keep a lookup that an invalidation overtook', async () => {
+    const { worker_id, worker_token } = await core.useCases.workers.register(ada, { name: 'runner' });
+    // The event arrives while the database read is in flight: what the read found may be stale.
+    core.uow.wrapStores = (stores) => ({
+      ...stores,
+      workers: {
+        ...stores.workers,
+        getForAuthentication: async (id: string) => {
+          const found = await stores.workers.getForAuthentication(id);
+          await core.events.publish({ type: 'worker_credentials_changed', owner_id: ada.userId, worker_id });
+          return found;
+        },
+      },
+    });
+    await core.useCases.workers.authenticate(worker_id, worker_token);
+    core.uow.wrapStores = undefined;
+    expect(core.useCases.workers.recognize(worker_id, worker_token)).toBeNull();
+    await core.useCases.workers.authenticate(worker_id, worker_token);
+    expect(core.useCases.workers.recognize(worker_id, worker_token)).not.toBeNull();
   });
 
   it('caches nothing with a TTL of 0', async () => {

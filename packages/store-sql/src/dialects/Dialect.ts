@@ -1,4 +1,4 @@
-import type { JobClaimMove, Scope } from '@trellis/core';
+import type { HeartbeatWrite, JobClaimMove, Scope } from '@trellis/core';
 import type { Knex } from 'knex';
 import type { Row } from '../rows.js';
 import type { TableName } from '../schema.js';
@@ -56,6 +56,12 @@ export interface SqlSession {
    * (core's `JOB_CLAIM`: the statuses are core's, never the SQL's).
    */
   claimNextJob(workerId: string, at: string, move: JobClaimMove): Promise<Row | undefined>;
+  /**
+   * Writes agents' heartbeats, each only where the stored one is earlier (`WorkerStore.recordHeartbeats`):
+   * one multi-row `UPDATE … FROM (VALUES …)` on Postgres, one `UPDATE` per worker on SQLite (in this
+   * transaction, so one commit either way).
+   */
+  recordHeartbeats(beats: readonly HeartbeatWrite[]): Promise<void>;
   /** The scope of the unit of work. */
   readonly scope: Scope;
 }

@@ -1,4 +1,5 @@
 import {
+  type HeartbeatWrite,
   type JsonObject,
   NotFoundError,
   type Page,
@@ -71,6 +72,10 @@ export class SqlWorkerStore implements WorkerStore {
       .table('workers')
       .where({ owner_id: ownerId, id })
       .update({ last_heartbeat: timeIn(at), version });
+  }
+
+  async recordHeartbeats(beats: readonly HeartbeatWrite[]): Promise<void> {
+    if (beats.length > 0) await this.db.recordHeartbeats(beats);
   }
 
   async updateMetadata(ownerId: string, id: string, metadata: JsonObject): Promise<Worker> {

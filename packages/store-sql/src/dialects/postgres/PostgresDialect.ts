@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { JobClaimMove, Scope } from '@trellis/core';
+import type { HeartbeatWrite, JobClaimMove, Scope } from '@trellis/core';
 import knexFactory, { type Knex } from 'knex';
 import { toDomainError } from '../../errors.js';
 import { knexLog } from '../../knexLog.js';
 import { migratorConfig } from '../../migrations/migrationSource.js';
 import type { SqlStoreLogger } from '../../openSqlStore.js';
-import type { Row } from '../../rows.js';
+import { type Row, timeIn } from '../../rows.js';
 import { ACTOR_SETTING, APP_ROLE, OWNER_SETTING, type TableName } from '../../schema.js';
 import type { Dialect, SqlSession, TransactionMode } from '../Dialect.js';
 import { assertRowsInScope, restrictToScope } from '../scoping.js';
@@ -181,4 +181,19 @@ class PostgresSession implements SqlSession {
     const [row] = await this.raw('SELECT * FROM claim_next_job(?, ?, ?, ?)', [workerId, at, move.from, move.to]);
     return row;
   }
+
+  async recordHeartbeats(beats: readonly HeartbeatWrite[]): Promise<void> {
+    for (let start = 0; start < beats.length; start += HEARTBEATS_PER_STATEMENT) {
+      const batch = beats.slice(start, start + HEARTBEATS_PER_STATEMENT);
+      await this.raw(
+        `UPDATE workers AS w SET last_heartbeat = v.at, version = v.version
+         FROM (VALUES ${batch.map(() => '(?::uuid, ?::timestamptz, ?::text)').join(', ')}) AS v (id, at, version)
+         WHERE w.id = v.id AND (w.last_heartbeat IS NULL OR w.last_heartbeat < v.at)`,
+        batch.flatMap((beat) => [beat.worker_id, timeIn(beat.at), beat.version]),
+      );
+    }
+  }
 }
+
+/** Three bindings a row: well under Postgres's 65,535 bindings per statement. */
+const HEARTBEATS_PER_STATEMENT = 5000;

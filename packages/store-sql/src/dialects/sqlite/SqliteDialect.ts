@@ -1,13 +1,13 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type JobClaimMove, type Scope, UnavailableError } from '@trellis/core';
+import { type HeartbeatWrite, type JobClaimMove, type Scope, UnavailableError } from '@trellis/core';
 import knexFactory, { type Knex } from 'knex';
 import { toDomainError } from '../../errors.js';
 import { knexLog } from '../../knexLog.js';
 import { migratorConfig } from '../../migrations/migrationSource.js';
 import type { SqlStoreLogger } from '../../openSqlStore.js';
-import type { Row } from '../../rows.js';
+import { type Row, timeIn } from '../../rows.js';
 import { MIGRATIONS_TABLE, type TableName } from '../../schema.js';
 import type { Dialect, SqlSession, TransactionMode } from '../Dialect.js';
 import { assertRowsInScope, restrictToScope } from '../scoping.js';
@@ -283,5 +283,15 @@ class SqliteSession implements SqlSession {
 
   claimNextJob(workerId: string, at: string, move: JobClaimMove): Promise<Row | undefined> {
     return claimNextSqliteJob(this, workerId, at, move);
+  }
+
+  async recordHeartbeats(beats: readonly HeartbeatWrite[]): Promise<void> {
+    for (const beat of beats) {
+      const at = timeIn(beat.at);
+      await this.table('workers')
+        .where({ id: beat.worker_id })
+        .where((earlier) => earlier.whereNull('last_heartbeat').orWhere('last_heartbeat', '<', at))
+        .update({ last_heartbeat: at, version: beat.version });
+    }
   }
 }

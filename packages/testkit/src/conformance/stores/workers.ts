@@ -48,6 +48,35 @@ export function describeWorkerStoreConformance(open: OpenStoreHarness): void {
       });
     });
 
+    it('records heartbeats of several owners in one system write, never moving one back', async () => {
+      const [a, b] = await suite.asSystem(async (stores) => [
+        await stores.users.create(newUser()),
+        await stores.users.create(newUser()),
+      ]);
+      const ofA = await suite.asOwner(a.id, (stores) => stores.workers.create(newWorker(a.id)));
+      const ofB = await suite.asOwner(b.id, (stores) => stores.workers.create(newWorker(b.id)));
+      const fresh = await suite.asOwner(b.id, (stores) => stores.workers.create(newWorker(b.id)));
+      await suite.asOwner(b.id, (stores) => stores.workers.recordHeartbeat(b.id, ofB.id, '3.0.0', at(50)));
+      await suite.asSystem((stores) =>
+        stores.workers.recordHeartbeats([
+          { worker_id: ofA.id, version: '2.0.0', at: at(40) },
+          // Another replica wrote a later heartbeat of this worker meanwhile: it stays.
+          { worker_id: ofB.id, version: '2.0.0', at: at(40) },
+          { worker_id: fresh.id, version: '2.1.0', at: at(41) },
+          { worker_id: uuid(), version: '9.9.9', at: at(42) },
+        ]),
+      );
+      const read = (owner: string, id: string) => suite.asOwner(owner, (stores) => stores.workers.get(owner, id));
+      expect(await read(a.id, ofA.id)).toMatchObject({ last_heartbeat: at(40), version: '2.0.0' });
+      expect(await read(b.id, ofB.id)).toMatchObject({ last_heartbeat: at(50), version: '3.0.0' });
+      expect(await read(b.id, fresh.id)).toMatchObject({ last_heartbeat: at(41), version: '2.1.0' });
+      await suite.asSystem((stores) => stores.workers.recordHeartbeats([]));
+      await suite.asSystem((stores) =>
+        stores.workers.recordHeartbeats([{ worker_id: ofB.id, version: '3.1.0', at: at(60) }]),
+      );
+      expect(await read(b.id, ofB.id)).toMatchObject({ last_heartbeat: at(60), version: '3.1.0' });
+    });
+
     it('replaces metadata and returns the worker; an unknown worker is NotFoundError', async () => {
       const owner = await suite.asSystem((stores) => stores.users.create(newUser()));
       const worker = await suite.asOwner(owner.id, (stores) =>

@@ -1,5 +1,6 @@
 import {
   ConflictError,
+  type HeartbeatWrite,
   type JsonObject,
   NotFoundError,
   type Page,
@@ -53,6 +54,17 @@ export class MemoryWorkerStore implements WorkerStore {
     if (!worker) return;
     worker.last_heartbeat = at;
     worker.version = version;
+  }
+
+  async recordHeartbeats(beats: readonly HeartbeatWrite[]): Promise<void> {
+    for (const beat of beats) {
+      const worker = this.tx.state.workers.get(beat.worker_id);
+      // Another owner's worker is left alone, as row-level security leaves it on Postgres.
+      if (!worker || !this.tx.sees(worker.owner_id)) continue;
+      if (worker.last_heartbeat !== null && Date.parse(worker.last_heartbeat) >= Date.parse(beat.at)) continue;
+      worker.last_heartbeat = beat.at;
+      worker.version = beat.version;
+    }
   }
 
   async updateMetadata(ownerId: string, id: string, metadata: JsonObject): Promise<Worker> {
