@@ -51,6 +51,8 @@ export interface ServerConfig {
   lostJobTimeoutSeconds: number;
   /** `limit` of every list endpoint: the default and the largest allowed (issue 10 §2). */
   pageLimits: PageLimits;
+  /** How often queued heartbeats are written together (0: each with its request). */
+  heartbeatFlushSeconds: number;
   /** How often the lost-agent sweep runs. */
   sweepIntervalSeconds: number;
   /** How often this replica looks for due drift checks (issue 14). */
@@ -321,6 +323,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
     providers,
     heartbeatTimeoutSeconds: integer(env, 'TRELLIS_HEARTBEAT_TIMEOUT_S', 60, 5, 86_400),
     lostJobTimeoutSeconds: integer(env, 'TRELLIS_LOST_JOB_TIMEOUT_S', 120, 5, 86_400),
+    heartbeatFlushSeconds: integer(env, 'TRELLIS_HEARTBEAT_FLUSH_S', 1, 0, 10),
     sweepIntervalSeconds: integer(env, 'TRELLIS_SWEEP_INTERVAL_S', 15, 1, 3600),
     driftSchedulerIntervalSeconds: integer(env, 'TRELLIS_DRIFT_SCHEDULER_INTERVAL_S', 60, 1, 3600),
     trustProxy: trustProxy(env.TRELLIS_TRUST_PROXY),

@@ -168,6 +168,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       ...DEFAULT_CORE_SETTINGS,
       heartbeatTimeoutSeconds: config.heartbeatTimeoutSeconds,
       lostJobTimeoutSeconds: config.lostJobTimeoutSeconds,
+      heartbeatFlushSeconds: config.heartbeatFlushSeconds,
       workerCredentialCacheSeconds: config.workerAuthCacheSeconds,
       maxStateBytes: config.maxStateBytes,
       stateVersionsKept: config.stateVersionsKept,
@@ -248,6 +249,15 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         onError: (error, req) => logger.error({ err: error, path: req.path }, 'web page failed'),
       }),
   });
+
+  // Steady heartbeats are written together (HeartbeatBuffer); a failed flush keeps them for the next.
+  const heartbeatFlusher =
+    config.heartbeatFlushSeconds > 0
+      ? setInterval(() => {
+          useCases.workers.flushHeartbeats().catch((error) => logger.error({ err: error }, 'heartbeat flush failed'));
+        }, config.heartbeatFlushSeconds * 1000)
+      : null;
+  heartbeatFlusher?.unref();
 
   const sweeper = setInterval(() => {
     useCases.jobs.sweepLostJobs().then(
@@ -421,6 +431,11 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
               }),
           ),
         );
+        // Heartbeats accepted until the servers closed reach the database before it closes.
+        if (heartbeatFlusher) clearInterval(heartbeatFlusher);
+        await useCases.workers
+          .flushHeartbeats()
+          .catch((error) => logger.error({ err: error }, 'heartbeat flush at shutdown failed'));
         // The artifact store in use (a registered one too) and the configured one if unused.
         // A delivery round in flight finishes (each request is bounded by its timeout) before the database closes.
         await delivering;

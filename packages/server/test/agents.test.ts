@@ -73,6 +73,28 @@ describeEachDialect('the agent protocol over HTTP', (dialect) => {
     await agent.heartbeat('1.4.0');
   });
 
+  it('writes steady heartbeats at the next flush, and one that brings an agent back at once', async () => {
+    const user = await freshUser();
+    const agent = await server.agentClient(user, 'steady');
+    await agent.heartbeat('2.0.0');
+    clock.advance({ seconds: 20 });
+    await agent.heartbeat('2.0.1');
+    await server.controlPlane.useCases.workers.flushHeartbeats();
+    expect(await user.getWorker(agent.workerId)).toMatchObject({
+      status: 'ONLINE',
+      last_heartbeat: clock.now().toISOString(),
+      version: '2.0.1',
+    });
+    clock.advance({ seconds: 61 });
+    expect((await user.getWorker(agent.workerId)).status).toBe('OFFLINE');
+    // No flush in between: the heartbeat after the silence was written with its request.
+    await agent.heartbeat('2.0.1');
+    expect(await user.getWorker(agent.workerId)).toMatchObject({
+      status: 'ONLINE',
+      last_heartbeat: clock.now().toISOString(),
+    });
+  });
+
   it('answers 204 with no job and long-polls until one is queued', async () => {
     const user = await freshUser();
     const agent = await server.agentClient(user);

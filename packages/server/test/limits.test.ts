@@ -212,6 +212,7 @@ describePostgres('limits shared by two control planes on one Postgres', () => {
   let second: Awaited<ReturnType<typeof createControlPlane>>;
   let secondUrl: string;
   let dataDir: string;
+  const secondClock = new FakeClock(new Date());
 
   beforeAll(async () => {
     const env = {
@@ -223,6 +224,8 @@ describePostgres('limits shared by two control planes on one Postgres', () => {
     first = await startControlPlane('postgres', { env });
     dataDir = mkdtempSync(join(tmpdir(), 'trellis-limits-second-'));
     second = await createControlPlane({
+      // Its own fake clock: heartbeats it queues have times that differ from those it wrote.
+      clock: secondClock,
       env: {
         PORT: '0',
         TRELLIS_DATA_DIR: dataDir,
@@ -231,6 +234,8 @@ describePostgres('limits shared by two control planes on one Postgres', () => {
         TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
         TRELLIS_LOG_LEVEL: 'silent',
         ...env,
+        // Its own flushes are rare, so a queued heartbeat is still queued when it shuts down.
+        TRELLIS_HEARTBEAT_FLUSH_S: '10',
       },
     });
     secondUrl = (await second.listen()).url;
@@ -254,21 +259,48 @@ describePostgres('limits shared by two control planes on one Postgres', () => {
   });
 
   it('drops a destroyed worker from the credential cache of the other replica too', async () => {
-    const user = await first.userClient('replica-destroy@example.com');
-    const target = await first.agentClient(user, 'target');
-    const runner = await first.agentClient(user, 'runner');
-    // Cached on the second replica.
-    expect((await heartbeat(secondUrl, target.workerId, target.workerToken)).status).toBe(200);
-    const job = await user.createJob({ job_type: 'DESTROY_WORKER', target_worker_id: target.workerId });
-    expect((await runner.claimJob())?.job.id).toBe(job.id);
-    await runner.reportStatus(job.id, { status: 'SUCCESS' });
-    expect((await heartbeat(first.url, target.workerId, target.workerToken)).status).toBe(401);
-    // NOTIFY reaches the second replica shortly after the commit; its cache entry had 60 s left.
-    let status = 200;
-    for (let i = 0; i < 100 && status === 200; i++) {
-      status = (await heartbeat(secondUrl, target.workerId, target.workerToken)).status;
-      if (status === 200) await new Promise((done) => setTimeout(done, 50));
+    // What the second replica hears on the bus, so the test waits for the event, not for time.
+    const heard: string[] = [];
+    let wake = () => {};
+    const stop = resolve(second.container, coreServices.eventBus).subscribe((event) => {
+      if (event.type !== 'worker_credentials_changed') return;
+      heard.push(event.worker_id);
+      wake();
+    });
+    const changesOf = async (workerId: string, count: number) => {
+      while (heard.filter((id) => id === workerId).length < count) await new Promise<void>((done) => (wake = done));
+    };
+    try {
+      const user = await first.userClient('replica-destroy@example.com');
+      const target = await first.agentClient(user, 'target');
+      const runner = await first.agentClient(user, 'runner');
+      // The registration's own announcement first, then cached on the second replica.
+      await changesOf(target.workerId, 1);
+      expect((await heartbeat(secondUrl, target.workerId, target.workerToken)).status).toBe(200);
+      expect(second.useCases.workers.recognize(target.workerId, target.workerToken)).not.toBeNull();
+      const job = await user.createJob({ job_type: 'DESTROY_WORKER', target_worker_id: target.workerId });
+      expect((await runner.claimJob())?.job.id).toBe(job.id);
+      await runner.reportStatus(job.id, { status: 'SUCCESS' });
+      expect((await heartbeat(first.url, target.workerId, target.workerToken)).status).toBe(401);
+      // The destruction's announcement reaches the second replica; its cache entry had 60 s left.
+      await changesOf(target.workerId, 2);
+      expect(second.useCases.workers.recognize(target.workerId, target.workerToken)).toBeNull();
+      expect((await heartbeat(secondUrl, target.workerId, target.workerToken)).status).toBe(401);
+    } finally {
+      stop();
     }
-    expect(status).toBe(401);
+  });
+
+  // Last: it closes the second replica.
+  it('writes the heartbeats a replica still holds when it shuts down', async () => {
+    const user = await first.userClient('replica-flush@example.com');
+    const agent = await first.agentClient(user, 'steady');
+    expect((await heartbeat(secondUrl, agent.workerId, agent.workerToken)).status).toBe(200);
+    const written = (await user.getWorker(agent.workerId)).last_heartbeat;
+    expect(written).toBe(secondClock.now().toISOString());
+    secondClock.advance({ seconds: 10 });
+    expect((await heartbeat(secondUrl, agent.workerId, agent.workerToken)).status).toBe(200);
+    await second.close();
+    expect((await user.getWorker(agent.workerId)).last_heartbeat).toBe(secondClock.now().toISOString());
   });
 });
