@@ -138,6 +138,8 @@ describe.skipIf(!helm)('the Helm chart (helm lint --strict, helm template)', () 
     expect(container.resources.requests).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
     const env = envOf(container);
     expect(env.get('HOST')?.value).toBe('0.0.0.0');
+    // Without an ingress nothing in front is trusted to name the client (per-client limits).
+    expect(env.get('TRELLIS_TRUST_PROXY')?.value).toBe('false');
     for (const name of ['DATABASE_URL', 'CLI_JWT_SECRET', 'TRELLIS_ENCRYPTION_KEY', 'RELEASE_API_SECRET']) {
       expect(env.get(name)?.valueFrom.secretKeyRef, name).toMatchObject({ name: 'trellis', key: name });
     }
@@ -203,6 +205,7 @@ describe.skipIf(!helm)('the Helm chart (helm lint --strict, helm template)', () 
     const server = find(manifests, 'Deployment', '-server');
     const env = envOf(server.spec.template.spec.containers[0]);
     expect(env.get('TRELLIS_WEB_URL')?.value).toBe('https://trellis.example.org');
+    expect(env.get('TRELLIS_TRUST_PROXY')?.value).toBe('1');
     expect(env.get('TRELLIS_METRICS_TOKEN')?.valueFrom.secretKeyRef).toMatchObject({ key: 'TRELLIS_METRICS_TOKEN' });
     expect(env.has('TRELLIS_METRICS_PORT')).toBe(false);
     expect(env.get('TRELLIS_GITHUB_CLIENT_SECRET')?.valueFrom.secretKeyRef).toEqual({

@@ -102,7 +102,7 @@ app.kubernetes.io/component: {{ .component }}
   value: {{ . | quote }}
 {{- end }}
 - name: TRELLIS_TRUST_PROXY
-  value: {{ .Values.server.trustProxy | toString | quote }}
+  value: {{ .Values.server.trustProxy | default (ternary "1" "false" .Values.ingress.enabled) | toString | quote }}
 - name: TRELLIS_LOG_LEVEL
   value: {{ .Values.server.logLevel | quote }}
 {{ include "trellis.secretEnv" (dict "root" . "name" "CLI_JWT_SECRET" "ref" .Values.secrets.cliJwtSecret) }}
