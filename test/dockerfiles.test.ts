@@ -95,6 +95,28 @@ function runtimeClosure(name: string, extra: string[] = []): string[] {
   return [...seen].sort();
 }
 
+/** The packages `tsc -b packages/<dir>` builds: the project and its references, transitively. */
+function builtByTsc(dir: string): string[] {
+  const built = new Set<string>();
+  const visit = (path: string) => {
+    const project = join(repoRoot, path);
+    const name = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).name as string;
+    if (built.has(name)) return;
+    built.add(name);
+    const tsconfig = JSON.parse(readFileSync(join(project, 'tsconfig.json'), 'utf8'));
+    for (const reference of tsconfig.references ?? []) visit(join(path, reference.path));
+  };
+  visit(dir);
+  return [...built].sort();
+}
+
+function tscTarget(dockerfile: Dockerfile): string {
+  const build = dockerfile.stages.flatMap((stage) => all(stage, 'RUN')).find((run) => /\bnpx tsc -b\b/.test(run));
+  const target = /npx tsc -b (packages\/[\w-]+)/.exec(build ?? '')?.[1];
+  expect(target, 'the build stage names the project tsc builds').toBeDefined();
+  return target as string;
+}
+
 function packedWorkspaces(dockerfile: Dockerfile): string[] {
   const pack = dockerfile.stages.flatMap((stage) => all(stage, 'RUN')).find((run) => run.includes('npm pack'));
   expect(pack).toBeDefined();
@@ -170,14 +192,18 @@ describe.each([
 });
 
 describe('the packed workspaces', () => {
-  it('are those the server needs at run time, with both object storage adapters', () => {
-    expect(packedWorkspaces(read('server.Dockerfile'))).toEqual(
-      runtimeClosure('@trellis/server', ['@trellis/artifacts-s3', '@trellis/artifacts-gcs']),
-    );
+  it('are those the server needs at run time, with both object storage adapters, all built by tsc', () => {
+    const dockerfile = read('server.Dockerfile');
+    const packed = packedWorkspaces(dockerfile);
+    expect(packed).toEqual(runtimeClosure('@trellis/server', ['@trellis/artifacts-s3', '@trellis/artifacts-gcs']));
+    expect(builtByTsc(tscTarget(dockerfile))).toEqual(expect.arrayContaining(packed));
   });
 
-  it('are those the agent needs at run time', () => {
-    expect(packedWorkspaces(read('agent.Dockerfile'))).toEqual(runtimeClosure('@trellis/agent'));
+  it('are those the agent needs at run time, all built by tsc', () => {
+    const dockerfile = read('agent.Dockerfile');
+    const packed = packedWorkspaces(dockerfile);
+    expect(packed).toEqual(runtimeClosure('@trellis/agent'));
+    expect(builtByTsc(tscTarget(dockerfile))).toEqual(expect.arrayContaining(packed));
   });
 });
 
