@@ -1,5 +1,5 @@
 /**
- * Real peers for integration tests (OpenTofu, MinIO, fake-gcs-server, Open Policy Agent).
+ * Real peers for integration tests (OpenTofu, MinIO, fake-gcs-server, Open Policy Agent, Helm).
  *
  * They are built from their Go modules at pinned versions by `scripts/peers.sh`
  * into a cache outside the repository (`$TRELLIS_PEERS_DIR`, default
@@ -14,9 +14,9 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 
-export type PeerName = 'tofu' | 'minio' | 'fake-gcs-server' | 'opa';
+export type PeerName = 'tofu' | 'minio' | 'fake-gcs-server' | 'opa' | 'helm';
 
-export const PEER_NAMES: readonly PeerName[] = ['tofu', 'minio', 'fake-gcs-server', 'opa'];
+export const PEER_NAMES: readonly PeerName[] = ['tofu', 'minio', 'fake-gcs-server', 'opa', 'helm'];
 
 /** Root of the peers cache: `$TRELLIS_PEERS_DIR` or `~/.cache/trellis-peers` (as in scripts/peers.sh). */
 export function peersDir(): string {
