@@ -3,7 +3,8 @@ import type { JobClaimMove, Scope } from '@trellis/core';
 import knexFactory, { type Knex } from 'knex';
 import { toDomainError } from '../../errors.js';
 import { knexLog } from '../../knexLog.js';
-import { migratorConfig } from '../../migrations/migrationSource.js';
+import { migrateToLatest } from '../../migrations/migrationSource.js';
+import type { TrellisMigration } from '../../migrations/TrellisMigration.js';
 import type { SqlStoreLogger } from '../../openSqlStore.js';
 import type { Row } from '../../rows.js';
 import { ACTOR_SETTING, APP_ROLE, OWNER_SETTING, type TableName } from '../../schema.js';
@@ -13,6 +14,8 @@ import { classifyPostgresFailure } from './postgresErrors.js';
 
 export interface PostgresOptions {
   logger: SqlStoreLogger;
+  /** What `migrate()` applies, in order. */
+  migrations: readonly TrellisMigration[];
   /** Most connections the pool opens (at least 2: a migration holds one for its lock). */
   poolSize: number;
   /** How long to wait for a connection, new or from the pool. */
@@ -96,7 +99,7 @@ export class PostgresDialect implements Dialect {
     try {
       await this.takeMigrationLock(connection);
       try {
-        await this.knex.migrate.latest(migratorConfig('postgres'));
+        await migrateToLatest(this.knex, 'postgres', this.options.migrations, this.options.logger);
       } finally {
         await this.knex.raw('SELECT pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]).connection(connection);
       }
