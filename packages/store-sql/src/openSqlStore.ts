@@ -53,6 +53,11 @@ export interface SqlStore {
    * error: a warning says so and this release runs beside the newer one (docs/operations.md, Upgrades).
    */
   migrate(): Promise<void>;
+  /**
+   * The names of the migrations `migrate()` would apply, in order (empty when up to date); reads
+   * only, for a process that must not change the schema itself.
+   */
+  pendingMigrations(): Promise<string[]>;
   /** Closes the connections once running units of work have finished. */
   close(): Promise<void>;
 }
@@ -169,6 +174,14 @@ class OpenSqlStore implements SqlStore {
   async migrate(): Promise<void> {
     try {
       await this.dialectImpl.migrate();
+    } catch (error) {
+      throw this.dialectImpl.translate(error);
+    }
+  }
+
+  async pendingMigrations(): Promise<string[]> {
+    try {
+      return await this.dialectImpl.pendingMigrations();
     } catch (error) {
       throw this.dialectImpl.translate(error);
     }

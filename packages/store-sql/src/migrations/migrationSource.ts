@@ -93,3 +93,14 @@ export async function migrateToLatest(
     );
   }
 }
+
+/** The names of `migrations` the database has not applied, without creating knex's tables. */
+export async function pendingMigrations(
+  knex: Knex,
+  dialect: DialectName,
+  migrations: readonly TrellisMigration[],
+): Promise<string[]> {
+  if (!(await knex.schema.hasTable(MIGRATIONS_TABLE))) return migrations.map((migration) => migration.name);
+  const [, pending] = (await knex.migrate.list(migratorConfig(dialect, migrations))) as [unknown, TrellisMigration[]];
+  return pending.map((migration) => migration.name);
+}

@@ -3,7 +3,7 @@ import type { JobClaimMove, Scope } from '@trellis/core';
 import knexFactory, { type Knex } from 'knex';
 import { toDomainError } from '../../errors.js';
 import { knexLog } from '../../knexLog.js';
-import { migrateToLatest } from '../../migrations/migrationSource.js';
+import { migrateToLatest, pendingMigrations } from '../../migrations/migrationSource.js';
 import type { TrellisMigration } from '../../migrations/TrellisMigration.js';
 import type { SqlStoreLogger } from '../../openSqlStore.js';
 import type { Row } from '../../rows.js';
@@ -106,6 +106,10 @@ export class PostgresDialect implements Dialect {
     } finally {
       await this.pool.releaseConnection(connection);
     }
+  }
+
+  pendingMigrations(): Promise<string[]> {
+    return pendingMigrations(this.knex, 'postgres', this.options.migrations);
   }
 
   async ping(): Promise<void> {

@@ -5,7 +5,7 @@ import { type JobClaimMove, type Scope, UnavailableError } from '@trellis/core';
 import knexFactory, { type Knex } from 'knex';
 import { toDomainError } from '../../errors.js';
 import { knexLog } from '../../knexLog.js';
-import { migrateToLatest } from '../../migrations/migrationSource.js';
+import { migrateToLatest, pendingMigrations } from '../../migrations/migrationSource.js';
 import type { TrellisMigration } from '../../migrations/TrellisMigration.js';
 import type { SqlStoreLogger } from '../../openSqlStore.js';
 import type { Row } from '../../rows.js';
@@ -153,6 +153,10 @@ export class SqliteDialect implements Dialect {
         }
       }
     });
+  }
+
+  pendingMigrations(): Promise<string[]> {
+    return this.mutex.runExclusive(() => pendingMigrations(this.knex, 'sqlite', this.options.migrations));
   }
 
   async ping(): Promise<void> {
