@@ -18,6 +18,8 @@ export interface DatabaseAdapter {
    */
   rateLimits: RateLimitStore;
   migrate(): Promise<void>;
+  /** The migrations this release has that the database lacks (empty when up to date). */
+  pendingMigrations(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -47,22 +49,31 @@ type StoreSqlModule = typeof import('@trellis/store-sql');
 
 type DatabaseLoader = (url: string, logger: Logger, env: Env, options: DatabaseOptions) => Promise<DatabaseAdapter>;
 
+/** The store's own warnings (dropped connections, a database ahead of this release) in the server's log. */
+function storeLogger(logger: Logger) {
+  return {
+    warn: (message: string) => logger.warn({}, message),
+    error: (message: string) => logger.error({}, message),
+  };
+}
+
 /** DESIGN §1: adapters chosen by URL scheme through an explicit map of lazy loaders. */
 export const DATABASE_LOADERS: Record<string, DatabaseLoader> = {
-  sqlite: async (url) => {
+  sqlite: async (url, logger) => {
     const { openSqlStore } = await importAdapter<StoreSqlModule>('@trellis/store-sql');
-    const store = await openSqlStore(url);
+    const store = await openSqlStore(url, { logger: storeLogger(logger) });
     return {
       uow: store.uow,
       events: await store.openEventBus(),
       rateLimits: new MemoryRateLimitStore(),
       migrate: () => store.migrate(),
+      pendingMigrations: () => store.pendingMigrations(),
       close: () => store.close(),
     };
   },
   postgres: async (url, logger, _env, options) => {
     const { openSqlStore } = await importAdapter<StoreSqlModule>('@trellis/store-sql');
-    const store = await openSqlStore(url, { poolSize: options.poolMax });
+    const store = await openSqlStore(url, { poolSize: options.poolMax, logger: storeLogger(logger) });
     const events = await store.openEventBus({
       onError: (error) => logger.warn({ err: error }, 'postgres event bus connection lost; reconnecting'),
     });
@@ -71,6 +82,7 @@ export const DATABASE_LOADERS: Record<string, DatabaseLoader> = {
       events,
       rateLimits: store.rateLimits,
       migrate: () => store.migrate(),
+      pendingMigrations: () => store.pendingMigrations(),
       close: () => store.close(),
     };
   },

@@ -30,6 +30,12 @@ export interface ServerConfig {
   databaseUrl: string;
   /** Postgres: most connections of the store's pool (`TRELLIS_DB_POOL_MAX`); the event bus adds one. */
   databasePoolMax: number;
+  /**
+   * Whether `serve` applies pending migrations before serving (`TRELLIS_MIGRATE_ON_START`, default
+   * true). False: only `trellis-server migrate` changes the schema, and a server whose database
+   * lacks a migration of its release refuses to start.
+   */
+  migrateOnStart: boolean;
   artifactsUrl: string;
   webUrl: string;
   /** False when TRELLIS_WEB_URL was not set: the web URL then follows the port actually bound. */
@@ -311,6 +317,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
     dataDir,
     databaseUrl,
     databasePoolMax: integer(env, 'TRELLIS_DB_POOL_MAX', 10, 2, 1000),
+    migrateOnStart: !env.TRELLIS_MIGRATE_ON_START || flag(env, 'TRELLIS_MIGRATE_ON_START'),
     artifactsUrl,
     webUrl,
     webUrlExplicit: Boolean(env.TRELLIS_WEB_URL),

@@ -25,8 +25,8 @@ import { createApi, JoseJwsSigner, JwtTokenSigner, LiveLogStreams, type Logger }
 import { createWebRouter } from '@trellis/web';
 import type { Express } from 'express';
 import type { DependencyContainer } from 'tsyringe';
-import { openArtifactStore, openDatabase } from './adapters.js';
-import { ensureGeneratedSecrets, loadConfig, type ServerConfig } from './config.js';
+import { type DatabaseAdapter, openArtifactStore, openDatabase } from './adapters.js';
+import { ConfigError, ensureGeneratedSecrets, loadConfig, type ServerConfig } from './config.js';
 import { buildProviders, buildVcs } from './providers.js';
 import { NodeWebhookSender } from '@trellis/providers';
 import { OpaPolicyCompiler } from './OpaPolicyCompiler.js';
@@ -42,7 +42,11 @@ export interface ControlPlaneOptions {
   logger?: Logger;
   clock?: Clock;
   random?: Random;
-  /** Run pending migrations before serving (default true). */
+  /**
+   * Run pending migrations before serving (default: `config.migrateOnStart`, true unless
+   * TRELLIS_MIGRATE_ON_START=false). When not, a database lacking a migration of this release is
+   * refused: `trellis-server migrate` applies it.
+   */
   migrate?: boolean;
   /**
    * The buttons of the sign-in page: providers that `GET /auth/signin/{id}` signs in with
@@ -105,6 +109,20 @@ function webOrigins(config: ServerConfig, boundPorts: readonly number[]): string
   return origins;
 }
 
+/**
+ * A server that does not migrate runs on a schema at least as new as its release: one a newer
+ * release expanded is fine (docs/operations.md, Upgrades), one missing a migration is not.
+ */
+async function requireMigrated(database: DatabaseAdapter): Promise<void> {
+  const pending = await database.pendingMigrations();
+  if (pending.length > 0) {
+    throw new ConfigError(
+      `the database lacks ${pending.length} migration(s) of this release (${pending.join(', ')}): ` +
+        'run `trellis-server migrate` first (TRELLIS_MIGRATE_ON_START=false leaves migrations to it)',
+    );
+  }
+}
+
 /** How long in-flight requests get to finish on shutdown before connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -140,7 +158,8 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   };
   let configuredArtifacts: ArtifactStore | null = null;
   try {
-    if (options.migrate !== false) await database.migrate();
+    if (options.migrate ?? config.migrateOnStart) await database.migrate();
+    else await requireMigrated(database);
     if (!register.artifactStore) configuredArtifacts = await openArtifactStore(config.artifactsUrl, logger, env);
   } catch (error) {
     await database.close();

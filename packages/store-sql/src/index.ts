@@ -7,3 +7,5 @@ export {
   type SqlStoreOptions,
 } from './openSqlStore.js';
 export { PostgresEventBus, type PostgresEventBusOptions } from './PostgresEventBus.js';
+export { MIGRATIONS } from './migrations/migrationSource.js';
+export type { TrellisMigration } from './migrations/TrellisMigration.js';

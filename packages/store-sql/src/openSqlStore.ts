@@ -3,6 +3,8 @@ import type { Dialect, DialectName } from './dialects/Dialect.js';
 import type { PostgresEventBusOptions } from './PostgresEventBus.js';
 import { SqlRateLimitStore } from './SqlRateLimitStore.js';
 import { SqlUnitOfWork } from './SqlUnitOfWork.js';
+import { MIGRATIONS } from './migrations/migrationSource.js';
+import type { TrellisMigration } from './migrations/TrellisMigration.js';
 
 export type { DialectName } from './dialects/Dialect.js';
 
@@ -23,6 +25,12 @@ export interface SqlStoreOptions {
   lockWaitMs?: number;
   /** Default: the console. Callers see failures as domain errors whatever this does. */
   logger?: SqlStoreLogger;
+  /**
+   * What `migrate()` applies, in order (default: `MIGRATIONS`, Trellis's own). A build that adds
+   * tables of its own appends its migrations after them; the upgrade test stands in a newer
+   * release this way.
+   */
+  migrations?: readonly TrellisMigration[];
 }
 
 /** The store ports on one SQL database. */
@@ -39,8 +47,17 @@ export interface SqlStore {
    * closes it.
    */
   openEventBus(options?: PostgresEventBusOptions): Promise<EventBus>;
-  /** Applies pending migrations; safe to run from several processes at once, a no-op when up to date. */
+  /**
+   * Applies pending migrations; safe to run from several processes at once, a no-op when up to
+   * date. A database migrated by a newer release (migrations this one does not know) is not an
+   * error: a warning says so and this release runs beside the newer one (docs/operations.md, Upgrades).
+   */
   migrate(): Promise<void>;
+  /**
+   * The names of the migrations `migrate()` would apply, in order (empty when up to date); reads
+   * only, for a process that must not change the schema itself.
+   */
+  pendingMigrations(): Promise<string[]>;
   /** Closes the connections once running units of work have finished. */
   close(): Promise<void>;
 }
@@ -99,6 +116,7 @@ const DEFAULTS: Required<SqlStoreOptions> = {
     warn: (message) => console.warn(message),
     error: (message) => console.error(message),
   },
+  migrations: MIGRATIONS,
 };
 
 /**
@@ -156,6 +174,14 @@ class OpenSqlStore implements SqlStore {
   async migrate(): Promise<void> {
     try {
       await this.dialectImpl.migrate();
+    } catch (error) {
+      throw this.dialectImpl.translate(error);
+    }
+  }
+
+  async pendingMigrations(): Promise<string[]> {
+    try {
+      return await this.dialectImpl.pendingMigrations();
     } catch (error) {
       throw this.dialectImpl.translate(error);
     }

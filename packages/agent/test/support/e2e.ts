@@ -98,7 +98,7 @@ export interface AgentSpec {
 }
 
 /** Registers (unless given credentials) and starts a real `trellis-agent run` process. */
-export async function startAgent(server: E2eServer, spec: AgentSpec = {}): Promise<AgentProcess> {
+export async function startAgent(server: Pick<E2eServer, 'url' | 'user'>, spec: AgentSpec = {}): Promise<AgentProcess> {
   const credentials =
     spec.credentials ??
     (await server.user.registerAgent({ name: spec.name ?? 'agent' }).then((r) => ({
@@ -179,7 +179,12 @@ export async function eventually<T>(
 
 const TERMINAL: JobStatus[] = ['SUCCESS', 'FAILED', 'CANCELLED'];
 
-export function waitForJob(server: E2eServer, id: string, statuses = TERMINAL, timeoutMs = 120_000): Promise<Job> {
+export function waitForJob(
+  server: Pick<E2eServer, 'user'>,
+  id: string,
+  statuses = TERMINAL,
+  timeoutMs = 120_000,
+): Promise<Job> {
   return eventually(
     `job ${id} to be ${statuses.join('/')}`,
     async () => {
@@ -206,7 +211,7 @@ export async function logText(server: E2eServer, id: string): Promise<string> {
 
 /** A vineyard and a vine of a fixture, for the test's user. */
 export async function vineOf(
-  server: E2eServer,
+  server: Pick<E2eServer, 'user'>,
   name: string,
   fixtureName: string,
   variables: Record<string, string | { value: string; sensitive?: boolean }> = {},

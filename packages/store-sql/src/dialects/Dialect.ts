@@ -76,6 +76,8 @@ export interface Dialect {
   transaction<T>(scope: Scope, work: (session: SqlSession) => Promise<T>, mode?: TransactionMode): Promise<T>;
   /** Applies pending migrations, waiting for any other process that is migrating the database. */
   migrate(): Promise<void>;
+  /** The names of the migrations `migrate()` would apply, in order; changes nothing. */
+  pendingMigrations(): Promise<string[]>;
   /** A round trip to the database. */
   ping(): Promise<void>;
   /**

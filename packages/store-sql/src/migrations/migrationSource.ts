@@ -45,10 +45,18 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   vcsFeedbackMigration,
 ];
 
-/** knex's migrator configured with the migrations above, not a directory. */
-export function migratorConfig(dialect: DialectName): Knex.MigratorConfig {
+/**
+ * knex's migrator configured with `migrations` (Trellis's own unless told), not a directory.
+ * A database may hold migrations this list does not know: a newer release applied them while this
+ * one keeps running beside it (rolling upgrade; their being additive is what makes that safe), so
+ * knex's check that every applied migration is known ("the migration directory is corrupt") is off.
+ */
+export function migratorConfig(
+  dialect: DialectName,
+  migrations: readonly TrellisMigration[] = MIGRATIONS,
+): Knex.MigratorConfig {
   const source: Knex.MigrationSource<TrellisMigration> = {
-    getMigrations: async () => [...MIGRATIONS],
+    getMigrations: async () => [...migrations],
     getMigrationName: (migration) => migration.name,
     getMigration: async (migration) => ({
       config: { transaction: migration.transactional?.(dialect) ?? true },
@@ -59,5 +67,40 @@ export function migratorConfig(dialect: DialectName): Knex.MigratorConfig {
       },
     }),
   };
-  return { migrationSource: source, tableName: MIGRATIONS_TABLE };
+  return { migrationSource: source, tableName: MIGRATIONS_TABLE, disableMigrationsListValidation: true };
+}
+
+/**
+ * Applies the pending ones of `migrations` (the caller holds the migration lock), then says so
+ * when the database is ahead of them: applied migrations they do not know mean a newer release
+ * migrated it, which this process runs beside until it is upgraded too.
+ */
+export async function migrateToLatest(
+  knex: Knex,
+  dialect: DialectName,
+  migrations: readonly TrellisMigration[],
+  logger: { warn(message: string): void },
+): Promise<void> {
+  const config = migratorConfig(dialect, migrations);
+  await knex.migrate.latest(config);
+  const [completed] = (await knex.migrate.list(config)) as [Array<{ name: string }>, unknown];
+  const known = new Set(migrations.map((migration) => migration.name));
+  const newer = completed.map((migration) => migration.name).filter((name) => !known.has(name));
+  if (newer.length > 0) {
+    logger.warn(
+      `the database has ${newer.length} migration(s) newer than this release (${newer.join(', ')}): ` +
+        'running beside a newer release on its expanded schema; upgrade this replica too',
+    );
+  }
+}
+
+/** The names of `migrations` the database has not applied, without creating knex's tables. */
+export async function pendingMigrations(
+  knex: Knex,
+  dialect: DialectName,
+  migrations: readonly TrellisMigration[],
+): Promise<string[]> {
+  if (!(await knex.schema.hasTable(MIGRATIONS_TABLE))) return migrations.map((migration) => migration.name);
+  const [, pending] = (await knex.migrate.list(migratorConfig(dialect, migrations))) as [unknown, TrellisMigration[]];
+  return pending.map((migration) => migration.name);
 }

@@ -3,7 +3,8 @@ import type { HeartbeatWrite, JobClaimMove, Scope } from '@trellis/core';
 import knexFactory, { type Knex } from 'knex';
 import { toDomainError } from '../../errors.js';
 import { knexLog } from '../../knexLog.js';
-import { migratorConfig } from '../../migrations/migrationSource.js';
+import { migrateToLatest, pendingMigrations } from '../../migrations/migrationSource.js';
+import type { TrellisMigration } from '../../migrations/TrellisMigration.js';
 import type { SqlStoreLogger } from '../../openSqlStore.js';
 import { type Row, timeIn } from '../../rows.js';
 import { ACTOR_SETTING, APP_ROLE, OWNER_SETTING, type TableName } from '../../schema.js';
@@ -13,6 +14,8 @@ import { classifyPostgresFailure } from './postgresErrors.js';
 
 export interface PostgresOptions {
   logger: SqlStoreLogger;
+  /** What `migrate()` applies, in order. */
+  migrations: readonly TrellisMigration[];
   /** Most connections the pool opens (at least 2: a migration holds one for its lock). */
   poolSize: number;
   /** How long to wait for a connection, new or from the pool. */
@@ -96,13 +99,17 @@ export class PostgresDialect implements Dialect {
     try {
       await this.takeMigrationLock(connection);
       try {
-        await this.knex.migrate.latest(migratorConfig('postgres'));
+        await migrateToLatest(this.knex, 'postgres', this.options.migrations, this.options.logger);
       } finally {
         await this.knex.raw('SELECT pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]).connection(connection);
       }
     } finally {
       await this.pool.releaseConnection(connection);
     }
+  }
+
+  pendingMigrations(): Promise<string[]> {
+    return pendingMigrations(this.knex, 'postgres', this.options.migrations);
   }
 
   async ping(): Promise<void> {

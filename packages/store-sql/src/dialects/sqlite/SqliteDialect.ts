@@ -5,7 +5,8 @@ import { type HeartbeatWrite, type JobClaimMove, type Scope, UnavailableError } 
 import knexFactory, { type Knex } from 'knex';
 import { toDomainError } from '../../errors.js';
 import { knexLog } from '../../knexLog.js';
-import { migratorConfig } from '../../migrations/migrationSource.js';
+import { migrateToLatest, pendingMigrations } from '../../migrations/migrationSource.js';
+import type { TrellisMigration } from '../../migrations/TrellisMigration.js';
 import type { SqlStoreLogger } from '../../openSqlStore.js';
 import { type Row, timeIn } from '../../rows.js';
 import { MIGRATIONS_TABLE, type TableName } from '../../schema.js';
@@ -17,6 +18,8 @@ import { classifySqliteFailure, isSqliteBusy } from './sqliteErrors.js';
 
 export interface SqliteOptions {
   logger: SqlStoreLogger;
+  /** What `migrate()` applies, in order. */
+  migrations: readonly TrellisMigration[];
   /** How long SQLite itself waits for another process's lock before answering SQLITE_BUSY. */
   busyTimeoutMs: number;
   /** How long a unit of work or a migration keeps retrying a busy database before giving up. */
@@ -141,7 +144,7 @@ export class SqliteDialect implements Dialect {
       for (let attempt = 0; ; attempt += 1) {
         try {
           await this.withConnection((connection) => this.createMigrationTables(connection));
-          await this.knex.migrate.latest(migratorConfig('sqlite'));
+          await migrateToLatest(this.knex, 'sqlite', this.options.migrations, this.options.logger);
           return;
         } catch (error) {
           const contended = isSqliteBusy(error) || (error instanceof Error && error.name === 'MigrationLocked');
@@ -150,6 +153,10 @@ export class SqliteDialect implements Dialect {
         }
       }
     });
+  }
+
+  pendingMigrations(): Promise<string[]> {
+    return this.mutex.runExclusive(() => pendingMigrations(this.knex, 'sqlite', this.options.migrations));
   }
 
   async ping(): Promise<void> {
