@@ -161,6 +161,8 @@ describe.skipIf(!helm)('the Helm chart (helm lint --strict, helm template)', () 
     expect(migrate.metadata.annotations['helm.sh/hook-delete-policy']).toContain('before-hook-creation');
     const [migrator] = migrate.spec.template.spec.containers;
     expect(migrator.command).toEqual(['trellis-server', 'migrate']);
+    // The hook alone migrates: a server pod on a database the hook has not migrated refuses to start.
+    expect(envOf(container).get('TRELLIS_MIGRATE_ON_START')?.value).toBe('false');
     expect(migrator.image).toBe(container.image);
     expect(envOf(migrator).get('DATABASE_URL')?.valueFrom.secretKeyRef).toMatchObject({ key: 'DATABASE_URL' });
     expect(migrate.spec.template.spec.restartPolicy).toBe('Never');
@@ -270,6 +272,8 @@ describe.skipIf(!helm)('the Helm chart (helm lint --strict, helm template)', () 
     const env = envOf(server.spec.template.spec.containers[0]);
     expect(env.has('DATABASE_URL')).toBe(false);
     expect(env.has('TRELLIS_ARTIFACTS_URL')).toBe(false);
+    // No migration Job: the one replica migrates its SQLite file at start.
+    expect(env.has('TRELLIS_MIGRATE_ON_START')).toBe(false);
     const claim = find(manifests, 'PersistentVolumeClaim', '-data');
     expect(claim.metadata.annotations['helm.sh/resource-policy']).toBe('keep');
     const data = (server.spec.template.spec.volumes as Manifest[]).find((volume) => volume.name === 'data');

@@ -92,6 +92,9 @@ app.kubernetes.io/component: {{ .component }}
 {{ include "trellis.secretEnv" (dict "root" . "name" "DATABASE_URL" "ref" .Values.secrets.databaseUrl) }}
 - name: TRELLIS_DB_POOL_MAX
   value: {{ .Values.server.databasePoolMax | quote }}
+{{- /* The pre-install/pre-upgrade Job is the only thing that changes the schema. */}}
+- name: TRELLIS_MIGRATE_ON_START
+  value: "false"
 {{- end }}
 {{- with .Values.artifacts.url }}
 - name: TRELLIS_ARTIFACTS_URL
