@@ -7,3 +7,4 @@ export {
   type SqlStoreOptions,
 } from './openSqlStore.js';
 export { PostgresEventBus, type PostgresEventBusOptions } from './PostgresEventBus.js';
+export type { PoolStats } from './PoolWatch.js';

@@ -5,6 +5,7 @@ import { type JobClaimMove, type Scope, UnavailableError } from '@trellis/core';
 import knexFactory, { type Knex } from 'knex';
 import { toDomainError } from '../../errors.js';
 import { knexLog } from '../../knexLog.js';
+import { type PoolStats, PoolWatch } from '../../PoolWatch.js';
 import { migratorConfig } from '../../migrations/migrationSource.js';
 import type { SqlStoreLogger } from '../../openSqlStore.js';
 import type { Row } from '../../rows.js';
@@ -47,6 +48,7 @@ interface ConnectionPool {
 export class SqliteDialect implements Dialect {
   readonly name = 'sqlite';
   private readonly pool: ConnectionPool;
+  private readonly poolWatch: PoolWatch;
 
   constructor(
     private readonly knex: Knex,
@@ -55,6 +57,11 @@ export class SqliteDialect implements Dialect {
     private readonly mutex: AsyncMutex,
   ) {
     this.pool = knex.client as ConnectionPool;
+    this.poolWatch = new PoolWatch(knex);
+  }
+
+  poolStats(): PoolStats {
+    return this.poolWatch.stats();
   }
 
   /** `location` is a file path (relative to the working directory) or `:memory:`. */
