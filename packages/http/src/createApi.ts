@@ -292,7 +292,7 @@ export function createApi(options: ApiOptions): Express {
     api,
     routes,
     {
-      useCases: options.useCases,
+      useCases,
       sessions,
       isWebOrigin,
       releaseApiSecret: options.releaseApiSecret,

@@ -50,6 +50,11 @@ export function inRequestTrace<T>(res: Response, work: () => T): T {
   return active === undefined ? work() : context.with(active, work);
 }
 
+/** Names the job a request acted on, on its span (`trellis.job_id`, as the agent's job span has it). */
+export function traceJobId(jobId: string): void {
+  trace.getActiveSpan()?.setAttribute('trellis.job_id', jobId);
+}
+
 /** The same use cases, each call a span `usecase <area>.<method>` (its store calls its children). */
 export function tracedUseCases(useCases: UseCases): UseCases {
   const traced: Partial<Record<keyof UseCases, object>> = {};

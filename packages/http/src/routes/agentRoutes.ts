@@ -1,6 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import type { EventBus, UseCases } from '@trellis/core';
 import type { JobFlowMetrics } from '../observability/JobFlowMetrics.js';
+import { traceJobId } from '../observability/tracing.js';
 import type { ClaimLongPolls } from '../limits/ClaimLongPolls.js';
 import { waitForEvent } from '../realtime/waitForEvent.js';
 import { defineRoute, type RouteSpec } from '../routing/route.js';
@@ -62,6 +63,7 @@ export function agentRoutes(
             const claimed = await useCases.jobs.claim(worker);
             if (claimed) {
               jobFlow?.claim(claimed.job);
+              traceJobId(claimed.job.id);
               return { status: 200, body: claimed };
             }
             const remaining = deadline - Date.now();
