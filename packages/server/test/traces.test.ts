@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
@@ -9,8 +10,9 @@ const exporter = new InMemorySpanExporter();
 const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
 provider.register();
 
-const CALLER_TRACE = '0af7651916cd43dd8448eb211c80319c';
 const CALLER_SPAN = 'b7ad6b7169203331';
+/** A trace id of its own per request: the exporter holds the spans of every suite of the file. */
+const newTraceId = () => randomBytes(16).toString('hex');
 
 function parentOf(span: ReadableSpan): string | undefined {
   return span.parentSpanContext?.spanId;
@@ -43,16 +45,17 @@ describeEachDialect('traces of a request', (dialect) => {
     const agent = await server.agentClient(user, 'traced');
     const { configuration } = await vineyardWithConfiguration(user, 'traced');
     await user.createJob({ job_type: 'PLAN', configuration_id: configuration.id });
+    const callerTrace = newTraceId();
     const headers = {
       'X-Worker-ID': agent.workerId,
       'X-Worker-Token': agent.workerToken,
-      traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01`,
+      traceparent: `00-${callerTrace}-${CALLER_SPAN}-01`,
     };
     const claim = await fetch(`${server.url}/api/jobs/claim`, { method: 'POST', headers });
     expect(claim.status).toBe(200);
     const { job } = (await claim.json()) as { job: { id: string } };
 
-    const spans = await traceOf(CALLER_TRACE, 'POST /api/jobs/claim');
+    const spans = await traceOf(callerTrace, 'POST /api/jobs/claim');
     const request = spans.find((span) => span.name === 'POST /api/jobs/claim') as ReadableSpan;
     expect(parentOf(request)).toBe(CALLER_SPAN);
     expect(request.attributes['http.route']).toBe('/api/jobs/claim');
@@ -75,7 +78,7 @@ describeEachDialect('traces of a request', (dialect) => {
     }
 
     // A JSON body is read by stream callbacks; the handler still runs in the request's trace.
-    const logTrace = 'f'.repeat(32);
+    const logTrace = newTraceId();
     const logged = await fetch(`${server.url}/api/jobs/${job.id}/logs`, {
       method: 'POST',
       headers: { ...headers, traceparent: `00-${logTrace}-${CALLER_SPAN}-01`, 'Content-Type': 'application/json' },
