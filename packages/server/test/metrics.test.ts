@@ -49,6 +49,8 @@ describeEachDialect('GET /metrics behind TRELLIS_METRICS_TOKEN', (dialect) => {
   it('counts what a scripted scenario of jobs, claims, logs and heartbeats did', async () => {
     const user = await server.userClient('scenario@example.com');
     const agent = await server.agentClient(user, 'scenario-agent');
+    // Registered, never heard of: offline.
+    await server.agentClient(user, 'silent-agent');
     const jobs = [];
     for (const name of ['one', 'two', 'three']) {
       const { configuration } = await vineyardWithConfiguration(user, `metrics-${name}`);
@@ -78,7 +80,7 @@ describeEachDialect('GET /metrics behind TRELLIS_METRICS_TOKEN', (dialect) => {
     expect(sampleValue(metrics, 'trellis_job_queue_oldest_age_seconds')).toBeGreaterThanOrEqual(0);
     expect(sampleValue(metrics, 'trellis_agents', { status: 'busy' })).toBe(1);
     expect(sampleValue(metrics, 'trellis_agents', { status: 'online' })).toBe(0);
-    expect(sampleValue(metrics, 'trellis_agents', { status: 'offline' })).toBe(0);
+    expect(sampleValue(metrics, 'trellis_agents', { status: 'offline' })).toBe(1);
     expect(sampleValue(metrics, 'trellis_log_chunks_ingested_total')).toBe(2);
     expect(sampleValue(metrics, 'trellis_log_bytes_ingested_total')).toBe(6 + Buffer.byteLength('wörld\n'));
     expect(sampleValue(metrics, 'trellis_job_queue_to_claim_seconds_count', { type: 'PLAN' })).toBe(2);

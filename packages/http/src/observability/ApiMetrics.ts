@@ -1,6 +1,6 @@
 import { JOB_STATUSES, JOB_TYPES, type Clock, type OperationalSnapshot } from '@trellis/core';
 import type { RequestHandler } from 'express';
-import { collectDefaultMetrics, Gauge, Histogram, type Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ClaimLongPolls } from '../limits/ClaimLongPolls.js';
 import type { LiveLogStreams } from '../realtime/LiveLogStreams.js';
 import { JobFlowMetrics } from './JobFlowMetrics.js';
@@ -25,6 +25,7 @@ export class ApiMetrics {
   readonly registry: Registry;
   readonly jobFlow: JobFlowMetrics;
   private readonly requestDuration: Histogram<'method' | 'route' | 'status'>;
+  private readonly snapshotFailures: Counter;
   private cached: { at: number; value: Promise<OperationalSnapshot> } | null = null;
 
   constructor(private readonly options: ApiMetricsOptions) {
@@ -39,14 +40,28 @@ export class ApiMetrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     });
-    const snapshot = () => this.snapshot();
+    this.snapshotFailures = new Counter({
+      name: 'trellis_metrics_snapshot_failures_total',
+      help: 'Reads of the database gauges that failed (those gauges keep their last values)',
+      registers: [registry],
+    });
+    // A database that cannot be read leaves its gauges as they were: the scrape still answers.
+    const snapshot = async (): Promise<OperationalSnapshot | null> => {
+      try {
+        return await this.snapshot();
+      } catch {
+        return null;
+      }
+    };
     new Gauge({
       name: 'trellis_jobs',
       help: 'Jobs by type and status, every owner',
       labelNames: ['type', 'status'],
       registers: [registry],
       async collect() {
-        const counts = new Map((await snapshot()).jobs.map((row) => [`${row.type} ${row.status}`, row.count]));
+        const taken = await snapshot();
+        if (taken === null) return;
+        const counts = new Map(taken.jobs.map((row) => [`${row.type} ${row.status}`, row.count]));
         for (const type of JOB_TYPES) {
           for (const status of JOB_STATUSES) this.set({ type, status }, counts.get(`${type} ${status}`) ?? 0);
         }
@@ -57,7 +72,8 @@ export class ApiMetrics {
       help: 'Jobs queued and not yet claimed',
       registers: [registry],
       async collect() {
-        this.set((await snapshot()).queueDepth);
+        const taken = await snapshot();
+        if (taken !== null) this.set(taken.queueDepth);
       },
     });
     new Gauge({
@@ -65,7 +81,8 @@ export class ApiMetrics {
       help: 'How long the oldest queued job has waited (0: none waits)',
       registers: [registry],
       async collect() {
-        this.set((await snapshot()).oldestQueuedSeconds);
+        const taken = await snapshot();
+        if (taken !== null) this.set(taken.oldestQueuedSeconds);
       },
     });
     new Gauge({
@@ -74,7 +91,9 @@ export class ApiMetrics {
       labelNames: ['status'],
       registers: [registry],
       async collect() {
-        const { workers } = await snapshot();
+        const taken = await snapshot();
+        if (taken === null) return;
+        const { workers } = taken;
         this.set({ status: 'online' }, workers.online);
         this.set({ status: 'busy' }, workers.busy);
         this.set({ status: 'offline' }, workers.offline);
@@ -85,7 +104,8 @@ export class ApiMetrics {
       help: 'Notification deliveries and git provider feedback waiting to be sent',
       registers: [registry],
       async collect() {
-        this.set((await snapshot()).outboxBacklog);
+        const taken = await snapshot();
+        if (taken !== null) this.set(taken.outboxBacklog);
       },
     });
   }
@@ -128,6 +148,7 @@ export class ApiMetrics {
       const value = this.options.snapshot();
       // A failed read is not kept: the next scrape tries again.
       value.catch(() => {
+        this.snapshotFailures.inc();
         if (this.cached?.value === value) this.cached = null;
       });
       this.cached = { at: now, value };

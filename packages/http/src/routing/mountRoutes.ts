@@ -83,7 +83,6 @@ export function mountRoutes(router: Router, routes: RouteSpec[], auth: AuthDeps,
     } else if (route.body && route.body !== 'binary') {
       chain.push(requireJson, express.json({ limit: route.bodyLimit ?? DEFAULT_BODY_LIMIT, strict: false }));
     }
-    chain.push((req, res) => inRequestTrace(res, () => handle(req, res)));
     const handle = async (req: Request, res: Response) => {
       const body =
         route.body === 'binary' || route.body === 'raw' ? undefined : parse(route.body, req.body ?? {}, 'body');
@@ -102,6 +101,8 @@ export function mountRoutes(router: Router, routes: RouteSpec[], auth: AuthDeps,
       if (result.body === undefined) res.status(result.status).end();
       else res.status(result.status).json(result.body);
     };
+    // In the request's trace again: a body parser's stream callbacks lost it.
+    chain.push((req, res) => inRequestTrace(res, () => handle(req, res)));
     router[route.method](template, ...chain);
   }
 }
