@@ -1,4 +1,4 @@
-import { type Context, context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { type Context, context, propagation, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { UseCases } from '@trellis/core';
 import type { RequestHandler, Response } from 'express';
 import { routeTemplate } from './routeTemplate.js';
@@ -75,7 +75,7 @@ function traceArea<A extends object>(area: string, target: A): A {
           try {
             result = value.apply(object, args);
           } catch (error) {
-            failed(span, error);
+            failed(span);
             span.end();
             throw error;
           }
@@ -89,7 +89,7 @@ function traceArea<A extends object>(area: string, target: A): A {
               return answer;
             },
             (error: unknown) => {
-              failed(span, error);
+              failed(span);
               span.end();
               throw error;
             },
@@ -99,7 +99,7 @@ function traceArea<A extends object>(area: string, target: A): A {
   });
 }
 
-function failed(span: { setStatus(status: { code: SpanStatusCode }): unknown }, _error: unknown): void {
-  // The error's message may name what the caller sent; the status alone says the call failed.
+/** The error's message may name what the caller sent: the status alone says the call failed. */
+function failed(span: Span): void {
   span.setStatus({ code: SpanStatusCode.ERROR });
 }
