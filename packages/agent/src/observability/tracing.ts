@@ -28,8 +28,19 @@ export function startAgentTracing(env: NodeJS.ProcessEnv, version: string): (() 
   if (!env.OTEL_EXPORTER_OTLP_ENDPOINT) return null;
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'trellis-agent', 'service.version': version }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+    spanProcessors: [
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: otlpTracesUrl(env.OTEL_EXPORTER_OTLP_ENDPOINT) })),
+    ],
   });
   provider.register();
   return () => provider.shutdown();
+}
+
+/**
+ * Where OTLP/HTTP traces go for the base endpoint `OTEL_EXPORTER_OTLP_ENDPOINT` (the spec's
+ * `<endpoint>/v1/traces`), passed explicitly since the variable may come from a given environment
+ * rather than `process.env`.
+ */
+export function otlpTracesUrl(endpoint: string): string {
+  return `${endpoint.replace(/\/+$/, '')}/v1/traces`;
 }
