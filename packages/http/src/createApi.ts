@@ -36,6 +36,10 @@ import { tokenRoutes } from './routes/tokenRoutes.js';
 import { notificationRoutes } from './routes/notificationRoutes.js';
 import { policyRoutes } from './routes/policyRoutes.js';
 import { streamRoutes } from './routes/streamRoutes.js';
+import type { ApiMetrics } from './observability/ApiMetrics.js';
+import type { JobFlowMetrics } from './observability/JobFlowMetrics.js';
+import { metricsEndpoint } from './observability/metricsEndpoint.js';
+import { traceRequests, tracedUseCases } from './observability/tracing.js';
 import { mountRoutes } from './routing/mountRoutes.js';
 import { buildOpenApiDocument } from './routing/openapi.js';
 import { requestContext } from './routing/requestContext.js';
@@ -97,6 +101,13 @@ export interface ApiOptions {
    */
   rateLimits?: RateLimitStore;
   limits?: Partial<ApiLimits>;
+  /** This control plane's metrics (docs/observability.md); absent: none are kept. */
+  metrics?: ApiMetrics;
+  /**
+   * Serve `GET /metrics` on this app, behind the bearer `token` when not null. Absent: not served
+   * here (metrics off, or on their own port).
+   */
+  metricsEndpoint?: { token: string | null };
 }
 
 /** The limits of docs/security.md "Limits", each a `TRELLIS_…` setting of the server. */
@@ -127,6 +138,7 @@ export function apiRoutes(
   options: Pick<ApiOptions, 'useCases' | 'events' | 'shutdownSignal' | 'logStreams'>,
   signIn: Omit<SignInRouteDeps, 'useCases'>,
   longPolls: ClaimLongPolls = new ClaimLongPolls(DEFAULT_API_LIMITS.claimLongPolls),
+  jobFlow: JobFlowMetrics | null = null,
 ): RouteSpec[] {
   const shutdown = options.shutdownSignal ?? new AbortController().signal;
   return [
@@ -135,7 +147,7 @@ export function apiRoutes(
     ...repositoryRoutes(options.useCases),
     ...vcsRoutes(options.useCases),
     ...vcsFeedbackRoutes(options.useCases),
-    ...agentRoutes(options.useCases, options.events, shutdown, longPolls),
+    ...agentRoutes(options.useCases, options.events, shutdown, longPolls, jobFlow),
     ...streamRoutes(options.logStreams ?? new LiveLogStreams(options.useCases, options.events), shutdown),
     ...cliRoutes(options.useCases),
     ...orgRoutes(options.useCases),
@@ -183,16 +195,27 @@ export function createApi(options: ApiOptions): Express {
     clock: options.clock,
   });
   const callbackUrl = options.signIn?.callbackUrl ?? (() => `${options.webOrigin}/api/auth/callback`);
+  // Each use case call is a span (a no-op unless tracing is configured).
+  const useCases = tracedUseCases(options.useCases);
+  const longPolls = new ClaimLongPolls(limits.claimLongPolls);
+  const logStreams = options.logStreams ?? new LiveLogStreams(useCases, options.events);
+  options.metrics?.watch(longPolls, logStreams);
   const routes = apiRoutes(
-    options,
+    { ...options, useCases, logStreams },
     { sessions, signIns, callbackUrl, logger: options.logger },
-    new ClaimLongPolls(limits.claimLongPolls),
+    longPolls,
+    options.metrics?.jobFlow ?? null,
   );
   const allowedOrigins = options.allowedOrigins ?? (() => [options.webOrigin]);
   const isWebOrigin = (origin: string | undefined) => origin !== undefined && allowedOrigins().includes(origin);
   const openApi = buildOpenApiDocument(routes, { title: 'Trellis API', version: options.version });
 
+  if (options.metrics) app.use(options.metrics.timeRequests);
   app.use(requestId);
+  app.use(traceRequests);
+  if (options.metrics && options.metricsEndpoint) {
+    app.get('/metrics', metricsEndpoint(options.metrics.registry, options.metricsEndpoint.token));
+  }
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -269,7 +292,7 @@ export function createApi(options: ApiOptions): Express {
     api,
     routes,
     {
-      useCases: options.useCases,
+      useCases,
       sessions,
       isWebOrigin,
       releaseApiSecret: options.releaseApiSecret,

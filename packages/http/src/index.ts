@@ -27,3 +27,6 @@ export { buildOpenApiDocument } from './routing/openapi.js';
 export { nextPageUrl, pagedList } from './routing/pagedList.js';
 export type { AuthKind, RouteSpec } from './routing/route.js';
 export { apiOpenApiDocument, renderApiMarkdown } from './routing/apiReference.js';
+export { ApiMetrics, type ApiMetricsOptions } from './observability/ApiMetrics.js';
+export { JobFlowMetrics } from './observability/JobFlowMetrics.js';
+export { metricsEndpoint } from './observability/metricsEndpoint.js';

@@ -2,10 +2,12 @@ import {
   type ArtifactStore,
   type EventBus,
   MemoryRateLimitStore,
+  type OperationalStats,
   type RateLimitStore,
   type UnitOfWork,
 } from '@trellis/core';
 import type { Logger } from '@trellis/http';
+import type { PoolStats } from '@trellis/store-sql';
 import { ConfigError } from './config.js';
 
 export interface DatabaseAdapter {
@@ -17,6 +19,10 @@ export interface DatabaseAdapter {
    * in memory on SQLite (one server process; a write per failure would contend with real work).
    */
   rateLimits: RateLimitStore;
+  /** Counts across owners for the metrics' gauges. */
+  operationalStats: OperationalStats;
+  /** The connection pool now and the time acquisitions waited (docs/observability.md). */
+  poolStats(): PoolStats;
   migrate(): Promise<void>;
   /** The migrations this release has that the database lacks (empty when up to date). */
   pendingMigrations(): Promise<string[]>;
@@ -66,6 +72,8 @@ export const DATABASE_LOADERS: Record<string, DatabaseLoader> = {
       uow: store.uow,
       events: await store.openEventBus(),
       rateLimits: new MemoryRateLimitStore(),
+      operationalStats: store.operationalStats,
+      poolStats: () => store.poolStats(),
       migrate: () => store.migrate(),
       pendingMigrations: () => store.pendingMigrations(),
       close: () => store.close(),
@@ -81,6 +89,8 @@ export const DATABASE_LOADERS: Record<string, DatabaseLoader> = {
       uow: store.uow,
       events,
       rateLimits: store.rateLimits,
+      operationalStats: store.operationalStats,
+      poolStats: () => store.poolStats(),
       migrate: () => store.migrate(),
       pendingMigrations: () => store.pendingMigrations(),
       close: () => store.close(),

@@ -108,6 +108,14 @@ export interface ServerConfig {
     /** 0: keys change only with `trellis-server keys rotate`. */
     keyRotationDays: number;
   };
+  /**
+   * `GET /metrics` (docs/observability.md): behind the bearer `token` on the main port
+   * (`TRELLIS_METRICS_TOKEN`), and/or on its own `port` (`TRELLIS_METRICS_PORT`, then not on the
+   * main port). Both null: metrics are off.
+   */
+  metrics: { token: string | null; port: number | null };
+  /** Traces go to this OTLP/HTTP endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT`); null: traces are off. */
+  otlpEndpoint: string | null;
   /** Live-log streams: bytes one may hold for a slow client, and how many may be open. */
   logStreams: { maxBufferBytes: number; perUser: number; perJob: number };
   /**
@@ -367,6 +375,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
       perJob: integer(env, 'TRELLIS_STREAMS_PER_JOB', 200, 1, 100_000),
     },
     pageLimits: pageLimits(env),
+    metrics: metricsSettings(env),
+    otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT || null,
     oidc: oidcSettings(env, webUrl, warnings),
     generatedSecrets,
     warnings,
@@ -433,4 +443,19 @@ function oidcSettings(env: Env, webUrl: string, warnings: string[]): ServerConfi
     tokenLifetimeSeconds: integer(env, 'TRELLIS_OIDC_TOKEN_LIFETIME_S', 3600, 300, 43_200),
     keyRotationDays: integer(env, 'TRELLIS_OIDC_KEY_ROTATION_DAYS', 90, 0, 3650),
   };
+}
+
+/** A metrics token shorter than this is refused: it is all that guards the endpoint. */
+const MIN_METRICS_TOKEN_LENGTH = 16;
+
+function metricsSettings(env: Env): ServerConfig['metrics'] {
+  const token = env.TRELLIS_METRICS_TOKEN || null;
+  if (token !== null && token.length < MIN_METRICS_TOKEN_LENGTH) {
+    throw new ConfigError(
+      `TRELLIS_METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN_LENGTH} characters (got ${token.length}); ` +
+        'generate one with: openssl rand -base64 32',
+    );
+  }
+  const port = env.TRELLIS_METRICS_PORT ? integer(env, 'TRELLIS_METRICS_PORT', 0, 0, 65_535) : null;
+  return { token, port };
 }

@@ -21,7 +21,8 @@ import {
   type UseCases,
   type WorkloadIdentitySettings,
 } from '@trellis/core';
-import { createApi, JoseJwsSigner, JwtTokenSigner, LiveLogStreams, type Logger } from '@trellis/http';
+import { createApi, JoseJwsSigner, JwtTokenSigner, LiveLogStreams, type Logger, metricsEndpoint } from '@trellis/http';
+import express from 'express';
 import { createWebRouter } from '@trellis/web';
 import type { Express } from 'express';
 import type { DependencyContainer } from 'tsyringe';
@@ -32,6 +33,7 @@ import { NodeWebhookSender } from '@trellis/providers';
 import { OpaPolicyCompiler } from './OpaPolicyCompiler.js';
 import { buildContainer, resolve } from './container.js';
 import { createLogger } from './logger.js';
+import { createMetrics, meteredEventBus, metricsRegistry, startTracing } from './observability.js';
 import { VERSION } from './version.js';
 
 export interface ControlPlaneOptions {
@@ -85,8 +87,13 @@ export interface ControlPlane {
   container: DependencyContainer;
   /** The live-log streams: their limits and what they are doing (`stats()`). */
   logStreams: LiveLogStreams;
-  /** Listens on `config.host:config.port` (port 0 picks a free one). */
+  /**
+   * Listens on `config.host:config.port` (port 0 picks a free one), and the first time also on
+   * `TRELLIS_METRICS_PORT` when set (`GET /metrics` only).
+   */
   listen(): Promise<{ server: Server; url: string }>;
+  /** The URL of `GET /metrics` on its own port once listening; null: none (docs/observability.md). */
+  metricsUrl(): string | null;
   /**
    * Stops accepting, ends streams, waits for in-flight requests, then closes the artifact store
    * and the database (its pool and event bus). Idempotent.
@@ -165,10 +172,13 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     await database.close();
     throw error;
   }
+  const registry = metricsRegistry(config);
+  const configuredEvents = register.eventBus ?? database.events;
+  const meteredBus = registry && meteredEventBus(configuredEvents, registry);
   const container = buildContainer({
     uow: register.unitOfWork ?? database.uow,
     artifacts: register.artifactStore ?? (configuredArtifacts as ArtifactStore),
-    events: register.eventBus ?? database.events,
+    events: meteredBus ?? configuredEvents,
     clock: defaultClock,
     random: register.random ?? options.random ?? new CryptoRandom(),
     signer: register.tokenSigner ?? new JwtTokenSigner(config.cliJwtSecret, defaultClock),
@@ -222,6 +232,15 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     await database.close();
     throw error;
   }
+  const stopTracing = startTracing(config, 'trellis-server', VERSION);
+  const metrics =
+    registry &&
+    createMetrics(registry, {
+      clock,
+      operationalStats: database.operationalStats,
+      poolStats: () => database.poolStats(),
+      heartbeatTimeoutSeconds: config.heartbeatTimeoutSeconds,
+    });
   const shutdown = new AbortController();
   const boundPorts: number[] = [];
   const logStreams = new LiveLogStreams(useCases, events, config.logStreams);
@@ -256,6 +275,9 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       claimLongPolls: { perWorker: config.claimLongPollsPerWorker, total: config.claimLongPollsTotal },
     },
     logStreams,
+    ...(metrics ? { metrics } : {}),
+    // On the main port only when no port of their own is set (then behind the token, if any).
+    ...(metrics && config.metrics.port === null ? { metricsEndpoint: { token: config.metrics.token } } : {}),
     version: VERSION,
     web: (session) =>
       createWebRouter({
@@ -397,6 +419,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   auditRetention.unref();
 
   const servers: Server[] = [];
+  let metricsUrl: string | null = null;
   let closing: Promise<void> | null = null;
 
   return {
@@ -407,12 +430,15 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     container,
     logStreams,
     async listen() {
-      const server = createServer(app);
-      server.keepAliveTimeout = 65_000;
-      await new Promise<void>((done, fail) => {
-        server.once('error', fail);
-        server.listen(config.port, config.host, () => done());
-      });
+      if (metrics && config.metrics.port !== null && metricsUrl === null) {
+        const metricsApp = express();
+        metricsApp.disable('x-powered-by');
+        metricsApp.get('/metrics', metricsEndpoint(metrics.registry, config.metrics.token));
+        const metricsServer = await listenOn(createServer(metricsApp), config.metrics.port, config.host);
+        servers.push(metricsServer);
+        metricsUrl = `${urlOf(config.host, metricsServer)}/metrics`;
+      }
+      const server = await listenOn(createServer(app), config.port, config.host);
       servers.push(server);
       const { port } = server.address() as AddressInfo;
       boundPorts.push(port);
@@ -422,9 +448,9 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         notificationSettings.webUrl = config.webUrl;
         if (config.oidc.issuer === null) workloadIdentitySettings.issuer = config.webUrl;
       }
-      const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-      return { server, url: `http://${host}:${port}` };
+      return { server, url: urlOf(config.host, server) };
     },
+    metricsUrl: () => metricsUrl,
     close() {
       closing ??= (async () => {
         clearInterval(sweeper);
@@ -459,11 +485,27 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         // A delivery round in flight finishes (each request is bounded by its timeout) before the database closes.
         await delivering;
         await Promise.all([artifacts.close(), configuredArtifacts !== artifacts ? configuredArtifacts?.close() : null]);
+        await stopTracing?.();
         // The database's own bus closes with the database; a registered one is closed here.
-        if (events !== database.events) await events.close();
+        const busInUse = events === meteredBus ? configuredEvents : events;
+        if (busInUse !== database.events) await busInUse.close();
         await database.close();
       })();
       return closing;
     },
   };
+}
+
+async function listenOn(server: Server, port: number, host: string): Promise<Server> {
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((done, fail) => {
+    server.once('error', fail);
+    server.listen(port, host, () => done());
+  });
+  return server;
+}
+
+function urlOf(host: string, server: Server): string {
+  const { port } = server.address() as AddressInfo;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }

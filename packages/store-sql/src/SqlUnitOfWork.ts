@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import { type Scope, type Stores, UnavailableError, type UnitOfWork } from '@trellis/core';
 import type { Dialect, TransactionMode } from './dialects/Dialect.js';
 import { createStores } from './stores/createStores.js';
@@ -120,13 +121,42 @@ class StoreCalls {
     if (this.ended) {
       return Promise.reject(new Error(`${name} was called after its unit of work ended; a store escaped run()`));
     }
-    const result = this.queue.then(invoke).catch((error: unknown) => {
-      throw this.translate(error);
-    });
+    // The span's parent is the caller's context: the queue runs the call in an earlier one.
+    const caller = context.active();
+    const result = this.queue
+      .then(() => traced(name, caller, invoke))
+      .catch((error: unknown) => {
+        throw this.translate(error);
+      });
     this.queue = result.then(
       () => undefined,
       () => undefined,
     );
     return result;
   }
+}
+
+const tracer = trace.getTracer('@trellis/store-sql');
+
+/** A store call as a span `store <store>.<method>` (a no-op unless tracing is configured). */
+function traced(
+  name: string,
+  parent: ReturnType<typeof context.active>,
+  invoke: () => Promise<unknown>,
+): Promise<unknown> {
+  return tracer.startActiveSpan(
+    `store ${name}`,
+    { attributes: { 'trellis.store_call': name } },
+    parent,
+    async (span) => {
+      try {
+        return await invoke();
+      } catch (error) {
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        throw error;
+      } finally {
+        span.end();
+      }
+    },
+  );
 }

@@ -9,3 +9,4 @@ export {
 export { PostgresEventBus, type PostgresEventBusOptions } from './PostgresEventBus.js';
 export { MIGRATIONS } from './migrations/migrationSource.js';
 export type { TrellisMigration } from './migrations/TrellisMigration.js';
+export type { PoolStats } from './PoolWatch.js';

@@ -1,6 +1,14 @@
-import { type EventBus, InProcessEventBus, type RateLimitStore, type UnitOfWork } from '@trellis/core';
+import {
+  type EventBus,
+  InProcessEventBus,
+  type OperationalStats,
+  type RateLimitStore,
+  type UnitOfWork,
+} from '@trellis/core';
 import type { Dialect, DialectName } from './dialects/Dialect.js';
 import type { PostgresEventBusOptions } from './PostgresEventBus.js';
+import type { PoolStats } from './PoolWatch.js';
+import { SqlOperationalStats } from './SqlOperationalStats.js';
 import { SqlRateLimitStore } from './SqlRateLimitStore.js';
 import { SqlUnitOfWork } from './SqlUnitOfWork.js';
 import { MIGRATIONS } from './migrations/migrationSource.js';
@@ -40,6 +48,10 @@ export interface SqlStore {
   readonly uow: UnitOfWork;
   /** Rate-limit counters in the database, shared by every process on it (each hit is a write). */
   readonly rateLimits: RateLimitStore;
+  /** Counts across owners for the operators' metrics (issue 18). */
+  readonly operationalStats: OperationalStats;
+  /** The connection pool now (used, free, waiting) and the time acquisitions waited so far. */
+  poolStats(): PoolStats;
   /**
    * The event bus that goes with this database, opened once (later calls return the same bus):
    * on Postgres `LISTEN`/`NOTIFY` on its own connection, so every replica on the database hears
@@ -141,6 +153,7 @@ export async function openSqlStore(url: string, options: SqlStoreOptions = {}): 
 class OpenSqlStore implements SqlStore {
   private readonly unitOfWork: SqlUnitOfWork;
   readonly rateLimits: RateLimitStore;
+  readonly operationalStats: OperationalStats;
   private events: Promise<EventBus & { close?(): Promise<void> }> | undefined;
 
   constructor(
@@ -149,6 +162,11 @@ class OpenSqlStore implements SqlStore {
   ) {
     this.unitOfWork = new SqlUnitOfWork(dialectImpl);
     this.rateLimits = new SqlRateLimitStore(dialectImpl);
+    this.operationalStats = new SqlOperationalStats(dialectImpl);
+  }
+
+  poolStats(): PoolStats {
+    return this.dialectImpl.poolStats();
   }
 
   get uow(): UnitOfWork {

@@ -10,3 +10,4 @@ export * from './signIn.js';
 export * from './fixtures.js';
 export * from './gitServer.js';
 export * from './gitJobs.js';
+export * from './prometheusText.js';

@@ -8,6 +8,8 @@ import { CredentialsFileError } from '../config/CredentialsFile.js';
 import { Agent } from '../daemon/Agent.js';
 import { JobRunner } from '../job/JobRunner.js';
 import { AgentLogger } from '../logging/AgentLogger.js';
+import { AgentMetrics, serveAgentMetrics } from '../observability/AgentMetrics.js';
+import { startAgentTracing, tracedFetch } from '../observability/tracing.js';
 import { AGENT_VERSION } from '../version.js';
 import type { CliIo } from './main.js';
 
@@ -33,7 +35,15 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
     baseUrl: config.serverUrl,
     auth: { kind: 'worker', workerId: config.workerId, workerToken: config.workerToken },
     userAgent: `trellis-agent/${AGENT_VERSION}`,
+    fetch: tracedFetch,
   });
+  const stopTracing = startAgentTracing(io.env, AGENT_VERSION);
+  let runningJobs = () => 0;
+  const metrics = config.metricsPort === null ? null : new AgentMetrics(() => runningJobs());
+  const metricsServer = metrics && (await serveAgentMetrics(metrics.registry, config.metricsPort as number));
+  if (metricsServer) logger.info('serving metrics', { url: metricsServer.url });
+  // The log bytes the control plane took, counted where the runners send them.
+  const runnerClient = metrics ? countingLogBytes(client, metrics) : client;
   const assumeRole = stsAssumeRole();
   const agent = new Agent({
     client,
@@ -42,10 +52,11 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
     once: config.once,
     claimWaitS: config.claimWaitS,
     heartbeatIntervalS: config.heartbeatIntervalS,
+    ...(metrics ? { metrics } : {}),
     createRunner: (claimed) =>
       new JobRunner(
         {
-          client,
+          client: runnerClient,
           logger,
           assumeRole,
           settings: {
@@ -63,6 +74,7 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
         claimed,
       ),
   });
+  runningJobs = () => agent.runningJobs;
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     signals += 1;
@@ -80,6 +92,22 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
+    metricsServer?.server.close();
+    await stopTracing?.();
     if (temporaryWorkDir) rmSync(temporaryWorkDir, { recursive: true, force: true });
   }
+}
+
+/** The same client, counting the bytes of each log chunk the control plane took. */
+function countingLogBytes(client: TrellisClient, metrics: AgentMetrics): TrellisClient {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      if (property !== 'appendLog') return Reflect.get(target, property, receiver);
+      return async (...args: Parameters<TrellisClient['appendLog']>) => {
+        const answer = await target.appendLog(...args);
+        metrics.logShipped(args[1]);
+        return answer;
+      };
+    },
+  });
 }

@@ -20,6 +20,7 @@ export interface RunFlags {
   'on-shutdown'?: string | undefined;
   'log-level'?: string | undefined;
   'allow-file-sources'?: boolean | undefined;
+  'metrics-port'?: string | undefined;
 }
 
 export interface RunConfig {
@@ -41,6 +42,8 @@ export interface RunConfig {
   logLevel: LogLevel | 'silent';
   /** Clone `file://` git sources (paths on this host); refused unless asked for. */
   allowFileSources: boolean;
+  /** `--metrics-port` / `TRELLIS_AGENT_METRICS_PORT`: serve `GET /metrics` there; null: not served. */
+  metricsPort: number | null;
 }
 
 export class ConfigError extends Error {
@@ -86,6 +89,7 @@ export function resolveRunConfig(flags: RunFlags, env: NodeJS.ProcessEnv): RunCo
     throw new ConfigError(`--on-shutdown must be "finish" or "cancel" (got "${shutdownMode}")`);
   }
   const heartbeat = flags['heartbeat-interval'] ?? env.TRELLIS_AGENT_HEARTBEAT_INTERVAL_S;
+  const metricsPort = flags['metrics-port'] ?? env.TRELLIS_AGENT_METRICS_PORT;
   let logLevel: LogLevel | 'silent';
   try {
     logLevel = parseLogLevel(flags['log-level'] ?? env.TRELLIS_AGENT_LOG_LEVEL);
@@ -108,5 +112,6 @@ export function resolveRunConfig(flags: RunFlags, env: NodeJS.ProcessEnv): RunCo
     shutdownMode,
     logLevel,
     allowFileSources: flags['allow-file-sources'] === true || isTrue(env.TRELLIS_ALLOW_FILE_SOURCES),
+    metricsPort: metricsPort ? integer(metricsPort, 'metrics port', 0, 0, 65_535) : null,
   };
 }

@@ -10,6 +10,8 @@ import {
 import type { ClaimAnswer as ClaimedJob } from '@trellis/client';
 import { type AgentLogger, describeError } from '../logging/AgentLogger.js';
 import type { JobOutcome, JobRunner } from '../job/JobRunner.js';
+import type { AgentMetrics } from '../observability/AgentMetrics.js';
+import { agentTracer } from '../observability/tracing.js';
 import { AGENT_VERSION } from '../version.js';
 
 export type ShutdownMode = 'finish' | 'cancel';
@@ -30,6 +32,8 @@ export interface AgentOptions {
   backoff?: () => Backoff;
   /** Time for the claim backoff and the heartbeat interval; the real clock by default. */
   clock?: RetryClock;
+  /** Counts jobs, claims and reconnects (`--metrics-port`); absent: nothing is counted. */
+  metrics?: AgentMetrics;
 }
 
 /** What `run` ends with; the CLI turns it into the exit code. */
@@ -95,6 +99,7 @@ export class Agent {
     const { client, logger } = this.options;
     const backoff = this.options.backoff?.() ?? new Backoff();
     const signal = this.stopping.signal;
+    let waitingSince = this.clock.now().getTime();
     while (!signal.aborted) {
       let claimed: ClaimedJob | null;
       try {
@@ -105,6 +110,7 @@ export class Agent {
           backoff,
           retryable: (error) => !this.refusedCredentials(error),
           onRetry: (error, delay) => {
+            this.options.metrics?.reconnect();
             const level = isTransient(error) ? 'warn' : 'error';
             logger[level]('claim failed; retrying', { slot, error: describeError(error), retry_in_ms: delay });
           },
@@ -113,22 +119,39 @@ export class Agent {
       } catch {
         return; // stopping, or the credentials were refused
       }
-      if (claimed) await this.runJob(claimed);
+      if (claimed) {
+        this.options.metrics?.claimed((this.clock.now().getTime() - waitingSince) / 1000);
+        await this.runJob(claimed);
+        waitingSince = this.clock.now().getTime();
+      }
       if (this.options.once) return;
     }
   }
 
-  private async runJob(claimed: ClaimedJob): Promise<void> {
-    const runner = this.options.createRunner(claimed);
-    this.runners.set(claimed.job.id, runner);
-    try {
-      this.outcomes.push(await runner.run());
-    } catch (error) {
-      this.options.logger.error('job runner crashed', { job_id: claimed.job.id, error: describeError(error) });
-      this.outcomes.push('FAILED');
-    } finally {
-      this.runners.delete(claimed.job.id);
-    }
+  /**
+   * Runs the job in a span `job <TYPE>` with `trellis.job_id` (the claim's request span carries
+   * the same id); its requests to the control plane carry the span as `traceparent`.
+   */
+  private runJob(claimed: ClaimedJob): Promise<void> {
+    const { job } = claimed;
+    const attributes = { 'trellis.job_id': job.id, 'trellis.job_type': job.job_type };
+    return agentTracer.startActiveSpan(`job ${job.job_type}`, { attributes }, async (span) => {
+      const started = this.clock.now().getTime();
+      const runner = this.options.createRunner(claimed);
+      this.runners.set(job.id, runner);
+      let outcome: JobOutcome = 'FAILED';
+      try {
+        outcome = await runner.run();
+      } catch (error) {
+        this.options.logger.error('job runner crashed', { job_id: job.id, error: describeError(error) });
+      } finally {
+        this.runners.delete(job.id);
+        this.outcomes.push(outcome);
+        this.options.metrics?.jobFinished(job.job_type, outcome, (this.clock.now().getTime() - started) / 1000);
+        span.setAttribute('trellis.job_outcome', outcome);
+        span.end();
+      }
+    });
   }
 
   /** A heartbeat every interval until the claim loops end. */

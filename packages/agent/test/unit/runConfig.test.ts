@@ -31,7 +31,14 @@ describe('the run configuration', () => {
       shutdownMode: 'finish',
       logLevel: 'info',
       allowFileSources: false,
+      metricsPort: null,
     });
+  });
+
+  it('serves metrics only on a port it is given', () => {
+    expect(resolveRunConfig({ 'metrics-port': '9464' }, ENV).metricsPort).toBe(9464);
+    expect(resolveRunConfig({}, { ...ENV, TRELLIS_AGENT_METRICS_PORT: '0' }).metricsPort).toBe(0);
+    expect(() => resolveRunConfig({ 'metrics-port': 'http' }, ENV)).toThrow(/metrics port/);
   });
 
   it('allows file:// git sources only when asked to', () => {

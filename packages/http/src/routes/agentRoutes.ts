@@ -1,5 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import type { EventBus, UseCases } from '@trellis/core';
+import type { JobFlowMetrics } from '../observability/JobFlowMetrics.js';
+import { traceJobId } from '../observability/tracing.js';
 import type { ClaimLongPolls } from '../limits/ClaimLongPolls.js';
 import { waitForEvent } from '../realtime/waitForEvent.js';
 import { defineRoute, type RouteSpec } from '../routing/route.js';
@@ -32,6 +34,8 @@ export function agentRoutes(
   events: EventBus,
   shutdown: AbortSignal,
   longPolls: ClaimLongPolls,
+  /** Observes claims, first reports and log chunks; null: no metrics. */
+  jobFlow: JobFlowMetrics | null = null,
 ): RouteSpec[] {
   return [
     defineRoute({
@@ -57,7 +61,11 @@ export function agentRoutes(
           const closed = { signal: AbortSignal.any([disconnected.signal, shutdown]) };
           for (;;) {
             const claimed = await useCases.jobs.claim(worker);
-            if (claimed) return { status: 200, body: claimed };
+            if (claimed) {
+              jobFlow?.claim(claimed.job);
+              traceJobId(claimed.job.id);
+              return { status: 200, body: claimed };
+            }
             const remaining = deadline - Date.now();
             if (remaining <= 0 || closed.signal.aborted) return { status: 204 };
             await waitForEvent(
@@ -115,10 +123,11 @@ export function agentRoutes(
         200: { description: 'The job', schema: AgentJob },
         413: { description: '`metadata_too_large`: the merged execution_metadata would pass its cap' },
       },
-      handler: async ({ worker, params, body }) => ({
-        status: 200,
-        body: await useCases.jobs.reportStatus(worker, params.id, body),
-      }),
+      handler: async ({ worker, params, body }) => {
+        const job = await useCases.jobs.reportStatus(worker, params.id, body);
+        jobFlow?.report(params.id);
+        return { status: 200, body: job };
+      },
     }),
     defineRoute({
       method: 'post',
@@ -143,10 +152,12 @@ export function agentRoutes(
             '`log_chunk_too_large`, or `job_log_truncated`: the job log reached its cap and was cut with a `SYSTEM` line',
         },
       },
-      handler: async ({ worker, params, body }) => ({
-        status: 201,
-        body: await useCases.logs.append(worker, params.id, body),
-      }),
+      handler: async ({ worker, params, body }) => {
+        const stored = await useCases.logs.append(worker, params.id, body);
+        jobFlow?.report(params.id);
+        jobFlow?.logChunk(body.log_chunk);
+        return { status: 201, body: stored };
+      },
     }),
     defineRoute({
       method: 'get',

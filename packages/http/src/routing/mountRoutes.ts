@@ -1,10 +1,12 @@
 import { type Clock, type RateLimitStore, ValidationError } from '@trellis/core';
-import express, { type RequestHandler, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { z } from 'zod';
 import { type AuthDeps, authenticate } from '../auth/authenticate.js';
 import { problem, sendProblem } from '../errors/problem.js';
 import { SharedRateLimitStore } from '../limits/SharedRateLimitStore.js';
+import { setRouteTemplate } from '../observability/routeTemplate.js';
+import { inRequestTrace } from '../observability/tracing.js';
 import { requestContext } from './requestContext.js';
 import type { RouteSpec } from './route.js';
 
@@ -65,7 +67,14 @@ function expressPath(path: string): string {
 /** Adds each route with its authentication, body parsing, validation and result writing. */
 export function mountRoutes(router: Router, routes: RouteSpec[], auth: AuthDeps, counters: RateLimitCounters): void {
   for (const route of routes) {
-    const chain: RequestHandler[] = [];
+    const template = expressPath(route.path);
+    // The template labels the request's metrics and names its span (never the raw path).
+    const chain: RequestHandler[] = [
+      (_req, res, next) => {
+        setRouteTemplate(res, template);
+        next();
+      },
+    ];
     if (route.rateLimit) chain.push(limiter(route, route.rateLimit, counters));
     chain.push(authenticate(route.auth, auth));
     if (route.body === 'raw') {
@@ -74,7 +83,7 @@ export function mountRoutes(router: Router, routes: RouteSpec[], auth: AuthDeps,
     } else if (route.body && route.body !== 'binary') {
       chain.push(requireJson, express.json({ limit: route.bodyLimit ?? DEFAULT_BODY_LIMIT, strict: false }));
     }
-    chain.push(async (req, res) => {
+    const handle = async (req: Request, res: Response) => {
       const body =
         route.body === 'binary' || route.body === 'raw' ? undefined : parse(route.body, req.body ?? {}, 'body');
       const result = await route.handler({
@@ -91,7 +100,9 @@ export function mountRoutes(router: Router, routes: RouteSpec[], auth: AuthDeps,
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
       if (result.body === undefined) res.status(result.status).end();
       else res.status(result.status).json(result.body);
-    });
-    router[route.method](expressPath(route.path), ...chain);
+    };
+    // In the request's trace again: a body parser's stream callbacks lost it.
+    chain.push((req, res) => inRequestTrace(res, () => handle(req, res)));
+    router[route.method](template, ...chain);
   }
 }

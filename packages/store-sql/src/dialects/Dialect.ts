@@ -1,3 +1,4 @@
+import type { PoolStats } from '../PoolWatch.js';
 import type { HeartbeatWrite, JobClaimMove, Scope } from '@trellis/core';
 import type { Knex } from 'knex';
 import type { Row } from '../rows.js';
@@ -85,5 +86,7 @@ export interface Dialect {
    * failures, the error unchanged when it is already a domain error or a bug (bad SQL).
    */
   translate(error: unknown): unknown;
+  /** The connection pool now, and the time acquisitions waited so far. */
+  poolStats(): PoolStats;
   close(): Promise<void>;
 }

@@ -66,6 +66,10 @@ export class RunCommand extends AgentCommand {
     description: 'TRELLIS_ALLOW_FILE_SOURCES=1; clone file:// git sources, paths on this host (default: refused)',
   });
 
+  metricsPort = Option.String('--metrics-port', {
+    description: 'TRELLIS_AGENT_METRICS_PORT; serve GET /metrics (Prometheus) on this port (default: not served)',
+  });
+
   override execute(): Promise<number> {
     return runCommand(
       {
@@ -85,6 +89,7 @@ export class RunCommand extends AgentCommand {
         'on-shutdown': this.onShutdown,
         'log-level': this.logLevel,
         'allow-file-sources': this.allowFileSources,
+        'metrics-port': this.metricsPort,
       },
       this.io,
     );

@@ -3,6 +3,7 @@ import type { HeartbeatWrite, JobClaimMove, Scope } from '@trellis/core';
 import knexFactory, { type Knex } from 'knex';
 import { toDomainError } from '../../errors.js';
 import { knexLog } from '../../knexLog.js';
+import { type PoolStats, PoolWatch } from '../../PoolWatch.js';
 import { migrateToLatest, pendingMigrations } from '../../migrations/migrationSource.js';
 import type { TrellisMigration } from '../../migrations/TrellisMigration.js';
 import type { SqlStoreLogger } from '../../openSqlStore.js';
@@ -41,12 +42,18 @@ interface ConnectionPool {
 export class PostgresDialect implements Dialect {
   readonly name = 'postgres';
   private readonly pool: ConnectionPool;
+  private readonly poolWatch: PoolWatch;
 
   constructor(
     private readonly knex: Knex,
     private readonly options: PostgresOptions,
   ) {
     this.pool = knex.client as ConnectionPool;
+    this.poolWatch = new PoolWatch(knex);
+  }
+
+  poolStats(): PoolStats {
+    return this.poolWatch.stats();
   }
 
   static async open(url: string, options: PostgresOptions): Promise<PostgresDialect> {

@@ -5,6 +5,7 @@ import { type HeartbeatWrite, type JobClaimMove, type Scope, UnavailableError } 
 import knexFactory, { type Knex } from 'knex';
 import { toDomainError } from '../../errors.js';
 import { knexLog } from '../../knexLog.js';
+import { type PoolStats, PoolWatch } from '../../PoolWatch.js';
 import { migrateToLatest, pendingMigrations } from '../../migrations/migrationSource.js';
 import type { TrellisMigration } from '../../migrations/TrellisMigration.js';
 import type { SqlStoreLogger } from '../../openSqlStore.js';
@@ -50,6 +51,7 @@ interface ConnectionPool {
 export class SqliteDialect implements Dialect {
   readonly name = 'sqlite';
   private readonly pool: ConnectionPool;
+  private readonly poolWatch: PoolWatch;
 
   constructor(
     private readonly knex: Knex,
@@ -58,6 +60,11 @@ export class SqliteDialect implements Dialect {
     private readonly mutex: AsyncMutex,
   ) {
     this.pool = knex.client as ConnectionPool;
+    this.poolWatch = new PoolWatch(knex);
+  }
+
+  poolStats(): PoolStats {
+    return this.poolWatch.stats();
   }
 
   /** `location` is a file path (relative to the working directory) or `:memory:`. */
