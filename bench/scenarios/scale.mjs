@@ -17,6 +17,8 @@ import { createOwner, registerAgents, withUseCases } from '../lib/setup.mjs';
 
 const MAIN_TF = 'variable "n" {\n  default = 1\n}\noutput "n" {\n  value = var.n\n}\n';
 const FLAT = 1.5;
+/** The two databases, by the keys of `sizes()`: 1,000 and 100,000 jobs. */
+const SIZES = ['small', 'large'];
 
 /** Jobs per vine and log chunks per finished job, at both sizes. */
 const JOBS_PER_VINE = 10;
@@ -66,26 +68,24 @@ export const scale = {
   async run(ctx) {
     const plan = sizes(ctx.quick);
     for (const dialect of ctx.dialects) {
-      const medians = {};
-      for (const [size, jobs] of [
-        ['small', plan.small],
-        ['large', plan.large],
-      ]) {
-        const begin = performance.now();
-        const database = await preparedDatabase(dialect, (url) => prepare(url, dialect, jobs, plan));
-        ctx.log(`  ${dialect}: ${jobs.toLocaleString('en-US')} jobs seeded in ${seconds(begin)} s`);
-        try {
-          medians[size] = await database.withClone(async (url) => {
-            const server = await startControlPlaneProcess(url);
-            try {
-              return await measure(server.url, database.prepared, plan);
-            } finally {
-              await server.stop();
-            }
-          });
-        } finally {
-          await database.drop();
+      const databases = {};
+      let medians;
+      try {
+        for (const size of SIZES) {
+          const begin = performance.now();
+          const jobs = plan[size];
+          databases[size] = await preparedDatabase(dialect, (url) => prepare(url, dialect, jobs, plan));
+          ctx.log(`  ${dialect}: ${jobs.toLocaleString('en-US')} jobs seeded in ${seconds(begin)} s`);
         }
+        medians = await databases.small.withClone((smallUrl) =>
+          databases.large.withClone((largeUrl) =>
+            withServers({ small: smallUrl, large: largeUrl }, (urls) =>
+              measure(urls, { small: databases.small.prepared, large: databases.large.prepared }, plan),
+            ),
+          ),
+        );
+      } finally {
+        for (const database of Object.values(databases)) await database.drop();
       }
       for (const { key, label } of REQUESTS) {
         const large = medians.large[key];
@@ -149,8 +149,10 @@ async function prepare(url, dialect, jobs, plan) {
     const vineRows = await knex('vines').where('name', 'like', 'scale-vine-%').whereRaw(`seq % ${spread} = 0`);
     const jobRows = await knex('jobs')
       .where('status', '<>', 'QUEUED')
-      .whereRaw(`seq % ${spread * JOBS_PER_VINE} = 1`)
+      .whereRaw(`seq % ${spread * JOBS_PER_VINE} = 5`)
       .select('id');
+    if (vineRows.length === 0 || jobRows.length === 0)
+      throw new Error('the seeded database has no vine or job to read');
     return {
       accessToken: made.owner.accessToken,
       agent: made.agent,
@@ -162,26 +164,43 @@ async function prepare(url, dialect, jobs, plan) {
   }
 }
 
-/** Median milliseconds of each request, sent one at a time after a warm-up. */
-async function measure(baseUrl, prepared, plan) {
-  const client = loadClient(baseUrl, { sockets: 1 });
+/** A trellis-server on each database, both running while `work(urls)` does. */
+async function withServers(databaseUrls, work) {
+  const servers = {};
   try {
-    const medians = {};
+    for (const size of SIZES) servers[size] = await startControlPlaneProcess(databaseUrls[size]);
+    return await work(Object.fromEntries(SIZES.map((size) => [size, servers[size].url])));
+  } finally {
+    for (const server of Object.values(servers)) await server.stop();
+  }
+}
+
+/**
+ * Median milliseconds of each request on each size, sent one at a time after a warm-up. The two
+ * servers take turns request by request (each going first every other time), so a busy moment of
+ * the machine weighs on both alike.
+ */
+async function measure(urls, prepared, plan) {
+  const clients = Object.fromEntries(SIZES.map((size) => [size, loadClient(urls[size], { sockets: 1 })]));
+  try {
+    const medians = { small: {}, large: {} };
     for (const { key, mutates } of REQUESTS) {
       const count = mutates ? plan.claims : plan.count;
       const warmup = mutates ? Math.min(plan.warmup, 3) : plan.warmup;
-      const timings = [];
+      const timings = { small: [], large: [] };
       for (let i = 0; i < warmup + count; i += 1) {
-        const [method, path, options] = requestOf(key, prepared, i);
-        const begin = performance.now();
-        await client.expect(200, method, path, options);
-        if (i >= warmup) timings.push(performance.now() - begin);
+        for (const size of i % 2 === 0 ? SIZES : [...SIZES].reverse()) {
+          const [method, path, options] = requestOf(key, prepared[size], i);
+          const begin = performance.now();
+          await clients[size].expect(200, method, path, options);
+          if (i >= warmup) timings[size].push(performance.now() - begin);
+        }
       }
-      medians[key] = percentile(timings, 50);
+      for (const size of SIZES) medians[size][key] = percentile(timings[size], 50);
     }
     return medians;
   } finally {
-    client.close();
+    for (const client of Object.values(clients)) client.close();
   }
 }
 

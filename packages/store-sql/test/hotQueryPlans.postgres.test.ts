@@ -177,14 +177,15 @@ describeWithPostgres('hot query plans on a large Postgres database', postgres, (
        SELECT gen_random_uuid(), v.owner_id, 'PLAN', s.status, '{}', 'scale', v.id, v.vineyard_id,
               CASE WHEN s.status <> 'QUEUED' THEN ?::uuid END, '{}', v.created_at + k * interval '1 minute',
               CASE WHEN s.status <> 'QUEUED' THEN v.created_at + k * interval '1 minute' END,
-              CASE WHEN s.status IN ('SUCCESS', 'FAILED') THEN v.created_at + k * interval '1 minute' END,
-              CASE WHEN s.status IN ('SUCCESS', 'FAILED') THEN 100 ELSE 0 END
+              CASE WHEN s.status IN ('SUCCESS', 'FAILED', 'CANCELLED') THEN v.created_at + k * interval '1 minute' END,
+              CASE WHEN s.status IN ('SUCCESS', 'FAILED', 'CANCELLED') THEN 100 ELSE 0 END
        FROM vines v
        CROSS JOIN generate_series(0, ? - 1) AS k
        CROSS JOIN LATERAL (SELECT CASE
          WHEN k = ? - 1 AND v.seq % 2 = 0 THEN 'QUEUED'
          WHEN k = ? - 2 AND v.seq % 3 = 0 THEN 'PROCESSING'
          WHEN k % 4 = 3 THEN 'FAILED'
+         WHEN k % 5 = 1 THEN 'CANCELLED'
          ELSE 'SUCCESS' END AS status) AS s
        ORDER BY v.seq, k`,
       [workerId, JOBS_PER_VINE, JOBS_PER_VINE, JOBS_PER_VINE],
@@ -216,6 +217,8 @@ describeWithPostgres('hot query plans on a large Postgres database', postgres, (
   }
 
   const now = () => new Date(SEEDED_AT).toISOString();
+  /** After every seeded job: the heartbeat asks for what was cancelled since the previous one. */
+  const lastHeartbeat = () => new Date(SEEDED_AT + 365 * 86_400_000).toISOString();
   const owners = (): OwnerIds => ownerId;
   const page = { limit: 50 };
 
@@ -288,7 +291,10 @@ describeWithPostgres('hot query plans on a large Postgres database', postgres, (
     ['vine list', () => ({ scope: ownerScope(ownerId), call: (s) => s.vines.page(owners(), page) })],
     [
       'cancelled jobs of a worker (heartbeat)',
-      () => ({ scope: ownerScope(ownerId), call: (s) => s.jobs.listCancelledForWorker(ownerId, workerId, now()) }),
+      () => ({
+        scope: ownerScope(ownerId),
+        call: (s) => s.jobs.listCancelledForWorker(ownerId, workerId, lastHeartbeat()),
+      }),
     ],
     ['busy workers', () => ({ scope: ownerScope(ownerId), call: (s) => s.jobs.busyWorkerIds(ownerId) })],
     [
@@ -311,6 +317,7 @@ describeWithPostgres('hot query plans on a large Postgres database', postgres, (
     const { scope, call } = hot();
     const statements = await statementsOf(scope, call);
     const plans = await plansOf(url, statements);
+    if (process.env.SHOW_PLANS) for (const p of plans) console.log(_name, JSON.stringify(p));
     expect(plans.length).toBeGreaterThan(0);
     const scans = plans.flatMap(({ query, plan }) =>
       seqScansOfLargeTables(plan).map((table) => `Seq Scan on ${table} in: ${query.replace(/\s+/g, ' ').trim()}`),
