@@ -317,7 +317,6 @@ describeWithPostgres('hot query plans on a large Postgres database', postgres, (
     const { scope, call } = hot();
     const statements = await statementsOf(scope, call);
     const plans = await plansOf(url, statements);
-    if (process.env.SHOW_PLANS) for (const p of plans) console.log(_name, JSON.stringify(p));
     expect(plans.length).toBeGreaterThan(0);
     const scans = plans.flatMap(({ query, plan }) =>
       seqScansOfLargeTables(plan).map((table) => `Seq Scan on ${table} in: ${query.replace(/\s+/g, ' ').trim()}`),
