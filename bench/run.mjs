@@ -5,9 +5,10 @@
  * to bench-results/<timestamp>.json and bench-results/latest.json.
  *
  *   node bench/run.mjs [--quick] [--only <scenario>[,<scenario>...]] [--dialect sqlite|postgres]
- *                      [--out <dir>]
+ *                      [--scale] [--out <dir>]
  *
- * Scenarios: claims, heartbeats, logs, sse, uploads. Run after `tsc -b` (npm run bench does both):
+ * Scenarios: claims, heartbeats, logs, sse, uploads; and scale (minutes of seeding, so only when
+ * asked: --scale or --only scale). Run after `tsc -b` (npm run bench does both):
  * it uses the built packages from dist.
  */
 import { join } from 'node:path';
@@ -19,15 +20,20 @@ import { claims } from './scenarios/claims.mjs';
 import { heartbeats } from './scenarios/heartbeats.mjs';
 import { logIngest } from './scenarios/logIngest.mjs';
 import { logStream } from './scenarios/logStream.mjs';
+import { scale } from './scenarios/scale.mjs';
 import { uploads } from './scenarios/uploads.mjs';
 
-const SCENARIOS = [claims, heartbeats, logIngest, logStream, uploads];
+const SCENARIOS = [claims, heartbeats, logIngest, logStream, uploads, scale];
+/** What runs without --only: every scenario but those that ask to be named (scale). */
+const DEFAULT_SCENARIOS = SCENARIOS.filter((scenario) => scenario.byDefault !== false);
 const DIALECTS = ['sqlite', 'postgres'];
 
 const USAGE = `Usage: node bench/run.mjs [options]   (npm run bench -- [options])
 
   --quick                small counts: a smoke test, not a measurement
   --only <names>         scenarios to run, comma-separated: ${SCENARIOS.map((s) => s.name).join(', ')}
+  --scale                the scale scenario: requests at 1,000 and at 100,000 jobs (seeds
+                         both databases in bulk; with --only, added to the named scenarios)
   --dialect <names>      databases: sqlite, postgres (default both; Postgres is skipped, loudly,
                          when it cannot be reached)
   --out <dir>            where the JSON goes (default bench-results/)
@@ -38,6 +44,7 @@ function parseOptions(argv) {
     args: argv,
     options: {
       quick: { type: 'boolean', default: false },
+      scale: { type: 'boolean', default: false },
       only: { type: 'string', multiple: true },
       dialect: { type: 'string', multiple: true },
       out: { type: 'string' },
@@ -49,7 +56,8 @@ function parseOptions(argv) {
       .flatMap((item) => item.split(','))
       .map((item) => item.trim())
       .filter(Boolean);
-  const only = list(values.only);
+  const named = list(values.only);
+  const only = values.scale ? [...new Set([...named, scale.name])] : named;
   const unknown = only.filter((name) => !SCENARIOS.some((scenario) => scenario.name === name));
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}\n\n${USAGE}`);
   const dialects = list(values.dialect);
@@ -58,7 +66,7 @@ function parseOptions(argv) {
   return {
     help: values.help,
     quick: values.quick,
-    only: only.length > 0 ? only : SCENARIOS.map((scenario) => scenario.name),
+    only: only.length > 0 ? only : DEFAULT_SCENARIOS.map((scenario) => scenario.name),
     dialects: dialects.length > 0 ? dialects : DIALECTS,
     out: values.out ?? join(REPO_ROOT, 'bench-results'),
   };

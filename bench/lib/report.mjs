@@ -4,11 +4,13 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * An aim is either a least ratio to the baseline (throughput) or a bound on the value itself
- * (latency, memory); `met` is decided here so the table and the JSON agree.
+ * An aim is a least ratio to the baseline (throughput), a most ratio (a cost that must stay flat
+ * as the data grows) or a bound on the value itself (latency, memory); `met` is decided here so the table and the JSON agree.
  */
 export const aims = {
   ratioAtLeast: (least, text) => ({ kind: 'ratio_at_least', target: least, text }),
+  /** A most ratio to the baseline: a cost (time) that may grow only so much over its baseline. */
+  ratioAtMost: (most, text) => ({ kind: 'ratio_at_most', target: most, text }),
   valueBelow: (bound, text) => ({ kind: 'value_below', target: bound, text }),
 };
 
@@ -31,6 +33,7 @@ export function figure({
   const ratio = baseline && baseline.value > 0 ? value / baseline.value : null;
   let met = null;
   if (aim?.kind === 'ratio_at_least') met = ratio !== null && ratio >= aim.target;
+  if (aim?.kind === 'ratio_at_most') met = ratio !== null && ratio <= aim.target;
   if (aim?.kind === 'value_below') met = value < aim.target;
   return {
     scenario,

@@ -34,7 +34,7 @@ import {
   uuidOut,
   uuidOutOrNull,
 } from '../rows.js';
-import { keysetPage } from './keysetPage.js';
+import { keysetPageOfOwners } from './keysetPage.js';
 
 export class SqlJobStore implements JobStore {
   constructor(private readonly db: SqlSession) {}
@@ -101,7 +101,13 @@ export class SqlJobStore implements JobStore {
 
   /** Reads the jobs rows alone: their summaries are all a page shows. */
   async page(owners: OwnerIds, request: PageRequest, filter: JobFilter = {}): Promise<Page<JobSummary>> {
-    return keysetPage(this.filtered(owners, filter), 'created_at', request, toJobSummary);
+    return keysetPageOfOwners(
+      ownerList(owners),
+      (ownerId) => this.filtered(ownerId, filter),
+      'created_at',
+      request,
+      toJobSummary,
+    );
   }
 
   private filtered(owners: OwnerIds, filter: JobFilter) {

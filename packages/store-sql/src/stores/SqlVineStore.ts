@@ -32,7 +32,7 @@ import {
   uuidOut,
   uuidOutOrNull,
 } from '../rows.js';
-import { keysetPage } from './keysetPage.js';
+import { keysetPageOfOwners } from './keysetPage.js';
 
 /** A component row's `data`: the component without the job id, which has its own column. */
 type StoredData<K extends ComponentKind> = Omit<NonNullable<VineComponents[K]>, 'job_id'>;
@@ -94,7 +94,13 @@ export class SqlVineStore implements VineStore {
   }
 
   async page(owners: OwnerIds, request: PageRequest): Promise<Page<Vine>> {
-    return keysetPage(this.db.table('vines').whereIn('owner_id', ownerList(owners)), 'created_at', request, toVine);
+    return keysetPageOfOwners(
+      ownerList(owners),
+      (ownerId) => this.db.table('vines').where({ owner_id: ownerId }),
+      'created_at',
+      request,
+      toVine,
+    );
   }
 
   async updateStatus(

@@ -76,16 +76,25 @@ export function describePaginationConformance(open: OpenStoreHarness): void {
       });
       // Alternating owners, out of insertion order, with ties across owners.
       const expected: string[] = [];
+      const jobIds: string[] = [];
       for (const [i, seconds] of TIMES.entries()) {
         const owner = i % 2 === 0 ? a.id : org.id;
         const name = `v${i}`;
-        await suite.asOwner(owner, (stores) =>
+        const vineyard = await suite.asOwner(owner, (stores) =>
           stores.vineyards.create(newVineyard(owner, { name, created_at: at(seconds) })),
         );
         await suite.asOwner(owner, (stores) =>
           stores.workers.create(newWorker(owner, { name, created_at: at(seconds) })),
         );
+        // Vines and jobs are read one owner at a time and merged (issue 17): the same order.
+        const vine = await suite.asOwner(owner, (stores) =>
+          stores.vines.create(newVine(owner, vineyard.id, { name, project_name: name, created_at: at(seconds) })),
+        );
+        const job = await suite.asOwner(owner, (stores) =>
+          stores.jobs.create(newJob(owner, vine, { created_at: at(seconds) })),
+        );
         expected.push(name);
+        jobIds.push(job.id);
       }
       await suite.asOwner(b.id, (stores) =>
         stores.vineyards.create(newVineyard(b.id, { name: 'other', created_at: at(50) })),
@@ -102,6 +111,15 @@ export function describePaginationConformance(open: OpenStoreHarness): void {
         3,
       );
       expect(workers.map((w) => w.name)).toEqual(newestFirst(expected));
+      const vines = await walk((request) => suite.uow.read(scope, (stores) => stores.vines.page(owners, request)), 2);
+      expect(vines.map((v) => v.name)).toEqual(newestFirst(expected));
+      for (const limit of [1, 3, 50]) {
+        const jobs = await walk(
+          (request) => suite.uow.read(scope, (stores) => stores.jobs.page(owners, request)),
+          limit,
+        );
+        expect(jobs.map((job) => job.id)).toEqual(newestFirst(jobIds));
+      }
       const onlyOrg = await suite.uow.read(scope, (stores) => stores.vineyards.page([org.id], { limit: 50 }));
       expect(onlyOrg.items.map((v) => v.owner_id)).toEqual(expected.filter((_, i) => i % 2 === 1).map(() => org.id));
     });
