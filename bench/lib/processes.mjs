@@ -71,16 +71,17 @@ export function startChild(script, args, { env, ready, name }) {
 
 /**
  * The real `trellis-server` binary over `databaseUrl`, on a loopback port of its own, with its
- * data dir (and the filesystem artifact store) in a temp dir removed on `stop()`.
+ * data dir (and the filesystem artifact store) in a temp dir removed on `stop()`. `env` adds
+ * settings a scenario needs (a higher cap, say) to the control plane's environment.
  */
-export async function startControlPlaneProcess(databaseUrl) {
+export async function startControlPlaneProcess(databaseUrl, { env = {} } = {}) {
   const dataDir = await mkdtemp(join(tmpdir(), 'trellis-bench-server-'));
   const removeDataDir = deferCleanup(() => rm(dataDir, { recursive: true, force: true }));
   const artifactsDir = join(dataDir, 'artifacts');
   try {
     const child = await startChild(SERVER_BIN, [], {
       name: 'trellis-server',
-      env: controlPlaneEnv({ databaseUrl, dataDir, artifactsUrl: pathToFileURL(artifactsDir).href }),
+      env: { ...controlPlaneEnv({ databaseUrl, dataDir, artifactsUrl: pathToFileURL(artifactsDir).href }), ...env },
       ready: /listening on (http:\/\/\S+)\r?\n/,
     });
     return {

@@ -2,7 +2,13 @@ import { createHash, randomUUID } from 'node:crypto';
 import { type FileHandle, mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
-import { type ArtifactStore, NotFoundError, type StoredArtifact, TooLargeError } from '@trellis/core';
+import {
+  type ArtifactObject,
+  type ArtifactStore,
+  NotFoundError,
+  type StoredArtifact,
+  TooLargeError,
+} from '@trellis/core';
 import { decodeHeader, encodeHeader, HEADER_BYTES } from './artifactHeader.js';
 import { objectPathForKey } from './artifactKey.js';
 import { fsOp, hasCode, toDomainError } from './fsErrors.js';
@@ -65,7 +71,7 @@ export class FsArtifactStore implements ArtifactStore {
     }
   }
 
-  async get(key: string): Promise<StoredArtifact & { body: Readable }> {
+  async get(key: string): Promise<ArtifactObject> {
     const path = objectPathForKey(this.objectsDir, key);
     let file: FileHandle;
     try {
@@ -75,15 +81,15 @@ export class FsArtifactStore implements ArtifactStore {
       throw toDomainError(error, 'read the artifact');
     }
     try {
-      const { size, sha256 } = await readHeader(file, key);
+      const { size } = await readHeader(file, key);
       if (size === 0) {
         await file.close();
-        return { size, sha256, body: emptyBody() };
+        return { size, body: emptyBody() };
       }
       // The stream reads from the descriptor opened above, so a concurrent overwrite or delete
       // cannot mix versions; it closes the file when it ends or is destroyed.
       const body = file.createReadStream({ start: HEADER_BYTES, end: HEADER_BYTES + size - 1 });
-      return { size, sha256, body };
+      return { size, body };
     } catch (error) {
       await file.close().catch(() => undefined);
       throw error;

@@ -1,15 +1,19 @@
-import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Bucket, Storage } from '@google-cloud/storage';
-import { type ArtifactStore, NotFoundError, type StoredArtifact, UnavailableError } from '@trellis/core';
+import {
+  type ArtifactObject,
+  type ArtifactStore,
+  NotFoundError,
+  type StoredArtifact,
+  UnavailableError,
+} from '@trellis/core';
 import { isMissingBucket, statusOf, toDomainError } from './gcsErrors.js';
 import { MeteredBody } from '@trellis/core';
-import { objectNameForKey, stagingName } from '@trellis/core';
+import { objectNameForKey } from '@trellis/core';
 
 const MiB = 1024 * 1024;
 const CONTENT_TYPE = 'application/octet-stream';
-const SHA256_PATTERN = /^[0-9a-f]{64}$/;
 
 /** A `get` races writers: the generation it read the metadata of may be replaced before the read. */
 const GET_ATTEMPTS = 3;
@@ -38,15 +42,14 @@ export interface GcsArtifactStoreOptions {
 /**
  * The artifact store on Google Cloud Storage.
  *
- * `put` streams. A body up to `singleRequestBytes` (default 1 MiB) goes in one upload request
- * with its sha256 as custom metadata. A larger one streams through a resumable upload (one
- * request, no chunk buffering: memory stays at a few stream buffers) to a staging name below
- * `<prefix>/.trellis-staging/`; once complete and within the limit, a server-side copy commits it
- * to the key with its sha256 (metadata cannot be set when a resumable upload finishes; within one
- * bucket the copy moves no data) and the staging object is deleted. Readers see the old object or
- * the new one, never a partial one. A body over the limit or one that fails ends the upload
- * request before its last byte, so GCS never finalizes an object; the resumable session is then
- * cancelled (`DELETE` on its URI) and any staging object removed.
+ * `put` streams and writes every byte once. A body up to `singleRequestBytes` (default 1 MiB)
+ * goes in one upload request. A larger one streams through a resumable upload (one request, no
+ * chunk buffering: memory stays at a few stream buffers) to the key itself; GCS replaces the object
+ * only when the upload is finalized by its last byte, so readers see the old object or the new one,
+ * never a partial one. The sha256 is not kept beside the object: the caller records it and checks
+ * the bytes against it on download. A body over the limit or one that fails ends the upload request
+ * before its last byte, so GCS never finalizes an object; the resumable session is then cancelled
+ * (`DELETE` on its URI) and any earlier object under the key stays.
  */
 export class GcsArtifactStore implements ArtifactStore {
   readonly storage: Storage;
@@ -80,24 +83,20 @@ export class GcsArtifactStore implements ArtifactStore {
     }
   }
 
-  async get(key: string): Promise<StoredArtifact & { body: Readable }> {
+  async get(key: string): Promise<ArtifactObject> {
     const name = objectNameForKey(this.prefix, key);
     for (let attempt = 1; ; attempt += 1) {
-      let metadata: { size?: string | number; generation?: string | number; metadata?: Record<string, unknown> };
+      let metadata: { size?: string | number; generation?: string | number };
       try {
         [metadata] = await this.bucket.file(name).getMetadata();
       } catch (error) {
         throw await this.readError(error);
       }
-      const sha256 = String(metadata.metadata?.sha256 ?? '');
       const size = Number(metadata.size);
-      if (!SHA256_PATTERN.test(sha256) || !Number.isSafeInteger(size)) {
-        // Only an object put there by something else gets here: a server fault, not a client's.
-        throw new Error(
-          `object ${JSON.stringify(name)} in bucket ${this.bucket.name} has no sha256 metadata; it is not from this store`,
-        );
+      if (!Number.isSafeInteger(size)) {
+        throw new Error(`GCS answered the metadata of ${JSON.stringify(name)} without a size`);
       }
-      // Read exactly the generation the metadata describes, so body and digest always match.
+      // Read exactly the generation the metadata describes, so body and size always match.
       const file = this.bucket.file(name, { generation: metadata.generation as number });
       const body = file.createReadStream({ validation: false });
       try {
@@ -108,7 +107,7 @@ export class GcsArtifactStore implements ArtifactStore {
         if (statusOf(error) === 404 && attempt < GET_ATTEMPTS) continue;
         throw await this.readError(error);
       }
-      return { size, sha256, body };
+      return { size, body };
     }
   }
 
@@ -146,15 +145,13 @@ export class GcsArtifactStore implements ArtifactStore {
       resumable: false,
       validation: 'md5',
       contentType: CONTENT_TYPE,
-      metadata: { metadata: { sha256: digest } },
     });
     return { size: meter.size, sha256: digest };
   }
 
-  /** A larger body: a resumable upload to a staging name, then a server-side copy onto the key. */
+  /** A larger body: a resumable upload to the key, finalized by its last byte. */
   private async putResumable(name: string, head: Buffer[], meter: MeteredBody): Promise<StoredArtifact> {
-    const staging = this.bucket.file(stagingName(this.prefix, randomUUID()));
-    const sink = staging.createWriteStream({
+    const sink = this.bucket.file(name).createWriteStream({
       resumable: true,
       validation: 'md5',
       contentType: CONTENT_TYPE,
@@ -189,30 +186,12 @@ export class GcsArtifactStore implements ArtifactStore {
     } catch (error) {
       clearTimeout(idle);
       await this.cancelSession(sessionUri);
-      await this.deleteQuietly(staging);
       throw error;
     } finally {
       clearTimeout(idle);
     }
     if (!meter.complete) throw new Error('the resumable upload ended before the body did');
-    const digest = meter.digest();
-    try {
-      await staging.copy(this.bucket.file(name), {
-        contentType: CONTENT_TYPE,
-        metadata: { sha256: digest },
-      });
-    } finally {
-      await this.deleteQuietly(staging);
-    }
-    return { size: meter.size, sha256: digest };
-  }
-
-  /**
-   * Best effort, within `checkTimeoutMs`: a backend that is down must not hold up the error the
-   * caller is waiting for. What stays behind expires by the lifecycle rule of docs/storage.md.
-   */
-  private async deleteQuietly(file: ReturnType<Bucket['file']>): Promise<void> {
-    await withDeadline(file.delete({ ignoreNotFound: true }), this.checkTimeoutMs, 'delete').catch(() => undefined);
+    return { size: meter.size, sha256: meter.digest() };
   }
 
   /** Cancels an unfinished resumable session so it cannot be completed later (GCS answers 499). */

@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import {
-  CopyObjectCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   type GetObjectCommandOutput,
@@ -9,12 +7,12 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { type ArtifactStore, NotFoundError, type StoredArtifact } from '@trellis/core';
+import { type ArtifactObject, type ArtifactStore, NotFoundError, type StoredArtifact } from '@trellis/core';
 import { MeteredBody } from '@trellis/core';
-import { objectNameForKey, stagingName } from '@trellis/core';
+import { objectNameForKey } from '@trellis/core';
+import { MultipartUpload } from './multipartUpload.js';
 import { PartBufferPool, UploadBuffers } from './partBuffers.js';
 import { isMissingKey, toDomainError } from './s3Errors.js';
-import { StagedMultipartUpload } from './stagedMultipartUpload.js';
 
 const MiB = 1024 * 1024;
 
@@ -24,11 +22,10 @@ export const MIN_PART_SIZE = 5 * MiB;
 /** Part memory of all uploads of a store together, by default: three parts of 5 MiB. */
 export const DEFAULT_BUFFER_BYTES = 16 * MiB;
 
-/** CopyObject copies at most 5 GiB in one request. */
-const MAX_COPY_BYTES = 5 * 1024 * MiB;
+/** A multipart upload has at most 10,000 parts. */
+const MAX_PARTS = 10_000;
 
 const CONTENT_TYPE = 'application/octet-stream';
-const SHA256_PATTERN = /^[0-9a-f]{64}$/;
 
 export interface S3ArtifactStoreOptions {
   client: S3Client;
@@ -61,16 +58,15 @@ export interface S3ArtifactStoreOptions {
  *
  * `put` streams: each chunk of the body is copied into a part buffer as it arrives, and memory is
  * bounded by `partSize × queueSize` per upload whatever the body's size, and by `bufferBytes` for
- * all uploads together (see `partBuffers.ts`). A
- * body that ends within the first part is sent as one PutObject carrying its sha256 as metadata
- * (`x-amz-meta-sha256`) and as `x-amz-checksum-sha256`, which S3 verifies. A larger one goes
- * through a multipart upload to a staging name below `<prefix>/.trellis-staging/`, parts sent as
- * they fill with a CRC32 each; once it is complete and within the limit, a server-side CopyObject
- * commits it to the key with its sha256 (S3 cannot set metadata at the end of a multipart upload)
- * and the staging object is deleted. A reader therefore sees the old object or the new one, each
- * with its own digest, never a partial one. A body over the limit or one that fails stops the
- * source, waits for the parts in flight and aborts the multipart upload before `put` rejects: no
- * part, upload or object is left behind.
+ * all uploads together (see `partBuffers.ts`). Every byte is written once. A body that ends within
+ * the first part is sent as one PutObject with `x-amz-checksum-sha256`, which S3 verifies. A larger
+ * one goes through a multipart upload to the key itself, parts sent as they fill with a CRC32 each;
+ * S3 replaces the object only when the upload completes, after the last byte was counted within
+ * the limit, so a reader sees the old object or the new one, never a partial one. The sha256 is not
+ * kept beside the object (S3 cannot set metadata at the end of a multipart upload): the caller
+ * records it and checks the bytes against it on download. A body over the limit or one that fails
+ * stops the source, waits for the parts in flight and aborts the multipart upload before `put`
+ * rejects: no part, upload or object is left behind, and any earlier object under the key stays.
  */
 export class S3ArtifactStore implements ArtifactStore {
   readonly client: S3Client;
@@ -106,23 +102,20 @@ export class S3ArtifactStore implements ArtifactStore {
 
   async put(key: string, body: AsyncIterable<Uint8Array>, options: { maxBytes: number }): Promise<StoredArtifact> {
     const name = objectNameForKey(this.prefix, key);
-    if (options.maxBytes > MAX_COPY_BYTES) throw new RangeError('maxBytes must be at most 5 GiB on S3');
+    if (options.maxBytes > this.partSize * MAX_PARTS) {
+      throw new RangeError(`maxBytes must be at most ${MAX_PARTS} parts of ${this.partSize} bytes on S3`);
+    }
     const meter = new MeteredBody(body, options.maxBytes);
     const buffers = new UploadBuffers(this.buffers, this.queueSize);
     let part = buffers.first();
-    let upload: StagedMultipartUpload | undefined;
+    let upload: MultipartUpload | undefined;
     try {
       for (let chunk = await meter.next(); chunk !== null; chunk = await meter.next()) {
         for (let offset = 0; offset < chunk.byteLength; ) {
           if (part.cramped) await buffers.grow(part);
           // A full part goes out only once more bytes come, so a body of one part is one PutObject.
           if (part.full) {
-            upload ??= await StagedMultipartUpload.start(
-              this.client,
-              this.bucket,
-              stagingName(this.prefix, randomUUID()),
-              await this.checksums(),
-            );
+            upload ??= await MultipartUpload.start(this.client, this.bucket, name, await this.checksums());
             upload.send(part, buffers.sending(part));
             part = await buffers.next();
           }
@@ -136,7 +129,6 @@ export class S3ArtifactStore implements ArtifactStore {
       }
       upload.send(part, buffers.sending(part));
       await upload.complete();
-      await this.commit(upload.key, name, stored.sha256);
       return stored;
     } catch (error) {
       await meter.stop();
@@ -147,7 +139,7 @@ export class S3ArtifactStore implements ArtifactStore {
     }
   }
 
-  async get(key: string): Promise<StoredArtifact & { body: Readable }> {
+  async get(key: string): Promise<ArtifactObject> {
     const name = objectNameForKey(this.prefix, key);
     let output: GetObjectCommandOutput;
     try {
@@ -157,16 +149,12 @@ export class S3ArtifactStore implements ArtifactStore {
       throw toDomainError(error, 'read the artifact');
     }
     const body = output.Body as Readable;
-    const sha256 = output.Metadata?.sha256 ?? '';
     const size = output.ContentLength;
-    if (!SHA256_PATTERN.test(sha256) || size === undefined) {
+    if (size === undefined) {
       body.destroy();
-      // Only an object put there by something else gets here: a server fault, not a client's.
-      throw new Error(
-        `object ${JSON.stringify(name)} in bucket ${this.bucket} has no sha256 metadata; it is not from this store`,
-      );
+      throw new Error(`S3 answered GetObject ${JSON.stringify(name)} without a Content-Length`);
     }
-    return { size, sha256, body };
+    return { size, body };
   }
 
   async delete(key: string): Promise<void> {
@@ -221,32 +209,8 @@ export class S3ArtifactStore implements ArtifactStore {
         Body: bytes,
         ContentLength: bytes.length,
         ContentType: CONTENT_TYPE,
-        Metadata: { sha256 },
         ChecksumSHA256: checksums ? Buffer.from(sha256, 'hex').toString('base64') : undefined,
       }),
     );
   }
-
-  /** Copies the completed staging object onto the key with its sha256, then deletes it. */
-  private async commit(staging: string, name: string, sha256: string): Promise<void> {
-    try {
-      await this.client.send(
-        new CopyObjectCommand({
-          Bucket: this.bucket,
-          Key: name,
-          CopySource: `${this.bucket}/${encodeObjectName(staging)}`,
-          MetadataDirective: 'REPLACE',
-          Metadata: { sha256 },
-          ContentType: CONTENT_TYPE,
-        }),
-      );
-    } finally {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: staging })).catch(() => undefined);
-    }
-  }
-}
-
-/** `CopySource` is URL-encoded, slashes kept. */
-function encodeObjectName(name: string): string {
-  return name.split('/').map(encodeURIComponent).join('/');
 }

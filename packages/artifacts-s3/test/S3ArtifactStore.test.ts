@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
-import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { openS3ArtifactStore, parseS3Url, type S3ArtifactStore, STAGING_SEGMENT } from '@trellis/artifacts-s3';
 import { TooLargeError, UnavailableError, ValidationError } from '@trellis/core';
 import { freePort, type MinioServer, requirePeer, startMinio } from '@trellis/testkit';
@@ -111,26 +111,49 @@ describe.skipIf(!minioBinary)('S3 artifact store on MinIO', () => {
     return { uploads: await minio.listMultipartUploads(bucket), objects: await minio.listObjects(bucket) };
   }
 
-  it('keeps the sha256 as object metadata, for one-request and multipart uploads alike', async () => {
+  it('writes every byte once: a multipart upload goes straight to the key, with no staging copy', async () => {
     const bucket = await minio.createBucket();
     const store = await open(bucket);
-    const small = await store.put('plans/o/j/terraform.plan.out', bytes(1000, 7), { maxBytes: 50 * MiB });
-    const large = await store.put('state/o/v/1-x.tfstate', bytes(12 * MiB, 8), { maxBytes: 50 * MiB });
-    for (const [name, stored] of [
-      ['trellis/plans/o/j/terraform.plan.out', small],
-      ['trellis/state/o/v/1-x.tfstate', large],
-    ] as const) {
-      const head = await store.client.send(new HeadObjectCommand({ Bucket: bucket, Key: name }));
-      expect({ name, sha256: head.Metadata?.sha256, size: head.ContentLength }).toEqual({
-        name,
-        sha256: stored.sha256,
-        size: stored.size,
-      });
-    }
-    expect((await leftovers(bucket)).objects.sort()).toEqual([
-      'trellis/plans/o/j/terraform.plan.out',
-      'trellis/state/o/v/1-x.tfstate',
+    const sent: { command: string; bytes: number }[] = [];
+    store.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { ContentLength?: number };
+        sent.push({ command: context.commandName ?? '?', bytes: input.ContentLength ?? 0 });
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordCommands' },
+    );
+    const size = 12 * MiB;
+    const stored = await store.put('state/o/v/1-x.tfstate', bytes(size, 8), { maxBytes: 50 * MiB });
+    expect(stored.size).toBe(size);
+    expect(sent.map((s) => s.command)).toEqual([
+      'CreateMultipartUploadCommand',
+      'UploadPartCommand',
+      'UploadPartCommand',
+      'UploadPartCommand',
+      'CompleteMultipartUploadCommand',
     ]);
+    expect(sent.reduce((total, s) => total + s.bytes, 0)).toBe(size);
+    expect(await leftovers(bucket)).toEqual({ uploads: [], objects: ['trellis/state/o/v/1-x.tfstate'] });
+  });
+
+  it('reads an object an earlier version stored (staged copy, sha256 in metadata) byte for byte', async () => {
+    const bucket = await minio.createBucket();
+    const store = await open(bucket);
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of bytes(3 * MiB, 5)) chunks.push(chunk);
+    const body = Buffer.concat(chunks);
+    await store.client.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: 'trellis/plans/o/j/terraform.plan.out',
+        Body: body,
+        Metadata: { sha256: createHash('sha256').update(body).digest('hex') },
+      }),
+    );
+    const got = await store.get('plans/o/j/terraform.plan.out');
+    expect(got.size).toBe(body.length);
+    expect(Buffer.concat(await got.body.toArray()).equals(body)).toBe(true);
   });
 
   it('aborts the multipart upload of a body that passes the limit after several parts', async () => {
@@ -182,12 +205,10 @@ describe.skipIf(!minioBinary)('S3 artifact store on MinIO', () => {
     const stored = await Promise.all(puts);
     for (const [i, key] of ['turns/1', 'turns/2', 'turns/3', 'pipelined/1'].entries()) {
       const got = await oneAtATime.get(key);
-      expect({ key, size: got.size, sha256: got.sha256 }).toEqual({ key, ...stored[i] });
-      expect(
-        createHash('sha256')
-          .update(Buffer.concat(await got.body.toArray()))
-          .digest('hex'),
-      ).toBe(got.sha256);
+      const sha256 = createHash('sha256')
+        .update(Buffer.concat(await got.body.toArray()))
+        .digest('hex');
+      expect({ key, size: got.size, sha256 }).toEqual({ key, ...stored[i] });
     }
     expect(await leftovers(bucket)).toMatchObject({ uploads: [] });
   });

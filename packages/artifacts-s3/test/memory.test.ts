@@ -58,11 +58,7 @@ describe.skipIf(!minioBinary)('S3 artifact store memory', () => {
       const got = await store.get('big/object');
       const received = createHash('sha256');
       for await (const chunk of got.body) received.update(chunk as Buffer);
-      expect({ size: got.size, sha256: got.sha256, received: received.digest('hex') }).toEqual({
-        size,
-        sha256: expected,
-        received: expected,
-      });
+      expect({ size: got.size, received: received.digest('hex') }).toEqual({ size, received: expected });
     } finally {
       store.client.destroy();
     }

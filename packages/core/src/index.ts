@@ -19,6 +19,7 @@ export * from './domain/vineStateMachine.js';
 export * from './domain/workerStatus.js';
 
 export * from './artifacts/MeteredBody.js';
+export * from './artifacts/VerifiedBody.js';
 export * from './artifacts/objectNames.js';
 export * from './auth/apiToken.js';
 export * from './auth/BootstrapSignIn.js';

@@ -6,9 +6,9 @@ import { ValidationError } from '../domain/errors.js';
  */
 
 /**
- * First segment of the names that uploads are staged under before they are committed (see the
- * S3 and GCS stores' `put`); no artifact key may start with it. A lifecycle rule on
- * `<prefix>/.trellis-staging/` clears what a crashed server left there (docs/storage.md).
+ * First segment of the names that earlier versions staged uploads under before a copy committed
+ * them; no artifact key may start with it, so what a crashed server of that time left there never
+ * shadows an artifact (a lifecycle rule clears it, docs/storage.md).
  */
 export const STAGING_SEGMENT = '.trellis-staging';
 
@@ -56,11 +56,6 @@ export function objectNameForKey(prefix: string, key: string): string {
   const name = prefix === '' ? key : `${prefix}/${key}`;
   if (Buffer.byteLength(name) > MAX_NAME_BYTES) throw invalidArtifactKey(key, `is longer than ${MAX_NAME_BYTES} bytes`);
   return name;
-}
-
-/** Where an upload is staged: a fresh name below `<prefix>/.trellis-staging/`. */
-export function stagingName(prefix: string, id: string): string {
-  return prefix === '' ? `${STAGING_SEGMENT}/${id}` : `${prefix}/${STAGING_SEGMENT}/${id}`;
 }
 
 function segmentProblem(path: string): string | undefined {

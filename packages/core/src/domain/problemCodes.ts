@@ -166,6 +166,10 @@ export const PROBLEM_CODES = {
   not_ready: { status: 503, meaning: 'a dependency of the control plane is not reachable' },
   database_unavailable: { status: 503, meaning: 'the database cannot be reached or is too busy' },
   artifact_store_unavailable: { status: 503, meaning: 'the artifact store cannot be reached or refused us' },
+  artifact_digest_mismatch: {
+    status: 503,
+    meaning: 'the artifact store returned bytes whose size or sha256 differ from the recorded ones',
+  },
   provider_unavailable: { status: 503, meaning: 'the sign-in or git provider cannot be reached' },
   release_api_disabled: { status: 503, meaning: 'the release endpoints are off (no release secret is set)' },
 } as const satisfies Record<string, ProblemCodeInfo>;

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { verifiedArtifactBody } from '../artifacts/VerifiedBody.js';
 import type { WorkerActor } from '../domain/actors.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../domain/errors.js';
 import type { PlanArtifact } from '../domain/records.js';
@@ -61,6 +62,7 @@ export class PlanArtifactUseCases {
     });
     if (!record) throw new NotFoundError('plan_artifact');
     const artifact = await this.deps.artifacts.get(record.storage_key);
-    return { body: artifact.body, size: artifact.size, sha256: record.sha256 };
+    const body = verifiedArtifactBody(record.storage_key, artifact.body, artifact.size, record);
+    return { body, size: record.size, sha256: record.sha256 };
   }
 }

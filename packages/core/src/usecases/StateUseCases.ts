@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { verifiedArtifactBody } from '../artifacts/VerifiedBody.js';
 import type { WorkerActor } from '../domain/actors.js';
 import { ConflictError, ForbiddenError, NotFoundError, TooLargeError, ValidationError } from '../domain/errors.js';
 import type { Job, JsonObject, StateLock, StateVersion } from '../domain/records.js';
@@ -31,7 +32,8 @@ export class StateUseCases {
     });
     if (!latest) return null;
     const artifact = await this.deps.artifacts.get(latest.storage_key);
-    return { body: artifact.body, size: artifact.size, sha256: latest.sha256 };
+    const body = verifiedArtifactBody(latest.storage_key, artifact.body, artifact.size, latest);
+    return { body, size: latest.size, sha256: latest.sha256 };
   }
 
   /**

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import {
   MeteredBody,
   normalizePrefix,
   objectNameForKey,
-  stagingName,
   TooLargeError,
+  UnavailableError,
   ValidationError,
+  verifiedArtifactBody,
 } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
 
@@ -67,11 +69,58 @@ describe('object names of artifact keys', () => {
     expect(() => objectNameForKey('p', 'x'.repeat(1100))).toThrow(/1024 bytes/);
   });
 
-  it('normalises prefixes and names staging objects', () => {
+  it('normalises prefixes', () => {
     expect(normalizePrefix('/a/b/')).toBe('a/b');
     expect(normalizePrefix('')).toBe('');
     expect(() => normalizePrefix('a/../b')).toThrow(ValidationError);
-    expect(stagingName('a', 'id')).toBe('a/.trellis-staging/id');
-    expect(stagingName('', 'id')).toBe('.trellis-staging/id');
+  });
+});
+
+describe('verifiedArtifactBody', () => {
+  const chunks = ['first ', 'second ', 'last'].map((text) => Buffer.from(text));
+  const whole = Buffer.concat(chunks);
+  const recorded = { size: whole.length, sha256: createHash('sha256').update(whole).digest('hex') };
+
+  async function drain(body: Readable): Promise<{ received: Buffer; error: unknown }> {
+    const received: Buffer[] = [];
+    try {
+      for await (const chunk of body) received.push(chunk as Buffer);
+    } catch (error) {
+      return { received: Buffer.concat(received), error };
+    }
+    return { received: Buffer.concat(received), error: undefined };
+  }
+
+  it('passes the bytes on, chunk for chunk, when they match the record', async () => {
+    const { received, error } = await drain(verifiedArtifactBody('k', Readable.from(chunks), whole.length, recorded));
+    expect(error).toBeUndefined();
+    expect(received.equals(whole)).toBe(true);
+  });
+
+  it('withholds the last chunk and fails with artifact_digest_mismatch when the bytes differ', async () => {
+    const altered = ['first ', 'second ', 'lost'].map((text) => Buffer.from(text));
+    const { received, error } = await drain(verifiedArtifactBody('k', Readable.from(altered), whole.length, recorded));
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect(error).toMatchObject({ code: 'artifact_digest_mismatch' });
+    // The reader may get the chunks before the last, or lose them to the error; never 'lost'.
+    expect('first second '.startsWith(received.toString())).toBe(true);
+  });
+
+  it('refuses a size that differs from the record before reading, and a body shorter than its size', async () => {
+    const source = Readable.from(chunks);
+    expect(() => verifiedArtifactBody('k', source, whole.length + 1, recorded)).toThrow(UnavailableError);
+    expect(source.destroyed).toBe(true);
+    const { error } = await drain(verifiedArtifactBody('k', Readable.from(chunks.slice(0, 2)), whole.length, recorded));
+    expect(error).toMatchObject({ code: 'artifact_digest_mismatch' });
+  });
+
+  it('passes on an error of the source', async () => {
+    const failing = new Readable({
+      read() {
+        this.destroy(new Error('connection reset'));
+      },
+    });
+    const { error } = await drain(verifiedArtifactBody('k', failing, whole.length, recorded));
+    expect(error).toMatchObject({ message: 'connection reset' });
   });
 });

@@ -69,6 +69,36 @@ describe('plan artifacts', () => {
     expect(await readAll(download.body)).toEqual(data);
   });
 
+  it('are checked against the recorded sha256 on download: altered bytes end in artifact_digest_mismatch, never in full', async () => {
+    const plan = await seedRunningJob(core, ada, worker, vine);
+    const key = planArtifactKey(ada.userId, plan.id);
+    await upload(plan.id, Buffer.from('the plan that was reviewed'));
+    core.artifacts.tamper(key, Buffer.from('the plan that was replaced'));
+    const download = await core.useCases.planArtifacts.download(worker, plan.id);
+    const received: Buffer[] = [];
+    const error = await (async () => {
+      try {
+        for await (const chunk of download.body) received.push(chunk as Buffer);
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect(error).toMatchObject({ code: 'artifact_digest_mismatch' });
+    expect(Buffer.concat(received).length, 'bytes served before the error').toBeLessThan(download.size);
+  });
+
+  it('refuse a download whose stored size differs from the record before a byte is served', async () => {
+    const plan = await seedRunningJob(core, ada, worker, vine);
+    await upload(plan.id, Buffer.from('the plan'));
+    core.artifacts.tamper(planArtifactKey(ada.userId, plan.id), Buffer.from('a longer plan'));
+    await expectFailure(
+      core.useCases.planArtifacts.download(worker, plan.id),
+      UnavailableError,
+      'artifact_digest_mismatch',
+    );
+  });
+
   it('replace an earlier upload of the same job', async () => {
     const plan = await seedRunningJob(core, ada, worker, vine);
     await upload(plan.id, 'first');

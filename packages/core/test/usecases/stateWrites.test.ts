@@ -1,6 +1,7 @@
-import { ForbiddenError, TooLargeError, ValidationError, type VineView } from '@trellis/core';
+import { ForbiddenError, TooLargeError, UnavailableError, ValidationError, type VineView } from '@trellis/core';
 import {
   createTestCore,
+  readAll,
   seedRunningJob,
   seedUser,
   seedVine,
@@ -55,6 +56,16 @@ describe('state writes', () => {
     const version = await core.useCases.states.write(worker, vine.id, null, byteByByte(state));
     expect([version.serial, version.lineage]).toEqual([12, 'lin-é"x']);
     expect(version.size).toBe(Buffer.byteLength(state));
+  });
+
+  it('reads the newest version back checked against its recorded sha256', async () => {
+    await seedRunningJob(core, ada, worker, vine, 'DEPLOY');
+    const state = '{"serial": 3, "lineage": "l-1"}';
+    const version = await core.useCases.states.write(worker, vine.id, null, byteByByte(state));
+    expect((await readAll((await core.useCases.states.read(worker, vine.id))!.body)).toString()).toBe(state);
+    core.artifacts.tamper(version.storage_key, Buffer.from('{"serial": 4, "lineage": "l-1"}'));
+    const altered = await core.useCases.states.read(worker, vine.id);
+    await expectFailure(readAll(altered!.body), UnavailableError, 'artifact_digest_mismatch');
   });
 
   it.each([

@@ -2,6 +2,7 @@ import {
   type EventBus,
   isTerminalJobStatus,
   type JobStatus,
+  type LogChunk,
   RateLimitedError,
   type UseCases,
   type UserActor,
@@ -82,6 +83,35 @@ function updateBytes(update: JobUpdate): number {
 
 function frame(event: string, data: unknown, id?: number): string {
   return `${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * The hub hands the same chunk and update objects to every follower of a job, so each is
+ * serialised and encoded once for all of them, not once per reader: with a thousand readers, the
+ * fan-out of a chunk is then a thousand writes of one buffer. Weak, so a chunk's frame lives only
+ * as long as the chunk.
+ */
+const chunkFrames = new WeakMap<LogChunk, Buffer>();
+const updateFrames = new WeakMap<JobUpdate, Buffer>();
+
+function logFrame(chunk: LogChunk): Buffer {
+  let encoded = chunkFrames.get(chunk);
+  if (!encoded) {
+    encoded = Buffer.from(frame('log', chunk, chunk.id));
+    chunkFrames.set(chunk, encoded);
+  }
+  return encoded;
+}
+
+/** Every chunk of an update as one buffer: what a follower that has sent everything before it writes. */
+function logFramesOf(update: JobUpdate): Buffer {
+  let encoded = updateFrames.get(update);
+  if (!encoded) {
+    encoded =
+      update.chunks.length === 1 ? logFrame(update.chunks[0] as LogChunk) : Buffer.concat(update.chunks.map(logFrame));
+    updateFrames.set(update, encoded);
+  }
+  return encoded;
 }
 
 /**
@@ -168,13 +198,21 @@ export class LiveLogStreams {
     const record = () => {
       this.maxBufferedBytes = Math.max(this.maxBufferedBytes, res.writableLength);
     };
-    const framesOf = (update: JobUpdate): string[] => {
-      const frames: string[] = [];
+    /** `whole`: the update's chunks may go out as one write (live); else one frame per chunk (paced). */
+    const framesOf = (update: JobUpdate, whole: boolean): (string | Buffer)[] => {
+      const frames: (string | Buffer)[] = [];
       if (endQueued) return frames;
-      for (const chunk of update.chunks) {
-        if (chunk.id <= lastSent) continue;
-        frames.push(frame('log', chunk, chunk.id));
-        lastSent = chunk.id;
+      const first = update.chunks[0];
+      if (whole && first && first.id > lastSent) {
+        // In step with the hub (the usual case live): the update's frames, encoded once for all.
+        frames.push(logFramesOf(update));
+        lastSent = (update.chunks.at(-1) as LogChunk).id;
+      } else {
+        for (const chunk of update.chunks) {
+          if (chunk.id <= lastSent) continue;
+          frames.push(logFrame(chunk));
+          lastSent = chunk.id;
+        }
       }
       if (update.job && update.job.status !== sentStatus) {
         sentStatus = update.job.status;
@@ -192,11 +230,11 @@ export class LiveLogStreams {
     };
 
     /** Live: write at once, unless the client is more than `max` behind; then end the stream. */
-    const writeLive = (text: string): boolean => {
+    const writeLive = (text: string | Buffer): boolean => {
       if (ended) return false;
       const waiting = res.writableLength;
       // An event alone always goes out (a chunk may be close to 1 MiB); the cap is on the pile.
-      if (waiting > 0 && waiting + Buffer.byteLength(text) > max) {
+      if (waiting > 0 && waiting + (typeof text === 'string' ? Buffer.byteLength(text) : text.length) > max) {
         this.overflowed += 1;
         end();
         return false;
@@ -206,7 +244,7 @@ export class LiveLogStreams {
       return true;
     };
     const deliverLive = (update: JobUpdate) => {
-      for (const text of framesOf(update)) if (!writeLive(text)) return;
+      for (const text of framesOf(update, true)) if (!writeLive(text)) return;
       if (endQueued) end();
     };
 
@@ -225,7 +263,7 @@ export class LiveLogStreams {
         if (closed.aborted) resume();
       });
     const deliverPaced = async (update: JobUpdate) => {
-      for (const text of framesOf(update)) {
+      for (const text of framesOf(update, false)) {
         if (closed.aborted) return;
         const flowing = res.write(text);
         record();

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import {
+  type ArtifactObject,
   artifactKeySegments,
   type ArtifactStore,
   NotFoundError,
@@ -11,7 +12,6 @@ import {
 
 interface StoredObject {
   bytes: Buffer;
-  sha256: string;
 }
 
 /**
@@ -50,17 +50,23 @@ export class MemoryArtifactStore implements ArtifactStore {
       chunks.push(Buffer.from(chunk));
     }
     this.ensureAvailable();
-    const stored = { bytes: Buffer.concat(chunks), sha256: hash.digest('hex') };
+    const stored = { bytes: Buffer.concat(chunks) };
     this.objects.set(key, stored);
-    return { size: stored.bytes.length, sha256: stored.sha256 };
+    return { size: stored.bytes.length, sha256: hash.digest('hex') };
   }
 
-  async get(key: string): Promise<StoredArtifact & { body: Readable }> {
+  async get(key: string): Promise<ArtifactObject> {
     this.ensureAvailable();
     artifactKeySegments(key);
     const stored = this.objects.get(key);
     if (!stored) throw new NotFoundError('artifact');
-    return { size: stored.bytes.length, sha256: stored.sha256, body: Readable.from([Buffer.from(stored.bytes)]) };
+    return { size: stored.bytes.length, body: Readable.from([Buffer.from(stored.bytes)]) };
+  }
+
+  /** Replaces an object's bytes behind the store's back, as a damaged or tampered backend would. */
+  tamper(key: string, bytes: Uint8Array): void {
+    if (!this.objects.has(key)) throw new Error(`no object ${key} to tamper with`);
+    this.objects.set(key, { bytes: Buffer.from(bytes) });
   }
 
   async delete(key: string): Promise<void> {

@@ -3,7 +3,6 @@ import {
   type CompletedPart,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
-  DeleteObjectCommand,
   type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
@@ -12,16 +11,17 @@ import type { Part } from './partBuffers.js';
 const CONTENT_TYPE = 'application/octet-stream';
 
 /**
- * One multipart upload to a staging name: parts are sent as they fill, several at a time, and the
- * upload is either completed or aborted, never left behind. Part failures are kept and rethrown
+ * One multipart upload straight to the object's key: parts are sent as they fill, several at a
+ * time, and the upload is either completed or aborted, never left behind. S3 makes the object
+ * visible only when the upload completes, all at once, so readers see the old object or the new
+ * one, never a partial one. Part failures are kept and rethrown
  * by the next `send` or by `complete`, so no promise is ever left unhandled.
  */
-export class StagedMultipartUpload {
+export class MultipartUpload {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly parts: CompletedPart[] = [];
   private failure: unknown;
   private nextPartNumber = 1;
-  private completing = false;
 
   private constructor(
     private readonly client: S3Client,
@@ -37,12 +37,7 @@ export class StagedMultipartUpload {
    * `requestChecksumCalculation` (`AWS_REQUEST_CHECKSUM_CALCULATION=WHEN_REQUIRED` turns it off for
    * servers that refuse checksum headers).
    */
-  static async start(
-    client: S3Client,
-    bucket: string,
-    key: string,
-    checksums: boolean,
-  ): Promise<StagedMultipartUpload> {
+  static async start(client: S3Client, bucket: string, key: string, checksums: boolean): Promise<MultipartUpload> {
     const checksumAlgorithm = checksums ? 'CRC32' : undefined;
     const created = await client.send(
       new CreateMultipartUploadCommand({
@@ -53,7 +48,7 @@ export class StagedMultipartUpload {
       }),
     );
     if (!created.UploadId) throw new Error('CreateMultipartUpload answered without an UploadId');
-    return new StagedMultipartUpload(client, bucket, key, created.UploadId, checksumAlgorithm);
+    return new MultipartUpload(client, bucket, key, created.UploadId, checksumAlgorithm);
   }
 
   /** Starts sending `part` as the next part; `done` runs once S3 no longer reads its bytes. */
@@ -91,11 +86,10 @@ export class StagedMultipartUpload {
     this.inFlight.add(sending);
   }
 
-  /** Waits for every part, then completes the upload: the staging object exists from then on. */
+  /** Waits for every part, then completes the upload: the object is replaced from then on. */
   async complete(): Promise<void> {
     await Promise.all(this.inFlight);
     if (this.failure !== undefined) throw this.failure;
-    this.completing = true;
     const parts = [...this.parts].sort((a, b) => (a.PartNumber ?? 0) - (b.PartNumber ?? 0));
     await this.client.send(
       new CompleteMultipartUploadCommand({
@@ -108,17 +102,14 @@ export class StagedMultipartUpload {
   }
 
   /**
-   * Best effort, after a failure: waits for the parts still in flight (S3 may keep a part that
-   * lands after the abort), aborts, and removes the staging object should `complete` have gone
-   * through after all. What a dead backend keeps, the lifecycle rule of docs/storage.md clears.
+   * Best effort, after a failure before `complete`: waits for the parts still in flight (S3 may
+   * keep a part that lands after the abort) and aborts, so the earlier object under the key stays.
+   * What a dead backend keeps, the lifecycle rule of docs/storage.md clears.
    */
   async abort(): Promise<void> {
     await Promise.all(this.inFlight);
     await this.client
       .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: this.key, UploadId: this.uploadId }))
       .catch(() => undefined);
-    if (this.completing) {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key })).catch(() => undefined);
-    }
   }
 }
