@@ -1,7 +1,8 @@
 /**
- * `npm run bench` still works: one cheap scenario with smoke-test counts, in a child process (as
- * npm runs it, on the built packages), must write the JSON it promises. Only the shape and that
- * figures are positive numbers are checked, never a speed (DESIGN §8: no timed assertions).
+ * `npm run bench` still works: with smoke-test counts, in a child process (as npm runs it, on the
+ * built packages), it must write the JSON it promises: first one cheap scenario in detail, then
+ * every scenario (`--quick --scale`) on both databases. Only the shape and that figures are
+ * positive numbers are checked, never a speed (DESIGN §8: no timed assertions).
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -62,4 +63,44 @@ describe('npm run bench', () => {
     expect(result.details.trellis.operations).toBeGreaterThan(0);
     expect(report.baselines['bare node:http']).toEqual(expect.any(String));
   }, 150_000);
+});
+
+describe('npm run bench -- --quick --scale', () => {
+  let out: string | undefined;
+  afterAll(async () => {
+    if (out) await rm(out, { recursive: true, force: true });
+  });
+
+  it('runs every scenario on SQLite and Postgres and reports each figure beside its baseline and aim', async () => {
+    out = await mkdtemp(join(tmpdir(), 'trellis-bench-smoke-all-'));
+    await run(process.execPath, ['bench/run.mjs', '--quick', '--scale', '--out', out], {
+      cwd: repoRoot,
+      timeout: 900_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const report = JSON.parse(await readFile(join(out, 'latest.json'), 'utf8'));
+    const scenarios = ['claims', 'heartbeats', 'logs', 'sse', 'uploads', 'scale'];
+    expect(report.options).toMatchObject({ quick: true, dialects: ['sqlite', 'postgres'] });
+    expect([...report.options.only].sort()).toEqual([...scenarios].sort());
+    // Nothing skipped: CI has Postgres, and a scenario that cannot run must say so, not vanish.
+    expect(report.skipped).toEqual([]);
+    for (const scenario of scenarios) {
+      const results = report.results.filter((result: { scenario: string }) => result.scenario === scenario);
+      expect(results.length, scenario).toBeGreaterThan(0);
+      for (const result of results) {
+        expect(Number.isFinite(result.value), `${scenario} ${result.metric}`).toBe(true);
+        if (result.baseline) expect(result.baseline.value, `${scenario} ${result.metric}`).toBeGreaterThan(0);
+        if (result.aim) expect(typeof result.aim.met, `${scenario} ${result.metric}`).toBe('boolean');
+      }
+    }
+    // The database scenarios measure both dialects.
+    for (const scenario of ['claims', 'heartbeats', 'logs', 'scale']) {
+      const dialects = new Set(
+        report.results
+          .filter((result: { scenario: string }) => result.scenario === scenario)
+          .map((result: { dialect: string }) => result.dialect),
+      );
+      expect(dialects, scenario).toEqual(new Set(['sqlite', 'postgres']));
+    }
+  }, 960_000);
 });
