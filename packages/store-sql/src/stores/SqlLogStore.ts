@@ -86,8 +86,25 @@ export class SqlLogStore implements LogStore {
         created_at: createdAt,
       })),
     );
-    const rows: Row[] = await (sequenced ? insert.onConflict(['job_id', 'seq']).ignore() : insert).returning('*');
-    const stored = rows.map(toLogChunk).sort((a, b) => a.id - b.id);
+    // Only the ids come back: the text is the caller's already, and a batch is megabytes of it.
+    const returned: Row[] = await (sequenced ? insert.onConflict(['job_id', 'seq']).ignore() : insert).returning([
+      'id',
+      'seq',
+    ]);
+    const idOfSeq = new Map<number, number>();
+    const unsequencedIds: number[] = [];
+    for (const row of returned) {
+      if (row.seq === null || row.seq === undefined) unsequencedIds.push(integerOut(row.id));
+      else idOfSeq.set(integerOut(row.seq), integerOut(row.id));
+    }
+    // Rows without a seq never conflict: their ids follow their order, as the sequence gave them.
+    unsequencedIds.sort((x, y) => x - y);
+    const stored: LogChunk[] = [];
+    for (const chunk of chunks) {
+      const id = chunk.seq === null ? unsequencedIds.shift() : idOfSeq.get(chunk.seq);
+      if (id === undefined) continue;
+      stored.push({ id, job_id: jobId, log_chunk: chunk.log_chunk, stream_type: chunk.stream_type, created_at: at });
+    }
     // Chunks a retry repeated were skipped: take their bytes back (a third round trip, only then).
     const skipped = bytes - stored.reduce((sum, chunk) => sum + Buffer.byteLength(chunk.log_chunk, 'utf8'), 0);
     if (skipped > 0) {
