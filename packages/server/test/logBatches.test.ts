@@ -1,4 +1,4 @@
-import { type TrellisClient, TrellisApiError } from '@trellis/client';
+import { type LogStreamEvent, type TrellisClient, TrellisApiError } from '@trellis/client';
 import { MAX_LOG_BATCH_CHUNKS } from '@trellis/core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
@@ -105,5 +105,36 @@ describeEachDialect('batched log ingest over HTTP', (dialect) => {
     const heavy = [1, 2, 3, 4, 5].map((seq) => ({ seq, log_chunk: mib, stream_type: 'STDOUT' as const }));
     expect(await failure(agent.appendLogBatch(jobId, heavy))).toEqual([413, 'log_batch_too_large']);
     expect((await agent.readLogs(jobId)).logs).toEqual([]);
+  });
+
+  it('gives a live-log reader every chunk of concurrent batches, in seq order', async () => {
+    const { user, agent, jobId } = await runningJob();
+    const received = (async () => {
+      const texts: string[] = [];
+      for await (const event of user.streamJobLogs(jobId) as AsyncGenerator<LogStreamEvent>) {
+        if (event.type === 'log') texts.push(event.chunk.log_chunk);
+      }
+      return texts;
+    })();
+    // Six batches in flight at once (the agent keeps 3): one that overtakes the one before
+    // it is refused (log_seq_gap) and posted again once that one is stored.
+    const post = async (from: number, previous: Promise<unknown> | null): Promise<unknown> => {
+      try {
+        return await agent.appendLogBatch(jobId, lines(from, from + 9));
+      } catch (error) {
+        if (!(error instanceof TrellisApiError && error.code === 'log_seq_gap') || !previous) throw error;
+        await previous;
+        return agent.appendLogBatch(jobId, lines(from, from + 9));
+      }
+    };
+    let previous: Promise<unknown> | null = null;
+    const posts: Promise<unknown>[] = [];
+    for (let from = 1; from <= 60; from += 10) {
+      previous = post(from, previous);
+      posts.push(previous);
+    }
+    await Promise.all(posts);
+    await agent.reportStatus(jobId, { status: 'SUCCESS' });
+    expect(await received).toEqual(lines(1, 60).map((chunk) => chunk.log_chunk));
   });
 });
