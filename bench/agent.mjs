@@ -64,6 +64,8 @@ async function startServer(dataDir) {
     CLI_JWT_SECRET: 'trellis-agent-bench-jwt-secret-at-least-32-bytes',
     TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
     TRELLIS_LOG_LEVEL: 'warn',
+    // 100 MB of output in one job: above the default 64 MiB cap, which would cut the log.
+    TRELLIS_MAX_LOG_BYTES_PER_JOB: String(1024 * 1024 * 1024),
   });
   for (let i = 0; i < 300; i++) {
     const match = /listening on (http:\/\/\S+)/.exec(server.output());
