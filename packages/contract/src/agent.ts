@@ -79,7 +79,8 @@ export const LogBatchBody = z.object({
       }),
     )
     .min(1)
-    .max(MAX_LOG_BATCH_CHUNKS)
+    // The count is checked by the use case, whose error names the limit; a bound here would turn
+    // an oversized batch into an unclear "invalid union" against the single-chunk form.
     .describe(
       `at most ${MAX_LOG_BATCH_CHUNKS} chunks and ${MAX_LOG_BATCH_BYTES} bytes of log_chunk in all; a chunk whose seq the log holds already is skipped, so a retried batch is stored once`,
     ),

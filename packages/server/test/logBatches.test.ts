@@ -97,9 +97,12 @@ describeEachDialect('batched log ingest over HTTP', (dialect) => {
     expect(await failure(agent.appendLogBatch(jobId, gap))).toEqual([400, 'validation_failed']);
     expect(await failure(agent.appendLogBatch(jobId, []))).toEqual([400, 'validation_failed']);
     expect(await failure(agent.appendLogBatch(jobId, lines(0, 1)))).toEqual([400, 'validation_failed']);
-    expect(await failure(agent.appendLogBatch(jobId, lines(1, MAX_LOG_BATCH_CHUNKS + 1)))).toEqual([
+    const tooMany = await agent.appendLogBatch(jobId, lines(1, MAX_LOG_BATCH_CHUNKS + 1)).catch((error) => error);
+    expect(tooMany).toBeInstanceOf(TrellisApiError);
+    expect([tooMany.status, tooMany.code, tooMany.errors]).toEqual([
       400,
       'validation_failed',
+      [{ path: 'chunks', message: `must hold at most ${MAX_LOG_BATCH_CHUNKS} chunks` }],
     ]);
     const mib = 'x'.repeat(1024 * 1024);
     const heavy = [1, 2, 3, 4, 5].map((seq) => ({ seq, log_chunk: mib, stream_type: 'STDOUT' as const }));
