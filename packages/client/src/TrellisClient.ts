@@ -27,6 +27,7 @@ import type {
   LogEntryView,
   LogPageRequest,
   LogPageView,
+  LogBatchAnswer,
   LogPostAnswer,
   PublishReleaseRequest,
   RegisterWorkerRequest,
@@ -457,6 +458,13 @@ export class TrellisClient {
     return this.json('POST', `/api/jobs/${encodeURIComponent(id)}/logs`, {
       body: { log_chunk: chunk, stream_type: streamType },
     });
+  }
+  /** A batch of chunks with consecutive sequence numbers; repeating a batch stores it once. */
+  appendLogBatch(
+    id: string,
+    chunks: ReadonlyArray<{ seq: number; log_chunk: string; stream_type: StreamType }>,
+  ): Promise<LogBatchAnswer> {
+    return this.json('POST', `/api/jobs/${encodeURIComponent(id)}/logs`, { body: { chunks } });
   }
   readLogs(id: string, page: LogPageRequest = {}): Promise<LogPageView> {
     return this.json('GET', `/api/jobs/${encodeURIComponent(id)}/logs`, { query: page });

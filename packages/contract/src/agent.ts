@@ -1,5 +1,12 @@
 /** The agent protocol (SPEC §4.2): claim, heartbeat, status, logs, plan artifacts. */
-import { JOB_STATUSES, POLICY_ENFORCEMENTS, REPORTABLE_JOB_STATUSES, STREAM_TYPES } from '@trellis/core';
+import {
+  JOB_STATUSES,
+  MAX_LOG_BATCH_BYTES,
+  MAX_LOG_BATCH_CHUNKS,
+  POLICY_ENFORCEMENTS,
+  REPORTABLE_JOB_STATUSES,
+  STREAM_TYPES,
+} from '@trellis/core';
 import { z } from 'zod';
 import { jsonObject, uuid } from './common.js';
 import { CloudIdentitySettings, Job } from './records.js';
@@ -59,8 +66,33 @@ export const StatusBody = z.object({
   execution_metadata: jsonObject.optional(),
   error_message: z.string().optional(),
 });
-export const LogBody = z.object({ log_chunk: z.string(), stream_type: z.enum(STREAM_TYPES) });
+export const LogChunkBody = z.object({ log_chunk: z.string(), stream_type: z.enum(STREAM_TYPES) });
+export const LogBatchBody = z.object({
+  chunks: z
+    .array(
+      LogChunkBody.extend({
+        seq: z
+          .number()
+          .int()
+          .min(1)
+          .describe("the agent's sequence number of the chunk in the job, from 1; consecutive within a batch"),
+      }),
+    )
+    .min(1)
+    // The count is checked by the use case, whose error names the limit; a bound here would turn
+    // an oversized batch into an unclear "invalid union" against the single-chunk form.
+    .describe(
+      `at most ${MAX_LOG_BATCH_CHUNKS} chunks and ${MAX_LOG_BATCH_BYTES} bytes of log_chunk in all; a chunk whose seq the log holds already is skipped, so a retried batch is stored once`,
+    ),
+});
+/** One chunk (SPEC), or a batch of chunks with sequence numbers (issue 17). */
+export const LogBody = z.union([LogBatchBody, LogChunkBody]);
 export const LogPostResponse = z.object({ id: z.number().int(), job_status: z.enum(JOB_STATUSES) });
+export const LogBatchResponse = z.object({
+  last_seq: z.number().int().describe('the highest seq the job log holds: every seq up to it is stored'),
+  stored: z.number().int().describe('chunks this request stored (0 for a repeated batch)'),
+  job_status: z.enum(JOB_STATUSES),
+});
 export const ArtifactResponse = z.object({ job_id: uuid, size: z.number().int(), sha256: z.string() });
 export const MetadataBody = jsonObject;
 

@@ -8,6 +8,7 @@ import type {
   ArtifactResponse,
   ClaimResponse,
   HeartbeatResponse,
+  LogBatchResponse,
   LogPostResponse,
   StatusBody,
 } from './agent.js';
@@ -81,6 +82,7 @@ export type ReleaseView = z.output<typeof Release>;
 export type ClaimAnswer = z.output<typeof ClaimResponse>;
 export type HeartbeatAnswerView = z.output<typeof HeartbeatResponse>;
 export type LogPostAnswer = z.output<typeof LogPostResponse>;
+export type LogBatchAnswer = z.output<typeof LogBatchResponse>;
 export type ArtifactAnswer = z.output<typeof ArtifactResponse>;
 export type ApiTokenView = z.output<typeof ApiTokenRecord>;
 export type CreatedTokenAnswer = z.output<typeof CreatedToken>;

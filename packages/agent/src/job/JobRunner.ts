@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { type RetryClock, retry, systemClock, TrellisApiError, type TrellisClient } from '@trellis/client';
 import type { AgentJobView as Job, ClaimAnswer as ClaimedJob } from '@trellis/client';
 import type { JsonObject, ReportableJobStatus } from '@trellis/core';
@@ -81,6 +82,8 @@ export class JobRunner {
         if (status === 'CANCELLED') this.stop('cancelled');
       },
       onJobGone: () => this.stop('lost'),
+      // Past the memory limit the log waits here rather than holding the engine back.
+      spoolPath: join(deps.settings.workDir, `log-spool-${this.job.id}`),
       ...(deps.clock ? { clock: deps.clock } : {}),
     });
     this.log = new JobLog(this.shipper, this.secrets, deps.settings.logIntervalMs ?? 1000);

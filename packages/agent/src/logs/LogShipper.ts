@@ -1,25 +1,39 @@
-import type { JobStatus, LogPage, StreamType } from '@trellis/core';
+import type { JobStatus, StreamType } from '@trellis/core';
 import { Backoff, isTransient, type RetryClock, retry, systemClock, TrellisApiError } from '@trellis/client';
 import { type AgentLogger, describeError } from '../logging/AgentLogger.js';
+import { LogSpool, type SealedChunk } from './LogSpool.js';
 
 /** The part of the client the shipper uses. */
 export interface LogApi {
-  appendLog(jobId: string, chunk: string, stream: StreamType): Promise<{ id: number; job_status: JobStatus }>;
-  readLogs(jobId: string, page: { after?: number; limit?: number }): Promise<LogPage>;
+  appendLogBatch(
+    jobId: string,
+    chunks: ReadonlyArray<{ seq: number; log_chunk: string; stream_type: StreamType }>,
+  ): Promise<{ last_seq: number; stored: number; job_status: JobStatus }>;
 }
 
 export interface LogShipperOptions {
   api: LogApi;
   jobId: string;
   logger: AgentLogger;
-  /** Called with the job status of every acknowledged chunk (`CANCELLED` means stop). */
+  /** Called with the job status of every acknowledged batch (`CANCELLED` means stop). */
   onJobStatus?: (status: JobStatus) => void;
   /** Called once when the server says the job takes no more logs from this agent. */
   onJobGone?: (error: TrellisApiError) => void;
   /** Under the server's 1 MiB limit, with room to spare. */
   maxChunkBytes?: number;
-  /** Above this many queued bytes the producer is asked to wait. */
+  /** A batch: at most this many bytes (under the server's 4 MiB) ... */
+  maxBatchBytes?: number;
+  /** ... and at most this many chunks (the server takes 1,000). */
+  maxBatchChunks?: number;
+  /** Batches posted at once; the server keeps their order by `seq`. */
+  maxInFlight?: number;
+  /**
+   * Sealed chunks kept in memory; past it they wait in the spool file, or, without one, the
+   * producer is asked to wait (`full`).
+   */
   highWaterBytes?: number;
+  /** The spool file (in the agent's work directory); none: backpressure instead. */
+  spoolPath?: string;
   backoff?: Backoff;
   /** Time for the retries; the real clock by default. */
   clock?: RetryClock;
@@ -31,7 +45,7 @@ interface Segment {
   parts: Array<{ text: string; bytes: number }>;
 }
 
-/** What the next post carries: whole pieces of the head segment, or a cut of its first piece. */
+/** What the next chunk takes: whole pieces of the head segment, or a cut of its first piece. */
 interface Chunk {
   stream: StreamType;
   text: string;
@@ -39,57 +53,97 @@ interface Chunk {
   wholeParts: number;
 }
 
+/** A batch being posted: chunks of consecutive `seq`; `settled` resolves once it is done with. */
+interface Batch {
+  chunks: SealedChunk[];
+  bytes: number;
+  settled: Promise<void>;
+  /** Refused once and replaced by a note: a second refusal ends the shipping. */
+  replaced?: boolean;
+}
+
 export interface ShipperStats {
   requests: number;
   chunks: number;
   bytes: number;
   retries: number;
+  /** Batches the server already held (a retry after a lost answer): stored once. */
   duplicatesAvoided: number;
+  /** Bytes that waited in the spool file. */
+  spooledBytes: number;
+  /** The most log bytes held in memory at once (open text, sealed chunks, batches in flight). */
+  peakMemoryBytes: number;
 }
 
 /**
- * Ships a job's log to the control plane in order: text is queued per stream, cut into chunks
- * of at most `maxChunkBytes` (at a line end when one is near), and posted one at a time. A post
- * that fails in transit may still have landed, and the server has no idempotency key, so before
- * posting it again the shipper reads the log after the last acknowledged chunk and takes the
- * chunk as delivered if it is there: every chunk is stored exactly once.
+ * Ships a job's log to the control plane in order. Text is queued per stream and sealed into
+ * chunks of at most `maxChunkBytes` (at a line end when one is near), each with the next sequence
+ * number of the job; chunks are posted in batches (size-bounded, or whatever is sealed when
+ * `flush()` is called, about once a second), a few batches in flight at once. A batch that fails is
+ * posted again with the same sequence numbers, so the server stores it once; one that overtook an
+ * earlier batch (`log_seq_gap`) waits for that one and goes again. When the server is slower than
+ * the engine, sealed chunks past `highWaterBytes` wait in a spool file: memory stays bounded and
+ * nothing is dropped.
  */
 export class LogShipper {
   private readonly queue: Segment[] = [];
   private queuedBytes = 0;
-  private running: Promise<void> | null = null;
-  private lastAckedId = 0;
+  private readonly sealed: SealedChunk[] = [];
+  private sealedBytes = 0;
+  private readonly spool: LogSpool | null;
+  private readonly inFlight: Batch[] = [];
+  private inFlightBytes = 0;
+  private nextSeq = 1;
   private gone = false;
   /** The server cut the job's log at its cap: the job runs on, its log takes no more. */
   private logWasCut = false;
+  /** Out of time (close) or abandoned: nothing more is posted. */
+  private stalled = false;
   private deadline = Number.POSITIVE_INFINITY;
   private readonly abandon = new AbortController();
   private waiters: Array<() => void> = [];
   private readonly maxChunkBytes: number;
+  private readonly maxBatchBytes: number;
+  private readonly maxBatchChunks: number;
+  private readonly maxInFlight: number;
   private readonly highWaterBytes: number;
   private readonly backoff: Backoff;
-  readonly stats: ShipperStats = { requests: 0, chunks: 0, bytes: 0, retries: 0, duplicatesAvoided: 0 };
+  readonly stats: ShipperStats = {
+    requests: 0,
+    chunks: 0,
+    bytes: 0,
+    retries: 0,
+    duplicatesAvoided: 0,
+    spooledBytes: 0,
+    peakMemoryBytes: 0,
+  };
 
   constructor(private readonly options: LogShipperOptions) {
-    this.maxChunkBytes = options.maxChunkBytes ?? 512 * 1024;
+    this.maxChunkBytes = options.maxChunkBytes ?? 256 * 1024;
+    this.maxBatchBytes = Math.max(options.maxBatchBytes ?? 2 * 1024 * 1024, this.maxChunkBytes);
+    this.maxBatchChunks = options.maxBatchChunks ?? 500;
+    this.maxInFlight = options.maxInFlight ?? 3;
     this.highWaterBytes = options.highWaterBytes ?? 8 * 1024 * 1024;
+    this.spool = options.spoolPath ? new LogSpool(options.spoolPath) : null;
     this.backoff = options.backoff ?? new Backoff({ initialMs: 500, maxMs: 10_000 });
   }
 
-  /** Queues text; a full chunk's worth starts shipping at once, the rest waits for `flush()`. */
+  /** Queues text; full chunks are sealed at once and full batches posted, the rest waits for `flush()`. */
   append(stream: StreamType, text: string): void {
-    if (text === '' || this.gone || this.logWasCut) return;
+    if (text === '' || this.stopped) return;
     const part = { text, bytes: Buffer.byteLength(text) };
     const last = this.queue.at(-1);
     if (last && last.stream === stream) last.parts.push(part);
     else this.queue.push({ stream, parts: [part] });
     this.queuedBytes += part.bytes;
-    if (this.queuedBytes >= this.maxChunkBytes) void this.flush();
+    this.seal(false);
+    this.pump(false);
+    this.notePeak();
   }
 
-  /** True while the producer should stop reading its source. */
+  /** True while the producer should stop reading its source (only without a spool file). */
   get full(): boolean {
-    return !this.gone && !this.logWasCut && this.queuedBytes > this.highWaterBytes;
+    return !this.stopped && this.spool === null && this.queuedBytes + this.sealedBytes > this.highWaterBytes;
   }
 
   /** Resolves once the queue is back under half the high-water mark. */
@@ -98,8 +152,9 @@ export class LogShipper {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
+  /** Log bytes not yet acknowledged by the server. */
   get pendingBytes(): number {
-    return this.queuedBytes;
+    return this.queuedBytes + this.sealedBytes + (this.spool?.bytes ?? 0) + this.inFlightBytes;
   }
 
   /** True once the server refused further logs for the job. */
@@ -112,14 +167,15 @@ export class LogShipper {
     return this.logWasCut;
   }
 
-  /** Ships everything queued (and whatever is appended meanwhile). */
-  flush(): Promise<void> {
-    if (!this.running) {
-      this.running = this.shipQueued().finally(() => {
-        this.running = null;
-      });
+  /** Ships everything queued (and whatever is appended meanwhile), batch after batch. */
+  async flush(): Promise<void> {
+    this.seal(true);
+    this.pump(true);
+    while (this.inFlight.length > 0) {
+      await Promise.race(this.inFlight.map((batch) => batch.settled));
+      this.seal(true);
+      this.pump(true);
     }
-    return this.running;
   }
 
   /**
@@ -135,22 +191,76 @@ export class LogShipper {
     });
     try {
       await this.flush();
-      if (this.queue.length > 0) await this.flush();
     } finally {
       closed.abort();
     }
-    if (this.queuedBytes > 0) {
-      this.options.logger.error('gave up shipping the rest of the job log', { pending_bytes: this.queuedBytes });
-      this.drop();
+    if (this.pendingBytes > 0) {
+      this.options.logger.error('gave up shipping the rest of the job log', { pending_bytes: this.pendingBytes });
+      this.stalled = true;
+      this.discardQueue();
+    }
+    this.spool?.close();
+  }
+
+  private get stopped(): boolean {
+    return this.gone || this.logWasCut || this.stalled;
+  }
+
+  /** Seals the queued text into chunks: complete runs of a stream and full chunks, or all of it. */
+  private seal(all: boolean): void {
+    while (this.queue.length > 0) {
+      const head = this.queue[0] as Segment;
+      const headBytes = head.parts.reduce((sum, part) => sum + part.bytes, 0);
+      if (!all && this.queue.length === 1 && headBytes < this.maxChunkBytes) return;
+      const chunk = this.peekChunk();
+      this.consume(chunk);
+      const sealed: SealedChunk = { seq: this.nextSeq++, stream: chunk.stream, text: chunk.text, bytes: chunk.bytes };
+      if (this.spool && (this.spool.length > 0 || this.sealedBytes + sealed.bytes > this.highWaterBytes)) {
+        this.spool.push(sealed);
+        this.stats.spooledBytes += sealed.bytes;
+      } else {
+        this.sealed.push(sealed);
+        this.sealedBytes += sealed.bytes;
+      }
     }
   }
 
-  private async shipQueued(): Promise<void> {
-    while (this.queue.length > 0 && !this.gone && !this.logWasCut) {
-      const chunk = this.peekChunk();
-      const delivered = await this.deliver(chunk);
-      if (!delivered) return;
-      this.consume(chunk);
+  /** Posts batches while there is room in flight: full ones, or any when `force`. */
+  private pump(force: boolean): void {
+    while (!this.stopped && this.inFlight.length < this.maxInFlight) {
+      this.refill();
+      if (this.sealed.length === 0) return;
+      if (!force && this.sealedBytes < this.maxBatchBytes && this.sealed.length < this.maxBatchChunks) return;
+      const chunks: SealedChunk[] = [];
+      let bytes = 0;
+      while (this.sealed.length > 0 && chunks.length < this.maxBatchChunks) {
+        const next = this.sealed[0] as SealedChunk;
+        if (chunks.length > 0 && bytes + next.bytes > this.maxBatchBytes) break;
+        chunks.push(next);
+        bytes += next.bytes;
+        this.sealed.shift();
+      }
+      this.sealedBytes -= bytes;
+      this.inFlightBytes += bytes;
+      const previous = this.inFlight.at(-1)?.settled ?? null;
+      const batch: Batch = { chunks, bytes, settled: Promise.resolve() };
+      batch.settled = this.post(batch, previous).finally(() => {
+        this.inFlight.splice(this.inFlight.indexOf(batch), 1);
+        this.inFlightBytes -= batch.bytes;
+      });
+      this.inFlight.push(batch);
+      this.notePeak();
+      this.wakeWaiters();
+    }
+  }
+
+  /** Brings chunks back from the spool file while memory has room. */
+  private refill(): void {
+    if (!this.spool) return;
+    while (this.spool.length > 0 && this.sealedBytes < this.highWaterBytes / 2) {
+      const chunk = this.spool.shift() as SealedChunk;
+      this.sealed.push(chunk);
+      this.sealedBytes += chunk.bytes;
     }
   }
 
@@ -189,29 +299,36 @@ export class LogShipper {
     }
     if (head.parts.length === 0 || (head.parts.length === 1 && head.parts[0]?.text === '')) this.queue.shift();
     this.queuedBytes -= chunk.bytes;
-    this.stats.chunks += 1;
-    this.stats.bytes += chunk.bytes;
-    this.wakeWaiters();
   }
 
-  /** Posts one chunk until it is stored; false when the job takes no more logs or time ran out. */
-  private async deliver(chunk: Chunk): Promise<boolean> {
+  /**
+   * Posts one batch until it is stored (the same `seq`s each time, so a post that landed before
+   * its answer was lost is not stored twice). A batch that overtook the one before it waits for
+   * that one (`previous`) and goes again.
+   */
+  private async post(batch: Batch, previous: Promise<void> | null): Promise<void> {
     const clock = this.options.clock ?? systemClock;
+    const body = batch.chunks.map((chunk) => ({ seq: chunk.seq, log_chunk: chunk.text, stream_type: chunk.stream }));
     try {
       await retry(
-        async (attempt) => {
-          // After a failed post the chunk may have been stored anyway: look before posting again.
-          if (attempt > 0) {
-            const landed = await this.findLanded(chunk);
-            if (landed !== null) {
-              this.stats.duplicatesAvoided += 1;
-              this.acknowledge(landed, null);
-              return;
-            }
-          }
+        async () => {
+          if (this.stopped) return;
           this.stats.requests += 1;
-          const answer = await this.options.api.appendLog(this.options.jobId, chunk.text, chunk.stream);
-          this.acknowledge(answer.id, answer.job_status);
+          try {
+            const answer = await this.options.api.appendLogBatch(this.options.jobId, body);
+            if (answer.stored < body.length) this.stats.duplicatesAvoided += 1;
+            this.backoff.reset();
+            this.options.onJobStatus?.(answer.job_status);
+          } catch (error) {
+            if (!(error instanceof TrellisApiError && error.code === 'log_seq_gap') || previous === null) throw error;
+            await previous;
+            previous = null;
+            if (this.stopped) return;
+            this.stats.requests += 1;
+            const answer = await this.options.api.appendLogBatch(this.options.jobId, body);
+            this.backoff.reset();
+            this.options.onJobStatus?.(answer.job_status);
+          }
         },
         {
           clock,
@@ -224,67 +341,69 @@ export class LogShipper {
           },
         },
       );
-      return true;
+      if (this.stopped) return;
+      this.stats.chunks += batch.chunks.length;
+      this.stats.bytes += batch.bytes;
     } catch (error) {
-      if (!isTransient(error)) return this.refused(error, chunk);
-      return false; // out of time, or abandoned
+      if (!isTransient(error)) await this.refused(error, batch);
+      else this.stalled = true; // out of time, or abandoned
     }
   }
 
-  /** The id of the chunk if an earlier attempt stored it (it can only be right after the last ack). */
-  private async findLanded(chunk: Chunk): Promise<number | null> {
-    this.stats.requests += 1;
-    const page = await this.options.api.readLogs(this.options.jobId, { after: this.lastAckedId, limit: 20 });
-    const match = page.logs.find((log) => log.stream_type === chunk.stream && log.log_chunk === chunk.text);
-    return match ? match.id : null;
-  }
-
-  private acknowledge(id: number, status: JobStatus | null): void {
-    this.lastAckedId = Math.max(this.lastAckedId, id);
-    this.backoff.reset();
-    if (status) this.options.onJobStatus?.(status);
-  }
-
   /** A refusal that retrying cannot fix. */
-  private refused(error: unknown, chunk: Chunk): boolean {
+  private async refused(error: unknown, batch: Batch): Promise<void> {
     const api = error instanceof TrellisApiError ? error : null;
     if (api?.code === 'job_log_truncated') {
       // Every later chunk would be refused the same way: stop posting, keep running the job.
       this.options.logger.warn('the control plane cut the job log at its size limit; the rest is not shipped', {
-        pending_bytes: this.queuedBytes,
+        pending_bytes: this.pendingBytes,
       });
       this.logWasCut = true;
       this.discardQueue();
-      return false;
+      return;
     }
-    if (api && (api.status === 400 || api.status === 413)) {
-      // Dropping this one chunk keeps the rest of the log flowing.
-      this.options.logger.error('the control plane refused a log chunk; dropped it', {
+    if (api && (api.status === 400 || api.status === 413) && !batch.replaced) {
+      // Dropped, but its seqs still go (as one SYSTEM line) so the batches after it are not a gap.
+      this.options.logger.error('the control plane refused a log batch; dropped it', {
         error: api.message,
-        bytes: chunk.bytes,
+        bytes: batch.bytes,
       });
-      this.consume(chunk);
-      return true;
+      const note = `[trellis-agent] ${batch.bytes} bytes of this log were refused by the control plane: ${api.message}\n`;
+      batch.chunks = batch.chunks.map((chunk, index) => ({
+        seq: chunk.seq,
+        stream: 'SYSTEM',
+        text: index === 0 ? note : '',
+        bytes: index === 0 ? Buffer.byteLength(note) : 0,
+      }));
+      this.inFlightBytes -= batch.bytes;
+      batch.bytes = batch.chunks.reduce((sum, chunk) => sum + chunk.bytes, 0);
+      this.inFlightBytes += batch.bytes;
+      batch.replaced = true;
+      await this.post(batch, null);
+      return;
     }
     this.options.logger.warn('the control plane takes no more logs for this job', { error: describeError(error) });
-    this.drop();
-    if (api) this.options.onJobGone?.(api);
-    return false;
-  }
-
-  private drop(): void {
     this.gone = true;
     this.discardQueue();
+    if (api) this.options.onJobGone?.(api);
   }
 
   private discardQueue(): void {
     this.queue.length = 0;
     this.queuedBytes = 0;
+    this.sealed.length = 0;
+    this.sealedBytes = 0;
+    this.spool?.close();
     this.wakeWaiters();
   }
 
+  private notePeak(): void {
+    const memory = this.queuedBytes + this.sealedBytes + this.inFlightBytes;
+    if (memory > this.stats.peakMemoryBytes) this.stats.peakMemoryBytes = memory;
+  }
+
   private wakeWaiters(): void {
-    if (this.waiters.length === 0 || this.queuedBytes > this.highWaterBytes / 2) return;
+    if (this.waiters.length === 0 || this.queuedBytes + this.sealedBytes > this.highWaterBytes / 2) return;
     const waiters = this.waiters;
     this.waiters = [];
     for (const wake of waiters) wake();

@@ -8,11 +8,15 @@ export type Fault = 'refuse' | 'lose-answer' | 'server-error' | 'gone' | 'closed
 export class FakeLogApi implements LogApi {
   readonly stored: LogChunk[] = [];
   readonly faults: Fault[] = [];
-  readFaults = 0;
+  lastSeq = 0;
   status: JobStatus = 'PROCESSING';
   posts = 0;
 
-  async appendLog(jobId: string, chunk: string, stream: StreamType) {
+  /** As the control plane: a seq it holds is skipped, a batch past the next seq is refused. */
+  async appendLogBatch(
+    jobId: string,
+    chunks: ReadonlyArray<{ seq: number; log_chunk: string; stream_type: StreamType }>,
+  ) {
     this.posts += 1;
     await Promise.resolve();
     const fault = this.faults.shift();
@@ -21,25 +25,23 @@ export class FakeLogApi implements LogApi {
     if (fault === 'gone') throw new TrellisApiError({ status: 409, code: 'job_finished' });
     if (fault === 'closed') throw new TrellisApiError({ status: 409, code: 'job_log_closed' });
     if (fault === 'cut') throw new TrellisApiError({ status: 413, code: 'job_log_truncated' });
-    const entry: LogChunk = {
-      id: this.stored.length + 1,
-      job_id: jobId,
-      log_chunk: chunk,
-      stream_type: stream,
-      created_at: new Date().toISOString(),
-    };
-    this.stored.push(entry);
-    if (fault === 'lose-answer') throw new TrellisConnectionError('http://fake', new Error('ECONNRESET'));
-    return { id: entry.id, job_status: this.status };
-  }
-
-  async readLogs(_jobId: string, page: { after?: number; limit?: number }) {
-    if (this.readFaults > 0) {
-      this.readFaults -= 1;
-      throw new TrellisConnectionError('http://fake', new Error('ECONNREFUSED'));
+    const first = chunks[0]?.seq ?? 1;
+    if (first > this.lastSeq + 1) throw new TrellisApiError({ status: 409, code: 'log_seq_gap' });
+    let stored = 0;
+    for (const chunk of chunks) {
+      if (chunk.seq <= this.lastSeq) continue;
+      this.lastSeq = chunk.seq;
+      stored += 1;
+      this.stored.push({
+        id: this.stored.length + 1,
+        job_id: jobId,
+        log_chunk: chunk.log_chunk,
+        stream_type: chunk.stream_type,
+        created_at: new Date().toISOString(),
+      });
     }
-    const logs = this.stored.filter((log) => log.id > (page.after ?? 0)).slice(0, page.limit ?? 1000);
-    return { logs, has_more: false };
+    if (fault === 'lose-answer') throw new TrellisConnectionError('http://fake', new Error('ECONNRESET'));
+    return { last_seq: this.lastSeq, stored, job_status: this.status };
   }
 
   text(stream?: StreamType): string {

@@ -73,7 +73,6 @@ describe('shipping a job log', () => {
     ship.append('STDOUT', lines(1, 2));
     await ship.flush();
     api.faults.push('lose-answer');
-    api.readFaults = 2;
     ship.append('STDOUT', lines(3, 4));
     await ship.flush();
     ship.append('STDERR', lines(5, 5));

@@ -110,6 +110,10 @@ export const PROBLEM_CODES = {
   job_finished: { status: 409, meaning: 'the job has already finished' },
   job_not_running: { status: 409, meaning: 'the job is not running' },
   job_log_closed: { status: 409, meaning: "the job's log takes no more chunks" },
+  log_seq_gap: {
+    status: 409,
+    meaning: "the batch's first `seq` is past the next one the job's log expects; send the earlier batches first",
+  },
   not_a_plan_job: { status: 409, meaning: 'the job named as plan is not a plan job' },
   plan_already_applied: { status: 409, meaning: 'the plan was already applied' },
   plan_not_ready: { status: 409, meaning: 'the plan has not succeeded (yet)' },
@@ -153,6 +157,7 @@ export const PROBLEM_CODES = {
   artifact_too_large: { status: 413, meaning: 'the plan artifact is over its limit' },
   log_chunk_too_large: { status: 413, meaning: 'the log chunk is over its limit' },
   job_log_truncated: { status: 413, meaning: "the job's log reached its total size limit" },
+  log_batch_too_large: { status: 413, meaning: 'the log batch has too many chunks or bytes' },
   metadata_too_large: { status: 413, meaning: 'the metadata object is over its limit' },
   state_too_large: { status: 413, meaning: 'the state file is over its limit' },
   // ---- 415

@@ -1,10 +1,21 @@
 import type { StreamType } from '../domain/enums.js';
 import type { LogChunk } from '../domain/records.js';
 
-/** What a job's log holds so far: its bytes (UTF-8) and whether it was cut at the cap. */
+/**
+ * What a job's log holds so far: its bytes (UTF-8), whether it was cut at the cap, and the highest
+ * agent sequence number stored (0: none; chunks posted without a `seq` have none).
+ */
 export interface LogUsage {
   bytes: number;
   cut: boolean;
+  lastSeq: number;
+}
+
+/** A chunk to store; `seq` is the agent's sequence number in the job (null for chunks without one). */
+export interface NewLogChunk {
+  seq: number | null;
+  log_chunk: string;
+  stream_type: StreamType;
 }
 
 export interface LogStore {
@@ -15,6 +26,12 @@ export interface LogStore {
   usage(ownerId: string, jobId: string): Promise<LogUsage>;
   /** Stores a chunk, gives it the next id (ids only increase) and adds its bytes to the job's usage. */
   append(ownerId: string, jobId: string, chunk: string, streamType: StreamType, at: string): Promise<LogChunk>;
+  /**
+   * Stores the chunks in their order, with ids that increase in that order, in one statement; a
+   * chunk whose `seq` the job already holds is skipped (a retried batch is stored once). Adds the
+   * bytes of the chunks it stored to the job's usage and returns them, in order.
+   */
+  appendMany(ownerId: string, jobId: string, chunks: readonly NewLogChunk[], at: string): Promise<LogChunk[]>;
   /** Records that the job's log was cut: `usage` says so from then on. */
   markCut(ownerId: string, jobId: string): Promise<void>;
   /** Chunks of the job with id greater than `after`, ordered by id, at most `limit`. */

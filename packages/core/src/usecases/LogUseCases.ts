@@ -3,6 +3,7 @@ import { isOneOf, type JobStatus, STREAM_TYPES } from '../domain/enums.js';
 import { ConflictError, ForbiddenError, NotFoundError, TooLargeError, ValidationError } from '../domain/errors.js';
 import type { Job, LogChunk } from '../domain/records.js';
 import { requireUuid } from '../domain/validation.js';
+import type { NewLogChunk } from '../ports/LogStore.js';
 import { ownerScope, type Scope, systemScope } from '../ports/UnitOfWork.js';
 import { Access } from './Access.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
@@ -11,6 +12,9 @@ import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js
 export const MAX_LOG_CHUNK_BYTES = 1024 * 1024;
 export const DEFAULT_LOG_PAGE = 1000;
 export const MAX_LOG_PAGE = 5000;
+/** Issue 17: a batch of `POST /api/jobs/{id}/logs`, bounded in chunks and in bytes. */
+export const MAX_LOG_BATCH_CHUNKS = 1000;
+export const MAX_LOG_BATCH_BYTES = 4 * 1024 * 1024;
 
 export interface LogPage {
   logs: LogChunk[];
@@ -52,25 +56,40 @@ export class LogUseCases {
     input: { log_chunk: unknown; stream_type: unknown },
   ): Promise<{ id: number; job_status: JobStatus }> {
     const jobId = requireUuid(id, 'id');
-    if (typeof input.log_chunk !== 'string') {
-      throw new ValidationError('log_chunk must be a string', [{ path: 'log_chunk', message: 'must be a string' }]);
-    }
-    if (!isOneOf(STREAM_TYPES, input.stream_type)) {
-      throw new ValidationError(`stream_type must be one of ${STREAM_TYPES.join(', ')}`, [
-        { path: 'stream_type', message: `must be one of ${STREAM_TYPES.join(', ')}` },
-      ]);
-    }
-    if (Buffer.byteLength(input.log_chunk, 'utf8') > MAX_LOG_CHUNK_BYTES) {
-      throw new TooLargeError('log_chunk_too_large', 'a log chunk must be at most 1 MiB', MAX_LOG_CHUNK_BYTES);
-    }
-    const chunkText = input.log_chunk;
-    const streamType = input.stream_type;
-    const chunkBytes = Buffer.byteLength(chunkText, 'utf8');
+    const chunk = parseChunk(input, '', null);
+    const { stored, status } = await this.store(worker, jobId, [chunk]);
+    return { id: (stored.at(-1) as LogChunk).id, job_status: status };
+  }
+
+  /**
+   * `POST /api/jobs/{id}/logs` with `chunks`: a batch of consecutive agent sequence numbers, stored
+   * in one statement. Chunks whose `seq` the log already holds are skipped, so a retried batch is
+   * stored once; a batch that starts past the next expected `seq` is refused (`log_seq_gap`) so the
+   * log's ids keep the agent's order and readers paging by id see it as written.
+   */
+  async appendBatch(
+    worker: WorkerActor,
+    id: unknown,
+    input: { chunks: unknown },
+  ): Promise<{ last_seq: number; stored: number; job_status: JobStatus }> {
+    const jobId = requireUuid(id, 'id');
+    const chunks = parseBatch(input.chunks);
+    const { stored, status, lastSeq } = await this.store(worker, jobId, chunks);
+    return { last_seq: lastSeq, stored: stored.length, job_status: status };
+  }
+
+  /** Stores `chunks` (in order, all or up to the cap) in one unit of work and announces them once. */
+  private async store(
+    worker: WorkerActor,
+    jobId: string,
+    chunks: NewLogChunk[],
+  ): Promise<{ stored: LogChunk[]; status: JobStatus; lastSeq: number }> {
     const maxLogBytes = this.deps.settings.maxLogBytesPerJob;
-    const { chunk, status, cut } = await this.deps.uow.run<{
-      chunk: LogChunk | null;
+    const { stored, status, cut, lastSeq } = await this.deps.uow.run<{
+      stored: LogChunk[];
       status: JobStatus;
       cut: boolean;
+      lastSeq: number;
     }>(ownerScope(worker.ownerId), async (stores) => {
       const job = await stores.jobs.get(worker.ownerId, jobId);
       if (!job) throw new NotFoundError('job');
@@ -88,23 +107,41 @@ export class LogUseCases {
         );
       }
       const usage = await stores.logs.usage(worker.ownerId, jobId);
-      if (usage.cut) return { chunk: null, status: job.status, cut: true };
-      const at = isoNow(this.deps);
-      if (usage.bytes + chunkBytes > maxLogBytes) {
-        // The notice is the log's last line, stored although it passes the cap it reports.
-        const notice = await stores.logs.append(worker.ownerId, jobId, logCutNotice(maxLogBytes), 'SYSTEM', at);
-        await stores.logs.markCut(worker.ownerId, jobId);
-        return { chunk: notice, status: job.status, cut: true };
+      if (usage.cut) return { stored: [], status: job.status, cut: true, lastSeq: usage.lastSeq };
+      const firstSeq = chunks[0]?.seq ?? null;
+      if (firstSeq !== null && firstSeq > usage.lastSeq + 1) {
+        throw new ConflictError(
+          'log_seq_gap',
+          `the batch starts at seq ${firstSeq} but the log holds up to ${usage.lastSeq}; send seq ${usage.lastSeq + 1} first`,
+        );
       }
-      const stored = await stores.logs.append(worker.ownerId, jobId, chunkText, streamType, at);
-      return { chunk: stored, status: job.status, cut: false };
+      // The log holds every seq up to lastSeq (no gaps are taken), so those are a retry's repeats.
+      const fresh = chunks.filter((chunk) => chunk.seq === null || chunk.seq > usage.lastSeq);
+      const fitting: NewLogChunk[] = [];
+      let bytes = usage.bytes;
+      for (const chunk of fresh) {
+        bytes += Buffer.byteLength(chunk.log_chunk, 'utf8');
+        if (bytes > maxLogBytes) break;
+        fitting.push(chunk);
+      }
+      const cutNow = fitting.length < fresh.length;
+      // The notice is the log's last line, stored although it passes the cap it reports.
+      const rows = cutNow
+        ? [...fitting, { seq: null, log_chunk: logCutNotice(maxLogBytes), stream_type: 'SYSTEM' as const }]
+        : fitting;
+      const stored =
+        rows.length > 0 ? await stores.logs.appendMany(worker.ownerId, jobId, rows, isoNow(this.deps)) : [];
+      if (cutNow) await stores.logs.markCut(worker.ownerId, jobId);
+      const lastSeq = Math.max(usage.lastSeq, ...fitting.map((chunk) => chunk.seq ?? 0));
+      return { stored, status: job.status, cut: cutNow, lastSeq };
     });
-    if (chunk) {
+    const last = stored.at(-1);
+    if (last) {
       await announce(this.deps.events, {
         type: 'log_appended',
         owner_id: worker.ownerId,
         job_id: jobId,
-        chunk_id: chunk.id,
+        chunk_id: last.id,
       });
     }
     if (cut) {
@@ -114,7 +151,7 @@ export class LogUseCases {
         maxLogBytes,
       );
     }
-    return { id: (chunk as LogChunk).id, job_status: status };
+    return { stored, status, lastSeq };
   }
 
   /**
@@ -170,6 +207,65 @@ export class LogUseCases {
       return { logs: logs.slice(0, limit), has_more: logs.length > limit };
     });
   }
+}
+
+/** A chunk of a request: `path` prefixes the field names in errors (`chunks.3.`). */
+function parseChunk(
+  input: { log_chunk?: unknown; stream_type?: unknown },
+  path: string,
+  seq: number | null,
+): NewLogChunk {
+  if (typeof input.log_chunk !== 'string') {
+    throw new ValidationError(`${path}log_chunk must be a string`, [
+      { path: `${path}log_chunk`, message: 'must be a string' },
+    ]);
+  }
+  if (!isOneOf(STREAM_TYPES, input.stream_type)) {
+    throw new ValidationError(`${path}stream_type must be one of ${STREAM_TYPES.join(', ')}`, [
+      { path: `${path}stream_type`, message: `must be one of ${STREAM_TYPES.join(', ')}` },
+    ]);
+  }
+  if (Buffer.byteLength(input.log_chunk, 'utf8') > MAX_LOG_CHUNK_BYTES) {
+    throw new TooLargeError('log_chunk_too_large', 'a log chunk must be at most 1 MiB', MAX_LOG_CHUNK_BYTES);
+  }
+  return { seq, log_chunk: input.log_chunk, stream_type: input.stream_type };
+}
+
+/** A batch: 1 to `MAX_LOG_BATCH_CHUNKS` chunks of consecutive `seq` (from 1), `MAX_LOG_BATCH_BYTES` in all. */
+function parseBatch(input: unknown): NewLogChunk[] {
+  if (!Array.isArray(input) || input.length === 0) {
+    throw new ValidationError('chunks must be a non-empty array', [
+      { path: 'chunks', message: 'must be a non-empty array' },
+    ]);
+  }
+  if (input.length > MAX_LOG_BATCH_CHUNKS) {
+    const message = `must hold at most ${MAX_LOG_BATCH_CHUNKS} chunks`;
+    throw new ValidationError(`chunks ${message}`, [{ path: 'chunks', message }]);
+  }
+  const chunks: NewLogChunk[] = [];
+  let bytes = 0;
+  for (const [index, item] of input.entries()) {
+    const path = `chunks.${index}.`;
+    const record = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
+    const seq = record.seq;
+    const expected = index === 0 ? null : (chunks[0]?.seq as number) + index;
+    if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1 || (expected !== null && seq !== expected)) {
+      const message =
+        expected === null ? 'must be a positive integer' : `must be ${expected}: seqs of a batch are consecutive`;
+      throw new ValidationError(`${path}seq ${message}`, [{ path: `${path}seq`, message }]);
+    }
+    const chunk = parseChunk(record, path, seq);
+    bytes += Buffer.byteLength(chunk.log_chunk, 'utf8');
+    if (bytes > MAX_LOG_BATCH_BYTES) {
+      throw new TooLargeError(
+        'log_batch_too_large',
+        `a log batch holds at most ${MAX_LOG_BATCH_BYTES} bytes of chunks`,
+        MAX_LOG_BATCH_BYTES,
+      );
+    }
+    chunks.push(chunk);
+  }
+  return chunks;
 }
 
 function parseInteger(value: unknown, field: string, fallback: number, min: number, max: number): number {

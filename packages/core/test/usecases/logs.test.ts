@@ -216,6 +216,26 @@ describe('log caps and retention', () => {
     expect(core.events.published.filter((event) => event.type === 'log_appended')).toHaveLength(3);
   });
 
+  it('stores a batch up to the cap, ends it with the SYSTEM line, and announces the batch once', async () => {
+    core = createTestCore({ settings: { maxLogBytesPerJob: 2048 } });
+    ada = await seedUser(core);
+    worker = await seedWorker(core, ada, { heartbeat: true });
+    vine = await seedVine(core, ada);
+    const job = await seedRunningJob(core, ada, worker, vine);
+    const chunks = [1, 2, 3].map((seq) => ({ seq, log_chunk: String(seq).repeat(800), stream_type: 'STDOUT' }));
+    await expectFailure(core.useCases.logs.appendBatch(worker, job.id, { chunks }), TooLargeError, 'job_log_truncated');
+    const { logs } = await core.useCases.logs.read(ada.userId, job.id);
+    expect(logs.map((log) => [log.stream_type, log.log_chunk.slice(0, 1)])).toEqual([
+      ['STDOUT', '1'],
+      ['STDOUT', '2'],
+      ['SYSTEM', '['],
+    ]);
+    expect(core.events.published.filter((event) => event.type === 'log_appended')).toHaveLength(1);
+    // Retried after the cut: refused the same way, nothing more stored.
+    await expectFailure(core.useCases.logs.appendBatch(worker, job.id, { chunks }), TooLargeError, 'job_log_truncated');
+    expect((await core.useCases.logs.read(ada.userId, job.id)).logs).toHaveLength(3);
+  });
+
   it('takes chunks of a cancelled job during the grace minutes only (409 job_log_closed after)', async () => {
     const job = await seedRunningJob(core, ada, worker, vine);
     await core.useCases.jobs.cancel(ada, job.id);

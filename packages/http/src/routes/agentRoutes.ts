@@ -13,6 +13,7 @@ import {
   HeartbeatResponse,
   IdParams,
   AgentJob,
+  LogBatchResponse,
   LogBody,
   LogPage,
   LogPostResponse,
@@ -133,26 +134,39 @@ export function agentRoutes(
       method: 'post',
       path: '/api/jobs/{id}/logs',
       operationId: 'appendJobLog',
-      summary: 'Append a log chunk (at most 1 MiB)',
+      summary: 'Append a log chunk (at most 1 MiB), or a batch of chunks with sequence numbers',
       description:
-        'The answer carries the job status: `CANCELLED` tells the agent to stop the engine. A cancelled job takes chunks for the log grace period; a job log is capped in bytes.',
+        'The answer carries the job status: `CANCELLED` tells the agent to stop the engine. A cancelled job takes chunks for the log grace period; a job log is capped in bytes. A batch (`chunks`) is stored in one statement, in `seq` order; a chunk whose `seq` the log holds is skipped, so a retried batch is stored once.',
       tags: ['agent'],
       auth: 'worker',
       params: IdParams,
       body: LogBody,
       bodyLimit: 8 * 1024 * 1024,
       responses: {
-        201: { description: 'Stored', schema: LogPostResponse },
+        201: {
+          description: 'Stored: a chunk (`id`) or a batch (`last_seq`)',
+          schema: LogPostResponse.or(LogBatchResponse),
+        },
         409: {
           description:
-            '`job_finished`, or `job_log_closed`: the job was cancelled longer ago than the log grace period',
+            '`job_finished`, `job_log_closed`: the job was cancelled longer ago than the log grace period, or `log_seq_gap`: the batch starts past the next `seq` the log expects (send the earlier batches first)',
         },
         413: {
           description:
-            '`log_chunk_too_large`, or `job_log_truncated`: the job log reached its cap and was cut with a `SYSTEM` line',
+            '`log_chunk_too_large`, `log_batch_too_large`, or `job_log_truncated`: the job log reached its cap and was cut with a `SYSTEM` line',
         },
       },
       handler: async ({ worker, params, body }) => {
+        if ('chunks' in body) {
+          const stored = await useCases.logs.appendBatch(worker, params.id, body);
+          jobFlow?.report(params.id);
+          // What this batch added: a retry skips the seqs already stored, the cap cuts the tail.
+          const firstNew = stored.last_seq - stored.stored;
+          for (const chunk of body.chunks) {
+            if (chunk.seq > firstNew && chunk.seq <= stored.last_seq) jobFlow?.logChunk(chunk.log_chunk);
+          }
+          return { status: 201, body: stored };
+        }
         const stored = await useCases.logs.append(worker, params.id, body);
         jobFlow?.report(params.id);
         jobFlow?.logChunk(body.log_chunk);

@@ -20,6 +20,7 @@ import { planReviewsMigration } from './m016_plan_reviews.js';
 import { vcsConnectionsMigration } from './m018_vcs_connections.js';
 import { workloadIdentityMigration } from './m017_workload_identity.js';
 import { vcsFeedbackMigration } from './m019_vcs_feedback.js';
+import { logSeqMigration } from './m020_log_seq.js';
 import { hotQueryIndexesMigration } from './m023_hot_query_indexes.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
@@ -44,6 +45,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   workloadIdentityMigration,
   vcsConnectionsMigration,
   vcsFeedbackMigration,
+  logSeqMigration,
   hotQueryIndexesMigration,
 ];
 

@@ -1,4 +1,11 @@
-import { type LogChunk, type LogStore, type LogUsage, NotFoundError, type StreamType } from '@trellis/core';
+import {
+  type LogChunk,
+  type LogStore,
+  type LogUsage,
+  type NewLogChunk,
+  NotFoundError,
+  type StreamType,
+} from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import { integerOut, type Row, textOut, timeIn, timeOut, uuidOut } from '../rows.js';
 
@@ -9,11 +16,18 @@ export class SqlLogStore implements LogStore {
   constructor(private readonly db: SqlSession) {}
 
   async usage(ownerId: string, jobId: string): Promise<LogUsage> {
-    const job = await this.db
-      .lockForUpdate(this.db.table('jobs').where({ owner_id: ownerId, id: jobId }))
-      .first('log_bytes', 'log_cut');
+    const job = await this.db.lockForUpdate(this.db.table('jobs').where({ owner_id: ownerId, id: jobId })).first(
+      'log_bytes',
+      'log_cut',
+      // One probe of the (job_id, seq) index, in the same round trip as the lock.
+      this.db.table('log_chunks').where('log_chunks.job_id', jobId).max('seq').as('last_seq'),
+    );
     if (!job) throw new NotFoundError('job');
-    return { bytes: integerOut(job.log_bytes), cut: job.log_cut === true || job.log_cut === 1 };
+    return {
+      bytes: integerOut(job.log_bytes),
+      cut: job.log_cut === true || job.log_cut === 1,
+      lastSeq: job.last_seq === null || job.last_seq === undefined ? 0 : integerOut(job.last_seq),
+    };
   }
 
   async markCut(ownerId: string, jobId: string): Promise<void> {
@@ -42,25 +56,61 @@ export class SqlLogStore implements LogStore {
   }
 
   async append(ownerId: string, jobId: string, chunk: string, streamType: StreamType, at: string): Promise<LogChunk> {
-    // Locking the job orders concurrent appends to it: each takes its id only once the previous
-    // one committed, so a reader paging with `after=<id>` can never see a later id commit before
-    // an earlier one and skip it. It also checks that the job is the owner's.
-    const job = await this.db.lockForUpdate(this.db.table('jobs').where({ owner_id: ownerId, id: jobId })).first('id');
-    if (!job) throw new NotFoundError('job');
-    const [row] = await this.db
-      .insert('log_chunks', {
+    const [stored] = await this.appendMany(
+      ownerId,
+      jobId,
+      [{ seq: null, log_chunk: chunk, stream_type: streamType }],
+      at,
+    );
+    return stored as LogChunk;
+  }
+
+  async appendMany(ownerId: string, jobId: string, chunks: readonly NewLogChunk[], at: string): Promise<LogChunk[]> {
+    if (chunks.length === 0) return [];
+    const bytes = chunks.reduce((sum, chunk) => sum + Buffer.byteLength(chunk.log_chunk, 'utf8'), 0);
+    // The update first: it locks the job (ordering concurrent appends, so ids commit in order)
+    // and checks it is the owner's, in the round trip that counts the bytes.
+    const updated = await this.db.table('jobs').where({ owner_id: ownerId, id: jobId }).increment('log_bytes', bytes);
+    if (updated === 0) throw new NotFoundError('job');
+    const createdAt = timeIn(at);
+    const sequenced = chunks.some((chunk) => chunk.seq !== null);
+    const insert = this.db.insert(
+      'log_chunks',
+      chunks.map((chunk) => ({
         job_id: jobId,
         owner_id: ownerId,
-        log_chunk: chunk,
-        stream_type: streamType,
-        created_at: timeIn(at),
-      })
-      .returning('*');
-    await this.db
-      .table('jobs')
-      .where({ owner_id: ownerId, id: jobId })
-      .increment('log_bytes', Buffer.byteLength(chunk, 'utf8'));
-    return toLogChunk(row);
+        // Chunks without a seq cannot conflict: they leave the column out (and its NULL default in).
+        ...(sequenced ? { seq: chunk.seq } : {}),
+        log_chunk: chunk.log_chunk,
+        stream_type: chunk.stream_type,
+        created_at: createdAt,
+      })),
+    );
+    // Only the ids come back: the text is the caller's already, and a batch is megabytes of it.
+    const returned: Row[] = await (sequenced ? insert.onConflict(['job_id', 'seq']).ignore() : insert).returning([
+      'id',
+      'seq',
+    ]);
+    const idOfSeq = new Map<number, number>();
+    const unsequencedIds: number[] = [];
+    for (const row of returned) {
+      if (row.seq === null || row.seq === undefined) unsequencedIds.push(integerOut(row.id));
+      else idOfSeq.set(integerOut(row.seq), integerOut(row.id));
+    }
+    // Rows without a seq never conflict: their ids follow their order, as the sequence gave them.
+    unsequencedIds.sort((x, y) => x - y);
+    const stored: LogChunk[] = [];
+    for (const chunk of chunks) {
+      const id = chunk.seq === null ? unsequencedIds.shift() : idOfSeq.get(chunk.seq);
+      if (id === undefined) continue;
+      stored.push({ id, job_id: jobId, log_chunk: chunk.log_chunk, stream_type: chunk.stream_type, created_at: at });
+    }
+    // Chunks a retry repeated were skipped: take their bytes back (a third round trip, only then).
+    const skipped = bytes - stored.reduce((sum, chunk) => sum + Buffer.byteLength(chunk.log_chunk, 'utf8'), 0);
+    if (skipped > 0) {
+      await this.db.table('jobs').where({ owner_id: ownerId, id: jobId }).decrement('log_bytes', skipped);
+    }
+    return stored;
   }
 
   async list(ownerId: string, jobId: string, after: number, limit: number): Promise<LogChunk[]> {

@@ -32,6 +32,8 @@ import type {
 /** A log chunk as stored: the public record plus the owner that row-level security filters on. */
 export interface StoredLogChunk {
   owner_id: string;
+  /** The agent's sequence number (null or absent: posted without one). */
+  seq?: number | null;
   chunk: LogChunk;
 }
 

@@ -90,6 +90,61 @@ export function describeLogStoreConformance(open: OpenStoreHarness): void {
     });
   });
 
+  describe('LogStore batches (appendMany)', () => {
+    const suite = useStoreSuite(open);
+
+    it('stores a batch in order with increasing ids, skips a repeated seq, and counts only what it stored', async () => {
+      const owner = await suite.seedOwner();
+      const job = await suite.asOwner(owner.id, (stores) => stores.jobs.create(newJob(owner.id, owner.vine)));
+      const batch = [1, 2, 3].map((seq) => ({ seq, log_chunk: `line ${seq}\n`, stream_type: 'STDOUT' as const }));
+      const first = await suite.asOwner(owner.id, (stores) => stores.logs.appendMany(owner.id, job.id, batch, later()));
+      expect(first.map((chunk) => chunk.log_chunk)).toEqual(['line 1\n', 'line 2\n', 'line 3\n']);
+      const ids = first.map((chunk) => chunk.id);
+      expect([...ids].sort((x, y) => x - y)).toEqual(ids);
+      expect(new Set(ids).size).toBe(3);
+
+      const retried = await suite.asOwner(owner.id, (stores) =>
+        stores.logs.appendMany(
+          owner.id,
+          job.id,
+          [
+            ...batch,
+            { seq: 4, log_chunk: 'line 4\n', stream_type: 'STDERR' },
+            { seq: null, log_chunk: 'x', stream_type: 'SYSTEM' },
+          ],
+          later(),
+        ),
+      );
+      expect(retried.map((chunk) => [chunk.log_chunk, chunk.stream_type])).toEqual([
+        ['line 4\n', 'STDERR'],
+        ['x', 'SYSTEM'],
+      ]);
+      const listed = await suite.asOwner(owner.id, (stores) => stores.logs.list(owner.id, job.id, 0, 100));
+      expect(listed.map((chunk) => chunk.log_chunk)).toEqual(['line 1\n', 'line 2\n', 'line 3\n', 'line 4\n', 'x']);
+      expect(await suite.asOwner(owner.id, (stores) => stores.logs.usage(owner.id, job.id))).toEqual({
+        bytes: 4 * 7 + 1,
+        cut: false,
+        lastSeq: 4,
+      });
+    });
+
+    it("keeps seqs per job, and refuses a batch for another owner's job", async () => {
+      const a = await suite.seedOwner();
+      const b = await suite.seedOwner();
+      const jobA = await suite.asOwner(a.id, (stores) => stores.jobs.create(newJob(a.id, a.vine)));
+      const otherA = await suite.asOwner(a.id, (stores) => stores.jobs.create(newJob(a.id, null)));
+      const one = [{ seq: 1, log_chunk: 'one', stream_type: 'STDOUT' as const }];
+      await suite.asOwner(a.id, (stores) => stores.logs.appendMany(a.id, jobA.id, one, later()));
+      expect(await suite.asOwner(a.id, (stores) => stores.logs.appendMany(a.id, otherA.id, one, later()))).toHaveLength(
+        1,
+      );
+      expect(
+        await rejectionOf(suite.asOwner(b.id, (stores) => stores.logs.appendMany(b.id, jobA.id, one, later()))),
+      ).toBeInstanceOf(NotFoundError);
+      expect((await suite.asOwner(a.id, (stores) => stores.logs.usage(a.id, jobA.id))).bytes).toBe(3);
+    });
+  });
+
   describe('LogStore usage and retention', () => {
     const suite = useStoreSuite(open);
 
@@ -100,6 +155,7 @@ export function describeLogStoreConformance(open: OpenStoreHarness): void {
       expect(await suite.asOwner(owner.id, (stores) => stores.logs.usage(owner.id, job.id))).toEqual({
         bytes: 0,
         cut: false,
+        lastSeq: 0,
       });
       await suite.asOwner(owner.id, async (stores) => {
         await stores.logs.append(owner.id, job.id, 'ü'.repeat(10), 'STDOUT', later());
@@ -109,15 +165,18 @@ export function describeLogStoreConformance(open: OpenStoreHarness): void {
       expect(await suite.asOwner(owner.id, (stores) => stores.logs.usage(owner.id, job.id))).toEqual({
         bytes: 23,
         cut: false,
+        lastSeq: 0,
       });
       await suite.asOwner(owner.id, (stores) => stores.logs.markCut(owner.id, job.id));
       expect(await suite.asOwner(owner.id, (stores) => stores.logs.usage(owner.id, job.id))).toEqual({
         bytes: 23,
         cut: true,
+        lastSeq: 0,
       });
       expect(await suite.asOwner(owner.id, (stores) => stores.logs.usage(owner.id, other.id))).toEqual({
         bytes: 9,
         cut: false,
+        lastSeq: 0,
       });
     });
 

@@ -1,4 +1,11 @@
-import { type LogChunk, type LogStore, type LogUsage, NotFoundError, type StreamType } from '@trellis/core';
+import {
+  type LogChunk,
+  type LogStore,
+  type LogUsage,
+  type NewLogChunk,
+  NotFoundError,
+  type StreamType,
+} from '@trellis/core';
 import { copy } from '../MemoryState.js';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 
@@ -7,7 +14,8 @@ export class MemoryLogStore implements LogStore {
 
   async usage(ownerId: string, jobId: string): Promise<LogUsage> {
     this.requireJob(ownerId, jobId);
-    return { ...(this.tx.state.logUsage.get(jobId) ?? { bytes: 0, cut: false }) };
+    const seqs = this.tx.state.logs.filter((row) => row.chunk.job_id === jobId).map((row) => row.seq ?? 0);
+    return { ...(this.tx.state.logUsage.get(jobId) ?? { bytes: 0, cut: false }), lastSeq: Math.max(0, ...seqs) };
   }
 
   async markCut(ownerId: string, jobId: string): Promise<void> {
@@ -54,23 +62,43 @@ export class MemoryLogStore implements LogStore {
     if (!job || job.owner_id !== ownerId || !this.tx.sees(ownerId)) throw new NotFoundError('job');
   }
 
-  /** Ids come from a sequence that never rolls back, so they only increase, as in SQL. */
   async append(ownerId: string, jobId: string, chunk: string, streamType: StreamType, at: string): Promise<LogChunk> {
+    const [stored] = await this.appendMany(
+      ownerId,
+      jobId,
+      [{ seq: null, log_chunk: chunk, stream_type: streamType }],
+      at,
+    );
+    return stored as LogChunk;
+  }
+
+  /** Ids come from a sequence that never rolls back, so they only increase, as in SQL. */
+  async appendMany(ownerId: string, jobId: string, chunks: readonly NewLogChunk[], at: string): Promise<LogChunk[]> {
     const { logs, jobs } = this.tx.state;
     const job = jobs.get(jobId);
     // As the SQL stores' foreign key and owner check: only a job of this owner takes chunks.
     if (!job || job.owner_id !== ownerId || !this.tx.sees(ownerId)) throw new NotFoundError('job');
-    const stored: LogChunk = {
-      id: this.tx.sequences.nextLogId++,
-      job_id: jobId,
-      log_chunk: chunk,
-      stream_type: streamType,
-      created_at: at,
-    };
-    logs.push({ owner_id: ownerId, chunk: stored });
+    const held = new Set(logs.filter((row) => row.chunk.job_id === jobId && row.seq != null).map((row) => row.seq));
+    const stored: LogChunk[] = [];
+    let bytes = 0;
+    for (const chunk of chunks) {
+      // As the unique (job_id, seq) index with ON CONFLICT DO NOTHING: a repeated seq is skipped.
+      if (chunk.seq !== null && held.has(chunk.seq)) continue;
+      if (chunk.seq !== null) held.add(chunk.seq);
+      const row: LogChunk = {
+        id: this.tx.sequences.nextLogId++,
+        job_id: jobId,
+        log_chunk: chunk.log_chunk,
+        stream_type: chunk.stream_type,
+        created_at: at,
+      };
+      logs.push({ owner_id: ownerId, seq: chunk.seq, chunk: row });
+      stored.push(copy(row));
+      bytes += Buffer.byteLength(chunk.log_chunk, 'utf8');
+    }
     const usage = this.tx.state.logUsage.get(jobId) ?? { bytes: 0, cut: false };
-    this.tx.state.logUsage.set(jobId, { ...usage, bytes: usage.bytes + Buffer.byteLength(chunk, 'utf8') });
-    return copy(stored);
+    this.tx.state.logUsage.set(jobId, { ...usage, bytes: usage.bytes + bytes });
+    return stored;
   }
 
   async list(ownerId: string, jobId: string, after: number, limit: number): Promise<LogChunk[]> {
