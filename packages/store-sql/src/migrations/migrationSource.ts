@@ -20,6 +20,7 @@ import { planReviewsMigration } from './m016_plan_reviews.js';
 import { vcsConnectionsMigration } from './m018_vcs_connections.js';
 import { workloadIdentityMigration } from './m017_workload_identity.js';
 import { vcsFeedbackMigration } from './m019_vcs_feedback.js';
+import { claimOneTripMigration } from './m022_claim_one_trip.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -43,6 +44,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   workloadIdentityMigration,
   vcsConnectionsMigration,
   vcsFeedbackMigration,
+  claimOneTripMigration,
 ];
 
 /** knex's migrator configured with the migrations above, not a directory. */

@@ -9,7 +9,7 @@ import { migratorConfig } from '../../migrations/migrationSource.js';
 import type { SqlStoreLogger } from '../../openSqlStore.js';
 import type { Row } from '../../rows.js';
 import { MIGRATIONS_TABLE, type TableName } from '../../schema.js';
-import type { Dialect, SqlSession, TransactionMode } from '../Dialect.js';
+import type { ClaimedRows, Dialect, SqlSession, TransactionMode } from '../Dialect.js';
 import { assertRowsInScope, restrictToScope } from '../scoping.js';
 import { AsyncMutex } from './AsyncMutex.js';
 import { claimNextSqliteJob } from './sqliteClaim.js';
@@ -281,7 +281,7 @@ class SqliteSession implements SqlSession {
     return statement(this);
   }
 
-  claimNextJob(workerId: string, at: string, move: JobClaimMove): Promise<Row | undefined> {
+  claimNextJob(workerId: string, at: string, move: JobClaimMove): Promise<ClaimedRows | undefined> {
     return claimNextSqliteJob(this, workerId, at, move);
   }
 }
