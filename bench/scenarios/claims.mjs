@@ -157,7 +157,7 @@ async function claimDirectly(dialect, url, lanes, plan) {
   pool.on('error', () => {});
   try {
     return await measureClaims(lanes, plan, async (agent) => {
-      const { rows } = await pool.query('SELECT * FROM claim_next_job($1, $2)', [agent.workerId, new Date()]);
+      const { rows } = await pool.query("SELECT * FROM claim_next_job($1, $2, 'QUEUED', 'PROCESSING')", [agent.workerId, new Date()]);
       return rows[0] ?? null;
     });
   } finally {
