@@ -10,6 +10,7 @@ import { ACTOR_SETTING, APP_ROLE, OWNER_SETTING, type TableName } from '../../sc
 import type { ClaimedRows, Dialect, SqlSession, TransactionMode } from '../Dialect.js';
 import { assertRowsInScope, restrictToScope } from '../scoping.js';
 import { classifyPostgresFailure } from './postgresErrors.js';
+import { sendSetupWithBegin, withSetup } from './setupWithBegin.js';
 
 export interface PostgresOptions {
   logger: SqlStoreLogger;
@@ -42,8 +43,10 @@ export class PostgresDialect implements Dialect {
   constructor(
     private readonly knex: Knex,
     private readonly options: PostgresOptions,
+    private readonly quote: (value: string) => string,
   ) {
     this.pool = knex.client as ConnectionPool;
+    sendSetupWithBegin(knex);
   }
 
   static async open(url: string, options: PostgresOptions): Promise<PostgresDialect> {
@@ -54,7 +57,8 @@ export class PostgresDialect implements Dialect {
       acquireConnectionTimeout: options.connectTimeoutMs,
       log: knexLog(options.logger),
     });
-    return new PostgresDialect(knex, options);
+    const pg = await import('pg');
+    return new PostgresDialect(knex, options, pg.default?.escapeLiteral ?? pg.escapeLiteral);
   }
 
   async transaction<T>(
@@ -63,27 +67,28 @@ export class PostgresDialect implements Dialect {
     mode: TransactionMode = 'write',
   ): Promise<T> {
     return this.knex.transaction(
-      async (trx) => {
-        if (scope.kind !== 'system') {
-          // Row-level security (m010) reads two settings: the owner (empty in a member scope) and
-          // the actor, the person at work (or the owner acting itself). Set in one round trip, and
-          // transaction-local (is_local = true): they end with the transaction, so a pooled
-          // connection never carries one unit of work's identity into the next.
-          const [owner, actor] =
-            scope.kind === 'owner' ? [scope.ownerId, scope.actorId ?? scope.ownerId] : ['', scope.userId];
-          await trx.raw('SELECT set_config(?, ?, true), set_config(?, ?, true), set_config(?, ?, true)', [
-            'role',
-            APP_ROLE,
-            OWNER_SETTING,
-            owner,
-            ACTOR_SETTING,
-            actor,
-          ]);
-        }
-        return work(new PostgresSession(trx, scope));
-      },
-      { readOnly: mode === 'read' },
+      (trx) => work(new PostgresSession(trx, scope)),
+      withSetup({ readOnly: mode === 'read' }, this.scopeSetup(scope)),
     );
+  }
+
+  /**
+   * Row-level security (m010) reads two settings: the owner (empty in a member scope) and the
+   * actor, the person at work (or the owner acting itself), under the `trellis_app` role. Set
+   * transaction-local (is_local = true), they end with the transaction, so a pooled connection
+   * never carries one unit of work's identity into the next. Sent with BEGIN, in its round trip
+   * (`sendSetupWithBegin`), so the values are quoted literals, not parameters. System work: none.
+   */
+  private scopeSetup(scope: Scope): string | null {
+    if (scope.kind === 'system') return null;
+    const [owner, actor] =
+      scope.kind === 'owner' ? [scope.ownerId, scope.actorId ?? scope.ownerId] : ['', scope.userId];
+    const settings: Array<[string, string]> = [
+      ['role', APP_ROLE],
+      [OWNER_SETTING, owner],
+      [ACTOR_SETTING, actor],
+    ];
+    return `SELECT ${settings.map(([name, value]) => `set_config(${this.quote(name)}, ${this.quote(value)}, true)`).join(', ')}`;
   }
 
   /**
@@ -211,9 +216,7 @@ class PostgresSession implements SqlSession {
       job,
       snapshot: claim_snapshot ?? undefined,
       vine:
-        claim_vine_before === null
-          ? null
-          : { before: claim_vine_before as string, after: claim_vine_after as string },
+        claim_vine_before === null ? null : { before: claim_vine_before as string, after: claim_vine_after as string },
       cloudIdentity: (claim_cloud_identity as Row | null) ?? null,
       vineyard: (claim_vineyard as Row | null) ?? null,
     };
