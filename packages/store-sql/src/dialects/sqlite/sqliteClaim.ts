@@ -59,7 +59,9 @@ export async function claimNextSqliteJob(
   }
   const [snapshot, cloudIdentity, vineyard] = await Promise.all([
     session.table('config_snapshots').where({ owner_id: job.owner_id, config_hash: job.config_hash }).first(),
-    job.cloud_identity_id === null ? null : session.table('cloud_identities').where({ id: job.cloud_identity_id }).first(),
+    job.cloud_identity_id === null
+      ? null
+      : session.table('cloud_identities').where({ id: job.cloud_identity_id }).first(),
     job.vineyard_id === null ? null : session.table('vineyards').where({ id: job.vineyard_id }).first(),
   ]);
   return { job, snapshot: snapshot?.snapshot, vine, cloudIdentity: cloudIdentity ?? null, vineyard: vineyard ?? null };

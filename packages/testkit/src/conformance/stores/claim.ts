@@ -161,7 +161,11 @@ export function describeJobClaimConformance(open: OpenStoreHarness): void {
       const { identity, vine } = await suite.asOwner(owner.id, async (stores) => {
         const identity = await stores.cloudIdentities.create(newCloudIdentity(owner.id));
         const vine = await stores.vines.create(
-          newVine(owner.id, owner.vineyard.id, { status: 'PLANNED', cloud_identity_id: identity.id, status_message: 'old' }),
+          newVine(owner.id, owner.vineyard.id, {
+            status: 'PLANNED',
+            cloud_identity_id: identity.id,
+            status_message: 'old',
+          }),
         );
         return { identity, vine };
       });
@@ -182,7 +186,11 @@ export function describeJobClaimConformance(open: OpenStoreHarness): void {
     it('leaves the vine alone for a speculative plan, and has no vine nor identity for DESTROY_WORKER', async () => {
       const owner = await suite.seedOwner();
       const [target] = (await workers(suite, owner, 1)) as [Worker];
-      await create(owner, newJob(owner.id, owner.vine, { trigger: { type: 'drift' } }), newDestroyWorkerJob(owner.id, target));
+      await create(
+        owner,
+        newJob(owner.id, owner.vine, { trigger: { type: 'drift' } }),
+        newDestroyWorkerJob(owner.id, target),
+      );
       const drift = await claimWhole(owner, owner.worker);
       expect(drift?.vine).toBeNull();
       expect(drift?.job.vine_status_before).toBeNull();
@@ -216,9 +224,9 @@ export function describeJobClaimConformance(open: OpenStoreHarness): void {
       expect(claimed).toHaveLength(4);
       expect(claimed.map((claim) => claim.vine)).toEqual(vineList.map(() => ({ before: 'NEW', after: 'PLANNING' })));
       const stored = await suite.asOwner(owner.id, (stores) => stores.vines.list(owner.id));
-      expect(
-        stored.filter((vine) => vineList.some((v) => v.id === vine.id)).map((vine) => vine.status),
-      ).toEqual(vineList.map(() => 'PLANNING'));
+      expect(stored.filter((vine) => vineList.some((v) => v.id === vine.id)).map((vine) => vine.status)).toEqual(
+        vineList.map(() => 'PLANNING'),
+      );
     });
   });
 }
