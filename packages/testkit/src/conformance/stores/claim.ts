@@ -1,4 +1,5 @@
-import type { Job, Vine, Worker } from '@trellis/core';
+import { randomUUID } from 'node:crypto';
+import type { CloudIdentity, Job, Vine, Worker } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
 import { later, newCloudIdentity, newDestroyWorkerJob, newJob, newVine, newWorker } from './fixtures.js';
 import { type OpenStoreHarness, type SeededOwner, type StoreSuite, useStoreSuite } from './harness.js';
@@ -181,6 +182,25 @@ export function describeJobClaimConformance(open: OpenStoreHarness): void {
       expect(claimed?.vineyard).toEqual(owner.vineyard);
       const stored = await suite.asOwner(owner.id, (stores) => stores.vines.get(owner.id, vine.id));
       expect(stored).toMatchObject({ status: 'DEPLOYING', status_message: null, updated_at: when });
+    });
+
+    it('returns an OIDC cloud identity with its settings', async () => {
+      const owner = await suite.seedOwner();
+      const identity: CloudIdentity = {
+        id: randomUUID(),
+        owner_id: owner.id,
+        kind: 'oidc',
+        provider: 'gcp',
+        workload_identity_provider: 'projects/1/locations/global/workloadIdentityPools/p/providers/trellis',
+        service_account_email: 'deployer@example.iam.gserviceaccount.com',
+        audience: null,
+      };
+      const vine = await suite.asOwner(owner.id, async (stores) => {
+        await stores.cloudIdentities.create(identity);
+        return stores.vines.create(newVine(owner.id, owner.vineyard.id, { cloud_identity_id: identity.id }));
+      });
+      await create(owner, newJob(owner.id, vine));
+      expect((await claimWhole(owner, owner.worker))?.cloud_identity).toEqual(identity);
     });
 
     it('leaves the vine alone for a speculative plan, and has no vine nor identity for DESTROY_WORKER', async () => {
