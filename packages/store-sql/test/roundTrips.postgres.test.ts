@@ -14,8 +14,10 @@ import {
   newVineyard,
   newWorker,
 } from '@trellis/testkit';
+import knexFactory from 'knex';
 import pg from 'pg';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { sendSetupWithBegin, withSetup } from '../src/dialects/postgres/setupWithBegin.js';
 import { useMigratedDatabases } from './support/sqlStores.js';
 
 const postgres = await checkTestPostgres();
@@ -80,6 +82,22 @@ describeWithPostgres('round trips on Postgres', postgres, () => {
       expect(sent[0]?.startsWith(begin)).toBe(true);
       expect(sent[0]).toContain(`'${user.id}'`);
       expect(sent[2]).toMatch(/^COMMIT/);
+    }
+  });
+
+  it('fails a unit of work whose setup fails, and leaves its pooled connection usable', async () => {
+    const knex = knexFactory({ client: 'pg', connection: opened.url, pool: { min: 0, max: 1 } });
+    try {
+      sendSetupWithBegin(knex);
+      const failing = knex.transaction((trx) => trx.raw('SELECT 1'), withSetup({}, 'SELECT 1/0'));
+      await expect(failing).rejects.toThrow(/division by zero/);
+      const sent = await queriesSentTo(database, async () => {
+        const next = await knex.transaction((trx) => trx.raw('SELECT 2 AS two'), withSetup({}, 'SELECT 3'));
+        expect(next.rows).toEqual([{ two: 2 }]);
+      });
+      expect(sent).toEqual(['BEGIN; SELECT 3', 'SELECT 2 AS two', 'COMMIT;']);
+    } finally {
+      await knex.destroy();
     }
   });
 

@@ -6,8 +6,11 @@ const SETUP = 'trellisSetup';
 /** knex's transaction object and its client, which its public types leave out. */
 interface KnexTransaction {
   readOnly?: boolean;
+  /** The client bound to the transaction's connection, made before `begin` is called. */
+  trxClient: { query(connection: unknown, sql: string): Promise<unknown> };
   begin(connection: unknown): Promise<unknown>;
-  query(connection: unknown, sql: string): Promise<unknown>;
+  /** Runs `sql`; with `status` 2, then fails the transaction with `value` (knex's own rollback). */
+  query(connection: unknown, sql: string, status?: number, value?: unknown): Promise<unknown>;
 }
 interface TransactionFactory {
   transaction(container: unknown, config: Record<string, unknown> | undefined, outerTx: unknown): KnexTransaction;
@@ -27,8 +30,18 @@ export function sendSetupWithBegin(knex: Knex): void {
     const trx = create(container, config, outerTx);
     const setup = config?.[SETUP];
     if (typeof setup === 'string' && !outerTx) {
-      trx.begin = (connection) =>
-        trx.query(connection, `${trx.readOnly ? 'BEGIN TRANSACTION READ ONLY' : 'BEGIN'}; ${setup}`);
+      trx.begin = async (connection) => {
+        try {
+          return await trx.trxClient.query(
+            connection,
+            `${trx.readOnly ? 'BEGIN TRANSACTION READ ONLY' : 'BEGIN'}; ${setup}`,
+          );
+        } catch (error) {
+          // The setup failed inside the block BEGIN opened: roll it back before the connection
+          // returns to the pool, and fail the transaction with the setup's error, as knex does.
+          return trx.query(connection, 'ROLLBACK', 2, error);
+        }
+      };
     }
     return trx;
   };
