@@ -7,7 +7,7 @@
  * with no status report mixed in. One job per vine keeps that honest: every queued job is
  * claimable at once, so no claim waits for a vine's running job to end.
  */
-import { ownerScope } from '@trellis/core';
+import { JOB_CLAIM, ownerScope } from '@trellis/core';
 import { openSqlStore } from '@trellis/store-sql';
 import { preparedDatabase } from '../lib/databases.mjs';
 import { SERVER_POOL_SIZE } from '../lib/environment.mjs';
@@ -23,9 +23,9 @@ export const claims = {
   name: 'claims',
   baselines: {
     'direct claimNext':
-      "SQLite: the store's own claim, `uow.run(ownerScope(owner), s => s.jobs.claimNext(worker, at))`, through a second openSqlStore() on the same kind of database in the bench process: the BEGIN IMMEDIATE select+update every HTTP claim also runs, without HTTP, worker authentication, or the claim use case's vine bookkeeping.",
+      "SQLite: the store's own claim, `uow.run(ownerScope(owner), s => s.jobs.claimNext(worker, at))`, through a second openSqlStore() on the same kind of database in the bench process: the BEGIN IMMEDIATE claim (job and vine moved, answer read) every HTTP claim also runs, without HTTP, worker authentication, or the rest of the claim use case (policies, tokens, event).",
     'raw claim_next_job()':
-      "Postgres: `SELECT * FROM claim_next_job($1, $2)` through a pg.Pool of the server's size (10) as the connecting superuser, autocommit: the claim function alone, without HTTP, worker authentication, the owner-scoped transaction (SET LOCAL ROLE, row-level security) or the vine bookkeeping.",
+      "Postgres: `SELECT (c.claimed_job).* FROM claim_next_job($1, …, $6) c` with core's JOB_CLAIM moves, through a pg.Pool of the server's size (10) as the connecting superuser, autocommit: the claim function alone (job and vine moved), without HTTP, worker authentication, the owner-scoped transaction (SET LOCAL ROLE, row-level security) or the reads of the claim's answer.",
   },
 
   async run(ctx) {
@@ -142,11 +142,12 @@ async function claimDirectly(dialect, url, lanes, plan) {
   if (dialect === 'sqlite') {
     const store = await openSqlStore(url);
     try {
-      return await measureClaims(lanes, plan, (agent) =>
-        store.uow.run(ownerScope(agent.ownerId), (stores) =>
+      return await measureClaims(lanes, plan, async (agent) => {
+        const claim = await store.uow.run(ownerScope(agent.ownerId), (stores) =>
           stores.jobs.claimNext({ id: agent.workerId, owner_id: agent.ownerId }, new Date().toISOString()),
-        ),
-      );
+        );
+        return claim?.job ?? null;
+      });
     } finally {
       await store.close();
     }
@@ -157,7 +158,14 @@ async function claimDirectly(dialect, url, lanes, plan) {
   pool.on('error', () => {});
   try {
     return await measureClaims(lanes, plan, async (agent) => {
-      const { rows } = await pool.query('SELECT * FROM claim_next_job($1, $2)', [agent.workerId, new Date()]);
+      const { rows } = await pool.query('SELECT (c.claimed_job).* FROM claim_next_job($1, $2, $3, $4, $5, $6) c', [
+        agent.workerId,
+        new Date(),
+        JOB_CLAIM.from,
+        JOB_CLAIM.to,
+        JSON.stringify(JOB_CLAIM.vine),
+        JOB_CLAIM.vineKeptBy,
+      ]);
       return rows[0] ?? null;
     });
   } finally {

@@ -1,5 +1,7 @@
 import type { JobStatus } from './enums.js';
 import { ConflictError } from './errors.js';
+import { type JobTrigger, SPECULATIVE_TRIGGER_TYPES } from './records.js';
+import { VINE_JOB_STARTS, type VineJobType, type VineStartMoves } from './vineStateMachine.js';
 
 /** Everything that can happen to a job. Routes and SQL never decide a transition themselves. */
 export type JobEvent =
@@ -39,14 +41,23 @@ export function transitionJob(from: JobStatus, event: JobEvent): JobStatus {
 /**
  * The claim as a move of the table above: an agent takes a job in `from` and it is then in `to`,
  * which is also the status of a vine's running job (the claim rule of DESIGN §3 skips vines that
- * have one). Stores apply this move; they never spell the statuses themselves.
+ * have one). The job's vine moves in the same step, as the vine state machine's `job_started`
+ * (`vine`, by job type), unless the job's trigger is one of `vineKeptBy`: a speculative plan
+ * leaves its vine's status alone. Stores apply these moves; they never spell the statuses themselves.
  */
 export interface JobClaimMove {
   readonly from: JobStatus;
   readonly to: JobStatus;
+  readonly vine: Readonly<Record<VineJobType, VineStartMoves>>;
+  readonly vineKeptBy: readonly JobTrigger['type'][];
 }
 
-export const JOB_CLAIM: JobClaimMove = { from: 'QUEUED', to: transitionJob('QUEUED', 'claim') };
+export const JOB_CLAIM: JobClaimMove = {
+  from: 'QUEUED',
+  to: transitionJob('QUEUED', 'claim'),
+  vine: VINE_JOB_STARTS,
+  vineKeptBy: SPECULATIVE_TRIGGER_TYPES,
+};
 
 /**
  * The statuses in which a DEPLOY holds on to its plan: queued, running or done. A plan with such

@@ -196,8 +196,11 @@ export type JobTrigger =
  * A speculative plan is never deployed: a drift check, or the plan of a pull request (issue 13).
  */
 export function isSpeculativeTrigger(trigger: JobTrigger): boolean {
-  return trigger.type === 'drift' || trigger.type === 'pull_request';
+  return SPECULATIVE_TRIGGER_TYPES.includes(trigger.type);
 }
+
+/** The trigger types of speculative plans (`isSpeculativeTrigger`), as data for the stores. */
+export const SPECULATIVE_TRIGGER_TYPES: readonly JobTrigger['type'][] = ['drift', 'pull_request'];
 
 export interface Vine {
   id: string;

@@ -1,4 +1,4 @@
-import type { JobType, VineStatus } from './enums.js';
+import { type JobType, VINE_STATUSES, type VineStatus } from './enums.js';
 import { ConflictError } from './errors.js';
 
 /** Job types that act on a vine (DESTROY_WORKER acts on a worker). */
@@ -61,4 +61,27 @@ export function transitionVine(from: VineStatus, event: VineEvent): VineStatus {
       return unreachable;
     }
   }
+}
+
+/** Per vine status, the status a job's start moves the vine to; absent: it cannot start from there. */
+export type VineStartMoves = Readonly<Partial<Record<VineStatus, VineStatus>>>;
+
+/**
+ * `job_started` of the table above as data, by job type, for a store that moves the vine in the
+ * same statement that claims the job (the claim's `JOB_CLAIM.vine`).
+ */
+export const VINE_JOB_STARTS: Readonly<Record<VineJobType, VineStartMoves>> = {
+  PLAN: startMoves('PLAN'),
+  DEPLOY: startMoves('DEPLOY'),
+  DESTROY: startMoves('DESTROY'),
+};
+
+function startMoves(jobType: VineJobType): VineStartMoves {
+  const moves: Partial<Record<VineStatus, VineStatus>> = {};
+  for (const status of VINE_STATUSES) {
+    if (VINE_TRANSITIONS[status].includes('job_started')) {
+      moves[status] = transitionVine(status, { type: 'job_started', jobType });
+    }
+  }
+  return moves;
 }

@@ -1,8 +1,8 @@
 import type { OwnerIds } from './UnitOfWork.js';
-import type { JobStatus } from '../domain/enums.js';
+import type { JobStatus, VineStatus } from '../domain/enums.js';
 import type { Page, PageRequest } from '../domain/pagination.js';
 import type { PlanApproval, PolicyOverride } from '../domain/policies.js';
-import type { Job, JobSummary } from '../domain/records.js';
+import type { CloudIdentity, Job, JobSummary, Vineyard } from '../domain/records.js';
 
 export interface JobFilter {
   status?: JobStatus;
@@ -13,6 +13,22 @@ export interface JobFilter {
 export type JobPatch = Partial<
   Pick<Job, 'status' | 'execution_metadata' | 'error_message' | 'finished_at' | 'vine_status_before'>
 >;
+
+/** What `claimNext` took and read, in one step (on Postgres, one statement). */
+export interface JobClaim {
+  /** The claimed job; `vine_status_before` holds its vine's status when the claim moved the vine. */
+  job: Job;
+  /**
+   * The job's vine as the claim found and left it (`JOB_CLAIM.vine`); null when the job has no
+   * vine or its trigger leaves the vine alone. `after` is `before` when the vine was in a status
+   * no job starts from: the claim did not move it, and the caller refuses the claim.
+   */
+  vine: { before: VineStatus; after: VineStatus } | null;
+  /** The job's cloud identity (`job.cloud_identity_id`), or null. */
+  cloud_identity: CloudIdentity | null;
+  /** The job's vineyard (`job.vineyard_id`), or null. */
+  vineyard: Vineyard | null;
+}
 
 export interface JobStore {
   create(job: Job): Promise<Job>;
@@ -34,10 +50,11 @@ export interface JobStore {
   /**
    * Atomically takes the oldest `QUEUED` job the worker may run (DESIGN §3): same owner,
    * assigned to nobody or to it, the oldest queued job of its vine, and no job of that vine in
-   * `PROCESSING`. The job comes back `PROCESSING`, claimed by the worker at `at`. Two callers
-   * never get the same job, nor two jobs of one vine at once.
+   * `PROCESSING`. The job comes back `PROCESSING`, claimed by the worker at `at`, and its vine
+   * moved as core's `JOB_CLAIM` says, in the same step, with what the claim's answer needs. Two
+   * callers never get the same job, nor two jobs of one vine at once.
    */
-  claimNext(worker: { id: string; owner_id: string }, at: string): Promise<Job | null>;
+  claimNext(worker: { id: string; owner_id: string }, at: string): Promise<JobClaim | null>;
   /** Applies `patch` only if the job is still in `expected`; null when it is not (lost race). */
   update(ownerId: string, id: string, expected: JobStatus, patch: JobPatch): Promise<Job | null>;
   /** `PROCESSING` jobs (any owner) whose claiming worker was last heard of before `cutoff`. */

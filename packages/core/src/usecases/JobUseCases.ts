@@ -21,6 +21,7 @@ import {
   type Job,
   type JobSummary,
   type JsonObject,
+  type Vineyard,
 } from '../domain/records.js';
 import type { JobTokenSubject, WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
 import { optionalUuid, requireUuid } from '../domain/validation.js';
@@ -322,37 +323,29 @@ export class JobUseCases {
   /** `POST /api/jobs/claim`: the next job for this worker, or null (`204`). */
   async claim(worker: WorkerActor): Promise<ClaimedJob | null> {
     const claimed = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
-      const at = isoNow(this.deps);
-      const job = await stores.jobs.claimNext({ id: worker.workerId, owner_id: worker.ownerId }, at);
-      if (!job) return null;
-      let current = job;
-      // A speculative plan (drift check, pull request) leaves its vine's status alone while it runs.
-      if (job.vine_id !== null && !isSpeculativeTrigger(job.trigger)) {
-        const vine = await stores.vines.get(job.owner_id, job.vine_id);
-        if (vine) {
-          current = await this.applyUpdate(stores, job, { vine_status_before: vine.status });
-          const status = transitionVine(vine.status, { type: 'job_started', jobType: job.job_type as VineJobType });
-          await stores.vines.updateStatus(job.owner_id, vine.id, status, null, at);
+      const claim = await stores.jobs.claimNext({ id: worker.workerId, owner_id: worker.ownerId }, isoNow(this.deps));
+      if (!claim) return null;
+      const { job, vine, vineyard, cloud_identity: identity } = claim;
+      // The store moved the vine by JOB_CLAIM's table; a vine no job may start from is refused
+      // here (409 invalid_transition), which rolls the claim back with the unit of work.
+      if (vine !== null) {
+        const status = transitionVine(vine.before, { type: 'job_started', jobType: job.job_type as VineJobType });
+        if (vine.after !== status) {
+          throw new Error(`the store moved vine ${job.vine_id} to ${vine.after}, not ${status}`);
         }
       }
-      const identity = job.cloud_identity_id
-        ? await stores.cloudIdentities.get(job.owner_id, job.cloud_identity_id)
-        : null;
-      const vineyard = job.vineyard_id === null ? null : await stores.vineyards.get(job.owner_id, job.vineyard_id);
       const policies =
         job.job_type === 'PLAN' && job.vine_id !== null
           ? await policiesForVine(stores, job.owner_id, job.vineyard_id)
           : [];
-      const source = current.config_snapshot.source;
+      const source = job.config_snapshot.source;
       const connection =
-        current.vine_id !== null && source?.type === 'git'
-          ? await stores.vcs.get(current.owner_id, current.vine_id)
-          : null;
-      const subject = identity?.kind === 'oidc' ? await tokenSubjectOf(stores, current) : null;
+        job.vine_id !== null && source?.type === 'git' ? await stores.vcs.get(job.owner_id, job.vine_id) : null;
+      const subject = identity?.kind === 'oidc' ? await tokenSubjectOf(stores, job, vineyard) : null;
       return {
         connection,
         subject,
-        job: current,
+        job,
         policies,
         vineyard: vineyard ? { id: vineyard.id, name: vineyard.name } : null,
         cloud_identity: identity ? cloudIdentitySettings(identity) : null,
@@ -716,13 +709,9 @@ function parseErrorMessage(value: unknown): string | null {
 }
 
 /** The names a job token's `sub` carries: the owner (an organization's name, a person's email), vineyard and vine. */
-async function tokenSubjectOf(stores: Stores, job: Job): Promise<JobTokenSubject> {
+async function tokenSubjectOf(stores: Stores, job: Job, vineyard: Vineyard | null): Promise<JobTokenSubject> {
   const snapshot = job.config_snapshot.vine;
-  const [org, user, vineyard] = await Promise.all([
-    stores.orgs.get(job.owner_id),
-    stores.users.get(job.owner_id),
-    job.vineyard_id ? stores.vineyards.get(job.owner_id, job.vineyard_id) : null,
-  ]);
+  const [org, user] = await Promise.all([stores.orgs.get(job.owner_id), stores.users.get(job.owner_id)]);
   return {
     ownerName: org?.name ?? user?.email ?? job.owner_id,
     vineyardName: vineyard?.name ?? job.vineyard_id ?? '',

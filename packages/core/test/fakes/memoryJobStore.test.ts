@@ -7,8 +7,8 @@ import { at, id, jobRecord, OWNER_A, OWNER_B, workerRecord } from './records.js'
 let uow: MemoryUnitOfWork;
 const sys = <T>(work: (stores: Stores) => Promise<T>) => uow.run(systemScope, work);
 const add = (...jobs: Job[]) => sys(async (s) => Promise.all(jobs.map((job) => s.jobs.create(job))));
-const claim = (workerId: string, owner = OWNER_A, when = at(100)) =>
-  sys((s) => s.jobs.claimNext({ id: workerId, owner_id: owner }, when));
+const claim = async (workerId: string, owner = OWNER_A, when = at(100)) =>
+  (await sys((s) => s.jobs.claimNext({ id: workerId, owner_id: owner }, when)))?.job ?? null;
 
 beforeEach(() => {
   uow = new MemoryUnitOfWork();

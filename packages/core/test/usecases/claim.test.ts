@@ -1,4 +1,4 @@
-import type { VineView } from '@trellis/core';
+import { systemScope, type VineView } from '@trellis/core';
 import {
   createTestCore,
   seedRunningJob,
@@ -83,6 +83,16 @@ describe('claiming a job', () => {
     await core.useCases.jobs.reportStatus(worker, plan.id, { status: 'SUCCESS' });
     await queue('DEPLOY');
     expect((await core.useCases.jobs.claim(worker))?.job.vine_status_before).toBe('PLANNED');
+  });
+
+  it('refuses a claim whose vine is in a status no job starts from, and leaves the job queued', async () => {
+    const job = await queue('PLAN');
+    await core.uow.run(systemScope, (stores) =>
+      stores.vines.updateStatus(ada.userId, vine.id, 'DEPLOYING', null, core.clock.now().toISOString()),
+    );
+    await expect(core.useCases.jobs.claim(worker)).rejects.toMatchObject({ code: 'invalid_transition' });
+    expect(core.uow.snapshot().jobs.get(job.id)).toMatchObject({ status: 'QUEUED', claimed_by_worker_id: null });
+    expect(vineStatus()).toBe('DEPLOYING');
   });
 
   it("never gives a worker another owner's job", async () => {

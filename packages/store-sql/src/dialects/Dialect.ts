@@ -53,10 +53,11 @@ export interface SqlSession {
   recoverable<T>(statement: (session: SqlSession) => Promise<T>): Promise<T>;
   /**
    * Takes the next job the worker may run, per DESIGN §3 and `JobStore.claimNext` (the rule is
-   * spelled out where each dialect implements it), and returns its row, moved as `move` says
-   * (core's `JOB_CLAIM`: the statuses are core's, never the SQL's).
+   * spelled out where each dialect implements it), moves it and its vine as `move` says (core's
+   * `JOB_CLAIM`: the statuses are core's, never the SQL's), and returns the rows the claim's
+   * answer needs. On Postgres that is one statement.
    */
-  claimNextJob(workerId: string, at: string, move: JobClaimMove): Promise<Row | undefined>;
+  claimNextJob(workerId: string, at: string, move: JobClaimMove): Promise<ClaimedRows | undefined>;
   /**
    * Writes agents' heartbeats, each only where the stored one is earlier (`WorkerStore.recordHeartbeats`):
    * one multi-row `UPDATE … FROM (VALUES …)` on Postgres, one `UPDATE` per worker on SQLite (in this
@@ -65,6 +66,20 @@ export interface SqlSession {
   recordHeartbeats(beats: readonly HeartbeatWrite[]): Promise<void>;
   /** The scope of the unit of work. */
   readonly scope: Scope;
+}
+
+/** What a claim took and read: rows as the driver returns them. */
+export interface ClaimedRows {
+  /** The claimed `jobs` row. */
+  job: Row;
+  /** Its full snapshot (`config_snapshots.snapshot`), undefined if missing. */
+  snapshot: unknown;
+  /** The vine's status before and after the claim; null when the claim left no vine to move. */
+  vine: { before: string; after: string } | null;
+  /** The `cloud_identities` row of the job, or null. */
+  cloudIdentity: Row | null;
+  /** The `vineyards` row of the job, or null. */
+  vineyard: Row | null;
 }
 
 /** What one database engine provides to the rest of the package. */

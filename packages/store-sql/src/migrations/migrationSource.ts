@@ -21,6 +21,7 @@ import { vcsConnectionsMigration } from './m018_vcs_connections.js';
 import { workloadIdentityMigration } from './m017_workload_identity.js';
 import { vcsFeedbackMigration } from './m019_vcs_feedback.js';
 import { logSeqMigration } from './m020_log_seq.js';
+import { claimOneTripMigration } from './m022_claim_one_trip.js';
 import { hotQueryIndexesMigration } from './m023_hot_query_indexes.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
@@ -46,6 +47,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   vcsConnectionsMigration,
   vcsFeedbackMigration,
   logSeqMigration,
+  claimOneTripMigration,
   hotQueryIndexesMigration,
 ];
 

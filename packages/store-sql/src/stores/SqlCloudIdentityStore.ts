@@ -36,7 +36,7 @@ export class SqlCloudIdentityStore implements CloudIdentityStore {
   }
 }
 
-function toCloudIdentity(row: Row): CloudIdentity {
+export function toCloudIdentity(row: Row): CloudIdentity {
   const base = { id: uuidOut(row.id), owner_id: uuidOut(row.owner_id) };
   const kind = row.kind === undefined ? 'assume_role' : textOut(row.kind);
   const provider = textOut(row.provider);

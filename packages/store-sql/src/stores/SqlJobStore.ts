@@ -2,6 +2,7 @@ import {
   type ConfigSnapshot,
   JOB_CLAIM,
   type Job,
+  type JobClaim,
   type JobFilter,
   type JobPatch,
   type JobStatus,
@@ -35,6 +36,9 @@ import {
   uuidOutOrNull,
 } from '../rows.js';
 import { keysetPageOfOwners } from './keysetPage.js';
+import { keysetPage } from './keysetPage.js';
+import { toCloudIdentity } from './SqlCloudIdentityStore.js';
+import { toVineyard } from './SqlVineyardStore.js';
 
 export class SqlJobStore implements JobStore {
   constructor(private readonly db: SqlSession) {}
@@ -118,16 +122,27 @@ export class SqlJobStore implements JobStore {
     return query;
   }
 
-  async claimNext(worker: { id: string; owner_id: string }, at: string): Promise<Job | null> {
-    const row = await this.db.claimNextJob(worker.id, timeIn(at), JOB_CLAIM);
-    if (!row) return null;
-    const job = toJobSummary(row);
+  async claimNext(worker: { id: string; owner_id: string }, at: string): Promise<JobClaim | null> {
+    const claimed = await this.db.claimNextJob(worker.id, timeIn(at), JOB_CLAIM);
+    if (!claimed) return null;
+    const summary = toJobSummary(claimed.job);
     // The claim takes the owner from the worker's own row; a caller that named another owner
     // has a bug, and the throw rolls the claim back with the rest of the unit of work.
-    if (job.owner_id !== worker.owner_id) {
+    if (summary.owner_id !== worker.owner_id) {
       throw new Error(`worker ${worker.id} does not belong to owner ${worker.owner_id}`);
     }
-    return this.one(row);
+    if (claimed.snapshot === undefined) {
+      throw new Error(`job ${summary.id} has no stored snapshot ${summary.config_hash}`);
+    }
+    return {
+      job: { ...summary, config_snapshot: jsonOut<ConfigSnapshot>(claimed.snapshot) },
+      vine: claimed.vine && {
+        before: claimed.vine.before as VineStatus,
+        after: claimed.vine.after as VineStatus,
+      },
+      cloud_identity: claimed.cloudIdentity && toCloudIdentity(claimed.cloudIdentity),
+      vineyard: claimed.vineyard && toVineyard(claimed.vineyard),
+    };
   }
 
   /** A conditional UPDATE: of two racing writers that expect the same status, one wins. */

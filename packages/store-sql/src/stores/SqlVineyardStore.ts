@@ -44,7 +44,7 @@ export class SqlVineyardStore implements VineyardStore {
   }
 }
 
-function toVineyard(row: Row): Vineyard {
+export function toVineyard(row: Row): Vineyard {
   return {
     id: uuidOut(row.id),
     owner_id: uuidOut(row.owner_id),

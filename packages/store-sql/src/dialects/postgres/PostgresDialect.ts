@@ -9,9 +9,10 @@ import type { TrellisMigration } from '../../migrations/TrellisMigration.js';
 import type { SqlStoreLogger } from '../../openSqlStore.js';
 import { type Row, timeIn } from '../../rows.js';
 import { ACTOR_SETTING, APP_ROLE, OWNER_SETTING, type TableName } from '../../schema.js';
-import type { Dialect, SqlSession, TransactionMode } from '../Dialect.js';
+import type { ClaimedRows, Dialect, SqlSession, TransactionMode } from '../Dialect.js';
 import { assertRowsInScope, restrictToScope } from '../scoping.js';
 import { classifyPostgresFailure } from './postgresErrors.js';
+import { sendSetupWithBegin, withSetup } from './setupWithBegin.js';
 
 export interface PostgresOptions {
   logger: SqlStoreLogger;
@@ -47,8 +48,10 @@ export class PostgresDialect implements Dialect {
   constructor(
     private readonly knex: Knex,
     private readonly options: PostgresOptions,
+    private readonly quote: (value: string) => string,
   ) {
     this.pool = knex.client as ConnectionPool;
+    sendSetupWithBegin(knex);
     this.poolWatch = new PoolWatch(knex);
   }
 
@@ -64,7 +67,8 @@ export class PostgresDialect implements Dialect {
       acquireConnectionTimeout: options.connectTimeoutMs,
       log: knexLog(options.logger),
     });
-    return new PostgresDialect(knex, options);
+    const pg = await import('pg');
+    return new PostgresDialect(knex, options, pg.default?.escapeLiteral ?? pg.escapeLiteral);
   }
 
   async transaction<T>(
@@ -73,27 +77,28 @@ export class PostgresDialect implements Dialect {
     mode: TransactionMode = 'write',
   ): Promise<T> {
     return this.knex.transaction(
-      async (trx) => {
-        if (scope.kind !== 'system') {
-          // Row-level security (m010) reads two settings: the owner (empty in a member scope) and
-          // the actor, the person at work (or the owner acting itself). Set in one round trip, and
-          // transaction-local (is_local = true): they end with the transaction, so a pooled
-          // connection never carries one unit of work's identity into the next.
-          const [owner, actor] =
-            scope.kind === 'owner' ? [scope.ownerId, scope.actorId ?? scope.ownerId] : ['', scope.userId];
-          await trx.raw('SELECT set_config(?, ?, true), set_config(?, ?, true), set_config(?, ?, true)', [
-            'role',
-            APP_ROLE,
-            OWNER_SETTING,
-            owner,
-            ACTOR_SETTING,
-            actor,
-          ]);
-        }
-        return work(new PostgresSession(trx, scope));
-      },
-      { readOnly: mode === 'read' },
+      (trx) => work(new PostgresSession(trx, scope)),
+      withSetup({ readOnly: mode === 'read' }, this.scopeSetup(scope)),
     );
+  }
+
+  /**
+   * Row-level security (m010) reads two settings: the owner (empty in a member scope) and the
+   * actor, the person at work (or the owner acting itself), under the `trellis_app` role. Set
+   * transaction-local (is_local = true), they end with the transaction, so a pooled connection
+   * never carries one unit of work's identity into the next. Sent with BEGIN, in its round trip
+   * (`sendSetupWithBegin`), so the values are quoted literals, not parameters. System work: none.
+   */
+  private scopeSetup(scope: Scope): string | null {
+    if (scope.kind === 'system') return null;
+    const [owner, actor] =
+      scope.kind === 'owner' ? [scope.ownerId, scope.actorId ?? scope.ownerId] : ['', scope.userId];
+    const settings: Array<[string, string]> = [
+      ['role', APP_ROLE],
+      [OWNER_SETTING, owner],
+      [ACTOR_SETTING, actor],
+    ];
+    return `SELECT ${settings.map(([name, value]) => `set_config(${this.quote(name)}, ${this.quote(value)}, true)`).join(', ')}`;
   }
 
   /**
@@ -149,6 +154,20 @@ export class PostgresDialect implements Dialect {
   }
 }
 
+/** The claim and what its answer reads, in one round trip (m022). */
+const CLAIM_STATEMENT = `
+  SELECT (c.claimed_job).*,
+    c.claimed_vine_before AS claim_vine_before,
+    c.claimed_vine_after AS claim_vine_after,
+    s.snapshot AS claim_snapshot,
+    to_jsonb(ci) AS claim_cloud_identity,
+    to_jsonb(vy) AS claim_vineyard
+  FROM claim_next_job(?::uuid, ?::timestamptz, ?, ?, ?::jsonb, ARRAY(SELECT jsonb_array_elements_text(?::jsonb))) c
+  LEFT JOIN config_snapshots s
+    ON s.owner_id = (c.claimed_job).owner_id AND s.config_hash = (c.claimed_job).config_hash
+  LEFT JOIN cloud_identities ci ON ci.id = (c.claimed_job).cloud_identity_id
+  LEFT JOIN vineyards vy ON vy.id = (c.claimed_job).vineyard_id`;
+
 /** Queries are narrowed to the scope here too: a second guard behind row-level security. */
 class PostgresSession implements SqlSession {
   constructor(
@@ -191,9 +210,30 @@ class PostgresSession implements SqlSession {
     return this.trx.transaction((savepoint) => statement(new PostgresSession(savepoint, this.scope)));
   }
 
-  async claimNextJob(workerId: string, at: string, move: JobClaimMove): Promise<Row | undefined> {
-    const [row] = await this.raw('SELECT * FROM claim_next_job(?, ?, ?, ?)', [workerId, at, move.from, move.to]);
-    return row;
+  /**
+   * One statement: m022's `claim_next_job` takes the job and moves its vine; the joins read what
+   * the function does not change (the snapshot, the cloud identity, the vineyard), as JSON for
+   * the rows whose columns would clash with the job's.
+   */
+  async claimNextJob(workerId: string, at: string, move: JobClaimMove): Promise<ClaimedRows | undefined> {
+    const [row] = await this.raw(CLAIM_STATEMENT, [
+      workerId,
+      at,
+      move.from,
+      move.to,
+      JSON.stringify(move.vine),
+      JSON.stringify(move.vineKeptBy),
+    ]);
+    if (!row) return undefined;
+    const { claim_snapshot, claim_vine_before, claim_vine_after, claim_cloud_identity, claim_vineyard, ...job } = row;
+    return {
+      job,
+      snapshot: claim_snapshot ?? undefined,
+      vine:
+        claim_vine_before === null ? null : { before: claim_vine_before as string, after: claim_vine_after as string },
+      cloudIdentity: (claim_cloud_identity as Row | null) ?? null,
+      vineyard: (claim_vineyard as Row | null) ?? null,
+    };
   }
 
   async recordHeartbeats(beats: readonly HeartbeatWrite[]): Promise<void> {

@@ -11,7 +11,7 @@ import type { TrellisMigration } from '../../migrations/TrellisMigration.js';
 import type { SqlStoreLogger } from '../../openSqlStore.js';
 import { type Row, timeIn } from '../../rows.js';
 import { MIGRATIONS_TABLE, type TableName } from '../../schema.js';
-import type { Dialect, SqlSession, TransactionMode } from '../Dialect.js';
+import type { ClaimedRows, Dialect, SqlSession, TransactionMode } from '../Dialect.js';
 import { assertRowsInScope, restrictToScope } from '../scoping.js';
 import { AsyncMutex } from './AsyncMutex.js';
 import { claimNextSqliteJob } from './sqliteClaim.js';
@@ -295,7 +295,7 @@ class SqliteSession implements SqlSession {
     return statement(this);
   }
 
-  claimNextJob(workerId: string, at: string, move: JobClaimMove): Promise<Row | undefined> {
+  claimNextJob(workerId: string, at: string, move: JobClaimMove): Promise<ClaimedRows | undefined> {
     return claimNextSqliteJob(this, workerId, at, move);
   }
 

@@ -1,6 +1,7 @@
-import type { Job, Vine, Worker } from '@trellis/core';
+import { randomUUID } from 'node:crypto';
+import type { CloudIdentity, Job, Vine, Worker } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
-import { later, newDestroyWorkerJob, newJob, newVine, newWorker } from './fixtures.js';
+import { later, newCloudIdentity, newDestroyWorkerJob, newJob, newVine, newWorker } from './fixtures.js';
 import { type OpenStoreHarness, type SeededOwner, type StoreSuite, useStoreSuite } from './harness.js';
 
 /** The claim rule of DESIGN §3 and `JobStore.claimNext`. */
@@ -8,8 +9,10 @@ export function describeJobClaimConformance(open: OpenStoreHarness): void {
   describe('JobStore.claimNext', () => {
     const suite = useStoreSuite(open);
 
-    const claim = (owner: SeededOwner, worker: Worker, at = later()) =>
+    const claimWhole = (owner: SeededOwner, worker: Worker, at = later()) =>
       suite.asOwner(owner.id, (stores) => stores.jobs.claimNext({ id: worker.id, owner_id: owner.id }, at));
+    const claim = async (owner: SeededOwner, worker: Worker, at = later()) =>
+      (await claimWhole(owner, worker, at))?.job ?? null;
     const create = (owner: SeededOwner, ...jobs: Job[]) =>
       suite.asOwner(owner.id, async (stores) => {
         for (const job of jobs) await stores.jobs.create(job);
@@ -38,13 +41,19 @@ export function describeJobClaimConformance(open: OpenStoreHarness): void {
       expect(await claim(owner, owner.worker)).toBeNull();
     });
 
-    it('takes the job: PROCESSING, claimed by the worker at the given time, nothing else changed', async () => {
+    it('takes the job: PROCESSING, claimed by the worker at the given time, its vine status kept', async () => {
       const owner = await suite.seedOwner();
       const job = newJob(owner.id, owner.vine);
       await create(owner, job);
       const when = later();
       const claimed = await claim(owner, owner.worker, when);
-      const expected: Job = { ...job, status: 'PROCESSING', claimed_by_worker_id: owner.worker.id, claimed_at: when };
+      const expected: Job = {
+        ...job,
+        status: 'PROCESSING',
+        claimed_by_worker_id: owner.worker.id,
+        claimed_at: when,
+        vine_status_before: owner.vine.status,
+      };
       expect(claimed).toEqual(expected);
       expect(await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, job.id))).toEqual(expected);
       expect(await claim(owner, owner.worker)).toBeNull();
@@ -146,6 +155,98 @@ export function describeJobClaimConformance(open: OpenStoreHarness): void {
         stores.jobs.list(owner.id, { status: 'PROCESSING' }),
       );
       expect(processing.map((job) => job.id).sort()).toEqual(got.map((job) => job.id).sort());
+    });
+
+    it("moves the job's vine as it starts, in the same step, and returns its vineyard and identity", async () => {
+      const owner = await suite.seedOwner();
+      const { identity, vine } = await suite.asOwner(owner.id, async (stores) => {
+        const identity = await stores.cloudIdentities.create(newCloudIdentity(owner.id));
+        const vine = await stores.vines.create(
+          newVine(owner.id, owner.vineyard.id, {
+            status: 'PLANNED',
+            cloud_identity_id: identity.id,
+            status_message: 'old',
+          }),
+        );
+        return { identity, vine };
+      });
+      const job = newJob(owner.id, vine, { job_type: 'DEPLOY' });
+      await create(owner, job);
+      const when = later();
+      const claimed = await claimWhole(owner, owner.worker, when);
+      expect(claimed?.job.id).toBe(job.id);
+      expect(claimed?.job.vine_status_before).toBe('PLANNED');
+      expect(claimed?.job.config_snapshot).toEqual(job.config_snapshot);
+      expect(claimed?.vine).toEqual({ before: 'PLANNED', after: 'DEPLOYING' });
+      expect(claimed?.cloud_identity).toEqual(identity);
+      expect(claimed?.vineyard).toEqual(owner.vineyard);
+      const stored = await suite.asOwner(owner.id, (stores) => stores.vines.get(owner.id, vine.id));
+      expect(stored).toMatchObject({ status: 'DEPLOYING', status_message: null, updated_at: when });
+    });
+
+    it('returns an OIDC cloud identity with its settings', async () => {
+      const owner = await suite.seedOwner();
+      const identity: CloudIdentity = {
+        id: randomUUID(),
+        owner_id: owner.id,
+        kind: 'oidc',
+        provider: 'gcp',
+        workload_identity_provider: 'projects/1/locations/global/workloadIdentityPools/p/providers/trellis',
+        service_account_email: 'deployer@example.iam.gserviceaccount.com',
+        audience: null,
+      };
+      const vine = await suite.asOwner(owner.id, async (stores) => {
+        await stores.cloudIdentities.create(identity);
+        return stores.vines.create(newVine(owner.id, owner.vineyard.id, { cloud_identity_id: identity.id }));
+      });
+      await create(owner, newJob(owner.id, vine));
+      expect((await claimWhole(owner, owner.worker))?.cloud_identity).toEqual(identity);
+    });
+
+    it('leaves the vine alone for a speculative plan, and has no vine nor identity for DESTROY_WORKER', async () => {
+      const owner = await suite.seedOwner();
+      const [target] = (await workers(suite, owner, 1)) as [Worker];
+      await create(
+        owner,
+        newJob(owner.id, owner.vine, { trigger: { type: 'drift' } }),
+        newDestroyWorkerJob(owner.id, target),
+      );
+      const drift = await claimWhole(owner, owner.worker);
+      expect(drift?.vine).toBeNull();
+      expect(drift?.job.vine_status_before).toBeNull();
+      expect(drift?.vineyard).toEqual(owner.vineyard);
+      const stored = await suite.asOwner(owner.id, (stores) => stores.vines.get(owner.id, owner.vine.id));
+      expect(stored?.status).toBe(owner.vine.status);
+      const destroy = await claimWhole(owner, owner.worker);
+      expect(destroy).toMatchObject({ vine: null, cloud_identity: null, vineyard: null });
+      expect(destroy?.job.target_worker_id).toBe(target.id);
+    });
+
+    it('does not move a vine that no job starts from, and says so', async () => {
+      const owner = await suite.seedOwner();
+      const vine = await suite.asOwner(owner.id, (stores) =>
+        stores.vines.create(newVine(owner.id, owner.vineyard.id, { status: 'PLANNING' })),
+      );
+      await create(owner, newJob(owner.id, vine));
+      const claimed = await claimWhole(owner, owner.worker);
+      expect(claimed?.vine).toEqual({ before: 'PLANNING', after: 'PLANNING' });
+      expect(claimed?.job.vine_status_before).toBeNull();
+    });
+
+    it('moves each vine once when many claimers race over its jobs', async () => {
+      const owner = await suite.seedOwner();
+      const vineList = await vines(suite, owner, 4);
+      const workerList = await workers(suite, owner, 8);
+      await create(owner, ...vineList.flatMap((vine) => [newJob(owner.id, vine), newJob(owner.id, vine)]));
+      const claimed = (await Promise.all(workerList.map((worker) => claimWhole(owner, worker)))).filter(
+        (claim) => claim !== null,
+      );
+      expect(claimed).toHaveLength(4);
+      expect(claimed.map((claim) => claim.vine)).toEqual(vineList.map(() => ({ before: 'NEW', after: 'PLANNING' })));
+      const stored = await suite.asOwner(owner.id, (stores) => stores.vines.list(owner.id));
+      expect(stored.filter((vine) => vineList.some((v) => v.id === vine.id)).map((vine) => vine.status)).toEqual(
+        vineList.map(() => 'PLANNING'),
+      );
     });
   });
 }

@@ -26,7 +26,7 @@ export { newDelivery as newNotificationDelivery, newNotification } from './notif
 export { newPolicy } from './policies.js';
 export { newVcsConnection } from './vcs.js';
 export { newVcsFeedbackItem } from './vcsFeedback.js';
-export { newJob, newUser, newVine, newVineyard } from './fixtures.js';
+export { newJob, newUser, newVine, newVineyard, newWorker } from './fixtures.js';
 
 /**
  * The behaviour every implementation of the store ports must show (`UnitOfWork` and every

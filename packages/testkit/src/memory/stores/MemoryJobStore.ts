@@ -2,6 +2,7 @@ import {
   ConflictError,
   JOB_CLAIM,
   type Job,
+  type JobClaim,
   type JobFilter,
   type JobPatch,
   type JobStatus,
@@ -13,6 +14,7 @@ import {
   PLAN_HOLDING_DEPLOY_STATUSES,
   type PlanApproval,
   type PolicyOverride,
+  type VineJobType,
 } from '@trellis/core';
 import { copy, newestFirst, oldestFirst, pageNewestFirst } from '../MemoryState.js';
 import { ownerList, type OwnerIds } from '@trellis/core';
@@ -62,7 +64,7 @@ export class MemoryJobStore implements JobStore {
    * nobody or to this worker, does not target this worker, is the oldest queued job of its vine
    * and whose vine has nothing in `PROCESSING`. Units of work are serialized, so it is atomic.
    */
-  async claimNext(worker: { id: string; owner_id: string }, at: string): Promise<Job | null> {
+  async claimNext(worker: { id: string; owner_id: string }, at: string): Promise<JobClaim | null> {
     const ownJobs = oldestFirst(this.ownedJobs(worker.owner_id), (job) => job.created_at);
     const busyVines = new Set(ownJobs.filter((job) => job.status === JOB_CLAIM.to).map((job) => job.vine_id));
     const headOfVine = new Map<string, string>();
@@ -82,7 +84,27 @@ export class MemoryJobStore implements JobStore {
     next.status = JOB_CLAIM.to;
     next.claimed_by_worker_id = worker.id;
     next.claimed_at = at;
-    return copy(next);
+    const { vines, cloudIdentities, vineyards } = this.tx.state;
+    const vine = next.vine_id === null ? undefined : vines.get(next.vine_id);
+    let move: JobClaim['vine'] = null;
+    if (vine && !JOB_CLAIM.vineKeptBy.includes(next.trigger.type)) {
+      const after = JOB_CLAIM.vine[next.job_type as VineJobType][vine.status] ?? vine.status;
+      move = { before: vine.status, after };
+      if (after !== vine.status) {
+        next.vine_status_before = vine.status;
+        vine.status = after;
+        vine.status_message = null;
+        vine.updated_at = at;
+      }
+    }
+    const identity = next.cloud_identity_id === null ? undefined : cloudIdentities.get(next.cloud_identity_id);
+    const vineyard = next.vineyard_id === null ? undefined : vineyards.get(next.vineyard_id);
+    return {
+      job: copy(next),
+      vine: move,
+      cloud_identity: identity ? copy(identity) : null,
+      vineyard: vineyard ? copy(vineyard) : null,
+    };
   }
 
   async update(ownerId: string, id: string, expected: JobStatus, patch: JobPatch): Promise<Job | null> {

@@ -1,0 +1,123 @@
+/**
+ * Round trips on Postgres (issue 17): an owner-scoped unit of work sends its setup (the
+ * `trellis_app` role, the owner and the actor for row-level security) with its BEGIN, and a claim
+ * is one statement, vine move and answer included. Counted as the queries the pg driver sends
+ * on the store's own connections (not timed: a count does not depend on the machine's load).
+ */
+import { ownerScope, systemScope } from '@trellis/core';
+import {
+  checkTestPostgres,
+  describeWithPostgres,
+  newJob,
+  newUser,
+  newVine,
+  newVineyard,
+  newWorker,
+} from '@trellis/testkit';
+import knexFactory from 'knex';
+import pg from 'pg';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { sendSetupWithBegin, withSetup } from '../src/dialects/postgres/setupWithBegin.js';
+import { useMigratedDatabases } from './support/sqlStores.js';
+
+const postgres = await checkTestPostgres();
+
+/** The text of every query a pg client on `database` sends while `work` runs. */
+async function queriesSentTo(database: string, work: () => Promise<unknown>): Promise<string[]> {
+  const sent: string[] = [];
+  const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const query = prototype.query;
+  prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const [config] = args;
+    const text = typeof config === 'string' ? config : (config as { text?: string }).text;
+    if (this.database === database && text !== undefined) sent.push(text);
+    return query.apply(this, args);
+  };
+  try {
+    await work();
+  } finally {
+    prototype.query = query;
+  }
+  return sent;
+}
+
+describeWithPostgres('round trips on Postgres', postgres, () => {
+  const databases = useMigratedDatabases('postgres');
+  let opened: Awaited<ReturnType<typeof databases.openStore>>;
+  let database: string;
+
+  beforeEach(async () => {
+    opened = await databases.openStore();
+    database = new URL(opened.url).pathname.slice(1);
+  });
+  afterEach(async () => {
+    await opened.close();
+  });
+
+  const seed = () =>
+    opened.uow.run(systemScope, async (stores) => {
+      const user = await stores.users.create(newUser());
+      const vineyard = await stores.vineyards.create(newVineyard(user.id));
+      const vine = await stores.vines.create(newVine(user.id, vineyard.id));
+      const worker = await stores.workers.create(newWorker(user.id));
+      return { user, vineyard, vine, worker };
+    });
+
+  it('opens an owner-scoped unit of work, read or write, in the round trip of its BEGIN', async () => {
+    const { user, vineyard } = await seed();
+    const read = () => opened.uow.read(ownerScope(user.id), (stores) => stores.vineyards.get(user.id, vineyard.id));
+    const write = () => opened.uow.run(ownerScope(user.id), (stores) => stores.vineyards.get(user.id, vineyard.id));
+    expect(await read()).toEqual(vineyard);
+
+    for (const [unitOfWork, begin] of [
+      [read, 'BEGIN TRANSACTION READ ONLY; SELECT set_config('],
+      [write, 'BEGIN; SELECT set_config('],
+    ] as const) {
+      let found: unknown;
+      const sent = await queriesSentTo(database, async () => {
+        found = await unitOfWork();
+      });
+      expect(found).toEqual(vineyard);
+      expect(sent).toHaveLength(3);
+      expect(sent[0]?.startsWith(begin)).toBe(true);
+      expect(sent[0]).toContain(`'${user.id}'`);
+      expect(sent[2]).toMatch(/^COMMIT/);
+    }
+  });
+
+  it('fails a unit of work whose setup fails, and leaves its pooled connection usable', async () => {
+    const knex = knexFactory({ client: 'pg', connection: opened.url, pool: { min: 0, max: 1 } });
+    try {
+      sendSetupWithBegin(knex);
+      const failing = knex.transaction((trx) => trx.raw('SELECT 1'), withSetup({}, 'SELECT 1/0'));
+      await expect(failing).rejects.toThrow(/division by zero/);
+      const sent = await queriesSentTo(database, async () => {
+        const next = await knex.transaction((trx) => trx.raw('SELECT 2 AS two'), withSetup({}, 'SELECT 3'));
+        expect(next.rows).toEqual([{ two: 2 }]);
+      });
+      expect(sent).toEqual(['BEGIN; SELECT 3', 'SELECT 2 AS two', 'COMMIT;']);
+    } finally {
+      await knex.destroy();
+    }
+  });
+
+  it('claims a job, moves its vine and reads its answer in one statement', async () => {
+    const { user, vine, worker, vineyard } = await seed();
+    const job = newJob(user.id, vine);
+    await opened.uow.run(ownerScope(user.id), (stores) => stores.jobs.create(job));
+    let claimed: unknown;
+    const sent = await queriesSentTo(database, async () => {
+      claimed = await opened.uow.run(ownerScope(user.id), (stores) =>
+        stores.jobs.claimNext({ id: worker.id, owner_id: user.id }, new Date().toISOString()),
+      );
+    });
+    expect(claimed).toMatchObject({
+      job: { id: job.id, status: 'PROCESSING', vine_status_before: 'NEW' },
+      vine: { before: 'NEW', after: 'PLANNING' },
+      vineyard,
+    });
+    expect(sent).toHaveLength(3);
+    expect(sent[0]).toContain('set_config(');
+    expect(sent[1]).toContain('claim_next_job(');
+  });
+});
