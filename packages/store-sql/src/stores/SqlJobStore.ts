@@ -36,7 +36,6 @@ import {
   uuidOutOrNull,
 } from '../rows.js';
 import { keysetPageOfOwners } from './keysetPage.js';
-import { keysetPage } from './keysetPage.js';
 import { toCloudIdentity } from './SqlCloudIdentityStore.js';
 import { toVineyard } from './SqlVineyardStore.js';
 
