@@ -1,7 +1,7 @@
 /**
  * `npm run bench` still works: with smoke-test counts, in a child process (as npm runs it, on the
  * built packages), it must write the JSON it promises: first one cheap scenario in detail, then
- * every scenario (`--quick --scale`) on both databases. Only the shape and that figures are
+ * every scenario (`--quick --only … --scale`) on both databases. Only the shape and that figures are
  * positive numbers are checked, never a speed (DESIGN §8: no timed assertions).
  */
 import { execFile } from 'node:child_process';
@@ -65,7 +65,7 @@ describe('npm run bench', () => {
   }, 150_000);
 });
 
-describe('npm run bench -- --quick --scale', () => {
+describe('npm run bench -- --quick, every scenario', () => {
   let out: string | undefined;
   afterAll(async () => {
     if (out) await rm(out, { recursive: true, force: true });
@@ -73,7 +73,7 @@ describe('npm run bench -- --quick --scale', () => {
 
   it('runs every scenario on SQLite and Postgres and reports each figure beside its baseline and aim', async () => {
     out = await mkdtemp(join(tmpdir(), 'trellis-bench-smoke-all-'));
-    await run(process.execPath, ['bench/run.mjs', '--quick', '--scale', '--out', out], {
+    await run(process.execPath, ['bench/run.mjs', '--quick', '--only', 'claims,heartbeats,logs,sse,uploads', '--scale', '--out', out], {
       cwd: repoRoot,
       timeout: 900_000,
       maxBuffer: 16 * 1024 * 1024,

@@ -102,12 +102,25 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
 function countingLogBytes(client: TrellisClient, metrics: AgentMetrics): TrellisClient {
   return new Proxy(client, {
     get(target, property, receiver) {
-      if (property !== 'appendLog') return Reflect.get(target, property, receiver);
-      return async (...args: Parameters<TrellisClient['appendLog']>) => {
-        const answer = await target.appendLog(...args);
-        metrics.logShipped(args[1]);
-        return answer;
-      };
+      if (property === 'appendLog') {
+        return async (...args: Parameters<TrellisClient['appendLog']>) => {
+          const answer = await target.appendLog(...args);
+          metrics.logShipped(args[1]);
+          return answer;
+        };
+      }
+      if (property === 'appendLogBatch') {
+        return async (...args: Parameters<TrellisClient['appendLogBatch']>) => {
+          const answer = await target.appendLogBatch(...args);
+          // What this request stored: a retry's repeated seqs were skipped, a cut log dropped its tail.
+          const firstNew = answer.last_seq - answer.stored;
+          for (const chunk of args[1]) {
+            if (chunk.seq > firstNew && chunk.seq <= answer.last_seq) metrics.logShipped(chunk.log_chunk);
+          }
+          return answer;
+        };
+      }
+      return Reflect.get(target, property, receiver);
     },
   });
 }

@@ -7,8 +7,10 @@ import {
   type JobEvent,
   type JobStatus,
   PLAN_HOLDING_DEPLOY_STATUSES,
+  SPECULATIVE_TRIGGER_TYPES,
   TERMINAL_JOB_STATUSES,
   transitionJob,
+  VINE_JOB_STARTS,
 } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
 
@@ -84,7 +86,10 @@ describe('job state machine', () => {
 
 describe('rules the stores receive', () => {
   it('the claim is the `claim` move of the table', () => {
-    expect(JOB_CLAIM).toEqual({ from: 'QUEUED', to: JOB_TRANSITIONS.QUEUED.claim });
+    expect(JOB_CLAIM).toMatchObject({ from: 'QUEUED', to: JOB_TRANSITIONS.QUEUED.claim });
+    // The vine moves as the vine state machine's `job_started` says; speculative plans leave it be.
+    expect(JOB_CLAIM.vine).toBe(VINE_JOB_STARTS);
+    expect(JOB_CLAIM.vineKeptBy).toBe(SPECULATIVE_TRIGGER_TYPES);
     expect(transitionJob(JOB_CLAIM.from, 'claim')).toBe(JOB_CLAIM.to);
   });
 

@@ -87,10 +87,11 @@ export class SqlLogStore implements LogStore {
       })),
     );
     // Only the ids come back: the text is the caller's already, and a batch is megabytes of it.
-    const returned: Row[] = await (sequenced ? insert.onConflict(['job_id', 'seq']).ignore() : insert).returning([
-      'id',
-      'seq',
-    ]);
+    // Unsequenced chunks name no seq column at all, so SPEC's single-chunk form also runs on a
+    // schema from before m020 (a replica of this release beside an older database).
+    const returned: Row[] = await (sequenced
+      ? insert.onConflict(['job_id', 'seq']).ignore().returning(['id', 'seq'])
+      : insert.returning(['id']));
     const idOfSeq = new Map<number, number>();
     const unsequencedIds: number[] = [];
     for (const row of returned) {
