@@ -23,6 +23,7 @@ import { vcsFeedbackMigration } from './m019_vcs_feedback.js';
 import { logSeqMigration } from './m020_log_seq.js';
 import { claimOneTripMigration } from './m022_claim_one_trip.js';
 import { hotQueryIndexesMigration } from './m023_hot_query_indexes.js';
+import { rowSecurityOnceMigration } from './m024_row_security_once.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -49,6 +50,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   logSeqMigration,
   claimOneTripMigration,
   hotQueryIndexesMigration,
+  rowSecurityOnceMigration,
 ];
 
 /**
