@@ -163,10 +163,11 @@ const CLAIM_STATEMENT = `
     to_jsonb(ci) AS claim_cloud_identity,
     to_jsonb(vy) AS claim_vineyard
   FROM claim_next_job(?::uuid, ?::timestamptz, ?, ?, ?::jsonb, ARRAY(SELECT jsonb_array_elements_text(?::jsonb))) c
-  LEFT JOIN config_snapshots s
-    ON s.owner_id = (c.claimed_job).owner_id AND s.config_hash = (c.claimed_job).config_hash
-  LEFT JOIN cloud_identities ci ON ci.id = (c.claimed_job).cloud_identity_id
-  LEFT JOIN vineyards vy ON vy.id = (c.claimed_job).vineyard_id`;
+  LEFT JOIN LATERAL (
+    SELECT s.snapshot FROM config_snapshots s
+    WHERE s.owner_id = (c.claimed_job).owner_id AND s.config_hash = (c.claimed_job).config_hash) s ON true
+  LEFT JOIN LATERAL (SELECT * FROM cloud_identities ci WHERE ci.id = (c.claimed_job).cloud_identity_id) ci ON true
+  LEFT JOIN LATERAL (SELECT * FROM vineyards vy WHERE vy.id = (c.claimed_job).vineyard_id) vy ON true`;
 
 /** Queries are narrowed to the scope here too: a second guard behind row-level security. */
 class PostgresSession implements SqlSession {
@@ -213,7 +214,9 @@ class PostgresSession implements SqlSession {
   /**
    * One statement: m022's `claim_next_job` takes the job and moves its vine; the joins read what
    * the function does not change (the snapshot, the cloud identity, the vineyard), as JSON for
-   * the rows whose columns would clash with the job's.
+   * the rows whose columns would clash with the job's. The joins are LATERAL lookups by key: the
+   * planner expects a set-returning function to return many rows and would otherwise hash every
+   * snapshot, identity and vineyard of the owner to join the one claimed job.
    */
   async claimNextJob(workerId: string, at: string, move: JobClaimMove): Promise<ClaimedRows | undefined> {
     const [row] = await this.raw(CLAIM_STATEMENT, [
