@@ -259,6 +259,27 @@ describe.skipIf(!helm)('the Helm chart (helm lint --strict, helm template)', () 
     const [endpoint] = find(manifests, 'ServiceMonitor', 'prod-trellis').spec.endpoints;
     expect(endpoint.port).toBe('metrics');
     expect(endpoint.authorization).toBeUndefined();
+    // The agent serves no metrics unless given a port.
+    expect(manifests.filter((m) => m.kind === 'PodMonitor')).toEqual([]);
+    expect(
+      envOf(find(manifests, 'Deployment', '-agent').spec.template.spec.containers[0]).has('TRELLIS_AGENT_METRICS_PORT'),
+    ).toBe(false);
+  });
+
+  it("with the agent's metrics port: the agent serves them and a PodMonitor scrapes its pod", async () => {
+    const values = {
+      metrics: { enabled: true, port: 9464, serviceMonitor: { enabled: true } },
+      agent: { metricsPort: 9465 },
+    };
+    await lint(values);
+    const manifests = await render(values);
+    const agent = find(manifests, 'Deployment', '-agent');
+    const [container] = agent.spec.template.spec.containers;
+    expect(envOf(container).get('TRELLIS_AGENT_METRICS_PORT')?.value).toBe('9465');
+    expect(container.ports).toEqual([{ name: 'metrics', containerPort: 9465, protocol: 'TCP' }]);
+    const monitor = find(manifests, 'PodMonitor', '-agent');
+    expect(monitor.spec.selector.matchLabels).toEqual(agent.spec.selector.matchLabels);
+    expect(monitor.spec.podMetricsEndpoints).toEqual([expect.objectContaining({ port: 'metrics', path: '/metrics' })]);
   });
 
   it('on SQLite: one replica on a kept volume, no budget, no migration Job', async () => {
