@@ -12,6 +12,7 @@ import type { SqlStoreLogger } from '../../openSqlStore.js';
 import { type Row, timeIn } from '../../rows.js';
 import { MIGRATIONS_TABLE, type TableName } from '../../schema.js';
 import type { ClaimedRows, Dialect, SqlSession, TransactionMode } from '../Dialect.js';
+import { insertValues } from '../insertValues.js';
 import { assertRowsInScope, restrictToScope } from '../scoping.js';
 import { AsyncMutex } from './AsyncMutex.js';
 import { claimNextSqliteJob } from './sqliteClaim.js';
@@ -272,6 +273,15 @@ class SqliteSession implements SqlSession {
   insert(name: TableName, rows: Row | Row[]): Knex.QueryBuilder {
     assertRowsInScope(name, rows, this.scope);
     return this.knex(name).connection(this.connection).insert(rows);
+  }
+
+  insertValues(
+    name: TableName,
+    columns: readonly string[],
+    values: readonly (readonly unknown[])[],
+    suffix: string,
+  ): Promise<Row[]> {
+    return insertValues((sql, bindings) => this.raw(sql, bindings), this.scope, name, columns, values, suffix);
   }
 
   async raw(sql: string, bindings: readonly Knex.RawBinding[] | Knex.ValueDict = []): Promise<Row[]> {
