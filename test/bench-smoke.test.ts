@@ -73,11 +73,15 @@ describe('npm run bench -- --quick, every scenario', () => {
 
   it('runs every scenario on SQLite and Postgres and reports each figure beside its baseline and aim', async () => {
     out = await mkdtemp(join(tmpdir(), 'trellis-bench-smoke-all-'));
-    await run(process.execPath, ['bench/run.mjs', '--quick', '--only', 'claims,heartbeats,logs,sse,uploads', '--scale', '--out', out], {
-      cwd: repoRoot,
-      timeout: 900_000,
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    await run(
+      process.execPath,
+      ['bench/run.mjs', '--quick', '--only', 'claims,heartbeats,logs,sse,uploads', '--scale', '--out', out],
+      {
+        cwd: repoRoot,
+        timeout: 900_000,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
     const report = JSON.parse(await readFile(join(out, 'latest.json'), 'utf8'));
     const scenarios = ['claims', 'heartbeats', 'logs', 'sse', 'uploads', 'scale'];
     expect(report.options).toMatchObject({ quick: true, dialects: ['sqlite', 'postgres'] });
