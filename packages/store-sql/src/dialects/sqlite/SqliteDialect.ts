@@ -31,8 +31,41 @@ export interface SqliteOptions {
 /** The part of a better-sqlite3 `Database` we use directly (the rest goes through knex). */
 interface SqliteConnection {
   exec(sql: string): unknown;
+  prepare(sql: string): SqliteStatement;
   pragma(sql: string): unknown;
   readonly inTransaction: boolean;
+}
+
+/** A better-sqlite3 prepared statement. */
+interface SqliteStatement {
+  readonly reader: boolean;
+  all(bindings: readonly unknown[]): Row[];
+  run(bindings: readonly unknown[]): unknown;
+}
+
+/** Prepared statements kept per connection for `insertValues` (a few batch sizes at a time). */
+const PREPARED_PER_CONNECTION = 16;
+const preparedStatements = new WeakMap<SqliteConnection, Map<string, SqliteStatement>>();
+
+/**
+ * `sql` prepared once and kept (least recently used out), then run with `bindings`: compiling a
+ * 100-row INSERT costs more than running it. Bindings as knex gives them (booleans as 0/1).
+ */
+function runPrepared(connection: SqliteConnection, sql: string, bindings: readonly unknown[]): Row[] {
+  let statements = preparedStatements.get(connection);
+  if (!statements) {
+    statements = new Map();
+    preparedStatements.set(connection, statements);
+  }
+  let statement = statements.get(sql);
+  if (statement) statements.delete(sql);
+  else statement = connection.prepare(sql);
+  statements.set(sql, statement);
+  if (statements.size > PREPARED_PER_CONNECTION) statements.delete(statements.keys().next().value as string);
+  const values = bindings.map((value) => (typeof value === 'boolean' ? Number(value) : value));
+  if (statement.reader) return statement.all(values);
+  statement.run(values);
+  return [];
 }
 
 /** knex's pool, which its public types leave untyped. */
@@ -281,7 +314,14 @@ class SqliteSession implements SqlSession {
     values: readonly (readonly unknown[])[],
     suffix: string,
   ): Promise<Row[]> {
-    return insertValues((sql, bindings) => this.raw(sql, bindings), this.scope, name, columns, values, suffix);
+    return insertValues(
+      async (sql, bindings) => runPrepared(this.connection, sql, bindings),
+      this.scope,
+      name,
+      columns,
+      values,
+      suffix,
+    );
   }
 
   async raw(sql: string, bindings: readonly Knex.RawBinding[] | Knex.ValueDict = []): Promise<Row[]> {
