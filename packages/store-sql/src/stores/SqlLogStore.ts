@@ -39,15 +39,32 @@ export class SqlLogStore implements LogStore {
         'finished_at',
         'log_bytes',
         'log_cut',
-        ...(from === null ? [] : [this.lastSeq(jobId, from)]),
+        ...(from === null ? [] : [this.lastSeq(jobId, from), this.bytesAtStart(ownerId, jobId)]),
       );
     if (!job) return null;
     let lastSeq = from === null ? null : integerOrZero(job.last_seq);
-    // Nothing from `from` on: the batch would leave a gap (or the log is empty). Say where the log
-    // ends, reading all of its seqs: only this refused request pays for that.
-    if (from !== null && from > 0 && (job.last_seq === null || job.last_seq === undefined)) {
-      const [row] = await this.db.table('log_chunks').where('log_chunks.job_id', jobId).max('seq as last_seq');
-      lastSeq = integerOrZero(row?.last_seq);
+    if (from !== null) {
+      // The lock re-reads the job row once another append let it go, but the seq probe saw the log
+      // as of the statement's start (Postgres, READ COMMITTED): when the bytes moved meanwhile,
+      // probe again now that the job is ours. Then, when nothing is found from `from` on, the batch
+      // would leave a gap (or the log is empty): say where the log ends, reading all of its seqs,
+      // which only this refused request pays for.
+      if (
+        job.bytes_at_start !== null &&
+        job.bytes_at_start !== undefined &&
+        !sameInteger(job.bytes_at_start, job.log_bytes)
+      ) {
+        const [row] = await this.db
+          .table('log_chunks')
+          .where('log_chunks.job_id', jobId)
+          .where('log_chunks.seq', '>=', from)
+          .max('seq as last_seq');
+        lastSeq = integerOrZero(row?.last_seq);
+      }
+      if (from > 0 && lastSeq === 0) {
+        const [row] = await this.db.table('log_chunks').where('log_chunks.job_id', jobId).max('seq as last_seq');
+        lastSeq = integerOrZero(row?.last_seq);
+      }
     }
     return {
       job: {
@@ -59,6 +76,16 @@ export class SqlLogStore implements LogStore {
       cut: job.log_cut === true || job.log_cut === 1,
       lastSeq,
     };
+  }
+
+  /** The job's log bytes as the statement's snapshot saw them, before any wait for the lock. */
+  private bytesAtStart(ownerId: string, jobId: string) {
+    return this.db
+      .unscoped('jobs')
+      .from({ at_start: 'jobs' })
+      .where({ 'at_start.owner_id': ownerId, 'at_start.id': jobId })
+      .select('at_start.log_bytes')
+      .as('bytes_at_start');
   }
 
   /**
@@ -175,6 +202,10 @@ export class SqlLogStore implements LogStore {
 
 const SEQUENCED_COLUMNS = ['job_id', 'owner_id', 'seq', 'log_chunk', 'stream_type', 'created_at'] as const;
 const UNSEQUENCED_COLUMNS = ['job_id', 'owner_id', 'log_chunk', 'stream_type', 'created_at'] as const;
+
+function sameInteger(x: unknown, y: unknown): boolean {
+  return integerOut(x) === integerOut(y);
+}
 
 function integerOrZero(value: unknown): number {
   return value === null || value === undefined ? 0 : integerOut(value);

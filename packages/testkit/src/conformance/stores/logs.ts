@@ -254,6 +254,25 @@ export function describeLogStoreConformance(open: OpenStoreHarness): void {
       expect((await suite.asOwner(owner.id, (stores) => stores.logs.usage(owner.id, job.id))).bytes).toBe(8);
     });
 
+    it('gives concurrent appenders of one job the last seq as the one before them left it', async () => {
+      const owner = await suite.seedOwner();
+      const job = await suite.asOwner(owner.id, (stores) => stores.jobs.create(newJob(owner.id, owner.vine)));
+      // Each sends the seq after the last one it read: were two to read the same last seq (or one
+      // read a stale one), the later insert would conflict and store nothing.
+      const stored = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          suite.asOwner(owner.id, async (stores) => {
+            const state = await stores.logs.lockForAppend(owner.id, job.id, 1);
+            const seq = (state?.lastSeq ?? 0) + 1;
+            const chunk = { seq, log_chunk: `line ${seq}\n`, stream_type: 'STDOUT' as const };
+            return (await stores.logs.appendMany(owner.id, job.id, [chunk], later())).length;
+          }),
+        ),
+      );
+      expect(stored).toEqual(Array(8).fill(1));
+      expect((await suite.asOwner(owner.id, (stores) => stores.logs.usage(owner.id, job.id))).lastSeq).toBe(8);
+    });
+
     it('deletes, in batches, only the chunks of jobs finished before the cutoff, of every owner', async () => {
       const a = await suite.seedOwner();
       const b = await suite.seedOwner();
