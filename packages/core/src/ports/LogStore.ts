@@ -1,5 +1,5 @@
 import type { StreamType } from '../domain/enums.js';
-import type { LogChunk } from '../domain/records.js';
+import type { Job, LogChunk } from '../domain/records.js';
 
 /**
  * What a job's log holds so far: its bytes (UTF-8), whether it was cut at the cap, and the highest
@@ -9,6 +9,15 @@ export interface LogUsage {
   bytes: number;
   cut: boolean;
   lastSeq: number;
+}
+
+/** What the append rule reads of a job and its log, under the lock `usage` takes. */
+export interface LogAppendState {
+  job: Pick<Job, 'status' | 'claimed_by_worker_id' | 'finished_at'>;
+  bytes: number;
+  cut: boolean;
+  /** The highest seq the log holds (0: none); null when the chunks to append have no seq. */
+  lastSeq: number | null;
 }
 
 /** A chunk to store; `seq` is the agent's sequence number in the job (null for chunks without one). */
@@ -24,6 +33,14 @@ export interface LogStore {
    * one job are counted one after the other. `NotFoundError` when the job is not the owner's.
    */
   usage(ownerId: string, jobId: string): Promise<LogUsage>;
+  /**
+   * `usage` with what the append rule needs of the job (its status, claimer and end), in one read
+   * under the same lock: the hot path of every log post. `firstSeq` is the seq of the first chunk
+   * to append (null: the chunks have none, and no last seq is read); the log is searched for its
+   * last seq from `firstSeq - 1` on, so a batch that continues the log costs one index probe
+   * however long the log is. Null when the job is not the owner's.
+   */
+  lockForAppend(ownerId: string, jobId: string, firstSeq: number | null): Promise<LogAppendState | null>;
   /** Stores a chunk, gives it the next id (ids only increase) and adds its bytes to the job's usage. */
   append(ownerId: string, jobId: string, chunk: string, streamType: StreamType, at: string): Promise<LogChunk>;
   /**

@@ -30,7 +30,11 @@ const LOG_RETENTION_MAX_BATCHES = 100;
  * the engine winds down and the agent flushes its last lines. A job that ended otherwise was ended
  * by its agent, which ships its log first.
  */
-function logWindow(job: Job, now: Date, graceMinutes: number): 'open' | 'finished' | 'closed' {
+function logWindow(
+  job: Pick<Job, 'status' | 'finished_at'>,
+  now: Date,
+  graceMinutes: number,
+): 'open' | 'finished' | 'closed' {
   if (job.status === 'PROCESSING') return 'open';
   if (job.status !== 'CANCELLED') return 'finished';
   const finished = job.finished_at === null ? now.getTime() : Date.parse(job.finished_at);
@@ -56,8 +60,7 @@ export class LogUseCases {
     input: { log_chunk: unknown; stream_type: unknown },
   ): Promise<{ id: number; job_status: JobStatus }> {
     const jobId = requireUuid(id, 'id');
-    const chunk = parseChunk(input, '', null);
-    const { stored, status } = await this.store(worker, jobId, [chunk]);
+    const { stored, status } = await this.store(worker, jobId, [parseChunk(input, '', null)]);
     return { id: (stored.at(-1) as LogChunk).id, job_status: status };
   }
 
@@ -82,7 +85,7 @@ export class LogUseCases {
   private async store(
     worker: WorkerActor,
     jobId: string,
-    chunks: NewLogChunk[],
+    chunks: readonly SizedChunk[],
   ): Promise<{ stored: LogChunk[]; status: JobStatus; lastSeq: number }> {
     const maxLogBytes = this.deps.settings.maxLogBytesPerJob;
     const { stored, status, cut, lastSeq } = await this.deps.uow.run<{
@@ -91,8 +94,12 @@ export class LogUseCases {
       cut: boolean;
       lastSeq: number;
     }>(ownerScope(worker.ownerId), async (stores) => {
-      const job = await stores.jobs.get(worker.ownerId, jobId);
-      if (!job) throw new NotFoundError('job');
+      // The job and its log usage in one read, under the job's lock: appends to a job count in turn.
+      const firstSeq = chunks[0]?.chunk.seq ?? null;
+      const state = await stores.logs.lockForAppend(worker.ownerId, jobId, firstSeq);
+      if (!state) throw new NotFoundError('job');
+      const { job } = state;
+      const lastSeqBefore = state.lastSeq ?? 0;
       if (job.claimed_by_worker_id !== worker.workerId) {
         throw new ForbiddenError('job_not_claimed_by_worker', 'this job was not claimed by this worker');
       }
@@ -106,25 +113,28 @@ export class LogUseCases {
           `the job ended more than ${this.deps.settings.logGraceMinutes} minutes ago; its log is closed`,
         );
       }
-      const usage = await stores.logs.usage(worker.ownerId, jobId);
-      if (usage.cut) return { stored: [], status: job.status, cut: true, lastSeq: usage.lastSeq };
-      const firstSeq = chunks[0]?.seq ?? null;
-      if (firstSeq !== null && firstSeq > usage.lastSeq + 1) {
+      if (state.cut) return { stored: [], status: job.status, cut: true, lastSeq: lastSeqBefore };
+      if (firstSeq !== null && firstSeq > lastSeqBefore + 1) {
         throw new ConflictError(
           'log_seq_gap',
-          `the batch starts at seq ${firstSeq} but the log holds up to ${usage.lastSeq}; send seq ${usage.lastSeq + 1} first`,
+          `the batch starts at seq ${firstSeq} but the log holds up to ${lastSeqBefore}; send seq ${lastSeqBefore + 1} first`,
         );
       }
-      // The log holds every seq up to lastSeq (no gaps are taken), so those are a retry's repeats.
-      const fresh = chunks.filter((chunk) => chunk.seq === null || chunk.seq > usage.lastSeq);
       const fitting: NewLogChunk[] = [];
-      let bytes = usage.bytes;
-      for (const chunk of fresh) {
-        bytes += Buffer.byteLength(chunk.log_chunk, 'utf8');
-        if (bytes > maxLogBytes) break;
+      let bytes = state.bytes;
+      let lastSeq = lastSeqBefore;
+      let cutNow = false;
+      for (const { chunk, bytes: chunkBytes } of chunks) {
+        // The log holds every seq up to lastSeq (no gaps are taken), so those are a retry's repeats.
+        if (chunk.seq !== null && chunk.seq <= lastSeqBefore) continue;
+        bytes += chunkBytes;
+        if (bytes > maxLogBytes) {
+          cutNow = true;
+          break;
+        }
         fitting.push(chunk);
+        if (chunk.seq !== null) lastSeq = Math.max(lastSeq, chunk.seq);
       }
-      const cutNow = fitting.length < fresh.length;
       // The notice is the log's last line, stored although it passes the cap it reports.
       const rows = cutNow
         ? [...fitting, { seq: null, log_chunk: logCutNotice(maxLogBytes), stream_type: 'SYSTEM' as const }]
@@ -132,7 +142,6 @@ export class LogUseCases {
       const stored =
         rows.length > 0 ? await stores.logs.appendMany(worker.ownerId, jobId, rows, isoNow(this.deps)) : [];
       if (cutNow) await stores.logs.markCut(worker.ownerId, jobId);
-      const lastSeq = Math.max(usage.lastSeq, ...fitting.map((chunk) => chunk.seq ?? 0));
       return { stored, status: job.status, cut: cutNow, lastSeq };
     });
     const last = stored.at(-1);
@@ -209,12 +218,18 @@ export class LogUseCases {
   }
 }
 
+/** A chunk of a request and its size in UTF-8 bytes, counted once for every limit it meets. */
+interface SizedChunk {
+  chunk: NewLogChunk;
+  bytes: number;
+}
+
 /** A chunk of a request: `path` prefixes the field names in errors (`chunks.3.`). */
 function parseChunk(
   input: { log_chunk?: unknown; stream_type?: unknown },
   path: string,
   seq: number | null,
-): NewLogChunk {
+): SizedChunk {
   if (typeof input.log_chunk !== 'string') {
     throw new ValidationError(`${path}log_chunk must be a string`, [
       { path: `${path}log_chunk`, message: 'must be a string' },
@@ -225,14 +240,15 @@ function parseChunk(
       { path: `${path}stream_type`, message: `must be one of ${STREAM_TYPES.join(', ')}` },
     ]);
   }
-  if (Buffer.byteLength(input.log_chunk, 'utf8') > MAX_LOG_CHUNK_BYTES) {
+  const bytes = Buffer.byteLength(input.log_chunk, 'utf8');
+  if (bytes > MAX_LOG_CHUNK_BYTES) {
     throw new TooLargeError('log_chunk_too_large', 'a log chunk must be at most 1 MiB', MAX_LOG_CHUNK_BYTES);
   }
-  return { seq, log_chunk: input.log_chunk, stream_type: input.stream_type };
+  return { chunk: { seq, log_chunk: input.log_chunk, stream_type: input.stream_type }, bytes };
 }
 
 /** A batch: 1 to `MAX_LOG_BATCH_CHUNKS` chunks of consecutive `seq` (from 1), `MAX_LOG_BATCH_BYTES` in all. */
-function parseBatch(input: unknown): NewLogChunk[] {
+function parseBatch(input: unknown): SizedChunk[] {
   if (!Array.isArray(input) || input.length === 0) {
     throw new ValidationError('chunks must be a non-empty array', [
       { path: 'chunks', message: 'must be a non-empty array' },
@@ -242,20 +258,20 @@ function parseBatch(input: unknown): NewLogChunk[] {
     const message = `must hold at most ${MAX_LOG_BATCH_CHUNKS} chunks`;
     throw new ValidationError(`chunks ${message}`, [{ path: 'chunks', message }]);
   }
-  const chunks: NewLogChunk[] = [];
+  const chunks: SizedChunk[] = [];
   let bytes = 0;
   for (const [index, item] of input.entries()) {
     const path = `chunks.${index}.`;
     const record = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
     const seq = record.seq;
-    const expected = index === 0 ? null : (chunks[0]?.seq as number) + index;
+    const expected = index === 0 ? null : (chunks[0]?.chunk.seq as number) + index;
     if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1 || (expected !== null && seq !== expected)) {
       const message =
         expected === null ? 'must be a positive integer' : `must be ${expected}: seqs of a batch are consecutive`;
       throw new ValidationError(`${path}seq ${message}`, [{ path: `${path}seq`, message }]);
     }
     const chunk = parseChunk(record, path, seq);
-    bytes += Buffer.byteLength(chunk.log_chunk, 'utf8');
+    bytes += chunk.bytes;
     if (bytes > MAX_LOG_BATCH_BYTES) {
       throw new TooLargeError(
         'log_batch_too_large',

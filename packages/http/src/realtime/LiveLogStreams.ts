@@ -203,9 +203,12 @@ export class LiveLogStreams {
       const frames: (string | Buffer)[] = [];
       if (endQueued) return frames;
       const first = update.chunks[0];
-      if (whole && first && first.id > lastSent) {
+      const encoded = whole && first && first.id > lastSent ? logFramesOf(update) : null;
+      // An update of several chunks past the cap goes chunk by chunk, so the cap on the pile holds
+      // between them (appends quicker than the hub's read give it several big chunks at once).
+      if (encoded && (update.chunks.length === 1 || encoded.length <= max)) {
         // In step with the hub (the usual case live): the update's frames, encoded once for all.
-        frames.push(logFramesOf(update));
+        frames.push(encoded);
         lastSent = (update.chunks.at(-1) as LogChunk).id;
       } else {
         for (const chunk of update.chunks) {

@@ -10,6 +10,7 @@ import type { SqlStoreLogger } from '../../openSqlStore.js';
 import { type Row, timeIn } from '../../rows.js';
 import { ACTOR_SETTING, APP_ROLE, OWNER_SETTING, type TableName } from '../../schema.js';
 import type { ClaimedRows, Dialect, SqlSession, TransactionMode } from '../Dialect.js';
+import { insertValues } from '../insertValues.js';
 import { assertRowsInScope, restrictToScope } from '../scoping.js';
 import { classifyPostgresFailure } from './postgresErrors.js';
 import { sendSetupWithBegin, withSetup } from './setupWithBegin.js';
@@ -187,6 +188,15 @@ class PostgresSession implements SqlSession {
   insert(name: TableName, rows: Row | Row[]): Knex.QueryBuilder {
     assertRowsInScope(name, rows, this.scope);
     return this.trx(name).insert(rows);
+  }
+
+  insertValues(
+    name: TableName,
+    columns: readonly string[],
+    values: readonly (readonly unknown[])[],
+    suffix: string,
+  ): Promise<Row[]> {
+    return insertValues((sql, bindings) => this.raw(sql, bindings), this.scope, name, columns, values, suffix);
   }
 
   async raw(sql: string, bindings: readonly Knex.RawBinding[] | Knex.ValueDict = []): Promise<Row[]> {

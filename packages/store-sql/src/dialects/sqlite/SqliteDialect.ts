@@ -12,6 +12,7 @@ import type { SqlStoreLogger } from '../../openSqlStore.js';
 import { type Row, timeIn } from '../../rows.js';
 import { MIGRATIONS_TABLE, type TableName } from '../../schema.js';
 import type { ClaimedRows, Dialect, SqlSession, TransactionMode } from '../Dialect.js';
+import { insertValues } from '../insertValues.js';
 import { assertRowsInScope, restrictToScope } from '../scoping.js';
 import { AsyncMutex } from './AsyncMutex.js';
 import { claimNextSqliteJob } from './sqliteClaim.js';
@@ -30,8 +31,41 @@ export interface SqliteOptions {
 /** The part of a better-sqlite3 `Database` we use directly (the rest goes through knex). */
 interface SqliteConnection {
   exec(sql: string): unknown;
+  prepare(sql: string): SqliteStatement;
   pragma(sql: string): unknown;
   readonly inTransaction: boolean;
+}
+
+/** A better-sqlite3 prepared statement. */
+interface SqliteStatement {
+  readonly reader: boolean;
+  all(bindings: readonly unknown[]): Row[];
+  run(bindings: readonly unknown[]): unknown;
+}
+
+/** Prepared statements kept per connection for `insertValues` (a few batch sizes at a time). */
+const PREPARED_PER_CONNECTION = 16;
+const preparedStatements = new WeakMap<SqliteConnection, Map<string, SqliteStatement>>();
+
+/**
+ * `sql` prepared once and kept (least recently used out), then run with `bindings`: compiling a
+ * 100-row INSERT costs more than running it. Bindings as knex gives them (booleans as 0/1).
+ */
+function runPrepared(connection: SqliteConnection, sql: string, bindings: readonly unknown[]): Row[] {
+  let statements = preparedStatements.get(connection);
+  if (!statements) {
+    statements = new Map();
+    preparedStatements.set(connection, statements);
+  }
+  let statement = statements.get(sql);
+  if (statement) statements.delete(sql);
+  else statement = connection.prepare(sql);
+  statements.set(sql, statement);
+  if (statements.size > PREPARED_PER_CONNECTION) statements.delete(statements.keys().next().value as string);
+  const values = bindings.map((value) => (typeof value === 'boolean' ? Number(value) : value));
+  if (statement.reader) return statement.all(values);
+  statement.run(values);
+  return [];
 }
 
 /** knex's pool, which its public types leave untyped. */
@@ -272,6 +306,22 @@ class SqliteSession implements SqlSession {
   insert(name: TableName, rows: Row | Row[]): Knex.QueryBuilder {
     assertRowsInScope(name, rows, this.scope);
     return this.knex(name).connection(this.connection).insert(rows);
+  }
+
+  insertValues(
+    name: TableName,
+    columns: readonly string[],
+    values: readonly (readonly unknown[])[],
+    suffix: string,
+  ): Promise<Row[]> {
+    return insertValues(
+      async (sql, bindings) => runPrepared(this.connection, sql, bindings),
+      this.scope,
+      name,
+      columns,
+      values,
+      suffix,
+    );
   }
 
   async raw(sql: string, bindings: readonly Knex.RawBinding[] | Knex.ValueDict = []): Promise<Row[]> {

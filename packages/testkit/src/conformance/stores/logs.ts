@@ -202,6 +202,77 @@ export function describeLogStoreConformance(open: OpenStoreHarness): void {
       expect((await suite.asOwner(a.id, (stores) => stores.logs.usage(a.id, job.id))).cut).toBe(false);
     });
 
+    it('reads what an append needs of a job and its log in one call, only for its owner', async () => {
+      const a = await suite.seedOwner();
+      const b = await suite.seedOwner();
+      const finishedAt = later();
+      const job = await suite.asOwner(a.id, (stores) =>
+        stores.jobs.create(newJob(a.id, a.vine, { status: 'CANCELLED', finished_at: finishedAt })),
+      );
+      const batch = [1, 2, 3].map((seq) => ({ seq, log_chunk: 'ü'.repeat(seq), stream_type: 'STDOUT' as const }));
+      await suite.asOwner(a.id, (stores) => stores.logs.appendMany(a.id, job.id, batch, later()));
+      const stateFrom = (firstSeq: number | null) =>
+        suite.asOwner(a.id, (stores) => stores.logs.lockForAppend(a.id, job.id, firstSeq));
+      expect(await stateFrom(4)).toEqual({
+        job: { status: 'CANCELLED', claimed_by_worker_id: null, finished_at: finishedAt },
+        bytes: 12,
+        cut: false,
+        lastSeq: 3,
+      });
+      // The last seq is exact wherever the batch starts: a repeat, the end, past a gap, or no seq.
+      expect((await stateFrom(1))?.lastSeq).toBe(3);
+      expect((await stateFrom(3))?.lastSeq).toBe(3);
+      expect((await stateFrom(9))?.lastSeq).toBe(3);
+      expect((await stateFrom(null))?.lastSeq).toBeNull();
+      expect(await suite.asOwner(b.id, (stores) => stores.logs.lockForAppend(b.id, job.id, 1))).toBeNull();
+      expect(
+        await suite.asOwner(a.id, (stores) =>
+          stores.logs.lockForAppend(a.id, '00000000-0000-4000-8000-000000000000', 1),
+        ),
+      ).toBeNull();
+    });
+
+    it('holds the job from lockForAppend to the end of the unit of work: concurrent appenders count in turn', async () => {
+      const owner = await suite.seedOwner();
+      const job = await suite.asOwner(owner.id, (stores) => stores.jobs.create(newJob(owner.id, owner.vine)));
+      // Each appender reads the bytes so far and adds one: under the lock each sees all earlier ones.
+      const seen = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          suite.asOwner(owner.id, async (stores) => {
+            const state = await stores.logs.lockForAppend(owner.id, job.id, null);
+            await stores.logs.appendMany(
+              owner.id,
+              job.id,
+              [{ seq: null, log_chunk: 'x', stream_type: 'STDOUT' }],
+              later(),
+            );
+            return state?.bytes;
+          }),
+        ),
+      );
+      expect(seen.sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      expect((await suite.asOwner(owner.id, (stores) => stores.logs.usage(owner.id, job.id))).bytes).toBe(8);
+    });
+
+    it('gives concurrent appenders of one job the last seq as the one before them left it', async () => {
+      const owner = await suite.seedOwner();
+      const job = await suite.asOwner(owner.id, (stores) => stores.jobs.create(newJob(owner.id, owner.vine)));
+      // Each sends the seq after the last one it read: were two to read the same last seq (or one
+      // read a stale one), the later insert would conflict and store nothing.
+      const stored = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          suite.asOwner(owner.id, async (stores) => {
+            const state = await stores.logs.lockForAppend(owner.id, job.id, 1);
+            const seq = (state?.lastSeq ?? 0) + 1;
+            const chunk = { seq, log_chunk: `line ${seq}\n`, stream_type: 'STDOUT' as const };
+            return (await stores.logs.appendMany(owner.id, job.id, [chunk], later())).length;
+          }),
+        ),
+      );
+      expect(stored).toEqual(Array(8).fill(1));
+      expect((await suite.asOwner(owner.id, (stores) => stores.logs.usage(owner.id, job.id))).lastSeq).toBe(8);
+    });
+
     it('deletes, in batches, only the chunks of jobs finished before the cutoff, of every owner', async () => {
       const a = await suite.seedOwner();
       const b = await suite.seedOwner();

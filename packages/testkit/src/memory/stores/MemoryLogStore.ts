@@ -1,4 +1,5 @@
 import {
+  type LogAppendState,
   type LogChunk,
   type LogStore,
   type LogUsage,
@@ -16,6 +17,19 @@ export class MemoryLogStore implements LogStore {
     this.requireJob(ownerId, jobId);
     const seqs = this.tx.state.logs.filter((row) => row.chunk.job_id === jobId).map((row) => row.seq ?? 0);
     return { ...(this.tx.state.logUsage.get(jobId) ?? { bytes: 0, cut: false }), lastSeq: Math.max(0, ...seqs) };
+  }
+
+  async lockForAppend(ownerId: string, jobId: string, firstSeq: number | null): Promise<LogAppendState | null> {
+    const job = this.tx.state.jobs.get(jobId);
+    if (!job || job.owner_id !== ownerId || !this.tx.sees(ownerId)) return null;
+    const { status, claimed_by_worker_id, finished_at } = job;
+    const { bytes, cut, lastSeq } = await this.usage(ownerId, jobId);
+    return {
+      job: { status, claimed_by_worker_id, finished_at },
+      bytes,
+      cut,
+      lastSeq: firstSeq === null ? null : lastSeq,
+    };
   }
 
   async markCut(ownerId: string, jobId: string): Promise<void> {
