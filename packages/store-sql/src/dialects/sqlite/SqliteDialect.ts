@@ -15,6 +15,7 @@ import type { ClaimedRows, Dialect, SqlSession, TransactionMode } from '../Diale
 import { assertRowsInScope, restrictToScope } from '../scoping.js';
 import { AsyncMutex } from './AsyncMutex.js';
 import { claimNextSqliteJob } from './sqliteClaim.js';
+import { cacheStatements } from './statementCache.js';
 import { classifySqliteFailure, isSqliteBusy } from './sqliteErrors.js';
 
 export interface SqliteOptions {
@@ -30,6 +31,7 @@ export interface SqliteOptions {
 /** The part of a better-sqlite3 `Database` we use directly (the rest goes through knex). */
 interface SqliteConnection {
   exec(sql: string): unknown;
+  prepare(sql: string): unknown;
   pragma(sql: string): unknown;
   readonly inTransaction: boolean;
 }
@@ -97,6 +99,7 @@ export class SqliteDialect implements Dialect {
             // In WAL mode NORMAL never corrupts the database; a power cut may lose the last commits.
             connection.pragma('synchronous = NORMAL');
             connection.pragma('foreign_keys = ON');
+            cacheStatements(connection);
             done(null, connection);
           } catch (error) {
             done(error as Error, connection);
