@@ -65,38 +65,50 @@ export function tracedUseCases(useCases: UseCases): UseCases {
 }
 
 function traceArea<A extends object>(area: string, target: A): A {
+  // One wrapper per method, made on first use: a call costs no new closure or span name.
+  const wrappers = new Map<string, { method: unknown; wrapper: Method }>();
   return new Proxy(target, {
     get(object, property, receiver) {
       const value: unknown = Reflect.get(object, property, receiver);
       if (typeof value !== 'function' || typeof property !== 'string') return value;
-      return (...args: unknown[]) =>
-        tracer.startActiveSpan(`usecase ${area}.${property}`, (span) => {
-          let result: unknown;
-          try {
-            result = value.apply(object, args);
-          } catch (error) {
-            failed(span);
-            span.end();
-            throw error;
-          }
-          if (!(result instanceof Promise)) {
-            span.end();
-            return result;
-          }
-          return result.then(
-            (answer) => {
-              span.end();
-              return answer;
-            },
-            (error: unknown) => {
-              failed(span);
-              span.end();
-              throw error;
-            },
-          );
-        });
+      const known = wrappers.get(property);
+      if (known?.method === value) return known.wrapper;
+      const wrapper = traceMethod(`usecase ${area}.${property}`, object, value as Method);
+      wrappers.set(property, { method: value, wrapper });
+      return wrapper;
     },
   });
+}
+
+type Method = (...args: unknown[]) => unknown;
+
+function traceMethod(name: string, object: object, value: Method): Method {
+  return (...args: unknown[]) =>
+    tracer.startActiveSpan(name, (span) => {
+      let result: unknown;
+      try {
+        result = value.apply(object, args);
+      } catch (error) {
+        failed(span);
+        span.end();
+        throw error;
+      }
+      if (!(result instanceof Promise)) {
+        span.end();
+        return result;
+      }
+      return result.then(
+        (answer) => {
+          span.end();
+          return answer;
+        },
+        (error: unknown) => {
+          failed(span);
+          span.end();
+          throw error;
+        },
+      );
+    });
 }
 
 /** The error's message may name what the caller sent: the status alone says the call failed. */
