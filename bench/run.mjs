@@ -5,7 +5,7 @@
  * to bench-results/<timestamp>.json and bench-results/latest.json.
  *
  *   node bench/run.mjs [--quick] [--only <scenario>[,<scenario>...]] [--dialect sqlite|postgres]
- *                      [--scale] [--out <dir>]
+ *                      [--scale] [--out <dir>] [--server-cpu-prof <dir>]
  *
  * Scenarios: claims, heartbeats, logs, sse, uploads; and scale (minutes of seeding, so only when
  * asked: --scale or --only scale). Run after `tsc -b` (npm run bench does both):
@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkTestPostgres } from './lib/databases.mjs';
 import { REPO_ROOT } from './lib/environment.mjs';
+import { profileControlPlanes } from './lib/processes.mjs';
 import { currentLoad, machine, renderTable, writeJson } from './lib/report.mjs';
 import { claims } from './scenarios/claims.mjs';
 import { heartbeats } from './scenarios/heartbeats.mjs';
@@ -37,6 +38,9 @@ const USAGE = `Usage: node bench/run.mjs [options]   (npm run bench -- [options]
   --dialect <names>      databases: sqlite, postgres (default both; Postgres is skipped, loudly,
                          when it cannot be reached)
   --out <dir>            where the JSON goes (default bench-results/)
+  --server-cpu-prof <dir>
+                         each trellis-server runs with node --cpu-prof and leaves its
+                         .cpuprofile in <dir> when it stops (profiling slows it: not a measurement)
   --help`;
 
 function parseOptions(argv) {
@@ -48,6 +52,7 @@ function parseOptions(argv) {
       only: { type: 'string', multiple: true },
       dialect: { type: 'string', multiple: true },
       out: { type: 'string' },
+      'server-cpu-prof': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -69,6 +74,7 @@ function parseOptions(argv) {
     only: only.length > 0 ? only : DEFAULT_SCENARIOS.map((scenario) => scenario.name),
     dialects: dialects.length > 0 ? dialects : DIALECTS,
     out: values.out ?? join(REPO_ROOT, 'bench-results'),
+    serverCpuProf: values['server-cpu-prof'] ?? null,
   };
 }
 
@@ -83,6 +89,7 @@ async function main() {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  if (options.serverCpuProf) profileControlPlanes(options.serverCpuProf);
   const startedAt = new Date();
   const host = machine();
   const results = [];

@@ -19,8 +19,11 @@ const STOP_TIMEOUT_MS = 15_000;
  * is returned as `match`). Output is drained all along, so a chatty child never blocks on a full
  * pipe; the last lines of stderr are kept for error messages.
  */
-export function startChild(script, args, { env, ready, name }) {
-  const child = spawn(process.execPath, [script, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+export function startChild(script, args, { env, ready, name, nodeArgs = [] }) {
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (text) => {
@@ -69,6 +72,17 @@ export function startChild(script, args, { env, ready, name }) {
   return started.then((match) => ({ pid: child.pid, match, exited, stderr: () => stderr, stop }));
 }
 
+/** Node's own options for every control plane started from now on (`--server-cpu-prof`). */
+let controlPlaneNodeArgs = [];
+
+/**
+ * Every control plane started from now on runs with `node --cpu-prof` and writes its profile to
+ * `dir` when it stops (a graceful stop: SIGTERM, then the process exits by itself).
+ */
+export function profileControlPlanes(dir) {
+  controlPlaneNodeArgs = ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+}
+
 /**
  * The real `trellis-server` binary over `databaseUrl`, on a loopback port of its own, with its
  * data dir (and the filesystem artifact store) in a temp dir removed on `stop()`. `env` adds
@@ -81,6 +95,7 @@ export async function startControlPlaneProcess(databaseUrl, { env = {} } = {}) {
   try {
     const child = await startChild(SERVER_BIN, [], {
       name: 'trellis-server',
+      nodeArgs: controlPlaneNodeArgs,
       env: { ...controlPlaneEnv({ databaseUrl, dataDir, artifactsUrl: pathToFileURL(artifactsDir).href }), ...env },
       ready: /listening on (http:\/\/\S+)\r?\n/,
     });

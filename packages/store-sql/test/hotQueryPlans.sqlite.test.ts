@@ -17,19 +17,27 @@ const LARGE_TABLES = ['jobs', 'log_chunks', 'vines', 'vcs_feedback'];
 /** Hot queries that read a range of an index by design: the due vines, the oldest finished jobs. */
 const RANGE_BY_DESIGN = ['drift scheduler, due vines', 'log retention'];
 
-/** The SQL of every statement prepared while `work` runs (knex prepares each one it sends). */
+/** The SQL of every statement run while `work` runs (prepared statements are reused: caught as they run). */
 async function capture(work: () => Promise<unknown>): Promise<string[]> {
   const statements: string[] = [];
-  const prototype = Database.prototype as unknown as { prepare(this: unknown, sql: string): unknown };
-  const original = prototype.prepare;
-  prototype.prepare = function (this: unknown, sql: string) {
-    statements.push(sql);
-    return original.call(this, sql);
-  };
+  const probe = new Database(':memory:');
+  const prototype = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<
+    'all' | 'get' | 'run' | 'iterate',
+    (this: { source: string }, ...args: unknown[]) => unknown
+  >;
+  probe.close();
+  const originals = { all: prototype.all, get: prototype.get, run: prototype.run, iterate: prototype.iterate };
+  for (const method of ['all', 'get', 'run', 'iterate'] as const) {
+    const original = originals[method];
+    prototype[method] = function (this: { source: string }, ...args: unknown[]) {
+      statements.push(this.source);
+      return original.apply(this, args);
+    };
+  }
   try {
     await work();
   } finally {
-    prototype.prepare = original;
+    Object.assign(prototype, originals);
   }
   return statements;
 }

@@ -1,5 +1,5 @@
 import { pipeline } from 'node:stream/promises';
-import type { EventBus, UseCases } from '@trellis/core';
+import type { ClaimedJob, EventBus, UseCases } from '@trellis/core';
 import type { JobFlowMetrics } from '../observability/JobFlowMetrics.js';
 import { traceJobId } from '../observability/tracing.js';
 import type { ClaimLongPolls } from '../limits/ClaimLongPolls.js';
@@ -38,6 +38,11 @@ export function agentRoutes(
   /** Observes claims, first reports and log chunks; null: no metrics. */
   jobFlow: JobFlowMetrics | null = null,
 ): RouteSpec[] {
+  const claimAnswer = (claimed: ClaimedJob) => {
+    jobFlow?.claim(claimed.job);
+    traceJobId(claimed.job.id);
+    return { status: 200, body: claimed };
+  };
   return [
     defineRoute({
       method: 'post',
@@ -54,19 +59,20 @@ export function agentRoutes(
         204: { description: 'No job available' },
       },
       handler: async ({ worker, query, req }) => {
-        const deadline = Date.now() + (query.wait ?? 0) * 1000;
-        const release = query.wait ? longPolls.acquire(worker.workerId) : () => {};
+        // A plain claim (no `wait`, the steady case) is one attempt: no slot, no disconnect watch.
+        if (!query.wait) {
+          const claimed = await useCases.jobs.claim(worker);
+          return claimed ? claimAnswer(claimed) : { status: 204 };
+        }
+        const deadline = Date.now() + query.wait * 1000;
+        const release = longPolls.acquire(worker.workerId);
         try {
           const disconnected = new AbortController();
           req.on('close', () => disconnected.abort());
           const closed = { signal: AbortSignal.any([disconnected.signal, shutdown]) };
           for (;;) {
             const claimed = await useCases.jobs.claim(worker);
-            if (claimed) {
-              jobFlow?.claim(claimed.job);
-              traceJobId(claimed.job.id);
-              return { status: 200, body: claimed };
-            }
+            if (claimed) return claimAnswer(claimed);
             const remaining = deadline - Date.now();
             if (remaining <= 0 || closed.signal.aborted) return { status: 204 };
             await waitForEvent(

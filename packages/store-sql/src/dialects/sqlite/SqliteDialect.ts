@@ -16,6 +16,7 @@ import { insertValues } from '../insertValues.js';
 import { assertRowsInScope, restrictToScope } from '../scoping.js';
 import { AsyncMutex } from './AsyncMutex.js';
 import { claimNextSqliteJob } from './sqliteClaim.js';
+import { cacheStatements } from './statementCache.js';
 import { classifySqliteFailure, isSqliteBusy } from './sqliteErrors.js';
 
 export interface SqliteOptions {
@@ -43,25 +44,13 @@ interface SqliteStatement {
   run(bindings: readonly unknown[]): unknown;
 }
 
-/** Prepared statements kept per connection for `insertValues` (a few batch sizes at a time). */
-const PREPARED_PER_CONNECTION = 16;
-const preparedStatements = new WeakMap<SqliteConnection, Map<string, SqliteStatement>>();
-
 /**
- * `sql` prepared once and kept (least recently used out), then run with `bindings`: compiling a
- * 100-row INSERT costs more than running it. Bindings as knex gives them (booleans as 0/1).
+ * `sql` run with `bindings` on a statement the connection's cache (`cacheStatements`) prepared
+ * once: compiling a 100-row INSERT costs more than running it. Bindings as knex gives them
+ * (booleans as 0/1).
  */
 function runPrepared(connection: SqliteConnection, sql: string, bindings: readonly unknown[]): Row[] {
-  let statements = preparedStatements.get(connection);
-  if (!statements) {
-    statements = new Map();
-    preparedStatements.set(connection, statements);
-  }
-  let statement = statements.get(sql);
-  if (statement) statements.delete(sql);
-  else statement = connection.prepare(sql);
-  statements.set(sql, statement);
-  if (statements.size > PREPARED_PER_CONNECTION) statements.delete(statements.keys().next().value as string);
+  const statement = connection.prepare(sql);
   const values = bindings.map((value) => (typeof value === 'boolean' ? Number(value) : value));
   if (statement.reader) return statement.all(values);
   statement.run(values);
@@ -131,6 +120,7 @@ export class SqliteDialect implements Dialect {
             // In WAL mode NORMAL never corrupts the database; a power cut may lose the last commits.
             connection.pragma('synchronous = NORMAL');
             connection.pragma('foreign_keys = ON');
+            cacheStatements(connection);
             done(null, connection);
           } catch (error) {
             done(error as Error, connection);
