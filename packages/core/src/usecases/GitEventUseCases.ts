@@ -3,24 +3,14 @@ import { globMatcher } from '../domain/globs.js';
 import { isDomainError, UnauthorizedError, ValidationError } from '../domain/errors.js';
 import type { Job, JobTrigger } from '../domain/records.js';
 import { isFullCommitSha, type VcsConnection, type VcsDelivery, type VcsEvent } from '../domain/vcs.js';
-import { transitionJob } from '../domain/jobStateMachine.js';
 import type { WebhookRequestParts } from '../ports/VcsApi.js';
 import { type Stores, systemScope } from '../ports/UnitOfWork.js';
-import { recordAudit } from './audit.js';
-import { announce, type CoreDeps, isoNow, type VcsPort } from './CoreDeps.js';
-import { cancelQueuedDriftChecks } from './DriftUseCases.js';
-import { enqueueVcsFeedback } from './vcsFeedback.js';
-import { createGitJob } from './gitJobs.js';
+import type { JobLifecycle } from '../jobs/JobLifecycle.js';
+import { type CoreDeps, isoNow, type VcsPort } from './CoreDeps.js';
 import { openWebhookSecret, vcsTokenFor } from './vcsTokens.js';
 
 type PushEvent = Extract<VcsEvent, { kind: 'push' }>;
 type PullRequestEvent = Extract<VcsEvent, { kind: 'pull_request' }>;
-
-/** A job queued for a delivery, and the queued jobs that gave way to it. */
-interface Queued {
-  job: Job;
-  cancelled: Job[];
-}
 
 /** What a webhook delivery did: the jobs it queued (none for a ping, an ignored event or a redelivery). */
 export interface WebhookOutcome {
@@ -39,7 +29,10 @@ export interface WebhookOutcome {
  *   older queued plans of the same pull request.
  */
 export class GitEventUseCases {
-  constructor(private readonly deps: CoreDeps) {}
+  constructor(
+    private readonly deps: CoreDeps,
+    private readonly lifecycle: JobLifecycle,
+  ) {}
 
   /** `POST /api/webhooks/{provider}`. Throws `401 webhook_signature_invalid` when no connection verifies. */
   async receive(provider: GitProvider, request: WebhookRequestParts): Promise<WebhookOutcome> {
@@ -70,28 +63,12 @@ export class GitEventUseCases {
       );
     }
     const jobs: Job[] = [];
-    const cancelled: Job[] = [];
     for (const connection of verified) {
       const queued =
         event.kind === 'push'
           ? await this.onPush(ports, delivery, event, connection)
           : await this.onPullRequest(ports, delivery, event, connection);
-      if (queued) {
-        jobs.push(queued.job);
-        cancelled.push(...queued.cancelled);
-      }
-    }
-    // Announced after commit: the jobs that gave way to the new ones, then the new ones.
-    for (const job of cancelled) {
-      await announce(this.deps.events, {
-        type: 'job_status_changed',
-        owner_id: job.owner_id,
-        job_id: job.id,
-        status: job.status,
-      });
-    }
-    for (const job of jobs) {
-      await announce(this.deps.events, { type: 'job_queued', owner_id: job.owner_id, job_id: job.id });
+      if (queued) jobs.push(queued);
     }
     return { jobs };
   }
@@ -101,7 +78,7 @@ export class GitEventUseCases {
     delivery: VcsDelivery,
     event: PushEvent,
     connection: VcsConnection,
-  ): Promise<Queued | null> {
+  ): Promise<Job | null> {
     if (event.deleted || event.branch === null || event.branch !== connection.branch) {
       return this.recordOnly(delivery, connection);
     }
@@ -116,7 +93,7 @@ export class GitEventUseCases {
       commit_message: event.commit_message,
       author: event.author,
     };
-    return this.queuePlan(delivery, connection, trigger, event.commit_sha, async () => []);
+    return this.queuePlan(delivery, connection, trigger, event.commit_sha, async () => {});
   }
 
   private async onPullRequest(
@@ -124,7 +101,7 @@ export class GitEventUseCases {
     delivery: VcsDelivery,
     event: PullRequestEvent,
     connection: VcsConnection,
-  ): Promise<Queued | null> {
+  ): Promise<Job | null> {
     if (!connection.pull_requests || event.base_branch !== connection.branch) {
       return this.recordOnly(delivery, connection);
     }
@@ -147,8 +124,8 @@ export class GitEventUseCases {
       base_branch: event.base_branch,
       author: event.author,
     };
-    return this.queuePlan(delivery, connection, trigger, headSha, (stores, at) =>
-      cancelOlderPullRequestPlans(stores, this.deps, connection, event.number, at),
+    return this.queuePlan(delivery, connection, trigger, headSha, (stores) =>
+      cancelOlderPullRequestPlans(stores, this.lifecycle, connection, event.number),
     );
   }
 
@@ -186,33 +163,28 @@ export class GitEventUseCases {
     connection: VcsConnection,
     trigger: JobTrigger,
     commit: string,
-    before: (stores: Stores, at: string) => Promise<Job[]>,
-  ): Promise<Queued | null> {
-    return this.deps.uow.run(systemScope, async (stores) => {
+    before: (stores: Stores) => Promise<void>,
+  ): Promise<Job | null> {
+    return this.lifecycle.run(systemScope, async (stores) => {
       const at = isoNow(this.deps);
       if (!(await stores.vcs.recordDelivery(delivery.provider, deliveryKey(delivery, connection), at))) return null;
       const vine = await stores.vines.get(connection.owner_id, connection.vine_id);
       if (!vine) return null;
-      const cancelled = [
-        ...(await before(stores, at)),
-        // As for run triggers: the vine's queued drift checks give way to the new job.
-        ...(await cancelQueuedDriftChecks(stores, vine.owner_id, vine.id, at)),
-      ];
-      const job = await createGitJob(stores, this.deps, vine, 'PLAN', trigger, commit, null, at);
-      await recordAudit(stores, this.deps, 'system', {
-        action: 'job.create',
-        target: { type: 'job', id: job.id },
-        owner_id: job.owner_id,
-        details: {
-          job_type: job.job_type,
-          vine_id: vine.id,
+      await before(stores);
+      return this.lifecycle.queue(stores, {
+        owner_id: vine.owner_id,
+        job_type: 'PLAN',
+        vine,
+        commit,
+        trigger,
+        actor: 'system',
+        audit: {
           trigger: trigger.type,
           commit_sha: commit,
           delivery_id: delivery.delivery_id,
           ...(trigger.type === 'pull_request' ? { pull_request: trigger.number } : {}),
         },
       });
-      return { job, cancelled };
     });
   }
 }
@@ -229,27 +201,23 @@ export function touchesPaths(files: readonly string[] | null, paths: readonly st
   return files.some((file) => matches(file));
 }
 
-/** A new commit on a pull request: its older queued plans of the vine are cancelled. */
+/**
+ * A new commit on a pull request: its older queued plans of the vine are cancelled (their
+ * commits' pending statuses become `error`; the newer commit gets its own).
+ */
 async function cancelOlderPullRequestPlans(
   stores: Stores,
-  deps: CoreDeps,
+  lifecycle: JobLifecycle,
   connection: VcsConnection,
   number: number,
-  at: string,
-): Promise<Job[]> {
+): Promise<void> {
   const queued = await stores.jobs.list(connection.owner_id, { vine_id: connection.vine_id, status: 'QUEUED' });
-  const cancelled: Job[] = [];
   for (const job of queued) {
     if (job.job_type !== 'PLAN' || job.trigger.type !== 'pull_request' || job.trigger.number !== number) continue;
-    const updated = await stores.jobs.update(job.owner_id, job.id, job.status, {
-      status: transitionJob(job.status, 'cancel'),
-      finished_at: at,
-      error_message: `cancelled: a newer commit of pull request #${number} was pushed`,
+    await lifecycle.end(stores, job, 'cancel', {
+      reason: 'superseded',
+      actor: 'system',
+      message: `cancelled: a newer commit of pull request #${number} was pushed`,
     });
-    if (!updated) continue;
-    cancelled.push(updated);
-    // Its commit's pending status becomes `error` (cancelled); the newer commit gets its own.
-    await enqueueVcsFeedback(stores, deps, updated, 'ended');
   }
-  return cancelled;
 }

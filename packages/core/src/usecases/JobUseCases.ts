@@ -1,18 +1,15 @@
-import { recordAudit } from './audit.js';
-import type { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import type { HeartbeatBuffer } from './HeartbeatBuffer.js';
 import type { UserActor, WorkerActor } from '../domain/actors.js';
 import {
   isOneOf,
   JOB_STATUSES,
   JOB_TYPES,
-  type JobStatus,
   REPORTABLE_JOB_STATUSES,
   type ReportableJobStatus,
 } from '../domain/enums.js';
-import { ConflictError, ForbiddenError, NotFoundError, TooLargeError, ValidationError } from '../domain/errors.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
-import { type JobEvent, isTerminalJobStatus, transitionJob } from '../domain/jobStateMachine.js';
+import type { JobEvent } from '../domain/jobStateMachine.js';
 import {
   type CloudIdentitySettings,
   type ConfigSnapshot,
@@ -21,11 +18,13 @@ import {
   type Job,
   type JobSummary,
   type JsonObject,
+  type Vine,
   type Vineyard,
 } from '../domain/records.js';
 import type { JobTokenSubject, WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
 import { optionalUuid, requireUuid } from '../domain/validation.js';
 import { type VineJobType, transitionVine } from '../domain/vineStateMachine.js';
+import { changedMeanwhile, type JobLifecycle } from '../jobs/JobLifecycle.js';
 import { issueJobStateToken } from '../auth/jobStateToken.js';
 import {
   configHash,
@@ -34,22 +33,16 @@ import {
   snapshotOfVineAt,
   snapshotOfWorkerTarget,
 } from '../snapshot/configSnapshot.js';
-import type { JobFilter, JobPatch } from '../ports/JobStore.js';
+import type { JobFilter } from '../ports/JobStore.js';
 import { ownerScope, type Stores, systemScope, visibleOwners } from '../ports/UnitOfWork.js';
 import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
-import { extractDeploymentOutputs, finalizeDeployment, redactSensitiveOutputs } from './finalizeDeployment.js';
-import { enqueueJobEnd } from './notificationOutbox.js';
-import { enqueueVcsFeedback } from './vcsFeedback.js';
+import { redactSensitiveOutputs } from './finalizeDeployment.js';
 import { jobForPeople, type JobView } from './views.js';
 import type { PolicyToEvaluate } from '../domain/policies.js';
 import { policiesForVine } from './PolicyUseCases.js';
-import { afterJobFinished, cancelQueuedDriftChecks, isDriftCheck } from './DriftUseCases.js';
-import {
-  checkPlanReviews,
-  enqueuePlanNeedsApproval,
-  requireNoApprovalForPlanlessDeploy,
-} from './PlanReviewUseCases.js';
+import { isDriftCheck } from './DriftUseCases.js';
+import { checkPlanReviews, requireNoApprovalForPlanlessDeploy } from './PlanReviewUseCases.js';
 import type { ApprovalSetting } from '../domain/policies.js';
 import type { GitProvider } from '../domain/enums.js';
 import type { VcsConnection } from '../domain/vcs.js';
@@ -105,8 +98,7 @@ export interface ClaimedJob {
   source_credentials: { username: string; password: string } | null;
 }
 
-const REPORT_EVENTS: Readonly<Record<ReportableJobStatus, JobEvent>> = {
-  PROCESSING: 'report_processing',
+const END_EVENTS: Readonly<Record<Exclude<ReportableJobStatus, 'PROCESSING'>, JobEvent>> = {
   SUCCESS: 'report_success',
   FAILED: 'report_failed',
   CANCELLED: 'report_cancelled',
@@ -120,7 +112,7 @@ export class JobUseCases {
 
   constructor(
     private readonly deps: CoreDeps,
-    private readonly credentials: WorkerCredentialCache,
+    private readonly lifecycle: JobLifecycle,
     private readonly heartbeats: HeartbeatBuffer,
     private readonly workloadIdentity?: WorkloadIdentityUseCases,
   ) {
@@ -170,15 +162,10 @@ export class JobUseCases {
             stores.vines.get(ownerId, vineId as string),
           );
     const ownerId = located.record.owner_id;
-    const queued = await this.deps.uow.run(located.scope, async (stores) => {
+    const job = await this.lifecycle.run(located.scope, async (stores) => {
       if (assignedWorkerId !== null) await this.requireLiveWorker(stores, ownerId, assignedWorkerId);
       let snapshot: ConfigSnapshot;
-      let vine: {
-        id: string;
-        vineyard_id: string;
-        cloud_identity_id: string | null;
-        approval: ApprovalSetting | null;
-      } | null = null;
+      let vine: Vine | null = null;
       if (jobType === 'DESTROY_WORKER') {
         snapshot = snapshotOfWorkerTarget(await this.requireLiveWorker(stores, ownerId, targetWorkerId as string));
       } else {
@@ -197,46 +184,20 @@ export class JobUseCases {
         // A vine that requires approval deploys only an approved plan: a DEPLOY without one is refused.
         requireNoApprovalForPlanlessDeploy(vine.approval);
       }
-      // A person's job never waits behind a drift check: queued checks of the vine give way.
-      const givenWay = vine === null ? [] : await cancelQueuedDriftChecks(stores, ownerId, vine.id, isoNow(this.deps));
-      const created = await stores.jobs.create({
-        id: this.deps.random.uuid(),
+      const target = jobType === 'DESTROY_WORKER' ? targetWorkerId : null;
+      return this.lifecycle.queue(stores, {
         owner_id: ownerId,
         job_type: jobType,
-        status: 'QUEUED',
-        config_snapshot: snapshot,
-        config_hash: hash,
-        vine_id: vine?.id ?? null,
-        vineyard_id: vine?.vineyard_id ?? null,
-        cloud_identity_id: vine?.cloud_identity_id ?? null,
+        vine,
+        configuration: { snapshot, hash },
         assigned_worker_id: assignedWorkerId,
-        claimed_by_worker_id: null,
         plan_job_id: planJobId,
-        target_worker_id: jobType === 'DESTROY_WORKER' ? targetWorkerId : null,
-        execution_metadata: {},
-        error_message: null,
-        vine_status_before: null,
+        target_worker_id: target,
         trigger: { type: 'manual' },
-        created_by: user.userId,
-        approval: null,
-        policy_override: null,
-        created_at: isoNow(this.deps),
-        claimed_at: null,
-        finished_at: null,
+        actor: user,
+        audit: { target_worker_id: target },
       });
-      await recordAudit(stores, this.deps, user, {
-        action: 'job.create',
-        target: { type: 'job', id: created.id },
-        owner_id: ownerId,
-        details: { job_type: jobType, vine_id: created.vine_id, target_worker_id: created.target_worker_id },
-      });
-      // A git-triggered job's commit gets its pending status (nothing for a person's job).
-      await enqueueVcsFeedback(stores, this.deps, created, 'queued');
-      return { created, givenWay };
     });
-    const job = queued.created;
-    for (const cancelled of queued.givenWay) await this.announceStatus(cancelled);
-    await announce(this.deps.events, { type: 'job_queued', owner_id: ownerId, job_id: job.id });
     return jobForPeople(job);
   }
 
@@ -296,27 +257,13 @@ export class JobUseCases {
     const located = await this.access.locate(user, 'jobs.run', 'job_not_found', (stores, ownerId) =>
       stores.jobs.get(ownerId, jobId),
     );
-    const job = await this.deps.uow.run(located.scope, async (stores) => {
+    const job = await this.lifecycle.run(located.scope, async (stores) => {
       const current = await stores.jobs.get(located.record.owner_id, jobId);
       if (!current) throw new NotFoundError('job');
-      const status = transitionJob(current.status, 'cancel');
-      const updated = await this.applyUpdate(stores, current, {
-        status,
-        finished_at: isoNow(this.deps),
-        error_message: 'cancelled by user',
-      });
-      if (current.status === 'PROCESSING') await this.moveVine(stores, updated);
-      await enqueueJobEnd(stores, this.deps, updated);
-      await enqueueVcsFeedback(stores, this.deps, updated, 'ended');
-      await recordAudit(stores, this.deps, user, {
-        action: 'job.cancel',
-        target: { type: 'job', id: jobId },
-        owner_id: current.owner_id,
-        details: { job_type: current.job_type, status_before: current.status },
-      });
-      return updated;
+      const ended = await this.lifecycle.end(stores, current, 'cancel', { reason: 'cancelled_by_person', actor: user });
+      if (!ended) throw changedMeanwhile();
+      return ended;
     });
-    await this.announceStatus(job);
     return jobForPeople(job);
   }
 
@@ -353,7 +300,12 @@ export class JobUseCases {
     });
     if (!claimed) return null;
     const { connection, subject, ...rest } = claimed;
-    await this.announceStatus(rest.job);
+    await announce(this.deps.events, {
+      type: 'job_status_changed',
+      owner_id: rest.job.owner_id,
+      job_id: rest.job.id,
+      status: rest.job.status,
+    });
     const { job, cloud_identity } = rest;
     const state_token =
       job.vine_id === null
@@ -419,64 +371,18 @@ export class JobUseCases {
     const reported = report.status;
     const metadata = redactSensitiveOutputs(parseMetadata(report.execution_metadata));
     const errorMessage = parseErrorMessage(report.error_message);
-
-    const { updated: job, triggered } = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+    return this.lifecycle.run(ownerScope(worker.ownerId), async (stores) => {
       const current = await this.requireClaimedBy(stores, worker, jobId);
-      const status = transitionJob(current.status, REPORT_EVENTS[reported]);
-      const merged = { ...current.execution_metadata, ...metadata };
-      this.requireMetadataWithinCap(merged);
-      const outputs = status === 'SUCCESS' && current.job_type === 'DEPLOY' ? extractDeploymentOutputs(merged) : null;
-      const at = isoNow(this.deps);
-      const updated = await this.applyUpdate(stores, current, {
-        status,
-        execution_metadata: merged,
-        ...(isTerminalJobStatus(status) ? { finished_at: at } : {}),
-        ...(status === 'FAILED' ? { error_message: errorMessage ?? 'the job failed' } : {}),
-        ...(status === 'CANCELLED' ? { error_message: errorMessage ?? 'cancelled by the agent' } : {}),
+      if (reported === 'PROCESSING') return this.lifecycle.progress(stores, current, metadata);
+      const ended = await this.lifecycle.end(stores, current, END_EVENTS[reported], {
+        reason: 'reported',
+        actor: worker,
+        message: errorMessage,
+        metadata,
       });
-      if (status !== 'PROCESSING') await this.moveVine(stores, updated);
-      if (outputs && updated.vine_id !== null) {
-        await finalizeDeployment(stores, { ...updated, vine_id: updated.vine_id }, outputs, at);
-      }
-      if (status === 'SUCCESS' && updated.job_type === 'DESTROY' && updated.vine_id !== null) {
-        await stores.vines.clearComponents(updated.owner_id, updated.vine_id);
-      }
-      if (status === 'SUCCESS' && updated.job_type === 'DESTROY_WORKER' && updated.target_worker_id !== null) {
-        await stores.workers.markDestroyed(updated.owner_id, updated.target_worker_id, at);
-        await this.cancelJobsAssignedTo(stores, updated.owner_id, updated.target_worker_id, at);
-      }
-      await enqueueJobEnd(stores, this.deps, updated);
-      await enqueuePlanNeedsApproval(stores, this.deps, updated);
-      await enqueueVcsFeedback(stores, this.deps, updated, 'ended');
-      const triggered = isTerminalJobStatus(status) ? await afterJobFinished(stores, this.deps, updated, at) : [];
-      return { updated, triggered };
+      if (!ended) throw changedMeanwhile();
+      return ended;
     });
-    for (const queued of triggered) {
-      await announce(this.deps.events, { type: 'job_queued', owner_id: queued.owner_id, job_id: queued.id });
-    }
-    if (job.status === 'SUCCESS' && job.job_type === 'DESTROY_WORKER' && job.target_worker_id !== null) {
-      // A destroyed worker's token stops working at once: here, and on other replicas by the event.
-      this.credentials.forget(job.target_worker_id);
-      await announce(this.deps.events, {
-        type: 'worker_credentials_changed',
-        owner_id: job.owner_id,
-        worker_id: job.target_worker_id,
-      });
-    }
-    if (job.status !== 'PROCESSING') await this.announceStatus(job);
-    return job;
-  }
-
-  /** Each update is capped on its own; this caps what they add up to on the job. */
-  private requireMetadataWithinCap(merged: JsonObject): void {
-    const limit = this.deps.settings.maxExecutionMetadataBytes;
-    if (Buffer.byteLength(JSON.stringify(merged), 'utf8') > limit) {
-      throw new TooLargeError(
-        'metadata_too_large',
-        `the job's execution_metadata, merged across its updates, must be at most ${limit} bytes`,
-        limit,
-      );
-    }
   }
 
   /**
@@ -493,7 +399,7 @@ export class JobUseCases {
     const lost = await this.deps.uow.read(systemScope, (stores) => stores.jobs.listLost(cutoff));
     const failed: Job[] = [];
     for (const job of lost) {
-      const updated = await this.deps.uow.run(ownerScope(job.owner_id), async (stores) => {
+      const ended = await this.lifecycle.run(ownerScope(job.owner_id), async (stores) => {
         const current = await stores.jobs.get(job.owner_id, job.id);
         if (current?.status !== 'PROCESSING') return null;
         // The agent may have come back since the search: a heartbeat after the cutoff spares its job.
@@ -501,54 +407,15 @@ export class JobUseCases {
           ? await stores.workers.get(job.owner_id, current.claimed_by_worker_id)
           : null;
         if (agent?.last_heartbeat && Date.parse(agent.last_heartbeat) >= Date.parse(cutoff)) return null;
-        const result = await stores.jobs.update(job.owner_id, job.id, 'PROCESSING', {
-          status: transitionJob(current.status, 'agent_lost'),
-          finished_at: now.toISOString(),
-          error_message: `the agent running this job was lost: no heartbeat from worker ${current.claimed_by_worker_id} for over ${timeout} s`,
+        return this.lifecycle.end(stores, current, 'agent_lost', {
+          reason: 'agent_lost',
+          actor: 'system',
+          message: `the agent running this job was lost: no heartbeat from worker ${current.claimed_by_worker_id} for over ${timeout} s`,
         });
-        if (result) {
-          await this.moveVine(stores, result);
-          await this.releaseStateLock(stores, result);
-          await enqueueJobEnd(stores, this.deps, result);
-          await enqueueVcsFeedback(stores, this.deps, result, 'lost');
-          // A lost drift check leaves `unknown` with its reason (a lost deploy triggers nothing).
-          await afterJobFinished(stores, this.deps, result, now.toISOString());
-        }
-        return result;
       });
-      if (updated) {
-        failed.push(updated);
-        await this.announceStatus(updated);
-      }
+      if (ended) failed.push(ended);
     }
     return failed;
-  }
-
-  /**
-   * The engine of a lost agent cannot unlock its vine's state; one job runs per vine, so the lock
-   * is that engine's, and the next job of the vine would otherwise wait for it forever.
-   */
-  private async releaseStateLock(stores: Stores, job: Job): Promise<void> {
-    if (job.vine_id === null) return;
-    const lock = await stores.states.getLock(job.owner_id, job.vine_id);
-    if (lock) await stores.states.releaseLock(job.owner_id, job.vine_id, lock.lock_id);
-  }
-
-  /**
-   * Queued jobs assigned to a destroyed worker could never run, and would hold their vines'
-   * queues (FIFO per vine) forever: they are cancelled with the reason.
-   */
-  private async cancelJobsAssignedTo(stores: Stores, ownerId: string, workerId: string, at: string): Promise<void> {
-    const queued = await stores.jobs.list(ownerId, { status: 'QUEUED' });
-    for (const job of queued.filter((j) => j.assigned_worker_id === workerId)) {
-      const cancelled = await this.applyUpdate(stores, job, {
-        status: transitionJob(job.status, 'cancel'),
-        finished_at: at,
-        error_message: 'cancelled: the agent this job was assigned to was destroyed',
-      });
-      await enqueueJobEnd(stores, this.deps, cancelled);
-      await enqueueVcsFeedback(stores, this.deps, cancelled, 'ended');
-    }
   }
 
   private async find(ownerId: string, id: unknown): Promise<Job> {
@@ -609,77 +476,24 @@ export class JobUseCases {
     checkPlanReviews(plan, approvalSetting);
   }
 
-  /** Best effort: a claimed job whose claim could not be answered becomes FAILED with `message`. */
+  /**
+   * Best effort: a claimed job whose claim could not be answered ends FAILED with `message`, like
+   * every end (its commit status, notification, drift result and audit entry).
+   */
   private async failUnstartable(worker: WorkerActor, jobId: string, message: string): Promise<void> {
     try {
-      const failed = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+      await this.lifecycle.run(ownerScope(worker.ownerId), async (stores) => {
         const current = await stores.jobs.get(worker.ownerId, jobId);
         if (current?.status !== 'PROCESSING') return null;
-        const updated = await this.applyUpdate(stores, current, {
-          status: transitionJob(current.status, 'report_failed'),
-          finished_at: isoNow(this.deps),
-          error_message: message,
+        return this.lifecycle.end(stores, current, 'start_failed', {
+          reason: 'start_failed',
+          actor: 'system',
+          message,
         });
-        await this.moveVine(stores, updated);
-        return updated;
       });
-      if (failed) await this.announceStatus(failed);
     } catch {
       // The lost-agent sweep and a person's cancel remain; the original error is what the caller sees.
     }
-  }
-
-  private async applyUpdate(stores: Stores, job: Job, patch: JobPatch): Promise<Job> {
-    const updated = await stores.jobs.update(job.owner_id, job.id, job.status, patch);
-    if (!updated) throw new ConflictError('invalid_transition', 'the job changed while it was being updated');
-    return updated;
-  }
-
-  /** Mirrors a job's end on its vine (DESIGN §3 vine states). */
-  private async moveVine(stores: Stores, job: Job): Promise<void> {
-    if (job.vine_id === null || job.job_type === 'DESTROY_WORKER' || isSpeculativeTrigger(job.trigger)) return;
-    const vine = await stores.vines.get(job.owner_id, job.vine_id);
-    if (!vine) return;
-    const jobType = job.job_type as VineJobType;
-    const at = isoNow(this.deps);
-    switch (job.status as Exclude<JobStatus, 'QUEUED' | 'PROCESSING'>) {
-      case 'SUCCESS':
-        await stores.vines.updateStatus(
-          job.owner_id,
-          vine.id,
-          transitionVine(vine.status, { type: 'job_succeeded', jobType }),
-          null,
-          at,
-        );
-        return;
-      case 'FAILED':
-        await stores.vines.updateStatus(
-          job.owner_id,
-          vine.id,
-          transitionVine(vine.status, { type: 'job_failed' }),
-          job.error_message,
-          at,
-        );
-        return;
-      case 'CANCELLED':
-        await stores.vines.updateStatus(
-          job.owner_id,
-          vine.id,
-          transitionVine(vine.status, { type: 'job_cancelled', restore: job.vine_status_before ?? 'NEW' }),
-          null,
-          at,
-        );
-        return;
-    }
-  }
-
-  private async announceStatus(job: Job): Promise<void> {
-    await announce(this.deps.events, {
-      type: 'job_status_changed',
-      owner_id: job.owner_id,
-      job_id: job.id,
-      status: job.status,
-    });
   }
 }
 

@@ -1,6 +1,7 @@
 import { ValidationError } from '../domain/errors.js';
 import type { Json, JsonObject, VineComponents } from '../domain/records.js';
 import type { Stores } from '../ports/UnitOfWork.js';
+import type { JobHook } from '../jobs/hooks.js';
 
 /**
  * What a successful DEPLOY reports in `execution_metadata` (SPEC §2), checked before anything
@@ -91,3 +92,27 @@ export async function finalizeDeployment(
   };
   await stores.vines.saveComponents(job.owner_id, job.vine_id, components, at);
 }
+
+/**
+ * A successful DEPLOY's outputs become its vine's components; a successful DESTROY clears them
+ * (DESIGN §3), in the unit of work of the job's end.
+ */
+export const deploymentHooks: readonly JobHook[] = [
+  {
+    name: 'deployments.finalize',
+    on: ['reported'],
+    async run(job, change, { stores }) {
+      if (job.status !== 'SUCCESS' || job.job_type !== 'DEPLOY' || job.vine_id === null) return;
+      const outputs = extractDeploymentOutputs(job.execution_metadata);
+      await finalizeDeployment(stores, { ...job, vine_id: job.vine_id }, outputs, change.at);
+    },
+  },
+  {
+    name: 'deployments.clearComponents',
+    on: ['reported'],
+    async run(job, _change, { stores }) {
+      if (job.status !== 'SUCCESS' || job.job_type !== 'DESTROY' || job.vine_id === null) return;
+      await stores.vines.clearComponents(job.owner_id, job.vine_id);
+    },
+  },
+];
