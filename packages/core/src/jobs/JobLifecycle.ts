@@ -2,14 +2,8 @@ import type { AuditDetails } from '../domain/audit.js';
 import type { JobType } from '../domain/enums.js';
 import { ConflictError, TooLargeError } from '../domain/errors.js';
 import { isTerminalJobStatus, type JobEvent, transitionJob } from '../domain/jobStateMachine.js';
-import {
-  type ConfigSnapshot,
-  isSpeculativeTrigger,
-  type Job,
-  type JobTrigger,
-  type JsonObject,
-  type Vine,
-} from '../domain/records.js';
+import type { ExecutionMetadata } from '../domain/jobResults.js';
+import { type ConfigSnapshot, isSpeculativeTrigger, type Job, type JobTrigger, type Vine } from '../domain/records.js';
 import { transitionVine, type VineJobType } from '../domain/vineStateMachine.js';
 import type { JobPatch } from '../ports/JobStore.js';
 import type { Scope, Stores } from '../ports/UnitOfWork.js';
@@ -54,7 +48,7 @@ export interface EndOptions {
   /** The job's `error_message` (default: the reason's for the event). */
   message?: string | null;
   /** What the report adds to the job's `execution_metadata` (merged, within its cap). */
-  metadata?: JsonObject;
+  metadata?: ExecutionMetadata;
 }
 
 type AfterCommit = () => Promise<void> | void;
@@ -176,7 +170,7 @@ export class JobLifecycle {
   }
 
   /** A running job's report that only adds metadata (`PROCESSING` again): no hooks, no announcement. */
-  async progress(stores: Stores, job: Job, metadata: JsonObject): Promise<Job> {
+  async progress(stores: Stores, job: Job, metadata: ExecutionMetadata): Promise<Job> {
     const status = transitionJob(job.status, 'report_processing');
     const updated = await stores.jobs.update(job.owner_id, job.id, job.status, {
       status,
@@ -194,8 +188,9 @@ export class JobLifecycle {
   }
 
   /** Each report is capped on its own; this caps what they add up to on the job. */
-  private merged(job: Job, metadata: JsonObject): JsonObject {
-    const merged = { ...job.execution_metadata, ...metadata };
+  private merged(job: Job, metadata: ExecutionMetadata): ExecutionMetadata {
+    // Each known result is replaced whole, so the merge of typed results is typed.
+    const merged: ExecutionMetadata = { ...job.execution_metadata, ...metadata };
     const limit = this.deps.settings.maxExecutionMetadataBytes;
     if (Buffer.byteLength(JSON.stringify(merged), 'utf8') > limit) {
       throw new TooLargeError(

@@ -8,6 +8,7 @@ import {
   type ReportableJobStatus,
 } from '../domain/enums.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.js';
+import { parseExecutionMetadata } from '../domain/jobResults.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import type { JobEvent } from '../domain/jobStateMachine.js';
 import {
@@ -17,7 +18,6 @@ import {
   isSpeculativeTrigger,
   type Job,
   type JobSummary,
-  type JsonObject,
   type Vine,
   type Vineyard,
 } from '../domain/records.js';
@@ -105,7 +105,6 @@ const END_EVENTS: Readonly<Record<Exclude<ReportableJobStatus, 'PROCESSING'>, Jo
 };
 
 const MAX_ERROR_MESSAGE = 4000;
-const MAX_METADATA_BYTES = 256 * 1024;
 
 export class JobUseCases {
   private readonly access: Access;
@@ -369,7 +368,7 @@ export class JobUseCases {
       ]);
     }
     const reported = report.status;
-    const metadata = redactSensitiveOutputs(parseMetadata(report.execution_metadata));
+    const metadata = redactSensitiveOutputs(parseExecutionMetadata(report.execution_metadata));
     const errorMessage = parseErrorMessage(report.error_message);
     return this.lifecycle.run(ownerScope(worker.ownerId), async (stores) => {
       const current = await this.requireClaimedBy(stores, worker, jobId);
@@ -495,21 +494,6 @@ export class JobUseCases {
       // The lost-agent sweep and a person's cancel remain; the original error is what the caller sees.
     }
   }
-}
-
-function parseMetadata(value: unknown): JsonObject {
-  if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new ValidationError('execution_metadata must be an object', [
-      { path: 'execution_metadata', message: 'must be an object' },
-    ]);
-  }
-  if (Buffer.byteLength(JSON.stringify(value)) > MAX_METADATA_BYTES) {
-    throw new ValidationError(`execution_metadata must be at most ${MAX_METADATA_BYTES} bytes`, [
-      { path: 'execution_metadata', message: 'too large' },
-    ]);
-  }
-  return value as JsonObject;
 }
 
 function parseErrorMessage(value: unknown): string | null {

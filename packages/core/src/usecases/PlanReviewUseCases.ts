@@ -6,6 +6,7 @@ import {
   type PlanApproval,
   type PolicyOverride,
 } from '../domain/policies.js';
+import { planChanges } from '../domain/jobResults.js';
 import { isSpeculativeTrigger, type Job } from '../domain/records.js';
 import type { OrgAction } from '../domain/roles.js';
 import { requireUuid } from '../domain/validation.js';
@@ -287,12 +288,10 @@ export const planReviewHooks: readonly JobHook[] = [
   },
 ];
 
+/** A plan without a summary may hide changes: it needs a look as much as one with some. */
 function hasChanges(job: Job): boolean {
   const summary = job.execution_metadata.plan_summary;
-  if (typeof summary !== 'object' || summary === null || Array.isArray(summary)) return true;
-  const counts = [summary.add, summary.change, summary.destroy];
-  if (!counts.every((n) => typeof n === 'number')) return true;
-  return (counts as number[]).some((n) => n > 0);
+  return summary === undefined || planChanges(summary) > 0;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { DriftResult, Job } from '../domain/records.js';
+import { planChanges } from '../domain/jobResults.js';
 import type { JobHook } from '../jobs/hooks.js';
 import { enqueueNotification } from './notificationOutbox.js';
 
@@ -9,19 +10,11 @@ export function driftResultOf(job: Job, at: string): DriftResult {
     return { ...base, status: 'unknown', changes: null, error: job.error_message ?? 'the drift check failed' };
   }
   const summary = job.execution_metadata.plan_summary;
-  const counts =
-    typeof summary === 'object' && summary !== null && !Array.isArray(summary)
-      ? { add: summary.add, change: summary.change, destroy: summary.destroy }
-      : null;
-  if (
-    counts === null ||
-    !Object.values(counts).every((n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0)
-  ) {
+  if (summary === undefined) {
     return { ...base, status: 'unknown', changes: null, error: 'the agent reported no plan summary' };
   }
-  const changes = counts as { add: number; change: number; destroy: number };
-  const drifted = changes.add + changes.change + changes.destroy > 0;
-  return { ...base, status: drifted ? 'drifted' : 'in_sync', changes };
+  const changes = { add: summary.add, change: summary.change, destroy: summary.destroy };
+  return { ...base, status: planChanges(summary) > 0 ? 'drifted' : 'in_sync', changes };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { planChanges } from '../domain/jobResults.js';
 import { failedMandatoryPolicies } from '../domain/policies.js';
 import type { Job } from '../domain/records.js';
 import type { JobHook } from '../jobs/hooks.js';
@@ -5,13 +6,10 @@ import type { JobLifecycle } from '../jobs/JobLifecycle.js';
 import type { Stores } from '../ports/UnitOfWork.js';
 import { configHash, pinnedCommitOf, snapshotOfVineAt } from '../snapshot/configSnapshot.js';
 
-/** The changes a finished PLAN reported (`plan_summary` of its metadata); null when it reported none readable. */
+/** The changes a finished PLAN reported (`plan_summary` of its metadata); null when it reported none. */
 export function planChangeCount(job: Pick<Job, 'execution_metadata'>): number | null {
   const summary = job.execution_metadata.plan_summary;
-  if (typeof summary !== 'object' || summary === null || Array.isArray(summary)) return null;
-  const counts = [summary.add, summary.change, summary.destroy];
-  if (!counts.every((n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0)) return null;
-  return (counts as number[]).reduce((sum, n) => sum + n, 0);
+  return summary === undefined ? null : planChanges(summary);
 }
 
 /**

@@ -4,8 +4,9 @@ import { requireUuid } from '../domain/validation.js';
 import { Access } from './Access.js';
 import { isDomainError } from '../domain/errors.js';
 import { nextAttemptAt } from '../domain/notifications.js';
-import { type PolicyResult, policyResultsOf } from '../domain/policies.js';
-import type { Job, JsonObject } from '../domain/records.js';
+import { type PlanSummary, planChanges } from '../domain/jobResults.js';
+import { failedMandatoryPolicies, type PolicyResult, policyResultsOf } from '../domain/policies.js';
+import type { Job } from '../domain/records.js';
 import type { CommitState, VcsJobTrigger } from '../domain/vcs.js';
 import {
   type VcsFeedbackAttempt,
@@ -124,20 +125,6 @@ function verb(job: Pick<Job, 'job_type'>): string {
   }
 }
 
-interface PlanSummary {
-  add: number;
-  change: number;
-  destroy: number;
-}
-
-function planSummaryOf(metadata: JsonObject): PlanSummary | null {
-  const summary = metadata.plan_summary;
-  if (typeof summary !== 'object' || summary === null || Array.isArray(summary)) return null;
-  const { add, change, destroy } = summary as Record<string, unknown>;
-  if (typeof add !== 'number' || typeof change !== 'number' || typeof destroy !== 'number') return null;
-  return { add, change, destroy };
-}
-
 function counts(summary: PlanSummary): string {
   return `+${summary.add} ~${summary.change} -${summary.destroy}`;
 }
@@ -149,8 +136,8 @@ export function statusOf(job: Job, moment: VcsFeedbackMoment): [CommitState, str
   if (moment === 'lost') return ['error', `${what} lost: its agent stopped answering`];
   if (job.status === 'CANCELLED') return ['error', `${what} cancelled`];
   if (job.status === 'FAILED') return ['failure', `${what} failed: ${job.error_message ?? 'see the job'}`];
-  const summary = planSummaryOf(job.execution_metadata);
-  const refused = policyResultsOf(job.execution_metadata).filter((r) => r.enforcement === 'mandatory' && !r.passed);
+  const summary = job.execution_metadata.plan_summary;
+  const refused = failedMandatoryPolicies(job.execution_metadata);
   const text = summary ? `${what}: ${counts(summary)}` : `${what} succeeded`;
   if (refused.length > 0) {
     return [
@@ -173,17 +160,6 @@ const ACTION_SYMBOLS: [string, string][] = [
 function actionLabel(actions: string[]): string {
   const key = actions.join(',');
   return ACTION_SYMBOLS.find(([k]) => k === key)?.[1] ?? key;
-}
-
-function resourceChangesOf(metadata: JsonObject): { address: string; actions: string[] }[] {
-  const changes = metadata.resource_changes;
-  if (!Array.isArray(changes)) return [];
-  return changes.flatMap((entry) => {
-    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return [];
-    const { address, actions } = entry as Record<string, unknown>;
-    if (typeof address !== 'string' || !Array.isArray(actions)) return [];
-    return [{ address, actions: actions.filter((a): a is string => typeof a === 'string') }];
-  });
 }
 
 /** Markdown inline code that survives backticks in the text. */
@@ -216,7 +192,7 @@ export function renderPlanComment(input: {
     '',
   ];
   const commit = `commit ${code(input.sha.slice(0, 12))}`;
-  const summary = planSummaryOf(metadata);
+  const summary = metadata.plan_summary;
   if (input.lost) {
     lines.push(`**Plan lost** on ${commit}: the agent running it stopped answering.`);
   } else if (job.status === 'FAILED') {
@@ -228,19 +204,19 @@ export function renderPlanComment(input: {
       '```',
     );
   } else if (summary) {
-    const none = summary.add + summary.change + summary.destroy === 0;
+    const none = planChanges(summary) === 0;
     lines.push(
       `**Plan succeeded** on ${commit}: ${code(counts(summary))} (${summary.add} to add, ${summary.change} to change, ${summary.destroy} to destroy)${none ? '. No changes.' : ''}`,
     );
   } else {
     lines.push(`**Plan succeeded** on ${commit}.`);
   }
-  const changes = resourceChangesOf(metadata);
+  const changes = metadata.resource_changes ?? [];
   if (changes.length > 0) {
     lines.push('', '| Action | Resource |', '| --- | --- |');
     for (const change of changes) lines.push(`| ${actionLabel(change.actions)} | ${code(change.address)} |`);
-    const omitted = metadata.resource_changes_omitted;
-    if (typeof omitted === 'number' && omitted > 0) lines.push('', `…and ${omitted} more (see the job).`);
+    const omitted = metadata.resource_changes_omitted ?? 0;
+    if (omitted > 0) lines.push('', `…and ${omitted} more (see the job).`);
   }
   const policies = policyResultsOf(metadata);
   if (policies.length > 0) {
