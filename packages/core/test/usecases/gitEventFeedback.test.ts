@@ -16,7 +16,14 @@ import {
   type VcsWebhookReader,
   type WebhookRequestParts,
 } from '@trellis/core';
-import { createTestCore, FakeRepositoryLister, seedUser, seedVine, seedWorker, type TestCore } from '@trellis/testkit';
+import {
+  createTestCore,
+  FakeRepositoryLister,
+  seedUser,
+  seedVine,
+  seedWorker,
+  type TestCore,
+} from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 
 const REPO = 'acme/infra';

@@ -14,7 +14,7 @@ import {
   type UseCases,
   type WebhookSender,
 } from '@trellis/core';
-import { JoseJwsSigner } from '@trellis/http';
+import { JoseJwsSigner } from '@trellis/http/jws';
 import { FakeClock } from './FakeClock.js';
 import { FakeRandom } from './FakeRandom.js';
 import { FakeTokenSigner } from './FakeTokenSigner.js';
