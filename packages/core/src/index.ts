@@ -114,6 +114,7 @@ export * from './usecases/StateUseCases.js';
 export * from './usecases/VineyardUseCases.js';
 export * from './usecases/vcsFeedback.js';
 export * from './usecases/vcsFeedbackHooks.js';
+export * from './usecases/vcsFeedbackText.js';
 export * from './usecases/workerDestruction.js';
 export * from './usecases/views.js';
 export * from './usecases/WorkerUseCases.js';

@@ -1,12 +1,6 @@
 import type { HeartbeatBuffer } from './HeartbeatBuffer.js';
 import type { UserActor, WorkerActor } from '../domain/actors.js';
-import {
-  isOneOf,
-  JOB_STATUSES,
-  JOB_TYPES,
-  REPORTABLE_JOB_STATUSES,
-  type ReportableJobStatus,
-} from '../domain/enums.js';
+import { isOneOf, JOB_STATUSES, REPORTABLE_JOB_STATUSES, type ReportableJobStatus } from '../domain/enums.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.js';
 import { parseExecutionMetadata } from '../domain/jobResults.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
@@ -22,9 +16,11 @@ import {
   type Vineyard,
 } from '../domain/records.js';
 import type { JobTokenSubject, WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
-import { optionalUuid, requireUuid } from '../domain/validation.js';
+import { requireUuid } from '../domain/validation.js';
 import { type VineJobType, transitionVine } from '../domain/vineStateMachine.js';
+import { type CreateJobInput, parseErrorMessage, parseJobRequest } from '../jobs/jobInput.js';
 import { changedMeanwhile, type JobLifecycle } from '../jobs/JobLifecycle.js';
+import { sweepLostJobs } from '../jobs/lostAgentSweep.js';
 import { issueJobStateToken } from '../auth/jobStateToken.js';
 import {
   configHash,
@@ -36,7 +32,7 @@ import {
 import type { JobFilter } from '../ports/JobStore.js';
 import { ownerScope, type Stores, systemScope, visibleOwners } from '../ports/UnitOfWork.js';
 import { Access, parseOwnerFilter } from './Access.js';
-import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
+import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
 import { redactSensitiveOutputs } from './finalizeDeployment.js';
 import { jobForPeople, type JobView } from './views.js';
 import type { PolicyToEvaluate } from '../domain/policies.js';
@@ -58,13 +54,7 @@ export const GIT_TOKEN_USERNAMES: Readonly<Record<GitProvider, string>> = {
   bitbucket: 'x-token-auth',
 };
 
-export interface CreateJobInput {
-  job_type: unknown;
-  configuration_id?: unknown;
-  assigned_worker_id?: unknown;
-  plan_job_id?: unknown;
-  target_worker_id?: unknown;
-}
+export type { CreateJobInput } from '../jobs/jobInput.js';
 
 export interface StatusReport {
   status: unknown;
@@ -104,8 +94,6 @@ const END_EVENTS: Readonly<Record<Exclude<ReportableJobStatus, 'PROCESSING'>, Jo
   CANCELLED: 'report_cancelled',
 };
 
-const MAX_ERROR_MESSAGE = 4000;
-
 export class JobUseCases {
   private readonly access: Access;
 
@@ -120,37 +108,7 @@ export class JobUseCases {
 
   /** `POST /api/jobs`: snapshot and hash of the vine, plan checks (DESIGN §3). */
   async create(user: UserActor, input: CreateJobInput): Promise<JobView> {
-    if (!isOneOf(JOB_TYPES, input.job_type)) {
-      throw new ValidationError(`job_type must be one of ${JOB_TYPES.join(', ')}`, [
-        { path: 'job_type', message: `must be one of ${JOB_TYPES.join(', ')}` },
-      ]);
-    }
-    const jobType = input.job_type;
-    const vineId = optionalUuid(input.configuration_id, 'configuration_id');
-    const assignedWorkerId = optionalUuid(input.assigned_worker_id, 'assigned_worker_id');
-    const planJobId = optionalUuid(input.plan_job_id, 'plan_job_id');
-    const targetWorkerId = optionalUuid(input.target_worker_id, 'target_worker_id');
-    if (jobType === 'DESTROY_WORKER' && targetWorkerId === null) {
-      throw new ValidationError('a DESTROY_WORKER job needs target_worker_id', [
-        { path: 'target_worker_id', message: 'required for DESTROY_WORKER' },
-      ]);
-    }
-    if (jobType !== 'DESTROY_WORKER' && vineId === null) {
-      throw new ValidationError(`a ${jobType} job needs configuration_id`, [
-        { path: 'configuration_id', message: `required for ${jobType}` },
-      ]);
-    }
-    if (planJobId !== null && jobType !== 'DEPLOY') {
-      throw new ValidationError('plan_job_id is only for DEPLOY jobs', [
-        { path: 'plan_job_id', message: 'only for DEPLOY' },
-      ]);
-    }
-    if (assignedWorkerId !== null && assignedWorkerId === targetWorkerId) {
-      throw new ValidationError('a worker cannot run its own DESTROY_WORKER job', [
-        { path: 'assigned_worker_id', message: 'must differ from target_worker_id' },
-      ]);
-    }
-
+    const { jobType, vineId, assignedWorkerId, planJobId, targetWorkerId } = parseJobRequest(input);
     // A job belongs to its vine's owner (to its target's, for DESTROY_WORKER).
     const located =
       jobType === 'DESTROY_WORKER'
@@ -384,37 +342,9 @@ export class JobUseCases {
     });
   }
 
-  /**
-   * The lost-agent sweep: `PROCESSING` jobs of workers silent longer than the lost-job timeout
-   * become `FAILED`, and their vines with them. Returns the jobs it failed.
-   */
+  /** The lost-agent sweep (`jobs/lostAgentSweep.ts`): returns the jobs it ended. */
   async sweepLostJobs(): Promise<Job[]> {
-    // This replica's queued heartbeats first; other replicas' queued ones are recent by the
-    // `HeartbeatBuffer` rule (a heartbeat after a long silence is written at once).
-    await this.heartbeats.flush();
-    const now = this.deps.clock.now();
-    const timeout = this.deps.settings.lostJobTimeoutSeconds;
-    const cutoff = isoSecondsBefore(now, timeout);
-    const lost = await this.deps.uow.read(systemScope, (stores) => stores.jobs.listLost(cutoff));
-    const failed: Job[] = [];
-    for (const job of lost) {
-      const ended = await this.lifecycle.run(ownerScope(job.owner_id), async (stores) => {
-        const current = await stores.jobs.get(job.owner_id, job.id);
-        if (current?.status !== 'PROCESSING') return null;
-        // The agent may have come back since the search: a heartbeat after the cutoff spares its job.
-        const agent = current.claimed_by_worker_id
-          ? await stores.workers.get(job.owner_id, current.claimed_by_worker_id)
-          : null;
-        if (agent?.last_heartbeat && Date.parse(agent.last_heartbeat) >= Date.parse(cutoff)) return null;
-        return this.lifecycle.end(stores, current, 'agent_lost', {
-          reason: 'agent_lost',
-          actor: 'system',
-          message: `the agent running this job was lost: no heartbeat from worker ${current.claimed_by_worker_id} for over ${timeout} s`,
-        });
-      });
-      if (ended) failed.push(ended);
-    }
-    return failed;
+    return sweepLostJobs(this.deps, this.lifecycle, this.heartbeats);
   }
 
   private async find(ownerId: string, id: unknown): Promise<Job> {
@@ -494,16 +424,6 @@ export class JobUseCases {
       // The lost-agent sweep and a person's cancel remain; the original error is what the caller sees.
     }
   }
-}
-
-function parseErrorMessage(value: unknown): string | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'string') {
-    throw new ValidationError('error_message must be a string', [
-      { path: 'error_message', message: 'must be a string' },
-    ]);
-  }
-  return value.length > MAX_ERROR_MESSAGE ? `${value.slice(0, MAX_ERROR_MESSAGE)}…` : value;
 }
 
 /** The names a job token's `sub` carries: the owner (an organization's name, a person's email), vineyard and vine. */
