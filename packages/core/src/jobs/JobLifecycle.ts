@@ -68,11 +68,6 @@ export class JobLifecycle {
     private readonly hooks: readonly JobHook[],
   ) {}
 
-  /** The hooks, in the order they run, for the docs and the lifecycle test. */
-  get registered(): readonly JobHook[] {
-    return this.hooks;
-  }
-
   /** One unit of work in which jobs may be queued and ended; deferred effects run after it commits. */
   async run<T>(scope: Scope, work: (stores: Stores) => Promise<T>): Promise<T> {
     const deferred: AfterCommit[] = [];
