@@ -83,6 +83,13 @@ export { IntervalTicker } from './scheduler/IntervalTicker.js';
 export type * from './scheduler/ScheduledTask.js';
 export { SoleLeadership } from './scheduler/SoleLeadership.js';
 export { TaskScheduler, type TaskSchedulerOptions } from './scheduler/TaskScheduler.js';
+// Background tasks, each beside its feature; trellis-server lists them (backgroundTasks.ts).
+export { auditRetentionTask } from './usecases/auditTasks.js';
+export { driftCheckTask } from './usecases/driftTasks.js';
+export { logRetentionTask } from './usecases/logTasks.js';
+export { notificationDeliveryTask } from './usecases/notificationTasks.js';
+export { vcsFeedbackDeliveryTask } from './usecases/vcsFeedbackTasks.js';
+export { heartbeatFlushTask, lostJobSweepTask } from './usecases/workerTasks.js';
 
 export * from './usecases/Access.js';
 export * from './usecases/ApiTokenUseCases.js';

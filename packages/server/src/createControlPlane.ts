@@ -17,6 +17,8 @@ import {
   type Random,
   type ServiceRef,
   SystemClock,
+  TaskScheduler,
+  type Ticker,
   type UnitOfWork,
   type UseCases,
   type WorkloadIdentitySettings,
@@ -31,7 +33,9 @@ import { ConfigError, ensureGeneratedSecrets, loadConfig, type ServerConfig } fr
 import { buildProviders, buildVcs } from './providers.js';
 import { NodeWebhookSender } from '@trellis/providers';
 import { OpaPolicyCompiler } from './OpaPolicyCompiler.js';
+import { backgroundTasks, taskObserver } from './backgroundTasks.js';
 import { buildContainer, resolve } from './container.js';
+import { closeGracefully, listenOn, urlOf } from './httpServers.js';
 import { createLogger } from './logger.js';
 import { createMetrics, meteredEventBus, metricsRegistry, startTracing } from './observability.js';
 import { VERSION } from './version.js';
@@ -68,6 +72,8 @@ export interface ControlPlaneOptions {
    * anything is resolved: `(container) => container.register(coreServices.clock.id, { useValue })`.
    */
   overrides?: (container: DependencyContainer) => void;
+  /** What wakes the background tasks (default: real intervals); tests turn testkit's `ManualTicker`. */
+  ticker?: Ticker;
 }
 
 type Ports = Omit<typeof coreServices, 'useCases'>;
@@ -87,6 +93,8 @@ export interface ControlPlane {
   container: DependencyContainer;
   /** The live-log streams: their limits and what they are doing (`stats()`). */
   logStreams: LiveLogStreams;
+  /** The background tasks (docs/architecture.md, Background work): `stats()`, `runNow(id)`. */
+  scheduler: TaskScheduler;
   /**
    * Listens on `config.host:config.port` (port 0 picks a free one), and the first time also on
    * `TRELLIS_METRICS_PORT` when set (`GET /metrics` only).
@@ -135,8 +143,8 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 /**
  * Builds a control plane from configuration: opens the database and artifact store named by
- * their URLs, applies migrations under a lock, wires the use cases, and starts the lost-agent
- * sweep. For embedding: `outer.use('/trellis', (await createControlPlane()).app)`.
+ * their URLs, applies migrations under a lock, wires the use cases, and starts the background
+ * tasks. For embedding: `outer.use('/trellis', (await createControlPlane()).app)`.
  */
 export async function createControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const env = options.env ?? process.env;
@@ -291,132 +299,13 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       }),
   });
 
-  // Steady heartbeats are written together (HeartbeatBuffer); a failed flush keeps them for the next.
-  const heartbeatFlusher =
-    config.heartbeatFlushSeconds > 0
-      ? setInterval(() => {
-          useCases.workers.flushHeartbeats().catch((error) => logger.error({ err: error }, 'heartbeat flush failed'));
-        }, config.heartbeatFlushSeconds * 1000)
-      : null;
-  heartbeatFlusher?.unref();
-
-  const sweeper = setInterval(() => {
-    useCases.jobs.sweepLostJobs().then(
-      (failed) => {
-        for (const job of failed)
-          logger.warn({ job_id: job.id, worker_id: job.claimed_by_worker_id }, 'agent lost; job failed');
-      },
-      (error) => logger.error({ err: error }, 'lost-agent sweep failed'),
-    );
-  }, config.sweepIntervalSeconds * 1000);
-  sweeper.unref();
-
-  // Drift checks: every replica looks for due checks; each is taken by one (FOR UPDATE SKIP LOCKED).
-  let scheduling = false;
-  const driftScheduler = setInterval(() => {
-    if (scheduling) return;
-    scheduling = true;
-    useCases.drift
-      .queueDue()
-      .then(
-        (queued) => {
-          for (const job of queued) logger.info({ job_id: job.id, vine_id: job.vine_id }, 'drift check queued');
-        },
-        (error) => logger.error({ err: error }, 'drift scheduling failed'),
-      )
-      .finally(() => {
-        scheduling = false;
-      });
-  }, config.driftSchedulerIntervalSeconds * 1000);
-  driftScheduler.unref();
-
-  // Retention: logs of jobs finished longer ago than TRELLIS_LOG_RETENTION_DAYS, in bounded batches.
-  let pruning = false;
-  const retention = setInterval(() => {
-    if (pruning) return;
-    pruning = true;
-    useCases.logs
-      .deleteExpired()
-      .then(
-        (deleted) => {
-          if (deleted > 0) logger.info({ deleted_chunks: deleted }, 'deleted logs past their retention');
-        },
-        (error) => logger.error({ err: error }, 'log retention failed'),
-      )
-      .finally(() => {
-        pruning = false;
-      });
-  }, config.retentionIntervalSeconds * 1000);
-  retention.unref();
-
-  // The notification outbox: due deliveries sent, one round at a time (SKIP LOCKED across replicas).
-  let delivering: Promise<void> | null = null;
-  const deliveries = setInterval(() => {
-    if (delivering) return;
-    delivering = useCases.notifications
-      .deliverDue()
-      .then(
-        () => undefined,
-        (error) => logger.error({ err: error }, 'notification delivery failed'),
-      )
-      .finally(() => {
-        delivering = null;
-      });
-  }, config.notificationIntervalSeconds * 1000);
-  deliveries.unref();
-  // Feedback at the git provider (issue 13): commit statuses and pull request comments, each
-  // attempt logged (never a token); a refused or unreachable provider is retried, never fails a job.
-  let sendingFeedback: Promise<void> | null = null;
-  const feedback = setInterval(() => {
-    if (sendingFeedback) return;
-    sendingFeedback = useCases.vcsFeedback
-      .deliverDue()
-      .then(
-        (reports) => {
-          for (const report of reports) {
-            const fields = {
-              vcs_feedback: report.id,
-              job_id: report.job_id,
-              provider: report.provider,
-              kind: report.kind,
-            };
-            if (report.status === 'delivered')
-              logger.info({ ...fields, attempts: report.attempts }, 'git provider feedback delivered');
-            else if (report.status === 'superseded')
-              logger.info(fields, 'git provider feedback superseded by a newer one');
-            else
-              logger.warn(
-                { ...fields, status: report.status, attempts: report.attempts, error: report.error },
-                'git provider feedback not delivered',
-              );
-          }
-        },
-        (error) => logger.error({ err: error }, 'git provider feedback failed'),
-      )
-      .finally(() => {
-        sendingFeedback = null;
-      });
-  }, config.vcsFeedbackIntervalSeconds * 1000);
-  feedback.unref();
-  // Retention of the audit log: entries older than TRELLIS_AUDIT_RETENTION_DAYS (system work).
-  let pruningAudit = false;
-  const auditRetention = setInterval(() => {
-    if (pruningAudit) return;
-    pruningAudit = true;
-    useCases.audit
-      .prune()
-      .then(
-        (deleted) => {
-          if (deleted > 0)
-            logger.info({ deleted_audit_entries: deleted }, 'deleted audit entries past their retention');
-        },
-        (error) => logger.error({ err: error }, 'audit retention failed'),
-      )
-      .finally(() => {
-        pruningAudit = false;
-      });
-  }, config.retentionIntervalSeconds * 1000);
-  auditRetention.unref();
+  // Background work (docs/architecture.md): every loop of the control plane is a task here.
+  const scheduler = new TaskScheduler(backgroundTasks(useCases, config, logger), {
+    leadership: database.leadership,
+    observer: taskObserver(logger, registry),
+    ...(options.ticker ? { ticker: options.ticker } : {}),
+  });
+  scheduler.start();
 
   const servers: Server[] = [];
   let metricsUrl: string | null = null;
@@ -429,6 +318,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     signInProviders: useCases.signIn.providers(),
     container,
     logStreams,
+    scheduler,
     async listen() {
       if (metrics && config.metrics.port !== null && metricsUrl === null) {
         const metricsApp = express();
@@ -453,37 +343,17 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     metricsUrl: () => metricsUrl,
     close() {
       closing ??= (async () => {
-        clearInterval(sweeper);
-        clearInterval(retention);
-        clearInterval(driftScheduler);
-        clearInterval(deliveries);
-        clearInterval(feedback);
-        clearInterval(auditRetention);
+        // Runs in flight are aborted and awaited (a delivery round finishes its requests, each
+        // bounded by its timeout) while the servers close, and all before the database closes.
+        const stopping = scheduler.close();
         shutdown.abort();
-        await Promise.all(
-          servers.map(
-            (server) =>
-              new Promise<void>((done) => {
-                const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-                // Keep-alive connections become idle as their last request finishes; close them then.
-                const idle = setInterval(() => server.closeIdleConnections(), 50);
-                server.close(() => {
-                  clearTimeout(force);
-                  clearInterval(idle);
-                  done();
-                });
-                server.closeIdleConnections();
-              }),
-          ),
-        );
+        await Promise.all(servers.map((server) => closeGracefully(server, SHUTDOWN_GRACE_MS)));
+        await stopping;
         // Heartbeats accepted until the servers closed reach the database before it closes.
-        if (heartbeatFlusher) clearInterval(heartbeatFlusher);
         await useCases.workers
           .flushHeartbeats()
           .catch((error) => logger.error({ err: error }, 'heartbeat flush at shutdown failed'));
         // The artifact store in use (a registered one too) and the configured one if unused.
-        // A delivery round in flight finishes (each request is bounded by its timeout) before the database closes.
-        await delivering;
         await Promise.all([artifacts.close(), configuredArtifacts !== artifacts ? configuredArtifacts?.close() : null]);
         await stopTracing?.();
         // The database's own bus closes with the database; a registered one is closed here.
@@ -494,18 +364,4 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       return closing;
     },
   };
-}
-
-async function listenOn(server: Server, port: number, host: string): Promise<Server> {
-  server.keepAliveTimeout = 65_000;
-  await new Promise<void>((done, fail) => {
-    server.once('error', fail);
-    server.listen(port, host, () => done());
-  });
-  return server;
-}
-
-function urlOf(host: string, server: Server): string {
-  const { port } = server.address() as AddressInfo;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }

@@ -43,3 +43,9 @@ export interface TaskStats {
   /** Turns skipped: overlapping a run still going, or led by another replica. */
   skipped: number;
 }
+
+/** Where a task says what it did: the server's structured log (pino's `(fields, message)`). */
+export interface TaskLog {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+}
