@@ -7,6 +7,7 @@ export * from './domain/policyRecords.js';
 export * from './domain/gitSource.js';
 export * from './domain/jobStateMachine.js';
 export * from './domain/pagination.js';
+export * from './domain/display.js';
 export * from './domain/policies.js';
 export * from './domain/problemCodes.js';
 export * from './domain/records.js';
