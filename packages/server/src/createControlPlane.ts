@@ -8,12 +8,7 @@ import {
   type ConfiguredProvider,
   CryptoRandom,
   coreServices,
-  DEFAULT_CORE_SETTINGS,
-  DEFAULT_VCS_FEEDBACK_SETTINGS,
-  DEFAULT_NOTIFICATION_SETTINGS,
-  DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
   type EventBus,
-  type NotificationSettings,
   type Random,
   type ServiceRef,
   SystemClock,
@@ -21,7 +16,6 @@ import {
   type Ticker,
   type UnitOfWork,
   type UseCases,
-  type WorkloadIdentitySettings,
 } from '@trellis/core';
 import { createApi, JoseJwsSigner, JwtTokenSigner, LiveLogStreams, type Logger, metricsEndpoint } from '@trellis/http';
 import express from 'express';
@@ -29,7 +23,9 @@ import { createWebRouter } from '@trellis/web';
 import type { Express } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import { type DatabaseAdapter, openArtifactStore, openDatabase } from './adapters.js';
-import { ConfigError, ensureGeneratedSecrets, loadConfig, type ServerConfig } from './config.js';
+import { ConfigError, deepFreeze, ensureGeneratedSecrets, loadConfig, type ServerConfig } from './config.js';
+import { coreSettings } from './coreSettings.js';
+import { PublicUrl } from './publicUrl.js';
 import { buildProviders, buildVcs } from './providers.js';
 import { NodeWebhookSender } from '@trellis/providers';
 import { OpaPolicyCompiler } from './OpaPolicyCompiler.js';
@@ -114,9 +110,9 @@ export interface ControlPlane {
  * (a server on this machine) also accepts the loopback spellings of the bound port, since a
  * browser may open it as localhost or 127.0.0.1.
  */
-function webOrigins(config: ServerConfig, boundPorts: readonly number[]): string[] {
-  const origins = [new URL(config.webUrl).origin];
-  if (!config.webUrlExplicit) {
+function webOrigins(webUrl: string, explicit: boolean, boundPorts: readonly number[]): string[] {
+  const origins = [new URL(webUrl).origin];
+  if (!explicit) {
     for (const port of boundPorts) {
       origins.push(`http://localhost:${port}`, `http://127.0.0.1:${port}`, `http://[::1]:${port}`);
     }
@@ -148,29 +144,13 @@ const SHUTDOWN_GRACE_MS = 10_000;
  */
 export async function createControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const env = options.env ?? process.env;
-  const config = { ...loadConfig(env), ...options.config };
   // Reading the configuration wrote nothing: the secrets it generated are kept now, at start.
-  ensureGeneratedSecrets(config);
+  const config = ensureGeneratedSecrets(deepFreeze({ ...loadConfig(env), ...options.config }));
   const register = options.register ?? {};
-  const logger = options.logger ?? createLogger(env.TRELLIS_LOG_LEVEL || 'info');
+  const logger = options.logger ?? createLogger(config.logLevel);
   const defaultClock = register.clock ?? options.clock ?? new SystemClock();
   const database = await openDatabase(config.databaseUrl, logger, env, { poolMax: config.databasePoolMax });
-  // Mutable: the web URL follows the bound port when TRELLIS_WEB_URL is unset (see listen()).
-  const notificationSettings: NotificationSettings = {
-    ...DEFAULT_NOTIFICATION_SETTINGS,
-    allowPrivateUrls: config.notificationsAllowPrivateUrls,
-    retryBaseSeconds: config.notificationRetryBaseSeconds,
-    timeoutSeconds: config.notificationTimeoutSeconds,
-    webUrl: config.webUrl,
-  };
-  // Mutable too: without TRELLIS_OIDC_ISSUER the issuer is the public URL, which may follow the bound port.
-  const workloadIdentitySettings: WorkloadIdentitySettings = {
-    ...DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
-    issuer: config.oidc.issuer ?? config.webUrl,
-    algorithm: config.oidc.algorithm,
-    tokenLifetimeSeconds: config.oidc.tokenLifetimeSeconds,
-    keyRotationSeconds: config.oidc.keyRotationDays * 86_400,
-  };
+  const publicUrl = new PublicUrl(config);
   let configuredArtifacts: ArtifactStore | null = null;
   try {
     if (options.migrate ?? config.migrateOnStart) await database.migrate();
@@ -201,24 +181,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     webhooks: register.webhookSender ?? new NodeWebhookSender(),
     policyCompiler: register.policyCompiler ?? new OpaPolicyCompiler(config.opaBin),
     jws: register.jwsSigner ?? new JoseJwsSigner(),
-    settings: register.settings ?? {
-      ...DEFAULT_CORE_SETTINGS,
-      heartbeatTimeoutSeconds: config.heartbeatTimeoutSeconds,
-      lostJobTimeoutSeconds: config.lostJobTimeoutSeconds,
-      heartbeatFlushSeconds: config.heartbeatFlushSeconds,
-      workerCredentialCacheSeconds: config.workerAuthCacheSeconds,
-      maxStateBytes: config.maxStateBytes,
-      stateVersionsKept: config.stateVersionsKept,
-      maxExecutionMetadataBytes: config.maxExecutionMetadataBytes,
-      maxLogBytesPerJob: config.maxLogBytesPerJob,
-      logGraceMinutes: config.logGraceMinutes,
-      logRetentionDays: config.logRetentionDays,
-      auditRetentionDays: config.auditRetentionDays,
-      pageLimits: config.pageLimits,
-      notifications: notificationSettings,
-      workloadIdentity: workloadIdentitySettings,
-      vcsFeedback: { ...DEFAULT_VCS_FEEDBACK_SETTINGS, intervalSeconds: config.vcsFeedbackIntervalSeconds },
-    },
+    settings: register.settings ?? coreSettings(config, publicUrl),
   });
   let artifacts: ArtifactStore;
   let events: EventBus;
@@ -262,12 +225,12 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       await artifacts.check();
     },
     webOrigin: new URL(config.webUrl).origin,
-    allowedOrigins: () => webOrigins(config, boundPorts),
+    allowedOrigins: () => webOrigins(publicUrl.value, config.webUrlExplicit, boundPorts),
     // Sessions get their own key, derived so one secret configures the server.
     sessionSecret: createHmac('sha256', config.cliJwtSecret).update('trellis web session').digest('base64url'),
     releaseApiSecret: config.releaseApiSecret,
     // The redirect URI registered with every provider; follows the bound port when TRELLIS_WEB_URL is unset.
-    signIn: { callbackUrl: () => `${config.webUrl}/api/auth/callback` },
+    signIn: { callbackUrl: () => `${publicUrl.value}/api/auth/callback` },
     bootstrap: config.bootstrapToken
       ? { token: config.bootstrapToken, email: config.bootstrapEmail, oneTime: config.bootstrapTokenOneTime }
       : null,
@@ -311,9 +274,14 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   let metricsUrl: string | null = null;
   let closing: Promise<void> | null = null;
 
+  let boundConfig: ServerConfig | null = null;
   return {
     app,
-    config,
+    /** The configuration, its `webUrl` the public URL (that of the bound port once listening). */
+    get config() {
+      if (boundConfig?.webUrl !== publicUrl.value) boundConfig = Object.freeze({ ...config, webUrl: publicUrl.value });
+      return boundConfig;
+    },
     useCases,
     signInProviders: useCases.signIn.providers(),
     container,
@@ -333,11 +301,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       const { port } = server.address() as AddressInfo;
       boundPorts.push(port);
       // With no TRELLIS_WEB_URL, the web interface is this server at the port actually bound.
-      if (!config.webUrlExplicit) {
-        config.webUrl = `http://localhost:${port}`;
-        notificationSettings.webUrl = config.webUrl;
-        if (config.oidc.issuer === null) workloadIdentitySettings.issuer = config.webUrl;
-      }
+      publicUrl.bind(port);
       return { server, url: urlOf(config.host, server) };
     },
     metricsUrl: () => metricsUrl,

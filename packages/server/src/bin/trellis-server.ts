@@ -1,9 +1,8 @@
 #!/usr/bin/env node
-import { ConfigError } from '../config.js';
+import { openDatabase } from '../adapters.js';
+import { ConfigError, loadConfig } from '../config.js';
 import { createControlPlane } from '../createControlPlane.js';
 import { createLogger } from '../logger.js';
-import { openDatabase } from '../adapters.js';
-import { loadConfig } from '../config.js';
 import { VERSION } from '../version.js';
 
 const USAGE = `Usage: trellis-server [serve]   start the control plane (default)
@@ -18,7 +17,6 @@ TRELLIS_ARTIFACTS_URL, TRELLIS_WEB_URL, CLI_JWT_SECRET, RELEASE_API_SECRET, ... 
 
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve';
-  const logger = createLogger();
   if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return 0;
@@ -27,6 +25,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${VERSION}\n`);
     return 0;
   }
+  const logger = createLogger();
   if (command === 'migrate') {
     const config = loadConfig();
     const database = await openDatabase(config.databaseUrl, logger, process.env, { poolMax: config.databasePoolMax });
