@@ -156,3 +156,17 @@ export async function openDatabase(
 export async function openArtifactStore(url: string, logger: Logger, env: Env = process.env): Promise<ArtifactStore> {
   return pick(ARTIFACT_LOADERS, url, 'TRELLIS_ARTIFACTS_URL')(url, logger, env);
 }
+
+/**
+ * A server that does not migrate runs on a schema at least as new as its release: one a newer
+ * release expanded is fine (docs/operations.md, Upgrades), one missing a migration is not.
+ */
+export async function requireMigrated(database: DatabaseAdapter): Promise<void> {
+  const pending = await database.pendingMigrations();
+  if (pending.length > 0) {
+    throw new ConfigError(
+      `the database lacks ${pending.length} migration(s) of this release (${pending.join(', ')}): ` +
+        'run `trellis-server migrate` first (TRELLIS_MIGRATE_ON_START=false leaves migrations to it)',
+    );
+  }
+}

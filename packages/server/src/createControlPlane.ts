@@ -22,10 +22,10 @@ import express from 'express';
 import { createWebRouter } from '@trellis/web';
 import type { Express } from 'express';
 import type { DependencyContainer } from 'tsyringe';
-import { type DatabaseAdapter, openArtifactStore, openDatabase } from './adapters.js';
-import { ConfigError, deepFreeze, ensureGeneratedSecrets, loadConfig, type ServerConfig } from './config.js';
+import { openArtifactStore, openDatabase, requireMigrated } from './adapters.js';
+import { deepFreeze, ensureGeneratedSecrets, loadConfig, type ServerConfig } from './config.js';
 import { coreSettings } from './coreSettings.js';
-import { PublicUrl } from './publicUrl.js';
+import { PublicUrl, webOrigins } from './publicUrl.js';
 import { buildProviders, buildVcs } from './providers.js';
 import { NodeWebhookSender } from '@trellis/providers';
 import { OpaPolicyCompiler } from './OpaPolicyCompiler.js';
@@ -103,35 +103,6 @@ export interface ControlPlane {
    * and the database (its pool and event bus). Idempotent.
    */
   close(): Promise<void>;
-}
-
-/**
- * Origins the web interface may use. An explicit TRELLIS_WEB_URL is the only one; the default
- * (a server on this machine) also accepts the loopback spellings of the bound port, since a
- * browser may open it as localhost or 127.0.0.1.
- */
-function webOrigins(webUrl: string, explicit: boolean, boundPorts: readonly number[]): string[] {
-  const origins = [new URL(webUrl).origin];
-  if (!explicit) {
-    for (const port of boundPorts) {
-      origins.push(`http://localhost:${port}`, `http://127.0.0.1:${port}`, `http://[::1]:${port}`);
-    }
-  }
-  return origins;
-}
-
-/**
- * A server that does not migrate runs on a schema at least as new as its release: one a newer
- * release expanded is fine (docs/operations.md, Upgrades), one missing a migration is not.
- */
-async function requireMigrated(database: DatabaseAdapter): Promise<void> {
-  const pending = await database.pendingMigrations();
-  if (pending.length > 0) {
-    throw new ConfigError(
-      `the database lacks ${pending.length} migration(s) of this release (${pending.join(', ')}): ` +
-        'run `trellis-server migrate` first (TRELLIS_MIGRATE_ON_START=false leaves migrations to it)',
-    );
-  }
 }
 
 /** How long in-flight requests get to finish on shutdown before connections are cut. */

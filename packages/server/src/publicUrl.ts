@@ -28,3 +28,18 @@ export function frozenWithLive<T extends object, K extends keyof T>(target: T, k
   Object.defineProperty(target, key, { get, enumerable: true, configurable: false });
   return Object.freeze(target);
 }
+
+/**
+ * Origins the web interface may use. An explicit TRELLIS_WEB_URL is the only one; the default
+ * (a server on this machine) also accepts the loopback spellings of the bound port, since a
+ * browser may open it as localhost or 127.0.0.1.
+ */
+export function webOrigins(webUrl: string, explicit: boolean, boundPorts: readonly number[]): string[] {
+  const origins = [new URL(webUrl).origin];
+  if (!explicit) {
+    for (const port of boundPorts) {
+      origins.push(`http://localhost:${port}`, `http://127.0.0.1:${port}`, `http://[::1]:${port}`);
+    }
+  }
+  return origins;
+}
