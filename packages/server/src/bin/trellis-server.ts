@@ -75,6 +75,18 @@ async function main(argv: string[]): Promise<number> {
 
   const controlPlane = await createControlPlane({ logger });
   const { url } = await controlPlane.listen();
+  // Before the line that says it listens: whoever reads it may stop the server at once.
+  const stopped = new Promise<void>((done) => {
+    const stop = (signal: string) => {
+      logger.warn({ signal }, 'shutting down: finishing in-flight requests');
+      controlPlane.close().then(done, (error) => {
+        logger.error({ err: error }, 'shutdown failed');
+        done();
+      });
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
   const { config } = controlPlane;
   for (const warning of config.warnings) logger.warn({}, warning);
   logger.info(
@@ -93,17 +105,7 @@ async function main(argv: string[]): Promise<number> {
     );
   }
 
-  await new Promise<void>((done) => {
-    const stop = (signal: string) => {
-      logger.warn({ signal }, 'shutting down: finishing in-flight requests');
-      controlPlane.close().then(done, (error) => {
-        logger.error({ err: error }, 'shutdown failed');
-        done();
-      });
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+  await stopped;
   logger.info({}, 'stopped');
   return 0;
 }
