@@ -82,7 +82,8 @@ export type PortRegistrations = {
 export interface ControlPlane {
   /** The express app: serve it with `listen()`, or mount it under a prefix of your own app. */
   app: Express;
-  config: ServerConfig;
+  /** The configuration, frozen; its `webUrl` is the public URL (the bound port's, once listening). */
+  readonly config: ServerConfig;
   useCases: UseCases;
   /** The configured sign-in providers, `{ id, name }` in sign-in page order. */
   signInProviders: ConfiguredProvider[];
@@ -248,7 +249,6 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   let boundConfig: ServerConfig | null = null;
   return {
     app,
-    /** The configuration, its `webUrl` the public URL (that of the bound port once listening). */
     get config() {
       if (boundConfig?.webUrl !== publicUrl.value) boundConfig = Object.freeze({ ...config, webUrl: publicUrl.value });
       return boundConfig;

@@ -69,6 +69,18 @@ export class PostgresEventBus implements EventBus {
     return done;
   }
 
+  /** Like `onConnection`, but only on the connection open now: when there is none, nothing runs. */
+  onOpenConnection(work: (client: Client) => Promise<void>): Promise<void> {
+    const done = this.publishing.then(async () => {
+      if (this.client) await work(this.client);
+    });
+    this.publishing = done.then(
+      () => {},
+      () => {},
+    );
+    return done;
+  }
+
   subscribe(listener: (event: TrellisEvent) => void): Unsubscribe {
     return this.local.subscribe(listener);
   }

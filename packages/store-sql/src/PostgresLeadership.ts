@@ -43,9 +43,10 @@ export class PostgresLeadership implements Leadership {
     });
   }
 
+  /** A lost connection took its locks with it: nothing to give up then, and no reconnecting to do it. */
   async resign(): Promise<void> {
     if (this.held.size === 0) return;
-    await this.bus.onConnection(async (client) => {
+    await this.bus.onOpenConnection(async (client) => {
       if (client === this.heldOn) {
         for (const taskId of this.held) {
           await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LEADERSHIP_LOCK_NAMESPACE, taskId]);
