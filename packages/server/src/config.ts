@@ -91,6 +91,8 @@ export interface ServerConfig {
   notificationIntervalSeconds: number;
   /** Feedback at the git provider (docs/git.md): how often due commit statuses and comments are sent. */
   vcsFeedbackIntervalSeconds: number;
+  maxManualVcsConnections: number;
+  notificationTestsPerMinute: number;
   notificationRetryBaseSeconds: number;
   notificationTimeoutSeconds: number;
   notificationsAllowPrivateUrls: boolean;
@@ -365,6 +367,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
     retentionIntervalSeconds: integer(env, 'TRELLIS_RETENTION_INTERVAL_S', 3600, 1, 86_400),
     notificationIntervalSeconds: integer(env, 'TRELLIS_NOTIFICATIONS_INTERVAL_S', 5, 1, 3600),
     vcsFeedbackIntervalSeconds: integer(env, 'TRELLIS_VCS_FEEDBACK_INTERVAL_S', 5, 1, 3600),
+    maxManualVcsConnections: integer(env, 'TRELLIS_MAX_MANUAL_VCS_CONNECTIONS', 50, 0, 1_000_000),
+    notificationTestsPerMinute: integer(env, 'TRELLIS_NOTIFICATIONS_TESTS_PER_MINUTE', 10, 1, 10_000),
     notificationRetryBaseSeconds: integer(env, 'TRELLIS_NOTIFICATIONS_RETRY_BASE_S', 10, 1, 3600),
     notificationTimeoutSeconds: integer(env, 'TRELLIS_NOTIFICATIONS_TIMEOUT_S', 10, 1, 120),
     notificationsAllowPrivateUrls: flag(env, 'TRELLIS_NOTIFICATIONS_ALLOW_PRIVATE_URLS'),

@@ -153,6 +153,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     allowPrivateUrls: config.notificationsAllowPrivateUrls,
     retryBaseSeconds: config.notificationRetryBaseSeconds,
     timeoutSeconds: config.notificationTimeoutSeconds,
+    testsPerMinute: config.notificationTestsPerMinute,
     webUrl: config.webUrl,
   };
   // Mutable too: without TRELLIS_OIDC_ISSUER the issuer is the public URL, which may follow the bound port.
@@ -193,6 +194,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     webhooks: register.webhookSender ?? new NodeWebhookSender(),
     policyCompiler: register.policyCompiler ?? new OpaPolicyCompiler(config.opaBin),
     jws: register.jwsSigner ?? new JoseJwsSigner(),
+    rateLimits: database.rateLimits,
     settings: register.settings ?? {
       ...DEFAULT_CORE_SETTINGS,
       heartbeatTimeoutSeconds: config.heartbeatTimeoutSeconds,
@@ -210,6 +212,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       notifications: notificationSettings,
       workloadIdentity: workloadIdentitySettings,
       vcsFeedback: { ...DEFAULT_VCS_FEEDBACK_SETTINGS, intervalSeconds: config.vcsFeedbackIntervalSeconds },
+      maxManualVcsConnections: config.maxManualVcsConnections,
     },
   });
   let artifacts: ArtifactStore;
