@@ -69,7 +69,7 @@ export function jobForAgent(job: Job): Job {
 /** The `SYSTEM` line the claim of a plan without secrets writes to its log: what it does not get, and why. */
 export function withheldSecretsNote(job: Job): string {
   const names = sensitiveVariableNames(job.config_snapshot.variables);
-  const variables = names.length > 0 ? `the sensitive variables (${names.join(', ')})` : 'sensitive variables';
+  const variables = names.length > 0 ? `sensitive variables (${names.join(', ')})` : 'sensitive variables';
   return (
     `trellis: this pull request comes from a fork and the connection plans forks without secrets: ` +
     `this plan gets no ${variables}, no cloud identity, no identity token and no clone credentials, ` +
