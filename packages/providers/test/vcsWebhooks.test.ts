@@ -195,19 +195,27 @@ describe('GitHub webhook reader', () => {
     const delivery = githubDelivery('push', 'push');
     expect(verifyDelivery(github, delivery, SECRET)).toBe(true);
     expect(verifyDelivery(github, delivery, 'another-secret')).toBe(false);
-    expect(verifyDelivery(github, { ...delivery, rawBody: Buffer.concat([delivery.rawBody, Buffer.from(' ')]) }, SECRET)).toBe(
-      false,
-    );
+    expect(
+      verifyDelivery(github, { ...delivery, rawBody: Buffer.concat([delivery.rawBody, Buffer.from(' ')]) }, SECRET),
+    ).toBe(false);
     const { 'x-hub-signature-256': signature, ...unsigned } = delivery.headers;
     expect(verifyDelivery(github, { ...delivery, headers: unsigned }, SECRET)).toBe(false);
-    expect(verifyDelivery(github, { ...delivery, headers: { ...unsigned, 'x-hub-signature-256': 'sha256=abc' } }, SECRET)).toBe(
-      false,
-    );
     expect(
-      verifyDelivery(github, { ...delivery, headers: { ...unsigned, 'x-hub-signature': sign(delivery.rawBody) } }, SECRET),
+      verifyDelivery(github, { ...delivery, headers: { ...unsigned, 'x-hub-signature-256': 'sha256=abc' } }, SECRET),
     ).toBe(false);
     expect(
-      verifyDelivery(github, { ...delivery, headers: { ...unsigned, 'X-Hub-Signature-256': signature as string } }, SECRET),
+      verifyDelivery(
+        github,
+        { ...delivery, headers: { ...unsigned, 'x-hub-signature': sign(delivery.rawBody) } },
+        SECRET,
+      ),
+    ).toBe(false);
+    expect(
+      verifyDelivery(
+        github,
+        { ...delivery, headers: { ...unsigned, 'X-Hub-Signature-256': signature as string } },
+        SECRET,
+      ),
     ).toBe(true);
     expect(verifyDelivery(github, delivery, '')).toBe(false);
     const upper = { 'X-GitHub-Event': 'ping', 'X-GitHub-Delivery': 'D-1' };
@@ -340,14 +348,17 @@ describe('GitLab webhook reader', () => {
     expect(verifyDelivery(gitlab, delivery, `${SECRET}x`)).toBe(false);
     expect(verifyDelivery(gitlab, delivery, SECRET.slice(0, -1))).toBe(false);
     expect(
-      verifyDelivery(gitlab, 
+      verifyDelivery(
+        gitlab,
         { ...delivery, headers: { ...delivery.headers, 'x-gitlab-token': 'x'.repeat(SECRET.length) } },
         SECRET,
       ),
     ).toBe(false);
     const { 'x-gitlab-token': _token, ...unsigned } = delivery.headers;
     expect(verifyDelivery(gitlab, { ...delivery, headers: unsigned }, SECRET)).toBe(false);
-    expect(verifyDelivery(gitlab, { ...delivery, headers: { ...unsigned, 'X-Gitlab-Token': SECRET } }, SECRET)).toBe(true);
+    expect(verifyDelivery(gitlab, { ...delivery, headers: { ...unsigned, 'X-Gitlab-Token': SECRET } }, SECRET)).toBe(
+      true,
+    );
     expect(verifyDelivery(gitlab, { ...delivery, headers: { ...unsigned, 'x-gitlab-token': '' } }, '')).toBe(false);
   });
 });
@@ -462,13 +473,18 @@ describe('Bitbucket webhook reader', () => {
       verifyDelivery(bitbucket, { ...delivery, headers: { ...unsigned, 'x-hub-signature': `${signature}00` } }, SECRET),
     ).toBe(false);
     expect(
-      verifyDelivery(bitbucket, 
+      verifyDelivery(
+        bitbucket,
         { ...delivery, headers: { ...unsigned, 'x-hub-signature': (signature as string).replace('sha256=', 'sha1=') } },
         SECRET,
       ),
     ).toBe(false);
     expect(
-      verifyDelivery(bitbucket, { ...delivery, headers: { ...unsigned, 'X-Hub-Signature': signature as string } }, SECRET),
+      verifyDelivery(
+        bitbucket,
+        { ...delivery, headers: { ...unsigned, 'X-Hub-Signature': signature as string } },
+        SECRET,
+      ),
     ).toBe(true);
   });
 });

@@ -142,7 +142,12 @@ describe('NodeWebhookSender', () => {
       res.end();
     }, '::');
     for (const host of ['[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[0:0:0:0:0:ffff:7f00:1]', '[::ffff:0:7f00:1]']) {
-      const answer = await sender.send({ ...base, url: `http://${host}:${port}/`, body: '{}', allowPrivateAddresses: false });
+      const answer = await sender.send({
+        ...base,
+        url: `http://${host}:${port}/`,
+        body: '{}',
+        allowPrivateAddresses: false,
+      });
       expect(answer, host).toMatchObject({ kind: 'refused' });
     }
     expect(reached).toBe(0);

@@ -246,7 +246,9 @@ describeEachDialect('git webhooks', (dialect) => {
         expect(answer.status).toBe(202);
         expect(await answer.json()).toEqual({ accepted: true, jobs: [] });
         // The hook URL of a vine nobody connected: nothing is checked, nothing is done.
-        const unknown = await deliver(c, '00000000-0000-4000-8000-000000000000', c.push.event, body, { secret: 'guess' });
+        const unknown = await deliver(c, '00000000-0000-4000-8000-000000000000', c.push.event, body, {
+          secret: 'guess',
+        });
         expect(unknown.status).toBe(202);
         expect(await unknown.json()).toEqual({ accepted: true, jobs: [] });
         expect(await client.listJobs()).toHaveLength(before);

@@ -68,6 +68,11 @@ export function deliveryOf(
 }
 
 /** A delivery of a normalized event. */
-export function eventDelivery(vine: unknown, event: VcsEvent, secret: string | null, id: string): WebhookDeliveryRequest {
+export function eventDelivery(
+  vine: unknown,
+  event: VcsEvent,
+  secret: string | null,
+  id: string,
+): WebhookDeliveryRequest {
   return deliveryOf(vine, Buffer.from(JSON.stringify(event)), secret, id);
 }

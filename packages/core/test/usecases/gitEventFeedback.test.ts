@@ -45,7 +45,6 @@ let core: TestCore;
 let api: StatusRecorder;
 let deliveries = 0;
 
-
 const pullRequest = (head: string): VcsEvent => ({
   kind: 'pull_request',
   action: 'opened',
