@@ -63,7 +63,9 @@ describeEachDialect('pull requests from forks', (dialect) => {
       ...(forks ? { fork_pull_requests: forks } : {}),
     });
     const hook = github.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/hooks')).at(-1);
-    secret = (hook?.body?.config as { secret: string }).secret;
+    const config = hook?.body?.config as { secret: string } | undefined;
+    if (!config) throw new Error('the hook was not created at the provider');
+    secret = config.secret;
     webhookUrl = connection.webhook_url;
     return connection;
   }

@@ -88,7 +88,8 @@ describeEachDialect('webhook deliveries: cost and replays', (dialect) => {
     const hook = github.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/hooks')).at(-1);
     const secret = options.manual
       ? (connection.webhook_secret as string)
-      : (hook?.body?.config as { secret: string }).secret;
+      : (hook?.body?.config as { secret: string } | undefined)?.secret;
+    if (secret === undefined) throw new Error('no webhook secret: the hook was not created');
     return { id: vine.id, url: connection.webhook_url, secret } satisfies Connected;
   }
 

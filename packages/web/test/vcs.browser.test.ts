@@ -102,9 +102,7 @@ describe.skipIf(!chromiumPath)(
         'without_secrets',
       );
       expect(await page.locator('[data-vcs-fork-pull-requests]').textContent()).toBe('planned without secrets');
-      expect(await page.inputValue('form[data-vcs-connect] select[name="fork_pull_requests"]')).toBe(
-        'without_secrets',
-      );
+      expect(await page.inputValue('form[data-vcs-connect] select[name="fork_pull_requests"]')).toBe('without_secrets');
       expect(hookUrl).toBe(`${server.controlPlane?.config.webUrl}/api/webhooks/github?vine=${web.id}`);
       expect(await page.locator('[data-vcs-repository]').textContent()).toBe('GitHub acme/infra');
       expect(await page.locator('[data-vcs-branch]').textContent()).toBe('main');

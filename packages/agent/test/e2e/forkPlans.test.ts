@@ -149,7 +149,9 @@ describe.skipIf(TOFU === null)('a fork pull request planned without secrets', { 
       webhook: 'auto',
     });
     const hook = github.requests.find((r) => r.method === 'POST' && r.path === `/repos/${REPOSITORY}/hooks`);
-    secret = (hook?.body?.config as { secret: string }).secret;
+    const config = hook?.body?.config as { secret: string } | undefined;
+    if (!config) throw new Error('the hook was not created at the provider');
+    secret = config.secret;
     agent = await startAgent(server, {
       name: 'fork-agent',
       env: {

@@ -46,7 +46,7 @@ export function gitWebhookRoutes(useCases: UseCases): RouteSpec[] {
       description:
         `Unauthenticated but verified: ${HEADERS[provider]}. The hook URL names the connection (\`?vine=\`); the ` +
         "delivery is checked against that connection's secret only, as its body streams in (at most " +
-        `${MAX_WEBHOOK_BODY_BYTES} bytes), and acts only for that connection: a push to the connected branch ` +
+        `${MAX_WEBHOOK_BODY_BYTES / (1024 * 1024)} MiB), and acts only for that connection: a push to the connected branch ` +
         'touching its `paths` queues a PLAN of that commit; a pull request into it queues a speculative PLAN of ' +
         "its head commit (a fork's only as the connection's `fork_pull_requests` allows). `202` for a ping, an " +
         'ignored event, a redelivery or replay (same delivery id, or same body) or a configuration with no ' +
@@ -54,7 +54,7 @@ export function gitWebhookRoutes(useCases: UseCases): RouteSpec[] {
       tags: ['webhooks'],
       auth: 'none',
       query: WebhookQuery,
-      body: 'binary',
+      body: 'raw',
       rateLimit: { windowSeconds: 60, limit: 600 },
       responses: {
         202: { description: 'Received', schema: WebhookAccepted },
