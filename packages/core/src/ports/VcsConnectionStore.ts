@@ -20,8 +20,8 @@ export interface VcsConnectionStore {
   countManual(ownerId: string): Promise<number>;
   /**
    * System work: remembers a delivery key (a delivery id, or the hash of a signed body); false
-   * when it was recorded before (a redelivery, or a replay). Keys older than the retention are
-   * pruned with the rest of the retention work.
+   * when it was recorded before (a redelivery, or a replay). Nothing forgets keys today; if a
+   * retention task ever prunes them, auto-deploy's ancestry rule still refuses an old commit.
    */
   recordDelivery(provider: GitProvider, deliveryId: string, at: string): Promise<boolean>;
 }
