@@ -153,6 +153,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     webhooks: register.webhookSender ?? new NodeWebhookSender(),
     policyCompiler: register.policyCompiler ?? new OpaPolicyCompiler(config.opaBin),
     jws: register.jwsSigner ?? new JoseJwsSigner(),
+    rateLimits: database.rateLimits,
     settings: register.settings ?? coreSettings(config, publicUrl),
   });
   let artifacts: ArtifactStore;

@@ -5,6 +5,7 @@ import type { JobHook } from '../jobs/hooks.js';
 import type { JobLifecycle } from '../jobs/JobLifecycle.js';
 import type { Stores } from '../ports/UnitOfWork.js';
 import { configHash, pinnedCommitOf, snapshotOfVineAt } from '../snapshot/configSnapshot.js';
+import { pushMayAutoDeploy } from '../vcs/pushAncestry.js';
 
 /** The changes a finished PLAN reported (`plan_summary` of its metadata); null when it reported none. */
 export function planChangeCount(job: Pick<Job, 'execution_metadata'>): number | null {
@@ -35,6 +36,8 @@ export async function autoDeployAfterPlan(
   if (failedMandatoryPolicies(plan.execution_metadata).length > 0 && plan.policy_override === null) return null;
   const connection = await stores.vcs.get(plan.owner_id, plan.vine_id);
   if (!connection?.auto_deploy) return null;
+  // Never back to an older commit: a replayed push, or a plan overtaken by a newer deploy (issue 23).
+  if (!(await pushMayAutoDeploy(stores, plan))) return null;
   const vine = await stores.vines.get(plan.owner_id, plan.vine_id);
   const commit = pinnedCommitOf(plan.config_snapshot);
   if (!vine || commit === null) return null;

@@ -4,6 +4,7 @@ import {
   type CoreSettings,
   createUseCases,
   DEFAULT_CORE_SETTINGS,
+  MemoryRateLimitStore,
   NO_PROVIDERS,
   type ProviderPorts,
   type VcsPorts,
@@ -99,6 +100,7 @@ export function createTestCoreOn<U extends UnitOfWork>(
     settings,
     ...(options.policyCompiler ? { policyCompiler: options.policyCompiler } : {}),
     jws,
+    rateLimits: new MemoryRateLimitStore(),
   };
   return {
     deps,

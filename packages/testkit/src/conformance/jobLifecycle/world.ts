@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import {
+  type DeliverySignatureCheck,
   type Job,
   type JsonObject,
   ownerScope,
@@ -32,17 +33,25 @@ export interface OpenedCore {
 }
 export type OpenLifecycleCore = (options: Omit<TestCoreOptions, 'wrapStores'>) => Promise<OpenedCore>;
 
-/** Webhook deliveries signed with HMAC-SHA256 of the body, as a test provider would send them. */
+/** Webhook deliveries (the body is the normalized event) signed with HMAC-SHA256 of the body. */
 class SignedTestWebhooks implements VcsWebhookReader {
+  signatureCheck(headers: WebhookRequestParts['headers'], secret: string): DeliverySignatureCheck {
+    const hmac = createHmac('sha256', secret);
+    return {
+      update: (chunk) => {
+        hmac.update(chunk);
+      },
+      matches: () => {
+        const given = Buffer.from(headers['x-test-signature'] ?? '');
+        const expected = Buffer.from(hmac.digest('hex'));
+        return given.length === expected.length && timingSafeEqual(given, expected);
+      },
+    };
+  }
   parse(request: WebhookRequestParts): VcsDelivery | null {
     const id = request.headers['x-test-delivery'];
     if (id === undefined) return null;
     return { provider: 'github', delivery_id: id, event: JSON.parse(request.rawBody.toString()) as VcsEvent };
-  }
-  verify(request: WebhookRequestParts, secret: string): boolean {
-    const given = Buffer.from(request.headers['x-test-signature'] ?? '');
-    const expected = Buffer.from(createHmac('sha256', secret).update(request.rawBody).digest('hex'));
-    return given.length === expected.length && timingSafeEqual(given, expected);
   }
 }
 
@@ -131,13 +140,17 @@ export class LifecycleWorld {
     this.labels.set(job.id, label);
   }
 
-  /** A signed webhook delivery of `event`, as the provider sends it. */
+  /** A signed webhook delivery of `event` to the vine's hook URL, as the provider sends it. */
   async receive(event: VcsEvent): Promise<Job[]> {
     const rawBody = Buffer.from(JSON.stringify(event));
     const signature = createHmac('sha256', HOOK_SECRET).update(rawBody).digest('hex');
     this.deliverySerial += 1;
     const headers = { 'x-test-delivery': `delivery-${this.deliverySerial}`, 'x-test-signature': signature };
-    return (await this.core.useCases.gitEvents.receive('github', { rawBody, headers })).jobs;
+    const body = (async function* () {
+      yield rawBody;
+    })();
+    const request = { vine: this.vine.id, headers, body, declaredBytes: rawBody.length };
+    return (await this.core.useCases.gitEvents.receive('github', request)).jobs;
   }
 
   /** A push of `commit` to the connected branch: its PLAN. */
@@ -170,7 +183,8 @@ export class LifecycleWorld {
       head_branch: 'subnets',
       base_branch: 'main',
       author: 'rosa',
-    } as VcsEvent);
+      fork: false,
+    });
     if (!plan) throw new Error('the pull request queued no plan');
     return plan;
   }
