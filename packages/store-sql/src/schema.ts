@@ -33,6 +33,7 @@ export const TABLES = {
   signingKeys: 'signing_keys',
   vcsFeedback: 'vcs_feedback',
   vcsComments: 'vcs_comments',
+  tfeAuthorizationCodes: 'tfe_authorization_codes',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];

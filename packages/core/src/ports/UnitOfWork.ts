@@ -13,6 +13,7 @@ import type { RefreshTokenStore } from './RefreshTokenStore.js';
 import type { ReleaseStore } from './ReleaseStore.js';
 import type { SigningKeyStore } from './SigningKeyStore.js';
 import type { StateStore } from './StateStore.js';
+import type { TfeLoginCodeStore } from './TfeLoginCodeStore.js';
 import type { UserStore } from './UserStore.js';
 import type { VcsConnectionStore } from './VcsConnectionStore.js';
 import type { VcsFeedbackStore } from './VcsFeedbackStore.js';
@@ -44,6 +45,8 @@ export interface Stores {
   audit: AuditStore;
   /** System work only (issue 16). */
   signingKeys: SigningKeyStore;
+  /** System work only (issue 26). */
+  tfeLoginCodes: TfeLoginCodeStore;
 }
 
 /**

@@ -16,6 +16,7 @@ import type { WebhookSender } from '../ports/WebhookSender.js';
 import type { VcsApi, VcsWebhookReader } from '../ports/VcsApi.js';
 import { DEFAULT_NOTIFICATION_SETTINGS, type NotificationSettings } from '../domain/notifications.js';
 import { DEFAULT_VCS_FEEDBACK_SETTINGS, type VcsFeedbackSettings } from '../domain/vcsFeedback.js';
+import { DEFAULT_TFE_SETTINGS, type TfeSettings } from '../tfe/settings.js';
 
 export interface CoreSettings {
   /** A worker silent this long is `OFFLINE` (SPEC §8: 60 s). */
@@ -55,6 +56,8 @@ export interface CoreSettings {
   workloadIdentity: WorkloadIdentitySettings;
   /** Feedback at the git provider (issue 13). */
   vcsFeedback: VcsFeedbackSettings;
+  /** The Terraform Cloud protocol (issue 26). */
+  tfe: TfeSettings;
 }
 
 export interface WorkloadIdentitySettings {
@@ -96,6 +99,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   notifications: DEFAULT_NOTIFICATION_SETTINGS,
   workloadIdentity: DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
   vcsFeedback: DEFAULT_VCS_FEEDBACK_SETTINGS,
+  tfe: DEFAULT_TFE_SETTINGS,
 };
 
 /** The sign-in providers and git hosts this server is configured for (absent: not configured). */

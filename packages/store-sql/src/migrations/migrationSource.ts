@@ -24,6 +24,8 @@ import { logSeqMigration } from './m020_log_seq.js';
 import { claimOneTripMigration } from './m022_claim_one_trip.js';
 import { hotQueryIndexesMigration } from './m023_hot_query_indexes.js';
 import { rowSecurityOnceMigration } from './m024_row_security_once.js';
+import { tfeWorkspacesMigration } from './m033_tfe_workspaces.js';
+import { tfeLoginCodesMigration } from './m034_tfe_login_codes.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -51,6 +53,8 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   claimOneTripMigration,
   hotQueryIndexesMigration,
   rowSecurityOnceMigration,
+  tfeWorkspacesMigration,
+  tfeLoginCodesMigration,
 ];
 
 /**

@@ -16,6 +16,7 @@ import type {
   PolicyVersion,
   RefreshTokenRecord,
   SigningKey,
+  TfeLoginCode,
   StateLock,
   StateVersion,
   User,
@@ -88,6 +89,7 @@ export interface MemoryState {
   vcsDeliveries: Map<string, string>;
   /** System records (issue 16), keyed by kid. */
   signingKeys: Map<string, SigningKey>;
+  tfeLoginCodes: Map<string, TfeLoginCode>;
   /** Keyed by item id, in written order. */
   vcsFeedback: Map<string, VcsFeedbackItem>;
   /** Keyed by `<vine>:<provider>:<repository>#<number>`. */
@@ -123,6 +125,7 @@ export function emptyMemoryState(): MemoryState {
     vcsConnections: new Map(),
     vcsDeliveries: new Map(),
     signingKeys: new Map(),
+    tfeLoginCodes: new Map(),
     vcsFeedback: new Map(),
     vcsComments: new Map(),
   };

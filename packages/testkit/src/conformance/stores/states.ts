@@ -13,6 +13,8 @@ function newVersion(ownerId: string, vineId: string, overrides: Partial<StateVer
     sha256: 'd'.repeat(64),
     storage_key: `state/${ownerId}/${vineId}/${uuid()}.tfstate`,
     job_id: null,
+    created_by: null,
+    upload_id: null,
     created_at: later(),
     ...overrides,
   };

@@ -13,6 +13,7 @@ import { MemoryPolicyStore } from './MemoryPolicyStore.js';
 import { MemoryPlanArtifactStore } from './MemoryPlanArtifactStore.js';
 import { MemoryRefreshTokenStore } from './MemoryRefreshTokenStore.js';
 import { MemoryReleaseStore } from './MemoryReleaseStore.js';
+import { MemoryTfeLoginCodeStore } from './MemoryTfeLoginCodeStore.js';
 import { MemorySigningKeyStore } from './MemorySigningKeyStore.js';
 import { MemoryStateStore } from './MemoryStateStore.js';
 import { MemoryUserStore } from './MemoryUserStore.js';
@@ -68,6 +69,7 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     policies: new MemoryPolicyStore(tx),
     vcs: new MemoryVcsConnectionStore(tx),
     signingKeys: new MemorySigningKeyStore(tx),
+    tfeLoginCodes: new MemoryTfeLoginCodeStore(tx),
     vcsFeedback: new MemoryVcsFeedbackStore(tx),
   };
 }
