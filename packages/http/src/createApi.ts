@@ -36,6 +36,7 @@ import { tokenRoutes } from './routes/tokenRoutes.js';
 import { notificationRoutes } from './routes/notificationRoutes.js';
 import { policyRoutes } from './routes/policyRoutes.js';
 import { streamRoutes } from './routes/streamRoutes.js';
+import { type TfeProtocolOptions, tfeProtocol } from './tfe/tfeProtocol.js';
 import type { ApiMetrics } from './observability/ApiMetrics.js';
 import type { JobFlowMetrics } from './observability/JobFlowMetrics.js';
 import { metricsEndpoint } from './observability/metricsEndpoint.js';
@@ -108,6 +109,8 @@ export interface ApiOptions {
    * here (metrics off, or on their own port).
    */
   metricsEndpoint?: { token: string | null };
+  /** The Terraform Cloud protocol of the stock CLI (docs/terraform-cloud.md); absent: not served. */
+  tfe?: Omit<TfeProtocolOptions, 'useCases' | 'logger' | 'clock' | 'rateLimits'>;
 }
 
 /** The limits of docs/security.md "Limits", each a `TRELLIS_…` setting of the server. */
@@ -231,6 +234,10 @@ export function createApi(options: ApiOptions): Express {
   app.get('/api/openapi.json', (_req, res) => {
     res.json(openApi);
   });
+
+  if (options.tfe) {
+    app.use(tfeProtocol({ ...options.tfe, useCases, logger: options.logger, clock: options.clock, rateLimits }));
+  }
 
   const bootstrap = new BootstrapSignIn(options.bootstrap);
   app.get('/auth/bootstrap', async (req, res) => {

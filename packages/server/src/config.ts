@@ -116,6 +116,19 @@ export interface ServerConfig {
   metrics: { token: string | null; port: number | null };
   /** Traces go to this OTLP/HTTP endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT`); null: traces are off. */
   otlpEndpoint: string | null;
+  /**
+   * Serve HTTPS directly with this certificate chain and key (`TRELLIS_TLS_CERT_FILE`,
+   * `TRELLIS_TLS_KEY_FILE`, PEM); null: plain HTTP (behind a TLS-terminating proxy, or local).
+   */
+  tls: { certFile: string; keyFile: string } | null;
+  /** The Terraform Cloud protocol (docs/terraform-cloud.md). */
+  tfe: {
+    /** Lifetime of the API token `tofu login` mints (`TRELLIS_TFE_LOGIN_TOKEN_DAYS`, 1 to 365). */
+    loginTokenDays: number;
+    /** Failed bearer tokens per client address and window before `429`. */
+    authFailureLimit: number;
+    authFailureWindowSeconds: number;
+  };
   /** Live-log streams: bytes one may hold for a slow client, and how many may be open. */
   logStreams: { maxBufferBytes: number; perUser: number; perJob: number };
   /**
@@ -268,7 +281,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
   const dataDir = isAbsolute(dataDirRaw) ? dataDirRaw : resolve(cwd, dataDirRaw);
   const databaseUrl = env.DATABASE_URL || `sqlite://${join(dataDir, 'trellis.db')}`;
   const artifactsUrl = env.TRELLIS_ARTIFACTS_URL || pathToFileURL(join(dataDir, 'artifacts')).href;
-  const webUrl = (env.TRELLIS_WEB_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  const tls = tlsFiles(env, cwd);
+  const webUrl = (env.TRELLIS_WEB_URL || `${tls ? 'https' : 'http'}://localhost:${port}`).replace(/\/+$/, '');
   originOf(webUrl, 'TRELLIS_WEB_URL');
 
   const generatedSecrets: Record<string, string> = {};
@@ -369,6 +383,12 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
     notificationTimeoutSeconds: integer(env, 'TRELLIS_NOTIFICATIONS_TIMEOUT_S', 10, 1, 120),
     notificationsAllowPrivateUrls: flag(env, 'TRELLIS_NOTIFICATIONS_ALLOW_PRIVATE_URLS'),
     opaBin: opaBinOf(env, warnings),
+    tls,
+    tfe: {
+      loginTokenDays: integer(env, 'TRELLIS_TFE_LOGIN_TOKEN_DAYS', 90, 1, 365),
+      authFailureLimit: integer(env, 'TRELLIS_TFE_AUTH_FAILURE_LIMIT', 30, 1, 100_000),
+      authFailureWindowSeconds: integer(env, 'TRELLIS_TFE_AUTH_FAILURE_WINDOW_S', 60, 1, 86_400),
+    },
     logStreams: {
       maxBufferBytes: integer(env, 'TRELLIS_STREAM_MAX_BUFFER_BYTES', 1024 * 1024, 64 * 1024, 64 * 1024 * 1024),
       perUser: integer(env, 'TRELLIS_STREAMS_PER_USER', 20, 1, 10_000),
@@ -458,4 +478,23 @@ function metricsSettings(env: Env): ServerConfig['metrics'] {
   }
   const port = env.TRELLIS_METRICS_PORT ? integer(env, 'TRELLIS_METRICS_PORT', 0, 0, 65_535) : null;
   return { token, port };
+}
+
+/** `TRELLIS_TLS_CERT_FILE` and `TRELLIS_TLS_KEY_FILE`, set together, each a readable PEM file. */
+function tlsFiles(env: Env, cwd: string): ServerConfig['tls'] {
+  const cert = env.TRELLIS_TLS_CERT_FILE || null;
+  const key = env.TRELLIS_TLS_KEY_FILE || null;
+  if (cert === null && key === null) return null;
+  if (cert === null || key === null) {
+    throw new ConfigError('TRELLIS_TLS_CERT_FILE and TRELLIS_TLS_KEY_FILE must be set together');
+  }
+  const certFile = isAbsolute(cert) ? cert : resolve(cwd, cert);
+  const keyFile = isAbsolute(key) ? key : resolve(cwd, key);
+  for (const [name, file] of [
+    ['TRELLIS_TLS_CERT_FILE', certFile],
+    ['TRELLIS_TLS_KEY_FILE', keyFile],
+  ] as const) {
+    if (!existsSync(file)) throw new ConfigError(`${name}: no file at ${file}`);
+  }
+  return { certFile, keyFile };
 }

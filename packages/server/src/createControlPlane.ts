@@ -1,5 +1,7 @@
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
   AesGcmSecretBox,
@@ -9,6 +11,8 @@ import {
   CryptoRandom,
   coreServices,
   DEFAULT_CORE_SETTINGS,
+  DEFAULT_TFE_SETTINGS,
+  SignedUrls,
   DEFAULT_VCS_FEEDBACK_SETTINGS,
   DEFAULT_NOTIFICATION_SETTINGS,
   DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
@@ -110,7 +114,8 @@ function webOrigins(config: ServerConfig, boundPorts: readonly number[]): string
   const origins = [new URL(config.webUrl).origin];
   if (!config.webUrlExplicit) {
     for (const port of boundPorts) {
-      origins.push(`http://localhost:${port}`, `http://127.0.0.1:${port}`, `http://[::1]:${port}`);
+      const scheme = config.tls ? 'https' : 'http';
+      origins.push(`${scheme}://localhost:${port}`, `${scheme}://127.0.0.1:${port}`, `${scheme}://[::1]:${port}`);
     }
   }
   return origins;
@@ -210,6 +215,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       notifications: notificationSettings,
       workloadIdentity: workloadIdentitySettings,
       vcsFeedback: { ...DEFAULT_VCS_FEEDBACK_SETTINGS, intervalSeconds: config.vcsFeedbackIntervalSeconds },
+      tfe: { ...DEFAULT_TFE_SETTINGS, loginTokenDays: config.tfe.loginTokenDays },
     },
   });
   let artifacts: ArtifactStore;
@@ -279,6 +285,14 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     // On the main port only when no port of their own is set (then behind the token, if any).
     ...(metrics && config.metrics.port === null ? { metricsEndpoint: { token: config.metrics.token } } : {}),
     version: VERSION,
+    // The stock CLI's protocol (docs/terraform-cloud.md); its URLs' key is derived from the one secret.
+    tfe: {
+      signer: new SignedUrls(createHmac('sha256', config.cliJwtSecret).update('trellis signed urls').digest(), clock),
+      publicOrigin: (req) =>
+        config.webUrlExplicit ? new URL(config.webUrl).origin : `${req.protocol}://${req.get('host') ?? 'localhost'}`,
+      authFailures: { limit: config.tfe.authFailureLimit, windowSeconds: config.tfe.authFailureWindowSeconds },
+      signedUrlSeconds: DEFAULT_TFE_SETTINGS.signedUrlSeconds,
+    },
     web: (session) =>
       createWebRouter({
         ...session,
@@ -287,6 +301,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         signInProviders: options.signInProviders ?? useCases.signIn.providers(),
         bootstrapEnabled: config.bootstrapToken !== null,
         clock,
+        tfeLoginTokenDays: config.tfe.loginTokenDays,
         onError: (error, req) => logger.error({ err: error, path: req.path }, 'web page failed'),
       }),
   });
@@ -438,17 +453,23 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         servers.push(metricsServer);
         metricsUrl = `${urlOf(config.host, metricsServer)}/metrics`;
       }
-      const server = await listenOn(createServer(app), config.port, config.host);
+      const server = await listenOn(
+        config.tls
+          ? createTlsServer({ cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }, app)
+          : createServer(app),
+        config.port,
+        config.host,
+      );
       servers.push(server);
       const { port } = server.address() as AddressInfo;
       boundPorts.push(port);
       // With no TRELLIS_WEB_URL, the web interface is this server at the port actually bound.
       if (!config.webUrlExplicit) {
-        config.webUrl = `http://localhost:${port}`;
+        config.webUrl = `${config.tls ? 'https' : 'http'}://localhost:${port}`;
         notificationSettings.webUrl = config.webUrl;
         if (config.oidc.issuer === null) workloadIdentitySettings.issuer = config.webUrl;
       }
-      return { server, url: urlOf(config.host, server) };
+      return { server, url: urlOf(config.host, server, config.tls ? 'https' : 'http') };
     },
     metricsUrl: () => metricsUrl,
     close() {
@@ -505,7 +526,7 @@ async function listenOn(server: Server, port: number, host: string): Promise<Ser
   return server;
 }
 
-function urlOf(host: string, server: Server): string {
+function urlOf(host: string, server: Server, scheme = 'http'): string {
   const { port } = server.address() as AddressInfo;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }

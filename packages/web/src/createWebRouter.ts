@@ -34,6 +34,7 @@ import { type FormProblem, orgPage, orgsPage } from './pages/orgPages.js';
 import { type OrgEntry, orgFilterOf, Standing } from './standing.js';
 import { signInPath } from './paths.js';
 import { securityHeaders } from './securityHeaders.js';
+import { tfeLoginRoutes } from './tfe/tfeLoginRoutes.js';
 
 export interface WebOptions {
   useCases: UseCases;
@@ -53,6 +54,8 @@ export interface WebOptions {
   clock?: Clock;
   /** Told about unexpected errors, which the page never shows. */
   onError?: (error: unknown, req: Request) => void;
+  /** Lifetime of the token `tofu login` mints, as its consent page says it (default 90 days). */
+  tfeLoginTokenDays?: number;
 }
 
 interface PageContext {
@@ -214,6 +217,16 @@ export function createWebRouter(options: WebOptions): Router {
       }
     }),
   );
+
+  tfeLoginRoutes(router, {
+    useCases,
+    headers,
+    signedIn,
+    sameOrigin,
+    currentUser: options.currentUser,
+    render,
+    tokenDays: options.tfeLoginTokenDays ?? 90,
+  });
 
   router.get(
     '/vineyards',

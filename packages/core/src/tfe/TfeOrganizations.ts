@@ -1,6 +1,6 @@
 import type { UserActor } from '../domain/actors.js';
 import { NotFoundError } from '../domain/errors.js';
-import type { OrgAction } from '../domain/roles.js';
+import { type OrgAction, roleAllows } from '../domain/roles.js';
 import type { Scope, Stores } from '../ports/UnitOfWork.js';
 import { systemScope } from '../ports/UnitOfWork.js';
 import { Access, authorizeIn, type NotFoundCode } from '../usecases/Access.js';
@@ -45,6 +45,14 @@ export class TfeOrganizations {
   async nameOf(stores: Stores, ownerId: string): Promise<string> {
     const org = await stores.orgs.get(ownerId);
     return org ? org.name : personalNamespace(ownerId);
+  }
+
+  /** What the actor may do in an owner's records (answers' `permissions`). */
+  async abilities(actor: UserActor, ownerId: string): Promise<{ manage: boolean; useState: boolean; forceUnlock: boolean }> {
+    if (ownerId === actor.userId && !actor.apiToken?.orgId) return { manage: true, useState: true, forceUnlock: true };
+    const membership = (await this.access.memberships(actor)).find((candidate) => candidate.org_id === ownerId);
+    const may = (action: OrgAction) => membership !== undefined && roleAllows(membership.role, action);
+    return { manage: may('vineyards.manage'), useState: may('state.use'), forceUnlock: may('state.force_unlock') };
   }
 
   /** A record found among the owners the actor sees, and the scope to act on it in. */

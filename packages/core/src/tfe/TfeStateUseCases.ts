@@ -3,7 +3,6 @@ import { verifiedArtifactBody } from '../artifacts/VerifiedBody.js';
 import type { UserActor } from '../domain/actors.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.js';
 import type { StateVersion, Vine } from '../domain/records.js';
-import { roleAllows } from '../domain/roles.js';
 import { ownerScope, type Scope, type Stores } from '../ports/UnitOfWork.js';
 import { recordAudit } from '../usecases/audit.js';
 import type { CoreDeps } from '../usecases/CoreDeps.js';
@@ -206,9 +205,7 @@ export class TfeStateUseCases {
   }
 
   async mayUse(actor: UserActor, ownerId: string): Promise<boolean> {
-    if (ownerId === actor.userId && !actor.apiToken?.orgId) return true;
-    const membership = (await this.workspaces.orgs.access.memberships(actor)).find((m) => m.org_id === ownerId);
-    return membership !== undefined && roleAllows(membership.role, 'state.use');
+    return (await this.workspaces.orgs.abilities(actor, ownerId)).useState;
   }
 
   private async write(

@@ -1,5 +1,5 @@
 import { EXECUTION_MODES, type ExecutionMode } from '../domain/enums.js';
-import { ValidationError } from '../domain/errors.js';
+import { ConflictError, ValidationError } from '../domain/errors.js';
 import type { AuditDetails } from '../domain/audit.js';
 import type { StateLock, StateVersion, Vine, Vineyard } from '../domain/records.js';
 
@@ -103,4 +103,18 @@ export function auditDetails(details: object): AuditDetails {
     flat[key] = Array.isArray(value) ? value.join(',') : (value as AuditDetails[string]);
   }
   return flat;
+}
+
+/**
+ * A Trellis job needs a configuration to run: a workspace made by the stock CLI has none here
+ * until it uploads one (remote runs, part 2). Planning its empty source against its state would
+ * destroy what the state manages.
+ */
+export function requireRunnableSource(vine: Pick<Vine, 'source'>): void {
+  if (hasCliSource(vine)) {
+    throw new ConflictError(
+      'configuration_missing',
+      'this workspace has no configuration in Trellis (it runs from the CLI, which keeps its state here); run tofu there',
+    );
+  }
 }
