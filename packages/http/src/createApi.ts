@@ -37,6 +37,7 @@ import { notificationRoutes } from './routes/notificationRoutes.js';
 import { policyRoutes } from './routes/policyRoutes.js';
 import { streamRoutes } from './routes/streamRoutes.js';
 import { type TfeProtocolOptions, tfeProtocol } from './tfe/tfeProtocol.js';
+import { stateHistoryRoutes } from './tfe/stateHistoryRoutes.js';
 import type { ApiMetrics } from './observability/ApiMetrics.js';
 import type { JobFlowMetrics } from './observability/JobFlowMetrics.js';
 import { metricsEndpoint } from './observability/metricsEndpoint.js';
@@ -156,6 +157,7 @@ export function apiRoutes(
     ...orgRoutes(options.useCases),
     ...releaseRoutes(options.useCases),
     ...stateRoutes(options.useCases),
+    ...stateHistoryRoutes(options.useCases),
     ...tokenRoutes(options.useCases),
     ...notificationRoutes(options.useCases),
     ...policyRoutes(options.useCases),

@@ -20,7 +20,10 @@ export const PROBLEM_CODES = {
     status: 400,
     meaning: 'the `tofu login` authorization request is not one the CLI makes (client, loopback redirect, PKCE S256)',
   },
-  unsupported_grant_type: { status: 400, meaning: 'the token request of `tofu login` is not an authorization-code grant' },
+  unsupported_grant_type: {
+    status: 400,
+    meaning: 'the token request of `tofu login` is not an authorization-code grant',
+  },
   validation_failed: { status: 400, meaning: 'a field is missing, malformed or out of range; see `errors`' },
   malformed_json: { status: 400, meaning: 'the request body is not valid JSON' },
   request_aborted: { status: 400, meaning: 'the client aborted the request before its body was read' },
@@ -43,7 +46,10 @@ export const PROBLEM_CODES = {
       'a notification URL is not https://, carries credentials, or reaches a private, loopback or link-local address',
   },
   // ---- 401: no or bad credentials
-  invalid_signed_url: { status: 401, meaning: 'a signed URL is not valid, has expired, or is for another object or verb' },
+  invalid_signed_url: {
+    status: 401,
+    meaning: 'a signed URL is not valid, has expired, or is for another object or verb',
+  },
   unauthenticated: { status: 401, meaning: 'the request carries no credentials' },
   invalid_token: { status: 401, meaning: 'the bearer token is not valid' },
   token_expired: { status: 401, meaning: 'the bearer token has expired; refresh it' },
@@ -107,11 +113,23 @@ export const PROBLEM_CODES = {
   // ---- 409: well-formed, but clashes with the current state
   workspace_locked: { status: 409, meaning: 'the workspace (its state) is locked by a run or another person' },
   workspace_not_locked: { status: 409, meaning: 'the workspace is already unlocked' },
-  state_lock_required: { status: 409, meaning: 'a state version is written by the holder of the workspace lock: lock it first' },
-  state_lineage_mismatch: { status: 409, meaning: "the state's lineage is not the current state's; push with force to replace it" },
-  state_serial_behind: { status: 409, meaning: "the state's serial is behind the current state's; push with force to replace it" },
+  state_lock_required: {
+    status: 409,
+    meaning: 'a state version is written by the holder of the workspace lock: lock it first',
+  },
+  state_lineage_mismatch: {
+    status: 409,
+    meaning: "the state's lineage is not the current state's; push with force to replace it",
+  },
+  state_serial_behind: {
+    status: 409,
+    meaning: "the state's serial is behind the current state's; push with force to replace it",
+  },
   configuration_has_jobs: { status: 409, meaning: 'the configuration has run Trellis jobs, so its history stays' },
-  workspace_not_safe_to_delete: { status: 409, meaning: 'the workspace is locked or its state still manages resources' },
+  workspace_not_safe_to_delete: {
+    status: 409,
+    meaning: 'the workspace is locked or its state still manages resources',
+  },
   variable_exists: { status: 409, meaning: 'the workspace already has a variable of that name' },
   configuration_missing: {
     status: 409,

@@ -43,7 +43,11 @@ export class StateHistoryUseCases {
     }));
   }
 
-  async download(actor: UserActor, vine: unknown, versionId: unknown): Promise<{ body: Readable; version: StateVersion }> {
+  async download(
+    actor: UserActor,
+    vine: unknown,
+    versionId: unknown,
+  ): Promise<{ body: Readable; version: StateVersion }> {
     const { record } = await this.locate(actor, vine, 'state.use');
     const id = Number(versionId);
     if (!Number.isInteger(id) || id < 1) throw new NotFoundError('state_version');
@@ -86,7 +90,11 @@ export class StateHistoryUseCases {
     return version;
   }
 
-  private locate(actor: UserActor, vine: unknown, action: 'read' | 'state.use'): Promise<{ record: Vine; scope: Scope }> {
+  private locate(
+    actor: UserActor,
+    vine: unknown,
+    action: 'read' | 'state.use',
+  ): Promise<{ record: Vine; scope: Scope }> {
     if (typeof vine !== 'string' || vine === '') throw new NotFoundError('configuration');
     return this.access.locate(actor, action, 'configuration_not_found', async (stores, ownerId) =>
       isUuid(vine)

@@ -98,7 +98,8 @@ export class TfeLoginUseCases {
       );
     }
     const challenge = text('code_challenge', 128);
-    if (!CHALLENGE.test(challenge)) throw invalidRequest('code_challenge must be a base64url SHA-256', 'code_challenge');
+    if (!CHALLENGE.test(challenge))
+      throw invalidRequest('code_challenge must be a base64url SHA-256', 'code_challenge');
     if (query.code_challenge_method !== 'S256') {
       throw invalidRequest('code_challenge_method must be S256', 'code_challenge_method');
     }
@@ -174,7 +175,10 @@ export class TfeLoginUseCases {
     ) {
       throw invalidGrant();
     }
-    const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+    const stamp = now
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d+Z$/, 'Z');
     const created = await this.apiTokens.create(
       { userId: user.id, email: user.email, ...(request ? { request } : {}) },
       { name: `tofu-login-${stamp}`, expires_in_days: this.deps.settings.tfe.loginTokenDays },

@@ -30,7 +30,11 @@ export class TfeOrganizations {
   async resolve(actor: UserActor, name: unknown, action: OrgAction): Promise<TfeOrganization> {
     if (typeof name !== 'string' || name === '') throw notFound();
     if (name.toLowerCase() === personalNamespace(actor.userId) && !actor.apiToken?.orgId) {
-      return { name: personalNamespace(actor.userId), ownerId: actor.userId, scope: { kind: 'owner', ownerId: actor.userId } };
+      return {
+        name: personalNamespace(actor.userId),
+        ownerId: actor.userId,
+        scope: { kind: 'owner', ownerId: actor.userId },
+      };
     }
     const memberships = await this.access.memberships(actor);
     const orgs = await this.deps.uow.read(systemScope, async (stores) =>
@@ -48,7 +52,10 @@ export class TfeOrganizations {
   }
 
   /** What the actor may do in an owner's records (answers' `permissions`). */
-  async abilities(actor: UserActor, ownerId: string): Promise<{ manage: boolean; useState: boolean; forceUnlock: boolean }> {
+  async abilities(
+    actor: UserActor,
+    ownerId: string,
+  ): Promise<{ manage: boolean; useState: boolean; forceUnlock: boolean }> {
     if (ownerId === actor.userId && !actor.apiToken?.orgId) return { manage: true, useState: true, forceUnlock: true };
     const membership = (await this.access.memberships(actor)).find((candidate) => candidate.org_id === ownerId);
     const may = (action: OrgAction) => membership !== undefined && roleAllows(membership.role, action);

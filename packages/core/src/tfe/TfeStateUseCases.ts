@@ -90,7 +90,10 @@ export class TfeStateUseCases {
       requireLockedBy(await stores.states.getLock(vine.owner_id, vine.id), actor.userId);
       const current = await stores.states.latest(vine.owner_id, vine.id);
       if (!force && current && serial < current.serial) {
-        throw new ConflictError('state_serial_behind', `serial ${serial} is behind the current state's (${current.serial})`);
+        throw new ConflictError(
+          'state_serial_behind',
+          `serial ${serial} is behind the current state's (${current.serial})`,
+        );
       }
       if (!force && current && lineage !== null && lineage !== current.lineage) {
         throw new ConflictError('state_lineage_mismatch', `lineage ${lineage} is not the current state's`);
@@ -118,7 +121,11 @@ export class TfeStateUseCases {
   }
 
   /** The bytes of a pending upload, through its signed URL: recorded if the signer still holds the lock. */
-  async upload(pending: PendingUpload, body: AsyncIterable<Uint8Array>, declaredBytes: number | null): Promise<StateVersion> {
+  async upload(
+    pending: PendingUpload,
+    body: AsyncIterable<Uint8Array>,
+    declaredBytes: number | null,
+  ): Promise<StateVersion> {
     const actor: UserActor = { userId: pending.userId, email: pending.email };
     const scope = ownerScope(pending.ownerId);
     const vine = await this.deps.uow.read(scope, (stores) => stores.vines.get(pending.ownerId, pending.vineId));
@@ -142,7 +149,9 @@ export class TfeStateUseCases {
     const ref = stateVersionRefOf(id);
     if (!ref) throw new NotFoundError('state_version');
     const { record } = await this.workspaces.orgs.locate(actor, 'read', 'configuration_not_found', (stores, ownerId) =>
-      ref.kind === 'version' ? stores.states.getVersion(ownerId, ref.id) : stores.states.findUpload(ownerId, ref.uploadId),
+      ref.kind === 'version'
+        ? stores.states.getVersion(ownerId, ref.id)
+        : stores.states.findUpload(ownerId, ref.uploadId),
     );
     const vine = await this.deps.uow.read(ownerScope(record.owner_id, actor.userId), (stores) =>
       stores.vines.get(record.owner_id, record.vine_id),
@@ -161,10 +170,16 @@ export class TfeStateUseCases {
 
   /** The bytes of a version, for its signed download URL (the signature is the authorization). */
   async open(ownerId: string, versionId: number): Promise<{ body: Readable; size: number; version: StateVersion }> {
-    const version = await this.deps.uow.read(ownerScope(ownerId), (stores) => stores.states.getVersion(ownerId, versionId));
+    const version = await this.deps.uow.read(ownerScope(ownerId), (stores) =>
+      stores.states.getVersion(ownerId, versionId),
+    );
     if (!version) throw new NotFoundError('state_version');
     const artifact = await this.deps.artifacts.get(version.storage_key);
-    return { body: verifiedArtifactBody(version.storage_key, artifact.body, artifact.size, version), size: version.size, version };
+    return {
+      body: verifiedArtifactBody(version.storage_key, artifact.body, artifact.size, version),
+      size: version.size,
+      version,
+    };
   }
 
   /** What a version's state holds: outputs (sensitive values only for `operator`) and resources. */
@@ -215,7 +230,11 @@ export class TfeStateUseCases {
     body: AsyncIterable<Uint8Array> | Buffer,
     options: { md5: string; force: boolean; uploadId: string | null; declaredBytes?: number | null },
   ): Promise<StateVersion> {
-    const bytes = Buffer.isBuffer(body) ? (async function* () { yield body; })() : body;
+    const bytes = Buffer.isBuffer(body)
+      ? (async function* () {
+          yield body;
+        })()
+      : body;
     const version = await writeStateVersion(this.deps, {
       scope,
       ownerId: vine.owner_id,
@@ -242,4 +261,3 @@ export class TfeStateUseCases {
     return version;
   }
 }
-

@@ -30,11 +30,14 @@ function category(input: TfeVariableInput): void {
   if (input.category !== undefined && input.category !== 'terraform') {
     throw new UnprocessableError(
       'variable_category_unsupported',
-      'only terraform variables are kept on a workspace here (environment variables are the agent host\'s)',
+      "only terraform variables are kept on a workspace here (environment variables are the agent host's)",
     );
   }
   if (input.hcl === true) {
-    throw new UnprocessableError('variable_category_unsupported', 'HCL variable values are not supported; send a string');
+    throw new UnprocessableError(
+      'variable_category_unsupported',
+      'HCL variable values are not supported; send a string',
+    );
   }
 }
 
@@ -115,7 +118,9 @@ export class TfeVariableUseCases {
         details: { variable: name, via: 'terraform-cloud' },
       });
       const variable = name === null ? undefined : updated.variables[name];
-      return variable && name !== null ? view(updated, name, variable) : { name: '', value: null, sensitive: false, vine: updated };
+      return variable && name !== null
+        ? view(updated, name, variable)
+        : { name: '', value: null, sensitive: false, vine: updated };
     });
   }
 }

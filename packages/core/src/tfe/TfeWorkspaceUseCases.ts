@@ -8,7 +8,13 @@ import { type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
 import { deleteStateArtifacts } from '../usecases/stateVersionWriter.js';
 import { DEFAULT_PROJECT_NAME, vineIdOf, vineyardIdOf } from './names.js';
 import { type TfeOrganization, TfeOrganizations } from './TfeOrganizations.js';
-import { auditDetails, parseTags, parseWorkspaceInput, type TfeWorkspace, type TfeWorkspaceInput } from './workspaces.js';
+import {
+  auditDetails,
+  parseTags,
+  parseWorkspaceInput,
+  type TfeWorkspace,
+  type TfeWorkspaceInput,
+} from './workspaces.js';
 
 /** A workspace named as the protocol names one: by id, or by organization and name. */
 export type WorkspaceRef = { id: string } | { organization: string; name: string };
@@ -41,7 +47,12 @@ export class TfeWorkspaceUseCases {
 
   async list(actor: UserActor, organization: unknown, query: WorkspaceListQuery): Promise<TfeWorkspace[]> {
     const org = await this.orgs.resolve(actor, organization, 'read');
-    const tags = query.tags ? parseTags(query.tags.split(',').map((tag) => tag.trim()), 'search[tags]') : [];
+    const tags = query.tags
+      ? parseTags(
+          query.tags.split(',').map((tag) => tag.trim()),
+          'search[tags]',
+        )
+      : [];
     const vineyardId = query.projectId === undefined ? null : vineyardIdOf(query.projectId);
     return this.deps.uow.read(org.scope, async (stores) => {
       const vines = await stores.vines.list(org.ownerId);
@@ -163,14 +174,22 @@ export class TfeWorkspaceUseCases {
   }
 
   /** `GET /organizations/:name/projects`: the owner's vineyards. */
-  async projects(actor: UserActor, organization: unknown, name?: string): Promise<{ org: string; vineyards: Vineyard[] }> {
+  async projects(
+    actor: UserActor,
+    organization: unknown,
+    name?: string,
+  ): Promise<{ org: string; vineyards: Vineyard[] }> {
     const org = await this.orgs.resolve(actor, organization, 'read');
     const vineyards = await this.deps.uow.read(org.scope, (stores) => stores.vineyards.list(org.ownerId));
     return { org: org.name, vineyards: vineyards.filter((vineyard) => name === undefined || vineyard.name === name) };
   }
 
   /** `POST /organizations/:name/projects`: a vineyard (in an organization: admins). */
-  async createProject(actor: UserActor, organization: unknown, name: unknown): Promise<{ org: string; vineyard: Vineyard }> {
+  async createProject(
+    actor: UserActor,
+    organization: unknown,
+    name: unknown,
+  ): Promise<{ org: string; vineyard: Vineyard }> {
     const org = await this.orgs.resolve(actor, organization, 'vineyards.manage');
     const parsed = parseWorkspaceInput({ name }).name;
     if (parsed === undefined) throw nameRequired();
@@ -223,7 +242,10 @@ export class TfeWorkspaceUseCases {
     ref: WorkspaceRef,
     action: OrgAction,
     audit: 'vine.update',
-    plan: (stores: Stores, vine: Vine) => Promise<{ patch: Parameters<Stores['vines']['updateSettings']>[2]; details: object }>,
+    plan: (
+      stores: Stores,
+      vine: Vine,
+    ) => Promise<{ patch: Parameters<Stores['vines']['updateSettings']>[2]; details: object }>,
   ): Promise<TfeWorkspace> {
     const { vine, scope } = await this.locate(actor, ref, action);
     return this.deps.uow.run(scope, async (stores) => {
@@ -242,14 +264,21 @@ export class TfeWorkspaceUseCases {
   }
 
   /** The project a new workspace goes in: the one named, else the owner's `default` vineyard (made on first use). */
-  private async projectFor(stores: Stores, actor: UserActor, org: TfeOrganization, project: unknown): Promise<Vineyard> {
+  private async projectFor(
+    stores: Stores,
+    actor: UserActor,
+    org: TfeOrganization,
+    project: unknown,
+  ): Promise<Vineyard> {
     if (project !== undefined && project !== null) {
       const vineyardId = vineyardIdOf(project);
       const vineyard = vineyardId === null ? null : await stores.vineyards.get(org.ownerId, vineyardId);
       if (!vineyard) throw new NotFoundError('project');
       return vineyard;
     }
-    const existing = (await stores.vineyards.list(org.ownerId)).find((vineyard) => vineyard.name === DEFAULT_PROJECT_NAME);
+    const existing = (await stores.vineyards.list(org.ownerId)).find(
+      (vineyard) => vineyard.name === DEFAULT_PROJECT_NAME,
+    );
     if (existing) return existing;
     const vineyard = await stores.vineyards.create({
       id: this.deps.random.uuid(),

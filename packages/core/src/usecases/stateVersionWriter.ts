@@ -73,7 +73,10 @@ export async function writeStateVersion(deps: CoreDeps, write: StateVersionWrite
     const { serial, lineage } = scanner.header();
     const digest = md5.digest('hex');
     if (write.expectedMd5 && write.expectedMd5.toLowerCase() !== digest) {
-      throw new UnprocessableError('state_md5_mismatch', `the state's MD5 is ${digest}, not the ${write.expectedMd5} given`);
+      throw new UnprocessableError(
+        'state_md5_mismatch',
+        `the state's MD5 is ${digest}, not the ${write.expectedMd5} given`,
+      );
     }
     ({ version, pruned } = await deps.uow.run(write.scope, async (stores) => {
       const { jobId } = await write.authorize(stores);

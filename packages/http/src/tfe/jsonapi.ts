@@ -77,7 +77,10 @@ export function sendDocument(
   data: Resource | Resource[] | null,
   extra: { meta?: unknown; included?: Resource[] } = {},
 ): void {
-  res.status(status).type(JSON_API).send(JSON.stringify({ data, ...extra }));
+  res
+    .status(status)
+    .type(JSON_API)
+    .send(JSON.stringify({ data, ...extra }));
 }
 
 /** One JSON:API error object; `code` is Trellis's problem code (the registry's), `status` a string. */
@@ -108,23 +111,37 @@ export function jsonApiErrorHandler(logger: Logger): ErrorRequestHandler {
       if (error instanceof TooLargeError || !req.complete) res.setHeader('Connection', 'close');
       const body = problemFromDomainError(error);
       if (body.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="trellis"');
-      sendErrors(res, body.status, [{ status: String(body.status), title: body.title, detail: body.detail, code: body.code }]);
+      sendErrors(res, body.status, [
+        { status: String(body.status), title: body.title, detail: body.detail, code: body.code },
+      ]);
       return;
     }
     const type = (error as { type?: string } | null)?.type;
     if (type === 'entity.parse.failed') {
-      sendErrors(res, 400, [{ status: '400', title: 'Bad Request', detail: 'the body is not valid JSON', code: 'malformed_json' }]);
+      sendErrors(res, 400, [
+        { status: '400', title: 'Bad Request', detail: 'the body is not valid JSON', code: 'malformed_json' },
+      ]);
       return;
     }
     if (type === 'entity.too.large') {
       sendErrors(res, 413, [
-        { status: '413', title: 'Content Too Large', detail: 'the request body is too large', code: 'payload_too_large' },
+        {
+          status: '413',
+          title: 'Content Too Large',
+          detail: 'the request body is too large',
+          code: 'payload_too_large',
+        },
       ]);
       return;
     }
     logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
     sendErrors(res, 500, [
-      { status: '500', title: 'Internal Server Error', detail: 'an unexpected error occurred; it has been logged', code: 'internal_error' },
+      {
+        status: '500',
+        title: 'Internal Server Error',
+        detail: 'an unexpected error occurred; it has been logged',
+        code: 'internal_error',
+      },
     ]);
   };
 }

@@ -159,7 +159,11 @@ export function stateVersion(
 }
 
 /** A version created ahead of its bytes: where to PUT them. */
-export function pendingStateVersion(uploadId: string, vineId: string, urls: { upload: string; jsonUpload: string }): Resource {
+export function pendingStateVersion(
+  uploadId: string,
+  vineId: string,
+  urls: { upload: string; jsonUpload: string },
+): Resource {
   return resource(
     'state-versions',
     `sv-${uploadId}`,
@@ -211,4 +215,3 @@ export function account(details: { id: string; email: string; name: string; user
     permissions: { 'can-create-organizations': false, 'can-change-email': false, 'can-change-username': false },
   });
 }
-

@@ -11,7 +11,15 @@ import {
 import express, { type Request, type Router } from 'express';
 import type { FailureLimiter } from '../limits/FailureLimiter.js';
 import type { Logger } from '../logger.js';
-import { attributesOf, dataList, JSON_API, jsonApiErrorHandler, paginate, relationshipOf, sendDocument } from './jsonapi.js';
+import {
+  attributesOf,
+  dataList,
+  JSON_API,
+  jsonApiErrorHandler,
+  paginate,
+  relationshipOf,
+  sendDocument,
+} from './jsonapi.js';
 import * as view from './serializers.js';
 import { actorOf, tfeAuthenticate } from './tfeAuth.js';
 
@@ -61,9 +69,13 @@ export function tfeRoutes(deps: TfeRouteDeps): Router {
   router.use(express.json({ type: [JSON_API, 'application/json'], limit: 96 * 1024 * 1024, strict: false }));
 
   const abilities = (actor: UserActor, ownerId: string) => tfe.workspaces.orgs.abilities(actor, ownerId);
-  const workspaceDoc = async (actor: UserActor, ws: TfeWorkspace) => view.workspace(ws, await abilities(actor, ws.vine.owner_id));
+  const workspaceDoc = async (actor: UserActor, ws: TfeWorkspace) =>
+    view.workspace(ws, await abilities(actor, ws.vine.owner_id));
   const byId = (req: Request): WorkspaceRef => ({ id: String(req.params.id) });
-  const byName = (req: Request): WorkspaceRef => ({ organization: String(req.params.org), name: String(req.params.name) });
+  const byName = (req: Request): WorkspaceRef => ({
+    organization: String(req.params.org),
+    name: String(req.params.name),
+  });
   const versionDoc = (req: Request, sv: TfeStateVersion, outputs: Parameters<typeof view.stateVersion>[2] = null) =>
     view.stateVersion(
       sv,
@@ -135,12 +147,13 @@ export function tfeRoutes(deps: TfeRouteDeps): Router {
   };
   router.patch('/organizations/:org/workspaces/:name', update(byName));
   router.patch('/workspaces/:id', update(byId));
-  const remove = (ref: (req: Request) => WorkspaceRef, safe: boolean) => async (req: Request, res: express.Response) => {
-    const actor = actorOf(res);
-    const resources = safe ? await tfe.states.resourceCount(actor, ref(req)) : 0;
-    await tfe.workspaces.delete(actor, ref(req), { safe, resources });
-    res.status(204).end();
-  };
+  const remove =
+    (ref: (req: Request) => WorkspaceRef, safe: boolean) => async (req: Request, res: express.Response) => {
+      const actor = actorOf(res);
+      const resources = safe ? await tfe.states.resourceCount(actor, ref(req)) : 0;
+      await tfe.workspaces.delete(actor, ref(req), { safe, resources });
+      res.status(204).end();
+    };
   router.delete('/organizations/:org/workspaces/:name', remove(byName, false));
   router.delete('/workspaces/:id', remove(byId, false));
   router.post('/organizations/:org/workspaces/:name/actions/safe-delete', remove(byName, true));
@@ -159,18 +172,35 @@ export function tfeRoutes(deps: TfeRouteDeps): Router {
     sendDocument(
       res,
       200,
-      ws.vine.tags.map((tag) => ({ type: 'tags', id: `tag-${Buffer.from(tag).toString('hex')}`, attributes: { name: tag } })),
+      ws.vine.tags.map((tag) => ({
+        type: 'tags',
+        id: `tag-${Buffer.from(tag).toString('hex')}`,
+        attributes: { name: tag },
+      })),
     );
   });
 
   router.get('/organizations/:org/projects', async (req, res) => {
     const query = req.query as Record<string, string | undefined>;
-    const { org, vineyards } = await tfe.workspaces.projects(actorOf(res), req.params.org, query['filter[names]'] || query.q);
+    const { org, vineyards } = await tfe.workspaces.projects(
+      actorOf(res),
+      req.params.org,
+      query['filter[names]'] || query.q,
+    );
     const page = paginate(vineyards, query);
-    sendDocument(res, 200, page.items.map((vineyard) => view.project(vineyard, org)), { meta: page.meta });
+    sendDocument(
+      res,
+      200,
+      page.items.map((vineyard) => view.project(vineyard, org)),
+      { meta: page.meta },
+    );
   });
   router.post('/organizations/:org/projects', async (req, res) => {
-    const { org, vineyard } = await tfe.workspaces.createProject(actorOf(res), req.params.org, attributesOf(req.body).name);
+    const { org, vineyard } = await tfe.workspaces.createProject(
+      actorOf(res),
+      req.params.org,
+      attributesOf(req.body).name,
+    );
     sendDocument(res, 201, view.project(vineyard, org));
   });
 
@@ -235,12 +265,19 @@ export function tfeRoutes(deps: TfeRouteDeps): Router {
       name: query['filter[workspace][name]'] ?? '',
     });
     const page = paginate(versions, query);
-    sendDocument(res, 200, page.items.map((sv) => versionDoc(req, sv)), { meta: page.meta });
+    sendDocument(
+      res,
+      200,
+      page.items.map((sv) => versionDoc(req, sv)),
+      { meta: page.meta },
+    );
   });
   router.get('/state-versions/:id', async (req, res) => {
     const actor = actorOf(res);
     const sv = await tfe.states.read(actor, req.params.id);
-    const wantsOutputs = String(req.query.include ?? '').split(',').includes('outputs');
+    const wantsOutputs = String(req.query.include ?? '')
+      .split(',')
+      .includes('outputs');
     const outputs = wantsOutputs ? (await tfe.states.summary(actor, sv.version)).outputs : null;
     sendDocument(res, 200, versionDoc(req, sv, outputs), {
       ...(outputs ? { included: outputs.map((output) => view.stateOutput(sv.version.id, output)) } : {}),
@@ -251,7 +288,12 @@ export function tfeRoutes(deps: TfeRouteDeps): Router {
     const sv = await tfe.states.read(actor, req.params.id);
     const summary = await tfe.states.summary(actor, sv.version);
     const page = paginate(summary.outputs, req.query as Record<string, unknown>);
-    sendDocument(res, 200, page.items.map((output) => view.stateOutput(sv.version.id, output)), { meta: page.meta });
+    sendDocument(
+      res,
+      200,
+      page.items.map((output) => view.stateOutput(sv.version.id, output)),
+      { meta: page.meta },
+    );
   });
   router.get('/state-version-outputs/:id', async (req, res) => {
     const { version, output } = await tfe.states.output(actorOf(res), req.params.id);
@@ -281,12 +323,13 @@ export function tfeRoutes(deps: TfeRouteDeps): Router {
   return router;
 }
 
-
 /** `tag-names`, or the `tags` relationship of a create. */
 function tagNames(attributes: Record<string, unknown>, body: unknown): unknown {
   if (attributes['tag-names'] !== undefined) return attributes['tag-names'];
   const tags = relationshipOf(body, 'tags');
-  return Array.isArray(tags) ? tags.map((tag) => (tag as { attributes?: { name?: unknown } }).attributes?.name ?? tag.id) : undefined;
+  return Array.isArray(tags)
+    ? tags.map((tag) => (tag as { attributes?: { name?: unknown } }).attributes?.name ?? tag.id)
+    : undefined;
 }
 
 /** The names of a tags relationship body: `{data: [{type: "tags", attributes: {name}}]}`. */
