@@ -92,6 +92,19 @@ export function tfeRoutes(deps: TfeRouteDeps): Router {
     sendDocument(res, 200, view.account(await tfe.login.accountDetails(actorOf(res))));
   });
 
+  // go-tfe's integration tests make an organization of their own for each test (and delete it).
+  router.post('/organizations', async (req, res) => {
+    const actor = actorOf(res);
+    const created = await useCases.orgs.create(actor, { name: attributesOf(req.body).name });
+    sendDocument(res, 201, view.organization(created.name, created.created_at, await abilities(actor, created.id)));
+  });
+  router.delete('/organizations/:org', async (req, res) => {
+    const actor = actorOf(res);
+    const org = await tfe.workspaces.orgs.resolve(actor, req.params.org, 'org.delete');
+    if (org.ownerId === actor.userId) throw new NotFoundError('org');
+    await useCases.orgs.delete(actor, org.ownerId);
+    res.status(204).end();
+  });
   router.get('/organizations/:org', async (req, res) => {
     const actor = actorOf(res);
     const org = await tfe.workspaces.organization(actor, req.params.org);
