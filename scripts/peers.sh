@@ -70,11 +70,14 @@ HELM_LDFLAGS="-X helm.sh/helm/v4/internal/version.version=v4.3.1"
 # its go.mod, fetched into the peers cache and compiled into one test binary, `bin/go-tfe.test`,
 # run as `go-tfe.test -test.run 'TestWorkspaces|TestStateVersions|TestVariables'` against
 # TFE_ADDRESS and TFE_TOKEN. Its source never enters the repository.
+# Its source (with the test fixtures) stays in $PEERS_DIR/src/go-tfe, where the tests must run.
 GO_TFE_MODULE=github.com/hashicorp/go-tfe
 GO_TFE_VERSION=v1.101.0
 
 # Bump to force every peer to rebuild when the way they are built changes.
 RECIPE_REVISION=1
+# go-tfe's recipe has its own revision, so changing it rebuilds only go-tfe.
+GO_TFE_RECIPE=2
 
 # ---------------------------------------------------------------------------
 
@@ -108,7 +111,7 @@ peer_spec() {
 	fake-gcs-server) MOD=$FAKE_GCS_MODULE VER=$FAKE_GCS_VERSION PKG=$FAKE_GCS_PACKAGE LDFLAGS=$FAKE_GCS_LDFLAGS ;;
 	opa) MOD=$OPA_MODULE VER=$OPA_VERSION PKG=$OPA_PACKAGE LDFLAGS=$OPA_LDFLAGS ;;
 	helm) MOD=$HELM_MODULE VER=$HELM_VERSION PKG=$HELM_PACKAGE LDFLAGS=$HELM_LDFLAGS ;;
-	go-tfe) MOD=$GO_TFE_MODULE VER=$GO_TFE_VERSION PKG= LDFLAGS="" ;;
+	go-tfe) MOD=$GO_TFE_MODULE VER=$GO_TFE_VERSION PKG= LDFLAGS="recipe=$GO_TFE_RECIPE" ;;
 	*) die "unknown peer '$1' (expected one of: ${PEERS[*]}, all)" ;;
 	esac
 }
@@ -244,8 +247,12 @@ build_peer() {
 		die "unexpected 'go mod download -json $MOD@$VER' output: $info"
 
 	if [[ $name == go-tfe ]]; then
-		# A library: its integration tests compiled from a writable copy of the module's source.
-		local src="$WORK/src"
+		# A library: its integration tests compiled from a writable copy of the module's source,
+		# kept as $PEERS_DIR/src/go-tfe (the tests read their fixtures relative to it: run them there).
+		local src="$PEERS_DIR/src/go-tfe"
+		chmod -R u+w "$src" 2>/dev/null || true
+		rm -rf "$src"
+		mkdir -p "$PEERS_DIR/src"
 		cp -R "$dir" "$src"
 		chmod -R u+w "$src"
 		(

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { UserActor } from '../domain/actors.js';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../domain/errors.js';
 import type { Variables, Vine } from '../domain/records.js';
@@ -21,6 +22,8 @@ export interface TfeVariable {
   name: string;
   value: string | null;
   sensitive: boolean;
+  /** Tells versions of a sensitive value apart without showing it (a digest of it). */
+  versionOf: string;
   vine: Vine;
 }
 
@@ -120,7 +123,7 @@ export class TfeVariableUseCases {
       const variable = name === null ? undefined : updated.variables[name];
       return variable && name !== null
         ? view(updated, name, variable)
-        : { name: '', value: null, sensitive: false, vine: updated };
+        : { name: '', value: null, sensitive: false, versionOf: '', vine: updated };
     });
   }
 }
@@ -134,5 +137,11 @@ function valueOf(value: unknown): string {
 }
 
 function view(vine: Vine, name: string, variable: { value: string; sensitive: boolean }): TfeVariable {
-  return { name, value: variable.sensitive ? null : variable.value, sensitive: variable.sensitive, vine };
+  return {
+    name,
+    value: variable.sensitive ? null : variable.value,
+    sensitive: variable.sensitive,
+    versionOf: createHash('sha256').update(variable.value).digest('hex'),
+    vine,
+  };
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   outputId,
   outputKind,
@@ -112,6 +113,9 @@ export function workspace(ws: TfeWorkspace, abilities: Abilities): Resource {
       organization: linkage('organizations', ws.organization),
       project: linkage('projects', projectId(vine.vineyard_id)),
       'current-state-version': ws.current ? linkage('state-versions', stateVersionId(ws.current.id)) : null,
+      vars: Object.keys(vine.variables)
+        .sort()
+        .map((name) => linkage('vars', variableId(name))),
     },
     { self: `/api/v2/organizations/${ws.organization}/workspaces/${vine.name}` },
   );
@@ -200,7 +204,11 @@ export function variable(view: TfeVariable): Resource {
       category: 'terraform',
       hcl: false,
       description: '',
-      'version-id': '',
+      // Changes whenever the variable does (HCP Terraform's is opaque too).
+      'version-id': createHash('sha256')
+        .update(`${view.name}\0${view.sensitive}\0${view.value ?? view.versionOf}`)
+        .digest('hex')
+        .slice(0, 32),
     },
     { configurable: linkage('workspaces', workspaceId(view.vine.id)) },
   );
