@@ -90,6 +90,16 @@ describe('a configuration state history in the CLI', () => {
     const current = await runTrellis(['configs', 'state', 'pull', 'hist'], { env: home.env() });
     expect(JSON.parse(current.stdout)).toMatchObject({ serial: 3, outputs: { marker: { value: 'first' } } });
 
+    // The configuration's page shows the same history, with a rollback button for operators.
+    const page = await fetch(`${server.url}/configurations/${String(ws.data.id).slice(3)}`, {
+      headers: { cookie: await server.sessionCookie() },
+    });
+    const html = await page.text();
+    expect(page.status).toBe(200);
+    expect(html).toContain('data-state-versions');
+    expect(html.match(/data-state-rollback="/g)).toHaveLength(2);
+    expect(html).toContain('<span class="muted">free</span>');
+
     const bad = await runTrellis(['configs', 'state', 'rollback', 'hist', 'latest'], { env: home.env() });
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('"latest" is not a state version number');

@@ -35,6 +35,7 @@ import { type OrgEntry, orgFilterOf, Standing } from './standing.js';
 import { signInPath } from './paths.js';
 import { securityHeaders } from './securityHeaders.js';
 import { tfeLoginRoutes } from './tfe/tfeLoginRoutes.js';
+import { stateSection } from './tfe/stateSection.js';
 
 export interface WebOptions {
   useCases: UseCases;
@@ -257,12 +258,20 @@ export function createWebRouter(options: WebOptions): Router {
     headers,
     signedIn(async ({ req, user, base, now, standing }) => {
       const vine = await useCases.vines.get(user, req.params.id);
-      const [vineyard, jobs, vcs] = await Promise.all([
+      const [vineyard, jobs, vcs, stateHistory] = await Promise.all([
         useCases.vineyards.get(user, vine.vineyard_id).catch(notFoundAsNull),
         useCases.jobs.list(user, { vine_id: vine.id }),
         useCases.vcs.find(user, vine.id),
+        useCases.tfe.history.list(user, vine.id),
       ]);
       const roles = await standing();
+      const state = stateSection({
+        base,
+        history: stateHistory,
+        mayUseState: roles.may(vine.owner_id, 'state.use'),
+        executionMode: vine.execution_mode,
+        tags: vine.tags,
+      });
       return vinePage({
         base,
         vine,
@@ -274,6 +283,7 @@ export function createWebRouter(options: WebOptions): Router {
         vcs,
         vcsProviders: useCases.vcs.providers(),
         now,
+        state,
         // What a cloud's trust policy names for this vine's job tokens (issue 16).
         ...(vine.cloud_identity?.kind === 'oidc'
           ? {
