@@ -44,6 +44,7 @@ describe('createTestCore', () => {
         'repositories',
         'signIn',
         'states',
+        'tfe',
         'vineyards',
         'vcsFeedback',
         'workers',
