@@ -26,6 +26,7 @@ import { hotQueryIndexesMigration } from './m023_hot_query_indexes.js';
 import { rowSecurityOnceMigration } from './m024_row_security_once.js';
 import { tfeWorkspacesMigration } from './m033_tfe_workspaces.js';
 import { tfeLoginCodesMigration } from './m034_tfe_login_codes.js';
+import { signInLinksMigration } from './m038_sign_in_links.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -55,6 +56,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   rowSecurityOnceMigration,
   tfeWorkspacesMigration,
   tfeLoginCodesMigration,
+  signInLinksMigration,
 ];
 
 /**

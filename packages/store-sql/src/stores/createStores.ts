@@ -14,6 +14,7 @@ import { SqlPlanArtifactStore } from './SqlPlanArtifactStore.js';
 import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
 import { SqlReleaseStore } from './SqlReleaseStore.js';
 import { SqlTfeLoginCodeStore } from './SqlTfeLoginCodeStore.js';
+import { SqlSignInLinkStore } from './SqlSignInLinkStore.js';
 import { SqlSigningKeyStore } from './SqlSigningKeyStore.js';
 import { SqlStateStore } from './SqlStateStore.js';
 import { SqlUserStore } from './SqlUserStore.js';
@@ -47,6 +48,7 @@ export function createStores(session: SqlSession): Stores {
     vcs: new SqlVcsConnectionStore(session),
     signingKeys: new SqlSigningKeyStore(session),
     tfeLoginCodes: new SqlTfeLoginCodeStore(session),
+    signInLinks: new SqlSignInLinkStore(session),
     vcsFeedback: new SqlVcsFeedbackStore(session),
   };
 }

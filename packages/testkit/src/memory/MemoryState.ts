@@ -15,6 +15,7 @@ import type {
   Policy,
   PolicyVersion,
   RefreshTokenRecord,
+  SignInLink,
   SigningKey,
   TfeLoginCode,
   StateLock,
@@ -90,6 +91,8 @@ export interface MemoryState {
   /** System records (issue 16), keyed by kid. */
   signingKeys: Map<string, SigningKey>;
   tfeLoginCodes: Map<string, TfeLoginCode>;
+  /** System records, keyed by token hash. */
+  signInLinks: Map<string, SignInLink>;
   /** Keyed by item id, in written order. */
   vcsFeedback: Map<string, VcsFeedbackItem>;
   /** Keyed by `<vine>:<provider>:<repository>#<number>`. */
@@ -126,6 +129,7 @@ export function emptyMemoryState(): MemoryState {
     vcsDeliveries: new Map(),
     signingKeys: new Map(),
     tfeLoginCodes: new Map(),
+    signInLinks: new Map(),
     vcsFeedback: new Map(),
     vcsComments: new Map(),
   };

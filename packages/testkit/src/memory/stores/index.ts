@@ -14,6 +14,7 @@ import { MemoryPlanArtifactStore } from './MemoryPlanArtifactStore.js';
 import { MemoryRefreshTokenStore } from './MemoryRefreshTokenStore.js';
 import { MemoryReleaseStore } from './MemoryReleaseStore.js';
 import { MemoryTfeLoginCodeStore } from './MemoryTfeLoginCodeStore.js';
+import { MemorySignInLinkStore } from './MemorySignInLinkStore.js';
 import { MemorySigningKeyStore } from './MemorySigningKeyStore.js';
 import { MemoryStateStore } from './MemoryStateStore.js';
 import { MemoryUserStore } from './MemoryUserStore.js';
@@ -37,6 +38,7 @@ export {
   MemoryPlanArtifactStore,
   MemoryRefreshTokenStore,
   MemoryReleaseStore,
+  MemorySignInLinkStore,
   MemorySigningKeyStore,
   MemoryStateStore,
   MemoryUserStore,
@@ -70,6 +72,7 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     vcs: new MemoryVcsConnectionStore(tx),
     signingKeys: new MemorySigningKeyStore(tx),
     tfeLoginCodes: new MemoryTfeLoginCodeStore(tx),
+    signInLinks: new MemorySignInLinkStore(tx),
     vcsFeedback: new MemoryVcsFeedbackStore(tx),
   };
 }
