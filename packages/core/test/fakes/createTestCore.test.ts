@@ -43,6 +43,7 @@ describe('createTestCore', () => {
         'releases',
         'repositories',
         'signIn',
+        'signInLinks',
         'states',
         'tfe',
         'vineyards',
