@@ -68,7 +68,7 @@ export class TfeVariableUseCases {
     if (name === null) throw new ValidationError('key is not a variable name', [{ path: 'key', message: 'invalid' }]);
     return this.change(actor, ref, (variables) => {
       if (variables[name]) throw new ConflictError('variable_exists', `the workspace already has a variable ${name}`);
-      variables[name] = { value: valueOf(input.value), sensitive: input.sensitive === true };
+      variables[name] = { value: variableValue(input.value), sensitive: input.sensitive === true };
       return name;
     });
   }
@@ -85,7 +85,7 @@ export class TfeVariableUseCases {
       }
       delete variables[name];
       variables[key] = {
-        value: input.value === undefined ? current.value : valueOf(input.value),
+        value: input.value === undefined ? current.value : variableValue(input.value),
         // A sensitive variable stays sensitive.
         sensitive: current.sensitive || input.sensitive === true,
       };
@@ -128,7 +128,7 @@ export class TfeVariableUseCases {
   }
 }
 
-function valueOf(value: unknown): string {
+function variableValue(value: unknown): string {
   if (value === undefined || value === null) return '';
   if (typeof value !== 'string' || value.length > 64 * 1024) {
     throw new ValidationError('value must be a string', [{ path: 'value', message: 'must be a string' }]);

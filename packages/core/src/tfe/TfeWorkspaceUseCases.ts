@@ -115,7 +115,7 @@ export class TfeWorkspaceUseCases {
 
   async update(actor: UserActor, ref: WorkspaceRef, input: TfeWorkspaceInput): Promise<TfeWorkspace> {
     const parsed = parseWorkspaceInput(input);
-    return this.change(actor, ref, 'vineyards.manage', 'vine.update', async (stores, vine) => {
+    return this.change(actor, ref, 'vineyards.manage', 'vine.update', async (_stores, vine) => {
       const patch = { ...parsed };
       if (patch.name !== undefined && patch.name === vine.name) delete patch.name;
       return { patch, details: { ...patch, via: 'terraform-cloud' } };

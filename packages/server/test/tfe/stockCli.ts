@@ -168,7 +168,7 @@ export class Terminal {
 
 /** The fields of the consent page's form, as a browser would send them. */
 export function formFields(page: string): Record<string, string> {
-  const unescape = (value: string) =>
+  const unescaped = (value: string) =>
     value
       .replaceAll('&quot;', '"')
       .replaceAll('&#39;', "'")
@@ -178,7 +178,7 @@ export function formFields(page: string): Record<string, string> {
   return Object.fromEntries(
     [...page.matchAll(/<input type="hidden" name="([a-z_]+)" value="([^"]*)">/g)].map((match) => [
       match[1] as string,
-      unescape(match[2] as string),
+      unescaped(match[2] as string),
     ]),
   );
 }
