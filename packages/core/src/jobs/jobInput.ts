@@ -1,6 +1,7 @@
-import { isOneOf, JOB_TYPES, type JobType } from '../domain/enums.js';
+import { isOneOf, JOB_STATUSES, JOB_TYPES, type JobType } from '../domain/enums.js';
 import { ValidationError } from '../domain/errors.js';
-import { optionalUuid } from '../domain/validation.js';
+import { optionalUuid, requireUuid } from '../domain/validation.js';
+import type { JobFilter } from '../ports/JobStore.js';
 
 /** `POST /api/jobs` as people send it. */
 export interface CreateJobInput {
@@ -65,4 +66,20 @@ export function parseErrorMessage(value: unknown): string | null {
     ]);
   }
   return value.length > MAX_ERROR_MESSAGE ? `${value.slice(0, MAX_ERROR_MESSAGE)}…` : value;
+}
+
+/** The filters of `GET /api/jobs`: a status, a vineyard, a vine. */
+export function parseJobFilter(query: { status?: unknown; vineyard_id?: unknown; vine_id?: unknown }): JobFilter {
+  const filter: JobFilter = {};
+  if (query.status !== undefined) {
+    if (!isOneOf(JOB_STATUSES, query.status)) {
+      throw new ValidationError(`status must be one of ${JOB_STATUSES.join(', ')}`, [
+        { path: 'status', message: `must be one of ${JOB_STATUSES.join(', ')}` },
+      ]);
+    }
+    filter.status = query.status;
+  }
+  if (query.vineyard_id !== undefined) filter.vineyard_id = requireUuid(query.vineyard_id, 'vineyard_id');
+  if (query.vine_id !== undefined) filter.vine_id = requireUuid(query.vine_id, 'vine_id');
+  return filter;
 }

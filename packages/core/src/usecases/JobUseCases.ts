@@ -1,6 +1,7 @@
+import { requireRunnableSource } from '../tfe/workspaces.js';
 import type { HeartbeatBuffer } from './HeartbeatBuffer.js';
 import type { UserActor, WorkerActor } from '../domain/actors.js';
-import { isOneOf, JOB_STATUSES, REPORTABLE_JOB_STATUSES, type ReportableJobStatus } from '../domain/enums.js';
+import { isOneOf, REPORTABLE_JOB_STATUSES, type ReportableJobStatus } from '../domain/enums.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.js';
 import { parseExecutionMetadata } from '../domain/jobResults.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
@@ -18,7 +19,7 @@ import {
 import type { JobTokenSubject, WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
 import { requireUuid } from '../domain/validation.js';
 import { type VineJobType, transitionVine } from '../domain/vineStateMachine.js';
-import { type CreateJobInput, parseErrorMessage, parseJobRequest } from '../jobs/jobInput.js';
+import { type CreateJobInput, parseErrorMessage, parseJobFilter, parseJobRequest } from '../jobs/jobInput.js';
 import { changedMeanwhile, type JobLifecycle } from '../jobs/JobLifecycle.js';
 import { sweepLostJobs } from '../jobs/lostAgentSweep.js';
 import { issueJobStateToken } from '../auth/jobStateToken.js';
@@ -31,7 +32,6 @@ import {
   snapshotOfVineAt,
   snapshotOfWorkerTarget,
 } from '../snapshot/configSnapshot.js';
-import type { JobFilter } from '../ports/JobStore.js';
 import { ownerScope, type Stores, systemScope, visibleOwners } from '../ports/UnitOfWork.js';
 import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
@@ -132,6 +132,7 @@ export class JobUseCases {
       } else {
         const found = await stores.vines.get(ownerId, vineId as string);
         if (!found) throw new NotFoundError('configuration');
+        requireRunnableSource(found);
         vine = found;
         // A DEPLOY of a git-driven plan deploys the commit that plan pinned (and its hash compares with the plan's).
         const plan = planJobId === null ? null : await stores.jobs.get(ownerId, planJobId);
@@ -168,17 +169,7 @@ export class JobUseCases {
     query: { status?: unknown; vineyard_id?: unknown; vine_id?: unknown; org_id?: unknown } & PageQuery = {},
   ): Promise<PageResult<JobSummary & { speculative: boolean }>> {
     const request = pageRequest(query, this.deps.settings.pageLimits);
-    const filter: JobFilter = {};
-    if (query.status !== undefined) {
-      if (!isOneOf(JOB_STATUSES, query.status)) {
-        throw new ValidationError(`status must be one of ${JOB_STATUSES.join(', ')}`, [
-          { path: 'status', message: `must be one of ${JOB_STATUSES.join(', ')}` },
-        ]);
-      }
-      filter.status = query.status;
-    }
-    if (query.vineyard_id !== undefined) filter.vineyard_id = requireUuid(query.vineyard_id, 'vineyard_id');
-    if (query.vine_id !== undefined) filter.vine_id = requireUuid(query.vine_id, 'vine_id');
+    const filter = parseJobFilter(query);
     const scope = await this.access.readScope(user, parseOwnerFilter(query.org_id));
     const page =
       scope === null

@@ -25,6 +25,7 @@ import { VineyardUseCases } from './VineyardUseCases.js';
 import { WorkerUseCases } from './WorkerUseCases.js';
 import { WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
 import { createJobLifecycle } from '../jobs/jobHooks.js';
+import { createTfeUseCases, type TfeUseCases } from '../tfe/index.js';
 
 /** Every use case over one set of ports: what the HTTP layer calls. */
 export interface UseCases {
@@ -51,6 +52,8 @@ export interface UseCases {
   planReviews: PlanReviewUseCases;
   workloadIdentity: WorkloadIdentityUseCases;
   gitEvents: GitEventUseCases;
+  /** The Terraform Cloud protocol (issue 26). */
+  tfe: TfeUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
@@ -59,6 +62,7 @@ export function createUseCases(deps: CoreDeps): UseCases {
   const workloadIdentity = new WorkloadIdentityUseCases(deps);
   // The one owner of the job lifecycle, shared by every use case that queues or ends a job.
   const lifecycle = createJobLifecycle(deps, { credentials });
+  const apiTokens = new ApiTokenUseCases(deps);
   return {
     auth: new AuthUseCases(deps),
     vineyards: new VineyardUseCases(deps),
@@ -72,7 +76,7 @@ export function createUseCases(deps: CoreDeps): UseCases {
     signIn: new SignInUseCases(deps),
     signInLinks: new SignInLinkUseCases(deps),
     repositories: new RepositoryUseCases(deps),
-    apiTokens: new ApiTokenUseCases(deps),
+    apiTokens,
     orgs: new OrgUseCases(deps),
     drift: new DriftUseCases(deps, lifecycle),
     notifications: new NotificationUseCases(deps),
@@ -83,5 +87,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     planReviews: new PlanReviewUseCases(deps, lifecycle),
     workloadIdentity,
     gitEvents: new GitEventUseCases(deps, lifecycle),
+    tfe: createTfeUseCases(deps, apiTokens),
   };
 }

@@ -45,6 +45,7 @@ describe('createTestCore', () => {
         'signIn',
         'signInLinks',
         'states',
+        'tfe',
         'vineyards',
         'vcsFeedback',
         'workers',

@@ -25,6 +25,8 @@ import { claimOneTripMigration } from './m022_claim_one_trip.js';
 import { hotQueryIndexesMigration } from './m023_hot_query_indexes.js';
 import { rowSecurityOnceMigration } from './m024_row_security_once.js';
 import { vcsGuardsMigration } from './m029_vcs_guards.js';
+import { tfeWorkspacesMigration } from './m033_tfe_workspaces.js';
+import { tfeLoginCodesMigration } from './m034_tfe_login_codes.js';
 import { signInLinksMigration } from './m038_sign_in_links.js';
 import { typedJobResultsMigration } from './m025_typed_job_results.js';
 import type { TrellisMigration } from './TrellisMigration.js';
@@ -55,6 +57,8 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   hotQueryIndexesMigration,
   rowSecurityOnceMigration,
   vcsGuardsMigration,
+  tfeWorkspacesMigration,
+  tfeLoginCodesMigration,
   signInLinksMigration,
   typedJobResultsMigration,
 ];

@@ -37,6 +37,8 @@ export interface VinePageInput {
   now: Date;
   /** For an OIDC identity: the issuer and the `sub` of this vine's DEPLOY jobs, for trust policies. */
   oidc?: { issuer: string; deploySubject: string };
+  /** The state section (issue 26): its history, lock and rollback buttons; absent: not shown. */
+  state?: Html;
 }
 
 /** The newest successful plan that no deploy has used yet: what "Deploy this plan" applies. */
@@ -111,6 +113,8 @@ ${input.vcs !== undefined ? repositorySection(input.vcs, vine, input.mayManage =
 </section>
 
 ${approvalSettingSection(vine.id, vine.approval ?? null, input.mayManage === true)}
+
+${input.state ?? ''}
 
 <section class="card">
   <h2>Last jobs</h2>
