@@ -10,6 +10,7 @@ import {
 } from '@trellis/core';
 import { z } from 'zod';
 import { jsonObject, uuid } from './common.js';
+import { ExecutionMetadataSchema } from './jobResults.js';
 import { CloudIdentitySettings, Job } from './records.js';
 
 export const ClaimQuery = z.object({
@@ -70,7 +71,7 @@ export const HeartbeatResponse = z.object({
 });
 export const StatusBody = z.object({
   status: z.enum(REPORTABLE_JOB_STATUSES).or(z.literal('QUEUED')),
-  execution_metadata: jsonObject.optional(),
+  execution_metadata: ExecutionMetadataSchema.optional(),
   error_message: z.string().optional(),
 });
 export const LogChunkBody = z.object({ log_chunk: z.string(), stream_type: z.enum(STREAM_TYPES) });

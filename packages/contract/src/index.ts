@@ -5,6 +5,7 @@
  * Enums, limits and formats come from core's constants.
  */
 export * from './agent.js';
+export * from './jobResults.js';
 export * from './audit.js';
 export * from './auth.js';
 export * from './cli.js';

@@ -59,7 +59,7 @@ export const PolicyList = z.object({ policies: z.array(PolicyRecord) });
 
 /** One policy's result on a plan (`execution_metadata.policy_results[]`). */
 export const PolicyResultRecord = z.object({
-  policy_id: uuid,
+  policy_id: z.string().describe('the id of the policy (a UUID)'),
   version: z.number().int().describe('the version the plan was checked with'),
   name: z.string(),
   enforcement: z.enum(POLICY_ENFORCEMENTS),

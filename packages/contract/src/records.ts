@@ -13,6 +13,7 @@ import {
 } from '@trellis/core';
 import { z } from 'zod';
 import { isoTime, jsonObject, uuid } from './common.js';
+import { ExecutionMetadataSchema } from './jobResults.js';
 
 export const Variables = z.record(z.string(), z.object({ value: z.string(), sensitive: z.boolean() }));
 const GitSource = z.object({
@@ -217,7 +218,7 @@ export const Job = z.object({
   claimed_by_worker_id: uuid.nullable(),
   plan_job_id: uuid.nullable(),
   target_worker_id: uuid.nullable(),
-  execution_metadata: jsonObject,
+  execution_metadata: ExecutionMetadataSchema,
   error_message: z.string().nullable(),
   created_at: isoTime,
   claimed_at: isoTime.nullable(),

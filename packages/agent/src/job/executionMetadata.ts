@@ -1,10 +1,7 @@
-import type { Json, JsonObject } from '@trellis/core';
+import { type Json, type JsonObject, MAX_RESOURCE_CHANGES, type PlanSummary, type ResourceChange } from '@trellis/core';
 
-export interface PlanSummary {
-  add: number;
-  change: number;
-  destroy: number;
-}
+// The results' shapes and limits are core's (`jobResults.ts`): the control plane judges them by the same rule.
+export { MAX_RESOURCE_CHANGES, type PlanSummary };
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -27,12 +24,9 @@ export function summarizePlan(plan: unknown): PlanSummary {
   return summary;
 }
 
-/** At most this many changed resources are listed in a PLAN's metadata; the rest are counted. */
-export const MAX_RESOURCE_CHANGES = 200;
-
 export interface ResourceChanges {
   /** Each resource the plan changes (no-op and read-only entries left out), in the plan's order. */
-  resource_changes: { address: string; actions: string[] }[];
+  resource_changes: ResourceChange[];
   /** How many more changed resources there were past `MAX_RESOURCE_CHANGES`. */
   resource_changes_omitted: number;
 }
@@ -42,7 +36,7 @@ export interface ResourceChanges {
  * (so a pull request comment can list them): at most `limit`, with a count of the rest.
  */
 export function resourceChanges(plan: unknown, limit = MAX_RESOURCE_CHANGES): ResourceChanges {
-  const listed: { address: string; actions: string[] }[] = [];
+  const listed: ResourceChange[] = [];
   let omitted = 0;
   const changes = isObject(plan) && Array.isArray(plan.resource_changes) ? plan.resource_changes : [];
   for (const entry of changes) {

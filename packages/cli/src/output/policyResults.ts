@@ -1,4 +1,4 @@
-import { type JsonObject, policyResultsOf } from '@trellis/core';
+import { type JobResults, policyResultsOf } from '@trellis/core';
 
 interface Styles {
   bold(text: string): string;
@@ -8,7 +8,7 @@ interface Styles {
 }
 
 /** `trellis jobs show`: each policy's result on a plan, with its messages (none: null). */
-export function renderPolicyResults(metadata: JsonObject, style: Styles): string | null {
+export function renderPolicyResults(metadata: Pick<JobResults, 'policy_results'>, style: Styles): string | null {
   const results = policyResultsOf(metadata);
   if (results.length === 0) return null;
   const lines = [style.bold('Policies:')];

@@ -1,4 +1,4 @@
-import { describeVcsFeedback, type JsonObject, type VcsFeedbackView } from '@trellis/core';
+import { describeVcsFeedback, type JobResults, type VcsFeedbackView } from '@trellis/core';
 
 interface Styles {
   bold(text: string): string;
@@ -7,18 +7,16 @@ interface Styles {
 }
 
 /** `trellis jobs show`: the resources a plan changes (none reported: null). */
-export function renderResourceChanges(metadata: JsonObject, style: Pick<Styles, 'bold'>): string | null {
-  const changes = metadata.resource_changes;
-  if (!Array.isArray(changes) || changes.length === 0) return null;
+export function renderResourceChanges(
+  metadata: Pick<JobResults, 'resource_changes' | 'resource_changes_omitted'>,
+  style: Pick<Styles, 'bold'>,
+): string | null {
+  const changes = metadata.resource_changes ?? [];
+  if (changes.length === 0) return null;
   const lines = [style.bold('Changes:')];
-  for (const change of changes) {
-    if (typeof change !== 'object' || change === null || Array.isArray(change)) continue;
-    const { address, actions } = change as { address?: unknown; actions?: unknown };
-    if (typeof address !== 'string' || !Array.isArray(actions)) continue;
-    lines.push(`  ${actions.join('/').padEnd(14)} ${address}`);
-  }
-  const omitted = metadata.resource_changes_omitted;
-  if (typeof omitted === 'number' && omitted > 0) lines.push(`  ...and ${omitted} more`);
+  for (const { address, actions } of changes) lines.push(`  ${actions.join('/').padEnd(14)} ${address}`);
+  const omitted = metadata.resource_changes_omitted ?? 0;
+  if (omitted > 0) lines.push(`  ...and ${omitted} more`);
   return lines.join('\n');
 }
 

@@ -38,6 +38,7 @@ export const AUDIT_ACTIONS = [
   'vine.update',
   'job.create',
   'job.cancel',
+  'job.fail',
   'plan.approve',
   'plan.reject',
   'plan.override',

@@ -10,8 +10,9 @@ export type JobEvent =
   | 'report_success'
   | 'report_failed'
   | 'report_cancelled'
-  | 'cancel' // a user cancelled it
-  | 'agent_lost'; // the lost-agent sweep gave up on the agent
+  | 'cancel' // a person (or the system, for a job that gives way) cancelled it
+  | 'agent_lost' // the agent running it is gone: silent past the lost-job timeout, or destroyed
+  | 'start_failed'; // the control plane could not start a job it handed out (no identity token)
 
 /** DESIGN §3 as data: the only allowed moves. Terminal states accept nothing. */
 export const JOB_TRANSITIONS: { readonly [S in JobStatus]: Readonly<Partial<Record<JobEvent, JobStatus>>> } = {
@@ -23,6 +24,7 @@ export const JOB_TRANSITIONS: { readonly [S in JobStatus]: Readonly<Partial<Reco
     report_cancelled: 'CANCELLED',
     cancel: 'CANCELLED',
     agent_lost: 'FAILED',
+    start_failed: 'FAILED',
   },
   SUCCESS: {},
   FAILED: {},
@@ -85,6 +87,8 @@ function describeJobEvent(event: JobEvent): string {
       return 'be cancelled';
     case 'agent_lost':
       return 'be failed for a lost agent';
+    case 'start_failed':
+      return 'be failed for not starting';
     default: {
       const unreachable: never = event;
       return unreachable;

@@ -6,7 +6,7 @@
  * of a plan with a failed mandatory policy needs an override, and a DEPLOY of a plan of a vine
  * that requires approval needs an approval.
  */
-import type { JsonObject } from './records.js';
+import type { JobResults } from './jobResults.js';
 
 export const POLICY_ENFORCEMENTS = ['advisory', 'mandatory'] as const;
 export type PolicyEnforcement = (typeof POLICY_ENFORCEMENTS)[number];
@@ -22,7 +22,7 @@ export interface PolicyToEvaluate {
 }
 
 /** One policy's result on one plan, as the agent reports it in `execution_metadata.policy_results`. */
-export interface PolicyResult {
+export type PolicyResult = {
   policy_id: string;
   version: number;
   name: string;
@@ -30,7 +30,7 @@ export interface PolicyResult {
   passed: boolean;
   /** The `deny` messages (empty when passed). */
   messages: string[];
-}
+};
 
 /** Who decided, and when. */
 export interface PlanDecisionBy {
@@ -57,27 +57,12 @@ export interface ApprovalSetting {
   separate_approver: boolean;
 }
 
-function isPolicyResult(value: unknown): value is PolicyResult {
-  if (typeof value !== 'object' || value === null) return false;
-  const r = value as Record<string, unknown>;
-  return (
-    typeof r['policy_id'] === 'string' &&
-    typeof r['version'] === 'number' &&
-    typeof r['name'] === 'string' &&
-    (POLICY_ENFORCEMENTS as readonly unknown[]).includes(r['enforcement']) &&
-    typeof r['passed'] === 'boolean' &&
-    Array.isArray(r['messages']) &&
-    r['messages'].every((m) => typeof m === 'string')
-  );
-}
-
-/** The policy results a job's metadata holds (none when the agent reported none). */
-export function policyResultsOf(metadata: JsonObject): PolicyResult[] {
-  const results: unknown = metadata['policy_results'];
-  return Array.isArray(results) ? results.filter((r: unknown): r is PolicyResult => isPolicyResult(r)) : [];
+/** The policy results a job's metadata holds (none when the agent reported none); typed when reported. */
+export function policyResultsOf(metadata: Pick<JobResults, 'policy_results'>): PolicyResult[] {
+  return metadata.policy_results ?? [];
 }
 
 /** The mandatory policies a plan failed: a DEPLOY of it needs an override. */
-export function failedMandatoryPolicies(metadata: JsonObject): PolicyResult[] {
+export function failedMandatoryPolicies(metadata: Pick<JobResults, 'policy_results'>): PolicyResult[] {
   return policyResultsOf(metadata).filter((r) => r.enforcement === 'mandatory' && !r.passed);
 }

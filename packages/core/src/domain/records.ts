@@ -1,6 +1,7 @@
 import type { OrgRole } from './roles.js';
 import type { ApprovalSetting, PlanApproval, PolicyOverride } from './policies.js';
 import type { VcsJobTrigger } from './vcs.js';
+import type { ExecutionMetadata } from './jobResults.js';
 /**
  * The records of SPEC §2 and DESIGN §2. Field names are snake_case because they are the API's
  * field names; times are ISO-8601 UTC strings; ids are UUIDs except log chunk ids (integers).
@@ -283,7 +284,8 @@ export interface Job {
   claimed_by_worker_id: string | null;
   plan_job_id: string | null;
   target_worker_id: string | null;
-  execution_metadata: JsonObject;
+  /** What its agent reported: the known results typed (`jobResults.ts`), and its own fields. */
+  execution_metadata: ExecutionMetadata;
   error_message: string | null;
   /** The vine's status when the job was claimed, restored if the job is cancelled. */
   vine_status_before: VineStatus | null;

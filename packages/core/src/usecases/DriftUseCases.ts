@@ -1,16 +1,14 @@
 import type { UserActor } from '../domain/actors.js';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.js';
-import type { DriftDetection, DriftResult, Job, JobTrigger, Vine, VineTriggers } from '../domain/records.js';
+import type { DriftDetection, Job, Vine, VineTriggers } from '../domain/records.js';
 import { isUuid } from '../domain/validation.js';
-import { transitionJob } from '../domain/jobStateMachine.js';
+import { createJobLifecycle } from '../jobs/jobHooks.js';
+import type { JobLifecycle } from '../jobs/JobLifecycle.js';
 import type { VineSettingsPatch } from '../ports/VineStore.js';
 import { type Stores, systemScope } from '../ports/UnitOfWork.js';
-import { configHash, snapshotOfVine } from '../snapshot/configSnapshot.js';
 import { Access } from './Access.js';
 import { recordAudit } from './audit.js';
-import { enqueueNotification } from './notificationOutbox.js';
-import { autoDeployAfterPlan } from './gitJobs.js';
-import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
+import type { CoreDeps } from './CoreDeps.js';
 import { jobForPeople, type VineView, vineForPeople } from './views.js';
 import { parseApprovalSetting } from './PlanReviewUseCases.js';
 
@@ -38,7 +36,10 @@ export interface VineSettingsInput {
 export class DriftUseCases {
   private readonly access: Access;
 
-  constructor(private readonly deps: CoreDeps) {
+  constructor(
+    private readonly deps: CoreDeps,
+    private readonly lifecycle: JobLifecycle = createJobLifecycle(deps),
+  ) {
     this.access = new Access(deps);
   }
 
@@ -102,7 +103,7 @@ export class DriftUseCases {
     const { record, scope } = await this.access.locate(user, 'jobs.run', 'configuration_not_found', (stores, ownerId) =>
       findVine(stores, ownerId, nameOrId),
     );
-    const job = await this.deps.uow.run(scope, async (stores) => {
+    const job = await this.lifecycle.run(scope, async (stores) => {
       const vine = await stores.vines.get(record.owner_id, record.id);
       if (!vine) throw new NotFoundError('configuration');
       if (vine.status !== 'DEPLOYED') {
@@ -117,16 +118,8 @@ export class DriftUseCases {
           'the configuration has a queued or running job; check drift when it is idle',
         );
       }
-      const queued = await queueDriftJob(stores, this.deps, vine);
-      await recordAudit(stores, this.deps, user, {
-        action: 'job.create',
-        target: { type: 'job', id: queued.id },
-        owner_id: queued.owner_id,
-        details: { job_type: queued.job_type, vine_id: vine.id, trigger: 'drift' },
-      });
-      return queued;
+      return this.queueCheck(stores, vine, user);
     });
-    await announce(this.deps.events, { type: 'job_queued', owner_id: job.owner_id, job_id: job.id });
     return jobForPeople(job);
   }
 
@@ -139,7 +132,7 @@ export class DriftUseCases {
    */
   async queueDue(now: Date = this.deps.clock.now()): Promise<Job[]> {
     const at = now.toISOString();
-    const queued = await this.deps.uow.run(systemScope, async (stores) => {
+    return this.lifecycle.run(systemScope, async (stores) => {
       const due = await stores.vines.takeDueDriftChecks(at, DRIFT_BATCH);
       const jobs: Job[] = [];
       for (const vine of due) {
@@ -151,162 +144,30 @@ export class DriftUseCases {
           vine.updated_at,
         );
         if (interval === undefined || vine.status !== 'DEPLOYED' || (await hasActiveJobs(stores, vine))) continue;
-        const job = await queueDriftJob(stores, this.deps, vine, at);
-        await recordAudit(stores, this.deps, 'system', {
-          action: 'job.create',
-          target: { type: 'job', id: job.id },
-          owner_id: job.owner_id,
-          details: { job_type: job.job_type, vine_id: vine.id, trigger: 'drift' },
-        });
-        jobs.push(job);
+        jobs.push(await this.queueCheck(stores, vine, 'system', at));
       }
       return jobs;
     });
-    for (const job of queued) {
-      await announce(this.deps.events, { type: 'job_queued', owner_id: job.owner_id, job_id: job.id });
-    }
-    return queued;
   }
-}
 
-/**
- * What a job's end means for drift and run triggers, in the unit of work of its status change:
- * a finished drift check records its result on the vine; a successful DEPLOY queues a PLAN of
- * each downstream vine. Returns the jobs it queued (to announce after commit).
- */
-export async function afterJobFinished(
-  stores: Stores,
-  deps: Pick<CoreDeps, 'random' | 'clock' | 'settings'>,
-  job: Job,
-  at: string,
-): Promise<Job[]> {
-  if (job.vine_id === null) return [];
-  if (job.trigger.type === 'drift' && (job.status === 'SUCCESS' || job.status === 'FAILED')) {
-    const drift = driftResultOf(job, at);
-    const before = await stores.vines.get(job.owner_id, job.vine_id);
-    await stores.vines.recordDrift(job.owner_id, job.vine_id, drift);
-    // Announced when the vine starts to drift, not again at every check that finds it still drifted.
-    if (drift.status === 'drifted' && before?.drift?.status !== 'drifted') {
-      await enqueueNotification(stores, deps, {
-        event: 'drift.detected',
-        owner_id: job.owner_id,
-        job_id: job.id,
-        vine_id: job.vine_id,
-        vineyard_id: job.vineyard_id,
-      });
-    }
-    return [];
-  }
-  // A push's plan with changes, on a vine connected with auto_deploy, is deployed (issue 13).
-  const deploy = await autoDeployAfterPlan(stores, deps, job, at);
-  if (deploy) return [deploy];
-  if (job.status !== 'SUCCESS' || job.job_type !== 'DEPLOY') return [];
-  const queued: Job[] = [];
-  for (const downstream of await stores.vines.listDownstream(job.owner_id, job.vine_id)) {
-    await cancelQueuedDriftChecks(stores, downstream.owner_id, downstream.id, at);
-    const planned = await createVineJob(
-      stores,
-      deps,
-      downstream,
-      { type: 'upstream', vine_id: job.vine_id, job_id: job.id },
-      at,
-    );
-    await recordAudit(stores, deps, 'system', {
-      action: 'job.create',
-      target: { type: 'job', id: planned.id },
-      owner_id: planned.owner_id,
-      details: { job_type: planned.job_type, vine_id: downstream.id, trigger: 'upstream', upstream_job_id: job.id },
+  /** A drift check: a PLAN of the vine as it is, that any of the owner's agents may run. */
+  private queueCheck(stores: Stores, vine: Vine, actor: UserActor | 'system', at?: string): Promise<Job> {
+    return this.lifecycle.queue(stores, {
+      owner_id: vine.owner_id,
+      job_type: 'PLAN',
+      vine,
+      trigger: { type: 'drift' },
+      actor,
+      created_by: null,
+      audit: { trigger: 'drift' },
+      ...(at === undefined ? {} : { at }),
     });
-    queued.push(planned);
   }
-  return queued;
 }
 
 /** A drift check: a speculative plan, never deployed and never offered for a deploy. */
 export function isDriftCheck(job: Pick<Job, 'trigger'>): boolean {
   return job.trigger.type === 'drift';
-}
-
-/** The result a finished drift check leaves on its vine. */
-export function driftResultOf(job: Job, at: string): DriftResult {
-  const base = { checked_at: job.finished_at ?? at, job_id: job.id };
-  if (job.status !== 'SUCCESS') {
-    return { ...base, status: 'unknown', changes: null, error: job.error_message ?? 'the drift check failed' };
-  }
-  const summary = job.execution_metadata.plan_summary;
-  const counts =
-    typeof summary === 'object' && summary !== null && !Array.isArray(summary)
-      ? { add: summary.add, change: summary.change, destroy: summary.destroy }
-      : null;
-  if (
-    counts === null ||
-    !Object.values(counts).every((n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0)
-  ) {
-    return { ...base, status: 'unknown', changes: null, error: 'the agent reported no plan summary' };
-  }
-  const changes = counts as { add: number; change: number; destroy: number };
-  const drifted = changes.add + changes.change + changes.destroy > 0;
-  return { ...base, status: drifted ? 'drifted' : 'in_sync', changes };
-}
-
-/** A job queued by a person (or a trigger) on a vine cancels the vine's queued drift checks. */
-export async function cancelQueuedDriftChecks(
-  stores: Stores,
-  ownerId: string,
-  vineId: string,
-  at: string,
-): Promise<Job[]> {
-  const queued = await stores.jobs.list(ownerId, { vine_id: vineId, status: 'QUEUED' });
-  const cancelled: Job[] = [];
-  for (const job of queued.filter((j) => j.trigger.type === 'drift')) {
-    const updated = await stores.jobs.update(ownerId, job.id, job.status, {
-      status: transitionJob(job.status, 'cancel'),
-      finished_at: at,
-      error_message: 'cancelled: a job was queued on the configuration after this drift check',
-    });
-    if (updated) cancelled.push(updated);
-  }
-  return cancelled;
-}
-
-async function queueDriftJob(stores: Stores, deps: Pick<CoreDeps, 'random' | 'clock'>, vine: Vine, at = isoNow(deps)) {
-  return createVineJob(stores, deps, vine, { type: 'drift' }, at);
-}
-
-/** A PLAN job of the vine, snapshotted now, that any of the owner's agents may run. */
-async function createVineJob(
-  stores: Stores,
-  deps: Pick<CoreDeps, 'random'>,
-  vine: Vine,
-  trigger: JobTrigger,
-  at: string,
-): Promise<Job> {
-  const snapshot = snapshotOfVine(vine);
-  return stores.jobs.create({
-    id: deps.random.uuid(),
-    owner_id: vine.owner_id,
-    job_type: 'PLAN',
-    status: 'QUEUED',
-    config_snapshot: snapshot,
-    config_hash: configHash(snapshot),
-    vine_id: vine.id,
-    vineyard_id: vine.vineyard_id,
-    cloud_identity_id: vine.cloud_identity_id,
-    assigned_worker_id: null,
-    claimed_by_worker_id: null,
-    plan_job_id: null,
-    target_worker_id: null,
-    execution_metadata: {},
-    error_message: null,
-    vine_status_before: null,
-    trigger,
-    created_by: null,
-    approval: null,
-    policy_override: null,
-    created_at: at,
-    claimed_at: null,
-    finished_at: null,
-  });
 }
 
 async function hasActiveJobs(stores: Stores, vine: Vine): Promise<boolean> {

@@ -4,33 +4,21 @@ import { isDomainError, UnauthorizedError, ValidationError } from '../domain/err
 import type { Job, JobTrigger } from '../domain/records.js';
 import { isUuid } from '../domain/validation.js';
 import { isFullCommitSha, type VcsConnection, type VcsDelivery, type VcsEvent } from '../domain/vcs.js';
-import { transitionJob } from '../domain/jobStateMachine.js';
 import type { WebhookRequestParts } from '../ports/VcsApi.js';
 import { type Stores, systemScope } from '../ports/UnitOfWork.js';
 import { pullRequestPlanning, reportIgnoredForkPullRequest } from '../vcs/forkPullRequests.js';
 import { ancestryNote, type CheckedPush, checkPushAncestry, newestKnownCommit } from '../vcs/pushAncestry.js';
 import { readWebhookBody } from '../vcs/webhookBody.js';
-import { recordAudit } from './audit.js';
-import { announce, type CoreDeps, isoNow, type VcsPort } from './CoreDeps.js';
-import { cancelQueuedDriftChecks } from './DriftUseCases.js';
-import { enqueueVcsFeedback } from './vcsFeedback.js';
-import { createGitJob } from './gitJobs.js';
+import type { JobLifecycle } from '../jobs/JobLifecycle.js';
+import { type CoreDeps, isoNow, type VcsPort } from './CoreDeps.js';
 import { openWebhookSecret, vcsTokenFor } from './vcsTokens.js';
 
 type PushEvent = Extract<VcsEvent, { kind: 'push' }>;
 type PullRequestEvent = Extract<VcsEvent, { kind: 'pull_request' }>;
 
-/** A job queued for a delivery, and the queued jobs that gave way to it. */
-interface Queued {
-  job: Job;
-  cancelled: Job[];
-}
-
 /** What a delivery queues, decided in the unit of work that queues it. */
 interface PlanToQueue {
   trigger: JobTrigger;
-  /** Queued jobs that give way to the new one. */
-  cancelled: Job[];
   /** A `SYSTEM` line for the new job's log, if any. */
   note: string | null;
 }
@@ -71,7 +59,10 @@ interface DeliveryKeys {
  *   older queued plans of the same pull request; a fork's only as `fork_pull_requests` allows.
  */
 export class GitEventUseCases {
-  constructor(private readonly deps: CoreDeps) {}
+  constructor(
+    private readonly deps: CoreDeps,
+    private readonly lifecycle: JobLifecycle,
+  ) {}
 
   /**
    * `POST /api/webhooks/{provider}?vine=`. Throws `401 webhook_signature_invalid` when the
@@ -115,18 +106,7 @@ export class GitEventUseCases {
       event.kind === 'push'
         ? await this.onPush(ports, keys, delivery, event, connection)
         : await this.onPullRequest(ports, keys, delivery, event, connection);
-    if (!queued) return { jobs: [] };
-    // Announced after commit: the jobs that gave way to the new one, then the new one.
-    for (const job of queued.cancelled) {
-      await announce(this.deps.events, {
-        type: 'job_status_changed',
-        owner_id: job.owner_id,
-        job_id: job.id,
-        status: job.status,
-      });
-    }
-    await announce(this.deps.events, { type: 'job_queued', owner_id: queued.job.owner_id, job_id: queued.job.id });
-    return { jobs: [queued.job] };
+    return { jobs: queued ? [queued] : [] };
   }
 
   private async onPush(
@@ -135,7 +115,7 @@ export class GitEventUseCases {
     delivery: VcsDelivery,
     event: PushEvent,
     connection: VcsConnection,
-  ): Promise<Queued | null> {
+  ): Promise<Job | null> {
     if (event.deleted || event.branch === null || event.branch !== connection.branch) {
       return this.recordOnly(keys).then(() => null);
     }
@@ -154,13 +134,12 @@ export class GitEventUseCases {
       ? await checkPushAncestry(this.deps, ports.api, connection, event.commit_sha)
       : null;
     return this.queuePlan(keys, delivery, connection, event.commit_sha, async (stores) => {
-      if (checked === null) return { trigger, cancelled: [], note: null };
+      if (checked === null) return { trigger, note: null };
       // Another push queued since the check moved the vine's newest commit: this one was not checked against it.
       const base = await newestKnownCommit(stores, connection.owner_id, connection.vine_id, connection.branch);
       const final: CheckedPush = base === checked.base ? checked : { ancestry: 'unknown', base };
       return {
         trigger: { ...trigger, ancestry: final.ancestry },
-        cancelled: [],
         note: ancestryNote(final, trigger.commit_sha),
       };
     });
@@ -172,7 +151,7 @@ export class GitEventUseCases {
     delivery: VcsDelivery,
     event: PullRequestEvent,
     connection: VcsConnection,
-  ): Promise<Queued | null> {
+  ): Promise<Job | null> {
     if (!connection.pull_requests || event.base_branch !== connection.branch) {
       return this.recordOnly(keys).then(() => null);
     }
@@ -202,11 +181,10 @@ export class GitEventUseCases {
       fork: event.fork,
       secrets_withheld: planning === 'plan_without_secrets',
     };
-    return this.queuePlan(keys, delivery, connection, headSha, async (stores, at) => ({
-      trigger,
-      cancelled: await cancelOlderPullRequestPlans(stores, this.deps, connection, event.number, at),
-      note: null,
-    }));
+    return this.queuePlan(keys, delivery, connection, headSha, async (stores) => {
+      await cancelOlderPullRequestPlans(stores, this.lifecycle, connection, event.number);
+      return { trigger, note: null };
+    });
   }
 
   /**
@@ -243,25 +221,22 @@ export class GitEventUseCases {
     delivery: VcsDelivery,
     connection: VcsConnection,
     commit: string,
-    decide: (stores: Stores, at: string) => Promise<PlanToQueue>,
-  ): Promise<Queued | null> {
-    return this.deps.uow.run(systemScope, async (stores) => {
+    decide: (stores: Stores) => Promise<PlanToQueue>,
+  ): Promise<Job | null> {
+    return this.lifecycle.run(systemScope, async (stores) => {
       const at = isoNow(this.deps);
       if (!(await firstDelivery(stores, keys, at))) return null;
       const vine = await stores.vines.get(connection.owner_id, connection.vine_id);
       if (!vine) return null;
-      const { trigger, cancelled, note } = await decide(stores, at);
-      // As for run triggers: the vine's queued drift checks give way to the new job.
-      cancelled.push(...(await cancelQueuedDriftChecks(stores, vine.owner_id, vine.id, at)));
-      const job = await createGitJob(stores, this.deps, vine, 'PLAN', trigger, commit, null, at);
-      if (note !== null) await stores.logs.append(job.owner_id, job.id, note, 'SYSTEM', at);
-      await recordAudit(stores, this.deps, 'system', {
-        action: 'job.create',
-        target: { type: 'job', id: job.id },
-        owner_id: job.owner_id,
-        details: {
-          job_type: job.job_type,
-          vine_id: vine.id,
+      const { trigger, note } = await decide(stores);
+      const job = await this.lifecycle.queue(stores, {
+        owner_id: vine.owner_id,
+        job_type: 'PLAN',
+        vine,
+        commit,
+        trigger,
+        actor: 'system',
+        audit: {
           trigger: trigger.type,
           commit_sha: commit,
           delivery_id: delivery.delivery_id,
@@ -275,7 +250,8 @@ export class GitEventUseCases {
           ...(trigger.type === 'push' && trigger.ancestry !== undefined ? { ancestry: trigger.ancestry } : {}),
         },
       });
-      return { job, cancelled };
+      if (note !== null) await stores.logs.append(job.owner_id, job.id, note, 'SYSTEM', at);
+      return job;
     });
   }
 }
@@ -303,27 +279,23 @@ export function touchesPaths(files: readonly string[] | null, paths: readonly st
   return files.some((file) => matches(file));
 }
 
-/** A new commit on a pull request: its older queued plans of the vine are cancelled. */
+/**
+ * A new commit on a pull request: its older queued plans of the vine are cancelled (their
+ * commits' pending statuses become `error`; the newer commit gets its own).
+ */
 async function cancelOlderPullRequestPlans(
   stores: Stores,
-  deps: CoreDeps,
+  lifecycle: JobLifecycle,
   connection: VcsConnection,
   number: number,
-  at: string,
-): Promise<Job[]> {
+): Promise<void> {
   const queued = await stores.jobs.list(connection.owner_id, { vine_id: connection.vine_id, status: 'QUEUED' });
-  const cancelled: Job[] = [];
   for (const job of queued) {
     if (job.job_type !== 'PLAN' || job.trigger.type !== 'pull_request' || job.trigger.number !== number) continue;
-    const updated = await stores.jobs.update(job.owner_id, job.id, job.status, {
-      status: transitionJob(job.status, 'cancel'),
-      finished_at: at,
-      error_message: `cancelled: a newer commit of pull request #${number} was pushed`,
+    await lifecycle.end(stores, job, 'cancel', {
+      reason: 'superseded',
+      actor: 'system',
+      message: `cancelled: a newer commit of pull request #${number} was pushed`,
     });
-    if (!updated) continue;
-    cancelled.push(updated);
-    // Its commit's pending status becomes `error` (cancelled); the newer commit gets its own.
-    await enqueueVcsFeedback(stores, deps, updated, 'ended');
   }
-  return cancelled;
 }

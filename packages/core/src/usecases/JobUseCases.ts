@@ -1,19 +1,11 @@
 import { requireRunnableSource } from '../tfe/workspaces.js';
-import { recordAudit } from './audit.js';
-import type { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import type { HeartbeatBuffer } from './HeartbeatBuffer.js';
 import type { UserActor, WorkerActor } from '../domain/actors.js';
-import {
-  isOneOf,
-  JOB_STATUSES,
-  JOB_TYPES,
-  type JobStatus,
-  REPORTABLE_JOB_STATUSES,
-  type ReportableJobStatus,
-} from '../domain/enums.js';
-import { ConflictError, ForbiddenError, NotFoundError, TooLargeError, ValidationError } from '../domain/errors.js';
+import { isOneOf, REPORTABLE_JOB_STATUSES, type ReportableJobStatus } from '../domain/enums.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.js';
+import { parseExecutionMetadata } from '../domain/jobResults.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
-import { type JobEvent, isTerminalJobStatus, transitionJob } from '../domain/jobStateMachine.js';
+import type { JobEvent } from '../domain/jobStateMachine.js';
 import {
   type CloudIdentitySettings,
   type ConfigSnapshot,
@@ -21,12 +13,15 @@ import {
   isSpeculativeTrigger,
   type Job,
   type JobSummary,
-  type JsonObject,
+  type Vine,
   type Vineyard,
 } from '../domain/records.js';
 import type { JobTokenSubject, WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
-import { optionalUuid, requireUuid } from '../domain/validation.js';
+import { requireUuid } from '../domain/validation.js';
 import { type VineJobType, transitionVine } from '../domain/vineStateMachine.js';
+import { type CreateJobInput, parseErrorMessage, parseJobFilter, parseJobRequest } from '../jobs/jobInput.js';
+import { changedMeanwhile, type JobLifecycle } from '../jobs/JobLifecycle.js';
+import { sweepLostJobs } from '../jobs/lostAgentSweep.js';
 import { issueJobStateToken } from '../auth/jobStateToken.js';
 import { type StateAccess, stateAccessOf } from '../domain/stateAccess.js';
 import { jobForAgent, secretsWithheld, withheldSecretsNote } from '../vcs/forkPullRequests.js';
@@ -37,22 +32,15 @@ import {
   snapshotOfVineAt,
   snapshotOfWorkerTarget,
 } from '../snapshot/configSnapshot.js';
-import type { JobFilter, JobPatch } from '../ports/JobStore.js';
 import { ownerScope, type Stores, systemScope, visibleOwners } from '../ports/UnitOfWork.js';
 import { Access, parseOwnerFilter } from './Access.js';
-import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
-import { extractDeploymentOutputs, finalizeDeployment, redactSensitiveOutputs } from './finalizeDeployment.js';
-import { enqueueJobEnd } from './notificationOutbox.js';
-import { enqueueVcsFeedback } from './vcsFeedback.js';
+import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
+import { redactSensitiveOutputs } from './finalizeDeployment.js';
 import { jobForPeople, type JobView } from './views.js';
 import type { PolicyToEvaluate } from '../domain/policies.js';
 import { policiesForVine } from './PolicyUseCases.js';
-import { afterJobFinished, cancelQueuedDriftChecks, isDriftCheck } from './DriftUseCases.js';
-import {
-  checkPlanReviews,
-  enqueuePlanNeedsApproval,
-  requireNoApprovalForPlanlessDeploy,
-} from './PlanReviewUseCases.js';
+import { isDriftCheck } from './DriftUseCases.js';
+import { checkPlanReviews, requireNoApprovalForPlanlessDeploy } from './PlanReviewUseCases.js';
 import type { ApprovalSetting } from '../domain/policies.js';
 import type { GitProvider } from '../domain/enums.js';
 import type { VcsConnection } from '../domain/vcs.js';
@@ -68,13 +56,7 @@ export const GIT_TOKEN_USERNAMES: Readonly<Record<GitProvider, string>> = {
   bitbucket: 'x-token-auth',
 };
 
-export interface CreateJobInput {
-  job_type: unknown;
-  configuration_id?: unknown;
-  assigned_worker_id?: unknown;
-  plan_job_id?: unknown;
-  target_worker_id?: unknown;
-}
+export type { CreateJobInput } from '../jobs/jobInput.js';
 
 export interface StatusReport {
   status: unknown;
@@ -110,22 +92,18 @@ export interface ClaimedJob {
   state_access: StateAccess;
 }
 
-const REPORT_EVENTS: Readonly<Record<ReportableJobStatus, JobEvent>> = {
-  PROCESSING: 'report_processing',
+const END_EVENTS: Readonly<Record<Exclude<ReportableJobStatus, 'PROCESSING'>, JobEvent>> = {
   SUCCESS: 'report_success',
   FAILED: 'report_failed',
   CANCELLED: 'report_cancelled',
 };
-
-const MAX_ERROR_MESSAGE = 4000;
-const MAX_METADATA_BYTES = 256 * 1024;
 
 export class JobUseCases {
   private readonly access: Access;
 
   constructor(
     private readonly deps: CoreDeps,
-    private readonly credentials: WorkerCredentialCache,
+    private readonly lifecycle: JobLifecycle,
     private readonly heartbeats: HeartbeatBuffer,
     private readonly workloadIdentity?: WorkloadIdentityUseCases,
   ) {
@@ -134,37 +112,7 @@ export class JobUseCases {
 
   /** `POST /api/jobs`: snapshot and hash of the vine, plan checks (DESIGN §3). */
   async create(user: UserActor, input: CreateJobInput): Promise<JobView> {
-    if (!isOneOf(JOB_TYPES, input.job_type)) {
-      throw new ValidationError(`job_type must be one of ${JOB_TYPES.join(', ')}`, [
-        { path: 'job_type', message: `must be one of ${JOB_TYPES.join(', ')}` },
-      ]);
-    }
-    const jobType = input.job_type;
-    const vineId = optionalUuid(input.configuration_id, 'configuration_id');
-    const assignedWorkerId = optionalUuid(input.assigned_worker_id, 'assigned_worker_id');
-    const planJobId = optionalUuid(input.plan_job_id, 'plan_job_id');
-    const targetWorkerId = optionalUuid(input.target_worker_id, 'target_worker_id');
-    if (jobType === 'DESTROY_WORKER' && targetWorkerId === null) {
-      throw new ValidationError('a DESTROY_WORKER job needs target_worker_id', [
-        { path: 'target_worker_id', message: 'required for DESTROY_WORKER' },
-      ]);
-    }
-    if (jobType !== 'DESTROY_WORKER' && vineId === null) {
-      throw new ValidationError(`a ${jobType} job needs configuration_id`, [
-        { path: 'configuration_id', message: `required for ${jobType}` },
-      ]);
-    }
-    if (planJobId !== null && jobType !== 'DEPLOY') {
-      throw new ValidationError('plan_job_id is only for DEPLOY jobs', [
-        { path: 'plan_job_id', message: 'only for DEPLOY' },
-      ]);
-    }
-    if (assignedWorkerId !== null && assignedWorkerId === targetWorkerId) {
-      throw new ValidationError('a worker cannot run its own DESTROY_WORKER job', [
-        { path: 'assigned_worker_id', message: 'must differ from target_worker_id' },
-      ]);
-    }
-
+    const { jobType, vineId, assignedWorkerId, planJobId, targetWorkerId } = parseJobRequest(input);
     // A job belongs to its vine's owner (to its target's, for DESTROY_WORKER).
     const located =
       jobType === 'DESTROY_WORKER'
@@ -175,15 +123,10 @@ export class JobUseCases {
             stores.vines.get(ownerId, vineId as string),
           );
     const ownerId = located.record.owner_id;
-    const queued = await this.deps.uow.run(located.scope, async (stores) => {
+    const job = await this.lifecycle.run(located.scope, async (stores) => {
       if (assignedWorkerId !== null) await this.requireLiveWorker(stores, ownerId, assignedWorkerId);
       let snapshot: ConfigSnapshot;
-      let vine: {
-        id: string;
-        vineyard_id: string;
-        cloud_identity_id: string | null;
-        approval: ApprovalSetting | null;
-      } | null = null;
+      let vine: Vine | null = null;
       if (jobType === 'DESTROY_WORKER') {
         snapshot = snapshotOfWorkerTarget(await this.requireLiveWorker(stores, ownerId, targetWorkerId as string));
       } else {
@@ -203,46 +146,20 @@ export class JobUseCases {
         // A vine that requires approval deploys only an approved plan: a DEPLOY without one is refused.
         requireNoApprovalForPlanlessDeploy(vine.approval);
       }
-      // A person's job never waits behind a drift check: queued checks of the vine give way.
-      const givenWay = vine === null ? [] : await cancelQueuedDriftChecks(stores, ownerId, vine.id, isoNow(this.deps));
-      const created = await stores.jobs.create({
-        id: this.deps.random.uuid(),
+      const target = jobType === 'DESTROY_WORKER' ? targetWorkerId : null;
+      return this.lifecycle.queue(stores, {
         owner_id: ownerId,
         job_type: jobType,
-        status: 'QUEUED',
-        config_snapshot: snapshot,
-        config_hash: hash,
-        vine_id: vine?.id ?? null,
-        vineyard_id: vine?.vineyard_id ?? null,
-        cloud_identity_id: vine?.cloud_identity_id ?? null,
+        vine,
+        configuration: { snapshot, hash },
         assigned_worker_id: assignedWorkerId,
-        claimed_by_worker_id: null,
         plan_job_id: planJobId,
-        target_worker_id: jobType === 'DESTROY_WORKER' ? targetWorkerId : null,
-        execution_metadata: {},
-        error_message: null,
-        vine_status_before: null,
+        target_worker_id: target,
         trigger: { type: 'manual' },
-        created_by: user.userId,
-        approval: null,
-        policy_override: null,
-        created_at: isoNow(this.deps),
-        claimed_at: null,
-        finished_at: null,
+        actor: user,
+        audit: { target_worker_id: target },
       });
-      await recordAudit(stores, this.deps, user, {
-        action: 'job.create',
-        target: { type: 'job', id: created.id },
-        owner_id: ownerId,
-        details: { job_type: jobType, vine_id: created.vine_id, target_worker_id: created.target_worker_id },
-      });
-      // A git-triggered job's commit gets its pending status (nothing for a person's job).
-      await enqueueVcsFeedback(stores, this.deps, created, 'queued');
-      return { created, givenWay };
     });
-    const job = queued.created;
-    for (const cancelled of queued.givenWay) await this.announceStatus(cancelled);
-    await announce(this.deps.events, { type: 'job_queued', owner_id: ownerId, job_id: job.id });
     return jobForPeople(job);
   }
 
@@ -252,17 +169,7 @@ export class JobUseCases {
     query: { status?: unknown; vineyard_id?: unknown; vine_id?: unknown; org_id?: unknown } & PageQuery = {},
   ): Promise<PageResult<JobSummary & { speculative: boolean }>> {
     const request = pageRequest(query, this.deps.settings.pageLimits);
-    const filter: JobFilter = {};
-    if (query.status !== undefined) {
-      if (!isOneOf(JOB_STATUSES, query.status)) {
-        throw new ValidationError(`status must be one of ${JOB_STATUSES.join(', ')}`, [
-          { path: 'status', message: `must be one of ${JOB_STATUSES.join(', ')}` },
-        ]);
-      }
-      filter.status = query.status;
-    }
-    if (query.vineyard_id !== undefined) filter.vineyard_id = requireUuid(query.vineyard_id, 'vineyard_id');
-    if (query.vine_id !== undefined) filter.vine_id = requireUuid(query.vine_id, 'vine_id');
+    const filter = parseJobFilter(query);
     const scope = await this.access.readScope(user, parseOwnerFilter(query.org_id));
     const page =
       scope === null
@@ -302,27 +209,13 @@ export class JobUseCases {
     const located = await this.access.locate(user, 'jobs.run', 'job_not_found', (stores, ownerId) =>
       stores.jobs.get(ownerId, jobId),
     );
-    const job = await this.deps.uow.run(located.scope, async (stores) => {
+    const job = await this.lifecycle.run(located.scope, async (stores) => {
       const current = await stores.jobs.get(located.record.owner_id, jobId);
       if (!current) throw new NotFoundError('job');
-      const status = transitionJob(current.status, 'cancel');
-      const updated = await this.applyUpdate(stores, current, {
-        status,
-        finished_at: isoNow(this.deps),
-        error_message: 'cancelled by user',
-      });
-      if (current.status === 'PROCESSING') await this.moveVine(stores, updated);
-      await enqueueJobEnd(stores, this.deps, updated);
-      await enqueueVcsFeedback(stores, this.deps, updated, 'ended');
-      await recordAudit(stores, this.deps, user, {
-        action: 'job.cancel',
-        target: { type: 'job', id: jobId },
-        owner_id: current.owner_id,
-        details: { job_type: current.job_type, status_before: current.status },
-      });
-      return updated;
+      const ended = await this.lifecycle.end(stores, current, 'cancel', { reason: 'cancelled_by_person', actor: user });
+      if (!ended) throw changedMeanwhile();
+      return ended;
     });
-    await this.announceStatus(job);
     return jobForPeople(job);
   }
 
@@ -366,7 +259,12 @@ export class JobUseCases {
     });
     if (!claimed) return null;
     const { connection, subject, ...rest } = claimed;
-    await this.announceStatus(rest.job);
+    await announce(this.deps.events, {
+      type: 'job_status_changed',
+      owner_id: rest.job.owner_id,
+      job_id: rest.job.id,
+      status: rest.job.status,
+    });
     const { job, cloud_identity } = rest;
     const state_token =
       job.vine_id === null
@@ -430,138 +328,25 @@ export class JobUseCases {
       ]);
     }
     const reported = report.status;
-    const metadata = redactSensitiveOutputs(parseMetadata(report.execution_metadata));
+    const metadata = redactSensitiveOutputs(parseExecutionMetadata(report.execution_metadata));
     const errorMessage = parseErrorMessage(report.error_message);
-
-    const { updated: job, triggered } = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+    return this.lifecycle.run(ownerScope(worker.ownerId), async (stores) => {
       const current = await this.requireClaimedBy(stores, worker, jobId);
-      const status = transitionJob(current.status, REPORT_EVENTS[reported]);
-      const merged = { ...current.execution_metadata, ...metadata };
-      this.requireMetadataWithinCap(merged);
-      const outputs = status === 'SUCCESS' && current.job_type === 'DEPLOY' ? extractDeploymentOutputs(merged) : null;
-      const at = isoNow(this.deps);
-      const updated = await this.applyUpdate(stores, current, {
-        status,
-        execution_metadata: merged,
-        ...(isTerminalJobStatus(status) ? { finished_at: at } : {}),
-        ...(status === 'FAILED' ? { error_message: errorMessage ?? 'the job failed' } : {}),
-        ...(status === 'CANCELLED' ? { error_message: errorMessage ?? 'cancelled by the agent' } : {}),
+      if (reported === 'PROCESSING') return this.lifecycle.progress(stores, current, metadata);
+      const ended = await this.lifecycle.end(stores, current, END_EVENTS[reported], {
+        reason: 'reported',
+        actor: worker,
+        message: errorMessage,
+        metadata,
       });
-      if (status !== 'PROCESSING') await this.moveVine(stores, updated);
-      if (outputs && updated.vine_id !== null) {
-        await finalizeDeployment(stores, { ...updated, vine_id: updated.vine_id }, outputs, at);
-      }
-      if (status === 'SUCCESS' && updated.job_type === 'DESTROY' && updated.vine_id !== null) {
-        await stores.vines.clearComponents(updated.owner_id, updated.vine_id);
-      }
-      if (status === 'SUCCESS' && updated.job_type === 'DESTROY_WORKER' && updated.target_worker_id !== null) {
-        await stores.workers.markDestroyed(updated.owner_id, updated.target_worker_id, at);
-        await this.cancelJobsAssignedTo(stores, updated.owner_id, updated.target_worker_id, at);
-      }
-      await enqueueJobEnd(stores, this.deps, updated);
-      await enqueuePlanNeedsApproval(stores, this.deps, updated);
-      await enqueueVcsFeedback(stores, this.deps, updated, 'ended');
-      const triggered = isTerminalJobStatus(status) ? await afterJobFinished(stores, this.deps, updated, at) : [];
-      return { updated, triggered };
+      if (!ended) throw changedMeanwhile();
+      return ended;
     });
-    for (const queued of triggered) {
-      await announce(this.deps.events, { type: 'job_queued', owner_id: queued.owner_id, job_id: queued.id });
-    }
-    if (job.status === 'SUCCESS' && job.job_type === 'DESTROY_WORKER' && job.target_worker_id !== null) {
-      // A destroyed worker's token stops working at once: here, and on other replicas by the event.
-      this.credentials.forget(job.target_worker_id);
-      await announce(this.deps.events, {
-        type: 'worker_credentials_changed',
-        owner_id: job.owner_id,
-        worker_id: job.target_worker_id,
-      });
-    }
-    if (job.status !== 'PROCESSING') await this.announceStatus(job);
-    return job;
   }
 
-  /** Each update is capped on its own; this caps what they add up to on the job. */
-  private requireMetadataWithinCap(merged: JsonObject): void {
-    const limit = this.deps.settings.maxExecutionMetadataBytes;
-    if (Buffer.byteLength(JSON.stringify(merged), 'utf8') > limit) {
-      throw new TooLargeError(
-        'metadata_too_large',
-        `the job's execution_metadata, merged across its updates, must be at most ${limit} bytes`,
-        limit,
-      );
-    }
-  }
-
-  /**
-   * The lost-agent sweep: `PROCESSING` jobs of workers silent longer than the lost-job timeout
-   * become `FAILED`, and their vines with them. Returns the jobs it failed.
-   */
+  /** The lost-agent sweep (`jobs/lostAgentSweep.ts`): returns the jobs it ended. */
   async sweepLostJobs(): Promise<Job[]> {
-    // This replica's queued heartbeats first; other replicas' queued ones are recent by the
-    // `HeartbeatBuffer` rule (a heartbeat after a long silence is written at once).
-    await this.heartbeats.flush();
-    const now = this.deps.clock.now();
-    const timeout = this.deps.settings.lostJobTimeoutSeconds;
-    const cutoff = isoSecondsBefore(now, timeout);
-    const lost = await this.deps.uow.read(systemScope, (stores) => stores.jobs.listLost(cutoff));
-    const failed: Job[] = [];
-    for (const job of lost) {
-      const updated = await this.deps.uow.run(ownerScope(job.owner_id), async (stores) => {
-        const current = await stores.jobs.get(job.owner_id, job.id);
-        if (current?.status !== 'PROCESSING') return null;
-        // The agent may have come back since the search: a heartbeat after the cutoff spares its job.
-        const agent = current.claimed_by_worker_id
-          ? await stores.workers.get(job.owner_id, current.claimed_by_worker_id)
-          : null;
-        if (agent?.last_heartbeat && Date.parse(agent.last_heartbeat) >= Date.parse(cutoff)) return null;
-        const result = await stores.jobs.update(job.owner_id, job.id, 'PROCESSING', {
-          status: transitionJob(current.status, 'agent_lost'),
-          finished_at: now.toISOString(),
-          error_message: `the agent running this job was lost: no heartbeat from worker ${current.claimed_by_worker_id} for over ${timeout} s`,
-        });
-        if (result) {
-          await this.moveVine(stores, result);
-          await this.releaseStateLock(stores, result);
-          await enqueueJobEnd(stores, this.deps, result);
-          await enqueueVcsFeedback(stores, this.deps, result, 'lost');
-          // A lost drift check leaves `unknown` with its reason (a lost deploy triggers nothing).
-          await afterJobFinished(stores, this.deps, result, now.toISOString());
-        }
-        return result;
-      });
-      if (updated) {
-        failed.push(updated);
-        await this.announceStatus(updated);
-      }
-    }
-    return failed;
-  }
-
-  /**
-   * The engine of a lost agent cannot unlock its vine's state; one job runs per vine, so the lock
-   * is that engine's, and the next job of the vine would otherwise wait for it forever.
-   */
-  private async releaseStateLock(stores: Stores, job: Job): Promise<void> {
-    if (job.vine_id === null) return;
-    const lock = await stores.states.getLock(job.owner_id, job.vine_id);
-    if (lock) await stores.states.releaseLock(job.owner_id, job.vine_id, lock.lock_id);
-  }
-
-  /**
-   * Queued jobs assigned to a destroyed worker could never run, and would hold their vines'
-   * queues (FIFO per vine) forever: they are cancelled with the reason.
-   */
-  private async cancelJobsAssignedTo(stores: Stores, ownerId: string, workerId: string, at: string): Promise<void> {
-    const queued = await stores.jobs.list(ownerId, { status: 'QUEUED' });
-    for (const job of queued.filter((j) => j.assigned_worker_id === workerId)) {
-      const cancelled = await this.applyUpdate(stores, job, {
-        status: transitionJob(job.status, 'cancel'),
-        finished_at: at,
-        error_message: 'cancelled: the agent this job was assigned to was destroyed',
-      });
-      await enqueueJobEnd(stores, this.deps, cancelled);
-      await enqueueVcsFeedback(stores, this.deps, cancelled, 'ended');
-    }
+    return sweepLostJobs(this.deps, this.lifecycle, this.heartbeats);
   }
 
   private async find(ownerId: string, id: unknown): Promise<Job> {
@@ -622,103 +407,25 @@ export class JobUseCases {
     checkPlanReviews(plan, approvalSetting);
   }
 
-  /** Best effort: a claimed job whose claim could not be answered becomes FAILED with `message`. */
+  /**
+   * Best effort: a claimed job whose claim could not be answered ends FAILED with `message`, like
+   * every end (its commit status, notification, drift result and audit entry).
+   */
   private async failUnstartable(worker: WorkerActor, jobId: string, message: string): Promise<void> {
     try {
-      const failed = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+      await this.lifecycle.run(ownerScope(worker.ownerId), async (stores) => {
         const current = await stores.jobs.get(worker.ownerId, jobId);
         if (current?.status !== 'PROCESSING') return null;
-        const updated = await this.applyUpdate(stores, current, {
-          status: transitionJob(current.status, 'report_failed'),
-          finished_at: isoNow(this.deps),
-          error_message: message,
+        return this.lifecycle.end(stores, current, 'start_failed', {
+          reason: 'start_failed',
+          actor: 'system',
+          message,
         });
-        await this.moveVine(stores, updated);
-        return updated;
       });
-      if (failed) await this.announceStatus(failed);
     } catch {
       // The lost-agent sweep and a person's cancel remain; the original error is what the caller sees.
     }
   }
-
-  private async applyUpdate(stores: Stores, job: Job, patch: JobPatch): Promise<Job> {
-    const updated = await stores.jobs.update(job.owner_id, job.id, job.status, patch);
-    if (!updated) throw new ConflictError('invalid_transition', 'the job changed while it was being updated');
-    return updated;
-  }
-
-  /** Mirrors a job's end on its vine (DESIGN §3 vine states). */
-  private async moveVine(stores: Stores, job: Job): Promise<void> {
-    if (job.vine_id === null || job.job_type === 'DESTROY_WORKER' || isSpeculativeTrigger(job.trigger)) return;
-    const vine = await stores.vines.get(job.owner_id, job.vine_id);
-    if (!vine) return;
-    const jobType = job.job_type as VineJobType;
-    const at = isoNow(this.deps);
-    switch (job.status as Exclude<JobStatus, 'QUEUED' | 'PROCESSING'>) {
-      case 'SUCCESS':
-        await stores.vines.updateStatus(
-          job.owner_id,
-          vine.id,
-          transitionVine(vine.status, { type: 'job_succeeded', jobType }),
-          null,
-          at,
-        );
-        return;
-      case 'FAILED':
-        await stores.vines.updateStatus(
-          job.owner_id,
-          vine.id,
-          transitionVine(vine.status, { type: 'job_failed' }),
-          job.error_message,
-          at,
-        );
-        return;
-      case 'CANCELLED':
-        await stores.vines.updateStatus(
-          job.owner_id,
-          vine.id,
-          transitionVine(vine.status, { type: 'job_cancelled', restore: job.vine_status_before ?? 'NEW' }),
-          null,
-          at,
-        );
-        return;
-    }
-  }
-
-  private async announceStatus(job: Job): Promise<void> {
-    await announce(this.deps.events, {
-      type: 'job_status_changed',
-      owner_id: job.owner_id,
-      job_id: job.id,
-      status: job.status,
-    });
-  }
-}
-
-function parseMetadata(value: unknown): JsonObject {
-  if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new ValidationError('execution_metadata must be an object', [
-      { path: 'execution_metadata', message: 'must be an object' },
-    ]);
-  }
-  if (Buffer.byteLength(JSON.stringify(value)) > MAX_METADATA_BYTES) {
-    throw new ValidationError(`execution_metadata must be at most ${MAX_METADATA_BYTES} bytes`, [
-      { path: 'execution_metadata', message: 'too large' },
-    ]);
-  }
-  return value as JsonObject;
-}
-
-function parseErrorMessage(value: unknown): string | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'string') {
-    throw new ValidationError('error_message must be a string', [
-      { path: 'error_message', message: 'must be a string' },
-    ]);
-  }
-  return value.length > MAX_ERROR_MESSAGE ? `${value.slice(0, MAX_ERROR_MESSAGE)}…` : value;
 }
 
 /** The names a job token's `sub` carries: the owner (an organization's name, a person's email), vineyard and vine. */

@@ -6,6 +6,7 @@ import {
   type PlanApproval,
   type PolicyOverride,
 } from '../domain/policies.js';
+import { planChanges } from '../domain/jobResults.js';
 import { isSpeculativeTrigger, type Job } from '../domain/records.js';
 import type { OrgAction } from '../domain/roles.js';
 import { requireUuid } from '../domain/validation.js';
@@ -13,7 +14,9 @@ import type { Stores } from '../ports/UnitOfWork.js';
 import { configHash, pinnedCommitOf, snapshotOfVine, snapshotOfVineAt } from '../snapshot/configSnapshot.js';
 import { Access } from './Access.js';
 import { recordAudit } from './audit.js';
-import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
+import type { JobHook } from '../jobs/hooks.js';
+import type { JobLifecycle } from '../jobs/JobLifecycle.js';
+import { type CoreDeps, isoNow } from './CoreDeps.js';
 import { autoDeployAfterPlan } from './gitJobs.js';
 import { enqueueNotification, type OutboxDeps } from './notificationOutbox.js';
 import { jobForPeople } from './views.js';
@@ -45,7 +48,10 @@ export interface OverrideInput {
 export class PlanReviewUseCases {
   private readonly access: Access;
 
-  constructor(private readonly deps: CoreDeps) {
+  constructor(
+    private readonly deps: CoreDeps,
+    private readonly lifecycle: JobLifecycle,
+  ) {
     this.access = new Access(deps);
   }
 
@@ -103,7 +109,7 @@ export class PlanReviewUseCases {
     comment: string | null,
   ): Promise<Job> {
     const { plan, scope } = await this.locatePlan(user, id, 'plans.approve');
-    const { decided, deploy } = await this.deps.uow.run(scope, async (stores) => {
+    return this.lifecycle.run(scope, async (stores) => {
       const current = await requireDeployablePlan(stores, plan.owner_id, plan.id);
       if (current.approval !== null) throw alreadyDecided(current.approval);
       const vine = await stores.vines.get(current.owner_id, current.vine_id as string);
@@ -138,14 +144,9 @@ export class PlanReviewUseCases {
         details: { vine_id: current.vine_id, comment },
       });
       // Git-driven auto_deploy (issue 13) waits for the approval of a push's plan: here it goes on.
-      const deploy =
-        decision === 'approved'
-          ? await autoDeployAfterPlan(stores, this.deps, updated, isoNow(this.deps), { approved: true })
-          : null;
-      return { decided: jobForPeople(updated), deploy };
+      if (decision === 'approved') await autoDeployAfterPlan(stores, this.lifecycle, updated, { approved: true });
+      return jobForPeople(updated);
     });
-    if (deploy) await announce(this.deps.events, { type: 'job_queued', owner_id: deploy.owner_id, job_id: deploy.id });
-    return decided;
   }
 
   private async locatePlan(user: UserActor, id: unknown, action: OrgAction) {
@@ -278,12 +279,19 @@ export async function enqueuePlanNeedsApproval(stores: Stores, deps: OutboxDeps,
   });
 }
 
+/** `plan.needs_approval` when a plan that needs one succeeds. */
+export const planReviewHooks: readonly JobHook[] = [
+  {
+    name: 'approvals.planNeedsApproval',
+    on: ['reported'],
+    run: (job, _change, { stores, deps }) => enqueuePlanNeedsApproval(stores, deps, job),
+  },
+];
+
+/** A plan without a summary may hide changes: it needs a look as much as one with some. */
 function hasChanges(job: Job): boolean {
   const summary = job.execution_metadata.plan_summary;
-  if (typeof summary !== 'object' || summary === null || Array.isArray(summary)) return true;
-  const counts = [summary.add, summary.change, summary.destroy];
-  if (!counts.every((n) => typeof n === 'number')) return true;
-  return (counts as number[]).some((n) => n > 0);
+  return summary === undefined || planChanges(summary) > 0;
 }
 
 /**

@@ -24,6 +24,7 @@ import { VcsUseCases } from './VcsUseCases.js';
 import { VineyardUseCases } from './VineyardUseCases.js';
 import { WorkerUseCases } from './WorkerUseCases.js';
 import { WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
+import { createJobLifecycle } from '../jobs/jobHooks.js';
 import { createTfeUseCases, type TfeUseCases } from '../tfe/index.js';
 
 /** Every use case over one set of ports: what the HTTP layer calls. */
@@ -59,12 +60,14 @@ export function createUseCases(deps: CoreDeps): UseCases {
   const credentials = new WorkerCredentialCache(deps.clock, deps.settings.workerCredentialCacheSeconds, deps.events);
   const heartbeats = new HeartbeatBuffer(deps);
   const workloadIdentity = new WorkloadIdentityUseCases(deps);
+  // The one owner of the job lifecycle, shared by every use case that queues or ends a job.
+  const lifecycle = createJobLifecycle(deps, { credentials });
   const apiTokens = new ApiTokenUseCases(deps);
   return {
     auth: new AuthUseCases(deps),
     vineyards: new VineyardUseCases(deps),
     vines: new VineUseCases(deps),
-    jobs: new JobUseCases(deps, credentials, heartbeats, workloadIdentity),
+    jobs: new JobUseCases(deps, lifecycle, heartbeats, workloadIdentity),
     logs: new LogUseCases(deps),
     workers: new WorkerUseCases(deps, credentials, heartbeats),
     planArtifacts: new PlanArtifactUseCases(deps),
@@ -75,15 +78,15 @@ export function createUseCases(deps: CoreDeps): UseCases {
     repositories: new RepositoryUseCases(deps),
     apiTokens,
     orgs: new OrgUseCases(deps),
-    drift: new DriftUseCases(deps),
+    drift: new DriftUseCases(deps, lifecycle),
     notifications: new NotificationUseCases(deps),
     vcsFeedback: new VcsFeedbackUseCases(deps),
     policies: new PolicyUseCases(deps),
     vcs: new VcsUseCases(deps),
     audit: new AuditUseCases(deps),
-    planReviews: new PlanReviewUseCases(deps),
+    planReviews: new PlanReviewUseCases(deps, lifecycle),
     workloadIdentity,
-    gitEvents: new GitEventUseCases(deps),
+    gitEvents: new GitEventUseCases(deps, lifecycle),
     tfe: createTfeUseCases(deps, apiTokens),
   };
 }

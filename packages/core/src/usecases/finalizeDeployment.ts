@@ -1,11 +1,9 @@
-import { ValidationError } from '../domain/errors.js';
+import { type ExecutionMetadata, parseExecutionMetadata } from '../domain/jobResults.js';
 import type { Json, JsonObject, VineComponents } from '../domain/records.js';
 import type { Stores } from '../ports/UnitOfWork.js';
+import type { JobHook } from '../jobs/hooks.js';
 
-/**
- * What a successful DEPLOY reports in `execution_metadata` (SPEC §2), checked before anything
- * is written so a malformed report changes nothing.
- */
+/** What a successful DEPLOY's `execution_metadata` gives its vine's components (SPEC §2). */
 export interface DeploymentOutputs {
   cluster_name: string | null;
   cluster_endpoint: string | null;
@@ -18,30 +16,22 @@ function isObject(value: unknown): value is Record<string, Json> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function optionalString(metadata: JsonObject, key: string, url: boolean): string | null {
-  const value = metadata[key];
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'string' || (url && !URL.canParse(value))) {
-    throw new ValidationError(`execution_metadata.${key} must be ${url ? 'a URL' : 'a string'}`, [
-      { path: `execution_metadata.${key}`, message: url ? 'must be a URL' : 'must be a string' },
-    ]);
-  }
-  return value;
+/**
+ * Reads the outputs of metadata as an agent reported it, judged by the one rule of the results
+ * (`parseExecutionMetadata`: a malformed one is a `ValidationError` naming the field).
+ */
+export function extractDeploymentOutputs(metadata: JsonObject): DeploymentOutputs {
+  return deploymentOutputsOf(parseExecutionMetadata(metadata));
 }
 
 /**
- * Reads the outputs. `outputs` may be plain values or OpenTofu's `output -json` shape
- * (`{value, type, sensitive}`); sensitive outputs are dropped so they are never stored in clear.
+ * The outputs of stored (typed) metadata. `outputs` may be plain values or OpenTofu's
+ * `output -json` shape (`{value, type, sensitive}`); sensitive outputs are dropped so they are
+ * never stored in clear.
  */
-export function extractDeploymentOutputs(metadata: JsonObject): DeploymentOutputs {
-  const raw = metadata.outputs ?? {};
-  if (!isObject(raw)) {
-    throw new ValidationError('execution_metadata.outputs must be an object', [
-      { path: 'execution_metadata.outputs', message: 'must be an object' },
-    ]);
-  }
+export function deploymentOutputsOf(metadata: ExecutionMetadata): DeploymentOutputs {
   const outputs: JsonObject = {};
-  for (const [name, entry] of Object.entries(raw)) {
+  for (const [name, entry] of Object.entries(metadata.outputs ?? {})) {
     if (isObject(entry) && 'value' in entry && 'sensitive' in entry) {
       if (entry.sensitive !== true) outputs[name] = entry.value ?? null;
     } else {
@@ -49,9 +39,9 @@ export function extractDeploymentOutputs(metadata: JsonObject): DeploymentOutput
     }
   }
   return {
-    cluster_name: optionalString(metadata, 'cluster_name', false),
-    cluster_endpoint: optionalString(metadata, 'cluster_endpoint', true),
-    argocd_url: optionalString(metadata, 'argocd_url', true),
+    cluster_name: metadata.cluster_name ?? null,
+    cluster_endpoint: metadata.cluster_endpoint ?? null,
+    argocd_url: metadata.argocd_url ?? null,
     outputs,
   };
 }
@@ -60,7 +50,7 @@ export function extractDeploymentOutputs(metadata: JsonObject): DeploymentOutput
  * The metadata as it may be stored on the job: the value of every sensitive output in
  * `outputs` (OpenTofu's `{value, type, sensitive: true}`) replaced, so it is never kept in clear.
  */
-export function redactSensitiveOutputs(metadata: JsonObject): JsonObject {
+export function redactSensitiveOutputs<T extends JsonObject>(metadata: T): T {
   const raw = metadata.outputs;
   if (!isObject(raw)) return metadata;
   const outputs: JsonObject = {};
@@ -91,3 +81,27 @@ export async function finalizeDeployment(
   };
   await stores.vines.saveComponents(job.owner_id, job.vine_id, components, at);
 }
+
+/**
+ * A successful DEPLOY's outputs become its vine's components; a successful DESTROY clears them
+ * (DESIGN §3), in the unit of work of the job's end.
+ */
+export const deploymentHooks: readonly JobHook[] = [
+  {
+    name: 'deployments.finalize',
+    on: ['reported'],
+    async run(job, change, { stores }) {
+      if (job.status !== 'SUCCESS' || job.job_type !== 'DEPLOY' || job.vine_id === null) return;
+      const outputs = deploymentOutputsOf(job.execution_metadata);
+      await finalizeDeployment(stores, { ...job, vine_id: job.vine_id }, outputs, change.at);
+    },
+  },
+  {
+    name: 'deployments.clearComponents',
+    on: ['reported'],
+    async run(job, _change, { stores }) {
+      if (job.status !== 'SUCCESS' || job.job_type !== 'DESTROY' || job.vine_id === null) return;
+      await stores.vines.clearComponents(job.owner_id, job.vine_id);
+    },
+  },
+];

@@ -1,19 +1,16 @@
+import { planChanges } from '../domain/jobResults.js';
 import { failedMandatoryPolicies } from '../domain/policies.js';
-import type { Job, JobTrigger, Vine } from '../domain/records.js';
+import type { Job } from '../domain/records.js';
+import type { JobHook } from '../jobs/hooks.js';
+import type { JobLifecycle } from '../jobs/JobLifecycle.js';
 import type { Stores } from '../ports/UnitOfWork.js';
 import { configHash, pinnedCommitOf, snapshotOfVineAt } from '../snapshot/configSnapshot.js';
 import { pushMayAutoDeploy } from '../vcs/pushAncestry.js';
-import { recordAudit } from './audit.js';
-import type { CoreDeps } from './CoreDeps.js';
-import { enqueueVcsFeedback } from './vcsFeedback.js';
 
-/** The changes a finished PLAN reported (`plan_summary` of its metadata); null when it reported none readable. */
+/** The changes a finished PLAN reported (`plan_summary` of its metadata); null when it reported none. */
 export function planChangeCount(job: Pick<Job, 'execution_metadata'>): number | null {
   const summary = job.execution_metadata.plan_summary;
-  if (typeof summary !== 'object' || summary === null || Array.isArray(summary)) return null;
-  const counts = [summary.add, summary.change, summary.destroy];
-  if (!counts.every((n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0)) return null;
-  return (counts as number[]).reduce((sum, n) => sum + n, 0);
+  return summary === undefined ? null : planChanges(summary);
 }
 
 /**
@@ -26,9 +23,8 @@ export function planChangeCount(job: Pick<Job, 'execution_metadata'>): number | 
  */
 export async function autoDeployAfterPlan(
   stores: Stores,
-  deps: Pick<CoreDeps, 'random' | 'clock' | 'settings'>,
+  lifecycle: JobLifecycle,
   plan: Job,
-  at: string,
   options: { approved?: boolean } = {},
 ): Promise<Job | null> {
   if (plan.job_type !== 'PLAN' || plan.status !== 'SUCCESS' || plan.trigger.type !== 'push' || plan.vine_id === null) {
@@ -51,63 +47,25 @@ export async function autoDeployAfterPlan(
   if (configHash(snapshotOfVineAt(vine, commit)) !== plan.config_hash) return null;
   if (!(await stores.planArtifacts.get(plan.owner_id, plan.id))) return null;
   if ((await stores.jobs.listDeploysOfPlan(plan.owner_id, plan.id)).length > 0) return null;
-  const deploy = await createGitJob(stores, deps, vine, 'DEPLOY', plan.trigger, commit, plan.id, at);
-  await recordAudit(stores, deps, 'system', {
-    action: 'job.create',
-    target: { type: 'job', id: deploy.id },
-    owner_id: deploy.owner_id,
-    details: {
-      job_type: deploy.job_type,
-      vine_id: vine.id,
-      trigger: 'push',
-      commit_sha: commit,
-      plan_job_id: plan.id,
-      auto_deploy: true,
-    },
+  return lifecycle.queue(stores, {
+    owner_id: vine.owner_id,
+    job_type: 'DEPLOY',
+    vine,
+    commit,
+    plan_job_id: plan.id,
+    trigger: plan.trigger,
+    actor: 'system',
+    audit: { trigger: 'push', commit_sha: commit, plan_job_id: plan.id, auto_deploy: true },
   });
-  return deploy;
 }
 
-/**
- * A job of the vine at one commit, queued by system work, that any of the owner's agents may run;
- * its commit gets a `pending` status at the provider (the feedback outbox, same unit of work).
- */
-export async function createGitJob(
-  stores: Stores,
-  deps: Pick<CoreDeps, 'random' | 'clock' | 'settings'>,
-  vine: Vine,
-  jobType: 'PLAN' | 'DEPLOY',
-  trigger: JobTrigger,
-  commit: string,
-  planJobId: string | null,
-  at: string,
-): Promise<Job> {
-  const snapshot = snapshotOfVineAt(vine, commit);
-  const job = await stores.jobs.create({
-    id: deps.random.uuid(),
-    owner_id: vine.owner_id,
-    job_type: jobType,
-    status: 'QUEUED',
-    config_snapshot: snapshot,
-    config_hash: configHash(snapshot),
-    vine_id: vine.id,
-    vineyard_id: vine.vineyard_id,
-    cloud_identity_id: vine.cloud_identity_id,
-    assigned_worker_id: null,
-    claimed_by_worker_id: null,
-    plan_job_id: planJobId,
-    target_worker_id: null,
-    execution_metadata: {},
-    error_message: null,
-    vine_status_before: null,
-    trigger,
-    created_by: null,
-    approval: null,
-    policy_override: null,
-    created_at: at,
-    claimed_at: null,
-    finished_at: null,
-  });
-  await enqueueVcsFeedback(stores, deps, job, 'queued');
-  return job;
-}
+/** A push's plan with changes, on a vine connected with `auto_deploy`, is deployed (issue 13). */
+export const autoDeployHooks: readonly JobHook[] = [
+  {
+    name: 'vcs.autoDeploy',
+    on: ['reported'],
+    async run(job, _change, { stores, lifecycle }) {
+      await autoDeployAfterPlan(stores, lifecycle, job);
+    },
+  },
+];

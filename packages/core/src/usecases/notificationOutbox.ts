@@ -9,6 +9,7 @@ import type { Job, JsonObject } from '../domain/records.js';
 import type { Clock } from '../ports/Clock.js';
 import type { Random } from '../ports/Random.js';
 import type { Stores } from '../ports/UnitOfWork.js';
+import type { JobHook } from '../jobs/hooks.js';
 
 /** What happened, to whom: the input of `enqueueNotification`. */
 export interface NotificationEventInput {
@@ -127,3 +128,15 @@ export async function enqueueJobEnd(stores: Stores, deps: OutboxDeps, job: Job):
     vineyard_id: job.vineyard_id,
   });
 }
+
+/**
+ * `job.succeeded`, `job.failed` and `job.cancelled` (issue 14), in the unit of work of the end.
+ * A drift check that gave way to other work is routine, and not listed.
+ */
+export const notificationHooks: readonly JobHook[] = [
+  {
+    name: 'notifications.jobEnded',
+    on: ['reported', 'start_failed', 'agent_lost', 'cancelled_by_person', 'agent_destroyed', 'superseded'],
+    run: (job, _change, { stores, deps }) => enqueueJobEnd(stores, deps, job),
+  },
+];

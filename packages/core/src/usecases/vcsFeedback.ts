@@ -4,8 +4,7 @@ import { requireUuid } from '../domain/validation.js';
 import { Access } from './Access.js';
 import { isDomainError } from '../domain/errors.js';
 import { nextAttemptAt } from '../domain/notifications.js';
-import { type PolicyResult, policyResultsOf } from '../domain/policies.js';
-import type { Job, JsonObject } from '../domain/records.js';
+import type { Job } from '../domain/records.js';
 import type { CommitState, VcsJobTrigger } from '../domain/vcs.js';
 import {
   type VcsFeedbackAttempt,
@@ -20,12 +19,7 @@ import { ownerScope, type Stores, systemScope } from '../ports/UnitOfWork.js';
 import type { CoreDeps, CoreSettings } from './CoreDeps.js';
 import { jobWebUrl } from './notificationOutbox.js';
 import { vcsTokenFor } from './vcsTokens.js';
-
-/**
- * What happened to a git-driven job: `queued` (created), `ended` (SUCCESS, FAILED or CANCELLED),
- * or `lost` (its agent went silent; the job is FAILED without having reported).
- */
-export type VcsFeedbackMoment = 'queued' | 'ended' | 'lost';
+import { cut, cutComment, renderPlanComment, statusOf, type VcsFeedbackMoment } from './vcsFeedbackText.js';
 
 export interface VcsFeedbackDeps {
   clock: Clock;
@@ -109,172 +103,6 @@ export async function enqueueVcsFeedback(
     );
   }
   return written;
-}
-
-function verb(job: Pick<Job, 'job_type'>): string {
-  switch (job.job_type) {
-    case 'PLAN':
-      return 'Plan';
-    case 'DEPLOY':
-      return 'Deploy';
-    case 'DESTROY':
-      return 'Destroy';
-    default:
-      return 'Job';
-  }
-}
-
-interface PlanSummary {
-  add: number;
-  change: number;
-  destroy: number;
-}
-
-function planSummaryOf(metadata: JsonObject): PlanSummary | null {
-  const summary = metadata.plan_summary;
-  if (typeof summary !== 'object' || summary === null || Array.isArray(summary)) return null;
-  const { add, change, destroy } = summary as Record<string, unknown>;
-  if (typeof add !== 'number' || typeof change !== 'number' || typeof destroy !== 'number') return null;
-  return { add, change, destroy };
-}
-
-function counts(summary: PlanSummary): string {
-  return `+${summary.add} ~${summary.change} -${summary.destroy}`;
-}
-
-/** The commit state and description of a job at `moment`. */
-export function statusOf(job: Job, moment: VcsFeedbackMoment): [CommitState, string] {
-  const what = verb(job);
-  if (moment === 'queued') return ['pending', `${what} queued`];
-  if (moment === 'lost') return ['error', `${what} lost: its agent stopped answering`];
-  if (job.status === 'CANCELLED') return ['error', `${what} cancelled`];
-  if (job.status === 'FAILED') return ['failure', `${what} failed: ${job.error_message ?? 'see the job'}`];
-  const summary = planSummaryOf(job.execution_metadata);
-  const refused = policyResultsOf(job.execution_metadata).filter((r) => r.enforcement === 'mandatory' && !r.passed);
-  const text = summary ? `${what}: ${counts(summary)}` : `${what} succeeded`;
-  if (refused.length > 0) {
-    return [
-      'failure',
-      `${text}; mandatory polic${refused.length === 1 ? 'y' : 'ies'} failed: ${refused.map((r) => r.name).join(', ')}`,
-    ];
-  }
-  return ['success', text];
-}
-
-const ACTION_SYMBOLS: [string, string][] = [
-  ['delete,create', '-/+ replace'],
-  ['create,delete', '+/- replace'],
-  ['create', '+ create'],
-  ['update', '~ update'],
-  ['delete', '- destroy'],
-  ['read', '<= read'],
-];
-
-function actionLabel(actions: string[]): string {
-  const key = actions.join(',');
-  return ACTION_SYMBOLS.find(([k]) => k === key)?.[1] ?? key;
-}
-
-function resourceChangesOf(metadata: JsonObject): { address: string; actions: string[] }[] {
-  const changes = metadata.resource_changes;
-  if (!Array.isArray(changes)) return [];
-  return changes.flatMap((entry) => {
-    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return [];
-    const { address, actions } = entry as Record<string, unknown>;
-    if (typeof address !== 'string' || !Array.isArray(actions)) return [];
-    return [{ address, actions: actions.filter((a): a is string => typeof a === 'string') }];
-  });
-}
-
-/** Markdown inline code that survives backticks in the text. */
-function code(text: string): string {
-  return `\`${text.replaceAll('`', "'")}\``;
-}
-
-/** The marker that says which vine a comment is about (invisible in rendered Markdown). */
-export function commentMarker(vineId: string): string {
-  return `<!-- trellis:vine:${vineId} -->`;
-}
-
-/**
- * The vine's comment on a pull request after a PLAN: which vine, the result, the summary, the
- * resources that change, the policy results and the job's link (Markdown).
- */
-export function renderPlanComment(input: {
-  job: Job;
-  vineName: string;
-  vineyardName: string;
-  url: string;
-  sha: string;
-  lost?: boolean;
-}): string {
-  const { job, url } = input;
-  const metadata = job.execution_metadata;
-  const lines = [
-    commentMarker(job.vine_id ?? ''),
-    `### Trellis plan: ${code(input.vineName)} in ${code(input.vineyardName)}`,
-    '',
-  ];
-  const commit = `commit ${code(input.sha.slice(0, 12))}`;
-  const summary = planSummaryOf(metadata);
-  if (input.lost) {
-    lines.push(`**Plan lost** on ${commit}: the agent running it stopped answering.`);
-  } else if (job.status === 'FAILED') {
-    lines.push(
-      `**Plan failed** on ${commit}:`,
-      '',
-      '```',
-      (job.error_message ?? 'see the job').replaceAll('```', "'''"),
-      '```',
-    );
-  } else if (summary) {
-    const none = summary.add + summary.change + summary.destroy === 0;
-    lines.push(
-      `**Plan succeeded** on ${commit}: ${code(counts(summary))} (${summary.add} to add, ${summary.change} to change, ${summary.destroy} to destroy)${none ? '. No changes.' : ''}`,
-    );
-  } else {
-    lines.push(`**Plan succeeded** on ${commit}.`);
-  }
-  const changes = resourceChangesOf(metadata);
-  if (changes.length > 0) {
-    lines.push('', '| Action | Resource |', '| --- | --- |');
-    for (const change of changes) lines.push(`| ${actionLabel(change.actions)} | ${code(change.address)} |`);
-    const omitted = metadata.resource_changes_omitted;
-    if (typeof omitted === 'number' && omitted > 0) lines.push('', `…and ${omitted} more (see the job).`);
-  }
-  const policies = policyResultsOf(metadata);
-  if (policies.length > 0) {
-    lines.push('', '**Policies**', '');
-    for (const result of policies) lines.push(...policyLines(result));
-  }
-  lines.push('', `[Open the job in Trellis](${url})`);
-  return lines.join('\n');
-}
-
-function policyLines(result: PolicyResult): string[] {
-  const mark = result.passed ? '✅ passed' : result.enforcement === 'mandatory' ? '❌ failed' : '⚠️ failed (advisory)';
-  return [
-    `- ${mark}: ${code(result.name)} v${result.version} (${result.enforcement})`,
-    ...result.messages.map((message) => `  - ${message.replaceAll('\n', ' ')}`),
-  ];
-}
-
-/** `body` cut to `max` characters, ending with a note that it was cut and a link to the job. */
-export function cutComment(body: string, max: number, url: string): string {
-  if (body.length <= max) return body;
-  const note = `\n\n---\n**This comment was cut to fit the provider's size limit.** [Open the job in Trellis](${url}) for the whole plan.`;
-  const room = Math.max(0, max - note.length);
-  let kept = body.slice(0, room);
-  const lastLine = kept.lastIndexOf('\n');
-  if (lastLine > 0) kept = kept.slice(0, lastLine);
-  // An open code block would swallow the note.
-  if ((kept.match(/```/g) ?? []).length % 2 === 1) kept = `${kept}\n\`\`\``.slice(0, room);
-  return `${kept}${note}`.slice(0, max);
-}
-
-function cut(text: string, max: number): string {
-  const flat = text.replaceAll(/\s+/g, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }
 
 /** What one attempt did, for the server's log (never a token). */

@@ -8,7 +8,7 @@ import {
   isApiTokenPrefixed,
   tokenMatchesHash,
 } from '@trellis/core';
-import { FakeRandom, SequenceRandom } from '@trellis/testkit';
+import { FakeRandom, SequenceRandom } from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
 
 describe('API tokens', () => {

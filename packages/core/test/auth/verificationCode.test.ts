@@ -6,7 +6,7 @@ import {
   VERIFICATION_CODE_TTL_SECONDS,
   verificationCodesMatch,
 } from '@trellis/core';
-import { FakeRandom, SequenceRandom } from '@trellis/testkit';
+import { FakeRandom, SequenceRandom } from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
 
 describe('verification codes', () => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { generateWorkerToken, hashToken, tokenMatchesHash, WORKER_TOKEN_BYTES } from '@trellis/core';
-import { FakeRandom, SequenceRandom } from '@trellis/testkit';
+import { FakeRandom, SequenceRandom } from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
 
 describe('worker tokens', () => {

@@ -22,6 +22,7 @@ const EVENTS: JobEvent[] = [
   'report_cancelled',
   'cancel',
   'agent_lost',
+  'start_failed',
 ];
 
 /** DESIGN §3, written out independently of the table under test. */
@@ -34,6 +35,7 @@ const EXPECTED: Record<JobStatus, Partial<Record<JobEvent, JobStatus>>> = {
     report_cancelled: 'CANCELLED',
     cancel: 'CANCELLED',
     agent_lost: 'FAILED',
+    start_failed: 'FAILED',
   },
   SUCCESS: {},
   FAILED: {},

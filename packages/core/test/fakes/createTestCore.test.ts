@@ -7,7 +7,7 @@ import {
   seedVine,
   seedVineyard,
   seedWorker,
-} from '@trellis/testkit';
+} from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
 
 describe('createTestCore', () => {

@@ -1,5 +1,5 @@
 import { isUuid } from '@trellis/core';
-import { DEFAULT_FAKE_TIME, FakeClock, FakeRandom, SequenceRandom, uuidFromBytes } from '@trellis/testkit';
+import { DEFAULT_FAKE_TIME, FakeClock, FakeRandom, SequenceRandom, uuidFromBytes } from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
 
 describe('FakeClock', () => {

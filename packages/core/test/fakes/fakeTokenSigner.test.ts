@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { TOKEN_AUDIENCE, TOKEN_ISSUER, type TokenClaims, tokenClaims, UnauthorizedError } from '@trellis/core';
-import { FakeClock, FakeTokenSigner } from '@trellis/testkit';
+import { FakeClock, FakeTokenSigner } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 
 const SECRET = 'a-secret-that-is-long-enough-for-hs256!';

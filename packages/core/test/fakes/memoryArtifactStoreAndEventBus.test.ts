@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { NotFoundError, TooLargeError, type TrellisEvent, UnavailableError } from '@trellis/core';
-import { bodyOf, MemoryArtifactStore, MemoryEventBus, readAll } from '@trellis/testkit';
+import { bodyOf, MemoryArtifactStore, MemoryEventBus, readAll } from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
 
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');

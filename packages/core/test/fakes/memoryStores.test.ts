@@ -1,5 +1,5 @@
 import { type CliLogin, ConflictError, type Stores, systemScope } from '@trellis/core';
-import { MemoryUnitOfWork } from '@trellis/testkit';
+import { MemoryUnitOfWork } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { at, id, jobRecord, OWNER_A, OWNER_B, vineRecord, workerRecord } from './records.js';
 

@@ -1,5 +1,5 @@
 import { ownerScope, type Stores, systemScope, UnavailableError } from '@trellis/core';
-import { MemoryUnitOfWork } from '@trellis/testkit';
+import { MemoryUnitOfWork } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { at, jobRecord, OWNER_A, OWNER_B, vineRecord } from './records.js';
 

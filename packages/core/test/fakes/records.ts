@@ -1,5 +1,5 @@
 import type { Job, Vine, Worker } from '@trellis/core';
-import { uuidFromBytes } from '@trellis/testkit';
+import { uuidFromBytes } from '@trellis/testkit/memory';
 
 /** Plain records for tests that talk to stores directly. */
 

@@ -1,5 +1,5 @@
 import { type Leadership, type ScheduledTask, SoleLeadership, type TaskObserver, TaskScheduler } from '@trellis/core';
-import { ManualTicker } from '@trellis/testkit';
+import { ManualTicker } from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
 
 /** A promise the test settles by hand. */

@@ -1,5 +1,5 @@
 import { MemoryRateLimitStore } from '@trellis/core';
-import { describeRateLimitStoreConformance } from '@trellis/testkit';
+import { describeRateLimitStoreConformance } from '@trellis/testkit/memory';
 import { expect, it } from 'vitest';
 
 describeRateLimitStoreConformance('memory', async () => ({ store: new MemoryRateLimitStore(), close: async () => {} }));

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isLoopbackRedirect, SignedUrls, type UserActor, UnauthorizedError, ValidationError } from '@trellis/core';
-import { createTestCore } from '@trellis/testkit';
+import { createTestCore } from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
 import { expectFailure, expectThrown } from '../usecases/helpers.js';
 

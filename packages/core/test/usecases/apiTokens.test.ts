@@ -7,7 +7,7 @@ import {
   type UserActor,
   ValidationError,
 } from '@trellis/core';
-import { createTestCore } from '@trellis/testkit';
+import { createTestCore } from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
 import { expectFailure, UNKNOWN_ID } from './helpers.js';
 

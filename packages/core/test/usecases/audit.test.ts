@@ -1,5 +1,5 @@
 import { InsufficientRoleError, NotFoundError, ValidationError } from '@trellis/core';
-import { createTestCore, seedUser, seedVine, seedVineyard } from '@trellis/testkit';
+import { createTestCore, seedUser, seedVine, seedVineyard } from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
 

@@ -8,7 +8,7 @@ import {
   type TestCore,
   type TestUser,
   type TestWorker,
-} from '@trellis/testkit';
+} from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 
 let core: TestCore;

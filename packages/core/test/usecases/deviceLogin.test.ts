@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, identityTokenContext, systemScope, UnauthorizedError, ValidationError } from '@trellis/core';
-import { createTestCore, seedUser, type TestCore, type TestUser } from '@trellis/testkit';
+import { createTestCore, seedUser, type TestCore, type TestUser } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
 

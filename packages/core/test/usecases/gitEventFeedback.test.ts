@@ -12,7 +12,14 @@ import {
   type VcsApi,
   type VcsEvent,
 } from '@trellis/core';
-import { createTestCore, FakeRepositoryLister, seedUser, seedVine, seedWorker, type TestCore } from '@trellis/testkit';
+import {
+  createTestCore,
+  FakeRepositoryLister,
+  seedUser,
+  seedVine,
+  seedWorker,
+  type TestCore,
+} from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { eventDelivery, TestWebhookReader } from './gitDeliveries.js';
 

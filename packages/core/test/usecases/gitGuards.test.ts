@@ -31,7 +31,7 @@ import {
   type TestCore,
   type TestUser,
   type TestWorker,
-} from '@trellis/testkit';
+} from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { deliveryOf, eventDelivery, TestWebhookReader } from './gitDeliveries.js';
 import { expectFailure } from './helpers.js';

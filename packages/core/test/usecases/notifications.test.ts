@@ -14,7 +14,7 @@ import {
   seedVine,
   seedWorker,
   type TestCoreOptions,
-} from '@trellis/testkit';
+} from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
 

@@ -7,7 +7,7 @@ import {
   UnauthorizedError,
   type UserActor,
 } from '@trellis/core';
-import { createTestCore, seedUser, type TestCore, type TestUser } from '@trellis/testkit';
+import { createTestCore, seedUser, type TestCore, type TestUser } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
 

@@ -7,7 +7,7 @@ import {
   seedVine,
   seedWorker,
   type TestCore,
-} from '@trellis/testkit';
+} from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
 

@@ -24,7 +24,7 @@ import {
   seedWorker,
   type TestCore,
   type TestUser,
-} from '@trellis/testkit';
+} from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
 

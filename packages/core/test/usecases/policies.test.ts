@@ -7,7 +7,7 @@ import {
   type UserActor,
   ValidationError,
 } from '@trellis/core';
-import { createTestCore, seedVine, seedWorker, type TestCoreOptions } from '@trellis/testkit';
+import { createTestCore, seedVine, seedWorker, type TestCoreOptions } from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { ConflictError, ValidationError } from '@trellis/core';
-import { createTestCore, type TestCore } from '@trellis/testkit';
+import { createTestCore, type TestCore } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
 

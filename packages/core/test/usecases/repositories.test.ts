@@ -11,7 +11,7 @@ import {
   UnavailableError,
   ValidationError,
 } from '@trellis/core';
-import { createTestCore, FakeRepositoryLister, seedUser, type TestCore, type TestUser } from '@trellis/testkit';
+import { createTestCore, FakeRepositoryLister, seedUser, type TestCore, type TestUser } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
 

@@ -9,7 +9,7 @@ import {
   UnauthorizedError,
   ValidationError,
 } from '@trellis/core';
-import { createTestCore, FakeSignInProvider, seedUser, type TestCore } from '@trellis/testkit';
+import { createTestCore, FakeSignInProvider, seedUser, type TestCore } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { expectFailure, expectThrown } from './helpers.js';
 

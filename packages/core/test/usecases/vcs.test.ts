@@ -18,7 +18,7 @@ import {
   seedVine,
   type TestCore,
   type TestUser,
-} from '@trellis/testkit';
+} from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
 

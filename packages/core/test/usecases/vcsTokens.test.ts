@@ -8,7 +8,7 @@ import {
   UnavailableError,
   vcsTokenFor,
 } from '@trellis/core';
-import { createTestCore, FakeRepositoryLister, seedUser, type TestCore, type TestUser } from '@trellis/testkit';
+import { createTestCore, FakeRepositoryLister, seedUser, type TestCore, type TestUser } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
 

@@ -1,5 +1,12 @@
 import { ConflictError, isUuid, NotFoundError, ValidationError } from '@trellis/core';
-import { createTestCore, seedUser, seedVine, seedVineyard, type TestCore, type TestUser } from '@trellis/testkit';
+import {
+  createTestCore,
+  seedUser,
+  seedVine,
+  seedVineyard,
+  type TestCore,
+  type TestUser,
+} from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { expectFailure, UNKNOWN_ID } from './helpers.js';
 

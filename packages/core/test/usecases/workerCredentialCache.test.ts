@@ -1,5 +1,5 @@
 import { hashToken, UnauthorizedError, WorkerCredentialCache } from '@trellis/core';
-import { createTestCore, seedUser, type TestCore, type TestUser } from '@trellis/testkit';
+import { createTestCore, seedUser, type TestCore, type TestUser } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 
 let core: TestCore;

@@ -9,7 +9,7 @@ import {
   type TestCore,
   type TestUser,
   type TestWorker,
-} from '@trellis/testkit';
+} from '@trellis/testkit/memory';
 import { createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from 'jose';
 import { beforeEach, describe, expect, it } from 'vitest';
 

@@ -28,6 +28,7 @@ import { vcsGuardsMigration } from './m029_vcs_guards.js';
 import { tfeWorkspacesMigration } from './m033_tfe_workspaces.js';
 import { tfeLoginCodesMigration } from './m034_tfe_login_codes.js';
 import { signInLinksMigration } from './m038_sign_in_links.js';
+import { typedJobResultsMigration } from './m025_typed_job_results.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -59,6 +60,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   tfeWorkspacesMigration,
   tfeLoginCodesMigration,
   signInLinksMigration,
+  typedJobResultsMigration,
 ];
 
 /**

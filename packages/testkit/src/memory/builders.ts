@@ -2,6 +2,7 @@ import type {
   CreateVineInput,
   Job,
   JobType,
+  UnitOfWork,
   User,
   UserActor,
   VineView,
@@ -31,7 +32,10 @@ export const DEFAULT_INLINE_FILES: Readonly<Record<string, string>> = {
   'main.tf': 'output "hello" {\n  value = "world"\n}\n',
 };
 
-export async function seedUser(core: TestCore, input: { email?: string; name?: string } = {}): Promise<TestUser> {
+export async function seedUser(
+  core: TestCore<UnitOfWork>,
+  input: { email?: string; name?: string } = {},
+): Promise<TestUser> {
   const user = await core.useCases.auth.ensureUser({
     email: input.email ?? `user${nextSerial()}@example.test`,
     ...(input.name === undefined ? {} : { name: input.name }),
@@ -39,13 +43,13 @@ export async function seedUser(core: TestCore, input: { email?: string; name?: s
   return { userId: user.id, email: user.email, user };
 }
 
-export async function seedVineyard(core: TestCore, owner: UserActor, name?: string): Promise<VineyardView> {
+export async function seedVineyard(core: TestCore<UnitOfWork>, owner: UserActor, name?: string): Promise<VineyardView> {
   return core.useCases.vineyards.create(owner, { name: name ?? `vineyard-${nextSerial()}` });
 }
 
 /** A vine with an inline source; a vineyard is made for it unless `vineyard_id` is given. */
 export async function seedVine(
-  core: TestCore,
+  core: TestCore<UnitOfWork>,
   owner: UserActor,
   input: Partial<CreateVineInput> = {},
 ): Promise<VineView> {
@@ -60,7 +64,7 @@ export async function seedVine(
 
 /** A registered worker, authenticated with its token; `heartbeat` makes it ONLINE first. */
 export async function seedWorker(
-  core: TestCore,
+  core: TestCore<UnitOfWork>,
   owner: UserActor,
   input: { name?: string; heartbeat?: boolean; version?: string } = {},
 ): Promise<TestWorker> {
@@ -72,7 +76,7 @@ export async function seedWorker(
 
 /** Queues a job of `jobType` on the vine and has `worker` claim it; fails if it claims another. */
 export async function seedRunningJob(
-  core: TestCore,
+  core: TestCore<UnitOfWork>,
   owner: UserActor,
   worker: WorkerActor,
   vine: { id: string },

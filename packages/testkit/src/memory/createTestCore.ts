@@ -11,10 +11,11 @@ import {
   type PolicyCompiler,
   type Random,
   type SecretBox,
+  type UnitOfWork,
   type UseCases,
   type WebhookSender,
 } from '@trellis/core';
-import { JoseJwsSigner } from '@trellis/http';
+import { JoseJwsSigner } from '@trellis/http/jws';
 import { FakeClock } from './FakeClock.js';
 import { FakeRandom } from './FakeRandom.js';
 import { FakeTokenSigner } from './FakeTokenSigner.js';
@@ -49,12 +50,12 @@ export interface TestCoreOptions {
 export const TEST_ENCRYPTION_KEY = new Uint8Array(32).fill(7);
 
 /** The core wired from fakes; each part is exposed so a test can move time or break a port. */
-export interface TestCore {
+export interface TestCore<U extends UnitOfWork = MemoryUnitOfWork> {
   deps: CoreDeps;
   useCases: UseCases;
   clock: FakeClock;
   random: Random;
-  uow: MemoryUnitOfWork;
+  uow: U;
   events: MemoryEventBus;
   artifacts: MemoryArtifactStore;
   signer: FakeTokenSigner;
@@ -64,9 +65,19 @@ export interface TestCore {
 }
 
 export function createTestCore(options: TestCoreOptions = {}): TestCore {
+  return createTestCoreOn(new MemoryUnitOfWork({ wrapStores: options.wrapStores }), options);
+}
+
+/**
+ * The same core on another unit of work (the SQL stores, say): fakes for every other port, so a
+ * suite written against `TestCore` runs on a real database too.
+ */
+export function createTestCoreOn<U extends UnitOfWork>(
+  uow: U,
+  options: Omit<TestCoreOptions, 'wrapStores'> = {},
+): TestCore<U> {
   const clock = new FakeClock(options.now);
   const random = options.random ?? new FakeRandom(options.seed);
-  const uow = new MemoryUnitOfWork({ wrapStores: options.wrapStores });
   const events = new MemoryEventBus();
   const artifacts = new MemoryArtifactStore();
   const signer = new FakeTokenSigner(clock, options.jwtSecret);

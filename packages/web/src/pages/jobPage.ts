@@ -8,7 +8,7 @@ import {
 import { badge, jobDuration, jobTypeLabel, pinnedCommit, shortId, triggerText, utc, when } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
-import { planSummaryText, readPlanSummary } from '../planSummary.js';
+import { planSummaryText } from '../planSummary.js';
 import { policyResultsSection } from './policyResults.js';
 import { resourceChangesSection, vcsFeedbackSection } from './vcsFeedback.js';
 import { readOnlyNote } from './vinePage.js';
@@ -44,7 +44,9 @@ export function jobPage(input: JobPageInput): Page {
   const vine = job.config_snapshot.vine;
   const title = `${jobTypeLabel(job)} job`;
   const finished = isTerminalJobStatus(job.status);
-  const summary = readPlanSummary(job.execution_metadata);
+  // What the agent reported, typed when it reported it; without it the client script reads the
+  // engine's `Plan: …` line from the log.
+  const summary = job.execution_metadata.plan_summary ?? null;
   const showsPlan = job.job_type !== 'DESTROY_WORKER';
   return {
     title: `${title} ${shortId(job.id)}`,

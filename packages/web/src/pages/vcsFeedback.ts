@@ -1,4 +1,4 @@
-import { describeVcsFeedback, type JsonObject, type VcsFeedbackView } from '@trellis/core';
+import { describeVcsFeedback, type ExecutionMetadata, type VcsFeedbackView } from '@trellis/core';
 import { type Html, html } from '../html.js';
 
 /** The job page's account of what a git-driven job told its git provider (null: not a git-driven job). */
@@ -19,15 +19,13 @@ export function vcsFeedbackSection(items: readonly VcsFeedbackView[] | null): Ht
 }
 
 /** The resources a plan changes, as the agent reported them. */
-export function resourceChangesSection(metadata: JsonObject): Html | string {
-  const changes = Array.isArray(metadata.resource_changes) ? metadata.resource_changes : [];
-  const rows = changes.flatMap((change) => {
-    if (typeof change !== 'object' || change === null || Array.isArray(change)) return [];
-    const { address, actions } = change as { address?: unknown; actions?: unknown };
-    return typeof address === 'string' && Array.isArray(actions) ? [{ address, actions: actions.join('/') }] : [];
-  });
+export function resourceChangesSection(metadata: ExecutionMetadata): Html | string {
+  const rows = (metadata.resource_changes ?? []).map(({ address, actions }) => ({
+    address,
+    actions: actions.join('/'),
+  }));
   if (rows.length === 0) return '';
-  const omitted = typeof metadata.resource_changes_omitted === 'number' ? metadata.resource_changes_omitted : 0;
+  const omitted = metadata.resource_changes_omitted ?? 0;
   return html`<section class="card" id="resource-changes">
   <h2>Changes</h2>
   <table><thead><tr><th>Action</th><th>Resource</th></tr></thead><tbody>

@@ -242,6 +242,25 @@ export function describeJobStoreConformance(open: OpenStoreHarness): void {
       expect(await suite.asSystem((stores) => stores.jobs.listLost(at(15)))).toEqual([jobs.silentJob]);
     });
 
+    it('counts a worker as heard of when it claimed the job, when that is after its last heartbeat', async () => {
+      const owner = await suite.seedOwner();
+      // Silent since at(10), but it claimed a job at at(150): at a cutoff of at(100) it is not lost yet.
+      const quiet = await workerOf(suite, owner, at(10));
+      const neverHeard = await workerOf(suite, owner, null);
+      const jobs = await suite.asOwner(owner.id, async (stores) => ({
+        claimedLate: await stores.jobs.create(running(owner, quiet.id, { claimed_at: at(150) })),
+        claimedEarly: await stores.jobs.create(running(owner, quiet.id, { claimed_at: at(50) })),
+        claimedLateNoBeat: await stores.jobs.create(running(owner, neverHeard.id, { claimed_at: at(150) })),
+      }));
+      const lost = await suite.asSystem((stores) => stores.jobs.listLost(at(100)));
+      expect(lost.map((job) => job.id)).toEqual([jobs.claimedEarly.id]);
+      expect((await suite.asSystem((stores) => stores.jobs.listLost(at(200)))).map((job) => job.id)).toEqual([
+        jobs.claimedLate.id,
+        jobs.claimedEarly.id,
+        jobs.claimedLateNoBeat.id,
+      ]);
+    });
+
     it('lists the ids of CANCELLED jobs a worker claimed that finished at or after a time', async () => {
       const owner = await suite.seedOwner();
       const other = await workerOf(suite, owner, null);

@@ -117,17 +117,21 @@ export class MemoryJobStore implements JobStore {
     return copy(job);
   }
 
+  /**
+   * As the SQL stores: a worker was last heard of at its last heartbeat or when it claimed the
+   * job, whichever is later; a job lost is one whose worker was heard of by neither since the
+   * cutoff. Oldest inserted first.
+   */
   async listLost(cutoff: string): Promise<Job[]> {
     const { workers } = this.tx.state;
     const cutoffMs = Date.parse(cutoff);
+    const silentSince = (time: string | null) => time === null || Date.parse(time) < cutoffMs;
     const lost = [...this.tx.state.jobs.values()].filter((job) => {
       if (job.status !== 'PROCESSING' || !this.tx.sees(job.owner_id)) return false;
       const worker = job.claimed_by_worker_id === null ? undefined : workers.get(job.claimed_by_worker_id);
-      // A worker that never sent a heartbeat was last heard of when it claimed the job.
-      const lastHeard = worker?.last_heartbeat ?? job.claimed_at;
-      return lastHeard === null || Date.parse(lastHeard) < cutoffMs;
+      return worker !== undefined && silentSince(worker.last_heartbeat) && silentSince(job.claimed_at);
     });
-    return oldestFirst(lost, (job) => job.created_at).map(copy);
+    return lost.map(copy);
   }
 
   async listCancelledForWorker(ownerId: string, workerId: string, since: string): Promise<string[]> {
