@@ -65,6 +65,11 @@ export const PROBLEM_CODES = {
     status: 403,
     meaning: 'API tokens cannot create, revoke or (organization tokens) list other tokens',
   },
+  org_token_not_allowed: {
+    status: 403,
+    meaning:
+      "an organization API token cannot do what only a person does: create organizations, use its creator's provider sign-ins, answer invitations",
+  },
   insufficient_role: {
     status: 403,
     meaning: "the caller's role in the organization is too low; see `required_role` and `role`",
@@ -92,6 +97,7 @@ export const PROBLEM_CODES = {
   user_not_found: { status: 404, meaning: 'no such user' },
   org_not_found: { status: 404, meaning: 'no such organization, or the caller is not a member' },
   member_not_found: { status: 404, meaning: 'no such member of the organization' },
+  invitation_not_found: { status: 404, meaning: 'no such pending invitation at the email of the caller' },
   provider_not_configured: { status: 404, meaning: 'no sign-in provider of this name is configured' },
   // ---- 409: well-formed, but clashes with the current state
   already_exists: { status: 409, meaning: 'a record with the same key already exists' },

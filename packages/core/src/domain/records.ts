@@ -89,7 +89,10 @@ export interface OrgMember {
   email: string;
   role: OrgRole;
   created_at: string;
+  /** Null until the invited person accepts: a pending membership is an invitation (issue 23). */
   joined_at: string | null;
+  /** The member who invited this email; null for the organization's creator (and invitations made before issue 23). */
+  invited_by: string | null;
 }
 
 export interface Vineyard {

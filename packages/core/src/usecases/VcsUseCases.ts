@@ -18,6 +18,7 @@ import { Access } from './Access.js';
 import { recordAudit } from './audit.js';
 import { type CoreDeps, isoNow, type VcsPort } from './CoreDeps.js';
 import { sealWebhookSecret, vcsTokenFor } from './vcsTokens.js';
+import { refuseOrganizationToken } from './personOnly.js';
 
 /** At most this many path patterns per connection, each at most this long. */
 export const MAX_VCS_PATHS = 50;
@@ -235,6 +236,7 @@ export class VcsUseCases {
 
   /** The acting person's token at the provider (their own identities: their own scope). */
   private async tokenOf(user: UserActor, provider: GitProvider): Promise<string> {
+    refuseOrganizationToken(user, "use its creator's sign-in at a git provider (connect with a manual webhook)");
     try {
       return await this.deps.uow.run(ownerScope(user.userId), (stores) =>
         vcsTokenFor(stores, this.deps, { provider, connected_by: user.userId }),

@@ -7,6 +7,7 @@ import { VineUseCases } from './VineUseCases.js';
 import type { CoreDeps } from './CoreDeps.js';
 import { DriftUseCases } from './DriftUseCases.js';
 import { GitEventUseCases } from './GitEventUseCases.js';
+import { InvitationUseCases } from './InvitationUseCases.js';
 import { JobUseCases } from './JobUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
 import { NotificationUseCases } from './NotificationUseCases.js';
@@ -39,6 +40,7 @@ export interface UseCases {
   repositories: RepositoryUseCases;
   apiTokens: ApiTokenUseCases;
   orgs: OrgUseCases;
+  invitations: InvitationUseCases;
   drift: DriftUseCases;
   notifications: NotificationUseCases;
   vcsFeedback: VcsFeedbackUseCases;
@@ -68,6 +70,7 @@ export function createUseCases(deps: CoreDeps): UseCases {
     repositories: new RepositoryUseCases(deps),
     apiTokens: new ApiTokenUseCases(deps),
     orgs: new OrgUseCases(deps),
+    invitations: new InvitationUseCases(deps),
     drift: new DriftUseCases(deps),
     notifications: new NotificationUseCases(deps),
     vcsFeedback: new VcsFeedbackUseCases(deps),

@@ -24,6 +24,7 @@ import { logSeqMigration } from './m020_log_seq.js';
 import { claimOneTripMigration } from './m022_claim_one_trip.js';
 import { hotQueryIndexesMigration } from './m023_hot_query_indexes.js';
 import { rowSecurityOnceMigration } from './m024_row_security_once.js';
+import { orgInvitationsMigration } from './m031_org_invitations.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -51,6 +52,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   claimOneTripMigration,
   hotQueryIndexesMigration,
   rowSecurityOnceMigration,
+  orgInvitationsMigration,
 ];
 
 /**
