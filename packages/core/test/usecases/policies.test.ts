@@ -7,7 +7,7 @@ import {
   type UserActor,
   ValidationError,
 } from '@trellis/core';
-import { createTestCore, seedVine, seedWorker, type TestCoreOptions } from '@trellis/testkit';
+import { addAcceptedMember, createTestCore, seedVine, seedWorker, type TestCoreOptions } from '@trellis/testkit';
 import { describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
 
@@ -116,7 +116,7 @@ describe('policies', () => {
   it("let only an organization's admins manage its policies, and hide them from others", async () => {
     const { core, alice, bob } = await setup();
     const org = await core.useCases.orgs.create(alice, { name: 'acme' });
-    await core.useCases.orgs.addMember(alice, org.id, { email: bob.email, role: 'operator' });
+    await addAcceptedMember(core.useCases, alice, org.id, bob, 'operator');
     await expectFailure(
       core.useCases.policies.create(bob, { name: 'x', enforcement: 'mandatory', module: MODULE, org_id: org.id }),
       InsufficientRoleError,
