@@ -5,6 +5,7 @@
 import { TrellisClient } from '@trellis/client';
 import { TestBrowser } from '../../../providers/test/support/browser.js';
 import { type RunningControlPlane, startControlPlane } from './controlPlane.js';
+import type { Clock } from '@trellis/core';
 import type { TestDialect } from '@trellis/testkit';
 import { GitHubStandIn } from './gitHubStandIn.js';
 
@@ -31,7 +32,7 @@ export interface PeopleServer {
 
 export async function startPeopleServer(
   dialect: TestDialect,
-  options: { env?: Record<string, string> } = {},
+  options: { env?: Record<string, string>; clock?: Clock } = {},
 ): Promise<PeopleServer> {
   const github = await GitHubStandIn.listen();
   const server = await startControlPlane(dialect, {
@@ -41,6 +42,7 @@ export async function startPeopleServer(
       TRELLIS_GITHUB_BASE_URL: github.url,
       ...options.env,
     },
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   const web = server.controlPlane.config.webUrl;
   return {
