@@ -136,6 +136,26 @@ describe('packed packages install into an empty directory and run', () => {
     expect(server.stdout.trim()).toBe('0.1.0');
   });
 
+  it(
+    'installs the CLI and the agent globally from their tarballs, as docs/cli.md says',
+    async () => {
+      // The documented command: core, contract, client, cli and agent in one `npm install -g`.
+      const prefix = join(work, 'global');
+      const needed = ['core', 'contract', 'client', 'cli', 'agent'].map(
+        (name) => tarballs.find((file) => new RegExp(`/trellis-${name}-[^/]+\\.tgz$`).test(file)) as string,
+      );
+      await run('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', ...needed], {
+        cwd: work,
+        env: npmEnv,
+        maxBuffer: 64 * 1024 * 1024,
+        timeout: INSTALL_TIMEOUT_MS,
+      });
+      expect((await run(join(prefix, 'bin', 'trellis'), ['--version'])).stdout).toContain('0.1.0');
+      expect((await run(join(prefix, 'bin', 'trellis-agent'), ['--version'])).stdout).toMatch(/\d+\.\d+\.\d+/);
+    },
+    INSTALL_TIMEOUT_MS,
+  );
+
   it('starts trellis-server, which answers /healthz and /readyz and stops on SIGTERM', async () => {
     const started = spawn(join(app, 'node_modules', '.bin', 'trellis-server'), [], {
       cwd: app,

@@ -5,18 +5,17 @@ import {
   type Clock,
   type EventBus,
   MemoryRateLimitStore,
-  RateLimitedError,
   type RateLimitStore,
-  safeNextOr,
   type UseCases,
   type UserActor,
 } from '@trellis/core';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { SessionCookies } from './auth/SessionCookies.js';
 import { SignInCookies } from './auth/SignInCookies.js';
+import { linkSignIn } from './auth/linkSignIn.js';
 import { problem, problemErrorHandler, sendProblem } from './errors/problem.js';
 import { ClaimLongPolls, type LongPollLimits } from './limits/ClaimLongPolls.js';
-import { clientKey, type FailureLimit, FailureLimiter } from './limits/FailureLimiter.js';
+import { type FailureLimit, FailureLimiter } from './limits/FailureLimiter.js';
 import type { Logger } from './logger.js';
 import { LiveLogStreams } from './realtime/LiveLogStreams.js';
 import { agentRoutes } from './routes/agentRoutes.js';
@@ -233,43 +232,28 @@ export function createApi(options: ApiOptions): Express {
   });
 
   const bootstrap = new BootstrapSignIn(options.bootstrap);
-  app.get('/auth/bootstrap', async (req, res) => {
-    const token = typeof req.query.token === 'string' ? req.query.token : '';
-    const next = safeNextOr(req.query.next);
-    // A person on the sign-in page gets that page back, saying what went wrong.
-    const backToSignIn = (error: string) => {
-      const query = new URLSearchParams({ error, ...(next === '/' ? {} : { next }) });
-      res.redirect(303, `${req.baseUrl}/signin?${query}`);
-    };
-    const fromBrowser = options.web !== undefined && req.accepts(['json', 'html']) === 'html';
-    // Guessing is limited per client address: a 429 problem (with Retry-After) past the limit.
-    const client = clientKey(req);
-    try {
-      await bootstrapFailures.refuseIfBlocked(client);
-    } catch (error) {
-      if (!(error instanceof RateLimitedError) || !fromBrowser) throw error;
-      res.setHeader('Retry-After', String(error.retryAfterSeconds));
-      backToSignIn('too_many_attempts');
-      return;
-    }
-    const email = bootstrap.redeem(token);
-    if (email === null) {
-      await bootstrapFailures.recordFailure(client);
-      if (fromBrowser) {
-        backToSignIn('invalid_bootstrap_token');
-        return;
-      }
-      sendProblem(res, problem(401, 'invalid_bootstrap_token', 'this sign-in link is not valid (or was already used)'));
-      return;
-    }
-    const user = await options.useCases.auth.ensureUser(
-      { email, name: 'Administrator' },
-      { method: 'bootstrap', request: requestContext(req, res) },
-    );
-    sessions.start(res, user);
-    // Relative to where the control plane is mounted (an embedding app may use a prefix).
-    res.redirect(303, `${req.baseUrl}${next}`);
-  });
+  const signInByLink = { sessions, failures: bootstrapFailures, hasWebPages: options.web !== undefined };
+  app.get(
+    '/auth/bootstrap',
+    linkSignIn({
+      ...signInByLink,
+      invalidCode: 'invalid_bootstrap_token',
+      redeem: async (token, request) => {
+        const email = bootstrap.redeem(token);
+        if (email === null) return null;
+        return options.useCases.auth.ensureUser({ email, name: 'Administrator' }, { method: 'bootstrap', request });
+      },
+    }),
+  );
+  // A teammate's one-time link (`trellis-server users invite EMAIL`).
+  app.get(
+    '/auth/link',
+    linkSignIn({
+      ...signInByLink,
+      invalidCode: 'invalid_sign_in_link',
+      redeem: (token, request) => options.useCases.signInLinks.redeem(token, request),
+    }),
+  );
   app.post('/auth/signout', async (req, res) => {
     if (!isWebOrigin(req.headers.origin)) {
       sendProblem(res, problem(403, 'csrf_rejected', 'cross-site request refused'));

@@ -59,6 +59,34 @@ describeEachDialect('caps and retention over HTTP', (dialect) => {
     return { user, agent, jobId: job.id };
   }
 
+  it('refuses a variable over 256 KiB, and values over 1 MiB together, naming the variable (400 validation_failed)', async () => {
+    users += 1;
+    const user = await server.userClient(`caps${users}@example.com`);
+    const vineyard = await user.createVineyard(`caps-vars-${users}`);
+    const create = (variables: Record<string, string | { value: string; sensitive: boolean }>) =>
+      user.createConfiguration({
+        name: `vars-${users}-${Object.keys(variables).length}`,
+        vineyard_id: vineyard.id,
+        source: { type: 'inline', files: { 'main.tf': '' } },
+        variables,
+      });
+    const tooBig = await create({ small: 'ok', blob: { value: 'x'.repeat(300 * KiB), sensitive: true } }).catch(
+      (error: unknown) => error,
+    );
+    expect(tooBig).toBeInstanceOf(TrellisApiError);
+    expect((tooBig as TrellisApiError).status).toBe(400);
+    expect((tooBig as TrellisApiError).errors).toEqual([
+      { path: 'variables.blob', message: 'is 300 KiB; a value can be at most 256 KiB' },
+    ]);
+    const together = Object.fromEntries(['a', 'b', 'c', 'd', 'e'].map((name) => [name, 'y'.repeat(250 * KiB)]));
+    const sum = await create(together).catch((error: unknown) => error);
+    expect((sum as TrellisApiError).errors).toEqual([
+      { path: 'variables', message: "hold 1,250 KiB together; a configuration's values can be at most 1,024 KiB" },
+    ]);
+    // At the limit it is taken.
+    expect((await create({ blob: 'z'.repeat(256 * KiB) })).variables.blob.value).toHaveLength(256 * KiB);
+  });
+
   it('caps execution_metadata as merged across updates, not only per update (413 metadata_too_large)', async () => {
     const { agent, jobId } = await runningJob();
     const piece = 'x'.repeat(250 * KiB);

@@ -31,6 +31,7 @@ export const TABLES = {
   vcsConnections: 'vcs_connections',
   vcsDeliveries: 'vcs_deliveries',
   signingKeys: 'signing_keys',
+  signInLinks: 'sign_in_links',
   vcsFeedback: 'vcs_feedback',
   vcsComments: 'vcs_comments',
 } as const;

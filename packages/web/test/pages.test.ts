@@ -93,6 +93,9 @@ describe('web pages', () => {
     expect(failed.text).toContain('href="/auth/signin/google?next=%2Fworkers"');
     const odd = await get('/signin?error=%3Cscript%3E&provider=%3Cb%3E', {});
     expect(odd.text).not.toContain('role="alert"');
+    expect((await get('/signin?error=invalid_sign_in_link', {})).text).toContain(
+      'That sign-in link is not valid: it was already used, or it expired.',
+    );
     expect((await get('/signin?error=whatever_else&provider=nope', {})).text).toContain(
       'The sign-in failed. Please try again',
     );

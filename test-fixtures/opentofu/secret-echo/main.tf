@@ -1,5 +1,6 @@
-# A sensitive variable that reaches the log anyway: the shell reads it from TF_VAR_db_password,
-# which the engine cannot mark sensitive. The agent must redact it before the log leaves the machine.
+# A sensitive variable that reaches the log anyway: the configuration hands it to a shell with
+# nonsensitive(), so the engine no longer masks it. The agent must redact it before the log leaves
+# the machine.
 variable "db_password" {
   type      = string
   sensitive = true
@@ -9,6 +10,9 @@ resource "terraform_data" "echo" {
   input = "once"
 
   provisioner "local-exec" {
-    command = "echo \"connecting with password $TF_VAR_db_password\"; printf 'split:%s\\n' \"$TF_VAR_db_password\" >&2"
+    command = "echo \"connecting with password $DB_PASSWORD\"; printf 'split:%s\\n' \"$DB_PASSWORD\" >&2"
+    environment = {
+      DB_PASSWORD = nonsensitive(var.db_password)
+    }
   }
 }

@@ -13,6 +13,8 @@ export interface EngineOptions {
   graceMs: number;
   /** How long plan/apply/destroy wait for a state lock another run still holds. */
   lockTimeoutS: number;
+  /** The job's variables (`writeVariablesFiles`), given to every command that evaluates the configuration. */
+  varFiles?: readonly string[];
 }
 
 /** Flags every command gets: no prompts, no colour codes in the log. */
@@ -33,7 +35,7 @@ export class Engine {
   }
 
   plan(out: string, extra: string[] = []): Promise<void> {
-    return this.run(['plan', ...AUTOMATION, this.lockTimeout(), `-out=${out}`, ...extra]);
+    return this.run(['plan', ...AUTOMATION, this.lockTimeout(), ...this.variables(), `-out=${out}`, ...extra]);
   }
 
   apply(planFile: string): Promise<void> {
@@ -41,7 +43,7 @@ export class Engine {
   }
 
   destroy(): Promise<void> {
-    return this.run(['destroy', ...AUTOMATION, this.lockTimeout(), '-auto-approve']);
+    return this.run(['destroy', ...AUTOMATION, this.lockTimeout(), ...this.variables(), '-auto-approve']);
   }
 
   /** `show -json <plan>`, kept out of the log (it holds variable values). */
@@ -57,6 +59,11 @@ export class Engine {
   interrupt(): void {
     this.interrupted = true;
     this.current?.interrupt();
+  }
+
+  /** A saved plan carries its variables: `apply <plan>` takes none (the engine refuses them). */
+  private variables(): string[] {
+    return (this.options.varFiles ?? []).map((file) => `-var-file=${file}`);
   }
 
   private lockTimeout(): string {

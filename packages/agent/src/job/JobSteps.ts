@@ -16,6 +16,7 @@ import { resolveOpaBin } from '../policy/opa.js';
 import type { SecretSet } from '../logs/Redactor.js';
 import { parseDeployMetadata } from './deployMetadata.js';
 import { engineEnvironment, withStateCredentials } from './engineEnvironment.js';
+import { writeVariablesFiles } from './variablesFile.js';
 import { JobFailure, JobInterrupted } from './errors.js';
 import { outputsMetadata, resourceChanges, summarizePlan } from './executionMetadata.js';
 import {
@@ -50,6 +51,8 @@ export interface StepDeps {
 export class JobSteps {
   private engine: Engine | null = null;
   private interrupted = false;
+  /** The job's variables files, once the source is prepared (none without variables). */
+  private varFiles: string[] = [];
 
   constructor(private readonly deps: StepDeps) {}
 
@@ -167,7 +170,8 @@ export class JobSteps {
     const hostEnv = settings.hostEnv ?? process.env;
     const dir = await this.fetchSource(workspace, source, hostEnv, credentials);
     this.checkpoint();
-    let env = engineEnvironment(hostEnv, variables);
+    this.varFiles = writeVariablesFiles(workspace.root, dir, variables);
+    let env = engineEnvironment(hostEnv);
     if (identity?.kind === 'oidc') {
       const token = this.deps.claimed.identity_token ?? null;
       if (!token) {
@@ -206,6 +210,7 @@ export class JobSteps {
       log,
       graceMs: settings.graceMs,
       lockTimeoutS: settings.lockTimeoutS,
+      varFiles: this.varFiles,
     });
     this.engine = engine;
     if (this.interrupted) engine.interrupt();

@@ -1,5 +1,3 @@
-import type { Variables } from '@trellis/core';
-
 /** The agent's own settings and credentials, which the engine (and what it runs) must not see. */
 const AGENT_ONLY = /^(TRELLIS_|TF_VAR_|TF_HTTP_)/;
 
@@ -14,16 +12,17 @@ export function withoutAgentVariables(host: NodeJS.ProcessEnv): NodeJS.ProcessEn
 
 /**
  * The engine's environment: the host's (PATH, HOME, proxies, git and cloud configuration), minus
- * the agent's own variables, plus automation settings and the job's variables as `TF_VAR_*`. The
- * state backend's credentials are added only where the agent wrote that backend itself
- * (`withStateCredentials`): a configuration's own `http` backend never sees them.
+ * the agent's own variables, plus automation settings. The job's variables are not in it: they go
+ * through `writeVariablesFiles` (an environment entry is capped by the kernel, `spawn E2BIG`, and
+ * every child process inherits it). The state backend's credentials are added only where the agent
+ * wrote that backend itself (`withStateCredentials`): a configuration's own `http` backend never
+ * sees them.
  */
-export function engineEnvironment(host: NodeJS.ProcessEnv, variables: Variables): NodeJS.ProcessEnv {
+export function engineEnvironment(host: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const env = withoutAgentVariables(host);
   env.TF_IN_AUTOMATION = '1';
   env.TF_INPUT = '0';
   env.CHECKPOINT_DISABLE = '1';
-  for (const [name, variable] of Object.entries(variables)) env[`TF_VAR_${name}`] = variable.value;
   return env;
 }
 

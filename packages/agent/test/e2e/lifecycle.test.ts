@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -131,6 +132,33 @@ describe.skipIf(!TOFU)('trellis-agent runs jobs with real OpenTofu', { timeout: 
     const log = await logText(server, job.id);
     expect(log).toContain('There is no managed resource "undefined_thing" "value"');
     expect(log).toContain('job failed: Error: Reference to undeclared resource');
+  });
+
+  it('hands the engine a variable larger than an environment entry may be, through a file', async () => {
+    // Over Linux's 128 KiB cap on one environment string: as TF_VAR_blob it failed with spawn E2BIG.
+    const blob = 'trellis-'.repeat(24 * 1024);
+    const vine = await vineOf(server, 'big-variable', 'big-variable', { blob });
+    const job = await server.user.createJob({ job_type: 'DEPLOY', configuration_id: vine.id });
+    const done = await waitForJob(server, job.id);
+    expect(done.status).toBe('SUCCESS');
+    expect(done.execution_metadata.outputs).toMatchObject({
+      blob_length: { value: blob.length },
+      blob_sha256: { value: createHash('sha256').update(blob).digest('hex') },
+    });
+    expect(await logText(server, job.id)).toMatch(/-var-file=\S+trellis\.tfvars\.json/);
+  });
+
+  it('gives complex variables set as text to the engine as expressions, as TF_VAR_ did', async () => {
+    const vine = await vineOf(server, 'typed-variables', 'typed-variables', {
+      tags: '{ team = "web", env = "prod" }', // HCL, not JSON
+      zones: '["a", "b"]',
+      replicas: '2',
+      policy: { value: '{"Version":"2012-10-17"}', sensitive: true },
+    });
+    const job = await server.user.createJob({ job_type: 'DEPLOY', configuration_id: vine.id });
+    const done = await waitForJob(server, job.id);
+    expect(done.status).toBe('SUCCESS');
+    expect(done.execution_metadata.outputs).toMatchObject({ summary: { value: 'env,team|a,b|3|2012-10-17' } });
   });
 
   it('never lets a secret variable’s value reach the stored log', async () => {

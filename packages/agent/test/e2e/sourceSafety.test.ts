@@ -30,7 +30,19 @@ describe('git sources and state credentials as the agent handles them', { timeou
     scratch = mkdtempSync(join(tmpdir(), 'trellis-source-safety-'));
     const engine = join(scratch, 'fake-engine');
     mkdirSync(join(scratch, 'env'));
-    writeFileSync(engine, `#!/bin/sh\nenv > "${join(scratch, 'env')}/$TF_VAR_marker.env"\nexit 1\n`);
+    // It keeps its environment under the name of the job's `marker` variable, read from the job's
+    // variables file (in the workspace, above the source directory it runs in), then fails.
+    writeFileSync(
+      engine,
+      [
+        '#!/bin/sh',
+        'dir=$PWD; while [ "$dir" != / ] && [ ! -f "$dir/trellis.tfvars.json" ]; do dir=$(dirname "$dir"); done',
+        'marker=$(sed -n \'s/.*"marker": "\\(.*\\)".*/\\1/p\' "$dir/trellis.tfvars.json")',
+        `env > "${join(scratch, 'env')}/$marker.env"`,
+        'exit 1',
+        '',
+      ].join('\n'),
+    );
     chmodSync(engine, 0o755);
     repoUrl = bareRepo(scratch);
     server = await startServer();

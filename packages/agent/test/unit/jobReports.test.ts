@@ -125,19 +125,20 @@ describe('the deploy metadata of a cloud worker', () => {
 });
 
 describe('the engine environment', () => {
-  it('passes the host through minus the agent’s own settings, with the job variables', () => {
-    const env = engineEnvironment(
-      { PATH: '/usr/bin', HOME: '/home/a', TRELLIS_WORKER_TOKEN: 'tok', TF_VAR_stale: 'x', TF_HTTP_PASSWORD: 'old' },
-      { region: { value: 'eu', sensitive: false }, secret: { value: 's3cr3t', sensitive: true } },
-    );
+  it('passes the host through minus the agent’s own settings, and never the job variables', () => {
+    const env = engineEnvironment({
+      PATH: '/usr/bin',
+      HOME: '/home/a',
+      TRELLIS_WORKER_TOKEN: 'tok',
+      TF_VAR_stale: 'x',
+      TF_HTTP_PASSWORD: 'old',
+    });
     expect(env).toEqual({
       PATH: '/usr/bin',
       HOME: '/home/a',
       TF_IN_AUTOMATION: '1',
       TF_INPUT: '0',
       CHECKPOINT_DISABLE: '1',
-      TF_VAR_region: 'eu',
-      TF_VAR_secret: 's3cr3t',
     });
     // Only for the backend the agent wrote itself.
     expect(withStateCredentials(env, { username: 'worker-id', password: 'trj_job-token' })).toEqual({
@@ -148,8 +149,6 @@ describe('the engine environment', () => {
       CHECKPOINT_DISABLE: '1',
       TF_HTTP_USERNAME: 'worker-id',
       TF_HTTP_PASSWORD: 'trj_job-token',
-      TF_VAR_region: 'eu',
-      TF_VAR_secret: 's3cr3t',
     });
   });
 });

@@ -30,6 +30,7 @@ export interface AuditTarget {
 export const AUDIT_ACTIONS = [
   'session.sign_in',
   'session.sign_out',
+  'user.invite',
   'cli_login.approve',
   'cli.logout',
   'vineyard.create',

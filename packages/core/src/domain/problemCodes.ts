@@ -46,6 +46,7 @@ export const PROBLEM_CODES = {
   invalid_state_token: { status: 401, meaning: 'the job state token is not valid for this job or worker' },
   invalid_release_secret: { status: 401, meaning: 'the release secret is wrong' },
   invalid_bootstrap_token: { status: 401, meaning: 'the bootstrap sign-in link is not valid or was already used' },
+  invalid_sign_in_link: { status: 401, meaning: 'the one-time sign-in link is not valid, expired or was already used' },
   secret_unreadable: { status: 401, meaning: 'a stored secret can no longer be decrypted (the key changed)' },
   access_denied: { status: 401, meaning: 'the sign-in was cancelled at the provider' },
   provider_error: { status: 401, meaning: 'the sign-in provider refused the sign-in' },

@@ -11,6 +11,7 @@ import type { PolicyStore } from './PolicyStore.js';
 import type { PlanArtifactStore } from './PlanArtifactStore.js';
 import type { RefreshTokenStore } from './RefreshTokenStore.js';
 import type { ReleaseStore } from './ReleaseStore.js';
+import type { SignInLinkStore } from './SignInLinkStore.js';
 import type { SigningKeyStore } from './SigningKeyStore.js';
 import type { StateStore } from './StateStore.js';
 import type { UserStore } from './UserStore.js';
@@ -44,6 +45,8 @@ export interface Stores {
   audit: AuditStore;
   /** System work only (issue 16). */
   signingKeys: SigningKeyStore;
+  /** System work only: one-time sign-in links (`trellis-server users invite`). */
+  signInLinks: SignInLinkStore;
 }
 
 /**

@@ -18,6 +18,7 @@ import { PlanArtifactUseCases } from './PlanArtifactUseCases.js';
 import { PlanReviewUseCases } from './PlanReviewUseCases.js';
 import { ReleaseUseCases } from './ReleaseUseCases.js';
 import { RepositoryUseCases } from './RepositoryUseCases.js';
+import { SignInLinkUseCases } from './SignInLinkUseCases.js';
 import { SignInUseCases } from './SignInUseCases.js';
 import { StateUseCases } from './StateUseCases.js';
 import { VcsUseCases } from './VcsUseCases.js';
@@ -37,6 +38,7 @@ export interface UseCases {
   releases: ReleaseUseCases;
   states: StateUseCases;
   signIn: SignInUseCases;
+  signInLinks: SignInLinkUseCases;
   repositories: RepositoryUseCases;
   apiTokens: ApiTokenUseCases;
   orgs: OrgUseCases;
@@ -67,6 +69,7 @@ export function createUseCases(deps: CoreDeps): UseCases {
     releases: new ReleaseUseCases(deps),
     states: new StateUseCases(deps),
     signIn: new SignInUseCases(deps),
+    signInLinks: new SignInLinkUseCases(deps),
     repositories: new RepositoryUseCases(deps),
     apiTokens: new ApiTokenUseCases(deps),
     orgs: new OrgUseCases(deps),

@@ -37,6 +37,13 @@ export interface ParsedVine {
 }
 
 export const MAX_INLINE_SOURCE_BYTES = 5 * 1024 * 1024;
+/**
+ * One variable's value, and all of a vine's values together. Variables reach the engine in a
+ * `.tfvars.json` file, so no operating-system limit applies; these keep a vine's snapshot (copied
+ * into every job) and its pages a sane size, and are checked when the vine is written.
+ */
+export const MAX_VARIABLE_VALUE_BYTES = 256 * 1024;
+export const MAX_VARIABLES_BYTES = 1024 * 1024;
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/;
 const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@\-/]{1,512}$/;
 
@@ -144,6 +151,7 @@ export function parseVariables(value: unknown): Variables {
   if (value === undefined || value === null) return {};
   if (!isRecord(value)) fail('variables', 'must be an object');
   const variables: Variables = {};
+  let total = 0;
   for (const [key, raw] of Object.entries(value)) {
     if (!VARIABLE_NAME.test(key)) fail(`variables.${key}`, 'is not a valid variable name');
     if (typeof raw === 'string') {
@@ -156,6 +164,17 @@ export function parseVariables(value: unknown): Variables {
     } else {
       fail(`variables.${key}`, 'must be a string or {"value": string, "sensitive": boolean}');
     }
+    const size = Buffer.byteLength(variables[key].value, 'utf8');
+    if (size > MAX_VARIABLE_VALUE_BYTES) {
+      fail(`variables.${key}`, `is ${formatKiB(size)}; a value can be at most ${formatKiB(MAX_VARIABLE_VALUE_BYTES)}`);
+    }
+    total += size;
+  }
+  if (total > MAX_VARIABLES_BYTES) {
+    fail(
+      'variables',
+      `hold ${formatKiB(total)} together; a configuration's values can be at most ${formatKiB(MAX_VARIABLES_BYTES)}`,
+    );
   }
   return variables;
 }
@@ -273,4 +292,8 @@ function parseOidcIdentity(
     default:
       return fail('cloud_identity.provider', 'must be "aws", "gcp" or "azure"');
   }
+}
+
+function formatKiB(bytes: number): string {
+  return `${Math.ceil(bytes / 1024).toLocaleString('en-US')} KiB`;
 }

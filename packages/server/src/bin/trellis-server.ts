@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { SIGN_IN_LINK_MAX_HOURS, ValidationError } from '@trellis/core';
 import { ConfigError } from '../config.js';
 import { createControlPlane } from '../createControlPlane.js';
 import { createLogger } from '../logger.js';
@@ -11,6 +12,10 @@ const USAGE = `Usage: trellis-server [serve]   start the control plane (default)
        trellis-server keys rotate
                                 add a new signing key for job identity tokens; the previous
                                 public key stays in the JWKS until its tokens have expired
+       trellis-server users invite EMAIL [--name NAME] [--hours N] [--json]
+                                print a one-time sign-in link for a teammate (local and small
+                                installs without an OAuth app); it works once, for N hours
+                                (default 24, at most 168)
        trellis-server --version
 
 Configuration comes from the environment: PORT, HOST, TRELLIS_DATA_DIR, DATABASE_URL,
@@ -57,6 +62,13 @@ async function main(argv: string[]): Promise<number> {
     }
     return 0;
   }
+  if (command === 'users') {
+    if (argv[1] !== 'invite' || argv[2] === undefined || argv[2].startsWith('-')) {
+      process.stderr.write(`trellis-server: users needs a subcommand: invite EMAIL\n\n${USAGE}\n`);
+      return 2;
+    }
+    return inviteUser(argv[2], argv.slice(3), logger);
+  }
   if (command !== 'serve') {
     process.stderr.write(`trellis-server: unknown command "${command}"\n\n${USAGE}\n`);
     return 2;
@@ -95,6 +107,56 @@ async function main(argv: string[]): Promise<number> {
   });
   logger.info({}, 'stopped');
   return 0;
+}
+
+/** `trellis-server users invite EMAIL`: a one-time sign-in link, kept in the database for whichever replica serves it. */
+async function inviteUser(email: string, args: string[], logger: ReturnType<typeof createLogger>): Promise<number> {
+  const flags = parseFlags(args, ['--name', '--hours'], ['--json']);
+  if (typeof flags === 'string') {
+    process.stderr.write(`trellis-server: ${flags}\n\n${USAGE}\n`);
+    return 2;
+  }
+  const name = typeof flags['--name'] === 'string' ? flags['--name'] : null;
+  const hoursText = typeof flags['--hours'] === 'string' ? flags['--hours'] : undefined;
+  const hours = hoursText === undefined ? undefined : Number(hoursText);
+  const controlPlane = await createControlPlane({ logger });
+  try {
+    const invitation = await controlPlane.useCases.signInLinks.invite({ email, name, hours });
+    const link = `${controlPlane.config.webUrl}/auth/link?token=${invitation.token}`;
+    process.stdout.write(
+      flags['--json'] === true
+        ? `${JSON.stringify({ email: invitation.user.email, user_id: invitation.user.id, link, expires_at: invitation.expires_at })}\n`
+        : `One-time sign-in link for ${invitation.user.email} (works once, until ${invitation.expires_at}):\n${link}\n`,
+    );
+    return 0;
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    // Said in the words the person typed: the argument or the flag, and what they gave.
+    const field = error.fields[0]?.path;
+    process.stderr.write(
+      field === 'hours'
+        ? `trellis-server: --hours must be a whole number from 1 to ${SIGN_IN_LINK_MAX_HOURS} (got "${hoursText}")\n`
+        : `trellis-server: "${email}" is not an email address\n`,
+    );
+    return 2;
+  } finally {
+    await controlPlane.close();
+  }
+}
+
+/** `--flag value` options and `--switch`es; an error message for anything else. */
+function parseFlags(args: string[], valued: string[], switches: string[]): Record<string, string | true> | string {
+  const flags: Record<string, string | true> = {};
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index] as string;
+    if (switches.includes(arg)) flags[arg] = true;
+    else if (valued.includes(arg)) {
+      const value = args[++index];
+      if (value === undefined) return `${arg} needs a value`;
+      flags[arg] = value;
+    } else return `unknown option "${arg}"`;
+  }
+  return flags;
 }
 
 main(process.argv.slice(2)).then(

@@ -38,6 +38,7 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   vcs_connections: 'owner_id',
   vcs_deliveries: null,
   signing_keys: null,
+  sign_in_links: null,
   vcs_feedback: 'owner_id',
   vcs_comments: 'owner_id',
 };

@@ -25,6 +25,7 @@ import { claimOneTripMigration } from './m022_claim_one_trip.js';
 import { hotQueryIndexesMigration } from './m023_hot_query_indexes.js';
 import { rowSecurityOnceMigration } from './m024_row_security_once.js';
 import { orgInvitationsMigration } from './m031_org_invitations.js';
+import { signInLinksMigration } from './m038_sign_in_links.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -53,6 +54,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   hotQueryIndexesMigration,
   rowSecurityOnceMigration,
   orgInvitationsMigration,
+  signInLinksMigration,
 ];
 
 /**

@@ -13,6 +13,7 @@ import { SqlPolicyStore } from './SqlPolicyStore.js';
 import { SqlPlanArtifactStore } from './SqlPlanArtifactStore.js';
 import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
 import { SqlReleaseStore } from './SqlReleaseStore.js';
+import { SqlSignInLinkStore } from './SqlSignInLinkStore.js';
 import { SqlSigningKeyStore } from './SqlSigningKeyStore.js';
 import { SqlStateStore } from './SqlStateStore.js';
 import { SqlUserStore } from './SqlUserStore.js';
@@ -45,6 +46,7 @@ export function createStores(session: SqlSession): Stores {
     policies: new SqlPolicyStore(session),
     vcs: new SqlVcsConnectionStore(session),
     signingKeys: new SqlSigningKeyStore(session),
+    signInLinks: new SqlSignInLinkStore(session),
     vcsFeedback: new SqlVcsFeedbackStore(session),
   };
 }

@@ -15,6 +15,7 @@ import type {
   Policy,
   PolicyVersion,
   RefreshTokenRecord,
+  SignInLink,
   SigningKey,
   StateLock,
   StateVersion,
@@ -88,6 +89,8 @@ export interface MemoryState {
   vcsDeliveries: Map<string, string>;
   /** System records (issue 16), keyed by kid. */
   signingKeys: Map<string, SigningKey>;
+  /** System records, keyed by token hash. */
+  signInLinks: Map<string, SignInLink>;
   /** Keyed by item id, in written order. */
   vcsFeedback: Map<string, VcsFeedbackItem>;
   /** Keyed by `<vine>:<provider>:<repository>#<number>`. */
@@ -123,6 +126,7 @@ export function emptyMemoryState(): MemoryState {
     vcsConnections: new Map(),
     vcsDeliveries: new Map(),
     signingKeys: new Map(),
+    signInLinks: new Map(),
     vcsFeedback: new Map(),
     vcsComments: new Map(),
   };

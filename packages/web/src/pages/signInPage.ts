@@ -38,6 +38,8 @@ function failureText(code: string, provider: string): string {
       return `${provider} did not confirm who you are. Please try again.`;
     case 'invalid_bootstrap_token':
       return 'That sign-in token is not valid, or it was already used. Use the token set in TRELLIS_BOOTSTRAP_TOKEN, or the link trellis-server printed when it started.';
+    case 'invalid_sign_in_link':
+      return 'That sign-in link is not valid: it was already used, or it expired. Ask whoever sent it for a new one (trellis-server users invite).';
     case 'too_many_attempts':
       return 'Too many wrong sign-in tokens came from your address. Wait a few minutes, then try again.';
     default:

@@ -1,5 +1,7 @@
 import {
   type GitProvider,
+  DISPLAY_VALUE_CHARS,
+  shortenForDisplay,
   isSpeculativeTrigger,
   type JobSummary,
   type Json,
@@ -266,7 +268,7 @@ function configuration(vine: VineView, oidc?: VinePageInput['oidc']): Html {
       ? html`<span class="muted">none</span>`
       : html`<ul class="plain">${variables.map(
           ([name, variable]) =>
-            html`<li><code>${name}</code> = ${variable.sensitive ? html`<span class="muted">(sensitive)</span>` : html`<code>${variable.value}</code>`}</li>`,
+            html`<li><code>${name}</code> = ${variable.sensitive ? html`<span class="muted">(sensitive)</span>` : html`<code title="${variable.value.length > DISPLAY_VALUE_CHARS ? `${variable.value.length.toLocaleString('en-US')} characters` : ''}">${shortenForDisplay(variable.value)}</code>`}</li>`,
         )}</ul>`
   }</dd>
   <dt>ID</dt><dd><code>${vine.id}</code></dd>

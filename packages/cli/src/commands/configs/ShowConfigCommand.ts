@@ -1,3 +1,4 @@
+import { shortenForDisplay } from '@trellis/core';
 import { TrellisApiError, type VineDetailView as VineView } from '@trellis/client';
 import { printConnection } from './ConnectConfigCommand.js';
 import { Command, Option, UsageError } from 'clipanion';
@@ -54,7 +55,7 @@ export class ShowConfigCommand extends TrellisCommand {
 export function printVine(terminal: Terminal, vine: VineView): void {
   const { out } = terminal;
   const variables = Object.entries(vine.variables).map(
-    ([name, variable]) => `${name}=${variable.sensitive ? out.dim('(sensitive)') : variable.value}`,
+    ([name, variable]) => `${name}=${variable.sensitive ? out.dim('(sensitive)') : shortenForDisplay(variable.value)}`,
   );
   const { cluster, argocd, outputs } = vine.components ?? { cluster: null, argocd: null, outputs: null };
   const fields: [string, string | null][] = [

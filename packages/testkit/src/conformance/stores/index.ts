@@ -11,6 +11,7 @@ import { describeOrgStoreConformance } from './orgs.js';
 import { describePaginationConformance } from './pagination.js';
 import { describePolicyStoreConformance } from './policies.js';
 import { describeReleaseAndArtifactStoreConformance } from './releases.js';
+import { describeSignInLinkStoreConformance } from './signInLinks.js';
 import { describeSigningKeyStoreConformance } from './signingKeys.js';
 import { describeStateStoreConformance } from './states.js';
 import { describeUnitOfWorkConformance } from './unitOfWork.js';
@@ -54,6 +55,7 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describePolicyStoreConformance(open);
     describeVcsConnectionStoreConformance(open);
     describeSigningKeyStoreConformance(open);
+    describeSignInLinkStoreConformance(open);
     describeVcsFeedbackStoreConformance(open);
   });
 }

@@ -13,6 +13,7 @@ import { MemoryPolicyStore } from './MemoryPolicyStore.js';
 import { MemoryPlanArtifactStore } from './MemoryPlanArtifactStore.js';
 import { MemoryRefreshTokenStore } from './MemoryRefreshTokenStore.js';
 import { MemoryReleaseStore } from './MemoryReleaseStore.js';
+import { MemorySignInLinkStore } from './MemorySignInLinkStore.js';
 import { MemorySigningKeyStore } from './MemorySigningKeyStore.js';
 import { MemoryStateStore } from './MemoryStateStore.js';
 import { MemoryUserStore } from './MemoryUserStore.js';
@@ -36,6 +37,7 @@ export {
   MemoryPlanArtifactStore,
   MemoryRefreshTokenStore,
   MemoryReleaseStore,
+  MemorySignInLinkStore,
   MemorySigningKeyStore,
   MemoryStateStore,
   MemoryUserStore,
@@ -68,6 +70,7 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     policies: new MemoryPolicyStore(tx),
     vcs: new MemoryVcsConnectionStore(tx),
     signingKeys: new MemorySigningKeyStore(tx),
+    signInLinks: new MemorySignInLinkStore(tx),
     vcsFeedback: new MemoryVcsFeedbackStore(tx),
   };
 }
