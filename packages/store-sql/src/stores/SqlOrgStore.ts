@@ -58,6 +58,7 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   signing_keys: 'none',
   vcs_feedback: 'cascade',
   vcs_comments: 'cascade',
+  sign_in_links: 'none',
 };
 
 /** The tables of `ORG_DELETION`'s `delete`, in the order their rows go (children before parents). */
