@@ -99,6 +99,8 @@ export interface ServerConfig {
    * `opa` on PATH); null: none, modules are checked by the agents only (docs/policies.md).
    */
   opaBin: string | null;
+  /** Policy checks at once (`TRELLIS_POLICY_CHECKS_CONCURRENCY`, 2) and waiting (`TRELLIS_POLICY_CHECKS_QUEUE`, 8). */
+  policyChecks: { concurrency: number; queue: number };
   /** Workload identity (docs/workload-identity.md): the OIDC issuer of job tokens. */
   oidc: {
     /** `TRELLIS_OIDC_ISSUER`; null: the public URL (`webUrl`, following the bound port when unset). */
@@ -369,6 +371,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerC
     notificationTimeoutSeconds: integer(env, 'TRELLIS_NOTIFICATIONS_TIMEOUT_S', 10, 1, 120),
     notificationsAllowPrivateUrls: flag(env, 'TRELLIS_NOTIFICATIONS_ALLOW_PRIVATE_URLS'),
     opaBin: opaBinOf(env, warnings),
+    policyChecks: {
+      concurrency: integer(env, 'TRELLIS_POLICY_CHECKS_CONCURRENCY', 2, 1, 64),
+      queue: integer(env, 'TRELLIS_POLICY_CHECKS_QUEUE', 8, 0, 1000),
+    },
     logStreams: {
       maxBufferBytes: integer(env, 'TRELLIS_STREAM_MAX_BUFFER_BYTES', 1024 * 1024, 64 * 1024, 64 * 1024 * 1024),
       perUser: integer(env, 'TRELLIS_STREAMS_PER_USER', 20, 1, 10_000),

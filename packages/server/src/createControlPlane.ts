@@ -191,7 +191,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     providers: register.providers ?? buildProviders(config),
     vcs: register.vcs ?? buildVcs(config),
     webhooks: register.webhookSender ?? new NodeWebhookSender(),
-    policyCompiler: register.policyCompiler ?? new OpaPolicyCompiler(config.opaBin),
+    policyCompiler: register.policyCompiler ?? new OpaPolicyCompiler(config.opaBin, config.policyChecks),
     jws: register.jwsSigner ?? new JoseJwsSigner(),
     settings: register.settings ?? {
       ...DEFAULT_CORE_SETTINGS,

@@ -50,7 +50,12 @@ describeEachDialect('invitations to organizations', (dialect) => {
     const member = await ada.client.addMember(orgId, { email: bob.email, role: 'operator' });
     const adaId = (await ada.client.whoami()).id;
     expect(member).toMatchObject({ status: 'pending', user_id: null, joined_at: null, invited_by: adaId });
-    expect(await whatBobSees(bob.client)).toEqual(['404 org_not_found', '404 org_not_found', '404 org_not_found', '[]']);
+    expect(await whatBobSees(bob.client)).toEqual([
+      '404 org_not_found',
+      '404 org_not_found',
+      '404 org_not_found',
+      '[]',
+    ]);
 
     const invitations = await bob.client.listInvitations();
     expect(invitations).toEqual([
@@ -71,7 +76,10 @@ describeEachDialect('invitations to organizations', (dialect) => {
     expect((await bob.client.listVineyards({ orgId })).map((vineyard) => vineyard.name)).toEqual(['production']);
     expect(await bob.client.listInvitations()).toEqual([]);
     const members = await ada.client.listMembers(orgId);
-    expect(members.find((entry) => entry.id === member.id)).toMatchObject({ status: 'active', joined_at: expect.any(String) });
+    expect(members.find((entry) => entry.id === member.id)).toMatchObject({
+      status: 'active',
+      joined_at: expect.any(String),
+    });
     // Answered once: the id is no invitation any more.
     expect(await outcome(() => bob.client.acceptInvitation(member.id))).toBe('404 invitation_not_found');
     expect(await outcome(() => bob.client.declineInvitation(member.id))).toBe('404 invitation_not_found');
@@ -106,7 +114,12 @@ describeEachDialect('invitations to organizations', (dialect) => {
     const invitation = await ada.client.addMember(orgId, { email: 'dan@example.test', role: 'admin' });
     expect(invitation).toMatchObject({ status: 'pending', user_id: null });
     const dan = await people.signIn('dan');
-    expect(await whatBobSees(dan.client)).toEqual(['404 org_not_found', '404 org_not_found', '404 org_not_found', '[]']);
+    expect(await whatBobSees(dan.client)).toEqual([
+      '404 org_not_found',
+      '404 org_not_found',
+      '404 org_not_found',
+      '[]',
+    ]);
     expect((await dan.client.listInvitations()).map((entry) => [entry.id, entry.role])).toEqual([
       [invitation.id, 'admin'],
     ]);

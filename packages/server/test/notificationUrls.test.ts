@@ -61,7 +61,12 @@ describeEachDialect('notification URLs by role', (dialect) => {
     expect((await people.withToken(viewerToken).getNotification(created.id)).url).toBe(MASKED);
     expect((await people.withToken(adminToken).getNotification(created.id)).url).toBe(SLACK);
     // A person's own notification is theirs in full.
-    const own = await ada.client.createNotification({ name: 'mine', kind: 'slack', url: SLACK, events: ['job.failed'] });
+    const own = await ada.client.createNotification({
+      name: 'mine',
+      kind: 'slack',
+      url: SLACK,
+      events: ['job.failed'],
+    });
     expect((await ada.client.getNotification(own.id)).url).toBe(SLACK);
   });
 });

@@ -104,9 +104,9 @@ describeEachDialect('organization tokens and deleting an organization', (dialect
         const rows = await rawRows(people.server.database, `SELECT owner_id FROM ${table}`);
         counts[table] = rows.filter((row) => String(row.owner_id) === org.id).length;
       }
-      counts.org_members = (
-        await rawRows(people.server.database, 'SELECT org_id FROM org_members')
-      ).filter((row) => String(row.org_id) === org.id).length;
+      counts.org_members = (await rawRows(people.server.database, 'SELECT org_id FROM org_members')).filter(
+        (row) => String(row.org_id) === org.id,
+      ).length;
       return counts;
     };
     expect(await owned()).toEqual({

@@ -167,12 +167,17 @@ export const PROBLEM_CODES = {
   log_batch_too_large: { status: 413, meaning: 'the log batch has too many chunks or bytes' },
   metadata_too_large: { status: 413, meaning: 'the metadata object is over its limit' },
   state_too_large: { status: 413, meaning: 'the state file is over its limit' },
+  policy_too_large: { status: 413, meaning: 'the policy module is over its size limit (64 KiB)' },
   // ---- 415
   unsupported_media_type: { status: 415, meaning: 'the body has a content type or encoding the route does not take' },
   // ---- 429: slow down (with Retry-After)
   rate_limited: { status: 429, meaning: 'too many requests; retry after `Retry-After` seconds' },
   too_many_long_polls: { status: 429, meaning: 'too many claim long-polls open at once' },
   too_many_streams: { status: 429, meaning: 'too many live log streams open at once' },
+  policy_checks_busy: {
+    status: 429,
+    meaning: 'the server is checking as many policy modules as it may at once; retry after `Retry-After` seconds',
+  },
   // ---- 500 and 503
   internal_error: { status: 500, meaning: 'an unexpected error; the server logged it' },
   not_ready: { status: 503, meaning: 'a dependency of the control plane is not reachable' },

@@ -111,7 +111,12 @@ export function authorizeIn(
  * Whether the actor may take `action` on `ownerId`'s records (memberships already read): what a
  * view that shows some fields only to those who manage them asks (issue 23). Never throws.
  */
-export function mayAct(actor: UserActor, memberships: readonly Membership[], ownerId: string, action: OrgAction): boolean {
+export function mayAct(
+  actor: UserActor,
+  memberships: readonly Membership[],
+  ownerId: string,
+  action: OrgAction,
+): boolean {
   if (ownerId === actor.userId && !actor.apiToken?.orgId) return true;
   const membership = memberships.find((candidate) => candidate.org_id === ownerId);
   return membership !== undefined && roleAllows(membership.role, action);

@@ -61,22 +61,19 @@ export class InvitationUseCases {
     const now = isoNow(this.deps);
     // The person's own work over the organization they join: on Postgres the policy of m010 lets
     // them take the invitation at their own email, and once joined the organization's log is theirs to write.
-    const { accepted, org } = await this.deps.uow.run(
-      memberScope(user.userId, [invitation.org_id]),
-      async (stores) => {
-        const accepted = await stores.orgs.acceptInvitation(invitation.id, invitation.email, user.userId, now);
-        if (!accepted) throw notFound();
-        const org = await stores.orgs.get(accepted.org_id);
-        if (!org) throw notFound();
-        await recordAudit(stores, this.deps, user, {
-          action: 'member.accept',
-          target: { type: 'member', id: accepted.id },
-          owner_id: accepted.org_id,
-          details: { email: accepted.email, role: accepted.role },
-        });
-        return { accepted, org };
-      },
-    );
+    const { accepted, org } = await this.deps.uow.run(memberScope(user.userId, [invitation.org_id]), async (stores) => {
+      const accepted = await stores.orgs.acceptInvitation(invitation.id, invitation.email, user.userId, now);
+      if (!accepted) throw notFound();
+      const org = await stores.orgs.get(accepted.org_id);
+      if (!org) throw notFound();
+      await recordAudit(stores, this.deps, user, {
+        action: 'member.accept',
+        target: { type: 'member', id: accepted.id },
+        owner_id: accepted.org_id,
+        details: { email: accepted.email, role: accepted.role },
+      });
+      return { accepted, org };
+    });
     return { id: org.id, name: org.name, role: accepted.role, created_at: org.created_at };
   }
 

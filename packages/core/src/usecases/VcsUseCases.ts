@@ -81,7 +81,8 @@ export class VcsUseCases {
    */
   async connect(user: UserActor, nameOrId: unknown, input: ConnectVcsInput): Promise<VcsConnectionView> {
     const parsed = parseConnectInput(input);
-    if (parsed.webhook === 'auto') refuseOrganizationToken(user, "create a webhook with its creator's sign-in (use manual)");
+    if (parsed.webhook === 'auto')
+      refuseOrganizationToken(user, "create a webhook with its creator's sign-in (use manual)");
     const port = this.port(parsed.provider);
     const { vine, scope } = await this.locate(user, nameOrId, 'vineyards.manage');
     const path = parsed.path !== undefined ? parsed.path : vine.source.type === 'git' ? vine.source.path : null;

@@ -6,6 +6,7 @@ import {
   UnprocessableError,
   type UserActor,
   ValidationError,
+  TooLargeError,
 } from '@trellis/core';
 import { addAcceptedMember, createTestCore, seedVine, seedWorker, type TestCoreOptions } from '@trellis/testkit';
 import { describe, expect, it } from 'vitest';
@@ -60,8 +61,8 @@ describe('policies', () => {
     );
     await expectFailure(
       core.useCases.policies.create(alice, { name: 'c', enforcement: 'advisory', module: 'x'.repeat(64 * 1024 + 1) }),
-      ValidationError,
-      'validation_failed',
+      TooLargeError,
+      'policy_too_large',
     );
     const created = await core.useCases.policies.create(alice, { name: 'ok', enforcement: 'advisory', module: MODULE });
     expect(created).toMatchObject({ name: 'ok', enforcement: 'advisory', version: 1, org_id: null, vineyard_id: null });

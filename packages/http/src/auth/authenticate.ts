@@ -62,7 +62,10 @@ async function limitedWorkerAuthentication(
 ): Promise<WorkerActor> {
   const client = clientKey(req);
   const blocked = await deps.workerFailures.blocked(client);
-  if (blocked && !(isUuid(claimedWorkerId) && (await deps.workerFailures.vouched(client, claimedWorkerId.toLowerCase())))) {
+  if (
+    blocked &&
+    !(isUuid(claimedWorkerId) && (await deps.workerFailures.vouched(client, claimedWorkerId.toLowerCase())))
+  ) {
     throw blocked;
   }
   let actor: WorkerActor;

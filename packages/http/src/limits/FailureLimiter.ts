@@ -79,7 +79,8 @@ export class FailureLimiter {
     await this.store.reset(key);
     await this.store.hit(key, now, VOUCH_SECONDS);
     this.vouchedAt.delete(key);
-    if (this.vouchedAt.size >= MAX_REMEMBERED_VOUCHES) this.vouchedAt.delete(this.vouchedAt.keys().next().value as string);
+    if (this.vouchedAt.size >= MAX_REMEMBERED_VOUCHES)
+      this.vouchedAt.delete(this.vouchedAt.keys().next().value as string);
     this.vouchedAt.set(key, now.getTime());
   }
 

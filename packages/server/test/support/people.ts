@@ -56,7 +56,8 @@ export async function startPeopleServer(
       if (started.status !== 303) throw new Error(`sign-in did not start (HTTP ${started.status})`);
       const callback = github.authorize(started.headers.get('location') as string, login);
       const signedIn = await browser.request(callback);
-      if (signedIn.status !== 303) throw new Error(`sign-in failed (HTTP ${signedIn.status}): ${await signedIn.text()}`);
+      if (signedIn.status !== 303)
+        throw new Error(`sign-in failed (HTTP ${signedIn.status}): ${await signedIn.text()}`);
       const session = browser.cookie(web, 'trellis_session');
       if (!session) throw new Error('the sign-in set no session cookie');
       const deviceCode = crypto.randomUUID();

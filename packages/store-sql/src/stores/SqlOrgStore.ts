@@ -117,7 +117,10 @@ export class SqlOrgStore implements OrgStore {
     for (const table of ORG_DELETE_ORDER) {
       const column = OWNER_COLUMNS[table];
       if (column === null) throw new Error(`ORG_DELETE_ORDER names ${table}, which has no owner`);
-      await this.db.table(table).where({ [column]: id }).delete();
+      await this.db
+        .table(table)
+        .where({ [column]: id })
+        .delete();
     }
   }
 
@@ -194,7 +197,10 @@ export class SqlOrgStore implements OrgStore {
   async invitationsAt(email: string): Promise<OrgMember[]> {
     const self = scopeSelf(this.db.scope);
     const query = this.db.unscoped('org_members').whereNull('user_id').whereRaw('lower(email) = lower(?)', [email]);
-    const rows: Row[] = await (self === null ? restrictToScope(query, 'org_members', this.db.scope) : this.crossOwner(query, self, true))
+    const rows: Row[] = await (self === null
+      ? restrictToScope(query, 'org_members', this.db.scope)
+      : this.crossOwner(query, self, true)
+    )
       .orderBy([{ column: 'created_at' }, { column: 'seq' }])
       .select('*');
     return rows.map(toMember);

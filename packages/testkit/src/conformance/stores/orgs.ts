@@ -435,7 +435,9 @@ export function describeOrgStoreConformance(open: OpenStoreHarness): void {
         ),
       ).toBeNull();
       expect(
-        await suite.asOwner(stranger.id, (stores) => stores.orgs.acceptInvitation(mine.id, user.email, user.id, later())),
+        await suite.asOwner(stranger.id, (stores) =>
+          stores.orgs.acceptInvitation(mine.id, user.email, user.id, later()),
+        ),
       ).toBeNull();
       // Nor one of another email than its own.
       expect(
@@ -458,9 +460,13 @@ export function describeOrgStoreConformance(open: OpenStoreHarness): void {
 
       expect(await suite.asSystem((stores) => stores.orgs.declineInvitation(alsoMine.id, stranger.email))).toBeNull();
       expect(await suite.asSystem((stores) => stores.orgs.declineInvitation(mine.id, user.email))).toBeNull();
-      expect(await suite.asSystem((stores) => stores.orgs.declineInvitation(alsoMine.id, user.email))).toEqual(alsoMine);
+      expect(await suite.asSystem((stores) => stores.orgs.declineInvitation(alsoMine.id, user.email))).toEqual(
+        alsoMine,
+      );
       expect(await suite.asSystem((stores) => stores.orgs.invitationsAt(user.email))).toEqual([]);
-      expect(await asOrg(suite, other.id, owner.id, (stores) => stores.orgs.getMember(other.id, alsoMine.id))).toBeNull();
+      expect(
+        await asOrg(suite, other.id, owner.id, (stores) => stores.orgs.getMember(other.id, alsoMine.id)),
+      ).toBeNull();
     });
 
     it('lock holds the organization for the unit of work and refuses nothing', async () => {

@@ -129,8 +129,7 @@ export class MemoryOrgStore implements OrgStore {
   async invitationsAt(email: string): Promise<OrgMember[]> {
     const lower = email.toLowerCase();
     const pending = [...this.tx.state.orgMembers.values()].filter(
-      (member) =>
-        member.user_id === null && member.email.toLowerCase() === lower && this.seesInvitation(member),
+      (member) => member.user_id === null && member.email.toLowerCase() === lower && this.seesInvitation(member),
     );
     return oldestFirst(pending, (member) => member.created_at).map(copy);
   }
