@@ -266,14 +266,15 @@ export function createWebRouter(options: WebOptions): Router {
           ? {
               oidc: {
                 issuer: useCases.workloadIdentity.discovery().issuer,
-                deploySubject: jobTokenSubject(
-                  {
-                    ownerName: roles.org(vine.owner_id)?.name ?? user.email,
-                    vineyardName: vineyard?.name ?? vine.vineyard_id,
-                    vineName: vine.name,
-                  },
-                  'DEPLOY',
-                ),
+                subjects: {
+                  deploy: jobTokenSubject({ vineyard_id: vine.vineyard_id, vine_id: vine.id }, 'DEPLOY', 'standard'),
+                  plan: jobTokenSubject({ vineyard_id: vine.vineyard_id, vine_id: vine.id }, 'PLAN', 'standard'),
+                  speculative: jobTokenSubject(
+                    { vineyard_id: vine.vineyard_id, vine_id: vine.id },
+                    'PLAN',
+                    'speculative',
+                  ),
+                },
               },
             }
           : {}),
