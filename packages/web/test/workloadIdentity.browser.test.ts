@@ -99,6 +99,8 @@ describe.skipIf(!chromiumPath)('cloud identities on the vine page', { timeout: B
     const ids = `vineyard:${vine.vineyard_id}:vine:${vine.id}`;
     expect(await row('DEPLOY token subject')).toBe(`${ids}:job_type:DEPLOY:run:standard`);
     expect(await row('PLAN token subject')).toBe(`${ids}:job_type:PLAN:run:standard`);
-    expect(await row('Speculative PLAN subject')).toBe(`${ids}:job_type:PLAN:run:speculative (drift checks, pull requests)`);
+    expect(await row('Speculative PLAN subject')).toBe(
+      `${ids}:job_type:PLAN:run:speculative (drift checks, pull requests)`,
+    );
   });
 });
