@@ -73,7 +73,7 @@ describeEachDialect('organization tokens and deleting an organization', (dialect
     const bob = await people.signIn('bob');
     await joinOrg(ada.client, bob.client, org.id, bob.email, 'viewer');
     const vineyard = await ada.client.createVineyard('production', { orgId: org.id });
-    const vine = await ada.client.createConfiguration({
+    await ada.client.createConfiguration({
       name: 'network',
       vineyard_id: vineyard.id,
       source: { type: 'inline', files: { 'main.tf': INLINE_MAIN_TF } },
