@@ -49,6 +49,7 @@ const LATER_TABLES: readonly string[] = [
   'signing_keys',
   'vcs_feedback',
   'vcs_comments',
+  'sign_in_links',
 ];
 
 const BEFORE_M010 = Object.values(TABLES).filter((table) => !LATER_TABLES.includes(table));
