@@ -40,8 +40,8 @@ export const UNIT_TESTS = [
   'packages/testkit/test/signIn.test.ts',
   'packages/cli/test/{fileLock,loginSession,output}.test.ts',
   'packages/web/test/{html,session}.test.ts',
-  'packages/server/test/{artifactLoaders,providerConfig,streamConfig}.test.ts',
-  'test/{api-docs,dependency-rules,test-projects}.test.ts',
+  'packages/server/test/{artifactLoaders,providerConfig,settings,streamConfig}.test.ts',
+  'test/{api-docs,config-docs,dependency-rules,test-projects}.test.ts',
 ];
 
 /** `integration`: everything else, i.e. tests that start a control plane, a database or a peer. */

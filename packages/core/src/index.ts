@@ -44,6 +44,7 @@ export type * from './ports/EventBus.js';
 export type * from './ports/IdentityStore.js';
 export type * from './ports/JwsSigner.js';
 export type * from './ports/JobStore.js';
+export type * from './ports/Leadership.js';
 export type * from './ports/OperationalStats.js';
 export type * from './ports/LogStore.js';
 export type * from './ports/NotificationStore.js';
@@ -55,6 +56,7 @@ export type * from './ports/Random.js';
 export type * from './ports/RateLimitStore.js';
 export type * from './ports/RefreshTokenStore.js';
 export type * from './ports/StateStore.js';
+export type * from './ports/Ticker.js';
 export type * from './ports/ReleaseStore.js';
 export type * from './ports/RepositoryLister.js';
 export type * from './ports/SecretBox.js';
@@ -78,6 +80,18 @@ export { CryptoRandom } from './system/CryptoRandom.js';
 export { InProcessEventBus } from './system/InProcessEventBus.js';
 export { MemoryRateLimitStore } from './system/MemoryRateLimitStore.js';
 export { SystemClock } from './system/SystemClock.js';
+
+export { IntervalTicker } from './scheduler/IntervalTicker.js';
+export type * from './scheduler/ScheduledTask.js';
+export { SoleLeadership } from './scheduler/SoleLeadership.js';
+export { TaskScheduler, type TaskSchedulerOptions } from './scheduler/TaskScheduler.js';
+// Background tasks, each beside its feature; trellis-server lists them (backgroundTasks.ts).
+export { auditRetentionTask } from './usecases/auditTasks.js';
+export { driftCheckTask } from './usecases/driftTasks.js';
+export { logRetentionTask } from './usecases/logTasks.js';
+export { notificationDeliveryTask } from './usecases/notificationTasks.js';
+export { vcsFeedbackDeliveryTask } from './usecases/vcsFeedbackTasks.js';
+export { heartbeatFlushTask, lostJobSweepTask } from './usecases/workerTasks.js';
 
 export * from './usecases/Access.js';
 export * from './usecases/ApiTokenUseCases.js';

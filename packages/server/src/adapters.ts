@@ -1,6 +1,7 @@
 import {
   type ArtifactStore,
   type EventBus,
+  type Leadership,
   MemoryRateLimitStore,
   type OperationalStats,
   type RateLimitStore,
@@ -21,6 +22,8 @@ export interface DatabaseAdapter {
   rateLimits: RateLimitStore;
   /** Counts across owners for the metrics' gauges. */
   operationalStats: OperationalStats;
+  /** Who runs the global background tasks: one replica per task on Postgres, this process on SQLite. */
+  leadership: Leadership;
   /** The connection pool now and the time acquisitions waited (docs/observability.md). */
   poolStats(): PoolStats;
   migrate(): Promise<void>;
@@ -73,6 +76,7 @@ export const DATABASE_LOADERS: Record<string, DatabaseLoader> = {
       events: await store.openEventBus(),
       rateLimits: new MemoryRateLimitStore(),
       operationalStats: store.operationalStats,
+      leadership: await store.openLeadership(),
       poolStats: () => store.poolStats(),
       migrate: () => store.migrate(),
       pendingMigrations: () => store.pendingMigrations(),
@@ -90,6 +94,7 @@ export const DATABASE_LOADERS: Record<string, DatabaseLoader> = {
       events,
       rateLimits: store.rateLimits,
       operationalStats: store.operationalStats,
+      leadership: await store.openLeadership(),
       poolStats: () => store.poolStats(),
       migrate: () => store.migrate(),
       pendingMigrations: () => store.pendingMigrations(),
@@ -150,4 +155,18 @@ export async function openDatabase(
 
 export async function openArtifactStore(url: string, logger: Logger, env: Env = process.env): Promise<ArtifactStore> {
   return pick(ARTIFACT_LOADERS, url, 'TRELLIS_ARTIFACTS_URL')(url, logger, env);
+}
+
+/**
+ * A server that does not migrate runs on a schema at least as new as its release: one a newer
+ * release expanded is fine (docs/operations.md, Upgrades), one missing a migration is not.
+ */
+export async function requireMigrated(database: DatabaseAdapter): Promise<void> {
+  const pending = await database.pendingMigrations();
+  if (pending.length > 0) {
+    throw new ConfigError(
+      `the database lacks ${pending.length} migration(s) of this release (${pending.join(', ')}): ` +
+        'run `trellis-server migrate` first (TRELLIS_MIGRATE_ON_START=false leaves migrations to it)',
+    );
+  }
 }

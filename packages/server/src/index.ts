@@ -12,7 +12,16 @@ export {
   type OAuthAppConfig,
   PROVIDERS,
   type ServerConfig,
+  type Settings,
 } from './config.js';
+export {
+  REFERENCE_BEGIN,
+  REFERENCE_END,
+  renderSettingsReference,
+  withSettingsReference,
+} from './settings/reference.js';
+export type { Setting, SettingFamily, SettingsTable } from './settings/Setting.js';
+export { SERVER_SETTINGS } from './settings/table.js';
 export { buildContainer, resolve } from './container.js';
 export {
   type ControlPlane,

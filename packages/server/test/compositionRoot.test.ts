@@ -27,11 +27,12 @@ describe('reading the configuration', () => {
     expect(first.cliJwtSecret.length).toBeGreaterThanOrEqual(32);
     expect(Object.keys(first.generatedSecrets)).toEqual(['CLI_JWT_SECRET']);
 
-    ensureGeneratedSecrets(first);
+    const kept = ensureGeneratedSecrets(first);
     const file = join(dataDir, 'secrets.json');
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ CLI_JWT_SECRET: first.cliJwtSecret });
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(first.generatedSecrets).toEqual({});
+    expect(kept.generatedSecrets).toEqual({});
+    expect(kept.cliJwtSecret).toBe(first.cliJwtSecret);
 
     const again = loadConfig(env);
     expect(again.cliJwtSecret).toBe(first.cliJwtSecret);
@@ -43,9 +44,9 @@ describe('reading the configuration', () => {
     const set = loadConfig({ TRELLIS_DATA_DIR: dataDir, CLI_JWT_SECRET: 's'.repeat(40) });
     ensureGeneratedSecrets(set);
     const replaced = { ...loadConfig({ TRELLIS_DATA_DIR: dataDir }), cliJwtSecret: 'r'.repeat(40) };
-    ensureGeneratedSecrets(replaced);
+    const started = ensureGeneratedSecrets(replaced);
     expect(existsSync(dataDir)).toBe(false);
-    expect(replaced.cliJwtSecret).toBe('r'.repeat(40));
+    expect(started.cliJwtSecret).toBe('r'.repeat(40));
   });
 });
 

@@ -54,6 +54,33 @@ export class PostgresEventBus implements EventBus {
     return sent;
   }
 
+  /**
+   * Runs `work` on the listening connection, in turn with the publishes (pg runs one query at a
+   * time per connection). For this package's `PostgresLeadership`, whose advisory locks live as
+   * long as this connection's session: `work` gets the client, so a lock taken on an earlier
+   * connection is known to be gone.
+   */
+  onConnection<T>(work: (client: Client) => Promise<T>): Promise<T> {
+    const done = this.publishing.then(async () => work(await this.ensureConnected()));
+    this.publishing = done.then(
+      () => {},
+      () => {},
+    );
+    return done;
+  }
+
+  /** Like `onConnection`, but only on the connection open now: when there is none, nothing runs. */
+  onOpenConnection(work: (client: Client) => Promise<void>): Promise<void> {
+    const done = this.publishing.then(async () => {
+      if (this.client) await work(this.client);
+    });
+    this.publishing = done.then(
+      () => {},
+      () => {},
+    );
+    return done;
+  }
+
   subscribe(listener: (event: TrellisEvent) => void): Unsubscribe {
     return this.local.subscribe(listener);
   }

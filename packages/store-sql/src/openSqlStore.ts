@@ -1,12 +1,14 @@
 import {
   type EventBus,
   InProcessEventBus,
+  type Leadership,
   type OperationalStats,
   type RateLimitStore,
+  SoleLeadership,
   type UnitOfWork,
 } from '@trellis/core';
 import type { Dialect, DialectName } from './dialects/Dialect.js';
-import type { PostgresEventBusOptions } from './PostgresEventBus.js';
+import type { PostgresEventBus, PostgresEventBusOptions } from './PostgresEventBus.js';
 import type { PoolStats } from './PoolWatch.js';
 import { SqlOperationalStats } from './SqlOperationalStats.js';
 import { SqlRateLimitStore } from './SqlRateLimitStore.js';
@@ -59,6 +61,12 @@ export interface SqlStore {
    * closes it.
    */
   openEventBus(options?: PostgresEventBusOptions): Promise<EventBus>;
+  /**
+   * Who runs the global background tasks (core's `TaskScheduler`): on Postgres, advisory locks on
+   * the event bus's connection (opening the bus if it is not open yet), so one replica leads each
+   * task; on SQLite, whose database one server process uses, that process leads them all.
+   */
+  openLeadership(): Promise<Leadership>;
   /**
    * Applies pending migrations; safe to run from several processes at once, a no-op when up to
    * date. A database migrated by a newer release (migrations this one does not know) is not an
@@ -155,6 +163,7 @@ class OpenSqlStore implements SqlStore {
   readonly rateLimits: RateLimitStore;
   readonly operationalStats: OperationalStats;
   private events: Promise<EventBus & { close?(): Promise<void> }> | undefined;
+  private leadership: Promise<Leadership> | undefined;
 
   constructor(
     private readonly dialectImpl: Dialect,
@@ -187,6 +196,18 @@ class OpenSqlStore implements SqlStore {
       this.events = undefined;
     });
     return this.events;
+  }
+
+  /** One per store: two on one session would both take its locks (advisory locks are re-entrant). */
+  openLeadership(): Promise<Leadership> {
+    if (this.dialectImpl.name !== 'postgres') return Promise.resolve(new SoleLeadership());
+    this.leadership ??= Promise.all([import('./PostgresLeadership.js'), this.openEventBus()]).then(
+      ([{ PostgresLeadership }, bus]) => new PostgresLeadership(bus as PostgresEventBus),
+    );
+    this.leadership.catch(() => {
+      this.leadership = undefined;
+    });
+    return this.leadership;
   }
 
   async migrate(): Promise<void> {

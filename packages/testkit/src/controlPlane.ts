@@ -45,6 +45,8 @@ export async function startControlPlane(
     clock?: Clock;
     register?: ControlPlaneOptions['register'];
     logger?: ControlPlaneOptions['logger'];
+    ticker?: ControlPlaneOptions['ticker'];
+    overrides?: ControlPlaneOptions['overrides'];
   } = {},
 ): Promise<RunningControlPlane> {
   const database = await createTestDatabase(dialect);
@@ -66,6 +68,8 @@ export async function startControlPlane(
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.register ? { register: options.register } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.ticker ? { ticker: options.ticker } : {}),
+      ...(options.overrides ? { overrides: options.overrides } : {}),
     });
   } catch (error) {
     await database.drop();

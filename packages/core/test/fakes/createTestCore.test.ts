@@ -44,6 +44,7 @@ describe('createTestCore', () => {
         'releases',
         'repositories',
         'signIn',
+        'signInLinks',
         'states',
         'vineyards',
         'vcsFeedback',

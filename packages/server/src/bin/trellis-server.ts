@@ -1,10 +1,9 @@
 #!/usr/bin/env node
 import { SIGN_IN_LINK_MAX_HOURS, ValidationError } from '@trellis/core';
-import { ConfigError } from '../config.js';
+import { openDatabase } from '../adapters.js';
+import { ConfigError, loadConfig } from '../config.js';
 import { createControlPlane } from '../createControlPlane.js';
 import { createLogger } from '../logger.js';
-import { openDatabase } from '../adapters.js';
-import { loadConfig } from '../config.js';
 import { VERSION } from '../version.js';
 
 const USAGE = `Usage: trellis-server [serve]   start the control plane (default)
@@ -23,7 +22,6 @@ TRELLIS_ARTIFACTS_URL, TRELLIS_WEB_URL, CLI_JWT_SECRET, RELEASE_API_SECRET, ... 
 
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve';
-  const logger = createLogger();
   if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return 0;
@@ -32,6 +30,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${VERSION}\n`);
     return 0;
   }
+  const logger = createLogger();
   if (command === 'migrate') {
     const config = loadConfig();
     const database = await openDatabase(config.databaseUrl, logger, process.env, { poolMax: config.databasePoolMax });
@@ -76,6 +75,18 @@ async function main(argv: string[]): Promise<number> {
 
   const controlPlane = await createControlPlane({ logger });
   const { url } = await controlPlane.listen();
+  // Before the line that says it listens: whoever reads it may stop the server at once.
+  const stopped = new Promise<void>((done) => {
+    const stop = (signal: string) => {
+      logger.warn({ signal }, 'shutting down: finishing in-flight requests');
+      controlPlane.close().then(done, (error) => {
+        logger.error({ err: error }, 'shutdown failed');
+        done();
+      });
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
   const { config } = controlPlane;
   for (const warning of config.warnings) logger.warn({}, warning);
   logger.info(
@@ -94,17 +105,7 @@ async function main(argv: string[]): Promise<number> {
     );
   }
 
-  await new Promise<void>((done) => {
-    const stop = (signal: string) => {
-      logger.warn({ signal }, 'shutting down: finishing in-flight requests');
-      controlPlane.close().then(done, (error) => {
-        logger.error({ err: error }, 'shutdown failed');
-        done();
-      });
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+  await stopped;
   logger.info({}, 'stopped');
   return 0;
 }

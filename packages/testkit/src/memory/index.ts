@@ -5,6 +5,7 @@ export * from './FakeProviders.js';
 export * from './FakeRandom.js';
 export * from './FakeTokenSigner.js';
 export * from './FakeWebhookSender.js';
+export * from './ManualTicker.js';
 export * from './RecordingVcsApi.js';
 export * from './MemoryArtifactStore.js';
 export * from './MemoryEventBus.js';
