@@ -47,10 +47,14 @@ export const UNIT_TESTS = [
 /** `integration`: everything else, i.e. tests that start a control plane, a database or a peer. */
 const INTEGRATION_EXCLUDE = [...UNIT_TESTS, ...E2E_TESTS, ...BROWSER_TESTS];
 
+/**
+ * Generous limits: CI runs on a busy machine (load 15+ on 2 cores), where a CLI test that spawns
+ * a few binaries can take a minute. A limit only bounds a hang; no test asserts a duration.
+ */
 const shared = {
   pool: 'forks' as const,
-  testTimeout: 30_000,
-  hookTimeout: 60_000,
+  testTimeout: 120_000,
+  hookTimeout: 180_000,
 };
 
 function project(name: string, include: string[], exclude: string[] = []) {

@@ -110,6 +110,29 @@ describe('connecting a configuration to a repository in the CLI', () => {
     expect(twice.stderr).toContain('[vcs_not_connected]');
   });
 
+  it('--fork-pull-requests sets what pull requests from forks do; off by default; a wrong mode is a usage error', async () => {
+    const client = userClient(server, home);
+    const vineyard = await client.createVineyard('vcs-cli-forks');
+    await client.createConfiguration({
+      name: 'forked',
+      vineyard_id: vineyard.id,
+      source: { type: 'inline', files: { 'main.tf': 'output "x" { value = 1 }\n' } },
+    });
+    const base = ['configs', 'connect', 'forked', '--github', 'acme/infra', '--branch', 'main', '--manual-webhook'];
+    const withheld = await trellis(...base, '--fork-pull-requests', 'without_secrets');
+    expect(withheld.stdout).toMatch(/Fork pull requests: +planned without secrets\n/);
+    expect((await client.getRepositoryConnection('forked')).fork_pull_requests).toBe('without_secrets');
+    const shown = JSON.parse((await trellis('configs', 'show', 'forked', '--json')).stdout);
+    expect(shown.vcs).toMatchObject({ fork_pull_requests: 'without_secrets' });
+    const json = JSON.parse((await trellis(...base, '--json')).stdout);
+    expect(json.fork_pull_requests).toBe('off');
+    expect((await trellis('configs', 'show', 'forked')).stdout).toMatch(/Fork pull requests: +not planned/);
+    const wrong = await runTrellis([...base, '--fork-pull-requests', 'always'], { env: home.env() });
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stdout + wrong.stderr).toContain('--fork-pull-requests');
+    expect((await client.getRepositoryConnection('forked')).fork_pull_requests).toBe('off');
+  });
+
   it('explains a refused connect: not linked to GitHub, two providers, a provider the server lacks', async () => {
     const client = userClient(server, home);
     const vineyard = await client.createVineyard('vcs-cli-errors');

@@ -5,6 +5,7 @@ import {
   MAX_LOG_BATCH_CHUNKS,
   POLICY_ENFORCEMENTS,
   REPORTABLE_JOB_STATUSES,
+  STATE_ACCESSES,
   STREAM_TYPES,
 } from '@trellis/core';
 import { z } from 'zod';
@@ -49,6 +50,12 @@ export const ClaimResponse = z.object({
     .object({ id: uuid, name: z.string() })
     .nullable()
     .describe("the configuration's vineyard (`input.trellis.vineyard` of the policies); null without a configuration"),
+  state_access: z
+    .enum(STATE_ACCESSES)
+    .optional()
+    .describe(
+      "how the state token opens the configuration's state: `write` (read, lock, write), or `read` for a speculative plan (a pull request's plan, a drift check), which the agent runs with `-lock=false` and whose writes and locks are refused (403 `state_read_only`); absent from older servers: `write`",
+    ),
   source_credentials: z
     .object({ username: z.string(), password: z.string() })
     .nullable()

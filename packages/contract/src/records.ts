@@ -4,6 +4,7 @@ import {
   GIT_PROVIDERS,
   JOB_STATUSES,
   JOB_TYPES,
+  PUSH_ANCESTRIES,
   STREAM_TYPES,
   VINE_STATUSES,
   WORKER_MODES,
@@ -86,6 +87,12 @@ export const JobTrigger = z
       commit_sha: z.string(),
       commit_message: z.string(),
       author: z.string(),
+      ancestry: z
+        .enum(PUSH_ANCESTRIES)
+        .optional()
+        .describe(
+          'when the connection auto-deploys: whether the commit is newer than what the configuration deployed or planned from a push before (only `newer` is deployed by itself); absent: not checked',
+        ),
     }),
     z.object({
       type: z.literal('pull_request'),
@@ -98,6 +105,13 @@ export const JobTrigger = z
       head_branch: z.string(),
       base_branch: z.string(),
       author: z.string(),
+      fork: z.boolean().optional().describe('the head commit comes from a fork of the repository'),
+      secrets_withheld: z
+        .boolean()
+        .optional()
+        .describe(
+          'planned without secrets (a fork, `fork_pull_requests: without_secrets`): no sensitive variables, cloud identity, identity token or clone credentials',
+        ),
     }),
   ])
   .describe(

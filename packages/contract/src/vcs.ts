@@ -1,5 +1,11 @@
 /** Repository connections (issue 13): `PUT/GET/DELETE /api/cli/configurations/{name}/vcs`. */
-import { GIT_PROVIDERS, MAX_VCS_PATH_LENGTH, MAX_VCS_PATHS, WEBHOOK_MODES } from '@trellis/core';
+import {
+  FORK_PULL_REQUEST_MODES,
+  GIT_PROVIDERS,
+  MAX_VCS_PATH_LENGTH,
+  MAX_VCS_PATHS,
+  WEBHOOK_MODES,
+} from '@trellis/core';
 import { z } from 'zod';
 import { isoTime, uuid } from './common.js';
 
@@ -27,6 +33,12 @@ export const ConnectVcsBody = z.object({
     .optional()
     .describe('a successful plan of a push is deployed without a person (default false)'),
   pull_requests: z.boolean().optional().describe('plan pull requests into the branch speculatively (default true)'),
+  fork_pull_requests: z
+    .enum(FORK_PULL_REQUEST_MODES)
+    .optional()
+    .describe(
+      "pull requests from forks: `off` (default) plans none and leaves a neutral commit status; `without_secrets` plans them with no sensitive variables, cloud identity, identity token or clone credentials; `with_secrets` plans them like the repository's own. No pull request's plan writes or locks the state",
+    ),
   webhook: z
     .enum(WEBHOOK_MODES)
     .optional()
@@ -51,11 +63,12 @@ export const VcsConnectionRecord = z.object({
   paths: z.array(z.string()),
   auto_deploy: z.boolean(),
   pull_requests: z.boolean(),
+  fork_pull_requests: z.enum(FORK_PULL_REQUEST_MODES).describe('what pull requests from forks do'),
   webhook_mode: z.enum(WEBHOOK_MODES),
   webhook_url: z
     .string()
     .describe(
-      'where the provider sends deliveries: `<web URL>/api/webhooks/<provider>?vine=<vine id>` (one hook URL per vine)',
+      "where the provider sends deliveries: `<web URL>/api/webhooks/<provider>?vine=<vine id>` (one hook URL per vine; a delivery is checked against this connection's secret only)",
     ),
   hook_id: z.string().nullable().describe("the provider's id of the hook Trellis created; null in manual mode"),
   connected_by: uuid.describe('the person whose provider token creates hooks, reports statuses and clones'),

@@ -12,6 +12,7 @@ export * from './domain/policies.js';
 export * from './domain/problemCodes.js';
 export * from './domain/records.js';
 export * from './domain/roles.js';
+export * from './domain/stateAccess.js';
 export * from './domain/validation.js';
 export * from './domain/vcs.js';
 export * from './domain/globs.js';
@@ -30,6 +31,11 @@ export * from './auth/verificationCode.js';
 export * from './auth/jobStateToken.js';
 export * from './auth/workerToken.js';
 export * from './auth/WorkerCredentialCache.js';
+
+export * from './vcs/connectInput.js';
+export * from './vcs/forkPullRequests.js';
+export * from './vcs/pushAncestry.js';
+export * from './vcs/webhookBody.js';
 
 export * from './snapshot/canonicalJson.js';
 export * from './snapshot/configSnapshot.js';

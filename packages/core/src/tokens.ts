@@ -2,6 +2,7 @@
  * Typed injection tokens with stable ids (Backstage's `createServiceRef`): `server` registers an
  * implementation under each with tsyringe factories; `core` itself needs no DI library.
  */
+import type { RateLimitStore } from './ports/RateLimitStore.js';
 import type { ArtifactStore } from './ports/ArtifactStore.js';
 import type { Clock } from './ports/Clock.js';
 import type { EventBus } from './ports/EventBus.js';
@@ -39,5 +40,6 @@ export const coreServices = {
   webhookSender: serviceRef<WebhookSender>('trellis.core.webhook-sender'),
   policyCompiler: serviceRef<PolicyCompiler>('trellis.core.policy-compiler'),
   jwsSigner: serviceRef<JwsSigner>('trellis.core.jws-signer'),
+  rateLimits: serviceRef<RateLimitStore>('trellis.core.rate-limits'),
   useCases: serviceRef<UseCases>('trellis.core.use-cases'),
 } as const;

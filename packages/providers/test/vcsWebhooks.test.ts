@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { ValidationError, type VcsEvent, type WebhookRequestParts } from '@trellis/core';
+import { ValidationError, type VcsEvent, verifyDelivery, type WebhookRequestParts } from '@trellis/core';
 import { BitbucketWebhookReader, GitHubWebhookReader, GitLabWebhookReader } from '@trellis/providers';
 import { describe, expect, it } from 'vitest';
 import { vcsPayload } from './support/fixtures.js';
@@ -124,6 +124,7 @@ describe('GitHub webhook reader', () => {
       head_branch: 'feature/nat-zones',
       base_branch: 'main',
       author: 'jdiallo',
+      fork: false,
     };
     expect(eventOf(github.parse(githubDelivery('pull_request', 'pull_request-opened')))).toEqual({
       ...pullRequest,
@@ -140,6 +141,33 @@ describe('GitHub webhook reader', () => {
       action: 'reopened',
       head_sha: 'b153fec8150217a3b290abfc9d71d440e6954909',
     });
+  });
+
+  it("reads a fork's pull request as a fork: its head repository is another one, or gone", () => {
+    const delivery = githubDelivery('pull_request', 'pull_request-fork');
+    expect(eventOf(github.parse(delivery))).toMatchObject({
+      kind: 'pull_request',
+      repository: 'acme-platform/infra-live',
+      number: 43,
+      head_sha: 'c3d1f0e4b2a59876fedcba0123456789abcdef01',
+      author: 'mallory-dev',
+      fork: true,
+    });
+    // The fork was deleted: GitHub sends `head.repo: null`.
+    const payload = JSON.parse(delivery.rawBody.toString()) as { pull_request: { head: { repo: unknown } } };
+    payload.pull_request.head.repo = null;
+    const gone = { ...delivery, rawBody: Buffer.from(JSON.stringify(payload)) };
+    expect(eventOf(github.parse(gone))).toMatchObject({ fork: true });
+  });
+
+  it('checks the signature as the body streams in, chunk by chunk', () => {
+    const delivery = githubDelivery('push', 'push');
+    const check = github.signatureCheck(delivery.headers, SECRET);
+    for (let at = 0; at < delivery.rawBody.length; at += 13) check.update(delivery.rawBody.subarray(at, at + 13));
+    expect(check.matches()).toBe(true);
+    const wrong = github.signatureCheck(delivery.headers, SECRET);
+    wrong.update(delivery.rawBody.subarray(1));
+    expect(wrong.matches()).toBe(false);
   });
 
   it('reads other actions and events as other', () => {
@@ -165,23 +193,31 @@ describe('GitHub webhook reader', () => {
 
   it('verifies X-Hub-Signature-256 over the raw bytes, in any header case', () => {
     const delivery = githubDelivery('push', 'push');
-    expect(github.verify(delivery, SECRET)).toBe(true);
-    expect(github.verify(delivery, 'another-secret')).toBe(false);
-    expect(github.verify({ ...delivery, rawBody: Buffer.concat([delivery.rawBody, Buffer.from(' ')]) }, SECRET)).toBe(
-      false,
-    );
-    const { 'x-hub-signature-256': signature, ...unsigned } = delivery.headers;
-    expect(github.verify({ ...delivery, headers: unsigned }, SECRET)).toBe(false);
-    expect(github.verify({ ...delivery, headers: { ...unsigned, 'x-hub-signature-256': 'sha256=abc' } }, SECRET)).toBe(
-      false,
-    );
+    expect(verifyDelivery(github, delivery, SECRET)).toBe(true);
+    expect(verifyDelivery(github, delivery, 'another-secret')).toBe(false);
     expect(
-      github.verify({ ...delivery, headers: { ...unsigned, 'x-hub-signature': sign(delivery.rawBody) } }, SECRET),
+      verifyDelivery(github, { ...delivery, rawBody: Buffer.concat([delivery.rawBody, Buffer.from(' ')]) }, SECRET),
+    ).toBe(false);
+    const { 'x-hub-signature-256': signature, ...unsigned } = delivery.headers;
+    expect(verifyDelivery(github, { ...delivery, headers: unsigned }, SECRET)).toBe(false);
+    expect(
+      verifyDelivery(github, { ...delivery, headers: { ...unsigned, 'x-hub-signature-256': 'sha256=abc' } }, SECRET),
     ).toBe(false);
     expect(
-      github.verify({ ...delivery, headers: { ...unsigned, 'X-Hub-Signature-256': signature as string } }, SECRET),
+      verifyDelivery(
+        github,
+        { ...delivery, headers: { ...unsigned, 'x-hub-signature': sign(delivery.rawBody) } },
+        SECRET,
+      ),
+    ).toBe(false);
+    expect(
+      verifyDelivery(
+        github,
+        { ...delivery, headers: { ...unsigned, 'X-Hub-Signature-256': signature as string } },
+        SECRET,
+      ),
     ).toBe(true);
-    expect(github.verify(delivery, '')).toBe(false);
+    expect(verifyDelivery(github, delivery, '')).toBe(false);
     const upper = { 'X-GitHub-Event': 'ping', 'X-GitHub-Delivery': 'D-1' };
     expect(github.parse({ rawBody: Buffer.from('{}'), headers: upper })).toEqual({
       provider: 'github',
@@ -255,6 +291,7 @@ describe('GitLab webhook reader', () => {
       head_branch: 'feature/split-state',
       base_branch: 'main',
       author: 'kwatanabe',
+      fork: false,
     };
     expect(eventOf(gitlab.parse(gitlabDelivery('Merge Request Hook', 'merge_request-open')))).toEqual({
       ...mergeRequest,
@@ -282,6 +319,17 @@ describe('GitLab webhook reader', () => {
     expect(eventOf(gitlab.parse(gitlabDelivery('Note Hook', 'note')))).toEqual({ kind: 'other', name: 'Note Hook' });
   });
 
+  it("reads a fork's merge request as a fork: another source project", () => {
+    expect(eventOf(gitlab.parse(gitlabDelivery('Merge Request Hook', 'merge_request-fork')))).toMatchObject({
+      kind: 'pull_request',
+      repository: 'acme/platform/infra-live',
+      number: 18,
+      head_sha: 'f1e2d3c4b5a6978877665544332211ffeeddccbb',
+      head_branch: 'tidy-tags',
+      fork: true,
+    });
+  });
+
   it('is not a GitLab delivery without X-Gitlab-Event; refuses one without a UUID or with a bad body', () => {
     expect(gitlab.parse({ rawBody: Buffer.from('{}'), headers: { 'x-github-event': 'push' } })).toBeNull();
     expect(() => gitlab.parse({ rawBody: Buffer.from('{}'), headers: { 'x-gitlab-event': 'Push Hook' } })).toThrow(
@@ -296,19 +344,22 @@ describe('GitLab webhook reader', () => {
 
   it('verifies X-Gitlab-Token against the secret', () => {
     const delivery = gitlabDelivery('Push Hook', 'push');
-    expect(gitlab.verify(delivery, SECRET)).toBe(true);
-    expect(gitlab.verify(delivery, `${SECRET}x`)).toBe(false);
-    expect(gitlab.verify(delivery, SECRET.slice(0, -1))).toBe(false);
+    expect(verifyDelivery(gitlab, delivery, SECRET)).toBe(true);
+    expect(verifyDelivery(gitlab, delivery, `${SECRET}x`)).toBe(false);
+    expect(verifyDelivery(gitlab, delivery, SECRET.slice(0, -1))).toBe(false);
     expect(
-      gitlab.verify(
+      verifyDelivery(
+        gitlab,
         { ...delivery, headers: { ...delivery.headers, 'x-gitlab-token': 'x'.repeat(SECRET.length) } },
         SECRET,
       ),
     ).toBe(false);
     const { 'x-gitlab-token': _token, ...unsigned } = delivery.headers;
-    expect(gitlab.verify({ ...delivery, headers: unsigned }, SECRET)).toBe(false);
-    expect(gitlab.verify({ ...delivery, headers: { ...unsigned, 'X-Gitlab-Token': SECRET } }, SECRET)).toBe(true);
-    expect(gitlab.verify({ ...delivery, headers: { ...unsigned, 'x-gitlab-token': '' } }, '')).toBe(false);
+    expect(verifyDelivery(gitlab, { ...delivery, headers: unsigned }, SECRET)).toBe(false);
+    expect(verifyDelivery(gitlab, { ...delivery, headers: { ...unsigned, 'X-Gitlab-Token': SECRET } }, SECRET)).toBe(
+      true,
+    );
+    expect(verifyDelivery(gitlab, { ...delivery, headers: { ...unsigned, 'x-gitlab-token': '' } }, '')).toBe(false);
   });
 });
 
@@ -372,6 +423,7 @@ describe('Bitbucket webhook reader', () => {
       head_branch: 'feature/oncall-alarms',
       base_branch: 'main',
       author: 'Ines Carvalho',
+      fork: false,
     };
     expect(eventOf(bitbucket.parse(bitbucketDelivery('pullrequest:created', 'pullrequest-created')))).toEqual({
       ...pullRequest,
@@ -389,6 +441,16 @@ describe('Bitbucket webhook reader', () => {
     });
   });
 
+  it("reads a fork's pull request as a fork: another source repository", () => {
+    expect(eventOf(bitbucket.parse(bitbucketDelivery('pullrequest:created', 'pullrequest-fork')))).toMatchObject({
+      kind: 'pull_request',
+      repository: 'acme-ops/infra-live',
+      number: 10,
+      head_sha: 'a7b8c9d0e1f2',
+      fork: true,
+    });
+  });
+
   it('is not a Bitbucket delivery without X-Event-Key; refuses one without a request UUID or with a bad body', () => {
     expect(bitbucket.parse({ rawBody: Buffer.from('{}'), headers: {} })).toBeNull();
     expect(() => bitbucket.parse({ rawBody: Buffer.from('{}'), headers: { 'x-event-key': 'repo:push' } })).toThrow(
@@ -403,21 +465,26 @@ describe('Bitbucket webhook reader', () => {
 
   it('verifies X-Hub-Signature (HMAC-SHA256)', () => {
     const delivery = bitbucketDelivery('repo:push', 'push');
-    expect(bitbucket.verify(delivery, SECRET)).toBe(true);
-    expect(bitbucket.verify(delivery, 'wrong')).toBe(false);
+    expect(verifyDelivery(bitbucket, delivery, SECRET)).toBe(true);
+    expect(verifyDelivery(bitbucket, delivery, 'wrong')).toBe(false);
     const { 'x-hub-signature': signature, ...unsigned } = delivery.headers;
-    expect(bitbucket.verify({ ...delivery, headers: unsigned }, SECRET)).toBe(false);
+    expect(verifyDelivery(bitbucket, { ...delivery, headers: unsigned }, SECRET)).toBe(false);
     expect(
-      bitbucket.verify({ ...delivery, headers: { ...unsigned, 'x-hub-signature': `${signature}00` } }, SECRET),
+      verifyDelivery(bitbucket, { ...delivery, headers: { ...unsigned, 'x-hub-signature': `${signature}00` } }, SECRET),
     ).toBe(false);
     expect(
-      bitbucket.verify(
+      verifyDelivery(
+        bitbucket,
         { ...delivery, headers: { ...unsigned, 'x-hub-signature': (signature as string).replace('sha256=', 'sha1=') } },
         SECRET,
       ),
     ).toBe(false);
     expect(
-      bitbucket.verify({ ...delivery, headers: { ...unsigned, 'X-Hub-Signature': signature as string } }, SECRET),
+      verifyDelivery(
+        bitbucket,
+        { ...delivery, headers: { ...unsigned, 'X-Hub-Signature': signature as string } },
+        SECRET,
+      ),
     ).toBe(true);
   });
 });

@@ -16,10 +16,10 @@ afterEach(async () => {
   }
 });
 
-async function receiver(listener: RequestListener): Promise<number> {
+async function receiver(listener: RequestListener, host = '127.0.0.1'): Promise<number> {
   const server = createServer(listener);
   servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   return (server.address() as AddressInfo).port;
 }
 
@@ -132,5 +132,31 @@ describe('NodeWebhookSender', () => {
     });
     expect(allowed).toMatchObject({ kind: 'answered', status: 200 });
     expect(reached).toBe(1);
+  });
+
+  it('refuses IPv4-mapped IPv6 literals of private addresses, in either spelling (issue 23)', async () => {
+    let reached = 0;
+    // Dual stack: [::ffff:127.0.0.1] reaches a receiver listening on every address.
+    const port = await receiver((_req, res) => {
+      reached += 1;
+      res.end();
+    }, '::');
+    for (const host of ['[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[0:0:0:0:0:ffff:7f00:1]', '[::ffff:0:7f00:1]']) {
+      const answer = await sender.send({
+        ...base,
+        url: `http://${host}:${port}/`,
+        body: '{}',
+        allowPrivateAddresses: false,
+      });
+      expect(answer, host).toMatchObject({ kind: 'refused' });
+    }
+    expect(reached).toBe(0);
+    const allowed = await sender.send({
+      ...base,
+      url: `http://[::ffff:127.0.0.1]:${port}/`,
+      body: '{}',
+      allowPrivateAddresses: true,
+    });
+    expect(allowed).toMatchObject({ kind: 'answered', status: 200 });
   });
 });

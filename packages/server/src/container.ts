@@ -17,6 +17,7 @@ import {
   type UseCases,
   type WebhookSender,
   type PolicyCompiler,
+  type RateLimitStore,
 } from '@trellis/core';
 import { type DependencyContainer, container as rootContainer, instanceCachingFactory } from 'tsyringe';
 
@@ -37,6 +38,7 @@ export interface Adapters {
   webhooks: WebhookSender;
   policyCompiler: PolicyCompiler;
   jws: JwsSigner;
+  rateLimits: RateLimitStore;
   settings: CoreSettings;
 }
 
@@ -59,6 +61,7 @@ export function buildContainer(adapters: Adapters): DependencyContainer {
   container.register(coreServices.webhookSender.id, { useValue: adapters.webhooks });
   container.register(coreServices.policyCompiler.id, { useValue: adapters.policyCompiler });
   container.register(coreServices.jwsSigner.id, { useValue: adapters.jws });
+  container.register(coreServices.rateLimits.id, { useValue: adapters.rateLimits });
   container.register(coreServices.useCases.id, {
     useFactory: instanceCachingFactory<UseCases>((c) =>
       createUseCases({
@@ -74,6 +77,7 @@ export function buildContainer(adapters: Adapters): DependencyContainer {
         webhooks: resolve(c, coreServices.webhookSender),
         policyCompiler: resolve(c, coreServices.policyCompiler),
         jws: resolve(c, coreServices.jwsSigner),
+        rateLimits: resolve(c, coreServices.rateLimits),
         settings: resolve(c, coreServices.settings),
       }),
     ),

@@ -35,6 +35,7 @@ export function coreSettings(config: ServerConfig, publicUrl: PublicUrl): CoreSe
         allowPrivateUrls: config.notificationsAllowPrivateUrls,
         retryBaseSeconds: config.notificationRetryBaseSeconds,
         timeoutSeconds: config.notificationTimeoutSeconds,
+        testsPerMinute: config.notificationTestsPerMinute,
       },
       'webUrl',
       () => publicUrl.value,
@@ -53,5 +54,6 @@ export function coreSettings(config: ServerConfig, publicUrl: PublicUrl): CoreSe
       ...DEFAULT_VCS_FEEDBACK_SETTINGS,
       intervalSeconds: config.vcsFeedbackIntervalSeconds,
     }),
+    maxManualVcsConnections: config.maxManualVcsConnections,
   });
 }

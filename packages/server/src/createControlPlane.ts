@@ -158,6 +158,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         queue: config.policyCheckQueue,
       }),
     jws: register.jwsSigner ?? new JoseJwsSigner(),
+    rateLimits: database.rateLimits,
     settings: register.settings ?? coreSettings(config, publicUrl),
   });
   let artifacts: ArtifactStore;

@@ -54,6 +54,14 @@ describeEachDialect('organization tokens and deleting an organization', (dialect
         orgToken.connectRepository(vine.id, { provider: 'github', repository: 'ada/infra', branch: 'main' }),
       ),
     ).toBe('403 org_token_not_allowed');
+    // A manual webhook needs no sign-in: it may.
+    const manual = await orgToken.connectRepository(vine.id, {
+      provider: 'github',
+      repository: 'ada/infra',
+      branch: 'main',
+      webhook: 'manual',
+    });
+    expect(manual.webhook_mode).toBe('manual');
     const seenByGitHub = people.github.requests.length;
     expect(await outcome(() => orgToken.listRepositories('github'))).toBe('403 org_token_not_allowed');
     expect(people.github.requests.length).toBe(seenByGitHub);
@@ -68,12 +76,12 @@ describeEachDialect('organization tokens and deleting an organization', (dialect
     expect(await people.withToken(personal).createOrg(`personal-${dialect}`)).toMatchObject({ role: 'owner' });
   });
 
-  it('deleting an organization deletes its notifications, policies, API tokens and agents too', async () => {
+  it('deleting an organization deletes its notifications, policies, API tokens, agents and connections too', async () => {
     const org = await ada.client.createOrg(`doomed-${dialect}`);
     const bob = await people.signIn('bob');
     await joinOrg(ada.client, bob.client, org.id, bob.email, 'viewer');
     const vineyard = await ada.client.createVineyard('production', { orgId: org.id });
-    await ada.client.createConfiguration({
+    const vine = await ada.client.createConfiguration({
       name: 'network',
       vineyard_id: vineyard.id,
       source: { type: 'inline', files: { 'main.tf': INLINE_MAIN_TF } },
@@ -98,9 +106,23 @@ describeEachDialect('organization tokens and deleting an organization', (dialect
       auth: { kind: 'worker', workerId: pool.worker_id, workerToken: pool.worker_token },
     });
     await agent.heartbeat('1.0.0');
+    await ada.client.connectRepository(vine.id, {
+      provider: 'github',
+      repository: 'ada/infra',
+      branch: 'main',
+      webhook: 'manual',
+    });
     const owned = async () => {
       const counts: Record<string, number> = {};
-      for (const table of ['notifications', 'policies', 'policy_versions', 'api_tokens', 'workers', 'vines']) {
+      for (const table of [
+        'notifications',
+        'policies',
+        'policy_versions',
+        'api_tokens',
+        'workers',
+        'vines',
+        'vcs_connections',
+      ]) {
         const rows = await rawRows(people.server.database, `SELECT owner_id FROM ${table}`);
         counts[table] = rows.filter((row) => String(row.owner_id) === org.id).length;
       }
@@ -116,6 +138,7 @@ describeEachDialect('organization tokens and deleting an organization', (dialect
       api_tokens: 1,
       workers: 1,
       vines: 1,
+      vcs_connections: 1,
       org_members: 2,
     });
 
@@ -129,6 +152,7 @@ describeEachDialect('organization tokens and deleting an organization', (dialect
       api_tokens: 0,
       workers: 0,
       vines: 0,
+      vcs_connections: 0,
       org_members: 0,
     });
     expect(await outcome(() => ada.client.getNotification(notification.id))).toBe('404 notification_not_found');

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 /**
  * A real git server on loopback for clone tests (issue 13): the system git's `git http-backend`
  * (smart HTTP, run as CGI) behind a node HTTPS server with a throwaway self-signed certificate —
- * HTTPS because agents refuse plain-http git sources. Every request needs HTTP Basic auth with
+ * HTTPS because agents refuse plain-http git sources. Every request needs HTTP Basic auth (unless `public`) with
  * the given username and password. Credentials are checked, counted, never logged or kept.
  */
 export interface GitServer {
@@ -47,6 +47,11 @@ export interface GitServerOptions {
    * whatever that setting says, so only a v0 server refuses a commit it does not advertise.
    */
   allowReachableSha1InWant?: boolean;
+  /**
+   * A public repository host: a request without credentials is served too (as a public repository,
+   * or a fork of one, is cloned by anyone); wrong credentials are still refused.
+   */
+  public?: boolean;
 }
 
 const GIT_IDENTITY = {
@@ -118,13 +123,13 @@ export async function startGitServer(options: GitServerOptions): Promise<GitServ
         sameSecret(decoded.slice(0, colon), options.username) &&
         sameSecret(decoded.slice(colon + 1), options.password);
     }
-    if (!authorized) {
+    if (!authorized && !(options.public === true && header === '')) {
       record(401);
       response.writeHead(401, { 'WWW-Authenticate': 'Basic realm="trellis-test-git"', 'Content-Type': 'text/plain' });
       response.end('authentication required\n');
       return;
     }
-    stats.authorized += 1;
+    if (authorized) stats.authorized += 1;
     const child = spawn(backend, [], {
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',

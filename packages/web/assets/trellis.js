@@ -160,6 +160,7 @@
             paths,
             auto_deploy: fields.auto_deploy.checked,
             pull_requests: fields.pull_requests.checked,
+            fork_pull_requests: fields.fork_pull_requests.value,
             webhook: fields.manual.checked ? 'manual' : 'auto',
           },
           'PUT',

@@ -92,8 +92,17 @@ describe.skipIf(!chromiumPath)(
       await page.fill('form[data-vcs-connect] input[name="branch"]', 'main');
       await page.fill('form[data-vcs-connect] input[name="paths"]', 'infra/**, modules/**');
       await page.check('form[data-vcs-connect] input[name="auto_deploy"]');
+      // Pull requests from forks: off unless chosen.
+      expect(await page.inputValue('form[data-vcs-connect] select[name="fork_pull_requests"]')).toBe('off');
+      await page.selectOption('form[data-vcs-connect] select[name="fork_pull_requests"]', 'without_secrets');
       await Promise.all([page.waitForEvent('load'), page.click('[data-vcs-save]')]);
       expect(create.isDone()).toBe(true);
+      expect((await user.getRepositoryConnection(web.id)).fork_pull_requests).toBe('without_secrets');
+      expect(await page.locator('[data-vcs-fork-pull-requests]').getAttribute('data-vcs-fork-pull-requests')).toBe(
+        'without_secrets',
+      );
+      expect(await page.locator('[data-vcs-fork-pull-requests]').textContent()).toBe('planned without secrets');
+      expect(await page.inputValue('form[data-vcs-connect] select[name="fork_pull_requests"]')).toBe('without_secrets');
       expect(hookUrl).toBe(`${server.controlPlane?.config.webUrl}/api/webhooks/github?vine=${web.id}`);
       expect(await page.locator('[data-vcs-repository]').textContent()).toBe('GitHub acme/infra');
       expect(await page.locator('[data-vcs-branch]').textContent()).toBe('main');
@@ -132,6 +141,7 @@ describe.skipIf(!chromiumPath)(
       await page.reload();
       expect(await page.locator('[data-vcs-mode]').getAttribute('data-vcs-mode')).toBe('manual');
       expect(await page.locator('[data-vcs-pull-requests]').textContent()).toBe('ignored');
+      expect(await page.locator('[data-vcs-fork-pull-requests]').textContent()).toBe('not planned (neutral status)');
       expect(await page.content()).not.toContain(secret);
       await user.disconnectRepository(web.id);
     });

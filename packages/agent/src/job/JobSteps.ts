@@ -74,6 +74,9 @@ export class JobSteps {
       this.deps.claimed.source_credentials ?? null,
     );
     let engineEnv = env;
+    // A speculative plan (a pull request's, a drift check) only reads the state: the control
+    // plane refuses its locks and writes, so it plans without taking the lock.
+    const readOnlyState = this.deps.claimed.state_access === 'read';
     if (declaresBackend(dir)) {
       // Its own backend, maybe an `http` one elsewhere: the worker's credentials stay out of it.
       this.deps.log.system('the configuration declares its own backend; its state stays there');
@@ -87,8 +90,9 @@ export class JobSteps {
         username: this.deps.settings.workerId,
         password: stateToken ?? this.deps.settings.workerToken,
       });
+      const locking = readOnlyState ? 'read only: a speculative plan, not locked' : 'locked while the engine runs';
       this.deps.log.system(
-        `state: the Trellis control plane (http backend, locked while the engine runs; ${stateToken ? "the job's own state token" : 'the worker token: this server issues no job state token'})`,
+        `state: the Trellis control plane (http backend, ${locking}; ${stateToken ? "the job's own state token" : 'the worker token: this server issues no job state token'})`,
       );
     }
     const engine = this.startEngine(dir, engineEnv, snapshot.engine?.name ?? null);
@@ -97,7 +101,7 @@ export class JobSteps {
       case 'PLAN': {
         const policies = this.deps.claimed.policies ?? [];
         const opaBin = policies.length > 0 ? this.requireOpa(policies.length) : null;
-        await engine.plan(PLAN_FILE);
+        await engine.plan(PLAN_FILE, readOnlyState ? ['-lock=false'] : []);
         const planJson = await engine.showPlanJson(PLAN_FILE);
         const metadata: JsonObject = {
           plan_summary: this.summarizeJson(planJson),

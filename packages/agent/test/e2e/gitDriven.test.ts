@@ -1,7 +1,5 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AesGcmSecretBox, identityTokenContext } from '@trellis/core';
@@ -19,80 +17,11 @@ import {
   TOFU,
   waitForJob,
 } from '../support/e2e.js';
+import { startFakeGitHub } from '../support/fakeGitHub.js';
 
 const GITHUB_FIXTURES = fileURLToPath(new URL('../../../../test-fixtures/vcs/github/', import.meta.url));
 const REPOSITORY = 'acme/infra';
 const ZERO_SHA = '0'.repeat(40);
-
-/** A GitHub API request the fake saw (the token is checked, never kept). */
-interface ApiRequest {
-  method: string;
-  path: string;
-  body: Record<string, unknown> | null;
-  authorized: boolean;
-  /** What the fake answered. */
-  answer?: unknown;
-}
-
-/**
- * A small real GitHub REST API on loopback, for a server in another process (nock cannot reach
- * it): hooks, commit statuses, issue comments (create and edit) and compare, answered in GitHub's
- * shapes. Every request is recorded; only `Bearer <token>` is accepted.
- */
-async function startFakeGitHub(token: string) {
-  const requests: ApiRequest[] = [];
-  let nextId = 9000;
-  const server: Server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
-      const authorized = request.headers.authorization === `Bearer ${token}`;
-      const body = raw === '' ? null : (JSON.parse(raw) as Record<string, unknown>);
-      const record: ApiRequest = { method: request.method ?? '', path, body, authorized };
-      requests.push(record);
-      const answer = (status: number, json: unknown) => {
-        record.answer = json;
-        response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' });
-        response.end(JSON.stringify(json));
-      };
-      if (!authorized) return answer(401, { message: 'Bad credentials' });
-      const repo = `/repos/${REPOSITORY}`;
-      if (request.method === 'POST' && path === `${repo}/hooks`) {
-        return answer(201, { id: nextId++, type: 'Repository', name: 'web', active: true, config: {} });
-      }
-      if (request.method === 'DELETE' && path.startsWith(`${repo}/hooks/`)) return answer(204, null);
-      if (request.method === 'POST' && path.startsWith(`${repo}/statuses/`)) {
-        return answer(201, { id: nextId++, state: body?.state, context: body?.context });
-      }
-      const created = path.match(/^\/repos\/acme\/infra\/issues\/(\d+)\/comments$/);
-      if (request.method === 'POST' && created) {
-        return answer(201, { id: nextId++, body: body?.body, html_url: `https://github.example/pr/${created[1]}` });
-      }
-      const edited = path.match(/^\/repos\/acme\/infra\/issues\/comments\/(\d+)$/);
-      if (request.method === 'PATCH' && edited) return answer(200, { id: Number(edited[1]), body: body?.body });
-      if (request.method === 'GET' && path.startsWith(`${repo}/compare/`)) {
-        // Any comparison of the test changed the infrastructure.
-        return answer(200, {
-          status: 'ahead',
-          files: [{ filename: 'infra/main.tf', status: 'modified' }],
-          commits: [],
-        });
-      }
-      return answer(404, { message: 'Not Found' });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    requests,
-    async stop() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 /** A delivery's JSON, loosely: the tests overwrite the fields that matter. */
 type Payload = Record<string, unknown>;
@@ -124,7 +53,8 @@ describe.skipIf(TOFU === null)('git-driven runs end to end', { timeout: 600_000 
   async function deliver(event: string, payload: unknown, options: { id?: string; key?: string | null } = {}) {
     const body = Buffer.from(JSON.stringify(payload));
     const key = options.key === undefined ? secret : options.key;
-    const response = await fetch(`${server.url}/api/webhooks/github`, {
+    // The hook URL Trellis gave names the connection: the delivery is checked against its secret only.
+    const response = await fetch(`${server.url}/api/webhooks/github?vine=${vineId}`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -187,7 +117,7 @@ describe.skipIf(TOFU === null)('git-driven runs end to end', { timeout: 600_000 
     const pr1 = git.commit(REPOSITORY, { 'infra/main.tf': terraform('v2') }, 'feature');
     const pr2 = git.commit(REPOSITORY, { 'infra/main.tf': terraform('v3') }, 'feature');
     shas = { first: first as string, docs, pr1, pr2 };
-    github = await startFakeGitHub(TOKEN);
+    github = await startFakeGitHub(TOKEN, REPOSITORY);
     server = await startServer({
       TRELLIS_ENCRYPTION_KEY: KEY.toString('hex'),
       TRELLIS_GITHUB_CLIENT_ID: 'github-client',
@@ -332,14 +262,34 @@ describe.skipIf(TOFU === null)('git-driven runs end to end', { timeout: 600_000 
     expect((await jobsOfVine()).length).toBe(before);
   });
 
+  /** The vine's state in the server's database: its versions and whether a lock is held. */
+  function stateRows(): { versions: number; locks: number } {
+    const db = new Database(join(server.dataDir, 'trellis.db'), { readonly: true });
+    try {
+      db.pragma('busy_timeout = 10000');
+      const count = (table: string) =>
+        (db.prepare(`SELECT count(*) AS n FROM ${table} WHERE vine_id = ?`).get(vineId) as { n: number }).n;
+      return { versions: count('state_versions'), locks: count('state_locks') };
+    } finally {
+      db.close();
+    }
+  }
+
   it('a pull request plans speculatively with one comment, edited in place by the next push to it', async () => {
+    const stateBefore = stateRows();
+    expect(stateBefore.versions).toBeGreaterThan(0);
     const opened = await deliver('pull_request', pullRequestPayload('opened', shas.pr1));
     expect(opened.status).toBe(202);
     expect(opened.body?.jobs).toHaveLength(1);
     const firstId = opened.body?.jobs?.[0] as string;
     jobIds.add(firstId);
     const first = await waitForJob(server, firstId, undefined, 240_000);
-    expect(first.status, (await jobLog(server, firstId)).map((c) => c.log_chunk).join('')).toBe('SUCCESS');
+    const firstLog = (await jobLog(server, firstId)).map((c) => c.log_chunk).join('');
+    expect(first.status, firstLog).toBe('SUCCESS');
+    // Real OpenTofu planned read-only: no lock taken (the server refuses one), the state unchanged.
+    expect(firstLog).toContain('read only: a speculative plan, not locked');
+    expect(firstLog).toMatch(/\$ tofu plan .*-lock=false/);
+    expect(stateRows()).toEqual({ versions: stateBefore.versions, locks: 0 });
     expect(first.trigger).toMatchObject({ type: 'pull_request', number: 7, head_sha: shas.pr1 });
     expect(first.config_snapshot.source).toMatchObject({ commit: shas.pr1 });
 

@@ -83,6 +83,8 @@ export interface NotificationSettings {
   timeoutSeconds: number;
   /** A claimed delivery is invisible to other workers this long while it is being sent. */
   leaseSeconds: number;
+  /** Test deliveries (`POST /api/notifications/{id}/test`) an owner may send per minute. */
+  testsPerMinute: number;
   /** The web interface's address, for the `url` of a job in a payload. */
   webUrl: string;
 }
@@ -94,10 +96,14 @@ export const DEFAULT_NOTIFICATION_SETTINGS: NotificationSettings = {
   retryWindowSeconds: 24 * 3600,
   timeoutSeconds: 10,
   leaseSeconds: 120,
+  testsPerMinute: 10,
   webUrl: 'http://localhost:3000',
 };
 
 export const RESPONSE_EXCERPT_BYTES = 512;
+
+/** The error of every attempt that got no HTTP answer, whatever the network said (no port oracle). */
+export const DELIVERY_UNREACHABLE = 'no answer: the receiver could not be reached or did not answer over HTTP';
 export const MAX_NOTIFICATION_URL_LENGTH = 2048;
 
 /** Whether an attempt's outcome is worth trying again: no answer, 5xx, 408 and 429. */
@@ -131,28 +137,33 @@ export function nextAttemptAt(
 
 /**
  * Whether an IP address is one a notification may not reach by default: loopback, private,
- * link-local, carrier-grade NAT, unspecified, multicast and reserved ranges, and IPv6 forms of
- * the same (mapped IPv4, unique-local, link-local).
+ * link-local, carrier-grade NAT, unspecified, multicast and reserved ranges, and every IPv6 form
+ * of the same, whatever its spelling: an IPv4 address mapped (`::ffff:127.0.0.1`, which URLs
+ * normalize to `::ffff:7f00:1`), translated or compatible is judged as that IPv4 address (issue
+ * 23), and unique-local, link-local, NAT64, 6to4 and Teredo addresses are refused outright (they
+ * may lead to a private IPv4 address). Anything that is not an address is refused too.
  */
 export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return isPrivateIpv4(address);
   if (family !== 6) return true;
-  const lower = address.toLowerCase();
-  const mapped =
-    /^(?:0{0,4}:){0,5}(?:0{0,4}:)?ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower) ?? /^::(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (mapped?.[1]) return isPrivateIpv4(mapped[1]);
-  const hextets = expandIpv6(lower);
+  const hextets = expandIpv6(address.toLowerCase());
   if (hextets === null) return true;
-  if (hextets.every((h) => h === 0)) return true; // ::
-  if (hextets.slice(0, 7).every((h) => h === 0) && hextets[7] === 1) return true; // ::1
-  const first = hextets[0] ?? 0;
+  const [first = 0, second = 0, , , fifth = 0, sixth = 0, seventh = 0, eighth = 0] = hextets;
+  const zeros = (from: number, to: number) => hextets.slice(from, to).every((h) => h === 0);
+  const embedded = `${seventh >> 8}.${seventh & 0xff}.${eighth >> 8}.${eighth & 0xff}`;
+  // ::ffff:a.b.c.d (mapped), ::ffff:0:a.b.c.d (translated), ::a.b.c.d (compatible; :: and ::1 too).
+  if (zeros(0, 5) && sixth === 0xffff) return isPrivateIpv4(embedded);
+  if (zeros(0, 4) && fifth === 0xffff && sixth === 0) return isPrivateIpv4(embedded);
+  if (zeros(0, 6)) return true;
   if ((first & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local
   if ((first & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
   if ((first & 0xffc0) === 0xfec0) return true; // fec0::/10 site-local (deprecated)
   if ((first & 0xff00) === 0xff00) return true; // multicast
-  if (first === 0x2001 && hextets[1] === 0x0db8) return true; // documentation
-  if (first === 0x0064 && hextets[1] === 0xff9b) return true; // NAT64 of any IPv4
+  if (first === 0x2001 && second === 0x0db8) return true; // documentation
+  if (first === 0x2001 && second === 0) return true; // Teredo wraps an IPv4 address
+  if (first === 0x0064 && second === 0xff9b) return true; // NAT64 of any IPv4 (well-known and local-use)
+  if (first === 0x0100 && zeros(1, 4)) return true; // 100::/64 discard
   if (first === 0x2002) return true; // 6to4 may wrap a private IPv4
   return false;
 }
@@ -173,9 +184,17 @@ function isPrivateIpv4(address: string): boolean {
   );
 }
 
+/** The eight 16-bit groups of an IPv6 address (a trailing dotted IPv4 part counts as two), or null. */
 function expandIpv6(address: string): number[] | null {
   const zone = address.indexOf('%');
-  const bare = zone >= 0 ? address.slice(0, zone) : address;
+  let bare = zone >= 0 ? address.slice(0, zone) : address;
+  const dotted = /^(.*:)(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(bare);
+  if (dotted) {
+    const octets = dotted.slice(2, 6).map(Number);
+    if (octets.some((octet) => octet > 255)) return null;
+    const [a = 0, b = 0, c = 0, d = 0] = octets;
+    bare = `${dotted[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
   const halves = bare.split('::');
   if (halves.length > 2) return null;
   const parse = (part: string | undefined) => (part ? part.split(':').map((h) => Number.parseInt(h, 16)) : []);
@@ -184,5 +203,5 @@ function expandIpv6(address: string): number[] | null {
   const missing = 8 - head.length - tail.length;
   if (halves.length === 1 ? missing !== 0 : missing < 0) return null;
   const all = [...head, ...Array<number>(Math.max(0, missing)).fill(0), ...tail];
-  return all.some((h) => Number.isNaN(h)) ? null : all;
+  return all.some((h) => Number.isNaN(h) || h < 0 || h > 0xffff) ? null : all;
 }

@@ -80,6 +80,11 @@ export const PROBLEM_CODES = {
     meaning: 'the configuration needs a separate approver: the person who queued the plan cannot approve it',
   },
   state_not_for_worker: { status: 403, meaning: "the state is not the calling worker's job's configuration" },
+  state_read_only: {
+    status: 403,
+    meaning:
+      "the job is a speculative plan (a pull request's plan, a drift check): it may read the state, never write, lock or unlock it",
+  },
   // ---- 404: missing, or another owner's (the two look the same)
   route_not_found: { status: 404, meaning: 'no route for this method and path' },
   artifact_not_found: { status: 404, meaning: 'no such artifact' },
@@ -154,6 +159,10 @@ export const PROBLEM_CODES = {
   last_owner: { status: 409, meaning: 'the last owner of an organization cannot leave, be removed or be demoted' },
   org_busy: { status: 409, meaning: 'the organization has queued or running jobs; cancel them first' },
   worker_destroyed: { status: 409, meaning: 'the worker was destroyed' },
+  vcs_connection_limit: {
+    status: 409,
+    meaning: 'the owner has as many manual-webhook repository connections as the server allows',
+  },
   // ---- 422: well-formed, but its content is refused
   policy_invalid: {
     status: 422,
@@ -167,6 +176,7 @@ export const PROBLEM_CODES = {
   log_batch_too_large: { status: 413, meaning: 'the log batch has too many chunks or bytes' },
   metadata_too_large: { status: 413, meaning: 'the metadata object is over its limit' },
   state_too_large: { status: 413, meaning: 'the state file is over its limit' },
+  webhook_too_large: { status: 413, meaning: 'the webhook delivery is over its limit' },
   policy_too_large: { status: 413, meaning: 'the policy module is over its size limit (64 KiB)' },
   // ---- 415
   unsupported_media_type: { status: 415, meaning: 'the body has a content type or encoding the route does not take' },

@@ -43,6 +43,13 @@ export type VcsEvent =
       /** The branch the pull request merges into. */
       base_branch: string;
       author: string;
+      /**
+       * Whether the head commit comes from another repository than the one the pull request merges
+       * into (a fork): GitHub's `head.repo` differs from `base.repo` (or is gone), GitLab's
+       * `source_project_id` from `target_project_id`, Bitbucket's `source.repository` from
+       * `destination.repository`. Its code is anyone's: see `FORK_PULL_REQUEST_MODES`.
+       */
+      fork: boolean;
     }
   /** Any other event or action: answered 202 and ignored. */
   | { kind: 'other'; name: string };
@@ -60,8 +67,13 @@ export interface VcsDelivery {
   event: VcsEvent;
 }
 
-/** The state of a commit status as Trellis reports it; each adapter maps it to its provider's words. */
-export const COMMIT_STATES = ['pending', 'success', 'failure', 'error'] as const;
+/**
+ * The state of a commit status as Trellis reports it; each adapter maps it to its provider's words.
+ * `neutral`: Trellis chose not to run (a fork's pull request while the connection plans none):
+ * GitLab `skipped`, Bitbucket `STOPPED`; GitHub's statuses have no neutral state, so `error`
+ * (nothing was checked), with the reason in the description.
+ */
+export const COMMIT_STATES = ['pending', 'success', 'failure', 'error', 'neutral'] as const;
 export type CommitState = (typeof COMMIT_STATES)[number];
 
 export interface CommitStatus {
@@ -83,6 +95,27 @@ export const WEBHOOK_MODES = ['auto', 'manual'] as const;
 export type WebhookMode = (typeof WEBHOOK_MODES)[number];
 
 /**
+ * What a connection does with pull requests from forks (issue 23), whose code anyone may write:
+ * `off` (the default) plans none and leaves a neutral commit status saying so; `without_secrets`
+ * plans them with no sensitive variables, no cloud identity, no identity token and no clone
+ * credentials; `with_secrets` plans them like the repository's own pull requests. No pull
+ * request's plan ever writes or locks the vine's state.
+ */
+export const FORK_PULL_REQUEST_MODES = ['off', 'without_secrets', 'with_secrets'] as const;
+export type ForkPullRequestMode = (typeof FORK_PULL_REQUEST_MODES)[number];
+
+/**
+ * Whether a push's commit is newer than the newest commit its vine deployed (or is deploying, or
+ * heard of in an earlier push), by the provider's compare API (issue 23): `auto_deploy` deploys
+ * only `newer` ones. `unknown`: the provider could not say.
+ */
+export const PUSH_ANCESTRIES = ['newer', 'not_newer', 'unknown'] as const;
+export type PushAncestry = (typeof PUSH_ANCESTRIES)[number];
+
+/** How `head` stands to `base` in the repository's history (GitHub's compare `status`). */
+export type CommitRelation = 'ahead' | 'behind' | 'identical' | 'diverged';
+
+/**
  * A vine's connection to a repository (`PUT /api/cli/configurations/{id}/vcs`): pushes to
  * `branch` that touch `paths` plan the vine, pull requests into `branch` plan it speculatively.
  * One connection per vine; it belongs to the vine's owner.
@@ -98,6 +131,7 @@ export interface VcsConnection {
   paths: string[];
   auto_deploy: boolean;
   pull_requests: boolean;
+  fork_pull_requests: ForkPullRequestMode;
   webhook_mode: WebhookMode;
   /** The provider's id of the hook Trellis created (`auto`); null in `manual` mode. */
   hook_id: string | null;
@@ -119,6 +153,11 @@ export type VcsJobTrigger =
       commit_sha: string;
       commit_message: string;
       author: string;
+      /**
+       * Checked when the connection auto-deploys: whether the commit is newer than what the vine
+       * deployed or heard of before (`PUSH_ANCESTRIES`). Absent: not checked, never auto-deployed.
+       */
+      ancestry?: PushAncestry;
     }
   | {
       type: 'pull_request';
@@ -131,4 +170,11 @@ export type VcsJobTrigger =
       head_branch: string;
       base_branch: string;
       author: string;
+      /** The head is in a fork (absent on jobs queued before forks were told apart: false). */
+      fork?: boolean;
+      /**
+       * The plan runs without the vine's secrets: no sensitive variables, no cloud identity, no
+       * identity token, no clone credentials (a fork's pull request, `without_secrets`).
+       */
+      secrets_withheld?: boolean;
     };

@@ -1,4 +1,4 @@
-import type { CommitStatus, HookRequest, VcsDelivery } from '../domain/vcs.js';
+import type { CommitRelation, CommitStatus, HookRequest, VcsDelivery } from '../domain/vcs.js';
 
 /**
  * One git provider's API as git-driven runs use it (issue 13), called with the connecting user's
@@ -35,6 +35,12 @@ export interface VcsApi {
   resolveCommit(token: string, repository: string, sha: string): Promise<string>;
   /** The files changed between two commits (the compare API), for pushes whose payload was truncated. */
   changedFiles(token: string, repository: string, baseSha: string, headSha: string): Promise<string[]>;
+  /**
+   * How `headSha` stands to `baseSha` (both full SHAs): `ahead` when base is a proper ancestor of
+   * head, `behind` the other way round, `identical`, or `diverged`. Auto-deploy deploys only
+   * commits ahead of the last one deployed (a replayed old push is behind it).
+   */
+  compareCommits(token: string, repository: string, baseSha: string, headSha: string): Promise<CommitRelation>;
 }
 
 /** What a webhook request carried, before Trellis trusts it. */
@@ -46,13 +52,23 @@ export interface WebhookRequestParts {
 }
 
 /**
- * Reads one provider's webhook deliveries. `parse` never trusts the payload: it only finds which
- * repository the delivery claims to be about, so the connection (and its secret) can be looked up;
- * nothing is done with the event until `verify` passes with that secret.
+ * The check of one delivery's signature, fed the body chunk by chunk as it arrives (so a large
+ * body is hashed in small steps, never in one long one), then asked once.
+ */
+export interface DeliverySignatureCheck {
+  update(chunk: Uint8Array): void;
+  /** Whether the body fed so far is signed with the secret (constant-time). */
+  matches(): boolean;
+}
+
+/**
+ * Reads one provider's webhook deliveries. The hook URL names the connection, so its secret is
+ * known before the body is read: `signatureCheck` verifies the body as it streams in, and only a
+ * verified body is parsed.
  */
 export interface VcsWebhookReader {
+  /** A check of the request's signature header against `secret`. */
+  signatureCheck(headers: WebhookRequestParts['headers'], secret: string): DeliverySignatureCheck;
   /** The delivery, or null when the request is not a delivery of this provider (no event header). */
   parse(request: WebhookRequestParts): VcsDelivery | null;
-  /** Whether the request is signed with `secret` (constant-time). */
-  verify(request: WebhookRequestParts, secret: string): boolean;
 }

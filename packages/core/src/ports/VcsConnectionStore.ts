@@ -12,13 +12,16 @@ export interface VcsConnectionStore {
   /** False when the vine had none. */
   delete(ownerId: string, vineId: string): Promise<boolean>;
   /**
-   * System work (a webhook names no owner until its signature is checked): every connection of
-   * this repository at this provider, whoever owns it. `repository` compares case-insensitively.
+   * System work (a webhook's URL names the vine, and no owner until its signature is checked):
+   * the connection of this vine, whoever owns it; null when it has none.
    */
-  listForRepository(provider: GitProvider, repository: string): Promise<VcsConnection[]>;
+  findForDelivery(vineId: string): Promise<VcsConnection | null>;
+  /** How many of the owner's connections have a manual webhook (counted against a limit). */
+  countManual(ownerId: string): Promise<number>;
   /**
-   * System work: remembers a delivery id; false when it was recorded before (a redelivery).
-   * Ids older than the retention are pruned with the rest of the retention work.
+   * System work: remembers a delivery key (a delivery id, or the hash of a signed body); false
+   * when it was recorded before (a redelivery, or a replay). Nothing forgets keys today; if a
+   * retention task ever prunes them, auto-deploy's ancestry rule still refuses an old commit.
    */
   recordDelivery(provider: GitProvider, deliveryId: string, at: string): Promise<boolean>;
 }

@@ -7,6 +7,7 @@ import type { IdentityProvider, GitProvider } from '../domain/enums.js';
 import { DEFAULT_PAGE_LIMITS, type PageLimits } from '../domain/pagination.js';
 import type { PolicyCompiler } from '../ports/PolicyCompiler.js';
 import type { Random } from '../ports/Random.js';
+import type { RateLimitStore } from '../ports/RateLimitStore.js';
 import type { RepositoryLister } from '../ports/RepositoryLister.js';
 import type { SecretBox } from '../ports/SecretBox.js';
 import type { SignInProvider } from '../ports/SignInProvider.js';
@@ -55,6 +56,8 @@ export interface CoreSettings {
   workloadIdentity: WorkloadIdentitySettings;
   /** Feedback at the git provider (issue 13). */
   vcsFeedback: VcsFeedbackSettings;
+  /** An owner's repository connections with a manual webhook, at most (`409 vcs_connection_limit`). */
+  maxManualVcsConnections: number;
 }
 
 export interface WorkloadIdentitySettings {
@@ -96,6 +99,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   notifications: DEFAULT_NOTIFICATION_SETTINGS,
   workloadIdentity: DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
   vcsFeedback: DEFAULT_VCS_FEEDBACK_SETTINGS,
+  maxManualVcsConnections: 50,
 };
 
 /** The sign-in providers and git hosts this server is configured for (absent: not configured). */
@@ -135,6 +139,8 @@ export interface CoreDeps {
   policyCompiler?: PolicyCompiler;
   /** Signs job identity tokens (issue 16). */
   jws: JwsSigner;
+  /** Fixed-window counters shared by the replicas (limits that belong to an owner, not an address). */
+  rateLimits: RateLimitStore;
   settings: CoreSettings;
 }
 

@@ -2,10 +2,14 @@ import type { GitProvider } from '../domain/enums.js';
 import { globMatcher } from '../domain/globs.js';
 import { isDomainError, UnauthorizedError, ValidationError } from '../domain/errors.js';
 import type { Job, JobTrigger } from '../domain/records.js';
+import { isUuid } from '../domain/validation.js';
 import { isFullCommitSha, type VcsConnection, type VcsDelivery, type VcsEvent } from '../domain/vcs.js';
 import { transitionJob } from '../domain/jobStateMachine.js';
 import type { WebhookRequestParts } from '../ports/VcsApi.js';
 import { type Stores, systemScope } from '../ports/UnitOfWork.js';
+import { pullRequestPlanning, reportIgnoredForkPullRequest } from '../vcs/forkPullRequests.js';
+import { ancestryNote, type CheckedPush, checkPushAncestry, newestKnownCommit } from '../vcs/pushAncestry.js';
+import { readWebhookBody } from '../vcs/webhookBody.js';
 import { recordAudit } from './audit.js';
 import { announce, type CoreDeps, isoNow, type VcsPort } from './CoreDeps.js';
 import { cancelQueuedDriftChecks } from './DriftUseCases.js';
@@ -22,31 +26,78 @@ interface Queued {
   cancelled: Job[];
 }
 
+/** What a delivery queues, decided in the unit of work that queues it. */
+interface PlanToQueue {
+  trigger: JobTrigger;
+  /** Queued jobs that give way to the new one. */
+  cancelled: Job[];
+  /** A `SYSTEM` line for the new job's log, if any. */
+  note: string | null;
+}
+
 /** What a webhook delivery did: the jobs it queued (none for a ping, an ignored event or a redelivery). */
 export interface WebhookOutcome {
   jobs: Job[];
 }
 
+/** A webhook request as it arrives: the connection its URL names, its headers, its body still streaming. */
+export interface WebhookDeliveryRequest {
+  /** `?vine=` of the hook URL Trellis gave (`VcsConnectionView.webhook_url`). */
+  vine: unknown;
+  /** Header names in lower case. */
+  headers: WebhookRequestParts['headers'];
+  body: AsyncIterable<Uint8Array>;
+  /** `Content-Length`, when the request declared one. */
+  declaredBytes: number | null;
+}
+
+/** What a verified delivery is remembered by: its id, and the hash of its signed body (a replay under a new id). */
+interface DeliveryKeys {
+  provider: GitProvider;
+  keys: string[];
+}
+
 /**
- * Webhooks to jobs (issue 13). A delivery is parsed only far enough to find the repository it
- * claims to be about; nothing is done until it verifies with the secret of a connection of that
- * repository. Different owners may connect the same repository, each with its own secret: only
- * the connections whose secret verifies act. A delivery id acts once per connection (a provider's
- * redelivery repeats it).
+ * Webhooks to jobs (issues 13 and 23). The hook URL names the connection (`?vine=`), so a
+ * delivery costs one signature check, with that connection's secret, made as the body streams in;
+ * an unknown connection costs nothing. Only a verified body is parsed. A delivery acts once: its
+ * id, and the hash of its body, are remembered per connection (a provider's redelivery repeats
+ * the id; a replay of an old delivery repeats the body).
  *
- * - A push to a connection's branch that touches its `paths` queues a PLAN of that exact commit.
+ * - A push to the connection's branch that touches its `paths` queues a PLAN of that exact commit;
+ *   when the connection auto-deploys, the commit is first checked newer than what the vine
+ *   deployed (`checkPushAncestry`), or it is never deployed by itself.
  * - A pull request into the branch queues a speculative PLAN of its head commit and cancels the
- *   older queued plans of the same pull request.
+ *   older queued plans of the same pull request; a fork's only as `fork_pull_requests` allows.
  */
 export class GitEventUseCases {
   constructor(private readonly deps: CoreDeps) {}
 
-  /** `POST /api/webhooks/{provider}`. Throws `401 webhook_signature_invalid` when no connection verifies. */
-  async receive(provider: GitProvider, request: WebhookRequestParts): Promise<WebhookOutcome> {
+  /**
+   * `POST /api/webhooks/{provider}?vine=`. Throws `401 webhook_signature_invalid` when the
+   * signature does not match the secret of the connection the URL names, `413 webhook_too_large`.
+   */
+  async receive(provider: GitProvider, request: WebhookDeliveryRequest): Promise<WebhookOutcome> {
     const ports = this.deps.vcs[provider];
-    // A provider this server is not configured for can have no connection: as for an unknown repository.
+    // A provider this server is not configured for can have no connection: as for an unknown one.
     if (!ports) return { jobs: [] };
-    const delivery = ports.webhooks.parse(request);
+    if (!isUuid(request.vine)) {
+      throw new ValidationError('the webhook URL names no connection: use the webhook_url of the connection', [
+        { path: 'query.vine', message: 'the id of the connected configuration, as in the webhook_url Trellis gave' },
+      ]);
+    }
+    const vineId = request.vine.toLowerCase();
+    const connection = await this.deps.uow.read(systemScope, (stores) => stores.vcs.findForDelivery(vineId));
+    if (connection === null || connection.provider !== provider) return { jobs: [] };
+    const secret = await openWebhookSecret(this.deps.secrets, connection).catch(() => null);
+    if (secret === null) throw signatureInvalid();
+    const body = await readWebhookBody(
+      request.body,
+      ports.webhooks.signatureCheck(request.headers, secret),
+      request.declaredBytes,
+    );
+    if (!body.signed) throw signatureInvalid();
+    const delivery = ports.webhooks.parse({ headers: request.headers, rawBody: body.rawBody });
     if (delivery === null) {
       throw new ValidationError(`this is not a ${provider} webhook delivery (no event header)`, [
         { path: 'headers', message: `missing the ${provider} event header` },
@@ -54,35 +105,19 @@ export class GitEventUseCases {
     }
     const { event } = delivery;
     if (event.kind === 'ping' || event.kind === 'other') return { jobs: [] };
-    const connections = await this.deps.uow.read(systemScope, (stores) =>
-      stores.vcs.listForRepository(provider, event.repository),
-    );
-    if (connections.length === 0) return { jobs: [] };
-    const verified: VcsConnection[] = [];
-    for (const connection of connections) {
-      const secret = await openWebhookSecret(this.deps.secrets, connection).catch(() => null);
-      if (secret !== null && ports.webhooks.verify(request, secret)) verified.push(connection);
-    }
-    if (verified.length === 0) {
-      throw new UnauthorizedError(
-        'webhook_signature_invalid',
-        'the delivery is not signed with the webhook secret of this repository',
-      );
-    }
-    const jobs: Job[] = [];
-    const cancelled: Job[] = [];
-    for (const connection of verified) {
-      const queued =
-        event.kind === 'push'
-          ? await this.onPush(ports, delivery, event, connection)
-          : await this.onPullRequest(ports, delivery, event, connection);
-      if (queued) {
-        jobs.push(queued.job);
-        cancelled.push(...queued.cancelled);
-      }
-    }
-    // Announced after commit: the jobs that gave way to the new ones, then the new ones.
-    for (const job of cancelled) {
+    // Signed with this connection's secret, but about another repository: not for this vine.
+    if (event.repository.toLowerCase() !== connection.repository.toLowerCase()) return { jobs: [] };
+    const keys: DeliveryKeys = {
+      provider,
+      keys: [`${delivery.delivery_id}/${vineId}`, `sha256:${body.sha256}/${vineId}`],
+    };
+    const queued =
+      event.kind === 'push'
+        ? await this.onPush(ports, keys, delivery, event, connection)
+        : await this.onPullRequest(ports, keys, delivery, event, connection);
+    if (!queued) return { jobs: [] };
+    // Announced after commit: the jobs that gave way to the new one, then the new one.
+    for (const job of queued.cancelled) {
       await announce(this.deps.events, {
         type: 'job_status_changed',
         owner_id: job.owner_id,
@@ -90,24 +125,23 @@ export class GitEventUseCases {
         status: job.status,
       });
     }
-    for (const job of jobs) {
-      await announce(this.deps.events, { type: 'job_queued', owner_id: job.owner_id, job_id: job.id });
-    }
-    return { jobs };
+    await announce(this.deps.events, { type: 'job_queued', owner_id: queued.job.owner_id, job_id: queued.job.id });
+    return { jobs: [queued.job] };
   }
 
   private async onPush(
     ports: VcsPort,
+    keys: DeliveryKeys,
     delivery: VcsDelivery,
     event: PushEvent,
     connection: VcsConnection,
   ): Promise<Queued | null> {
     if (event.deleted || event.branch === null || event.branch !== connection.branch) {
-      return this.recordOnly(delivery, connection);
+      return this.recordOnly(keys).then(() => null);
     }
     const files = await this.changedFiles(ports, event, connection);
-    if (!touchesPaths(files, connection.paths)) return this.recordOnly(delivery, connection);
-    const trigger: JobTrigger = {
+    if (!touchesPaths(files, connection.paths)) return this.recordOnly(keys).then(() => null);
+    const trigger: Extract<JobTrigger, { type: 'push' }> = {
       type: 'push',
       provider: delivery.provider,
       repository: connection.repository,
@@ -116,18 +150,33 @@ export class GitEventUseCases {
       commit_message: event.commit_message,
       author: event.author,
     };
-    return this.queuePlan(delivery, connection, trigger, event.commit_sha, async () => []);
+    const checked = connection.auto_deploy
+      ? await checkPushAncestry(this.deps, ports.api, connection, event.commit_sha)
+      : null;
+    return this.queuePlan(keys, delivery, connection, event.commit_sha, async (stores) => {
+      if (checked === null) return { trigger, cancelled: [], note: null };
+      // Another push queued since the check moved the vine's newest commit: this one was not checked against it.
+      const base = await newestKnownCommit(stores, connection.owner_id, connection.vine_id, connection.branch);
+      const final: CheckedPush = base === checked.base ? checked : { ancestry: 'unknown', base };
+      return {
+        trigger: { ...trigger, ancestry: final.ancestry },
+        cancelled: [],
+        note: ancestryNote(final, trigger.commit_sha),
+      };
+    });
   }
 
   private async onPullRequest(
     ports: VcsPort,
+    keys: DeliveryKeys,
     delivery: VcsDelivery,
     event: PullRequestEvent,
     connection: VcsConnection,
   ): Promise<Queued | null> {
     if (!connection.pull_requests || event.base_branch !== connection.branch) {
-      return this.recordOnly(delivery, connection);
+      return this.recordOnly(keys).then(() => null);
     }
+    const planning = pullRequestPlanning(connection, event);
     // Bitbucket names a pull request's head by a 12-character prefix; a job checks out one full
     // commit. A provider that cannot say which fails the delivery (503), so a redelivery can retry.
     const headSha = isFullCommitSha(event.head_sha)
@@ -135,6 +184,10 @@ export class GitEventUseCases {
       : await this.deps.uow
           .run(systemScope, (stores) => vcsTokenFor(stores, this.deps, connection))
           .then((token) => ports.api.resolveCommit(token, connection.repository, event.head_sha));
+    if (planning === 'ignore') {
+      if (await this.recordOnly(keys)) await reportIgnoredForkPullRequest(this.deps, ports.api, connection, headSha);
+      return null;
+    }
     const trigger: JobTrigger = {
       type: 'pull_request',
       provider: delivery.provider,
@@ -146,10 +199,14 @@ export class GitEventUseCases {
       head_branch: event.head_branch,
       base_branch: event.base_branch,
       author: event.author,
+      fork: event.fork,
+      secrets_withheld: planning === 'plan_without_secrets',
     };
-    return this.queuePlan(delivery, connection, trigger, headSha, (stores, at) =>
-      cancelOlderPullRequestPlans(stores, this.deps, connection, event.number, at),
-    );
+    return this.queuePlan(keys, delivery, connection, headSha, async (stores, at) => ({
+      trigger,
+      cancelled: await cancelOlderPullRequestPlans(stores, this.deps, connection, event.number, at),
+      note: null,
+    }));
   }
 
   /**
@@ -169,12 +226,12 @@ export class GitEventUseCases {
     }
   }
 
-  /** A verified delivery that plans nothing for this connection is still remembered (its redelivery too does nothing). */
-  private async recordOnly(delivery: VcsDelivery, connection: VcsConnection): Promise<null> {
-    await this.deps.uow.run(systemScope, (stores) =>
-      stores.vcs.recordDelivery(delivery.provider, deliveryKey(delivery, connection), isoNow(this.deps)),
-    );
-    return null;
+  /**
+   * A verified delivery that plans nothing is still remembered (its redelivery too does nothing);
+   * true when it was new.
+   */
+  private recordOnly(keys: DeliveryKeys): Promise<boolean> {
+    return this.deps.uow.run(systemScope, (stores) => firstDelivery(stores, keys, isoNow(this.deps)));
   }
 
   /**
@@ -182,23 +239,22 @@ export class GitEventUseCases {
    * a failure leaves neither (the provider's redelivery then plans).
    */
   private async queuePlan(
+    keys: DeliveryKeys,
     delivery: VcsDelivery,
     connection: VcsConnection,
-    trigger: JobTrigger,
     commit: string,
-    before: (stores: Stores, at: string) => Promise<Job[]>,
+    decide: (stores: Stores, at: string) => Promise<PlanToQueue>,
   ): Promise<Queued | null> {
     return this.deps.uow.run(systemScope, async (stores) => {
       const at = isoNow(this.deps);
-      if (!(await stores.vcs.recordDelivery(delivery.provider, deliveryKey(delivery, connection), at))) return null;
+      if (!(await firstDelivery(stores, keys, at))) return null;
       const vine = await stores.vines.get(connection.owner_id, connection.vine_id);
       if (!vine) return null;
-      const cancelled = [
-        ...(await before(stores, at)),
-        // As for run triggers: the vine's queued drift checks give way to the new job.
-        ...(await cancelQueuedDriftChecks(stores, vine.owner_id, vine.id, at)),
-      ];
+      const { trigger, cancelled, note } = await decide(stores, at);
+      // As for run triggers: the vine's queued drift checks give way to the new job.
+      cancelled.push(...(await cancelQueuedDriftChecks(stores, vine.owner_id, vine.id, at)));
       const job = await createGitJob(stores, this.deps, vine, 'PLAN', trigger, commit, null, at);
+      if (note !== null) await stores.logs.append(job.owner_id, job.id, note, 'SYSTEM', at);
       await recordAudit(stores, this.deps, 'system', {
         action: 'job.create',
         target: { type: 'job', id: job.id },
@@ -209,7 +265,14 @@ export class GitEventUseCases {
           trigger: trigger.type,
           commit_sha: commit,
           delivery_id: delivery.delivery_id,
-          ...(trigger.type === 'pull_request' ? { pull_request: trigger.number } : {}),
+          ...(trigger.type === 'pull_request'
+            ? {
+                pull_request: trigger.number,
+                fork: trigger.fork === true,
+                secrets_withheld: trigger.secrets_withheld === true,
+              }
+            : {}),
+          ...(trigger.type === 'push' && trigger.ancestry !== undefined ? { ancestry: trigger.ancestry } : {}),
         },
       });
       return { job, cancelled };
@@ -217,9 +280,20 @@ export class GitEventUseCases {
   }
 }
 
-/** A delivery id acts once per connection (GitLab repeats an event's id across the hooks it calls). */
-function deliveryKey(delivery: VcsDelivery, connection: VcsConnection): string {
-  return `${delivery.delivery_id}/${connection.vine_id}`;
+function signatureInvalid(): UnauthorizedError {
+  return new UnauthorizedError(
+    'webhook_signature_invalid',
+    'the delivery is not signed with the webhook secret of the connection its URL names',
+  );
+}
+
+/** Records every key of a delivery; true when none was recorded before. */
+async function firstDelivery(stores: Stores, delivery: DeliveryKeys, at: string): Promise<boolean> {
+  let first = true;
+  for (const key of delivery.keys) {
+    if (!(await stores.vcs.recordDelivery(delivery.provider, key, at))) first = false;
+  }
+  return first;
 }
 
 /** Whether a push touching `files` (null: every file) concerns a connection with these path globs (none: every file). */

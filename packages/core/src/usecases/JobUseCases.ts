@@ -27,6 +27,8 @@ import type { JobTokenSubject, WorkloadIdentityUseCases } from './WorkloadIdenti
 import { optionalUuid, requireUuid } from '../domain/validation.js';
 import { type VineJobType, transitionVine } from '../domain/vineStateMachine.js';
 import { issueJobStateToken } from '../auth/jobStateToken.js';
+import { type StateAccess, stateAccessOf } from '../domain/stateAccess.js';
+import { jobForAgent, secretsWithheld, withheldSecretsNote } from '../vcs/forkPullRequests.js';
 import {
   configHash,
   pinnedCommitOf,
@@ -103,6 +105,8 @@ export interface ClaimedJob {
    * succeeds, the reason goes into the job's log, and the clone fails with git's own message.
    */
   source_credentials: { username: string; password: string } | null;
+  /** `read` for a speculative plan: its state token never writes or locks the state (plan with `-lock=false`). */
+  state_access: StateAccess;
 }
 
 const REPORT_EVENTS: Readonly<Record<ReportableJobStatus, JobEvent>> = {
@@ -287,7 +291,7 @@ export class JobUseCases {
 
   /** The job as its owner's agents may see it (unredacted: they run it). */
   async getForWorker(worker: WorkerActor, id: unknown): Promise<Job> {
-    return this.find(worker.ownerId, id);
+    return jobForAgent(await this.find(worker.ownerId, id));
   }
 
   /** `POST /api/cli/jobs/{id}/cancel`: a `QUEUED` or `PROCESSING` job becomes `CANCELLED` at once. */
@@ -339,16 +343,23 @@ export class JobUseCases {
           ? await policiesForVine(stores, job.owner_id, job.vineyard_id)
           : [];
       const source = job.config_snapshot.source;
+      // A fork's pull request planned without secrets (issue 23): no identity, no clone credentials.
+      const withheld = secretsWithheld(job);
+      if (withheld)
+        await stores.logs.append(job.owner_id, job.id, withheldSecretsNote(job), 'SYSTEM', isoNow(this.deps));
       const connection =
-        job.vine_id !== null && source?.type === 'git' ? await stores.vcs.get(job.owner_id, job.vine_id) : null;
-      const subject = identity?.kind === 'oidc' ? await tokenSubjectOf(stores, job, vineyard) : null;
+        job.vine_id !== null && source?.type === 'git' && !withheld
+          ? await stores.vcs.get(job.owner_id, job.vine_id)
+          : null;
+      const subject = identity?.kind === 'oidc' && !withheld ? await tokenSubjectOf(stores, job, vineyard) : null;
       return {
         connection,
         subject,
-        job,
+        job: jobForAgent(job),
         policies,
         vineyard: vineyard ? { id: vineyard.id, name: vineyard.name } : null,
-        cloud_identity: identity ? cloudIdentitySettings(identity) : null,
+        cloud_identity: identity && !withheld ? cloudIdentitySettings(identity) : null,
+        state_access: stateAccessOf(job),
       };
     });
     if (!claimed) return null;

@@ -2,9 +2,10 @@ import { recordAudit } from './audit.js';
 import { createHmac } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { UserActor } from '../domain/actors.js';
-import { ValidationError } from '../domain/errors.js';
+import { RateLimitedError, ValidationError } from '../domain/errors.js';
 import {
   type DeliveryAttempt,
+  DELIVERY_UNREACHABLE,
   isRetryableAttempt,
   isSuccessfulAttempt,
   MAX_NOTIFICATION_URL_LENGTH,
@@ -213,6 +214,7 @@ export class NotificationUseCases {
    */
   async test(actor: UserActor, id: unknown): Promise<DeliveryView> {
     const { record, scope } = await this.locate(actor, id, 'notifications.manage');
+    await this.countTest(record.owner_id);
     const now = this.deps.clock.now().toISOString();
     const payload = {
       event: NOTIFICATION_TEST_EVENT,
@@ -231,6 +233,21 @@ export class NotificationUseCases {
       }),
     );
     return (await this.attempt(delivery, record)) ?? delivery;
+  }
+
+  /**
+   * A test delivery is an outbound request on demand: an owner (whoever of its members asks) gets
+   * `testsPerMinute` of them a minute, else `429 rate_limited` (issue 23).
+   */
+  private async countTest(ownerId: string): Promise<void> {
+    const now = this.deps.clock.now();
+    const count = await this.deps.rateLimits.hit(`notification-test:${ownerId}`, now, 60);
+    if (count.hits <= this.settings.testsPerMinute) return;
+    const seconds = Math.max(1, Math.ceil((count.resetsAt.getTime() - now.getTime()) / 1000));
+    throw new RateLimitedError(
+      `at most ${this.settings.testsPerMinute} test deliveries a minute per owner; retry in ${seconds} s`,
+      seconds,
+    );
   }
 
   /**
@@ -285,9 +302,12 @@ export class NotificationUseCases {
         timeoutMs: this.settings.timeoutSeconds * 1000,
         allowPrivateAddresses: this.settings.allowPrivateUrls,
       });
-    } catch (error) {
-      response = { kind: 'failed', error: error instanceof Error ? error.message : String(error) };
+    } catch {
+      response = { kind: 'failed', error: DELIVERY_UNREACHABLE };
     }
+    // One error for every connection that failed, whatever the reason (refused, reset, timed
+    // out, not HTTP): the attempt must not tell which ports of a host are open (issue 23).
+    if (response.kind === 'failed') response = { kind: 'failed', error: DELIVERY_UNREACHABLE };
     return this.record(delivery, started, startedMs, response);
   }
 

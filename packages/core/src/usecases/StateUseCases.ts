@@ -3,6 +3,7 @@ import { verifiedArtifactBody } from '../artifacts/VerifiedBody.js';
 import type { WorkerActor } from '../domain/actors.js';
 import { ConflictError, ForbiddenError, NotFoundError, TooLargeError, ValidationError } from '../domain/errors.js';
 import type { Job, JsonObject, StateLock, StateVersion } from '../domain/records.js';
+import { stateAccessOf } from '../domain/stateAccess.js';
 import { requireUuid } from '../domain/validation.js';
 import { ownerScope, type Stores } from '../ports/UnitOfWork.js';
 import { type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
@@ -51,7 +52,7 @@ export class StateUseCases {
   ): Promise<StateVersion> {
     const vineId = requireUuid(vine, 'vine_id');
     const job = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
-      const running = await this.runningJob(stores, worker, vineId);
+      const running = requireWriteAccess(await this.runningJob(stores, worker, vineId));
       await this.requireLockHolder(stores, worker.ownerId, vineId, lockId);
       return running;
     });
@@ -99,7 +100,7 @@ export class StateUseCases {
     const vineId = requireUuid(vine, 'vine_id');
     const lockInfo = parseLockInfo(info);
     return this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
-      await this.runningJob(stores, worker, vineId);
+      requireWriteAccess(await this.runningJob(stores, worker, vineId));
       const lock: StateLock = {
         owner_id: worker.ownerId,
         vine_id: vineId,
@@ -117,7 +118,7 @@ export class StateUseCases {
     const vineId = requireUuid(vine, 'vine_id');
     const lockInfo = parseLockInfo(info);
     return this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
-      await this.runningJob(stores, worker, vineId);
+      requireWriteAccess(await this.runningJob(stores, worker, vineId));
       if (await stores.states.releaseLock(worker.ownerId, vineId, lockInfo.ID as string)) return { released: true };
       return { released: false, current: await stores.states.getLock(worker.ownerId, vineId) };
     });
@@ -179,6 +180,18 @@ export class StateUseCases {
       throw new ConflictError('state_locked', `the state is locked by ${String(lock.info.Who ?? 'another run')}`);
     }
   }
+}
+
+/**
+ * A speculative plan (a pull request's plan, a drift check) only reads the state (issue 23): with
+ * the job's state token or the worker's own credentials alike, it never writes, locks or unlocks it.
+ */
+function requireWriteAccess(job: Job): Job {
+  if (stateAccessOf(job) === 'write') return job;
+  throw new ForbiddenError(
+    'state_read_only',
+    "this job is a speculative plan (a pull request's plan or a drift check): it may read the state, never write, lock or unlock it; plan with -lock=false",
+  );
 }
 
 /** Hands the body on chunk by chunk, showing each to the scanner first. */

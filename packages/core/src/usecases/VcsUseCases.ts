@@ -1,41 +1,18 @@
 import type { UserActor } from '../domain/actors.js';
-import { GIT_PROVIDERS, type GitProvider, isOneOf, PROVIDER_NAMES } from '../domain/enums.js';
-import {
-  ConflictError,
-  type FieldIssue,
-  isDomainError,
-  NotFoundError,
-  UnavailableError,
-  ValidationError,
-} from '../domain/errors.js';
+import { GIT_PROVIDERS, type GitProvider, PROVIDER_NAMES } from '../domain/enums.js';
+import { ConflictError, isDomainError, NotFoundError, UnavailableError, ValidationError } from '../domain/errors.js';
 import { gitSourceIssues } from '../domain/gitSource.js';
 import type { Vine } from '../domain/records.js';
 import type { OrgAction } from '../domain/roles.js';
 import { isUuid } from '../domain/validation.js';
-import { type VcsConnection, WEBHOOK_MODES, type WebhookMode } from '../domain/vcs.js';
-import { ownerScope, type Scope } from '../ports/UnitOfWork.js';
+import type { ForkPullRequestMode, VcsConnection, WebhookMode } from '../domain/vcs.js';
+import { ownerScope, type Scope, type Stores } from '../ports/UnitOfWork.js';
+import { type ConnectVcsInput, parseConnectInput } from '../vcs/connectInput.js';
 import { Access } from './Access.js';
 import { recordAudit } from './audit.js';
 import { type CoreDeps, isoNow, type VcsPort } from './CoreDeps.js';
 import { sealWebhookSecret, vcsTokenFor } from './vcsTokens.js';
 import { refuseOrganizationToken } from './personOnly.js';
-
-/** At most this many path patterns per connection, each at most this long. */
-export const MAX_VCS_PATHS = 50;
-export const MAX_VCS_PATH_LENGTH = 256;
-const MAX_REPOSITORY_LENGTH = 255;
-
-/** `PUT /api/cli/configurations/{id}/vcs`, as received. */
-export interface ConnectVcsInput {
-  provider?: unknown;
-  repository?: unknown;
-  branch?: unknown;
-  paths?: unknown;
-  auto_deploy?: unknown;
-  pull_requests?: unknown;
-  webhook?: unknown;
-  path?: unknown;
-}
 
 /** A connection as people see it: never the secret, except `webhook_secret` once in a manual connect's answer. */
 export interface VcsConnectionView {
@@ -46,6 +23,8 @@ export interface VcsConnectionView {
   paths: string[];
   auto_deploy: boolean;
   pull_requests: boolean;
+  /** What pull requests from forks do (`FORK_PULL_REQUEST_MODES`; default `off`). */
+  fork_pull_requests: ForkPullRequestMode;
   webhook_mode: WebhookMode;
   /** Where the provider sends deliveries: the server's public URL + `/api/webhooks/{provider}?vine={vine id}`. */
   webhook_url: string;
@@ -93,7 +72,11 @@ export class VcsUseCases {
     }));
     if (sourceIssues.length > 0) throw new ValidationError('the repository connection is not valid', sourceIssues);
 
-    const previous = await this.deps.uow.read(scope, (stores) => stores.vcs.get(vine.owner_id, vine.id));
+    const previous = await this.deps.uow.read(scope, async (stores) => {
+      // Checked before any hook is touched, and again where the connection is written.
+      if (parsed.webhook === 'manual') await this.requireManualRoom(stores, vine);
+      return stores.vcs.get(vine.owner_id, vine.id);
+    });
     const secret = Buffer.from(this.deps.random.bytes(SECRET_BYTES)).toString('hex');
     const webhookUrl = this.webhookUrl(parsed.provider, vine.id);
     const details: Record<string, string | boolean | null> = {};
@@ -130,6 +113,7 @@ export class VcsUseCases {
       paths: parsed.paths,
       auto_deploy: parsed.auto_deploy,
       pull_requests: parsed.pull_requests,
+      fork_pull_requests: parsed.fork_pull_requests,
       webhook_mode: parsed.webhook,
       hook_id: hookId,
       webhook_secret_sealed: sealed,
@@ -138,6 +122,7 @@ export class VcsUseCases {
       updated_at: now,
     };
     const saved = await this.deps.uow.run(scope, async (stores) => {
+      if (parsed.webhook === 'manual') await this.requireManualRoom(stores, vine);
       const stored = await stores.vcs.put(connection);
       await stores.vines.updateSettings(
         vine.owner_id,
@@ -154,6 +139,7 @@ export class VcsUseCases {
           repository: parsed.repository,
           branch: parsed.branch,
           webhook_mode: parsed.webhook,
+          fork_pull_requests: parsed.fork_pull_requests,
           hook_id: hookId,
           ...details,
         },
@@ -223,6 +209,23 @@ export class VcsUseCases {
     });
   }
 
+  /**
+   * A manual webhook proves nothing about the repository (anyone may name any), so an owner's
+   * manual connections are counted against `maxManualVcsConnections` (`409 vcs_connection_limit`);
+   * the vine's own connection, being replaced, does not count.
+   */
+  private async requireManualRoom(stores: Stores, vine: Vine): Promise<void> {
+    const limit = this.deps.settings.maxManualVcsConnections;
+    const current = await stores.vcs.get(vine.owner_id, vine.id);
+    const others = (await stores.vcs.countManual(vine.owner_id)) - (current?.webhook_mode === 'manual' ? 1 : 0);
+    if (others >= limit) {
+      throw new ConflictError(
+        'vcs_connection_limit',
+        `this owner already has ${others} repository connections with a manual webhook, the most this server allows (${limit}): disconnect one, or connect with an automatic webhook`,
+      );
+    }
+  }
+
   /** Deletes the connection's hook; answers null, or why it could not be deleted. */
   private async removeHook(connection: VcsConnection, token: string | null): Promise<string | null> {
     const port = this.deps.vcs[connection.provider];
@@ -267,9 +270,9 @@ export class VcsUseCases {
 
   /**
    * Where the provider delivers: `<web URL>/api/webhooks/<provider>?vine=<vine id>`. The query
-   * makes each connection's hook URL unique (GitHub refuses a second hook with the same URL on a
-   * repository, and every connection has its own secret, so two vines of one repository need two
-   * hooks); the route ignores it and finds connections by repository.
+   * names the connection: a delivery is checked against that connection's secret only (one
+   * signature check per delivery, issue 23), and each connection's hook URL is unique (GitHub
+   * refuses a second hook with the same URL on a repository).
    */
   private webhookUrl(provider: GitProvider, vineId: string): string {
     const base = this.deps.settings.notifications.webUrl.replace(/\/+$/, '');
@@ -285,6 +288,7 @@ export class VcsUseCases {
       paths: [...connection.paths],
       auto_deploy: connection.auto_deploy,
       pull_requests: connection.pull_requests,
+      fork_pull_requests: connection.fork_pull_requests,
       webhook_mode: connection.webhook_mode,
       webhook_url: this.webhookUrl(connection.provider, connection.vine_id),
       hook_id: connection.hook_id,
@@ -318,126 +322,4 @@ function notConnected(): NotFoundError {
 function describe(error: unknown): string {
   if (isDomainError(error)) return error.code;
   return error instanceof Error ? error.name : 'error';
-}
-
-interface ParsedConnect {
-  provider: GitProvider;
-  repository: string;
-  branch: string;
-  paths: string[];
-  auto_deploy: boolean;
-  pull_requests: boolean;
-  webhook: WebhookMode;
-  /** undefined: keep the vine's current path. */
-  path: string | null | undefined;
-}
-
-/** GitHub `owner/name`; Bitbucket `workspace/slug`; GitLab `group[/subgroup...]/project`. */
-const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
-const CONTROL = /[\u0000-\u001f\u007f]/;
-
-export function repositoryIssue(provider: GitProvider, repository: string): string | null {
-  if (repository.length > MAX_REPOSITORY_LENGTH) return `must be at most ${MAX_REPOSITORY_LENGTH} characters`;
-  const segments = repository.split('/');
-  const shape = provider === 'gitlab' ? 'group/project (nested groups allowed: group/subgroup/project)' : 'owner/name';
-  if (provider === 'gitlab' ? segments.length < 2 || segments.length > 21 : segments.length !== 2) {
-    return `must be ${shape}`;
-  }
-  for (const segment of segments) {
-    if (!SEGMENT.test(segment) || segment.endsWith('.git') || segment.endsWith('.')) {
-      return `must be ${shape}, each part letters, digits, '.', '_' or '-' (not starting with '.' or '-', no .git suffix)`;
-    }
-  }
-  return null;
-}
-
-function pathPatternIssue(pattern: string): string | null {
-  if (pattern === '') return 'must not be empty';
-  if (pattern.length > MAX_VCS_PATH_LENGTH) return `must be at most ${MAX_VCS_PATH_LENGTH} characters`;
-  if (CONTROL.test(pattern)) return 'must not hold control characters';
-  if (pattern.startsWith('/')) return "is relative to the repository's root: no leading '/'";
-  if (pattern.split('/').includes('..')) return "must not hold '..'";
-  let brackets = 0;
-  let braces = 0;
-  for (const char of pattern) {
-    if (char === '[') brackets += 1;
-    if (char === ']') brackets -= 1;
-    if (char === '{') braces += 1;
-    if (char === '}') braces -= 1;
-    if (brackets < 0 || braces < 0 || brackets > 1) return 'is not a valid glob (unbalanced [ ] or { })';
-  }
-  if (brackets !== 0 || braces !== 0) return 'is not a valid glob (unbalanced [ ] or { })';
-  return null;
-}
-
-function parseConnectInput(input: ConnectVcsInput): ParsedConnect {
-  const issues: FieldIssue[] = [];
-  const body = (input ?? {}) as ConnectVcsInput;
-  const provider = body.provider;
-  if (!isOneOf(GIT_PROVIDERS, provider)) {
-    issues.push({ path: 'provider', message: `must be one of ${GIT_PROVIDERS.join(', ')}` });
-  }
-  const repository = typeof body.repository === 'string' ? body.repository.trim().replace(/\.git$/, '') : null;
-  if (repository === null || repository === '') {
-    issues.push({ path: 'repository', message: 'is required: owner/name' });
-  } else if (isOneOf(GIT_PROVIDERS, provider)) {
-    const issue = repositoryIssue(provider, repository);
-    if (issue) issues.push({ path: 'repository', message: issue });
-  }
-  const branch = typeof body.branch === 'string' ? body.branch.trim() : null;
-  if (branch === null || branch === '') issues.push({ path: 'branch', message: 'is required' });
-  else if (branch.length > 255) issues.push({ path: 'branch', message: 'must be at most 255 characters' });
-
-  let paths: string[] = [];
-  if (body.paths !== undefined && body.paths !== null) {
-    if (!Array.isArray(body.paths) || body.paths.some((pattern) => typeof pattern !== 'string')) {
-      issues.push({ path: 'paths', message: 'must be a list of glob patterns' });
-    } else if (body.paths.length > MAX_VCS_PATHS) {
-      issues.push({ path: 'paths', message: `must hold at most ${MAX_VCS_PATHS} patterns` });
-    } else {
-      paths = [...new Set((body.paths as string[]).map((pattern) => pattern.trim()))];
-      paths.forEach((pattern, index) => {
-        const issue = pathPatternIssue(pattern);
-        if (issue) issues.push({ path: `paths[${index}]`, message: issue });
-      });
-    }
-  }
-  const flag = (name: 'auto_deploy' | 'pull_requests', fallback: boolean): boolean => {
-    const value = body[name];
-    if (value === undefined || value === null) return fallback;
-    if (typeof value !== 'boolean') issues.push({ path: name, message: 'must be true or false' });
-    return value === true;
-  };
-  const autoDeploy = flag('auto_deploy', false);
-  const pullRequests = flag('pull_requests', true);
-  const webhook = body.webhook ?? 'auto';
-  if (!isOneOf(WEBHOOK_MODES, webhook)) issues.push({ path: 'webhook', message: 'must be auto or manual' });
-
-  let path: string | null | undefined;
-  if (body.path === undefined) path = undefined;
-  else if (body.path === null || body.path === '') path = null;
-  else if (typeof body.path !== 'string')
-    issues.push({ path: 'path', message: 'must be a directory of the repository' });
-  else {
-    path =
-      body.path
-        .trim()
-        .replace(/^\.?\/+/, '')
-        .replace(/\/+$/, '') || null;
-    if (path !== null && (path.length > 1024 || path.split('/').includes('..'))) {
-      issues.push({ path: 'path', message: "must be a directory inside the repository (no '..')" });
-    }
-  }
-  if (issues.length > 0) throw new ValidationError('the repository connection is not valid', issues);
-  return {
-    provider: provider as GitProvider,
-    repository: repository as string,
-    branch: branch as string,
-    paths,
-    auto_deploy: autoDeploy,
-    pull_requests: pullRequests,
-    webhook: webhook as WebhookMode,
-    path,
-  };
 }

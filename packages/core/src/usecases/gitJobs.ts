@@ -2,6 +2,7 @@ import { failedMandatoryPolicies } from '../domain/policies.js';
 import type { Job, JobTrigger, Vine } from '../domain/records.js';
 import type { Stores } from '../ports/UnitOfWork.js';
 import { configHash, pinnedCommitOf, snapshotOfVineAt } from '../snapshot/configSnapshot.js';
+import { pushMayAutoDeploy } from '../vcs/pushAncestry.js';
 import { recordAudit } from './audit.js';
 import type { CoreDeps } from './CoreDeps.js';
 import { enqueueVcsFeedback } from './vcsFeedback.js';
@@ -39,6 +40,8 @@ export async function autoDeployAfterPlan(
   if (failedMandatoryPolicies(plan.execution_metadata).length > 0 && plan.policy_override === null) return null;
   const connection = await stores.vcs.get(plan.owner_id, plan.vine_id);
   if (!connection?.auto_deploy) return null;
+  // Never back to an older commit: a replayed push, or a plan overtaken by a newer deploy (issue 23).
+  if (!(await pushMayAutoDeploy(stores, plan))) return null;
   const vine = await stores.vines.get(plan.owner_id, plan.vine_id);
   const commit = pinnedCommitOf(plan.config_snapshot);
   if (!vine || commit === null) return null;

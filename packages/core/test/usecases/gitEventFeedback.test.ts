@@ -3,7 +3,6 @@
  * pending status; a pull request's older queued plan, cancelled by a newer commit, reports `error`
  * on its own commit; an auto-deployed DEPLOY of a push reports on the pushed commit.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import {
   type CommitStatus,
   type Job,
@@ -11,30 +10,15 @@ import {
   sealWebhookSecret,
   systemScope,
   type VcsApi,
-  type VcsDelivery,
   type VcsEvent,
-  type VcsWebhookReader,
-  type WebhookRequestParts,
 } from '@trellis/core';
 import { createTestCore, FakeRepositoryLister, seedUser, seedVine, seedWorker, type TestCore } from '@trellis/testkit';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { eventDelivery, TestWebhookReader } from './gitDeliveries.js';
 
 const REPO = 'acme/infra';
 const SHA_1 = '1'.repeat(40);
 const SHA_2 = '2'.repeat(40);
-
-class TestWebhookReader implements VcsWebhookReader {
-  parse(request: WebhookRequestParts): VcsDelivery | null {
-    const id = request.headers['x-test-delivery'];
-    if (id === undefined) return null;
-    return { provider: 'github', delivery_id: id, event: JSON.parse(request.rawBody.toString()) as VcsEvent };
-  }
-  verify(request: WebhookRequestParts, secret: string): boolean {
-    const given = Buffer.from(request.headers['x-test-signature'] ?? '');
-    const expected = Buffer.from(sign(request.rawBody, secret));
-    return given.length === expected.length && timingSafeEqual(given, expected);
-  }
-}
 
 class StatusRecorder implements VcsApi {
   readonly maxCommentLength = 65536;
@@ -52,23 +36,14 @@ class StatusRecorder implements VcsApi {
   async changedFiles(): Promise<string[]> {
     return [];
   }
-}
-
-function sign(body: Buffer, secret: string): string {
-  return createHmac('sha256', secret).update(body).digest('hex');
+  async compareCommits(): Promise<'ahead'> {
+    return 'ahead';
+  }
 }
 
 let core: TestCore;
 let api: StatusRecorder;
 let deliveries = 0;
-
-function request(event: VcsEvent) {
-  const rawBody = Buffer.from(JSON.stringify(event));
-  return {
-    rawBody,
-    headers: { 'x-test-delivery': `d-${++deliveries}`, 'x-test-signature': sign(rawBody, 'hook-secret') },
-  };
-}
 
 const pullRequest = (head: string): VcsEvent => ({
   kind: 'pull_request',
@@ -81,13 +56,16 @@ const pullRequest = (head: string): VcsEvent => ({
   head_branch: 'status-page',
   base_branch: 'main',
   author: 'rosa',
+  fork: false,
 });
 
-const receive = (event: VcsEvent) => core.useCases.gitEvents.receive('github', request(event));
+const receive = (event: VcsEvent) =>
+  core.useCases.gitEvents.receive('github', eventDelivery(vineId, event, 'hook-secret', `d-${++deliveries}`));
 const states = () => api.statuses.map(({ sha, status }) => [sha.slice(0, 1), status.state, status.description]);
 
+let vineId: string;
+
 describe('feedback of webhook-queued jobs', () => {
-  let vineId: string;
   let worker: Awaited<ReturnType<typeof seedWorker>>;
 
   beforeEach(async () => {
@@ -125,6 +103,7 @@ describe('feedback of webhook-queued jobs', () => {
         paths: [],
         auto_deploy: true,
         pull_requests: true,
+        fork_pull_requests: 'off',
         webhook_mode: 'manual',
         hook_id: null,
         webhook_secret_sealed: sealed,

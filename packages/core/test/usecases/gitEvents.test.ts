@@ -1,4 +1,3 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import {
   ConflictError,
   UnavailableError,
@@ -10,13 +9,11 @@ import {
   touchesPaths,
   UnauthorizedError,
   ValidationError,
+  type CommitRelation,
   type VcsApi,
   type VcsConnection,
-  type VcsDelivery,
   type VcsEvent,
-  type VcsWebhookReader,
   type VineView,
-  type WebhookRequestParts,
 } from '@trellis/core';
 import {
   createTestCore,
@@ -29,27 +26,13 @@ import {
   type TestWorker,
 } from '@trellis/testkit';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { deliveryOf, eventDelivery, TestWebhookReader } from './gitDeliveries.js';
 import { expectFailure } from './helpers.js';
 
 const REPO = 'acme/infra';
 const SHA_1 = '1111111111111111111111111111111111111111';
 const SHA_2 = '2222222222222222222222222222222222222222';
 const SHA_0 = '0000000000000000000000000000000000000abc';
-
-/** A provider-neutral reader: the body is the normalized event itself, signed with an HMAC header. */
-class TestWebhookReader implements VcsWebhookReader {
-  parse(request: WebhookRequestParts): VcsDelivery | null {
-    const id = request.headers['x-test-delivery'];
-    if (id === undefined) return null;
-    return { provider: 'github', delivery_id: id, event: JSON.parse(request.rawBody.toString()) as VcsEvent };
-  }
-
-  verify(request: WebhookRequestParts, secret: string): boolean {
-    const given = Buffer.from(request.headers['x-test-signature'] ?? '');
-    const expected = Buffer.from(sign(request.rawBody, secret));
-    return given.length === expected.length && timingSafeEqual(given, expected);
-  }
-}
 
 class FakeVcsApi implements VcsApi {
   readonly maxCommentLength = 65536;
@@ -67,6 +50,13 @@ class FakeVcsApi implements VcsApi {
     this.compares.push({ token, repository, base, head });
     return this.files;
   }
+  /** What `compareCommits` answers for `<base>...<head>` (default: ahead). */
+  relations: Record<string, CommitRelation> = {};
+  readonly comparisons: string[] = [];
+  async compareCommits(_token: string, _repository: string, base: string, head: string): Promise<CommitRelation> {
+    this.comparisons.push(`${base}...${head}`);
+    return this.relations[`${base}...${head}`] ?? 'ahead';
+  }
   readonly resolved: string[] = [];
   async resolveCommit(_token: string, _repository: string, sha: string): Promise<string> {
     this.resolved.push(sha);
@@ -75,12 +65,9 @@ class FakeVcsApi implements VcsApi {
   }
 }
 
-function sign(body: Buffer, secret: string): string {
-  return createHmac('sha256', secret).update(body).digest('hex');
-}
-
 let core: TestCore;
 let api: FakeVcsApi;
+let reader: TestWebhookReader;
 let ada: TestUser;
 let worker: TestWorker;
 let vine: VineView;
@@ -88,12 +75,13 @@ let deliveries = 0;
 
 beforeEach(async () => {
   api = new FakeVcsApi();
+  reader = new TestWebhookReader();
   core = createTestCore({
     providers: { signIn: {}, repositories: { github: new FakeRepositoryLister() } },
     vcs: {
       github: {
         api,
-        webhooks: new TestWebhookReader(),
+        webhooks: reader,
         cloneUrl: (repository) => `https://github.com/${repository}.git`,
       },
     },
@@ -130,6 +118,7 @@ async function connect(owner: TestUser, target: VineView, secret: string, settin
       paths: [],
       auto_deploy: false,
       pull_requests: true,
+      fork_pull_requests: 'off',
       webhook_mode: 'manual',
       hook_id: null,
       webhook_secret_sealed: sealed,
@@ -141,12 +130,14 @@ async function connect(owner: TestUser, target: VineView, secret: string, settin
   });
 }
 
-function request(event: VcsEvent, secret: string | null = 'secret-ada', id = `delivery-${++deliveries}`) {
-  const rawBody = Buffer.from(JSON.stringify(event));
-  return {
-    rawBody,
-    headers: { 'x-test-delivery': id, ...(secret === null ? {} : { 'x-test-signature': sign(rawBody, secret) }) },
-  };
+/** A delivery of `event` to the hook URL of `target` (Ada's vine unless told). */
+function request(
+  event: VcsEvent,
+  secret: string | null = 'secret-ada',
+  id = `delivery-${++deliveries}`,
+  target: { id: string } = vine,
+) {
+  return eventDelivery(target.id, event, secret, id);
 }
 
 function push(overrides: Partial<Extract<VcsEvent, { kind: 'push' }>> = {}): VcsEvent {
@@ -176,11 +167,12 @@ function pullRequest(overrides: Partial<Extract<VcsEvent, { kind: 'pull_request'
     head_branch: 'status-page',
     base_branch: 'main',
     author: 'rosa',
+    fork: false,
     ...overrides,
   };
 }
 
-const receive = (req: WebhookRequestParts, provider: GitProvider = 'github') =>
+const receive = (req: ReturnType<typeof request>, provider: GitProvider = 'github') =>
   core.useCases.gitEvents.receive(provider, req);
 const allJobs = () => [...core.uow.snapshot().jobs.values()];
 const jobsOf = (id = vine.id) => allJobs().filter((job) => job.vine_id === id);
@@ -323,15 +315,15 @@ describe('verification and redeliveries', () => {
     expect(allJobs()).toEqual([]);
   });
 
-  it('a repository without a connection, a ping and other events create nothing', async () => {
-    expect((await receive(request(push({ repository: 'acme/other' }), 'whatever'))).jobs).toEqual([]);
-    expect((await receive(request({ kind: 'ping' }, null))).jobs).toEqual([]);
-    expect((await receive(request({ kind: 'other', name: 'issues' }, null))).jobs).toEqual([]);
+  it('another repository signed with the secret, a ping and other events create nothing', async () => {
+    expect((await receive(request(push({ repository: 'acme/other' })))).jobs).toEqual([]);
+    expect((await receive(request({ kind: 'ping' }))).jobs).toEqual([]);
+    expect((await receive(request({ kind: 'other', name: 'issues' }))).jobs).toEqual([]);
     expect(allJobs()).toEqual([]);
   });
 
-  it('a request that is not a delivery (no event header) is malformed', async () => {
-    await expectFailure(receive({ rawBody: Buffer.from('{}'), headers: {} }), ValidationError);
+  it('a signed request that is not a delivery (no event header) is malformed', async () => {
+    await expectFailure(receive(deliveryOf(vine.id, Buffer.from('{}'), 'secret-ada', null)), ValidationError);
   });
 
   it('a provider this server has no ports for answers like an unknown repository', async () => {
@@ -345,13 +337,19 @@ describe('verification and redeliveries', () => {
     expect(jobsOf()).toHaveLength(1);
   });
 
-  it('two owners connecting one repository with their own secrets: only the verified connection acts', async () => {
+  it('two owners connecting one repository: each hook URL acts for its own connection only', async () => {
     const bob = await seedUser(core);
     const bobsVine = await seedVine(core, bob, {
       source: { type: 'git', url: `https://github.com/${REPO}.git`, ref: 'main', path: null },
     });
     await connect(bob, bobsVine, 'secret-bob');
-    const forBob = await receive(request(push(), 'secret-bob', 'one-event'));
+    // Bob's secret on Ada's hook URL is not Ada's connection's.
+    await expectFailure(
+      receive(request(push(), 'secret-bob', 'one-event')),
+      UnauthorizedError,
+      'webhook_signature_invalid',
+    );
+    const forBob = await receive(request(push(), 'secret-bob', 'one-event', bobsVine));
     expect(forBob.jobs.map((job) => job.vine_id)).toEqual([bobsVine.id]);
     // The same event id delivered to Ada's hook still plans Ada's vine.
     const forAda = await receive(request(push(), 'secret-ada', 'one-event'));
@@ -381,11 +379,11 @@ describe('pull requests', () => {
   });
 
   it('a prefix the provider cannot resolve fails the delivery, which a redelivery may retry', async () => {
-    const delivery = request(pullRequest({ head_sha: 'abcdef123456' }));
-    await expectFailure(receive(delivery), UnavailableError, 'provider_unavailable');
+    const delivery = () => request(pullRequest({ head_sha: 'abcdef123456' }), 'secret-ada', 'retried');
+    await expectFailure(receive(delivery()), UnavailableError, 'provider_unavailable');
     expect(jobsOf()).toEqual([]);
     api.resolveCommit = async () => SHA_1;
-    expect((await receive(delivery)).jobs).toHaveLength(1);
+    expect((await receive(delivery())).jobs).toHaveLength(1);
   });
 
   it('a new commit cancels the older queued plans of the same pull request only', async () => {
@@ -455,7 +453,7 @@ describe('auto_deploy', () => {
     const failed = (await receive(request(push({ commit_sha: SHA_2 })))).jobs[0] as Job;
     await run(failed, { status: 'FAILED', error_message: 'boom' });
     await setConnection({ auto_deploy: false });
-    const off = (await receive(request(push()))).jobs[0] as Job;
+    const off = (await receive(request(push({ commit_message: 'the same commit, pushed again' })))).jobs[0] as Job;
     await run(off, changes(3));
     expect(jobsOf().filter((job) => job.job_type === 'DEPLOY')).toEqual([]);
   });

@@ -1,6 +1,7 @@
 import {
   GIT_PROVIDERS,
   type GitProvider,
+  MAX_WEBHOOK_BODY_BYTES,
   PROVIDER_NAMES,
   type UseCases,
   type WebhookRequestParts,
@@ -10,9 +11,6 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import { defineRoute, type RouteSpec } from '../routing/route.js';
 
-/** Provider payloads of large pushes run to a few MiB (GitHub caps deliveries at 25 MB). */
-const WEBHOOK_BODY_LIMIT = 25 * 1024 * 1024;
-
 const HEADERS: Record<GitProvider, string> = {
   github:
     '`X-GitHub-Event`, `X-GitHub-Delivery`, and `X-Hub-Signature-256: sha256=<HMAC-SHA256 of the raw body with the secret>`',
@@ -21,24 +19,23 @@ const HEADERS: Record<GitProvider, string> = {
     '`X-Event-Key`, `X-Request-UUID`, and `X-Hub-Signature: sha256=<HMAC-SHA256 of the raw body with the secret>`',
 };
 
-function parts(req: Request): WebhookRequestParts {
+function headersOf(req: Request): WebhookRequestParts['headers'] {
   const headers: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(req.headers)) {
     headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
   }
-  return { headers, rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0) };
+  return headers;
 }
 
 const WebhookQuery = z.object({
   vine: z
     .string()
-    .optional()
     .describe(
-      'the connected vine, in the hook URL Trellis gives: it makes each hook URL unique; deliveries are matched by repository and secret',
+      'the connected configuration, as in the `webhook_url` Trellis gives: the delivery is checked against the secret of its connection only',
     ),
 });
 
-/** `POST /api/webhooks/{github,gitlab,bitbucket}`: deliveries of the git providers (issue 13). */
+/** `POST /api/webhooks/{github,gitlab,bitbucket}?vine=`: deliveries of the git providers (issues 13, 23). */
 export function gitWebhookRoutes(useCases: UseCases): RouteSpec[] {
   return GIT_PROVIDERS.map((provider) =>
     defineRoute({
@@ -47,23 +44,32 @@ export function gitWebhookRoutes(useCases: UseCases): RouteSpec[] {
       operationId: `receive${PROVIDER_NAMES[provider].replace(/\W/g, '')}Webhook`,
       summary: `Receive a ${PROVIDER_NAMES[provider]} webhook delivery (push, pull request, ping)`,
       description:
-        `Unauthenticated but verified: ${HEADERS[provider]}. The delivery acts only for the connections of its ` +
-        'repository whose secret verifies it: a push to the connected branch touching its `paths` queues a PLAN ' +
-        'of that commit; a pull request into it queues a speculative PLAN of its head commit. `202` for a ping, ' +
-        'an ignored event, a redelivery (same delivery id) or a repository no configuration is connected to; ' +
-        '`401 webhook_signature_invalid` (nothing created) when the signature is missing or wrong.',
+        `Unauthenticated but verified: ${HEADERS[provider]}. The hook URL names the connection (\`?vine=\`); the ` +
+        "delivery is checked against that connection's secret only, as its body streams in (at most " +
+        `${MAX_WEBHOOK_BODY_BYTES / (1024 * 1024)} MiB), and acts only for that connection: a push to the connected branch ` +
+        'touching its `paths` queues a PLAN of that commit; a pull request into it queues a speculative PLAN of ' +
+        "its head commit (a fork's only as the connection's `fork_pull_requests` allows). `202` for a ping, an " +
+        'ignored event, a redelivery or replay (same delivery id, or same body) or a configuration with no ' +
+        'connection; `401 webhook_signature_invalid` (nothing created) when the signature is missing or wrong.',
       tags: ['webhooks'],
       auth: 'none',
       query: WebhookQuery,
       body: 'raw',
-      bodyLimit: WEBHOOK_BODY_LIMIT,
       rateLimit: { windowSeconds: 60, limit: 600 },
       responses: {
         202: { description: 'Received', schema: WebhookAccepted },
+        400: { description: '`validation_failed`: the URL names no connection (`vine`), or no event header' },
         401: { description: '`webhook_signature_invalid`: the signature is missing or wrong; nothing was created' },
+        413: { description: '`webhook_too_large`: the body is over the limit, refused before or while it streams' },
       },
-      handler: async ({ req }) => {
-        const outcome = await useCases.gitEvents.receive(provider, parts(req));
+      handler: async ({ req, query }) => {
+        const declared = Number(req.headers['content-length']);
+        const outcome = await useCases.gitEvents.receive(provider, {
+          vine: query.vine,
+          headers: headersOf(req),
+          body: req,
+          declaredBytes: Number.isFinite(declared) ? declared : null,
+        });
         return { status: 202, body: { accepted: true, jobs: outcome.jobs.map((job) => job.id) } };
       },
     }),

@@ -77,10 +77,8 @@ export function mountRoutes(router: Router, routes: RouteSpec[], auth: AuthDeps,
     ];
     if (route.rateLimit) chain.push(limiter(route, route.rateLimit, counters));
     chain.push(authenticate(route.auth, auth));
-    if (route.body === 'raw') {
-      // Any content type: the bytes are what a signature is over, so nothing parses them here.
-      chain.push(express.raw({ type: () => true, limit: route.bodyLimit ?? DEFAULT_BODY_LIMIT }));
-    } else if (route.body && route.body !== 'binary') {
+    // `binary` and `raw` bodies stream to their handler (a signature is over the raw bytes).
+    if (route.body && route.body !== 'binary' && route.body !== 'raw') {
       chain.push(requireJson, express.json({ limit: route.bodyLimit ?? DEFAULT_BODY_LIMIT, strict: false }));
     }
     const handle = async (req: Request, res: Response) => {

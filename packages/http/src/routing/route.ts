@@ -53,11 +53,12 @@ export interface RouteSpec<
   params?: P;
   query?: Q;
   /**
-   * A JSON body schema, `binary` for a streamed upload read by the handler, or `raw` for a body
-   * kept as the bytes received (`req.body` is a Buffer; signed webhook deliveries).
+   * A JSON body schema, `binary` for a streamed upload read by the handler, or `raw` for a
+   * provider's JSON event also read by the handler as it streams (signed webhook deliveries: the
+   * signature is over the bytes, so nothing parses them first).
    */
   body?: B | 'binary' | 'raw';
-  /** Largest JSON (or raw) body accepted, in bytes (default 1 MiB). */
+  /** Largest JSON body accepted, in bytes (default 1 MiB); streamed bodies are limited by their handler. */
   bodyLimit?: number;
   /** Requests allowed per client address per window (unauthenticated endpoints). */
   rateLimit?: { windowSeconds: number; limit: number };

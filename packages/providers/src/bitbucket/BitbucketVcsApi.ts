@@ -1,10 +1,11 @@
-import type { CommitState, CommitStatus, HookRequest, VcsApi } from '@trellis/core';
+import type { CommitRelation, CommitState, CommitStatus, HookRequest, VcsApi } from '@trellis/core';
 import { isFullCommitSha, UnavailableError } from '@trellis/core';
 import { baseUrlOf, collectPages, type JsonMethod, ProviderHttp, sameOriginNext } from '../providerHttp.js';
 import {
   ownerAndName,
   fullShaOf,
   permissionMissing,
+  relationOf,
   shortKey,
   uniquePaths,
   type VcsAction,
@@ -28,6 +29,7 @@ const STATES: Record<CommitState, string> = {
   success: 'SUCCESSFUL',
   failure: 'FAILED',
   error: 'FAILED',
+  neutral: 'STOPPED',
 };
 
 interface DiffStat {
@@ -130,6 +132,14 @@ export class BitbucketVcsApi implements VcsApi {
       'compare',
     );
     return fullShaOf(this.name, body?.hash);
+  }
+
+  /** By the merge base API (`merge-base/<a>..<b>`). */
+  async compareCommits(token: string, repository: string, baseSha: string, headSha: string): Promise<CommitRelation> {
+    if (baseSha === headSha) return 'identical';
+    const spec = `${encodeURIComponent(baseSha)}..${encodeURIComponent(headSha)}`;
+    const { body } = await this.call<{ hash?: unknown }>('GET', repository, `/merge-base/${spec}`, token, 'compare');
+    return relationOf(baseSha, headSha, fullShaOf(this.name, body?.hash));
   }
 
   async changedFiles(token: string, repository: string, baseSha: string, headSha: string): Promise<string[]> {

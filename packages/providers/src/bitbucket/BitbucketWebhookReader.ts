@@ -1,6 +1,12 @@
-import type { VcsDelivery, VcsEvent, VcsWebhookReader, WebhookRequestParts } from '@trellis/core';
+import type {
+  DeliverySignatureCheck,
+  VcsDelivery,
+  VcsEvent,
+  VcsWebhookReader,
+  WebhookRequestParts,
+} from '@trellis/core';
 import { ValidationError } from '@trellis/core';
-import { headerOf, hmacSha256Matches, PayloadReader, payloadOf } from '../vcs/common.js';
+import { headerOf, hmacSha256Check, PayloadReader, payloadOf } from '../vcs/common.js';
 
 const read = new PayloadReader('Bitbucket');
 
@@ -24,8 +30,8 @@ export class BitbucketWebhookReader implements VcsWebhookReader {
     return { provider: 'bitbucket', delivery_id: deliveryId, event: eventOf(name, request) };
   }
 
-  verify(request: WebhookRequestParts, secret: string): boolean {
-    return hmacSha256Matches(headerOf(request, 'x-hub-signature'), request.rawBody, secret);
+  signatureCheck(headers: WebhookRequestParts['headers'], secret: string): DeliverySignatureCheck {
+    return hmacSha256Check(headerOf({ headers }, 'x-hub-signature'), secret);
   }
 }
 
@@ -47,9 +53,23 @@ function eventOf(name: string, request: WebhookRequestParts): VcsEvent {
         read.optionalString(payload, 'pullrequest.author.display_name') ??
         read.optionalString(payload, 'pullrequest.author.nickname') ??
         '',
+      fork: isFork(payload),
     };
   }
   return { kind: 'other', name };
+}
+
+/**
+ * A pull request from another repository (a fork): its `source.repository` is not its
+ * `destination.repository` (by uuid, else by full name). Unknown: a fork.
+ */
+function isFork(payload: Record<string, unknown>): boolean {
+  for (const key of ['uuid', 'full_name']) {
+    const source = read.optionalString(payload, `pullrequest.source.repository.${key}`);
+    const destination = read.optionalString(payload, `pullrequest.destination.repository.${key}`);
+    if (source !== null && destination !== null) return source.toLowerCase() !== destination.toLowerCase();
+  }
+  return true;
 }
 
 function pushOf(payload: Record<string, unknown>): VcsEvent {

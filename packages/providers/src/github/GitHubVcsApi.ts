@@ -1,4 +1,4 @@
-import type { CommitStatus, HookRequest, VcsApi } from '@trellis/core';
+import type { CommitRelation, CommitStatus, HookRequest, VcsApi } from '@trellis/core';
 import { isFullCommitSha, UnavailableError } from '@trellis/core';
 import { baseUrlOf, collectPages, ProviderHttp, sameOriginNext } from '../providerHttp.js';
 import {
@@ -76,7 +76,8 @@ export class GitHubVcsApi implements VcsApi {
   async setCommitStatus(token: string, repository: string, sha: string, status: CommitStatus): Promise<void> {
     await this.call('POST', repository, `/statuses/${encodeURIComponent(sha)}`, token, 'set a commit status', {
       body: {
-        state: status.state,
+        // A status has no neutral state at GitHub: `error` says nothing was checked; the description says why.
+        state: status.state === 'neutral' ? 'error' : status.state,
         context: status.context,
         description: truncateText(status.description, MAX_DESCRIPTION),
         target_url: status.target_url,
@@ -124,6 +125,15 @@ export class GitHubVcsApi implements VcsApi {
       'compare',
     );
     return fullShaOf(this.name, body?.sha);
+  }
+
+  async compareCommits(token: string, repository: string, baseSha: string, headSha: string): Promise<CommitRelation> {
+    if (baseSha === headSha) return 'identical';
+    const path = `/compare/${encodeURIComponent(baseSha)}...${encodeURIComponent(headSha)}?per_page=1`;
+    const { body } = await this.call<{ status?: unknown }>('GET', repository, path, token, 'compare');
+    const status = body?.status;
+    if (status === 'ahead' || status === 'behind' || status === 'identical' || status === 'diverged') return status;
+    throw new UnavailableError('provider_unavailable', `${this.name} answered the comparison without its status`);
   }
 
   async changedFiles(token: string, repository: string, baseSha: string, headSha: string): Promise<string[]> {

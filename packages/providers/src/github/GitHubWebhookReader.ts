@@ -1,6 +1,12 @@
-import type { VcsDelivery, VcsEvent, VcsWebhookReader, WebhookRequestParts } from '@trellis/core';
+import type {
+  DeliverySignatureCheck,
+  VcsDelivery,
+  VcsEvent,
+  VcsWebhookReader,
+  WebhookRequestParts,
+} from '@trellis/core';
 import { ValidationError } from '@trellis/core';
-import { headerOf, hmacSha256Matches, PayloadReader, payloadOf, uniquePaths, ZERO_SHA } from '../vcs/common.js';
+import { headerOf, hmacSha256Check, PayloadReader, payloadOf, uniquePaths, ZERO_SHA } from '../vcs/common.js';
 
 /**
  * GitHub's webhook deliveries list at most 2048 commits (20 in GitHub Enterprise Server's older
@@ -35,8 +41,8 @@ export class GitHubWebhookReader implements VcsWebhookReader {
     return { provider: 'github', delivery_id: deliveryId, event: eventOf(name, request) };
   }
 
-  verify(request: WebhookRequestParts, secret: string): boolean {
-    return hmacSha256Matches(headerOf(request, 'x-hub-signature-256'), request.rawBody, secret);
+  signatureCheck(headers: WebhookRequestParts['headers'], secret: string): DeliverySignatureCheck {
+    return hmacSha256Check(headerOf({ headers }, 'x-hub-signature-256'), secret);
   }
 }
 
@@ -58,9 +64,26 @@ function eventOf(name: string, request: WebhookRequestParts): VcsEvent {
       head_branch: read.string(payload, 'pull_request.head.ref'),
       base_branch: read.string(payload, 'pull_request.base.ref'),
       author: read.optionalString(payload, 'pull_request.user.login') ?? '',
+      fork: isFork(payload),
     };
   }
   return { kind: 'other', name };
+}
+
+/**
+ * A pull request whose head repository is not its base repository: GitHub's `head.repo` is
+ * another repository, or null when the fork was deleted (then it is a fork all the more).
+ */
+function isFork(payload: Record<string, unknown>): boolean {
+  const head = read.object(payload, 'pull_request.head.repo');
+  const base = read.object(payload, 'pull_request.base.repo');
+  if (head === null || base === null) return true;
+  const headId = read.optionalNumber(head, 'id');
+  const baseId = read.optionalNumber(base, 'id');
+  if (headId !== null && baseId !== null) return headId !== baseId;
+  const headName = read.optionalString(head, 'full_name');
+  const baseName = read.optionalString(base, 'full_name');
+  return headName === null || baseName === null || headName.toLowerCase() !== baseName.toLowerCase();
 }
 
 function pushOf(payload: Record<string, unknown>): VcsEvent {

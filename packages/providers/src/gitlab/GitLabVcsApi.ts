@@ -1,9 +1,10 @@
-import type { CommitState, CommitStatus, HookRequest, VcsApi } from '@trellis/core';
+import type { CommitRelation, CommitState, CommitStatus, HookRequest, VcsApi } from '@trellis/core';
 import { isFullCommitSha, UnavailableError } from '@trellis/core';
 import { baseUrlOf, type JsonMethod, ProviderHttp } from '../providerHttp.js';
 import {
   fullShaOf,
   permissionMissing,
+  relationOf,
   truncateText,
   uniquePaths,
   type VcsAction,
@@ -22,6 +23,7 @@ const STATES: Record<CommitState, string> = {
   success: 'success',
   failure: 'failed',
   error: 'failed',
+  neutral: 'skipped',
 };
 
 interface GitLabDiff {
@@ -128,6 +130,22 @@ export class GitLabVcsApi implements VcsApi {
       'compare',
     );
     return fullShaOf(this.name, body?.id);
+  }
+
+  /** By the merge base API; GitLab answers 400 when the two commits share no history. */
+  async compareCommits(token: string, repository: string, baseSha: string, headSha: string): Promise<CommitRelation> {
+    if (baseSha === headSha) return 'identical';
+    const query = `refs[]=${encodeURIComponent(baseSha)}&refs[]=${encodeURIComponent(headSha)}`;
+    const answer = await this.call<{ id?: unknown }>(
+      'GET',
+      repository,
+      `/repository/merge_base?${query}`,
+      token,
+      'compare',
+      { allow: [400] },
+    );
+    if (answer.status === 400) return 'diverged';
+    return relationOf(baseSha, headSha, fullShaOf(this.name, answer.body?.id));
   }
 
   async changedFiles(token: string, repository: string, baseSha: string, headSha: string): Promise<string[]> {

@@ -1,6 +1,12 @@
-import type { VcsDelivery, VcsEvent, VcsWebhookReader, WebhookRequestParts } from '@trellis/core';
+import type {
+  DeliverySignatureCheck,
+  VcsDelivery,
+  VcsEvent,
+  VcsWebhookReader,
+  WebhookRequestParts,
+} from '@trellis/core';
 import { ValidationError } from '@trellis/core';
-import { constantTimeEqual, headerOf, PayloadReader, payloadOf, uniquePaths, ZERO_SHA } from '../vcs/common.js';
+import { headerOf, PayloadReader, payloadOf, tokenCheck, uniquePaths, ZERO_SHA } from '../vcs/common.js';
 
 /** GitLab lists at most 20 commits of a push (`total_commits_count` says how many there were). */
 const MAX_LISTED_COMMITS = 20;
@@ -24,9 +30,8 @@ export class GitLabWebhookReader implements VcsWebhookReader {
     return { provider: 'gitlab', delivery_id: deliveryId, event: eventOf(name, request) };
   }
 
-  verify(request: WebhookRequestParts, secret: string): boolean {
-    const token = headerOf(request, 'x-gitlab-token');
-    return typeof token === 'string' && secret !== '' && constantTimeEqual(token, secret);
+  signatureCheck(headers: WebhookRequestParts['headers'], secret: string): DeliverySignatureCheck {
+    return tokenCheck(headerOf({ headers }, 'x-gitlab-token'), secret);
   }
 }
 
@@ -98,5 +103,19 @@ function mergeRequestOf(payload: Record<string, unknown>): VcsEvent {
     head_branch: read.string(payload, 'object_attributes.source_branch'),
     base_branch: read.string(payload, 'object_attributes.target_branch'),
     author: read.optionalString(payload, 'user.username') ?? read.optionalString(payload, 'user.name') ?? '',
+    fork: isFork(payload),
   };
+}
+
+/**
+ * A merge request from another project (a fork): GitLab's `source_project_id` is not its
+ * `target_project_id` (or, without ids, the two projects' paths differ). Unknown: a fork.
+ */
+function isFork(payload: Record<string, unknown>): boolean {
+  const source = read.optionalNumber(payload, 'object_attributes.source_project_id');
+  const target = read.optionalNumber(payload, 'object_attributes.target_project_id');
+  if (source !== null && target !== null) return source !== target;
+  const sourcePath = read.optionalString(payload, 'object_attributes.source.path_with_namespace');
+  const targetPath = read.optionalString(payload, 'object_attributes.target.path_with_namespace');
+  return sourcePath === null || targetPath === null || sourcePath.toLowerCase() !== targetPath.toLowerCase();
 }

@@ -1,6 +1,8 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import {
+  type CommitRelation,
   ConflictError,
+  type DeliverySignatureCheck,
   isFullCommitSha,
   UnavailableError,
   ValidationError,
@@ -33,15 +35,35 @@ export function constantTimeEqual(a: string, b: string): boolean {
   return timingSafeEqual(left, right);
 }
 
-/** Whether `header` is `sha256=<hex HMAC-SHA256(secret, rawBody)>` (GitHub, Bitbucket). */
-export function hmacSha256Matches(header: string | undefined, rawBody: Buffer, secret: string): boolean {
-  if (typeof header !== 'string' || secret === '') return false;
-  const expected = `sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`;
-  return constantTimeEqual(header.trim().toLowerCase(), expected);
+/**
+ * The check of `header` = `sha256=<hex HMAC-SHA256(secret, body)>` (GitHub, Bitbucket), fed the
+ * body as it streams in. Without a header (or a secret) nothing is hashed and it never matches.
+ */
+export function hmacSha256Check(header: string | undefined, secret: string): DeliverySignatureCheck {
+  const hmac = typeof header === 'string' && secret !== '' ? createHmac('sha256', secret) : null;
+  let digest: string | null = null;
+  return {
+    update(chunk) {
+      if (digest === null) hmac?.update(chunk);
+    },
+    matches() {
+      if (hmac === null || typeof header !== 'string') return false;
+      digest ??= `sha256=${hmac.digest('hex')}`;
+      return constantTimeEqual(header.trim().toLowerCase(), digest);
+    },
+  };
+}
+
+/** The check of a token header equal to the secret (GitLab): nothing to hash. */
+export function tokenCheck(token: string | undefined, secret: string): DeliverySignatureCheck {
+  return {
+    update() {},
+    matches: () => typeof token === 'string' && secret !== '' && constantTimeEqual(token, secret),
+  };
 }
 
 /** The header, whatever case its name came in (Node lower-cases them; other callers may not). */
-export function headerOf(request: WebhookRequestParts, name: string): string | undefined {
+export function headerOf(request: Pick<WebhookRequestParts, 'headers'>, name: string): string | undefined {
   const direct = request.headers[name];
   if (direct !== undefined) return direct;
   for (const [key, value] of Object.entries(request.headers)) {
@@ -183,6 +205,17 @@ export function permissionMissing(
     'vcs_permission_missing',
     `${provider} ${why} (${status}) when Trellis tried to ${action} on ${repository}: ${grant}${manual}`,
   );
+}
+
+/**
+ * How `head` stands to `base`, from their merge base (GitLab and Bitbucket answer the merge base,
+ * not the relation): base itself, head itself, or another commit; null when they share no history.
+ */
+export function relationOf(base: string, head: string, mergeBase: string | null): CommitRelation {
+  if (base === head) return 'identical';
+  if (mergeBase === base) return 'ahead';
+  if (mergeBase === head) return 'behind';
+  return 'diverged';
 }
 
 /** A commit's full SHA from a provider's answer, or `provider_unavailable` when it named none. */

@@ -42,7 +42,10 @@ function checkedLookup(allowPrivate: boolean): LookupFunction {
 /**
  * Notifications over Node's own HTTP client: no redirects followed (a 3xx is an answer), a
  * deadline for the whole exchange, only the first bytes of the answer read, and every address
- * connected to checked (an IP literal in the URL too).
+ * connected to checked, in whatever family or spelling (`isPrivateAddress`): an IP literal in the
+ * URL before connecting, each address a name resolves to as the socket connects (so a name
+ * rebound since the URL was saved is caught), and the socket's own remote address once connected
+ * (what a dual-stack socket reports as `::ffff:a.b.c.d` included), which drops the connection.
  */
 export class NodeWebhookSender implements WebhookSender {
   async resolve(hostname: string): Promise<string[]> {
@@ -103,6 +106,16 @@ export class NodeWebhookSender implements WebhookSender {
       const deadline = setTimeout(() => {
         outgoing.destroy(new Error(`no answer within ${request.timeoutMs} ms`));
       }, request.timeoutMs);
+      if (!request.allowPrivateAddresses) {
+        outgoing.on('socket', (socket) => {
+          socket.once('connect', () => {
+            const remote = socket.remoteAddress;
+            if (remote === undefined || isPrivateAddress(remote)) {
+              outgoing.destroy(new AddressRefusedError(`${url.hostname} connected to a private address`));
+            }
+          });
+        });
+      }
       outgoing.on('error', (error) => {
         finish(
           error instanceof AddressRefusedError

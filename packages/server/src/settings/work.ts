@@ -127,6 +127,14 @@ export const WORK_SETTINGS = {
     max: 120,
     description: 'how long one delivery request may take before it counts as a timeout (retried)',
   }),
+  notificationTestsPerMinute: integer({
+    env: 'TRELLIS_NOTIFICATIONS_TESTS_PER_MINUTE',
+    default: 10,
+    min: 1,
+    max: 10_000,
+    description:
+      'test deliveries (`POST /api/notifications/{id}/test`) an owner (a user or an organization, whichever member asks) may send a minute; past it `429 rate_limited` with `Retry-After` ([notifications.md](notifications.md))',
+  }),
   notificationsAllowPrivateUrls: boolean({
     env: 'TRELLIS_NOTIFICATIONS_ALLOW_PRIVATE_URLS',
     default: false,
@@ -140,6 +148,14 @@ export const WORK_SETTINGS = {
     max: 3600,
     description:
       'how often the feedback task sends due commit statuses and pull request comments to git providers (on every replica; `FOR UPDATE SKIP LOCKED` keeps each to one). Retries use the notification backoff (`TRELLIS_NOTIFICATIONS_RETRY_BASE_S`, 24-hour window), at most 10 tries ([git.md](git.md#reading-the-feedback-on-a-pull-request))',
+  }),
+  maxManualVcsConnections: integer({
+    env: 'TRELLIS_MAX_MANUAL_VCS_CONNECTIONS',
+    default: 50,
+    min: 0,
+    max: 1_000_000,
+    description:
+      "an owner's repository connections with a manual webhook, at most (`409 vcs_connection_limit`; connecting the same vine again does not count twice; automatic webhooks are not counted) ([git.md](git.md#manual-webhooks))",
   }),
   opaBin: optionalText({
     env: 'TRELLIS_OPA_BIN',

@@ -1,114 +1,202 @@
 /**
- * A GitHub stand-in on loopback for sign-ins (issue 23's tests): the OAuth app's authorize and
- * token endpoints at `<url>/login/oauth/*` and the REST API at `<url>/api/v3` (`/user`,
- * `/user/emails`, `/user/repos`), as GitHub Enterprise lays them out, so the server's real GitHub
- * provider signs people in with `TRELLIS_GITHUB_BASE_URL=<url>`. Which account signs in is the
- * test's choice (`authorize(…, login)`), as a person typing their password would be.
+ * A GitHub stand-in on loopback for the control plane under test (issue 23): the OAuth sign-in
+ * (token exchange, `/user`, `/user/emails`) of the people it knows, and the REST calls of
+ * git-driven runs (hooks, commit statuses, pull request comments, compare, commits), answered in
+ * GitHub's shapes and recorded. Only `Bearer <a person's token>` is accepted. The control plane
+ * signs in through it (`env`: `TRELLIS_GITHUB_BASE_URL`) and calls it through GitHub's real
+ * adapters (`vcs`); clone URLs name an https host (sources must be https://), never cloned here.
+ *
+ * `signInWithGitHub` signs a person in through the web sign-in with it, then logs the CLI in
+ * through the device login over HTTP, as the person would.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { TrellisClient } from '@trellis/client';
+import type { CommitRelation, VcsPorts } from '@trellis/core';
+import { GitHubVcsApi, GitHubWebhookReader } from '@trellis/providers';
+import { TestBrowser } from '../../../providers/test/support/browser.js';
 
-export interface GitHubAccount {
-  id: number;
+export interface GitHubPerson {
   login: string;
+  id: number;
   email: string;
+  name: string;
+  /** Their OAuth access token at the stand-in (what Trellis stores, sealed). */
+  token: string;
+  /** What `/user/repos` lists for them (`owner/name`). */
   repositories: string[];
 }
 
-export class GitHubStandIn {
-  readonly accounts = new Map<string, GitHubAccount>();
-  /** Every API request, with the token it carried. */
-  readonly requests: { path: string; token: string | null }[] = [];
-  private readonly codes = new Map<string, string>();
-  private readonly tokens = new Map<string, string>();
-  private nextId = 1000;
+export interface GitHubRequest {
+  method: string;
+  path: string;
+  body: Record<string, unknown> | null;
+  /** The person whose token authorized it (null: none or unknown). */
+  login: string | null;
+}
 
-  private constructor(
-    private readonly server: Server,
-    readonly url: string,
-  ) {}
+export interface GitHubStandIn {
+  origin: string;
+  /** Environment of a control plane that signs in with the stand-in. */
+  env: Record<string, string>;
+  /** The git provider ports to register (`register.vcs`): GitHub's adapters, calling the stand-in. */
+  vcs: VcsPorts;
+  requests: GitHubRequest[];
+  /** `<base>...<head>` → what compare answers (default: `ahead`). */
+  relations: Map<string, CommitRelation>;
+  addPerson(login: string, id: number, repositories?: string[]): GitHubPerson;
+  statusesOf(sha: string): { state: string; context: string; description: string }[];
+  stop(): Promise<void>;
+}
 
-  static async listen(): Promise<GitHubStandIn> {
-    let standIn: GitHubStandIn | null = null;
-    const server = createServer((req, res) => {
-      standIn?.handle(req, res).catch((error) => {
-        res.statusCode = 500;
-        res.end(String(error));
-      });
-    });
-    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-    standIn = new GitHubStandIn(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-    return standIn;
-  }
+export async function startGitHubStandIn(): Promise<GitHubStandIn> {
+  const people = new Map<string, GitHubPerson>();
+  const codes = new Map<string, GitHubPerson>();
+  const requests: GitHubRequest[] = [];
+  const relations = new Map<string, CommitRelation>();
+  let nextId = 7000;
 
-  add(login: string, repositories: string[] = []): GitHubAccount {
-    const account = { id: this.nextId++, login, email: `${login}@example.test`, repositories };
-    this.accounts.set(login, account);
-    return account;
-  }
-
-  /** Where GitHub sends the browser back after `login` approved the authorization URL. */
-  authorize(authorizationUrl: string, login: string): string {
-    const url = new URL(authorizationUrl);
-    if (`${url.origin}${url.pathname}` !== `${this.url}/login/oauth/authorize`) {
-      throw new Error(`not this stand-in's authorization URL: ${authorizationUrl}`);
-    }
-    const code = randomBytes(12).toString('hex');
-    this.codes.set(code, login);
-    const back = new URL(url.searchParams.get('redirect_uri') as string);
-    back.searchParams.set('code', code);
-    back.searchParams.set('state', url.searchParams.get('state') as string);
-    return back.href;
-  }
-
-  close(): Promise<void> {
-    return new Promise((done) => {
-      this.server.closeAllConnections();
-      this.server.close(() => done());
-    });
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', this.url);
-    const json = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
-    };
-    if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
-      let body = '';
-      for await (const chunk of req) body += chunk;
-      const login = this.codes.get(new URLSearchParams(body).get('code') ?? '');
-      if (!login) return json(200, { error: 'bad_verification_code' });
-      const token = `gho_${randomBytes(16).toString('hex')}`;
-      this.tokens.set(token, login);
-      return json(200, { access_token: token, token_type: 'bearer', scope: 'repo,read:user,user:email' });
-    }
-    const token = /^Bearer (\S+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? null;
-    this.requests.push({ path: url.pathname, token });
-    const account = this.accounts.get(this.tokens.get(token ?? '') ?? '');
-    if (!account) return json(401, { message: 'Bad credentials' });
-    switch (url.pathname) {
-      case '/api/v3/user':
-        return json(200, { id: account.id, login: account.login, name: account.login });
-      case '/api/v3/user/emails':
-        return json(200, [{ email: account.email, primary: true, verified: true }]);
-      case '/api/v3/user/repos':
-        return json(
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://stand-in');
+      const path = url.pathname.replace(/^\/api\/v3/, '');
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const answer = (status: number, json: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+        res.end(JSON.stringify(json));
+      };
+      if (req.method === 'POST' && path === '/login/oauth/access_token') {
+        const person = codes.get(new URLSearchParams(raw).get('code') ?? '');
+        if (!person) return answer(200, { error: 'bad_verification_code' });
+        return answer(200, { access_token: person.token, token_type: 'bearer', scope: 'read:user,repo,user:email' });
+      }
+      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      const person = [...people.values()].find((candidate) => candidate.token === bearer) ?? null;
+      let body: Record<string, unknown> | null = null;
+      try {
+        body = raw === '' ? null : (JSON.parse(raw) as Record<string, unknown>);
+      } catch {
+        body = null;
+      }
+      requests.push({ method: req.method ?? '', path, body, login: person?.login ?? null });
+      if (!person) return answer(401, { message: 'Bad credentials' });
+      if (req.method === 'GET' && path === '/user') {
+        return answer(200, { login: person.login, id: person.id, name: person.name, email: null, type: 'User' });
+      }
+      if (req.method === 'GET' && path === '/user/emails') {
+        return answer(200, [{ email: person.email, primary: true, verified: true, visibility: 'private' }]);
+      }
+      if (req.method === 'GET' && path === '/user/repos') {
+        return answer(
           200,
-          account.repositories.map((fullName, index) => ({
+          person.repositories.map((fullName, index) => ({
             id: index + 1,
             name: fullName.split('/')[1],
             full_name: fullName,
             private: true,
-            clone_url: `https://github.example/${fullName}.git`,
-            html_url: `https://github.example/${fullName}`,
+            clone_url: `https://github.stand-in.test/${fullName}.git`,
+            html_url: `https://github.stand-in.test/${fullName}`,
             default_branch: 'main',
             updated_at: '2024-01-01T00:00:00Z',
           })),
         );
-      default:
-        return json(404, { message: 'Not Found' });
-    }
+      }
+      const repo = /^\/repos\/[^/]+\/[^/]+/.exec(path)?.[0];
+      const rest = repo ? path.slice(repo.length) : '';
+      if (repo && req.method === 'POST' && rest === '/hooks') {
+        return answer(201, { id: nextId++, type: 'Repository', name: 'web', active: true, config: {} });
+      }
+      if (repo && req.method === 'DELETE' && rest.startsWith('/hooks/')) return answer(204, null);
+      if (repo && req.method === 'POST' && rest.startsWith('/statuses/')) {
+        return answer(201, { id: nextId++, state: body?.state, context: body?.context });
+      }
+      if (repo && req.method === 'POST' && /^\/issues\/\d+\/comments$/.test(rest)) {
+        return answer(201, { id: nextId++, body: body?.body });
+      }
+      const edited = /^\/issues\/comments\/(\d+)$/.exec(rest);
+      if (repo && req.method === 'PATCH' && edited) return answer(200, { id: Number(edited[1]), body: body?.body });
+      const compared = /^\/compare\/([0-9a-f]+)\.\.\.([0-9a-f]+)$/.exec(rest);
+      if (repo && req.method === 'GET' && compared) {
+        const status = relations.get(`${compared[1]}...${compared[2]}`) ?? 'ahead';
+        return answer(200, { status, commits: [], files: [{ filename: 'main.tf', status: 'modified' }] });
+      }
+      const commit = /^\/commits\/([0-9a-f]{40})$/.exec(rest);
+      if (repo && req.method === 'GET' && commit) return answer(200, { sha: commit[1] });
+      return answer(404, { message: 'Not Found' });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    origin,
+    env: {
+      TRELLIS_GITHUB_CLIENT_ID: 'github-client',
+      TRELLIS_GITHUB_CLIENT_SECRET: 'github-secret',
+      TRELLIS_GITHUB_BASE_URL: origin,
+    },
+    vcs: {
+      github: {
+        api: new GitHubVcsApi({ apiUrl: `${origin}/api/v3` }),
+        webhooks: new GitHubWebhookReader(),
+        cloneUrl: (repository) => `https://github.stand-in.test/${repository}.git`,
+      },
+    },
+    requests,
+    relations,
+    addPerson(login, id, repositories = []) {
+      const person: GitHubPerson = {
+        login,
+        id,
+        email: `${login}@example.test`,
+        name: login,
+        token: `gho_${randomBytes(18).toString('hex')}`,
+        repositories,
+      };
+      people.set(login, person);
+      codes.set(`code-${login}`, person);
+      return person;
+    },
+    statusesOf(sha) {
+      return requests
+        .filter((r) => r.method === 'POST' && r.path.endsWith(`/statuses/${sha}`))
+        .map((r) => r.body as { state: string; context: string; description: string });
+    },
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * Signs `person` in on the web with GitHub (the stand-in), then logs the CLI in with the device
+ * login, over HTTP: answers a client with the person's CLI token.
+ */
+export async function signInWithGitHub(web: string, person: GitHubPerson): Promise<TrellisClient> {
+  const browser = new TestBrowser();
+  const started = await browser.request(`${web}/auth/signin/github`);
+  if (started.status !== 303) throw new Error(`the GitHub sign-in did not start (HTTP ${started.status})`);
+  const state = new URL(started.headers.get('location') as string).searchParams.get('state') as string;
+  const landed = await browser.request(
+    `${web}/api/auth/callback?code=code-${person.login}&state=${encodeURIComponent(state)}`,
+  );
+  if (landed.status !== 303 || browser.cookie(web, 'trellis_session') === undefined) {
+    throw new Error(`the GitHub sign-in of ${person.login} failed (HTTP ${landed.status})`);
   }
+  const deviceCode = crypto.randomUUID();
+  const generated = await browser.request(`${web}/api/auth/cli/generate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: new URL(web).origin },
+    body: JSON.stringify({ device_code: deviceCode }),
+  });
+  if (generated.status !== 201) throw new Error(`the CLI login was not approved (HTTP ${generated.status})`);
+  const { verification_code } = (await generated.json()) as { verification_code: string };
+  const { access_token } = await new TrellisClient({ baseUrl: web }).exchangeCliLogin({
+    device_code: deviceCode,
+    verification_code,
+  });
+  return new TrellisClient({ baseUrl: web, auth: { kind: 'bearer', accessToken: () => access_token } });
 }

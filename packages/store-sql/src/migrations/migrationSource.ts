@@ -24,6 +24,7 @@ import { logSeqMigration } from './m020_log_seq.js';
 import { claimOneTripMigration } from './m022_claim_one_trip.js';
 import { hotQueryIndexesMigration } from './m023_hot_query_indexes.js';
 import { rowSecurityOnceMigration } from './m024_row_security_once.js';
+import { vcsGuardsMigration } from './m029_vcs_guards.js';
 import { orgInvitationsMigration } from './m031_org_invitations.js';
 import { signInLinksMigration } from './m038_sign_in_links.js';
 import type { TrellisMigration } from './TrellisMigration.js';
@@ -53,6 +54,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   claimOneTripMigration,
   hotQueryIndexesMigration,
   rowSecurityOnceMigration,
+  vcsGuardsMigration,
   orgInvitationsMigration,
   signInLinksMigration,
 ];

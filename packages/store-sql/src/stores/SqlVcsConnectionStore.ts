@@ -1,4 +1,5 @@
 import {
+  FORK_PULL_REQUEST_MODES,
   type GitProvider,
   isOneOf,
   GIT_PROVIDERS,
@@ -23,6 +24,7 @@ export class SqlVcsConnectionStore implements VcsConnectionStore {
       paths: jsonIn(connection.paths),
       auto_deploy: connection.auto_deploy,
       pull_requests: connection.pull_requests,
+      fork_pull_requests: connection.fork_pull_requests,
       webhook_mode: connection.webhook_mode,
       hook_id: connection.hook_id,
       webhook_secret_sealed: connection.webhook_secret_sealed,
@@ -48,12 +50,17 @@ export class SqlVcsConnectionStore implements VcsConnectionStore {
     return deleted > 0;
   }
 
-  async listForRepository(provider: GitProvider, repository: string): Promise<VcsConnection[]> {
-    const rows = await this.db
+  async findForDelivery(vineId: string): Promise<VcsConnection | null> {
+    const row = await this.db.table('vcs_connections').where({ vine_id: vineId }).first();
+    return row ? toConnection(row) : null;
+  }
+
+  async countManual(ownerId: string): Promise<number> {
+    const [row] = await this.db
       .table('vcs_connections')
-      .where({ provider, repository_key: repository.toLowerCase() })
-      .orderBy([{ column: 'created_at' }, { column: 'vine_id' }]);
-    return rows.map(toConnection);
+      .where({ owner_id: ownerId, webhook_mode: 'manual' })
+      .count({ count: '*' });
+    return Number(row?.count ?? 0);
   }
 
   async recordDelivery(provider: GitProvider, deliveryId: string, at: string): Promise<boolean> {
@@ -69,8 +76,11 @@ export class SqlVcsConnectionStore implements VcsConnectionStore {
 function toConnection(row: Row): VcsConnection {
   const provider = textOut(row.provider);
   const mode = textOut(row.webhook_mode);
+  const forks = textOut(row.fork_pull_requests);
   if (!isOneOf(GIT_PROVIDERS, provider)) throw new TypeError(`vcs_connections.provider holds ${provider}`);
   if (!isOneOf(WEBHOOK_MODES, mode)) throw new TypeError(`vcs_connections.webhook_mode holds ${mode}`);
+  if (!isOneOf(FORK_PULL_REQUEST_MODES, forks))
+    throw new TypeError(`vcs_connections.fork_pull_requests holds ${forks}`);
   return {
     vine_id: uuidOut(row.vine_id),
     owner_id: uuidOut(row.owner_id),
@@ -80,6 +90,7 @@ function toConnection(row: Row): VcsConnection {
     paths: jsonOut<string[]>(row.paths),
     auto_deploy: Boolean(row.auto_deploy),
     pull_requests: Boolean(row.pull_requests),
+    fork_pull_requests: forks,
     webhook_mode: mode,
     hook_id: textOutOrNull(row.hook_id),
     webhook_secret_sealed: textOut(row.webhook_secret_sealed),

@@ -1,4 +1,11 @@
-import { type CommitStatus, type HookRequest, isFullCommitSha, UnavailableError, type VcsApi } from '@trellis/core';
+import {
+  type CommitRelation,
+  type CommitStatus,
+  type HookRequest,
+  isFullCommitSha,
+  UnavailableError,
+  type VcsApi,
+} from '@trellis/core';
 
 export type VcsApiCall =
   | { method: 'createHook'; token: string; repository: string; hook: HookRequest }
@@ -13,7 +20,8 @@ export type VcsApiCall =
       body: string;
     }
   | { method: 'changedFiles'; token: string; repository: string; base: string; head: string }
-  | { method: 'resolveCommit'; token: string; repository: string; sha: string };
+  | { method: 'resolveCommit'; token: string; repository: string; sha: string }
+  | { method: 'compareCommits'; token: string; repository: string; base: string; head: string };
 
 /**
  * A `VcsApi` that records every call and answers from what a test set: `fail[method]` makes that
@@ -26,6 +34,8 @@ export class RecordingVcsApi implements VcsApi {
   changed: string[] = [];
   /** What `resolveCommit` answers for a commit prefix (a full SHA is answered as it is). */
   commits: Record<string, string> = {};
+  /** What `compareCommits` answers for `<base>...<head>` (default: `ahead`). */
+  relations: Record<string, CommitRelation> = {};
   private serial = 0;
 
   private check(method: VcsApiCall['method']): void {
@@ -69,6 +79,13 @@ export class RecordingVcsApi implements VcsApi {
     const full = this.commits[sha];
     if (full === undefined) throw new UnavailableError('provider_unavailable', `no commit ${sha} in ${repository}`);
     return full;
+  }
+
+  async compareCommits(token: string, repository: string, base: string, head: string): Promise<CommitRelation> {
+    this.calls.push({ method: 'compareCommits', token, repository, base, head });
+    this.check('compareCommits');
+    if (base === head) return 'identical';
+    return this.relations[`${base}...${head}`] ?? 'ahead';
   }
 
   async changedFiles(token: string, repository: string, base: string, head: string): Promise<string[]> {

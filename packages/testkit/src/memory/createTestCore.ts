@@ -4,6 +4,7 @@ import {
   type CoreSettings,
   createUseCases,
   DEFAULT_CORE_SETTINGS,
+  MemoryRateLimitStore,
   NO_PROVIDERS,
   type ProviderPorts,
   type VcsPorts,
@@ -88,6 +89,7 @@ export function createTestCore(options: TestCoreOptions = {}): TestCore {
     settings,
     ...(options.policyCompiler ? { policyCompiler: options.policyCompiler } : {}),
     jws,
+    rateLimits: new MemoryRateLimitStore(),
   };
   return {
     deps,

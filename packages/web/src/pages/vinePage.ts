@@ -1,4 +1,6 @@
 import {
+  FORK_PULL_REQUEST_MODES,
+  type ForkPullRequestMode,
   type GitProvider,
   DISPLAY_VALUE_CHARS,
   shortenForDisplay,
@@ -185,6 +187,12 @@ function driftSettings(vine: VineView): Html {
 </form>`;
 }
 
+const FORK_LABELS: Record<ForkPullRequestMode, string> = {
+  off: 'not planned (neutral status)',
+  without_secrets: 'planned without secrets',
+  with_secrets: 'planned with the secrets',
+};
+
 /** The connected repository (issue 13): what pushes and pull requests do; connect and disconnect for admins. */
 function repositorySection(
   connection: VcsConnectionView | null,
@@ -203,6 +211,7 @@ function repositorySection(
   }</dd>
   <dt>Pushes</dt><dd data-vcs-pushes>${connection.auto_deploy ? 'plan, then deploy a successful plan' : 'plan'}</dd>
   <dt>Pull requests</dt><dd data-vcs-pull-requests>${connection.pull_requests ? 'planned (never deployed)' : html`<span class="muted">ignored</span>`}</dd>
+  <dt>From forks</dt><dd data-vcs-fork-pull-requests="${connection.fork_pull_requests}">${FORK_LABELS[connection.fork_pull_requests]}</dd>
   <dt>Webhook</dt><dd data-vcs-mode="${connection.webhook_mode}">${
     connection.webhook_mode === 'auto'
       ? html`created by Trellis <span class="muted small">(hook <code>${connection.hook_id ?? '—'}</code>)</span>`
@@ -226,6 +235,10 @@ function repositorySection(
   <label>Paths <input name="paths" placeholder="infra/**, modules/**" value="${connection?.paths.join(', ') ?? ''}"> <span class="muted small">globs, comma-separated; empty: every file</span></label>
   <label><input type="checkbox" name="auto_deploy"${connection?.auto_deploy ? ' checked' : ''}> Deploy successful plans of pushes</label>
   <label><input type="checkbox" name="pull_requests"${connection === null || connection.pull_requests ? ' checked' : ''}> Plan pull requests</label>
+  <label>Pull requests from forks <select name="fork_pull_requests">${FORK_PULL_REQUEST_MODES.map(
+    (mode) =>
+      html`<option value="${mode}"${(connection?.fork_pull_requests ?? 'off') === mode ? ' selected' : ''}>${FORK_LABELS[mode]}</option>`,
+  )}</select> <span class="muted small">a fork's code runs on your agent; its plan never writes or locks the state</span></label>
   <label><input type="checkbox" name="manual"${connection?.webhook_mode === 'manual' ? ' checked' : ''}> I create the webhook myself (manual)</label>
   <div class="actions">
     <button type="submit" class="button primary" data-vcs-save>${connection ? 'Reconnect' : 'Connect'}</button>

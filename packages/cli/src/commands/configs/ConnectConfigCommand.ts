@@ -1,5 +1,7 @@
 import type { ConnectVcsRequest, VcsConnectionAnswer } from '@trellis/client';
+import { FORK_PULL_REQUEST_MODES, type ForkPullRequestMode } from '@trellis/core';
 import { Command, Option, UsageError } from 'clipanion';
+import * as t from 'typanion';
 import { timestamp } from '../../output/format.js';
 import type { Terminal } from '../../output/Terminal.js';
 import { renderFields } from '../../output/table.js';
@@ -12,7 +14,7 @@ export class ConnectConfigCommand extends TrellisCommand {
     category: 'Configurations',
     description: 'Connect a configuration to a repository: pushes plan it, pull requests plan it speculatively',
     details:
-      "Names the repository with `--github`, `--gitlab` or `--bitbucket` (`owner/name`; GitLab allows `group/subgroup/project`). The configuration's source becomes that repository at `--branch`. `--path GLOB` (repeatable) plans only pushes touching those files; `--workdir DIR` is the working directory (root module) inside the repository (default: the configuration's current one). Trellis creates the webhook with the token of your sign-in at the provider; `--manual-webhook` prints a URL and a secret to paste at the provider yourself (the secret is shown once). Connecting again replaces the connection and its webhook.",
+      "Names the repository with `--github`, `--gitlab` or `--bitbucket` (`owner/name`; GitLab allows `group/subgroup/project`). The configuration's source becomes that repository at `--branch`. `--path GLOB` (repeatable) plans only pushes touching those files; `--workdir DIR` is the working directory (root module) inside the repository (default: the configuration's current one). Pull requests from forks are not planned unless `--fork-pull-requests without_secrets` (planned with no sensitive variables, cloud identity, identity token or clone credentials) or `with_secrets` (planned like the repository's own); `off` (the default) leaves a neutral commit status instead. No pull request's plan writes or locks the state. Trellis creates the webhook with the token of your sign-in at the provider; `--manual-webhook` prints a URL and a secret to paste at the provider yourself (the secret is shown once). Connecting again replaces the connection and its webhook.",
     examples: [
       [
         'Plan pushes to main touching infra/',
@@ -23,6 +25,10 @@ export class ConnectConfigCommand extends TrellisCommand {
         '$0 configs connect web --gitlab acme/platform/infra --branch main --auto-deploy',
       ],
       ['Create the webhook yourself', '$0 configs connect web --bitbucket acme/infra --branch main --manual-webhook'],
+      [
+        "Plan forks' pull requests without secrets",
+        '$0 configs connect web --github acme/infra --branch main --fork-pull-requests without_secrets',
+      ],
     ],
   });
 
@@ -36,6 +42,10 @@ export class ConnectConfigCommand extends TrellisCommand {
   autoDeploy = Option.Boolean('--auto-deploy', false, { description: 'Deploy successful plans of pushes' });
   pullRequests = Option.Boolean('--pull-requests', true, {
     description: 'Plan pull requests into the branch (default; --no-pull-requests to stop)',
+  });
+  forkPullRequests = Option.String('--fork-pull-requests', 'off', {
+    description: 'Pull requests from forks: off (default), without_secrets or with_secrets',
+    validator: t.isEnum(FORK_PULL_REQUEST_MODES),
   });
   manualWebhook = Option.Boolean('--manual-webhook', false, {
     description: 'Print the webhook URL and secret to create the webhook yourself',
@@ -60,6 +70,7 @@ export class ConnectConfigCommand extends TrellisCommand {
       paths: this.globs ?? [],
       auto_deploy: this.autoDeploy,
       pull_requests: this.pullRequests,
+      fork_pull_requests: this.forkPullRequests,
       webhook: this.manualWebhook ? 'manual' : 'auto',
       ...(this.workdir !== undefined ? { path: this.workdir } : {}),
     };
@@ -91,6 +102,12 @@ export class ConnectConfigCommand extends TrellisCommand {
   }
 }
 
+const FORK_LABELS: Record<ForkPullRequestMode, string> = {
+  off: 'not planned (neutral status)',
+  without_secrets: 'planned without secrets',
+  with_secrets: 'planned with the secrets',
+};
+
 export function printConnection(terminal: Terminal, connection: VcsConnectionAnswer): void {
   const { out } = terminal;
   terminal.print(
@@ -100,6 +117,7 @@ export function printConnection(terminal: Terminal, connection: VcsConnectionAns
         ['Branch', connection.branch],
         ['Paths', connection.paths.length > 0 ? connection.paths.join(', ') : 'every file'],
         ['Pull requests', connection.pull_requests ? 'planned' : 'ignored'],
+        ['Fork pull requests', FORK_LABELS[connection.fork_pull_requests]],
         ['Auto deploy', connection.auto_deploy ? 'yes' : 'no'],
         [
           'Webhook',

@@ -17,6 +17,7 @@ export function newVcsConnection(
     paths: ['infra/**'],
     auto_deploy: false,
     pull_requests: true,
+    fork_pull_requests: 'off',
     webhook_mode: 'auto',
     hook_id: '12345',
     webhook_secret_sealed: 'sealed:secret',
@@ -66,20 +67,31 @@ export function describeVcsConnectionStoreConformance(open: OpenStoreHarness): v
       expect(await suite.asOwner(a.user.id, (stores) => stores.vcs.delete(a.user.id, a.vine.id))).toBe(false);
     });
 
-    it('lists every owner connection of a repository, whatever its case, to system work', async () => {
+    it('finds a vine connection for a delivery, whoever owns it, to system work', async () => {
       const a = await newOwnerWithVine();
       const b = await newOwnerWithVine();
-      const c = await newOwnerWithVine();
-      const first = newVcsConnection(a.user.id, a.vine.id, { created_at: at(1) });
-      const second = newVcsConnection(b.user.id, b.vine.id, { repository: 'acme/infra', created_at: at(2) });
-      await suite.asOwner(a.user.id, (stores) => stores.vcs.put(first));
-      await suite.asOwner(b.user.id, (stores) => stores.vcs.put(second));
-      await suite.asOwner(c.user.id, (stores) =>
-        stores.vcs.put(newVcsConnection(c.user.id, c.vine.id, { provider: 'gitlab' })),
+      const connection = newVcsConnection(a.user.id, a.vine.id, { fork_pull_requests: 'without_secrets' });
+      await suite.asOwner(a.user.id, (stores) => stores.vcs.put(connection));
+      expect(await suite.asSystem((stores) => stores.vcs.findForDelivery(a.vine.id))).toEqual(connection);
+      expect(await suite.asSystem((stores) => stores.vcs.findForDelivery(b.vine.id))).toBeNull();
+      expect(await suite.asSystem((stores) => stores.vcs.findForDelivery(uuid()))).toBeNull();
+    });
+
+    it("counts an owner's manual-webhook connections only", async () => {
+      const a = await newOwnerWithVine();
+      const b = await newOwnerWithVine();
+      const second = await suite.asSystem((stores) => stores.vines.create(newVine(a.user.id, a.vine.vineyard_id)));
+      const third = await suite.asSystem((stores) => stores.vines.create(newVine(a.user.id, a.vine.vineyard_id)));
+      await suite.asOwner(a.user.id, async (stores) => {
+        await stores.vcs.put(newVcsConnection(a.user.id, a.vine.id, { webhook_mode: 'manual', hook_id: null }));
+        await stores.vcs.put(newVcsConnection(a.user.id, second.id, { webhook_mode: 'manual', hook_id: null }));
+        await stores.vcs.put(newVcsConnection(a.user.id, third.id));
+      });
+      await suite.asOwner(b.user.id, (stores) =>
+        stores.vcs.put(newVcsConnection(b.user.id, b.vine.id, { webhook_mode: 'manual', hook_id: null })),
       );
-      const found = await suite.asSystem((stores) => stores.vcs.listForRepository('github', 'ACME/infra'));
-      expect(found).toEqual([first, second]);
-      expect(await suite.asSystem((stores) => stores.vcs.listForRepository('bitbucket', 'acme/infra'))).toEqual([]);
+      expect(await suite.asOwner(a.user.id, (stores) => stores.vcs.countManual(a.user.id))).toBe(2);
+      expect(await suite.asOwner(b.user.id, (stores) => stores.vcs.countManual(b.user.id))).toBe(1);
     });
 
     it('records a delivery id once per provider', async () => {

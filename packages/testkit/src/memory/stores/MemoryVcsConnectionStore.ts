@@ -23,12 +23,16 @@ export class MemoryVcsConnectionStore implements VcsConnectionStore {
     return this.tx.state.vcsConnections.delete(vineId);
   }
 
-  async listForRepository(provider: GitProvider, repository: string): Promise<VcsConnection[]> {
-    const wanted = repository.toLowerCase();
-    return [...this.tx.state.vcsConnections.values()]
-      .filter((c) => c.provider === provider && c.repository.toLowerCase() === wanted && this.tx.sees(c.owner_id))
-      .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0))
-      .map(copy);
+  async findForDelivery(vineId: string): Promise<VcsConnection | null> {
+    const connection = this.tx.state.vcsConnections.get(vineId);
+    return connection && this.tx.sees(connection.owner_id) ? copy(connection) : null;
+  }
+
+  async countManual(ownerId: string): Promise<number> {
+    if (!this.tx.sees(ownerId)) return 0;
+    return [...this.tx.state.vcsConnections.values()].filter(
+      (c) => c.owner_id === ownerId && c.webhook_mode === 'manual',
+    ).length;
   }
 
   async recordDelivery(provider: GitProvider, deliveryId: string, at: string): Promise<boolean> {
