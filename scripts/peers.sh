@@ -5,7 +5,7 @@
 #   ${TRELLIS_PEERS_DIR:-$HOME/.cache/trellis-peers}/bin/{tofu,minio,fake-gcs-server,opa,helm}
 #
 # Usage:
-#   scripts/peers.sh [tofu|minio|fake-gcs-server|opa|helm|all]...   build (default: all), print paths
+#   scripts/peers.sh [tofu|minio|fake-gcs-server|opa|helm|go-tfe|all]...   build (default: all), print paths
 #   scripts/peers.sh --print-dir                           print the bin dir and exit
 #   scripts/peers.sh --help
 #
@@ -27,7 +27,7 @@ set -euo pipefail
 # ---------------------------------------------------------------------------
 # Pins. Changing a version (or a build recipe) makes that peer rebuild.
 # ---------------------------------------------------------------------------
-PEERS=(tofu minio fake-gcs-server opa helm)
+PEERS=(tofu minio fake-gcs-server opa helm go-tfe)
 
 # OpenTofu CLI. Its go.mod has a `replace` (hcl), so `go install mod@version`
 # refuses it: it is built from a writable copy of the module source instead.
@@ -66,8 +66,18 @@ HELM_VERSION=v4.3.1
 HELM_PACKAGE=cmd/helm
 HELM_LDFLAGS="-X helm.sh/helm/v4/internal/version.version=v4.3.1"
 
+# go-tfe's own integration tests (docs/terraform-cloud.md): the version OpenTofu v1.12.6 pins in
+# its go.mod, fetched into the peers cache and compiled into one test binary, `bin/go-tfe.test`,
+# run as `go-tfe.test -test.run 'TestWorkspaces|TestStateVersions|TestVariables'` against
+# TFE_ADDRESS and TFE_TOKEN. Its source never enters the repository.
+# Its source (with the test fixtures) stays in $PEERS_DIR/src/go-tfe, where the tests must run.
+GO_TFE_MODULE=github.com/hashicorp/go-tfe
+GO_TFE_VERSION=v1.101.0
+
 # Bump to force every peer to rebuild when the way they are built changes.
 RECIPE_REVISION=1
+# go-tfe's recipe has its own revision, so changing it rebuilds only go-tfe.
+GO_TFE_RECIPE=2
 
 # ---------------------------------------------------------------------------
 
@@ -87,7 +97,7 @@ log() { echo "$PROG: $*" >&2; }
 
 usage() {
 	cat <<EOF
-usage: $PROG [tofu|minio|fake-gcs-server|opa|helm|all]...   build the peers (default: all)
+usage: $PROG [tofu|minio|fake-gcs-server|opa|helm|go-tfe|all]...   build the peers (default: all)
        $PROG --print-dir                           print the bin dir
 Builds pinned test peers into $BIN_DIR (override the root with TRELLIS_PEERS_DIR).
 EOF
@@ -101,6 +111,7 @@ peer_spec() {
 	fake-gcs-server) MOD=$FAKE_GCS_MODULE VER=$FAKE_GCS_VERSION PKG=$FAKE_GCS_PACKAGE LDFLAGS=$FAKE_GCS_LDFLAGS ;;
 	opa) MOD=$OPA_MODULE VER=$OPA_VERSION PKG=$OPA_PACKAGE LDFLAGS=$OPA_LDFLAGS ;;
 	helm) MOD=$HELM_MODULE VER=$HELM_VERSION PKG=$HELM_PACKAGE LDFLAGS=$HELM_LDFLAGS ;;
+	go-tfe) MOD=$GO_TFE_MODULE VER=$GO_TFE_VERSION PKG= LDFLAGS="recipe=$GO_TFE_RECIPE" ;;
 	*) die "unknown peer '$1' (expected one of: ${PEERS[*]}, all)" ;;
 	esac
 }
@@ -110,9 +121,14 @@ recipe() {
 	echo "rev=$RECIPE_REVISION $MOD@$VER pkg=${PKG:-.} ldflags=-s -w $LDFLAGS cgo=0 trimpath"
 }
 
+# The file a peer's build leaves in the bin dir.
+binary_of() {
+	if [[ $1 == go-tfe ]]; then echo "$BIN_DIR/go-tfe.test"; else echo "$BIN_DIR/$1"; fi
+}
+
 up_to_date() {
 	local name=$1
-	[[ -x "$BIN_DIR/$name" && -f "$STAMP_DIR/$name" ]] &&
+	[[ -x "$(binary_of "$name")" && -f "$STAMP_DIR/$name" ]] &&
 		[[ "$(cat "$STAMP_DIR/$name")" == "$(recipe)" ]]
 }
 
@@ -131,7 +147,7 @@ for arg in "$@"; do
 		exit 0
 		;;
 	all) WANT+=("${PEERS[@]}") ;;
-	tofu | minio | fake-gcs-server | opa | helm) WANT+=("$arg") ;;
+	tofu | minio | fake-gcs-server | opa | helm | go-tfe) WANT+=("$arg") ;;
 	*)
 		usage >&2
 		die "unknown argument '$arg'"
@@ -156,7 +172,7 @@ done
 if [[ $all_fresh == 1 ]]; then
 	for p in "${TARGETS[@]}"; do
 		peer_spec "$p"
-		echo "$p: $BIN_DIR/$p ($MOD@$VER)"
+		echo "$p: $(binary_of "$p") ($MOD@$VER)"
 	done
 	exit 0
 fi
@@ -230,6 +246,29 @@ build_peer() {
 	[[ -n "$dir" && -d "$dir" && -f "$gomod" ]] ||
 		die "unexpected 'go mod download -json $MOD@$VER' output: $info"
 
+	if [[ $name == go-tfe ]]; then
+		# A library: its integration tests compiled from a writable copy of the module's source,
+		# kept as $PEERS_DIR/src/go-tfe (the tests read their fixtures relative to it: run them there).
+		local src="$PEERS_DIR/src/go-tfe"
+		chmod -R u+w "$src" 2>/dev/null || true
+		rm -rf "$src"
+		mkdir -p "$PEERS_DIR/src"
+		cp -R "$dir" "$src"
+		chmod -R u+w "$src"
+		(
+			cd "$src"
+			GOFLAGS="$BASE_GOFLAGS -mod=mod" gocmd test -c -trimpath -o "$WORK/go-tfe.test" .
+		)
+		[[ -x "$WORK/go-tfe.test" ]] || die "the build of go-tfe's tests produced no binary"
+		mv -f "$WORK/go-tfe.test" "$BIN_DIR/go-tfe.test"
+		recipe >"$STAMP_DIR/$name"
+		chmod -R u+w "$WORK" && rm -rf "$WORK"
+		WORK=""
+		CURRENT=""
+		log "built go-tfe's integration tests in $((SECONDS - start))s"
+		return
+	fi
+
 	# `go install mod@version` refuses modules whose go.mod has replace or
 	# exclude directives; build those from a writable copy of the source.
 	local modjson
@@ -276,5 +315,5 @@ done
 
 for p in "${TARGETS[@]}"; do
 	peer_spec "$p"
-	echo "$p: $BIN_DIR/$p ($MOD@$VER)"
+	echo "$p: $(binary_of "$p") ($MOD@$VER)"
 done

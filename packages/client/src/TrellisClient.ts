@@ -52,6 +52,8 @@ import type {
   OrgMemberView,
   OrgRoleName,
   OrgView,
+  StateHistoryView,
+  StateVersionView,
 } from '@trellis/contract';
 import type { GitProvider, JobStatus, JsonObject, StreamType, VcsFeedbackView } from '@trellis/core';
 import { type ProblemBody, TrellisApiError, TrellisConnectionError, TrellisRedirectError } from './errors.js';
@@ -209,6 +211,22 @@ export class TrellisClient {
   /** Queues a drift check of the vine now (`202` with the job). */
   checkDrift(nameOrId: string): Promise<JobView> {
     return this.json('POST', `/api/cli/configurations/${encodeURIComponent(nameOrId)}/drift-check`);
+  }
+  /** The versions of a vine's state, newest first, and who holds its lock (issue 26). */
+  stateHistory(nameOrId: string): Promise<StateHistoryView> {
+    return this.json('GET', `/api/cli/configurations/${encodeURIComponent(nameOrId)}/state-versions`);
+  }
+  async downloadStateVersion(nameOrId: string, versionId: number): Promise<ReadableStream<Uint8Array>> {
+    const path = `/api/cli/configurations/${encodeURIComponent(nameOrId)}/state-versions/${versionId}/state`;
+    const response = await this.send('GET', path, { timeoutMs: 0 });
+    if (!response.body) throw new TrellisApiError({ status: 502, code: 'empty_body', detail: 'no state body' });
+    return response.body;
+  }
+  rollbackState(nameOrId: string, versionId: number): Promise<StateVersionView> {
+    return this.json(
+      'POST',
+      `/api/cli/configurations/${encodeURIComponent(nameOrId)}/state-versions/${versionId}/rollback`,
+    );
   }
 
   // ---- jobs

@@ -21,3 +21,4 @@ export * from './vcs.js';
 export * from './oidc.js';
 export type * from './types.js';
 export * from './vcsFeedback.js';
+export * from './tfeState.js';

@@ -1,6 +1,7 @@
 /** The records the API answers with: vineyards, vines (configurations), jobs, workers, logs. */
 import {
   ENGINE_NAMES,
+  EXECUTION_MODES,
   GIT_PROVIDERS,
   JOB_STATUSES,
   JOB_TYPES,
@@ -155,6 +156,13 @@ export const Vine = z.object({
     .object({ after: z.array(uuid) })
     .describe('a successful DEPLOY of any of these vines queues a PLAN of this one'),
   approval: ApprovalSetting.nullable(),
+  tags: z.array(z.string()).describe("the workspace's tags (the Terraform Cloud protocol's `tags` strategy)"),
+  terraform_version: z
+    .string()
+    .describe('the version string the stock CLI set on its workspace, else `latest` (docs/terraform-cloud.md)'),
+  execution_mode: z
+    .enum(EXECUTION_MODES)
+    .describe('`remote`: runs on the agents; `local`: the stock CLI runs on its machine, the state lives here'),
   created_at: isoTime,
   updated_at: isoTime,
 });

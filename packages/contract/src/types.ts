@@ -123,3 +123,7 @@ export type StatusReport = z.input<typeof StatusBody>;
 export type PublishReleaseRequest = z.input<typeof PublishReleaseBody>;
 export type TendrilRequest = z.input<typeof TendrilBody>;
 export type CreateTokenRequest = z.input<typeof CreateTokenBody>;
+
+/** The state history of a vine (issue 26). */
+export type StateHistoryView = z.output<typeof import('./tfeState.js').StateHistoryAnswer>;
+export type StateVersionView = z.output<typeof import('./tfeState.js').StateVersionRecord>;

@@ -35,6 +35,8 @@ import { tokenRoutes } from './routes/tokenRoutes.js';
 import { notificationRoutes } from './routes/notificationRoutes.js';
 import { policyRoutes } from './routes/policyRoutes.js';
 import { streamRoutes } from './routes/streamRoutes.js';
+import { type TfeProtocolOptions, tfeProtocol } from './tfe/tfeProtocol.js';
+import { stateHistoryRoutes } from './tfe/stateHistoryRoutes.js';
 import type { ApiMetrics } from './observability/ApiMetrics.js';
 import type { JobFlowMetrics } from './observability/JobFlowMetrics.js';
 import { metricsEndpoint } from './observability/metricsEndpoint.js';
@@ -107,6 +109,8 @@ export interface ApiOptions {
    * here (metrics off, or on their own port).
    */
   metricsEndpoint?: { token: string | null };
+  /** The Terraform Cloud protocol of the stock CLI (docs/terraform-cloud.md); absent: not served. */
+  tfe?: Omit<TfeProtocolOptions, 'useCases' | 'logger' | 'clock' | 'rateLimits'>;
 }
 
 /** The limits of docs/security.md "Limits", each a `TRELLIS_…` setting of the server. */
@@ -152,6 +156,7 @@ export function apiRoutes(
     ...orgRoutes(options.useCases),
     ...releaseRoutes(options.useCases),
     ...stateRoutes(options.useCases),
+    ...stateHistoryRoutes(options.useCases),
     ...tokenRoutes(options.useCases),
     ...notificationRoutes(options.useCases),
     ...policyRoutes(options.useCases),
@@ -230,6 +235,10 @@ export function createApi(options: ApiOptions): Express {
   app.get('/api/openapi.json', (_req, res) => {
     res.json(openApi);
   });
+
+  if (options.tfe) {
+    app.use(tfeProtocol({ ...options.tfe, useCases, logger: options.logger, clock: options.clock, rateLimits }));
+  }
 
   const bootstrap = new BootstrapSignIn(options.bootstrap);
   const signInByLink = { sessions, failures: bootstrapFailures, hasWebPages: options.web !== undefined };

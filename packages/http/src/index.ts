@@ -30,3 +30,6 @@ export { apiOpenApiDocument, renderApiMarkdown } from './routing/apiReference.js
 export { ApiMetrics, type ApiMetricsOptions } from './observability/ApiMetrics.js';
 export { JobFlowMetrics } from './observability/JobFlowMetrics.js';
 export { metricsEndpoint } from './observability/metricsEndpoint.js';
+export { ServiceDiscovery, TFE_API_BASE, TFE_LOGIN_AUTHORIZE_PATH, TFE_LOGIN_TOKEN_PATH } from './tfe/discovery.js';
+export { type TfeProtocolOptions, tfeProtocol } from './tfe/tfeProtocol.js';
+export * as jsonApi from './tfe/jsonapi.js';

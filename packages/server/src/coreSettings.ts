@@ -2,6 +2,7 @@ import {
   type CoreSettings,
   DEFAULT_CORE_SETTINGS,
   DEFAULT_NOTIFICATION_SETTINGS,
+  DEFAULT_TFE_SETTINGS,
   DEFAULT_VCS_FEEDBACK_SETTINGS,
   DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
 } from '@trellis/core';
@@ -55,5 +56,6 @@ export function coreSettings(config: ServerConfig, publicUrl: PublicUrl): CoreSe
       intervalSeconds: config.vcsFeedbackIntervalSeconds,
     }),
     maxManualVcsConnections: config.maxManualVcsConnections,
+    tfe: Object.freeze({ ...DEFAULT_TFE_SETTINGS, loginTokenDays: config.tfeLoginTokenDays }),
   });
 }

@@ -1,5 +1,7 @@
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
   AesGcmSecretBox,
@@ -8,6 +10,8 @@ import {
   type ConfiguredProvider,
   CryptoRandom,
   coreServices,
+  DEFAULT_TFE_SETTINGS,
+  SignedUrls,
   type EventBus,
   type Random,
   type ServiceRef,
@@ -203,7 +207,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       await artifacts.check();
     },
     webOrigin: new URL(config.webUrl).origin,
-    allowedOrigins: () => webOrigins(publicUrl.value, config.webUrlExplicit, boundPorts),
+    allowedOrigins: () => webOrigins(publicUrl.value, config.webUrlExplicit, boundPorts, config.tls ? 'https' : 'http'),
     // Sessions get their own key, derived so one secret configures the server.
     sessionSecret: createHmac('sha256', config.cliJwtSecret).update('trellis web session').digest('base64url'),
     releaseApiSecret: config.releaseApiSecret,
@@ -228,6 +232,14 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     // On the main port only when no port of their own is set (then behind the token, if any).
     ...(metrics && config.metrics.port === null ? { metricsEndpoint: { token: config.metrics.token } } : {}),
     version: VERSION,
+    // The stock CLI's protocol (docs/terraform-cloud.md); its URLs' key is derived from the one secret.
+    tfe: {
+      signer: new SignedUrls(createHmac('sha256', config.cliJwtSecret).update('trellis signed urls').digest(), clock),
+      publicOrigin: (req) =>
+        config.webUrlExplicit ? new URL(config.webUrl).origin : `${req.protocol}://${req.get('host') ?? 'localhost'}`,
+      authFailures: { limit: config.tfeAuthFailureLimit, windowSeconds: config.tfeAuthFailureWindowSeconds },
+      signedUrlSeconds: DEFAULT_TFE_SETTINGS.signedUrlSeconds,
+    },
     web: (session) =>
       createWebRouter({
         ...session,
@@ -236,6 +248,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         signInProviders: options.signInProviders ?? useCases.signIn.providers(),
         bootstrapEnabled: config.bootstrapToken !== null,
         clock,
+        tfeLoginTokenDays: config.tfeLoginTokenDays,
         onError: (error, req) => logger.error({ err: error, path: req.path }, 'web page failed'),
       }),
   });
@@ -273,13 +286,19 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         servers.push(metricsServer);
         metricsUrl = `${urlOf(config.host, metricsServer)}/metrics`;
       }
-      const server = await listenOn(createServer(app), config.port, config.host);
+      const server = await listenOn(
+        config.tls
+          ? createTlsServer({ cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }, app)
+          : createServer(app),
+        config.port,
+        config.host,
+      );
       servers.push(server);
       const { port } = server.address() as AddressInfo;
       boundPorts.push(port);
       // With no TRELLIS_WEB_URL, the web interface is this server at the port actually bound.
       publicUrl.bind(port);
-      return { server, url: urlOf(config.host, server) };
+      return { server, url: urlOf(config.host, server, config.tls ? 'https' : 'http') };
     },
     metricsUrl: () => metricsUrl,
     close() {

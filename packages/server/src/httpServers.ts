@@ -17,9 +17,9 @@ export async function listenOn(server: Server, port: number, host: string): Prom
   return server;
 }
 
-export function urlOf(host: string, server: Server): string {
+export function urlOf(host: string, server: Server, scheme: 'http' | 'https' = 'http'): string {
   const { port } = server.address() as AddressInfo;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 /**

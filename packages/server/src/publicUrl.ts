@@ -8,7 +8,7 @@ import type { ServerConfig } from './config.js';
 export class PublicUrl {
   private bound: string | null = null;
 
-  constructor(private readonly config: Pick<ServerConfig, 'webUrl' | 'webUrlExplicit'>) {}
+  constructor(private readonly config: Pick<ServerConfig, 'webUrl' | 'webUrlExplicit' | 'tls'>) {}
 
   get value(): string {
     return this.bound ?? this.config.webUrl;
@@ -16,7 +16,9 @@ export class PublicUrl {
 
   /** Called by `listen()` with the port it bound; later ports change nothing. */
   bind(port: number): void {
-    if (!this.config.webUrlExplicit && this.bound === null) this.bound = `http://localhost:${port}`;
+    if (!this.config.webUrlExplicit && this.bound === null) {
+      this.bound = `${this.config.tls ? 'https' : 'http'}://localhost:${port}`;
+    }
   }
 }
 
@@ -34,11 +36,16 @@ export function frozenWithLive<T extends object, K extends keyof T>(target: T, k
  * (a server on this machine) also accepts the loopback spellings of the bound port, since a
  * browser may open it as localhost or 127.0.0.1.
  */
-export function webOrigins(webUrl: string, explicit: boolean, boundPorts: readonly number[]): string[] {
+export function webOrigins(
+  webUrl: string,
+  explicit: boolean,
+  boundPorts: readonly number[],
+  scheme: 'http' | 'https' = 'http',
+): string[] {
   const origins = [new URL(webUrl).origin];
   if (!explicit) {
     for (const port of boundPorts) {
-      origins.push(`http://localhost:${port}`, `http://127.0.0.1:${port}`, `http://[::1]:${port}`);
+      origins.push(`${scheme}://localhost:${port}`, `${scheme}://127.0.0.1:${port}`, `${scheme}://[::1]:${port}`);
     }
   }
   return origins;

@@ -34,6 +34,7 @@ export const TABLES = {
   signInLinks: 'sign_in_links',
   vcsFeedback: 'vcs_feedback',
   vcsComments: 'vcs_comments',
+  tfeAuthorizationCodes: 'tfe_authorization_codes',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];

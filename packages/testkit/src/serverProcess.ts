@@ -40,7 +40,7 @@ export async function startServerProcess(
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
     const check = () => {
-      const match = /listening on (http:\/\/\S+)/.exec(output);
+      const match = /listening on (https?:\/\/\S+)/.exec(output);
       if (match?.[1]) {
         clearTimeout(timer);
         resolve(match[1]);

@@ -74,6 +74,21 @@
     });
   }
 
+  // Roll the state back to an older version (operators, issue 26), then show the page again.
+  for (const button of document.querySelectorAll('[data-state-rollback]')) {
+    button.addEventListener('click', () => {
+      if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) return;
+      act(button, async () => {
+        const vine = encodeURIComponent(button.dataset.configurationId);
+        await postJson(
+          `/api/cli/configurations/${vine}/state-versions/${encodeURIComponent(button.dataset.stateRollback)}/rollback`,
+          {},
+        );
+        window.location.reload();
+      });
+    });
+  }
+
   // Drift schedule (admins): PATCH the configuration, then show the page again.
   for (const form of document.querySelectorAll('form[data-drift-settings]')) {
     const save = async (driftDetection, button) =>

@@ -34,6 +34,8 @@ import { type FormProblem, orgPage, orgsPage } from './pages/orgPages.js';
 import { type OrgEntry, orgFilterOf, Standing } from './standing.js';
 import { signInPath } from './paths.js';
 import { securityHeaders } from './securityHeaders.js';
+import { tfeLoginRoutes } from './tfe/tfeLoginRoutes.js';
+import { stateSection } from './tfe/stateSection.js';
 
 export interface WebOptions {
   useCases: UseCases;
@@ -53,6 +55,8 @@ export interface WebOptions {
   clock?: Clock;
   /** Told about unexpected errors, which the page never shows. */
   onError?: (error: unknown, req: Request) => void;
+  /** Lifetime of the token `tofu login` mints, as its consent page says it (default 90 days). */
+  tfeLoginTokenDays?: number;
 }
 
 interface PageContext {
@@ -215,6 +219,16 @@ export function createWebRouter(options: WebOptions): Router {
     }),
   );
 
+  tfeLoginRoutes(router, {
+    useCases,
+    headers,
+    signedIn,
+    sameOrigin,
+    currentUser: options.currentUser,
+    render,
+    tokenDays: options.tfeLoginTokenDays ?? 90,
+  });
+
   router.get(
     '/vineyards',
     headers,
@@ -244,12 +258,20 @@ export function createWebRouter(options: WebOptions): Router {
     headers,
     signedIn(async ({ req, user, base, now, standing }) => {
       const vine = await useCases.vines.get(user, req.params.id);
-      const [vineyard, jobs, vcs] = await Promise.all([
+      const [vineyard, jobs, vcs, stateHistory] = await Promise.all([
         useCases.vineyards.get(user, vine.vineyard_id).catch(notFoundAsNull),
         useCases.jobs.list(user, { vine_id: vine.id }),
         useCases.vcs.find(user, vine.id),
+        useCases.tfe.history.list(user, vine.id),
       ]);
       const roles = await standing();
+      const state = stateSection({
+        base,
+        history: stateHistory,
+        mayUseState: roles.may(vine.owner_id, 'state.use'),
+        executionMode: vine.execution_mode,
+        tags: vine.tags,
+      });
       return vinePage({
         base,
         vine,
@@ -261,6 +283,7 @@ export function createWebRouter(options: WebOptions): Router {
         vcs,
         vcsProviders: useCases.vcs.providers(),
         now,
+        state,
         // What a cloud's trust policy names for this vine's job tokens (issue 16).
         ...(vine.cloud_identity?.kind === 'oidc'
           ? {

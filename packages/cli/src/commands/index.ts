@@ -6,6 +6,7 @@ import { DriftCheckCommand } from './configs/DriftCheckCommand.js';
 import { SetConfigCommand } from './configs/SetConfigCommand.js';
 import { ListConfigsCommand } from './configs/ListConfigsCommand.js';
 import { ShowConfigCommand } from './configs/ShowConfigCommand.js';
+import { ListStateCommand, PullStateCommand, RollbackStateCommand } from './configs/StateCommands.js';
 import { HelpCommand } from './HelpCommand.js';
 import { ApprovePlanCommand } from './plans/ApprovePlanCommand.js';
 import { OverridePlanCommand } from './plans/OverridePlanCommand.js';
@@ -69,6 +70,9 @@ export const COMMANDS = [
   ShowConfigCommand,
   CreateConfigCommand,
   SetConfigCommand,
+  ListStateCommand,
+  PullStateCommand,
+  RollbackStateCommand,
   DriftCheckCommand,
   ConnectConfigCommand,
   DisconnectConfigCommand,

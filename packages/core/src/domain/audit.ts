@@ -59,6 +59,14 @@ export const AUDIT_ACTIONS = [
   'policy.delete',
   'vcs.connect',
   'vcs.disconnect',
+  'tfe_login.approve',
+  'vine.delete',
+  'vineyard.create_default',
+  'state.lock',
+  'state.unlock',
+  'state.force_unlock',
+  'state.write',
+  'state.rollback',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -33,6 +33,14 @@ export const VINE_STATUSES = [
 ] as const;
 export type VineStatus = (typeof VINE_STATUSES)[number];
 
+/**
+ * Where a workspace's plans and applies run (issue 26): `remote` on the organization's agents
+ * (what every vine made in Trellis is), `local` on the machine of the person running the CLI,
+ * whose state lives in Trellis. TFE's `agent` mode is read as `remote`.
+ */
+export const EXECUTION_MODES = ['remote', 'local'] as const;
+export type ExecutionMode = (typeof EXECUTION_MODES)[number];
+
 export const IDENTITY_PROVIDERS = ['github', 'gitlab', 'bitbucket', 'google'] as const;
 export type IdentityProvider = (typeof IDENTITY_PROVIDERS)[number];
 

@@ -16,6 +16,14 @@ export interface ProblemCodeInfo {
 
 export const PROBLEM_CODES = {
   // ---- 400: the request is malformed
+  invalid_authorization_request: {
+    status: 400,
+    meaning: 'the `tofu login` authorization request is not one the CLI makes (client, loopback redirect, PKCE S256)',
+  },
+  unsupported_grant_type: {
+    status: 400,
+    meaning: 'the token request of `tofu login` is not an authorization-code grant',
+  },
   validation_failed: { status: 400, meaning: 'a field is missing, malformed or out of range; see `errors`' },
   malformed_json: { status: 400, meaning: 'the request body is not valid JSON' },
   request_aborted: { status: 400, meaning: 'the client aborted the request before its body was read' },
@@ -38,6 +46,10 @@ export const PROBLEM_CODES = {
       'a notification URL is not https://, carries credentials, or reaches a private, loopback or link-local address',
   },
   // ---- 401: no or bad credentials
+  invalid_signed_url: {
+    status: 401,
+    meaning: 'a signed URL is not valid, has expired, or is for another object or verb',
+  },
   unauthenticated: { status: 401, meaning: 'the request carries no credentials' },
   invalid_token: { status: 401, meaning: 'the bearer token is not valid' },
   token_expired: { status: 401, meaning: 'the bearer token has expired; refresh it' },
@@ -86,6 +98,11 @@ export const PROBLEM_CODES = {
       "the job is a speculative plan (a pull request's plan, a drift check): it may read the state, never write, lock or unlock it",
   },
   // ---- 404: missing, or another owner's (the two look the same)
+  workspace_not_found: { status: 404, meaning: 'no such workspace (vine) in that organization' },
+  project_not_found: { status: 404, meaning: 'no such project (vineyard)' },
+  state_version_not_found: { status: 404, meaning: 'no such state version (or none yet)' },
+  output_not_found: { status: 404, meaning: 'no such state version output' },
+  variable_not_found: { status: 404, meaning: 'no such workspace variable' },
   route_not_found: { status: 404, meaning: 'no route for this method and path' },
   artifact_not_found: { status: 404, meaning: 'no such artifact' },
   cli_login_not_found: { status: 404, meaning: 'no such device login' },
@@ -106,6 +123,30 @@ export const PROBLEM_CODES = {
   invitation_not_found: { status: 404, meaning: 'no such pending invitation at the email of the caller' },
   provider_not_configured: { status: 404, meaning: 'no sign-in provider of this name is configured' },
   // ---- 409: well-formed, but clashes with the current state
+  workspace_locked: { status: 409, meaning: 'the workspace (its state) is locked by a run or another person' },
+  workspace_not_locked: { status: 409, meaning: 'the workspace is already unlocked' },
+  state_lock_required: {
+    status: 409,
+    meaning: 'a state version is written by the holder of the workspace lock: lock it first',
+  },
+  state_lineage_mismatch: {
+    status: 409,
+    meaning: "the state's lineage is not the current state's; push with force to replace it",
+  },
+  state_serial_behind: {
+    status: 409,
+    meaning: "the state's serial is behind the current state's; push with force to replace it",
+  },
+  configuration_has_jobs: { status: 409, meaning: 'the configuration has run Trellis jobs, so its history stays' },
+  workspace_not_safe_to_delete: {
+    status: 409,
+    meaning: 'the workspace is locked or its state still manages resources',
+  },
+  variable_exists: { status: 409, meaning: 'the workspace already has a variable of that name' },
+  configuration_missing: {
+    status: 409,
+    meaning: 'the workspace has no configuration in Trellis (the stock CLI runs it); Trellis jobs cannot run it',
+  },
   already_exists: { status: 409, meaning: 'a record with the same key already exists' },
   referenced_record_missing: { status: 409, meaning: 'the record refers to a record that does not exist' },
   email_taken: { status: 409, meaning: 'a user with this email already exists' },
@@ -164,6 +205,11 @@ export const PROBLEM_CODES = {
     meaning: 'the owner has as many manual-webhook repository connections as the server allows',
   },
   // ---- 422: well-formed, but its content is refused
+  state_md5_mismatch: { status: 422, meaning: "the state's MD5 is not the one given with it" },
+  variable_category_unsupported: {
+    status: 422,
+    meaning: 'only terraform (not env or HCL) variables are kept on a workspace',
+  },
   policy_invalid: {
     status: 422,
     meaning: "a policy's Rego module does not compile (the engine's message) or declares no `deny` rule",

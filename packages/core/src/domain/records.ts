@@ -5,7 +5,16 @@ import type { VcsJobTrigger } from './vcs.js';
  * The records of SPEC §2 and DESIGN §2. Field names are snake_case because they are the API's
  * field names; times are ISO-8601 UTC strings; ids are UUIDs except log chunk ids (integers).
  */
-import type { EngineName, IdentityProvider, JobStatus, JobType, StreamType, VineStatus, WorkerMode } from './enums.js';
+import type {
+  EngineName,
+  ExecutionMode,
+  IdentityProvider,
+  JobStatus,
+  JobType,
+  StreamType,
+  VineStatus,
+  WorkerMode,
+} from './enums.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -225,9 +234,24 @@ export interface Vine {
   triggers: VineTriggers;
   /** Whether a DEPLOY needs an approved plan (issue 15); null: no approval needed. */
   approval: ApprovalSetting | null;
+  /** The workspace's tags (issue 26: the CLI's `tags` strategy), sorted, unique. */
+  tags: string[];
+  /** The version string the CLI set on its workspace, else `latest` (issue 26). */
+  terraform_version: string;
+  execution_mode: ExecutionMode;
   created_at: string;
   updated_at: string;
 }
+
+/** The workspace fields of a vine (issue 26) and what a vine made without them gets. */
+export type VineWorkspaceFields = Pick<Vine, 'tags' | 'terraform_version' | 'execution_mode'>;
+export const DEFAULT_VINE_WORKSPACE: Readonly<VineWorkspaceFields> = Object.freeze({
+  tags: [],
+  terraform_version: 'latest',
+  execution_mode: 'remote',
+});
+/** A vine to create: the workspace fields may be left to their defaults. */
+export type NewVine = Omit<Vine, keyof VineWorkspaceFields> & Partial<VineWorkspaceFields>;
 
 export const COMPONENT_KINDS = ['cluster', 'argocd', 'outputs'] as const;
 export type ComponentKind = (typeof COMPONENT_KINDS)[number];
@@ -346,6 +370,13 @@ export interface StateVersion {
   storage_key: string;
   /** The job whose engine wrote it. */
   job_id: string | null;
+  /** The person whose token wrote it (the cloud block, an upload, a rollback); null: a job's engine. */
+  created_by: string | null;
+  /**
+   * Set on a version the Terraform Cloud protocol created ahead of its bytes: the id its
+   * `hosted-state-upload-url` was signed for (issue 26).
+   */
+  upload_id: string | null;
   created_at: string;
 }
 

@@ -20,6 +20,8 @@ export const LEAST_ROLE = {
   'plans.approve': 'operator',
   /** Read and write the engine state of a vine, and download plan files (they may hold secrets). */
   'state.use': 'operator',
+  /** Release a vine's state lock whoever holds it (issue 26). */
+  'state.force_unlock': 'admin',
   /** Create, change and delete vineyards and vines. */
   'vineyards.manage': 'admin',
   /** Override a plan's failed mandatory policies, so it may be deployed (issue 15). */

@@ -8,6 +8,10 @@ export interface StateStore {
   latest(ownerId: string, vineId: string): Promise<StateVersion | null>;
   /** Newest first. */
   listVersions(ownerId: string, vineId: string): Promise<StateVersion[]>;
+  /** One version of the owner's, by its id. */
+  getVersion(ownerId: string, id: number): Promise<StateVersion | null>;
+  /** The version recorded for a Terraform Cloud upload id, once its bytes arrived (issue 26). */
+  findUpload(ownerId: string, uploadId: string): Promise<StateVersion | null>;
   /**
    * Deletes all but the newest `keep` versions of the vine's state and returns the storage keys of
    * those deleted, so their bytes can go too.

@@ -14,6 +14,7 @@ import type { ReleaseStore } from './ReleaseStore.js';
 import type { SignInLinkStore } from './SignInLinkStore.js';
 import type { SigningKeyStore } from './SigningKeyStore.js';
 import type { StateStore } from './StateStore.js';
+import type { TfeLoginCodeStore } from './TfeLoginCodeStore.js';
 import type { UserStore } from './UserStore.js';
 import type { VcsConnectionStore } from './VcsConnectionStore.js';
 import type { VcsFeedbackStore } from './VcsFeedbackStore.js';
@@ -45,6 +46,8 @@ export interface Stores {
   audit: AuditStore;
   /** System work only (issue 16). */
   signingKeys: SigningKeyStore;
+  /** System work only (issue 26). */
+  tfeLoginCodes: TfeLoginCodeStore;
   /** System work only: one-time sign-in links (`trellis-server users invite`). */
   signInLinks: SignInLinkStore;
 }

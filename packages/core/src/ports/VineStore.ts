@@ -2,7 +2,17 @@ import type { OwnerIds } from './UnitOfWork.js';
 import type { ApprovalSetting } from '../domain/policies.js';
 import type { VineStatus } from '../domain/enums.js';
 import type { Page, PageRequest } from '../domain/pagination.js';
-import type { DriftDetection, DriftResult, Vine, VineComponents, VineSource, VineTriggers } from '../domain/records.js';
+import type { ExecutionMode } from '../domain/enums.js';
+import type {
+  DriftDetection,
+  DriftResult,
+  NewVine,
+  Variables,
+  Vine,
+  VineComponents,
+  VineSource,
+  VineTriggers,
+} from '../domain/records.js';
 
 export interface VineFilter {
   vineyard_id?: string;
@@ -13,7 +23,7 @@ export interface VineFilter {
 /** Vines and their components (cluster, argocd, outputs) written by finalizeDeployment. */
 export interface VineStore {
   /** `ConflictError('vine_name_taken' | 'project_name_taken')` on a duplicate per owner. */
-  create(vine: Vine): Promise<Vine>;
+  create(vine: NewVine): Promise<Vine>;
   get(ownerId: string, id: string): Promise<Vine | null>;
   findByName(ownerId: string, name: string): Promise<Vine | null>;
   findByProjectName(ownerId: string, projectName: string): Promise<Vine | null>;
@@ -26,7 +36,16 @@ export interface VineStore {
   /** Replaces the kinds present in `components`; kinds that are null are left as they are. */
   saveComponents(ownerId: string, vineId: string, components: VineComponents, at: string): Promise<void>;
   clearComponents(ownerId: string, vineId: string): Promise<void>;
-  /** Sets the fields present in `patch` (drift schedule, run triggers); the vine comes back. */
+  /**
+   * Deletes the vine with its components, state versions and lock (issue 26: a workspace deleted
+   * through the Terraform Cloud protocol; it must have no jobs). Answers the storage keys of the
+   * state versions, whose bytes go too.
+   */
+  delete(ownerId: string, id: string): Promise<string[]>;
+  /**
+   * Sets the fields present in `patch` (drift schedule, run triggers, workspace settings); the
+   * vine comes back. A name taken by another vine of the owner is `ConflictError('vine_name_taken')`.
+   */
   updateSettings(ownerId: string, id: string, patch: VineSettingsPatch, at: string): Promise<Vine>;
   /** Records the result of a drift check. */
   recordDrift(ownerId: string, id: string, drift: DriftResult): Promise<void>;
@@ -48,4 +67,10 @@ export interface VineSettingsPatch {
   approval?: ApprovalSetting | null;
   /** Connecting a repository (issue 13) makes the source that repository. */
   source?: VineSource;
+  /** The workspace settings of the Terraform Cloud protocol (issue 26). */
+  name?: string;
+  variables?: Variables;
+  tags?: string[];
+  terraform_version?: string;
+  execution_mode?: ExecutionMode;
 }

@@ -17,6 +17,7 @@ import type { WebhookSender } from '../ports/WebhookSender.js';
 import type { VcsApi, VcsWebhookReader } from '../ports/VcsApi.js';
 import { DEFAULT_NOTIFICATION_SETTINGS, type NotificationSettings } from '../domain/notifications.js';
 import { DEFAULT_VCS_FEEDBACK_SETTINGS, type VcsFeedbackSettings } from '../domain/vcsFeedback.js';
+import { DEFAULT_TFE_SETTINGS, type TfeSettings } from '../tfe/settings.js';
 
 export interface CoreSettings {
   /** A worker silent this long is `OFFLINE` (SPEC §8: 60 s). */
@@ -58,6 +59,8 @@ export interface CoreSettings {
   vcsFeedback: VcsFeedbackSettings;
   /** An owner's repository connections with a manual webhook, at most (`409 vcs_connection_limit`). */
   maxManualVcsConnections: number;
+  /** The Terraform Cloud protocol (issue 26). */
+  tfe: TfeSettings;
 }
 
 export interface WorkloadIdentitySettings {
@@ -100,6 +103,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   workloadIdentity: DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
   vcsFeedback: DEFAULT_VCS_FEEDBACK_SETTINGS,
   maxManualVcsConnections: 50,
+  tfe: DEFAULT_TFE_SETTINGS,
 };
 
 /** The sign-in providers and git hosts this server is configured for (absent: not configured). */

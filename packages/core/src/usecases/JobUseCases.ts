@@ -1,3 +1,4 @@
+import { requireRunnableSource } from '../tfe/workspaces.js';
 import { recordAudit } from './audit.js';
 import type { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import type { HeartbeatBuffer } from './HeartbeatBuffer.js';
@@ -188,6 +189,7 @@ export class JobUseCases {
       } else {
         const found = await stores.vines.get(ownerId, vineId as string);
         if (!found) throw new NotFoundError('configuration');
+        requireRunnableSource(found);
         vine = found;
         // A DEPLOY of a git-driven plan deploys the commit that plan pinned (and its hash compares with the plan's).
         const plan = planJobId === null ? null : await stores.jobs.get(ownerId, planJobId);

@@ -1,13 +1,13 @@
 import type { Readable } from 'node:stream';
 import { verifiedArtifactBody } from '../artifacts/VerifiedBody.js';
+import { writeStateVersion } from './stateVersionWriter.js';
 import type { WorkerActor } from '../domain/actors.js';
-import { ConflictError, ForbiddenError, NotFoundError, TooLargeError, ValidationError } from '../domain/errors.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.js';
 import type { Job, JsonObject, StateLock, StateVersion } from '../domain/records.js';
 import { stateAccessOf } from '../domain/stateAccess.js';
 import { requireUuid } from '../domain/validation.js';
 import { ownerScope, type Stores } from '../ports/UnitOfWork.js';
 import { type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
-import { StateHeaderScanner } from './stateHeader.js';
 
 export type LockOutcome = { acquired: true; lock: StateLock } | { acquired: false; current: StateLock };
 export type UnlockOutcome = { released: true } | { released: false; current: StateLock | null };
@@ -51,48 +51,19 @@ export class StateUseCases {
     declaredBytes: number | null = null,
   ): Promise<StateVersion> {
     const vineId = requireUuid(vine, 'vine_id');
-    const job = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
-      const running = requireWriteAccess(await this.runningJob(stores, worker, vineId));
-      await this.requireLockHolder(stores, worker.ownerId, vineId, lockId);
-      return running;
-    });
-    const limit = this.deps.settings.maxStateBytes;
-    if (declaredBytes !== null && declaredBytes > limit) throw stateTooLarge(limit);
-    const scanner = new StateHeaderScanner();
-    const key = `state/${worker.ownerId}/${vineId}/${this.deps.random.uuid()}.tfstate`;
-    let stored: { size: number; sha256: string };
-    try {
-      stored = await this.deps.artifacts.put(key, scanned(body, scanner), { maxBytes: limit });
-    } catch (error) {
-      throw error instanceof TooLargeError ? stateTooLarge(limit) : error;
-    }
-    let version: StateVersion;
-    let pruned: string[];
-    try {
-      const { serial, lineage } = scanner.header();
-      ({ version, pruned } = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
-        // Checked again: the lock may have changed hands while the bytes were stored.
+    return writeStateVersion(this.deps, {
+      scope: ownerScope(worker.ownerId),
+      ownerId: worker.ownerId,
+      vineId,
+      createdBy: null,
+      body,
+      declaredBytes,
+      authorize: async (stores) => {
+        const job = requireWriteAccess(await this.runningJob(stores, worker, vineId));
         await this.requireLockHolder(stores, worker.ownerId, vineId, lockId);
-        const added = await stores.states.addVersion({
-          owner_id: worker.ownerId,
-          vine_id: vineId,
-          serial,
-          lineage,
-          size: stored.size,
-          sha256: stored.sha256,
-          storage_key: key,
-          job_id: job.id,
-          created_at: isoNow(this.deps),
-        });
-        const keys = await stores.states.pruneVersions(worker.ownerId, vineId, this.deps.settings.stateVersionsKept);
-        return { version: added, pruned: keys };
-      }));
-    } catch (error) {
-      await this.deleteArtifacts([key]);
-      throw error;
-    }
-    await this.deleteArtifacts(pruned);
-    return version;
+        return { jobId: job.id };
+      },
+    });
   }
 
   /** `LOCK`: takes the lock with the engine's lock info, or reports who holds it. */
@@ -163,17 +134,6 @@ export class StateUseCases {
     return job;
   }
 
-  /** Versions pruned or never recorded: their bytes go too (best effort; a leftover costs only space). */
-  private async deleteArtifacts(keys: readonly string[]): Promise<void> {
-    for (const key of keys) {
-      try {
-        await this.deps.artifacts.delete(key);
-      } catch {
-        // Deliberately ignored: the version records are already consistent without these bytes.
-      }
-    }
-  }
-
   private async requireLockHolder(stores: Stores, ownerId: string, vineId: string, lockId: string | null) {
     const lock = await stores.states.getLock(ownerId, vineId);
     if (lock && lock.lock_id !== lockId) {
@@ -192,18 +152,6 @@ function requireWriteAccess(job: Job): Job {
     'state_read_only',
     "this job is a speculative plan (a pull request's plan or a drift check): it may read the state, never write, lock or unlock it; plan with -lock=false",
   );
-}
-
-/** Hands the body on chunk by chunk, showing each to the scanner first. */
-async function* scanned(body: AsyncIterable<Uint8Array>, scanner: StateHeaderScanner): AsyncIterable<Uint8Array> {
-  for await (const chunk of body) {
-    scanner.push(chunk);
-    yield chunk;
-  }
-}
-
-function stateTooLarge(limit: number): TooLargeError {
-  return new TooLargeError('state_too_large', `a state file must be at most ${limit} bytes`, limit);
 }
 
 function parseLockInfo(info: unknown): JsonObject {

@@ -25,6 +25,7 @@ import { VcsUseCases } from './VcsUseCases.js';
 import { VineyardUseCases } from './VineyardUseCases.js';
 import { WorkerUseCases } from './WorkerUseCases.js';
 import { WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
+import { createTfeUseCases, type TfeUseCases } from '../tfe/index.js';
 
 /** Every use case over one set of ports: what the HTTP layer calls. */
 export interface UseCases {
@@ -52,12 +53,15 @@ export interface UseCases {
   planReviews: PlanReviewUseCases;
   workloadIdentity: WorkloadIdentityUseCases;
   gitEvents: GitEventUseCases;
+  /** The Terraform Cloud protocol (issue 26). */
+  tfe: TfeUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
   const credentials = new WorkerCredentialCache(deps.clock, deps.settings.workerCredentialCacheSeconds, deps.events);
   const heartbeats = new HeartbeatBuffer(deps);
   const workloadIdentity = new WorkloadIdentityUseCases(deps);
+  const apiTokens = new ApiTokenUseCases(deps);
   return {
     auth: new AuthUseCases(deps),
     vineyards: new VineyardUseCases(deps),
@@ -71,7 +75,7 @@ export function createUseCases(deps: CoreDeps): UseCases {
     signIn: new SignInUseCases(deps),
     signInLinks: new SignInLinkUseCases(deps),
     repositories: new RepositoryUseCases(deps),
-    apiTokens: new ApiTokenUseCases(deps),
+    apiTokens,
     orgs: new OrgUseCases(deps),
     invitations: new InvitationUseCases(deps),
     drift: new DriftUseCases(deps),
@@ -83,5 +87,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     planReviews: new PlanReviewUseCases(deps),
     workloadIdentity,
     gitEvents: new GitEventUseCases(deps),
+    tfe: createTfeUseCases(deps, apiTokens),
   };
 }

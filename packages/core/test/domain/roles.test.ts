@@ -23,6 +23,7 @@ const ALLOWED: Record<OrgRole, readonly OrgAction[]> = {
     'plans.approve',
     'plans.override',
     'state.use',
+    'state.force_unlock',
     'vineyards.manage',
     'agents.manage',
     'members.manage',
@@ -39,8 +40,8 @@ const ACTIONS = Object.keys(LEAST_ROLE) as OrgAction[];
 const CASES = ORG_ROLES.flatMap((role) => ACTIONS.map((action) => [role, action] as const));
 
 describe('the role table (every role × every action)', () => {
-  it('covers fifteen actions', () => {
-    expect(ACTIONS).toHaveLength(15);
+  it('covers sixteen actions', () => {
+    expect(ACTIONS).toHaveLength(16);
   });
 
   it.each(CASES)('%s → %s', (role, action) => {

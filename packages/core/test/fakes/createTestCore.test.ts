@@ -46,6 +46,7 @@ describe('createTestCore', () => {
         'signIn',
         'signInLinks',
         'states',
+        'tfe',
         'vineyards',
         'vcsFeedback',
         'workers',

@@ -1,6 +1,7 @@
 import { ACCESS_SETTINGS } from './access.js';
 import { OPERATIONS_SETTINGS } from './operations.js';
 import { SERVING_SETTINGS } from './serving.js';
+import { TERRAFORM_CLOUD_SETTINGS } from './terraformCloud.js';
 import { WORK_SETTINGS } from './work.js';
 
 /**
@@ -13,4 +14,5 @@ export const SERVER_SETTINGS = {
   ...ACCESS_SETTINGS,
   ...WORK_SETTINGS,
   ...OPERATIONS_SETTINGS,
+  ...TERRAFORM_CLOUD_SETTINGS,
 };

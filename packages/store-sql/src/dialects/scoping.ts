@@ -41,6 +41,7 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   sign_in_links: null,
   vcs_feedback: 'owner_id',
   vcs_comments: 'owner_id',
+  tfe_authorization_codes: null,
 };
 
 /** The one owner an owner scope is limited to, or null for system work; member scopes span several. */

@@ -59,6 +59,7 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   vcs_feedback: 'cascade',
   vcs_comments: 'cascade',
   sign_in_links: 'none',
+  tfe_authorization_codes: 'none',
 };
 
 /** The tables of `ORG_DELETION`'s `delete`, in the order their rows go (children before parents). */

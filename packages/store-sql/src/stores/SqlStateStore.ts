@@ -1,6 +1,17 @@
 import { type JsonObject, NotFoundError, type StateLock, type StateStore, type StateVersion } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
-import { integerOut, jsonIn, jsonOut, type Row, textOut, timeIn, timeOut, uuidOut, uuidOutOrNull } from '../rows.js';
+import {
+  integerOut,
+  jsonIn,
+  jsonOut,
+  type Row,
+  textOut,
+  textOutOrNull,
+  timeIn,
+  timeOut,
+  uuidOut,
+  uuidOutOrNull,
+} from '../rows.js';
 
 /** How often `acquireLock` retries when the lock it lost to is released before it can read it. */
 const LOCK_ATTEMPTS = 3;
@@ -20,6 +31,9 @@ export class SqlStateStore implements StateStore {
         sha256: version.sha256,
         storage_key: version.storage_key,
         job_id: version.job_id,
+        // Written only when set, so the store still seeds schemas from before m033.
+        ...(version.created_by === null ? {} : { created_by: version.created_by }),
+        ...(version.upload_id === null ? {} : { upload_id: version.upload_id }),
         created_at: timeIn(version.created_at),
       })
       .returning('*');
@@ -41,6 +55,16 @@ export class SqlStateStore implements StateStore {
       .where({ owner_id: ownerId, vine_id: vineId })
       .orderBy('id', 'desc');
     return rows.map(toStateVersion);
+  }
+
+  async getVersion(ownerId: string, id: number): Promise<StateVersion | null> {
+    const row = await this.db.table('state_versions').where({ owner_id: ownerId, id }).first();
+    return row ? toStateVersion(row) : null;
+  }
+
+  async findUpload(ownerId: string, uploadId: string): Promise<StateVersion | null> {
+    const row = await this.db.table('state_versions').where({ owner_id: ownerId, upload_id: uploadId }).first();
+    return row ? toStateVersion(row) : null;
   }
 
   async pruneVersions(ownerId: string, vineId: string, keep: number): Promise<string[]> {
@@ -119,6 +143,8 @@ function toStateVersion(row: Row): StateVersion {
     sha256: textOut(row.sha256),
     storage_key: textOut(row.storage_key),
     job_id: uuidOutOrNull(row.job_id),
+    created_by: uuidOutOrNull(row.created_by ?? null),
+    upload_id: textOutOrNull(row.upload_id ?? null),
     created_at: timeOut(row.created_at),
   };
 }

@@ -3,6 +3,8 @@ import {
   COMPONENT_KINDS,
   type ComponentKind,
   type Engine,
+  type ExecutionMode,
+  type NewVine,
   NotFoundError,
   type Page,
   type PageRequest,
@@ -40,7 +42,7 @@ type StoredData<K extends ComponentKind> = Omit<NonNullable<VineComponents[K]>, 
 export class SqlVineStore implements VineStore {
   constructor(private readonly db: SqlSession) {}
 
-  async create(vine: Vine): Promise<Vine> {
+  async create(vine: NewVine): Promise<Vine> {
     const [row] = await this.db.recoverable((db) =>
       db
         .insert('vines', {
@@ -62,6 +64,10 @@ export class SqlVineStore implements VineStore {
           ...(vine.triggers.after.length > 0 ? { triggers_after: jsonIn(vine.triggers.after) } : {}),
           // Written only when set, so the store still seeds schemas from before m016.
           ...(vine.approval === null ? {} : { approval: jsonIn(vine.approval) }),
+          // The workspace columns (m033) only when set: their defaults are a Trellis vine's.
+          ...(vine.tags && vine.tags.length > 0 ? { tags: jsonIn(vine.tags) } : {}),
+          ...(vine.terraform_version ? { terraform_version: vine.terraform_version } : {}),
+          ...(vine.execution_mode ? { execution_mode: vine.execution_mode } : {}),
           created_at: timeIn(vine.created_at),
           updated_at: timeIn(vine.updated_at),
         })
@@ -179,9 +185,29 @@ export class SqlVineStore implements VineStore {
     if (patch.triggers !== undefined) changes.triggers_after = jsonIn(patch.triggers.after);
     if (patch.approval !== undefined) changes.approval = patch.approval === null ? null : jsonIn(patch.approval);
     if (patch.source !== undefined) changes.source = jsonIn(patch.source);
-    const [row] = await this.db.table('vines').where({ owner_id: ownerId, id }).update(changes).returning('*');
+    if (patch.name !== undefined) changes.name = patch.name;
+    if (patch.variables !== undefined) changes.variables = jsonIn(patch.variables);
+    if (patch.tags !== undefined) changes.tags = jsonIn(patch.tags);
+    if (patch.terraform_version !== undefined) changes.terraform_version = patch.terraform_version;
+    if (patch.execution_mode !== undefined) changes.execution_mode = patch.execution_mode;
+    const [row] = await this.db.recoverable((db) =>
+      db.table('vines').where({ owner_id: ownerId, id }).update(changes).returning('*'),
+    );
     if (!row) throw new NotFoundError('configuration');
     return toVine(row);
+  }
+
+  async delete(ownerId: string, id: string): Promise<string[]> {
+    await this.requireVine(ownerId, id);
+    const versions: Row[] = await this.db
+      .table('state_versions')
+      .where({ owner_id: ownerId, vine_id: id })
+      .select('storage_key');
+    await this.db.table('state_versions').where({ owner_id: ownerId, vine_id: id }).delete();
+    await this.db.table('state_locks').where({ owner_id: ownerId, vine_id: id }).delete();
+    await this.db.table('vine_components').where({ owner_id: ownerId, vine_id: id }).delete();
+    await this.db.table('vines').where({ owner_id: ownerId, id }).delete();
+    return versions.map((row) => textOut(row.storage_key));
   }
 
   async recordDrift(ownerId: string, id: string, drift: DriftResult): Promise<void> {
@@ -250,6 +276,9 @@ function toVine(row: Row): Vine {
         row.triggers_after === null || row.triggers_after === undefined ? [] : jsonOut<string[]>(row.triggers_after),
     },
     approval: row.approval === null || row.approval === undefined ? null : jsonOut<ApprovalSetting>(row.approval),
+    tags: row.tags === null || row.tags === undefined ? [] : jsonOut<string[]>(row.tags),
+    terraform_version: row.terraform_version ? textOut(row.terraform_version) : 'latest',
+    execution_mode: row.execution_mode ? (textOut(row.execution_mode) as ExecutionMode) : 'remote',
     created_at: timeOut(row.created_at),
     updated_at: timeOut(row.updated_at),
   };

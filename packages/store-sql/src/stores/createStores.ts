@@ -13,6 +13,7 @@ import { SqlPolicyStore } from './SqlPolicyStore.js';
 import { SqlPlanArtifactStore } from './SqlPlanArtifactStore.js';
 import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
 import { SqlReleaseStore } from './SqlReleaseStore.js';
+import { SqlTfeLoginCodeStore } from './SqlTfeLoginCodeStore.js';
 import { SqlSignInLinkStore } from './SqlSignInLinkStore.js';
 import { SqlSigningKeyStore } from './SqlSigningKeyStore.js';
 import { SqlStateStore } from './SqlStateStore.js';
@@ -46,6 +47,7 @@ export function createStores(session: SqlSession): Stores {
     policies: new SqlPolicyStore(session),
     vcs: new SqlVcsConnectionStore(session),
     signingKeys: new SqlSigningKeyStore(session),
+    tfeLoginCodes: new SqlTfeLoginCodeStore(session),
     signInLinks: new SqlSignInLinkStore(session),
     vcsFeedback: new SqlVcsFeedbackStore(session),
   };

@@ -17,6 +17,7 @@ import type {
   RefreshTokenRecord,
   SignInLink,
   SigningKey,
+  TfeLoginCode,
   StateLock,
   StateVersion,
   User,
@@ -89,6 +90,7 @@ export interface MemoryState {
   vcsDeliveries: Map<string, string>;
   /** System records (issue 16), keyed by kid. */
   signingKeys: Map<string, SigningKey>;
+  tfeLoginCodes: Map<string, TfeLoginCode>;
   /** System records, keyed by token hash. */
   signInLinks: Map<string, SignInLink>;
   /** Keyed by item id, in written order. */
@@ -126,6 +128,7 @@ export function emptyMemoryState(): MemoryState {
     vcsConnections: new Map(),
     vcsDeliveries: new Map(),
     signingKeys: new Map(),
+    tfeLoginCodes: new Map(),
     signInLinks: new Map(),
     vcsFeedback: new Map(),
     vcsComments: new Map(),

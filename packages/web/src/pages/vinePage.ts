@@ -35,9 +35,10 @@ export interface VinePageInput {
   /** The git providers this server can connect to (for the connect form). */
   vcsProviders?: readonly GitProvider[];
   now: Date;
-  /** For an OIDC identity: the issuer and the `sub` of this vine's DEPLOY jobs, for trust policies. */
   /** The token issuer and the `sub` of the vine's job tokens a trust policy names (issue 23: ids). */
   oidc?: { issuer: string; subjects: { deploy: string; plan: string; speculative: string } };
+  /** The state section (issue 26): its history, lock and rollback buttons; absent: not shown. */
+  state?: Html;
 }
 
 /** The newest successful plan that no deploy has used yet: what "Deploy this plan" applies. */
@@ -112,6 +113,8 @@ ${input.vcs !== undefined ? repositorySection(input.vcs, vine, input.mayManage =
 </section>
 
 ${approvalSettingSection(vine.id, vine.approval ?? null, input.mayManage === true)}
+
+${input.state ?? ''}
 
 <section class="card">
   <h2>Last jobs</h2>

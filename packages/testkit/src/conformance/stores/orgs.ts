@@ -158,6 +158,8 @@ export function describeOrgStoreConformance(open: OpenStoreHarness): void {
           size: 10,
           sha256: 'd'.repeat(64),
           storage_key: `state/${ownerId}/${vine.id}/1`,
+          created_by: null,
+          upload_id: null,
           job_id: job.id,
           created_at: later(),
         });

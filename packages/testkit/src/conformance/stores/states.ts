@@ -13,6 +13,8 @@ function newVersion(ownerId: string, vineId: string, overrides: Partial<StateVer
     sha256: 'd'.repeat(64),
     storage_key: `state/${ownerId}/${vineId}/${uuid()}.tfstate`,
     job_id: null,
+    created_by: null,
+    upload_id: null,
     created_at: later(),
     ...overrides,
   };
@@ -33,6 +35,34 @@ function newLock(ownerId: string, vineId: string, overrides: Partial<StateLock> 
 export function describeStateStoreConformance(open: OpenStoreHarness): void {
   describe('StateStore versions', () => {
     const suite = useStoreSuite(open);
+
+    it('reads a version by id and by upload id, and deleting a vine takes its versions and lock (issue 26)', async () => {
+      const owner = await suite.seedOwner();
+      const other = await suite.seedOwner();
+      const uploadId = uuid();
+      const person = owner.id;
+      const stored = await suite.asOwner(owner.id, (stores) =>
+        stores.states.addVersion(newVersion(owner.id, owner.vine.id, { created_by: person, upload_id: uploadId })),
+      );
+      expect(stored).toMatchObject({ created_by: person, upload_id: uploadId });
+      const read = await suite.asOwner(owner.id, async (stores) => [
+        await stores.states.getVersion(owner.id, stored.id),
+        await stores.states.findUpload(owner.id, uploadId),
+        await stores.states.findUpload(owner.id, uuid()),
+      ]);
+      expect(read).toEqual([stored, stored, null]);
+      // Another owner sees nothing of it.
+      expect(await suite.asOwner(other.id, (stores) => stores.states.getVersion(other.id, stored.id))).toBeNull();
+      await suite.asOwner(owner.id, (stores) => stores.states.acquireLock(newLock(owner.id, owner.vine.id)));
+      const keys = await suite.asOwner(owner.id, (stores) => stores.vines.delete(owner.id, owner.vine.id));
+      expect(keys).toEqual([stored.storage_key]);
+      const after = await suite.asOwner(owner.id, async (stores) => [
+        await stores.vines.get(owner.id, owner.vine.id),
+        await stores.states.getVersion(owner.id, stored.id),
+        await stores.states.getLock(owner.id, owner.vine.id),
+      ]);
+      expect(after).toEqual([null, null, null]);
+    });
 
     it('has no version before the first write', async () => {
       const owner = await suite.seedOwner();

@@ -1,13 +1,60 @@
 import type { Vine, VineComponents } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
 import { at, later, newCloudIdentity, newJob, newVine, newVineyard, uuid } from './fixtures.js';
-import { attemptOnOthersRecord, expectConflict, type OpenStoreHarness, useStoreSuite } from './harness.js';
+import { attemptOnOthersRecord, expectConflict, type OpenStoreHarness, rejectionOf, useStoreSuite } from './harness.js';
 
 const NO_COMPONENTS: VineComponents = { cluster: null, argocd: null, outputs: null };
 
 export function describeVineStoreConformance(open: OpenStoreHarness): void {
   describe('VineStore', () => {
     const suite = useStoreSuite(open);
+
+    it('keeps the workspace fields (issue 26): defaults when left out, set on create and by updateSettings', async () => {
+      const owner = await suite.seedOwner();
+      expect(owner.vine).toMatchObject({ tags: [], terraform_version: 'latest', execution_mode: 'remote' });
+      const { tags: _t, terraform_version: _v, execution_mode: _m, ...bare } = newVine(owner.id, owner.vineyard.id);
+      const defaulted = await suite.asOwner(owner.id, (stores) => stores.vines.create(bare));
+      expect(defaulted).toMatchObject({ tags: [], terraform_version: 'latest', execution_mode: 'remote' });
+      const tagged = await suite.asOwner(owner.id, (stores) =>
+        stores.vines.create(
+          newVine(owner.id, owner.vineyard.id, {
+            tags: ['team-a', 'web'],
+            terraform_version: '1.12.6',
+            execution_mode: 'local',
+          }),
+        ),
+      );
+      expect(await suite.asOwner(owner.id, (stores) => stores.vines.get(owner.id, tagged.id))).toMatchObject({
+        tags: ['team-a', 'web'],
+        terraform_version: '1.12.6',
+        execution_mode: 'local',
+      });
+      const updated = await suite.asOwner(owner.id, (stores) =>
+        stores.vines.updateSettings(
+          owner.id,
+          tagged.id,
+          {
+            name: 'renamed',
+            tags: ['web'],
+            execution_mode: 'remote',
+            variables: { a: { value: '1', sensitive: false } },
+          },
+          later(),
+        ),
+      );
+      expect(updated).toMatchObject({
+        name: 'renamed',
+        tags: ['web'],
+        execution_mode: 'remote',
+        variables: { a: { value: '1' } },
+      });
+      const clash = await rejectionOf(
+        suite.asOwner(owner.id, (stores) =>
+          stores.vines.updateSettings(owner.id, tagged.id, { name: owner.vine.name }, later()),
+        ),
+      );
+      expect(clash).toMatchObject({ code: 'vine_name_taken' });
+    });
 
     it('creates a vine and reads it back by id, name and project name, JSON and nulls intact', async () => {
       const owner = await suite.seedOwner();

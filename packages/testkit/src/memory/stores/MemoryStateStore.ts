@@ -24,6 +24,20 @@ export class MemoryStateStore implements StateStore {
       .map(copy);
   }
 
+  async getVersion(ownerId: string, id: number): Promise<StateVersion | null> {
+    if (!this.tx.sees(ownerId)) return null;
+    const found = this.tx.state.stateVersions.find((version) => version.owner_id === ownerId && version.id === id);
+    return found ? copy(found) : null;
+  }
+
+  async findUpload(ownerId: string, uploadId: string): Promise<StateVersion | null> {
+    if (!this.tx.sees(ownerId)) return null;
+    const found = this.tx.state.stateVersions.find(
+      (version) => version.owner_id === ownerId && version.upload_id === uploadId,
+    );
+    return found ? copy(found) : null;
+  }
+
   async pruneVersions(ownerId: string, vineId: string, keep: number): Promise<string[]> {
     const pruned = (await this.listVersions(ownerId, vineId)).slice(Math.max(0, keep));
     const ids = new Set(pruned.map((version) => version.id));

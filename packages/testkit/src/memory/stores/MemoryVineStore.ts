@@ -3,6 +3,8 @@ import {
   NotFoundError,
   type Page,
   type PageRequest,
+  DEFAULT_VINE_WORKSPACE,
+  type NewVine,
   type Vine,
   type VineComponents,
   type VineFilter,
@@ -22,7 +24,8 @@ function noComponents(): VineComponents {
 export class MemoryVineStore implements VineStore {
   constructor(private readonly tx: MemoryTransaction) {}
 
-  async create(vine: Vine): Promise<Vine> {
+  async create(input: NewVine): Promise<Vine> {
+    const vine: Vine = { ...DEFAULT_VINE_WORKSPACE, ...input, tags: [...(input.tags ?? [])] };
     const { vines } = this.tx.state;
     this.tx.checkWrite('vines', vine.owner_id);
     const siblings = [...vines.values()].filter((existing) => existing.owner_id === vine.owner_id);
@@ -115,8 +118,32 @@ export class MemoryVineStore implements VineStore {
     if (patch.triggers !== undefined) vine.triggers = copy(patch.triggers);
     if (patch.approval !== undefined) vine.approval = copy(patch.approval);
     if (patch.source !== undefined) vine.source = copy(patch.source);
+    if (patch.name !== undefined) {
+      const taken = [...this.tx.state.vines.values()].some(
+        (other) => other.owner_id === ownerId && other.id !== id && other.name === patch.name,
+      );
+      if (taken) throw new ConflictError('vine_name_taken', `a configuration named ${patch.name} already exists`);
+      vine.name = patch.name;
+    }
+    if (patch.tags !== undefined) vine.tags = [...patch.tags];
+    if (patch.variables !== undefined) vine.variables = copy(patch.variables);
+    if (patch.terraform_version !== undefined) vine.terraform_version = patch.terraform_version;
+    if (patch.execution_mode !== undefined) vine.execution_mode = patch.execution_mode;
     vine.updated_at = at;
     return copy(vine);
+  }
+
+  async delete(ownerId: string, id: string): Promise<string[]> {
+    const vine = this.owned(ownerId, id);
+    if (!vine) throw new NotFoundError('configuration');
+    this.tx.checkWrite('vines', ownerId);
+    const { state } = this.tx;
+    const keys = state.stateVersions.filter((version) => version.vine_id === id).map((version) => version.storage_key);
+    state.stateVersions = state.stateVersions.filter((version) => version.vine_id !== id);
+    state.stateLocks.delete(id);
+    state.components.delete(id);
+    state.vines.delete(id);
+    return keys;
   }
 
   async recordDrift(ownerId: string, id: string, drift: DriftResult): Promise<void> {

@@ -13,6 +13,7 @@ import { MemoryPolicyStore } from './MemoryPolicyStore.js';
 import { MemoryPlanArtifactStore } from './MemoryPlanArtifactStore.js';
 import { MemoryRefreshTokenStore } from './MemoryRefreshTokenStore.js';
 import { MemoryReleaseStore } from './MemoryReleaseStore.js';
+import { MemoryTfeLoginCodeStore } from './MemoryTfeLoginCodeStore.js';
 import { MemorySignInLinkStore } from './MemorySignInLinkStore.js';
 import { MemorySigningKeyStore } from './MemorySigningKeyStore.js';
 import { MemoryStateStore } from './MemoryStateStore.js';
@@ -70,6 +71,7 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     policies: new MemoryPolicyStore(tx),
     vcs: new MemoryVcsConnectionStore(tx),
     signingKeys: new MemorySigningKeyStore(tx),
+    tfeLoginCodes: new MemoryTfeLoginCodeStore(tx),
     signInLinks: new MemorySignInLinkStore(tx),
     vcsFeedback: new MemoryVcsFeedbackStore(tx),
   };

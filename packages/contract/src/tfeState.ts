@@ -1,0 +1,32 @@
+/**
+ * The state history of a vine (issue 26): one history whoever wrote it (a Trellis job's engine,
+ * the stock CLI's cloud block, an upload), listed, downloaded and rolled back through the API.
+ */
+import { z } from 'zod';
+import { isoTime, jsonObject, uuid } from './common.js';
+
+export const StateVersionParams = z.object({
+  name: z.string().min(1).describe('the configuration, by id or name'),
+  version_id: z.coerce.number().int().min(1).describe('the state version'),
+});
+
+export const StateVersionRecord = z.object({
+  id: z.number().int(),
+  vine_id: uuid,
+  serial: z.number().int(),
+  lineage: z.string(),
+  size: z.number().int(),
+  sha256: z.string(),
+  job_id: uuid.nullable().describe("the job whose engine wrote it (null: a person's CLI or a rollback)"),
+  created_by: uuid.nullable().describe('the person whose token wrote it (null: a job)'),
+  created_at: isoTime,
+});
+
+export const StateHistoryAnswer = z.object({
+  vine_id: uuid,
+  versions: z.array(StateVersionRecord).describe('newest first; the newest is the current state'),
+  lock: z
+    .object({ lock_id: z.string(), info: jsonObject, created_at: isoTime })
+    .nullable()
+    .describe("who holds the state lock (a job's engine, or a person through the cloud block); null: free"),
+});

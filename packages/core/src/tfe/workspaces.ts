@@ -1,0 +1,120 @@
+import { EXECUTION_MODES, type ExecutionMode } from '../domain/enums.js';
+import { ConflictError, ValidationError } from '../domain/errors.js';
+import type { AuditDetails } from '../domain/audit.js';
+import type { StateLock, StateVersion, Vine, Vineyard } from '../domain/records.js';
+
+/** A workspace as the protocol's answers need it: the vine and what its attributes are read from. */
+export interface TfeWorkspace {
+  vine: Vine;
+  organization: string;
+  vineyard: Vineyard | null;
+  lock: StateLock | null;
+  current: StateVersion | null;
+}
+
+/** The attributes of a workspace the protocol may set (create, update). */
+export interface TfeWorkspaceInput {
+  name?: unknown;
+  tags?: unknown;
+  terraform_version?: unknown;
+  execution_mode?: unknown;
+  project_id?: unknown;
+}
+
+export interface ParsedWorkspaceInput {
+  name?: string;
+  tags?: string[];
+  terraform_version?: string;
+  execution_mode?: ExecutionMode;
+}
+
+const TAG = /^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$/;
+/** The CLI sends its own version (`1.12.6`), a constraint, or `latest`. */
+const VERSION = /^[A-Za-z0-9 ~><=!.,+_-]{1,64}$/;
+
+/** Tags as a vine keeps them: unique, lower case (HCP Terraform compares them so), sorted. */
+export function parseTags(value: unknown, path = 'tags'): string[] {
+  if (!Array.isArray(value) || value.length > 100) {
+    throw new ValidationError(`${path} must be a list of at most 100 tags`, [{ path, message: 'must be a list' }]);
+  }
+  const tags = new Set<string>();
+  for (const raw of value) {
+    if (typeof raw !== 'string' || !TAG.test(raw)) {
+      throw new ValidationError(`${path}: ${JSON.stringify(raw)} is not a tag`, [
+        { path, message: 'tags are letters, digits, ":", "_", "." and "-"' },
+      ]);
+    }
+    tags.add(raw.toLowerCase());
+  }
+  return [...tags].sort();
+}
+
+/**
+ * Reads what the protocol sets on a workspace. `agent` execution is Trellis's `remote` (its
+ * agents are the organization's own); a version string is kept as sent, whatever it is, since
+ * the CLI refuses to work with a workspace whose version it does not recognize as its own.
+ */
+export function parseWorkspaceInput(input: TfeWorkspaceInput): ParsedWorkspaceInput {
+  const parsed: ParsedWorkspaceInput = {};
+  if (input.name !== undefined && input.name !== null) {
+    if (typeof input.name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(input.name)) {
+      throw new ValidationError('name must be 1-100 letters, digits, ".", "_" or "-"', [
+        { path: 'name', message: 'must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$' },
+      ]);
+    }
+    parsed.name = input.name;
+  }
+  if (input.tags !== undefined && input.tags !== null) parsed.tags = parseTags(input.tags);
+  if (input.terraform_version !== undefined && input.terraform_version !== null && input.terraform_version !== '') {
+    if (typeof input.terraform_version !== 'string' || !VERSION.test(input.terraform_version)) {
+      throw new ValidationError('terraform-version must be a version, a constraint or latest', [
+        { path: 'terraform-version', message: 'must be a version, a constraint or latest' },
+      ]);
+    }
+    parsed.terraform_version = input.terraform_version;
+  }
+  if (input.execution_mode !== undefined && input.execution_mode !== null) {
+    const mode = input.execution_mode === 'agent' ? 'remote' : input.execution_mode;
+    if (!(EXECUTION_MODES as readonly unknown[]).includes(mode)) {
+      throw new ValidationError('execution-mode must be remote, local or agent', [
+        { path: 'execution-mode', message: 'must be remote, local or agent' },
+      ]);
+    }
+    parsed.execution_mode = mode as ExecutionMode;
+  }
+  return parsed;
+}
+
+/** The lock info of a lock taken through the protocol: who, for the engine's and people's eyes. */
+export function isProtocolLockOf(lock: StateLock, userId: string): boolean {
+  return lock.info.Operation === 'TerraformCloudLock' && lock.info.TrellisUserId === userId;
+}
+
+/** Whether a vine's source is the CLI's own (a workspace made through the protocol): no files here. */
+export function hasCliSource(vine: Pick<Vine, 'source'>): boolean {
+  return vine.source.type === 'inline' && Object.keys(vine.source.files).length === 0;
+}
+
+/** An audit entry's details are flat: lists become comma-separated, absent fields are left out. */
+export function auditDetails(details: object): AuditDetails {
+  const flat: AuditDetails = {};
+  for (const [key, value] of Object.entries(details)) {
+    if (value === undefined) continue;
+    flat[key] = Array.isArray(value) ? value.join(',') : (value as AuditDetails[string]);
+  }
+  return flat;
+}
+
+/**
+ * A Trellis job needs a configuration to run: a workspace made by the stock CLI has none here
+ * until it uploads one (remote runs, part 2). Planning its empty source against its state would
+ * destroy what the state manages.
+ */
+export function requireRunnableSource(vine: Pick<Vine, 'source'>): void {
+  if (hasCliSource(vine)) {
+    throw new ConflictError(
+      'configuration_missing',
+      'this workspace has no configuration in Trellis (it runs from the CLI, which keeps its state here); run tofu there',
+    );
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * go-tfe's own integration tests (the version OpenTofu v1.12.6 pins, built by
+ * `scripts/peers.sh go-tfe`) for workspaces, state versions and variables, against a real
+ * `trellis-server` over TLS. Each top-level test runs alone (one that panics cannot take the
+ * others with it); the ones docs/terraform-cloud.md lists as passing must pass.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import {
+  createTestDatabase,
+  isCi,
+  peersBinDir,
+  peersDir,
+  type ServerProcess,
+  startServerProcess,
+  type TestDatabase,
+} from '@trellis/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BOOTSTRAP_TOKEN } from '../support/controlPlane.js';
+import { caRequest, fileUrl, makeTestCa, type TestCa } from './stockCli.js';
+
+const run = promisify(execFile);
+const TESTS = join(peersBinDir(), 'go-tfe.test');
+const SOURCE = join(peersDir(), 'src', 'go-tfe');
+const present = existsSync(TESTS) && existsSync(SOURCE);
+if (!present && isCi()) throw new Error(`go-tfe's tests are not built (${TESTS}): run scripts/peers.sh go-tfe`);
+if (!present)
+  process.stderr.write(`\n!! SKIPPED: go-tfe's integration tests: ${TESTS} missing; run scripts/peers.sh go-tfe\n\n`);
+
+/** The go-tfe tests docs/terraform-cloud.md says pass against Trellis. */
+export const PASSING = [
+  'TestStateVersionsCurrent',
+  'TestStateVersionsDownload',
+  'TestStateVersionsReadWithOptions',
+  'TestStateVersionsUpload',
+  'TestWorkspacesDelete',
+  'TestWorkspacesDeleteByID',
+  'TestWorkspacesForceUnlock',
+  'TestWorkspacesReadByID',
+  'TestWorkspacesReadSource',
+  'TestWorkspacesSafeDelete',
+  'TestWorkspacesSafeDeleteByID',
+  'TestWorkspacesUpdateTableDriven',
+  'TestWorkspaces_RemoveTags',
+];
+
+type Outcome = 'PASS' | 'FAIL' | 'SKIP';
+
+describe.skipIf(!present)("go-tfe's integration tests against trellis-server", () => {
+  let ca: TestCa;
+  let database: TestDatabase;
+  let server: ServerProcess;
+  let base: string;
+  let token: string;
+  const dirs: string[] = [];
+
+  beforeAll(async () => {
+    ca = makeTestCa();
+    database = await createTestDatabase('sqlite');
+    const dataDir = mkdtempSync(join(tmpdir(), 'trellis-go-tfe-'));
+    dirs.push(dataDir, ca.dir);
+    server = await startServerProcess({
+      DATABASE_URL: database.url,
+      TRELLIS_DATA_DIR: dataDir,
+      TRELLIS_ARTIFACTS_URL: fileUrl(join(dataDir, 'artifacts')),
+      TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
+      TRELLIS_TLS_CERT_FILE: ca.certFile,
+      TRELLIS_TLS_KEY_FILE: ca.keyFile,
+      // go-tfe's tests make hundreds of requests in a few seconds.
+      TRELLIS_TFE_AUTH_FAILURE_LIMIT: '100000',
+    });
+    base = `https://localhost:${new URL(server.url).port}`;
+    const signIn = await caRequest(ca, `${base}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`);
+    const cookie = (
+      [signIn.headers['set-cookie'] ?? []].flat().find((value) => value.includes('trellis_session=')) ?? ''
+    ).split(';')[0] as string;
+    const created = await caRequest(ca, `${base}/api/tokens`, {
+      method: 'POST',
+      headers: { cookie, origin: base, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'go-tfe', expires_in_days: 1 }),
+    });
+    expect(created.status, created.text).toBe(201);
+    token = JSON.parse(created.text).token;
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await database?.drop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('passes the tests the documentation lists as passing', async () => {
+    const env = { ...process.env, TFE_ADDRESS: base, TFE_TOKEN: token, SSL_CERT_FILE: ca.caFile };
+    const listed = await run(TESTS, ['-test.list', '^(TestWorkspaces|TestStateVersions|TestVariables)'], {
+      cwd: SOURCE,
+      env,
+    });
+    const names = listed.stdout.split('\n').filter((name) => /^Test\w+$/.test(name));
+    expect(names.length).toBeGreaterThan(20);
+    const outcomes: Record<string, Outcome> = {};
+    for (const name of names) {
+      const result = await run(TESTS, ['-test.run', `^${name}$`, '-test.v', '-test.timeout', '120s'], {
+        cwd: SOURCE,
+        env,
+        maxBuffer: 64 * 1024 * 1024,
+      }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+      const line = new RegExp(`^--- (PASS|FAIL|SKIP): ${name} `, 'm').exec(result.stdout);
+      outcomes[name] = (line?.[1] as Outcome | undefined) ?? 'FAIL';
+    }
+    process.stdout.write(`go-tfe outcomes: ${JSON.stringify(outcomes, null, 1)}\n`);
+    const failing = PASSING.filter((name) => outcomes[name] !== 'PASS');
+    expect(failing, JSON.stringify(outcomes, null, 1)).toEqual([]);
+  }, 900_000);
+});

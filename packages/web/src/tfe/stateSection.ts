@@ -1,0 +1,55 @@
+import type { StateHistory } from '@trellis/core';
+import { utc } from '../format.js';
+import { type Html, html } from '../html.js';
+
+/**
+ * The state of a vine on its page (issue 26): one history whoever wrote each version (a Trellis
+ * job, a person's CLI through the cloud block, a rollback), who holds the lock, and for operators
+ * a rollback button per older version (the JSON API, `POST …/state-versions/{id}/rollback`).
+ */
+export function stateSection(input: {
+  base: string;
+  history: StateHistory;
+  mayUseState: boolean;
+  executionMode: string;
+  tags: string[];
+}): Html {
+  const { history, base } = input;
+  const lock = history.lock;
+  return html`<section class="card" data-state-section>
+  <h2>State</h2>
+  <dl class="facts">
+    <dt>Lock</dt><dd data-state-lock>${
+      lock
+        ? html`held by <strong>${String(lock.info.Who ?? lock.lock_id)}</strong> since ${utc(lock.created_at)}`
+        : html`<span class="muted">free</span>`
+    }</dd>
+    <dt>Execution</dt><dd><code>${input.executionMode}</code>${input.tags.length > 0 ? html` · tags ${input.tags.map((tag) => html`<code>${tag}</code> `)}` : ''}</dd>
+  </dl>
+  ${
+    history.versions.length === 0
+      ? html`<p class="muted">No state yet. A deploy, or <code>tofu apply</code> through the cloud block, writes the first version.</p>`
+      : html`<table class="table" data-state-versions>
+  <thead><tr><th>Version</th><th>Serial</th><th>Size</th><th>Written by</th><th>Created</th>${input.mayUseState ? html`<th></th>` : ''}</tr></thead>
+  <tbody>${history.versions.slice(0, 20).map(
+    (version, index) => html`<tr data-state-version="${String(version.id)}">
+    <td>${String(version.id)}${index === 0 ? html` <span class="badge">current</span>` : ''}</td>
+    <td>${String(version.serial)}</td>
+    <td>${String(version.size)} B</td>
+    <td>${version.job_id ? html`<a href="${base}/jobs/${version.job_id}">a job</a>` : version.created_by ? 'a person (CLI or rollback)' : '—'}</td>
+    <td>${utc(version.created_at)}</td>
+    ${
+      input.mayUseState
+        ? html`<td>${
+            index === 0
+              ? ''
+              : html`<button type="button" class="button small" data-state-rollback="${String(version.id)}" data-configuration-id="${history.vine_id}" data-confirm="Make version ${String(version.id)} the current state?">Roll back to this</button>`
+          }</td>`
+        : ''
+    }
+  </tr>`,
+  )}</tbody>
+</table>`
+  }
+</section>`;
+}
