@@ -12,7 +12,7 @@ export const ExitCode = {
   UNREACHABLE: 4,
   /** A followed job was CANCELLED. */
   CANCELLED: 5,
-  /** Your role in the organization does not allow this (`insufficient_role`). */
+  /** Your role in the organization does not allow this (`insufficient_role`), or an organization token may not (`org_token_not_allowed`). */
   FORBIDDEN: 6,
   /** Interrupted (Ctrl-C) while waiting. */
   INTERRUPTED: 130,
@@ -27,6 +27,6 @@ export const EXIT_CODES_HELP = [
   '`3` not logged in, or the login expired or was revoked (run `trellis login`)',
   '`4` the control plane could not be reached',
   '`5` a followed job was CANCELLED',
-  '`6` your role in the organization does not allow this',
+  '`6` your role in the organization does not allow this, or an organization token may not',
   '`130` interrupted with Ctrl-C',
 ];

@@ -44,6 +44,15 @@ export function explainError(error: unknown, context: ErrorContext = {}): Explai
     if (error.status === 403 && error.code === 'insufficient_role') {
       return { message: insufficientRole(error, context), exitCode: ExitCode.FORBIDDEN, showUsage: false, error };
     }
+    if (error.status === 403 && error.code === 'org_token_not_allowed') {
+      // Only a person does this: TRELLIS_TOKEN holds an organization token (issue 23).
+      return {
+        message: `${detail} [${error.code}]; use a personal token or \`trellis login\``,
+        exitCode: ExitCode.FORBIDDEN,
+        showUsage: false,
+        error,
+      };
+    }
     const review = planReviewAdvice(error);
     if (review !== null) return { message: review, exitCode: ExitCode.FAILURE, showUsage: false, error };
     if (error.code === 'org_busy' && context.orgName !== undefined) {

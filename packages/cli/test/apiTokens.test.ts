@@ -124,4 +124,17 @@ describe('API tokens from the CLI', () => {
     expect(days.code).toBe(2);
     expect((await runTrellis(['tokens', 'revoke', 'not-a-uuid'], { env: admin.env() })).code).toBe(2);
   });
+
+  it('an organization token does only what its organization allows: no organizations, no invitations (exit 6)', async () => {
+    const home = await runTrellis(['orgs', 'create', 'token-home'], { env: admin.env() });
+    expect(home.code).toBe(0);
+    const token = await createToken(['--org', home.stdout.trim(), '--role', 'admin']);
+    const env = ciHome().env({ TRELLIS_TOKEN: token, TRELLIS_SERVER: server.url });
+    const created = await runTrellis(['orgs', 'create', 'minted-by-a-token'], { env });
+    expect(created.code).toBe(6);
+    expect(created.stderr).toContain('[org_token_not_allowed]; use a personal token or `trellis login`');
+    const invitations = await runTrellis(['orgs', 'invitations'], { env });
+    expect(invitations.code).toBe(6);
+    expect(invitations.stderr).toContain('cannot read invitations');
+  });
 });

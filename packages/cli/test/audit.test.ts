@@ -76,14 +76,18 @@ describe('trellis audit', () => {
   it("shows an organization's log to its owner, and refuses it to a viewer", async () => {
     expect((await asOwner('orgs', 'create', 'platform')).code).toBe(0);
     expect((await asOwner('orgs', 'members', 'add', 'platform', 'vera@example.com', '--role', 'viewer')).code).toBe(0);
+    // Vera joins by accepting the invitation (issue 23); both steps are in the organization's log.
+    expect((await asViewer('orgs', 'invitations', 'accept', 'platform')).code).toBe(0);
     const ofOrg = json<Entry[]>(await asOwner('audit', '--org', 'platform', '--json'));
-    expect(ofOrg.map((entry) => entry.action)).toEqual(['member.add', 'org.create']);
+    expect(ofOrg.map((entry) => entry.action)).toEqual(['member.accept', 'member.add', 'org.create']);
     expect(
       json<Entry[]>(await asOwner('audit', '--org', 'platform', '--actor', 'admin@localhost', '--json')),
     ).toHaveLength(2);
-    expect(json<Entry[]>(await asOwner('audit', '--org', 'platform', '--actor', 'vera@example.com', '--json'))).toEqual(
-      [],
-    );
+    expect(
+      json<Entry[]>(await asOwner('audit', '--org', 'platform', '--actor', 'vera@example.com', '--json')).map(
+        (entry) => entry.action,
+      ),
+    ).toEqual(['member.accept']);
 
     const refused = await asViewer('audit', '--org', 'platform');
     expect(refused.code).toBe(6);

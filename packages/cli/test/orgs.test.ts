@@ -1,6 +1,8 @@
 /**
  * `trellis orgs …` and `--org`, the built binary against the real control plane (issue 12): an
- * owner makes an organization, adds a viewer, puts a vineyard and an agent in it; the viewer reads
+ * owner makes an organization, invites a viewer, who sees the invitation and nothing else of the
+ * organization until `trellis orgs invitations accept` (issue 23); the owner puts a vineyard and an
+ * agent in it; the viewer reads
  * it and is told, in their terms and with exit code 6, what their role does not allow; a removed
  * member no longer finds the organization; an admin renames, a member leaves, an owner deletes (and
  * is told `org_busy` while a job is queued).
@@ -8,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunResult, runTrellis, startWithSecondPerson, TempHome, TestServer, userClient } from './harness.js';
 
-describe('trellis orgs and --org', () => {
+describe('trellis orgs and --org', { timeout: 120_000 }, () => {
   const server = new TestServer();
   const ownerHome = new TempHome();
   const viewerHome = new TempHome();
@@ -53,10 +55,26 @@ describe('trellis orgs and --org', () => {
     expect(taken.stderr).toContain('[org_name_taken]');
   });
 
-  it('adds a member by email and lists the members', async () => {
+  it('invites a member by email, who accepts and is listed; declining removes an invitation', async () => {
     const added = await asOwner('orgs', 'members', 'add', 'platform', 'vera@example.com', '--role', 'viewer');
     expect(added.code).toBe(0);
-    expect(added.stderr).toContain('Added vera@example.com to platform as viewer');
+    expect(added.stderr).toContain('Invited vera@example.com to platform as viewer; they join when they accept');
+    // Issue 23: an invitation; vera sees it, and nothing of the organization yet.
+    expect(json<unknown[]>(await asViewer('orgs', 'list', '--json'))).toEqual([]);
+    const pending = await asViewer('orgs', 'invitations');
+    expect(pending.code).toBe(0);
+    expect(pending.stdout).toMatch(/^ORGANIZATION\s+ROLE\s+INVITED BY\s+SENT\s+ID$/m);
+    expect(pending.stdout).toMatch(/^platform\s+viewer\s+admin@localhost\s/m);
+    const listed = json<{ id: string; org_name: string }[]>(await asViewer('orgs', 'invitations', 'list', '--json'));
+    expect(listed).toEqual([expect.objectContaining({ org_id: orgId, org_name: 'platform', role: 'viewer' })]);
+    const unknown = await asViewer('orgs', 'invitations', 'accept', 'elsewhere');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no pending invitation to "elsewhere": your pending invitations are to platform');
+    const accepted = await asViewer('orgs', 'invitations', 'accept', 'PLATFORM');
+    expect(accepted.code).toBe(0);
+    expect(accepted.stderr).toContain('You joined platform as viewer');
+    expect(json<unknown[]>(await asViewer('orgs', 'invitations', '--json'))).toEqual([]);
+    expect((await asViewer('orgs', 'invitations')).stderr).toContain('You have no pending invitation.');
 
     const invited = json<{ status: string; user_id: string | null }>(
       await asOwner('orgs', 'members', 'add', orgId, 'nobody-yet@example.com', '--role', 'operator', '--json'),
@@ -144,6 +162,32 @@ describe('trellis orgs and --org', () => {
     const register = await asViewer('workers', 'register', '--name', 'rogue', '--org', orgId);
     expect(register.code).toBe(6);
     expect(register.stderr).toContain('your role in platform is viewer; this needs admin');
+
+    // A notification's URL is a credential: the viewer sees scheme and host only (issue 23).
+    const url = 'https://1.1.1.1/services/T000/B000/secret-part-of-the-url';
+    const created = await asOwner(
+      'notifications',
+      'create',
+      '--name',
+      'ops',
+      '--kind',
+      'slack',
+      '--url',
+      url,
+      '--event',
+      'job.failed',
+      '--org',
+      orgId,
+      '--json',
+    );
+    const id = json<{ id: string }>(created).id;
+    expect(json<{ url: string }>(await asOwner('notifications', 'show', id, '--json')).url).toBe(url);
+    const shown = await asViewer('notifications', 'show', id);
+    expect(shown.stdout).toContain('URL:       https://1.1.1.1/… (the rest is shown to admins only)');
+    expect(shown.stdout).not.toContain('secret-part');
+    expect(json<{ url_masked: boolean }>(await asViewer('notifications', 'show', id, '--json')).url_masked).toBe(true);
+    expect((await asViewer('notifications', 'list', '--json')).stdout).not.toContain('secret-part');
+    expect((await asOwner('notifications', 'delete', id)).code).toBe(0);
   });
 
   it('changes a role and removes a member by email or id; the last owner stays', async () => {
@@ -181,10 +225,20 @@ describe('trellis orgs and --org', () => {
     expect(byId.stderr).toContain('[org_not_found]');
     expect(json<unknown[]>(await asViewer('vineyards', 'list', '--json'))).toEqual([]);
   });
-  it('renames an organization as its admin; a viewer is refused, and an admin may not delete it', async () => {
-    const labId = (await asOwner('orgs', 'create', 'lab')).stdout.trim();
+  let labId: string;
+  it('accepts an invitation by its id', async () => {
+    labId = (await asOwner('orgs', 'create', 'lab')).stdout.trim();
     expect((await asOwner('orgs', 'members', 'add', 'lab', 'vera@example.com', '--role', 'viewer')).code).toBe(0);
+    const invitation = json<{ id: string }[]>(await asViewer('orgs', 'invitations', '--json'))[0]?.id as string;
+    expect(
+      json<{ id: string; role: string }>(await asViewer('orgs', 'invitations', 'accept', invitation, '--json')),
+    ).toMatchObject({
+      id: labId,
+      role: 'viewer',
+    });
+  });
 
+  it('renames an organization as its admin; a viewer is refused, and an admin may not delete it', async () => {
     const refused = await asViewer('orgs', 'rename', 'lab', 'vera-lab');
     expect(refused.code).toBe(6);
     expect(refused.stderr).toContain('your role in lab is viewer; this needs admin');
@@ -211,6 +265,20 @@ describe('trellis orgs and --org', () => {
     expect(json<{ name: string }[]>(await asViewer('orgs', 'list', '--json')).map((org) => org.name)).toEqual([
       'research-2',
     ]);
+  });
+
+  it('declines an invitation: it is gone, and the organization stays out of sight', async () => {
+    expect((await asOwner('orgs', 'create', 'spam')).code).toBe(0);
+    expect((await asOwner('orgs', 'members', 'add', 'spam', 'vera@example.com', '--role', 'owner')).code).toBe(0);
+    const declined = await asViewer('orgs', 'invitations', 'decline', 'spam', '--json');
+    expect(json<{ org_name: string; role: string }>(declined)).toMatchObject({ org_name: 'spam', role: 'owner' });
+    expect(json<unknown[]>(await asViewer('orgs', 'invitations', '--json'))).toEqual([]);
+    expect(json<{ name: string }[]>(await asViewer('orgs', 'list', '--json')).map((org) => org.name)).not.toContain(
+      'spam',
+    );
+    const members = json<{ members: { email: string }[] }>(await asOwner('orgs', 'show', 'spam', '--json')).members;
+    expect(members.map((member) => member.email)).toEqual(['admin@localhost']);
+    expect((await asOwner('orgs', 'delete', 'spam', '--yes')).code).toBe(0);
   });
 
   it('shows whether each member has joined', async () => {

@@ -74,7 +74,11 @@ describe('OIDC cloud identities in the CLI', () => {
       issuer: WEB_URL,
       audience: 'sts.amazonaws.com',
     });
-    expect(payload.sub).toMatch(/^owner:.+:vineyard:production:vine:aws-oidc:job_type:PLAN$/);
+    // Issue 23: ids, never names; the vine's name is in its own claim.
+    expect(payload.sub).toBe(
+      `vineyard:${claimed?.job.vineyard_id}:vine:${claimed?.job.vine_id}:job_type:PLAN:run:standard`,
+    );
+    expect(payload).toMatchObject({ trellis_vine_name: 'aws-oidc', trellis_vineyard_name: 'production' });
     await agent.reportStatus(claimed?.job.id as string, { status: 'SUCCESS' });
   });
 

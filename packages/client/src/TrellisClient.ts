@@ -48,6 +48,7 @@ import type {
   WhoAmIAnswer,
   WorkerRecordView,
   AddMemberRequest,
+  InvitationView,
   OrgMemberView,
   OrgRoleName,
   OrgView,
@@ -413,6 +414,19 @@ export class TrellisClient {
   }
   addMember(orgId: string, input: AddMemberRequest): Promise<OrgMemberView> {
     return this.json('POST', `/api/orgs/${encodeURIComponent(orgId)}/members`, { body: input });
+  }
+
+  /** The caller's pending invitations (issue 23). */
+  async listInvitations(): Promise<InvitationView[]> {
+    return (await this.json<{ invitations: InvitationView[] }>('GET', '/api/invitations')).invitations;
+  }
+
+  async acceptInvitation(id: string): Promise<OrgView> {
+    return this.json('POST', `/api/invitations/${encodeURIComponent(id)}/accept`);
+  }
+
+  async declineInvitation(id: string): Promise<void> {
+    await this.send('POST', `/api/invitations/${encodeURIComponent(id)}/decline`, {});
   }
   /** Every member, joined and pending, oldest first (walks all pages). */
   listMembers(orgId: string): Promise<OrgMemberView[]> {

@@ -24,7 +24,12 @@ export const NotificationRecord = z.object({
   id: uuid,
   name: z.string(),
   kind: z.enum(NOTIFICATION_KINDS),
-  url: z.string(),
+  url: z
+    .string()
+    .describe(
+      'the receiver: in full for those who manage the owner’s notifications (admins); for anyone else only scheme and host, `https://hooks.slack.com/…` (a Slack or webhook URL is a credential)',
+    ),
+  url_masked: z.boolean().describe('true when `url` shows only scheme and host'),
   events: z.array(NotificationEventSchema),
   vineyard_id: uuid.nullable(),
   org_id: uuid.nullable(),

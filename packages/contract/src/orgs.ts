@@ -30,11 +30,26 @@ export const OrgMember = z.object({
   email: z.string(),
   user_id: uuid.nullable().describe('null while pending'),
   role: OrgRoleSchema,
-  status: z.enum(['active', 'pending']).describe('pending: invited by an email that has not signed in yet'),
+  status: z
+    .enum(['active', 'pending'])
+    .describe('pending: invited, not accepted yet (the person sees nothing of the organization until they accept)'),
   created_at: isoTime,
   joined_at: isoTime.nullable(),
+  invited_by: uuid.nullable().describe('the user id of the member who sent the invitation; null for the creator'),
 });
 export const OrgMemberList = z.object({ members: z.array(OrgMember) });
 export const AddMemberBody = z.object({ email: z.string().min(3).max(320), role: OrgRoleSchema });
 export const SetMemberRoleBody = z.object({ role: OrgRoleSchema });
 export const MemberParams = z.object({ id: uuid, member_id: uuid });
+
+/** An invitation as the invited person sees it (`GET /api/invitations`). */
+export const Invitation = z.object({
+  id: uuid.describe('the invitation (the pending membership): what `/api/invitations/{id}/accept` names'),
+  org_id: uuid,
+  org_name: z.string(),
+  role: OrgRoleSchema.describe('the role the person gets on accepting'),
+  email: z.string().describe('the email it was sent to: the caller’s'),
+  invited_by: z.string().nullable().describe('the email of the member who sent it; null when unknown'),
+  created_at: isoTime,
+});
+export const InvitationList = z.object({ invitations: z.array(Invitation) });

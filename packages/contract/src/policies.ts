@@ -11,7 +11,7 @@ export const PolicyEnforcementSchema = z
 const PolicyModule = z
   .string()
   .describe(
-    `Rego (v1) source with a \`deny\` rule yielding messages, in any package; at most ${MAX_POLICY_MODULE_BYTES} bytes. Checked with OPA when saved (\`422 policy_invalid\` with the engine's message) if the server has the \`opa\` binary`,
+    `Rego (v1) source with a \`deny\` rule yielding messages, in any package; at most ${MAX_POLICY_MODULE_BYTES} bytes (\`413 policy_too_large\`). Checked with OPA when saved (\`422 policy_invalid\` with the engine's message; \`429 policy_checks_busy\` when the server is checking as many as it may at once) if the server has the \`opa\` binary, after the caller's role is checked`,
   );
 
 export const CreatePolicyBody = z.object({

@@ -42,7 +42,7 @@ import type {
   VineyardSummary,
   Worker,
 } from './records.js';
-import type { AddMemberBody, Org, OrgMember, OrgRoleSchema } from './orgs.js';
+import type { AddMemberBody, Invitation, Org, OrgMember, OrgRoleSchema } from './orgs.js';
 import type { PublishReleaseBody, TendrilBody } from './releases.js';
 import type { AuditEntry, ListAuditQuery } from './audit.js';
 import type { ApiTokenRecord, CreatedToken, CreateTokenBody } from './tokens.js';
@@ -101,6 +101,7 @@ export type AuditListRequest = Omit<z.input<typeof ListAuditQuery>, 'limit' | 'c
 export type OrgView = z.output<typeof Org>;
 export type OrgMemberView = z.output<typeof OrgMember>;
 export type OrgRoleName = z.output<typeof OrgRoleSchema>;
+export type InvitationView = z.output<typeof Invitation>;
 
 // ---- requests
 export type CreateNotificationRequest = z.input<typeof CreateNotificationBody>;

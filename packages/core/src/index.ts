@@ -118,6 +118,7 @@ export * from './usecases/notificationOutbox.js';
 export * from './usecases/NotificationUseCases.js';
 export * from './usecases/OperationsUseCases.js';
 export * from './usecases/OrgUseCases.js';
+export * from './usecases/InvitationUseCases.js';
 export * from './usecases/PolicyUseCases.js';
 export * from './usecases/PlanArtifactUseCases.js';
 export * from './usecases/PlanReviewUseCases.js';

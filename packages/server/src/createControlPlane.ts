@@ -155,7 +155,12 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     providers: register.providers ?? buildProviders(config),
     vcs: register.vcs ?? buildVcs(config),
     webhooks: register.webhookSender ?? new NodeWebhookSender(),
-    policyCompiler: register.policyCompiler ?? new OpaPolicyCompiler(config.opaBin),
+    policyCompiler:
+      register.policyCompiler ??
+      new OpaPolicyCompiler(config.opaBin, {
+        concurrency: config.policyCheckConcurrency,
+        queue: config.policyCheckQueue,
+      }),
     jws: register.jwsSigner ?? new JoseJwsSigner(),
     rateLimits: database.rateLimits,
     settings: register.settings ?? coreSettings(config, publicUrl),

@@ -196,6 +196,9 @@ describeEachDialect('audit log', (dialect) => {
     ]);
     // A viewer of the organization may not read it; a stranger does not see the organization.
     const vera = await server.accessToken('vera@example.com');
+    // Issue 23: the invitation makes vera a viewer once she accepts it.
+    const accepted = await call('POST', `/api/invitations/${member.body.id}/accept`, undefined, vera);
+    expect(accepted).toMatchObject({ status: 200, body: { id: orgId, role: 'viewer' } });
     expect(await call('GET', `/api/audit?org_id=${orgId}`, undefined, vera)).toMatchObject({
       status: 403,
       body: { code: 'insufficient_role', required_role: 'admin', role: 'viewer' },

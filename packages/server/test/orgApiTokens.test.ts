@@ -6,6 +6,7 @@
  * are another part of the issue); every token is then used over HTTP.
  */
 import type { UserActor } from '@trellis/core';
+import { addAcceptedMember } from '@trellis/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type RunningControlPlane, startControlPlane } from './support/controlPlane.js';
 import { describeEachDialect } from './support/dialects.js';
@@ -63,9 +64,10 @@ describeEachDialect('organization API tokens', (dialect) => {
     const olive = person('olive').actor;
     orgId = (await orgs.create(olive, { name: `platform-${dialect}` })).id;
     otherOrgId = (await orgs.create(olive, { name: `elsewhere-${dialect}` })).id;
-    await orgs.addMember(olive, orgId, { email: 'adam@example.com', role: 'admin' });
-    await orgs.addMember(olive, orgId, { email: 'oscar@example.com', role: 'operator' });
-    await orgs.addMember(olive, orgId, { email: 'vera@example.com', role: 'viewer' });
+    const useCases = server.controlPlane.useCases;
+    await addAcceptedMember(useCases, olive, orgId, person('adam').actor, 'admin');
+    await addAcceptedMember(useCases, olive, orgId, person('oscar').actor, 'operator');
+    await addAcceptedMember(useCases, olive, orgId, person('vera').actor, 'viewer');
     const vineyards = server.controlPlane.useCases.vineyards;
     orgVineyardId = (await vineyards.create(olive, { name: 'org-yard', org_id: orgId })).id;
     otherVineyardId = (await vineyards.create(olive, { name: 'other-yard', org_id: otherOrgId })).id;
@@ -142,7 +144,7 @@ describeEachDialect('organization API tokens', (dialect) => {
       status: 401,
       body: { code: 'invalid_token' },
     });
-    await orgs.addMember(person('olive').actor, orgId, { email: 'adam@example.com', role: 'admin' });
+    await addAcceptedMember(server.controlPlane.useCases, person('olive').actor, orgId, person('adam').actor, 'admin');
   });
 
   it("lists the organization's tokens for its admins only, and lets them revoke any of them", async () => {

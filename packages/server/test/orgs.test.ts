@@ -2,10 +2,10 @@
  * Organizations over HTTP on SQLite and Postgres (issue 12): real people signed in through a real
  * OpenID Provider (oidc-provider on loopback) and the CLI device login; each role tries every
  * action the API offers; non-members and removed members see nothing; agent pools claim only
- * their organization's jobs; pending members join on first sign-in; the last owner stays.
+ * their organization's jobs; members join by accepting their invitation (issue 23); the last owner stays.
  */
 import { TrellisApiError, TrellisClient } from '@trellis/client';
-import { INLINE_MAIN_TF } from '@trellis/testkit';
+import { INLINE_MAIN_TF, joinOrg } from '@trellis/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestBrowser } from '../../providers/test/support/browser.js';
 import { LocalOidcIssuer } from '../../providers/test/support/localOidcIssuer.js';
@@ -92,7 +92,7 @@ describeEachDialect('organizations, roles and agent pools', (dialect) => {
   let orgId: string;
   let bobMemberId: string;
 
-  it('makes the creator the owner; adds a signed-in person at once and an unknown email as pending, who joins on first sign-in', async () => {
+  it('makes the creator the owner; invites a signed-in person and an unknown email alike, each joining by accepting', async () => {
     ada = (await signIn('ada')).client;
     ({ client: bob, token: bobToken } = await signIn('bob'));
     const org = await ada.createOrg('platform');
@@ -100,14 +100,19 @@ describeEachDialect('organizations, roles and agent pools', (dialect) => {
     orgId = org.id;
     expect(await outcome(() => bob.createOrg('platform'))).toBe('409 org_name_taken');
     const bobMember = await ada.addMember(orgId, { email: 'bob@example.test', role: 'viewer' });
-    expect(bobMember).toMatchObject({ status: 'active', role: 'viewer', joined_at: expect.any(String) });
+    // Issue 23: an invitation, not a membership, until bob accepts it.
+    expect(bobMember).toMatchObject({ status: 'pending', role: 'viewer', user_id: null, joined_at: null });
+    expect(await outcome(() => bob.getOrg(orgId))).toBe('404 org_not_found');
     bobMemberId = bobMember.id;
     expect(await outcome(() => ada.addMember(orgId, { email: 'BOB@example.test', role: 'admin' }))).toBe(
       '409 member_exists',
     );
+    await bob.acceptInvitation(bobMember.id);
     const pending = await ada.addMember(orgId, { email: 'cy@example.test', role: 'operator' });
     expect(pending).toMatchObject({ status: 'pending', user_id: null, joined_at: null });
     const cy = (await signIn('cy')).client;
+    expect(await outcome(() => cy.getOrg(orgId))).toBe('404 org_not_found');
+    await cy.acceptInvitation(pending.id);
     expect(await cy.getOrg(orgId)).toMatchObject({ id: orgId, role: 'operator' });
     const members = await bob.listMembers(orgId);
     expect(members.map((member) => [member.email, member.role, member.status])).toEqual([
@@ -179,7 +184,7 @@ describeEachDialect('organizations, roles and agent pools', (dialect) => {
       if (owner) await ada.removeMember(orgId, owner.id);
       // org.delete (owner): a throwaway organization, so the suite's goes on.
       const throwaway = await ada.createOrg(`throwaway-${tag}`);
-      await ada.addMember(throwaway.id, { email: 'bob@example.test', role });
+      await joinOrg(ada, bob, throwaway.id, 'bob@example.test', role);
       expect(await outcome(() => bob.deleteOrg(throwaway.id))).toBe(at('owner'));
       if (role !== 'owner') await ada.deleteOrg(throwaway.id);
       // Everything queued here is cancelled, so the organization stays deletable.
@@ -238,7 +243,7 @@ describeEachDialect('organizations, roles and agent pools', (dialect) => {
       expect(await outsider.listOrgs()).toEqual([]);
     }
     await ada.cancelJob(job.id);
-    bobMemberId = (await ada.addMember(orgId, { email: 'bob@example.test', role: 'admin' })).id;
+    bobMemberId = await joinOrg(ada, bob, orgId, 'bob@example.test', 'admin');
   });
 
   it('lists personal and organization records newest first, across owners, filtered by org_id', async () => {

@@ -8,7 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TrellisApiError, TrellisClient } from '@trellis/client';
-import type { TestDatabase } from '@trellis/testkit';
+import { joinOrg, type TestDatabase } from '@trellis/testkit';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -111,8 +111,8 @@ describeEachDialect('plan approvals and overrides over HTTP', (dialect) => {
     cy = await plane.userClient('cy@example.test');
     const org = await ada.createOrg('platform');
     orgId = org.id;
-    await ada.addMember(orgId, { email: 'bob@example.test', role: 'operator' });
-    await ada.addMember(orgId, { email: 'cy@example.test', role: 'admin' });
+    await joinOrg(ada, bob, orgId, 'bob@example.test', 'operator');
+    await joinOrg(ada, cy, orgId, 'cy@example.test', 'admin');
     vineyardId = (await ada.createVineyard('prod', { orgId })).id;
     const { worker_id, worker_token } = await ada.registerWorker({ name: 'pool', orgId });
     agent = new TrellisClient({
@@ -240,9 +240,8 @@ describeEachDialect('plan approvals and overrides over HTTP', (dialect) => {
   });
 
   it('a viewer sees the plan but cannot approve it; a drift check or a deploy cannot be approved', async () => {
-    await plane.userClient('dan@example.test');
-    await ada.addMember(orgId, { email: 'dan@example.test', role: 'viewer' });
     const dan = await plane.userClient('dan@example.test');
+    await joinOrg(ada, dan, orgId, 'dan@example.test', 'viewer');
     const vine = await newVine('viewers');
     const job = await plan(bob, vine.id);
     expect((await dan.getJob(job.id)).approval).toBeNull();

@@ -6,6 +6,7 @@
  */
 import { TrellisApiError, type TrellisClient } from '@trellis/client';
 import { coreServices, type SecretBox, sealProviderTokens, systemScope, type UnitOfWork } from '@trellis/core';
+import { joinOrg } from '@trellis/testkit';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { type RunningControlPlane, startControlPlane, vineyardWithConfiguration } from './support/controlPlane.js';
@@ -144,7 +145,7 @@ describeEachDialect('connecting a vine to a repository', (dialect) => {
   it("in an organization: admins connect (the org's rows, under row-level security on Postgres), operators only read", async () => {
     const bob = await server.userClient('bob@example.test');
     const org = await client.createOrg(`platform-${dialect}`);
-    await client.addMember(org.id, { email: 'bob@example.test', role: 'operator' });
+    await joinOrg(client, bob, org.id, 'bob@example.test', 'operator');
     const vineyard = await client.createVineyard('org-vcs', { orgId: org.id });
     const configuration = await client.createConfiguration({
       name: 'org-web',

@@ -59,6 +59,7 @@ describeWithPostgres('row-level security of api_tokens on Postgres', postgres, (
         role: 'admin',
         created_at: now,
         joined_at: now,
+        invited_by: null,
       });
     });
     alicePersonal = await store.uow.run(ownerScope(alice), (stores) => stores.apiTokens.create(token(alice)));

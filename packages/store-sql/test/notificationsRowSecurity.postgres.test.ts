@@ -41,6 +41,7 @@ describeWithPostgres('row-level security of notifications on Postgres', postgres
         role: 'admin',
         created_at: now,
         joined_at: now,
+        invited_by: null,
       });
     });
     const withDelivery = (ownerId: string, notification: Notification, actor?: string) =>

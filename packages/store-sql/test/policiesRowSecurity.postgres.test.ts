@@ -41,6 +41,7 @@ describeWithPostgres('row-level security of policies on Postgres', postgres, () 
         role: 'admin',
         created_at: now,
         joined_at: now,
+        invited_by: null,
       });
     });
     const create = (ownerId: string, policy: Policy, actor?: string) =>

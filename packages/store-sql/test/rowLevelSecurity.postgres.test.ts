@@ -345,6 +345,7 @@ async function seedOrg(
           role: member.role,
           created_at: now,
           joined_at: member.user === null ? null : now,
+          invited_by: null,
         }),
       );
     }

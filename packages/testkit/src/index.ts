@@ -11,3 +11,4 @@ export * from './fixtures.js';
 export * from './gitServer.js';
 export * from './gitJobs.js';
 export * from './prometheusText.js';
+export * from './orgMembers.js';

@@ -289,14 +289,15 @@ export function createWebRouter(options: WebOptions): Router {
           ? {
               oidc: {
                 issuer: useCases.workloadIdentity.discovery().issuer,
-                deploySubject: jobTokenSubject(
-                  {
-                    ownerName: roles.org(vine.owner_id)?.name ?? user.email,
-                    vineyardName: vineyard?.name ?? vine.vineyard_id,
-                    vineName: vine.name,
-                  },
-                  'DEPLOY',
-                ),
+                subjects: {
+                  deploy: jobTokenSubject({ vineyard_id: vine.vineyard_id, vine_id: vine.id }, 'DEPLOY', 'standard'),
+                  plan: jobTokenSubject({ vineyard_id: vine.vineyard_id, vine_id: vine.id }, 'PLAN', 'standard'),
+                  speculative: jobTokenSubject(
+                    { vineyard_id: vine.vineyard_id, vine_id: vine.id },
+                    'PLAN',
+                    'speculative',
+                  ),
+                },
               },
             }
           : {}),
@@ -356,24 +357,42 @@ export function createWebRouter(options: WebOptions): Router {
 
   // ---- organizations (issue 12): every change goes through the same use cases as the API.
 
-  router.get(
-    '/orgs',
+  /** The organizations page: the person's organizations and invitations, and what a failed form said. */
+  const listOrgs = async ({ user, base, now }: PageContext, more: { problem?: FormProblem; name?: string } = {}) =>
+    orgsPage({ base, orgs: await orgsOf(user), invitations: await useCases.invitations.list(user), now, ...more });
+
+  router.get('/orgs', headers, signedIn(listOrgs));
+
+  // Invitations (issue 23): accepting opens the organization joined; declining stays on the list.
+  router.post(
+    '/orgs/invitations/:id/:answer',
     headers,
-    signedIn(async ({ user, base, now }) => orgsPage({ base, orgs: await orgsOf(user), now })),
+    ...sameOriginForm,
+    signedIn(async (context) => {
+      const { id, answer } = context.req.params;
+      try {
+        if (answer === 'accept')
+          return new Redirect(`/orgs/${(await useCases.invitations.accept(context.user, id)).id}`);
+        if (answer !== 'decline') throw new NotFoundError('invitation');
+        await useCases.invitations.decline(context.user, id);
+        return new Redirect('/orgs');
+      } catch (error) {
+        return listOrgs(context, { problem: formProblem(error) });
+      }
+    }),
   );
 
   router.post(
     '/orgs',
     headers,
     ...sameOriginForm,
-    signedIn(async ({ req, user, base, now }) => {
-      const name = formField(req, 'name');
+    signedIn(async (context) => {
+      const name = formField(context.req, 'name');
       try {
-        const org = await useCases.orgs.create(user, { name });
+        const org = await useCases.orgs.create(context.user, { name });
         return new Redirect(`/orgs/${org.id}`);
       } catch (error) {
-        const problem = formProblem(error);
-        return orgsPage({ base, orgs: await orgsOf(user), now, problem, name: name ?? '' });
+        return listOrgs(context, { problem: formProblem(error), name: name ?? '' });
       }
     }),
   );

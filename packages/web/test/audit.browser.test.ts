@@ -5,6 +5,7 @@
  * too low.
  */
 import type { UserActor } from '@trellis/core';
+import { addAcceptedMember } from '@trellis/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROWSER_TEST_TIMEOUT_MS, clickAndFollow, findChromium, screenshot, TestBrowser } from './support/browser.js';
@@ -44,8 +45,10 @@ describe.skipIf(!chromiumPath)('the audit log page in Chromium', { timeout: BROW
     const ownerUser = await useCases.auth.ensureUser({ email: 'olga@example.com' });
     const owner: UserActor = { userId: ownerUser.id, email: ownerUser.email };
     orgId = (await useCases.orgs.create(owner, { name: 'platform' })).id;
-    await useCases.orgs.addMember(owner, orgId, { email: 'adam@example.com', role: 'admin' });
-    await useCases.orgs.addMember(owner, orgId, { email: 'vera@example.com', role: 'viewer' });
+    const adamUser = await useCases.auth.ensureUser({ email: 'adam@example.com' });
+    await addAcceptedMember(useCases, owner, orgId, { userId: adamUser.id, email: adamUser.email }, 'admin');
+    const veraUser = await useCases.auth.ensureUser({ email: 'vera@example.com' });
+    await addAcceptedMember(useCases, owner, orgId, { userId: veraUser.id, email: veraUser.email }, 'viewer');
   });
   afterAll(async () => {
     for (const context of contexts) await context.close();

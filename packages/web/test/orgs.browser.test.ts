@@ -1,12 +1,15 @@
 /**
  * Organizations in the web interface, in Chromium (issue 12): two real people signed in through a
  * real OpenID Connect issuer on loopback, a viewer and an admin of one organization, see what their
- * role allows and only the buttons their role may use; the admin manages members with the forms;
+ * role allows and only the buttons their role may use; an invited person sees the invitation and
+ * nothing of the organization until they accept it on the page, or decline it (issue 23); the
+ * admin manages members with the forms;
  * the switcher filters the lists; a form the role may not send is refused with the reason; an
  * admin renames the organization, an owner deletes one by typing its name (told `org_busy` while a
  * job is queued), a member leaves.
  */
 import type { UserActor } from '@trellis/core';
+import { addAcceptedMember } from '@trellis/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser } from './support/browser.js';
@@ -56,8 +59,12 @@ describe.skipIf(!chromiumPath)(
       const ownerUser = await useCases.auth.ensureUser({ email: 'olga@example.com' });
       owner = { userId: ownerUser.id, email: ownerUser.email };
       orgId = (await useCases.orgs.create(owner, { name: 'platform' })).id;
-      await useCases.orgs.addMember(owner, orgId, { email: 'adam@example.com', role: 'admin' });
+      // Adam accepts his invitation through the use cases; Vera answers hers on the page (below).
+      const adamUser = await useCases.auth.ensureUser({ email: 'adam@example.com' });
+      await addAcceptedMember(useCases, owner, orgId, { userId: adamUser.id, email: adamUser.email }, 'admin');
       await useCases.orgs.addMember(owner, orgId, { email: 'vera@example.com', role: 'viewer' });
+      const spamId = (await useCases.orgs.create(owner, { name: 'unwanted' })).id;
+      await useCases.orgs.addMember(owner, spamId, { email: 'vera@example.com', role: 'owner' });
       const vineyard = await useCases.vineyards.create(owner, { name: 'shared-prod', org_id: orgId });
       const vine = await useCases.vines.create(owner, {
         name: 'edge',
@@ -77,6 +84,29 @@ describe.skipIf(!chromiumPath)(
       await browser?.close();
       await server?.close();
       await new Promise((resolve) => issuer?.server.close(resolve));
+    });
+
+    it('shows an invited person the invitations and nothing of the organizations until they answer', async () => {
+      await viewer.goto(`${web}/orgs`);
+      expect(await viewer.locator('tr[data-org]').count()).toBe(0);
+      const invitation = viewer.locator('tr[data-invitation="platform"]');
+      expect(await invitation.locator('[data-role-badge]').textContent()).toBe('viewer');
+      expect(await invitation.textContent()).toContain('olga@example.com');
+      // No organization yet, so no switcher.
+      expect(await viewer.locator('#org-switcher').count()).toBe(0);
+      await screenshot(viewer, 'orgs-invitations');
+      const before = await viewer.goto(`${web}/orgs/${orgId}`);
+      expect(before?.status()).toBe(404);
+
+      await viewer.goto(`${web}/orgs`);
+      await viewer.locator('tr[data-invitation="unwanted"] [data-decline]').click();
+      await viewer.locator('tr[data-invitation="unwanted"]').waitFor({ state: 'detached' });
+      expect(await viewer.locator('tr[data-org="unwanted"]').count()).toBe(0);
+      await viewer.locator('tr[data-invitation="platform"] [data-accept]').click();
+      await viewer.waitForURL(`${web}/orgs/${orgId}`);
+      expect(await viewer.locator('[data-my-role]').getAttribute('data-my-role')).toBe('viewer');
+      await viewer.goto(`${web}/orgs`);
+      expect(await viewer.locator('[data-invitations]').count()).toBe(0);
     });
 
     it('shows a viewer the organization and its members, read only', async () => {
@@ -120,6 +150,27 @@ describe.skipIf(!chromiumPath)(
       await viewer.goto(`${web}/jobs?org_id=${orgId}`);
       expect(await viewer.locator(`a[href="/jobs/${jobId}"]`).count()).toBe(1);
       expect(await viewer.locator('#org-switcher').inputValue()).toBe(orgId);
+    });
+
+    it("shows a viewer a notification's URL up to its host, an admin all of it", async () => {
+      const url = 'https://1.1.1.1/services/T000/B000/secret-part-of-the-url';
+      const created = await server.useCases.notifications.create(owner, {
+        name: 'ops',
+        kind: 'slack',
+        url,
+        events: ['job.failed'],
+        org_id: orgId,
+      });
+      await viewer.goto(`${web}/notifications?org_id=${orgId}`);
+      const row = viewer.locator(`#notification-${created.id}`);
+      expect(await row.locator('code').textContent()).toBe('https://1.1.1.1/…');
+      expect(await row.textContent()).toContain('the rest is shown to admins only');
+      expect(await viewer.content()).not.toContain('secret-part');
+      await viewer.goto(`${web}/notifications/${created.id}`);
+      expect(await viewer.content()).not.toContain('secret-part');
+      await admin.goto(`${web}/notifications?org_id=${orgId}`);
+      expect(await admin.locator(`#notification-${created.id} code`).textContent()).toBe(url);
+      await server.useCases.notifications.delete(owner, created.id);
     });
 
     it("refuses a viewer's member form, saying which role it needs", async () => {
@@ -233,7 +284,7 @@ describe.skipIf(!chromiumPath)(
       expect(await admin.locator('[data-cancel-job]').isVisible()).toBe(true);
     });
 
-    it('lets someone invited by email join on their first sign-in', async () => {
+    it('lets someone invited by email join after their first sign-in, by accepting', async () => {
       await admin.goto(`${web}/orgs/${orgId}`);
       await admin.fill('#member-email', 'pia@example.com');
       await admin.click('form[data-add-member] button[type=submit]');
@@ -242,8 +293,12 @@ describe.skipIf(!chromiumPath)(
       expect(await invited.textContent()).toContain('pending');
 
       const pia = await signedIn('pia');
+      expect(await pia.locator('#org-switcher').count()).toBe(0);
+      await pia.goto(`${web}/orgs`);
+      expect(await pia.locator('tr[data-invitation="platform"]').textContent()).toContain('adam@example.com');
+      await pia.locator('tr[data-invitation="platform"] [data-accept]').click();
+      await pia.waitForURL(`${web}/orgs/${orgId}`);
       expect(await pia.locator('#org-switcher option').allTextContents()).toEqual(['All', 'Personal', 'platform']);
-      await pia.goto(`${web}/orgs/${orgId}`);
       expect(await pia.locator('[data-my-role]').getAttribute('data-my-role')).toBe('viewer');
       expect(await pia.locator('tr[data-member="pia@example.com"]').textContent()).toContain('active');
     });

@@ -7,6 +7,7 @@
  */
 import { TrellisClient } from '@trellis/client';
 import type { UserActor } from '@trellis/core';
+import { addAcceptedMember } from '@trellis/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser } from './support/browser.js';
@@ -84,8 +85,10 @@ describe.skipIf(!chromiumPath)(
       const admin = await useCases.auth.ensureUser({ email: ADMIN_EMAIL });
       const adminActor: UserActor = { userId: admin.id, email: admin.email };
       const orgId = (await useCases.orgs.create(adminActor, { name: 'platform' })).id;
-      await useCases.orgs.addMember(adminActor, orgId, { email: 'otto@example.com', role: 'operator' });
-      await useCases.orgs.addMember(adminActor, orgId, { email: 'vera@example.com', role: 'viewer' });
+      const ottoUser = await useCases.auth.ensureUser({ email: 'otto@example.com' });
+      await addAcceptedMember(useCases, adminActor, orgId, { userId: ottoUser.id, email: ottoUser.email }, 'operator');
+      const veraUser = await useCases.auth.ensureUser({ email: 'vera@example.com' });
+      await addAcceptedMember(useCases, adminActor, orgId, { userId: veraUser.id, email: veraUser.email }, 'viewer');
       const vineyard = await useCases.vineyards.create(adminActor, { name: 'prod', org_id: orgId });
       vineId = (
         await useCases.vines.create(adminActor, {

@@ -95,6 +95,12 @@ describe.skipIf(!chromiumPath)('cloud identities on the vine page', { timeout: B
     expect(await row('Token issuer')).toBe(
       ((await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as { issuer: string }).issuer,
     );
-    expect(await row('DEPLOY token subject')).toMatch(/^owner:.+:vineyard:identities:vine:network:job_type:DEPLOY$/);
+    // Issue 23: ids, never names; plans and speculative plans have their own.
+    const ids = `vineyard:${vine.vineyard_id}:vine:${vine.id}`;
+    expect(await row('DEPLOY token subject')).toBe(`${ids}:job_type:DEPLOY:run:standard`);
+    expect(await row('PLAN token subject')).toBe(`${ids}:job_type:PLAN:run:standard`);
+    expect(await row('Speculative PLAN subject')).toBe(
+      `${ids}:job_type:PLAN:run:speculative (drift checks, pull requests)`,
+    );
   });
 });

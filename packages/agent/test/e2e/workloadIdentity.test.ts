@@ -132,7 +132,7 @@ describe.skipIf(!MINIO || !TOFU)('workload identity with MinIO as the relying pa
   }
 
   it('serves a JWKS that verifies the job token (jose, over HTTP)', async () => {
-    const { claimed } = await claimOidcJob('verify', { type: 'inline', files: { 'main.tf': '' } });
+    const { claimed, vine } = await claimOidcJob('verify', { type: 'inline', files: { 'main.tf': '' } });
     const token = claimed.identity_token as string;
     const discovery = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as {
       issuer: string;
@@ -141,7 +141,10 @@ describe.skipIf(!MINIO || !TOFU)('workload identity with MinIO as the relying pa
     const jwks = createRemoteJWKSet(new URL(`${server.url}/.well-known/jwks.json`));
     const { payload } = await jwtVerify(token, jwks, { issuer: discovery.issuer, audience: CLIENT_ID });
     expect(payload).toMatchObject({
-      sub: 'owner:oidc@example.com:vineyard:verify-yard:vine:verify:job_type:DEPLOY',
+      // Issue 23: ids, never names, and whether the run is speculative.
+      sub: `vineyard:${vine.vineyard_id}:vine:${vine.id}:job_type:DEPLOY:run:standard`,
+      trellis_vine_name: 'verify',
+      trellis_vineyard_name: 'verify-yard',
       trellis_job_id: claimed.job.id,
       trellis_job_type: 'DEPLOY',
       trellis_speculative: false,

@@ -21,9 +21,12 @@ import { ShowJobCommand } from './jobs/ShowJobCommand.js';
 import { WaitJobCommand } from './jobs/WaitJobCommand.js';
 import { LoginCommand } from './LoginCommand.js';
 import { LogoutCommand } from './LogoutCommand.js';
+import { AcceptInvitationCommand } from './orgs/AcceptInvitationCommand.js';
 import { AddMemberCommand } from './orgs/AddMemberCommand.js';
 import { CreateOrgCommand } from './orgs/CreateOrgCommand.js';
+import { DeclineInvitationCommand } from './orgs/DeclineInvitationCommand.js';
 import { DeleteOrgCommand } from './orgs/DeleteOrgCommand.js';
+import { ListInvitationsCommand } from './orgs/ListInvitationsCommand.js';
 import { LeaveOrgCommand } from './orgs/LeaveOrgCommand.js';
 import { ListMembersCommand } from './orgs/ListMembersCommand.js';
 import { ListOrgsCommand } from './orgs/ListOrgsCommand.js';
@@ -111,6 +114,9 @@ export const COMMANDS = [
   SetMemberRoleCommand,
   RemoveMemberCommand,
   LeaveOrgCommand,
+  ListInvitationsCommand,
+  AcceptInvitationCommand,
+  DeclineInvitationCommand,
   AuditCommand,
   ReposCommand,
 ] as const;

@@ -49,6 +49,8 @@ export const AUDIT_ACTIONS = [
   'org.rename',
   'org.delete',
   'member.add',
+  'member.accept',
+  'member.decline',
   'member.set_role',
   'member.remove',
   'notification.create',

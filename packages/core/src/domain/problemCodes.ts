@@ -78,6 +78,11 @@ export const PROBLEM_CODES = {
     status: 403,
     meaning: 'API tokens cannot create, revoke or (organization tokens) list other tokens',
   },
+  org_token_not_allowed: {
+    status: 403,
+    meaning:
+      "an organization API token cannot do what only a person does: create organizations, use its creator's provider sign-ins, answer invitations",
+  },
   insufficient_role: {
     status: 403,
     meaning: "the caller's role in the organization is too low; see `required_role` and `role`",
@@ -115,6 +120,7 @@ export const PROBLEM_CODES = {
   user_not_found: { status: 404, meaning: 'no such user' },
   org_not_found: { status: 404, meaning: 'no such organization, or the caller is not a member' },
   member_not_found: { status: 404, meaning: 'no such member of the organization' },
+  invitation_not_found: { status: 404, meaning: 'no such pending invitation at the email of the caller' },
   provider_not_configured: { status: 404, meaning: 'no sign-in provider of this name is configured' },
   // ---- 409: well-formed, but clashes with the current state
   workspace_locked: { status: 409, meaning: 'the workspace (its state) is locked by a run or another person' },
@@ -217,12 +223,17 @@ export const PROBLEM_CODES = {
   metadata_too_large: { status: 413, meaning: 'the metadata object is over its limit' },
   state_too_large: { status: 413, meaning: 'the state file is over its limit' },
   webhook_too_large: { status: 413, meaning: 'the webhook delivery is over its limit' },
+  policy_too_large: { status: 413, meaning: 'the policy module is over its size limit (64 KiB)' },
   // ---- 415
   unsupported_media_type: { status: 415, meaning: 'the body has a content type or encoding the route does not take' },
   // ---- 429: slow down (with Retry-After)
   rate_limited: { status: 429, meaning: 'too many requests; retry after `Retry-After` seconds' },
   too_many_long_polls: { status: 429, meaning: 'too many claim long-polls open at once' },
   too_many_streams: { status: 429, meaning: 'too many live log streams open at once' },
+  policy_checks_busy: {
+    status: 429,
+    meaning: 'the server is checking as many policy modules as it may at once; retry after `Retry-After` seconds',
+  },
   // ---- 500 and 503
   internal_error: { status: 500, meaning: 'an unexpected error; the server logged it' },
   not_ready: { status: 503, meaning: 'a dependency of the control plane is not reachable' },

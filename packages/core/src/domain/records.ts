@@ -88,8 +88,9 @@ export interface Org {
 }
 
 /**
- * A member of an organization. A person invited by an email that has never signed in is pending
- * (`user_id` null, `joined_at` null) and joins on first sign-in with that verified email.
+ * A member of an organization. Every member but the creator was invited by email (issue 23): the
+ * membership is pending (`user_id` null, `joined_at` null) until the person signed in with that
+ * verified email accepts it.
  */
 export interface OrgMember {
   /** The membership's own id (what `/api/orgs/{id}/members/{member}` names). */
@@ -99,7 +100,10 @@ export interface OrgMember {
   email: string;
   role: OrgRole;
   created_at: string;
+  /** Null until the invited person accepts: a pending membership is an invitation (issue 23). */
   joined_at: string | null;
+  /** The member who invited this email; null for the organization's creator (and invitations made before issue 23). */
+  invited_by: string | null;
 }
 
 export interface Vineyard {

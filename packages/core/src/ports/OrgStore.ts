@@ -30,6 +30,22 @@ export interface OrgStore {
   removeMember(orgId: string, memberId: string): Promise<void>;
   /** How many joined or pending members hold `owner`. */
   countOwners(orgId: string): Promise<number>;
-  /** Makes the pending memberships invited at `email` the user's (first sign-in); returns them. */
-  joinPending(email: string, userId: string, at: string): Promise<OrgMember[]>;
+  /**
+   * Holds the organization until the unit of work ends (Postgres `SELECT … FOR UPDATE`; SQLite's
+   * writers are serialised already), so concurrent changes of its owners go one after the other
+   * and each sees the other's result.
+   */
+  lock(orgId: string): Promise<void>;
+  /**
+   * The pending memberships (invitations) at `email`, any case, oldest first, across
+   * organizations: in system work, and in the person's own work for their own email.
+   */
+  invitationsAt(email: string): Promise<OrgMember[]>;
+  /**
+   * Makes the invitation `memberId` at `email` the user's (accepted at `at`); null when there is no
+   * pending membership of that id at that email. In system work, and in the person's own work.
+   */
+  acceptInvitation(memberId: string, email: string, userId: string, at: string): Promise<OrgMember | null>;
+  /** Deletes the invitation `memberId` at `email`; null when there is none (system work). */
+  declineInvitation(memberId: string, email: string): Promise<OrgMember | null>;
 }

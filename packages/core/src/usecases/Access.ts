@@ -107,6 +107,21 @@ export function authorizeIn(
   return ownerScope(ownerId, actor.userId);
 }
 
+/**
+ * Whether the actor may take `action` on `ownerId`'s records (memberships already read): what a
+ * view that shows some fields only to those who manage them asks (issue 23). Never throws.
+ */
+export function mayAct(
+  actor: UserActor,
+  memberships: readonly Membership[],
+  ownerId: string,
+  action: OrgAction,
+): boolean {
+  if (ownerId === actor.userId && !actor.apiToken?.orgId) return true;
+  const membership = memberships.find((candidate) => candidate.org_id === ownerId);
+  return membership !== undefined && roleAllows(membership.role, action);
+}
+
 /** The read scope of `readScope` over memberships already read. */
 export function scopeOf(actor: UserActor, memberships: readonly Membership[], filter: OwnerFilter): Scope | null {
   const orgToken = actor.apiToken?.orgId ?? null;

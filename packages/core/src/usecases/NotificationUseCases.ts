@@ -26,17 +26,22 @@ import { optionalUuid, requireName, requireUuid } from '../domain/validation.js'
 import type { DeliveryOutcome } from '../ports/NotificationStore.js';
 import { ownerScope, type Scope, systemScope, visibleOwners } from '../ports/UnitOfWork.js';
 import type { WebhookResponse } from '../ports/WebhookSender.js';
-import { Access, parseOwnerFilter } from './Access.js';
+import { Access, mayAct, parseOwnerFilter, scopeOf } from './Access.js';
 import type { CoreDeps } from './CoreDeps.js';
 import { newDelivery } from './notificationOutbox.js';
 import { NotFoundError } from '../domain/errors.js';
 
-/** What the API shows of a notification: never its secret. */
+/**
+ * What the API shows of a notification: never its secret; its URL in full only to those who
+ * manage notifications (issue 23): a Slack incoming webhook's or a receiver's URL is a credential.
+ */
 export interface NotificationView {
   id: string;
   name: string;
   kind: NotificationKind;
+  /** The whole URL, or (`url_masked`) only its scheme and host, the rest shown as `…`. */
   url: string;
+  url_masked: boolean;
   events: NotificationEvent[];
   vineyard_id: string | null;
   org_id: string | null;
@@ -57,17 +62,35 @@ export interface CreateNotificationInput {
   org_id?: unknown;
 }
 
-export function notificationView(notification: Notification): NotificationView {
+/** `reveal`: whether the reader manages the owner's notifications (`notifications.manage`). */
+export function notificationView(notification: Notification, reveal: boolean): NotificationView {
+  const masked = reveal ? null : maskedUrl(notification.url);
   return {
     id: notification.id,
     name: notification.name,
     kind: notification.kind,
-    url: notification.url,
+    url: masked ?? notification.url,
+    url_masked: masked !== null,
     events: notification.events,
     vineyard_id: notification.vineyard_id,
     org_id: notification.org_id,
     created_at: notification.created_at,
   };
+}
+
+/**
+ * A URL as someone who may not manage notifications sees it: scheme and host, `…` for the rest
+ * (`https://hooks.slack.com/…`). Null when nothing follows the host (nothing to hide).
+ */
+export function maskedUrl(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return '…';
+  }
+  if (parsed.pathname === '/' && parsed.search === '' && parsed.hash === '') return null;
+  return `${parsed.protocol}//${parsed.host}/…`;
 }
 
 /** What the API shows of a delivery (its body is what was sent). */
@@ -138,23 +161,28 @@ export class NotificationUseCases {
       });
       return saved;
     });
-    return { ...notificationView(created), secret };
+    return { ...notificationView(created, true), secret };
   }
 
   /** `GET /api/notifications`: the caller's and their organizations' (`?org_id=` narrows). */
   async list(actor: UserActor, query: PageQuery & { org_id?: unknown }): Promise<PageResult<NotificationView>> {
     const request = pageRequest(query, this.deps.settings.pageLimits);
-    const scope = await this.access.readScope(actor, parseOwnerFilter(query.org_id));
-    if (scope === null) return pageResult({ items: [], next: null }, request, notificationView);
+    const memberships = await this.access.memberships(actor);
+    const scope = scopeOf(actor, memberships, parseOwnerFilter(query.org_id));
+    const view = (notification: Notification) =>
+      notificationView(notification, mayAct(actor, memberships, notification.owner_id, 'notifications.manage'));
+    if (scope === null) return pageResult({ items: [], next: null }, request, view);
     const owners = visibleOwners(scope) ?? [];
     return this.deps.uow.read(scope, async (stores) =>
-      pageResult(await stores.notifications.page(owners, request), request, notificationView),
+      pageResult(await stores.notifications.page(owners, request), request, view),
     );
   }
 
   /** `GET /api/notifications/{id}`. */
   async get(actor: UserActor, id: unknown): Promise<NotificationView> {
-    return notificationView((await this.locate(actor, id, 'read')).record);
+    const { record } = await this.locate(actor, id, 'read');
+    const reveal = mayAct(actor, await this.access.memberships(actor), record.owner_id, 'notifications.manage');
+    return notificationView(record, reveal);
   }
 
   /** `DELETE /api/notifications/{id}`: with its deliveries. */

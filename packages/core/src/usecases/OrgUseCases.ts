@@ -1,14 +1,22 @@
 import type { UserActor } from '../domain/actors.js';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.js';
-import { type PageQuery, type PageRequest, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
+import {
+  type Page,
+  type PageQuery,
+  type PageRequest,
+  type PageResult,
+  pageRequest,
+  pageResult,
+} from '../domain/pagination.js';
 import type { Org, OrgMember } from '../domain/records.js';
 import { isOrgRole, ORG_ROLES, type OrgRole } from '../domain/roles.js';
 import { requireName, requireUuid } from '../domain/validation.js';
 import type { Membership } from '../ports/OrgStore.js';
-import { type Scope, type Stores, systemScope } from '../ports/UnitOfWork.js';
+import { memberScope, type Scope, type Stores, systemScope } from '../ports/UnitOfWork.js';
 import { recordAudit } from './audit.js';
 import { Access, authorizeIn } from './Access.js';
-import { type CoreDeps, isoNow } from './CoreDeps.js';
+import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
+import { refuseOrganizationToken } from './personOnly.js';
 import { normalizeEmail } from './users.js';
 
 /** An organization as its member sees it: with their role. */
@@ -17,6 +25,7 @@ export interface OrgView extends Org {
 }
 
 export interface OrgMemberView extends OrgMember {
+  /** `pending`: invited, not accepted yet (the person sees nothing of the organization). */
   status: 'active' | 'pending';
 }
 
@@ -49,8 +58,9 @@ export class OrgUseCases {
     this.access = new Access(deps);
   }
 
-  /** `POST /api/orgs`: the caller becomes its owner. */
+  /** `POST /api/orgs`: the caller becomes its owner. A person's act: never an organization token's. */
   async create(user: UserActor, input: { name: unknown }): Promise<OrgView> {
+    refuseOrganizationToken(user, 'create organizations');
     const name = requireName(input.name, 'name');
     const now = isoNow(this.deps);
     const org: Org = { id: this.deps.random.uuid(), name, created_at: now };
@@ -67,6 +77,7 @@ export class OrgUseCases {
         role: 'owner',
         created_at: now,
         joined_at: now,
+        invited_by: null,
       });
       await recordAudit(stores, this.deps, user, {
         action: 'org.create',
@@ -140,11 +151,16 @@ export class OrgUseCases {
 
   /**
    * `DELETE /api/orgs/{id}` (owners): refused with `409 org_busy` while a job of the organization is
-   * queued or running; otherwise the organization goes, and every record it owns with it.
+   * queued or running; otherwise the organization goes with every record it owns (issue 23: its
+   * notifications, policies and API tokens too), in one unit of work over the person's records and
+   * the organization's, so on Postgres row-level security binds every statement. The deletion is
+   * recorded in the organization's log (before its last member goes) and in the person's own (the
+   * one that stays readable). Its agents' cached credentials are dropped on every replica.
    */
   async delete(user: UserActor, id: unknown): Promise<void> {
-    const { org, scope } = await this.find(user, id, 'org.delete');
-    const files = await this.deps.uow.run(scope, async (stores) => {
+    const { org } = await this.find(user, id, 'org.delete');
+    const { files, workers } = await this.deps.uow.run(memberScope(user.userId, [org.id]), async (stores) => {
+      await stores.orgs.lock(org.id);
       const [queued, running] = await Promise.all([
         stores.jobs.list(org.id, { status: 'QUEUED' }),
         stores.jobs.list(org.id, { status: 'PROCESSING' }),
@@ -152,18 +168,18 @@ export class OrgUseCases {
       if (queued.length + running.length > 0) {
         throw new ConflictError('org_busy', 'the organization has queued or running jobs; cancel them first');
       }
-      return this.artifactKeysOf(stores, org.id);
-    });
-    await this.deps.uow.run(systemScope, async (stores) => {
+      const files = await this.artifactKeysOf(stores, org.id);
+      const workers = await stores.workers.list(org.id);
+      const details = { name: org.name, ...(await ownedCounts(stores, org.id)), workers: workers.length };
+      const entry = { action: 'org.delete', target: { type: 'org', id: org.id }, details } as const;
+      await recordAudit(stores, this.deps, user, { ...entry, owner_id: org.id });
       await stores.orgs.delete(org.id);
-      // In the person's own log: nobody can read the organization's once it is gone.
-      await recordAudit(stores, this.deps, user, {
-        action: 'org.delete',
-        target: { type: 'org', id: org.id },
-        owner_id: user.userId,
-        details: { name: org.name },
-      });
+      await recordAudit(stores, this.deps, user, { ...entry, owner_id: user.userId });
+      return { files, workers };
     });
+    for (const worker of workers) {
+      await announce(this.deps.events, { type: 'worker_credentials_changed', owner_id: org.id, worker_id: worker.id });
+    }
     // The rows are gone; their files (plans, states: they may hold secrets) go after them.
     for (const key of files) {
       try {
@@ -189,8 +205,10 @@ export class OrgUseCases {
   }
 
   /**
-   * `POST /api/orgs/{id}/members`: a person who has signed in before is a member at once; anyone
-   * else is pending until their first sign-in with that (verified) email.
+   * `POST /api/orgs/{id}/members`: an invitation (issue 23). Nobody becomes a member by someone
+   * else's act: the person of that email sees the invitation once signed in with it (now or later)
+   * and accepts or declines it (`InvitationUseCases`); until then the membership is pending and
+   * shows them nothing of the organization.
    */
   async addMember(user: UserActor, id: unknown, input: { email: unknown; role: unknown }): Promise<OrgMemberView> {
     if (typeof input.email !== 'string') {
@@ -198,19 +216,18 @@ export class OrgUseCases {
     }
     const email = normalizeEmail(input.email);
     const role = requireRole(input.role);
-    const { org } = await this.find(user, id, role === 'owner' ? 'owners.manage' : 'members.manage');
+    const { org, scope } = await this.find(user, id, role === 'owner' ? 'owners.manage' : 'members.manage');
     const now = isoNow(this.deps);
-    // Looking up a person by email spans owners: system work, after the role was checked.
-    const added = await this.deps.uow.run(systemScope, async (stores) => {
-      const person = await stores.users.findByEmail(email);
+    const added = await this.deps.uow.run(scope, async (stores) => {
       const member = await stores.orgs.addMember({
         id: this.deps.random.uuid(),
         org_id: org.id,
-        user_id: person?.id ?? null,
+        user_id: null,
         email,
         role,
         created_at: now,
-        joined_at: person ? now : null,
+        joined_at: null,
+        invited_by: user.userId,
       });
       await recordAudit(stores, this.deps, user, {
         action: 'member.add',
@@ -250,6 +267,9 @@ export class OrgUseCases {
       'org_not_found',
     );
     const updated = await this.deps.uow.run(scope, async (stores) => {
+      // Changes of an organization's owners go one at a time: two owners demoting each other at
+      // once must not both see the other still an owner (issue 23).
+      await stores.orgs.lock(org.id);
       const current = await this.requireMember(stores, org.id, target.id);
       if (current.role === 'owner' && role !== 'owner') await this.keepAnOwner(stores, org.id, current);
       const saved = await stores.orgs.setRole(org.id, current.id, role);
@@ -277,6 +297,7 @@ export class OrgUseCases {
       'org_not_found',
     );
     await this.deps.uow.run(scope, async (stores) => {
+      await stores.orgs.lock(org.id);
       const current = await this.requireMember(stores, org.id, target.id);
       if (current.role === 'owner') await this.keepAnOwner(stores, org.id, current);
       // Recorded first: once a member who leaves is gone, the organization's log is no longer
@@ -358,4 +379,27 @@ export class OrgUseCases {
       throw new ConflictError('last_owner', 'an organization keeps at least one owner; make another owner first');
     }
   }
+}
+
+/** How many notifications, policies and API tokens an owner has (what deleting it takes along). */
+async function ownedCounts(
+  stores: Stores,
+  ownerId: string,
+): Promise<{ vines: number; notifications: number; policies: number; api_tokens: number }> {
+  const count = async (page: (request: PageRequest) => Promise<Page<unknown>>): Promise<number> => {
+    let total = 0;
+    let request: PageRequest = { limit: 200 };
+    for (;;) {
+      const found = await page(request);
+      total += found.items.length;
+      if (found.next === null) return total;
+      request = { limit: 200, after: found.next };
+    }
+  };
+  return {
+    vines: (await stores.vines.list(ownerId)).length,
+    notifications: await count((request) => stores.notifications.page(ownerId, request)),
+    policies: await count((request) => stores.policies.page(ownerId, request)),
+    api_tokens: await count((request) => stores.apiTokens.page(ownerId, request)),
+  };
 }

@@ -1,5 +1,5 @@
 import type { UserActor } from '../domain/actors.js';
-import { NotFoundError, UnprocessableError, ValidationError } from '../domain/errors.js';
+import { NotFoundError, TooLargeError, UnprocessableError, ValidationError } from '../domain/errors.js';
 import { isOneOf } from '../domain/enums.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import { POLICY_ENFORCEMENTS, type PolicyEnforcement, type PolicyToEvaluate } from '../domain/policies.js';
@@ -116,8 +116,9 @@ export class PolicyUseCases {
     const name = requireName(input.name, 'name');
     const enforcement = requireEnforcement(input.enforcement);
     const vineyardId = optionalUuid(input.vineyard_id, 'vineyard_id');
-    const module = await this.checkModule(input.module);
+    // Authorized before the engine runs: compiling costs processes, which only admins may spend (issue 23).
     const { ownerId, scope } = await this.access.ownerFor(actor, input.org_id, 'policies.manage');
+    const module = await this.checkModule(input.module);
     const now = this.deps.clock.now().toISOString();
     const record: Policy = {
       id: this.deps.random.uuid(),
@@ -175,8 +176,8 @@ export class PolicyUseCases {
     }
     const name = input.name === undefined ? undefined : requireName(input.name, 'name');
     const enforcement = input.enforcement === undefined ? undefined : requireEnforcement(input.enforcement);
-    const module = input.module === undefined ? undefined : await this.checkModule(input.module);
     const { record, scope } = await this.locate(actor, id, 'policies.manage');
+    const module = input.module === undefined ? undefined : await this.checkModule(input.module);
     const updated = await this.deps.uow.run(scope, async (stores) => {
       const current = await stores.policies.find(record.id);
       if (!current) throw new NotFoundError('policy');
@@ -217,8 +218,9 @@ export class PolicyUseCases {
   }
 
   /**
-   * The module as saved: at most 64 KiB, compiling with the engine when this server has one
-   * (`422 policy_invalid` with the engine's message otherwise), and declaring a `deny` rule.
+   * The module as saved: at most 64 KiB (`413 policy_too_large`), compiling with the engine when
+   * this server has one (`422 policy_invalid` with the engine's message otherwise; `429
+   * policy_checks_busy` when the engine is busy), and declaring a `deny` rule.
    */
   private async checkModule(value: unknown): Promise<string> {
     if (typeof value !== 'string' || value.trim() === '') {
@@ -226,10 +228,13 @@ export class PolicyUseCases {
         { path: 'module', message: 'required' },
       ]);
     }
-    if (Buffer.byteLength(value, 'utf8') > MAX_POLICY_MODULE_BYTES) {
-      throw new ValidationError(`module must be at most ${MAX_POLICY_MODULE_BYTES} bytes`, [
-        { path: 'module', message: `at most ${MAX_POLICY_MODULE_BYTES} bytes` },
-      ]);
+    const bytes = Buffer.byteLength(value, 'utf8');
+    if (bytes > MAX_POLICY_MODULE_BYTES) {
+      throw new TooLargeError(
+        'policy_too_large',
+        `the policy module is ${bytes} bytes; a module may be at most ${MAX_POLICY_MODULE_BYTES} bytes (64 KiB): split it into several policies`,
+        MAX_POLICY_MODULE_BYTES,
+      );
     }
     const check: PolicyCheck = this.deps.policyCompiler
       ? await this.deps.policyCompiler.check(value)

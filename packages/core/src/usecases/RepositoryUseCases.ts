@@ -12,6 +12,7 @@ import type { GitRepository, RepositoryLister } from '../ports/RepositoryLister.
 import { ownerScope } from '../ports/UnitOfWork.js';
 import type { CoreDeps } from './CoreDeps.js';
 import { isStale, openProviderTokens, type ProviderTokens, renewProviderTokens } from './providerTokens.js';
+import { refuseOrganizationToken } from './personOnly.js';
 
 /** At most this many repositories are listed (every page is followed up to it). */
 export const MAX_LISTED_REPOSITORIES = 1000;
@@ -27,6 +28,7 @@ export class RepositoryUseCases {
    * provider) is renewed once with the stored refresh token, and the renewed tokens are stored.
    */
   async list(user: UserActor, provider: unknown): Promise<GitRepository[]> {
+    refuseOrganizationToken(user, "list its creator's repositories");
     if (!isOneOf(GIT_PROVIDERS, provider)) {
       throw new ValidationError(`provider must be one of ${GIT_PROVIDERS.join(', ')}`, [
         { path: 'provider', message: `must be one of ${GIT_PROVIDERS.join(', ')}` },

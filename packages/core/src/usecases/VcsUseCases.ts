@@ -12,6 +12,7 @@ import { Access } from './Access.js';
 import { recordAudit } from './audit.js';
 import { type CoreDeps, isoNow, type VcsPort } from './CoreDeps.js';
 import { sealWebhookSecret, vcsTokenFor } from './vcsTokens.js';
+import { refuseOrganizationToken } from './personOnly.js';
 
 /** A connection as people see it: never the secret, except `webhook_secret` once in a manual connect's answer. */
 export interface VcsConnectionView {
@@ -59,6 +60,8 @@ export class VcsUseCases {
    */
   async connect(user: UserActor, nameOrId: unknown, input: ConnectVcsInput): Promise<VcsConnectionView> {
     const parsed = parseConnectInput(input);
+    if (parsed.webhook === 'auto')
+      refuseOrganizationToken(user, "create a webhook with its creator's sign-in (use manual)");
     const port = this.port(parsed.provider);
     const { vine, scope } = await this.locate(user, nameOrId, 'vineyards.manage');
     const path = parsed.path !== undefined ? parsed.path : vine.source.type === 'git' ? vine.source.path : null;
@@ -238,6 +241,7 @@ export class VcsUseCases {
 
   /** The acting person's token at the provider (their own identities: their own scope). */
   private async tokenOf(user: UserActor, provider: GitProvider): Promise<string> {
+    refuseOrganizationToken(user, "use its creator's sign-in at a git provider (connect with a manual webhook)");
     try {
       return await this.deps.uow.run(ownerScope(user.userId), (stores) =>
         vcsTokenFor(stores, this.deps, { provider, connected_by: user.userId }),

@@ -51,13 +51,19 @@ export const JOB_TOKEN_CLAIMS = [
   'trellis_vine_id',
   'trellis_vineyard_id',
   'trellis_owner_id',
+  'trellis_vine_name',
+  'trellis_vineyard_name',
+  'trellis_owner_name',
   'trellis_speculative',
   'repository',
   'ref',
   'commit_sha',
 ] as const;
 
-/** What a job token names besides the job: read in the claim's unit of work. */
+/**
+ * The names a job token carries besides the ids (`trellis_*_name`), read in the claim's unit of
+ * work: for people reading a token, never for trust policies (names are reused, issue 23).
+ */
 export interface JobTokenSubject {
   ownerName: string;
   vineyardName: string;
@@ -84,9 +90,24 @@ function signingKeyContext(id: string): string {
   return `signing-key:${id}`;
 }
 
-/** The sub of a job token: `owner:<owner>:vineyard:<vineyard>:vine:<vine>:job_type:<type>`. */
-export function jobTokenSubject(subject: JobTokenSubject, jobType: string): string {
-  return `owner:${subject.ownerName}:vineyard:${subject.vineyardName}:vine:${subject.vineName}:job_type:${jobType}`;
+/** The last part of `sub`: a deployable run, or a speculative plan (a drift check, a pull request's). */
+export type JobTokenRun = 'standard' | 'speculative';
+
+/**
+ * The `sub` of a job token (issue 23): `vineyard:<vineyard id>:vine:<vine id>:job_type:<type>:run:<standard|speculative>`.
+ * Ids, never names: a vineyard, vine or organization renamed (or deleted, its name taken by
+ * another) must not hand its trust to whoever takes the name next. Clouds match only `sub` and
+ * `aud` (AWS, Azure), so what a trust policy must tell apart is in it: which vines, which job
+ * type, and whether the plan is speculative (a drift check or a pull request's plan is never
+ * deployed; a fork's code may run in it). A vineyard id names its owner (ids are the server's,
+ * never reused). At most 120 bytes: Google Cloud's `google.subject` takes at most 127.
+ */
+export function jobTokenSubject(
+  ids: { vineyard_id: string; vine_id: string },
+  jobType: string,
+  run: JobTokenRun,
+): string {
+  return `vineyard:${ids.vineyard_id}:vine:${ids.vine_id}:job_type:${jobType}:run:${run}`;
 }
 
 /**
@@ -165,7 +186,11 @@ export class WorkloadIdentityUseCases {
     const claims: JsonObject = {
       iss: this.settings.issuer,
       aud: identityAudience(identity),
-      sub: jobTokenSubject(subject, job.job_type),
+      sub: jobTokenSubject(
+        { vineyard_id: job.vineyard_id ?? '', vine_id: job.vine_id ?? '' },
+        job.job_type,
+        isSpeculativeTrigger(job.trigger) ? 'speculative' : 'standard',
+      ),
       jti: this.deps.random.uuid(),
       iat: now,
       nbf: now,
@@ -175,6 +200,9 @@ export class WorkloadIdentityUseCases {
       trellis_vine_id: job.vine_id,
       trellis_vineyard_id: job.vineyard_id,
       trellis_owner_id: job.owner_id,
+      trellis_vine_name: subject.vineName,
+      trellis_vineyard_name: subject.vineyardName,
+      trellis_owner_name: subject.ownerName,
       // A drift check or a pull request's plan is speculative: never deployed.
       trellis_speculative: isSpeculativeTrigger(job.trigger),
       ...gitClaims(job.trigger),

@@ -7,6 +7,7 @@ import { VineUseCases } from './VineUseCases.js';
 import type { CoreDeps } from './CoreDeps.js';
 import { DriftUseCases } from './DriftUseCases.js';
 import { GitEventUseCases } from './GitEventUseCases.js';
+import { InvitationUseCases } from './InvitationUseCases.js';
 import { JobUseCases } from './JobUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
 import { NotificationUseCases } from './NotificationUseCases.js';
@@ -43,6 +44,7 @@ export interface UseCases {
   repositories: RepositoryUseCases;
   apiTokens: ApiTokenUseCases;
   orgs: OrgUseCases;
+  invitations: InvitationUseCases;
   drift: DriftUseCases;
   notifications: NotificationUseCases;
   vcsFeedback: VcsFeedbackUseCases;
@@ -78,6 +80,7 @@ export function createUseCases(deps: CoreDeps): UseCases {
     repositories: new RepositoryUseCases(deps),
     apiTokens,
     orgs: new OrgUseCases(deps),
+    invitations: new InvitationUseCases(deps),
     drift: new DriftUseCases(deps, lifecycle),
     notifications: new NotificationUseCases(deps),
     vcsFeedback: new VcsFeedbackUseCases(deps),

@@ -12,9 +12,8 @@ export function normalizeEmail(value: string): string {
 }
 
 /**
- * The user with this (normalised) email, created with `id` when there is none. A new user joins
- * the organizations that invited this email (pending members, issue 12): the email is verified by
- * every way a user comes to be (a provider's verified address, the bootstrap admin's configuration).
+ * The user with this (normalised) email, created with `id` when there is none. Invitations at this
+ * email wait for the person to accept them (issue 23): nobody joins an organization by signing in.
  */
 export async function findOrCreateUser(
   stores: Stores,
@@ -30,6 +29,5 @@ export async function findOrCreateUser(
     name: input.name?.trim() || input.email,
     created_at: now,
   });
-  await stores.orgs.joinPending(user.email, user.id, now);
   return user;
 }

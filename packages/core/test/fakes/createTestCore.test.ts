@@ -31,6 +31,7 @@ describe('createTestCore', () => {
         'auth',
         'drift',
         'gitEvents',
+        'invitations',
         'notifications',
         'vines',
         'jobs',

@@ -7,7 +7,7 @@ import {
   type UserActor,
   ValidationError,
 } from '@trellis/core';
-import { createTestCore } from '@trellis/testkit/memory';
+import { addAcceptedMember, createTestCore } from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
 import { expectFailure, UNKNOWN_ID } from './helpers.js';
 
@@ -102,7 +102,7 @@ describe('API token use cases', () => {
   it('make organization tokens for admins only, capped at their role; the token dies with the membership', async () => {
     const { core, alice, bob } = await setup();
     const org = await core.useCases.orgs.create(alice, { name: 'platform' });
-    await core.useCases.orgs.addMember(alice, org.id, { email: 'bob@example.com', role: 'operator' });
+    await addAcceptedMember(core.useCases, alice, org.id, bob, 'operator');
     const bobsRole = await expectFailure(
       core.useCases.apiTokens.create(bob, { name: 'ci', org_id: org.id }),
       InsufficientRoleError,

@@ -1,5 +1,5 @@
 import { InsufficientRoleError, NotFoundError, ValidationError } from '@trellis/core';
-import { createTestCore, seedUser, seedVine, seedVineyard } from '@trellis/testkit/memory';
+import { addAcceptedMember, createTestCore, seedUser, seedVine, seedVineyard } from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
 
@@ -49,12 +49,13 @@ describe('audit log', () => {
     const vera = await seedUser(core, { email: 'vera@example.com' });
     const nina = await seedUser(core, { email: 'nina@example.com' });
     const org = await core.useCases.orgs.create(olive, { name: 'platform' });
-    await core.useCases.orgs.addMember(olive, org.id, { email: adam.email, role: 'admin' });
-    await core.useCases.orgs.addMember(olive, org.id, { email: vera.email, role: 'viewer' });
+    await addAcceptedMember(core.useCases, olive, org.id, adam, 'admin');
+    await addAcceptedMember(core.useCases, olive, org.id, vera, 'viewer');
     const actions = async (who: typeof olive) =>
       (await core.useCases.audit.list(who, { org_id: org.id })).items.map((entry) => entry.action);
-    expect(await actions(olive)).toEqual(['member.add', 'member.add', 'org.create']);
-    expect(await actions(adam)).toEqual(['member.add', 'member.add', 'org.create']);
+    const invitedAndAccepted = ['member.accept', 'member.add', 'member.accept', 'member.add', 'org.create'];
+    expect(await actions(olive)).toEqual(invitedAndAccepted);
+    expect(await actions(adam)).toEqual(invitedAndAccepted);
     const refused = await expectFailure(actions(vera), InsufficientRoleError, 'insufficient_role');
     expect(refused).toMatchObject({ requiredRole: 'admin', role: 'viewer' });
     await expectFailure(actions(nina), NotFoundError, 'org_not_found');

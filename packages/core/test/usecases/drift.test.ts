@@ -8,6 +8,7 @@ import {
   type VineView,
 } from '@trellis/core';
 import {
+  addAcceptedMember,
   createTestCore,
   FakeWebhookSender,
   seedRunningJob,
@@ -80,7 +81,7 @@ describe('in an organization', () => {
   it('settings need an admin (vineyards.manage); an operator may check drift (jobs.run)', async () => {
     const bob = await seedUser(core);
     const org = await core.useCases.orgs.create(ada, { name: 'platform' });
-    await core.useCases.orgs.addMember(ada, org.id, { email: bob.email, role: 'operator' });
+    await addAcceptedMember(core.useCases, ada, org.id, bob, 'operator');
     const vineyard = await core.useCases.vineyards.create(ada, { name: 'prod', org_id: org.id });
     const shared = await core.useCases.vines.create(ada, {
       name: 'shared',

@@ -8,6 +8,7 @@ import {
   ValidationError,
 } from '@trellis/core';
 import {
+  addAcceptedMember,
   createTestCore,
   FakeWebhookSender,
   seedRunningJob,
@@ -261,7 +262,7 @@ describe('notifications', () => {
   it("let only an organization's admins manage its notifications, and hide them from others", async () => {
     const { core, alice, bob } = await setup();
     const org = await core.useCases.orgs.create(alice, { name: 'acme' });
-    await core.useCases.orgs.addMember(alice, org.id, { email: bob.email, role: 'operator' });
+    await addAcceptedMember(core.useCases, alice, org.id, bob, 'operator');
     await expectFailure(
       core.useCases.notifications.create(bob, {
         name: 'x',

@@ -23,6 +23,7 @@ beforeEach(async () => {
 async function orgWith(role: 'viewer' | 'operator' | 'admin' | 'owner') {
   const org = await core.useCases.orgs.create(ada, { name: `team-${role}` });
   const member = await core.useCases.orgs.addMember(ada, org.id, { email: bob.email, role });
+  await core.useCases.invitations.accept(bob, member.id);
   return { org, member };
 }
 
@@ -36,10 +37,17 @@ describe('organizations', () => {
     await expectFailure(core.useCases.orgs.create(bob, { name: 'platform' }), ConflictError, 'org_name_taken');
   });
 
-  it('adds a known person at once and an unknown email as pending, who joins on first sign-in', async () => {
+  it('invites a known person and an unknown email alike; each joins only by accepting (issue 23)', async () => {
     const org = await core.useCases.orgs.create(ada, { name: 'platform' });
     const known = await core.useCases.orgs.addMember(ada, org.id, { email: 'BOB@example.test', role: 'viewer' });
-    expect(known).toMatchObject({ user_id: bob.userId, email: 'bob@example.test', status: 'active', role: 'viewer' });
+    expect(known).toMatchObject({
+      user_id: null,
+      email: 'bob@example.test',
+      status: 'pending',
+      role: 'viewer',
+      invited_by: ada.userId,
+    });
+    await expectFailure(core.useCases.orgs.get(bob, org.id), NotFoundError, 'org_not_found');
     const pending = await core.useCases.orgs.addMember(ada, org.id, { email: 'cy@example.test', role: 'operator' });
     expect(pending).toMatchObject({ user_id: null, status: 'pending', joined_at: null });
     await expectFailure(
@@ -48,6 +56,10 @@ describe('organizations', () => {
       'member_exists',
     );
     const cy = await seedUser(core, { email: 'cy@example.test' });
+    await expectFailure(core.useCases.orgs.get(cy, org.id), NotFoundError, 'org_not_found');
+    expect((await core.useCases.invitations.list(cy)).map((invitation) => invitation.org_name)).toEqual(['platform']);
+    await core.useCases.invitations.accept(cy, pending.id);
+    await core.useCases.invitations.accept(bob, known.id);
     expect((await core.useCases.orgs.get(cy, org.id)).role).toBe('operator');
     const members = (await core.useCases.orgs.listMembers(cy, org.id)).items;
     expect(members.map((member) => [member.email, member.status])).toEqual([
@@ -101,7 +113,11 @@ describe('organizations', () => {
     await core.useCases.orgs.addMember(ada, org.id, { email: 'later@example.test', role: 'owner' });
     const adaMember = (await core.useCases.orgs.listMembers(ada, org.id)).items.find((m) => m.user_id === ada.userId);
     await expectFailure(core.useCases.orgs.removeMember(ada, org.id, adaMember?.id), ConflictError, 'last_owner');
-    await seedUser(core, { email: 'later@example.test' });
+    const later = await seedUser(core, { email: 'later@example.test' });
+    // Signed in, still pending: an invitation counts only once accepted.
+    await expectFailure(core.useCases.orgs.removeMember(ada, org.id, adaMember?.id), ConflictError, 'last_owner');
+    const [invitation] = await core.useCases.invitations.list(later);
+    await core.useCases.invitations.accept(later, invitation?.id);
     await core.useCases.orgs.removeMember(ada, org.id, adaMember?.id);
   });
 

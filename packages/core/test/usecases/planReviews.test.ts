@@ -16,6 +16,7 @@ import {
   type WorkerActor,
 } from '@trellis/core';
 import {
+  addAcceptedMember,
   bodyOf,
   createTestCore,
   FakeWebhookSender,
@@ -241,7 +242,7 @@ describe('the deploy gate: approvals', () => {
   it('with a separate approver, the person who queued the plan cannot approve it (403); another can', async () => {
     const bob = await seedUser(core, { email: 'bob@example.test' });
     const org = await core.useCases.orgs.create(ada, { name: 'platform' });
-    await core.useCases.orgs.addMember(ada, org.id, { email: bob.email, role: 'operator' });
+    await addAcceptedMember(core.useCases, ada, org.id, bob, 'operator');
     const vineyard = await core.useCases.vineyards.create(ada, { name: 'prod', org_id: org.id });
     const shared = await core.useCases.vines.create(ada, {
       name: 'shared',
@@ -266,7 +267,7 @@ describe('who may decide, in an organization', () => {
     const members: Record<string, TestUser> = {};
     for (const role of ['viewer', 'operator', 'admin'] as const) {
       members[role] = await seedUser(core, { email: `${role}@example.test` });
-      await core.useCases.orgs.addMember(ada, org.id, { email: `${role}@example.test`, role });
+      await addAcceptedMember(core.useCases, ada, org.id, members[role], role);
     }
     const vineyard = await core.useCases.vineyards.create(ada, { name: 'prod', org_id: org.id });
     const shared = await core.useCases.vines.create(ada, {

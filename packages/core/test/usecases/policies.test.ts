@@ -6,8 +6,9 @@ import {
   UnprocessableError,
   type UserActor,
   ValidationError,
+  TooLargeError,
 } from '@trellis/core';
-import { createTestCore, seedVine, seedWorker, type TestCoreOptions } from '@trellis/testkit/memory';
+import { addAcceptedMember, createTestCore, seedVine, seedWorker, type TestCoreOptions } from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
 
@@ -60,8 +61,8 @@ describe('policies', () => {
     );
     await expectFailure(
       core.useCases.policies.create(alice, { name: 'c', enforcement: 'advisory', module: 'x'.repeat(64 * 1024 + 1) }),
-      ValidationError,
-      'validation_failed',
+      TooLargeError,
+      'policy_too_large',
     );
     const created = await core.useCases.policies.create(alice, { name: 'ok', enforcement: 'advisory', module: MODULE });
     expect(created).toMatchObject({ name: 'ok', enforcement: 'advisory', version: 1, org_id: null, vineyard_id: null });
@@ -116,7 +117,7 @@ describe('policies', () => {
   it("let only an organization's admins manage its policies, and hide them from others", async () => {
     const { core, alice, bob } = await setup();
     const org = await core.useCases.orgs.create(alice, { name: 'acme' });
-    await core.useCases.orgs.addMember(alice, org.id, { email: bob.email, role: 'operator' });
+    await addAcceptedMember(core.useCases, alice, org.id, bob, 'operator');
     await expectFailure(
       core.useCases.policies.create(bob, { name: 'x', enforcement: 'mandatory', module: MODULE, org_id: org.id }),
       InsufficientRoleError,

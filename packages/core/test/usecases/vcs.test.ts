@@ -11,6 +11,7 @@ import {
   type VcsPort,
 } from '@trellis/core';
 import {
+  addAcceptedMember,
   createTestCore,
   FakeRepositoryLister,
   RecordingVcsApi,
@@ -276,7 +277,7 @@ describe('who may connect', () => {
     await link(ada, 'gho_ada');
     await link(bob, 'gho_bob');
     const org = await core.useCases.orgs.create(ada, { name: 'platform' });
-    await core.useCases.orgs.addMember(ada, org.id, { email: bob.email, role: 'operator' });
+    await addAcceptedMember(core.useCases, ada, org.id, bob, 'operator');
     const vineyard = await core.useCases.vineyards.create(ada, { name: 'prod', org_id: org.id });
     const vine = await seedVine(core, ada, { name: 'web', vineyard_id: vineyard.id });
     const input = { provider: 'github', repository: 'acme/infra', branch: 'main' };
@@ -284,10 +285,8 @@ describe('who may connect', () => {
     await core.useCases.vcs.connect(ada, vine.id, input);
     expect((await core.useCases.vcs.get(bob, vine.id)).connected_by).toBe(ada.userId);
     await expectFailure(core.useCases.vcs.disconnect(bob, vine.id), InsufficientRoleError, 'insufficient_role');
-    const member = (await core.useCases.orgs.addMember(ada, org.id, { email: 'cy@example.test', role: 'admin' })) as {
-      id: string;
-    };
     const cy = await seedUser(core, { email: 'cy@example.test' });
+    const member = { id: await addAcceptedMember(core.useCases, ada, org.id, cy, 'admin') };
     await link(cy, 'gho_cy');
     await core.useCases.vcs.connect(cy, vine.id, { ...input, branch: 'release' });
     expect(api.calls.filter((call) => call.method === 'deleteHook')).toEqual([

@@ -110,7 +110,8 @@ describe('job tokens', () => {
       expect(payload).toEqual({
         iss: ISSUER,
         aud: 'sts.amazonaws.com',
-        sub: `owner:ada@example.test:vineyard:production:vine:network:job_type:${jobType}`,
+        // Issue 23: ids, never names; and whether the run is speculative.
+        sub: `vineyard:${vine.vineyard_id}:vine:${vine.id}:job_type:${jobType}:run:standard`,
         jti: expect.stringMatching(/^[0-9a-f-]{36}$/),
         iat: now,
         nbf: now,
@@ -120,6 +121,9 @@ describe('job tokens', () => {
         trellis_vine_id: vine.id,
         trellis_vineyard_id: vine.vineyard_id,
         trellis_owner_id: ada.userId,
+        trellis_vine_name: 'network',
+        trellis_vineyard_name: 'production',
+        trellis_owner_name: 'ada@example.test',
         trellis_speculative: false,
       });
     },
@@ -147,6 +151,7 @@ describe('job tokens', () => {
       repository: 'acme/infra',
       ref: 'refs/heads/main',
       commit_sha: sha,
+      sub: `vineyard:${vine.vineyard_id}:vine:${vine.id}:job_type:PLAN:run:standard`,
       trellis_speculative: false,
     });
     await core.useCases.jobs.reportStatus(worker, pushed!.job.id, { status: 'SUCCESS' });
@@ -163,11 +168,12 @@ describe('job tokens', () => {
       repository: 'acme/infra',
       ref: 'refs/pull/7/head',
       commit_sha: 'b'.repeat(40),
+      sub: `vineyard:${vine.vineyard_id}:vine:${vine.id}:job_type:PLAN:run:speculative`,
       trellis_speculative: true,
     });
   });
 
-  it('names an organization by its name in sub', async () => {
+  it('names an organization by its id in sub, and by its name in trellis_owner_name', async () => {
     const org = await core.useCases.orgs.create(ada, { name: 'acme' });
     const vineyard = await core.useCases.vineyards.create(ada, { name: 'prod', org_id: org.id });
     const vine = await seedVine(core, ada, {
@@ -180,8 +186,14 @@ describe('job tokens', () => {
     await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: vine.id });
     const claimed = await core.useCases.jobs.claim(agent);
     const { payload } = await verify(claimed!.identity_token!, 'sts.amazonaws.com');
-    expect(payload.sub).toBe('owner:acme:vineyard:prod:vine:db:job_type:PLAN');
-    expect(payload.trellis_owner_id).toBe(org.id);
+    expect(payload.sub).toBe(`vineyard:${vineyard.id}:vine:${vine.id}:job_type:PLAN:run:standard`);
+    expect(Buffer.byteLength(payload.sub as string)).toBeLessThanOrEqual(127);
+    expect(payload).toMatchObject({
+      trellis_owner_id: org.id,
+      trellis_owner_name: 'acme',
+      trellis_vineyard_name: 'prod',
+      trellis_vine_name: 'db',
+    });
   });
 
   it('uses the identity audience, and each cloud its default', async () => {

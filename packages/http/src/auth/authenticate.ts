@@ -1,6 +1,14 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
-import { ForbiddenError, isApiTokenPrefixed, UnauthorizedError, UnavailableError, type UseCases } from '@trellis/core';
-import type { RequestHandler } from 'express';
+import {
+  ForbiddenError,
+  isApiTokenPrefixed,
+  isUuid,
+  UnauthorizedError,
+  UnavailableError,
+  type UseCases,
+  type WorkerActor,
+} from '@trellis/core';
+import type { Request, RequestHandler } from 'express';
 import { clientKey, type FailureLimiter } from '../limits/FailureLimiter.js';
 import type { AuthKind } from '../routing/route.js';
 import type { SessionCookies } from './SessionCookies.js';
@@ -11,7 +19,10 @@ export interface AuthDeps {
   /** Whether an `Origin` is the web interface's; cookie-authenticated writes must come from it. */
   isWebOrigin: (origin: string | undefined) => boolean;
   releaseApiSecret: string | null;
-  /** Failed worker authentications per client address (an unknown caller costs a database read). */
+  /**
+   * Failed worker authentications per client address, on the agent and the state routes (an
+   * unknown caller costs a database read).
+   */
   workerFailures: FailureLimiter;
 }
 
@@ -34,6 +45,39 @@ function basicCredentials(header: string | undefined): { user: string; password:
 export function secretsEqual(a: string, b: string): boolean {
   const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
   return timingSafeEqual(digest(a), digest(b));
+}
+
+/**
+ * Worker credentials checked under the per-address failure limit. A blocked address is refused
+ * before any lookup, except for a worker that verified from it within the last day (vouched):
+ * guessers sharing an agent's address (one NAT) must not lock the agent out (issue 23), so its
+ * credentials are still checked, and only a wrong one is refused (`429`). A failure counts toward
+ * the limit; a success vouches for the (address, worker) pair.
+ */
+async function limitedWorkerAuthentication(
+  req: Request,
+  deps: AuthDeps,
+  claimedWorkerId: unknown,
+  verify: () => Promise<WorkerActor>,
+): Promise<WorkerActor> {
+  const client = clientKey(req);
+  const blocked = await deps.workerFailures.blocked(client);
+  if (
+    blocked &&
+    !(isUuid(claimedWorkerId) && (await deps.workerFailures.vouched(client, claimedWorkerId.toLowerCase())))
+  ) {
+    throw blocked;
+  }
+  let actor: WorkerActor;
+  try {
+    actor = await verify();
+  } catch (error) {
+    if (!(error instanceof UnauthorizedError)) throw error;
+    await deps.workerFailures.recordFailure(client);
+    throw blocked ?? error;
+  }
+  await deps.workerFailures.vouch(client, actor.workerId);
+  return actor;
 }
 
 /**
@@ -82,30 +126,31 @@ export function authenticate(kind: AuthKind, deps: AuthDeps): RequestHandler {
         const basic = req.headers['x-worker-id'] === undefined ? basicCredentials(req.headers.authorization) : null;
         const workerId = basic?.user ?? req.headers['x-worker-id'];
         const token = basic?.password ?? req.headers['x-worker-token'];
-        // A known agent is served from the credential cache, whatever others at its address do.
+        // A known agent is served from the credential cache, whatever others at its address do
+        // (and vouches for its address: renewed once an hour, in memory until then).
         const known = deps.useCases.workers.recognize(workerId, token);
         if (known) {
+          await deps.workerFailures.vouch(clientKey(req), known.workerId);
           res.locals.worker = known;
           return next();
         }
-        const client = clientKey(req);
-        await deps.workerFailures.refuseIfBlocked(client);
-        try {
-          res.locals.worker = await deps.useCases.workers.authenticate(workerId, token);
-        } catch (error) {
-          if (error instanceof UnauthorizedError) await deps.workerFailures.recordFailure(client);
-          throw error;
-        }
+        res.locals.worker = await limitedWorkerAuthentication(req, deps, workerId, () =>
+          deps.useCases.workers.authenticate(workerId, token),
+        );
         next();
       };
     case 'state':
       return async (req, res, next) => {
         // The engine's http backend sends Basic auth: the worker id and the job's state token (or,
-        // from an older agent, the worker token). Agents may also use their headers.
+        // from an older agent, the worker token). Agents may also use their headers. Failures count
+        // toward the same per-address limit as the agent routes' (issue 23).
         const basic = req.headers['x-worker-id'] === undefined ? basicCredentials(req.headers.authorization) : null;
-        res.locals.worker = basic
-          ? await deps.useCases.workers.authenticateForState(basic.user, basic.password, req.params.vine_id)
-          : await deps.useCases.workers.authenticate(req.headers['x-worker-id'], req.headers['x-worker-token']);
+        const workerId = basic ? basic.user : req.headers['x-worker-id'];
+        res.locals.worker = await limitedWorkerAuthentication(req, deps, workerId, () =>
+          basic
+            ? deps.useCases.workers.authenticateForState(basic.user, basic.password, req.params.vine_id)
+            : deps.useCases.workers.authenticate(req.headers['x-worker-id'], req.headers['x-worker-token']),
+        );
         next();
       };
     case 'release':

@@ -16,13 +16,27 @@ export function clientKey(req: Request): string {
   return ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown');
 }
 
+/** How long a verified credential vouches for its (address, credential) pair, and how often that is renewed. */
+const VOUCH_SECONDS = 24 * 60 * 60;
+const VOUCH_RENEW_MS = 60 * 60 * 1000;
+const MAX_REMEMBERED_VOUCHES = 10_000;
+
 /**
  * Counts a client's failed attempts at something guessable (a bootstrap token, worker
  * credentials) and refuses it with `429` once it has `limit` failures in the window. Successes
  * cost nothing; only the check reads the store. Counts live in a `RateLimitStore`, shared by the
  * replicas when that store is the database.
+ *
+ * Guessers behind the same address as a real client (one NAT, one proxy) must not lock it out
+ * (issue 23): a credential that verified from an address vouches for that (address, credential
+ * subject) pair for a day, and a vouched pair is still checked while the address is blocked (a
+ * right credential gets through, a wrong one is `429`). Anything else from a blocked address is
+ * refused before any lookup.
  */
 export class FailureLimiter {
+  /** Pairs this process vouched for lately (so a steady client writes its vouch once an hour). */
+  private readonly vouchedAt = new Map<string, number>();
+
   constructor(
     /** Prefix of the store's keys, e.g. `bootstrap`. */
     private readonly name: string,
@@ -33,21 +47,53 @@ export class FailureLimiter {
 
   /** Throws `RateLimitedError` (with the seconds until the window ends) when `client` is over the limit. */
   async refuseIfBlocked(client: string): Promise<void> {
+    const blocked = await this.blocked(client);
+    if (blocked) throw blocked;
+  }
+
+  /** The refusal `client` gets while it is over the limit; null when it is not. */
+  async blocked(client: string): Promise<RateLimitedError | null> {
     const now = this.clock.now();
     const count = await this.store.get(this.key(client), now);
-    if (count && count.hits >= this.settings.limit) {
-      throw new RateLimitedError(
-        'too many failed attempts from this address; retry later',
-        Math.max(1, Math.ceil((count.resetsAt.getTime() - now.getTime()) / 1000)),
-      );
-    }
+    if (!count || count.hits < this.settings.limit) return null;
+    return new RateLimitedError(
+      'too many failed attempts from this address; retry later',
+      Math.max(1, Math.ceil((count.resetsAt.getTime() - now.getTime()) / 1000)),
+    );
   }
 
   async recordFailure(client: string): Promise<void> {
     await this.store.hit(this.key(client), this.clock.now(), this.settings.windowSeconds);
   }
 
+  /**
+   * Records that `subject` (e.g. a worker id) verified from `client`: for a day the pair is let
+   * through to verification even while the address is blocked.
+   */
+  async vouch(client: string, subject: string): Promise<void> {
+    const key = this.vouchKey(client, subject);
+    const now = this.clock.now();
+    const last = this.vouchedAt.get(key);
+    if (last !== undefined && now.getTime() - last < VOUCH_RENEW_MS) return;
+    // A new window from now: the vouch lasts a day past the latest renewal.
+    await this.store.reset(key);
+    await this.store.hit(key, now, VOUCH_SECONDS);
+    this.vouchedAt.delete(key);
+    if (this.vouchedAt.size >= MAX_REMEMBERED_VOUCHES)
+      this.vouchedAt.delete(this.vouchedAt.keys().next().value as string);
+    this.vouchedAt.set(key, now.getTime());
+  }
+
+  /** Whether `subject` verified from `client` within the last day. */
+  async vouched(client: string, subject: string): Promise<boolean> {
+    return (await this.store.get(this.vouchKey(client, subject), this.clock.now())) !== null;
+  }
+
   private key(client: string): string {
     return `${this.name}:${client}`;
+  }
+
+  private vouchKey(client: string, subject: string): string {
+    return `${this.name}-vouched:${client}:${subject}`;
   }
 }

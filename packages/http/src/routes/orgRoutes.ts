@@ -3,6 +3,7 @@ import {
   AddMemberBody,
   CreateOrgBody,
   IdParams,
+  InvitationList,
   MemberParams,
   Org,
   OrgList,
@@ -16,6 +17,8 @@ import { PAGED_LIST_DESCRIPTION, PAGED_LIST_HEADERS, pagedList } from '../routin
 import { defineRoute, type RouteSpec } from '../routing/route.js';
 
 const NOT_A_MEMBER = 'A caller who is not a member gets `404 org_not_found`, whether or not the organization exists.';
+const INVITATIONS =
+  'Invitations are addressed to an email: the caller’s (as verified at sign-in). Someone else’s invitation, an answered one and an unknown id are `404 invitation_not_found`; an organization API token gets `403 org_token_not_allowed` (only a person answers invitations).';
 
 /** Organizations and their members (issue 12); core checks every role. */
 export function orgRoutes(useCases: UseCases): RouteSpec[] {
@@ -25,11 +28,13 @@ export function orgRoutes(useCases: UseCases): RouteSpec[] {
       path: '/api/orgs',
       operationId: 'createOrg',
       summary: 'Create an organization; the caller becomes its owner',
+      description: 'A person’s act: an organization API token gets `403 org_token_not_allowed`.',
       tags: ['orgs'],
       auth: 'user',
       body: CreateOrgBody,
       responses: {
         201: { description: 'The organization', schema: Org },
+        403: { description: '`org_token_not_allowed`' },
         409: { description: '`org_name_taken`' },
       },
       handler: async ({ user, body }) => ({ status: 201, body: await useCases.orgs.create(user, body) }),
@@ -101,9 +106,9 @@ export function orgRoutes(useCases: UseCases): RouteSpec[] {
       method: 'post',
       path: '/api/orgs/{id}/members',
       operationId: 'addMember',
-      summary: 'Add a member by email (admins; owners for the role owner)',
+      summary: 'Invite a member by email (admins; owners for the role owner)',
       description:
-        'A person who has signed in before is a member at once (`active`); anyone else is `pending` and joins on first sign-in with that verified email.',
+        'The membership is `pending`, an invitation: nobody becomes a member by someone else’s act. Whoever signs in with that (verified) email, now or later, sees it in `GET /api/invitations` and accepts or declines it; until then they see nothing of the organization.',
       tags: ['orgs'],
       auth: 'user',
       params: IdParams,
@@ -166,6 +171,55 @@ export function orgRoutes(useCases: UseCases): RouteSpec[] {
       },
       handler: async ({ user, params }) => {
         await useCases.orgs.removeMember(user, params.id, params.member_id);
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/invitations',
+      operationId: 'listInvitations',
+      summary: "The caller's pending invitations to organizations, oldest first",
+      description: `${INVITATIONS} Not paged: a person has few.`,
+      tags: ['orgs'],
+      auth: 'user',
+      responses: {
+        200: { description: 'The invitations', schema: InvitationList },
+        403: { description: '`org_token_not_allowed`' },
+      },
+      handler: async ({ user }) => ({ status: 200, body: { invitations: await useCases.invitations.list(user) } }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/invitations/{id}/accept',
+      operationId: 'acceptInvitation',
+      summary: 'Accept an invitation: join the organization with the invited role',
+      description: INVITATIONS,
+      tags: ['orgs'],
+      auth: 'user',
+      params: IdParams,
+      responses: {
+        200: { description: 'The organization joined, with the caller’s role', schema: Org },
+        403: { description: '`org_token_not_allowed`' },
+        404: { description: '`invitation_not_found`' },
+      },
+      handler: async ({ user, params }) => ({ status: 200, body: await useCases.invitations.accept(user, params.id) }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/invitations/{id}/decline',
+      operationId: 'declineInvitation',
+      summary: 'Decline an invitation: the pending membership goes',
+      description: INVITATIONS,
+      tags: ['orgs'],
+      auth: 'user',
+      params: IdParams,
+      responses: {
+        204: { description: 'Declined' },
+        403: { description: '`org_token_not_allowed`' },
+        404: { description: '`invitation_not_found`' },
+      },
+      handler: async ({ user, params }) => {
+        await useCases.invitations.decline(user, params.id);
         return { status: 204 };
       },
     }),

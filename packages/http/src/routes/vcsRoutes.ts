@@ -11,7 +11,7 @@ export function vcsRoutes(useCases: UseCases): RouteSpec[] {
       operationId: 'connectConfigurationRepository',
       summary: 'Connect a vine (by id or name) to a repository, or change its connection',
       description:
-        'The vine\'s source becomes the repository (`git`, the branch as `ref`). `webhook: "auto"` (default) creates the webhook at the provider with the token of your sign-in there (`409 provider_not_linked` without one, `409 vcs_permission_missing` when the token may not create hooks: grant it, or use `manual`); reconnecting replaces the hook. `webhook: "manual"`: the answer carries `webhook_secret` once, to paste at the provider with `webhook_url`. `503 provider_not_configured` when the server has no such provider. In an organization: admins.',
+        'The vine\'s source becomes the repository (`git`, the branch as `ref`). `webhook: "auto"` (default) creates the webhook at the provider with the token of your sign-in there (`409 provider_not_linked` without one, `409 vcs_permission_missing` when the token may not create hooks: grant it, or use `manual`); reconnecting replaces the hook. `webhook: "manual"`: the answer carries `webhook_secret` once, to paste at the provider with `webhook_url`. `503 provider_not_configured` when the server has no such provider. In an organization: admins. An organization API token has no sign-in of its own: `auto` is `403 org_token_not_allowed` for it (use `manual`).',
       tags: ['configurations'],
       auth: 'user',
       params: NameParams,

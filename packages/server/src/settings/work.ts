@@ -164,4 +164,20 @@ export const WORK_SETTINGS = {
     description:
       'the Open Policy Agent binary that compiles policy modules when they are saved ([policies.md](policies.md)); without one the server logs a warning at start, accepts any module with a `deny` rule, and the agents report compile errors',
   }),
+  policyCheckConcurrency: integer({
+    env: 'TRELLIS_POLICY_CHECKS_CONCURRENCY',
+    default: 2,
+    min: 1,
+    max: 64,
+    description:
+      'policy modules compiled at once when they are saved (each check runs `opa` twice) ([policies.md](policies.md#checked-when-saved))',
+  }),
+  policyCheckQueue: integer({
+    env: 'TRELLIS_POLICY_CHECKS_QUEUE',
+    default: 8,
+    min: 0,
+    max: 1000,
+    description:
+      'policy checks that may wait for a turn beyond those running; one more is refused at once with `429 policy_checks_busy` and `Retry-After`',
+  }),
 };

@@ -24,6 +24,8 @@ export interface GitHubPerson {
   name: string;
   /** Their OAuth access token at the stand-in (what Trellis stores, sealed). */
   token: string;
+  /** What `/user/repos` lists for them (`owner/name`). */
+  repositories: string[];
 }
 
 export interface GitHubRequest {
@@ -43,7 +45,7 @@ export interface GitHubStandIn {
   requests: GitHubRequest[];
   /** `<base>...<head>` → what compare answers (default: `ahead`). */
   relations: Map<string, CommitRelation>;
-  addPerson(login: string, id: number): GitHubPerson;
+  addPerson(login: string, id: number, repositories?: string[]): GitHubPerson;
   statusesOf(sha: string): { state: string; context: string; description: string }[];
   stop(): Promise<void>;
 }
@@ -87,6 +89,21 @@ export async function startGitHubStandIn(): Promise<GitHubStandIn> {
       if (req.method === 'GET' && path === '/user/emails') {
         return answer(200, [{ email: person.email, primary: true, verified: true, visibility: 'private' }]);
       }
+      if (req.method === 'GET' && path === '/user/repos') {
+        return answer(
+          200,
+          person.repositories.map((fullName, index) => ({
+            id: index + 1,
+            name: fullName.split('/')[1],
+            full_name: fullName,
+            private: true,
+            clone_url: `https://github.stand-in.test/${fullName}.git`,
+            html_url: `https://github.stand-in.test/${fullName}`,
+            default_branch: 'main',
+            updated_at: '2024-01-01T00:00:00Z',
+          })),
+        );
+      }
       const repo = /^\/repos\/[^/]+\/[^/]+/.exec(path)?.[0];
       const rest = repo ? path.slice(repo.length) : '';
       if (repo && req.method === 'POST' && rest === '/hooks') {
@@ -129,13 +146,14 @@ export async function startGitHubStandIn(): Promise<GitHubStandIn> {
     },
     requests,
     relations,
-    addPerson(login, id) {
+    addPerson(login, id, repositories = []) {
       const person: GitHubPerson = {
         login,
         id,
         email: `${login}@example.test`,
         name: login,
         token: `gho_${randomBytes(18).toString('hex')}`,
+        repositories,
       };
       people.set(login, person);
       codes.set(`code-${login}`, person);

@@ -25,6 +25,7 @@ import { claimOneTripMigration } from './m022_claim_one_trip.js';
 import { hotQueryIndexesMigration } from './m023_hot_query_indexes.js';
 import { rowSecurityOnceMigration } from './m024_row_security_once.js';
 import { vcsGuardsMigration } from './m029_vcs_guards.js';
+import { orgInvitationsMigration } from './m031_org_invitations.js';
 import { tfeWorkspacesMigration } from './m033_tfe_workspaces.js';
 import { tfeLoginCodesMigration } from './m034_tfe_login_codes.js';
 import { signInLinksMigration } from './m038_sign_in_links.js';
@@ -57,6 +58,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   hotQueryIndexesMigration,
   rowSecurityOnceMigration,
   vcsGuardsMigration,
+  orgInvitationsMigration,
   tfeWorkspacesMigration,
   tfeLoginCodesMigration,
   signInLinksMigration,

@@ -12,17 +12,58 @@ import {
 } from '@trellis/core';
 import type { Knex } from 'knex';
 import type { SqlSession } from '../dialects/Dialect.js';
-import { scopeSelf } from '../dialects/scoping.js';
+import { OWNER_COLUMNS, restrictToScope, scopeSelf } from '../dialects/scoping.js';
 import { type Row, textOut, timeIn, timeInOrNull, timeOut, timeOutOrNull, uuidOut, uuidOutOrNull } from '../rows.js';
 import type { TableName } from '../schema.js';
 import { keysetPage } from './keysetPage.js';
 
 /**
- * The tables an organization's records live in, children before parents: deleting an
- * organization deletes its rows from each in this order (the foreign keys between them do not
- * cascade), then the organization, whose memberships cascade.
+ * What deleting an organization does with the rows it owns in each table (issue 23). A record of
+ * every table, so a new table does not compile until its owner says what becomes of its rows:
+ * - `delete`: deleted, in the order of `ORG_DELETE_ORDER` (children first: those foreign keys do
+ *   not cascade);
+ * - `cascade`: deleted with a parent row by a foreign key (`ON DELETE CASCADE`);
+ * - `kept`: the audit log is append-only (the application role may not delete from it); its
+ *   entries stay until retention prunes them, readable by nobody once the organization is gone;
+ * - `none`: the table holds no rows of an organization.
  */
-const OWNED_TABLES: readonly TableName[] = [
+export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'kept' | 'none'>> = {
+  users: 'none',
+  identities: 'none',
+  cli_logins: 'none',
+  refresh_tokens: 'none',
+  vineyards: 'delete',
+  cloud_identities: 'delete',
+  vines: 'delete',
+  vine_components: 'delete',
+  workers: 'delete',
+  jobs: 'delete',
+  config_snapshots: 'delete',
+  log_chunks: 'delete',
+  plan_artifacts: 'delete',
+  worker_releases: 'none',
+  state_versions: 'delete',
+  state_locks: 'delete',
+  api_tokens: 'delete',
+  // The organization's own row goes last; its memberships (and invitations) cascade with it.
+  orgs: 'delete',
+  org_members: 'cascade',
+  notifications: 'delete',
+  notification_deliveries: 'cascade',
+  audit_entries: 'kept',
+  policies: 'delete',
+  policy_versions: 'cascade',
+  vcs_connections: 'cascade',
+  vcs_deliveries: 'none',
+  signing_keys: 'none',
+  vcs_feedback: 'cascade',
+  vcs_comments: 'cascade',
+  sign_in_links: 'none',
+  tfe_authorization_codes: 'none',
+};
+
+/** The tables of `ORG_DELETION`'s `delete`, in the order their rows go (children before parents). */
+export const ORG_DELETE_ORDER: readonly TableName[] = [
   'log_chunks',
   'plan_artifacts',
   'state_locks',
@@ -32,20 +73,24 @@ const OWNED_TABLES: readonly TableName[] = [
   'jobs',
   'vines',
   'cloud_identities',
+  'policies',
+  'notifications',
   'vineyards',
   'workers',
+  'api_tokens',
+  'orgs',
 ];
 
 /**
  * Organizations and members (m010). An organization row's owner is the organization itself, a
  * membership's its organization, so owner-scoped work of the organization sees them.
  *
- * Two methods cross owners by design, for the person they name: `membershipsOf(userId)` reads the
- * person's joined memberships, and `joinPending(email, userId)` claims the invitations at the
- * person's email. Both work in system scope, and in the person's own work (their member scope, or
- * their own owner scope without another actor): on Postgres the policies of m010 let a person read their
- * own membership rows and claim pending ones at the email of their own user row; on SQLite this
- * store applies the same rule.
+ * Three methods cross owners by design, for the person they name: `membershipsOf(userId)` reads
+ * the person's joined memberships, `invitationsAt(email)` the invitations at the person's email and
+ * `acceptInvitation` makes one of them the person's (issue 23). They work in system scope, and in
+ * the person's own work (their member scope, or their own owner scope without another actor): on
+ * Postgres the policies of m010 let a person read their own membership rows and claim pending ones
+ * at the email of their own user row; on SQLite this store applies the same rule.
  */
 export class SqlOrgStore implements OrgStore {
   constructor(private readonly db: SqlSession) {}
@@ -70,8 +115,14 @@ export class SqlOrgStore implements OrgStore {
 
   async delete(id: string): Promise<void> {
     if (!(await this.db.table('orgs').where({ id }).first('id'))) return;
-    for (const table of OWNED_TABLES) await this.db.table(table).where({ owner_id: id }).delete();
-    await this.db.table('orgs').where({ id }).delete();
+    for (const table of ORG_DELETE_ORDER) {
+      const column = OWNER_COLUMNS[table];
+      if (column === null) throw new Error(`ORG_DELETE_ORDER names ${table}, which has no owner`);
+      await this.db
+        .table(table)
+        .where({ [column]: id })
+        .delete();
+    }
   }
 
   async membershipsOf(userId: string): Promise<Membership[]> {
@@ -110,6 +161,7 @@ export class SqlOrgStore implements OrgStore {
           role: member.role,
           created_at: timeIn(member.created_at),
           joined_at: timeInOrNull(member.joined_at),
+          invited_by: member.invited_by,
         })
         .returning('*'),
     );
@@ -139,17 +191,43 @@ export class SqlOrgStore implements OrgStore {
     return Number(row?.owners ?? 0);
   }
 
-  async joinPending(email: string, userId: string, at: string): Promise<OrgMember[]> {
-    const rows: Row[] = await this.crossOwner(this.db.unscoped('org_members'), userId, true)
+  async lock(orgId: string): Promise<void> {
+    await this.db.lockForUpdate(this.db.table('orgs').where({ id: orgId })).first('id');
+  }
+
+  async invitationsAt(email: string): Promise<OrgMember[]> {
+    const self = scopeSelf(this.db.scope);
+    const query = this.db.unscoped('org_members').whereNull('user_id').whereRaw('lower(email) = lower(?)', [email]);
+    const rows: Row[] = await (self === null
+      ? restrictToScope(query, 'org_members', this.db.scope)
+      : this.crossOwner(query, self, true)
+    )
+      .orderBy([{ column: 'created_at' }, { column: 'seq' }])
+      .select('*');
+    return rows.map(toMember);
+  }
+
+  async acceptInvitation(memberId: string, email: string, userId: string, at: string): Promise<OrgMember | null> {
+    const [row] = await this.crossOwner(this.db.unscoped('org_members'), userId, true)
+      .where({ id: memberId })
       .whereNull('user_id')
       .whereRaw('lower(email) = lower(?)', [email])
       .update({ user_id: userId, joined_at: timeIn(at) })
       .returning('*');
-    // UPDATE .. RETURNING has no order: oldest invitation first, as the memory store returns them.
-    const ordered = [...rows].sort(
-      (a, b) => Date.parse(timeOut(a.created_at)) - Date.parse(timeOut(b.created_at)) || Number(a.seq) - Number(b.seq),
-    );
-    return ordered.map(toMember);
+    return row ? toMember(row) : null;
+  }
+
+  async declineInvitation(memberId: string, email: string): Promise<OrgMember | null> {
+    const pending = () =>
+      this.db
+        .table('org_members')
+        .where({ id: memberId })
+        .whereNull('user_id')
+        .whereRaw('lower(email) = lower(?)', [email]);
+    const row = await pending().first();
+    if (!row) return null;
+    await pending().delete();
+    return toMember(row);
   }
 
   /**
@@ -189,6 +267,7 @@ function toMember(row: Row): OrgMember {
     role: roleOut(row.role),
     created_at: timeOut(row.created_at),
     joined_at: timeOutOrNull(row.joined_at),
+    invited_by: uuidOutOrNull(row.invited_by),
   };
 }
 

@@ -32,8 +32,8 @@ export class SqlStateStore implements StateStore {
         storage_key: version.storage_key,
         job_id: version.job_id,
         // Written only when set, so the store still seeds schemas from before m033.
-        ...(version.created_by === null ? {} : { created_by: version.created_by }),
-        ...(version.upload_id === null ? {} : { upload_id: version.upload_id }),
+        ...(version.created_by == null ? {} : { created_by: version.created_by }),
+        ...(version.upload_id == null ? {} : { upload_id: version.upload_id }),
         created_at: timeIn(version.created_at),
       })
       .returning('*');

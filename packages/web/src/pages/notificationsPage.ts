@@ -92,12 +92,19 @@ function testedNotice(delivery: DeliveryView): Html {
 </section>`;
 }
 
+/** The receiver's URL; masked for those who do not manage notifications (issue 23), saying so. */
+function receiver(n: NotificationView): Html {
+  return n.url_masked
+    ? html`<code class="masked-url">${n.url}</code> <span class="muted small">(the rest is shown to admins only)</span>`
+    : html`<code>${n.url}</code>`;
+}
+
 function notificationRow(base: string, n: NotificationView, now: Date): Html {
   return html`<tr id="notification-${n.id}">
     <td><a href="${base}/notifications/${n.id}">${n.name}</a></td>
     <td>${n.kind}</td>
     <td>${n.events.join(', ')}</td>
-    <td><code>${n.url}</code></td>
+    <td>${receiver(n)}</td>
     <td>${when(n.created_at, now)}</td>
     <td>
       <form method="post" action="${base}/notifications/${n.id}/test" class="inline"><button type="submit" class="button" data-test="${n.id}">Test</button></form>
@@ -121,7 +128,7 @@ export function notificationPage(input: NotificationPageInput): Page {
     section: 'notifications',
     body: html`<h1>Notification ${n.name}</h1>
 <section class="card">
-  <p>${n.kind} to <code>${n.url}</code> on ${n.events.join(', ')}${n.vineyard_id ? html` (vineyard <code>${n.vineyard_id}</code>)` : ''}.</p>
+  <p>${n.kind} to ${receiver(n)} on ${n.events.join(', ')}${n.vineyard_id ? html` (vineyard <code>${n.vineyard_id}</code>)` : ''}.</p>
 </section>
 <section class="card">
   <h2>Recent deliveries</h2>

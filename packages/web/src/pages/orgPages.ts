@@ -3,6 +3,7 @@ import { when } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import type { OrgEntry } from '../standing.js';
+import type { InvitationView } from '@trellis/core';
 
 /** A member as the organization page shows it (the API's member view). */
 export interface MemberEntry {
@@ -22,10 +23,11 @@ export interface FormProblem {
   code?: string;
 }
 
-/** The person's organizations with their role, and the form that creates one. */
+/** The person's organizations with their role, their pending invitations, and the form that creates one. */
 export function orgsPage(input: {
   base: string;
   orgs: readonly (OrgEntry & { created_at: string })[];
+  invitations: readonly InvitationView[];
   now: Date;
   problem?: FormProblem | null;
   name?: string;
@@ -37,6 +39,7 @@ export function orgsPage(input: {
     title: 'Organizations',
     section: 'orgs',
     body: html`<h1>Organizations</h1>
+${invitationsCard(base, input.invitations, now)}
 <section class="card">
 ${
   orgs.length === 0
@@ -67,6 +70,36 @@ ${
   <p class="muted small">You become its owner. Names are unique on this server.</p>
 </section>`,
   };
+}
+
+/**
+ * The invitations waiting for the person (issue 23): accepting joins the organization with the role
+ * offered; declining removes the invitation. Nothing of an organization shows before that.
+ */
+function invitationsCard(base: string, invitations: readonly InvitationView[], now: Date): Html | string {
+  if (invitations.length === 0) return '';
+  return html`<section class="card" data-invitations>
+  <h2>Invitations</h2>
+  <table class="invitations">
+    <thead><tr><th>Organization</th><th>Role</th><th>Invited by</th><th>Sent</th><th></th></tr></thead>
+    <tbody>
+    ${invitations.map(
+      (invitation) => html`<tr data-invitation="${invitation.org_name}">
+      <td>${invitation.org_name}</td>
+      <td>${roleBadge(invitation.role)}</td>
+      <td>${invitation.invited_by ?? html`<span class="muted">—</span>`}</td>
+      <td>${when(invitation.created_at, now)}</td>
+      <td>
+        <form method="post" action="${base}/orgs/invitations/${invitation.id}/accept" class="inline"><button type="submit" class="button primary" data-accept>Accept</button></form>
+        <form method="post" action="${base}/orgs/invitations/${invitation.id}/decline" class="inline"><button type="submit" class="button" data-decline>Decline</button></form>
+      </td>
+    </tr>`,
+    )}
+    </tbody>
+  </table>
+  <p class="muted small">You become a member, with the role shown, only when you accept; until then you see nothing of
+  the organization.</p>
+</section>`;
 }
 
 /**
@@ -114,7 +147,7 @@ ${problemBox(problem, problem?.code === 'org_busy' ? html` <a href="${base}/jobs
       (member) => html`<tr data-member="${member.email}">
       <td>${member.email}${member.user_id === userId ? html` <span class="muted small">(you)</span>` : ''}</td>
       <td data-role>${roleBadge(member.role)}</td>
-      <td>${member.status === 'pending' ? html`<span class="muted" title="Joins on first sign-in with this email">pending</span>` : 'active'}</td>
+      <td>${member.status === 'pending' ? html`<span class="muted" title="Invited; a member once they accept">pending</span>` : 'active'}</td>
       <td>${member.joined_at ? when(member.joined_at, now) : html`<span class="muted">—</span>`}</td>
       ${manages ? html`<td>${mayChange(member) ? memberForms(base, org.id, member, assignable) : html`<span class="muted small">owners only</span>`}</td>` : ''}
     </tr>`,
@@ -131,15 +164,16 @@ ${problemBox(problem, problem?.code === 'org_busy' ? html` <a href="${base}/jobs
 ${
   manages
     ? html`<section class="card narrow">
-  <h2>Add a member</h2>
+  <h2>Invite a member</h2>
   <form method="post" action="${base}/orgs/${org.id}/members" class="inline-form" data-add-member>
     <label for="member-email">Email</label>
     <input id="member-email" name="email" type="email" required autocomplete="off">
     <label for="member-role">Role</label>
     ${roleSelect('member-role', assignable, 'viewer')}
-    <button type="submit" class="button primary">Add member</button>
+    <button type="submit" class="button primary">Send invitation</button>
   </form>
-  <p class="muted small">Someone who has never signed in joins on their first sign-in with this email.
+  <p class="muted small">They become a member when they accept the invitation, on their Organizations page or with
+  <code>trellis orgs invitations accept</code>, now or after their first sign-in with this email.
   Viewers read; operators also run and cancel jobs; admins also manage vineyards, agents and members;
   owners also manage owners and delete the organization.</p>
 </section>`
@@ -187,8 +221,8 @@ ${
   roleAllows(org.role, 'org.delete')
     ? html`<section class="card narrow">
   <h2>Delete this organization</h2>
-  <p class="small">Its vineyards, configurations, jobs, logs, agents, tokens, plan files and state versions are deleted
-  with it; the resources they deployed stay in your clouds. Refused while one of its jobs is queued or running.</p>
+  <p class="small">Its vineyards, configurations, jobs, logs, agents, API tokens, notifications, policies, repository
+  connections, invitations, plan files and state versions are deleted with it; the resources they deployed stay in your clouds. Refused while one of its jobs is queued or running.</p>
   <form method="post" action="${path}/delete" class="inline-form" data-delete-org>
     <label for="org-delete-confirm">Type <strong>${org.name}</strong> to confirm</label>
     <input id="org-delete-confirm" name="confirm" required autocomplete="off">

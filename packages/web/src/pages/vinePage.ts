@@ -35,8 +35,8 @@ export interface VinePageInput {
   /** The git providers this server can connect to (for the connect form). */
   vcsProviders?: readonly GitProvider[];
   now: Date;
-  /** For an OIDC identity: the issuer and the `sub` of this vine's DEPLOY jobs, for trust policies. */
-  oidc?: { issuer: string; deploySubject: string };
+  /** The token issuer and the `sub` of the vine's job tokens a trust policy names (issue 23: ids). */
+  oidc?: { issuer: string; subjects: { deploy: string; plan: string; speculative: string } };
   /** The state section (issue 26): its history, lock and rollback buttons; absent: not shown. */
   state?: Html;
 }
@@ -277,7 +277,9 @@ function configuration(vine: VineView, oidc?: VinePageInput['oidc']): Html {
   ${
     oidc
       ? html`<dt>Token issuer</dt><dd><code>${oidc.issuer}</code></dd>
-  <dt>DEPLOY token subject</dt><dd><code>${oidc.deploySubject}</code></dd>`
+  <dt>DEPLOY token subject</dt><dd><code>${oidc.subjects.deploy}</code></dd>
+  <dt>PLAN token subject</dt><dd><code>${oidc.subjects.plan}</code></dd>
+  <dt>Speculative PLAN subject</dt><dd><code>${oidc.subjects.speculative}</code> <span class="muted small">(drift checks, pull requests)</span></dd>`
       : ''
   }
   <dt>Variables</dt><dd>${

@@ -25,7 +25,7 @@ export class ShowNotificationCommand extends TrellisCommand {
       [
         `Name:      ${n.name}`,
         `Kind:      ${n.kind}`,
-        `URL:       ${n.url}`,
+        `URL:       ${n.url}${n.url_masked ? ' (the rest is shown to admins only)' : ''}`,
         `Events:    ${n.events.join(', ')}`,
         `Vineyard:  ${n.vineyard_id ?? 'every vineyard'}`,
         `Owner:     ${n.org_id ? `organization ${n.org_id}` : 'you'}`,

@@ -9,15 +9,15 @@ export class AddMemberCommand extends TrellisCommand {
 
   static override usage = Command.Usage({
     category: 'Organizations',
-    description: 'Add a person to an organization by email',
+    description: 'Invite a person to an organization by email',
     details: `
       Roles, least first: \`viewer\` reads everything of the organization; \`operator\` also runs and cancels jobs; \`admin\` also manages vineyards, vines, agents, members and tokens; \`owner\` also manages owners and deletes the organization. Admins add members up to \`admin\`; only owners add owners.
 
-      Someone who has never signed in becomes a pending member and joins on their first sign-in with that email.
+      Nobody becomes a member by someone else's act: this sends an invitation to the email, and the person joins when they accept it (\`trellis orgs invitations accept ORG\`, or on the Organizations page), now or after their first sign-in with that email. Until then the membership is pending and shows them nothing of the organization.
     `,
     examples: [
-      ['Add a viewer', '$0 orgs members add platform-team ada@example.com --role viewer'],
-      ['Add an operator', '$0 orgs members add platform-team grace@example.com --role operator'],
+      ['Invite a viewer', '$0 orgs members add platform-team ada@example.com --role viewer'],
+      ['Invite an operator', '$0 orgs members add platform-team grace@example.com --role operator'],
     ],
   });
 
@@ -39,9 +39,7 @@ export class AddMemberCommand extends TrellisCommand {
     else {
       const bold = terminal.err.bold;
       terminal.success(
-        member.status === 'pending'
-          ? `Invited ${bold(member.email)} to ${bold(org.name)} as ${member.role}; they join on their first sign-in`
-          : `Added ${bold(member.email)} to ${bold(org.name)} as ${member.role}`,
+        `Invited ${bold(member.email)} to ${bold(org.name)} as ${member.role}; they join when they accept (trellis orgs invitations accept)`,
       );
       terminal.print(member.id);
     }

@@ -13,7 +13,7 @@ export class ListMembersCommand extends TrellisCommand {
     category: 'Organizations',
     description: "List an organization's members and their roles",
     details:
-      'A pending member was added by email and has not signed in yet; they join on their first sign-in with that (verified) email.',
+      'A pending member is an invitation: they become a member when they accept it (`trellis orgs invitations accept`), now or after their first sign-in with that (verified) email.',
     examples: [['List members', '$0 orgs members list platform-team']],
   });
 

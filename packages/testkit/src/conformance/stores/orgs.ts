@@ -9,6 +9,10 @@ import {
   type User,
 } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
+import { newApiToken } from './fixtures.js';
+import { newDelivery, newNotification } from './notifications.js';
+import { newPolicy } from './policies.js';
+import { newVcsConnection } from './vcs.js';
 import {
   at,
   newCloudIdentity,
@@ -45,6 +49,7 @@ export function newMember(
     role,
     created_at: created,
     joined_at: 'user' in who ? created : null,
+    invited_by: null,
     ...overrides,
   };
 }
@@ -166,7 +171,14 @@ export function describeOrgStoreConformance(open: OpenStoreHarness): void {
           info: { ID: lockId },
           created_at: later(),
         });
-        return { vineyard, vine, worker, job, deploy };
+        const notification = await stores.notifications.create(newNotification(ownerId));
+        await stores.notifications.addDelivery(newDelivery(notification));
+        const policy = await stores.policies.create(newPolicy(ownerId));
+        const token = await stores.apiTokens.create(
+          ownerId === org.id ? newApiToken(user.id, { org_id: org.id }) : newApiToken(ownerId),
+        );
+        await stores.vcs.put(newVcsConnection(ownerId, vine.id));
+        return { vineyard, vine, worker, job, deploy, notification, policy, token };
       };
       const orgs = await asOrg(suite, org.id, user.id, seed(org.id));
       const mine = await suite.asOwner(other.id, seed(other.id));
@@ -187,6 +199,12 @@ export function describeOrgStoreConformance(open: OpenStoreHarness): void {
         expect(await stores.states.listVersions(org.id, orgs.vine.id)).toEqual([]);
         expect(await stores.states.getLock(org.id, orgs.vine.id)).toBeNull();
         expect(await stores.planArtifacts.get(org.id, orgs.job.id)).toBeNull();
+        // Issue 23: its notifications (with their deliveries), policies, API tokens and connections too.
+        expect(await stores.notifications.find(orgs.notification.id)).toBeNull();
+        expect(await stores.policies.find(orgs.policy.id)).toBeNull();
+        expect(await stores.apiTokens.find(orgs.token.id)).toBeNull();
+        expect(await stores.apiTokens.findByHash(orgs.token.token_hash)).toBeNull();
+        expect(await stores.vcs.get(org.id, orgs.vine.id)).toBeNull();
         // The other owner's records are all there.
         expect(await stores.vineyards.list(other.id)).toEqual([mine.vineyard]);
         expect((await stores.jobs.list(other.id)).map((job) => job.id).sort()).toEqual(
@@ -196,6 +214,10 @@ export function describeOrgStoreConformance(open: OpenStoreHarness): void {
         expect(await stores.planArtifacts.get(other.id, mine.job.id)).not.toBeNull();
         expect(await stores.states.listVersions(other.id, mine.vine.id)).toHaveLength(1);
         expect(await stores.states.getLock(other.id, mine.vine.id)).not.toBeNull();
+        expect(await stores.notifications.find(mine.notification.id)).not.toBeNull();
+        expect(await stores.policies.find(mine.policy.id)).not.toBeNull();
+        expect(await stores.apiTokens.find(mine.token.id)).not.toBeNull();
+        expect(await stores.vcs.get(other.id, mine.vine.id)).not.toBeNull();
       });
       // The name is free again.
       const again = newOrg({ name: 'doomed' });
@@ -358,7 +380,7 @@ export function describeOrgStoreConformance(open: OpenStoreHarness): void {
       );
     });
 
-    it('joinPending makes the invitations at an email (any case) the person’s, in system work', async () => {
+    it('invitationsAt lists the pending memberships at an email (any case), oldest first, across organizations', async () => {
       const [owner, user] = await suite.asSystem(async (stores) => [
         await stores.users.create(newUser()),
         await stores.users.create(newUser({ email: 'new.person@example.test' })),
@@ -367,7 +389,9 @@ export function describeOrgStoreConformance(open: OpenStoreHarness): void {
       const { org: b } = await seedOrg(suite, owner);
       const invitations = [
         await asOrg(suite, a.id, owner.id, (stores) =>
-          stores.orgs.addMember(newMember(a.id, { email: 'New.Person@example.test' }, 'operator')),
+          stores.orgs.addMember(
+            newMember(a.id, { email: 'New.Person@example.test' }, 'operator', { invited_by: owner.id }),
+          ),
         ),
         await asOrg(suite, b.id, owner.id, (stores) =>
           stores.orgs.addMember(newMember(b.id, { email: 'new.person@example.test' }, 'viewer')),
@@ -376,50 +400,86 @@ export function describeOrgStoreConformance(open: OpenStoreHarness): void {
       await asOrg(suite, b.id, owner.id, (stores) =>
         stores.orgs.addMember(newMember(b.id, { email: 'someone.else@example.test' })),
       );
-      const when = later();
-      const joined = await suite.asSystem((stores) =>
-        stores.orgs.joinPending('new.person@example.test', user.id, when),
+      expect(invitations[0]?.invited_by).toBe(owner.id);
+      expect(await suite.asSystem((stores) => stores.orgs.invitationsAt('NEW.person@example.test'))).toEqual(
+        invitations,
       );
-      expect(joined).toEqual(invitations.map((member) => ({ ...member, user_id: user.id, joined_at: when })));
-      expect(await suite.asSystem((stores) => stores.orgs.membershipsOf(user.id))).toEqual([
-        { org_id: a.id, role: 'operator' },
-        { org_id: b.id, role: 'viewer' },
-      ]);
-      expect(
-        await suite.asSystem((stores) => stores.orgs.joinPending('new.person@example.test', user.id, later())),
-      ).toEqual([]);
+      // The person's own work sees the invitations at their own email, and nobody else's.
+      expect(await suite.asOwner(user.id, (stores) => stores.orgs.invitationsAt(user.email))).toEqual(invitations);
+      expect(await suite.asOwner(user.id, (stores) => stores.orgs.invitationsAt('someone.else@example.test'))).toEqual(
+        [],
+      );
+      // An invitation is no membership.
+      expect(await suite.asSystem((stores) => stores.orgs.membershipsOf(user.id))).toEqual([]);
     });
 
-    it('joinPending in the person’s own work claims invitations at their own email only', async () => {
+    it('acceptInvitation takes one invitation at the person’s own email; declineInvitation deletes one', async () => {
       const [owner, user, stranger] = await suite.asSystem(async (stores) => [
         await stores.users.create(newUser()),
         await stores.users.create(newUser()),
         await stores.users.create(newUser()),
       ]);
       const { org } = await seedOrg(suite, owner);
+      const { org: other } = await seedOrg(suite, owner);
       const mine = await asOrg(suite, org.id, owner.id, (stores) =>
         stores.orgs.addMember(newMember(org.id, { email: user.email.toUpperCase() }, 'admin')),
+      );
+      const alsoMine = await asOrg(suite, other.id, owner.id, (stores) =>
+        stores.orgs.addMember(newMember(other.id, { email: user.email }, 'viewer')),
       );
       const theirs = await asOrg(suite, org.id, owner.id, (stores) =>
         stores.orgs.addMember(newMember(org.id, { email: stranger.email })),
       );
-      // Someone else's invitation cannot be claimed, neither by naming its email nor for another person.
+      // Someone else's invitation cannot be taken, neither by naming its email nor for another person.
       expect(
-        await suite.asOwner(user.id, (stores) => stores.orgs.joinPending(stranger.email, user.id, later())),
-      ).toEqual([]);
+        await suite.asOwner(user.id, (stores) =>
+          stores.orgs.acceptInvitation(theirs.id, stranger.email, user.id, later()),
+        ),
+      ).toBeNull();
       expect(
-        await suite.asOwner(stranger.id, (stores) => stores.orgs.joinPending(user.email, user.id, later())),
-      ).toEqual([]);
+        await suite.asOwner(stranger.id, (stores) =>
+          stores.orgs.acceptInvitation(mine.id, user.email, user.id, later()),
+        ),
+      ).toBeNull();
+      // Nor one of another email than its own.
+      expect(
+        await suite.asSystem((stores) => stores.orgs.acceptInvitation(mine.id, stranger.email, user.id, later())),
+      ).toBeNull();
       const when = later();
-      expect(await suite.asOwner(user.id, (stores) => stores.orgs.joinPending(user.email, user.id, when))).toEqual([
-        { ...mine, user_id: user.id, joined_at: when },
+      expect(
+        await suite.asOwner(user.id, (stores) => stores.orgs.acceptInvitation(mine.id, user.email, user.id, when)),
+      ).toEqual({ ...mine, user_id: user.id, joined_at: when });
+      // Accepted once: no longer an invitation.
+      expect(
+        await suite.asOwner(user.id, (stores) => stores.orgs.acceptInvitation(mine.id, user.email, user.id, later())),
+      ).toBeNull();
+      expect(await suite.asOwner(user.id, (stores) => stores.orgs.membershipsOf(user.id))).toEqual([
+        { org_id: org.id, role: 'admin' },
       ]);
       expect(await asOrg(suite, org.id, owner.id, (stores) => stores.orgs.getMember(org.id, theirs.id))).toEqual(
         theirs,
       );
-      expect(await suite.asOwner(user.id, (stores) => stores.orgs.membershipsOf(user.id))).toEqual([
-        { org_id: org.id, role: 'admin' },
-      ]);
+
+      expect(await suite.asSystem((stores) => stores.orgs.declineInvitation(alsoMine.id, stranger.email))).toBeNull();
+      expect(await suite.asSystem((stores) => stores.orgs.declineInvitation(mine.id, user.email))).toBeNull();
+      expect(await suite.asSystem((stores) => stores.orgs.declineInvitation(alsoMine.id, user.email))).toEqual(
+        alsoMine,
+      );
+      expect(await suite.asSystem((stores) => stores.orgs.invitationsAt(user.email))).toEqual([]);
+      expect(
+        await asOrg(suite, other.id, owner.id, (stores) => stores.orgs.getMember(other.id, alsoMine.id)),
+      ).toBeNull();
+    });
+
+    it('lock holds the organization for the unit of work and refuses nothing', async () => {
+      const owner = await suite.asSystem((stores) => stores.users.create(newUser()));
+      const { org } = await seedOrg(suite, owner);
+      expect(
+        await asOrg(suite, org.id, owner.id, async (stores) => {
+          await stores.orgs.lock(org.id);
+          return stores.orgs.countOwners(org.id);
+        }),
+      ).toBe(1);
     });
   });
 }

@@ -16,8 +16,8 @@ import type { MemoryTransaction } from '../MemoryTransaction.js';
  * Organizations and members, with the visibility of the SQL stores: an organization row's owner
  * is the organization, a membership's owner is its organization. Two methods cross owners, as on
  * Postgres (m010): a person's own memberships (`membershipsOf`) are visible to the person's own
- * work (their member scope, or their owner scope without another actor), and `joinPending` there
- * may claim the pending invitations at the email of the person's user row.
+ * work (their member scope, or their owner scope without another actor), and there the person
+ * reads (`invitationsAt`) and accepts the invitations at the email of their user row (issue 23).
  */
 export class MemoryOrgStore implements OrgStore {
   constructor(private readonly tx: MemoryTransaction) {}
@@ -122,21 +122,33 @@ export class MemoryOrgStore implements OrgStore {
     return owners;
   }
 
-  async joinPending(email: string, userId: string, at: string): Promise<OrgMember[]> {
-    const { orgMembers, users } = this.tx.state;
+  async lock(_orgId: string): Promise<void> {
+    // One memory transaction runs at a time: nothing to hold.
+  }
+
+  async invitationsAt(email: string): Promise<OrgMember[]> {
     const lower = email.toLowerCase();
-    const joined: OrgMember[] = [];
-    for (const member of oldestFirst(orgMembers.values(), (row) => row.created_at)) {
-      if (member.user_id !== null || member.email.toLowerCase() !== lower) continue;
-      if (!this.mayJoin(member, userId)) continue;
-      if (!users.has(userId)) throw missingReference();
-      const row = orgMembers.get(member.id);
-      if (!row) continue;
-      row.user_id = userId;
-      row.joined_at = at;
-      joined.push(copy(row));
-    }
-    return joined;
+    const pending = [...this.tx.state.orgMembers.values()].filter(
+      (member) => member.user_id === null && member.email.toLowerCase() === lower && this.seesInvitation(member),
+    );
+    return oldestFirst(pending, (member) => member.created_at).map(copy);
+  }
+
+  async acceptInvitation(memberId: string, email: string, userId: string, at: string): Promise<OrgMember | null> {
+    const member = this.tx.state.orgMembers.get(memberId);
+    if (!member || member.user_id !== null || member.email.toLowerCase() !== email.toLowerCase()) return null;
+    if (!this.mayJoin(member, userId)) return null;
+    if (!this.tx.state.users.has(userId)) throw missingReference();
+    member.user_id = userId;
+    member.joined_at = at;
+    return copy(member);
+  }
+
+  async declineInvitation(memberId: string, email: string): Promise<OrgMember | null> {
+    const member = this.visibleMember(this.tx.state.orgMembers.get(memberId)?.org_id ?? '', memberId);
+    if (!member || member.user_id !== null || member.email.toLowerCase() !== email.toLowerCase()) return null;
+    this.tx.state.orgMembers.delete(memberId);
+    return copy(member);
   }
 
   private visibleOrg(id: string): Org | undefined {
@@ -152,6 +164,14 @@ export class MemoryOrgStore implements OrgStore {
   /** A membership row is visible to its organization's work, and to its person's own work. */
   private seesMembership(member: OrgMember): boolean {
     return this.tx.sees(member.org_id) || (member.user_id !== null && member.user_id === this.tx.self);
+  }
+
+  /** An invitation is visible to its organization's work, and to the person's own work at their own email. */
+  private seesInvitation(member: OrgMember): boolean {
+    if (this.tx.sees(member.org_id)) return true;
+    const self = this.tx.self;
+    const user = self === null ? undefined : this.tx.state.users.get(self);
+    return user !== undefined && user.email.toLowerCase() === member.email.toLowerCase();
   }
 
   /**
@@ -187,8 +207,16 @@ function deleteOwnedRows(state: MemoryState, ownerId: string): void {
   owned(state.components);
   owned(state.vines);
   owned(state.cloudIdentities);
+  owned(state.policies);
+  for (const [key, version] of state.policyVersions) if (version.owner_id === ownerId) state.policyVersions.delete(key);
+  owned(state.notificationDeliveries);
+  owned(state.notifications);
+  owned(state.vcsConnections);
+  owned(state.vcsFeedback);
+  owned(state.vcsComments);
   owned(state.vineyards);
   owned(state.workers);
+  owned(state.apiTokens);
   for (const [key, member] of state.orgMembers) if (member.org_id === ownerId) state.orgMembers.delete(key);
   state.orgs.delete(ownerId);
 }
