@@ -1,2 +1,3 @@
 export { FsArtifactStore } from './FsArtifactStore.js';
 export { openFsArtifactStore, rootDirectoryFromUrl } from './openFsArtifactStore.js';
+export { TarGzChecker } from './TarGzChecker.js';

@@ -525,6 +525,22 @@ export class TrellisClient {
       sha256: (response.headers.get('etag') ?? '').replaceAll('"', ''),
     };
   }
+  /**
+   * The configuration version of a claimed job, from the `url` its claim names (a path on this
+   * server, fetched with the agent's credentials only: never another origin).
+   */
+  async downloadConfigurationVersion(url: string): Promise<{ body: ReadableStream<Uint8Array>; sha256: string }> {
+    if (!url.startsWith('/api/jobs/')) {
+      throw new TrellisApiError({
+        status: 400,
+        code: 'invalid_url',
+        detail: `not a configuration version path: ${url}`,
+      });
+    }
+    const response = await this.send('GET', url, { timeoutMs: 0 });
+    if (!response.body) throw new TrellisApiError({ status: 502, code: 'empty_body', detail: 'no tarball body' });
+    return { body: response.body, sha256: (response.headers.get('etag') ?? '').replaceAll('"', '') };
+  }
   getWorkerForAgent(id: string): Promise<WorkerRecordView> {
     return this.json('GET', `/api/workers/${encodeURIComponent(id)}`);
   }

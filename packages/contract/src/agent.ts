@@ -57,11 +57,23 @@ export const ClaimResponse = z.object({
     .describe(
       "how the state token opens the configuration's state: `write` (read, lock, write), or `read` for a speculative plan (a pull request's plan, a drift check), which the agent runs with `-lock=false` and whose writes and locks are refused (403 `state_read_only`); absent from older servers: `write`",
     ),
-  source_credentials: z
-    .object({ username: z.string(), password: z.string() })
+  configuration_version: z
+    .object({
+      id: uuid,
+      sha256: z.string().describe('lowercase hex SHA-256 of the tarball; the agent refuses other bytes'),
+      size: z.number().int(),
+      url: z
+        .string()
+        .describe("path on this control plane to download the tarball from, with the agent's own credentials"),
+      strip_components: z
+        .number()
+        .int()
+        .describe("leading directories to strip when unpacking (1 for a provider's archive, 0 for an upload)"),
+    })
     .nullable()
+    .optional()
     .describe(
-      "HTTPS credentials for cloning the git source of a configuration connected to a repository (issue 13): the connecting user's provider token, short-lived; the agent gives them to git through GIT_ASKPASS only, never in a URL, argument, log or the engine's environment. Null otherwise, or when the token could not be had (the clone then fails with git's message).",
+      "for a job of a configuration connected to a repository: the configuration version (an immutable .tar.gz) of its commit, fetched by the control plane; the agent downloads it, checks its sha256, unpacks it and runs exactly it. No agent ever receives a person's provider token (issue 23). Absent or null otherwise.",
     ),
 });
 export const HeartbeatBody = z.object({ version: z.string() });
@@ -101,6 +113,8 @@ export const LogBatchResponse = z.object({
   stored: z.number().int().describe('chunks this request stored (0 for a repeated batch)'),
   job_status: z.enum(JOB_STATUSES),
 });
+/** `GET /api/jobs/{id}/configuration-versions/{version}`. */
+export const ConfigurationVersionParams = z.object({ id: uuid, version: uuid });
 export const ArtifactResponse = z.object({ job_id: uuid, size: z.number().int(), sha256: z.string() });
 export const MetadataBody = jsonObject;
 

@@ -33,6 +33,9 @@ export * from './auth/jobStateToken.js';
 export * from './auth/workerToken.js';
 export * from './auth/WorkerCredentialCache.js';
 
+export * from './configurationVersions/records.js';
+export * from './configurationVersions/ConfigurationVersionUseCases.js';
+export type * from './configurationVersions/ports.js';
 export * from './vcs/connectInput.js';
 export * from './vcs/forkPullRequests.js';
 export * from './vcs/pushAncestry.js';

@@ -1,3 +1,4 @@
+import type { TarballChecker } from './configurationVersions/ports.js';
 /**
  * Typed injection tokens with stable ids (Backstage's `createServiceRef`): `server` registers an
  * implementation under each with tsyringe factories; `core` itself needs no DI library.
@@ -41,5 +42,6 @@ export const coreServices = {
   policyCompiler: serviceRef<PolicyCompiler>('trellis.core.policy-compiler'),
   jwsSigner: serviceRef<JwsSigner>('trellis.core.jws-signer'),
   rateLimits: serviceRef<RateLimitStore>('trellis.core.rate-limits'),
+  tarballs: serviceRef<TarballChecker>('trellis.core.tarballs'),
   useCases: serviceRef<UseCases>('trellis.core.use-cases'),
 } as const;

@@ -148,6 +148,61 @@ export class ProviderHttp {
   }
 
   /**
+   * A `GET` of a (possibly large) binary body with the token, streamed: an archive of a commit.
+   * The token goes to `url` only. A redirect (GitHub sends its tarballs from another host, with a
+   * short-lived grant in the URL) is followed, at most three times, over https (or to `url`'s own
+   * origin) and without the token; `timeoutMs` bounds the whole download, body included.
+   */
+  async getBinary(
+    url: string,
+    token: string,
+    options: Pick<JsonRequestOptions, 'headers' | 'denied'> & { timeoutMs: number },
+  ): Promise<AsyncIterable<Uint8Array>> {
+    const signal = AbortSignal.timeout(options.timeoutMs);
+    const get = (target: string, headers: Record<string, string>) =>
+      this.fetchImpl(target, {
+        method: 'GET',
+        redirect: 'manual',
+        headers: { 'User-Agent': USER_AGENT, ...headers },
+        signal,
+      }).catch((error: unknown) => {
+        throw new UnavailableError('provider_unavailable', `${this.providerName} cannot be reached`, { cause: error });
+      });
+    let response = await get(url, { ...options.headers, Authorization: `Bearer ${token}` });
+    let current = url;
+    for (let hops = 0; response.status >= 300 && response.status < 400 && response.status !== 304; hops++) {
+      const location = response.headers.get('location');
+      await response.body?.cancel();
+      const next = location ? new URL(location, current) : null;
+      if (hops >= 3 || next === null || (next.protocol !== 'https:' && next.origin !== new URL(current).origin)) {
+        throw new UnavailableError(
+          'provider_unavailable',
+          `${this.providerName} redirected the archive download ${next === null ? 'nowhere' : `to ${next.origin}`}, which Trellis does not follow`,
+        );
+      }
+      current = next.toString();
+      response = await get(current, {});
+    }
+    if (response.status === 401) {
+      await response.body?.cancel();
+      throw new UnauthorizedError('provider_token_expired', `${this.providerName} refused the token (401)`);
+    }
+    this.throwIfRateLimited(response);
+    if ((response.status === 403 || response.status === 404) && options.denied) {
+      await response.body?.cancel();
+      throw options.denied(response.status);
+    }
+    if (!response.ok || !response.body) {
+      await response.body?.cancel();
+      throw new UnavailableError(
+        'provider_unavailable',
+        `${this.providerName} answered ${response.status} for the archive ${new URL(url).pathname}`,
+      );
+    }
+    return response.body as unknown as AsyncIterable<Uint8Array>;
+  }
+
+  /**
    * A token endpoint request (form-encoded). Answers the JSON body whatever the status, since
    * OAuth errors come as `{ error }` bodies (GitHub even with 200); transport failures throw.
    */

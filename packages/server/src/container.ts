@@ -18,6 +18,7 @@ import {
   type WebhookSender,
   type PolicyCompiler,
   type RateLimitStore,
+  type TarballChecker,
 } from '@trellis/core';
 import { type DependencyContainer, container as rootContainer, instanceCachingFactory } from 'tsyringe';
 
@@ -39,6 +40,7 @@ export interface Adapters {
   policyCompiler: PolicyCompiler;
   jws: JwsSigner;
   rateLimits: RateLimitStore;
+  tarballs: TarballChecker;
   settings: CoreSettings;
 }
 
@@ -62,6 +64,7 @@ export function buildContainer(adapters: Adapters): DependencyContainer {
   container.register(coreServices.policyCompiler.id, { useValue: adapters.policyCompiler });
   container.register(coreServices.jwsSigner.id, { useValue: adapters.jws });
   container.register(coreServices.rateLimits.id, { useValue: adapters.rateLimits });
+  container.register(coreServices.tarballs.id, { useValue: adapters.tarballs });
   container.register(coreServices.useCases.id, {
     useFactory: instanceCachingFactory<UseCases>((c) =>
       createUseCases({
@@ -78,6 +81,7 @@ export function buildContainer(adapters: Adapters): DependencyContainer {
         policyCompiler: resolve(c, coreServices.policyCompiler),
         jws: resolve(c, coreServices.jwsSigner),
         rateLimits: resolve(c, coreServices.rateLimits),
+        tarballs: resolve(c, coreServices.tarballs),
         settings: resolve(c, coreServices.settings),
       }),
     ),

@@ -1,3 +1,4 @@
+import { TarGzChecker } from '@trellis/artifacts-fs';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -163,6 +164,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
       }),
     jws: register.jwsSigner ?? new JoseJwsSigner(),
     rateLimits: database.rateLimits,
+    tarballs: new TarGzChecker(),
     settings: register.settings ?? coreSettings(config, publicUrl),
   });
   let artifacts: ArtifactStore;

@@ -17,6 +17,7 @@ export const TABLES = {
   configSnapshots: 'config_snapshots',
   logChunks: 'log_chunks',
   planArtifacts: 'plan_artifacts',
+  configurationVersions: 'configuration_versions',
   workerReleases: 'worker_releases',
   stateVersions: 'state_versions',
   stateLocks: 'state_locks',

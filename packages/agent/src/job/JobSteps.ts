@@ -19,15 +19,12 @@ import { engineEnvironment, withStateCredentials } from './engineEnvironment.js'
 import { writeVariablesFiles } from './variablesFile.js';
 import { JobFailure, JobInterrupted } from './errors.js';
 import { outputsMetadata, resourceChanges, summarizePlan } from './executionMetadata.js';
+import { cloneGitSource, displayUrl, hostGit, safeJoin, writeInlineFiles } from './fetchSource.js';
 import {
-  cloneGitSource,
-  displayUrl,
-  type GitAskpass,
-  type GitCredentials,
-  hostGit,
-  writeGitAskpass,
-  writeInlineFiles,
-} from './fetchSource.js';
+  type ConfigurationVersionClaim,
+  downloadConfigurationVersion,
+  unpackConfigurationVersion,
+} from './configurationVersion.js';
 import type { RunnerSettings } from './JobRunner.js';
 import { declaresBackend, stateAddress, writeBackendFile } from './stateBackend.js';
 import type { Workspace } from './Workspace.js';
@@ -71,7 +68,7 @@ export class JobSteps {
       snapshot.source,
       snapshot.variables,
       this.deps.claimed.cloud_identity,
-      this.deps.claimed.source_credentials ?? null,
+      this.deps.claimed.configuration_version ?? null,
     );
     let engineEnv = env;
     // A speculative plan (a pull request's, a drift check) only reads the state: the control
@@ -167,12 +164,14 @@ export class JobSteps {
     source: VineSource,
     variables: Variables,
     identity: CloudIdentityRef | CloudIdentitySettings | null,
-    credentials: GitCredentials | null = null,
+    version: ConfigurationVersionClaim | null = null,
   ): Promise<{ dir: string; env: NodeJS.ProcessEnv }> {
     const { log, secrets, settings } = this.deps;
     for (const variable of Object.values(variables)) if (variable.sensitive) secrets.add(variable.value);
     const hostEnv = settings.hostEnv ?? process.env;
-    const dir = await this.fetchSource(workspace, source, hostEnv, credentials);
+    const dir = version
+      ? await this.unpackVersion(workspace, source, version)
+      : await this.fetchSource(workspace, source, hostEnv);
     this.checkpoint();
     this.varFiles = writeVariablesFiles(workspace.root, dir, variables);
     let env = engineEnvironment(hostEnv);
@@ -222,15 +221,31 @@ export class JobSteps {
   }
 
   /**
-   * The source in the workspace. A private repository's `credentials` (from the claim) reach git
-   * only through the askpass script and git's own environment, and are redacted from the log.
+   * The configuration version the claim names (issue 23): downloaded from the control plane with
+   * the agent's credentials, checked against the claim's sha256, unpacked; the source's `path` in it.
    */
-  private async fetchSource(
+  private async unpackVersion(
     workspace: Workspace,
     source: VineSource,
-    hostEnv: NodeJS.ProcessEnv,
-    credentials: GitCredentials | null,
+    version: ConfigurationVersionClaim,
   ): Promise<string> {
+    const { log, client } = this.deps;
+    const dir = workspace.path('src');
+    const file = workspace.path('configuration.tar.gz');
+    await this.retrying(() =>
+      downloadConfigurationVersion(version, (url) => client.downloadConfigurationVersion(url), file),
+    );
+    await unpackConfigurationVersion(file, dir, version.strip_components);
+    const commit = source.type === 'git' && source.commit ? `, commit ${source.commit}` : '';
+    const path = source.type === 'git' && source.path ? source.path : null;
+    log.system(
+      `source: configuration version ${version.id}${commit} (${version.size} bytes, sha256 ${version.sha256} checked)${path ? `, path ${path}` : ''}`,
+    );
+    return path ? safeJoin(dir, path, 'path') : dir;
+  }
+
+  /** The source in the workspace: inline files, or a git clone with the host's own credentials. */
+  private async fetchSource(workspace: Workspace, source: VineSource, hostEnv: NodeJS.ProcessEnv): Promise<string> {
     const { log, secrets, settings } = this.deps;
     const dir = workspace.path('src');
     if (source.type === 'inline') {
@@ -245,28 +260,16 @@ export class JobSteps {
     } catch {
       // scp-like git address (git@host:path): no credentials in it
     }
-    let askpass: GitAskpass | null = null;
-    if (credentials) {
-      secrets.add(credentials.password);
-      secrets.add(Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64'));
-      if (!/^https:\/\//i.test(source.url)) {
-        log.system('source: the connection’s credentials are for https:// clones; this URL is cloned without them');
-      } else askpass = writeGitAskpass(workspace.path('git'), source.url, credentials);
-    }
     log.system(
-      `source: git ${displayUrl(source.url)}${source.ref ? ` at ${source.ref}` : ''}${source.commit ? `, commit ${source.commit}` : ''}${source.path ? `, path ${source.path}` : ''}${askpass ? ' (private: with the connection’s credentials)' : ''}`,
+      `source: git ${displayUrl(source.url)}${source.ref ? ` at ${source.ref}` : ''}${source.commit ? `, commit ${source.commit}` : ''}${source.path ? `, path ${source.path}` : ''}`,
     );
     const options = { allowFile: settings.allowFileSources === true };
-    try {
-      return await cloneGitSource(
-        source,
-        dir,
-        hostGit(hostEnv, options, (line) => log.system(`git: ${line}`), askpass),
-        options,
-      );
-    } finally {
-      askpass?.remove();
-    }
+    return cloneGitSource(
+      source,
+      dir,
+      hostGit(hostEnv, options, (line) => log.system(`git: ${line}`)),
+      options,
+    );
   }
 
   private async summarize(engine: Engine) {

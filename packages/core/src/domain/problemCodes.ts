@@ -188,6 +188,15 @@ export const PROBLEM_CODES = {
   configuration_not_deployed: { status: 409, meaning: 'a drift check needs a DEPLOYED configuration' },
   configuration_busy: { status: 409, meaning: 'the configuration has a queued or running job' },
   provider_not_linked: { status: 409, meaning: 'the user has no identity at this git provider' },
+  needs_reconnect: {
+    status: 409,
+    meaning:
+      'the person who connected the configuration is no longer an admin of its owner: their token is not used until an admin connects it again',
+  },
+  configuration_version_not_ready: {
+    status: 409,
+    meaning: 'the configuration version is not uploaded (still pending, or errored)',
+  },
   vcs_permission_missing: {
     status: 409,
     meaning:
@@ -205,6 +214,11 @@ export const PROBLEM_CODES = {
     meaning: 'the owner has as many manual-webhook repository connections as the server allows',
   },
   // ---- 422: well-formed, but its content is refused
+  configuration_invalid: {
+    status: 422,
+    meaning:
+      'the configuration tarball is refused: not gzip, not a tar, a path escaping its root, a link out of it, or an entry that is not a file, directory or link',
+  },
   state_md5_mismatch: { status: 422, meaning: "the state's MD5 is not the one given with it" },
   variable_category_unsupported: {
     status: 422,
@@ -217,6 +231,7 @@ export const PROBLEM_CODES = {
   // ---- 413: over a size limit
   payload_too_large: { status: 413, meaning: 'the request body is over its limit' },
   artifact_too_large: { status: 413, meaning: 'the plan artifact is over its limit' },
+  configuration_too_large: { status: 413, meaning: 'the configuration tarball (packed or unpacked) is over its limit' },
   log_chunk_too_large: { status: 413, meaning: 'the log chunk is over its limit' },
   job_log_truncated: { status: 413, meaning: "the job's log reached its total size limit" },
   log_batch_too_large: { status: 413, meaning: 'the log batch has too many chunks or bytes' },

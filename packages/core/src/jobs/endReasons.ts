@@ -36,6 +36,26 @@ export const JOB_END_REASONS = {
     releasesStateLock: false,
     messages: { start_failed: 'the control plane could not start the job' },
   },
+  /**
+   * Its vine's connection needs reconnecting (issue 23): the person who connected it is no longer
+   * an admin of the owner, so the control plane does not fetch the commit with their token.
+   */
+  needs_reconnect: {
+    events: ['start_failed'],
+    audited: true,
+    releasesStateLock: false,
+    messages: {
+      start_failed:
+        'needs_reconnect: the person who connected this configuration is no longer an admin of its owner; an admin connects it again',
+    },
+  },
+  /** The control plane could not make the job's configuration version (the provider's archive of its commit). */
+  source_unavailable: {
+    events: ['start_failed'],
+    audited: true,
+    releasesStateLock: false,
+    messages: { start_failed: "the control plane could not fetch the job's commit from the git provider" },
+  },
   /** The agent running it was silent for longer than the lost-job timeout. */
   agent_lost: {
     events: ['agent_lost'],

@@ -1,3 +1,5 @@
+import { configurationVersionHooks } from '../configurationVersions/claimVersion.js';
+import type { ConfigurationVersionUseCases } from '../configurationVersions/ConfigurationVersionUseCases.js';
 import type { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import type { CoreDeps } from '../usecases/CoreDeps.js';
 import { driftHooks, runTriggerHooks } from '../usecases/driftHooks.js';
@@ -14,6 +16,8 @@ import { liveAnnouncementHooks } from './liveAnnouncements.js';
 /** What some hooks need beyond the ports: this replica's caches. */
 export interface JobHookServices {
   credentials?: WorkerCredentialCache;
+  /** Makes git-driven jobs' configuration versions as they are queued (issue 23). */
+  configurationVersions?: ConfigurationVersionUseCases;
 }
 
 /**
@@ -31,6 +35,7 @@ export function jobHooks(services: JobHookServices = {}): readonly JobHook[] {
     ...vcsFeedbackHooks,
     ...driftHooks,
     ...workerHooks(services.credentials),
+    ...configurationVersionHooks(services.configurationVersions),
     ...autoDeployHooks,
     ...runTriggerHooks,
     ...liveAnnouncementHooks,

@@ -1,3 +1,4 @@
+import type { ConfigurationVersionStore } from '../configurationVersions/ports.js';
 import type { ApiTokenStore } from './ApiTokenStore.js';
 import type { AuditStore } from './AuditStore.js';
 import type { CliLoginStore } from './CliLoginStore.js';
@@ -36,6 +37,7 @@ export interface Stores {
   workers: WorkerStore;
   releases: ReleaseStore;
   planArtifacts: PlanArtifactStore;
+  configurationVersions: ConfigurationVersionStore;
   states: StateStore;
   apiTokens: ApiTokenStore;
   orgs: OrgStore;

@@ -41,6 +41,21 @@ export interface VcsApi {
    * commits ahead of the last one deployed (a replayed old push is behind it).
    */
   compareCommits(token: string, repository: string, baseSha: string, headSha: string): Promise<CommitRelation>;
+  /**
+   * The `.tar.gz` of the repository at `ref` (a full commit id, or a branch or tag) from the
+   * provider's archive API (GitHub's tarball, GitLab's `repository/archive.tar.gz`, Bitbucket's
+   * `get/<ref>.tar.gz`), streamed. The token goes to the provider's own address only: a redirect
+   * to a download host (GitHub's codeload) is followed without it, its URL carrying its own grant.
+   * Every archive wraps the tree in one top directory (`strip_components` 1 to unpack it).
+   */
+  fetchArchive(token: string, repository: string, ref: string): Promise<VcsArchive>;
+}
+
+/** A provider's archive of one commit, as it streams in. */
+export interface VcsArchive {
+  body: AsyncIterable<Uint8Array>;
+  /** Leading directories around the tree (1 for every provider's archive). */
+  strip_components: number;
 }
 
 /** What a webhook request carried, before Trellis trusts it. */

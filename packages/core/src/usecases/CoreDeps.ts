@@ -1,3 +1,4 @@
+import type { TarballChecker } from '../configurationVersions/ports.js';
 import type { ArtifactStore } from '../ports/ArtifactStore.js';
 import type { Clock } from '../ports/Clock.js';
 import type { EventBus, TrellisEvent } from '../ports/EventBus.js';
@@ -131,6 +132,8 @@ export interface CoreDeps {
   random: Random;
   events: EventBus;
   artifacts: ArtifactStore;
+  /** Checks configuration tarballs before they are recorded (issue 23). */
+  tarballs: TarballChecker;
   signer: TokenSigner;
   /** Encrypts provider tokens at rest. */
   secrets: SecretBox;

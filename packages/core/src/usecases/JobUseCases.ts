@@ -32,7 +32,7 @@ import {
   snapshotOfVineAt,
   snapshotOfWorkerTarget,
 } from '../snapshot/configSnapshot.js';
-import { ownerScope, type Stores, systemScope, visibleOwners } from '../ports/UnitOfWork.js';
+import { ownerScope, type Stores, visibleOwners } from '../ports/UnitOfWork.js';
 import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
 import { redactSensitiveOutputs } from './finalizeDeployment.js';
@@ -42,19 +42,9 @@ import { policiesForVine } from './PolicyUseCases.js';
 import { isDriftCheck } from './DriftUseCases.js';
 import { checkPlanReviews, requireNoApprovalForPlanlessDeploy } from './PlanReviewUseCases.js';
 import type { ApprovalSetting } from '../domain/policies.js';
-import type { GitProvider } from '../domain/enums.js';
-import type { VcsConnection } from '../domain/vcs.js';
-import { vcsTokenFor } from './vcsTokens.js';
-
-/**
- * The HTTPS username each provider expects with an OAuth access token as the password
- * (GitHub `x-access-token`, GitLab `oauth2`, Bitbucket `x-token-auth`).
- */
-export const GIT_TOKEN_USERNAMES: Readonly<Record<GitProvider, string>> = {
-  github: 'x-access-token',
-  gitlab: 'oauth2',
-  bitbucket: 'x-token-auth',
-};
+import type { ConfigurationVersionRef } from '../configurationVersions/records.js';
+import type { ConfigurationVersionUseCases } from '../configurationVersions/ConfigurationVersionUseCases.js';
+import { claimConfigurationVersion, runsConfigurationVersion } from '../configurationVersions/claimVersion.js';
 
 export type { CreateJobInput } from '../jobs/jobInput.js';
 
@@ -82,12 +72,12 @@ export interface ClaimedJob {
   /** The vineyard of the job's vine, for `input.trellis.vineyard` of the policies; null without a vine. */
   vineyard: { id: string; name: string } | null;
   /**
-   * Issue 13: HTTPS credentials for cloning the git source of a vine connected to a repository —
-   * the connecting user's provider token, fetched (renewed) at claim time, never stored in the job
-   * or its snapshot. Null for other jobs, and when the token could not be had: the claim still
-   * succeeds, the reason goes into the job's log, and the clone fails with git's own message.
+   * Issue 23: for a job of a vine connected to a repository, the configuration version of its
+   * commit, which the control plane fetched with the connecting person's token: the agent
+   * downloads it with its own credentials, checks its sha256 and runs exactly it. No agent ever
+   * receives a person's provider token. Null for other jobs.
    */
-  source_credentials: { username: string; password: string } | null;
+  configuration_version: ConfigurationVersionRef | null;
   /** `read` for a speculative plan: its state token never writes or locks the state (plan with `-lock=false`). */
   state_access: StateAccess;
 }
@@ -106,6 +96,7 @@ export class JobUseCases {
     private readonly lifecycle: JobLifecycle,
     private readonly heartbeats: HeartbeatBuffer,
     private readonly workloadIdentity?: WorkloadIdentityUseCases,
+    private readonly configurationVersions?: ConfigurationVersionUseCases,
   ) {
     this.access = new Access(deps);
   }
@@ -237,15 +228,12 @@ export class JobUseCases {
         job.job_type === 'PLAN' && job.vine_id !== null
           ? await policiesForVine(stores, job.owner_id, job.vineyard_id)
           : [];
-      const source = job.config_snapshot.source;
       // A fork's pull request planned without secrets (issue 23): no identity, no clone credentials.
       const withheld = secretsWithheld(job);
       if (withheld)
         await stores.logs.append(job.owner_id, job.id, withheldSecretsNote(job), 'SYSTEM', isoNow(this.deps));
       const connection =
-        job.vine_id !== null && source?.type === 'git' && !withheld
-          ? await stores.vcs.get(job.owner_id, job.vine_id)
-          : null;
+        job.vine_id !== null && runsConfigurationVersion(job) ? await stores.vcs.get(job.owner_id, job.vine_id) : null;
       const subject = identity?.kind === 'oidc' && !withheld ? await tokenSubjectOf(stores, job, vineyard) : null;
       return {
         connection,
@@ -280,35 +268,20 @@ export class JobUseCases {
         throw error;
       }
     }
-    const source_credentials = connection ? await this.sourceCredentials(job, connection) : null;
-    return { ...rest, state_token, identity_token, source_credentials };
-  }
-
-  /**
-   * The clone credentials of a connected vine's job: the connecting user's token (system scope:
-   * their identities are theirs, not the vine owner's). A token that cannot be had leaves the
-   * claim standing with none; the reason is written to the job's log, where people look first.
-   */
-  private async sourceCredentials(
-    job: Job,
-    connection: VcsConnection,
-  ): Promise<{ username: string; password: string } | null> {
-    try {
-      const token = await this.deps.uow.run(systemScope, (stores) => vcsTokenFor(stores, this.deps, connection));
-      return { username: GIT_TOKEN_USERNAMES[connection.provider], password: token };
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      await this.deps.uow.run(ownerScope(job.owner_id), (stores) =>
-        stores.logs.append(
-          job.owner_id,
-          job.id,
-          `trellis: no credentials for cloning ${connection.repository}: ${reason}; the clone runs without them\n`,
-          'SYSTEM',
-          isoNow(this.deps),
-        ),
+    let configuration_version: ConfigurationVersionRef | null = null;
+    if (connection && this.configurationVersions) {
+      configuration_version = await claimConfigurationVersion(
+        this.configurationVersions,
+        this.lifecycle,
+        this.deps,
+        worker,
+        job,
+        connection,
       );
-      return null;
+      // The job could not be given its configuration: it ended with the reason; nothing to run.
+      if (configuration_version === null) return null;
     }
+    return { ...rest, state_token, identity_token, configuration_version };
   }
 
   /**

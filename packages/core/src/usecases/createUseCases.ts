@@ -1,3 +1,4 @@
+import { ConfigurationVersionUseCases } from '../configurationVersions/ConfigurationVersionUseCases.js';
 import { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import { HeartbeatBuffer } from './HeartbeatBuffer.js';
 import { ApiTokenUseCases } from './ApiTokenUseCases.js';
@@ -56,6 +57,8 @@ export interface UseCases {
   gitEvents: GitEventUseCases;
   /** The Terraform Cloud protocol (issue 26). */
   tfe: TfeUseCases;
+  /** Configuration versions: the tarballs agents run (issue 23). */
+  configurationVersions: ConfigurationVersionUseCases;
 }
 
 export function createUseCases(deps: CoreDeps): UseCases {
@@ -63,13 +66,15 @@ export function createUseCases(deps: CoreDeps): UseCases {
   const heartbeats = new HeartbeatBuffer(deps);
   const workloadIdentity = new WorkloadIdentityUseCases(deps);
   // The one owner of the job lifecycle, shared by every use case that queues or ends a job.
-  const lifecycle = createJobLifecycle(deps, { credentials });
+  const configurationVersions = new ConfigurationVersionUseCases(deps);
+  const lifecycle = createJobLifecycle(deps, { credentials, configurationVersions });
   const apiTokens = new ApiTokenUseCases(deps);
   return {
     auth: new AuthUseCases(deps),
     vineyards: new VineyardUseCases(deps),
     vines: new VineUseCases(deps),
-    jobs: new JobUseCases(deps, lifecycle, heartbeats, workloadIdentity),
+    jobs: new JobUseCases(deps, lifecycle, heartbeats, workloadIdentity, configurationVersions),
+    configurationVersions,
     logs: new LogUseCases(deps),
     workers: new WorkerUseCases(deps, credentials, heartbeats),
     planArtifacts: new PlanArtifactUseCases(deps),

@@ -1,4 +1,5 @@
 import { PROVIDER_NAMES } from '../domain/enums.js';
+import { roleRank } from '../domain/roles.js';
 import { ConflictError, isDomainError, UnauthorizedError, UnavailableError } from '../domain/errors.js';
 import type { VcsConnection } from '../domain/vcs.js';
 import type { SecretBox } from '../ports/SecretBox.js';
@@ -18,12 +19,16 @@ import { freshProviderTokens, openProviderTokens, type ProviderTokens } from './
  * token cannot be opened or renewed (the user signs in with the provider again).
  */
 export async function vcsTokenFor(
-  stores: Pick<Stores, 'identities'>,
+  stores: Pick<Stores, 'identities' | 'orgs'>,
   deps: Pick<CoreDeps, 'secrets' | 'clock' | 'providers'>,
-  connection: Pick<VcsConnection, 'provider' | 'connected_by'>,
+  connection: Pick<VcsConnection, 'provider' | 'connected_by'> &
+    Partial<Pick<VcsConnection, 'owner_id' | 'repository'>>,
 ): Promise<string> {
   const { provider } = connection;
   const name = PROVIDER_NAMES[provider];
+  if (connection.owner_id !== undefined && !(await connectorStillAdmin(stores, connection.owner_id, connection))) {
+    throw needsReconnect(connection);
+  }
   const identities = await stores.identities.listForUser(connection.connected_by);
   const identity = identities.find((candidate) => candidate.provider === provider);
   if (!identity?.provider_token) {
@@ -50,6 +55,31 @@ export async function vcsTokenFor(
   } catch (error) {
     throw providerTokenExpired(provider, error);
   }
+}
+
+/**
+ * The rule of borrowed tokens (issue 23): the control plane uses the token of the person who
+ * connected a vine only while that person may still manage the vine's owner: the owner itself
+ * (a personal vine), or an `admin` or `owner` of the organization. Anyone else's connection
+ * `needs_reconnect`: nothing is fetched, posted or commented with their token, and the jobs that
+ * need it fail with that reason, until an admin connects the vine again.
+ */
+export async function connectorStillAdmin(
+  stores: Pick<Stores, 'orgs'>,
+  ownerId: string,
+  connection: Pick<VcsConnection, 'connected_by'>,
+): Promise<boolean> {
+  if (connection.connected_by === ownerId) return true;
+  const memberships = await stores.orgs.membershipsOf(connection.connected_by);
+  return memberships.some((m) => m.org_id === ownerId && roleRank(m.role) >= roleRank('admin'));
+}
+
+/** `409 needs_reconnect`: the connecting person is no longer an admin of the vine's owner. */
+export function needsReconnect(connection: { repository?: string }): ConflictError {
+  return new ConflictError(
+    'needs_reconnect',
+    `the person who connected ${connection.repository ?? 'this vine'} is no longer an admin of its owner, so their token is not used: an admin connects the vine again (trellis repos connect, or the vine's page)`,
+  );
 }
 
 /** `401 provider_token_expired` saying how to fix it, for a refused or unreadable token; other errors pass through. */

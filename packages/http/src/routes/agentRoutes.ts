@@ -9,6 +9,7 @@ import {
   ArtifactResponse,
   ClaimQuery,
   ClaimResponse,
+  ConfigurationVersionParams,
   HeartbeatBody,
   HeartbeatResponse,
   IdParams,
@@ -227,6 +228,28 @@ export function agentRoutes(
         res.setHeader('ETag', `"${artifact.sha256}"`);
         res.setHeader('X-Checksum-Sha256', artifact.sha256);
         await pipeline(artifact.body, res);
+        return undefined;
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/jobs/{id}/configuration-versions/{version}',
+      operationId: 'downloadConfigurationVersion',
+      summary: 'Download the configuration version (.tar.gz) a claimed job runs',
+      description:
+        "For the agent that claimed the job: the tarball the claim's `configuration_version` names, a version of the job's configuration. `ETag` is its sha256; the bytes are checked against the recorded digest as they are read.",
+      tags: ['agent'],
+      auth: 'worker',
+      params: ConfigurationVersionParams,
+      responses: { 200: { description: 'The tarball', contentType: 'application/gzip' } },
+      handler: async ({ worker, params, res }) => {
+        const version = await useCases.configurationVersions.download(worker, params.id, params.version);
+        res.status(200);
+        res.setHeader('Content-Type', 'application/gzip');
+        res.setHeader('Content-Length', String(version.size));
+        res.setHeader('ETag', `"${version.sha256}"`);
+        res.setHeader('X-Checksum-Sha256', version.sha256);
+        await pipeline(version.body, res);
         return undefined;
       },
     }),

@@ -1,7 +1,8 @@
-import type { CommitRelation, CommitState, CommitStatus, HookRequest, VcsApi } from '@trellis/core';
+import type { CommitRelation, CommitState, CommitStatus, HookRequest, VcsApi, VcsArchive } from '@trellis/core';
 import { isFullCommitSha, UnavailableError } from '@trellis/core';
 import { baseUrlOf, collectPages, type JsonMethod, ProviderHttp, sameOriginNext } from '../providerHttp.js';
 import {
+  ARCHIVE_TIMEOUT_MS,
   ownerAndName,
   fullShaOf,
   permissionMissing,
@@ -45,6 +46,8 @@ interface DiffStat {
 export class BitbucketVcsApi implements VcsApi {
   readonly maxCommentLength = BITBUCKET_MAX_COMMENT_LENGTH;
   readonly apiBase: string;
+  /** Where repositories are on the web: archives are served there (`/{workspace}/{slug}/get/{ref}.tar.gz`), not by the API. */
+  readonly webBase: string;
   private readonly http: ProviderHttp;
   private readonly name: string;
 
@@ -54,6 +57,11 @@ export class BitbucketVcsApi implements VcsApi {
       : options.baseUrl
         ? `${baseUrlOf(options.baseUrl)}/api/2.0`
         : 'https://api.bitbucket.org/2.0';
+    this.webBase = options.baseUrl
+      ? baseUrlOf(options.baseUrl)
+      : options.apiUrl
+        ? new URL(baseUrlOf(options.apiUrl)).origin
+        : 'https://bitbucket.org';
     this.name = options.displayName ?? 'Bitbucket';
     this.http = new ProviderHttp(this.name, options);
   }
@@ -163,6 +171,20 @@ export class BitbucketVcsApi implements VcsApi {
       throw new UnavailableError('provider_unavailable', `${this.name} answered the comment without an id`);
     }
     return String(body.id);
+  }
+
+  /** `GET https://bitbucket.org/{workspace}/{slug}/get/{ref}.tar.gz` with the token. */
+  async fetchArchive(token: string, repository: string, ref: string): Promise<VcsArchive> {
+    const [workspace, slug] = ownerAndName(repository);
+    const body = await this.http.getBinary(
+      `${this.webBase}/${workspace}/${slug}/get/${encodeURIComponent(ref)}.tar.gz`,
+      token,
+      {
+        denied: (status: number) => permissionMissing(this.name, repository, 'download an archive', status, GRANT),
+        timeoutMs: ARCHIVE_TIMEOUT_MS,
+      },
+    );
+    return { body, strip_components: 1 };
   }
 
   private call<T>(

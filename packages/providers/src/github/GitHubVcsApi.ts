@@ -1,7 +1,8 @@
-import type { CommitRelation, CommitStatus, HookRequest, VcsApi } from '@trellis/core';
+import type { CommitRelation, CommitStatus, HookRequest, VcsApi, VcsArchive } from '@trellis/core';
 import { isFullCommitSha, UnavailableError } from '@trellis/core';
 import { baseUrlOf, collectPages, ProviderHttp, sameOriginNext } from '../providerHttp.js';
 import {
+  ARCHIVE_TIMEOUT_MS,
   ownerAndName,
   fullShaOf,
   permissionMissing,
@@ -184,6 +185,17 @@ export class GitHubVcsApi implements VcsApi {
       );
     }
     return namesOf(all);
+  }
+
+  /** `GET /repos/{owner}/{repo}/tarball/{ref}`: a 302 to codeload, followed without the token. */
+  async fetchArchive(token: string, repository: string, ref: string): Promise<VcsArchive> {
+    const [owner, name] = ownerAndName(repository);
+    const body = await this.http.getBinary(
+      `${this.apiBase}/repos/${owner}/${name}/tarball/${encodeURIComponent(ref)}`,
+      token,
+      { ...this.options(repository, 'download an archive'), timeoutMs: ARCHIVE_TIMEOUT_MS },
+    );
+    return { body, strip_components: 1 };
   }
 
   private idOf(body: { id?: number } | null): string {

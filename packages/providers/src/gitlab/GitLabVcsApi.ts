@@ -1,7 +1,8 @@
-import type { CommitRelation, CommitState, CommitStatus, HookRequest, VcsApi } from '@trellis/core';
+import type { CommitRelation, CommitState, CommitStatus, HookRequest, VcsApi, VcsArchive } from '@trellis/core';
 import { isFullCommitSha, UnavailableError } from '@trellis/core';
 import { baseUrlOf, type JsonMethod, ProviderHttp } from '../providerHttp.js';
 import {
+  ARCHIVE_TIMEOUT_MS,
   fullShaOf,
   permissionMissing,
   relationOf,
@@ -162,6 +163,16 @@ export class GitLabVcsApi implements VcsApi {
     }
     const diffs = Array.isArray(body?.diffs) ? body.diffs : [];
     return uniquePaths(diffs.flatMap((diff) => [diff.new_path, diff.old_path]));
+  }
+
+  /** `GET /projects/:id/repository/archive.tar.gz?sha=ref`. */
+  async fetchArchive(token: string, repository: string, ref: string): Promise<VcsArchive> {
+    const url = `${this.apiBase}/projects/${encodeURIComponent(repository)}/repository/archive.tar.gz?sha=${encodeURIComponent(ref)}`;
+    const body = await this.http.getBinary(url, token, {
+      denied: (status: number) => permissionMissing(this.name, repository, 'download an archive', status, GRANT),
+      timeoutMs: ARCHIVE_TIMEOUT_MS,
+    });
+    return { body, strip_components: 1 };
   }
 
   private idOf(body: { id?: number } | null): string {

@@ -189,7 +189,16 @@ export function shortKey(text: string, max: number): string {
 }
 
 /** What a call needs, for the message of `vcs_permission_missing`. */
-export type VcsAction = 'create a webhook' | 'delete a webhook' | 'set a commit status' | 'comment' | 'compare';
+export type VcsAction =
+  | 'create a webhook'
+  | 'delete a webhook'
+  | 'set a commit status'
+  | 'comment'
+  | 'compare'
+  | 'download an archive';
+
+/** How long the download of one commit's archive may take, body included. */
+export const ARCHIVE_TIMEOUT_MS = 120_000;
 
 /** The `409 vcs_permission_missing` of a 403 (scope or role missing) or 404 (repository not visible). */
 export function permissionMissing(

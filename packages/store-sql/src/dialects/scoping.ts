@@ -24,6 +24,7 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   config_snapshots: 'owner_id',
   log_chunks: 'owner_id',
   plan_artifacts: 'owner_id',
+  configuration_versions: 'owner_id',
   worker_releases: null,
   state_versions: 'owner_id',
   state_locks: 'owner_id',

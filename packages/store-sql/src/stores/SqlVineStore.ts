@@ -204,6 +204,14 @@ export class SqlVineStore implements VineStore {
       .where({ owner_id: ownerId, vine_id: id })
       .select('storage_key');
     await this.db.table('state_versions').where({ owner_id: ownerId, vine_id: id }).delete();
+    // Configuration versions go with their vine (issue 23), their objects with the state's.
+    const configurations: Row[] = await this.db
+      .table('configuration_versions')
+      .where({ owner_id: ownerId, vine_id: id })
+      .whereNotNull('storage_key')
+      .select('storage_key');
+    await this.db.table('configuration_versions').where({ owner_id: ownerId, vine_id: id }).delete();
+    versions.push(...configurations);
     await this.db.table('state_locks').where({ owner_id: ownerId, vine_id: id }).delete();
     await this.db.table('vine_components').where({ owner_id: ownerId, vine_id: id }).delete();
     await this.db.table('vines').where({ owner_id: ownerId, id }).delete();

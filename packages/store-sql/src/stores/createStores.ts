@@ -1,3 +1,4 @@
+import { SqlConfigurationVersionStore } from './SqlConfigurationVersionStore.js';
 import type { Stores } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import { SqlApiTokenStore } from './SqlApiTokenStore.js';
@@ -39,6 +40,7 @@ export function createStores(session: SqlSession): Stores {
     workers: new SqlWorkerStore(session),
     releases: new SqlReleaseStore(session),
     planArtifacts: new SqlPlanArtifactStore(session),
+    configurationVersions: new SqlConfigurationVersionStore(session),
     states: new SqlStateStore(session),
     apiTokens: new SqlApiTokenStore(session),
     orgs: new SqlOrgStore(session),

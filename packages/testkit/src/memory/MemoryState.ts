@@ -1,3 +1,4 @@
+import type { ConfigurationVersion } from '@trellis/core';
 import { compareNewestFirst, type Page, type PageKey, type PageRequest, takePage } from '@trellis/core';
 import type {
   ApiToken,
@@ -69,6 +70,8 @@ export interface MemoryState {
   releases: Map<string, WorkerRelease>;
   /** Keyed by job id. */
   planArtifacts: Map<string, PlanArtifact>;
+  /** Keyed by id (issue 23). */
+  configurationVersions: Map<string, ConfigurationVersion>;
   stateVersions: StateVersion[];
   /** Keyed by vine id. */
   stateLocks: Map<string, StateLock>;
@@ -115,6 +118,7 @@ export function emptyMemoryState(): MemoryState {
     workers: new Map(),
     releases: new Map(),
     planArtifacts: new Map(),
+    configurationVersions: new Map(),
     stateVersions: [],
     stateLocks: new Map(),
     apiTokens: new Map(),

@@ -5,6 +5,7 @@ import {
   isFullCommitSha,
   UnavailableError,
   type VcsApi,
+  type VcsArchive,
 } from '@trellis/core';
 
 export type VcsApiCall =
@@ -21,7 +22,8 @@ export type VcsApiCall =
     }
   | { method: 'changedFiles'; token: string; repository: string; base: string; head: string }
   | { method: 'resolveCommit'; token: string; repository: string; sha: string }
-  | { method: 'compareCommits'; token: string; repository: string; base: string; head: string };
+  | { method: 'compareCommits'; token: string; repository: string; base: string; head: string }
+  | { method: 'fetchArchive'; token: string; repository: string; ref: string };
 
 /**
  * A `VcsApi` that records every call and answers from what a test set: `fail[method]` makes that
@@ -36,6 +38,8 @@ export class RecordingVcsApi implements VcsApi {
   commits: Record<string, string> = {};
   /** What `compareCommits` answers for `<base>...<head>` (default: `ahead`). */
   relations: Record<string, CommitRelation> = {};
+  /** What `fetchArchive` answers for `<repository>@<ref>` (a `.tar.gz` wrapped in one directory); else 404. */
+  archives: Record<string, Uint8Array> = {};
   private serial = 0;
 
   private check(method: VcsApiCall['method']): void {
@@ -92,5 +96,19 @@ export class RecordingVcsApi implements VcsApi {
     this.calls.push({ method: 'changedFiles', token, repository, base, head });
     this.check('changedFiles');
     return [...this.changed];
+  }
+
+  async fetchArchive(token: string, repository: string, ref: string): Promise<VcsArchive> {
+    this.calls.push({ method: 'fetchArchive', token, repository, ref });
+    this.check('fetchArchive');
+    const bytes = this.archives[`${repository}@${ref}`];
+    if (bytes === undefined)
+      throw new UnavailableError('provider_unavailable', `no archive of ${repository} at ${ref}`);
+    return {
+      body: (async function* () {
+        yield bytes;
+      })(),
+      strip_components: 1,
+    };
   }
 }

@@ -1,3 +1,4 @@
+import { TarGzChecker } from '@trellis/artifacts-fs';
 import {
   AesGcmSecretBox,
   type CoreDeps,
@@ -101,6 +102,7 @@ export function createTestCoreOn<U extends UnitOfWork>(
     ...(options.policyCompiler ? { policyCompiler: options.policyCompiler } : {}),
     jws,
     rateLimits: new MemoryRateLimitStore(),
+    tarballs: new TarGzChecker(),
   };
   return {
     deps,

@@ -140,6 +140,11 @@ export class MemoryVineStore implements VineStore {
     const { state } = this.tx;
     const keys = state.stateVersions.filter((version) => version.vine_id === id).map((version) => version.storage_key);
     state.stateVersions = state.stateVersions.filter((version) => version.vine_id !== id);
+    for (const [versionId, version] of state.configurationVersions) {
+      if (version.vine_id !== id) continue;
+      if (version.storage_key !== null) keys.push(version.storage_key);
+      state.configurationVersions.delete(versionId);
+    }
     state.stateLocks.delete(id);
     state.components.delete(id);
     state.vines.delete(id);

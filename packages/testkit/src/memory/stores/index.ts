@@ -1,3 +1,4 @@
+import { MemoryConfigurationVersionStore } from './MemoryConfigurationVersionStore.js';
 import type { Stores } from '@trellis/core';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 import { MemoryApiTokenStore } from './MemoryApiTokenStore.js';
@@ -63,6 +64,7 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     workers: new MemoryWorkerStore(tx),
     releases: new MemoryReleaseStore(tx),
     planArtifacts: new MemoryPlanArtifactStore(tx),
+    configurationVersions: new MemoryConfigurationVersionStore(tx),
     states: new MemoryStateStore(tx),
     apiTokens: new MemoryApiTokenStore(tx),
     orgs: new MemoryOrgStore(tx),

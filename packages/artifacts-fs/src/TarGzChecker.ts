@@ -1,0 +1,115 @@
+import { once } from 'node:events';
+import { posix } from 'node:path';
+import {
+  type TarballChecker,
+  type TarballContents,
+  type TarballLimits,
+  TooLargeError,
+  UnprocessableError,
+} from '@trellis/core';
+import { Parser, type ReadEntry } from 'tar';
+
+const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
+
+/** A path inside the archive's root, or the reason it is not. */
+function escapes(path: string): boolean {
+  if (path.startsWith('/') || /^[A-Za-z]:/.test(path) || path.includes('\\') || path.includes('\0')) return true;
+  const normal = posix.normalize(path);
+  return normal === '..' || normal.startsWith('../');
+}
+
+/**
+ * The configuration tarball check (issue 23, and the uploads of issue 27) with `tar`, npm's own
+ * reader: gzip, then every entry read (pax and GNU long names applied), none of which may climb
+ * out of the root, link out of it, or be anything but a file, a directory or a link; within the
+ * limits of entries and unpacked bytes. Nothing is written anywhere: the bytes only pass through.
+ */
+export class TarGzChecker implements TarballChecker {
+  async check(body: AsyncIterable<Uint8Array>, limits: TarballLimits): Promise<TarballContents> {
+    let entries = 0;
+    let unpackedBytes = 0;
+    let problem: Error | null = null;
+    const refuse = (message: string) => {
+      problem ??= new UnprocessableError('configuration_invalid', `the configuration tarball is refused: ${message}`);
+    };
+    const parser = new Parser({
+      strict: true,
+      onReadEntry: (entry: ReadEntry) => {
+        entry.resume();
+        if (problem) return;
+        entries += 1;
+        const path = entry.path;
+        if (entries > limits.maxEntries) {
+          problem = new TooLargeError(
+            'configuration_too_large',
+            `the configuration tarball holds more than ${limits.maxEntries} entries`,
+            limits.maxUnpackedBytes,
+          );
+          return;
+        }
+        if (escapes(path)) return refuse(`${JSON.stringify(path)} is outside the archive's root`);
+        // Checked as the agent unpacks it: below the directories it strips (a provider's `owner-repo-sha/`).
+        const inside = path
+          .split('/')
+          .filter((part) => part !== '' && part !== '.')
+          .slice(limits.stripComponents)
+          .join('/');
+        if (FILE_TYPES.has(entry.type)) {
+          unpackedBytes += entry.size;
+          if (unpackedBytes > limits.maxUnpackedBytes) {
+            problem = new TooLargeError(
+              'configuration_too_large',
+              `the configuration unpacks to more than ${limits.maxUnpackedBytes} bytes`,
+              limits.maxUnpackedBytes,
+            );
+          }
+          return;
+        }
+        if (entry.type === 'Directory') return;
+        if (entry.type === 'SymbolicLink' || entry.type === 'Link') {
+          const target = entry.linkpath ?? '';
+          // A symbolic link resolves from its own directory; a hard link names a path of the archive.
+          const resolved =
+            entry.type === 'SymbolicLink'
+              ? posix.join(posix.dirname(inside), target)
+              : target.split('/').slice(limits.stripComponents).join('/');
+          if (target === '' || target.startsWith('/') || escapes(resolved)) {
+            return refuse(`${JSON.stringify(path)} links to ${JSON.stringify(target)}, outside the archive's root`);
+          }
+          return;
+        }
+        refuse(`${JSON.stringify(path)} is a ${entry.type}, not a file, directory or link`);
+      },
+    });
+    let parseError: Error | null = null;
+    parser.on('error', (error: Error) => {
+      parseError ??= error;
+    });
+    let first = true;
+    for await (const chunk of body) {
+      if (first && chunk.byteLength > 0) {
+        first = false;
+        if (chunk.byteLength < 2 || chunk[0] !== 0x1f || chunk[1] !== 0x8b) {
+          throw new UnprocessableError('configuration_invalid', 'the configuration tarball is refused: it is not gzip');
+        }
+      }
+      if (problem || parseError) break;
+      if (!parser.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))) await once(parser, 'drain');
+    }
+    if (first)
+      throw new UnprocessableError('configuration_invalid', 'the configuration tarball is refused: it is empty');
+    if (!problem && !parseError) {
+      const ended = once(parser, 'end');
+      parser.end();
+      await Promise.race([ended, once(parser, 'error')]).catch(() => undefined);
+    }
+    if (problem) throw problem;
+    if (parseError) {
+      throw new UnprocessableError(
+        'configuration_invalid',
+        `the configuration tarball is refused: it is not a readable tar.gz (${(parseError as Error).message})`,
+      );
+    }
+    return { entries, unpackedBytes };
+  }
+}

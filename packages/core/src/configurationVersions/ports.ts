@@ -1,0 +1,35 @@
+import type { ConfigurationVersion } from './records.js';
+
+/** Where configuration versions are recorded; their bytes live in the `ArtifactStore`. */
+export interface ConfigurationVersionStore {
+  /** Inserts or replaces the record of `version.id` (its status moves, its bytes never change once stored). */
+  save(version: ConfigurationVersion): Promise<ConfigurationVersion>;
+  get(ownerId: string, id: string): Promise<ConfigurationVersion | null>;
+  /** The newest `uploaded` version of that vine's commit, to reuse (a plan and its deploy share one). */
+  findUploaded(ownerId: string, vineId: string, commitSha: string): Promise<ConfigurationVersion | null>;
+}
+
+/** What a checked tarball holds. */
+export interface TarballContents {
+  entries: number;
+  /** Bytes of its files once unpacked. */
+  unpackedBytes: number;
+}
+
+export interface TarballLimits {
+  maxUnpackedBytes: number;
+  maxEntries: number;
+  /** Leading directories the agent strips: paths and links are checked as they will be unpacked. */
+  stripComponents: number;
+}
+
+/**
+ * Reads a `.tar.gz` and checks that it is one an agent may unpack: gzip, a readable tar, no entry
+ * whose path is absolute or climbs out of the root (`..`), no symbolic or hard link that points out
+ * of it, only files, directories and links, and within `limits`. Throws
+ * `UnprocessableError('configuration_invalid')`, or
+ * `TooLargeError('configuration_too_large')` past the limits, with a sentence naming the first offending entry.
+ */
+export interface TarballChecker {
+  check(body: AsyncIterable<Uint8Array>, limits: TarballLimits): Promise<TarballContents>;
+}
