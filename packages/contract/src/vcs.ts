@@ -1,6 +1,7 @@
 /** Repository connections (issue 13): `PUT/GET/DELETE /api/cli/configurations/{name}/vcs`. */
 import {
   FORK_PULL_REQUEST_MODES,
+  VCS_CONNECTION_STATUSES,
   GIT_PROVIDERS,
   MAX_VCS_PATH_LENGTH,
   MAX_VCS_PATHS,
@@ -71,7 +72,14 @@ export const VcsConnectionRecord = z.object({
       "where the provider sends deliveries: `<web URL>/api/webhooks/<provider>?vine=<vine id>` (one hook URL per vine; a delivery is checked against this connection's secret only)",
     ),
   hook_id: z.string().nullable().describe("the provider's id of the hook Trellis created; null in manual mode"),
-  connected_by: uuid.describe('the person whose provider token creates hooks, reports statuses and clones'),
+  connected_by: uuid.describe(
+    'the person whose provider token creates hooks, reports statuses and comments, and fetches commits (never sent to agents)',
+  ),
+  status: z
+    .enum(VCS_CONNECTION_STATUSES)
+    .describe(
+      '`needs_reconnect` when the person who connected it is no longer an admin of the owner: their token is not used, its jobs fail with `needs_reconnect`, no status or comment is posted, until an admin connects it again',
+    ),
   created_at: isoTime,
   updated_at: isoTime,
 });

@@ -12,3 +12,4 @@ export * from './gitServer.js';
 export * from './gitJobs.js';
 export * from './prometheusText.js';
 export * from './orgMembers.js';
+export * from './tarballs.js';

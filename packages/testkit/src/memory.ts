@@ -8,3 +8,4 @@ export * from './memory/index.js';
 export * from './conformance/index.js';
 export * from './gitJobs.js';
 export * from './orgMembers.js';
+export * from './tarballs.js';

@@ -57,9 +57,9 @@ export interface ConfigurationVersionRef {
   strip_components: number;
 }
 
-/** The path an agent downloads the configuration version of job `jobId` from. */
-export function configurationVersionUrl(jobId: string): string {
-  return `/api/jobs/${jobId}/configuration-version`;
+/** The path the agent running job `jobId` downloads configuration version `versionId` from. */
+export function configurationVersionUrl(jobId: string, versionId: string): string {
+  return `/api/jobs/${jobId}/configuration-versions/${versionId}`;
 }
 
 /** Where its bytes live in the artifact store. */
@@ -72,7 +72,7 @@ export function configurationVersionRef(version: ConfigurationVersion, jobId: st
     id: version.id,
     sha256: version.sha256 ?? '',
     size: version.size ?? 0,
-    url: configurationVersionUrl(jobId),
+    url: configurationVersionUrl(jobId, version.id),
     strip_components: version.strip_components,
   };
 }

@@ -6,12 +6,12 @@ import type { Vine } from '../domain/records.js';
 import type { OrgAction } from '../domain/roles.js';
 import { isUuid } from '../domain/validation.js';
 import type { ForkPullRequestMode, VcsConnection, WebhookMode } from '../domain/vcs.js';
-import { ownerScope, type Scope, type Stores } from '../ports/UnitOfWork.js';
+import { ownerScope, type Scope, type Stores, systemScope } from '../ports/UnitOfWork.js';
 import { type ConnectVcsInput, parseConnectInput } from '../vcs/connectInput.js';
 import { Access } from './Access.js';
 import { recordAudit } from './audit.js';
 import { type CoreDeps, isoNow, type VcsPort } from './CoreDeps.js';
-import { sealWebhookSecret, vcsTokenFor } from './vcsTokens.js';
+import { connectorStillAdmin, sealWebhookSecret, vcsTokenFor } from './vcsTokens.js';
 import { refuseOrganizationToken } from './personOnly.js';
 
 /** A connection as people see it: never the secret, except `webhook_secret` once in a manual connect's answer. */
@@ -31,11 +31,20 @@ export interface VcsConnectionView {
   /** The provider's id of the hook Trellis created (`auto`); null in `manual` mode. */
   hook_id: string | null;
   connected_by: string;
+  /**
+   * `needs_reconnect` when the person who connected it is no longer an admin of the owner (issue
+   * 23): their token is not used, its jobs fail with that reason, no status or comment is posted,
+   * until an admin connects it again; `connected` otherwise.
+   */
+  status: VcsConnectionStatus;
   created_at: string;
   updated_at: string;
   /** Only in the answer of a `manual` connect: paste it at the provider; it is never shown again. */
   webhook_secret?: string;
 }
+
+export const VCS_CONNECTION_STATUSES = ['connected', 'needs_reconnect'] as const;
+export type VcsConnectionStatus = (typeof VCS_CONNECTION_STATUSES)[number];
 
 /** Bytes of a webhook secret (sent as 64 hex characters). */
 const SECRET_BYTES = 32;
@@ -146,7 +155,7 @@ export class VcsUseCases {
       });
       return stored;
     });
-    const view = this.view(saved);
+    const view = await this.view(saved);
     return parsed.webhook === 'manual' ? { ...view, webhook_secret: secret } : view;
   }
 
@@ -279,7 +288,11 @@ export class VcsUseCases {
     return `${base}/api/webhooks/${provider}?vine=${encodeURIComponent(vineId)}`;
   }
 
-  private view(connection: VcsConnection): VcsConnectionView {
+  /** The connection as people see it, with whether its person may still lend their token (system work: their memberships). */
+  private async view(connection: VcsConnection): Promise<VcsConnectionView> {
+    const lending = await this.deps.uow.read(systemScope, (stores) =>
+      connectorStillAdmin(stores, connection.owner_id, connection),
+    );
     return {
       vine_id: connection.vine_id,
       provider: connection.provider,
@@ -293,6 +306,7 @@ export class VcsUseCases {
       webhook_url: this.webhookUrl(connection.provider, connection.vine_id),
       hook_id: connection.hook_id,
       connected_by: connection.connected_by,
+      status: lending ? 'connected' : 'needs_reconnect',
       created_at: connection.created_at,
       updated_at: connection.updated_at,
     };
