@@ -67,3 +67,12 @@ export function tarGz(entries: readonly TarEntry[], options: { paxGlobalComment?
 export async function* chunksOf(bytes: Uint8Array, size = 4096): AsyncGenerator<Uint8Array> {
   for (let offset = 0; offset < bytes.length; offset += size) yield bytes.subarray(offset, offset + size);
 }
+
+/** A provider's archive of a commit holding `files`, wrapped in one directory as every provider does. */
+export function providerArchive(files: Record<string, string> = { 'main.tf': '' }): {
+  body: AsyncIterable<Uint8Array>;
+  strip_components: number;
+} {
+  const bytes = tarGz(Object.entries(files).map(([path, content]) => ({ path: `repo-0123abc/${path}`, content })));
+  return { body: chunksOf(bytes), strip_components: 1 };
+}

@@ -186,6 +186,10 @@ export class VcsFeedbackUseCases {
       await this.send(item, api, token);
     } catch (cause) {
       error = describe(cause, token);
+      // A departed person's token is never used (issue 23): nothing to retry until an admin reconnects.
+      if (isDomainError(cause) && cause.code === 'needs_reconnect') {
+        return this.record(item, { at, error }, { status: 'failed', next_attempt_at: at, finished_at: at });
+      }
     }
     if (error === null) {
       return this.record(item, { at, error: null }, { status: 'delivered', next_attempt_at: at, finished_at: at });

@@ -10,6 +10,7 @@ import {
   sealWebhookSecret,
   systemScope,
   type VcsApi,
+  type VcsArchive,
   type VcsEvent,
 } from '@trellis/core';
 import {
@@ -19,6 +20,7 @@ import {
   seedVine,
   seedWorker,
   type TestCore,
+  providerArchive,
 } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { eventDelivery, TestWebhookReader } from './gitDeliveries.js';
@@ -28,6 +30,10 @@ const SHA_1 = '1'.repeat(40);
 const SHA_2 = '2'.repeat(40);
 
 class StatusRecorder implements VcsApi {
+  /** Issue 23: the control plane fetches the commit's archive for the claim. */
+  async fetchArchive(): Promise<VcsArchive> {
+    return providerArchive();
+  }
   readonly maxCommentLength = 65536;
   readonly statuses: { sha: string; status: CommitStatus }[] = [];
   async createHook(): Promise<{ hook_id: string }> {

@@ -11,6 +11,7 @@ import {
   ValidationError,
   type CommitRelation,
   type VcsApi,
+  type VcsArchive,
   type VcsConnection,
   type VcsEvent,
   type VineView,
@@ -24,6 +25,7 @@ import {
   type TestCore,
   type TestUser,
   type TestWorker,
+  providerArchive,
 } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { deliveryOf, eventDelivery, TestWebhookReader } from './gitDeliveries.js';
@@ -35,6 +37,10 @@ const SHA_2 = '2222222222222222222222222222222222222222';
 const SHA_0 = '0000000000000000000000000000000000000abc';
 
 class FakeVcsApi implements VcsApi {
+  /** Issue 23: the control plane fetches the commit's archive for the claim. */
+  async fetchArchive(): Promise<VcsArchive> {
+    return providerArchive();
+  }
   readonly maxCommentLength = 65536;
   readonly compares: { token: string; repository: string; base: string; head: string }[] = [];
   files: string[] = [];

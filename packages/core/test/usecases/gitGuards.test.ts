@@ -16,6 +16,7 @@ import {
   UnauthorizedError,
   ValidationError,
   type VcsApi,
+  type VcsArchive,
   type VcsConnection,
   type VcsEvent,
   type VineView,
@@ -31,6 +32,7 @@ import {
   type TestCore,
   type TestUser,
   type TestWorker,
+  providerArchive,
 } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { deliveryOf, eventDelivery, TestWebhookReader } from './gitDeliveries.js';
@@ -42,6 +44,10 @@ const ROLE = 'arn:aws:iam::123456789012:role/deployer';
 const SECRET = 'hook-secret';
 
 class FakeVcsApi implements VcsApi {
+  /** Issue 23: the control plane fetches the commit's archive for the claim. */
+  async fetchArchive(): Promise<VcsArchive> {
+    return providerArchive();
+  }
   readonly maxCommentLength = 65536;
   readonly statuses: { sha: string; status: CommitStatus }[] = [];
   readonly comparisons: string[] = [];
@@ -232,7 +238,9 @@ describe('pull requests from forks', () => {
     expect(JSON.stringify(claimed)).not.toContain('hunter2-db');
     expect(claimed?.cloud_identity).toBeNull();
     expect(claimed?.identity_token).toBeNull();
-    expect(claimed?.source_credentials).toBeNull();
+    // No configuration version either: the control plane fetches nothing of a fork's with its people's tokens.
+    expect(claimed?.configuration_version).toBeNull();
+    expect(claimed).not.toHaveProperty('source_credentials');
     expect(claimed?.state_access).toBe('read');
     expect(claimed?.state_token).toEqual(expect.any(String));
     // The agent's own read of the job is as bare.
@@ -248,7 +256,9 @@ describe('pull requests from forks', () => {
     expect(claimed?.job.config_snapshot.variables.db_password).toEqual({ value: 'hunter2-db', sensitive: true });
     expect(claimed?.cloud_identity).toMatchObject({ kind: 'oidc' });
     expect(claimed?.identity_token).toEqual(expect.any(String));
-    expect(claimed?.source_credentials).toEqual({ username: 'x-access-token', password: 'gho-ada' });
+    // The commit comes as a configuration version the control plane fetched; the token never reaches the agent.
+    expect(claimed?.configuration_version?.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(claimed)).not.toContain('gho-ada');
     expect(claimed?.state_access).toBe('read');
   });
 });

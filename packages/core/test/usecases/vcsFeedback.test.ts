@@ -12,6 +12,7 @@ import {
   systemScope,
   UnavailableError,
   type VcsApi,
+  type VcsArchive,
   type VcsJobTrigger,
 } from '@trellis/core';
 import {
@@ -23,6 +24,7 @@ import {
   type TestCore,
   type TestUser,
   type TestWorker,
+  providerArchive,
 } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 
@@ -32,6 +34,10 @@ type Call =
 
 /** A provider API that records each call; `down` makes every call fail like an outage. */
 class RecordingVcsApi implements VcsApi {
+  /** Issue 23: the control plane fetches the commit's archive for the claim. */
+  async fetchArchive(): Promise<VcsArchive> {
+    return providerArchive();
+  }
   readonly calls: Call[] = [];
   down = 0;
   /** Comment ids someone deleted at the provider: an edit of one creates a new comment, as the adapters do. */
@@ -233,6 +239,33 @@ describe('feedback at the git provider', () => {
     // A push gets no comment.
     expect(api.calls.filter((call) => call.op === 'comment')).toEqual([]);
     expect(items().map((item) => item.status)).toEqual(['delivered', 'delivered']);
+  });
+
+  it('posts nothing with the token of a person who may no longer manage the owner (needs_reconnect)', async () => {
+    const bob = await seedUser(core, { email: 'bob@example.test' });
+    const sealed = await sealProviderTokens(
+      core.secrets,
+      { provider: 'github', provider_user_id: 'gh-2' },
+      { accessToken: 'gho_bob_token', refreshToken: null, expiresAt: null },
+    );
+    await core.uow.run(systemScope, async (stores) => {
+      await stores.identities.upsert({
+        user_id: bob.userId,
+        provider: 'github',
+        provider_user_id: 'gh-2',
+        provider_token: sealed,
+        scopes: 'repo',
+      });
+      const connection = await stores.vcs.get(ada.userId, vine.id);
+      if (!connection) throw new Error('no connection');
+      // Bob connected ada's vine once; he is nobody to it now.
+      await stores.vcs.put({ ...connection, connected_by: bob.userId });
+    });
+    await queueGitJob(push);
+    await core.useCases.vcsFeedback.deliverDue();
+    expect(api.calls).toEqual([]);
+    expect(items()).toMatchObject([{ status: 'failed' }]);
+    expect(JSON.stringify(items()[0])).toMatch(/no longer an admin/);
   });
 
   it('sends failure with the error when the plan fails, and error when it is cancelled', async () => {
