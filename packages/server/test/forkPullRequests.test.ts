@@ -154,7 +154,8 @@ describeEachDialect('pull requests from forks', (dialect) => {
     expect(claimed?.job.config_snapshot.variables).toEqual({ region: { value: 'eu-west-1', sensitive: false } });
     expect(claimed?.cloud_identity).toBeNull();
     expect(claimed?.identity_token ?? null).toBeNull();
-    expect(claimed?.source_credentials).toBeNull();
+    expect(claimed?.configuration_version ?? null).toBeNull();
+    expect(claimed).not.toHaveProperty('source_credentials');
     expect(claimed?.state_access).toBe('read');
     expect(JSON.stringify(await agent.getJobForAgent(jobId))).not.toContain(DB_PASSWORD);
     const log = (await ada.getJobLogs(jobId)).logs.map((chunk) => chunk.log_chunk).join('');

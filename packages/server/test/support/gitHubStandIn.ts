@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { TrellisClient } from '@trellis/client';
 import type { CommitRelation, VcsPorts } from '@trellis/core';
 import { GitHubVcsApi, GitHubWebhookReader } from '@trellis/providers';
+import { tarGz } from '@trellis/testkit';
 import { TestBrowser } from '../../../providers/test/support/browser.js';
 
 export interface GitHubPerson {
@@ -45,17 +46,27 @@ export interface GitHubStandIn {
   requests: GitHubRequest[];
   /** `<base>...<head>` → what compare answers (default: `ahead`). */
   relations: Map<string, CommitRelation>;
+  /**
+   * `owner/name@ref` → the `.tar.gz` the tarball endpoint answers (issue 23), wrapped in one
+   * directory as GitHub's are; any other ref gets `DEFAULT_ARCHIVE`.
+   */
+  archives: Map<string, Buffer>;
   addPerson(login: string, id: number, repositories?: string[]): GitHubPerson;
   statusesOf(sha: string): { state: string; context: string; description: string }[];
   stop(): Promise<void>;
 }
+
+/** What the tarball endpoint answers for a ref no test set: one empty `main.tf`, in GitHub's wrapping directory. */
+export const DEFAULT_ARCHIVE = tarGz([{ path: 'owner-repo-0000000/main.tf', content: 'terraform {}\n' }]);
 
 export async function startGitHubStandIn(): Promise<GitHubStandIn> {
   const people = new Map<string, GitHubPerson>();
   const codes = new Map<string, GitHubPerson>();
   const requests: GitHubRequest[] = [];
   const relations = new Map<string, CommitRelation>();
+  const archives = new Map<string, Buffer>();
   let nextId = 7000;
+  let origin = '';
 
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -72,6 +83,20 @@ export async function startGitHubStandIn(): Promise<GitHubStandIn> {
         const person = codes.get(new URLSearchParams(raw).get('code') ?? '');
         if (!person) return answer(200, { error: 'bad_verification_code' });
         return answer(200, { access_token: person.token, token_type: 'bearer', scope: 'read:user,repo,user:email' });
+      }
+      // codeload: the tarball itself, by the grant in its URL (GitHub sends no token here, and none is needed).
+      const codeload = /^\/_codeload\/([^/]+\/[^/]+)\/legacy\.tar\.gz\/(.+)$/.exec(path);
+      if (req.method === 'GET' && codeload) {
+        requests.push({ method: 'GET', path, body: null, login: req.headers.authorization ? 'SENT-A-TOKEN' : null });
+        if (url.searchParams.get('token') !== 'grant-0123') return answer(404, { message: 'Not Found' });
+        const bytes = archives.get(`${codeload[1]}@${decodeURIComponent(codeload[2] as string)}`) ?? DEFAULT_ARCHIVE;
+        res.writeHead(200, {
+          'content-type': 'application/x-gzip',
+          'content-disposition': `attachment; filename=${codeload[1]?.replace('/', '-')}.tar.gz`,
+          'content-length': String(bytes.length),
+        });
+        res.end(bytes);
+        return;
       }
       const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
       const person = [...people.values()].find((candidate) => candidate.token === bearer) ?? null;
@@ -123,13 +148,23 @@ export async function startGitHubStandIn(): Promise<GitHubStandIn> {
         const status = relations.get(`${compared[1]}...${compared[2]}`) ?? 'ahead';
         return answer(200, { status, commits: [], files: [{ filename: 'main.tf', status: 'modified' }] });
       }
+      const tarball = /^\/tarball\/(.+)$/.exec(rest);
+      if (repo && req.method === 'GET' && tarball) {
+        // GitHub answers 302 to codeload, with a short-lived grant of its own in the URL.
+        res.writeHead(302, {
+          location: `${origin}/_codeload${repo.slice('/repos'.length)}/legacy.tar.gz/${tarball[1]}?token=grant-0123`,
+          'content-length': '0',
+        });
+        res.end();
+        return;
+      }
       const commit = /^\/commits\/([0-9a-f]{40})$/.exec(rest);
       if (repo && req.method === 'GET' && commit) return answer(200, { sha: commit[1] });
       return answer(404, { message: 'Not Found' });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     origin,
     env: {
@@ -146,6 +181,7 @@ export async function startGitHubStandIn(): Promise<GitHubStandIn> {
     },
     requests,
     relations,
+    archives,
     addPerson(login, id, repositories = []) {
       const person: GitHubPerson = {
         login,
