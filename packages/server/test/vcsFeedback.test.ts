@@ -22,7 +22,7 @@ import {
   type UnitOfWork,
   type VcsJobTrigger,
 } from '@trellis/core';
-import { pullRequestTrigger, queueGitJob } from '@trellis/testkit';
+import { pullRequestTrigger, queueGitJob, tarGz } from '@trellis/testkit';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import {
@@ -99,6 +99,10 @@ describeEachDialect('feedback at the git provider', (dialect) => {
   }
 
   async function runPlan(job: Job, metadata: Record<string, unknown>): Promise<void> {
+    // The claim fetches the commit's tarball (issue 23): GitHub answers it, whatever the ref.
+    nock('https://api.github.com', { reqheaders: { authorization: `Bearer ${TOKEN}` } })
+      .get(/\/tarball\//)
+      .reply(200, tarGz([{ path: 'acme-infra-0123abc/main.tf', content: 'terraform {}\n' }]));
     const claimed = await agent.claimJob();
     expect(claimed?.job.id).toBe(job.id);
     await agent.reportStatus(job.id, { status: 'PROCESSING' });
