@@ -21,6 +21,11 @@ export interface GitServer {
   url(name: string): string;
   /** A bare repository with one commit per entry (files written over the previous commit's); the SHAs in order. */
   createRepo(name: string, commits: Record<string, string>[], branch?: string): string[];
+  /**
+   * The `.tar.gz` of repository `name` at `ref` (a commit or branch), wrapped in one directory as
+   * GitHub's tarball endpoint answers it (`<name>-<short sha>/`): what a provider stand-in serves.
+   */
+  archive(name: string, ref: string): Buffer;
   /** One more commit on `branch` of repository `name`; its SHA. */
   commit(name: string, files: Record<string, string>, branch?: string): string;
   /** What the server saw so far. */
@@ -232,6 +237,19 @@ export async function startGitServer(options: GitServerOptions): Promise<GitServ
       return commits.map((files) => commit(name, files, branch));
     },
     commit,
+    archive(name, ref) {
+      const bare = join(repos, `${name}.git`);
+      const sha = git(bare, 'rev-parse', '--verify', `${ref}^{commit}`);
+      return execFileSync(
+        'git',
+        ['archive', '--format=tar.gz', `--prefix=${name.replaceAll('/', '-')}-${sha.slice(0, 7)}/`, sha],
+        {
+          cwd: bare,
+          env: { ...process.env, ...GIT_IDENTITY },
+          maxBuffer: 64 * 1024 * 1024,
+        },
+      );
+    },
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

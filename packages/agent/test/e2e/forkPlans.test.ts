@@ -100,7 +100,7 @@ describe.skipIf(TOFU === null)('a fork pull request planned without secrets', { 
     const [main] = git.createRepo(REPOSITORY, [{ 'main.tf': terraform('main') }]);
     const fork = git.commit(REPOSITORY, { 'main.tf': terraform('a change from a fork') }, 'fork-change');
     shas = { main: main as string, fork };
-    github = await startFakeGitHub(TOKEN, REPOSITORY);
+    github = await startFakeGitHub(TOKEN, REPOSITORY, (ref) => git.archive(REPOSITORY, ref));
     sts = createServer((request, response) => {
       request.resume();
       request.on('end', () => {
@@ -234,7 +234,9 @@ describe.skipIf(TOFU === null)('a fork pull request planned without secrets', { 
     // No AssumeRole was tried (it would have failed the job), no clone credentials were used.
     expect(log).not.toContain('assum');
     expect(assumed).toBe(assumedBefore);
-    expect(log).not.toContain('with the connection’s credentials');
+    // Nothing fetched with anyone's token for a fork's plan without secrets: it clones the public fork.
+    expect(log).not.toContain('configuration version');
+    expect(log).toContain(`commit ${shas.fork}`);
     expect(git.stats.authorized).toBe(gitAuthorized);
     // Real OpenTofu planned without the lock the control plane refuses it; the state is unchanged.
     expect(log).toContain('read only: a speculative plan, not locked');

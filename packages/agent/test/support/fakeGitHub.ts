@@ -16,7 +16,12 @@ interface ApiRequest {
  * it): hooks, commit statuses, issue comments (create and edit) and compare, answered in GitHub's
  * shapes. Every request is recorded; only `Bearer <token>` is accepted.
  */
-export async function startFakeGitHub(token: string, repository: string) {
+export async function startFakeGitHub(
+  token: string,
+  repository: string,
+  /** The `.tar.gz` of the repository at a ref (issue 23: the control plane fetches commits this way); null: 404. */
+  archive: (ref: string) => Buffer | null = () => null,
+) {
   const requests: ApiRequest[] = [];
   let nextId = 9000;
   const server: Server = createServer((request, response) => {
@@ -24,7 +29,8 @@ export async function startFakeGitHub(token: string, repository: string) {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
+      const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+      const path = url.pathname;
       const authorized = request.headers.authorization === `Bearer ${token}`;
       const body = raw === '' ? null : (JSON.parse(raw) as Record<string, unknown>);
       const record: ApiRequest = { method: request.method ?? '', path, body, authorized };
@@ -34,8 +40,30 @@ export async function startFakeGitHub(token: string, repository: string) {
         response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' });
         response.end(JSON.stringify(json));
       };
-      if (!authorized) return answer(401, { message: 'Bad credentials' });
       const repo = `/repos/${repository}`;
+      // codeload: the tarball by the grant in its URL; the token is never needed (nor sent) here.
+      if (request.method === 'GET' && path.startsWith(`/_codeload${repo.slice('/repos'.length)}/legacy.tar.gz/`)) {
+        const bytes =
+          url.searchParams.get('token') === 'grant-0123'
+            ? archive(decodeURIComponent(path.split('/').pop() ?? ''))
+            : null;
+        if (!bytes) return answer(404, { message: 'Not Found' });
+        record.answer = `${bytes.length} bytes`;
+        response.writeHead(200, { 'Content-Type': 'application/x-gzip', 'Content-Length': String(bytes.length) });
+        response.end(bytes);
+        return;
+      }
+      if (!authorized) return answer(401, { message: 'Bad credentials' });
+      if (request.method === 'GET' && path.startsWith(`${repo}/tarball/`)) {
+        const ref = path.slice(`${repo}/tarball/`.length);
+        record.answer = 'redirect';
+        response.writeHead(302, {
+          Location: `/_codeload${repo.slice('/repos'.length)}/legacy.tar.gz/${ref}?token=grant-0123`,
+          'Content-Length': '0',
+        });
+        response.end();
+        return;
+      }
       if (request.method === 'POST' && path === `${repo}/hooks`) {
         return answer(201, { id: nextId++, type: 'Repository', name: 'web', active: true, config: {} });
       }
