@@ -127,6 +127,8 @@ describe('connecting a configuration to a repository in the CLI', () => {
     const json = JSON.parse((await trellis(...base, '--json')).stdout);
     expect(json.fork_pull_requests).toBe('off');
     expect((await trellis('configs', 'show', 'forked')).stdout).toMatch(/Fork pull requests: +not planned/);
+    expect((await trellis('configs', 'show', 'forked')).stdout).toMatch(/Status: +connected\n/);
+    expect(json.status).toBe('connected');
     const wrong = await runTrellis([...base, '--fork-pull-requests', 'always'], { env: home.env() });
     expect(wrong.code).not.toBe(0);
     expect(wrong.stdout + wrong.stderr).toContain('--fork-pull-requests');

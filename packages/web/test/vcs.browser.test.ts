@@ -105,6 +105,7 @@ describe.skipIf(!chromiumPath)(
       expect(await page.inputValue('form[data-vcs-connect] select[name="fork_pull_requests"]')).toBe('without_secrets');
       expect(hookUrl).toBe(`${server.controlPlane?.config.webUrl}/api/webhooks/github?vine=${web.id}`);
       expect(await page.locator('[data-vcs-repository]').textContent()).toBe('GitHub acme/infra');
+      expect(await page.locator('[data-vcs-status]').getAttribute('data-vcs-status')).toBe('connected');
       expect(await page.locator('[data-vcs-branch]').textContent()).toBe('main');
       expect(await page.locator('[data-vcs-paths]').textContent()).toBe('infra/**, modules/**');
       expect(await page.locator('[data-vcs-pushes]').textContent()).toBe('plan, then deploy a successful plan');

@@ -206,6 +206,11 @@ function repositorySection(
   const facts = connection
     ? html`<dl class="facts" data-vcs-connection>
   <dt>Repository</dt><dd data-vcs-repository>${PROVIDER_NAMES[connection.provider]} <code>${connection.repository}</code></dd>
+  <dt>Status</dt><dd data-vcs-status="${connection.status}">${
+    connection.status === 'needs_reconnect'
+      ? html`<strong class="warn">needs reconnecting</strong>: the person who connected it is no longer an admin of its owner, so their token is not used; its jobs fail until an admin connects it again`
+      : 'connected'
+  }</dd>
   <dt>Branch</dt><dd data-vcs-branch><code>${connection.branch}</code></dd>
   <dt>Paths</dt><dd data-vcs-paths>${
     connection.paths.length > 0

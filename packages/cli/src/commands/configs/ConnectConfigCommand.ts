@@ -114,6 +114,14 @@ export function printConnection(terminal: Terminal, connection: VcsConnectionAns
     renderFields(
       [
         ['Repository', `${connection.provider} ${connection.repository}`],
+        [
+          'Status',
+          connection.status === 'needs_reconnect'
+            ? out.red(
+                'needs reconnecting: the person who connected it is no longer an admin of its owner; an admin runs trellis configs connect again',
+              )
+            : 'connected',
+        ],
         ['Branch', connection.branch],
         ['Paths', connection.paths.length > 0 ? connection.paths.join(', ') : 'every file'],
         ['Pull requests', connection.pull_requests ? 'planned' : 'ignored'],
