@@ -112,6 +112,7 @@ export const PROBLEM_CODES = {
   job_not_found: { status: 404, meaning: 'no such job' },
   plan_job_not_found: { status: 404, meaning: 'the plan job of an apply does not exist' },
   plan_artifact_not_found: { status: 404, meaning: 'the job has no plan artifact' },
+  configuration_version_not_found: { status: 404, meaning: 'no configuration version of that id for the job' },
   worker_not_found: { status: 404, meaning: 'no such worker' },
   notification_not_found: { status: 404, meaning: 'no such notification' },
   policy_not_found: { status: 404, meaning: 'no such policy' },
