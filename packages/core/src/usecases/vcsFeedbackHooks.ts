@@ -16,7 +16,16 @@ export const vcsFeedbackHooks: readonly JobHook[] = [
   },
   {
     name: 'vcs.jobEnded',
-    on: ['reported', 'start_failed', 'agent_lost', 'cancelled_by_person', 'agent_destroyed', 'superseded'],
+    on: [
+      'reported',
+      'start_failed',
+      'needs_reconnect',
+      'source_unavailable',
+      'agent_lost',
+      'cancelled_by_person',
+      'agent_destroyed',
+      'superseded',
+    ],
     async run(job, change, { stores, deps }) {
       await enqueueVcsFeedback(stores, deps, job, change.moment === 'agent_lost' ? 'lost' : 'ended');
     },

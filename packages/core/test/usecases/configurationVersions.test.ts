@@ -4,6 +4,7 @@ import {
   identityTokenContext,
   systemScope,
   type VcsConnection,
+  UnavailableError,
   type VineView,
 } from '@trellis/core';
 import {
@@ -185,6 +186,7 @@ describe('the claim of a connected vine’s job', () => {
   });
 
   it('ends the job with the provider’s reason when the archive cannot be fetched', async () => {
+    api.fail.fetchArchive = new UnavailableError('provider_unavailable', 'no archive of ada/infra at main');
     const job = await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: vine.id });
     expect(await core.useCases.jobs.claim(worker)).toBeNull();
     const ended = await core.useCases.jobs.get(ada, job.id);

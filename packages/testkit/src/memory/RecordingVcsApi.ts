@@ -7,6 +7,9 @@ import {
   type VcsApi,
   type VcsArchive,
 } from '@trellis/core';
+import { tarGz } from '../tarballs.js';
+
+const DEFAULT_ARCHIVE = tarGz([{ path: 'repo-0000000/main.tf', content: 'terraform {}\n' }]);
 
 export type VcsApiCall =
   | { method: 'createHook'; token: string; repository: string; hook: HookRequest }
@@ -38,7 +41,10 @@ export class RecordingVcsApi implements VcsApi {
   commits: Record<string, string> = {};
   /** What `compareCommits` answers for `<base>...<head>` (default: `ahead`). */
   relations: Record<string, CommitRelation> = {};
-  /** What `fetchArchive` answers for `<repository>@<ref>` (a `.tar.gz` wrapped in one directory); else 404. */
+  /**
+   * What `fetchArchive` answers for `<repository>@<ref>` (a `.tar.gz` wrapped in one directory);
+   * any other ref gets one empty `main.tf` (`fail.fetchArchive` makes it fail).
+   */
   archives: Record<string, Uint8Array> = {};
   private serial = 0;
 
@@ -101,9 +107,7 @@ export class RecordingVcsApi implements VcsApi {
   async fetchArchive(token: string, repository: string, ref: string): Promise<VcsArchive> {
     this.calls.push({ method: 'fetchArchive', token, repository, ref });
     this.check('fetchArchive');
-    const bytes = this.archives[`${repository}@${ref}`];
-    if (bytes === undefined)
-      throw new UnavailableError('provider_unavailable', `no archive of ${repository} at ${ref}`);
+    const bytes = this.archives[`${repository}@${ref}`] ?? DEFAULT_ARCHIVE;
     return {
       body: (async function* () {
         yield bytes;

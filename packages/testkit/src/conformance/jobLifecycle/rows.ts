@@ -1,6 +1,6 @@
-import { type EndReason, type Job, type JobStatus, ownerScope, systemScope } from '@trellis/core';
+import { type EndReason, type Job, type JobStatus, ownerScope, systemScope, UnavailableError } from '@trellis/core';
 import { expect } from 'vitest';
-import { seedVine, seedWorker } from '../../memory/builders.js';
+import { seedUser, seedVine, seedWorker } from '../../memory/builders.js';
 import { queueGitJob } from '../../gitJobs.js';
 import { type LifecycleWorld, type Observed, sha } from './world.js';
 
@@ -266,6 +266,44 @@ export const LIFECYCLE_ROWS: LifecycleRow[] = [
       world.name(plan, 'job');
       breakSigner(world);
       return () => expect(world.core.useCases.jobs.claim(world.agent)).rejects.toThrow('signer down');
+    },
+    statuses: { job: 'FAILED' },
+    expected: {
+      deliveries: ['job.failed job'],
+      vcs: ['status:failure job'],
+      announcements: ['PROCESSING job', 'FAILED job'],
+      audit: ['job.fail job'],
+    },
+  },
+  {
+    name: "source_unavailable: the commit of a push's PLAN could not be fetched at its claim",
+    reasons: ['source_unavailable'],
+    async arrange(world) {
+      world.api.fail.fetchArchive = new UnavailableError('provider_unavailable', 'GitHub answered 502');
+      const plan = await world.push(sha(1));
+      world.name(plan, 'job');
+      return () => expect(world.core.useCases.jobs.claim(world.agent)).resolves.toBeNull();
+    },
+    statuses: { job: 'FAILED' },
+    expected: {
+      deliveries: ['job.failed job'],
+      vcs: ['status:failure job'],
+      announcements: ['PROCESSING job', 'FAILED job'],
+      audit: ['job.fail job'],
+    },
+  },
+  {
+    name: "needs_reconnect: the person who connected the vine can no longer lend their token, so the push's PLAN fails",
+    reasons: ['needs_reconnect'],
+    async arrange(world) {
+      const bob = await seedUser(world.core, { email: 'bob@example.test' });
+      await world.core.uow.run(systemScope, async (stores) => {
+        const connection = await stores.vcs.get(world.vine.owner_id, world.vine.id);
+        if (connection) await stores.vcs.put({ ...connection, connected_by: bob.userId });
+      });
+      const plan = await world.push(sha(1));
+      world.name(plan, 'job');
+      return () => expect(world.core.useCases.jobs.claim(world.agent)).resolves.toBeNull();
     },
     statuses: { job: 'FAILED' },
     expected: {

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import {
   type DeliverySignatureCheck,
+  identityTokenContext,
   type Job,
   type JsonObject,
   ownerScope,
@@ -19,6 +20,7 @@ import {
 import { expect } from 'vitest';
 import type { TestCore, TestCoreOptions } from '../../memory/createTestCore.js';
 import { seedUser, seedVine, seedWorker, type TestUser, type TestWorker } from '../../memory/builders.js';
+import { FakeRepositoryLister } from '../../memory/FakeProviders.js';
 import { RecordingVcsApi } from '../../memory/RecordingVcsApi.js';
 import { newVcsConnection } from '../stores/vcs.js';
 
@@ -96,6 +98,7 @@ export class LifecycleWorld {
     const opened = await open({
       now: '2026-06-01T09:00:00.000Z',
       vcs: { github: { api, webhooks: new SignedTestWebhooks(), cloneUrl: (r) => `https://github.com/${r}.git` } },
+      providers: { signIn: {}, repositories: { github: new FakeRepositoryLister() } },
       settings: {
         workloadIdentity: {
           issuer: 'https://trellis.example.test',
@@ -112,6 +115,17 @@ export class LifecycleWorld {
       name: 'network',
       source: { type: 'git', url: `https://github.com/${REPOSITORY}.git`, ref: 'main', path: null },
     });
+    // Ada's GitHub sign-in: the control plane fetches her connected vine's commits with its token.
+    const token = await core.secrets.seal('gho_lifecycle_token', identityTokenContext('github', 'ada-1'));
+    await core.uow.run(systemScope, (stores) =>
+      stores.identities.upsert({
+        user_id: ada.userId,
+        provider: 'github',
+        provider_user_id: 'ada-1',
+        provider_token: token,
+        scopes: 'repo',
+      }),
+    );
     const sealed = await sealWebhookSecret(core.secrets, vine.id, HOOK_SECRET);
     await core.uow.run(systemScope, (stores) =>
       stores.vcs.put(
