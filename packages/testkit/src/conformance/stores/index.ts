@@ -11,6 +11,7 @@ import { describeOrgStoreConformance } from './orgs.js';
 import { describePaginationConformance } from './pagination.js';
 import { describePolicyStoreConformance } from './policies.js';
 import { describeReleaseAndArtifactStoreConformance } from './releases.js';
+import { describeConfigurationVersionStoreConformance } from './configurationVersions.js';
 import { describeSignInLinkStoreConformance } from './signInLinks.js';
 import { describeSigningKeyStoreConformance } from './signingKeys.js';
 import { describeStateStoreConformance } from './states.js';
@@ -46,6 +47,7 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeLogStoreConformance(open);
     describeWorkerStoreConformance(open);
     describeReleaseAndArtifactStoreConformance(open);
+    describeConfigurationVersionStoreConformance(open);
     describeStateStoreConformance(open);
     describePaginationConformance(open);
     describeOrgStoreConformance(open);
