@@ -29,6 +29,7 @@ describe('createTestCore', () => {
         'apiTokens',
         'audit',
         'auth',
+        'configurationVersions',
         'drift',
         'gitEvents',
         'invitations',

@@ -10,8 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const PACKAGES = fileURLToPath(new URL('../../../', import.meta.url));
-/** What the light entry may load: core, the JWS signer's own entry (jose), vitest and Node. */
-const LIGHT = ['@trellis/core', '@trellis/http/jws', 'jose', 'vitest'];
+/**
+ * What the light entry may load: core, the JWS signer's own entry (jose), the tarball checker's
+ * own entry (tar, a pure-JS reader), vitest and Node.
+ */
+const LIGHT = ['@trellis/core', '@trellis/http/jws', 'jose', '@trellis/artifacts-fs/tarballs', 'tar', 'vitest'];
 
 function importsOf(file: string): string[] {
   const source = readFileSync(file, 'utf8');

@@ -1,4 +1,4 @@
-import { TarGzChecker } from '@trellis/artifacts-fs';
+import { TarGzChecker } from '@trellis/artifacts-fs/tarballs';
 import {
   AesGcmSecretBox,
   type CoreDeps,
