@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { gitSourceIssues, type VineSource } from '@trellis/core';
 import { withoutAgentVariables } from './engineEnvironment.js';
@@ -41,57 +41,8 @@ export function displayUrl(url: string): string {
 /** Runs one git command in `cwd`; resolves with its standard output. */
 export type GitRunner = (args: string[], cwd: string) => Promise<unknown>;
 
-/** HTTPS credentials of a private repository, from the claim (`source_credentials`). */
-export interface GitCredentials {
-  username: string;
-  password: string;
-}
-
 /** A full commit id (SHA-1, or SHA-256 for repositories that use it). */
 const COMMIT_SHA = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
-
-/**
- * The helper git runs for a username or password (`GIT_ASKPASS`). It holds no secret: it prints
- * the values git's own environment carries, and only for the prompts of the source's origin, so a
- * submodule at another host never gets them (it fails like any prompt would, with prompts off).
- */
-const ASKPASS_SCRIPT = `#!/bin/sh
-case "$1" in
-  "$TRELLIS_GIT_USERNAME_PROMPT"*) printf '%s\n' "$TRELLIS_GIT_USERNAME" ;;
-  "$TRELLIS_GIT_PASSWORD_PROMPT"*) printf '%s\n' "$TRELLIS_GIT_PASSWORD" ;;
-  *) exit 1 ;;
-esac
-`;
-
-/** Where the credentials of one clone are: the askpass script and the variables of git's processes only. */
-export interface GitAskpass {
-  /** Path of the script (0700, in the job's private workspace, outside the source). */
-  script: string;
-  /** Set on the git child processes only, never on the engine's environment. */
-  env: Record<string, string>;
-  remove(): void;
-}
-
-/**
- * Writes the askpass script into `dir` (the job's private workspace) for `credentials` at the
- * origin of `url`: git asks "Username for 'https://host'" and "Password for 'https://user@host'".
- */
-export function writeGitAskpass(dir: string, url: string, credentials: GitCredentials): GitAskpass {
-  const parsed = new URL(url);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const script = join(dir, 'git-askpass.sh');
-  writeFileSync(script, ASKPASS_SCRIPT, { mode: 0o700 });
-  return {
-    script,
-    env: {
-      TRELLIS_GIT_USERNAME: credentials.username,
-      TRELLIS_GIT_PASSWORD: credentials.password,
-      TRELLIS_GIT_USERNAME_PROMPT: `Username for '${parsed.protocol}//${parsed.host}'`,
-      TRELLIS_GIT_PASSWORD_PROMPT: `Password for '${parsed.protocol}//${encodeURIComponent(credentials.username)}@${parsed.host}'`,
-    },
-    remove: () => rmSync(script, { force: true }),
-  };
-}
 
 export interface GitSourceOptions {
   /** `--allow-file-sources`: clone `file://` URLs (a path on the agent's own host). */
@@ -181,32 +132,23 @@ export function protocolConfig(options: GitSourceOptions): string[] {
 
 /**
  * Runs git with the host's environment minus the agent's own variables (its token, its settings),
- * no prompts, only the allowed transports; output kept for the error message. With `askpass` (a
- * private repository's credentials), git asks that script and nothing else: the host's credential
- * helpers are switched off for the command, and the values are in git's environment only.
+ * no prompts, only the allowed transports; output kept for the error message. Credentials are the
+ * host's own (its credential helpers, SSH agent): a connected vine's job never clones (issue 23).
  */
 export function hostGit(
   env: NodeJS.ProcessEnv,
   options: GitSourceOptions,
   onOutput: (line: string) => void,
-  askpass: GitAskpass | null = null,
 ): GitRunner {
   const gitEnv: NodeJS.ProcessEnv = {
     ...withoutAgentVariables(env),
     GIT_TERMINAL_PROMPT: '0',
-    GIT_ASKPASS: askpass ? askpass.script : (env.GIT_ASKPASS ?? ''),
+    GIT_ASKPASS: env.GIT_ASKPASS ?? '',
     GCM_INTERACTIVE: 'never',
-    ...(askpass ? { SSH_ASKPASS: '', GIT_TRACE_REDACT: '1', ...askpass.env } : {}),
   };
-  if (askpass) {
-    // A host's curl tracing would print the Authorization header (base64 of the token) into the log.
-    delete gitEnv.GIT_CURL_VERBOSE;
-    delete gitEnv.GIT_TRACE_CURL;
-  }
-  const credentialConfig = askpass ? ['-c', 'credential.helper=', '-c', 'core.askPass='] : [];
   return (args, cwd) =>
     new Promise((resolve, reject) => {
-      const child = spawn('git', [...protocolConfig(options), ...credentialConfig, ...args], {
+      const child = spawn('git', [...protocolConfig(options), ...args], {
         cwd,
         env: gitEnv,
         stdio: ['ignore', 'pipe', 'pipe'],
