@@ -7,6 +7,8 @@ export interface ConfigurationVersionStore {
   get(ownerId: string, id: string): Promise<ConfigurationVersion | null>;
   /** The newest `uploaded` version of that vine's commit, to reuse (a plan and its deploy share one). */
   findUploaded(ownerId: string, vineId: string, commitSha: string): Promise<ConfigurationVersion | null>;
+  /** The artifact keys of every stored version of the owner (their files go when the owner does). */
+  storageKeys(ownerId: string): Promise<string[]>;
 }
 
 /** What a checked tarball holds. */

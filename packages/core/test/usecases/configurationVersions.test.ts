@@ -269,5 +269,10 @@ describe('a connection whose person left its organization', () => {
     expect(ended.status).toBe('FAILED');
     expect(ended.error_message).toMatch(/^needs_reconnect: the person who connected ada\/infra is no longer an admin/);
     expect(api.calls).toEqual([]);
+
+    // The organization's tarballs go with it.
+    expect(core.artifacts.keys().filter((key) => key.includes(org.id))).toHaveLength(1);
+    await core.useCases.orgs.delete(ada, org.id);
+    expect(core.artifacts.keys().filter((key) => key.includes(org.id))).toEqual([]);
   });
 });

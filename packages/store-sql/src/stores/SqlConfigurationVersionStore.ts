@@ -52,6 +52,19 @@ export class SqlConfigurationVersionStore implements ConfigurationVersionStore {
       .first();
     return row ? toVersion(row) : null;
   }
+
+  async storageKeys(ownerId: string): Promise<string[]> {
+    const rows: Row[] = await this.db
+      .table('configuration_versions')
+      .where({ owner_id: ownerId })
+      .whereNotNull('storage_key')
+      .select('storage_key');
+    return toVersionKeys(rows);
+  }
+}
+
+function toVersionKeys(rows: Row[]): string[] {
+  return rows.map((row) => textOut(row.storage_key));
 }
 
 function toVersion(row: Row): ConfigurationVersion {

@@ -79,6 +79,9 @@ export function describeConfigurationVersionStoreConformance(open: OpenStoreHarn
           stores.configurationVersions.findUploaded(owner.id, owner.vine.id, 'd'.repeat(40)),
         ),
       ).toBeNull();
+      expect(
+        (await suite.asOwner(owner.id, (stores) => stores.configurationVersions.storageKeys(owner.id))).sort(),
+      ).toEqual([older.storage_key, 'k'].sort());
     });
 
     it("never shows one owner's versions to another, nor records one against another's vine", async () => {

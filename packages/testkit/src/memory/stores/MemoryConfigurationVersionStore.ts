@@ -36,4 +36,11 @@ export class MemoryConfigurationVersionStore implements ConfigurationVersionStor
     }
     return newest ? copy(newest) : null;
   }
+
+  async storageKeys(ownerId: string): Promise<string[]> {
+    if (!this.tx.sees(ownerId)) return [];
+    return [...this.tx.state.configurationVersions.values()]
+      .filter((version) => version.owner_id === ownerId && version.storage_key !== null)
+      .map((version) => version.storage_key as string);
+  }
 }
