@@ -228,7 +228,7 @@ export class JobUseCases {
         job.job_type === 'PLAN' && job.vine_id !== null
           ? await policiesForVine(stores, job.owner_id, job.vineyard_id)
           : [];
-      // A fork's pull request planned without secrets (issue 23): no identity, no clone credentials.
+      // A fork's pull request planned without secrets (issue 23): no identity, no configuration version.
       const withheld = secretsWithheld(job);
       if (withheld)
         await stores.logs.append(job.owner_id, job.id, withheldSecretsNote(job), 'SYSTEM', isoNow(this.deps));
