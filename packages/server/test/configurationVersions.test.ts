@@ -102,7 +102,9 @@ describeEachDialect('configuration versions of connected vines', (dialect) => {
       branch: 'main',
     });
     const hook = github.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/hooks')).at(-1);
-    secret = (hook?.body?.config as { secret: string }).secret;
+    const config = hook?.body?.config as { secret: string } | undefined;
+    if (!config) throw new Error('the hook was not created at the provider');
+    secret = config.secret;
     webhookUrl = connection.webhook_url;
     expect(connection.status).toBe('connected');
     github.archives.set(`${REPOSITORY}@${FIRST}`, archive);
