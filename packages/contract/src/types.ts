@@ -115,7 +115,10 @@ export type CreateConfigurationRequest = Omit<z.input<typeof CreateConfiguration
 };
 export type CreateJobRequest = z.input<typeof CreateJobBody>;
 /** The settings and (issue 25) the vine itself; the source is sent as answered. */
-export type UpdateConfigurationRequest = Omit<z.input<typeof import('./vineEdits.js').EditConfigurationBody>, 'source'> & {
+export type UpdateConfigurationRequest = Omit<
+  z.input<typeof import('./vineEdits.js').EditConfigurationBody>,
+  'source'
+> & {
   source?: z.input<typeof SourceInput>;
 };
 export type DeletedConfigurationAnswer = z.output<typeof import('./vineEdits.js').DeletedConfiguration>;

@@ -53,8 +53,11 @@ export class VineEditUseCases {
     const hasSettings = [input.drift_detection, input.triggers, input.approval].some((value) => value !== undefined);
     const hasEdits = EDIT_FIELDS.some((field) => input[field] !== undefined);
     if (!hasEdits) return this.drift.configure(user, nameOrId, input);
-    const { record, scope } = await this.access.locate(user, 'vineyards.manage', 'configuration_not_found', (stores, ownerId) =>
-      findVine(stores, ownerId, nameOrId),
+    const { record, scope } = await this.access.locate(
+      user,
+      'vineyards.manage',
+      'configuration_not_found',
+      (stores, ownerId) => findVine(stores, ownerId, nameOrId),
     );
     if (hasSettings) {
       await this.drift.configure(user, record.id, {
@@ -123,8 +126,11 @@ export class VineEditUseCases {
    */
   async delete(user: UserActor, nameOrId: unknown, options: { force?: unknown } = {}): Promise<DeletedVine> {
     const force = parseForce(options.force);
-    const { record, scope } = await this.access.locate(user, 'vineyards.manage', 'configuration_not_found', (stores, ownerId) =>
-      findVine(stores, ownerId, nameOrId),
+    const { record, scope } = await this.access.locate(
+      user,
+      'vineyards.manage',
+      'configuration_not_found',
+      (stores, ownerId) => findVine(stores, ownerId, nameOrId),
     );
     const resources = force ? 0 : await managedResourceCount(this.deps, scope, record);
     return this.deps.uow.run(scope, async (stores) => {
@@ -162,8 +168,11 @@ export class VineEditUseCases {
   async updateVineyard(user: UserActor, id: unknown, input: { name?: unknown }): Promise<VineyardView> {
     const vineyardId = requireUuid(id, 'id');
     const name = requireName(input.name, 'name');
-    const { record, scope } = await this.access.locate(user, 'vineyards.manage', 'vineyard_not_found', (stores, ownerId) =>
-      stores.vineyards.get(ownerId, vineyardId),
+    const { record, scope } = await this.access.locate(
+      user,
+      'vineyards.manage',
+      'vineyard_not_found',
+      (stores, ownerId) => stores.vineyards.get(ownerId, vineyardId),
     );
     return this.deps.uow.run(scope, async (stores) => {
       const renamed = await stores.vineyards.rename(record.owner_id, vineyardId, name);
@@ -181,8 +190,11 @@ export class VineEditUseCases {
   /** `DELETE /api/cli/vineyards/{id}`: only an empty vineyard (`vineyard_not_empty`). */
   async deleteVineyard(user: UserActor, id: unknown): Promise<void> {
     const vineyardId = requireUuid(id, 'id');
-    const { record, scope } = await this.access.locate(user, 'vineyards.manage', 'vineyard_not_found', (stores, ownerId) =>
-      stores.vineyards.get(ownerId, vineyardId),
+    const { record, scope } = await this.access.locate(
+      user,
+      'vineyards.manage',
+      'vineyard_not_found',
+      (stores, ownerId) => stores.vineyards.get(ownerId, vineyardId),
     );
     await this.deps.uow.run(scope, async (stores) => {
       const vines = await stores.vines.list(record.owner_id, { vineyard_id: vineyardId });

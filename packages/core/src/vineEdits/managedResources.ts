@@ -14,9 +14,7 @@ export async function managedResourceCount(
   scope: Scope,
   vine: Vine,
 ): Promise<number> {
-  const latest = await deps.uow.read(scope, (stores) =>
-    stores.states.latest(vine.owner_id, vine.id),
-  );
+  const latest = await deps.uow.read(scope, (stores) => stores.states.latest(vine.owner_id, vine.id));
   if (!latest) return 0;
   try {
     const artifact = await deps.artifacts.get(latest.storage_key);

@@ -57,7 +57,8 @@ export function vineEditRoutes(useCases: UseCases): RouteSpec[] {
       path: '/api/cli/vineyards/{id}',
       operationId: 'updateVineyard',
       summary: 'Rename a vineyard',
-      description: '409 `vineyard_name_taken` if the owner has a vineyard of that name. Audited as `vineyard.update`. In an organization: admins.',
+      description:
+        '409 `vineyard_name_taken` if the owner has a vineyard of that name. Audited as `vineyard.update`. In an organization: admins.',
       tags: ['vineyards'],
       auth: 'user',
       params: IdParams,

@@ -31,9 +31,7 @@ export const vineDeletionMigration: TrellisMigration = {
       { table: 'vineyards', name: 'vineyards_owner_name_unique', columns: 'owner_id, name' },
     ];
     for (const key of keys) {
-      await knex.raw(
-        isPostgres ? `ALTER TABLE ${key.table} DROP CONSTRAINT ${key.name}` : `DROP INDEX ${key.name}`,
-      );
+      await knex.raw(isPostgres ? `ALTER TABLE ${key.table} DROP CONSTRAINT ${key.name}` : `DROP INDEX ${key.name}`);
       await knex.raw(`CREATE UNIQUE INDEX ${key.name} ON ${key.table} (${key.columns}) WHERE deleted_at IS NULL`);
     }
     await knex.raw('CREATE INDEX vines_purge_after_idx ON vines (purge_after) WHERE purge_after IS NOT NULL');

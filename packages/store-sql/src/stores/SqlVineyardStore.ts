@@ -34,12 +34,7 @@ export class SqlVineyardStore implements VineyardStore {
   }
 
   async page(owners: OwnerIds, request: PageRequest): Promise<Page<Vineyard>> {
-    return keysetPage(
-      this.live().whereIn('owner_id', ownerList(owners)),
-      'created_at',
-      request,
-      toVineyard,
-    );
+    return keysetPage(this.live().whereIn('owner_id', ownerList(owners)), 'created_at', request, toVineyard);
   }
 
   async rename(ownerId: string, id: string, name: string): Promise<Vineyard> {

@@ -134,7 +134,10 @@ export class MemoryVineStore implements VineStore {
         (other) => other.owner_id === ownerId && other.id !== id && other.project_name === patch.project_name,
       );
       if (taken) {
-        throw new ConflictError('project_name_taken', `a configuration with project ${patch.project_name} already exists`);
+        throw new ConflictError(
+          'project_name_taken',
+          `a configuration with project ${patch.project_name} already exists`,
+        );
       }
       vine.project_name = patch.project_name;
     }
@@ -174,13 +177,17 @@ export class MemoryVineStore implements VineStore {
   async purgeDeleted(now: string, limit: number): Promise<string[]> {
     const { state } = this.tx;
     const due = [...state.deletedVines.values()]
-      .filter((deleted) => deleted.purge_after !== null && deleted.purge_after <= now && this.tx.sees(deleted.vine.owner_id))
+      .filter(
+        (deleted) => deleted.purge_after !== null && deleted.purge_after <= now && this.tx.sees(deleted.vine.owner_id),
+      )
       .sort((a, b) => (a.purge_after as string).localeCompare(b.purge_after as string))
       .slice(0, limit);
     const keys: string[] = [];
     for (const deleted of due) {
       const id = deleted.vine.id;
-      keys.push(...state.stateVersions.filter((version) => version.vine_id === id).map((version) => version.storage_key));
+      keys.push(
+        ...state.stateVersions.filter((version) => version.vine_id === id).map((version) => version.storage_key),
+      );
       state.stateVersions = state.stateVersions.filter((version) => version.vine_id !== id);
       deleted.purge_after = null;
     }

@@ -1,4 +1,11 @@
-import { ConflictError, NotFoundError, type Page, type PageRequest, type Vineyard, type VineyardStore } from '@trellis/core';
+import {
+  ConflictError,
+  NotFoundError,
+  type Page,
+  type PageRequest,
+  type Vineyard,
+  type VineyardStore,
+} from '@trellis/core';
 import { copy, oldestFirst, pageNewestFirst } from '../MemoryState.js';
 import { ownerList, type OwnerIds } from '@trellis/core';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
@@ -14,7 +21,8 @@ export class MemoryVineyardStore implements VineyardStore {
         throw new ConflictError('vineyard_name_taken', `a vineyard named ${vineyard.name} already exists`);
       }
     }
-    if (vineyards.has(vineyard.id) || this.tx.state.deletedVineyards.has(vineyard.id)) throw new ConflictError('vineyard_exists', 'a vineyard with this id exists');
+    if (vineyards.has(vineyard.id) || this.tx.state.deletedVineyards.has(vineyard.id))
+      throw new ConflictError('vineyard_exists', 'a vineyard with this id exists');
     vineyards.set(vineyard.id, copy(vineyard));
     return copy(vineyard);
   }
