@@ -36,6 +36,7 @@ import { signInPath } from './paths.js';
 import { securityHeaders } from './securityHeaders.js';
 import { tfeLoginRoutes } from './tfe/tfeLoginRoutes.js';
 import { stateSection } from './tfe/stateSection.js';
+import { vineEditRoutes } from './vineEdits/vineEditRoutes.js';
 
 export interface WebOptions {
   useCases: UseCases;
@@ -228,6 +229,8 @@ export function createWebRouter(options: WebOptions): Router {
     render,
     tokenDays: options.tfeLoginTokenDays ?? 90,
   });
+
+  vineEditRoutes(router, { useCases, headers, signedIn });
 
   router.get(
     '/vineyards',
