@@ -37,7 +37,7 @@ export function vineEditPage(input: { base: string; vine: VineView; vineyard: Vi
       <td><code>${name}</code></td>
       <td>${
         variable.sensitive
-          ? html`<input name="value" type="password" autocomplete="off" placeholder="(sensitive: unchanged unless you type a new value)" aria-label="New value of ${name}">`
+          ? html`<input name="value" type="password" autocomplete="off" placeholder="unchanged; type to replace" aria-label="New value of ${name}">`
           : html`<input name="value" value="${variable.value}" data-original="${variable.value}" aria-label="Value of ${name}">`
       }</td>
       <td><input type="checkbox" name="sensitive"${variable.sensitive ? ' checked' : ''} aria-label="${name} is sensitive"></td>
