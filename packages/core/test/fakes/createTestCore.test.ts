@@ -49,6 +49,7 @@ describe('createTestCore', () => {
         'tfe',
         'vineyards',
         'vcsFeedback',
+        'vineEdits',
         'workers',
         'workloadIdentity',
       ].sort(),
