@@ -13,6 +13,7 @@ import type {
   VineComponents,
   VineSource,
   VineTriggers,
+  WorkspaceSettings,
 } from '../domain/records.js';
 
 export interface VineFilter {
@@ -89,4 +90,5 @@ export interface VineSettingsPatch {
   tags?: string[];
   terraform_version?: string;
   execution_mode?: ExecutionMode;
+  workspace_settings?: WorkspaceSettings;
 }

@@ -119,9 +119,19 @@ export function applyVariableChanges(current: Variables, changes: Record<string,
       if (!(key in next)) issues.push({ path: `variables.${key}`, message: 'is not set, so it cannot be unset' });
       delete next[key];
     } else {
-      next[key] = { value: change.value, sensitive: change.sensitive ?? current[key]?.sensitive ?? false };
+      // A description (set through the Terraform Cloud protocol) stays with its variable.
+      next[key] = {
+        ...current[key],
+        value: change.value,
+        sensitive: change.sensitive ?? current[key]?.sensitive ?? false,
+      };
     }
   }
   if (issues.length > 0) throw new ValidationError('the change is invalid', issues);
-  return parseVariables(next);
+  const checked = parseVariables(next);
+  for (const [key, variable] of Object.entries(next)) {
+    if (variable.description !== undefined)
+      checked[key] = { ...(checked[key] as Variables[string]), description: variable.description };
+  }
+  return checked;
 }

@@ -49,6 +49,20 @@ describe('changing a configuration', () => {
     expect(plain.variables.token).toEqual({ value: 'p', sensitive: false });
   });
 
+  it('keeps the description of a variable whose value changes', async () => {
+    const vine = await create({ variables: { region: 'eu' } });
+    await core.deps.uow.run(systemScope, (stores) =>
+      stores.vines.updateSettings(
+        ada.userId,
+        vine.id,
+        { variables: { region: { value: 'eu', sensitive: false, description: 'where it runs' } } },
+        core.clock.now().toISOString(),
+      ),
+    );
+    const updated = await core.useCases.vineEdits.update(ada, 'web', { variables: { region: 'us' } });
+    expect(updated.variables.region).toEqual({ value: 'us', sensitive: false, description: 'where it runs' });
+  });
+
   it('checks every field as at creation and reports them all at once; nothing changes', async () => {
     await create();
     const error = await expectFailure(

@@ -25,7 +25,12 @@ export class MemoryVineStore implements VineStore {
   constructor(private readonly tx: MemoryTransaction) {}
 
   async create(input: NewVine): Promise<Vine> {
-    const vine: Vine = { ...DEFAULT_VINE_WORKSPACE, ...input, tags: [...(input.tags ?? [])] };
+    const vine: Vine = {
+      ...DEFAULT_VINE_WORKSPACE,
+      ...input,
+      tags: [...(input.tags ?? [])],
+      workspace_settings: copy(input.workspace_settings ?? DEFAULT_VINE_WORKSPACE.workspace_settings),
+    };
     const { vines } = this.tx.state;
     this.tx.checkWrite('vines', vine.owner_id);
     const siblings = [...vines.values()].filter((existing) => existing.owner_id === vine.owner_id);
@@ -143,6 +148,7 @@ export class MemoryVineStore implements VineStore {
     }
     if (patch.engine !== undefined) vine.engine = copy(patch.engine);
     if (patch.cloud_identity_id !== undefined) vine.cloud_identity_id = patch.cloud_identity_id;
+    if (patch.workspace_settings !== undefined) vine.workspace_settings = copy(patch.workspace_settings);
     vine.updated_at = at;
     return copy(vine);
   }
