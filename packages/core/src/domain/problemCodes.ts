@@ -192,6 +192,10 @@ export const PROBLEM_CODES = {
     meaning:
       'the configuration still manages resources: destroy it first, or delete it with `force` (organization admins and owners)',
   },
+  configuration_connected: {
+    status: 409,
+    meaning: 'the configuration is connected to a repository: disconnect it first, which removes the webhook',
+  },
   vineyard_not_empty: { status: 409, meaning: 'the vineyard still holds configurations: delete or move them first' },
   provider_not_linked: { status: 409, meaning: 'the user has no identity at this git provider' },
   vcs_permission_missing: {

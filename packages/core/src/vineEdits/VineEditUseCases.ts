@@ -121,8 +121,10 @@ export class VineEditUseCases {
 
   /**
    * `DELETE /api/cli/configurations/{name}`: refused while a job is queued or running
-   * (`configuration_busy`) and, without `force`, while the vine manages resources
-   * (`vine_has_resources`: destroy it first). Its state versions stay for the retention period.
+   * (`configuration_busy`), while it is connected to a repository (`configuration_connected`:
+   * disconnecting removes the webhook) and, without `force`, while it manages resources
+   * (`vine_has_resources`: destroy it first). Its state versions stay for the retention period;
+   * vines that ran after it no longer name it.
    */
   async delete(user: UserActor, nameOrId: unknown, options: { force?: unknown } = {}): Promise<DeletedVine> {
     const force = parseForce(options.force);
@@ -143,6 +145,13 @@ export class VineEditUseCases {
           `configuration ${vine.name} has a queued or running job (${active[0]}); cancel it or wait for it to end, then delete`,
         );
       }
+      const connection = await stores.vcs.get(vine.owner_id, vine.id);
+      if (connection) {
+        throw new ConflictError(
+          'configuration_connected',
+          `configuration ${vine.name} is connected to ${connection.repository}: disconnect it first (trellis configs disconnect ${vine.name}), which removes the webhook`,
+        );
+      }
       if (!force && (resources > 0 || vine.status === 'DEPLOYED')) {
         const what = resources > 0 ? `${resources} resource${resources === 1 ? '' : 's'}` : 'what it deployed';
         throw new ConflictError(
@@ -154,6 +163,11 @@ export class VineEditUseCases {
       const days = this.deps.settings.deletedVineRetentionDays;
       const keptUntil = days > 0 ? new Date(now.getTime() + days * 86_400_000).toISOString() : null;
       await stores.vines.markDeleted(vine.owner_id, vine.id, now.toISOString(), keptUntil);
+      // Vines that ran after this one no longer name it.
+      for (const downstream of await stores.vines.listDownstream(vine.owner_id, vine.id)) {
+        const after = downstream.triggers.after.filter((id) => id !== vine.id);
+        await stores.vines.updateSettings(vine.owner_id, downstream.id, { triggers: { after } }, now.toISOString());
+      }
       await recordAudit(stores, this.deps, user, {
         action: 'vine.delete',
         target: { type: 'vine', id: vine.id },

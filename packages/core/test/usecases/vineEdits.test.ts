@@ -6,6 +6,7 @@ import { ConflictError, InsufficientRoleError, NotFoundError, systemScope, Valid
 import {
   addAcceptedMember,
   createTestCore,
+  newVcsConnection,
   seedUser,
   seedVineyard,
   type TestCore,
@@ -154,5 +155,27 @@ describe('deleting', () => {
     await expectFailure(core.useCases.vineEdits.delete(ada, 'web', { force: 'yes' }), ValidationError);
     const deleted = await core.useCases.vineEdits.delete(ada, 'web', { force: true });
     expect(deleted.state_kept_until).toBe(new Date(core.clock.now().getTime() + 30 * 86_400_000).toISOString());
+  });
+
+  it('refuses a configuration connected to a repository until it is disconnected', async () => {
+    const vine = await create();
+    await core.deps.uow.run(systemScope, (stores) => stores.vcs.put(newVcsConnection(ada.userId, vine.id)));
+    const refused = await expectFailure(
+      core.useCases.vineEdits.delete(ada, 'web'),
+      ConflictError,
+      'configuration_connected',
+    );
+    expect(refused.message).toContain('disconnect it first (trellis configs disconnect web)');
+    await core.deps.uow.run(systemScope, (stores) => stores.vcs.delete(ada.userId, vine.id));
+    await core.useCases.vineEdits.delete(ada, 'web');
+  });
+
+  it('takes the deleted configuration out of the run triggers of those that ran after it', async () => {
+    const network = await create({ name: 'network' });
+    const dns = await create({ name: 'dns' });
+    await create({ name: 'app' });
+    await core.useCases.drift.configure(ada, 'app', { triggers: { after: [network.id, dns.id] } });
+    await core.useCases.vineEdits.delete(ada, 'network');
+    expect((await core.useCases.vines.get(ada, 'app')).triggers.after).toEqual([dns.id]);
   });
 });

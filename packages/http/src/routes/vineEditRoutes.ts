@@ -38,14 +38,14 @@ export function vineEditRoutes(useCases: UseCases): RouteSpec[] {
       operationId: 'deleteConfiguration',
       summary: 'Delete a vine (by id or name)',
       description:
-        'Refused with 409 `configuration_busy` while one of its jobs is queued or running, and with 409 `vine_has_resources` while its state manages resources or it is DEPLOYED: destroy it first, or pass `force=true` to leave them running, unmanaged. Its jobs keep their history; its state versions are kept for `TRELLIS_DELETED_VINE_RETENTION_DAYS`, then purged. Its name is free at once. Audited as `vine.delete`. In an organization: admins.',
+        'Refused with 409 `configuration_busy` while one of its jobs is queued or running, with 409 `configuration_connected` while it is connected to a repository (disconnect it first: that removes the webhook), and with 409 `vine_has_resources` while its state manages resources or it is DEPLOYED: destroy it first, or pass `force=true` to leave them running, unmanaged. Its jobs keep their history; its state versions are kept for `TRELLIS_DELETED_VINE_RETENTION_DAYS`, then purged. Its name is free at once, and configurations that ran after it no longer name it. Audited as `vine.delete`. In an organization: admins.',
       tags: ['configurations'],
       auth: 'user',
       params: NameParams,
       query: DeleteConfigurationQuery,
       responses: {
         200: { description: 'What was deleted, and until when its state is kept', schema: DeletedConfiguration },
-        409: { description: '`configuration_busy` or `vine_has_resources`' },
+        409: { description: '`configuration_busy`, `configuration_connected` or `vine_has_resources`' },
       },
       handler: async ({ user, params, query }) => ({
         status: 200,
