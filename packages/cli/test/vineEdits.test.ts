@@ -173,6 +173,15 @@ describeEachDialect('changing and deleting configurations in the CLI', (dialect)
         .stdout,
     ) as VineView;
     expect(engine.engine).toEqual({ name: 'terraform', version: '1.9.8' });
+    const role = 'arn:aws:iam::123456789012:role/deploy';
+    const withRole = JSON.parse(
+      (await trellis('configs', 'update', 'web', '--aws-oidc-role', role, '--json')).stdout,
+    ) as VineView;
+    expect(withRole.cloud_identity).toMatchObject({ kind: 'oidc', provider: 'aws', role_arn: role });
+    const withoutRole = JSON.parse(
+      (await trellis('configs', 'update', 'web', '--cloud-identity', 'none', '--json')).stdout,
+    ) as VineView;
+    expect(withoutRole).toMatchObject({ cloud_identity_id: null, cloud_identity: null });
     const renamed = JSON.parse(
       (await trellis('configs', 'update', 'web', '--rename', 'web-eu', '--json')).stdout,
     ) as VineView;
@@ -191,6 +200,11 @@ describeEachDialect('changing and deleting configurations in the CLI', (dialect)
     const badName = await run(['configs', 'update', 'web-eu', '--rename', 'Bad Name!']);
     expect(badName.code).toBe(1);
     expect(badName.stderr).toMatch(/--rename .+\[validation_failed\]/);
+    const badRole = await run(['configs', 'update', 'web-eu', '--aws-role-arn', 'not-an-arn']);
+    expect(badRole.code).toBe(1);
+    expect(badRole.stderr).toContain('--aws-role-arn/--aws-oidc-role must be an IAM role ARN');
+    const both = await run(['configs', 'update', 'web-eu', '--cloud-identity', 'none', '--aws-role-arn', 'x']);
+    expect(both.code).toBe(2);
     const nothing = await run(['configs', 'update', 'web-eu']);
     expect(nothing.code).toBe(2);
     expect(nothing.stderr).toContain('nothing to change');

@@ -4,7 +4,7 @@ import { Command, Option, UsageError } from 'clipanion';
 import * as t from 'typanion';
 import { readLocalSource } from '../../source/localSource.js';
 import { collectVariables } from '../../source/variables.js';
-import { TrellisCommand } from '../TrellisCommand.js';
+import { CloudIdentityCommand } from './CloudIdentityCommand.js';
 import { printVine } from './ShowConfigCommand.js';
 import { explainEditError } from './vineEditErrors.js';
 
@@ -22,10 +22,18 @@ const FLAGS: Record<string, string> = {
   'engine.name': '--engine',
   'engine.version': '--engine-version',
   cloud_identity: '--cloud-identity',
+  'cloud_identity.role_arn': '--aws-role-arn/--aws-oidc-role',
+  'cloud_identity.external_id': '--aws-external-id',
+  'cloud_identity.session_duration': '--aws-session-duration',
+  'cloud_identity.workload_identity_provider': '--gcp-workload-provider',
+  'cloud_identity.service_account_email': '--gcp-service-account',
+  'cloud_identity.tenant_id': '--azure-tenant-id',
+  'cloud_identity.client_id': '--azure-client-id',
+  'cloud_identity.audience': '--oidc-audience',
   cloud_identity_id: '--cloud-identity',
 };
 
-export class UpdateConfigCommand extends TrellisCommand {
+export class UpdateConfigCommand extends CloudIdentityCommand {
   static override paths = [['configs', 'update']];
 
   static override usage = Command.Usage({
@@ -34,6 +42,8 @@ export class UpdateConfigCommand extends TrellisCommand {
     details: `
       Only what you give changes. \`--dir\` sends the directory's configuration files again (they replace every inline file); \`--git URL\` (with \`--ref\`, \`--path\`) switches to a git source. \`-v NAME=VALUE\`, \`--sensitive-var NAME=VALUE\` and \`--var-file\` set those variables and leave the others; a value set without \`--sensitive-var\` keeps the variable's sensitivity. \`--unset-var NAME\` removes one.
 
+      \`--aws-role-arn\`, \`--aws-oidc-role\`, \`--gcp-workload-provider\` and \`--azure-client-id\` give it a new cloud identity as at creation; \`--cloud-identity ID\` one it already has (or another configuration's), \`--cloud-identity none\` none.
+
       A change of source, variables, engine or cloud identity makes plans made before it stale: plan again before you deploy. Drift detection, run triggers and approval are set with \`trellis configs set\`.
     `,
     examples: [
@@ -41,6 +51,10 @@ export class UpdateConfigCommand extends TrellisCommand {
       ['Change one variable and remove another', '$0 configs update web -v region=eu-west-1 --unset-var legacy_flag'],
       ['Rename it', '$0 configs update web --rename web-eu'],
       ['Use terraform 1.9.8', '$0 configs update web --engine terraform --engine-version 1.9.8'],
+      [
+        'Deploy with an OIDC role instead',
+        '$0 configs update web --aws-oidc-role arn:aws:iam::123456789012:role/deploy',
+      ],
     ],
   });
 
@@ -62,15 +76,15 @@ export class UpdateConfigCommand extends TrellisCommand {
     validator: t.isEnum(['tofu', 'terraform'] as const),
   });
   engineVersion = Option.String('--engine-version', { description: 'Engine version the agent should use' });
-  cloudIdentity = Option.String('--cloud-identity', {
-    description: 'Use this cloud identity (its id, from `trellis configs show`), or `none`',
+  identity = Option.String('--cloud-identity', {
+    description: 'Use this existing cloud identity (its id, from `trellis configs show`), or `none`',
   });
 
   override async execute(): Promise<number> {
     const input = this.input();
     if (Object.keys(input).length === 0) {
       throw new UsageError(
-        'nothing to change: give --dir, --git, -v, --sensitive-var, --var-file, --unset-var, --engine, --cloud-identity, --rename or --project',
+        'nothing to change: give --dir, --git, -v, --sensitive-var, --var-file, --unset-var, --engine, a cloud identity (--cloud-identity, --aws-role-arn, --aws-oidc-role, …), --rename or --project',
       );
     }
     const client = this.signedInClient();
@@ -89,7 +103,13 @@ export class UpdateConfigCommand extends TrellisCommand {
       key === 'cloud_identity_id' ? 'cloud identity' : key.replace('_', ' '),
     );
     terminal.success(`Updated configuration ${terminal.err.bold(vine.name)} (${changed.join(', ')})`);
-    if (input.source !== undefined || input.variables !== undefined || input.engine !== undefined) {
+    if (
+      input.source !== undefined ||
+      input.variables !== undefined ||
+      input.engine !== undefined ||
+      input.cloud_identity !== undefined ||
+      input.cloud_identity_id !== undefined
+    ) {
       terminal.print(`Plans made before this change are stale: run \`trellis plan ${vine.name}\` before you deploy.`);
     }
     printVine(terminal, vine);
@@ -114,10 +134,21 @@ export class UpdateConfigCommand extends TrellisCommand {
       throw new UsageError('--engine-version needs --engine');
     }
     if (this.engine !== undefined) input.engine = { name: this.engine, version: this.engineVersion ?? null };
-    if (this.cloudIdentity !== undefined) {
-      if (this.cloudIdentity === 'none') input.cloud_identity_id = null;
-      else if (isUuid(this.cloudIdentity)) input.cloud_identity_id = this.cloudIdentity;
-      else throw new UsageError(`--cloud-identity takes an identity id or none, got "${this.cloudIdentity}"`);
+    if (this.externalId !== undefined && this.roleArn === undefined) {
+      throw new UsageError('--aws-external-id needs --aws-role-arn');
+    }
+    const identity = this.cloudIdentity();
+    if (this.identity !== undefined) {
+      if (identity.cloud_identity !== undefined) {
+        throw new UsageError(
+          'give --cloud-identity or the flags of a new identity (--aws-role-arn, --aws-oidc-role, …), not both',
+        );
+      }
+      if (this.identity === 'none') input.cloud_identity_id = null;
+      else if (isUuid(this.identity)) input.cloud_identity_id = this.identity;
+      else throw new UsageError(`--cloud-identity takes an identity id or none, got "${this.identity}"`);
+    } else if (identity.cloud_identity !== undefined) {
+      input.cloud_identity = identity.cloud_identity;
     }
     return input;
   }
