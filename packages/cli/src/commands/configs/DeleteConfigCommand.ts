@@ -42,7 +42,7 @@ export class DeleteConfigCommand extends TrellisCommand {
             `This deletes configuration ${terminal.err.bold(vine.name)}${this.force ? ' and leaves its resources unmanaged' : ''}. Type its name to confirm: `,
           );
           if (answer !== vine.name) {
-            terminal.warn('Not deleted: the name did not match.');
+            terminal.note('Nothing was deleted.');
             return 1;
           }
         } finally {
