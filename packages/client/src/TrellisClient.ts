@@ -477,8 +477,10 @@ export class TrellisClient {
     if (response.status === 204) return null;
     return (await response.json()) as ClaimAnswer;
   }
-  heartbeat(version: string): Promise<HeartbeatAnswerView> {
-    return this.json('POST', '/api/workers/heartbeat', { body: { version } });
+  /** `runningJobIds`: on an agent's first heartbeat, the jobs it runs (none after a restart). */
+  heartbeat(version: string, runningJobIds?: readonly string[]): Promise<HeartbeatAnswerView> {
+    const body = runningJobIds === undefined ? { version } : { version, running_job_ids: runningJobIds };
+    return this.json('POST', '/api/workers/heartbeat', { body });
   }
   getJobForAgent(id: string): Promise<AgentJobView> {
     return this.json('GET', `/api/jobs/${encodeURIComponent(id)}`);

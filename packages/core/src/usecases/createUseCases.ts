@@ -71,7 +71,7 @@ export function createUseCases(deps: CoreDeps): UseCases {
     vines: new VineUseCases(deps),
     jobs: new JobUseCases(deps, lifecycle, heartbeats, workloadIdentity),
     logs: new LogUseCases(deps),
-    workers: new WorkerUseCases(deps, credentials, heartbeats),
+    workers: new WorkerUseCases(deps, credentials, heartbeats, lifecycle),
     planArtifacts: new PlanArtifactUseCases(deps),
     releases: new ReleaseUseCases(deps),
     states: new StateUseCases(deps),
