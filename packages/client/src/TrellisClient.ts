@@ -53,6 +53,7 @@ import type {
   OrgRoleName,
   OrgView,
   StateHistoryView,
+  StateUnlockView,
   StateVersionView,
 } from '@trellis/contract';
 import type { GitProvider, JobStatus, JsonObject, StreamType, VcsFeedbackView } from '@trellis/core';
@@ -215,6 +216,10 @@ export class TrellisClient {
   /** The versions of a vine's state, newest first, and who holds its lock (issue 26). */
   stateHistory(nameOrId: string): Promise<StateHistoryView> {
     return this.json('GET', `/api/cli/configurations/${encodeURIComponent(nameOrId)}/state-versions`);
+  }
+  /** Force-unlock (admin): releases whatever lock holds the vine's state; `409 state_not_locked` when free. */
+  forceUnlockState(nameOrId: string): Promise<StateUnlockView> {
+    return this.json('DELETE', `/api/cli/configurations/${encodeURIComponent(nameOrId)}/state-lock`);
   }
   async downloadStateVersion(nameOrId: string, versionId: number): Promise<ReadableStream<Uint8Array>> {
     const path = `/api/cli/configurations/${encodeURIComponent(nameOrId)}/state-versions/${versionId}/state`;

@@ -127,3 +127,4 @@ export type CreateTokenRequest = z.input<typeof CreateTokenBody>;
 /** The state history of a vine (issue 26). */
 export type StateHistoryView = z.output<typeof import('./tfeState.js').StateHistoryAnswer>;
 export type StateVersionView = z.output<typeof import('./tfeState.js').StateVersionRecord>;
+export type StateUnlockView = z.output<typeof import('./tfeState.js').StateUnlockAnswer>;

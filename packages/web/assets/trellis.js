@@ -89,6 +89,21 @@
     });
   }
 
+  // Force-unlock a configuration's state (admins, issue 25), then show the page again.
+  for (const button of document.querySelectorAll('[data-state-unlock]')) {
+    button.addEventListener('click', () => {
+      if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) return;
+      act(button, async () => {
+        await postJson(
+          `/api/cli/configurations/${encodeURIComponent(button.dataset.stateUnlock)}/state-lock`,
+          {},
+          'DELETE',
+        );
+        window.location.reload();
+      });
+    });
+  }
+
   // Drift schedule (admins): PATCH the configuration, then show the page again.
   for (const form of document.querySelectorAll('form[data-drift-settings]')) {
     const save = async (driftDetection, button) =>

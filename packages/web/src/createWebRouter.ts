@@ -269,6 +269,7 @@ export function createWebRouter(options: WebOptions): Router {
         base,
         history: stateHistory,
         mayUseState: roles.may(vine.owner_id, 'state.use'),
+        mayForceUnlock: roles.may(vine.owner_id, 'state.force_unlock'),
         executionMode: vine.execution_mode,
         tags: vine.tags,
       });
