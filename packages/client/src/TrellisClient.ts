@@ -23,6 +23,7 @@ import type {
   HeartbeatAnswerView,
   JobListRequest,
   JobSummaryView,
+  JobDetailView,
   JobView,
   LogEntryView,
   LogPageRequest,
@@ -249,7 +250,8 @@ export class TrellisClient {
   jobs(query: JobListFilter & PageOptions & OwnerOptions = {}): AsyncGenerator<JobSummaryView> {
     return this.walk('/api/jobs', 'jobs', ownerQuery(query));
   }
-  getJob(id: string): Promise<JobView> {
+  /** One job, with `waiting_for`: why it waits (null when it does not). */
+  getJob(id: string): Promise<JobDetailView> {
     return this.json('GET', `/api/cli/jobs/${encodeURIComponent(id)}`);
   }
   /** Whether a git-driven job's commit status and pull request comment reached the provider. */
