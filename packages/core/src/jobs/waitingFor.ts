@@ -40,12 +40,14 @@ export async function waitingFor(stores: Stores, deps: CoreDeps, job: Job): Prom
         job_id: busyWith.id,
       };
     }
+    // Newest first (by time, then insertion): the oldest, which runs next, is last.
     const queued = await stores.jobs.list(job.owner_id, { vine_id: job.vine_id, status: 'QUEUED' });
-    const before = queued.filter((other) => other.id !== job.id && other.created_at < job.created_at).at(-1);
+    const position = queued.findIndex((other) => other.id === job.id);
+    const before = position >= 0 && position < queued.length - 1 ? queued.at(-1) : undefined;
     if (before) {
       return {
         reason: 'vine_busy',
-        message: `job ${before.id} (${before.job_type}) was queued on the configuration before this one and runs first`,
+        message: `job ${before.id} (${before.job_type}) was queued on the configuration before this one and runs next`,
         job_id: before.id,
       };
     }
