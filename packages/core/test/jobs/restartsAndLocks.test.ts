@@ -3,7 +3,7 @@
  * no engine to release the state lock releases it; force-unlock is for admins; and why a job
  * waits (`waitingFor`), on the in-memory fakes.
  */
-import { ConflictError, ForbiddenError, type Job, ValidationError, type VineView } from '@trellis/core';
+import { ConflictError, ForbiddenError, type Job, ownerScope, ValidationError, type VineView } from '@trellis/core';
 import {
   addAcceptedMember,
   createTestCore,
@@ -79,6 +79,23 @@ describe('the state lock at the end of a job', () => {
     await lock();
     await core.useCases.jobs.reportStatus(worker, job.id, { status: 'FAILED', error_message: 'tofu crashed' });
     expect(await lockOf()).toBeNull();
+  });
+
+  it("never releases a person's lock taken through the Terraform Cloud protocol", async () => {
+    const job = await seedRunningJob(core, ada, worker, vine, 'PLAN');
+    const info = { ID: 'tfe-1', Operation: 'TerraformCloudLock', Who: ada.email, TrellisUserId: ada.userId };
+    await core.uow.run(ownerScope(ada.userId), (stores) =>
+      stores.states.acquireLock({
+        owner_id: ada.userId,
+        vine_id: vine.id,
+        lock_id: 'tfe-1',
+        info,
+        created_at: '2026-01-01T00:00:00.000Z',
+      }),
+    );
+    // Its engine could not take the lock; the agent reports the failure.
+    await core.useCases.jobs.reportStatus(worker, job.id, { status: 'FAILED', error_message: 'state locked' });
+    expect(await lockOf()).toMatchObject({ lock_id: 'tfe-1' });
   });
 
   it("a person's cancel keeps an online agent's lock (its engine winds down) and releases an offline one's", async () => {
