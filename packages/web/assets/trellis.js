@@ -275,6 +275,12 @@
       badge.dataset.status = status;
       badge.className = `badge tone-${TONES[status] ?? 'neutral'}`;
     }
+    // Why a queued job waited (as of the page's load) says nothing once it runs or ends.
+    if (status !== 'QUEUED') {
+      for (const note of document.querySelectorAll('[data-waiting-for]:not([data-waiting-for="approval"])')) {
+        note.hidden = true;
+      }
+    }
     const error = document.querySelector('[data-job-error]');
     if (error && errorMessage) {
       error.textContent = errorMessage;

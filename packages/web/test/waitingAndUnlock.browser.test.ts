@@ -28,6 +28,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       let vine: VineView;
       /** The running job's state token, as its engine would use it. */
       let stateToken: string;
+      let firstId: string;
+      let secondId: string;
       const contexts: BrowserContext[] = [];
 
       async function signedInPage(): Promise<Page> {
@@ -72,6 +74,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         expect(claimed?.job.id).toBe(first.id);
         stateToken = claimed?.state_token as string;
         const second = await user.createJob({ job_type: 'PLAN', configuration_id: vine.id });
+        firstId = first.id;
+        secondId = second.id;
         await page.goto(`${server.url}/jobs/${second.id}`);
         expect(await waiting.getAttribute('data-waiting-for')).toBe('vine_busy');
         expect(await waiting.textContent()).toContain(`busy with job ${first.id}`);
@@ -104,6 +108,18 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         expect(audit.items.map((entry) => [entry.target.id, entry.details.held_by, entry.details.via])).toEqual([
           [vine.id, 'tofu@dead-host', 'trellis'],
         ]);
+      });
+
+      it('the note goes once the job starts, live', async () => {
+        const page = await signedInPage();
+        await page.goto(`${server.url}/jobs/${secondId}`);
+        const note = page.locator('[data-waiting-for]');
+        expect(await note.isVisible()).toBe(true);
+        await agent.reportStatus(firstId, { status: 'SUCCESS' });
+        expect((await agent.claimJob())?.job.id).toBe(secondId);
+        await page.waitForSelector('#job-status[data-status="PROCESSING"]');
+        await note.waitFor({ state: 'hidden' });
+        expect(await note.isVisible()).toBe(false);
       });
     },
   );
