@@ -114,6 +114,31 @@ describe('the state lock at the end of a job', () => {
   });
 });
 
+describe('the end report of a job cancelled while it ran', () => {
+  it('is refused (409), and releases the lock its engine (killed at the end of the grace) left', async () => {
+    const job = await seedRunningJob(core, ada, worker, vine, 'DEPLOY');
+    await lock('tofu@killed-after-grace');
+    await core.useCases.jobs.cancel(ada, job.id);
+    expect(await lockOf()).not.toBeNull();
+    await expectFailure(
+      core.useCases.jobs.reportStatus(worker, job.id, { status: 'CANCELLED' }),
+      ConflictError,
+      'invalid_transition',
+    );
+    expect(await lockOf()).toBeNull();
+  });
+
+  it('leaves the lock when another job of the vine runs now (it may be that job’s)', async () => {
+    const job = await seedRunningJob(core, ada, worker, vine, 'DEPLOY');
+    await core.useCases.jobs.cancel(ada, job.id);
+    const next = await seedRunningJob(core, ada, worker, vine, 'PLAN');
+    await core.useCases.states.lock(worker, vine.id, { ID: 'next-engine', Who: 'tofu@next' });
+    await expectFailure(core.useCases.jobs.reportStatus(worker, job.id, { status: 'CANCELLED' }), ConflictError);
+    expect(await lockOf()).toMatchObject({ lock_id: 'next-engine' });
+    expect(jobOf(next)?.status).toBe('PROCESSING');
+  });
+});
+
 describe('force-unlock (admins)', () => {
   it('releases any lock, audited; refuses a free state and people below admin', async () => {
     const org = await core.useCases.orgs.create(ada, { name: 'platform' });
