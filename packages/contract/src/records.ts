@@ -183,6 +183,8 @@ export const Vine = z.object({
       trigger_prefixes: z.array(z.string()),
       trigger_patterns: z.array(z.string()),
       auto_destroy_at: isoTime.nullable(),
+      source_name: z.string(),
+      source_url: z.string(),
     })
     .describe(
       "the other settings of the vine's workspace, as the stock CLI and go-tfe set them (docs/terraform-cloud.md)",
