@@ -46,7 +46,7 @@ export async function runCli(argv: string[], context: Partial<BaseContext> = {})
   try {
     command = cli.process(args, full);
   } catch (error) {
-    full.stderr.write(cli.error(error as Error, { colored }));
+    full.stderr.write(nameValues(cli.error(error as Error, { colored })));
     return ExitCode.USAGE;
   }
   const code = await cli.run(command, full);

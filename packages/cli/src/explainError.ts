@@ -17,6 +17,11 @@ export interface ErrorContext {
   orgName?: string | undefined;
   /** The credentials came from `TRELLIS_TOKEN` (a refused one is not fixed by `trellis login`). */
   tokenFromEnv?: boolean;
+  /** The flag (`--drift-interval`) that gave an API field (`drift_detection.interval_minutes`), if any. */
+  flagFor?: (field: string) => string | undefined;
+  /** The configuration the command named, and the plan job it gave, to fill in the commands it suggests. */
+  configName?: string | undefined;
+  planJobId?: string | undefined;
 }
 
 /** Turns anything thrown by a command into one readable line and an exit code. */
@@ -27,8 +32,7 @@ export function explainError(error: unknown, context: ErrorContext = {}): Explai
     return { message: error.message, exitCode: ExitCode.UNREACHABLE, showUsage: false, error };
   }
   if (error instanceof TrellisApiError) {
-    const fields = error.errors.map((issue) => `${issue.path}: ${issue.message}`);
-    const detail = fields.length > 0 ? `${error.detail} (${fields.join('; ')})` : error.detail;
+    const detail = describeFields(error, context);
     if (error.status === 401) {
       // With TRELLIS_TOKEN no login is involved: the token itself was refused (revoked, expired).
       const advice = context.tokenFromEnv
@@ -53,13 +57,13 @@ export function explainError(error: unknown, context: ErrorContext = {}): Explai
         error,
       };
     }
-    const review = planReviewAdvice(error);
+    const review = planReviewAdvice(error, context);
     if (review !== null) return { message: review, exitCode: ExitCode.FAILURE, showUsage: false, error };
     if (error.code === 'org_busy' && context.orgName !== undefined) {
       // Say where the jobs that hold the organization are, in commands the reader can run.
-      const org = /^[\w.-]+$/.test(context.orgName) ? context.orgName : JSON.stringify(context.orgName);
+      const org = shellWord(context.orgName);
       return {
-        message: `${detail} [${error.code}]; \`trellis jobs list --org ${org} --status QUEUED\` (and PROCESSING) shows them, \`trellis jobs cancel ID\` cancels one`,
+        message: `${detail} [${error.code}]; \`trellis jobs list --org ${org} --status QUEUED\` (and PROCESSING) shows them, \`trellis jobs cancel\` with a job's id cancels it`,
         exitCode: ExitCode.FAILURE,
         showUsage: false,
         error,
@@ -71,6 +75,32 @@ export function explainError(error: unknown, context: ErrorContext = {}): Explai
   return { message: `unexpected error: ${message}`, exitCode: ExitCode.FAILURE, showUsage: false, error };
 }
 
+/** Where a field of the request came from: `body.`, `query.` or `path.`, which a person never typed. */
+const WHERE = /^(?:body|query|path)\./;
+
+/**
+ * The problem's detail with each field it names said as the person typed it (the command's flag),
+ * and the field issues it does not already name after it, each once.
+ */
+function describeFields(error: TrellisApiError, context: ErrorContext): string {
+  let detail = error.detail;
+  const extra: string[] = [];
+  const paths = [...error.errors].sort((a, b) => b.path.length - a.path.length);
+  for (const issue of paths) {
+    const field = issue.path.replace(WHERE, '');
+    const label = (field && context.flagFor?.(field)) || field || issue.path;
+    const named = new RegExp(`(?<![\\w.-])(?:${escapeRegExp(issue.path)}|${escapeRegExp(field)})(?![\\w.-])`, 'g');
+    if (field !== '' && named.test(detail)) detail = detail.replace(named, label);
+    else extra.push(`${label} ${issue.message}`);
+  }
+  const unnamed = [...new Set(extra)].filter((line) => !detail.includes(line));
+  return unnamed.length > 0 ? `${detail} (${unnamed.join('; ')})` : detail;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 /** "your role in acme is viewer; this needs operator", from the problem's `role` and `required_role`. */
 function insufficientRole(error: TrellisApiError, context: ErrorContext): string {
   const { role, required_role: required, org_name: orgName } = error.extensions;
@@ -79,8 +109,16 @@ function insufficientRole(error: TrellisApiError, context: ErrorContext): string
   return `your role in ${where} is ${role}; this needs ${required} (an admin or owner of ${where} can change your role) [${error.code}]`;
 }
 
-/** The deploy gate of issue 15, said with the command that gets past it. */
-function planReviewAdvice(error: TrellisApiError): string | null {
+/** A name or id as it is typed in a shell command. */
+function shellWord(text: string): string {
+  return /^[\w.-]+$/.test(text) ? text : JSON.stringify(text);
+}
+
+/** The deploy gate of issue 15, said with the command that gets past it, naming the real plan and configuration. */
+function planReviewAdvice(error: TrellisApiError, context: ErrorContext): string | null {
+  const config = context.configName !== undefined ? shellWord(context.configName) : undefined;
+  const plan = context.planJobId;
+  const planAgain = config ? `\`trellis plan ${config}\`` : '`trellis plan` with the configuration';
   switch (error.code) {
     case 'policy_failed': {
       const failed = Array.isArray(error.extensions.failed_policies)
@@ -93,13 +131,18 @@ function planReviewAdvice(error: TrellisApiError): string | null {
       return [
         `the plan failed ${lines.length === 1 ? 'a mandatory policy' : 'mandatory policies'} [${error.code}]:`,
         ...lines,
-        'an admin may override it: `trellis override PLAN-JOB --reason "..."`',
+        plan
+          ? `an admin may override it: \`trellis override ${plan} --reason "..."\``
+          : 'an admin may override the plan with `trellis override` and its job id',
       ].join('\n');
     }
     case 'approval_required':
-      return `${error.detail} [${error.code}]; approve the plan with \`trellis approve PLAN-JOB\`, then \`trellis deploy CONFIG --plan PLAN-JOB\``;
+      if (!plan) {
+        return `${error.detail} [${error.code}]; queue one with ${planAgain}, have it approved (\`trellis approve\` with its job id), then deploy it with \`--plan\``;
+      }
+      return `${error.detail} [${error.code}]; approve the plan with \`trellis approve ${plan}\`, then \`trellis deploy ${config ?? 'the configuration'} --plan ${plan}\``;
     case 'plan_rejected':
-      return `${error.detail} [${error.code}]; queue a new plan with \`trellis plan CONFIG\``;
+      return `${error.detail} [${error.code}]; queue a new plan with ${planAgain}`;
     default:
       return null;
   }

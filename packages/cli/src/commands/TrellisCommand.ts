@@ -3,7 +3,7 @@ import { Command, Option, UsageError } from 'clipanion';
 import { AuthFile, authFilePath } from '../auth/AuthFile.js';
 import { LoginSession } from '../auth/LoginSession.js';
 import { NotLoggedInError } from '../errors.js';
-import { type ExplainedError, explainError } from '../explainError.js';
+import { type ErrorContext, type ExplainedError, explainError } from '../explainError.js';
 import { Terminal } from '../output/Terminal.js';
 import { CLI_VERSION } from '../version.js';
 
@@ -56,8 +56,36 @@ export abstract class TrellisCommand extends Command {
     return this.context.env;
   }
 
+  /**
+   * The flag of each API field this command fills from one whose name differs (`--drift-interval`
+   * for `drift_detection.interval_minutes`); a field `foo_bar` is `--foo-bar` when the command has it.
+   */
+  protected fieldFlags: Record<string, string> = {};
+
+  /** What errors name: the configuration and plan job the command acted on, once known. */
+  protected errorContext: ErrorContext = {};
+
   override async catch(error: unknown): Promise<void> {
-    this.failure = explainError(error, { tokenFromEnv: Boolean(this.env.TRELLIS_TOKEN), orgName: this.orgName });
+    this.failure = explainError(error, {
+      ...this.errorContext,
+      tokenFromEnv: Boolean(this.env.TRELLIS_TOKEN),
+      orgName: this.orgName,
+      flagFor: (field) => this.flagFor(field),
+    });
+  }
+
+  /** The flag that gave `field`, by `fieldFlags` or by name; undefined when the person typed none. */
+  private flagFor(field: string): string | undefined {
+    const mapped = this.fieldFlags[field];
+    if (mapped !== undefined) return mapped;
+    const flag = `--${(field.split('.').pop() ?? field).replaceAll('_', '-')}`;
+    let usage = '';
+    try {
+      usage = this.cli.usage(this, { detailed: false });
+    } catch {
+      return undefined;
+    }
+    return new RegExp(`(?<![\\w-])${flag}(?![\\w-])`).test(usage) ? flag : undefined;
   }
 
   /** `--server`, else `$TRELLIS_SERVER`, normalised; undefined when neither is given. */

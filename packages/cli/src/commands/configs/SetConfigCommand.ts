@@ -32,6 +32,13 @@ export class SetConfigCommand extends TrellisCommand {
     description: 'With --require-approval: the person who queued a plan cannot approve it',
   });
 
+  protected override fieldFlags = {
+    'drift_detection.interval_minutes': '--drift-interval',
+    'triggers.after': '--after',
+    'approval.required': '--require-approval',
+    'approval.separate_approver': '--separate-approver',
+  };
+
   override async execute(): Promise<number> {
     const input: UpdateConfigurationInput = {};
     if (this.driftInterval !== undefined) {
