@@ -84,7 +84,8 @@ export async function finalizeDeployment(
 
 /**
  * A successful DEPLOY's outputs become its vine's components; a successful DESTROY clears them
- * (DESIGN §3), in the unit of work of the job's end.
+ * (DESIGN §3) and the vine's last drift check (nothing is left to drift), in the unit of work of
+ * the job's end.
  */
 export const deploymentHooks: readonly JobHook[] = [
   {
@@ -102,6 +103,7 @@ export const deploymentHooks: readonly JobHook[] = [
     async run(job, _change, { stores }) {
       if (job.status !== 'SUCCESS' || job.job_type !== 'DESTROY' || job.vine_id === null) return;
       await stores.vines.clearComponents(job.owner_id, job.vine_id);
+      await stores.vines.recordDrift(job.owner_id, job.vine_id, null);
     },
   },
 ];

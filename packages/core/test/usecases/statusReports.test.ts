@@ -3,6 +3,7 @@ import {
   ForbiddenError,
   type Job,
   NotFoundError,
+  systemScope,
   TooLargeError,
   UnauthorizedError,
   ValidationError,
@@ -242,14 +243,23 @@ describe('status reports', () => {
     });
   });
 
-  it('DESTROY SUCCESS clears the components and the vine is DESTROYED', async () => {
+  it('DESTROY SUCCESS clears the components and the last drift check, and the vine is DESTROYED', async () => {
     const deploy = await seedRunningJob(core, ada, worker, vine, 'DEPLOY');
     await report(deploy, { status: 'SUCCESS', execution_metadata: { cluster_name: 'c', outputs: { a: 1 } } });
+    const drift = {
+      status: 'drifted' as const,
+      checked_at: new Date().toISOString(),
+      job_id: deploy.id,
+      changes: { add: 0, change: 1, destroy: 0 },
+    };
+    await core.uow.run(systemScope, (stores) => stores.vines.recordDrift(ada.userId, vine.id, drift));
+    expect(storedVine().drift).toEqual(drift);
     const destroy = await seedRunningJob(core, ada, worker, vine, 'DESTROY');
     expect(storedVine().status).toBe('DESTROYING');
     await report(destroy, { status: 'SUCCESS' });
     expect(await components()).toEqual({ cluster: null, argocd: null, outputs: null });
     expect(storedVine().status).toBe('DESTROYED');
+    expect(storedVine().drift).toBeNull();
   });
 
   it('a FAILED DESTROY keeps the components', async () => {
