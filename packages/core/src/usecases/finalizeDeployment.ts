@@ -10,6 +10,8 @@ export interface DeploymentOutputs {
   argocd_url: string | null;
   /** Non-sensitive outputs only. */
   outputs: JsonObject;
+  /** The names of the sensitive outputs, whose values are never stored. */
+  sensitive: string[];
 }
 
 function isObject(value: unknown): value is Record<string, Json> {
@@ -31,9 +33,11 @@ export function extractDeploymentOutputs(metadata: JsonObject): DeploymentOutput
  */
 export function deploymentOutputsOf(metadata: ExecutionMetadata): DeploymentOutputs {
   const outputs: JsonObject = {};
+  const sensitive = new Set(metadata.sensitive_outputs ?? []);
   for (const [name, entry] of Object.entries(metadata.outputs ?? {})) {
     if (isObject(entry) && 'value' in entry && 'sensitive' in entry) {
       if (entry.sensitive !== true) outputs[name] = entry.value ?? null;
+      else sensitive.add(name);
     } else {
       outputs[name] = entry;
     }
@@ -43,6 +47,7 @@ export function deploymentOutputsOf(metadata: ExecutionMetadata): DeploymentOutp
     cluster_endpoint: metadata.cluster_endpoint ?? null,
     argocd_url: metadata.argocd_url ?? null,
     outputs,
+    sensitive: [...sensitive].filter((name) => !(name in outputs)).sort(),
   };
 }
 
@@ -77,7 +82,7 @@ export async function finalizeDeployment(
         ? { name: outputs.cluster_name, endpoint: outputs.cluster_endpoint, job_id: job.id }
         : null,
     argocd: outputs.argocd_url !== null ? { url: outputs.argocd_url, job_id: job.id } : null,
-    outputs: { values: outputs.outputs, job_id: job.id },
+    outputs: { values: outputs.outputs, sensitive: outputs.sensitive, job_id: job.id },
   };
   await stores.vines.saveComponents(job.owner_id, job.vine_id, components, at);
 }

@@ -152,13 +152,17 @@ describe('status reports', () => {
       },
     };
 
-    it('writes the components from the outputs, dropping sensitive ones, and the vine is DEPLOYED', async () => {
+    it('writes the components from the outputs, naming (not keeping) sensitive ones, and the vine is DEPLOYED', async () => {
       const job = await seedRunningJob(core, ada, worker, vine, 'DEPLOY');
       await report(job, { status: 'SUCCESS', execution_metadata: metadata });
       expect(await components()).toEqual({
         cluster: { name: 'prod-eks', endpoint: 'https://eks.example.test', job_id: job.id },
         argocd: { url: 'https://argocd.example.test', job_id: job.id },
-        outputs: { values: { vpc_id: 'vpc-123', plain: 42, list: ['a', 'b'] }, job_id: job.id },
+        outputs: {
+          values: { vpc_id: 'vpc-123', plain: 42, list: ['a', 'b'] },
+          sensitive: ['db_password'],
+          job_id: job.id,
+        },
       });
       expect(JSON.stringify(core.uow.snapshot().components.get(vine.id))).not.toContain('hunter2');
       expect(storedVine().status).toBe('DEPLOYED');
@@ -192,7 +196,7 @@ describe('status reports', () => {
       await report(second, { status: 'SUCCESS', execution_metadata: { outputs: { only: 1 } } });
       const now = await components();
       expect(now.cluster?.job_id).toBe(first.id);
-      expect(now.outputs).toEqual({ values: { only: 1 }, job_id: second.id });
+      expect(now.outputs).toEqual({ values: { only: 1 }, sensitive: [], job_id: second.id });
     });
 
     it('refuses malformed outputs and commits nothing', async () => {

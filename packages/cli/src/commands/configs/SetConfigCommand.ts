@@ -2,6 +2,7 @@ import type { UpdateConfigurationInput } from '@trellis/client';
 import { Command, Option, UsageError } from 'clipanion';
 import { TrellisCommand } from '../TrellisCommand.js';
 import { printVine } from './ShowConfigCommand.js';
+import { vineyardName } from '../../output/vineyards.js';
 
 export class SetConfigCommand extends TrellisCommand {
   static override paths = [['configs', 'set']];
@@ -68,7 +69,7 @@ export class SetConfigCommand extends TrellisCommand {
     }
     const vine = await client.updateConfiguration(this.config, input);
     if (this.json) this.terminal.printJson(vine);
-    else printVine(this.terminal, vine);
+    else printVine(this.terminal, vine, await vineyardName(client, vine.vineyard_id));
     return 0;
   }
 }
