@@ -227,6 +227,25 @@ describe('web pages', () => {
     expect((await get(`/vineyards/${vine.vineyard_id}`)).text).not.toContain('data-drift=');
   });
 
+  it('names the vineyard a policy applies to, not its id', async () => {
+    const { vineyard } = await vineyardWithVine(user, 'policy-yard');
+    const module = 'package trellis.named\n\ndeny contains msg if {\n  false\n  msg := "never"\n}\n';
+    const policy = await user.createPolicy({
+      name: 'named-yard',
+      enforcement: 'advisory',
+      module,
+      vineyard_id: vineyard.id,
+    });
+    const list = (await get('/policies')).text;
+    expect(list).toContain(
+      `vineyard <a href="/vineyards/${vineyard.id}"><span data-vineyard-name>${vineyard.name}</span></a>`,
+    );
+    expect(list).not.toContain(`<code>${vineyard.id}</code>`);
+    const shown = (await get(`/policies/${policy.id}`)).text;
+    expect(shown).toContain(`<span data-vineyard-name>${vineyard.name}</span>`);
+    expect(shown).not.toContain(`<code>${vineyard.id}</code>`);
+  });
+
   it('shows the plan summary the agent reported', async () => {
     const { vine } = await vineyardWithVine(user, 'summary');
     const changes = await runJob(

@@ -9,6 +9,7 @@ import { when } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { olderLink } from './olderLink.js';
+import { vineyardLabel } from './policiesPage.js';
 
 export interface NotificationsPageInput {
   base: string;
@@ -118,6 +119,8 @@ export interface NotificationPageInput {
   notification: NotificationView;
   deliveries: PageResult<DeliveryView>;
   now: Date;
+  /** The name of the vineyard the notification is narrowed to, by id (else the id is shown). */
+  vineyards?: ReadonlyMap<string, string>;
 }
 
 /** One notification and its recent deliveries, each with its attempts. */
@@ -128,7 +131,7 @@ export function notificationPage(input: NotificationPageInput): Page {
     section: 'notifications',
     body: html`<h1>Notification ${n.name}</h1>
 <section class="card">
-  <p>${n.kind} to ${receiver(n)} on ${n.events.join(', ')}${n.vineyard_id ? html` (vineyard <code>${n.vineyard_id}</code>)` : ''}.</p>
+  <p>${n.kind} to ${receiver(n)} on ${n.events.join(', ')}${n.vineyard_id ? html` (vineyard <a href="${base}/vineyards/${n.vineyard_id}">${vineyardLabel(n.vineyard_id, input.vineyards)}</a>)` : ''}.</p>
 </section>
 <section class="card">
   <h2>Recent deliveries</h2>
