@@ -4,6 +4,9 @@
  * (sensitive ones masked); vineyards by name; deployment fields only where a vine has them; a
  * destroyed vine loses its drift.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TrellisClient } from '@trellis/client';
 import type { VineView } from '@trellis/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,6 +61,21 @@ describe('validation errors in the words a person typed', () => {
       "Error: name must be 1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit [validation_failed]\n",
     );
     for (const result of [tooOften, tooRare, badName]) expect(result.stderr).not.toMatch(UNREADABLE);
+  });
+
+  it('says how to write a variable, with an example rather than a placeholder', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-messages-'));
+    writeFileSync(join(dir, 'main.tf'), 'output "x" { value = 1 }\n');
+    const result = await runTrellis(
+      ['configs', 'create', 'vars', '--vineyard', 'nowhere', '--dir', dir, '--var', 'region'],
+      {
+        env: home.env(),
+      },
+    );
+    rmSync(dir, { recursive: true, force: true });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--var region: give a name, '=' and the value, as in --var region=eu-west-1");
+    expect(result.stderr).not.toContain('NAME=VALUE');
   });
 
   it('shows usage with value names, not #0, for a mistyped command', async () => {
