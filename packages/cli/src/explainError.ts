@@ -1,4 +1,5 @@
 import { TrellisApiError, TrellisConnectionError } from '@trellis/client';
+type FieldIssue = TrellisApiError['errors'][number];
 import { UsageError } from 'clipanion';
 import { CliError } from './errors.js';
 import { ExitCode } from './exitCodes.js';
@@ -84,15 +85,23 @@ const WHERE = /^(?:body|query|path)\./;
  */
 function describeFields(error: TrellisApiError, context: ErrorContext): string {
   let detail = error.detail;
-  const extra: string[] = [];
-  const paths = [...error.errors].sort((a, b) => b.path.length - a.path.length);
-  for (const issue of paths) {
+  const named = new Set<FieldIssue>();
+  const labelOf = (issue: FieldIssue) => {
     const field = issue.path.replace(WHERE, '');
-    const label = (field && context.flagFor?.(field)) || field || issue.path;
-    const named = new RegExp(`(?<![\\w.-])(?:${escapeRegExp(issue.path)}|${escapeRegExp(field)})(?![\\w.-])`, 'g');
-    if (field !== '' && named.test(detail)) detail = detail.replace(named, label);
-    else extra.push(`${label} ${issue.message}`);
+    return { field, label: (field && context.flagFor?.(field)) || field || issue.path };
+  };
+  // Longest paths first, so `source.url` is replaced before a shorter path inside it.
+  for (const issue of [...error.errors].sort((a, b) => b.path.length - a.path.length)) {
+    const { field, label } = labelOf(issue);
+    if (field === '') continue;
+    const pattern = new RegExp(`(?<![\\w.-])(?:${escapeRegExp(issue.path)}|${escapeRegExp(field)})(?![\\w.-])`, 'g');
+    if (!pattern.test(detail)) continue;
+    detail = detail.replace(pattern, label);
+    named.add(issue);
   }
+  const extra = error.errors
+    .filter((issue) => !named.has(issue))
+    .map((issue) => `${labelOf(issue).label} ${issue.message}`);
   const unnamed = [...new Set(extra)].filter((line) => !detail.includes(line));
   return unnamed.length > 0 ? `${detail} (${unnamed.join('; ')})` : detail;
 }

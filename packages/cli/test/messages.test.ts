@@ -78,6 +78,21 @@ describe('validation errors in the words a person typed', () => {
     expect(result.stderr).not.toContain('NAME=VALUE');
   });
 
+  it('names the flags of a refused configuration, each once', async () => {
+    await userClient(server, home).createVineyard('messages-create');
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-messages-'));
+    writeFileSync(join(dir, 'main.tf'), 'output "x" { value = 1 }\n');
+    const args = ['configs', 'create', 'refused', '--vineyard', 'messages-create', '--dir', dir];
+    const result = await runTrellis([...args, '--var', '9lives=1', '--aws-role-arn', 'not-an-arn'], {
+      env: home.env(),
+    });
+    rmSync(dir, { recursive: true, force: true });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      "Error: the configuration is invalid (--var 9lives is not a variable name: use letters, digits, '_' and '-', starting with a letter or '_' (at most 128); --aws-role-arn must be an IAM role ARN (arn:aws:iam::123456789012:role/name)) [validation_failed]\n",
+    );
+  });
+
   it('shows usage with value names, not #0, for a mistyped command', async () => {
     const result = await runTrellis(['tokens', 'create', 'extra'], { env: home.env() });
     expect(result.code).toBe(2);

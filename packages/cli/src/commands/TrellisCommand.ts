@@ -58,7 +58,8 @@ export abstract class TrellisCommand extends Command {
 
   /**
    * The flag of each API field this command fills from one whose name differs (`--drift-interval`
-   * for `drift_detection.interval_minutes`); a field `foo_bar` is `--foo-bar` when the command has it.
+   * for `drift_detection.interval_minutes`; `variables.*` for `--var NAME`); a field `foo_bar` is
+   * `--foo-bar` when the command has it.
    */
   protected fieldFlags: Record<string, string> = {};
 
@@ -78,6 +79,10 @@ export abstract class TrellisCommand extends Command {
   private flagFor(field: string): string | undefined {
     const mapped = this.fieldFlags[field];
     if (mapped !== undefined) return mapped;
+    for (const [pattern, flag] of Object.entries(this.fieldFlags)) {
+      if (!pattern.endsWith('.*') || !field.startsWith(pattern.slice(0, -1))) continue;
+      return `${flag} ${field.slice(pattern.length - 1).split('.')[0]}`;
+    }
     const flag = `--${(field.split('.').pop() ?? field).replaceAll('_', '-')}`;
     let usage = '';
     try {
