@@ -1,8 +1,9 @@
 import { TrellisApiError, TrellisConnectionError } from '@trellis/client';
-type FieldIssue = TrellisApiError['errors'][number];
 import { UsageError } from 'clipanion';
 import { CliError } from './errors.js';
 import { ExitCode } from './exitCodes.js';
+
+type FieldIssue = TrellisApiError['errors'][number];
 
 export interface ExplainedError {
   message: string;
