@@ -135,7 +135,9 @@ export function tfeRoutes(deps: TfeRouteDeps): Router {
       tags: tagNames(attributes, req.body),
       terraform_version: attributes['terraform-version'],
       execution_mode: attributes['execution-mode'],
+      operations: attributes.operations,
       project_id: project && !Array.isArray(project) ? project.id : undefined,
+      settings: attributes,
     });
     sendDocument(res, 201, await workspaceDoc(actor, ws));
   });
@@ -154,7 +156,9 @@ export function tfeRoutes(deps: TfeRouteDeps): Router {
       name: attributes.name,
       terraform_version: attributes['terraform-version'],
       execution_mode: attributes['execution-mode'],
+      operations: attributes.operations,
       ...(attributes['tag-names'] !== undefined ? { tags: attributes['tag-names'] } : {}),
+      settings: attributes,
     });
     sendDocument(res, 200, await workspaceDoc(actor, ws));
   };

@@ -29,6 +29,7 @@ import { orgInvitationsMigration } from './m031_org_invitations.js';
 import { tfeWorkspacesMigration } from './m033_tfe_workspaces.js';
 import { tfeLoginCodesMigration } from './m034_tfe_login_codes.js';
 import { signInLinksMigration } from './m038_sign_in_links.js';
+import { workspaceSettingsMigration } from './m043_workspace_settings.js';
 import { typedJobResultsMigration } from './m025_typed_job_results.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
@@ -63,6 +64,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   tfeLoginCodesMigration,
   signInLinksMigration,
   typedJobResultsMigration,
+  workspaceSettingsMigration,
 ];
 
 /**
