@@ -2,8 +2,7 @@ import { TrellisApiError, TrellisConnectionError } from '@trellis/client';
 import { UsageError } from 'clipanion';
 import { CliError } from './errors.js';
 import { ExitCode } from './exitCodes.js';
-
-type FieldIssue = TrellisApiError['errors'][number];
+import { describeFields } from './fieldIssues.js';
 
 export interface ExplainedError {
   message: string;
@@ -34,7 +33,7 @@ export function explainError(error: unknown, context: ErrorContext = {}): Explai
     return { message: error.message, exitCode: ExitCode.UNREACHABLE, showUsage: false, error };
   }
   if (error instanceof TrellisApiError) {
-    const detail = describeFields(error, context);
+    const detail = describeFields(error, context.flagFor);
     if (error.status === 401) {
       // With TRELLIS_TOKEN no login is involved: the token itself was refused (revoked, expired).
       const advice = context.tokenFromEnv
@@ -75,40 +74,6 @@ export function explainError(error: unknown, context: ErrorContext = {}): Explai
   }
   const message = error instanceof Error ? error.message : String(error);
   return { message: `unexpected error: ${message}`, exitCode: ExitCode.FAILURE, showUsage: false, error };
-}
-
-/** Where a field of the request came from: `body.`, `query.` or `path.`, which a person never typed. */
-const WHERE = /^(?:body|query|path)\./;
-
-/**
- * The problem's detail with each field it names said as the person typed it (the command's flag),
- * and the field issues it does not already name after it, each once.
- */
-function describeFields(error: TrellisApiError, context: ErrorContext): string {
-  let detail = error.detail;
-  const named = new Set<FieldIssue>();
-  const labelOf = (issue: FieldIssue) => {
-    const field = issue.path.replace(WHERE, '');
-    return { field, label: (field && context.flagFor?.(field)) || field || issue.path };
-  };
-  // Longest paths first, so `source.url` is replaced before a shorter path inside it.
-  for (const issue of [...error.errors].sort((a, b) => b.path.length - a.path.length)) {
-    const { field, label } = labelOf(issue);
-    if (field === '') continue;
-    const pattern = new RegExp(`(?<![\\w.-])(?:${escapeRegExp(issue.path)}|${escapeRegExp(field)})(?![\\w.-])`, 'g');
-    if (!pattern.test(detail)) continue;
-    detail = detail.replace(pattern, label);
-    named.add(issue);
-  }
-  const extra = error.errors
-    .filter((issue) => !named.has(issue))
-    .map((issue) => `${labelOf(issue).label} ${issue.message}`);
-  const unnamed = [...new Set(extra)].filter((line) => !detail.includes(line));
-  return unnamed.length > 0 ? `${detail} (${unnamed.join('; ')})` : detail;
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** "your role in acme is viewer; this needs operator", from the problem's `role` and `required_role`. */
