@@ -157,3 +157,22 @@ describe('configs show after a deploy and a destroy', () => {
     expect(JSON.parse((await trellis('configs', 'show', 'shown', '--json')).stdout).drift).toBeNull();
   });
 });
+
+describe('vineyards by name', () => {
+  it('policies list and show name the vineyard a policy applies to', async () => {
+    const client = userClient(server, home);
+    const vineyard = await client.createVineyard('messages-policies');
+    const module = 'package trellis.named\n\ndeny contains msg if {\n  false\n  msg := "never"\n}\n';
+    const policy = await client.createPolicy({
+      name: 'yard-only',
+      enforcement: 'advisory',
+      module,
+      vineyard_id: vineyard.id,
+    });
+    const listed = (await trellis('policies', 'list')).stdout;
+    expect(listed).toMatch(/^yard-only\s+advisory\s+1\s+messages-policies\s/m);
+    expect(listed).not.toContain(vineyard.id);
+    const shown = (await trellis('policies', 'show', policy.id)).stdout;
+    expect(shown).toMatch(/^Vineyard: +messages-policies$/m);
+  });
+});
