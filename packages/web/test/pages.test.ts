@@ -241,6 +241,10 @@ describe('web pages', () => {
       `vineyard <a href="/vineyards/${vineyard.id}"><span data-vineyard-name>${vineyard.name}</span></a>`,
     );
     expect(list).not.toContain(`<code>${vineyard.id}</code>`);
+    // A refused name is explained in words by the browser (the title), not by the pattern alone.
+    expect(list).toMatch(
+      /id="policy-name"[^>]* title="A name must be 1 to 100 letters, digits, [^"]*starting with a letter or digit\."/,
+    );
     const shown = (await get(`/policies/${policy.id}`)).text;
     expect(shown).toContain(`<span data-vineyard-name>${vineyard.name}</span>`);
     expect(shown).not.toContain(`<code>${vineyard.id}</code>`);

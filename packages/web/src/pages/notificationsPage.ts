@@ -5,7 +5,7 @@ import {
   type NotificationView,
   type PageResult,
 } from '@trellis/core';
-import { when } from '../format.js';
+import { when, NAME_HINT } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { olderLink } from './olderLink.js';
@@ -55,7 +55,7 @@ ${tested ? testedNotice(tested) : ''}
   ${error ? html`<p class="error" id="notification-error">${error}</p>` : ''}
   <form method="post" action="${base}/notifications" class="notification-form">
     ${orgId ? html`<input type="hidden" name="org_id" value="${orgId}">` : ''}
-    <p><label>Name <input name="name" id="notification-name" required maxlength="100" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" placeholder="ops"></label></p>
+    <p><label>Name <input name="name" id="notification-name" required maxlength="100" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" title="${NAME_HINT}" placeholder="ops"></label></p>
     <p><label>Kind <select name="kind" id="notification-kind"><option value="webhook" selected>webhook (signed JSON)</option><option value="slack">Slack incoming webhook</option></select></label></p>
     <p><label>URL <input name="url" id="notification-url" type="url" required maxlength="2048" placeholder="https://hooks.example.com/trellis"></label></p>
     <fieldset><legend>Events</legend>

@@ -1,5 +1,5 @@
 import type { PageResult, PolicyDetail, PolicyView } from '@trellis/core';
-import { when } from '../format.js';
+import { when, NAME_HINT } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { olderLink } from './olderLink.js';
@@ -65,7 +65,7 @@ export function policiesPage(input: PoliciesPageInput): Page {
   ${error ? html`<p class="error" id="policy-error">${error}</p>` : ''}
   <form method="post" action="${base}/policies" class="policy-form">
     ${orgId ? html`<input type="hidden" name="org_id" value="${orgId}">` : ''}
-    <p><label>Name <input name="name" id="policy-name" required maxlength="100" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" placeholder="no-public-buckets" value="${form?.name ?? ''}"></label></p>
+    <p><label>Name <input name="name" id="policy-name" required maxlength="100" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" title="${NAME_HINT}" placeholder="no-public-buckets" value="${form?.name ?? ''}"></label></p>
     <p><label>Enforcement <select name="enforcement" id="policy-enforcement">
       <option value="mandatory"${form?.enforcement === 'advisory' ? '' : html` selected`}>mandatory (blocks the deploy)</option>
       <option value="advisory"${form?.enforcement === 'advisory' ? html` selected` : ''}>advisory (a warning)</option>
