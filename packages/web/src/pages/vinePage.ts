@@ -94,7 +94,7 @@ ${
 }
 
 <div class="columns">
-<section class="card">
+<section class="card" data-deployment>
   <h2>Deployment</h2>
   ${deployment(vine)}
 </section>
@@ -128,6 +128,7 @@ ${input.state ?? ''}
 function deployment(vine: VineView): Html {
   const { cluster, argocd, outputs } = vine.components;
   if (!cluster && !argocd && !outputs) {
+    if (vine.status === 'DESTROYED') return html`<p class="muted">Destroyed: nothing is deployed.</p>`;
     return html`<p class="muted">Nothing deployed yet. A successful deploy records its outputs here (and its cluster and Argo CD link, when it has them).</p>`;
   }
   const argocdUrl = externalUrl(argocd?.url);
