@@ -196,7 +196,10 @@ export const Components = z.object({
   outputs: z
     .object({
       values: jsonObject,
-      sensitive: z.array(z.string()).optional().describe('the names of the sensitive outputs, whose values are never stored'),
+      sensitive: z
+        .array(z.string())
+        .optional()
+        .describe('the names of the sensitive outputs, whose values are never stored'),
       job_id: uuid,
     })
     .nullable(),
