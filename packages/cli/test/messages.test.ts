@@ -93,6 +93,35 @@ describe('validation errors in the words a person typed', () => {
     );
   });
 
+  it('names the flags of a refused repository connection, where API and flag names differ', async () => {
+    const client = userClient(server, home);
+    const vineyard = await client.createVineyard('messages-connect');
+    const source = { type: 'inline' as const, files: { 'main.tf': 'output "x" { value = 1 }\n' } };
+    await client.createConfiguration({ name: 'connected', vineyard_id: vineyard.id, source });
+    const result = await runTrellis(
+      [
+        'configs',
+        'connect',
+        'connected',
+        '--github',
+        'acme/infra',
+        '--branch',
+        'main',
+        '--path',
+        '/infra/**',
+        '--workdir',
+        '../up',
+        '--manual-webhook',
+      ],
+      { env: home.env() },
+    );
+    expect(result.code).toBe(1);
+    // The API's `path` is the working directory (`--workdir`); `--path` gives its `paths`.
+    expect(result.stderr).toBe(
+      "Error: the repository connection is not valid (--path is relative to the repository's root: no leading '/'; --workdir must be a directory inside the repository (no '..')) [validation_failed]\n",
+    );
+  });
+
   it('shows usage with value names, not #0, for a mistyped command', async () => {
     const result = await runTrellis(['tokens', 'create', 'extra'], { env: home.env() });
     expect(result.code).toBe(2);

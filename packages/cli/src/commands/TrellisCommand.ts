@@ -58,8 +58,9 @@ export abstract class TrellisCommand extends Command {
 
   /**
    * The flag of each API field this command fills from one whose name differs (`--drift-interval`
-   * for `drift_detection.interval_minutes`; `variables.*` for `--var NAME`); a field `foo_bar` is
-   * `--foo-bar` when the command has it.
+   * for `drift_detection.interval_minutes`; `variables.*` for `--var NAME`); an item of a list
+   * (`paths.0`, `paths[0]`) is its list's. Otherwise a field `foo_bar` (or `foo_id`) is `--foo-bar` (or
+   * `--foo`) when the command has that flag.
    */
   protected fieldFlags: Record<string, string> = {};
 
@@ -76,21 +77,23 @@ export abstract class TrellisCommand extends Command {
   }
 
   /** The flag that gave `field`, by `fieldFlags` or by name; undefined when the person typed none. */
-  private flagFor(field: string): string | undefined {
+  private flagFor(path: string): string | undefined {
+    const field = path.replace(/(\.\d+|\[\d+\])+$/, '');
     const mapped = this.fieldFlags[field];
     if (mapped !== undefined) return mapped;
     for (const [pattern, flag] of Object.entries(this.fieldFlags)) {
       if (!pattern.endsWith('.*') || !field.startsWith(pattern.slice(0, -1))) continue;
       return `${flag} ${field.slice(pattern.length - 1).split('.')[0]}`;
     }
-    const flag = `--${(field.split('.').pop() ?? field).replaceAll('_', '-')}`;
+    const name = (field.split('.').pop() ?? field).replaceAll('_', '-');
     let usage = '';
     try {
       usage = this.cli.usage(this, { detailed: false });
     } catch {
       return undefined;
     }
-    return new RegExp(`(?<![\\w-])${flag}(?![\\w-])`).test(usage) ? flag : undefined;
+    const flags = [`--${name}`, ...(name.endsWith('-id') ? [`--${name.slice(0, -3)}`] : [])];
+    return flags.find((flag) => new RegExp(`(?<![\\w-])${flag}(?![\\w-])`).test(usage));
   }
 
   /** `--server`, else `$TRELLIS_SERVER`, normalised; undefined when neither is given. */
