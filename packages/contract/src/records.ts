@@ -183,6 +183,8 @@ export const Vine = z.object({
       trigger_prefixes: z.array(z.string()),
       trigger_patterns: z.array(z.string()),
       auto_destroy_at: isoTime.nullable(),
+      source_name: z.string(),
+      source_url: z.string(),
     })
     .describe(
       "the other settings of the vine's workspace, as the stock CLI and go-tfe set them (docs/terraform-cloud.md)",
@@ -263,6 +265,21 @@ export const Job = z.object({
   speculative: z
     .boolean()
     .describe("a speculative plan (a drift check or a pull request's plan) is never deployed (409 plan_speculative)"),
+});
+export const WaitingFor = z
+  .object({
+    reason: z
+      .enum(['vine_busy', 'no_agent_online', 'agents_busy', 'approval'])
+      .describe(
+        "`vine_busy`: another job of its configuration runs or was queued first (`job_id`); `no_agent_online`: no agent of the job's owner is online (an organization's jobs run only on its own agents); `agents_busy`: every online agent of the owner runs another job; `approval`: a plan that must be approved before it can be deployed",
+      ),
+    message: z.string().describe('one sentence for people, saying what to do when there is something to do'),
+    job_id: uuid.optional().describe('`vine_busy`: the job the configuration is busy with'),
+  })
+  .describe('why a job waits (issue 25)');
+/** One job as `GET /api/cli/jobs/{id}` answers it: with why it waits. */
+export const JobDetail = Job.extend({
+  waiting_for: WaitingFor.nullable().describe('why the job waits; null when it does not'),
 });
 export const JobSummary = Job.extend({
   config_snapshot: SnapshotSummary.describe(

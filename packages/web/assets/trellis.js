@@ -115,6 +115,21 @@
     });
   }
 
+  // Force-unlock a configuration's state (admins, issue 25), then show the page again.
+  for (const button of document.querySelectorAll('[data-state-unlock]')) {
+    button.addEventListener('click', () => {
+      if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) return;
+      act(button, async () => {
+        await postJson(
+          `/api/cli/configurations/${encodeURIComponent(button.dataset.stateUnlock)}/state-lock`,
+          {},
+          'DELETE',
+        );
+        window.location.reload();
+      });
+    });
+  }
+
   // Drift schedule (admins): PATCH the configuration, then show the page again.
   for (const form of document.querySelectorAll('form[data-drift-settings]')) {
     const save = async (driftDetection, button) =>
@@ -286,6 +301,12 @@
       badge.textContent = status;
       badge.dataset.status = status;
       badge.className = `badge tone-${TONES[status] ?? 'neutral'}`;
+    }
+    // Why a queued job waited (as of the page's load) says nothing once it runs or ends.
+    if (status !== 'QUEUED') {
+      for (const note of document.querySelectorAll('[data-waiting-for]:not([data-waiting-for="approval"])')) {
+        note.hidden = true;
+      }
     }
     const error = document.querySelector('[data-job-error]');
     if (error && errorMessage) {

@@ -280,6 +280,7 @@ export function createWebRouter(options: WebOptions): Router {
         base,
         history: stateHistory,
         mayUseState: roles.may(vine.owner_id, 'state.use'),
+        mayForceUnlock: roles.may(vine.owner_id, 'state.force_unlock'),
         executionMode: vine.execution_mode,
         tags: vine.tags,
       });
@@ -329,7 +330,7 @@ export function createWebRouter(options: WebOptions): Router {
     '/jobs/:id',
     headers,
     signedIn(async ({ req, user, base, now, standing }) => {
-      const job = await useCases.jobs.get(user, req.params.id);
+      const job = await useCases.jobWaiting.show(user, req.params.id);
       const gitDriven = job.trigger?.type === 'push' || job.trigger?.type === 'pull_request';
       const [vineyard, appliedBy, vine, vcsFeedback] = await Promise.all([
         job.vineyard_id ? useCases.vineyards.get(user, job.vineyard_id).catch(notFoundAsNull) : null,
@@ -348,6 +349,7 @@ export function createWebRouter(options: WebOptions): Router {
         org: roles.org(job.owner_id),
         now,
         approvalSetting: vine?.approval ?? null,
+        waitingFor: job.waiting_for,
         review: {
           mayApprove: roles.may(job.owner_id, 'plans.approve'),
           mayOverride: roles.may(job.owner_id, 'plans.override'),

@@ -265,6 +265,9 @@ export interface WorkspaceSettings {
   trigger_prefixes: string[];
   trigger_patterns: string[];
   auto_destroy_at: string | null;
+  /** Where the workspace was made from, for people (`source-name`, `source-url`). */
+  source_name: string;
+  source_url: string;
 }
 
 /** The workspace fields of a vine (issue 26) and what a vine made without them gets. */
@@ -285,6 +288,8 @@ export const DEFAULT_WORKSPACE_SETTINGS: Readonly<WorkspaceSettings> = Object.fr
   trigger_prefixes: [],
   trigger_patterns: [],
   auto_destroy_at: null,
+  source_name: '',
+  source_url: '',
 });
 export const DEFAULT_VINE_WORKSPACE: Readonly<VineWorkspaceFields> = Object.freeze({
   tags: [],

@@ -24,6 +24,8 @@ const ATTRIBUTES: Readonly<Record<keyof WorkspaceSettings, string>> = {
   trigger_prefixes: 'trigger-prefixes',
   trigger_patterns: 'trigger-patterns',
   auto_destroy_at: 'auto-destroy-at',
+  source_name: 'source-name',
+  source_url: 'source-url',
 };
 
 const BOOLEANS = [
@@ -76,6 +78,14 @@ export function parseWorkspaceSettings(attributes: Record<string, unknown>): Par
       throw invalid('description', `must be text of at most ${MAX_DESCRIPTION} characters`);
     }
     parsed.description = description;
+  }
+  for (const key of ['source_name', 'source_url'] as const) {
+    const value = attributes[ATTRIBUTES[key]];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string' || value.length > MAX_PATH_LENGTH) {
+      throw invalid(ATTRIBUTES[key], `must be text of at most ${MAX_PATH_LENGTH} characters`);
+    }
+    parsed[key] = value;
   }
   const directory = attributes['working-directory'];
   if (directory !== undefined && directory !== null) parsed.working_directory = workingDirectory(directory);

@@ -73,8 +73,9 @@ export function workspace(ws: TfeWorkspace, abilities: Abilities): Resource {
       name: vine.name,
       environment: 'default',
       'execution-mode': vine.execution_mode,
-      // Remote operations are part 2's: until then the CLI runs every operation locally.
-      operations: false,
+      // The older form of the execution mode. The entitlement set's `operations: false` keeps
+      // every run local until remote runs are served, whatever a workspace says.
+      operations: vine.execution_mode === 'remote',
       'terraform-version': vine.terraform_version,
       locked: ws.lock !== null,
       'tag-names': vine.tags,
@@ -195,6 +196,16 @@ export function stateOutput(versionId: number, output: StateOutput): Resource {
     type: outputKind(output.detailedType),
     value: output.value,
     'detailed-type': output.detailedType,
+  });
+}
+
+/** A current output as a workspace's `outputs` carry it (a sensitive value is never shown there). */
+export function workspaceOutput(versionId: number, output: StateOutput): Resource {
+  return resource('workspace-outputs', outputId(versionId, output.name), {
+    name: output.name,
+    sensitive: output.sensitive,
+    'output-type': outputKind(output.detailedType),
+    value: output.sensitive ? null : output.value,
   });
 }
 

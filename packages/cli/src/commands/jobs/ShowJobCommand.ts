@@ -53,6 +53,7 @@ export class ShowJobCommand extends TrellisCommand {
           ['Type', job.job_type],
           ['Status', statusColour(out, job.status)],
           ['Error', job.error_message],
+          ['Waiting', job.waiting_for ? job.waiting_for.message : null],
           ['Config', snapshot?.vine ? `${snapshot.vine.name} (${snapshot.vine.id})` : null],
           ['Trigger', triggerDescription(job)],
           ['Speculative', job.speculative ? 'yes (never deployed)' : 'no'],
