@@ -194,6 +194,8 @@ describe('web pages', () => {
     const page = async () => (await get(`/configurations/${vine.id}`)).text;
     const deployed = await page();
     expect(deployed).not.toMatch(/<dt>(Cluster|Cluster endpoint|Argo CD)<\/dt>/);
+    const yard = async () => (await get(`/vineyards/${vine.vineyard_id}`)).text;
+    expect(await yard()).not.toMatch(/<th>(Cluster endpoint|Argo CD)<\/th>/);
     expect(deployed).toMatch(/<th scope="row"><code>bucket<\/code><\/th><td><code>logs-1<\/code><\/td>/);
     expect(deployed).toMatch(
       /<tr data-sensitive-output><th scope="row"><code>db_password<\/code><\/th><td><span class="muted">\(sensitive\)<\/span><\/td><\/tr>/,
@@ -209,6 +211,8 @@ describe('web pages', () => {
     expect(withCluster).toContain('<dt>Cluster</dt><dd data-cluster-name>eks-1</dd>');
     expect(withCluster).not.toContain('<dt>Cluster endpoint</dt>');
     expect(withCluster).toContain('data-argocd-link>https://argo.example.test/</a>');
+    expect(await yard()).toContain('<th>Argo CD</th>');
+    expect(await yard()).not.toContain('<th>Cluster endpoint</th>');
 
     const check = await user.checkDrift(vine.id);
     expect((await agent.claimJob())?.job.id).toBe(check.id);
