@@ -193,16 +193,19 @@ describeEachDialect('changing and deleting configurations in the CLI', (dialect)
   it('says which flag was wrong, in the terms typed', async () => {
     const badVar = await run(['configs', 'update', 'web-eu', '-v', 'not a name=1']);
     expect(badVar.code).toBe(1);
-    expect(badVar.stderr).toContain('--var not a name is not a valid variable name [validation_failed]');
+    expect(badVar.stderr).toContain('--var not a name is not a variable name');
+    expect(badVar.stderr).toContain('[validation_failed]');
+    expect(badVar.stderr).not.toContain('variables.');
     const unsetMissing = await run(['configs', 'update', 'web-eu', '--unset-var', 'nope']);
     expect(unsetMissing.code).toBe(1);
     expect(unsetMissing.stderr).toContain('--var nope is not set, so it cannot be unset');
     const badName = await run(['configs', 'update', 'web-eu', '--rename', 'Bad Name!']);
     expect(badName.code).toBe(1);
     expect(badName.stderr).toMatch(/--rename .+\[validation_failed\]/);
+    expect(badName.stderr).not.toMatch(/\bname\b.*\bname\b.*\bname\b/);
     const badRole = await run(['configs', 'update', 'web-eu', '--aws-role-arn', 'not-an-arn']);
     expect(badRole.code).toBe(1);
-    expect(badRole.stderr).toContain('--aws-role-arn/--aws-oidc-role must be an IAM role ARN');
+    expect(badRole.stderr).toContain('--aws-role-arn must be an IAM role ARN');
     const both = await run(['configs', 'update', 'web-eu', '--cloud-identity', 'none', '--aws-role-arn', 'x']);
     expect(both.code).toBe(2);
     const nothing = await run(['configs', 'update', 'web-eu']);

@@ -195,7 +195,16 @@ export const Vine = z.object({
 export const Components = z.object({
   cluster: z.object({ name: z.string().nullable(), endpoint: z.string().nullable(), job_id: uuid }).nullable(),
   argocd: z.object({ url: z.string(), job_id: uuid }).nullable(),
-  outputs: z.object({ values: jsonObject, job_id: uuid }).nullable(),
+  outputs: z
+    .object({
+      values: jsonObject,
+      sensitive: z
+        .array(z.string())
+        .optional()
+        .describe('the names of the sensitive outputs, whose values are never stored'),
+      job_id: uuid,
+    })
+    .nullable(),
 });
 export const VineDetail = Vine.extend({ cloud_identity: CloudIdentity.nullable(), components: Components });
 export const Vineyard = z.object({

@@ -34,6 +34,7 @@ import { type FormProblem, orgPage, orgsPage } from './pages/orgPages.js';
 import { type OrgEntry, orgFilterOf, Standing } from './standing.js';
 import { signInPath } from './paths.js';
 import { securityHeaders } from './securityHeaders.js';
+import { vineyardNames } from './vineyardNames.js';
 import { tfeLoginRoutes } from './tfe/tfeLoginRoutes.js';
 import { stateSection } from './tfe/stateSection.js';
 import { vineEditRoutes } from './vineEdits/vineEditRoutes.js';
@@ -637,7 +638,8 @@ export function createWebRouter(options: WebOptions): Router {
     signedIn(async ({ req, user, base, now }) => {
       const notification = await useCases.notifications.get(user, req.params.id);
       const deliveries = await useCases.notifications.deliveries(user, req.params.id, pageQuery(req));
-      return notificationPage({ base, notification, deliveries, now });
+      const vineyards = await vineyardNames(useCases, user, [notification]);
+      return notificationPage({ base, notification, deliveries, now, vineyards });
     }),
   );
 
@@ -647,7 +649,8 @@ export function createWebRouter(options: WebOptions): Router {
     signedIn(async ({ req, user, base, now }) => {
       const orgId = orgIdOf(req.query.org_id);
       const policies = await useCases.policies.list(user, { ...pageQuery(req), org_id: orgId ?? undefined });
-      return policiesPage({ base, policies, orgId, now });
+      const vineyards = await vineyardNames(useCases, user, policies.items);
+      return policiesPage({ base, policies, orgId, now, vineyards });
     }),
   );
 
@@ -684,6 +687,7 @@ export function createWebRouter(options: WebOptions): Router {
           policies,
           orgId,
           now,
+          vineyards: await vineyardNames(useCases, user, policies.items),
           form: kept,
           error: (error as Error).message,
           status: refused,
@@ -698,7 +702,8 @@ export function createWebRouter(options: WebOptions): Router {
     signedIn(async ({ req, user, base, now, standing }) => {
       const policy = await useCases.policies.get(user, req.params.id);
       const roles = await standing();
-      return policyPage({ base, policy, mayManage: roles.may(policy.org_id ?? user.userId, 'policies.manage'), now });
+      const mayManage = roles.may(policy.org_id ?? user.userId, 'policies.manage');
+      return policyPage({ base, policy, mayManage, now, vineyards: await vineyardNames(useCases, user, [policy]) });
     }),
   );
 
@@ -722,6 +727,7 @@ export function createWebRouter(options: WebOptions): Router {
           policy,
           mayManage: roles.may(policy.org_id ?? user.userId, 'policies.manage'),
           now,
+          vineyards: await vineyardNames(useCases, user, [policy]),
           error: (error as Error).message,
           ...(module !== undefined ? { module } : {}),
           status: refused,

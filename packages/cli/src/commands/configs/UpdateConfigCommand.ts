@@ -8,31 +8,6 @@ import { CloudIdentityCommand } from './CloudIdentityCommand.js';
 import { printVine } from './ShowConfigCommand.js';
 import { explainEditError } from './vineEditErrors.js';
 
-/** The flag a person typed for each field the API may refuse. */
-const FLAGS: Record<string, string> = {
-  name: '--rename',
-  project_name: '--project',
-  source: '--git/--dir',
-  'source.url': '--git',
-  'source.ref': '--ref',
-  'source.path': '--path',
-  'source.files': '--dir',
-  variables: '--var',
-  engine: '--engine',
-  'engine.name': '--engine',
-  'engine.version': '--engine-version',
-  cloud_identity: '--cloud-identity',
-  'cloud_identity.role_arn': '--aws-role-arn/--aws-oidc-role',
-  'cloud_identity.external_id': '--aws-external-id',
-  'cloud_identity.session_duration': '--aws-session-duration',
-  'cloud_identity.workload_identity_provider': '--gcp-workload-provider',
-  'cloud_identity.service_account_email': '--gcp-service-account',
-  'cloud_identity.tenant_id': '--azure-tenant-id',
-  'cloud_identity.client_id': '--azure-client-id',
-  'cloud_identity.audience': '--oidc-audience',
-  cloud_identity_id: '--cloud-identity',
-};
-
 export class UpdateConfigCommand extends CloudIdentityCommand {
   static override paths = [['configs', 'update']];
 
@@ -80,7 +55,33 @@ export class UpdateConfigCommand extends CloudIdentityCommand {
     description: 'Use this existing cloud identity (its id, from `trellis configs show`), or `none`',
   });
 
+  protected override fieldFlags: Record<string, string> = {
+    name: '--rename',
+    project_name: '--project',
+    source: '--git/--dir',
+    'source.url': '--git',
+    'source.ref': '--ref',
+    'source.path': '--path',
+    'source.files': '--dir',
+    'variables.*': '--var',
+    variables: '--var',
+    engine: '--engine',
+    'engine.name': '--engine',
+    'engine.version': '--engine-version',
+    cloud_identity: '--cloud-identity',
+    cloud_identity_id: '--cloud-identity',
+    'cloud_identity.role_arn': '--aws-role-arn',
+    'cloud_identity.external_id': '--aws-external-id',
+    'cloud_identity.session_duration': '--aws-session-duration',
+    'cloud_identity.workload_identity_provider': '--gcp-workload-provider',
+    'cloud_identity.service_account_email': '--gcp-service-account',
+    'cloud_identity.tenant_id': '--azure-tenant-id',
+    'cloud_identity.client_id': '--azure-client-id',
+    'cloud_identity.audience': '--oidc-audience',
+  };
+
   override async execute(): Promise<number> {
+    if (this.awsOidcRole !== undefined) this.fieldFlags['cloud_identity.role_arn'] = '--aws-oidc-role';
     const input = this.input();
     if (Object.keys(input).length === 0) {
       throw new UsageError(
@@ -92,7 +93,7 @@ export class UpdateConfigCommand extends CloudIdentityCommand {
     try {
       vine = await client.updateConfiguration(this.config, input);
     } catch (error) {
-      throw explainEditError(error, this.config, FLAGS);
+      throw explainEditError(error, this.config);
     }
     const terminal = this.terminal;
     if (this.json) {

@@ -7,6 +7,7 @@ import { renderFields } from '../../output/table.js';
 import { TrellisCommand } from '../TrellisCommand.js';
 import { checkJobId } from './jobId.js';
 import { describeApproval, describeOverride } from '../plans/planReview.js';
+import { vineyardName } from '../../output/vineyards.js';
 
 /** The pinned commit in full, with the push's message (first line) when the trigger carries it. */
 function commitLine(job: JobView): string | null {
@@ -63,7 +64,7 @@ export class ShowJobCommand extends TrellisCommand {
               ? `#${job.trigger.number} ${job.trigger.title} ${job.trigger.url}`
               : null,
           ],
-          ['Vineyard', job.vineyard_id],
+          ['Vineyard', await vineyardName(client, job.vineyard_id)],
           ['Plan job', job.plan_job_id],
           ['Approval', describeApproval(job)],
           ['Override', describeOverride(job)],
