@@ -71,7 +71,8 @@ describe('approvals and overrides in the CLI', () => {
     expect(blocked.code).toBe(1);
     expect(blocked.stderr).toContain('the plan failed a mandatory policy [policy_failed]:');
     expect(blocked.stderr).toContain('no-public-buckets: aws_s3_bucket.logs must not be public');
-    expect(blocked.stderr).toContain('trellis override');
+    expect(blocked.stderr).toContain(`\`trellis override ${planId} --reason "..."\``);
+    expect(blocked.stderr).not.toContain('PLAN-JOB');
 
     const noReason = await run('override', planId);
     expect(noReason.code).toBe(2);
@@ -83,10 +84,16 @@ describe('approvals and overrides in the CLI', () => {
     const unapproved = await run('deploy', 'web', '--plan', planId, '--detach');
     expect(unapproved.code).toBe(1);
     expect(unapproved.stderr).toContain('[approval_required]');
-    expect(unapproved.stderr).toContain('trellis approve PLAN-JOB');
+    // The advice names the real plan and configuration, never a placeholder.
+    expect(unapproved.stderr).toContain(
+      `approve the plan with \`trellis approve ${planId}\`, then \`trellis deploy web --plan ${planId}\``,
+    );
+    expect(unapproved.stderr).not.toMatch(/PLAN-JOB|CONFIG/);
     const planless = await run('deploy', 'web', '--detach');
     expect(planless.code).toBe(1);
     expect(planless.stderr).toContain('[approval_required]');
+    expect(planless.stderr).toContain('queue one with `trellis plan web`');
+    expect(planless.stderr).not.toMatch(/PLAN-JOB|CONFIG/);
 
     // The person who queued the plan is its only possible approver here: refused, then allowed.
     const self = await run('approve', planId);
@@ -123,7 +130,7 @@ describe('approvals and overrides in the CLI', () => {
     const refused = await run('deploy', 'api', '--plan', planId, '--detach');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('[plan_rejected]');
-    expect(refused.stderr).toContain('trellis plan CONFIG');
+    expect(refused.stderr).toContain('queue a new plan with `trellis plan api`');
     expect((await trellis('jobs', 'show', planId)).stdout).toMatch(
       /Approval: +rejected by admin@localhost .+\(wrong region\)\n/,
     );

@@ -6,6 +6,7 @@ import type {
   AgentJobView,
   ClaimAnswer,
   CreateConfigurationRequest,
+  DeletedConfigurationAnswer,
   CreateJobRequest,
   CreatedTokenAnswer,
   CreatedNotificationAnswer,
@@ -23,6 +24,7 @@ import type {
   HeartbeatAnswerView,
   JobListRequest,
   JobSummaryView,
+  JobDetailView,
   JobView,
   LogEntryView,
   LogPageRequest,
@@ -53,6 +55,7 @@ import type {
   OrgRoleName,
   OrgView,
   StateHistoryView,
+  StateUnlockView,
   StateVersionView,
 } from '@trellis/contract';
 import type { GitProvider, JobStatus, JsonObject, StreamType, VcsFeedbackView } from '@trellis/core';
@@ -185,6 +188,13 @@ export class TrellisClient {
   getVineyard(id: string): Promise<VineyardDetailView> {
     return this.json('GET', `/api/cli/vineyards/${encodeURIComponent(id)}`);
   }
+  renameVineyard(id: string, name: string): Promise<VineyardDetailView> {
+    return this.json('PATCH', `/api/cli/vineyards/${encodeURIComponent(id)}`, { body: { name } });
+  }
+  /** Only an empty vineyard (`409 vineyard_not_empty`). */
+  async deleteVineyard(id: string): Promise<void> {
+    await this.send('DELETE', `/api/cli/vineyards/${encodeURIComponent(id)}`, {});
+  }
   /** Every vine, newest first, as summaries (walks all pages). */
   listConfigurations(options: OwnerOptions = {}): Promise<VineSummaryView[]> {
     return collect(this.configurations(options));
@@ -204,9 +214,15 @@ export class TrellisClient {
   createConfiguration(input: CreateConfigurationInput): Promise<VineDetailView> {
     return this.json('POST', '/api/cli/configurations', { body: input });
   }
-  /** Drift detection, run triggers and the approval setting (fields left out stay as they are). */
+  /** The vine and its settings (fields left out stay as they are; `variables` changes only the names given). */
   updateConfiguration(nameOrId: string, input: UpdateConfigurationInput): Promise<VineDetailView> {
     return this.json('PATCH', `/api/cli/configurations/${encodeURIComponent(nameOrId)}`, { body: input });
+  }
+  /** `409 vine_has_resources` unless destroyed first or `force`; `409 configuration_busy` while a job runs. */
+  deleteConfiguration(nameOrId: string, options: { force?: boolean } = {}): Promise<DeletedConfigurationAnswer> {
+    return this.json('DELETE', `/api/cli/configurations/${encodeURIComponent(nameOrId)}`, {
+      query: options.force ? { force: 'true' } : {},
+    });
   }
   /** Queues a drift check of the vine now (`202` with the job). */
   checkDrift(nameOrId: string): Promise<JobView> {
@@ -215,6 +231,10 @@ export class TrellisClient {
   /** The versions of a vine's state, newest first, and who holds its lock (issue 26). */
   stateHistory(nameOrId: string): Promise<StateHistoryView> {
     return this.json('GET', `/api/cli/configurations/${encodeURIComponent(nameOrId)}/state-versions`);
+  }
+  /** Force-unlock (admin): releases whatever lock holds the vine's state; `409 state_not_locked` when free. */
+  forceUnlockState(nameOrId: string): Promise<StateUnlockView> {
+    return this.json('DELETE', `/api/cli/configurations/${encodeURIComponent(nameOrId)}/state-lock`);
   }
   async downloadStateVersion(nameOrId: string, versionId: number): Promise<ReadableStream<Uint8Array>> {
     const path = `/api/cli/configurations/${encodeURIComponent(nameOrId)}/state-versions/${versionId}/state`;
@@ -244,7 +264,8 @@ export class TrellisClient {
   jobs(query: JobListFilter & PageOptions & OwnerOptions = {}): AsyncGenerator<JobSummaryView> {
     return this.walk('/api/jobs', 'jobs', ownerQuery(query));
   }
-  getJob(id: string): Promise<JobView> {
+  /** One job, with `waiting_for`: why it waits (null when it does not). */
+  getJob(id: string): Promise<JobDetailView> {
     return this.json('GET', `/api/cli/jobs/${encodeURIComponent(id)}`);
   }
   /** Whether a git-driven job's commit status and pull request comment reached the provider. */
@@ -477,8 +498,10 @@ export class TrellisClient {
     if (response.status === 204) return null;
     return (await response.json()) as ClaimAnswer;
   }
-  heartbeat(version: string): Promise<HeartbeatAnswerView> {
-    return this.json('POST', '/api/workers/heartbeat', { body: { version } });
+  /** `runningJobIds`: on an agent's first heartbeat, the jobs it runs (none after a restart). */
+  heartbeat(version: string, runningJobIds?: readonly string[]): Promise<HeartbeatAnswerView> {
+    const body = runningJobIds === undefined ? { version } : { version, running_job_ids: runningJobIds };
+    return this.json('POST', '/api/workers/heartbeat', { body });
   }
   getJobForAgent(id: string): Promise<AgentJobView> {
     return this.json('GET', `/api/jobs/${encodeURIComponent(id)}`);

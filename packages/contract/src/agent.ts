@@ -76,7 +76,16 @@ export const ClaimResponse = z.object({
       "for a job of a configuration connected to a repository: the configuration version (an immutable .tar.gz) of its commit, fetched by the control plane; the agent downloads it, checks its sha256, unpacks it and runs exactly it. No agent ever receives a person's provider token (issue 23). Absent or null otherwise.",
     ),
 });
-export const HeartbeatBody = z.object({ version: z.string() });
+export const HeartbeatBody = z.object({
+  version: z.string(),
+  running_job_ids: z
+    .array(uuid)
+    .max(256)
+    .optional()
+    .describe(
+      "Sent with an agent's first heartbeat, when it starts: the jobs it runs (none after a restart). Every other job the control plane thinks this agent runs ended with its old process: it fails at once (`the agent running this job restarted`) and its configuration's state lock is released. Absent on the heartbeats that follow.",
+    ),
+});
 export const HeartbeatResponse = z.object({
   cancel_job_ids: z.array(uuid),
   heartbeat_interval_s: z.number().int(),

@@ -23,7 +23,6 @@ import type {
 import type {
   CreateConfigurationBody,
   CreateJobBody,
-  UpdateConfigurationBody,
   ListJobsQuery,
   LogQuery,
   RegisterWorkerBody,
@@ -72,6 +71,8 @@ export type VineyardDetailView = z.output<typeof Vineyard>;
 export type VineSummaryView = z.output<typeof VineSummary>;
 export type VineDetailView = z.output<typeof VineDetail>;
 export type JobView = z.output<typeof Job>;
+export type JobDetailView = z.output<typeof import('./records.js').JobDetail>;
+export type WaitingForView = z.output<typeof import('./records.js').WaitingFor>;
 export type AgentJobView = z.output<typeof AgentJob>;
 export type JobSummaryView = z.output<typeof JobSummary>;
 export type LogEntryView = z.output<typeof LogEntry>;
@@ -115,7 +116,14 @@ export type CreateConfigurationRequest = Omit<z.input<typeof CreateConfiguration
   source: z.input<typeof SourceInput>;
 };
 export type CreateJobRequest = z.input<typeof CreateJobBody>;
-export type UpdateConfigurationRequest = z.input<typeof UpdateConfigurationBody>;
+/** The settings and (issue 25) the vine itself; the source is sent as answered. */
+export type UpdateConfigurationRequest = Omit<
+  z.input<typeof import('./vineEdits.js').EditConfigurationBody>,
+  'source'
+> & {
+  source?: z.input<typeof SourceInput>;
+};
+export type DeletedConfigurationAnswer = z.output<typeof import('./vineEdits.js').DeletedConfiguration>;
 export type JobListRequest = Omit<z.input<typeof ListJobsQuery>, 'limit' | 'cursor'>;
 export type LogPageRequest = z.output<typeof LogQuery>;
 export type RegisterWorkerRequest = z.input<typeof RegisterWorkerBody>;
@@ -127,3 +135,4 @@ export type CreateTokenRequest = z.input<typeof CreateTokenBody>;
 /** The state history of a vine (issue 26). */
 export type StateHistoryView = z.output<typeof import('./tfeState.js').StateHistoryAnswer>;
 export type StateVersionView = z.output<typeof import('./tfeState.js').StateVersionRecord>;
+export type StateUnlockView = z.output<typeof import('./tfeState.js').StateUnlockAnswer>;

@@ -97,6 +97,7 @@ export { SoleLeadership } from './scheduler/SoleLeadership.js';
 export { TaskScheduler, type TaskSchedulerOptions } from './scheduler/TaskScheduler.js';
 // Background tasks, each beside its feature; trellis-server lists them (backgroundTasks.ts).
 export { auditRetentionTask } from './usecases/auditTasks.js';
+export * from './vineEdits/index.js';
 export { driftCheckTask } from './usecases/driftTasks.js';
 export { logRetentionTask } from './usecases/logTasks.js';
 export { notificationDeliveryTask } from './usecases/notificationTasks.js';
@@ -116,6 +117,8 @@ export * from './usecases/driftHooks.js';
 export * from './usecases/createUseCases.js';
 export * from './usecases/finalizeDeployment.js';
 export * from './usecases/JobUseCases.js';
+export * from './usecases/JobWaitingUseCases.js';
+export * from './jobs/waitingFor.js';
 export * from './usecases/LogUseCases.js';
 export * from './usecases/notificationOutbox.js';
 export * from './usecases/NotificationUseCases.js';

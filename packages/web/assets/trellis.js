@@ -5,12 +5,38 @@
 {
   const base = document.body.dataset.base ?? '';
 
+  /** A field of a refused request as the form labels it ("Paths"), else as the API names it. */
+  const fieldLabel = (path, form) => {
+    const field = String(path ?? '').replace(/^(?:body|query|path)\./, '');
+    const name = field
+      .replace(/(\.\d+|\[\d+\])+$/, '')
+      .split('.')
+      .pop();
+    const input = name && form?.elements?.namedItem(name);
+    const label = input instanceof Element ? input.closest('label')?.firstChild?.textContent?.trim() : '';
+    return label || field;
+  };
+
+  /** The detail, then each field issue it does not already say, once: "… (Paths must not hold '..')". */
+  const withFieldIssues = (problem, form) => {
+    const lines = [];
+    for (const issue of Array.isArray(problem.errors) ? problem.errors : []) {
+      const line = `${fieldLabel(issue.path, form)} ${issue.message}`;
+      const said = `${String(issue.path ?? '').replace(/^(?:body|query|path)\./, '')} ${issue.message}`;
+      if (!problem.detail.includes(said) && !lines.includes(line)) lines.push(line);
+    }
+    return lines.length > 0 ? `${problem.detail} (${lines.join('; ')})` : problem.detail;
+  };
+
   /** The message of a failed API call: the problem+json detail and code, or the HTTP status. */
-  const problemMessage = async (response) => {
+  const problemMessage = async (response, form) => {
     if (response.status === 401) return 'Your session has ended: sign in again, then retry.';
     try {
       const problem = await response.json();
-      if (problem?.detail) return problem.code ? `${problem.detail} [${problem.code}]` : problem.detail;
+      if (problem?.detail) {
+        const detail = withFieldIssues(problem, form);
+        return problem.code ? `${detail} [${problem.code}]` : detail;
+      }
     } catch {
       // not JSON: fall through to the status
     }
@@ -24,14 +50,14 @@
     box.hidden = message === '';
   };
 
-  const postJson = async (path, body, method = 'POST') => {
+  const postJson = async (path, body, method = 'POST', form = null) => {
     const response = await fetch(`${base}${path}`, {
       method,
       credentials: 'same-origin',
       headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
       body: JSON.stringify(body ?? {}),
     });
-    if (!response.ok) throw new Error(await problemMessage(response));
+    if (!response.ok) throw new Error(await problemMessage(response, form));
     return response.json();
   };
 
@@ -83,6 +109,21 @@
         await postJson(
           `/api/cli/configurations/${vine}/state-versions/${encodeURIComponent(button.dataset.stateRollback)}/rollback`,
           {},
+        );
+        window.location.reload();
+      });
+    });
+  }
+
+  // Force-unlock a configuration's state (admins, issue 25), then show the page again.
+  for (const button of document.querySelectorAll('[data-state-unlock]')) {
+    button.addEventListener('click', () => {
+      if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) return;
+      act(button, async () => {
+        await postJson(
+          `/api/cli/configurations/${encodeURIComponent(button.dataset.stateUnlock)}/state-lock`,
+          {},
+          'DELETE',
         );
         window.location.reload();
       });
@@ -179,6 +220,7 @@
             webhook: fields.manual.checked ? 'manual' : 'auto',
           },
           'PUT',
+          form,
         );
         if (!connection.webhook_secret) {
           window.location.reload();
@@ -259,6 +301,12 @@
       badge.textContent = status;
       badge.dataset.status = status;
       badge.className = `badge tone-${TONES[status] ?? 'neutral'}`;
+    }
+    // Why a queued job waited (as of the page's load) says nothing once it runs or ends.
+    if (status !== 'QUEUED') {
+      for (const note of document.querySelectorAll('[data-waiting-for]:not([data-waiting-for="approval"])')) {
+        note.hidden = true;
+      }
     }
     const error = document.querySelector('[data-job-error]');
     if (error && errorMessage) {
@@ -386,6 +434,95 @@
     };
     connect();
   };
+
+  // Editing a vine (issue 25): one PATCH with only what changed; sensitive values are write-only.
+  for (const form of document.querySelectorAll('form[data-vine-edit]')) {
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const body = {};
+      const { elements } = form;
+      if (elements.name.value !== elements.name.dataset.original) body.name = elements.name.value;
+      if (
+        elements.engine.value !== elements.engine.dataset.original ||
+        elements.engine_version.value !== elements.engine_version.dataset.original
+      ) {
+        body.engine = { name: elements.engine.value, version: elements.engine_version.value || null };
+      }
+      const variables = {};
+      for (const row of form.querySelectorAll('tr[data-variable]')) {
+        const name = row.dataset.variable;
+        const value = row.querySelector('[name=value]');
+        const sensitive = row.querySelector('[name=sensitive]').checked;
+        const wasSensitive = row.dataset.sensitive === 'true';
+        if (row.querySelector('[name=remove]').checked) variables[name] = null;
+        else if (wasSensitive && value.value !== '') variables[name] = { value: value.value, sensitive };
+        else if (!wasSensitive && (value.value !== value.dataset.original || sensitive)) {
+          variables[name] = { value: value.value, sensitive };
+        }
+      }
+      if (elements.new_name.value !== '') {
+        variables[elements.new_name.value] = {
+          value: elements.new_value.value,
+          sensitive: elements.new_sensitive.checked,
+        };
+      }
+      if (Object.keys(variables).length > 0) body.variables = variables;
+      const fileAreas = form.querySelectorAll('textarea[data-file]');
+      if (fileAreas.length > 0) {
+        const files = {};
+        let changed = false;
+        for (const area of fileAreas) {
+          files[area.dataset.file] = area.value;
+          changed ||= area.value !== area.defaultValue;
+        }
+        if (elements.new_file_name.value !== '') {
+          files[elements.new_file_name.value] = elements.new_file_content.value;
+          changed = true;
+        }
+        if (changed) body.source = { type: 'inline', files };
+      }
+      act(form.querySelector('[data-vine-save]'), async () => {
+        await postJson(`/api/cli/configurations/${encodeURIComponent(form.dataset.vineEdit)}`, body, 'PATCH');
+        window.location.assign(form.dataset.then);
+      });
+    });
+  }
+
+  // Deleting a vine or an empty vineyard (issue 25), after confirming; the API says what stands in the way.
+  const deleteThen = (button, path) => {
+    button.addEventListener('click', () => {
+      if (!window.confirm(button.dataset.confirm)) return;
+      act(button, async () => {
+        const response = await fetch(`${base}${path()}`, { method: 'DELETE', credentials: 'same-origin' });
+        if (!response.ok) throw new Error(await problemMessage(response));
+        window.location.assign(button.dataset.then);
+      });
+    });
+  };
+  for (const button of document.querySelectorAll('[data-delete-configuration]')) {
+    const force = document.querySelector('[data-delete-force]');
+    deleteThen(
+      button,
+      () =>
+        `/api/cli/configurations/${encodeURIComponent(button.dataset.deleteConfiguration)}${force?.checked ? '?force=true' : ''}`,
+    );
+  }
+  for (const button of document.querySelectorAll('[data-delete-vineyard]')) {
+    deleteThen(button, () => `/api/cli/vineyards/${encodeURIComponent(button.dataset.deleteVineyard)}`);
+  }
+  for (const form of document.querySelectorAll('form[data-vineyard-rename]')) {
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      act(form.querySelector('[data-vineyard-rename-save]'), async () => {
+        await postJson(
+          `/api/cli/vineyards/${encodeURIComponent(form.dataset.vineyardRename)}`,
+          { name: form.elements.name.value },
+          'PATCH',
+        );
+        window.location.reload();
+      });
+    });
+  }
 
   const log = document.getElementById('log');
   if (log?.dataset.stream) followLog(log);

@@ -188,6 +188,16 @@ export const PROBLEM_CODES = {
   trigger_cycle: { status: 409, meaning: 'the run triggers would form a cycle' },
   configuration_not_deployed: { status: 409, meaning: 'a drift check needs a DEPLOYED configuration' },
   configuration_busy: { status: 409, meaning: 'the configuration has a queued or running job' },
+  vine_has_resources: {
+    status: 409,
+    meaning:
+      'the configuration still manages resources: destroy it first, or delete it with `force` (organization admins and owners)',
+  },
+  configuration_connected: {
+    status: 409,
+    meaning: 'the configuration is connected to a repository: disconnect it first, which removes the webhook',
+  },
+  vineyard_not_empty: { status: 409, meaning: 'the vineyard still holds configurations: delete or move them first' },
   provider_not_linked: { status: 409, meaning: 'the user has no identity at this git provider' },
   needs_reconnect: {
     status: 409,
@@ -204,6 +214,7 @@ export const PROBLEM_CODES = {
       'the git provider token lacks a scope or repository role the call needs (webhooks, statuses, comments); the message says what to grant, or connect with a manual webhook',
   },
   state_locked: { status: 409, meaning: 'the state is locked by another lock ID' },
+  state_not_locked: { status: 409, meaning: "the configuration's state is not locked: there is nothing to unlock" },
   org_exists: { status: 409, meaning: 'an organization with this id already exists' },
   org_name_taken: { status: 409, meaning: 'an organization with this name already exists' },
   member_exists: { status: 409, meaning: 'this email already is (or is invited as) a member of the organization' },

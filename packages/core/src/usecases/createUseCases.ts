@@ -10,6 +10,7 @@ import { DriftUseCases } from './DriftUseCases.js';
 import { GitEventUseCases } from './GitEventUseCases.js';
 import { InvitationUseCases } from './InvitationUseCases.js';
 import { JobUseCases } from './JobUseCases.js';
+import { JobWaitingUseCases } from './JobWaitingUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
 import { NotificationUseCases } from './NotificationUseCases.js';
 import { VcsFeedbackUseCases } from './vcsFeedback.js';
@@ -28,13 +29,18 @@ import { WorkerUseCases } from './WorkerUseCases.js';
 import { WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
 import { createJobLifecycle } from '../jobs/jobHooks.js';
 import { createTfeUseCases, type TfeUseCases } from '../tfe/index.js';
+import { VineEditUseCases } from '../vineEdits/VineEditUseCases.js';
 
 /** Every use case over one set of ports: what the HTTP layer calls. */
 export interface UseCases {
   auth: AuthUseCases;
   vineyards: VineyardUseCases;
   vines: VineUseCases;
+  /** Changing and deleting vines and vineyards (issue 25). */
+  vineEdits: VineEditUseCases;
   jobs: JobUseCases;
+  /** One job with why it waits (issue 25). */
+  jobWaiting: JobWaitingUseCases;
   logs: LogUseCases;
   workers: WorkerUseCases;
   planArtifacts: PlanArtifactUseCases;
@@ -69,14 +75,17 @@ export function createUseCases(deps: CoreDeps): UseCases {
   const configurationVersions = new ConfigurationVersionUseCases(deps);
   const lifecycle = createJobLifecycle(deps, { credentials, configurationVersions });
   const apiTokens = new ApiTokenUseCases(deps);
+  const drift = new DriftUseCases(deps, lifecycle);
   return {
     auth: new AuthUseCases(deps),
     vineyards: new VineyardUseCases(deps),
     vines: new VineUseCases(deps),
+    vineEdits: new VineEditUseCases(deps, drift),
     jobs: new JobUseCases(deps, lifecycle, heartbeats, workloadIdentity, configurationVersions),
     configurationVersions,
+    jobWaiting: new JobWaitingUseCases(deps),
     logs: new LogUseCases(deps),
-    workers: new WorkerUseCases(deps, credentials, heartbeats),
+    workers: new WorkerUseCases(deps, credentials, heartbeats, lifecycle),
     planArtifacts: new PlanArtifactUseCases(deps),
     releases: new ReleaseUseCases(deps),
     states: new StateUseCases(deps),
@@ -86,7 +95,7 @@ export function createUseCases(deps: CoreDeps): UseCases {
     apiTokens,
     orgs: new OrgUseCases(deps),
     invitations: new InvitationUseCases(deps),
-    drift: new DriftUseCases(deps, lifecycle),
+    drift,
     notifications: new NotificationUseCases(deps),
     vcsFeedback: new VcsFeedbackUseCases(deps),
     policies: new PolicyUseCases(deps),

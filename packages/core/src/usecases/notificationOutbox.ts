@@ -142,6 +142,7 @@ export const notificationHooks: readonly JobHook[] = [
       'needs_reconnect',
       'source_unavailable',
       'agent_lost',
+      'agent_restarted',
       'cancelled_by_person',
       'agent_destroyed',
       'superseded',

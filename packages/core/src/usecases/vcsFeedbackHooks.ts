@@ -22,6 +22,7 @@ export const vcsFeedbackHooks: readonly JobHook[] = [
       'needs_reconnect',
       'source_unavailable',
       'agent_lost',
+      'agent_restarted',
       'cancelled_by_person',
       'agent_destroyed',
       'superseded',

@@ -153,7 +153,12 @@ export function parseVariables(value: unknown): Variables {
   const variables: Variables = {};
   let total = 0;
   for (const [key, raw] of Object.entries(value)) {
-    if (!VARIABLE_NAME.test(key)) fail(`variables.${key}`, 'is not a valid variable name');
+    if (!VARIABLE_NAME.test(key)) {
+      fail(
+        `variables.${key}`,
+        "is not a variable name: use letters, digits, '_' and '-', starting with a letter or '_' (at most 128)",
+      );
+    }
     if (typeof raw === 'string') {
       variables[key] = { value: raw, sensitive: false };
     } else if (isRecord(raw) && typeof raw.value === 'string') {
@@ -190,7 +195,9 @@ export function parseEngine(value: unknown): Engine {
   return { name: value.name, version: (version as string | undefined) ?? null };
 }
 
-function parseCloudIdentity(input: CreateVineInput): ParsedVine['cloud_identity'] {
+export function parseCloudIdentity(
+  input: Pick<CreateVineInput, 'cloud_identity_id' | 'cloud_identity'>,
+): ParsedVine['cloud_identity'] {
   const { cloud_identity_id: id, cloud_identity: inline } = input;
   if (id !== undefined && id !== null) {
     if (inline !== undefined && inline !== null)

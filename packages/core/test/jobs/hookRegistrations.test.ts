@@ -18,7 +18,15 @@ const REGISTERED: [string, string[]][] = [
   ['vcs.jobEnded', ALL_BUT_GIVING_WAY],
   [
     'drift.result',
-    ['reported', 'start_failed', 'needs_reconnect', 'source_unavailable', 'agent_lost', 'agent_destroyed'],
+    [
+      'reported',
+      'start_failed',
+      'needs_reconnect',
+      'source_unavailable',
+      'agent_lost',
+      'agent_restarted',
+      'agent_destroyed',
+    ],
   ],
   ['workers.destroyTarget', ['reported']],
   ['vcs.autoDeploy', ['reported']],

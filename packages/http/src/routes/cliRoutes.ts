@@ -8,9 +8,9 @@ import {
   CreateConfigurationBody,
   CreateJobBody,
   CreateVineyardBody,
-  UpdateConfigurationBody,
   IdParams,
   Job,
+  JobDetail,
   JobList,
   ListJobsQuery,
   LogPage,
@@ -132,23 +132,6 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       handler: async ({ user, body }) => ({ status: 201, body: await useCases.vines.create(user, body) }),
     }),
     defineRoute({
-      method: 'patch',
-      path: '/api/cli/configurations/{name}',
-      operationId: 'updateConfiguration',
-      summary: 'Change drift detection, run triggers and the approval setting of a vine (by id or name)',
-      description:
-        '`drift_detection: {interval_minutes}` (60 to 10080) or null; `triggers: {after: [vine ids]}` of the same owner (409 `trigger_cycle` if they would form a cycle); `approval: {required, separate_approver?}` or null (a DEPLOY then needs an approved plan). Fields left out are unchanged. In an organization: admins.',
-      tags: ['configurations'],
-      auth: 'user',
-      params: NameParams,
-      body: UpdateConfigurationBody,
-      responses: { 200: { description: 'The vine', schema: VineDetail } },
-      handler: async ({ user, params, body }) => ({
-        status: 200,
-        body: await useCases.drift.configure(user, params.name, body),
-      }),
-    }),
-    defineRoute({
       method: 'post',
       path: '/api/cli/configurations/{name}/drift-check',
       operationId: 'checkConfigurationDrift',
@@ -200,8 +183,10 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       tags: ['jobs'],
       auth: 'user',
       params: IdParams,
-      responses: { 200: { description: 'The job', schema: Job } },
-      handler: async ({ user, params }) => ({ status: 200, body: await useCases.jobs.get(user, params.id) }),
+      description:
+        'With `waiting_for`: why a queued job waits (no agent online for its owner, its configuration busy with another job, every agent busy), or why a plan waits for an approval; null when it does not wait.',
+      responses: { 200: { description: 'The job', schema: JobDetail } },
+      handler: async ({ user, params }) => ({ status: 200, body: await useCases.jobWaiting.show(user, params.id) }),
     }),
     defineRoute({
       method: 'get',
