@@ -7,6 +7,7 @@
  * that requires approval needs an approval.
  */
 import type { JobResults } from './jobResults.js';
+import type { ClaimedPolicy } from './records.js';
 
 export const POLICY_ENFORCEMENTS = ['advisory', 'mandatory'] as const;
 export type PolicyEnforcement = (typeof POLICY_ENFORCEMENTS)[number];
@@ -65,4 +66,9 @@ export function policyResultsOf(metadata: Pick<JobResults, 'policy_results'>): P
 /** The mandatory policies a plan failed: a DEPLOY of it needs an override. */
 export function failedMandatoryPolicies(metadata: Pick<JobResults, 'policy_results'>): PolicyResult[] {
   return policyResultsOf(metadata).filter((r) => r.enforcement === 'mandatory' && !r.passed);
+}
+
+/** What the job records of a policy its claim carried (issue 23). */
+export function claimedPolicy(policy: PolicyToEvaluate): ClaimedPolicy {
+  return { policy_id: policy.id, version: policy.version, name: policy.name, enforcement: policy.enforcement };
 }

@@ -272,6 +272,19 @@ export interface ConfigSnapshot {
   cloud_identity_id: string | null;
   /** Set for DESTROY_WORKER jobs, which act on a worker rather than a vine. */
   target_worker?: { id: string; name: string; mode: WorkerMode };
+  /**
+   * Set (true) on a destroy plan, a PLAN of the vine's destruction (issue 23), and on the DESTROY
+   * that applies it: the hash of a destroy plan never equals a deploy's, and the reverse.
+   */
+  destroy?: true;
+}
+
+/** A policy version a claim carried to its agent (issue 23): each needs a result in the job's report. */
+export interface ClaimedPolicy {
+  policy_id: string;
+  version: number;
+  name: string;
+  enforcement: 'advisory' | 'mandatory';
 }
 
 export interface Job {
@@ -296,6 +309,17 @@ export interface Job {
   trigger: JobTrigger;
   /** The person who queued the job; null when the system did (drift check, run trigger). */
   created_by: string | null;
+  /**
+   * Of a job the system queued, the person whose action caused it (issue 23): who deployed the
+   * upstream vine of a run trigger, who pushed the commit; null when none is known. For the
+   * separate-approver rule they count as its creator.
+   */
+  caused_by: string | null;
+  /**
+   * The policy versions the job's claim carried to its agent (issue 23), recorded at claim time;
+   * null for a job not claimed yet (or claimed before they were recorded).
+   */
+  claimed_policies: ClaimedPolicy[] | null;
   /** A PLAN's approval or rejection (issue 15); null: undecided. */
   approval: PlanApproval | null;
   /** A PLAN's override of its failed mandatory policies (issue 15); null: none. */

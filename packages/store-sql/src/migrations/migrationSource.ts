@@ -29,6 +29,7 @@ import { orgInvitationsMigration } from './m031_org_invitations.js';
 import { tfeWorkspacesMigration } from './m033_tfe_workspaces.js';
 import { tfeLoginCodesMigration } from './m034_tfe_login_codes.js';
 import { signInLinksMigration } from './m038_sign_in_links.js';
+import { deployGateMigration } from './m039_deploy_gate.js';
 import { typedJobResultsMigration } from './m025_typed_job_results.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
@@ -62,6 +63,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   tfeWorkspacesMigration,
   tfeLoginCodesMigration,
   signInLinksMigration,
+  deployGateMigration,
   typedJobResultsMigration,
 ];
 
