@@ -26,6 +26,7 @@ import {
 import type { ApprovalSetting, PolicyResult } from '../domain/policies.js';
 import { type ClaimedPolicy, isSpeculativeTrigger, type Job } from '../domain/records.js';
 import type { Stores } from '../ports/UnitOfWork.js';
+import { configHash, pinnedCommitOf, snapshotOfVine, snapshotOfVineAt } from '../snapshot/configSnapshot.js';
 
 /** The job types that change infrastructure. */
 export type ChangeType = 'DEPLOY' | 'DESTROY';
@@ -319,4 +320,31 @@ export async function checkChange(
     throw new ConflictError('plan_stale', 'the configuration changed since this plan was made; plan again');
   }
   checkPlanGate(plan, vine.approval);
+}
+
+/** The facts of `planActions` read in one unit of work: the vine, whether it applies the plan, its artifact. */
+export async function planFactsOf(
+  stores: Stores,
+  plan: Job,
+  user: UserActor,
+  may: PlanFacts['may'],
+): Promise<PlanFacts | null> {
+  if (plan.job_type !== 'PLAN' || plan.vine_id === null) return null;
+  const vine = await stores.vines.get(plan.owner_id, plan.vine_id);
+  if (!vine) return null;
+  const applying = await stores.jobs.listDeploysOfPlan(plan.owner_id, plan.id);
+  const artifact = await stores.planArtifacts.get(plan.owner_id, plan.id);
+  // A git-driven plan is of one commit: it is stale when the vine changed, not when the branch moved on.
+  const commit = pinnedCommitOf(plan.config_snapshot);
+  let now = commit === null ? snapshotOfVine(vine) : snapshotOfVineAt(vine, commit);
+  if (plan.config_snapshot.destroy === true) now = { ...now, destroy: true };
+  return {
+    plan,
+    approval: vine.approval,
+    current: configHash(now) === plan.config_hash,
+    applied: applying.length > 0,
+    hasArtifact: artifact !== null,
+    user,
+    may,
+  };
 }
