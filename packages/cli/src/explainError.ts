@@ -100,6 +100,11 @@ function planReviewAdvice(error: TrellisApiError): string | null {
       return `${error.detail} [${error.code}]; approve the plan with \`trellis approve PLAN-JOB\`, then \`trellis deploy CONFIG --plan PLAN-JOB\``;
     case 'plan_rejected':
       return `${error.detail} [${error.code}]; queue a new plan with \`trellis plan CONFIG\``;
+    // The deploy gate of issue 23 names the commands in its detail.
+    case 'plan_required':
+    case 'policy_unchecked':
+    case 'plan_kind_mismatch':
+      return `${error.detail} [${error.code}]`;
     default:
       return null;
   }

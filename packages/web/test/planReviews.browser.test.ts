@@ -144,13 +144,14 @@ describe.skipIf(!chromiumPath)(
       expect(await viewer.locator('form[data-plan-review-form]').count()).toBe(0);
 
       await operator.goto(url);
-      expect(await operator.locator('form[data-plan-review-form="approve"]').count()).toBe(1);
+      // The planner is never offered what the API refuses (issue 23): the page says why instead.
+      expect(await operator.locator('form[data-plan-review-form="approve"]').count()).toBe(0);
+      expect(await operator.locator('[data-approve-refused]').getAttribute('data-approve-refused')).toBe(
+        'separate_approver_required',
+      );
       expect(await operator.locator('form[data-plan-review-form="reject"]').count()).toBe(1);
       expect(await operator.locator('form[data-plan-review-form="override"]').count()).toBe(0);
-      await operator.click('[data-approve-plan]');
-      const error = operator.locator('[data-review-error]');
-      await error.waitFor({ state: 'visible' });
-      expect(await error.textContent()).toContain('[separate_approver_required]');
+      await expect(operatorClient.approvePlan(job.id)).rejects.toMatchObject({ code: 'separate_approver_required' });
       await screenshot(operator, 'plan-reviews-separate-approver');
 
       await owner.goto(url);

@@ -50,13 +50,13 @@ export async function vineGuardsOf(
 }
 
 /** Why a change without a plan may not be queued on a vine with these guards; null: it may. */
-export function planlessChangeProblem(type: ChangeType, guards: VineGuards): DomainError | null {
+export function planlessChangeProblem(type: ChangeType, guards: VineGuards, name = 'CONFIG'): DomainError | null {
   const approval = guards.approval?.required === true;
   if (type === 'DESTROY') {
     if (!approval) return null;
     return new ConflictError(
       'plan_required',
-      'this configuration destroys only an approved destroy plan: plan first (trellis plan CONFIG --destroy), have the plan approved, then destroy it (trellis destroy CONFIG --plan PLAN_JOB_ID)',
+      `this configuration destroys only an approved destroy plan: plan first: \`trellis plan ${name} --destroy\`, have that plan approved (\`trellis approve PLAN-JOB\`), then \`trellis destroy ${name} --plan PLAN-JOB\``,
     );
   }
   if (!approval && guards.mandatoryPolicies === 0) return null;
@@ -70,7 +70,7 @@ export function planlessChangeProblem(type: ChangeType, guards: VineGuards): Dom
   ].join(' and ');
   return new ConflictError(
     'plan_required',
-    `this configuration deploys only a plan (${why}): plan first (trellis plan CONFIG), then deploy that plan (trellis deploy CONFIG --plan PLAN_JOB_ID)`,
+    `this configuration deploys only a plan (${why}): plan first: \`trellis plan ${name}\`, then \`trellis deploy ${name} --plan PLAN-JOB\``,
   );
 }
 
@@ -121,7 +121,7 @@ export function planGateProblem(plan: Job, approval: ApprovalSetting | null): Do
   if (unchecked.length > 0) {
     return new ConflictError(
       'policy_unchecked',
-      `the agent reported no valid result of ${unchecked.map((policy) => `${policy.name} (version ${policy.version})`).join(', ')} for this plan, so it was never checked: plan again (trellis plan CONFIG)`,
+      `the agent reported no valid result of ${unchecked.map((policy) => `${policy.name} (version ${policy.version})`).join(', ')} for this plan, so it was never checked: plan again: \`trellis plan ${plan.config_snapshot.vine?.name ?? 'CONFIG'}\``,
     );
   }
   const failed = failedMandatory(plan);
@@ -138,7 +138,7 @@ export function planGateProblem(plan: Job, approval: ApprovalSetting | null): Do
   if (approval?.required && plan.approval?.decision !== 'approved') {
     return new ConflictError(
       'approval_required',
-      'this configuration applies only an approved plan, and this plan is not approved: have it approved (trellis approve PLAN_JOB_ID) by someone allowed to',
+      'this configuration deploys only an approved plan, and this plan is not approved',
     );
   }
   return null;
@@ -151,8 +151,8 @@ export function checkPlanGate(plan: Job, approval: ApprovalSetting | null): void
 }
 
 /** The gate of a change without a plan: throws its problem. */
-export function checkPlanlessChange(type: ChangeType, guards: VineGuards): void {
-  const problem = planlessChangeProblem(type, guards);
+export function checkPlanlessChange(type: ChangeType, guards: VineGuards, name?: string): void {
+  const problem = planlessChangeProblem(type, guards, name);
   if (problem !== null) throw problem;
 }
 
@@ -162,13 +162,13 @@ export function planKindProblem(type: ChangeType, plan: Job): DomainError | null
   if (type === 'DESTROY' && !destroyPlan) {
     return new ConflictError(
       'plan_kind_mismatch',
-      'a DESTROY applies only a destroy plan: plan the destruction first (trellis plan CONFIG --destroy)',
+      'a DESTROY applies only a destroy plan: plan the destruction first: `trellis plan CONFIG --destroy`',
     );
   }
   if (type === 'DEPLOY' && destroyPlan) {
     return new ConflictError(
       'plan_kind_mismatch',
-      'this plan is a destroy plan: it is applied by a DESTROY (trellis destroy CONFIG --plan PLAN_JOB_ID), not a deploy',
+      'this plan is a destroy plan: it is applied by a DESTROY (`trellis destroy CONFIG --plan PLAN-JOB`), not a deploy',
     );
   }
   return null;
@@ -283,14 +283,14 @@ export async function checkChange(
   stores: Stores,
   change: {
     type: ChangeType;
-    vine: { id: string; owner_id: string; vineyard_id: string | null; approval: ApprovalSetting | null };
+    vine: { id: string; name: string; owner_id: string; vineyard_id: string | null; approval: ApprovalSetting | null };
     planJobId: string | null;
     hash: string;
   },
 ): Promise<void> {
   const { type, vine, planJobId } = change;
   if (planJobId === null) {
-    checkPlanlessChange(type, await vineGuardsOf(stores, vine));
+    checkPlanlessChange(type, await vineGuardsOf(stores, vine), vine.name);
     return;
   }
   // Locked: a decision on the plan (a rejection) made meanwhile is waited for and seen.
