@@ -28,7 +28,7 @@ export function planReviewSection(
   const decide = actions
     ? actions.approve.allowed || actions.reject.allowed
     : open && job.approval === null && rights.mayApprove;
-  const approveRefused = actions && actions.reject.allowed && !actions.approve.allowed ? actions.approve : null;
+  const approveRefused = actions?.reject.allowed && !actions.approve.allowed ? actions.approve : null;
   const override = actions
     ? actions.override.allowed
     : open && failed.length > 0 && job.policy_override === null && rights.mayOverride;
