@@ -24,7 +24,7 @@ import {
   ValidationError,
 } from '../domain/errors.js';
 import type { ApprovalSetting, PolicyResult } from '../domain/policies.js';
-import { type ClaimedPolicy, isSpeculativeTrigger, type Job } from '../domain/records.js';
+import { type ClaimedPolicy, isSpeculativeTrigger, type Job, type Vine } from '../domain/records.js';
 import type { Stores } from '../ports/UnitOfWork.js';
 import { configHash, pinnedCommitOf, snapshotOfVine, snapshotOfVineAt } from '../snapshot/configSnapshot.js';
 
@@ -334,17 +334,24 @@ export async function planFactsOf(
   if (!vine) return null;
   const applying = await stores.jobs.listDeploysOfPlan(plan.owner_id, plan.id);
   const artifact = await stores.planArtifacts.get(plan.owner_id, plan.id);
-  // A git-driven plan is of one commit: it is stale when the vine changed, not when the branch moved on.
-  const commit = pinnedCommitOf(plan.config_snapshot);
-  let now = commit === null ? snapshotOfVine(vine) : snapshotOfVineAt(vine, commit);
-  if (plan.config_snapshot.destroy === true) now = { ...now, destroy: true };
   return {
     plan,
     approval: vine.approval,
-    current: configHash(now) === plan.config_hash,
+    current: planIsCurrent(plan, vine),
     applied: applying.length > 0,
     hasArtifact: artifact !== null,
     user,
     may,
   };
+}
+
+/**
+ * Whether the plan's configuration is still the vine's: a git-driven plan is of one commit (stale
+ * when the vine changed, not when the branch moved on); a destroy plan compares as one.
+ */
+export function planIsCurrent(plan: Pick<Job, 'config_snapshot' | 'config_hash'>, vine: Vine): boolean {
+  const commit = pinnedCommitOf(plan.config_snapshot);
+  let now = commit === null ? snapshotOfVine(vine) : snapshotOfVineAt(vine, commit);
+  if (plan.config_snapshot.destroy === true) now = { ...now, destroy: true };
+  return configHash(now) === plan.config_hash;
 }

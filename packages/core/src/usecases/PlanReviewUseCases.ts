@@ -1,13 +1,12 @@
 import type { UserActor } from '../domain/actors.js';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.js';
 import type { ApprovalSetting, PlanApproval, PolicyOverride } from '../domain/policies.js';
-import { approverProblem, failedMandatory } from '../jobs/deployGate.js';
+import { approverProblem, failedMandatory, planIsCurrent } from '../jobs/deployGate.js';
 import { planChanges } from '../domain/jobResults.js';
 import { isSpeculativeTrigger, type Job } from '../domain/records.js';
 import type { OrgAction } from '../domain/roles.js';
 import { requireUuid } from '../domain/validation.js';
 import type { Stores } from '../ports/UnitOfWork.js';
-import { configHash, pinnedCommitOf, snapshotOfVine, snapshotOfVineAt } from '../snapshot/configSnapshot.js';
 import { Access } from './Access.js';
 import { recordAudit } from './audit.js';
 import type { JobHook } from '../jobs/hooks.js';
@@ -111,10 +110,7 @@ export class PlanReviewUseCases {
       const vine = await stores.vines.get(current.owner_id, current.vine_id as string);
       if (!vine) throw new NotFoundError('configuration');
       if (decision === 'approved') {
-        // A git-driven plan is of one commit: it is stale when the vine changed, not when the branch moved on.
-        const commit = pinnedCommitOf(current.config_snapshot);
-        const now = commit === null ? snapshotOfVine(vine) : snapshotOfVineAt(vine, commit);
-        if (configHash(now) !== current.config_hash) {
+        if (!planIsCurrent(current, vine)) {
           throw new ConflictError(
             'plan_stale',
             'the configuration changed since this plan was made; plan again and approve that plan',

@@ -1,5 +1,6 @@
 import {
   ConflictError,
+  ForbiddenError,
   UnavailableError,
   type GitProvider,
   type Job,
@@ -556,5 +557,40 @@ describe('touchesPaths', () => {
     expect(touchesPaths(['infra/.terraform.lock.hcl'], ['infra/**'])).toBe(true);
     expect(touchesPaths(['infrastructure/main.tf'], ['infra/**'])).toBe(false);
     expect(touchesPaths([], ['infra/**'])).toBe(false);
+  });
+});
+
+describe('the separate approver of a push plan (issue 23)', () => {
+  it("the pusher signed in with that account caused the push's plan: they may not approve it", async () => {
+    await core.useCases.drift.configure(ada, vine.id, { approval: { required: true, separate_approver: true } });
+    const [planned] = (await receive(request(push({ sender_id: `gh-${ada.userId}` })))).jobs;
+    expect(planned).toMatchObject({ created_by: null, caused_by: ada.userId });
+    await run(planned as Job, {
+      status: 'SUCCESS',
+      execution_metadata: { plan_summary: { add: 1, change: 0, destroy: 0 } },
+    });
+    const error = await expectFailure(
+      core.useCases.planReviews.approve(ada, (planned as Job).id),
+      ForbiddenError,
+      'separate_approver_required',
+    );
+    expect(error.message).toContain('caused by you');
+    expect((await core.useCases.jobs.get(ada, (planned as Job).id)).actions?.approve).toMatchObject({
+      allowed: false,
+      code: 'separate_approver_required',
+    });
+  });
+
+  it('a push by an account nobody signed in with has no known cause', async () => {
+    await core.useCases.drift.configure(ada, vine.id, { approval: { required: true, separate_approver: true } });
+    const [planned] = (await receive(request(push({ sender_id: 'gh-somebody-else' })))).jobs;
+    expect(planned).toMatchObject({ created_by: null, caused_by: null });
+    await run(planned as Job, {
+      status: 'SUCCESS',
+      execution_metadata: { plan_summary: { add: 1, change: 0, destroy: 0 } },
+    });
+    await expect(core.useCases.planReviews.approve(ada, (planned as Job).id)).resolves.toMatchObject({
+      approval: { decision: 'approved' },
+    });
   });
 });
