@@ -151,6 +151,9 @@ describe.skipIf(!chromiumPath)(
       );
       expect(await operator.locator('form[data-plan-review-form="reject"]').count()).toBe(1);
       expect(await operator.locator('form[data-plan-review-form="override"]').count()).toBe(0);
+      // Nor a deploy the gate refuses: the page says why.
+      expect(await operator.locator('[data-deploy-plan]').count()).toBe(0);
+      expect(await operator.locator('[data-deploy-refused]').getAttribute('data-deploy-refused')).toBe('policy_failed');
       await expect(operatorClient.approvePlan(job.id)).rejects.toMatchObject({ code: 'separate_approver_required' });
       await screenshot(operator, 'plan-reviews-separate-approver');
 
@@ -167,6 +170,7 @@ describe.skipIf(!chromiumPath)(
         new RegExp(`^approved by ${ADMIN_EMAIL} at .+ UTC: reviewed the diff$`),
       );
       expect(await owner.locator('form[data-plan-review-form]').count()).toBe(0);
+      expect(await owner.locator('[data-deploy-plan]').isVisible()).toBe(true);
       expect((await ownerClient.getJob(job.id)).approval).toMatchObject({ decision: 'approved' });
       await screenshot(owner, 'plan-reviews-approved');
     });
