@@ -84,9 +84,18 @@ describe('approvals and overrides in the CLI', () => {
     expect(unapproved.code).toBe(1);
     expect(unapproved.stderr).toContain('[approval_required]');
     expect(unapproved.stderr).toContain('trellis approve PLAN-JOB');
+    // Without a plan (issue 23): refused, naming what to run first.
     const planless = await run('deploy', 'web', '--detach');
     expect(planless.code).toBe(1);
-    expect(planless.stderr).toContain('[approval_required]');
+    expect(planless.stderr).toContain('[plan_required]');
+    expect(planless.stderr).toContain('plan first: `trellis plan web`, then `trellis deploy web --plan PLAN-JOB`');
+    const destroyless = await run('destroy', 'web', '--yes', '--detach');
+    expect(destroyless.code).toBe(1);
+    expect(destroyless.stderr).toContain('[plan_required]');
+    expect(destroyless.stderr).toContain('`trellis plan web --destroy`');
+    const destroyPlanId = (await trellis('plan', 'web', '--destroy', '--detach')).stdout.trim();
+    expect((await client.getJob(destroyPlanId)).config_snapshot.destroy).toBe(true);
+    await client.cancelJob(destroyPlanId);
 
     // The person who queued the plan is its only possible approver here: refused, then allowed.
     const self = await run('approve', planId);
