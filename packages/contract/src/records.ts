@@ -15,7 +15,10 @@ import { z } from 'zod';
 import { isoTime, jsonObject, uuid } from './common.js';
 import { ExecutionMetadataSchema } from './jobResults.js';
 
-export const Variables = z.record(z.string(), z.object({ value: z.string(), sensitive: z.boolean() }));
+export const Variables = z.record(
+  z.string(),
+  z.object({ value: z.string(), sensitive: z.boolean(), description: z.string().optional() }),
+);
 const GitSource = z.object({
   type: z.literal('git'),
   url: z.string(),
@@ -164,6 +167,28 @@ export const Vine = z.object({
   execution_mode: z
     .enum(EXECUTION_MODES)
     .describe('`remote`: runs on the agents; `local`: the stock CLI runs on its machine, the state lives here'),
+  workspace_settings: z
+    .object({
+      description: z.string(),
+      auto_apply: z.boolean(),
+      auto_apply_run_trigger: z.boolean(),
+      allow_destroy_plan: z.boolean(),
+      assessments_enabled: z.boolean(),
+      file_triggers_enabled: z.boolean(),
+      queue_all_runs: z.boolean(),
+      speculative_enabled: z.boolean(),
+      structured_run_output_enabled: z.boolean(),
+      global_remote_state: z.boolean(),
+      working_directory: z.string(),
+      trigger_prefixes: z.array(z.string()),
+      trigger_patterns: z.array(z.string()),
+      auto_destroy_at: isoTime.nullable(),
+      source_name: z.string(),
+      source_url: z.string(),
+    })
+    .describe(
+      "the other settings of the vine's workspace, as the stock CLI and go-tfe set them (docs/terraform-cloud.md)",
+    ),
   created_at: isoTime,
   updated_at: isoTime,
 });

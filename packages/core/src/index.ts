@@ -153,6 +153,7 @@ export * from './tfe/names.js';
 export * from './tfe/settings.js';
 export * from './tfe/stateOutputs.js';
 export * from './tfe/workspaces.js';
+export * from './tfe/workspaceSettings.js';
 export * from './tfe/TfeLoginUseCases.js';
 export * from './tfe/TfeLockUseCases.js';
 export * from './tfe/TfeStateUseCases.js';

@@ -1,114 +1,33 @@
-import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
-  AesGcmSecretBox,
   type ArtifactStore,
   type Clock,
-  type ConfiguredProvider,
-  CryptoRandom,
   coreServices,
-  DEFAULT_TFE_SETTINGS,
-  SignedUrls,
   type EventBus,
-  type Random,
-  type ServiceRef,
   SystemClock,
   TaskScheduler,
-  type Ticker,
   type UnitOfWork,
   type UseCases,
 } from '@trellis/core';
-import { createApi, JoseJwsSigner, JwtTokenSigner, LiveLogStreams, type Logger, metricsEndpoint } from '@trellis/http';
+import { createApi, LiveLogStreams, metricsEndpoint } from '@trellis/http';
 import express from 'express';
-import { createWebRouter } from '@trellis/web';
-import type { Express } from 'express';
-import type { DependencyContainer } from 'tsyringe';
 import { openArtifactStore, openDatabase, requireMigrated } from './adapters.js';
 import { deepFreeze, ensureGeneratedSecrets, loadConfig, type ServerConfig } from './config.js';
-import { coreSettings } from './coreSettings.js';
-import { PublicUrl, webOrigins } from './publicUrl.js';
-import { buildProviders, buildVcs } from './providers.js';
-import { NodeWebhookSender } from '@trellis/providers';
-import { OpaPolicyCompiler } from './OpaPolicyCompiler.js';
+import { PublicUrl } from './publicUrl.js';
 import { backgroundTasks, taskObserver } from './backgroundTasks.js';
 import { buildContainer, resolve } from './container.js';
 import { closeGracefully, listenOn, urlOf } from './httpServers.js';
 import { createLogger } from './logger.js';
 import { createMetrics, meteredEventBus, metricsRegistry, startTracing } from './observability.js';
+import { apiOptions } from './apiOptions.js';
+import { configuredAdapters } from './configuredAdapters.js';
+import type { ControlPlane, ControlPlaneOptions } from './controlPlaneTypes.js';
 import { VERSION } from './version.js';
 
-export interface ControlPlaneOptions {
-  /** Environment to configure from (DESIGN §5); defaults to `process.env`. */
-  env?: Record<string, string | undefined>;
-  /** Overrides applied on top of the environment. */
-  config?: Partial<ServerConfig>;
-  logger?: Logger;
-  clock?: Clock;
-  random?: Random;
-  /**
-   * Run pending migrations before serving (default: `config.migrateOnStart`, true unless
-   * TRELLIS_MIGRATE_ON_START=false). When not, a database lacking a migration of this release is
-   * refused: `trellis-server migrate` applies it.
-   */
-  migrate?: boolean;
-  /**
-   * The buttons of the sign-in page: providers that `GET /auth/signin/{id}` signs in with
-   * (default: every provider the configuration sets up).
-   */
-  signInProviders?: readonly ConfiguredProvider[];
-  /**
-   * Your own implementations of core's ports, registered in the container under their
-   * `coreServices` token instead of the ones the configuration names, before anything is
-   * resolved: `{ register: { artifactStore: myStore, eventBus: myBus } }`. A registered artifact
-   * store means the configured one (TRELLIS_ARTIFACTS_URL) is not opened. `close()` closes the
-   * artifact store in use, a registered one included.
-   */
-  register?: PortRegistrations;
-  /**
-   * The last word over the container, called after the defaults and `register` are in and before
-   * anything is resolved: `(container) => container.register(coreServices.clock.id, { useValue })`.
-   */
-  overrides?: (container: DependencyContainer) => void;
-  /** What wakes the background tasks (default: real intervals); tests turn testkit's `ManualTicker`. */
-  ticker?: Ticker;
-}
-
-type Ports = Omit<typeof coreServices, 'useCases'>;
-
-/** An implementation for any of core's ports, by the name of its `coreServices` token. */
-export type PortRegistrations = {
-  [K in keyof Ports]?: Ports[K] extends ServiceRef<infer T> ? T : never;
-};
-
-export interface ControlPlane {
-  /** The express app: serve it with `listen()`, or mount it under a prefix of your own app. */
-  app: Express;
-  /** The configuration, frozen; its `webUrl` is the public URL (the bound port's, once listening). */
-  readonly config: ServerConfig;
-  useCases: UseCases;
-  /** The configured sign-in providers, `{ id, name }` in sign-in page order. */
-  signInProviders: ConfiguredProvider[];
-  container: DependencyContainer;
-  /** The live-log streams: their limits and what they are doing (`stats()`). */
-  logStreams: LiveLogStreams;
-  /** The background tasks (docs/architecture.md, Background work): `stats()`, `runNow(id)`. */
-  scheduler: TaskScheduler;
-  /**
-   * Listens on `config.host:config.port` (port 0 picks a free one), and the first time also on
-   * `TRELLIS_METRICS_PORT` when set (`GET /metrics` only).
-   */
-  listen(): Promise<{ server: Server; url: string }>;
-  /** The URL of `GET /metrics` on its own port once listening; null: none (docs/observability.md). */
-  metricsUrl(): string | null;
-  /**
-   * Stops accepting, ends streams, waits for in-flight requests, then closes the artifact store
-   * and the database (its pool and event bus). Idempotent.
-   */
-  close(): Promise<void>;
-}
+export type { ControlPlane, ControlPlaneOptions, PortRegistrations } from './controlPlaneTypes.js';
 
 /** How long in-flight requests get to finish on shutdown before connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -139,32 +58,15 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   const registry = metricsRegistry(config);
   const configuredEvents = register.eventBus ?? database.events;
   const meteredBus = registry && meteredEventBus(configuredEvents, registry);
-  const container = buildContainer({
-    uow: register.unitOfWork ?? database.uow,
-    artifacts: register.artifactStore ?? (configuredArtifacts as ArtifactStore),
-    events: meteredBus ?? configuredEvents,
-    clock: defaultClock,
-    random: register.random ?? options.random ?? new CryptoRandom(),
-    signer: register.tokenSigner ?? new JwtTokenSigner(config.cliJwtSecret, defaultClock),
-    // Provider tokens at rest: TRELLIS_ENCRYPTION_KEY, or a key derived from CLI_JWT_SECRET.
-    secrets:
-      register.secretBox ??
-      (config.encryptionKeys.length > 0
-        ? new AesGcmSecretBox(config.encryptionKeys)
-        : AesGcmSecretBox.fromSecret(config.cliJwtSecret)),
-    providers: register.providers ?? buildProviders(config),
-    vcs: register.vcs ?? buildVcs(config),
-    webhooks: register.webhookSender ?? new NodeWebhookSender(),
-    policyCompiler:
-      register.policyCompiler ??
-      new OpaPolicyCompiler(config.opaBin, {
-        concurrency: config.policyCheckConcurrency,
-        queue: config.policyCheckQueue,
-      }),
-    jws: register.jwsSigner ?? new JoseJwsSigner(),
-    rateLimits: database.rateLimits,
-    settings: register.settings ?? coreSettings(config, publicUrl),
-  });
+  const container = buildContainer(
+    configuredAdapters(
+      { config, register, database, publicUrl, clock: defaultClock, random: options.random },
+      {
+        artifacts: register.artifactStore ?? (configuredArtifacts as ArtifactStore),
+        events: meteredBus ?? configuredEvents,
+      },
+    ),
+  );
   let artifacts: ArtifactStore;
   let events: EventBus;
   let uow: UnitOfWork;
@@ -197,61 +99,20 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   const shutdown = new AbortController();
   const boundPorts: number[] = [];
   const logStreams = new LiveLogStreams(useCases, events, config.logStreams);
-  const app = createApi({
-    useCases,
-    events,
-    clock,
-    logger,
-    readiness: async () => {
-      await uow.check();
-      await artifacts.check();
-    },
-    webOrigin: new URL(config.webUrl).origin,
-    allowedOrigins: () => webOrigins(publicUrl.value, config.webUrlExplicit, boundPorts, config.tls ? 'https' : 'http'),
-    // Sessions get their own key, derived so one secret configures the server.
-    sessionSecret: createHmac('sha256', config.cliJwtSecret).update('trellis web session').digest('base64url'),
-    releaseApiSecret: config.releaseApiSecret,
-    // The redirect URI registered with every provider; follows the bound port when TRELLIS_WEB_URL is unset.
-    signIn: { callbackUrl: () => `${publicUrl.value}/api/auth/callback` },
-    bootstrap: config.bootstrapToken
-      ? { token: config.bootstrapToken, email: config.bootstrapEmail, oneTime: config.bootstrapTokenOneTime }
-      : null,
-    shutdownSignal: shutdown.signal,
-    trustProxy: config.trustProxy,
-    rateLimits: database.rateLimits,
-    limits: {
-      bootstrapFailures: { limit: config.bootstrapFailureLimit, windowSeconds: config.bootstrapFailureWindowSeconds },
-      workerAuthFailures: {
-        limit: config.workerAuthFailureLimit,
-        windowSeconds: config.workerAuthFailureWindowSeconds,
+  const app = createApi(
+    apiOptions(
+      { config, useCases, events, clock, logger, database, publicUrl, boundPorts, logStreams },
+      {
+        readiness: async () => {
+          await uow.check();
+          await artifacts.check();
+        },
+        shutdownSignal: shutdown.signal,
+        metrics,
+        signInProviders: options.signInProviders,
       },
-      claimLongPolls: { perWorker: config.claimLongPollsPerWorker, total: config.claimLongPollsTotal },
-    },
-    logStreams,
-    ...(metrics ? { metrics } : {}),
-    // On the main port only when no port of their own is set (then behind the token, if any).
-    ...(metrics && config.metrics.port === null ? { metricsEndpoint: { token: config.metrics.token } } : {}),
-    version: VERSION,
-    // The stock CLI's protocol (docs/terraform-cloud.md); its URLs' key is derived from the one secret.
-    tfe: {
-      signer: new SignedUrls(createHmac('sha256', config.cliJwtSecret).update('trellis signed urls').digest(), clock),
-      publicOrigin: (req) =>
-        config.webUrlExplicit ? new URL(config.webUrl).origin : `${req.protocol}://${req.get('host') ?? 'localhost'}`,
-      authFailures: { limit: config.tfeAuthFailureLimit, windowSeconds: config.tfeAuthFailureWindowSeconds },
-      signedUrlSeconds: DEFAULT_TFE_SETTINGS.signedUrlSeconds,
-    },
-    web: (session) =>
-      createWebRouter({
-        ...session,
-        useCases,
-        webOrigin: new URL(config.webUrl).origin,
-        signInProviders: options.signInProviders ?? useCases.signIn.providers(),
-        bootstrapEnabled: config.bootstrapToken !== null,
-        clock,
-        tfeLoginTokenDays: config.tfeLoginTokenDays,
-        onError: (error, req) => logger.error({ err: error, path: req.path }, 'web page failed'),
-      }),
-  });
+    ),
+  );
 
   // Background work (docs/architecture.md): every loop of the control plane is a task here.
   const scheduler = new TaskScheduler(backgroundTasks(useCases, config, logger), {

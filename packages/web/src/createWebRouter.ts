@@ -229,6 +229,16 @@ export function createWebRouter(options: WebOptions): Router {
     tokenDays: options.tfeLoginTokenDays ?? 90,
   });
 
+  // A workspace's `self-html` link in the Terraform Cloud protocol (docs/terraform-cloud.md).
+  router.get(
+    '/app/:org/workspaces/:name',
+    headers,
+    signedIn(async ({ req, user }) => {
+      const ref = { organization: String(req.params.org), name: String(req.params.name) };
+      return new Redirect(`/configurations/${(await useCases.tfe.workspaces.read(user, ref)).vine.id}`);
+    }),
+  );
+
   router.get(
     '/vineyards',
     headers,

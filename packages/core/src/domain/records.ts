@@ -163,6 +163,8 @@ export interface SigningKey {
 export interface VariableValue {
   value: string;
   sensitive: boolean;
+  /** What it is for, for people (set through the Terraform Cloud protocol's `/vars`). */
+  description?: string;
 }
 export type Variables = Record<string, VariableValue>;
 
@@ -240,16 +242,60 @@ export interface Vine {
   /** The version string the CLI set on its workspace, else `latest` (issue 26). */
   terraform_version: string;
   execution_mode: ExecutionMode;
+  /** The other settings of its workspace (issue 26), as the CLI and go-tfe set them. */
+  workspace_settings: WorkspaceSettings;
   created_at: string;
   updated_at: string;
 }
 
+/** A workspace's settings beside name, tags, version and execution mode (`tfe/workspaceSettings.ts`). */
+export interface WorkspaceSettings {
+  description: string;
+  auto_apply: boolean;
+  auto_apply_run_trigger: boolean;
+  allow_destroy_plan: boolean;
+  assessments_enabled: boolean;
+  file_triggers_enabled: boolean;
+  queue_all_runs: boolean;
+  speculative_enabled: boolean;
+  structured_run_output_enabled: boolean;
+  global_remote_state: boolean;
+  /** Where runs start, relative to the configuration's root ('' is the root). */
+  working_directory: string;
+  trigger_prefixes: string[];
+  trigger_patterns: string[];
+  auto_destroy_at: string | null;
+  /** Where the workspace was made from, for people (`source-name`, `source-url`). */
+  source_name: string;
+  source_url: string;
+}
+
 /** The workspace fields of a vine (issue 26) and what a vine made without them gets. */
-export type VineWorkspaceFields = Pick<Vine, 'tags' | 'terraform_version' | 'execution_mode'>;
+export type VineWorkspaceFields = Pick<Vine, 'tags' | 'terraform_version' | 'execution_mode' | 'workspace_settings'>;
+/** HCP Terraform's defaults, except `global_remote_state`: any member may read a vine's outputs here. */
+export const DEFAULT_WORKSPACE_SETTINGS: Readonly<WorkspaceSettings> = Object.freeze({
+  description: '',
+  auto_apply: false,
+  auto_apply_run_trigger: false,
+  allow_destroy_plan: true,
+  assessments_enabled: false,
+  file_triggers_enabled: true,
+  queue_all_runs: false,
+  speculative_enabled: true,
+  structured_run_output_enabled: true,
+  global_remote_state: true,
+  working_directory: '',
+  trigger_prefixes: [],
+  trigger_patterns: [],
+  auto_destroy_at: null,
+  source_name: '',
+  source_url: '',
+});
 export const DEFAULT_VINE_WORKSPACE: Readonly<VineWorkspaceFields> = Object.freeze({
   tags: [],
   terraform_version: 'latest',
   execution_mode: 'remote',
+  workspace_settings: DEFAULT_WORKSPACE_SETTINGS,
 });
 /** A vine to create: the workspace fields may be left to their defaults. */
 export type NewVine = Omit<Vine, keyof VineWorkspaceFields> & Partial<VineWorkspaceFields>;

@@ -12,6 +12,7 @@ import type {
   VineComponents,
   VineSource,
   VineTriggers,
+  WorkspaceSettings,
 } from '../domain/records.js';
 
 export interface VineFilter {
@@ -73,4 +74,5 @@ export interface VineSettingsPatch {
   tags?: string[];
   terraform_version?: string;
   execution_mode?: ExecutionMode;
+  workspace_settings?: WorkspaceSettings;
 }

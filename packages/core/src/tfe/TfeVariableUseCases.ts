@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { UserActor } from '../domain/actors.js';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../domain/errors.js';
-import type { Variables, Vine } from '../domain/records.js';
+import type { VariableValue, Variables, Vine } from '../domain/records.js';
 import { recordAudit } from '../usecases/audit.js';
 import { type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
 import { variableNameOf } from './names.js';
@@ -22,6 +22,7 @@ export interface TfeVariable {
   name: string;
   value: string | null;
   sensitive: boolean;
+  description: string;
   /** Tells versions of a sensitive value apart without showing it (a digest of it). */
   versionOf: string;
   vine: Vine;
@@ -68,7 +69,12 @@ export class TfeVariableUseCases {
     if (name === null) throw new ValidationError('key is not a variable name', [{ path: 'key', message: 'invalid' }]);
     return this.change(actor, ref, (variables) => {
       if (variables[name]) throw new ConflictError('variable_exists', `the workspace already has a variable ${name}`);
-      variables[name] = { value: variableValue(input.value), sensitive: input.sensitive === true };
+      const description = variableDescription(input.description);
+      variables[name] = {
+        value: variableValue(input.value),
+        sensitive: input.sensitive === true,
+        ...(description ? { description } : {}),
+      };
       return name;
     });
   }
@@ -83,11 +89,14 @@ export class TfeVariableUseCases {
       if (typeof key !== 'string' || !KEY.test(key)) {
         throw new ValidationError('key is not a variable name', [{ path: 'key', message: 'invalid' }]);
       }
+      const description =
+        input.description === undefined ? (current.description ?? '') : variableDescription(input.description);
       delete variables[name];
       variables[key] = {
         value: input.value === undefined ? current.value : variableValue(input.value),
         // A sensitive variable stays sensitive.
         sensitive: current.sensitive || input.sensitive === true,
+        ...(description ? { description } : {}),
       };
       return key;
     });
@@ -123,7 +132,7 @@ export class TfeVariableUseCases {
       const variable = name === null ? undefined : updated.variables[name];
       return variable && name !== null
         ? view(updated, name, variable)
-        : { name: '', value: null, sensitive: false, versionOf: '', vine: updated };
+        : { name: '', value: null, sensitive: false, description: '', versionOf: '', vine: updated };
     });
   }
 }
@@ -136,11 +145,25 @@ function variableValue(value: unknown): string {
   return value;
 }
 
-function view(vine: Vine, name: string, variable: { value: string; sensitive: boolean }): TfeVariable {
+/** HCP Terraform's limit, which go-tfe's tests check. */
+const MAX_DESCRIPTION = 512;
+
+function variableDescription(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string' || value.length > MAX_DESCRIPTION) {
+    throw new ValidationError(`description must be text of at most ${MAX_DESCRIPTION} characters`, [
+      { path: 'description', message: `at most ${MAX_DESCRIPTION} characters` },
+    ]);
+  }
+  return value;
+}
+
+function view(vine: Vine, name: string, variable: VariableValue): TfeVariable {
   return {
     name,
     value: variable.sensitive ? null : variable.value,
     sensitive: variable.sensitive,
+    description: variable.description ?? '',
     versionOf: createHash('sha256').update(variable.value).digest('hex'),
     vine,
   };

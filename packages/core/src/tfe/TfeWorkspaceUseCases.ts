@@ -3,6 +3,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.
 import type { Vine, Vineyard } from '../domain/records.js';
 import type { OrgAction } from '../domain/roles.js';
 import type { Scope, Stores } from '../ports/UnitOfWork.js';
+import type { VineSettingsPatch } from '../ports/VineStore.js';
 import { recordAudit } from '../usecases/audit.js';
 import { type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
 import { deleteStateArtifacts } from '../usecases/stateVersionWriter.js';
@@ -15,6 +16,7 @@ import {
   type TfeWorkspace,
   type TfeWorkspaceInput,
 } from './workspaces.js';
+import { workspaceSettingsOf } from './workspaceSettings.js';
 
 /** A workspace named as the protocol names one: by id, or by organization and name. */
 export type WorkspaceRef = { id: string } | { organization: string; name: string };
@@ -100,6 +102,7 @@ export class TfeWorkspaceUseCases {
         tags: parsed.tags ?? [],
         terraform_version: parsed.terraform_version ?? 'latest',
         execution_mode: parsed.execution_mode ?? 'remote',
+        workspace_settings: workspaceSettingsOf(parsed.settings),
         created_at: now,
         updated_at: now,
       });
@@ -116,9 +119,11 @@ export class TfeWorkspaceUseCases {
   async update(actor: UserActor, ref: WorkspaceRef, input: TfeWorkspaceInput): Promise<TfeWorkspace> {
     const parsed = parseWorkspaceInput(input);
     return this.change(actor, ref, 'vineyards.manage', 'vine.update', async (_stores, vine) => {
-      const patch = { ...parsed };
+      const { settings, ...fields } = parsed;
+      const patch: VineSettingsPatch = { ...fields };
       if (patch.name !== undefined && patch.name === vine.name) delete patch.name;
-      return { patch, details: { ...patch, via: 'terraform-cloud' } };
+      if (settings) patch.workspace_settings = { ...vine.workspace_settings, ...settings };
+      return { patch, details: { ...fields, ...(settings ?? {}), via: 'terraform-cloud' } };
     });
   }
 
@@ -242,10 +247,7 @@ export class TfeWorkspaceUseCases {
     ref: WorkspaceRef,
     action: OrgAction,
     audit: 'vine.update',
-    plan: (
-      stores: Stores,
-      vine: Vine,
-    ) => Promise<{ patch: Parameters<Stores['vines']['updateSettings']>[2]; details: object }>,
+    plan: (stores: Stores, vine: Vine) => Promise<{ patch: VineSettingsPatch; details: object }>,
   ): Promise<TfeWorkspace> {
     const { vine, scope } = await this.locate(actor, ref, action);
     return this.deps.uow.run(scope, async (stores) => {

@@ -1,7 +1,8 @@
 import { EXECUTION_MODES, type ExecutionMode } from '../domain/enums.js';
 import { ConflictError, ValidationError } from '../domain/errors.js';
 import type { AuditDetails } from '../domain/audit.js';
-import type { StateLock, StateVersion, Vine, Vineyard } from '../domain/records.js';
+import type { StateLock, StateVersion, Vine, Vineyard, WorkspaceSettings } from '../domain/records.js';
+import { executionModeOfOperations, parseWorkspaceSettings } from './workspaceSettings.js';
 
 /** A workspace as the protocol's answers need it: the vine and what its attributes are read from. */
 export interface TfeWorkspace {
@@ -18,7 +19,11 @@ export interface TfeWorkspaceInput {
   tags?: unknown;
   terraform_version?: unknown;
   execution_mode?: unknown;
+  /** The older way of saying the execution mode (`true`: remote); not with `execution_mode`. */
+  operations?: unknown;
   project_id?: unknown;
+  /** The other settings by their attribute names (`auto-apply`, `working-directory`, …). */
+  settings?: Record<string, unknown>;
 }
 
 export interface ParsedWorkspaceInput {
@@ -26,11 +31,16 @@ export interface ParsedWorkspaceInput {
   tags?: string[];
   terraform_version?: string;
   execution_mode?: ExecutionMode;
+  settings?: Partial<WorkspaceSettings>;
 }
 
 const TAG = /^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$/;
-/** The CLI sends its own version (`1.12.6`), a constraint, or `latest`. */
-const VERSION = /^[A-Za-z0-9 ~><=!.,+_-]{1,64}$/;
+/**
+ * The CLI sends its own version (`1.12.6`), a constraint (`~> 1.12`, `>= 1.6, < 2`), or
+ * `latest`: a version starts with a digit (after an optional `v` or an operator).
+ */
+const VERSION =
+  /^(latest|(?:(?:[~><=!]{1,2}\s*)?v?\d[A-Za-z0-9.+-]*)(?:\s*,\s*(?:[~><=!]{1,2}\s*)?v?\d[A-Za-z0-9.+-]*)*)$/;
 
 /** Tags as a vine keeps them: unique, lower case (HCP Terraform compares them so), sorted. */
 export function parseTags(value: unknown, path = 'tags'): string[] {
@@ -66,13 +76,24 @@ export function parseWorkspaceInput(input: TfeWorkspaceInput): ParsedWorkspaceIn
   }
   if (input.tags !== undefined && input.tags !== null) parsed.tags = parseTags(input.tags);
   if (input.terraform_version !== undefined && input.terraform_version !== null && input.terraform_version !== '') {
-    if (typeof input.terraform_version !== 'string' || !VERSION.test(input.terraform_version)) {
+    if (
+      typeof input.terraform_version !== 'string' ||
+      input.terraform_version.length > 64 ||
+      !VERSION.test(input.terraform_version)
+    ) {
       throw new ValidationError('terraform-version must be a version, a constraint or latest', [
         { path: 'terraform-version', message: 'must be a version, a constraint or latest' },
       ]);
     }
     parsed.terraform_version = input.terraform_version;
   }
+  const operationsMode = executionModeOfOperations(input.operations);
+  if (operationsMode !== undefined && input.execution_mode !== undefined && input.execution_mode !== null) {
+    throw new ValidationError('operations is deprecated and cannot be sent with execution-mode', [
+      { path: 'operations', message: 'send execution-mode only' },
+    ]);
+  }
+  if (operationsMode !== undefined) parsed.execution_mode = operationsMode;
   if (input.execution_mode !== undefined && input.execution_mode !== null) {
     const mode = input.execution_mode === 'agent' ? 'remote' : input.execution_mode;
     if (!(EXECUTION_MODES as readonly unknown[]).includes(mode)) {
@@ -81,6 +102,10 @@ export function parseWorkspaceInput(input: TfeWorkspaceInput): ParsedWorkspaceIn
       ]);
     }
     parsed.execution_mode = mode as ExecutionMode;
+  }
+  if (input.settings) {
+    const settings = parseWorkspaceSettings(input.settings);
+    if (Object.keys(settings).length > 0) parsed.settings = settings;
   }
   return parsed;
 }

@@ -11,6 +11,7 @@ import {
   type Vineyard,
   variableId,
   workspaceId,
+  workspaceSettingAttributes,
 } from '@trellis/core';
 import { linkage, type Resource, resource } from './jsonapi.js';
 
@@ -63,29 +64,23 @@ export function organization(name: string, createdAt: string | null, abilities: 
 
 export function workspace(ws: TfeWorkspace, abilities: Abilities): Resource {
   const { vine } = ws;
+  const lockedBy = ws.lock ? protocolLockHolder(ws.lock) : null;
   return resource(
     'workspaces',
     workspaceId(vine.id),
     {
+      ...workspaceSettingAttributes(vine.workspace_settings),
       name: vine.name,
-      description: '',
       environment: 'default',
       'execution-mode': vine.execution_mode,
-      // Remote operations are part 2's: until then the CLI runs every operation locally.
-      operations: false,
+      // The older form of the execution mode. The entitlement set's `operations: false` keeps
+      // every run local until remote runs are served, whatever a workspace says.
+      operations: vine.execution_mode === 'remote',
       'terraform-version': vine.terraform_version,
       locked: ws.lock !== null,
       'tag-names': vine.tags,
-      'auto-apply': false,
-      'allow-destroy-plan': true,
-      'file-triggers-enabled': false,
-      'queue-all-runs': false,
-      'speculative-enabled': true,
-      'structured-run-output-enabled': false,
-      'global-remote-state': true,
-      'working-directory': '',
-      'trigger-prefixes': [],
-      'trigger-patterns': [],
+      // Set on the workspace itself, never inherited from an organization default.
+      'setting-overwrites': { 'execution-mode': true, 'agent-pool': true },
       'resource-count': 0,
       source: 'tfe-api',
       'created-at': vine.created_at,
@@ -113,12 +108,23 @@ export function workspace(ws: TfeWorkspace, abilities: Abilities): Resource {
       organization: linkage('organizations', ws.organization),
       project: linkage('projects', projectId(vine.vineyard_id)),
       'current-state-version': ws.current ? linkage('state-versions', stateVersionId(ws.current.id)) : null,
+      // Only a lock taken through the protocol names its holder; an engine's lock shows `locked` alone.
+      'locked-by': lockedBy ? linkage('users', lockedBy) : null,
       vars: Object.keys(vine.variables)
         .sort()
         .map((name) => linkage('vars', variableId(name))),
     },
-    { self: `/api/v2/organizations/${ws.organization}/workspaces/${vine.name}` },
+    {
+      self: `/api/v2/organizations/${ws.organization}/workspaces/${vine.name}`,
+      'self-html': `/app/${ws.organization}/workspaces/${vine.name}`,
+    },
   );
+}
+
+/** The person holding a lock taken through the protocol (`TfeLockUseCases`), else null. */
+function protocolLockHolder(lock: NonNullable<TfeWorkspace['lock']>): string | null {
+  const holder = lock.info.TrellisUserId;
+  return lock.info.Operation === 'TerraformCloudLock' && typeof holder === 'string' ? holder : null;
 }
 
 export function project(vineyard: Vineyard, organizationName: string): Resource {
@@ -193,6 +199,16 @@ export function stateOutput(versionId: number, output: StateOutput): Resource {
   });
 }
 
+/** A current output as a workspace's `outputs` carry it (a sensitive value is never shown there). */
+export function workspaceOutput(versionId: number, output: StateOutput): Resource {
+  return resource('workspace-outputs', outputId(versionId, output.name), {
+    name: output.name,
+    sensitive: output.sensitive,
+    'output-type': outputKind(output.detailedType),
+    value: output.sensitive ? null : output.value,
+  });
+}
+
 export function variable(view: TfeVariable): Resource {
   return resource(
     'vars',
@@ -203,10 +219,10 @@ export function variable(view: TfeVariable): Resource {
       sensitive: view.sensitive,
       category: 'terraform',
       hcl: false,
-      description: '',
+      description: view.description,
       // Changes whenever the variable does (HCP Terraform's is opaque too).
       'version-id': createHash('sha256')
-        .update(`${view.name}\0${view.sensitive}\0${view.value ?? view.versionOf}`)
+        .update(`${view.name}\0${view.sensitive}\0${view.value ?? view.versionOf}\0${view.description}`)
         .digest('hex')
         .slice(0, 32),
     },

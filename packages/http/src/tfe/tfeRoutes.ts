@@ -135,18 +135,26 @@ export function tfeRoutes(deps: TfeRouteDeps): Router {
       tags: tagNames(attributes, req.body),
       terraform_version: attributes['terraform-version'],
       execution_mode: attributes['execution-mode'],
+      operations: attributes.operations,
       project_id: project && !Array.isArray(project) ? project.id : undefined,
+      settings: attributes,
     });
     sendDocument(res, 201, await workspaceDoc(actor, ws));
   });
-  router.get('/organizations/:org/workspaces/:name', async (req, res) => {
+  /** A workspace read, with its current outputs when `include` names them (`?include=outputs`). */
+  const read = (ref: (req: Request) => WorkspaceRef) => async (req: Request, res: express.Response) => {
     const actor = actorOf(res);
-    sendDocument(res, 200, await workspaceDoc(actor, await tfe.workspaces.read(actor, byName(req))));
-  });
-  router.get('/workspaces/:id', async (req, res) => {
-    const actor = actorOf(res);
-    sendDocument(res, 200, await workspaceDoc(actor, await tfe.workspaces.read(actor, byId(req))));
-  });
+    const ws = await tfe.workspaces.read(actor, ref(req));
+    const doc = await workspaceDoc(actor, ws);
+    if (!includes(req, 'outputs')) return sendDocument(res, 200, doc);
+    const outputs = ws.current ? (await tfe.states.summary(actor, ws.current)).outputs : [];
+    const versionId = ws.current?.id ?? 0;
+    const included = outputs.map((output) => view.workspaceOutput(versionId, output));
+    const relationships = { ...doc.relationships, outputs: { data: included.map(({ type, id }) => ({ type, id })) } };
+    sendDocument(res, 200, { ...doc, relationships }, { included });
+  };
+  router.get('/organizations/:org/workspaces/:name', read(byName));
+  router.get('/workspaces/:id', read(byId));
   const update = (ref: (req: Request) => WorkspaceRef) => async (req: Request, res: express.Response) => {
     const actor = actorOf(res);
     const attributes = attributesOf(req.body);
@@ -154,7 +162,9 @@ export function tfeRoutes(deps: TfeRouteDeps): Router {
       name: attributes.name,
       terraform_version: attributes['terraform-version'],
       execution_mode: attributes['execution-mode'],
+      operations: attributes.operations,
       ...(attributes['tag-names'] !== undefined ? { tags: attributes['tag-names'] } : {}),
+      settings: attributes,
     });
     sendDocument(res, 200, await workspaceDoc(actor, ws));
   };
@@ -377,4 +387,9 @@ export function pendingOfClaims(claims: Record<string, unknown>): PendingUpload 
     lineage: typeof claims.li === 'string' ? claims.li : null,
     force: claims.fo === true,
   };
+}
+
+/** Whether the request's `include` (comma-separated) names `name`. */
+function includes(req: Request, name: string): boolean {
+  return typeof req.query.include === 'string' && req.query.include.split(',').includes(name);
 }

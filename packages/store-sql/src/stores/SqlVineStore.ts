@@ -17,6 +17,9 @@ import {
   type VineStore,
   type DriftResult,
   type VineSettingsPatch,
+  DEFAULT_WORKSPACE_SETTINGS,
+  type WorkspaceSettings,
+  workspaceSettingsOf,
 } from '@trellis/core';
 import { ownerList, type OwnerIds } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
@@ -68,6 +71,8 @@ export class SqlVineStore implements VineStore {
           ...(vine.tags && vine.tags.length > 0 ? { tags: jsonIn(vine.tags) } : {}),
           ...(vine.terraform_version ? { terraform_version: vine.terraform_version } : {}),
           ...(vine.execution_mode ? { execution_mode: vine.execution_mode } : {}),
+          // m043: only settings that differ from the defaults are kept, so none leaves it null.
+          ...(vine.workspace_settings ? workspaceSettingsColumn(vine.workspace_settings) : {}),
           created_at: timeIn(vine.created_at),
           updated_at: timeIn(vine.updated_at),
         })
@@ -190,6 +195,9 @@ export class SqlVineStore implements VineStore {
     if (patch.tags !== undefined) changes.tags = jsonIn(patch.tags);
     if (patch.terraform_version !== undefined) changes.terraform_version = patch.terraform_version;
     if (patch.execution_mode !== undefined) changes.execution_mode = patch.execution_mode;
+    if (patch.workspace_settings !== undefined) {
+      changes.workspace_settings = workspaceSettingsColumn(patch.workspace_settings).workspace_settings ?? null;
+    }
     const [row] = await this.db.recoverable((db) =>
       db.table('vines').where({ owner_id: ownerId, id }).update(changes).returning('*'),
     );
@@ -279,7 +287,23 @@ function toVine(row: Row): Vine {
     tags: row.tags === null || row.tags === undefined ? [] : jsonOut<string[]>(row.tags),
     terraform_version: row.terraform_version ? textOut(row.terraform_version) : 'latest',
     execution_mode: row.execution_mode ? (textOut(row.execution_mode) as ExecutionMode) : 'remote',
+    workspace_settings: workspaceSettingsOf(
+      row.workspace_settings === null || row.workspace_settings === undefined
+        ? null
+        : jsonOut<Partial<WorkspaceSettings>>(row.workspace_settings),
+    ),
     created_at: timeOut(row.created_at),
     updated_at: timeOut(row.updated_at),
   };
+}
+
+/** The `workspace_settings` column (m043): the settings that differ from the defaults, or nothing. */
+function workspaceSettingsColumn(settings: WorkspaceSettings): Row {
+  const changed = Object.fromEntries(
+    Object.entries(settings).filter(
+      ([key, value]) =>
+        JSON.stringify(value) !== JSON.stringify(DEFAULT_WORKSPACE_SETTINGS[key as keyof WorkspaceSettings]),
+    ),
+  );
+  return Object.keys(changed).length > 0 ? { workspace_settings: jsonIn(changed) } : {};
 }

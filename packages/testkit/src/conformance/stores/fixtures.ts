@@ -12,6 +12,7 @@ import type {
   Worker,
   WorkerRelease,
 } from '@trellis/core';
+import { DEFAULT_WORKSPACE_SETTINGS } from '@trellis/core';
 
 /**
  * Records for the store conformance suite, valid as the use cases would build them. Times carry
@@ -97,6 +98,7 @@ export function newVine(ownerId: string, vineyardId: string, overrides: Partial<
     tags: [],
     terraform_version: 'latest',
     execution_mode: 'remote',
+    workspace_settings: { ...DEFAULT_WORKSPACE_SETTINGS },
     created_at: created,
     updated_at: created,
     ...overrides,

@@ -7,6 +7,7 @@ import type { OpenStoreHarness } from './harness.js';
 import { describeJobStoreConformance } from './jobs.js';
 import { describeLogStoreConformance } from './logs.js';
 import { describeNotificationStoreConformance } from './notifications.js';
+import { describeOrgMembershipConformance } from './orgMemberships.js';
 import { describeOrgStoreConformance } from './orgs.js';
 import { describePaginationConformance } from './pagination.js';
 import { describePolicyStoreConformance } from './policies.js';
@@ -49,6 +50,7 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeStateStoreConformance(open);
     describePaginationConformance(open);
     describeOrgStoreConformance(open);
+    describeOrgMembershipConformance(open);
     describeApiTokenStoreConformance(open);
     describeNotificationStoreConformance(open);
     describeAuditStoreConformance(open);

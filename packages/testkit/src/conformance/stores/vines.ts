@@ -1,4 +1,4 @@
-import type { Vine, VineComponents } from '@trellis/core';
+import { DEFAULT_WORKSPACE_SETTINGS, type Vine, type VineComponents } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
 import { at, later, newCloudIdentity, newJob, newVine, newVineyard, uuid } from './fixtures.js';
 import { attemptOnOthersRecord, expectConflict, type OpenStoreHarness, rejectionOf, useStoreSuite } from './harness.js';
@@ -54,6 +54,47 @@ export function describeVineStoreConformance(open: OpenStoreHarness): void {
         ),
       );
       expect(clash).toMatchObject({ code: 'vine_name_taken' });
+    });
+
+    it('keeps workspace settings (m043): all defaults when left out, each one as set, back to defaults', async () => {
+      const owner = await suite.seedOwner();
+      expect(owner.vine.workspace_settings).toEqual(DEFAULT_WORKSPACE_SETTINGS);
+      const { workspace_settings: _s, ...bare } = newVine(owner.id, owner.vineyard.id);
+      const defaulted = await suite.asOwner(owner.id, (stores) => stores.vines.create(bare));
+      expect(defaulted.workspace_settings).toEqual(DEFAULT_WORKSPACE_SETTINGS);
+      const settings = {
+        ...DEFAULT_WORKSPACE_SETTINGS,
+        description: 'the network ✓',
+        auto_apply: true,
+        allow_destroy_plan: false,
+        working_directory: 'envs/prod',
+        trigger_prefixes: ['/modules', '/shared'],
+        auto_destroy_at: '2027-01-01T00:00:00.000Z',
+      };
+      const made = await suite.asOwner(owner.id, (stores) =>
+        stores.vines.create(newVine(owner.id, owner.vineyard.id, { workspace_settings: settings })),
+      );
+      expect(await suite.asOwner(owner.id, (stores) => stores.vines.get(owner.id, made.id))).toMatchObject({
+        workspace_settings: settings,
+      });
+      const changed = { ...settings, auto_apply: false, trigger_prefixes: [], trigger_patterns: ['/**/net/*'] };
+      await suite.asOwner(owner.id, (stores) =>
+        stores.vines.updateSettings(owner.id, made.id, { workspace_settings: changed }, later()),
+      );
+      expect(
+        (await suite.asOwner(owner.id, (stores) => stores.vines.get(owner.id, made.id)))?.workspace_settings,
+      ).toEqual(changed);
+      await suite.asOwner(owner.id, (stores) =>
+        stores.vines.updateSettings(
+          owner.id,
+          made.id,
+          { workspace_settings: { ...DEFAULT_WORKSPACE_SETTINGS } },
+          later(),
+        ),
+      );
+      expect(
+        (await suite.asOwner(owner.id, (stores) => stores.vines.get(owner.id, made.id)))?.workspace_settings,
+      ).toEqual(DEFAULT_WORKSPACE_SETTINGS);
     });
 
     it('creates a vine and reads it back by id, name and project name, JSON and nulls intact', async () => {

@@ -25,7 +25,12 @@ export class MemoryVineStore implements VineStore {
   constructor(private readonly tx: MemoryTransaction) {}
 
   async create(input: NewVine): Promise<Vine> {
-    const vine: Vine = { ...DEFAULT_VINE_WORKSPACE, ...input, tags: [...(input.tags ?? [])] };
+    const vine: Vine = {
+      ...DEFAULT_VINE_WORKSPACE,
+      ...input,
+      tags: [...(input.tags ?? [])],
+      workspace_settings: copy(input.workspace_settings ?? DEFAULT_VINE_WORKSPACE.workspace_settings),
+    };
     const { vines } = this.tx.state;
     this.tx.checkWrite('vines', vine.owner_id);
     const siblings = [...vines.values()].filter((existing) => existing.owner_id === vine.owner_id);
@@ -129,6 +134,7 @@ export class MemoryVineStore implements VineStore {
     if (patch.variables !== undefined) vine.variables = copy(patch.variables);
     if (patch.terraform_version !== undefined) vine.terraform_version = patch.terraform_version;
     if (patch.execution_mode !== undefined) vine.execution_mode = patch.execution_mode;
+    if (patch.workspace_settings !== undefined) vine.workspace_settings = copy(patch.workspace_settings);
     vine.updated_at = at;
     return copy(vine);
   }
