@@ -351,7 +351,8 @@ export class JobSteps {
     } catch (error) {
       throw new JobFailure(`the policies could not be evaluated: ${(error as Error).message}`);
     }
-    for (const line of summarizePolicyResults(results)) log.system(line);
+    const blocked = job.job_type === 'DESTROY' ? 'the destroy stops: nothing is destroyed' : undefined;
+    for (const line of summarizePolicyResults(results, blocked)) log.system(line);
     return results;
   }
 

@@ -91,6 +91,9 @@ describe.skipIf(!TOFU || !OPA)(
       ]);
       const log = await logText(server, destroy.id);
       expect(log).toContain('policy no-destroy v1 (mandatory): FAILED');
+      expect(log).toContain(
+        'policies: 0 passed, 1 mandatory failed, 0 advisory failed; the destroy stops: nothing is destroyed',
+      );
       expect(log).not.toContain('Destroy complete!');
 
       // Nothing was destroyed: a plan of the vine still finds its resource in the state.

@@ -7,7 +7,6 @@
  * that requires approval needs an approval.
  */
 import type { JobResults } from './jobResults.js';
-import type { ClaimedPolicy } from './records.js';
 
 export const POLICY_ENFORCEMENTS = ['advisory', 'mandatory'] as const;
 export type PolicyEnforcement = (typeof POLICY_ENFORCEMENTS)[number];
@@ -66,6 +65,14 @@ export function policyResultsOf(metadata: Pick<JobResults, 'policy_results'>): P
 /** The mandatory policies a plan failed: a DEPLOY of it needs an override. */
 export function failedMandatoryPolicies(metadata: Pick<JobResults, 'policy_results'>): PolicyResult[] {
   return policyResultsOf(metadata).filter((r) => r.enforcement === 'mandatory' && !r.passed);
+}
+
+/** A policy version a claim carried to its agent (issue 23): each needs a result in the job's report. */
+export interface ClaimedPolicy {
+  policy_id: string;
+  version: number;
+  name: string;
+  enforcement: PolicyEnforcement;
 }
 
 /** What the job records of a policy its claim carried (issue 23). */

@@ -1,5 +1,5 @@
 import type { OrgRole } from './roles.js';
-import type { ApprovalSetting, PlanApproval, PolicyOverride } from './policies.js';
+import type { ApprovalSetting, ClaimedPolicy, PlanApproval, PolicyOverride } from './policies.js';
 import type { VcsJobTrigger } from './vcs.js';
 import type { ExecutionMetadata } from './jobResults.js';
 /**
@@ -318,19 +318,8 @@ export interface ConfigSnapshot {
   cloud_identity_id: string | null;
   /** Set for DESTROY_WORKER jobs, which act on a worker rather than a vine. */
   target_worker?: { id: string; name: string; mode: WorkerMode };
-  /**
-   * Set (true) on a destroy plan, a PLAN of the vine's destruction (issue 23), and on the DESTROY
-   * that applies it: the hash of a destroy plan never equals a deploy's, and the reverse.
-   */
+  /** A destroy plan, or the DESTROY applying one (issue 23): its hash never equals a deploy's. */
   destroy?: true;
-}
-
-/** A policy version a claim carried to its agent (issue 23): each needs a result in the job's report. */
-export interface ClaimedPolicy {
-  policy_id: string;
-  version: number;
-  name: string;
-  enforcement: 'advisory' | 'mandatory';
 }
 
 export interface Job {
@@ -355,16 +344,9 @@ export interface Job {
   trigger: JobTrigger;
   /** The person who queued the job; null when the system did (drift check, run trigger). */
   created_by: string | null;
-  /**
-   * Of a job the system queued, the person whose action caused it (issue 23): who deployed the
-   * upstream vine of a run trigger, who pushed the commit; null when none is known. For the
-   * separate-approver rule they count as its creator.
-   */
+  /** Of a system job, the person whose deploy or push caused it (issue 23); the creator for the separate approver. */
   caused_by: string | null;
-  /**
-   * The policy versions the job's claim carried to its agent (issue 23), recorded at claim time;
-   * null for a job not claimed yet (or claimed before they were recorded).
-   */
+  /** The policy versions its claim carried (issue 23), recorded at claim time; null: not claimed. */
   claimed_policies: ClaimedPolicy[] | null;
   /** A PLAN's approval or rejection (issue 15); null: undecided. */
   approval: PlanApproval | null;

@@ -23,8 +23,8 @@ import {
   PolicyFailedError,
   ValidationError,
 } from '../domain/errors.js';
-import type { ApprovalSetting, PolicyResult } from '../domain/policies.js';
-import { type ClaimedPolicy, isSpeculativeTrigger, type Job, type Vine } from '../domain/records.js';
+import type { ApprovalSetting, ClaimedPolicy, PolicyResult } from '../domain/policies.js';
+import { isSpeculativeTrigger, type Job, type Vine } from '../domain/records.js';
 import type { Stores } from '../ports/UnitOfWork.js';
 import { configHash, pinnedCommitOf, snapshotOfVine, snapshotOfVineAt } from '../snapshot/configSnapshot.js';
 

@@ -1,8 +1,8 @@
 import type { OwnerIds } from './UnitOfWork.js';
 import type { JobStatus, VineStatus } from '../domain/enums.js';
 import type { Page, PageRequest } from '../domain/pagination.js';
-import type { PlanApproval, PolicyOverride } from '../domain/policies.js';
-import type { ClaimedPolicy, CloudIdentity, Job, JobSummary, Vineyard } from '../domain/records.js';
+import type { ClaimedPolicy, PlanApproval, PolicyOverride } from '../domain/policies.js';
+import type { CloudIdentity, Job, JobSummary, Vineyard } from '../domain/records.js';
 
 export interface JobFilter {
   status?: JobStatus;
