@@ -459,6 +459,33 @@ describe('auto_deploy', () => {
     expect(jobsOf().filter((job) => job.job_type === 'DEPLOY')).toEqual([]);
   });
 
+  it('a plan whose agent reported no result of a policy its claim carried is never auto-deployed (issue 23)', async () => {
+    await setConnection({ auto_deploy: true });
+    const policy = await core.useCases.policies.create(ada, {
+      name: 'checked',
+      enforcement: 'mandatory',
+      module: 'package trellis.checked\n\ndeny contains msg if {\n  false\n  msg := "never"\n}\n',
+    });
+    const unchecked = (await receive(request(push()))).jobs[0] as Job;
+    await run(unchecked, changes(2));
+    expect(jobsOf().filter((job) => job.job_type === 'DEPLOY')).toEqual([]);
+    const checked = (await receive(request(push({ commit_sha: SHA_2 })))).jobs[0] as Job;
+    await run(checked, {
+      status: 'SUCCESS',
+      execution_metadata: {
+        plan_summary: { add: 2, change: 0, destroy: 0 },
+        policy_results: [
+          { policy_id: policy.id, version: 1, name: 'checked', enforcement: 'mandatory', passed: true, messages: [] },
+        ],
+      },
+    });
+    expect(
+      jobsOf()
+        .filter((job) => job.job_type === 'DEPLOY')
+        .map((job) => job.plan_job_id),
+    ).toEqual([checked.id]);
+  });
+
   it('a plan that failed a mandatory policy, or of a vine that requires approval, is left for people', async () => {
     await setConnection({ auto_deploy: true });
     const failing = (await receive(request(push()))).jobs[0] as Job;
