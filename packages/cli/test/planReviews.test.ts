@@ -97,6 +97,9 @@ describe('approvals and overrides in the CLI', () => {
     expect((await client.getJob(destroyPlanId)).config_snapshot.destroy).toBe(true);
     await client.cancelJob(destroyPlanId);
 
+    expect((await trellis('jobs', 'show', planId)).stdout).toMatch(
+      /Deployable: +no: this configuration deploys only an approved plan, and this plan is not approved \[approval_required\]\n/,
+    );
     // The person who queued the plan is its only possible approver here: refused, then allowed.
     const self = await run('approve', planId);
     expect(self.code).toBe(1);
@@ -110,6 +113,7 @@ describe('approvals and overrides in the CLI', () => {
     expect(twice.stderr).toContain('[plan_already_decided]');
 
     const shown = (await trellis('jobs', 'show', planId)).stdout;
+    expect(shown).toMatch(new RegExp(`Deployable: +yes: trellis deploy web --plan ${planId}\n`));
     expect(shown).toMatch(/Approval: +approved by admin@localhost at .+ UTC \(reviewed\)\n/);
     expect(shown).toMatch(/Override: +by admin@localhost at .+ UTC: public by design\n/);
     const shownJson = JSON.parse((await trellis('jobs', 'show', planId, '--json')).stdout) as Job;
