@@ -127,6 +127,14 @@ describe.skipIf(!chromiumPath)(
       expect(await owner.locator('[data-approval-setting]').getAttribute('data-approval-setting')).toBe('separate');
       // Deploying without an approved plan is refused, so the page no longer offers it.
       expect(await owner.locator('[data-plan-and-deploy]').count()).toBe(0);
+      // Nor a destroy without an approved destroy plan (issue 23): it offers to plan one instead.
+      expect(await owner.locator('[data-vine-actions] [data-create-job="DESTROY"]').count()).toBe(0);
+      expect(await owner.locator('[data-destroy-plan]').count()).toBe(1);
+      await Promise.all([owner.waitForURL(/\/jobs\/[0-9a-f-]{36}$/), owner.click('[data-destroy-plan]')]);
+      const destroyPlanId = new URL(owner.url()).pathname.split('/').pop() as string;
+      const destroyPlan = await ownerClient.getJob(destroyPlanId);
+      expect(destroyPlan).toMatchObject({ job_type: 'PLAN', config_snapshot: { destroy: true } });
+      await ownerClient.cancelJob(destroyPlanId);
       expect((await ownerClient.getConfiguration(vineId)).approval).toEqual({
         required: true,
         separate_approver: true,

@@ -355,3 +355,16 @@ export function planIsCurrent(plan: Pick<Job, 'config_snapshot' | 'config_hash'>
   if (plan.config_snapshot.destroy === true) now = { ...now, destroy: true };
   return configHash(now) === plan.config_hash;
 }
+
+/** What queueing a change of the vine without a plan would meet at the gate (the vine page's offers). */
+export interface PlanlessActions {
+  deploy: JobAction;
+  destroy: JobAction;
+}
+
+export function planlessActions(guards: VineGuards, name?: string): PlanlessActions {
+  return {
+    deploy: fromProblem(planlessChangeProblem('DEPLOY', guards, name)),
+    destroy: fromProblem(planlessChangeProblem('DESTROY', guards, name)),
+  };
+}

@@ -39,7 +39,14 @@ import { redactSensitiveOutputs } from './finalizeDeployment.js';
 import { jobForPeople, type JobView } from './views.js';
 import { claimedPolicy, type PolicyToEvaluate } from '../domain/policies.js';
 import { policiesForVine } from './PolicyUseCases.js';
-import { checkChange, planActions, planFactsOf } from '../jobs/deployGate.js';
+import {
+  checkChange,
+  type PlanlessActions,
+  planActions,
+  planFactsOf,
+  planlessActions,
+  vineGuardsOf,
+} from '../jobs/deployGate.js';
 import type { OrgAction } from '../domain/roles.js';
 import type { GitProvider } from '../domain/enums.js';
 import type { VcsConnection } from '../domain/vcs.js';
@@ -209,6 +216,17 @@ export class JobUseCases {
       }),
     );
     return { ...jobForPeople(record), actions: facts === null ? null : planActions(facts) };
+  }
+
+  /** What a DEPLOY or DESTROY of the vine without a plan would meet at the deploy gate (issue 23). */
+  async planlessActions(user: UserActor, vineId: unknown): Promise<PlanlessActions> {
+    const id = requireUuid(vineId, 'configuration_id');
+    const { record, scope } = await this.access.locate(user, 'read', 'configuration_not_found', (stores, ownerId) =>
+      stores.vines.get(ownerId, id),
+    );
+    return this.deps.uow.read(scope, async (stores) =>
+      planlessActions(await vineGuardsOf(stores, record), record.name),
+    );
   }
 
   /** The job as its owner's agents may see it (unredacted: they run it). */
