@@ -264,14 +264,14 @@ export class JobUseCases {
           throw new Error(`the store moved vine ${job.vine_id} to ${vine.after}, not ${status}`);
         }
       }
-      // A PLAN's and a DESTROY's claim carries the vine's policies (the agent checks a destroy on
-      // its destroy plan); which versions it carried is recorded, so a plan lacking a result of
-      // one is never deployed (issue 23).
-      const policies =
-        (job.job_type === 'PLAN' || job.job_type === 'DESTROY') && job.vine_id !== null
-          ? await policiesForVine(stores, job.owner_id, job.vineyard_id)
-          : [];
-      if (job.vine_id !== null && (job.job_type === 'PLAN' || job.job_type === 'DESTROY')) {
+      // A PLAN's and a planless DESTROY's claim carries the vine's policies (the agent checks a
+      // destroy on its destroy plan; a destroy plan was checked when planned); which versions it
+      // carried is recorded, so a plan lacking a result of one is never deployed (issue 23).
+      const checked =
+        job.vine_id !== null &&
+        (job.job_type === 'PLAN' || (job.job_type === 'DESTROY' && job.plan_job_id === null));
+      const policies = checked ? await policiesForVine(stores, job.owner_id, job.vineyard_id) : [];
+      if (checked) {
         await stores.jobs.recordClaimedPolicies(job.owner_id, job.id, policies.map(claimedPolicy));
       }
       const source = job.config_snapshot.source;
