@@ -2,6 +2,7 @@ import { TrellisApiError, TrellisConnectionError } from '@trellis/client';
 import { UsageError } from 'clipanion';
 import { CliError } from './errors.js';
 import { ExitCode } from './exitCodes.js';
+import { describeFields } from './fieldIssues.js';
 
 export interface ExplainedError {
   message: string;
@@ -17,6 +18,11 @@ export interface ErrorContext {
   orgName?: string | undefined;
   /** The credentials came from `TRELLIS_TOKEN` (a refused one is not fixed by `trellis login`). */
   tokenFromEnv?: boolean;
+  /** The flag (`--drift-interval`) that gave an API field (`drift_detection.interval_minutes`), if any. */
+  flagFor?: (field: string) => string | undefined;
+  /** The configuration the command named, and the plan job it gave, to fill in the commands it suggests. */
+  configName?: string | undefined;
+  planJobId?: string | undefined;
 }
 
 /** Turns anything thrown by a command into one readable line and an exit code. */
@@ -27,8 +33,7 @@ export function explainError(error: unknown, context: ErrorContext = {}): Explai
     return { message: error.message, exitCode: ExitCode.UNREACHABLE, showUsage: false, error };
   }
   if (error instanceof TrellisApiError) {
-    const fields = error.errors.map((issue) => `${issue.path}: ${issue.message}`);
-    const detail = fields.length > 0 ? `${error.detail} (${fields.join('; ')})` : error.detail;
+    const detail = describeFields(error, context.flagFor);
     if (error.status === 401) {
       // With TRELLIS_TOKEN no login is involved: the token itself was refused (revoked, expired).
       const advice = context.tokenFromEnv
@@ -53,13 +58,13 @@ export function explainError(error: unknown, context: ErrorContext = {}): Explai
         error,
       };
     }
-    const review = planReviewAdvice(error);
+    const review = planReviewAdvice(error, context);
     if (review !== null) return { message: review, exitCode: ExitCode.FAILURE, showUsage: false, error };
     if (error.code === 'org_busy' && context.orgName !== undefined) {
       // Say where the jobs that hold the organization are, in commands the reader can run.
-      const org = /^[\w.-]+$/.test(context.orgName) ? context.orgName : JSON.stringify(context.orgName);
+      const org = shellWord(context.orgName);
       return {
-        message: `${detail} [${error.code}]; \`trellis jobs list --org ${org} --status QUEUED\` (and PROCESSING) shows them, \`trellis jobs cancel ID\` cancels one`,
+        message: `${detail} [${error.code}]; \`trellis jobs list --org ${org} --status QUEUED\` (and PROCESSING) shows them, \`trellis jobs cancel\` with a job's id cancels it`,
         exitCode: ExitCode.FAILURE,
         showUsage: false,
         error,
@@ -79,8 +84,16 @@ function insufficientRole(error: TrellisApiError, context: ErrorContext): string
   return `your role in ${where} is ${role}; this needs ${required} (an admin or owner of ${where} can change your role) [${error.code}]`;
 }
 
-/** The deploy gate of issue 15, said with the command that gets past it. */
-function planReviewAdvice(error: TrellisApiError): string | null {
+/** A name or id as it is typed in a shell command. */
+function shellWord(text: string): string {
+  return /^[\w.-]+$/.test(text) ? text : JSON.stringify(text);
+}
+
+/** The deploy gate of issue 15, said with the command that gets past it, naming the real plan and configuration. */
+function planReviewAdvice(error: TrellisApiError, context: ErrorContext): string | null {
+  const config = context.configName !== undefined ? shellWord(context.configName) : undefined;
+  const plan = context.planJobId;
+  const planAgain = config ? `\`trellis plan ${config}\`` : '`trellis plan` with the configuration';
   switch (error.code) {
     case 'policy_failed': {
       const failed = Array.isArray(error.extensions.failed_policies)
@@ -93,14 +106,19 @@ function planReviewAdvice(error: TrellisApiError): string | null {
       return [
         `the plan failed ${lines.length === 1 ? 'a mandatory policy' : 'mandatory policies'} [${error.code}]:`,
         ...lines,
-        'an admin may override it: `trellis override PLAN-JOB --reason "..."`',
+        plan
+          ? `an admin may override it: \`trellis override ${plan} --reason "..."\``
+          : 'an admin may override the plan with `trellis override` and its job id',
       ].join('\n');
     }
     case 'approval_required':
-      return `${error.detail} [${error.code}]; approve the plan with \`trellis approve PLAN-JOB\`, then \`trellis deploy CONFIG --plan PLAN-JOB\``;
+      if (!plan) {
+        return `${error.detail} [${error.code}]; queue one with ${planAgain}, have it approved (\`trellis approve\` with its job id), then deploy it with \`--plan\``;
+      }
+      return `${error.detail} [${error.code}]; approve the plan with \`trellis approve ${plan}\`, then \`trellis deploy ${config ?? 'the configuration'} --plan ${plan}\``;
     case 'plan_rejected':
-      return `${error.detail} [${error.code}]; queue a new plan with \`trellis plan CONFIG\``;
-    // The deploy gate of issue 23 names the commands in its detail.
+      return `${error.detail} [${error.code}]; queue a new plan with ${planAgain}`;
+    // The deploy gate of issue 23 names the configuration and the commands in its detail.
     case 'plan_required':
     case 'policy_unchecked':
     case 'plan_kind_mismatch':

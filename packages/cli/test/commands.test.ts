@@ -209,7 +209,7 @@ describe('configs', () => {
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(
-      /^Error: the configuration is invalid \(name: .*; cloud_identity\.role_arn: .*\) \[validation_failed\]\n$/,
+      /^Error: the configuration is invalid \(name must be 1 to 100 letters[^;]*; --aws-role-arn must be an IAM role ARN .*\) \[validation_failed\]\n$/,
     );
     const missing = await runTrellis(['configs', 'show', 'nothing-here'], { env: home.env() });
     expect(missing.code).toBe(1);

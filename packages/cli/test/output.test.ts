@@ -3,7 +3,8 @@ import { Writable } from 'node:stream';
 import type { LogChunk } from '@trellis/core';
 import pc from 'picocolors';
 import { describe, expect, it } from 'vitest';
-import { jwtExpiry } from '@trellis/client';
+import { jwtExpiry, TrellisApiError } from '@trellis/client';
+import { describeFields } from '../src/fieldIssues.js';
 import { LogPrinter } from '../src/follow/LogPrinter.js';
 import { renderTable } from '../src/output/table.js';
 import { colourEnabled } from '../src/output/Terminal.js';
@@ -114,5 +115,43 @@ describe('jwtExpiry', () => {
     expect(jwtExpiry(signJwt({ exp: 1_900_000_000 }, 'any-secret'))?.toISOString()).toBe('2030-03-17T17:46:40.000Z');
     expect(jwtExpiry('not-a-jwt')).toBeNull();
     expect(jwtExpiry(signJwt({ sub: 'x' }))).toBeNull();
+  });
+});
+
+describe('describeFields of a validation problem', () => {
+  const problem = (detail: string, errors: { path: string; message: string }[]) =>
+    new TrellisApiError({ status: 400, code: 'validation_failed', detail, errors });
+  const flags: Record<string, string> = {
+    'drift_detection.interval_minutes': '--drift-interval',
+    'source.url': '--git',
+  };
+  const flagFor = (field: string) => flags[field];
+
+  it('names the flag in place of the field the detail names, and says it once', () => {
+    const explained = describeFields(
+      problem('drift_detection.interval_minutes must be at least 60 minutes', [
+        { path: 'body.drift_detection.interval_minutes', message: 'must be at least 60 minutes' },
+      ]),
+      flagFor,
+    );
+    expect(explained).toBe('--drift-interval must be at least 60 minutes');
+  });
+
+  it('adds the issues the detail does not name, in order, each once, by flag or by field', () => {
+    const explained = describeFields(
+      problem('the configuration is invalid', [
+        { path: 'source.url', message: 'must be a git URL' },
+        { path: 'engine.version', message: 'must be a version string' },
+        { path: 'source.url', message: 'must be a git URL' },
+      ]),
+      flagFor,
+    );
+    expect(explained).toBe(
+      'the configuration is invalid (--git must be a git URL; engine.version must be a version string)',
+    );
+  });
+
+  it('keeps a detail that names no field as it is', () => {
+    expect(describeFields(problem('job not found', []), flagFor)).toBe('job not found');
   });
 });

@@ -71,7 +71,8 @@ describe('approvals and overrides in the CLI', () => {
     expect(blocked.code).toBe(1);
     expect(blocked.stderr).toContain('the plan failed a mandatory policy [policy_failed]:');
     expect(blocked.stderr).toContain('no-public-buckets: aws_s3_bucket.logs must not be public');
-    expect(blocked.stderr).toContain('trellis override');
+    expect(blocked.stderr).toContain(`\`trellis override ${planId} --reason "..."\``);
+    expect(blocked.stderr).not.toContain('PLAN-JOB');
 
     const noReason = await run('override', planId);
     expect(noReason.code).toBe(2);
@@ -83,16 +84,24 @@ describe('approvals and overrides in the CLI', () => {
     const unapproved = await run('deploy', 'web', '--plan', planId, '--detach');
     expect(unapproved.code).toBe(1);
     expect(unapproved.stderr).toContain('[approval_required]');
-    expect(unapproved.stderr).toContain('trellis approve PLAN-JOB');
+    // The advice names the real plan and configuration, never a placeholder.
+    expect(unapproved.stderr).toContain(
+      `approve the plan with \`trellis approve ${planId}\`, then \`trellis deploy web --plan ${planId}\``,
+    );
+    expect(unapproved.stderr).not.toMatch(/PLAN-JOB|CONFIG/);
     // Without a plan (issue 23): refused, naming what to run first.
     const planless = await run('deploy', 'web', '--detach');
     expect(planless.code).toBe(1);
     expect(planless.stderr).toContain('[plan_required]');
-    expect(planless.stderr).toContain('plan first: `trellis plan web`, then `trellis deploy web --plan PLAN-JOB`');
+    expect(planless.stderr).toContain(
+      'plan first: `trellis plan web`, then deploy that plan: `trellis deploy web --plan` with its job id',
+    );
+    expect(planless.stderr).not.toMatch(/PLAN-JOB|CONFIG/);
     const destroyless = await run('destroy', 'web', '--yes', '--detach');
     expect(destroyless.code).toBe(1);
     expect(destroyless.stderr).toContain('[plan_required]');
     expect(destroyless.stderr).toContain('`trellis plan web --destroy`');
+    expect(destroyless.stderr).not.toMatch(/PLAN-JOB|CONFIG/);
     const destroyPlanId = (await trellis('plan', 'web', '--destroy', '--detach')).stdout.trim();
     expect((await client.getJob(destroyPlanId)).config_snapshot.destroy).toBe(true);
     await client.cancelJob(destroyPlanId);
@@ -136,7 +145,7 @@ describe('approvals and overrides in the CLI', () => {
     const refused = await run('deploy', 'api', '--plan', planId, '--detach');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('[plan_rejected]');
-    expect(refused.stderr).toContain('trellis plan CONFIG');
+    expect(refused.stderr).toContain('queue a new plan with `trellis plan api`');
     expect((await trellis('jobs', 'show', planId)).stdout).toMatch(
       /Approval: +rejected by admin@localhost .+\(wrong region\)\n/,
     );

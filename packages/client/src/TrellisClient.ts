@@ -23,6 +23,7 @@ import type {
   HeartbeatAnswerView,
   JobListRequest,
   JobSummaryView,
+  JobDetailView,
   JobView,
   LogEntryView,
   LogPageRequest,
@@ -53,6 +54,7 @@ import type {
   OrgRoleName,
   OrgView,
   StateHistoryView,
+  StateUnlockView,
   StateVersionView,
 } from '@trellis/contract';
 import type { GitProvider, JobStatus, JsonObject, StreamType, VcsFeedbackView } from '@trellis/core';
@@ -216,6 +218,10 @@ export class TrellisClient {
   stateHistory(nameOrId: string): Promise<StateHistoryView> {
     return this.json('GET', `/api/cli/configurations/${encodeURIComponent(nameOrId)}/state-versions`);
   }
+  /** Force-unlock (admin): releases whatever lock holds the vine's state; `409 state_not_locked` when free. */
+  forceUnlockState(nameOrId: string): Promise<StateUnlockView> {
+    return this.json('DELETE', `/api/cli/configurations/${encodeURIComponent(nameOrId)}/state-lock`);
+  }
   async downloadStateVersion(nameOrId: string, versionId: number): Promise<ReadableStream<Uint8Array>> {
     const path = `/api/cli/configurations/${encodeURIComponent(nameOrId)}/state-versions/${versionId}/state`;
     const response = await this.send('GET', path, { timeoutMs: 0 });
@@ -244,7 +250,8 @@ export class TrellisClient {
   jobs(query: JobListFilter & PageOptions & OwnerOptions = {}): AsyncGenerator<JobSummaryView> {
     return this.walk('/api/jobs', 'jobs', ownerQuery(query));
   }
-  getJob(id: string): Promise<JobView> {
+  /** One job, with `waiting_for`: why it waits (null when it does not). */
+  getJob(id: string): Promise<JobDetailView> {
     return this.json('GET', `/api/cli/jobs/${encodeURIComponent(id)}`);
   }
   /** Whether a git-driven job's commit status and pull request comment reached the provider. */
@@ -477,8 +484,10 @@ export class TrellisClient {
     if (response.status === 204) return null;
     return (await response.json()) as ClaimAnswer;
   }
-  heartbeat(version: string): Promise<HeartbeatAnswerView> {
-    return this.json('POST', '/api/workers/heartbeat', { body: { version } });
+  /** `runningJobIds`: on an agent's first heartbeat, the jobs it runs (none after a restart). */
+  heartbeat(version: string, runningJobIds?: readonly string[]): Promise<HeartbeatAnswerView> {
+    const body = runningJobIds === undefined ? { version } : { version, running_job_ids: runningJobIds };
+    return this.json('POST', '/api/workers/heartbeat', { body });
   }
   getJobForAgent(id: string): Promise<AgentJobView> {
     return this.json('GET', `/api/jobs/${encodeURIComponent(id)}`);

@@ -10,6 +10,7 @@ import {
   ConfigurationList,
   HeartbeatResponse,
   Job,
+  JobDetail,
   JobList,
   LogPage,
   LogPostResponse,
@@ -88,7 +89,7 @@ describe('answers of a running server against the contract', () => {
 
     const job = await user.createJob({ job_type: 'PLAN', configuration_id: configuration.id });
     expectConforms(Job, job);
-    expectConforms(Job, await user.getJob(job.id));
+    expectConforms(JobDetail, await user.getJob(job.id));
     expectConforms(JobList, { jobs: (await user.listJobsPage()).items });
     expectConforms(LogPage, await user.getJobLogs(job.id));
 

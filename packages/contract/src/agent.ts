@@ -64,7 +64,16 @@ export const ClaimResponse = z.object({
       "HTTPS credentials for cloning the git source of a configuration connected to a repository (issue 13): the connecting user's provider token, short-lived; the agent gives them to git through GIT_ASKPASS only, never in a URL, argument, log or the engine's environment. Null otherwise, or when the token could not be had (the clone then fails with git's message).",
     ),
 });
-export const HeartbeatBody = z.object({ version: z.string() });
+export const HeartbeatBody = z.object({
+  version: z.string(),
+  running_job_ids: z
+    .array(uuid)
+    .max(256)
+    .optional()
+    .describe(
+      "Sent with an agent's first heartbeat, when it starts: the jobs it runs (none after a restart). Every other job the control plane thinks this agent runs ended with its old process: it fails at once (`the agent running this job restarted`) and its configuration's state lock is released. Absent on the heartbeats that follow.",
+    ),
+});
 export const HeartbeatResponse = z.object({
   cancel_job_ids: z.array(uuid),
   heartbeat_interval_s: z.number().int(),

@@ -60,7 +60,13 @@ export const CreateConfigurationBody = z.object({
 export const UpdateConfigurationBody = z.object({
   approval: ApprovalSettingInput.optional().describe('absent: unchanged; see ApprovalSettingInput'),
   drift_detection: z
-    .object({ interval_minutes: z.number().int().min(60).max(10080) })
+    .object({
+      interval_minutes: z
+        .number()
+        .int({ error: 'must be a whole number of minutes' })
+        .min(60, { error: 'must be at least 60 minutes' })
+        .max(10080, { error: 'must be at most 10080 minutes (a week)' }),
+    })
     .nullable()
     .optional()
     .describe('check drift every interval_minutes (60 to 10080); null: stop; absent: unchanged'),

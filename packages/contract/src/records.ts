@@ -195,7 +195,16 @@ export const Vine = z.object({
 export const Components = z.object({
   cluster: z.object({ name: z.string().nullable(), endpoint: z.string().nullable(), job_id: uuid }).nullable(),
   argocd: z.object({ url: z.string(), job_id: uuid }).nullable(),
-  outputs: z.object({ values: jsonObject, job_id: uuid }).nullable(),
+  outputs: z
+    .object({
+      values: jsonObject,
+      sensitive: z
+        .array(z.string())
+        .optional()
+        .describe('the names of the sensitive outputs, whose values are never stored'),
+      job_id: uuid,
+    })
+    .nullable(),
 });
 export const VineDetail = Vine.extend({ cloud_identity: CloudIdentity.nullable(), components: Components });
 export const Vineyard = z.object({
@@ -289,6 +298,21 @@ export const Job = z.object({
   actions: PlanActions.nullable()
     .optional()
     .describe("a plan's, in the detail of one job: what the caller may do with it, by the deploy gate's rule"),
+});
+export const WaitingFor = z
+  .object({
+    reason: z
+      .enum(['vine_busy', 'no_agent_online', 'agents_busy', 'approval'])
+      .describe(
+        "`vine_busy`: another job of its configuration runs or was queued first (`job_id`); `no_agent_online`: no agent of the job's owner is online (an organization's jobs run only on its own agents); `agents_busy`: every online agent of the owner runs another job; `approval`: a plan that must be approved before it can be deployed",
+      ),
+    message: z.string().describe('one sentence for people, saying what to do when there is something to do'),
+    job_id: uuid.optional().describe('`vine_busy`: the job the configuration is busy with'),
+  })
+  .describe('why a job waits (issue 25)');
+/** One job as `GET /api/cli/jobs/{id}` answers it: with why it waits. */
+export const JobDetail = Job.extend({
+  waiting_for: WaitingFor.nullable().describe('why the job waits; null when it does not'),
 });
 export const JobSummary = Job.extend({
   config_snapshot: SnapshotSummary.describe(

@@ -22,11 +22,18 @@ export const StateVersionRecord = z.object({
   created_at: isoTime,
 });
 
+const StateLockRecord = z.object({ lock_id: z.string(), info: jsonObject, created_at: isoTime });
+
+/** `DELETE …/state-lock`: the lock a force-unlock released. */
+export const StateUnlockAnswer = z.object({
+  vine_id: uuid,
+  released: StateLockRecord.describe('the lock that held the state (its `info.Who` says whose it was)'),
+});
+
 export const StateHistoryAnswer = z.object({
   vine_id: uuid,
   versions: z.array(StateVersionRecord).describe('newest first; the newest is the current state'),
-  lock: z
-    .object({ lock_id: z.string(), info: jsonObject, created_at: isoTime })
-    .nullable()
-    .describe("who holds the state lock (a job's engine, or a person through the cloud block); null: free"),
+  lock: StateLockRecord.nullable().describe(
+    "who holds the state lock (a job's engine, or a person through the cloud block); null: free",
+  ),
 });

@@ -72,6 +72,8 @@ export type VineyardDetailView = z.output<typeof Vineyard>;
 export type VineSummaryView = z.output<typeof VineSummary>;
 export type VineDetailView = z.output<typeof VineDetail>;
 export type JobView = z.output<typeof Job>;
+export type JobDetailView = z.output<typeof import('./records.js').JobDetail>;
+export type WaitingForView = z.output<typeof import('./records.js').WaitingFor>;
 export type AgentJobView = z.output<typeof AgentJob>;
 export type JobSummaryView = z.output<typeof JobSummary>;
 export type LogEntryView = z.output<typeof LogEntry>;
@@ -127,3 +129,4 @@ export type CreateTokenRequest = z.input<typeof CreateTokenBody>;
 /** The state history of a vine (issue 26). */
 export type StateHistoryView = z.output<typeof import('./tfeState.js').StateHistoryAnswer>;
 export type StateVersionView = z.output<typeof import('./tfeState.js').StateVersionRecord>;
+export type StateUnlockView = z.output<typeof import('./tfeState.js').StateUnlockAnswer>;

@@ -113,6 +113,8 @@ export * from './usecases/driftHooks.js';
 export * from './usecases/createUseCases.js';
 export * from './usecases/finalizeDeployment.js';
 export * from './usecases/JobUseCases.js';
+export * from './usecases/JobWaitingUseCases.js';
+export * from './jobs/waitingFor.js';
 export * from './usecases/LogUseCases.js';
 export * from './usecases/notificationOutbox.js';
 export * from './usecases/NotificationUseCases.js';

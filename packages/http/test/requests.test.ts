@@ -54,6 +54,40 @@ describe('request handling', () => {
     expect((await response.json()).errors[0].path).toBe('body.job_type');
   });
 
+  it('says what is wrong with a field in words, once: no schema wording, no regular expression', async () => {
+    const patch = (body: unknown) =>
+      fetch(`${api.url}/api/cli/configurations/web`, { ...json(body, auth), method: 'PATCH' });
+    const tooOften = await (await patch({ drift_detection: { interval_minutes: 30 } })).json();
+    expect(tooOften).toMatchObject({
+      code: 'validation_failed',
+      detail: 'drift_detection.interval_minutes must be at least 60 minutes',
+      errors: [{ path: 'body.drift_detection.interval_minutes', message: 'must be at least 60 minutes' }],
+    });
+    const fraction = await (await patch({ drift_detection: { interval_minutes: 90.5 } })).json();
+    expect(fraction.detail).toBe('drift_detection.interval_minutes must be a whole number of minutes');
+    const wrongType = await (await patch({ drift_detection: { interval_minutes: 'often' } })).json();
+    expect(wrongType.detail).toBe('drift_detection.interval_minutes must be a number');
+    const tooMany = await (await patch({ triggers: { after: ['x'] } })).json();
+    expect(tooMany.errors).toEqual([{ path: 'body.triggers.after.0', message: 'must be a UUID' }]);
+
+    const job = await (await fetch(`${api.url}/api/jobs`, json({ job_type: 'EXPLODE' }, auth))).json();
+    expect(job.errors).toContainEqual({
+      path: 'body.job_type',
+      message: 'must be one of PLAN, DEPLOY, DESTROY, DESTROY_WORKER',
+    });
+    expect(job.detail).toContain('job_type must be one of PLAN, DEPLOY, DESTROY, DESTROY_WORKER');
+    const name = await (await fetch(`${api.url}/api/cli/vineyards`, json({ name: 'bad name!' }, auth))).json();
+    expect(name).toMatchObject({
+      detail: "name must be 1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit",
+      errors: [
+        { path: 'name', message: "must be 1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit" },
+      ],
+    });
+    for (const body of [tooOften, fraction, wrongType, tooMany, job, name]) {
+      expect(JSON.stringify(body)).not.toMatch(/Too small|Invalid|expected|\^\[|\$"|body\.[a-z_.]+ /);
+    }
+  });
+
   it('stores SQL-looking strings literally', async () => {
     const name = "x'; DROP TABLE vineyards; --";
     const response = await fetch(`${api.url}/api/cli/vineyards`, json({ name }, auth));

@@ -133,7 +133,7 @@ function describeAtomicity(dialect: TestDialect): void {
       expect(after.components).toEqual({
         cluster: { name: 'eks-prod', endpoint: 'https://eks.example.test', job_id: job.id },
         argocd: { url: 'https://argocd.example.test', job_id: job.id },
-        outputs: { values: { url: 'https://web.example.test' }, job_id: job.id },
+        outputs: { values: { url: 'https://web.example.test' }, sensitive: ['db_password'], job_id: job.id },
       });
     } finally {
       await close();

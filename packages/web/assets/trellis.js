@@ -5,12 +5,38 @@
 {
   const base = document.body.dataset.base ?? '';
 
+  /** A field of a refused request as the form labels it ("Paths"), else as the API names it. */
+  const fieldLabel = (path, form) => {
+    const field = String(path ?? '').replace(/^(?:body|query|path)\./, '');
+    const name = field
+      .replace(/(\.\d+|\[\d+\])+$/, '')
+      .split('.')
+      .pop();
+    const input = name && form?.elements?.namedItem(name);
+    const label = input instanceof Element ? input.closest('label')?.firstChild?.textContent?.trim() : '';
+    return label || field;
+  };
+
+  /** The detail, then each field issue it does not already say, once: "… (Paths must not hold '..')". */
+  const withFieldIssues = (problem, form) => {
+    const lines = [];
+    for (const issue of Array.isArray(problem.errors) ? problem.errors : []) {
+      const line = `${fieldLabel(issue.path, form)} ${issue.message}`;
+      const said = `${String(issue.path ?? '').replace(/^(?:body|query|path)\./, '')} ${issue.message}`;
+      if (!problem.detail.includes(said) && !lines.includes(line)) lines.push(line);
+    }
+    return lines.length > 0 ? `${problem.detail} (${lines.join('; ')})` : problem.detail;
+  };
+
   /** The message of a failed API call: the problem+json detail and code, or the HTTP status. */
-  const problemMessage = async (response) => {
+  const problemMessage = async (response, form) => {
     if (response.status === 401) return 'Your session has ended: sign in again, then retry.';
     try {
       const problem = await response.json();
-      if (problem?.detail) return problem.code ? `${problem.detail} [${problem.code}]` : problem.detail;
+      if (problem?.detail) {
+        const detail = withFieldIssues(problem, form);
+        return problem.code ? `${detail} [${problem.code}]` : detail;
+      }
     } catch {
       // not JSON: fall through to the status
     }
@@ -24,14 +50,14 @@
     box.hidden = message === '';
   };
 
-  const postJson = async (path, body, method = 'POST') => {
+  const postJson = async (path, body, method = 'POST', form = null) => {
     const response = await fetch(`${base}${path}`, {
       method,
       credentials: 'same-origin',
       headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
       body: JSON.stringify(body ?? {}),
     });
-    if (!response.ok) throw new Error(await problemMessage(response));
+    if (!response.ok) throw new Error(await problemMessage(response, form));
     return response.json();
   };
 
@@ -84,6 +110,21 @@
         await postJson(
           `/api/cli/configurations/${vine}/state-versions/${encodeURIComponent(button.dataset.stateRollback)}/rollback`,
           {},
+        );
+        window.location.reload();
+      });
+    });
+  }
+
+  // Force-unlock a configuration's state (admins, issue 25), then show the page again.
+  for (const button of document.querySelectorAll('[data-state-unlock]')) {
+    button.addEventListener('click', () => {
+      if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) return;
+      act(button, async () => {
+        await postJson(
+          `/api/cli/configurations/${encodeURIComponent(button.dataset.stateUnlock)}/state-lock`,
+          {},
+          'DELETE',
         );
         window.location.reload();
       });
@@ -180,6 +221,7 @@
             webhook: fields.manual.checked ? 'manual' : 'auto',
           },
           'PUT',
+          form,
         );
         if (!connection.webhook_secret) {
           window.location.reload();
@@ -260,6 +302,12 @@
       badge.textContent = status;
       badge.dataset.status = status;
       badge.className = `badge tone-${TONES[status] ?? 'neutral'}`;
+    }
+    // Why a queued job waited (as of the page's load) says nothing once it runs or ends.
+    if (status !== 'QUEUED') {
+      for (const note of document.querySelectorAll('[data-waiting-for]:not([data-waiting-for="approval"])')) {
+        note.hidden = true;
+      }
     }
     const error = document.querySelector('[data-job-error]');
     if (error && errorMessage) {

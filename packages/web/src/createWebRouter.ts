@@ -34,6 +34,7 @@ import { type FormProblem, orgPage, orgsPage } from './pages/orgPages.js';
 import { type OrgEntry, orgFilterOf, Standing } from './standing.js';
 import { signInPath } from './paths.js';
 import { securityHeaders } from './securityHeaders.js';
+import { vineyardNames } from './vineyardNames.js';
 import { tfeLoginRoutes } from './tfe/tfeLoginRoutes.js';
 import { stateSection } from './tfe/stateSection.js';
 
@@ -280,6 +281,7 @@ export function createWebRouter(options: WebOptions): Router {
         base,
         history: stateHistory,
         mayUseState: roles.may(vine.owner_id, 'state.use'),
+        mayForceUnlock: roles.may(vine.owner_id, 'state.force_unlock'),
         executionMode: vine.execution_mode,
         tags: vine.tags,
       });
@@ -330,7 +332,7 @@ export function createWebRouter(options: WebOptions): Router {
     '/jobs/:id',
     headers,
     signedIn(async ({ req, user, base, now, standing }) => {
-      const job = await useCases.jobs.get(user, req.params.id);
+      const job = await useCases.jobWaiting.show(user, req.params.id);
       const gitDriven = job.trigger?.type === 'push' || job.trigger?.type === 'pull_request';
       const [vineyard, appliedBy, vine, vcsFeedback] = await Promise.all([
         job.vineyard_id ? useCases.vineyards.get(user, job.vineyard_id).catch(notFoundAsNull) : null,
@@ -349,6 +351,7 @@ export function createWebRouter(options: WebOptions): Router {
         org: roles.org(job.owner_id),
         now,
         approvalSetting: vine?.approval ?? null,
+        waitingFor: job.waiting_for,
         review: {
           mayApprove: roles.may(job.owner_id, 'plans.approve'),
           mayOverride: roles.may(job.owner_id, 'plans.override'),
@@ -634,7 +637,8 @@ export function createWebRouter(options: WebOptions): Router {
     signedIn(async ({ req, user, base, now }) => {
       const notification = await useCases.notifications.get(user, req.params.id);
       const deliveries = await useCases.notifications.deliveries(user, req.params.id, pageQuery(req));
-      return notificationPage({ base, notification, deliveries, now });
+      const vineyards = await vineyardNames(useCases, user, [notification]);
+      return notificationPage({ base, notification, deliveries, now, vineyards });
     }),
   );
 
@@ -644,7 +648,8 @@ export function createWebRouter(options: WebOptions): Router {
     signedIn(async ({ req, user, base, now }) => {
       const orgId = orgIdOf(req.query.org_id);
       const policies = await useCases.policies.list(user, { ...pageQuery(req), org_id: orgId ?? undefined });
-      return policiesPage({ base, policies, orgId, now });
+      const vineyards = await vineyardNames(useCases, user, policies.items);
+      return policiesPage({ base, policies, orgId, now, vineyards });
     }),
   );
 
@@ -681,6 +686,7 @@ export function createWebRouter(options: WebOptions): Router {
           policies,
           orgId,
           now,
+          vineyards: await vineyardNames(useCases, user, policies.items),
           form: kept,
           error: (error as Error).message,
           status: refused,
@@ -695,7 +701,8 @@ export function createWebRouter(options: WebOptions): Router {
     signedIn(async ({ req, user, base, now, standing }) => {
       const policy = await useCases.policies.get(user, req.params.id);
       const roles = await standing();
-      return policyPage({ base, policy, mayManage: roles.may(policy.org_id ?? user.userId, 'policies.manage'), now });
+      const mayManage = roles.may(policy.org_id ?? user.userId, 'policies.manage');
+      return policyPage({ base, policy, mayManage, now, vineyards: await vineyardNames(useCases, user, [policy]) });
     }),
   );
 
@@ -719,6 +726,7 @@ export function createWebRouter(options: WebOptions): Router {
           policy,
           mayManage: roles.may(policy.org_id ?? user.userId, 'policies.manage'),
           now,
+          vineyards: await vineyardNames(useCases, user, [policy]),
           error: (error as Error).message,
           ...(module !== undefined ? { module } : {}),
           status: refused,

@@ -1,5 +1,15 @@
-import type { DriftResult, Job, JobStatus, VineStatus, WorkerStatus } from '@trellis/core';
+import {
+  type DriftResult,
+  type Job,
+  type JobStatus,
+  NAME_RULE,
+  type VineStatus,
+  type WorkerStatus,
+} from '@trellis/core';
 import { type Html, html } from './html.js';
+
+/** What the browser says (the `title` of a name field) when a name breaks `NAME_PATTERN`. */
+export const NAME_HINT = `A name ${NAME_RULE}.`;
 
 /** `2025-06-01 12:00:03 UTC`, the same for every reader whatever their time zone. */
 export function utc(iso: string): string {

@@ -108,4 +108,21 @@ describe.skipIf(!chromiumPath)('drift in the web pages', { timeout: BROWSER_TEST
     expect((await user.getConfiguration(web.id)).drift_detection).toBeNull();
     await screenshot(page, 'drift-settings-off');
   });
+
+  it('a destroyed vine shows no drift badge, on its page and on the vineyard page', async () => {
+    const page = await signedInPage();
+    await page.goto(`${server.url}/configurations/${web.id}`);
+    expect(await page.locator('.title-row [data-drift]').count()).toBe(1);
+    await runJob(user, agent, { job_type: 'DESTROY', configuration_id: web.id }, { status: 'SUCCESS' });
+    await page.goto(`${server.url}/configurations/${web.id}`);
+    expect(await page.locator('.title-row').textContent()).toContain('DESTROYED');
+    expect(await page.locator('[data-drift]').count()).toBe(0);
+    expect(await page.locator('[data-drift-check]').count()).toBe(0);
+    expect(await page.locator('[data-drift-section]').textContent()).toContain('never checked');
+    expect(await page.locator('[data-deployment]').textContent()).toContain('Destroyed: nothing is deployed.');
+    await screenshot(page, 'drift-vine-destroyed');
+    await page.goto(`${server.url}/vineyards/${vineyardId}`);
+    const row = page.locator('tr', { has: page.locator(`a[href$="/configurations/${web.id}"]`) });
+    expect(await row.locator('[data-drift]').count()).toBe(0);
+  });
 });

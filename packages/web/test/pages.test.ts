@@ -177,6 +177,83 @@ describe('web pages', () => {
     expect((await get(`/jobs/${failed.id}`)).text).toContain('&lt;/p&gt;&lt;script&gt;alert(6)&lt;/script&gt;');
   });
 
+  it('shows deployment fields only where a vine has them, sensitive outputs masked, and no drift once destroyed', async () => {
+    const { vine } = await vineyardWithVine(user, 'deployed-facts');
+    await runJob(
+      user,
+      agent,
+      { job_type: 'DEPLOY', configuration_id: vine.id },
+      {
+        status: 'SUCCESS',
+        execution_metadata: {
+          outputs: { bucket: { value: 'logs-1', type: 'string', sensitive: false } },
+          sensitive_outputs: ['db_password'],
+        },
+      },
+    );
+    const page = async () => (await get(`/configurations/${vine.id}`)).text;
+    const deployed = await page();
+    expect(deployed).not.toMatch(/<dt>(Cluster|Cluster endpoint|Argo CD)<\/dt>/);
+    const yard = async () => (await get(`/vineyards/${vine.vineyard_id}`)).text;
+    expect(await yard()).not.toMatch(/<th>(Cluster endpoint|Argo CD)<\/th>/);
+    expect(deployed).toMatch(/<th scope="row"><code>bucket<\/code><\/th><td><code>logs-1<\/code><\/td>/);
+    expect(deployed).toMatch(
+      /<tr data-sensitive-output><th scope="row"><code>db_password<\/code><\/th><td><span class="muted">\(sensitive\)<\/span><\/td><\/tr>/,
+    );
+
+    await runJob(
+      user,
+      agent,
+      { job_type: 'DEPLOY', configuration_id: vine.id },
+      { status: 'SUCCESS', execution_metadata: { cluster_name: 'eks-1', argocd_url: 'https://argo.example.test' } },
+    );
+    const withCluster = await page();
+    expect(withCluster).toContain('<dt>Cluster</dt><dd data-cluster-name>eks-1</dd>');
+    expect(withCluster).not.toContain('<dt>Cluster endpoint</dt>');
+    expect(withCluster).toContain('data-argocd-link>https://argo.example.test/</a>');
+    expect(await yard()).toContain('<th>Argo CD</th>');
+    expect(await yard()).not.toContain('<th>Cluster endpoint</th>');
+
+    const check = await user.checkDrift(vine.id);
+    expect((await agent.claimJob())?.job.id).toBe(check.id);
+    await agent.reportStatus(check.id, {
+      status: 'SUCCESS',
+      execution_metadata: { plan_summary: { add: 1, change: 0, destroy: 0 } },
+    });
+    expect(await page()).toContain('data-drift="drifted"');
+    expect((await get(`/vineyards/${vine.vineyard_id}`)).text).toContain('data-drift="drifted"');
+
+    await runJob(user, agent, { job_type: 'DESTROY', configuration_id: vine.id }, { status: 'SUCCESS' });
+    const destroyed = await page();
+    expect(destroyed).toContain('DESTROYED');
+    expect(destroyed).not.toContain('data-drift=');
+    expect(destroyed).not.toMatch(/<dt>(Cluster|Argo CD)<\/dt>/);
+    expect((await get(`/vineyards/${vine.vineyard_id}`)).text).not.toContain('data-drift=');
+  });
+
+  it('names the vineyard a policy applies to, not its id', async () => {
+    const { vineyard } = await vineyardWithVine(user, 'policy-yard');
+    const module = 'package trellis.named\n\ndeny contains msg if {\n  false\n  msg := "never"\n}\n';
+    const policy = await user.createPolicy({
+      name: 'named-yard',
+      enforcement: 'advisory',
+      module,
+      vineyard_id: vineyard.id,
+    });
+    const list = (await get('/policies')).text;
+    expect(list).toContain(
+      `vineyard <a href="/vineyards/${vineyard.id}"><span data-vineyard-name>${vineyard.name}</span></a>`,
+    );
+    expect(list).not.toContain(`<code>${vineyard.id}</code>`);
+    // A refused name is explained in words by the browser (the title), not by the pattern alone.
+    expect(list).toMatch(
+      /id="policy-name"[^>]* title="A name must be 1 to 100 letters, digits, [^"]*starting with a letter or digit\."/,
+    );
+    const shown = (await get(`/policies/${policy.id}`)).text;
+    expect(shown).toContain(`<span data-vineyard-name>${vineyard.name}</span>`);
+    expect(shown).not.toContain(`<code>${vineyard.id}</code>`);
+  });
+
   it('shows the plan summary the agent reported', async () => {
     const { vine } = await vineyardWithVine(user, 'summary');
     const changes = await runJob(

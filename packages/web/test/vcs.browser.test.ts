@@ -146,6 +146,21 @@ describe.skipIf(!chromiumPath)(
       await user.disconnectRepository(web.id);
     });
 
+    it('names a refused field by its label, once', async () => {
+      const page = await signedInPage();
+      await page.goto(`${server.url}/configurations/${web.id}`);
+      await page.fill('form[data-vcs-connect] input[name="repository"]', 'acme/infra');
+      await page.fill('form[data-vcs-connect] input[name="paths"]', '/infra/**');
+      await page.check('form[data-vcs-connect] input[name="manual"]');
+      await page.click('[data-vcs-save]');
+      const alert = page.locator('[data-action-error]:not([hidden])');
+      await alert.waitFor();
+      expect(await alert.textContent()).toBe(
+        "the repository connection is not valid (Paths is relative to the repository's root: no leading '/') [validation_failed]",
+      );
+      await screenshot(page, 'vcs-refused-field');
+    });
+
     it('shows a provider refusal in the page', async () => {
       const page = await signedInPage();
       await page.goto(`${server.url}/configurations/${web.id}`);

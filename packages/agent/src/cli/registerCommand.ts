@@ -5,12 +5,17 @@ import type { CliIo } from './main.js';
 
 export interface RegisterFlags {
   name?: string | undefined;
+  /** An organization (name or id): the agent joins its pool. */
+  org?: string | undefined;
   url?: string | undefined;
   'credentials-file'?: string | undefined;
   force?: boolean | undefined;
 }
 
-/** `trellis-agent register --name N`: a new worker of the signed-in user, its token kept in a 0600 file. */
+/**
+ * `trellis-agent register --name N [--org ORG]`: a new worker of the signed-in user (or of the
+ * organization), its token kept in a 0600 file.
+ */
 export async function registerCommand(flags: RegisterFlags, io: CliIo): Promise<number> {
   const fail = (message: string, code = 3) => {
     io.stderr(`trellis-agent register: ${message}\n`);
@@ -54,7 +59,15 @@ export async function registerCommand(flags: RegisterFlags, io: CliIo): Promise<
     userAgent: `trellis-agent/${AGENT_VERSION}`,
   });
   try {
-    const registration = await client.registerAgent({ name: flags.name, mode: 'self-hosted' });
+    const org = flags.org === undefined ? null : await findOrg(client, flags.org);
+    if (flags.org !== undefined && org === null) {
+      return fail(`you belong to no organization named "${flags.org}" (\`trellis orgs list\` shows yours)`);
+    }
+    const registration = await client.registerAgent({
+      name: flags.name,
+      mode: 'self-hosted',
+      ...(org ? { org_id: org.id } : {}),
+    });
     file.write({
       server: client.baseUrl,
       worker_id: registration.worker_id,
@@ -63,7 +76,7 @@ export async function registerCommand(flags: RegisterFlags, io: CliIo): Promise<
       registered_at: new Date().toISOString(),
     });
     io.stdout(
-      `Registered agent "${flags.name}" (worker ${registration.worker_id}) at ${client.baseUrl}.\n` +
+      `Registered agent "${flags.name}"${org ? ` of the organization ${org.name}` : ''} (worker ${registration.worker_id}) at ${client.baseUrl}.\n` +
         `Credentials saved to ${file.path} (readable only by you).\n` +
         `Start it with: trellis-agent run${flags['credentials-file'] ? ` --credentials-file ${file.path}` : ''}\n`,
     );
@@ -75,4 +88,11 @@ export async function registerCommand(flags: RegisterFlags, io: CliIo): Promise<
     if (error instanceof TrellisApiError || error instanceof TrellisConnectionError) return fail(error.message);
     throw error;
   }
+}
+
+/** The organization named `nameOrId` among the caller's, or null. */
+async function findOrg(client: TrellisClient, nameOrId: string): Promise<{ id: string; name: string } | null> {
+  const wanted = nameOrId.toLowerCase();
+  const orgs = await client.listOrgs();
+  return orgs.find((org) => org.id === wanted || org.name.toLowerCase() === wanted) ?? null;
 }

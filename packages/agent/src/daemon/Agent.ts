@@ -57,6 +57,10 @@ export class Agent {
   private readonly clock: RetryClock;
   private intervalS: number;
   private unauthorized = false;
+  private helloDoneResolve: () => void = () => {};
+  private readonly helloDone = new Promise<void>((resolve) => {
+    this.helloDoneResolve = resolve;
+  });
 
   constructor(private readonly options: AgentOptions) {
     this.intervalS = options.heartbeatIntervalS ?? 30;
@@ -71,10 +75,14 @@ export class Agent {
       once: this.options.once,
       server: this.options.client.baseUrl,
     });
-    await this.heartbeat();
-    const heartbeats = this.heartbeatLoop();
+    const heartbeats = (async () => {
+      if (await this.hello()) await this.heartbeatLoop();
+    })();
+    await this.helloDone;
     const slots = this.options.once ? 1 : Math.max(1, this.options.concurrency);
-    await Promise.all(Array.from({ length: slots }, (_, slot) => this.claimLoop(slot)));
+    if (!this.stopping.signal.aborted) {
+      await Promise.all(Array.from({ length: slots }, (_, slot) => this.claimLoop(slot)));
+    }
     this.heartbeatStop.abort();
     await heartbeats;
     const reason = this.unauthorized ? 'unauthorized' : this.options.once ? 'once' : 'stopped';
@@ -154,6 +162,46 @@ export class Agent {
     });
   }
 
+  /**
+   * The first heartbeat, retried until the control plane answers, before anything is claimed:
+   * it says this process runs no job yet, so the jobs a previous process with these credentials
+   * was running (killed, crashed) end at once and their state locks are released.
+   */
+  private async hello(): Promise<boolean> {
+    const { logger } = this.options;
+    const backoff = this.options.backoff?.() ?? new Backoff();
+    try {
+      const answer = await retry(() => this.options.client.heartbeat(this.version, [...this.runners.keys()]), {
+        clock: this.clock,
+        signal: this.stopping.signal,
+        backoff,
+        retryable: (error) => !this.refusedCredentials(error),
+        onRetry: (error, delay) => {
+          this.options.metrics?.reconnect();
+          logger.warn('heartbeat failed', { error: describeError(error), retry_in_ms: delay });
+        },
+      });
+      this.answered(answer);
+      return true;
+    } catch {
+      return false; // stopping, or the credentials were refused
+    } finally {
+      this.helloDoneResolve();
+    }
+  }
+
+  private get version(): string {
+    return this.options.version ?? AGENT_VERSION;
+  }
+
+  private answered(answer: { heartbeat_interval_s: number; cancel_job_ids: string[] }): void {
+    if (this.options.heartbeatIntervalS === null && answer.heartbeat_interval_s > 0) {
+      this.intervalS = answer.heartbeat_interval_s;
+    }
+    for (const id of answer.cancel_job_ids) this.runners.get(id)?.stop('cancelled');
+    this.options.logger.debug('heartbeat', { running_jobs: this.runners.size });
+  }
+
   /** A heartbeat every interval until the claim loops end. */
   private async heartbeatLoop(): Promise<void> {
     while (await this.clock.sleep(this.intervalS * 1000, this.heartbeatStop.signal)) await this.heartbeat();
@@ -163,12 +211,7 @@ export class Agent {
   private async heartbeat(): Promise<void> {
     const { client, logger } = this.options;
     try {
-      const answer = await client.heartbeat(this.options.version ?? AGENT_VERSION);
-      if (this.options.heartbeatIntervalS === null && answer.heartbeat_interval_s > 0) {
-        this.intervalS = answer.heartbeat_interval_s;
-      }
-      for (const id of answer.cancel_job_ids) this.runners.get(id)?.stop('cancelled');
-      logger.debug('heartbeat', { running_jobs: this.runners.size });
+      this.answered(await client.heartbeat(this.version));
     } catch (error) {
       if (this.refusedCredentials(error)) return;
       logger.warn('heartbeat failed', { error: describeError(error) });

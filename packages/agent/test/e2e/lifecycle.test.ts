@@ -92,6 +92,9 @@ describe.skipIf(!TOFU)('trellis-agent runs jobs with real OpenTofu', { timeout: 
       argocd_url: 'https://argocd.prod-eu.example.com',
       replicas: 3,
     });
+    // The sensitive output is named (for `configs show` to mask), its value never stored.
+    expect(view.components.outputs?.sensitive).toEqual(['api_token']);
+    expect(JSON.stringify(view)).not.toContain(API_TOKEN);
 
     const destroy = await server.user.createJob({ job_type: 'DESTROY', configuration_id: vine.id });
     expect(await waitForJob(server, destroy.id)).toMatchObject({ status: 'SUCCESS' });

@@ -12,12 +12,18 @@ type ClaimStep = ClaimedJob | null | Error;
 class ScriptedClient {
   readonly baseUrl = 'http://control-plane.test';
   heartbeats: string[] = [];
+  /** Each heartbeat's `running_job_ids` (undefined: none sent). */
+  running: Array<readonly string[] | undefined> = [];
+  /** How many claims each heartbeat came after. */
+  claimsBefore: number[] = [];
   claims = 0;
   heartbeatAnswers: Array<HeartbeatAnswer | Error> = [];
   constructor(private readonly steps: ClaimStep[]) {}
 
-  async heartbeat(version: string): Promise<HeartbeatAnswer> {
+  async heartbeat(version: string, running?: readonly string[]): Promise<HeartbeatAnswer> {
     this.heartbeats.push(version);
+    this.running.push(running);
+    this.claimsBefore.push(this.claims);
     const next = this.heartbeatAnswers.shift() ?? { cancel_job_ids: [], heartbeat_interval_s: 30 };
     if (next instanceof Error) throw next;
     return next;
@@ -94,6 +100,23 @@ describe('the agent daemon', () => {
     await tick(clock);
     expect(client.heartbeats).toEqual(['9.9.9']);
     expect(client.claims).toBe(1);
+    agent.shutdown('finish');
+    expect((await running).reason).toBe('stopped');
+  });
+
+  it('says at start that it runs no job, retrying until answered, and claims only then', async () => {
+    const down = () => new TrellisConnectionError('http://x', new Error('ECONNREFUSED'));
+    const client = new ScriptedClient([]);
+    client.heartbeatAnswers = [down(), new TrellisApiError({ status: 503 })];
+    const { agent, delays, clock } = agentWith(client, { interval: 1 });
+    const running = agent.run();
+    while (client.claims === 0) await tick(clock, 2);
+    expect(client.running.slice(0, 3)).toEqual([[], [], []]);
+    expect(client.claimsBefore.slice(0, 3)).toEqual([0, 0, 0]);
+    expect(delays).toEqual([1, 2]);
+    // The heartbeats that follow say nothing of it.
+    while (client.running.length < 4) await tick(clock, 1000);
+    expect(client.running[3]).toBeUndefined();
     agent.shutdown('finish');
     expect((await running).reason).toBe('stopped');
   });

@@ -3,7 +3,7 @@ import { Command, Option, UsageError } from 'clipanion';
 import { AuthFile, authFilePath } from '../auth/AuthFile.js';
 import { LoginSession } from '../auth/LoginSession.js';
 import { NotLoggedInError } from '../errors.js';
-import { type ExplainedError, explainError } from '../explainError.js';
+import { type ErrorContext, type ExplainedError, explainError } from '../explainError.js';
 import { Terminal } from '../output/Terminal.js';
 import { CLI_VERSION } from '../version.js';
 
@@ -56,8 +56,44 @@ export abstract class TrellisCommand extends Command {
     return this.context.env;
   }
 
+  /**
+   * The flag of each API field this command fills from one whose name differs (`--drift-interval`
+   * for `drift_detection.interval_minutes`; `variables.*` for `--var NAME`); an item of a list
+   * (`paths.0`, `paths[0]`) is its list's. Otherwise a field `foo_bar` (or `foo_id`) is `--foo-bar` (or
+   * `--foo`) when the command has that flag.
+   */
+  protected fieldFlags: Record<string, string> = {};
+
+  /** What errors name: the configuration and plan job the command acted on, once known. */
+  protected errorContext: ErrorContext = {};
+
   override async catch(error: unknown): Promise<void> {
-    this.failure = explainError(error, { tokenFromEnv: Boolean(this.env.TRELLIS_TOKEN), orgName: this.orgName });
+    this.failure = explainError(error, {
+      ...this.errorContext,
+      tokenFromEnv: Boolean(this.env.TRELLIS_TOKEN),
+      orgName: this.orgName,
+      flagFor: (field) => this.flagFor(field),
+    });
+  }
+
+  /** The flag that gave `field`, by `fieldFlags` or by name; undefined when the person typed none. */
+  private flagFor(path: string): string | undefined {
+    const field = path.replace(/(\.\d+|\[\d+\])+$/, '');
+    const mapped = this.fieldFlags[field];
+    if (mapped !== undefined) return mapped;
+    for (const [pattern, flag] of Object.entries(this.fieldFlags)) {
+      if (!pattern.endsWith('.*') || !field.startsWith(pattern.slice(0, -1))) continue;
+      return `${flag} ${field.slice(pattern.length - 1).split('.')[0]}`;
+    }
+    const name = (field.split('.').pop() ?? field).replaceAll('_', '-');
+    let usage = '';
+    try {
+      usage = this.cli.usage(this, { detailed: false });
+    } catch {
+      return undefined;
+    }
+    const flags = [`--${name}`, ...(name.endsWith('-id') ? [`--${name.slice(0, -3)}`] : [])];
+    return flags.find((flag) => new RegExp(`(?<![\\w-])${flag}(?![\\w-])`).test(usage));
   }
 
   /** `--server`, else `$TRELLIS_SERVER`, normalised; undefined when neither is given. */

@@ -7,6 +7,7 @@ import { SetConfigCommand } from './configs/SetConfigCommand.js';
 import { ListConfigsCommand } from './configs/ListConfigsCommand.js';
 import { ShowConfigCommand } from './configs/ShowConfigCommand.js';
 import { ListStateCommand, PullStateCommand, RollbackStateCommand } from './configs/StateCommands.js';
+import { UnlockStateCommand } from './configs/UnlockStateCommand.js';
 import { HelpCommand } from './HelpCommand.js';
 import { ApprovePlanCommand } from './plans/ApprovePlanCommand.js';
 import { OverridePlanCommand } from './plans/OverridePlanCommand.js';
@@ -73,6 +74,7 @@ export const COMMANDS = [
   ListStateCommand,
   PullStateCommand,
   RollbackStateCommand,
+  UnlockStateCommand,
   DriftCheckCommand,
   ConnectConfigCommand,
   DisconnectConfigCommand,

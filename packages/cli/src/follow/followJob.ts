@@ -6,7 +6,7 @@ import {
   TrellisApiError,
   TrellisConnectionError,
 } from '@trellis/client';
-import type { JobView as Job, LogEntryView as LogChunk } from '@trellis/client';
+import type { JobView as Job, JobDetailView, LogEntryView as LogChunk } from '@trellis/client';
 import type { JobStatus } from '@trellis/core';
 import { CliError, InterruptedError } from '../errors.js';
 import { ExitCode } from '../exitCodes.js';
@@ -54,7 +54,7 @@ export async function followJob(
   client: TrellisClient,
   job: Job,
   options: FollowOptions,
-): Promise<Job> {
+): Promise<JobDetailView> {
   const { stdout, stderr } = terminal.context;
   const printer =
     options.logs === 'text'
@@ -113,16 +113,28 @@ export async function followJob(
     else if (options.offerCancel && terminal.interactive) void askToCancel();
     else stopFollowing();
   };
+  const clock = options.clock ?? systemClock;
   // Listen before anything is on screen: a Ctrl-C typed once the spinner shows must reach us.
   process.on('SIGINT', onInterrupt);
   if (job.status === 'QUEUED') {
     spinner = new Spinner(terminal, `${noun} job ${job.id} is queued; waiting for an agent to pick it up…`).start();
   }
+  // While it is queued, say why it waits (`waiting_for`), as the control plane sees it.
+  let shownWhy = '';
+  const waiting =
+    status === 'QUEUED'
+      ? watchWaiting(client, job.id, clock, (text) => {
+          if (status !== 'QUEUED' || spinner === null || text === shownWhy) return;
+          shownWhy = text;
+          // A spinner on a pipe printed its first text once: each new reason is a line of its own.
+          if (spinner.running) spinner.update(text);
+          else terminal.note(text);
+        })
+      : null;
 
   let failures = 0;
   // Under half a second after a clean end of the stream, growing (with jitter) to 5 s while it fails.
   const backoff = new Backoff({ initialMs: 500, maxMs: 5000 });
-  const clock = options.clock ?? systemClock;
   try {
     while (!ended) {
       if (interrupted) throw interrupted;
@@ -174,12 +186,43 @@ export async function followJob(
       }
     }
   } finally {
+    waiting?.stop();
     process.off('SIGINT', onInterrupt);
     stopSpinner();
     (asking as Prompter | null)?.close();
     printer?.finish();
   }
   return client.getJob(job.id);
+}
+
+/** Seconds between two reads of why a queued job waits. */
+const WAITING_REFRESH_MS = 5000;
+
+/**
+ * Reads why the queued job waits (`GET /api/cli/jobs/{id}`'s `waiting_for`) now and every few
+ * seconds, and gives the line to show (`queued: <why>`) to `show`, until stopped. A failed read
+ * leaves the line as it was: the follow itself reports a control plane it cannot reach.
+ */
+function watchWaiting(
+  client: TrellisClient,
+  jobId: string,
+  clock: RetryClock,
+  show: (text: string) => void,
+): { stop(): void } {
+  const stopped = new AbortController();
+  void (async () => {
+    do {
+      try {
+        const job = await client.getJob(jobId);
+        if (job.status !== 'QUEUED') return;
+        const why = job.waiting_for?.message ?? 'waiting for an agent to pick it up…';
+        show(`${jobNoun(job)} job ${jobId} is queued: ${why}`);
+      } catch {
+        // Deliberately ignored: the stream's own reconnection reports what is wrong.
+      }
+    } while (await clock.sleep(WAITING_REFRESH_MS, stopped.signal));
+  })();
+  return { stop: () => stopped.abort() };
 }
 
 /** The closing line people read: `✓ Plan succeeded (job …, 12s)`. */

@@ -6,7 +6,7 @@ export type VariableInput = Record<string, string | { value: string; sensitive: 
 /** `k=v` from the command line; the value may itself contain `=`. */
 export function parseAssignment(text: string, flag: string): [string, string] {
   const at = text.indexOf('=');
-  if (at <= 0) throw new UsageError(`${flag} ${text}: expected NAME=VALUE`);
+  if (at <= 0) throw new UsageError(`${flag} ${text}: give a name, '=' and the value, as in ${flag} region=eu-west-1`);
   return [text.slice(0, at).trim(), text.slice(at + 1)];
 }
 
@@ -71,7 +71,7 @@ export function collectVariables(options: {
   const variables: VariableInput = {};
   for (const file of options.files) Object.assign(variables, readVariablesFile(file));
   for (const text of options.plain) {
-    const [name, value] = parseAssignment(text, '-v');
+    const [name, value] = parseAssignment(text, '--var');
     variables[name] = value;
   }
   for (const text of options.sensitive) {

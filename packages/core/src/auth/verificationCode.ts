@@ -22,10 +22,18 @@ export function generateVerificationCode(random: Random): string {
   return code;
 }
 
-/** Case-insensitive, constant-time for codes of the right length; surrounding spaces ignored. */
+/**
+ * A typed code as it is compared: upper case, without spaces or dashes (a person may type
+ * `bcd fgh` or `BCD-FGH` for `BCDFGH`), neither of which is in the alphabet.
+ */
+export function normaliseVerificationCode(given: string): string {
+  return given.replace(/[\s-]+/g, '').toUpperCase();
+}
+
+/** Case-insensitive, constant-time for codes of the right length; spaces and dashes ignored. */
 export function verificationCodesMatch(expected: string, given: string): boolean {
   const a = Buffer.from(expected.toUpperCase(), 'utf8');
-  const b = Buffer.from(given.trim().toUpperCase(), 'utf8');
+  const b = Buffer.from(normaliseVerificationCode(given), 'utf8');
   if (a.length !== b.length) return false;
   return timingSafeEqual(a, b);
 }

@@ -207,6 +207,7 @@ export const PROBLEM_CODES = {
       'the git provider token lacks a scope or repository role the call needs (webhooks, statuses, comments); the message says what to grant, or connect with a manual webhook',
   },
   state_locked: { status: 409, meaning: 'the state is locked by another lock ID' },
+  state_not_locked: { status: 409, meaning: "the configuration's state is not locked: there is nothing to unlock" },
   org_exists: { status: 409, meaning: 'an organization with this id already exists' },
   org_name_taken: { status: 409, meaning: 'an organization with this name already exists' },
   member_exists: { status: 409, meaning: 'this email already is (or is invited as) a member of the organization' },

@@ -307,7 +307,8 @@ export type ComponentKind = (typeof COMPONENT_KINDS)[number];
 export interface VineComponents {
   cluster: { name: string | null; endpoint: string | null; job_id: string } | null;
   argocd: { url: string; job_id: string } | null;
-  outputs: { values: JsonObject; job_id: string } | null;
+  /** `sensitive`: the names of the sensitive outputs (never their values); absent before issue 25. */
+  outputs: { values: JsonObject; sensitive?: string[]; job_id: string } | null;
 }
 
 export interface ConfigSnapshot {

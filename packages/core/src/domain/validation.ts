@@ -25,12 +25,13 @@ export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 export const MAX_NAME_LENGTH = 100;
 const NAME = NAME_PATTERN;
 
+/** `NAME_PATTERN` said for people, in every message that refuses a name (never the pattern). */
+export const NAME_RULE = "must be 1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit";
+
 /** Names of vineyards, vines, projects and workers: 1–100 characters, no spaces or slashes. */
 export function requireName(value: unknown, field: string): string {
   if (typeof value !== 'string' || !NAME.test(value)) {
-    throw new ValidationError(`${field} must be 1-100 characters of letters, digits, '.', '_' or '-'`, [
-      { path: field, message: 'must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$' },
-    ]);
+    throw new ValidationError(`${field} ${NAME_RULE}`, [{ path: field, message: NAME_RULE }]);
   }
   return value;
 }

@@ -10,7 +10,8 @@ import type { Scope, Stores } from '../ports/UnitOfWork.js';
 import { configHash, snapshotOfVine, snapshotOfVineAt } from '../snapshot/configSnapshot.js';
 import { type AuditBy, recordAudit } from '../usecases/audit.js';
 import { type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
-import { type EndReason, endReasonRule } from './endReasons.js';
+import { deriveWorkerStatus } from '../domain/workerStatus.js';
+import { type EndReason, type EndReasonRule, endReasonRule } from './endReasons.js';
 import type { JobChange, JobHook, JobHookContext, JobMoment } from './hooks.js';
 
 /** What to queue: the one description of a new job, whoever queues it. */
@@ -154,7 +155,7 @@ export class JobLifecycle {
     if (!ended) return null;
     if (job.status === 'PROCESSING') {
       await moveVine(stores, ended, at);
-      if (rule.releasesStateLock) await releaseStateLock(stores, ended);
+      if (await this.releasesStateLock(stores, ended, rule)) await releaseStateLock(stores, ended);
     }
     if (rule.audited) {
       await recordAudit(stores, this.deps, options.actor, {
@@ -177,6 +178,14 @@ export class JobLifecycle {
     });
     if (!updated) throw changedMeanwhile();
     return updated;
+  }
+
+  private async releasesStateLock(stores: Stores, job: Job, rule: EndReasonRule): Promise<boolean> {
+    if (rule.releasesStateLock !== 'when_agent_offline') return rule.releasesStateLock;
+    const agent = job.claimed_by_worker_id ? await stores.workers.get(job.owner_id, job.claimed_by_worker_id) : null;
+    if (!agent) return true;
+    const status = deriveWorkerStatus(agent, false, this.deps.clock.now(), this.deps.settings.heartbeatTimeoutSeconds);
+    return status === 'OFFLINE' || status === 'DESTROYED';
   }
 
   private async giveWay(stores: Stores, vine: Vine): Promise<void> {
@@ -276,5 +285,7 @@ async function moveVine(stores: Stores, job: Job, at: string): Promise<void> {
 async function releaseStateLock(stores: Stores, job: Job): Promise<void> {
   if (job.vine_id === null) return;
   const lock = await stores.states.getLock(job.owner_id, job.vine_id);
-  if (lock) await stores.states.releaseLock(job.owner_id, job.vine_id, lock.lock_id);
+  // A person's lock (`TerraformCloudLock`, taken through the protocol) is theirs to release.
+  if (lock && lock.info.Operation !== 'TerraformCloudLock')
+    await stores.states.releaseLock(job.owner_id, job.vine_id, lock.lock_id);
 }

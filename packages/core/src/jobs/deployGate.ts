@@ -50,13 +50,17 @@ export async function vineGuardsOf(
 }
 
 /** Why a change without a plan may not be queued on a vine with these guards; null: it may. */
-export function planlessChangeProblem(type: ChangeType, guards: VineGuards, name = 'CONFIG'): DomainError | null {
+export function planlessChangeProblem(
+  type: ChangeType,
+  guards: VineGuards,
+  name = 'the-configuration',
+): DomainError | null {
   const approval = guards.approval?.required === true;
   if (type === 'DESTROY') {
     if (!approval) return null;
     return new ConflictError(
       'plan_required',
-      `this configuration destroys only an approved destroy plan: plan first: \`trellis plan ${name} --destroy\`, have that plan approved (\`trellis approve PLAN-JOB\`), then \`trellis destroy ${name} --plan PLAN-JOB\``,
+      `this configuration destroys only an approved destroy plan: plan first: \`trellis plan ${name} --destroy\`, have that plan approved (\`trellis approve\` with its job id), then apply it: \`trellis destroy ${name} --plan\` with its job id`,
     );
   }
   if (!approval && guards.mandatoryPolicies === 0) return null;
@@ -70,7 +74,7 @@ export function planlessChangeProblem(type: ChangeType, guards: VineGuards, name
   ].join(' and ');
   return new ConflictError(
     'plan_required',
-    `this configuration deploys only a plan (${why}): plan first: \`trellis plan ${name}\`, then \`trellis deploy ${name} --plan PLAN-JOB\``,
+    `this configuration deploys only a plan (${why}): plan first: \`trellis plan ${name}\`, then deploy that plan: \`trellis deploy ${name} --plan\` with its job id`,
   );
 }
 
@@ -121,7 +125,7 @@ export function planGateProblem(plan: Job, approval: ApprovalSetting | null): Do
   if (unchecked.length > 0) {
     return new ConflictError(
       'policy_unchecked',
-      `the agent reported no valid result of ${unchecked.map((policy) => `${policy.name} (version ${policy.version})`).join(', ')} for this plan, so it was never checked: plan again: \`trellis plan ${plan.config_snapshot.vine?.name ?? 'CONFIG'}\``,
+      `the agent reported no valid result of ${unchecked.map((policy) => `${policy.name} (version ${policy.version})`).join(', ')} for this plan, so it was never checked: plan again: \`trellis plan ${plan.config_snapshot.vine?.name ?? 'the-configuration'}\``,
     );
   }
   const failed = failedMandatory(plan);
@@ -159,16 +163,17 @@ export function checkPlanlessChange(type: ChangeType, guards: VineGuards, name?:
 /** A DEPLOY applies a plan of the vine's configuration; a DESTROY, a destroy plan. */
 export function planKindProblem(type: ChangeType, plan: Job): DomainError | null {
   const destroyPlan = plan.config_snapshot.destroy === true;
+  const name = plan.config_snapshot.vine?.name ?? 'the-configuration';
   if (type === 'DESTROY' && !destroyPlan) {
     return new ConflictError(
       'plan_kind_mismatch',
-      'a DESTROY applies only a destroy plan: plan the destruction first: `trellis plan CONFIG --destroy`',
+      `a DESTROY applies only a destroy plan: plan the destruction first: \`trellis plan ${name} --destroy\``,
     );
   }
   if (type === 'DEPLOY' && destroyPlan) {
     return new ConflictError(
       'plan_kind_mismatch',
-      'this plan is a destroy plan: it is applied by a DESTROY (`trellis destroy CONFIG --plan PLAN-JOB`), not a deploy',
+      `this plan is a destroy plan: it is applied by a DESTROY (\`trellis destroy ${name} --plan ${plan.id}\`), not a deploy`,
     );
   }
   return null;

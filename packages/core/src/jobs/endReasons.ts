@@ -13,20 +13,27 @@ export interface EndReasonRule {
   readonly audited: boolean;
   /**
    * Whether the vine's state lock is released with a `PROCESSING` job's end: the engine that
-   * holds it can no longer release it (its agent is gone), and one job runs per vine, so the
-   * lock is that engine's and would otherwise hold the vine's next job forever.
+   * holds it can no longer release it (it exited, or its agent is gone), and one job runs per
+   * vine, so the lock is that engine's and would otherwise hold the vine's next job forever.
+   * `when_agent_offline`: only when the job's agent is offline (silent past the heartbeat
+   * timeout, or destroyed); an online agent's engine is winding down and releases it itself.
+   * A lock a person took through the Terraform Cloud protocol is never released this way.
    */
-  readonly releasesStateLock: boolean;
+  readonly releasesStateLock: boolean | 'when_agent_offline';
   /** The `error_message` by the event, when the caller gives none (a success keeps the job's). */
   readonly messages: Readonly<Partial<Record<JobEvent, string>>>;
 }
 
 export const JOB_END_REASONS = {
-  /** The agent that claimed the job reported its end: SUCCESS, FAILED or CANCELLED. */
+  /**
+   * The agent that claimed the job reported its end: SUCCESS, FAILED or CANCELLED. It reports
+   * only once its engine has exited, so a lock that engine left (it crashed, or was killed) is
+   * released: no one else can release it.
+   */
   reported: {
     events: ['report_success', 'report_failed', 'report_cancelled'],
     audited: false,
-    releasesStateLock: false,
+    releasesStateLock: true,
     messages: { report_failed: 'the job failed', report_cancelled: 'cancelled by the agent' },
   },
   /** The control plane could not answer the claim of a job it had taken (an identity token it could not issue). */
@@ -43,11 +50,21 @@ export const JOB_END_REASONS = {
     releasesStateLock: true,
     messages: { agent_lost: 'the agent running this job was lost' },
   },
+  /**
+   * Its agent started again (a restart, or a crash and a new process with the same credentials)
+   * and said it runs none of it: the engine that ran it died with the old process.
+   */
+  agent_restarted: {
+    events: ['agent_lost'],
+    audited: true,
+    releasesStateLock: true,
+    messages: { agent_lost: 'the agent running this job restarted: the job ended with its old process' },
+  },
   /** A person cancelled it (queued or running). */
   cancelled_by_person: {
     events: ['cancel'],
     audited: true,
-    releasesStateLock: false,
+    releasesStateLock: 'when_agent_offline',
     messages: { cancel: 'cancelled by user' },
   },
   /**

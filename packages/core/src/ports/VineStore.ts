@@ -48,8 +48,8 @@ export interface VineStore {
    * vine comes back. A name taken by another vine of the owner is `ConflictError('vine_name_taken')`.
    */
   updateSettings(ownerId: string, id: string, patch: VineSettingsPatch, at: string): Promise<Vine>;
-  /** Records the result of a drift check. */
-  recordDrift(ownerId: string, id: string, drift: DriftResult): Promise<void>;
+  /** Records the result of a drift check; null forgets it (a destroyed vine has no drift). */
+  recordDrift(ownerId: string, id: string, drift: DriftResult | null): Promise<void>;
   /** Vines of the owner whose `triggers.after` names `upstreamId`, oldest first. */
   listDownstream(ownerId: string, upstreamId: string): Promise<Vine[]>;
   /**

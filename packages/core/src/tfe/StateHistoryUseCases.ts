@@ -90,10 +90,31 @@ export class StateHistoryUseCases {
     return version;
   }
 
+  /**
+   * Force-unlock (`admin`): releases whatever lock holds the state (a dead engine's, a person's
+   * protocol lock), audited as `state.force_unlock` with whose it was. `409 state_not_locked`
+   * when it is free. Returns the lock it released.
+   */
+  async forceUnlock(actor: UserActor, vine: unknown): Promise<{ vine_id: string; released: StateLock }> {
+    const { record, scope } = await this.locate(actor, vine, 'state.force_unlock');
+    return this.deps.uow.run(scope, async (stores) => {
+      const lock = await stores.states.getLock(record.owner_id, record.id);
+      if (!lock) throw new ConflictError('state_not_locked', `the state of ${record.name} is not locked`);
+      await stores.states.releaseLock(record.owner_id, record.id, lock.lock_id);
+      await recordAudit(stores, this.deps, actor, {
+        action: 'state.force_unlock',
+        target: { type: 'vine', id: record.id },
+        owner_id: record.owner_id,
+        details: { lock_id: lock.lock_id, held_by: String(lock.info.Who ?? lock.lock_id), via: 'trellis' },
+      });
+      return { vine_id: record.id, released: lock };
+    });
+  }
+
   private locate(
     actor: UserActor,
     vine: unknown,
-    action: 'read' | 'state.use',
+    action: 'read' | 'state.use' | 'state.force_unlock',
   ): Promise<{ record: Vine; scope: Scope }> {
     if (typeof vine !== 'string' || vine === '') throw new NotFoundError('configuration');
     return this.access.locate(actor, action, 'configuration_not_found', async (stores, ownerId) =>

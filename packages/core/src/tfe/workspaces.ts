@@ -1,5 +1,6 @@
 import { EXECUTION_MODES, type ExecutionMode } from '../domain/enums.js';
 import { ConflictError, ValidationError } from '../domain/errors.js';
+import { NAME_PATTERN, NAME_RULE } from '../domain/validation.js';
 import type { AuditDetails } from '../domain/audit.js';
 import type { StateLock, StateVersion, Vine, Vineyard, WorkspaceSettings } from '../domain/records.js';
 import { executionModeOfOperations, parseWorkspaceSettings } from './workspaceSettings.js';
@@ -67,10 +68,8 @@ export function parseTags(value: unknown, path = 'tags'): string[] {
 export function parseWorkspaceInput(input: TfeWorkspaceInput): ParsedWorkspaceInput {
   const parsed: ParsedWorkspaceInput = {};
   if (input.name !== undefined && input.name !== null) {
-    if (typeof input.name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(input.name)) {
-      throw new ValidationError('name must be 1-100 letters, digits, ".", "_" or "-"', [
-        { path: 'name', message: 'must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$' },
-      ]);
+    if (typeof input.name !== 'string' || !NAME_PATTERN.test(input.name)) {
+      throw new ValidationError(`name ${NAME_RULE}`, [{ path: 'name', message: NAME_RULE }]);
     }
     parsed.name = input.name;
   }

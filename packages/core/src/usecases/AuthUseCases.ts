@@ -161,7 +161,7 @@ export class AuthUseCases {
       case 'wrong':
         throw new ValidationError(
           outcome.remaining > 0
-            ? `wrong verification code (${outcome.remaining} attempts left)`
+            ? `wrong verification code (${outcome.remaining} ${outcome.remaining === 1 ? 'attempt' : 'attempts'} left)`
             : 'wrong verification code; too many attempts, run the login again',
           [],
           'invalid_grant',

@@ -22,6 +22,7 @@ import { type VineJobType, transitionVine } from '../domain/vineStateMachine.js'
 import { type CreateJobInput, parseErrorMessage, parseJobFilter, parseJobRequest } from '../jobs/jobInput.js';
 import { changedMeanwhile, type JobLifecycle } from '../jobs/JobLifecycle.js';
 import { sweepLostJobs } from '../jobs/lostAgentSweep.js';
+import { refusedEndReport } from '../jobs/windDown.js';
 import { issueJobStateToken } from '../auth/jobStateToken.js';
 import { type StateAccess, stateAccessOf } from '../domain/stateAccess.js';
 import { jobForAgent, secretsWithheld, withheldSecretsNote } from '../vcs/forkPullRequests.js';
@@ -268,8 +269,7 @@ export class JobUseCases {
       // destroy on its destroy plan; a destroy plan was checked when planned); which versions it
       // carried is recorded, so a plan lacking a result of one is never deployed (issue 23).
       const checked =
-        job.vine_id !== null &&
-        (job.job_type === 'PLAN' || (job.job_type === 'DESTROY' && job.plan_job_id === null));
+        job.vine_id !== null && (job.job_type === 'PLAN' || (job.job_type === 'DESTROY' && job.plan_job_id === null));
       const policies = checked ? await policiesForVine(stores, job.owner_id, job.vineyard_id) : [];
       if (checked) {
         await stores.jobs.recordClaimedPolicies(job.owner_id, job.id, policies.map(claimedPolicy));
@@ -367,18 +367,22 @@ export class JobUseCases {
     const reported = report.status;
     const metadata = redactSensitiveOutputs(parseExecutionMetadata(report.execution_metadata));
     const errorMessage = parseErrorMessage(report.error_message);
-    return this.lifecycle.run(ownerScope(worker.ownerId), async (stores) => {
-      const current = await this.requireClaimedBy(stores, worker, jobId);
-      if (reported === 'PROCESSING') return this.lifecycle.progress(stores, current, metadata);
-      const ended = await this.lifecycle.end(stores, current, END_EVENTS[reported], {
-        reason: 'reported',
-        actor: worker,
-        message: errorMessage,
-        metadata,
-      });
-      if (!ended) throw changedMeanwhile();
-      return ended;
-    });
+    return this.lifecycle
+      .run(ownerScope(worker.ownerId), async (stores) => {
+        const current = await this.requireClaimedBy(stores, worker, jobId);
+        if (reported === 'PROCESSING') return this.lifecycle.progress(stores, current, metadata);
+        const ended = await this.lifecycle.end(stores, current, END_EVENTS[reported], {
+          reason: 'reported',
+          actor: worker,
+          message: errorMessage,
+          metadata,
+        });
+        if (!ended) throw changedMeanwhile();
+        return ended;
+      })
+      .catch((error) =>
+        reported === 'PROCESSING' ? Promise.reject(error) : refusedEndReport(this.deps, worker, jobId, error),
+      );
   }
 
   /** The lost-agent sweep (`jobs/lostAgentSweep.ts`): returns the jobs it ended. */

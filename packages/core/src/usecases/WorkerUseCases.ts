@@ -13,6 +13,8 @@ import { ownerScope, type Scope, systemScope, visibleOwners } from '../ports/Uni
 import { recordAudit } from './audit.js';
 import { Access, parseOwnerFilter } from './Access.js';
 import type { HeartbeatBuffer } from './HeartbeatBuffer.js';
+import { endJobsOfRestartedAgent, parseRunningJobIds } from '../jobs/agentRestart.js';
+import type { JobLifecycle } from '../jobs/JobLifecycle.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 import { publicWorker, type WorkerView } from './views.js';
 
@@ -37,6 +39,7 @@ export class WorkerUseCases {
     private readonly deps: CoreDeps,
     private readonly credentials: WorkerCredentialCache,
     private readonly heartbeats: HeartbeatBuffer,
+    private readonly lifecycle: JobLifecycle,
   ) {
     this.access = new Access(deps);
   }
@@ -120,9 +123,17 @@ export class WorkerUseCases {
     return this.create(ownerId, name, 'cloud', metadata, 'system');
   }
 
-  /** `POST /api/workers/heartbeat`: also tells the agent which of its jobs were cancelled. */
-  async heartbeat(worker: WorkerActor, input: { version: unknown }): Promise<HeartbeatAnswer> {
+  /**
+   * `POST /api/workers/heartbeat`: also tells the agent which of its jobs were cancelled. An
+   * agent's first heartbeat names the jobs it runs (`running_job_ids`): the others it was
+   * thought to run end at once (`endJobsOfRestartedAgent`), and the heartbeat is written with them.
+   */
+  async heartbeat(
+    worker: WorkerActor,
+    input: { version: unknown; running_job_ids?: unknown },
+  ): Promise<HeartbeatAnswer> {
     const { version } = input;
+    const running = parseRunningJobIds(input.running_job_ids);
     if (typeof version !== 'string' || version.trim() === '' || version.length > 100) {
       throw new ValidationError('version must be the agent version string', [
         { path: 'version', message: 'must be a non-empty string of at most 100 characters' },
@@ -132,9 +143,10 @@ export class WorkerUseCases {
     const beat = { worker_id: worker.workerId, version, at: now.toISOString() };
     const since = isoSecondsBefore(now, this.deps.settings.cancelNoticeSeconds);
     // Usually only a read: the heartbeat itself waits for the next flush (`HeartbeatBuffer`).
-    if (this.heartbeats.mustWriteNow(worker.workerId, now)) {
-      const cancelled = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
+    if (running !== undefined || this.heartbeats.mustWriteNow(worker.workerId, now)) {
+      const cancelled = await this.lifecycle.run(ownerScope(worker.ownerId), async (stores) => {
         await stores.workers.recordHeartbeat(worker.ownerId, worker.workerId, version, beat.at);
+        if (running !== undefined) await endJobsOfRestartedAgent(stores, this.lifecycle, worker, running);
         return stores.jobs.listCancelledForWorker(worker.ownerId, worker.workerId, since);
       });
       this.heartbeats.written(beat);

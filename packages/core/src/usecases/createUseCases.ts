@@ -9,6 +9,7 @@ import { DriftUseCases } from './DriftUseCases.js';
 import { GitEventUseCases } from './GitEventUseCases.js';
 import { InvitationUseCases } from './InvitationUseCases.js';
 import { JobUseCases } from './JobUseCases.js';
+import { JobWaitingUseCases } from './JobWaitingUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
 import { NotificationUseCases } from './NotificationUseCases.js';
 import { VcsFeedbackUseCases } from './vcsFeedback.js';
@@ -34,6 +35,8 @@ export interface UseCases {
   vineyards: VineyardUseCases;
   vines: VineUseCases;
   jobs: JobUseCases;
+  /** One job with why it waits (issue 25). */
+  jobWaiting: JobWaitingUseCases;
   logs: LogUseCases;
   workers: WorkerUseCases;
   planArtifacts: PlanArtifactUseCases;
@@ -70,8 +73,9 @@ export function createUseCases(deps: CoreDeps): UseCases {
     vineyards: new VineyardUseCases(deps),
     vines: new VineUseCases(deps),
     jobs: new JobUseCases(deps, lifecycle, heartbeats, workloadIdentity),
+    jobWaiting: new JobWaitingUseCases(deps),
     logs: new LogUseCases(deps),
-    workers: new WorkerUseCases(deps, credentials, heartbeats),
+    workers: new WorkerUseCases(deps, credentials, heartbeats, lifecycle),
     planArtifacts: new PlanArtifactUseCases(deps),
     releases: new ReleaseUseCases(deps),
     states: new StateUseCases(deps),

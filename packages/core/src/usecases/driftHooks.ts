@@ -24,7 +24,7 @@ export function driftResultOf(job: Job, at: string): DriftResult {
 export const driftHooks: readonly JobHook[] = [
   {
     name: 'drift.result',
-    on: ['reported', 'start_failed', 'agent_lost', 'agent_destroyed'],
+    on: ['reported', 'start_failed', 'agent_lost', 'agent_restarted', 'agent_destroyed'],
     async run(job, change, { stores, deps }) {
       if (job.trigger.type !== 'drift' || job.vine_id === null) return;
       if (job.status !== 'SUCCESS' && job.status !== 'FAILED') return;

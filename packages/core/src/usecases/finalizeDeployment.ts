@@ -10,6 +10,8 @@ export interface DeploymentOutputs {
   argocd_url: string | null;
   /** Non-sensitive outputs only. */
   outputs: JsonObject;
+  /** The names of the sensitive outputs, whose values are never stored. */
+  sensitive: string[];
 }
 
 function isObject(value: unknown): value is Record<string, Json> {
@@ -31,9 +33,11 @@ export function extractDeploymentOutputs(metadata: JsonObject): DeploymentOutput
  */
 export function deploymentOutputsOf(metadata: ExecutionMetadata): DeploymentOutputs {
   const outputs: JsonObject = {};
+  const sensitive = new Set(metadata.sensitive_outputs ?? []);
   for (const [name, entry] of Object.entries(metadata.outputs ?? {})) {
     if (isObject(entry) && 'value' in entry && 'sensitive' in entry) {
       if (entry.sensitive !== true) outputs[name] = entry.value ?? null;
+      else sensitive.add(name);
     } else {
       outputs[name] = entry;
     }
@@ -43,6 +47,7 @@ export function deploymentOutputsOf(metadata: ExecutionMetadata): DeploymentOutp
     cluster_endpoint: metadata.cluster_endpoint ?? null,
     argocd_url: metadata.argocd_url ?? null,
     outputs,
+    sensitive: [...sensitive].filter((name) => !(name in outputs)).sort(),
   };
 }
 
@@ -77,14 +82,15 @@ export async function finalizeDeployment(
         ? { name: outputs.cluster_name, endpoint: outputs.cluster_endpoint, job_id: job.id }
         : null,
     argocd: outputs.argocd_url !== null ? { url: outputs.argocd_url, job_id: job.id } : null,
-    outputs: { values: outputs.outputs, job_id: job.id },
+    outputs: { values: outputs.outputs, sensitive: outputs.sensitive, job_id: job.id },
   };
   await stores.vines.saveComponents(job.owner_id, job.vine_id, components, at);
 }
 
 /**
  * A successful DEPLOY's outputs become its vine's components; a successful DESTROY clears them
- * (DESIGN §3), in the unit of work of the job's end.
+ * (DESIGN §3) and the vine's last drift check (nothing is left to drift), in the unit of work of
+ * the job's end.
  */
 export const deploymentHooks: readonly JobHook[] = [
   {
@@ -102,6 +108,7 @@ export const deploymentHooks: readonly JobHook[] = [
     async run(job, _change, { stores }) {
       if (job.status !== 'SUCCESS' || job.job_type !== 'DESTROY' || job.vine_id === null) return;
       await stores.vines.clearComponents(job.owner_id, job.vine_id);
+      await stores.vines.recordDrift(job.owner_id, job.vine_id, null);
     },
   },
 ];

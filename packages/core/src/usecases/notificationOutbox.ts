@@ -136,7 +136,15 @@ export async function enqueueJobEnd(stores: Stores, deps: OutboxDeps, job: Job):
 export const notificationHooks: readonly JobHook[] = [
   {
     name: 'notifications.jobEnded',
-    on: ['reported', 'start_failed', 'agent_lost', 'cancelled_by_person', 'agent_destroyed', 'superseded'],
+    on: [
+      'reported',
+      'start_failed',
+      'agent_lost',
+      'agent_restarted',
+      'cancelled_by_person',
+      'agent_destroyed',
+      'superseded',
+    ],
     run: (job, _change, { stores, deps }) => enqueueJobEnd(stores, deps, job),
   },
 ];

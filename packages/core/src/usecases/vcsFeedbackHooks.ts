@@ -16,7 +16,15 @@ export const vcsFeedbackHooks: readonly JobHook[] = [
   },
   {
     name: 'vcs.jobEnded',
-    on: ['reported', 'start_failed', 'agent_lost', 'cancelled_by_person', 'agent_destroyed', 'superseded'],
+    on: [
+      'reported',
+      'start_failed',
+      'agent_lost',
+      'agent_restarted',
+      'cancelled_by_person',
+      'agent_destroyed',
+      'superseded',
+    ],
     async run(job, change, { stores, deps }) {
       await enqueueVcsFeedback(stores, deps, job, change.moment === 'agent_lost' ? 'lost' : 'ended');
     },

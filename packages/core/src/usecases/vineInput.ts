@@ -153,7 +153,12 @@ export function parseVariables(value: unknown): Variables {
   const variables: Variables = {};
   let total = 0;
   for (const [key, raw] of Object.entries(value)) {
-    if (!VARIABLE_NAME.test(key)) fail(`variables.${key}`, 'is not a valid variable name');
+    if (!VARIABLE_NAME.test(key)) {
+      fail(
+        `variables.${key}`,
+        "is not a variable name: use letters, digits, '_' and '-', starting with a letter or '_' (at most 128)",
+      );
+    }
     if (typeof raw === 'string') {
       variables[key] = { value: raw, sensitive: false };
     } else if (isRecord(raw) && typeof raw.value === 'string') {

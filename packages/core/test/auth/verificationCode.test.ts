@@ -80,8 +80,12 @@ describe('verification codes', () => {
       expect(verificationCodesMatch('BCDFGH', 'BCDFGHJ')).toBe(false);
       expect(verificationCodesMatch('BCDFGH', '')).toBe(false);
     });
-    it('does not ignore whitespace inside the code', () => {
-      expect(verificationCodesMatch('BCDFGH', 'BCD FGH')).toBe(false);
+    it('ignores spaces and dashes inside the code, as a person may type them', () => {
+      expect(verificationCodesMatch('BCDFGH', 'BCD FGH')).toBe(true);
+      expect(verificationCodesMatch('BCDFGH', 'bcd-fgh')).toBe(true);
+      expect(verificationCodesMatch('BCDFGH', 'B C D\tF G H')).toBe(true);
+      expect(verificationCodesMatch('BCDFGH', 'BCD FGJ')).toBe(false);
+      expect(verificationCodesMatch('BCDFGH', 'BCD.FGH')).toBe(false);
     });
   });
 });

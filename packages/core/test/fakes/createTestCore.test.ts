@@ -35,6 +35,7 @@ describe('createTestCore', () => {
         'notifications',
         'vines',
         'jobs',
+        'jobWaiting',
         'logs',
         'orgs',
         'planArtifacts',

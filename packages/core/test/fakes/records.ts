@@ -1,4 +1,4 @@
-import type { Job, Vine, Worker } from '@trellis/core';
+import { DEFAULT_WORKSPACE_SETTINGS, type Job, type Vine, type Worker } from '@trellis/core';
 import { uuidFromBytes } from '@trellis/testkit/memory';
 
 /** Plain records for tests that talk to stores directly. */
@@ -71,6 +71,7 @@ export function vineRecord(overrides: Partial<Vine> = {}): Vine {
     tags: [],
     terraform_version: 'latest',
     execution_mode: 'remote',
+    workspace_settings: { ...DEFAULT_WORKSPACE_SETTINGS },
     created_at: at(0),
     updated_at: at(0),
     ...overrides,

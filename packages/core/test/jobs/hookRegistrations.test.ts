@@ -16,7 +16,7 @@ const REGISTERED: [string, string[]][] = [
   ['approvals.planNeedsApproval', ['reported']],
   ['vcs.jobQueued', ['queued']],
   ['vcs.jobEnded', ALL_BUT_GIVING_WAY],
-  ['drift.result', ['reported', 'start_failed', 'agent_lost', 'agent_destroyed']],
+  ['drift.result', ['reported', 'start_failed', 'agent_lost', 'agent_restarted', 'agent_destroyed']],
   ['workers.destroyTarget', ['reported']],
   ['vcs.autoDeploy', ['reported']],
   ['triggers.downstream', ['reported']],

@@ -145,6 +145,16 @@ describe('exchanging a CLI login', () => {
     await expect(exchange(verification_code)).resolves.toMatchObject({ user_email: 'ada@example.test' });
   });
 
+  it('says "1 attempt left" (singular) before the last attempt, and accepts the code typed with a space', async () => {
+    const { verification_code } = await core.useCases.auth.generateCliLogin(ada, deviceCode);
+    for (let i = 0; i < 3; i++)
+      await expectFailure(exchange(wrongFor(verification_code)), ValidationError, 'invalid_grant');
+    const error = await expectFailure(exchange(wrongFor(verification_code)), ValidationError, 'invalid_grant');
+    expect(error.message).toBe('wrong verification code (1 attempt left)');
+    const spaced = `${verification_code.slice(0, 3)} ${verification_code.slice(3).toLowerCase()}`;
+    await expect(exchange(spaced)).resolves.toMatchObject({ user_email: 'ada@example.test' });
+  });
+
   it('kills the login after 5 wrong codes, even for the right code afterwards', async () => {
     const { verification_code } = await core.useCases.auth.generateCliLogin(ada, deviceCode);
     for (let i = 0; i < 5; i++)

@@ -17,6 +17,7 @@ describe('extractDeploymentOutputs', () => {
       cluster_endpoint: 'https://eks.example.test',
       argocd_url: 'https://argo.example.test/ui',
       outputs: { a: 1, b: 'two', c: null, d: { nested: true } },
+      sensitive: [],
     });
   });
 
@@ -33,12 +34,25 @@ describe('extractDeploymentOutputs', () => {
     ).toEqual({ shown: 'v', list: [1, 2], nulled: null });
   });
 
+  it('names the sensitive outputs (from the entries and `sensitive_outputs`), never their values', () => {
+    const read = extractDeploymentOutputs({
+      outputs: {
+        shown: { value: 'v', type: 'string', sensitive: false },
+        hidden: { value: '***', type: 'string', sensitive: true },
+      },
+      sensitive_outputs: ['token', 'hidden'],
+    });
+    expect(read.sensitive).toEqual(['hidden', 'token']);
+    expect(JSON.stringify(read)).not.toContain('***');
+  });
+
   it('defaults to nothing', () => {
     expect(extractDeploymentOutputs({})).toEqual({
       cluster_name: null,
       cluster_endpoint: null,
       argocd_url: null,
       outputs: {},
+      sensitive: [],
     });
   });
 

@@ -3,6 +3,7 @@ import {
   ForbiddenError,
   type Job,
   NotFoundError,
+  systemScope,
   TooLargeError,
   UnauthorizedError,
   ValidationError,
@@ -151,13 +152,17 @@ describe('status reports', () => {
       },
     };
 
-    it('writes the components from the outputs, dropping sensitive ones, and the vine is DEPLOYED', async () => {
+    it('writes the components from the outputs, naming (not keeping) sensitive ones, and the vine is DEPLOYED', async () => {
       const job = await seedRunningJob(core, ada, worker, vine, 'DEPLOY');
       await report(job, { status: 'SUCCESS', execution_metadata: metadata });
       expect(await components()).toEqual({
         cluster: { name: 'prod-eks', endpoint: 'https://eks.example.test', job_id: job.id },
         argocd: { url: 'https://argocd.example.test', job_id: job.id },
-        outputs: { values: { vpc_id: 'vpc-123', plain: 42, list: ['a', 'b'] }, job_id: job.id },
+        outputs: {
+          values: { vpc_id: 'vpc-123', plain: 42, list: ['a', 'b'] },
+          sensitive: ['db_password'],
+          job_id: job.id,
+        },
       });
       expect(JSON.stringify(core.uow.snapshot().components.get(vine.id))).not.toContain('hunter2');
       expect(storedVine().status).toBe('DEPLOYED');
@@ -191,7 +196,7 @@ describe('status reports', () => {
       await report(second, { status: 'SUCCESS', execution_metadata: { outputs: { only: 1 } } });
       const now = await components();
       expect(now.cluster?.job_id).toBe(first.id);
-      expect(now.outputs).toEqual({ values: { only: 1 }, job_id: second.id });
+      expect(now.outputs).toEqual({ values: { only: 1 }, sensitive: [], job_id: second.id });
     });
 
     it('refuses malformed outputs and commits nothing', async () => {
@@ -242,14 +247,23 @@ describe('status reports', () => {
     });
   });
 
-  it('DESTROY SUCCESS clears the components and the vine is DESTROYED', async () => {
+  it('DESTROY SUCCESS clears the components and the last drift check, and the vine is DESTROYED', async () => {
     const deploy = await seedRunningJob(core, ada, worker, vine, 'DEPLOY');
     await report(deploy, { status: 'SUCCESS', execution_metadata: { cluster_name: 'c', outputs: { a: 1 } } });
+    const drift = {
+      status: 'drifted' as const,
+      checked_at: new Date().toISOString(),
+      job_id: deploy.id,
+      changes: { add: 0, change: 1, destroy: 0 },
+    };
+    await core.uow.run(systemScope, (stores) => stores.vines.recordDrift(ada.userId, vine.id, drift));
+    expect(storedVine().drift).toEqual(drift);
     const destroy = await seedRunningJob(core, ada, worker, vine, 'DESTROY');
     expect(storedVine().status).toBe('DESTROYING');
     await report(destroy, { status: 'SUCCESS' });
     expect(await components()).toEqual({ cluster: null, argocd: null, outputs: null });
     expect(storedVine().status).toBe('DESTROYED');
+    expect(storedVine().drift).toBeNull();
   });
 
   it('a FAILED DESTROY keeps the components', async () => {

@@ -1,4 +1,4 @@
-import { ConflictError, isUuid, NotFoundError, ValidationError } from '@trellis/core';
+import { ConflictError, DEFAULT_WORKSPACE_SETTINGS, isUuid, NotFoundError, ValidationError } from '@trellis/core';
 import {
   createTestCore,
   seedUser,
@@ -52,6 +52,7 @@ describe('creating a configuration', () => {
       tags: [],
       terraform_version: 'latest',
       execution_mode: 'remote',
+      workspace_settings: DEFAULT_WORKSPACE_SETTINGS,
       created_at: core.clock.now().toISOString(),
       updated_at: core.clock.now().toISOString(),
       cloud_identity: null,

@@ -11,6 +11,7 @@ import {
   UpdateConfigurationBody,
   IdParams,
   Job,
+  JobDetail,
   JobList,
   ListJobsQuery,
   LogPage,
@@ -200,8 +201,10 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       tags: ['jobs'],
       auth: 'user',
       params: IdParams,
-      responses: { 200: { description: 'The job', schema: Job } },
-      handler: async ({ user, params }) => ({ status: 200, body: await useCases.jobs.get(user, params.id) }),
+      description:
+        'With `waiting_for`: why a queued job waits (no agent online for its owner, its configuration busy with another job, every agent busy), or why a plan waits for an approval; null when it does not wait.',
+      responses: { 200: { description: 'The job', schema: JobDetail } },
+      handler: async ({ user, params }) => ({ status: 200, body: await useCases.jobWaiting.show(user, params.id) }),
     }),
     defineRoute({
       method: 'get',

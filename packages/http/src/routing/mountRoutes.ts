@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { type AuthDeps, authenticate } from '../auth/authenticate.js';
 import { problem, sendProblem } from '../errors/problem.js';
 import { SharedRateLimitStore } from '../limits/SharedRateLimitStore.js';
+import { humanIssueMessage } from './issueMessages.js';
 import { setRouteTemplate } from '../observability/routeTemplate.js';
 import { inRequestTrace } from '../observability/tracing.js';
 import { requestContext } from './requestContext.js';
@@ -14,13 +15,17 @@ const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 function parse<T>(schema: z.ZodType<T> | undefined, value: unknown, where: string): T {
   if (!schema) return value as T;
-  const result = schema.safeParse(value);
+  const result = schema.safeParse(value, { error: humanIssueMessage });
   if (result.success) return result.data;
   const fields = result.error.issues.map((issue) => ({
     path: [where, ...issue.path.map(String)].join('.'),
     message: issue.message,
   }));
-  throw new ValidationError(`invalid ${where}: ${fields.map((f) => `${f.path} ${f.message}`).join('; ')}`, fields);
+  // The detail names each field as a person wrote it (`drift_detection.interval_minutes`), once.
+  const lines = result.error.issues.map(
+    (issue) => `${issue.path.length > 0 ? issue.path.map(String).join('.') : where} ${issue.message}`,
+  );
+  throw new ValidationError([...new Set(lines)].join('; '), fields);
 }
 
 /** DESIGN §4: JSON endpoints refuse text/plain and form bodies (which browsers send cross-site). */

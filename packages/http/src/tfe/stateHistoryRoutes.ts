@@ -1,6 +1,12 @@
 import { pipeline } from 'node:stream/promises';
 import type { StateLock, StateVersion, UseCases } from '@trellis/core';
-import { NameParams, StateHistoryAnswer, StateVersionParams, StateVersionRecord } from '@trellis/contract';
+import {
+  NameParams,
+  StateHistoryAnswer,
+  StateUnlockAnswer,
+  StateVersionParams,
+  StateVersionRecord,
+} from '@trellis/contract';
 import { defineRoute, type RouteSpec } from '../routing/route.js';
 
 function versionView(version: StateVersion) {
@@ -77,6 +83,22 @@ export function stateHistoryRoutes(useCases: UseCases): RouteSpec[] {
         status: 201,
         body: versionView(await useCases.tfe.history.rollback(user, params.name, params.version_id)),
       }),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/api/cli/configurations/{name}/state-lock',
+      operationId: 'forceUnlockState',
+      summary: "Force-unlock a configuration's state (admin)",
+      description:
+        "Releases whatever lock holds the state: the lock of an engine that died without releasing it, or a person's lock taken through the cloud block. A job's own end releases its engine's lock; this is for the rest. `409 state_not_locked` when the state is free. Audited as `state.force_unlock`, with whose lock it was.",
+      tags: ['state'],
+      auth: 'user',
+      params: NameParams,
+      responses: { 200: { description: 'The lock that was released', schema: StateUnlockAnswer } },
+      handler: async ({ user, params }) => {
+        const unlocked = await useCases.tfe.history.forceUnlock(user, params.name);
+        return { status: 200, body: { vine_id: unlocked.vine_id, released: lockView(unlocked.released) } };
+      },
     }),
   ];
 }

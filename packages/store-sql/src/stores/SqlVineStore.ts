@@ -218,11 +218,11 @@ export class SqlVineStore implements VineStore {
     return versions.map((row) => textOut(row.storage_key));
   }
 
-  async recordDrift(ownerId: string, id: string, drift: DriftResult): Promise<void> {
+  async recordDrift(ownerId: string, id: string, drift: DriftResult | null): Promise<void> {
     await this.db
       .table('vines')
       .where({ owner_id: ownerId, id })
-      .update({ drift: jsonIn(drift) });
+      .update({ drift: drift === null ? null : jsonIn(drift) });
   }
 
   /** Few vines per owner name upstreams; the JSON list is filtered here rather than by dialect. */

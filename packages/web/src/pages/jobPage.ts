@@ -14,7 +14,7 @@ import { policyResultsSection } from './policyResults.js';
 import { resourceChangesSection, vcsFeedbackSection } from './vcsFeedback.js';
 import { readOnlyNote } from './vinePage.js';
 import { type PlanReviewRights, planReviewSection } from './planReview.js';
-import type { ApprovalSetting } from '@trellis/core';
+import type { ApprovalSetting, WaitingFor } from '@trellis/core';
 
 export interface JobPageInput {
   base: string;
@@ -32,6 +32,8 @@ export interface JobPageInput {
   approvalSetting?: ApprovalSetting | null;
   /** Whether the person may approve, reject and override this plan (issue 15). */
   review?: PlanReviewRights;
+  /** Why the job waits (issue 25); null or absent when it does not. */
+  waitingFor?: WaitingFor | null;
   /** What the job told its git provider; null (or absent) for a job no push or pull request queued. */
   vcsFeedback?: VcsFeedbackView[] | null;
 }
@@ -61,6 +63,7 @@ export function jobPage(input: JobPageInput): Page {
   ${badge(job.status, html` id="job-status" aria-live="polite"`)}
 </div>
 <p class="error" data-job-error${job.error_message ? '' : html` hidden`}>${job.error_message ?? ''}</p>
+${waitingNote(base, input.waitingFor ?? null)}
 
 ${
   input.mayRun
@@ -164,4 +167,11 @@ function vineActions(base: string, job: JobView, appliedBy: Job | null): Html {
   }
   <button type="button" class="button" data-create-job="PLAN" data-configuration-id="${vineId}">Plan again</button>
   <button type="button" class="button danger" data-create-job="DESTROY" data-configuration-id="${vineId}" data-confirm="Destroy every resource of ${job.config_snapshot.vine?.name ?? 'this vine'}? This cannot be undone.">Destroy</button>`;
+}
+
+/** Why the job waits (`waiting_for`), as of the page's load; the status badge updates live. */
+function waitingNote(base: string, waiting: WaitingFor | null): Html | string {
+  if (!waiting) return '';
+  const link = waiting.job_id ? html` <a href="${base}/jobs/${waiting.job_id}">See that job.</a>` : '';
+  return html`<p class="notice" role="status" data-waiting-for="${waiting.reason}"><strong>Waiting:</strong> ${waiting.message}.${link}</p>`;
 }

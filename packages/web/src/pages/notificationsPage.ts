@@ -5,10 +5,11 @@ import {
   type NotificationView,
   type PageResult,
 } from '@trellis/core';
-import { when } from '../format.js';
+import { when, NAME_HINT } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { olderLink } from './olderLink.js';
+import { vineyardLabel } from './policiesPage.js';
 
 export interface NotificationsPageInput {
   base: string;
@@ -54,7 +55,7 @@ ${tested ? testedNotice(tested) : ''}
   ${error ? html`<p class="error" id="notification-error">${error}</p>` : ''}
   <form method="post" action="${base}/notifications" class="notification-form">
     ${orgId ? html`<input type="hidden" name="org_id" value="${orgId}">` : ''}
-    <p><label>Name <input name="name" id="notification-name" required maxlength="100" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" placeholder="ops"></label></p>
+    <p><label>Name <input name="name" id="notification-name" required maxlength="100" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" title="${NAME_HINT}" placeholder="ops"></label></p>
     <p><label>Kind <select name="kind" id="notification-kind"><option value="webhook" selected>webhook (signed JSON)</option><option value="slack">Slack incoming webhook</option></select></label></p>
     <p><label>URL <input name="url" id="notification-url" type="url" required maxlength="2048" placeholder="https://hooks.example.com/trellis"></label></p>
     <fieldset><legend>Events</legend>
@@ -118,6 +119,8 @@ export interface NotificationPageInput {
   notification: NotificationView;
   deliveries: PageResult<DeliveryView>;
   now: Date;
+  /** The name of the vineyard the notification is narrowed to, by id (else the id is shown). */
+  vineyards?: ReadonlyMap<string, string>;
 }
 
 /** One notification and its recent deliveries, each with its attempts. */
@@ -128,7 +131,7 @@ export function notificationPage(input: NotificationPageInput): Page {
     section: 'notifications',
     body: html`<h1>Notification ${n.name}</h1>
 <section class="card">
-  <p>${n.kind} to ${receiver(n)} on ${n.events.join(', ')}${n.vineyard_id ? html` (vineyard <code>${n.vineyard_id}</code>)` : ''}.</p>
+  <p>${n.kind} to ${receiver(n)} on ${n.events.join(', ')}${n.vineyard_id ? html` (vineyard <a href="${base}/vineyards/${n.vineyard_id}">${vineyardLabel(n.vineyard_id, input.vineyards)}</a>)` : ''}.</p>
 </section>
 <section class="card">
   <h2>Recent deliveries</h2>

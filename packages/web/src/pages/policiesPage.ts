@@ -1,5 +1,5 @@
 import type { PageResult, PolicyDetail, PolicyView } from '@trellis/core';
-import { when } from '../format.js';
+import { when, NAME_HINT } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { olderLink } from './olderLink.js';
@@ -14,6 +14,8 @@ export interface PoliciesPageInput {
   form?: { name?: string; enforcement?: string; module?: string; vineyard_id?: string };
   error?: string;
   status?: number;
+  /** The names of the vineyards the policies apply to, by id (else the id is shown). */
+  vineyards?: ReadonlyMap<string, string>;
 }
 
 const EXAMPLE = `package trellis.no_public_buckets
@@ -49,7 +51,7 @@ export function policiesPage(input: PoliciesPageInput): Page {
     <td><a href="${base}/policies/${p.id}">${p.name}</a></td>
     <td>${p.enforcement}</td>
     <td>${String(p.version)}</td>
-    <td>${p.vineyard_id ? html`vineyard <a href="${base}/vineyards/${p.vineyard_id}"><code>${p.vineyard_id}</code></a>` : 'every vineyard'}</td>
+    <td>${p.vineyard_id ? html`vineyard <a href="${base}/vineyards/${p.vineyard_id}">${vineyardLabel(p.vineyard_id, input.vineyards)}</a>` : 'every vineyard'}</td>
     <td>${when(p.updated_at, now)}</td>
   </tr>`,
   )}
@@ -63,7 +65,7 @@ export function policiesPage(input: PoliciesPageInput): Page {
   ${error ? html`<p class="error" id="policy-error">${error}</p>` : ''}
   <form method="post" action="${base}/policies" class="policy-form">
     ${orgId ? html`<input type="hidden" name="org_id" value="${orgId}">` : ''}
-    <p><label>Name <input name="name" id="policy-name" required maxlength="100" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" placeholder="no-public-buckets" value="${form?.name ?? ''}"></label></p>
+    <p><label>Name <input name="name" id="policy-name" required maxlength="100" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" title="${NAME_HINT}" placeholder="no-public-buckets" value="${form?.name ?? ''}"></label></p>
     <p><label>Enforcement <select name="enforcement" id="policy-enforcement">
       <option value="mandatory"${form?.enforcement === 'advisory' ? '' : html` selected`}>mandatory (blocks the deploy)</option>
       <option value="advisory"${form?.enforcement === 'advisory' ? html` selected` : ''}>advisory (a warning)</option>
@@ -86,6 +88,8 @@ export interface PolicyPageInput {
   /** The module the refused update held. */
   module?: string;
   status?: number;
+  /** The name of the vineyard the policy applies to, by id (else the id is shown). */
+  vineyards?: ReadonlyMap<string, string>;
 }
 
 /** One policy: its current module, a form for a new version, and every version. */
@@ -100,7 +104,7 @@ export function policyPage(input: PolicyPageInput): Page {
 <section class="card">
   <dl class="facts">
     <dt>Enforcement</dt><dd id="policy-enforcement-value">${p.enforcement}</dd>
-    <dt>Applies to</dt><dd>${p.vineyard_id ? html`vineyard <code>${p.vineyard_id}</code>` : 'every vineyard of its owner'}</dd>
+    <dt>Applies to</dt><dd>${p.vineyard_id ? html`vineyard <a href="${base}/vineyards/${p.vineyard_id}">${vineyardLabel(p.vineyard_id, input.vineyards)}</a>` : 'every vineyard of its owner'}</dd>
     <dt>Owner</dt><dd>${p.org_id ? html`organization <code>${p.org_id}</code>` : 'you'}</dd>
     <dt>Updated</dt><dd>${when(p.updated_at, now)}</dd>
     <dt>ID</dt><dd><code>${p.id}</code></dd>
@@ -135,4 +139,10 @@ ${
   )}
 </section>`,
   };
+}
+
+/** A vineyard by its name when known, else by its id. */
+export function vineyardLabel(id: string, names: ReadonlyMap<string, string> | undefined): Html {
+  const name = names?.get(id);
+  return name ? html`<span data-vineyard-name>${name}</span>` : html`<code>${id}</code>`;
 }

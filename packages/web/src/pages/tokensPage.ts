@@ -6,7 +6,7 @@ import {
   ORG_ROLES,
   type PageResult,
 } from '@trellis/core';
-import { utc, when } from '../format.js';
+import { utc, when, NAME_HINT } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { olderLink } from './olderLink.js';
@@ -58,7 +58,7 @@ ${created ? createdNotice(created) : ''}
   ${error ? html`<p class="error" id="token-error">${error}</p>` : ''}
   <form method="post" action="${base}/tokens" class="token-form">
     ${orgId ? html`<input type="hidden" name="org_id" value="${orgId}">` : ''}
-    <p><label>Name <input name="name" id="token-name" required maxlength="100" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" placeholder="ci-deploy"></label></p>
+    <p><label>Name <input name="name" id="token-name" required maxlength="100" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" title="${NAME_HINT}" placeholder="ci-deploy"></label></p>
     ${
       orgId
         ? html`<p><label>Role <select name="role" id="token-role">${ORG_ROLES.map(

@@ -108,7 +108,7 @@ ${
 }
 
 <div class="columns">
-<section class="card">
+<section class="card" data-deployment>
   <h2>Deployment</h2>
   ${deployment(vine)}
 </section>
@@ -138,31 +138,41 @@ ${input.state ?? ''}
   };
 }
 
+/** What the last deploy produced: cluster and Argo CD rows only where the vine has them, and its outputs. */
 function deployment(vine: VineView): Html {
   const { cluster, argocd, outputs } = vine.components;
   if (!cluster && !argocd && !outputs) {
-    return html`<p class="muted">Nothing deployed yet. A successful deploy records its cluster, Argo CD link and outputs here.</p>`;
+    if (vine.status === 'DESTROYED') return html`<p class="muted">Destroyed: nothing is deployed.</p>`;
+    return html`<p class="muted">Nothing deployed yet. A successful deploy records its outputs here (and its cluster and Argo CD link, when it has them).</p>`;
   }
   const argocdUrl = externalUrl(argocd?.url);
   const values = Object.entries(outputs?.values ?? {});
-  return html`<dl class="facts">
-  <dt>Cluster</dt><dd>${cluster?.name ?? html`<span class="muted">—</span>`}</dd>
-  <dt>Cluster endpoint</dt><dd>${cluster?.endpoint ? html`<code data-cluster-endpoint>${cluster.endpoint}</code>` : html`<span class="muted">—</span>`}</dd>
-  <dt>Argo CD</dt><dd>${
-    argocdUrl
-      ? html`<a href="${argocdUrl}" rel="noopener noreferrer" target="_blank" data-argocd-link>${argocdUrl}</a>`
-      : argocd
-        ? html`<code>${argocd.url}</code>`
-        : html`<span class="muted">—</span>`
-  }</dd>
-</dl>
+  const sensitive = outputs?.sensitive ?? [];
+  const facts =
+    cluster || argocd
+      ? html`<dl class="facts">
+  ${cluster?.name ? html`<dt>Cluster</dt><dd data-cluster-name>${cluster.name}</dd>` : ''}
+  ${cluster?.endpoint ? html`<dt>Cluster endpoint</dt><dd><code data-cluster-endpoint>${cluster.endpoint}</code></dd>` : ''}
+  ${
+    argocd
+      ? html`<dt>Argo CD</dt><dd>${
+          argocdUrl
+            ? html`<a href="${argocdUrl}" rel="noopener noreferrer" target="_blank" data-argocd-link>${argocdUrl}</a>`
+            : html`<code>${argocd.url}</code>`
+        }</dd>`
+      : ''
+  }
+</dl>`
+      : '';
+  return html`${facts}
 <h3>Outputs</h3>
 ${
-  values.length === 0
-    ? html`<p class="muted">No outputs (sensitive outputs are never stored).</p>`
+  values.length === 0 && sensitive.length === 0
+    ? html`<p class="muted">No outputs.</p>`
     : html`<table class="outputs">
   <tbody>
-  ${values.map(([name, value]) => html`<tr><th scope="row"><code>${name}</code></th><td><code>${outputText(value)}</code></td></tr>`)}
+  ${values.map(([name, value]) => html`<tr><th scope="row"><code>${name}</code></th><td><code>${shortenForDisplay(outputText(value))}</code></td></tr>`)}
+  ${sensitive.map((name) => html`<tr data-sensitive-output><th scope="row"><code>${name}</code></th><td><span class="muted">(sensitive)</span></td></tr>`)}
   </tbody>
 </table>`
 }`;

@@ -69,7 +69,7 @@ function vineTable(base: string, vines: VineSummary[], now: Date): Html {
 </table>`;
 }
 
-/** One vineyard: its vines with their cluster endpoint, Argo CD and last job. */
+/** One vineyard: its vines with their cluster endpoint and Argo CD (columns only when a vine has them) and last job. */
 export function vineyardPage(input: {
   base: string;
   vineyard: VineyardView;
@@ -82,6 +82,8 @@ export function vineyardPage(input: {
   const { base, vineyard, vines, lastJobs, now, standing } = input;
   const org = standing.org(vineyard.owner_id);
   const lastJobOf = (vineId: string) => lastJobs.get(vineId);
+  const withEndpoint = vines.some((vine) => vine.components.cluster?.endpoint);
+  const withArgocd = vines.some((vine) => vine.components.argocd);
   return {
     title: vineyard.name,
     section: 'vineyards',
@@ -98,7 +100,7 @@ ${
       : html`<section class="card empty"><p>No vines yet; the admins of ${org?.name ?? 'this organization'} create them.</p></section>`
     : html`<section class="card">
 <table>
-  <thead><tr><th>Vine</th><th>Status</th><th>Cluster endpoint</th><th>Argo CD</th><th>Last job</th></tr></thead>
+  <thead><tr><th>Vine</th><th>Status</th>${withEndpoint ? html`<th>Cluster endpoint</th>` : ''}${withArgocd ? html`<th>Argo CD</th>` : ''}<th>Last job</th></tr></thead>
   <tbody>
   ${[...vines].sort(byName).map((vine) => {
     const last = lastJobOf(vine.id);
@@ -107,8 +109,8 @@ ${
     return html`<tr>
     <td><a href="${base}/configurations/${vine.id}">${vine.name}</a></td>
     <td>${badge(vine.status)} ${driftBadge(vine.drift)}</td>
-    <td>${endpoint ? html`<code>${endpoint}</code>` : html`<span class="muted">—</span>`}</td>
-    <td>${argocd ? html`<a href="${argocd}" rel="noopener noreferrer" target="_blank">Open</a>` : html`<span class="muted">—</span>`}</td>
+    ${withEndpoint ? html`<td>${endpoint ? html`<code>${endpoint}</code>` : html`<span class="muted">—</span>`}</td>` : ''}
+    ${withArgocd ? html`<td>${argocd ? html`<a href="${argocd}" rel="noopener noreferrer" target="_blank">Open</a>` : html`<span class="muted">—</span>`}</td>` : ''}
     <td>${last ? html`<a href="${base}/jobs/${last.id}">${jobTypeLabel(last)}</a> ${badge(last.status)} ${when(last.created_at, now)}` : html`<span class="muted">none</span>`}</td>
   </tr>`;
   })}

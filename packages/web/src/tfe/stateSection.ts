@@ -11,6 +11,8 @@ export function stateSection(input: {
   base: string;
   history: StateHistory;
   mayUseState: boolean;
+  /** Admins: a force-unlock button beside a held lock (`DELETE …/state-lock`, audited). */
+  mayForceUnlock?: boolean;
   executionMode: string;
   tags: string[];
 }): Html {
@@ -21,7 +23,11 @@ export function stateSection(input: {
   <dl class="facts">
     <dt>Lock</dt><dd data-state-lock>${
       lock
-        ? html`held by <strong>${String(lock.info.Who ?? lock.lock_id)}</strong> since ${utc(lock.created_at)}`
+        ? html`held by <strong>${String(lock.info.Who ?? lock.lock_id)}</strong> since ${utc(lock.created_at)}${
+            input.mayForceUnlock
+              ? html` <button type="button" class="button small danger" data-state-unlock="${history.vine_id}" data-confirm="Force-unlock this state? Only do this when no engine is still writing it.">Force-unlock</button>`
+              : ''
+          }`
         : html`<span class="muted">free</span>`
     }</dd>
     <dt>Execution</dt><dd><code>${input.executionMode}</code>${input.tags.length > 0 ? html` · tags ${input.tags.map((tag) => html`<code>${tag}</code> `)}` : ''}</dd>

@@ -63,6 +63,8 @@ export class ConnectConfigCommand extends TrellisCommand {
       throw new UsageError('name the repository with exactly one of --github, --gitlab or --bitbucket OWNER/NAME');
     }
     const [provider, repository] = given[0] as [ConnectVcsRequest['provider'], string];
+    // `path` is the working directory here; `--path` gives `paths`.
+    this.fieldFlags = { repository: `--${provider}`, path: '--workdir', paths: '--path', webhook: '--manual-webhook' };
     const input: ConnectVcsRequest = {
       provider,
       repository,

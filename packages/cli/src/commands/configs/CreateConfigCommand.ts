@@ -83,7 +83,27 @@ export class CreateConfigCommand extends TrellisCommand {
     description: "The job token's aud (default: sts.amazonaws.com, the GCP provider, api://AzureADTokenExchange)",
   });
 
+  protected override fieldFlags: Record<string, string> = {
+    project_name: '--project',
+    'source.url': '--git',
+    'source.ref': '--ref',
+    'source.path': '--path',
+    'source.files': '--dir',
+    'variables.*': '--var',
+    'engine.name': '--engine',
+    'engine.version': '--engine-version',
+    'cloud_identity.role_arn': '--aws-role-arn',
+    'cloud_identity.external_id': '--aws-external-id',
+    'cloud_identity.session_duration': '--aws-session-duration',
+    'cloud_identity.workload_identity_provider': '--gcp-workload-provider',
+    'cloud_identity.service_account_email': '--gcp-service-account',
+    'cloud_identity.client_id': '--azure-client-id',
+    'cloud_identity.tenant_id': '--azure-tenant-id',
+    'cloud_identity.audience': '--oidc-audience',
+  };
+
   override async execute(): Promise<number> {
+    if (this.awsOidcRole !== undefined) this.fieldFlags['cloud_identity.role_arn'] = '--aws-oidc-role';
     const source = this.source();
     if (this.externalId !== undefined && this.roleArn === undefined) {
       throw new UsageError('--aws-external-id needs --aws-role-arn');

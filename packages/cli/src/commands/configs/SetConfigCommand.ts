@@ -2,6 +2,7 @@ import type { UpdateConfigurationInput } from '@trellis/client';
 import { Command, Option, UsageError } from 'clipanion';
 import { TrellisCommand } from '../TrellisCommand.js';
 import { printVine } from './ShowConfigCommand.js';
+import { vineyardName } from '../../output/vineyards.js';
 
 export class SetConfigCommand extends TrellisCommand {
   static override paths = [['configs', 'set']];
@@ -32,6 +33,13 @@ export class SetConfigCommand extends TrellisCommand {
     description: 'With --require-approval: the person who queued a plan cannot approve it',
   });
 
+  protected override fieldFlags = {
+    'drift_detection.interval_minutes': '--drift-interval',
+    'triggers.after': '--after',
+    'approval.required': '--require-approval',
+    'approval.separate_approver': '--separate-approver',
+  };
+
   override async execute(): Promise<number> {
     const input: UpdateConfigurationInput = {};
     if (this.driftInterval !== undefined) {
@@ -61,7 +69,7 @@ export class SetConfigCommand extends TrellisCommand {
     }
     const vine = await client.updateConfiguration(this.config, input);
     if (this.json) this.terminal.printJson(vine);
-    else printVine(this.terminal, vine);
+    else printVine(this.terminal, vine, await vineyardName(client, vine.vineyard_id));
     return 0;
   }
 }

@@ -5,6 +5,7 @@ import { Command, Option, UsageError } from 'clipanion';
 import { describeSource, statusColour, timestamp } from '../../output/format.js';
 import type { Terminal } from '../../output/Terminal.js';
 import { renderFields } from '../../output/table.js';
+import { vineyardName } from '../../output/vineyards.js';
 import { TrellisCommand } from '../TrellisCommand.js';
 
 export class ShowConfigCommand extends TrellisCommand {
@@ -41,7 +42,7 @@ export class ShowConfigCommand extends TrellisCommand {
     });
     if (this.json) this.terminal.printJson({ ...vine, vcs: connection });
     else {
-      printVine(this.terminal, vine);
+      printVine(this.terminal, vine, await vineyardName(client, vine.vineyard_id));
       if (connection) {
         this.terminal.print('');
         this.terminal.print(this.terminal.out.bold('Connected repository'));
@@ -52,17 +53,17 @@ export class ShowConfigCommand extends TrellisCommand {
   }
 }
 
-export function printVine(terminal: Terminal, vine: VineView): void {
+/** A vine for people; `vineyardName` (else its id) names its vineyard. */
+export function printVine(terminal: Terminal, vine: VineView, vineyardName?: string | null): void {
   const { out } = terminal;
   const variables = Object.entries(vine.variables).map(
     ([name, variable]) => `${name}=${variable.sensitive ? out.dim('(sensitive)') : shortenForDisplay(variable.value)}`,
   );
-  const { cluster, argocd, outputs } = vine.components ?? { cluster: null, argocd: null, outputs: null };
   const fields: [string, string | null][] = [
     ['Name', vine.name],
     ['ID', vine.id],
     ['Project', vine.project_name],
-    ['Vineyard', vine.vineyard_id],
+    ['Vineyard', vineyardName ?? vine.vineyard_id],
     ['Status', `${statusColour(out, vine.status)}${vine.status_message ? ` (${vine.status_message})` : ''}`],
     ['Engine', vine.engine.version ? `${vine.engine.name} ${vine.engine.version}` : vine.engine.name],
     ['Source', describeSource(vine.source)],
@@ -71,9 +72,7 @@ export function printVine(terminal: Terminal, vine: VineView): void {
   fields.push(
     ['Variables', variables.join(', ')],
     ...cloudIdentityFields(vine.cloud_identity),
-    ['Cluster', cluster ? [cluster.name, cluster.endpoint].filter(Boolean).join(' ') : null],
-    ['Argo CD', argocd?.url ?? null],
-    ['Outputs', outputs ? Object.keys(outputs.values).join(', ') : null],
+    ...deploymentFields(terminal, vine),
     ['Drift', describeDrift(terminal, vine)],
     [
       'Drift checks',
@@ -92,6 +91,23 @@ export function printVine(terminal: Terminal, vine: VineView): void {
     ['Updated', timestamp(vine.updated_at)],
   );
   terminal.print(renderFields(fields, out.bold));
+}
+
+/**
+ * What the last deploy produced: the cluster and Argo CD rows only for a vine that has them, and
+ * every output with its value (a sensitive one masked: its value is never stored).
+ */
+function deploymentFields(terminal: Terminal, vine: VineView): [string, string | null][] {
+  const { cluster, argocd, outputs } = vine.components ?? { cluster: null, argocd: null, outputs: null };
+  const fields: [string, string | null][] = [];
+  if (cluster) fields.push(['Cluster', [cluster.name, cluster.endpoint].filter(Boolean).join(' ')]);
+  if (argocd) fields.push(['Argo CD', argocd.url]);
+  const values = Object.entries(outputs?.values ?? {}).map(
+    ([name, value]) => `${name}=${shortenForDisplay(typeof value === 'string' ? value : JSON.stringify(value))}`,
+  );
+  const sensitive = (outputs?.sensitive ?? []).map((name) => `${name}=${terminal.out.dim('(sensitive)')}`);
+  fields.push(['Outputs', [...values, ...sensitive].join(', ')]);
+  return fields;
 }
 
 /** The last drift check: `in sync`, `drifted (+1 ~2 -0)` or `unknown (error)`, and when. */

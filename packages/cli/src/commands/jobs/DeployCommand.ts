@@ -29,6 +29,7 @@ export class DeployCommand extends JobRunCommand {
     if (this.plan !== undefined && !isUuid(this.plan)) {
       throw new UsageError(`--plan must be a job id (UUID), got "${this.plan}"`);
     }
+    this.errorContext.planJobId = this.plan;
   }
 
   protected override async jobInput(configurationId: string): Promise<CreateJobInput> {

@@ -22,6 +22,7 @@ export abstract class JobRunCommand extends TrellisCommand {
   }
 
   override async execute(): Promise<number> {
+    this.errorContext.configName = this.config;
     this.validate();
     const client = this.signedInClient();
     const vine = await client.getConfiguration(this.config);

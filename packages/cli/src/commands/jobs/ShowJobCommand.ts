@@ -7,6 +7,7 @@ import { renderFields } from '../../output/table.js';
 import { TrellisCommand } from '../TrellisCommand.js';
 import { checkJobId } from './jobId.js';
 import { describeApproval, describeOverride } from '../plans/planReview.js';
+import { vineyardName } from '../../output/vineyards.js';
 
 /** The pinned commit in full, with the push's message (first line) when the trigger carries it. */
 function commitLine(job: JobView): string | null {
@@ -52,6 +53,7 @@ export class ShowJobCommand extends TrellisCommand {
           ['Type', job.job_type],
           ['Status', statusColour(out, job.status)],
           ['Error', job.error_message],
+          ['Waiting', job.waiting_for ? job.waiting_for.message : null],
           ['Config', snapshot?.vine ? `${snapshot.vine.name} (${snapshot.vine.id})` : null],
           ['Trigger', triggerDescription(job)],
           ['Speculative', job.speculative ? 'yes (never deployed)' : 'no'],
@@ -62,7 +64,7 @@ export class ShowJobCommand extends TrellisCommand {
               ? `#${job.trigger.number} ${job.trigger.title} ${job.trigger.url}`
               : null,
           ],
-          ['Vineyard', job.vineyard_id],
+          ['Vineyard', await vineyardName(client, job.vineyard_id)],
           ['Plan job', job.plan_job_id],
           ['Destroy plan', job.job_type === 'PLAN' && snapshot?.destroy === true ? 'yes' : null],
           ['Deployable', describeApply(job)],

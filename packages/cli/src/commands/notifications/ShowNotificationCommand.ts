@@ -2,6 +2,7 @@ import { isUuid } from '@trellis/core';
 import { Command, Option, UsageError } from 'clipanion';
 import { timestamp } from '../../output/format.js';
 import { TrellisCommand } from '../TrellisCommand.js';
+import { vineyardName } from '../../output/vineyards.js';
 
 export class ShowNotificationCommand extends TrellisCommand {
   static override paths = [['notifications', 'show']];
@@ -16,7 +17,8 @@ export class ShowNotificationCommand extends TrellisCommand {
 
   override async execute(): Promise<number> {
     if (!isUuid(this.id)) throw new UsageError(`a notification id is a UUID, got "${this.id}"`);
-    const n = await this.signedInClient().getNotification(this.id);
+    const client = this.signedInClient();
+    const n = await client.getNotification(this.id);
     if (this.json) {
       this.terminal.printJson(n);
       return 0;
@@ -27,7 +29,7 @@ export class ShowNotificationCommand extends TrellisCommand {
         `Kind:      ${n.kind}`,
         `URL:       ${n.url}${n.url_masked ? ' (the rest is shown to admins only)' : ''}`,
         `Events:    ${n.events.join(', ')}`,
-        `Vineyard:  ${n.vineyard_id ?? 'every vineyard'}`,
+        `Vineyard:  ${(await vineyardName(client, n.vineyard_id)) ?? 'every vineyard'}`,
         `Owner:     ${n.org_id ? `organization ${n.org_id}` : 'you'}`,
         `Created:   ${timestamp(n.created_at)}`,
         `ID:        ${n.id}`,

@@ -36,6 +36,8 @@ export class CreatePolicyCommand extends TrellisCommand {
   vineyard = Option.String('--vineyard', { description: "Only this vineyard's configurations (name or id)" });
   org = Option.String('--org', { description: 'The organization that owns the policy (name or id)' });
 
+  protected override fieldFlags = { module: '--file' };
+
   override async execute(): Promise<number> {
     if (!isOneOf(POLICY_ENFORCEMENTS, this.enforcement)) {
       throw new UsageError(`--enforcement must be one of ${POLICY_ENFORCEMENTS.join(', ')}`);

@@ -3,6 +3,7 @@ import { timestamp } from '../../output/format.js';
 import { renderTable } from '../../output/table.js';
 import { resolveOwnerFilter } from '../../resolve.js';
 import { TrellisCommand } from '../TrellisCommand.js';
+import { vineyardNames } from '../../output/vineyards.js';
 
 export class ListPoliciesCommand extends TrellisCommand {
   static override paths = [['policies', 'list'], ['policies']];
@@ -30,6 +31,10 @@ export class ListPoliciesCommand extends TrellisCommand {
       terminal.note('No policies; create one with `trellis policies create`.');
       return 0;
     }
+    const vineyards = await vineyardNames(
+      client,
+      policies.map((p) => p.vineyard_id),
+    );
     terminal.print(
       renderTable(
         ['NAME', 'ENFORCEMENT', 'VERSION', 'VINEYARD', 'UPDATED', 'ID'],
@@ -37,7 +42,7 @@ export class ListPoliciesCommand extends TrellisCommand {
           p.name,
           p.enforcement,
           String(p.version),
-          p.vineyard_id ?? 'all',
+          p.vineyard_id ? (vineyards.get(p.vineyard_id) ?? p.vineyard_id) : 'all',
           timestamp(p.updated_at),
           p.id,
         ]),

@@ -2,6 +2,7 @@ import { isUuid } from '@trellis/core';
 import { Command, Option, UsageError } from 'clipanion';
 import { timestamp } from '../../output/format.js';
 import { TrellisCommand } from '../TrellisCommand.js';
+import { vineyardName } from '../../output/vineyards.js';
 
 export class ShowPolicyCommand extends TrellisCommand {
   static override paths = [['policies', 'show']];
@@ -20,7 +21,8 @@ export class ShowPolicyCommand extends TrellisCommand {
 
   override async execute(): Promise<number> {
     if (!isUuid(this.id)) throw new UsageError(`a policy id is a UUID, got "${this.id}"`);
-    const policy = await this.signedInClient().getPolicy(this.id);
+    const client = this.signedInClient();
+    const policy = await client.getPolicy(this.id);
     if (this.version !== undefined) {
       const wanted = policy.versions.find((v) => String(v.version) === this.version);
       if (!wanted) throw new UsageError(`policy ${policy.name} has no version ${this.version}`);
@@ -37,7 +39,7 @@ export class ShowPolicyCommand extends TrellisCommand {
         `Name:         ${policy.name}`,
         `Enforcement:  ${policy.enforcement}`,
         `Version:      ${policy.version}`,
-        `Vineyard:     ${policy.vineyard_id ?? 'every vineyard'}`,
+        `Vineyard:     ${(await vineyardName(client, policy.vineyard_id)) ?? 'every vineyard'}`,
         `Owner:        ${policy.org_id ? `organization ${policy.org_id}` : 'you'}`,
         `Created:      ${timestamp(policy.created_at)}`,
         `Updated:      ${timestamp(policy.updated_at)}`,

@@ -20,6 +20,8 @@ export class UpdatePolicyCommand extends TrellisCommand {
   enforcement = Option.String('--enforcement', { description: `${POLICY_ENFORCEMENTS.join(' or ')}` });
   name = Option.String('--name', { description: 'A new name' });
 
+  protected override fieldFlags = { module: '--file' };
+
   override async execute(): Promise<number> {
     if (!isUuid(this.id)) throw new UsageError(`a policy id is a UUID, got "${this.id}"`);
     if (this.enforcement !== undefined && !isOneOf(POLICY_ENFORCEMENTS, this.enforcement)) {

@@ -13,6 +13,8 @@ export class RegisterWorkerCommand extends TrellisCommand {
       Prints the worker id and its token. The token is shown this once: the server keeps only its hash, so a lost token means registering again. Give both to the agent as \`TRELLIS_WORKER_ID\` and \`TRELLIS_WORKER_TOKEN\`.
 
       With \`--org\` the agent joins that organization's pool (admins only): it runs only that organization's jobs, and a personal agent only yours.
+
+      On the machine that runs the agent, \`trellis-agent register --name NAME [--org ORG]\` does the same in one step and writes the agent's credentials file itself (mode 0600), so the token is never printed.
     `,
     examples: [
       ['Register an agent', '$0 workers register --name build-box'],

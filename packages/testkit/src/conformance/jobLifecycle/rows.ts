@@ -324,6 +324,30 @@ export const LIFECYCLE_ROWS: LifecycleRow[] = [
     },
   },
   {
+    name: "agent_restarted: the agent running a push's PLAN started again, running nothing",
+    reasons: ['agent_restarted'],
+    async arrange(world) {
+      const plan = await world.claim(await world.push(sha(1)));
+      world.name(plan, 'job');
+      await world.core.useCases.states.lock(world.agent, world.vine.id, { ID: 'held', Who: 'tofu@agent' });
+      return () => world.core.useCases.workers.heartbeat(world.agent, { version: '2.0.0', running_job_ids: [] });
+    },
+    statuses: { job: 'FAILED' },
+    expected: {
+      deliveries: ['job.failed job'],
+      vcs: ['status:failure job'],
+      announcements: ['FAILED job'],
+      audit: ['job.fail job'],
+    },
+    async also(world) {
+      // Its engine died with the old process: the end releases the lock it held.
+      const lock = await world.core.uow.read(ownerScope(world.ada.userId), (stores) =>
+        stores.states.getLock(world.ada.userId, world.vine.id),
+      );
+      expect(lock).toBeNull();
+    },
+  },
+  {
     name: "cancelled_by_person: a queued push's PLAN",
     reasons: ['cancelled_by_person'],
     async arrange(world) {

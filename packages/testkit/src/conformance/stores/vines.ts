@@ -356,6 +356,10 @@ export function describeVineStoreConformance(open: OpenStoreHarness): void {
       expect(read.vine?.drift).toEqual(drift);
       expect(read.downstream.map((vine) => vine.id)).toEqual([downstream.id]);
       expect(read.none).toEqual([]);
+      // A destroyed vine forgets its drift.
+      await suite.asOwner(owner.id, (stores) => stores.vines.recordDrift(owner.id, downstream.id, null));
+      const forgotten = await suite.asOwner(owner.id, (stores) => stores.vines.get(owner.id, downstream.id));
+      expect(forgotten?.drift).toBeNull();
       // Only the fields present change: clearing the schedule leaves the triggers.
       const cleared = await suite.asOwner(owner.id, (stores) =>
         stores.vines.updateSettings(

@@ -152,11 +152,11 @@ export class MemoryVineStore implements VineStore {
     return keys;
   }
 
-  async recordDrift(ownerId: string, id: string, drift: DriftResult): Promise<void> {
+  async recordDrift(ownerId: string, id: string, drift: DriftResult | null): Promise<void> {
     const vine = this.owned(ownerId, id);
     if (!vine) return;
     this.tx.checkWrite('vines', ownerId);
-    vine.drift = copy(drift);
+    vine.drift = drift === null ? null : copy(drift);
   }
 
   async listDownstream(ownerId: string, upstreamId: string): Promise<Vine[]> {

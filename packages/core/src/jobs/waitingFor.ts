@@ -1,0 +1,101 @@
+import { isSpeculativeTrigger, type Job, type Worker } from '../domain/records.js';
+import { deriveWorkerStatus } from '../domain/workerStatus.js';
+import type { Stores } from '../ports/UnitOfWork.js';
+import type { CoreDeps } from '../usecases/CoreDeps.js';
+
+/**
+ * Why a job waits (issue 25), for people: the API's `waiting_for`, the CLI's follow and the job
+ * page all show this, and nothing else decides it.
+ * - `vine_busy`: another job of its configuration runs, or was queued before it (`job_id`): one job runs per configuration.
+ * - `no_agent_online`: no agent of the job's owner is online (an organization's jobs run only on its own agents).
+ * - `agents_busy`: every online agent of the owner is running a job.
+ * - `approval`: a plan that must be approved before it can be deployed, and is not decided yet.
+ */
+export type WaitingReason = 'vine_busy' | 'no_agent_online' | 'agents_busy' | 'approval';
+
+export interface WaitingFor {
+  reason: WaitingReason;
+  /** One sentence for people, saying what to do when there is something to do. */
+  message: string;
+  /** `vine_busy`: the job the configuration is busy with. */
+  job_id?: string;
+}
+
+/**
+ * Why `job` waits, from what the stores hold now; null when it does not wait (it runs or ended,
+ * or an idle agent will pick it up at its next claim). The claim rule it explains is the store's
+ * `claimNext` (DESIGN §3): same owner, assigned to nobody or to that agent, the oldest queued job
+ * of its vine, no job of that vine running.
+ */
+export async function waitingFor(stores: Stores, deps: CoreDeps, job: Job): Promise<WaitingFor | null> {
+  if (job.status === 'SUCCESS') return awaitingApproval(stores, job);
+  if (job.status !== 'QUEUED') return null;
+  if (job.vine_id !== null) {
+    const running = await stores.jobs.list(job.owner_id, { vine_id: job.vine_id, status: 'PROCESSING' });
+    const busyWith = running[0];
+    if (busyWith) {
+      return {
+        reason: 'vine_busy',
+        message: `the configuration is busy with job ${busyWith.id} (${busyWith.job_type}); this job starts when it ends`,
+        job_id: busyWith.id,
+      };
+    }
+    // Newest first (by time, then insertion): the oldest, which runs next, is last.
+    const queued = await stores.jobs.list(job.owner_id, { vine_id: job.vine_id, status: 'QUEUED' });
+    const position = queued.findIndex((other) => other.id === job.id);
+    const before = position >= 0 && position < queued.length - 1 ? queued.at(-1) : undefined;
+    if (before) {
+      return {
+        reason: 'vine_busy',
+        message: `job ${before.id} (${before.job_type}) was queued on the configuration before this one and runs next`,
+        job_id: before.id,
+      };
+    }
+  }
+  const now = deps.clock.now();
+  const timeout = deps.settings.heartbeatTimeoutSeconds;
+  const busy = await stores.jobs.busyWorkerIds(job.owner_id);
+  const statusOf = (worker: Worker) => deriveWorkerStatus(worker, busy.includes(worker.id), now, timeout);
+  if (job.assigned_worker_id !== null) {
+    const agent = await stores.workers.get(job.owner_id, job.assigned_worker_id);
+    const status = agent ? statusOf(agent) : 'DESTROYED';
+    if (status === 'OFFLINE' || status === 'DESTROYED') {
+      return {
+        reason: 'no_agent_online',
+        message: `the agent it is assigned to (${agent?.name ?? job.assigned_worker_id}) is not online; start it with \`trellis-agent run\``,
+      };
+    }
+    if (status === 'BUSY') {
+      return { reason: 'agents_busy', message: `the agent it is assigned to (${agent?.name}) is running another job` };
+    }
+    return null;
+  }
+  const statuses = (await stores.workers.list(job.owner_id)).map(statusOf);
+  if (!statuses.includes('ONLINE') && !statuses.includes('BUSY')) {
+    const org = await stores.orgs.get(job.owner_id);
+    return {
+      reason: 'no_agent_online',
+      message: org
+        ? `no agent of the organization ${org.name} is online: its jobs run only on its own agents, never on a person's. Register one with \`trellis-agent register --org ${org.name} --name NAME\`, then start it with \`trellis-agent run\``
+        : 'none of your agents is online: register one with `trellis-agent register --name NAME`, then start it with `trellis-agent run`',
+    };
+  }
+  if (!statuses.includes('ONLINE')) {
+    return { reason: 'agents_busy', message: 'every online agent of this owner is running another job' };
+  }
+  return null;
+}
+
+/** A plan that must be approved before a deploy, not decided yet, and not deployed. */
+async function awaitingApproval(stores: Stores, job: Job): Promise<WaitingFor | null> {
+  if (job.job_type !== 'PLAN' || isSpeculativeTrigger(job.trigger) || job.approval !== null || job.vine_id === null) {
+    return null;
+  }
+  const vine = await stores.vines.get(job.owner_id, job.vine_id);
+  if (!vine?.approval?.required) return null;
+  if ((await stores.jobs.listDeploysOfPlan(job.owner_id, job.id)).length > 0) return null;
+  return {
+    reason: 'approval',
+    message: `the plan must be approved before it can be deployed: \`trellis approve ${job.id}\` (operators), or on its page`,
+  };
+}
