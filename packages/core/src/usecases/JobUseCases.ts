@@ -34,21 +34,13 @@ import {
   snapshotOfWorkerTarget,
 } from '../snapshot/configSnapshot.js';
 import { ownerScope, type Stores, systemScope, visibleOwners } from '../ports/UnitOfWork.js';
-import { Access, mayAct, parseOwnerFilter } from './Access.js';
+import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
 import { redactSensitiveOutputs } from './finalizeDeployment.js';
 import { jobForPeople, type JobView } from './views.js';
 import { claimedPolicy, type PolicyToEvaluate } from '../domain/policies.js';
 import { policiesForVine } from './PolicyUseCases.js';
-import {
-  checkChange,
-  type PlanlessActions,
-  planActions,
-  planFactsOf,
-  planlessActions,
-  vineGuardsOf,
-} from '../jobs/deployGate.js';
-import type { OrgAction } from '../domain/roles.js';
+import { checkChange, type PlanlessActions, planlessActions, vineGuardsOf } from '../jobs/deployGate.js';
 import type { GitProvider } from '../domain/enums.js';
 import type { VcsConnection } from '../domain/vcs.js';
 import { vcsTokenFor } from './vcsTokens.js';
@@ -200,23 +192,12 @@ export class JobUseCases {
     return deploy === undefined ? null : jobForPeople(deploy);
   }
 
-  /** One job; a plan with its `actions` for this person, by the deploy gate's rule (issue 23). */
   async get(user: UserActor, id: unknown): Promise<JobView> {
     const jobId = requireUuid(id, 'id');
     const { record } = await this.access.locate(user, 'read', 'job_not_found', (stores, ownerId) =>
       stores.jobs.get(ownerId, jobId),
     );
-    if (record.job_type !== 'PLAN') return jobForPeople(record);
-    const memberships = await this.access.memberships(user);
-    const may = (action: OrgAction) => mayAct(user, memberships, record.owner_id, action);
-    const facts = await this.deps.uow.read(ownerScope(record.owner_id, user.userId), (stores) =>
-      planFactsOf(stores, record, user, {
-        run: may('jobs.run'),
-        approve: may('plans.approve'),
-        override: may('plans.override'),
-      }),
-    );
-    return { ...jobForPeople(record), actions: facts === null ? null : planActions(facts) };
+    return jobForPeople(record);
   }
 
   /** What a DEPLOY or DESTROY of the vine without a plan would meet at the deploy gate (issue 23). */

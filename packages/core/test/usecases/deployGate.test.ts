@@ -142,7 +142,7 @@ describe('destroy plans', () => {
     });
     // Applied once.
     await expectFailure(apply(destroyPlan, 'DESTROY'), ConflictError, 'plan_already_applied');
-    expect((await core.useCases.jobs.get(ada, destroyPlan.id)).actions?.apply).toMatchObject({
+    expect((await core.useCases.jobWaiting.show(ada, destroyPlan.id)).actions?.apply).toMatchObject({
       allowed: false,
       code: 'plan_already_applied',
     });
@@ -168,7 +168,7 @@ describe('policy results fail closed', () => {
     const error = await expectFailure(apply(unchecked), ConflictError, 'policy_unchecked');
     expect(error.message).toContain('gate (version 1)');
     expect(error.message).toContain(`plan again: \`trellis plan ${vine.name}\``);
-    expect((await core.useCases.jobs.get(ada, unchecked.id)).actions?.apply).toMatchObject({
+    expect((await core.useCases.jobWaiting.show(ada, unchecked.id)).actions?.apply).toMatchObject({
       allowed: false,
       code: 'policy_unchecked',
     });
@@ -183,7 +183,7 @@ describe('policy results fail closed', () => {
 
     // Planned again with a result of each: deployable.
     const checked = await plan({ policy_results: [resultOf(policy)] });
-    expect((await core.useCases.jobs.get(ada, checked.id)).actions?.apply).toEqual({ allowed: true });
+    expect((await core.useCases.jobWaiting.show(ada, checked.id)).actions?.apply).toEqual({ allowed: true });
     await expect(apply(checked)).resolves.toMatchObject({ job_type: 'DEPLOY', plan_job_id: checked.id });
   });
 
@@ -219,7 +219,7 @@ describe('the separate approver of plans the system queued', () => {
     expect(triggered).toMatchObject({ created_by: null, caused_by: bob.userId, trigger: { type: 'upstream' } });
     await finish(triggered.id, {}, pool);
 
-    expect((await core.useCases.jobs.get(bob, triggered.id)).actions?.approve).toMatchObject({
+    expect((await core.useCases.jobWaiting.show(bob, triggered.id)).actions?.approve).toMatchObject({
       allowed: false,
       code: 'separate_approver_required',
     });
@@ -228,8 +228,8 @@ describe('the separate approver of plans the system queued', () => {
       ForbiddenError,
       'separate_approver_required',
     );
-    expect((await core.useCases.jobs.get(ada, triggered.id)).actions?.approve).toEqual({ allowed: true });
+    expect((await core.useCases.jobWaiting.show(ada, triggered.id)).actions?.approve).toEqual({ allowed: true });
     await core.useCases.planReviews.approve(ada, triggered.id);
-    expect((await core.useCases.jobs.get(bob, triggered.id)).actions?.apply).toEqual({ allowed: true });
+    expect((await core.useCases.jobWaiting.show(bob, triggered.id)).actions?.apply).toEqual({ allowed: true });
   });
 });

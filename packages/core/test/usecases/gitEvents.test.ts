@@ -602,7 +602,7 @@ describe('the separate approver of a push plan (issue 23)', () => {
       'separate_approver_required',
     );
     expect(error.message).toContain('caused by you');
-    expect((await core.useCases.jobs.get(ada, (planned as Job).id)).actions?.approve).toMatchObject({
+    expect((await core.useCases.jobWaiting.show(ada, (planned as Job).id)).actions?.approve).toMatchObject({
       allowed: false,
       code: 'separate_approver_required',
     });
