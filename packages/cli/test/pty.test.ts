@@ -1,7 +1,7 @@
 /**
  * Interactive use in a pseudo-terminal (util-linux `script`, from Debian's essential bsdutils):
  * the login prompt, colour at a terminal, Ctrl-C while following offering to cancel the job, and
- * the destroy confirmation and the one that deletes an organization.
+ * the destroy confirmation and those that delete a configuration and an organization.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { TrellisClient } from '@trellis/client';
@@ -180,6 +180,29 @@ describe('at a terminal', () => {
     expect(await right.done).toBe(0);
     expect((await userClient(server, home).getJob(id as string)).job_type).toBe('DESTROY');
   });
+  it('configs delete asks for the configuration name and deletes nothing on a wrong answer', async () => {
+    const user = userClient(server, home);
+    const vineyard = await user.createVineyard('pty-doomed');
+    await user.createConfiguration({
+      name: 'doomed-web',
+      vineyard_id: vineyard.id,
+      source: { type: 'inline', files: { 'main.tf': '' } },
+    });
+    const wrong = pty(['configs', 'delete', 'doomed-web']);
+    await wrong.waitFor(/This deletes configuration doomed-web\. Type its name to confirm: $/);
+    wrong.type('doomed\r');
+    await wrong.waitFor(/Nothing was deleted/);
+    expect(await wrong.done).toBe(1);
+    expect((await user.getConfiguration('doomed-web')).name).toBe('doomed-web');
+
+    const right = pty(['configs', 'delete', 'doomed-web']);
+    await right.waitFor(/Type its name to confirm: $/);
+    right.type('doomed-web\r');
+    await right.waitFor(/Deleted configuration doomed-web/);
+    expect(await right.done).toBe(0);
+    await expect(user.getConfiguration('doomed-web')).rejects.toMatchObject({ status: 404 });
+  });
+
   it('orgs delete asks for the organization name and deletes nothing on a wrong answer', async () => {
     const user = userClient(server, home);
     const org = await user.createOrg('doomed');

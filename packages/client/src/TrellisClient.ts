@@ -6,6 +6,7 @@ import type {
   AgentJobView,
   ClaimAnswer,
   CreateConfigurationRequest,
+  DeletedConfigurationAnswer,
   CreateJobRequest,
   CreatedTokenAnswer,
   CreatedNotificationAnswer,
@@ -187,6 +188,13 @@ export class TrellisClient {
   getVineyard(id: string): Promise<VineyardDetailView> {
     return this.json('GET', `/api/cli/vineyards/${encodeURIComponent(id)}`);
   }
+  renameVineyard(id: string, name: string): Promise<VineyardDetailView> {
+    return this.json('PATCH', `/api/cli/vineyards/${encodeURIComponent(id)}`, { body: { name } });
+  }
+  /** Only an empty vineyard (`409 vineyard_not_empty`). */
+  async deleteVineyard(id: string): Promise<void> {
+    await this.send('DELETE', `/api/cli/vineyards/${encodeURIComponent(id)}`, {});
+  }
   /** Every vine, newest first, as summaries (walks all pages). */
   listConfigurations(options: OwnerOptions = {}): Promise<VineSummaryView[]> {
     return collect(this.configurations(options));
@@ -206,9 +214,15 @@ export class TrellisClient {
   createConfiguration(input: CreateConfigurationInput): Promise<VineDetailView> {
     return this.json('POST', '/api/cli/configurations', { body: input });
   }
-  /** Drift detection, run triggers and the approval setting (fields left out stay as they are). */
+  /** The vine and its settings (fields left out stay as they are; `variables` changes only the names given). */
   updateConfiguration(nameOrId: string, input: UpdateConfigurationInput): Promise<VineDetailView> {
     return this.json('PATCH', `/api/cli/configurations/${encodeURIComponent(nameOrId)}`, { body: input });
+  }
+  /** `409 vine_has_resources` unless destroyed first or `force`; `409 configuration_busy` while a job runs. */
+  deleteConfiguration(nameOrId: string, options: { force?: boolean } = {}): Promise<DeletedConfigurationAnswer> {
+    return this.json('DELETE', `/api/cli/configurations/${encodeURIComponent(nameOrId)}`, {
+      query: options.force ? { force: 'true' } : {},
+    });
   }
   /** Queues a drift check of the vine now (`202` with the job). */
   checkDrift(nameOrId: string): Promise<JobView> {

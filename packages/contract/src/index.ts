@@ -23,3 +23,4 @@ export * from './oidc.js';
 export type * from './types.js';
 export * from './vcsFeedback.js';
 export * from './tfeState.js';
+export * from './vineEdits.js';

@@ -23,7 +23,6 @@ import type {
 import type {
   CreateConfigurationBody,
   CreateJobBody,
-  UpdateConfigurationBody,
   ListJobsQuery,
   LogQuery,
   RegisterWorkerBody,
@@ -117,7 +116,14 @@ export type CreateConfigurationRequest = Omit<z.input<typeof CreateConfiguration
   source: z.input<typeof SourceInput>;
 };
 export type CreateJobRequest = z.input<typeof CreateJobBody>;
-export type UpdateConfigurationRequest = z.input<typeof UpdateConfigurationBody>;
+/** The settings and (issue 25) the vine itself; the source is sent as answered. */
+export type UpdateConfigurationRequest = Omit<
+  z.input<typeof import('./vineEdits.js').EditConfigurationBody>,
+  'source'
+> & {
+  source?: z.input<typeof SourceInput>;
+};
+export type DeletedConfigurationAnswer = z.output<typeof import('./vineEdits.js').DeletedConfiguration>;
 export type JobListRequest = Omit<z.input<typeof ListJobsQuery>, 'limit' | 'cursor'>;
 export type LogPageRequest = z.output<typeof LogQuery>;
 export type RegisterWorkerRequest = z.input<typeof RegisterWorkerBody>;

@@ -94,6 +94,7 @@ export { SoleLeadership } from './scheduler/SoleLeadership.js';
 export { TaskScheduler, type TaskSchedulerOptions } from './scheduler/TaskScheduler.js';
 // Background tasks, each beside its feature; trellis-server lists them (backgroundTasks.ts).
 export { auditRetentionTask } from './usecases/auditTasks.js';
+export * from './vineEdits/index.js';
 export { driftCheckTask } from './usecases/driftTasks.js';
 export { logRetentionTask } from './usecases/logTasks.js';
 export { notificationDeliveryTask } from './usecases/notificationTasks.js';

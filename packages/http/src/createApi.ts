@@ -22,6 +22,7 @@ import { agentRoutes } from './routes/agentRoutes.js';
 import { auditRoutes } from './routes/auditRoutes.js';
 import { authRoutes } from './routes/authRoutes.js';
 import { cliRoutes } from './routes/cliRoutes.js';
+import { vineEditRoutes } from './routes/vineEditRoutes.js';
 import { oidcRoutes } from './routes/oidcRoutes.js';
 import { gitWebhookRoutes } from './routes/gitWebhookRoutes.js';
 import { orgRoutes } from './routes/orgRoutes.js';
@@ -153,6 +154,7 @@ export function apiRoutes(
     ...agentRoutes(options.useCases, options.events, shutdown, longPolls, jobFlow),
     ...streamRoutes(options.logStreams ?? new LiveLogStreams(options.useCases, options.events), shutdown),
     ...cliRoutes(options.useCases),
+    ...vineEditRoutes(options.useCases),
     ...orgRoutes(options.useCases),
     ...releaseRoutes(options.useCases),
     ...stateRoutes(options.useCases),

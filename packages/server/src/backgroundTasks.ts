@@ -1,5 +1,6 @@
 import {
   auditRetentionTask,
+  deletedVineRetentionTask,
   driftCheckTask,
   heartbeatFlushTask,
   logRetentionTask,
@@ -26,6 +27,7 @@ export function backgroundTasks(useCases: UseCases, config: ServerConfig, logger
     driftCheckTask(useCases.drift, config.driftSchedulerIntervalSeconds, logger),
     logRetentionTask(useCases.logs, config.retentionIntervalSeconds, logger),
     auditRetentionTask(useCases.audit, config.retentionIntervalSeconds, logger),
+    deletedVineRetentionTask(useCases.vineEdits, config.retentionIntervalSeconds, logger),
     notificationDeliveryTask(useCases.notifications, config.notificationIntervalSeconds),
     vcsFeedbackDeliveryTask(useCases.vcsFeedback, config.vcsFeedbackIntervalSeconds, logger),
   ];

@@ -29,6 +29,7 @@ export function coreSettings(config: ServerConfig, publicUrl: PublicUrl): CoreSe
     logGraceMinutes: config.logGraceMinutes,
     logRetentionDays: config.logRetentionDays,
     auditRetentionDays: config.auditRetentionDays,
+    deletedVineRetentionDays: config.deletedVineRetentionDays,
     pageLimits: config.pageLimits,
     notifications: frozenWithLive(
       {

@@ -22,7 +22,7 @@ import {
 import { describeEachDialect, describePostgres } from './support/dialects.js';
 
 const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';
-const GLOBAL_TASKS = ['lost-job-sweep', 'drift-checks', 'log-retention', 'audit-retention'];
+const GLOBAL_TASKS = ['lost-job-sweep', 'drift-checks', 'log-retention', 'audit-retention', 'deleted-vine-retention'];
 const LOCAL_TASKS = ['heartbeat-flush', 'notification-deliveries', 'vcs-feedback-deliveries'];
 /** Every interval the same, so one advance of it is one turn of every task. */
 const EVERY = '10';
@@ -96,7 +96,7 @@ describeEachDialect('the background tasks of a control plane', (dialect) => {
 
   it('has every loop of the control plane as a task, each on its interval', () => {
     expect(server.controlPlane.scheduler.taskIds.sort()).toEqual([...GLOBAL_TASKS, ...LOCAL_TASKS].sort());
-    expect(ticker.active).toBe(7);
+    expect(ticker.active).toBe(8);
   });
 
   it('sweeps lost agents on its interval; a failed run is logged and counted, and the next one runs', async () => {

@@ -436,6 +436,95 @@
     connect();
   };
 
+  // Editing a vine (issue 25): one PATCH with only what changed; sensitive values are write-only.
+  for (const form of document.querySelectorAll('form[data-vine-edit]')) {
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const body = {};
+      const { elements } = form;
+      if (elements.name.value !== elements.name.dataset.original) body.name = elements.name.value;
+      if (
+        elements.engine.value !== elements.engine.dataset.original ||
+        elements.engine_version.value !== elements.engine_version.dataset.original
+      ) {
+        body.engine = { name: elements.engine.value, version: elements.engine_version.value || null };
+      }
+      const variables = {};
+      for (const row of form.querySelectorAll('tr[data-variable]')) {
+        const name = row.dataset.variable;
+        const value = row.querySelector('[name=value]');
+        const sensitive = row.querySelector('[name=sensitive]').checked;
+        const wasSensitive = row.dataset.sensitive === 'true';
+        if (row.querySelector('[name=remove]').checked) variables[name] = null;
+        else if (wasSensitive && value.value !== '') variables[name] = { value: value.value, sensitive };
+        else if (!wasSensitive && (value.value !== value.dataset.original || sensitive)) {
+          variables[name] = { value: value.value, sensitive };
+        }
+      }
+      if (elements.new_name.value !== '') {
+        variables[elements.new_name.value] = {
+          value: elements.new_value.value,
+          sensitive: elements.new_sensitive.checked,
+        };
+      }
+      if (Object.keys(variables).length > 0) body.variables = variables;
+      const fileAreas = form.querySelectorAll('textarea[data-file]');
+      if (fileAreas.length > 0) {
+        const files = {};
+        let changed = false;
+        for (const area of fileAreas) {
+          files[area.dataset.file] = area.value;
+          changed ||= area.value !== area.defaultValue;
+        }
+        if (elements.new_file_name.value !== '') {
+          files[elements.new_file_name.value] = elements.new_file_content.value;
+          changed = true;
+        }
+        if (changed) body.source = { type: 'inline', files };
+      }
+      act(form.querySelector('[data-vine-save]'), async () => {
+        await postJson(`/api/cli/configurations/${encodeURIComponent(form.dataset.vineEdit)}`, body, 'PATCH');
+        window.location.assign(form.dataset.then);
+      });
+    });
+  }
+
+  // Deleting a vine or an empty vineyard (issue 25), after confirming; the API says what stands in the way.
+  const deleteThen = (button, path) => {
+    button.addEventListener('click', () => {
+      if (!window.confirm(button.dataset.confirm)) return;
+      act(button, async () => {
+        const response = await fetch(`${base}${path()}`, { method: 'DELETE', credentials: 'same-origin' });
+        if (!response.ok) throw new Error(await problemMessage(response));
+        window.location.assign(button.dataset.then);
+      });
+    });
+  };
+  for (const button of document.querySelectorAll('[data-delete-configuration]')) {
+    const force = document.querySelector('[data-delete-force]');
+    deleteThen(
+      button,
+      () =>
+        `/api/cli/configurations/${encodeURIComponent(button.dataset.deleteConfiguration)}${force?.checked ? '?force=true' : ''}`,
+    );
+  }
+  for (const button of document.querySelectorAll('[data-delete-vineyard]')) {
+    deleteThen(button, () => `/api/cli/vineyards/${encodeURIComponent(button.dataset.deleteVineyard)}`);
+  }
+  for (const form of document.querySelectorAll('form[data-vineyard-rename]')) {
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      act(form.querySelector('[data-vineyard-rename-save]'), async () => {
+        await postJson(
+          `/api/cli/vineyards/${encodeURIComponent(form.dataset.vineyardRename)}`,
+          { name: form.elements.name.value },
+          'PATCH',
+        );
+        window.location.reload();
+      });
+    });
+  }
+
   const log = document.getElementById('log');
   if (log?.dataset.stream) followLog(log);
 }

@@ -9,7 +9,6 @@ import {
   MAX_PAGE_LIMIT,
   NotFoundError,
   roleAllows,
-  type PageQuery,
   safeNextOr,
   type UseCases,
   type UserActor,
@@ -26,17 +25,18 @@ import { type AuditFilters, auditPage } from './pages/auditPage.js';
 import { type JobListFilters, jobsPage } from './pages/jobsPage.js';
 import { signInPage } from './pages/signInPage.js';
 import { vineyardPage, vineyardsPage } from './pages/vineyardPages.js';
-import { tokensPage } from './pages/tokensPage.js';
-import { notificationPage, notificationsPage } from './pages/notificationsPage.js';
-import { policiesPage, policyPage } from './pages/policiesPage.js';
 import { workersPage } from './pages/workersPage.js';
-import { type FormProblem, orgPage, orgsPage } from './pages/orgPages.js';
 import { type OrgEntry, orgFilterOf, Standing } from './standing.js';
 import { signInPath } from './paths.js';
 import { securityHeaders } from './securityHeaders.js';
-import { vineyardNames } from './vineyardNames.js';
 import { tfeLoginRoutes } from './tfe/tfeLoginRoutes.js';
 import { stateSection } from './tfe/stateSection.js';
+import { vineEditRoutes } from './vineEdits/vineEditRoutes.js';
+import { notificationRoutes } from './notifications/notificationRoutes.js';
+import { orgRoutes } from './orgs/orgRoutes.js';
+import { policyRoutes } from './policies/policyRoutes.js';
+import { type Handler, pageQuery, Redirect, type WebRouteDeps } from './routing.js';
+import { tokenRoutes } from './tokens/tokenRoutes.js';
 
 export interface WebOptions {
   useCases: UseCases;
@@ -59,23 +59,6 @@ export interface WebOptions {
   /** Lifetime of the token `tofu login` mints, as its consent page says it (default 90 days). */
   tfeLoginTokenDays?: number;
 }
-
-interface PageContext {
-  req: Request;
-  res: Response;
-  user: UserActor;
-  base: string;
-  now: Date;
-  /** The person's organizations and roles, read once per request (a removed member sees it at once). */
-  standing: () => Promise<Standing>;
-}
-
-/** A redirect to a path under the web interface's base. */
-class Redirect {
-  constructor(readonly path: string) {}
-}
-
-type Handler = (context: PageContext) => Promise<Page | Redirect>;
 
 /**
  * The web interface as an express router: server-rendered pages for `/`, `/signin`,
@@ -230,6 +213,8 @@ export function createWebRouter(options: WebOptions): Router {
     tokenDays: options.tfeLoginTokenDays ?? 90,
   });
 
+  vineEditRoutes(router, { useCases, headers, signedIn });
+
   // A workspace's `self-html` link in the Terraform Cloud protocol (docs/terraform-cloud.md).
   router.get(
     '/app/:org/workspaces/:name',
@@ -370,141 +355,8 @@ export function createWebRouter(options: WebOptions): Router {
     }),
   );
 
-  // ---- organizations (issue 12): every change goes through the same use cases as the API.
-
-  /** The organizations page: the person's organizations and invitations, and what a failed form said. */
-  const listOrgs = async ({ user, base, now }: PageContext, more: { problem?: FormProblem; name?: string } = {}) =>
-    orgsPage({ base, orgs: await orgsOf(user), invitations: await useCases.invitations.list(user), now, ...more });
-
-  router.get('/orgs', headers, signedIn(listOrgs));
-
-  // Invitations (issue 23): accepting opens the organization joined; declining stays on the list.
-  router.post(
-    '/orgs/invitations/:id/:answer',
-    headers,
-    ...sameOriginForm,
-    signedIn(async (context) => {
-      const { id, answer } = context.req.params;
-      try {
-        if (answer === 'accept')
-          return new Redirect(`/orgs/${(await useCases.invitations.accept(context.user, id)).id}`);
-        if (answer !== 'decline') throw new NotFoundError('invitation');
-        await useCases.invitations.decline(context.user, id);
-        return new Redirect('/orgs');
-      } catch (error) {
-        return listOrgs(context, { problem: formProblem(error) });
-      }
-    }),
-  );
-
-  router.post(
-    '/orgs',
-    headers,
-    ...sameOriginForm,
-    signedIn(async (context) => {
-      const name = formField(context.req, 'name');
-      try {
-        const org = await useCases.orgs.create(context.user, { name });
-        return new Redirect(`/orgs/${org.id}`);
-      } catch (error) {
-        return listOrgs(context, { problem: formProblem(error), name: name ?? '' });
-      }
-    }),
-  );
-
-  /** The organization page, with what a failed form said above its members. */
-  const showOrg = async (context: PageContext, problem: FormProblem | null = null): Promise<Page> => {
-    const { req, user, base, now } = context;
-    const org = await useCases.orgs.get(user, req.params.id);
-    const members = [];
-    let cursor: string | undefined;
-    do {
-      const page = await useCases.orgs.listMembers(user, org.id, { limit: MAX_PAGE_LIMIT, cursor });
-      members.push(...page.items);
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor !== undefined);
-    return orgPage({ base, org, members, userId: user.userId, now, problem });
-  };
-
-  router.get('/orgs/:id', headers, signedIn(showOrg));
-
-  /** A member form: the change, then back to the organization page (or what went wrong, on it). */
-  const memberForm = (change: (context: PageContext) => Promise<void>): RequestHandler =>
-    signedIn(async (context) => {
-      try {
-        await change(context);
-      } catch (error) {
-        if (error instanceof NotFoundError) throw error;
-        return showOrg(context, formProblem(error));
-      }
-      // A member who removed themselves (or gave up the role to see it) may no longer see the organization.
-      const stillMember = (await orgsOf(context.user)).some((org) => org.id === context.req.params.id);
-      return new Redirect(stillMember ? `/orgs/${context.req.params.id}` : '/orgs');
-    });
-
-  router.post(
-    '/orgs/:id/members',
-    headers,
-    ...sameOriginForm,
-    memberForm(async ({ req, user }) => {
-      await useCases.orgs.addMember(user, req.params.id, {
-        email: formField(req, 'email'),
-        role: formField(req, 'role'),
-      });
-    }),
-  );
-
-  router.post(
-    '/orgs/:id/members/:memberId/role',
-    headers,
-    ...sameOriginForm,
-    memberForm(async ({ req, user }) => {
-      await useCases.orgs.setMemberRole(user, req.params.id, req.params.memberId, { role: formField(req, 'role') });
-    }),
-  );
-
-  router.post(
-    '/orgs/:id/members/:memberId/remove',
-    headers,
-    ...sameOriginForm,
-    memberForm(async ({ req, user }) => {
-      await useCases.orgs.removeMember(user, req.params.id, req.params.memberId);
-    }),
-  );
-
-  router.post(
-    '/orgs/:id/rename',
-    headers,
-    ...sameOriginForm,
-    memberForm(async ({ req, user }) => {
-      await useCases.orgs.rename(user, req.params.id, { name: formField(req, 'name') });
-    }),
-  );
-
-  // Deleting asks for the organization's name, typed: a stray click (or a form sent with the
-  // wrong organization's id) deletes nothing. Whoever may not delete it is told so by the use case.
-  router.post(
-    '/orgs/:id/delete',
-    headers,
-    ...sameOriginForm,
-    signedIn(async (context) => {
-      const { req, user } = context;
-      try {
-        const org = await useCases.orgs.get(user, req.params.id);
-        if (roleAllows(org.role, 'org.delete') && formField(req, 'confirm') !== org.name) {
-          return showOrg(context, {
-            status: 400,
-            message: `Type the organization's name, ${org.name}, to delete it. Nothing was deleted.`,
-          });
-        }
-        await useCases.orgs.delete(user, org.id);
-      } catch (error) {
-        if (error instanceof NotFoundError) throw error;
-        return showOrg(context, formProblem(error));
-      }
-      return new Redirect('/orgs');
-    }),
-  );
+  const routes: WebRouteDeps = { useCases, headers, signedIn, sameOriginForm, orgsOf };
+  orgRoutes(router, routes);
 
   router.get(
     '/audit',
@@ -523,243 +375,11 @@ export function createWebRouter(options: WebOptions): Router {
     }),
   );
 
-  router.get(
-    '/tokens',
-    headers,
-    signedIn(async ({ req, user, base, now }) => {
-      const orgId = orgIdOf(req.query.org_id);
-      const tokens = await useCases.apiTokens.list(user, { ...pageQuery(req), org_id: orgId ?? undefined });
-      return tokensPage({ base, tokens, orgId, now });
-    }),
-  );
-
-  // Made by a form POST with our Origin (as the API's CSRF rule); the token is shown in this
-  // answer only, never put in a URL or a redirect.
-  router.post(
-    '/tokens',
-    headers,
-    ...sameOriginForm,
-    signedIn(async ({ req, user, base, now }) => {
-      const form = (req.body ?? {}) as Record<string, unknown>;
-      const orgId = orgIdOf(form.org_id);
-      const list = () => useCases.apiTokens.list(user, { org_id: orgId ?? undefined });
-      try {
-        const created = await useCases.apiTokens.create(user, {
-          name: form.name,
-          org_id: orgId ?? undefined,
-          role: typeof form.role === 'string' && form.role !== '' ? form.role : undefined,
-          expires_in_days:
-            typeof form.expires_in_days === 'string' && form.expires_in_days.trim() !== ''
-              ? Number(form.expires_in_days)
-              : undefined,
-        });
-        return tokensPage({ base, tokens: await list(), orgId, now, created, status: 201 });
-      } catch (error) {
-        if (!(error instanceof DomainError) || !['validation', 'forbidden'].includes(error.kind)) throw error;
-        const status = error.kind === 'validation' ? 400 : 403;
-        return tokensPage({ base, tokens: await list(), orgId, now, error: error.message, status });
-      }
-    }),
-  );
-
-  router.post(
-    '/tokens/:id/revoke',
-    headers,
-    ...sameOriginForm,
-    signedIn(async ({ req, user }) => {
-      await useCases.apiTokens.revoke(user, req.params.id);
-      const orgId = orgIdOf((req.body as Record<string, unknown> | undefined)?.org_id);
-      return new Redirect(`/tokens${orgId ? `?org_id=${orgId}` : ''}`);
-    }),
-  );
-
-  router.get(
-    '/notifications',
-    headers,
-    signedIn(async ({ req, user, base, now }) => {
-      const orgId = orgIdOf(req.query.org_id);
-      const notifications = await useCases.notifications.list(user, { ...pageQuery(req), org_id: orgId ?? undefined });
-      return notificationsPage({ base, notifications, orgId, now });
-    }),
-  );
-
-  // The secret is shown in this answer only, never put in a URL or a redirect.
-  router.post(
-    '/notifications',
-    headers,
-    ...sameOriginForm,
-    signedIn(async ({ req, user, base, now }) => {
-      const form = (req.body ?? {}) as Record<string, unknown>;
-      const orgId = orgIdOf(form.org_id);
-      const list = () => useCases.notifications.list(user, { org_id: orgId ?? undefined });
-      const events = form.events === undefined ? [] : Array.isArray(form.events) ? form.events : [form.events];
-      try {
-        const created = await useCases.notifications.create(user, {
-          name: form.name,
-          kind: form.kind,
-          url: form.url,
-          events,
-          org_id: orgId ?? undefined,
-        });
-        return notificationsPage({ base, notifications: await list(), orgId, now, created, status: 201 });
-      } catch (error) {
-        if (!(error instanceof DomainError) || !['validation', 'forbidden'].includes(error.kind)) throw error;
-        const status = error.kind === 'validation' ? 400 : 403;
-        return notificationsPage({ base, notifications: await list(), orgId, now, error: error.message, status });
-      }
-    }),
-  );
-
-  router.post(
-    '/notifications/:id/test',
-    headers,
-    ...sameOriginForm,
-    signedIn(async ({ req, user, base, now }) => {
-      const tested = await useCases.notifications.test(user, req.params.id);
-      const notifications = await useCases.notifications.list(user, {});
-      return notificationsPage({ base, notifications, orgId: null, now, tested });
-    }),
-  );
-
-  router.post(
-    '/notifications/:id/delete',
-    headers,
-    ...sameOriginForm,
-    signedIn(async ({ req, user }) => {
-      await useCases.notifications.delete(user, req.params.id);
-      return new Redirect('/notifications');
-    }),
-  );
-
-  router.get(
-    '/notifications/:id',
-    headers,
-    signedIn(async ({ req, user, base, now }) => {
-      const notification = await useCases.notifications.get(user, req.params.id);
-      const deliveries = await useCases.notifications.deliveries(user, req.params.id, pageQuery(req));
-      const vineyards = await vineyardNames(useCases, user, [notification]);
-      return notificationPage({ base, notification, deliveries, now, vineyards });
-    }),
-  );
-
-  router.get(
-    '/policies',
-    headers,
-    signedIn(async ({ req, user, base, now }) => {
-      const orgId = orgIdOf(req.query.org_id);
-      const policies = await useCases.policies.list(user, { ...pageQuery(req), org_id: orgId ?? undefined });
-      const vineyards = await vineyardNames(useCases, user, policies.items);
-      return policiesPage({ base, policies, orgId, now, vineyards });
-    }),
-  );
-
-  router.post(
-    '/policies',
-    headers,
-    ...sameOriginForm,
-    signedIn(async ({ req, user, base, now }) => {
-      const form = (req.body ?? {}) as Record<string, unknown>;
-      const orgId = orgIdOf(form.org_id);
-      const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
-      const vineyardId = text(form.vineyard_id)?.trim() || undefined;
-      try {
-        const created = await useCases.policies.create(user, {
-          name: form.name,
-          enforcement: form.enforcement,
-          module: text(form.module)?.replaceAll('\r\n', '\n'),
-          vineyard_id: vineyardId,
-          org_id: orgId ?? undefined,
-        });
-        return new Redirect(`/policies/${created.id}`);
-      } catch (error) {
-        const refused = refusedFormStatus(error);
-        if (refused === null) throw error;
-        const policies = await useCases.policies.list(user, { org_id: orgId ?? undefined });
-        const kept = {
-          name: text(form.name),
-          enforcement: text(form.enforcement),
-          module: text(form.module),
-          vineyard_id: vineyardId,
-        };
-        return policiesPage({
-          base,
-          policies,
-          orgId,
-          now,
-          vineyards: await vineyardNames(useCases, user, policies.items),
-          form: kept,
-          error: (error as Error).message,
-          status: refused,
-        });
-      }
-    }),
-  );
-
-  router.get(
-    '/policies/:id',
-    headers,
-    signedIn(async ({ req, user, base, now, standing }) => {
-      const policy = await useCases.policies.get(user, req.params.id);
-      const roles = await standing();
-      const mayManage = roles.may(policy.org_id ?? user.userId, 'policies.manage');
-      return policyPage({ base, policy, mayManage, now, vineyards: await vineyardNames(useCases, user, [policy]) });
-    }),
-  );
-
-  router.post(
-    '/policies/:id',
-    headers,
-    ...sameOriginForm,
-    signedIn(async ({ req, user, base, now, standing }) => {
-      const form = (req.body ?? {}) as Record<string, unknown>;
-      const module = typeof form.module === 'string' ? form.module.replaceAll('\r\n', '\n') : undefined;
-      try {
-        await useCases.policies.update(user, req.params.id, { enforcement: form.enforcement, module });
-        return new Redirect(`/policies/${req.params.id}`);
-      } catch (error) {
-        const refused = refusedFormStatus(error);
-        if (refused === null) throw error;
-        const policy = await useCases.policies.get(user, req.params.id);
-        const roles = await standing();
-        return policyPage({
-          base,
-          policy,
-          mayManage: roles.may(policy.org_id ?? user.userId, 'policies.manage'),
-          now,
-          vineyards: await vineyardNames(useCases, user, [policy]),
-          error: (error as Error).message,
-          ...(module !== undefined ? { module } : {}),
-          status: refused,
-        });
-      }
-    }),
-  );
-
-  router.post(
-    '/policies/:id/delete',
-    headers,
-    ...sameOriginForm,
-    signedIn(async ({ req, user }) => {
-      await useCases.policies.delete(user, req.params.id);
-      return new Redirect('/policies');
-    }),
-  );
+  tokenRoutes(router, routes);
+  notificationRoutes(router, routes);
+  policyRoutes(router, routes);
 
   return router;
-}
-
-/** The status a refused form is shown again with (400, 403 or 422), or null for any other error. */
-function refusedFormStatus(error: unknown): number | null {
-  if (!(error instanceof DomainError)) return null;
-  if (error.kind === 'validation') return 400;
-  if (error.kind === 'forbidden') return 403;
-  if (error.kind === 'unprocessable') return 422;
-  return null;
-}
-
-/** An organization id from a query or form, lower case; anything else is none. */
-function orgIdOf(value: unknown): string | null {
-  return isUuid(value) ? value.toLowerCase() : null;
 }
 
 /** `?error=<code>&provider=<id>`, as the sign-in callback reports a failure. */
@@ -771,25 +391,6 @@ function signInError(query: Request['query']): { code: string; provider: string 
 
 function notFoundAsNull(error: unknown): null {
   if (error instanceof NotFoundError) return null;
-  throw error;
-}
-
-/** `?limit=&cursor=` of a paged page, checked by core like the API's. */
-function pageQuery(req: Request): PageQuery {
-  return { limit: req.query.limit, cursor: req.query.cursor };
-}
-
-/** A field of a submitted form, or undefined (core says what is missing). */
-function formField(req: Request, name: string): string | undefined {
-  const value = (req.body as Record<string, unknown> | undefined)?.[name];
-  return typeof value === 'string' ? value : undefined;
-}
-
-/** What a refused form change says to the person, and the status of the page that says it. */
-function formProblem(error: unknown): FormProblem {
-  if (error instanceof ValidationError) return { status: 400, message: error.message };
-  if (error instanceof ForbiddenError) return { status: 403, message: error.message };
-  if (error instanceof ConflictError) return { status: 409, message: error.message, code: error.code };
   throw error;
 }
 

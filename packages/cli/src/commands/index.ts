@@ -1,6 +1,8 @@
 import { AuditCommand } from './AuditCommand.js';
 import { ConnectConfigCommand } from './configs/ConnectConfigCommand.js';
 import { CreateConfigCommand } from './configs/CreateConfigCommand.js';
+import { DeleteConfigCommand } from './configs/DeleteConfigCommand.js';
+import { UpdateConfigCommand } from './configs/UpdateConfigCommand.js';
 import { DisconnectConfigCommand } from './configs/DisconnectConfigCommand.js';
 import { DriftCheckCommand } from './configs/DriftCheckCommand.js';
 import { SetConfigCommand } from './configs/SetConfigCommand.js';
@@ -37,6 +39,8 @@ import { SetMemberRoleCommand } from './orgs/SetMemberRoleCommand.js';
 import { ShowOrgCommand } from './orgs/ShowOrgCommand.js';
 import { ReposCommand } from './repos/ReposCommand.js';
 import { CreateVineyardCommand } from './vineyards/CreateVineyardCommand.js';
+import { DeleteVineyardCommand } from './vineyards/DeleteVineyardCommand.js';
+import { RenameVineyardCommand } from './vineyards/RenameVineyardCommand.js';
 import { ListVineyardsCommand } from './vineyards/ListVineyardsCommand.js';
 import { ShowVineyardCommand } from './vineyards/ShowVineyardCommand.js';
 import { CreateNotificationCommand } from './notifications/CreateNotificationCommand.js';
@@ -67,10 +71,14 @@ export const COMMANDS = [
   ListVineyardsCommand,
   CreateVineyardCommand,
   ShowVineyardCommand,
+  RenameVineyardCommand,
+  DeleteVineyardCommand,
   ListConfigsCommand,
   ShowConfigCommand,
   CreateConfigCommand,
+  UpdateConfigCommand,
   SetConfigCommand,
+  DeleteConfigCommand,
   ListStateCommand,
   PullStateCommand,
   RollbackStateCommand,

@@ -63,6 +63,8 @@ export const AUDIT_ACTIONS = [
   'tfe_login.approve',
   'vine.delete',
   'vineyard.create_default',
+  'vineyard.update',
+  'vineyard.delete',
   'state.lock',
   'state.unlock',
   'state.force_unlock',

@@ -200,6 +200,16 @@ export const PROBLEM_CODES = {
   trigger_cycle: { status: 409, meaning: 'the run triggers would form a cycle' },
   configuration_not_deployed: { status: 409, meaning: 'a drift check needs a DEPLOYED configuration' },
   configuration_busy: { status: 409, meaning: 'the configuration has a queued or running job' },
+  vine_has_resources: {
+    status: 409,
+    meaning:
+      'the configuration still manages resources: destroy it first, or delete it with `force` (organization admins and owners)',
+  },
+  configuration_connected: {
+    status: 409,
+    meaning: 'the configuration is connected to a repository: disconnect it first, which removes the webhook',
+  },
+  vineyard_not_empty: { status: 409, meaning: 'the vineyard still holds configurations: delete or move them first' },
   provider_not_linked: { status: 409, meaning: 'the user has no identity at this git provider' },
   vcs_permission_missing: {
     status: 409,

@@ -5,6 +5,7 @@ import type { Page, PageRequest } from '../domain/pagination.js';
 import type { ExecutionMode } from '../domain/enums.js';
 import type {
   DriftDetection,
+  Engine,
   DriftResult,
   NewVine,
   Variables,
@@ -44,6 +45,17 @@ export interface VineStore {
    */
   delete(ownerId: string, id: string): Promise<string[]>;
   /**
+   * Deletes the vine the way a person does (issue 25): it is gone from every read and its name is
+   * free, its lock, components and drift schedule go, and its state versions stay until
+   * `purgeDeleted` runs at or after `purgeAfter` (null: kept). Its jobs keep their history.
+   */
+  markDeleted(ownerId: string, id: string, at: string, purgeAfter: string | null): Promise<void>;
+  /**
+   * System work: the state versions of up to `limit` deleted vines whose `purgeAfter` is at or
+   * before `now` are deleted (each vine once); answers the storage keys, whose bytes go too.
+   */
+  purgeDeleted(now: string, limit: number): Promise<string[]>;
+  /**
    * Sets the fields present in `patch` (drift schedule, run triggers, workspace settings); the
    * vine comes back. A name taken by another vine of the owner is `ConflictError('vine_name_taken')`.
    */
@@ -71,6 +83,10 @@ export interface VineSettingsPatch {
   /** The workspace settings of the Terraform Cloud protocol (issue 26). */
   name?: string;
   variables?: Variables;
+  /** A person's edit (issue 25); `project_name_taken` on a duplicate. */
+  project_name?: string;
+  engine?: Engine;
+  cloud_identity_id?: string | null;
   tags?: string[];
   terraform_version?: string;
   execution_mode?: ExecutionMode;

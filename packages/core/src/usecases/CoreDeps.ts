@@ -49,6 +49,8 @@ export interface CoreSettings {
   logRetentionDays: number;
   /** Audit entries older than this many days are pruned; 0 keeps them forever. */
   auditRetentionDays: number;
+  /** A deleted vine's state versions are kept this many days, then purged; 0 keeps them forever. */
+  deletedVineRetentionDays: number;
   /** `limit` of every list endpoint (issue 10 §2: default 50, at most 200). */
   pageLimits: PageLimits;
   /** Notification delivery (issue 14). */
@@ -98,6 +100,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   logGraceMinutes: 5,
   logRetentionDays: 90,
   auditRetentionDays: 365,
+  deletedVineRetentionDays: 30,
   pageLimits: DEFAULT_PAGE_LIMITS,
   notifications: DEFAULT_NOTIFICATION_SETTINGS,
   workloadIdentity: DEFAULT_WORKLOAD_IDENTITY_SETTINGS,

@@ -2,7 +2,8 @@ import { recordAudit } from './audit.js';
 import type { UserActor } from '../domain/actors.js';
 import { NotFoundError } from '../domain/errors.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
-import type { CloudIdentity, Vine } from '../domain/records.js';
+import type { Vine } from '../domain/records.js';
+import { cloudIdentityFor } from '../vineEdits/cloudIdentity.js';
 import { isUuid, requireName } from '../domain/validation.js';
 import { type Stores, visibleOwners } from '../ports/UnitOfWork.js';
 import { Access, parseOwnerFilter } from './Access.js';
@@ -28,25 +29,7 @@ export class VineUseCases {
     return this.deps.uow.run(located.scope, async (stores) => {
       const vineyard = await stores.vineyards.get(ownerId, parsed.vineyard_id);
       if (!vineyard) throw new NotFoundError('vineyard');
-      let cloudIdentity: CloudIdentity | null = null;
-      if (parsed.cloud_identity && 'id' in parsed.cloud_identity) {
-        cloudIdentity = await stores.cloudIdentities.get(ownerId, parsed.cloud_identity.id);
-        if (!cloudIdentity) throw new NotFoundError('cloud_identity');
-      } else if (parsed.cloud_identity) {
-        const settings = parsed.cloud_identity;
-        cloudIdentity = await stores.cloudIdentities.create(
-          settings.kind === 'assume_role'
-            ? {
-                id: this.deps.random.uuid(),
-                owner_id: ownerId,
-                kind: 'assume_role',
-                provider: 'aws',
-                role_arn: settings.role_arn,
-                external_id: settings.external_id ?? this.deps.random.uuid(),
-              }
-            : { id: this.deps.random.uuid(), owner_id: ownerId, ...settings },
-        );
-      }
+      const cloudIdentity = await cloudIdentityFor(stores, this.deps, ownerId, parsed.cloud_identity);
       const now = isoNow(this.deps);
       const vine = await stores.vines.create({
         id: this.deps.random.uuid(),

@@ -28,12 +28,15 @@ import { WorkerUseCases } from './WorkerUseCases.js';
 import { WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
 import { createJobLifecycle } from '../jobs/jobHooks.js';
 import { createTfeUseCases, type TfeUseCases } from '../tfe/index.js';
+import { VineEditUseCases } from '../vineEdits/VineEditUseCases.js';
 
 /** Every use case over one set of ports: what the HTTP layer calls. */
 export interface UseCases {
   auth: AuthUseCases;
   vineyards: VineyardUseCases;
   vines: VineUseCases;
+  /** Changing and deleting vines and vineyards (issue 25). */
+  vineEdits: VineEditUseCases;
   jobs: JobUseCases;
   /** One job with why it waits (issue 25). */
   jobWaiting: JobWaitingUseCases;
@@ -68,10 +71,12 @@ export function createUseCases(deps: CoreDeps): UseCases {
   // The one owner of the job lifecycle, shared by every use case that queues or ends a job.
   const lifecycle = createJobLifecycle(deps, { credentials });
   const apiTokens = new ApiTokenUseCases(deps);
+  const drift = new DriftUseCases(deps, lifecycle);
   return {
     auth: new AuthUseCases(deps),
     vineyards: new VineyardUseCases(deps),
     vines: new VineUseCases(deps),
+    vineEdits: new VineEditUseCases(deps, drift),
     jobs: new JobUseCases(deps, lifecycle, heartbeats, workloadIdentity),
     jobWaiting: new JobWaitingUseCases(deps),
     logs: new LogUseCases(deps),
@@ -85,7 +90,7 @@ export function createUseCases(deps: CoreDeps): UseCases {
     apiTokens,
     orgs: new OrgUseCases(deps),
     invitations: new InvitationUseCases(deps),
-    drift: new DriftUseCases(deps, lifecycle),
+    drift,
     notifications: new NotificationUseCases(deps),
     vcsFeedback: new VcsFeedbackUseCases(deps),
     policies: new PolicyUseCases(deps),

@@ -195,7 +195,9 @@ export function parseEngine(value: unknown): Engine {
   return { name: value.name, version: (version as string | undefined) ?? null };
 }
 
-function parseCloudIdentity(input: CreateVineInput): ParsedVine['cloud_identity'] {
+export function parseCloudIdentity(
+  input: Pick<CreateVineInput, 'cloud_identity_id' | 'cloud_identity'>,
+): ParsedVine['cloud_identity'] {
   const { cloud_identity_id: id, cloud_identity: inline } = input;
   if (id !== undefined && id !== null) {
     if (inline !== undefined && inline !== null)

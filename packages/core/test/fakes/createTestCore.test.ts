@@ -50,6 +50,7 @@ describe('createTestCore', () => {
         'tfe',
         'vineyards',
         'vcsFeedback',
+        'vineEdits',
         'workers',
         'workloadIdentity',
       ].sort(),

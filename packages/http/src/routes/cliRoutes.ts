@@ -8,7 +8,6 @@ import {
   CreateConfigurationBody,
   CreateJobBody,
   CreateVineyardBody,
-  UpdateConfigurationBody,
   IdParams,
   Job,
   JobDetail,
@@ -131,23 +130,6 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       bodyLimit: 8 * 1024 * 1024,
       responses: { 201: { description: 'The vine', schema: VineDetail } },
       handler: async ({ user, body }) => ({ status: 201, body: await useCases.vines.create(user, body) }),
-    }),
-    defineRoute({
-      method: 'patch',
-      path: '/api/cli/configurations/{name}',
-      operationId: 'updateConfiguration',
-      summary: 'Change drift detection, run triggers and the approval setting of a vine (by id or name)',
-      description:
-        '`drift_detection: {interval_minutes}` (60 to 10080) or null; `triggers: {after: [vine ids]}` of the same owner (409 `trigger_cycle` if they would form a cycle); `approval: {required, separate_approver?}` or null (a DEPLOY then needs an approved plan). Fields left out are unchanged. In an organization: admins.',
-      tags: ['configurations'],
-      auth: 'user',
-      params: NameParams,
-      body: UpdateConfigurationBody,
-      responses: { 200: { description: 'The vine', schema: VineDetail } },
-      handler: async ({ user, params, body }) => ({
-        status: 200,
-        body: await useCases.drift.configure(user, params.name, body),
-      }),
     }),
     defineRoute({
       method: 'post',

@@ -88,13 +88,21 @@ export const WORK_SETTINGS = {
     max: 36_500,
     description: 'audit entries ([audit.md](audit.md)) older than this are deleted; `0` keeps them forever',
   }),
+  deletedVineRetentionDays: integer({
+    env: 'TRELLIS_DELETED_VINE_RETENTION_DAYS',
+    default: 30,
+    min: 0,
+    max: 36_500,
+    description:
+      'the state versions of a deleted configuration are kept this long, then purged (its jobs stay); `0` keeps them forever',
+  }),
   retentionIntervalSeconds: integer({
     env: 'TRELLIS_RETENTION_INTERVAL_S',
     default: 3600,
     min: 1,
     max: 86_400,
     description:
-      'how often the log and audit retention tasks run (global tasks; each pass deletes in batches of 5,000 chunks, at most 500,000)',
+      'how often the log, audit and deleted-configuration retention tasks run (global tasks; each pass deletes in batches of 5,000 chunks, at most 500,000)',
   }),
   driftSchedulerIntervalSeconds: integer({
     env: 'TRELLIS_DRIFT_SCHEDULER_INTERVAL_S',

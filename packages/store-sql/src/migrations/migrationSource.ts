@@ -30,6 +30,7 @@ import { tfeWorkspacesMigration } from './m033_tfe_workspaces.js';
 import { tfeLoginCodesMigration } from './m034_tfe_login_codes.js';
 import { signInLinksMigration } from './m038_sign_in_links.js';
 import { deployGateMigration } from './m039_deploy_gate.js';
+import { vineDeletionMigration } from './m041_vine_deletion.js';
 import { workspaceSettingsMigration } from './m043_workspace_settings.js';
 import { typedJobResultsMigration } from './m025_typed_job_results.js';
 import type { TrellisMigration } from './TrellisMigration.js';
@@ -65,6 +66,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   tfeLoginCodesMigration,
   signInLinksMigration,
   typedJobResultsMigration,
+  vineDeletionMigration,
   workspaceSettingsMigration,
   deployGateMigration,
 ];

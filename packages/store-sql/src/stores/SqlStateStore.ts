@@ -127,7 +127,11 @@ export class SqlStateStore implements StateStore {
   }
 
   private async requireVine(ownerId: string, vineId: string): Promise<void> {
-    const vine = await this.db.table('vines').where({ owner_id: ownerId, id: vineId }).first('id');
+    const vine = await this.db
+      .table('vines')
+      .where({ owner_id: ownerId, id: vineId })
+      .whereNull('deleted_at')
+      .first('id');
     if (!vine) throw new NotFoundError('configuration');
   }
 }

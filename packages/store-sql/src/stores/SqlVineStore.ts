@@ -94,8 +94,7 @@ export class SqlVineStore implements VineStore {
   }
 
   async list(ownerId: string, filter: VineFilter = {}): Promise<Vine[]> {
-    const query = this.db
-      .table('vines')
+    const query = this.live()
       .where({ owner_id: ownerId })
       .orderBy([{ column: 'created_at' }, { column: 'seq' }]);
     if (filter.vineyard_id !== undefined) query.where({ vineyard_id: filter.vineyard_id });
@@ -107,7 +106,7 @@ export class SqlVineStore implements VineStore {
   async page(owners: OwnerIds, request: PageRequest): Promise<Page<Vine>> {
     return keysetPageOfOwners(
       ownerList(owners),
-      (ownerId) => this.db.table('vines').where({ owner_id: ownerId }),
+      (ownerId) => this.live().where({ owner_id: ownerId }),
       'created_at',
       request,
       toVine,
@@ -121,8 +120,7 @@ export class SqlVineStore implements VineStore {
     message: string | null,
     at: string,
   ): Promise<Vine> {
-    const [row] = await this.db
-      .table('vines')
+    const [row] = await this.live()
       .where({ owner_id: ownerId, id })
       .update({ status, status_message: message, updated_at: timeIn(at) })
       .returning('*');
@@ -195,11 +193,14 @@ export class SqlVineStore implements VineStore {
     if (patch.tags !== undefined) changes.tags = jsonIn(patch.tags);
     if (patch.terraform_version !== undefined) changes.terraform_version = patch.terraform_version;
     if (patch.execution_mode !== undefined) changes.execution_mode = patch.execution_mode;
+    if (patch.project_name !== undefined) changes.project_name = patch.project_name;
+    if (patch.engine !== undefined) changes.engine = jsonIn(patch.engine);
+    if (patch.cloud_identity_id !== undefined) changes.cloud_identity_id = patch.cloud_identity_id;
     if (patch.workspace_settings !== undefined) {
       changes.workspace_settings = workspaceSettingsColumn(patch.workspace_settings).workspace_settings ?? null;
     }
     const [row] = await this.db.recoverable((db) =>
-      db.table('vines').where({ owner_id: ownerId, id }).update(changes).returning('*'),
+      db.table('vines').where({ owner_id: ownerId, id }).whereNull('deleted_at').update(changes).returning('*'),
     );
     if (!row) throw new NotFoundError('configuration');
     return toVine(row);
@@ -218,6 +219,43 @@ export class SqlVineStore implements VineStore {
     return versions.map((row) => textOut(row.storage_key));
   }
 
+  async markDeleted(ownerId: string, id: string, at: string, purgeAfter: string | null): Promise<void> {
+    await this.requireVine(ownerId, id);
+    await this.db.table('state_locks').where({ owner_id: ownerId, vine_id: id }).delete();
+    await this.db.table('vine_components').where({ owner_id: ownerId, vine_id: id }).delete();
+    await this.db
+      .table('vines')
+      .where({ owner_id: ownerId, id })
+      .update({
+        deleted_at: timeIn(at),
+        purge_after: timeInOrNull(purgeAfter),
+        next_drift_check_at: null,
+        updated_at: timeIn(at),
+      });
+  }
+
+  async purgeDeleted(now: string, limit: number): Promise<string[]> {
+    const due: Row[] = await this.db.lockSkipLocked(
+      this.db
+        .table('vines')
+        .whereNotNull('deleted_at')
+        .whereNotNull('purge_after')
+        .where('purge_after', '<=', timeIn(now))
+        .orderBy([{ column: 'purge_after' }, { column: 'seq' }])
+        .limit(limit)
+        .select('id', 'owner_id'),
+    );
+    const keys: string[] = [];
+    for (const vine of due) {
+      const where = { owner_id: vine.owner_id, vine_id: vine.id };
+      const versions: Row[] = await this.db.table('state_versions').where(where).select('storage_key');
+      keys.push(...versions.map((row) => textOut(row.storage_key)));
+      await this.db.table('state_versions').where(where).delete();
+      await this.db.table('vines').where({ owner_id: vine.owner_id, id: vine.id }).update({ purge_after: null });
+    }
+    return keys;
+  }
+
   async recordDrift(ownerId: string, id: string, drift: DriftResult | null): Promise<void> {
     await this.db
       .table('vines')
@@ -227,8 +265,7 @@ export class SqlVineStore implements VineStore {
 
   /** Few vines per owner name upstreams; the JSON list is filtered here rather than by dialect. */
   async listDownstream(ownerId: string, upstreamId: string): Promise<Vine[]> {
-    const rows: Row[] = await this.db
-      .table('vines')
+    const rows: Row[] = await this.live()
       .where({ owner_id: ownerId })
       .whereNotNull('triggers_after')
       .orderBy([{ column: 'created_at' }, { column: 'seq' }]);
@@ -236,8 +273,7 @@ export class SqlVineStore implements VineStore {
   }
 
   async takeDueDriftChecks(now: string, limit: number): Promise<Vine[]> {
-    const query = this.db
-      .table('vines')
+    const query = this.live()
       .whereNotNull('next_drift_check_at')
       .where('next_drift_check_at', '<=', timeIn(now))
       .orderBy([{ column: 'next_drift_check_at' }, { column: 'seq' }])
@@ -247,16 +283,20 @@ export class SqlVineStore implements VineStore {
   }
 
   private async findOne(ownerId: string, where: Record<string, string>): Promise<Vine | null> {
-    const row = await this.db
-      .table('vines')
+    const row = await this.live()
       .where({ owner_id: ownerId, ...where })
       .first();
     return row ? toVine(row) : null;
   }
 
   private async requireVine(ownerId: string, vineId: string): Promise<void> {
-    const row = await this.db.table('vines').where({ owner_id: ownerId, id: vineId }).first('id');
+    const row = await this.live().where({ owner_id: ownerId, id: vineId }).first('id');
     if (!row) throw new NotFoundError('configuration');
+  }
+
+  /** Vines not deleted (issue 25): a deleted vine's row stays for its jobs, and no read sees it. */
+  private live() {
+    return this.db.table('vines').whereNull('deleted_at');
   }
 }
 

@@ -1,5 +1,5 @@
 import { ownerList, type OwnerIds } from '@trellis/core';
-import type { Page, PageRequest, Vineyard, VineyardStore } from '@trellis/core';
+import { NotFoundError, type Page, type PageRequest, type Vineyard, type VineyardStore } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import { type Row, textOut, timeIn, timeOut, uuidOut } from '../rows.js';
 import { keysetPage } from './keysetPage.js';
@@ -22,25 +22,39 @@ export class SqlVineyardStore implements VineyardStore {
   }
 
   async get(ownerId: string, id: string): Promise<Vineyard | null> {
-    const row = await this.db.table('vineyards').where({ owner_id: ownerId, id }).first();
+    const row = await this.live().where({ owner_id: ownerId, id }).first();
     return row ? toVineyard(row) : null;
   }
 
   async list(ownerId: string): Promise<Vineyard[]> {
-    const rows: Row[] = await this.db
-      .table('vineyards')
+    const rows: Row[] = await this.live()
       .where({ owner_id: ownerId })
       .orderBy([{ column: 'created_at' }, { column: 'seq' }]);
     return rows.map(toVineyard);
   }
 
   async page(owners: OwnerIds, request: PageRequest): Promise<Page<Vineyard>> {
-    return keysetPage(
-      this.db.table('vineyards').whereIn('owner_id', ownerList(owners)),
-      'created_at',
-      request,
-      toVineyard,
+    return keysetPage(this.live().whereIn('owner_id', ownerList(owners)), 'created_at', request, toVineyard);
+  }
+
+  async rename(ownerId: string, id: string, name: string): Promise<Vineyard> {
+    const [row] = await this.db.recoverable((db) =>
+      db.table('vineyards').where({ owner_id: ownerId, id }).whereNull('deleted_at').update({ name }).returning('*'),
     );
+    if (!row) throw new NotFoundError('vineyard');
+    return toVineyard(row);
+  }
+
+  async markDeleted(ownerId: string, id: string, at: string): Promise<void> {
+    const updated = await this.live()
+      .where({ owner_id: ownerId, id })
+      .update({ deleted_at: timeIn(at) });
+    if (updated === 0) throw new NotFoundError('vineyard');
+  }
+
+  /** Vineyards not deleted (issue 25): a deleted one's row stays for the jobs that name it. */
+  private live() {
+    return this.db.table('vineyards').whereNull('deleted_at');
   }
 }
 

@@ -58,6 +58,9 @@ export interface MemoryState {
   refreshTokens: Map<string, RefreshTokenRecord>;
   vineyards: Map<string, Vineyard>;
   vines: Map<string, Vine>;
+  /** Deleted vines and vineyards (issue 25), out of every read; a vine's state waits for `purge_after`. */
+  deletedVines: Map<string, { vine: Vine; purge_after: string | null }>;
+  deletedVineyards: Map<string, Vineyard>;
   /** Keyed by vine id. */
   components: Map<string, StoredComponents>;
   cloudIdentities: Map<string, CloudIdentity>;
@@ -107,6 +110,8 @@ export function emptyMemoryState(): MemoryState {
     refreshTokens: new Map(),
     vineyards: new Map(),
     vines: new Map(),
+    deletedVines: new Map(),
+    deletedVineyards: new Map(),
     components: new Map(),
     cloudIdentities: new Map(),
     jobs: new Map(),

@@ -106,6 +106,7 @@ ${
 <p class="error" role="alert" data-action-error hidden></p>`
     : readOnlyNote(input.org, 'operators plan, deploy and destroy it')
 }
+${input.mayManage ? html`<p class="actions"><a class="button" href="${base}/configurations/${vine.id}/edit" data-edit-vine>Edit or delete</a></p>` : ''}
 
 <div class="columns">
 <section class="card" data-deployment>

@@ -4,6 +4,7 @@ import { externalUrl, type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { filteredOwner, type Standing } from '../standing.js';
 import { olderLink } from './olderLink.js';
+import { vineyardManageSection } from '../vineEdits/vineEditPage.js';
 
 /** The dashboard: every vineyard with its vines and their status. */
 export function vineyardsPage(input: {
@@ -117,6 +118,7 @@ ${
   </tbody>
 </table>
 </section>`
-}`,
+}
+${standing.may(vineyard.owner_id, 'vineyards.manage') ? vineyardManageSection(base, vineyard) : ''}`,
   };
 }

@@ -2,6 +2,7 @@ import { describe } from 'vitest';
 import { describeApiTokenStoreConformance } from './apiTokens.js';
 import { describeAuditStoreConformance } from './audit.js';
 import { describeAuthStoreConformance } from './auth.js';
+import { describeDeletionConformance } from './deletion.js';
 import { describeJobClaimConformance } from './claim.js';
 import type { OpenStoreHarness } from './harness.js';
 import { describeJobStoreConformance } from './jobs.js';
@@ -42,6 +43,7 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeAuthStoreConformance(open);
     describeVineyardStoreConformance(open);
     describeVineStoreConformance(open);
+    describeDeletionConformance(open);
     describeJobStoreConformance(open);
     describeJobClaimConformance(open);
     describeLogStoreConformance(open);

@@ -134,6 +134,20 @@ export class MemoryVineStore implements VineStore {
     if (patch.variables !== undefined) vine.variables = copy(patch.variables);
     if (patch.terraform_version !== undefined) vine.terraform_version = patch.terraform_version;
     if (patch.execution_mode !== undefined) vine.execution_mode = patch.execution_mode;
+    if (patch.project_name !== undefined) {
+      const taken = [...this.tx.state.vines.values()].some(
+        (other) => other.owner_id === ownerId && other.id !== id && other.project_name === patch.project_name,
+      );
+      if (taken) {
+        throw new ConflictError(
+          'project_name_taken',
+          `a configuration with project ${patch.project_name} already exists`,
+        );
+      }
+      vine.project_name = patch.project_name;
+    }
+    if (patch.engine !== undefined) vine.engine = copy(patch.engine);
+    if (patch.cloud_identity_id !== undefined) vine.cloud_identity_id = patch.cloud_identity_id;
     if (patch.workspace_settings !== undefined) vine.workspace_settings = copy(patch.workspace_settings);
     vine.updated_at = at;
     return copy(vine);
@@ -149,6 +163,40 @@ export class MemoryVineStore implements VineStore {
     state.stateLocks.delete(id);
     state.components.delete(id);
     state.vines.delete(id);
+    return keys;
+  }
+
+  async markDeleted(ownerId: string, id: string, at: string, purgeAfter: string | null): Promise<void> {
+    const vine = this.owned(ownerId, id);
+    if (!vine) throw new NotFoundError('configuration');
+    this.tx.checkWrite('vines', ownerId);
+    const { state } = this.tx;
+    state.stateLocks.delete(id);
+    state.components.delete(id);
+    state.vines.delete(id);
+    state.deletedVines.set(id, {
+      vine: { ...vine, next_drift_check_at: null, updated_at: at },
+      purge_after: purgeAfter,
+    });
+  }
+
+  async purgeDeleted(now: string, limit: number): Promise<string[]> {
+    const { state } = this.tx;
+    const due = [...state.deletedVines.values()]
+      .filter(
+        (deleted) => deleted.purge_after !== null && deleted.purge_after <= now && this.tx.sees(deleted.vine.owner_id),
+      )
+      .sort((a, b) => (a.purge_after as string).localeCompare(b.purge_after as string))
+      .slice(0, limit);
+    const keys: string[] = [];
+    for (const deleted of due) {
+      const id = deleted.vine.id;
+      keys.push(
+        ...state.stateVersions.filter((version) => version.vine_id === id).map((version) => version.storage_key),
+      );
+      state.stateVersions = state.stateVersions.filter((version) => version.vine_id !== id);
+      deleted.purge_after = null;
+    }
     return keys;
   }
 

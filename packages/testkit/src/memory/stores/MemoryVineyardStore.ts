@@ -1,4 +1,11 @@
-import { ConflictError, type Page, type PageRequest, type Vineyard, type VineyardStore } from '@trellis/core';
+import {
+  ConflictError,
+  NotFoundError,
+  type Page,
+  type PageRequest,
+  type Vineyard,
+  type VineyardStore,
+} from '@trellis/core';
 import { copy, oldestFirst, pageNewestFirst } from '../MemoryState.js';
 import { ownerList, type OwnerIds } from '@trellis/core';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
@@ -14,7 +21,8 @@ export class MemoryVineyardStore implements VineyardStore {
         throw new ConflictError('vineyard_name_taken', `a vineyard named ${vineyard.name} already exists`);
       }
     }
-    if (vineyards.has(vineyard.id)) throw new ConflictError('vineyard_exists', 'a vineyard with this id exists');
+    if (vineyards.has(vineyard.id) || this.tx.state.deletedVineyards.has(vineyard.id))
+      throw new ConflictError('vineyard_exists', 'a vineyard with this id exists');
     vineyards.set(vineyard.id, copy(vineyard));
     return copy(vineyard);
   }
@@ -38,5 +46,26 @@ export class MemoryVineyardStore implements VineyardStore {
       (vineyard) => vineyard.created_at,
       request,
     );
+  }
+
+  async rename(ownerId: string, id: string, name: string): Promise<Vineyard> {
+    const vineyard = this.tx.state.vineyards.get(id);
+    if (!vineyard || vineyard.owner_id !== ownerId || !this.tx.sees(ownerId)) throw new NotFoundError('vineyard');
+    this.tx.checkWrite('vineyards', ownerId);
+    for (const existing of this.tx.state.vineyards.values()) {
+      if (existing.owner_id === ownerId && existing.id !== id && existing.name === name) {
+        throw new ConflictError('vineyard_name_taken', `a vineyard named ${name} already exists`);
+      }
+    }
+    vineyard.name = name;
+    return copy(vineyard);
+  }
+
+  async markDeleted(ownerId: string, id: string, _at: string): Promise<void> {
+    const vineyard = this.tx.state.vineyards.get(id);
+    if (!vineyard || vineyard.owner_id !== ownerId || !this.tx.sees(ownerId)) throw new NotFoundError('vineyard');
+    this.tx.checkWrite('vineyards', ownerId);
+    this.tx.state.vineyards.delete(id);
+    this.tx.state.deletedVineyards.set(id, vineyard);
   }
 }

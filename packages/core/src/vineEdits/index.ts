@@ -1,0 +1,3 @@
+export * from './editInput.js';
+export * from './retentionTask.js';
+export * from './VineEditUseCases.js';

@@ -1,0 +1,94 @@
+import type { VineView, Vineyard, VineyardView } from '@trellis/core';
+import { type Html, html } from '../html.js';
+import type { Page } from '../layout.js';
+
+/**
+ * Editing a vine (issue 25): its name, engine, inline files and variables, and deleting it. The
+ * form is sent by the page script as one `PATCH` of the JSON API with only what changed; a
+ * sensitive variable's value is never on the page (write-only: typing one replaces it).
+ */
+export function vineEditPage(input: { base: string; vine: VineView; vineyard: Vineyard | null }): Page {
+  const { base, vine, vineyard } = input;
+  const variables = Object.entries(vine.variables).sort(([a], [b]) => a.localeCompare(b));
+  const files =
+    vine.source.type === 'inline' ? Object.entries(vine.source.files).sort(([a], [b]) => a.localeCompare(b)) : [];
+  return {
+    title: `Edit ${vine.name}`,
+    section: 'vineyards',
+    body: html`<p class="breadcrumbs"><a href="${base}/vineyards">Vineyards</a> /
+  ${vineyard ? html`<a href="${base}/vineyards/${vineyard.id}">${vineyard.name}</a> /` : ''}
+  <a href="${base}/configurations/${vine.id}">${vine.name}</a> /</p>
+<h1>Edit ${vine.name}</h1>
+<p class="muted">Saving a change of files, variables or engine makes earlier plans stale: plan again before you deploy.</p>
+<form class="stacked-form card" data-vine-edit="${vine.id}" data-then="${base}/configurations/${vine.id}">
+  <h2>Configuration</h2>
+  <label>Name <input name="name" required value="${vine.name}" data-original="${vine.name}"></label>
+  <label>Engine <select name="engine" data-original="${vine.engine.name}">
+    <option value="tofu"${vine.engine.name === 'tofu' ? ' selected' : ''}>OpenTofu</option>
+    <option value="terraform"${vine.engine.name === 'terraform' ? ' selected' : ''}>Terraform</option>
+  </select></label>
+  <label>Engine version <input name="engine_version" placeholder="the agent's default" value="${vine.engine.version ?? ''}" data-original="${vine.engine.version ?? ''}"></label>
+  <h2>Variables</h2>
+  <table data-variables>
+    <thead><tr><th>Name</th><th>Value</th><th>Sensitive</th><th>Remove</th></tr></thead>
+    <tbody>
+    ${variables.map(
+      ([name, variable]) => html`<tr data-variable="${name}" data-sensitive="${String(variable.sensitive)}">
+      <td><code>${name}</code></td>
+      <td>${
+        variable.sensitive
+          ? html`<input name="value" type="password" autocomplete="off" placeholder="unchanged; type to replace" aria-label="New value of ${name}">`
+          : html`<input name="value" value="${variable.value}" data-original="${variable.value}" aria-label="Value of ${name}">`
+      }</td>
+      <td><input type="checkbox" name="sensitive"${variable.sensitive ? ' checked' : ''} aria-label="${name} is sensitive"></td>
+      <td><input type="checkbox" name="remove" aria-label="Remove ${name}"></td>
+    </tr>`,
+    )}
+    <tr data-new-variable>
+      <td><input name="new_name" placeholder="new variable" aria-label="New variable name"></td>
+      <td><input name="new_value" aria-label="New variable value"></td>
+      <td><input type="checkbox" name="new_sensitive" aria-label="New variable is sensitive"></td>
+      <td></td>
+    </tr>
+    </tbody>
+  </table>
+  ${
+    vine.source.type === 'inline'
+      ? html`<h2>Files</h2>
+  ${files.map(
+    ([name, content]) =>
+      html`<label class="file">${name}<textarea name="file" data-file="${name}" rows="${String(Math.min(24, Math.max(4, content.split('\n').length + 1)))}" spellcheck="false">${content}</textarea></label>`,
+  )}
+  <label>New file <input name="new_file_name" placeholder="variables.tf"></label>
+  <label class="file">Its content<textarea name="new_file_content" rows="4" spellcheck="false"></textarea></label>`
+      : html`<p class="muted">The source is git (<code>${vine.source.url}</code>); change it with <code>trellis configs update ${vine.name} --git URL</code>.</p>`
+  }
+  <div class="actions"><button type="submit" class="button primary" data-vine-save>Save</button>
+  <a class="button" href="${base}/configurations/${vine.id}">Cancel</a></div>
+  <p class="error" role="alert" data-action-error hidden></p>
+</form>
+<section class="card danger-zone">
+  <h2>Delete</h2>
+  <p>A configuration that still manages resources is destroyed first. Its jobs keep their history; its state versions are kept for the retention period.</p>
+  <label><input type="checkbox" data-delete-force> Delete even though it manages resources (they stay, unmanaged)</label>
+  <button type="button" class="button danger" data-delete-configuration="${vine.id}" data-then="${base}/vineyards${vineyard ? `/${vineyard.id}` : ''}" data-confirm="Delete ${vine.name}? Its jobs keep their history.">Delete ${vine.name}</button>
+</section>`,
+  };
+}
+
+/** The rename and delete forms of a vineyard, for those who may manage it. */
+export function vineyardManageSection(base: string, vineyard: VineyardView): Html {
+  return html`<section class="card" data-vineyard-manage>
+  <h2>Manage</h2>
+  <form class="inline-form" data-vineyard-rename="${vineyard.id}">
+    <label>Name <input name="name" required value="${vineyard.name}"></label>
+    <button type="submit" class="button" data-vineyard-rename-save>Rename</button>
+  </form>
+  ${
+    vineyard.vines.length === 0
+      ? html`<p><button type="button" class="button danger" data-delete-vineyard="${vineyard.id}" data-then="${base}/vineyards" data-confirm="Delete the vineyard ${vineyard.name}?">Delete ${vineyard.name}</button></p>`
+      : html`<p class="muted">A vineyard is deleted once it holds no configurations.</p>`
+  }
+  <p class="error" role="alert" data-action-error hidden></p>
+</section>`;
+}
