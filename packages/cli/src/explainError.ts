@@ -118,6 +118,11 @@ function planReviewAdvice(error: TrellisApiError, context: ErrorContext): string
       return `${error.detail} [${error.code}]; approve the plan with \`trellis approve ${plan}\`, then \`trellis deploy ${config ?? 'the configuration'} --plan ${plan}\``;
     case 'plan_rejected':
       return `${error.detail} [${error.code}]; queue a new plan with ${planAgain}`;
+    // The deploy gate of issue 23 names the configuration and the commands in its detail.
+    case 'plan_required':
+    case 'policy_unchecked':
+    case 'plan_kind_mismatch':
+      return `${error.detail} [${error.code}]`;
     default:
       return null;
   }

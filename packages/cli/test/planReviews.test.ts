@@ -89,12 +89,26 @@ describe('approvals and overrides in the CLI', () => {
       `approve the plan with \`trellis approve ${planId}\`, then \`trellis deploy web --plan ${planId}\``,
     );
     expect(unapproved.stderr).not.toMatch(/PLAN-JOB|CONFIG/);
+    // Without a plan (issue 23): refused, naming what to run first.
     const planless = await run('deploy', 'web', '--detach');
     expect(planless.code).toBe(1);
-    expect(planless.stderr).toContain('[approval_required]');
-    expect(planless.stderr).toContain('queue one with `trellis plan web`');
+    expect(planless.stderr).toContain('[plan_required]');
+    expect(planless.stderr).toContain(
+      'plan first: `trellis plan web`, then deploy that plan: `trellis deploy web --plan` with its job id',
+    );
     expect(planless.stderr).not.toMatch(/PLAN-JOB|CONFIG/);
+    const destroyless = await run('destroy', 'web', '--yes', '--detach');
+    expect(destroyless.code).toBe(1);
+    expect(destroyless.stderr).toContain('[plan_required]');
+    expect(destroyless.stderr).toContain('`trellis plan web --destroy`');
+    expect(destroyless.stderr).not.toMatch(/PLAN-JOB|CONFIG/);
+    const destroyPlanId = (await trellis('plan', 'web', '--destroy', '--detach')).stdout.trim();
+    expect((await client.getJob(destroyPlanId)).config_snapshot.destroy).toBe(true);
+    await client.cancelJob(destroyPlanId);
 
+    expect((await trellis('jobs', 'show', planId)).stdout).toMatch(
+      /Deployable: +no: this configuration deploys only an approved plan, and this plan is not approved \[approval_required\]\n/,
+    );
     // The person who queued the plan is its only possible approver here: refused, then allowed.
     const self = await run('approve', planId);
     expect(self.code).toBe(1);
@@ -108,6 +122,7 @@ describe('approvals and overrides in the CLI', () => {
     expect(twice.stderr).toContain('[plan_already_decided]');
 
     const shown = (await trellis('jobs', 'show', planId)).stdout;
+    expect(shown).toMatch(new RegExp(`Deployable: +yes: trellis deploy web --plan ${planId}\n`));
     expect(shown).toMatch(/Approval: +approved by admin@localhost at .+ UTC \(reviewed\)\n/);
     expect(shown).toMatch(/Override: +by admin@localhost at .+ UTC: public by design\n/);
     const shownJson = JSON.parse((await trellis('jobs', 'show', planId, '--json')).stdout) as Job;

@@ -87,8 +87,12 @@ export const CreateJobBody = z.object({
   job_type: z.enum(JOB_TYPES),
   configuration_id: z.uuid().optional(),
   assigned_worker_id: z.uuid().optional(),
-  plan_job_id: z.uuid().optional(),
+  plan_job_id: z
+    .uuid()
+    .optional()
+    .describe('the plan a DEPLOY applies, or the destroy plan a DESTROY applies (the deploy gate may require one)'),
   target_worker_id: z.uuid().optional(),
+  destroy: z.boolean().optional().describe('a PLAN of the destruction (a destroy plan), which a DESTROY then applies'),
 });
 export const ListJobsQuery = OrgFilterQuery.extend({
   status: z.enum(JOB_STATUSES).optional(),

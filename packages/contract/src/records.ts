@@ -234,9 +234,30 @@ export const ConfigSnapshot = z.object({
     .object({ id: uuid, name: z.string(), mode: z.enum(WORKER_MODES) })
     .optional()
     .describe('set for DESTROY_WORKER jobs'),
+  destroy: z
+    .literal(true)
+    .optional()
+    .describe("a destroy plan, or the DESTROY that applies one: its hash never equals a deploy plan's"),
 });
 export const SnapshotSummary = ConfigSnapshot.omit({ source: true, variables: true }).extend({
   source: SourceSummary.nullable(),
+});
+export const ClaimedPolicy = z.object({
+  policy_id: uuid,
+  version: z.number().int(),
+  name: z.string(),
+  enforcement: z.enum(['advisory', 'mandatory']),
+});
+const JobAction = z.object({
+  allowed: z.boolean(),
+  code: z.string().optional().describe('the problem code the API answers when not allowed'),
+  reason: z.string().optional(),
+});
+export const PlanActions = z.object({
+  apply: JobAction.describe('a DEPLOY of the plan (a DESTROY of a destroy plan)'),
+  approve: JobAction,
+  reject: JobAction,
+  override: JobAction,
 });
 export const Job = z.object({
   id: uuid,
@@ -260,11 +281,23 @@ export const Job = z.object({
   vine_status_before: z.enum(VINE_STATUSES).nullable().describe("the vine's status before this job moved it"),
   trigger: JobTrigger,
   created_by: uuid.nullable().describe('the person who queued the job (null: the system)'),
+  caused_by: uuid
+    .nullable()
+    .describe(
+      'of a job the system queued, the person whose action caused it (the upstream deploy, the push); the creator for the separate-approver rule',
+    ),
+  claimed_policies: z
+    .array(ClaimedPolicy)
+    .nullable()
+    .describe('the policy versions its claim carried to the agent (null: not claimed); each needs a result'),
   approval: PlanApproval.nullable(),
   policy_override: PolicyOverride.nullable(),
   speculative: z
     .boolean()
     .describe("a speculative plan (a drift check or a pull request's plan) is never deployed (409 plan_speculative)"),
+  actions: PlanActions.nullable()
+    .optional()
+    .describe("a plan's, in the detail of one job: what the caller may do with it, by the deploy gate's rule"),
 });
 export const WaitingFor = z
   .object({

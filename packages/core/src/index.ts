@@ -151,6 +151,7 @@ export type * from './jobs/hooks.js';
 export * from './jobs/JobLifecycle.js';
 export * from './jobs/jobHooks.js';
 export * from './jobs/liveAnnouncements.js';
+export * from './jobs/deployGate.js';
 export * from './tokens.js';
 export * from './auth/signedUrls.js';
 export * from './tfe/index.js';

@@ -206,7 +206,8 @@ describeEachDialect('plan approvals and overrides over HTTP', (dialect) => {
     const job = await plan(bob, vine.id);
     expect((await bob.getJob(job.id)).created_by).not.toBeNull();
     expect(await outcome(() => deploy(bob, vine.id, job.id))).toBe('409 approval_required');
-    expect(await outcome(() => deploy(bob, vine.id))).toBe('409 approval_required');
+    // Without a plan: refused, naming the plan to make first (issue 23).
+    expect(await outcome(() => deploy(bob, vine.id))).toBe('409 plan_required');
     expect(await outcome(() => bob.approvePlan(job.id))).toBe('403 separate_approver_required');
     const approved = await cy.approvePlan(job.id, { comment: 'reviewed the diff' });
     expect(approved.approval).toMatchObject({

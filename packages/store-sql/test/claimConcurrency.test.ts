@@ -162,6 +162,8 @@ async function seed(uow: UnitOfWork): Promise<{ ownerId: string; workers: Worker
           vine_status_before: null,
           trigger: { type: 'manual' },
           created_by: null,
+          caused_by: null,
+          claimed_policies: null,
           approval: null,
           policy_override: null,
           created_at: now,

@@ -157,6 +157,8 @@ function describeSnapshots(dialect: TestDialect): void {
             vine_status_before: null,
             trigger: { type: 'manual' },
             created_by: null,
+            caused_by: null,
+            claimed_policies: null,
             approval: null,
             policy_override: null,
             created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),

@@ -85,6 +85,8 @@ describeWithPostgres('the plan lock on Postgres', postgres, () => {
         vine_status_before: null,
         trigger: { type: 'manual' },
         created_by: owner.id,
+        caused_by: null,
+        claimed_policies: null,
         approval: null,
         policy_override: null,
         created_at: created,

@@ -44,6 +44,8 @@ export async function queueGitJob(
       vine_status_before: null,
       trigger: input.trigger,
       created_by: null,
+      caused_by: null,
+      claimed_policies: null,
       approval: null,
       policy_override: null,
       created_at: deps.clock.now().toISOString(),

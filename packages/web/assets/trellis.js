@@ -81,6 +81,7 @@
       act(button, async () => {
         const body = { job_type: button.dataset.createJob, configuration_id: button.dataset.configurationId };
         if (button.dataset.planJobId) body.plan_job_id = button.dataset.planJobId;
+        if (button.dataset.destroyPlan !== undefined) body.destroy = true;
         const job = await postJson('/api/jobs', body);
         window.location.assign(`${base}/jobs/${encodeURIComponent(job.id)}`);
       });

@@ -254,11 +254,12 @@ export function createWebRouter(options: WebOptions): Router {
     headers,
     signedIn(async ({ req, user, base, now, standing }) => {
       const vine = await useCases.vines.get(user, req.params.id);
-      const [vineyard, jobs, vcs, stateHistory] = await Promise.all([
+      const [vineyard, jobs, vcs, stateHistory, planless] = await Promise.all([
         useCases.vineyards.get(user, vine.vineyard_id).catch(notFoundAsNull),
         useCases.jobs.list(user, { vine_id: vine.id }),
         useCases.vcs.find(user, vine.id),
         useCases.tfe.history.list(user, vine.id),
+        useCases.jobs.planlessActions(user, vine.id),
       ]);
       const roles = await standing();
       const state = stateSection({
@@ -274,6 +275,7 @@ export function createWebRouter(options: WebOptions): Router {
         vine,
         vineyard,
         jobs,
+        planless,
         mayRun: roles.may(vine.owner_id, 'jobs.run'),
         mayManage: roles.may(vine.owner_id, 'vineyards.manage'),
         org: roles.org(vine.owner_id),

@@ -127,6 +127,14 @@ describe.skipIf(!chromiumPath)(
       expect(await owner.locator('[data-approval-setting]').getAttribute('data-approval-setting')).toBe('separate');
       // Deploying without an approved plan is refused, so the page no longer offers it.
       expect(await owner.locator('[data-plan-and-deploy]').count()).toBe(0);
+      // Nor a destroy without an approved destroy plan (issue 23): it offers to plan one instead.
+      expect(await owner.locator('[data-vine-actions] [data-create-job="DESTROY"]').count()).toBe(0);
+      expect(await owner.locator('[data-destroy-plan]').count()).toBe(1);
+      await Promise.all([owner.waitForURL(/\/jobs\/[0-9a-f-]{36}$/), owner.click('[data-destroy-plan]')]);
+      const destroyPlanId = new URL(owner.url()).pathname.split('/').pop() as string;
+      const destroyPlan = await ownerClient.getJob(destroyPlanId);
+      expect(destroyPlan).toMatchObject({ job_type: 'PLAN', config_snapshot: { destroy: true } });
+      await ownerClient.cancelJob(destroyPlanId);
       expect((await ownerClient.getConfiguration(vineId)).approval).toEqual({
         required: true,
         separate_approver: true,
@@ -144,13 +152,17 @@ describe.skipIf(!chromiumPath)(
       expect(await viewer.locator('form[data-plan-review-form]').count()).toBe(0);
 
       await operator.goto(url);
-      expect(await operator.locator('form[data-plan-review-form="approve"]').count()).toBe(1);
+      // The planner is never offered what the API refuses (issue 23): the page says why instead.
+      expect(await operator.locator('form[data-plan-review-form="approve"]').count()).toBe(0);
+      expect(await operator.locator('[data-approve-refused]').getAttribute('data-approve-refused')).toBe(
+        'separate_approver_required',
+      );
       expect(await operator.locator('form[data-plan-review-form="reject"]').count()).toBe(1);
       expect(await operator.locator('form[data-plan-review-form="override"]').count()).toBe(0);
-      await operator.click('[data-approve-plan]');
-      const error = operator.locator('[data-review-error]');
-      await error.waitFor({ state: 'visible' });
-      expect(await error.textContent()).toContain('[separate_approver_required]');
+      // Nor a deploy the gate refuses: the page says why.
+      expect(await operator.locator('[data-deploy-plan]').count()).toBe(0);
+      expect(await operator.locator('[data-deploy-refused]').getAttribute('data-deploy-refused')).toBe('policy_failed');
+      await expect(operatorClient.approvePlan(job.id)).rejects.toMatchObject({ code: 'separate_approver_required' });
       await screenshot(operator, 'plan-reviews-separate-approver');
 
       await owner.goto(url);
@@ -166,6 +178,7 @@ describe.skipIf(!chromiumPath)(
         new RegExp(`^approved by ${ADMIN_EMAIL} at .+ UTC: reviewed the diff$`),
       );
       expect(await owner.locator('form[data-plan-review-form]').count()).toBe(0);
+      expect(await owner.locator('[data-deploy-plan]').isVisible()).toBe(true);
       expect((await ownerClient.getJob(job.id)).approval).toMatchObject({ decision: 'approved' });
       await screenshot(owner, 'plan-reviews-approved');
     });

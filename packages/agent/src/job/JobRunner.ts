@@ -130,7 +130,11 @@ export class JobRunner {
       const message = error instanceof JobFailure ? error.message : `agent error: ${describeError(error)}`;
       if (!(error instanceof JobFailure)) this.logger.error('job failed in the agent', { error: describeError(error) });
       this.log.system(`job failed: ${message}`);
-      return await this.finish('FAILED', { error_message: this.secrets.redact(message) });
+      const metadata = error instanceof JobFailure ? error.metadata : null;
+      return await this.finish('FAILED', {
+        error_message: this.secrets.redact(message),
+        ...(metadata ? { execution_metadata: metadata } : {}),
+      });
     } finally {
       workspace?.remove();
     }

@@ -98,7 +98,10 @@ export class JobSteps {
       case 'PLAN': {
         const policies = this.deps.claimed.policies ?? [];
         const opaBin = policies.length > 0 ? this.requireOpa(policies.length) : null;
-        await engine.plan(PLAN_FILE, readOnlyState ? ['-lock=false'] : []);
+        // A destroy plan (issue 23) plans the destruction; a DESTROY applies it once approved.
+        const destroyPlan = snapshot.destroy === true;
+        if (destroyPlan) this.deps.log.system('plan: a destroy plan (nothing is destroyed until a DESTROY applies it)');
+        await engine.plan(PLAN_FILE, [...(readOnlyState ? ['-lock=false'] : []), ...(destroyPlan ? ['-destroy'] : [])]);
         const planJson = await engine.showPlanJson(PLAN_FILE);
         const metadata: JsonObject = {
           plan_summary: this.summarizeJson(planJson),
@@ -122,11 +125,49 @@ export class JobSteps {
         return { ...metadata, ...(await this.outputs(engine)) };
       }
       case 'DESTROY':
-        await engine.destroy();
-        return {};
+        return this.destroy(engine, dir, workspace);
       default:
         throw new JobFailure(`this agent does not know the job type ${String(job.job_type)}`);
     }
+  }
+
+  /**
+   * DESTROY (issue 23): an approved destroy plan is applied as it is. Without one, the vine's
+   * policies are evaluated on the destroy plan first, and a failed mandatory policy stops the
+   * destroy before anything is destroyed (the job fails, reporting the results). No policy: the
+   * engine destroys as before.
+   */
+  private async destroy(engine: Engine, dir: string, workspace: Workspace): Promise<JsonObject> {
+    const { job, policies = [] } = this.deps.claimed;
+    if (job.plan_job_id !== null) {
+      await this.downloadPlan(job.plan_job_id, `${dir}/${PLAN_FILE}`);
+      this.deps.log.system(`destroy: applying the destroy plan of job ${job.plan_job_id}`);
+      await engine.apply(PLAN_FILE);
+      return {};
+    }
+    if (policies.length === 0) {
+      await engine.destroy();
+      return {};
+    }
+    const opaBin = this.requireOpa(policies.length);
+    await engine.plan(PLAN_FILE, ['-destroy']);
+    const planJson = await engine.showPlanJson(PLAN_FILE);
+    const results = await this.checkPolicies(opaBin, planJson, workspace);
+    const metadata: JsonObject = {
+      plan_summary: this.summarizeJson(planJson),
+      policy_results: results as unknown as JsonObject[],
+    };
+    const failed = results.filter((result) => result.enforcement === 'mandatory' && !result.passed);
+    if (failed.length > 0) {
+      throw new JobFailure(
+        `the destroy plan failed ${failed.length === 1 ? 'a mandatory policy' : `${failed.length} mandatory policies`} (${failed
+          .map((result) => `${result.name}: ${result.messages.join('; ') || 'denied'}`)
+          .join(' | ')}); nothing was destroyed`,
+        metadata,
+      );
+    }
+    await engine.apply(PLAN_FILE);
+    return metadata;
   }
 
   /** DESTROY_WORKER: destroy the configuration the target worker's `metadata.deploy` describes. */
@@ -313,7 +354,8 @@ export class JobSteps {
     } catch (error) {
       throw new JobFailure(`the policies could not be evaluated: ${(error as Error).message}`);
     }
-    for (const line of summarizePolicyResults(results)) log.system(line);
+    const blocked = job.job_type === 'DESTROY' ? 'the destroy stops: nothing is destroyed' : undefined;
+    for (const line of summarizePolicyResults(results, blocked)) log.system(line);
     return results;
   }
 

@@ -110,7 +110,10 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The job log's account of the results: each policy, passed or failed, with its messages. */
-export function summarizePolicyResults(results: PolicyResult[]): string[] {
+export function summarizePolicyResults(
+  results: PolicyResult[],
+  blocked = 'a DEPLOY of this plan is refused unless an admin overrides',
+): string[] {
   const lines: string[] = [];
   for (const result of results) {
     const verdict = result.passed
@@ -125,7 +128,7 @@ export function summarizePolicyResults(results: PolicyResult[]): string[] {
   const advisory = results.filter((r) => !r.passed && r.enforcement === 'advisory').length;
   lines.push(
     `policies: ${results.length - mandatory - advisory} passed, ${mandatory} mandatory failed, ${advisory} advisory failed` +
-      (mandatory > 0 ? '; a DEPLOY of this plan is refused unless an admin overrides' : ''),
+      (mandatory > 0 ? `; ${blocked}` : ''),
   );
   return lines;
 }

@@ -66,3 +66,16 @@ export function policyResultsOf(metadata: Pick<JobResults, 'policy_results'>): P
 export function failedMandatoryPolicies(metadata: Pick<JobResults, 'policy_results'>): PolicyResult[] {
   return policyResultsOf(metadata).filter((r) => r.enforcement === 'mandatory' && !r.passed);
 }
+
+/** A policy version a claim carried to its agent (issue 23): each needs a result in the job's report. */
+export interface ClaimedPolicy {
+  policy_id: string;
+  version: number;
+  name: string;
+  enforcement: PolicyEnforcement;
+}
+
+/** What the job records of a policy its claim carried (issue 23). */
+export function claimedPolicy(policy: PolicyToEvaluate): ClaimedPolicy {
+  return { policy_id: policy.id, version: policy.version, name: policy.name, enforcement: policy.enforcement };
+}

@@ -181,6 +181,19 @@ export const PROBLEM_CODES = {
     meaning: 'the plan failed a mandatory policy and is not overridden; see `failed_policies`',
   },
   approval_required: { status: 409, meaning: 'the configuration deploys only a plan that was approved' },
+  plan_required: {
+    status: 409,
+    meaning:
+      'the configuration changes only through a plan (mandatory policies or a required approval): plan first, then apply that plan',
+  },
+  policy_unchecked: {
+    status: 409,
+    meaning: 'the plan lacks a valid result of a policy its claim carried, so it was never checked: plan again',
+  },
+  plan_kind_mismatch: {
+    status: 409,
+    meaning: 'a DEPLOY applies a plan of the configuration, a DESTROY a destroy plan; the plan named is the other kind',
+  },
   plan_rejected: { status: 409, meaning: 'the plan was rejected, which ends its path to deploy; plan again' },
   plan_already_decided: { status: 409, meaning: 'the plan was already approved or rejected' },
   plan_already_overridden: { status: 409, meaning: "the plan's failed policies were already overridden" },

@@ -1,5 +1,5 @@
 import type { OrgRole } from './roles.js';
-import type { ApprovalSetting, PlanApproval, PolicyOverride } from './policies.js';
+import type { ApprovalSetting, ClaimedPolicy, PlanApproval, PolicyOverride } from './policies.js';
 import type { VcsJobTrigger } from './vcs.js';
 import type { ExecutionMetadata } from './jobResults.js';
 /**
@@ -319,6 +319,8 @@ export interface ConfigSnapshot {
   cloud_identity_id: string | null;
   /** Set for DESTROY_WORKER jobs, which act on a worker rather than a vine. */
   target_worker?: { id: string; name: string; mode: WorkerMode };
+  /** A destroy plan, or the DESTROY applying one (issue 23): its hash never equals a deploy's. */
+  destroy?: true;
 }
 
 export interface Job {
@@ -343,6 +345,10 @@ export interface Job {
   trigger: JobTrigger;
   /** The person who queued the job; null when the system did (drift check, run trigger). */
   created_by: string | null;
+  /** Of a system job, the person whose deploy or push caused it (issue 23); the creator for the separate approver. */
+  caused_by: string | null;
+  /** The policy versions its claim carried (issue 23), recorded at claim time; null: not claimed. */
+  claimed_policies: ClaimedPolicy[] | null;
   /** A PLAN's approval or rejection (issue 15); null: undecided. */
   approval: PlanApproval | null;
   /** A PLAN's override of its failed mandatory policies (issue 15); null: none. */

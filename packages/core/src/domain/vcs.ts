@@ -24,6 +24,12 @@ export type VcsEvent =
       /** Who wrote the head commit (name, else login or email). */
       author: string;
       /**
+       * The provider's id of the account that pushed (GitHub `sender.id`, GitLab `user_id`,
+       * Bitbucket `actor.uuid`), as sign-in records it; null when the payload names none. The
+       * Trellis user signed in with it caused the push's plan (issue 23).
+       */
+      sender_id?: string | null;
+      /**
        * Every file the push's commits added, modified or removed; null when the payload does not
        * list them all (truncated: ask the provider's compare API between `before_sha` and `commit_sha`).
        */

@@ -36,6 +36,8 @@ export interface QueueSpec {
   actor: Exclude<AuditBy, { workerId: string }>;
   /** `created_by`: by default the person who queued it (null for the system). */
   created_by?: string | null;
+  /** `caused_by`: of a job the system queues, the person whose action caused it (default none). */
+  caused_by?: string | null;
   /** Facts the `job.create` audit entry adds to `job_type` and `vine_id`. */
   audit?: AuditDetails;
   /** The time it is queued at (default: the clock's now). */
@@ -113,6 +115,8 @@ export class JobLifecycle {
       vine_status_before: null,
       trigger: spec.trigger,
       created_by: spec.created_by !== undefined ? spec.created_by : spec.actor === 'system' ? null : spec.actor.userId,
+      caused_by: spec.caused_by ?? null,
+      claimed_policies: null,
       approval: null,
       policy_override: null,
       created_at: at,

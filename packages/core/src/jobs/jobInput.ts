@@ -10,6 +10,8 @@ export interface CreateJobInput {
   assigned_worker_id?: unknown;
   plan_job_id?: unknown;
   target_worker_id?: unknown;
+  /** A PLAN of the vine's destruction (a destroy plan), which a DESTROY then applies. */
+  destroy?: unknown;
 }
 
 export interface JobRequest {
@@ -18,6 +20,8 @@ export interface JobRequest {
   assignedWorkerId: string | null;
   planJobId: string | null;
   targetWorkerId: string | null;
+  /** A destroy plan (a PLAN with `destroy: true`). */
+  destroy: boolean;
 }
 
 /** The fields of a job request, each checked, and how they go together (DESIGN §3). */
@@ -42,9 +46,18 @@ export function parseJobRequest(input: CreateJobInput): JobRequest {
       { path: 'configuration_id', message: `required for ${jobType}` },
     ]);
   }
-  if (planJobId !== null && jobType !== 'DEPLOY') {
-    throw new ValidationError('plan_job_id is only for DEPLOY jobs', [
-      { path: 'plan_job_id', message: 'only for DEPLOY' },
+  if (planJobId !== null && jobType !== 'DEPLOY' && jobType !== 'DESTROY') {
+    throw new ValidationError('plan_job_id is only for DEPLOY and DESTROY jobs', [
+      { path: 'plan_job_id', message: 'only for DEPLOY and DESTROY' },
+    ]);
+  }
+  if (input.destroy !== undefined && input.destroy !== null && typeof input.destroy !== 'boolean') {
+    throw new ValidationError('destroy must be a boolean', [{ path: 'destroy', message: 'must be a boolean' }]);
+  }
+  const destroy = input.destroy === true;
+  if (destroy && jobType !== 'PLAN') {
+    throw new ValidationError('destroy is only for PLAN jobs (a destroy plan)', [
+      { path: 'destroy', message: 'only for PLAN' },
     ]);
   }
   if (assignedWorkerId !== null && assignedWorkerId === targetWorkerId) {
@@ -52,7 +65,7 @@ export function parseJobRequest(input: CreateJobInput): JobRequest {
       { path: 'assigned_worker_id', message: 'must differ from target_worker_id' },
     ]);
   }
-  return { jobType, vineId, assignedWorkerId, planJobId, targetWorkerId };
+  return { jobType, vineId, assignedWorkerId, planJobId, targetWorkerId, destroy };
 }
 
 const MAX_ERROR_MESSAGE = 4000;

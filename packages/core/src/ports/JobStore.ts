@@ -1,7 +1,7 @@
 import type { OwnerIds } from './UnitOfWork.js';
 import type { JobStatus, VineStatus } from '../domain/enums.js';
 import type { Page, PageRequest } from '../domain/pagination.js';
-import type { PlanApproval, PolicyOverride } from '../domain/policies.js';
+import type { ClaimedPolicy, PlanApproval, PolicyOverride } from '../domain/policies.js';
 import type { CloudIdentity, Job, JobSummary, Vineyard } from '../domain/records.js';
 
 export interface JobFilter {
@@ -70,6 +70,8 @@ export interface JobStore {
   setApproval(ownerId: string, id: string, approval: PlanApproval): Promise<Job | null>;
   /** Records an override of the plan's failed policies, only if it has none yet; null otherwise. */
   setPolicyOverride(ownerId: string, id: string, override: PolicyOverride): Promise<Job | null>;
-  /** DEPLOY jobs that use the plan and are queued, running or succeeded. */
+  /** Records the policy versions the job's claim carried (issue 23), in the claim's unit of work. */
+  recordClaimedPolicies(ownerId: string, id: string, policies: ClaimedPolicy[]): Promise<void>;
+  /** The jobs that apply the plan (a DEPLOY, or a DESTROY of a destroy plan) and are queued, running or succeeded. */
   listDeploysOfPlan(ownerId: string, planJobId: string): Promise<Job[]>;
 }

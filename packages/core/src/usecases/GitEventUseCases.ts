@@ -21,6 +21,8 @@ interface PlanToQueue {
   trigger: JobTrigger;
   /** A `SYSTEM` line for the new job's log, if any. */
   note: string | null;
+  /** The Trellis user who caused it (the pusher signed in with that account), if known. */
+  caused_by?: string | null;
 }
 
 /** What a webhook delivery did: the jobs it queued (none for a ping, an ignored event or a redelivery). */
@@ -134,13 +136,17 @@ export class GitEventUseCases {
       ? await checkPushAncestry(this.deps, ports.api, connection, event.commit_sha)
       : null;
     return this.queuePlan(keys, delivery, connection, event.commit_sha, async (stores) => {
-      if (checked === null) return { trigger, note: null };
+      // The pusher is the plan's creator for the separate-approver rule (issue 23).
+      const pusher = event.sender_id ? await stores.identities.find(delivery.provider, event.sender_id) : null;
+      const caused_by = pusher?.user_id ?? null;
+      if (checked === null) return { trigger, note: null, caused_by };
       // Another push queued since the check moved the vine's newest commit: this one was not checked against it.
       const base = await newestKnownCommit(stores, connection.owner_id, connection.vine_id, connection.branch);
       const final: CheckedPush = base === checked.base ? checked : { ancestry: 'unknown', base };
       return {
         trigger: { ...trigger, ancestry: final.ancestry },
         note: ancestryNote(final, trigger.commit_sha),
+        caused_by,
       };
     });
   }
@@ -228,7 +234,7 @@ export class GitEventUseCases {
       if (!(await firstDelivery(stores, keys, at))) return null;
       const vine = await stores.vines.get(connection.owner_id, connection.vine_id);
       if (!vine) return null;
-      const { trigger, note } = await decide(stores);
+      const { trigger, note, caused_by } = await decide(stores);
       const job = await this.lifecycle.queue(stores, {
         owner_id: vine.owner_id,
         job_type: 'PLAN',
@@ -236,6 +242,7 @@ export class GitEventUseCases {
         commit,
         trigger,
         actor: 'system',
+        caused_by: caused_by ?? null,
         audit: {
           trigger: trigger.type,
           commit_sha: commit,

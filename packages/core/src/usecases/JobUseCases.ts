@@ -38,14 +38,12 @@ import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
 import { redactSensitiveOutputs } from './finalizeDeployment.js';
 import { jobForPeople, type JobView } from './views.js';
-import type { PolicyToEvaluate } from '../domain/policies.js';
+import { claimedPolicy, type PolicyToEvaluate } from '../domain/policies.js';
 import { policiesForVine } from './PolicyUseCases.js';
-import { isDriftCheck } from './DriftUseCases.js';
-import { checkPlanReviews, requireNoApprovalForPlanlessDeploy } from './PlanReviewUseCases.js';
-import type { ApprovalSetting } from '../domain/policies.js';
 import type { ConfigurationVersionRef } from '../configurationVersions/records.js';
 import type { ConfigurationVersionUseCases } from '../configurationVersions/ConfigurationVersionUseCases.js';
 import { claimConfigurationVersion, runsConfigurationVersion } from '../configurationVersions/claimVersion.js';
+import { checkChange, type PlanlessActions, planlessActions, vineGuardsOf } from '../jobs/deployGate.js';
 
 export type { CreateJobInput } from '../jobs/jobInput.js';
 
@@ -68,7 +66,10 @@ export interface ClaimedJob {
    * token: valid for this job's vine only, while the job runs. Null for a job without a vine.
    */
   state_token: string | null;
-  /** A PLAN's (and drift check's): the policies that apply to its vine, at their current version (issue 15). */
+  /**
+   * A PLAN's (and drift check's) and a DESTROY's: the policies that apply to its vine, at their
+   * current version (issues 15, 23); the versions are recorded on the job.
+   */
   policies: PolicyToEvaluate[];
   /** The vineyard of the job's vine, for `input.trellis.vineyard` of the policies; null without a vine. */
   vineyard: { id: string; name: string } | null;
@@ -104,7 +105,7 @@ export class JobUseCases {
 
   /** `POST /api/jobs`: snapshot and hash of the vine, plan checks (DESIGN §3). */
   async create(user: UserActor, input: CreateJobInput): Promise<JobView> {
-    const { jobType, vineId, assignedWorkerId, planJobId, targetWorkerId } = parseJobRequest(input);
+    const { jobType, vineId, assignedWorkerId, planJobId, targetWorkerId, destroy } = parseJobRequest(input);
     // A job belongs to its vine's owner (to its target's, for DESTROY_WORKER).
     const located =
       jobType === 'DESTROY_WORKER'
@@ -130,13 +131,13 @@ export class JobUseCases {
         const plan = planJobId === null ? null : await stores.jobs.get(ownerId, planJobId);
         const commit = plan?.vine_id === found.id ? pinnedCommitOf(plan.config_snapshot) : null;
         snapshot = commit === null ? snapshotOfVine(found) : snapshotOfVineAt(found, commit);
+        // A destroy plan, and the DESTROY that applies one, say so in their snapshot (and hash).
+        if (destroy || (jobType === 'DESTROY' && planJobId !== null)) snapshot = { ...snapshot, destroy: true };
       }
       const hash = configHash(snapshot);
-      if (planJobId !== null && vine !== null) {
-        await this.checkPlan(stores, ownerId, planJobId, vine.id, hash, vine.approval);
-      } else if (jobType === 'DEPLOY' && vine !== null) {
-        // A vine that requires approval deploys only an approved plan: a DEPLOY without one is refused.
-        requireNoApprovalForPlanlessDeploy(vine.approval);
+      if (vine !== null && (jobType === 'DEPLOY' || jobType === 'DESTROY')) {
+        // The deploy gate (issue 23): every change of infrastructure passes it.
+        await checkChange(stores, { type: jobType, vine, planJobId, hash });
       }
       const target = jobType === 'DESTROY_WORKER' ? targetWorkerId : null;
       return this.lifecycle.queue(stores, {
@@ -190,6 +191,17 @@ export class JobUseCases {
     return jobForPeople(record);
   }
 
+  /** What a DEPLOY or DESTROY of the vine without a plan would meet at the deploy gate (issue 23). */
+  async planlessActions(user: UserActor, vineId: unknown): Promise<PlanlessActions> {
+    const id = requireUuid(vineId, 'configuration_id');
+    const { record, scope } = await this.access.locate(user, 'read', 'configuration_not_found', (stores, ownerId) =>
+      stores.vines.get(ownerId, id),
+    );
+    return this.deps.uow.read(scope, async (stores) =>
+      planlessActions(await vineGuardsOf(stores, record), record.name),
+    );
+  }
+
   /** The job as its owner's agents may see it (unredacted: they run it). */
   async getForWorker(worker: WorkerActor, id: unknown): Promise<Job> {
     return jobForAgent(await this.find(worker.ownerId, id));
@@ -225,10 +237,15 @@ export class JobUseCases {
           throw new Error(`the store moved vine ${job.vine_id} to ${vine.after}, not ${status}`);
         }
       }
-      const policies =
-        job.job_type === 'PLAN' && job.vine_id !== null
-          ? await policiesForVine(stores, job.owner_id, job.vineyard_id)
-          : [];
+      // A PLAN's and a planless DESTROY's claim carries the vine's policies (the agent checks a
+      // destroy on its destroy plan; a destroy plan was checked when planned); which versions it
+      // carried is recorded, so a plan lacking a result of one is never deployed (issue 23).
+      const checked =
+        job.vine_id !== null && (job.job_type === 'PLAN' || (job.job_type === 'DESTROY' && job.plan_job_id === null));
+      const policies = checked ? await policiesForVine(stores, job.owner_id, job.vineyard_id) : [];
+      if (checked) {
+        await stores.jobs.recordClaimedPolicies(job.owner_id, job.id, policies.map(claimedPolicy));
+      }
       // A fork's pull request planned without secrets (issue 23): no identity, no configuration version.
       const withheld = secretsWithheld(job);
       if (withheld)
@@ -348,41 +365,6 @@ export class JobUseCases {
     if (!worker) throw new NotFoundError('worker');
     if (worker.destroyed_at !== null) throw new ConflictError('worker_destroyed', 'this worker was destroyed');
     return worker;
-  }
-
-  private async checkPlan(
-    stores: Stores,
-    ownerId: string,
-    planJobId: string,
-    vineId: string,
-    hash: string,
-    approvalSetting: ApprovalSetting | null,
-  ) {
-    // Locked: a decision on the plan (a rejection) made meanwhile is waited for and seen.
-    const plan = await stores.jobs.getForUpdate(ownerId, planJobId);
-    if (!plan) throw new NotFoundError('plan_job', 'plan_job_not_found', 'plan job not found');
-    if (plan.job_type !== 'PLAN' || plan.vine_id !== vineId) {
-      throw new ValidationError('plan_job_id is not a PLAN job of this configuration', [
-        { path: 'plan_job_id', message: 'must be a PLAN job of the same configuration' },
-      ]);
-    }
-    if (isSpeculativeTrigger(plan.trigger)) {
-      const what = isDriftCheck(plan) ? 'a drift check' : "a pull request's plan";
-      throw new ConflictError(
-        'plan_speculative',
-        `this plan is ${what}: speculative plans (drift checks, pull request plans) are never deployed; plan again`,
-      );
-    }
-    if (plan.status !== 'SUCCESS' || !(await stores.planArtifacts.get(ownerId, plan.id))) {
-      throw new ConflictError('plan_not_ready', 'the plan job has not succeeded with a plan artifact');
-    }
-    if ((await stores.jobs.listDeploysOfPlan(ownerId, plan.id)).length > 0) {
-      throw new ConflictError('plan_already_applied', 'this plan is already applied or being applied');
-    }
-    if (plan.config_hash !== hash) {
-      throw new ConflictError('plan_stale', 'the configuration changed since this plan was made; plan again');
-    }
-    checkPlanReviews(plan, approvalSetting);
   }
 
   /**

@@ -1,7 +1,9 @@
 import type { UserActor } from '../domain/actors.js';
 import { requireUuid } from '../domain/validation.js';
 import { type WaitingFor, waitingFor } from '../jobs/waitingFor.js';
-import { Access } from './Access.js';
+import { Access, mayAct } from './Access.js';
+import type { OrgAction } from '../domain/roles.js';
+import { planActions, planFactsOf } from '../jobs/deployGate.js';
 import type { CoreDeps } from './CoreDeps.js';
 import { jobForPeople, type JobView } from './views.js';
 
@@ -27,7 +29,21 @@ export class JobWaitingUseCases {
     const { record, scope } = await this.access.locate(user, 'read', 'job_not_found', (stores, ownerId) =>
       stores.jobs.get(ownerId, jobId),
     );
-    const waiting = await this.deps.uow.read(scope, (stores) => waitingFor(stores, this.deps, record));
-    return { ...jobForPeople(record), waiting_for: waiting };
+    // A plan's `actions` for this person, by the deploy gate's rule (issue 23).
+    const memberships = record.job_type === 'PLAN' ? await this.access.memberships(user) : [];
+    const may = (action: OrgAction) => mayAct(user, memberships, record.owner_id, action);
+    const { waiting, facts } = await this.deps.uow.read(scope, async (stores) => ({
+      waiting: await waitingFor(stores, this.deps, record),
+      facts:
+        record.job_type === 'PLAN'
+          ? await planFactsOf(stores, record, user, {
+              run: may('jobs.run'),
+              approve: may('plans.approve'),
+              override: may('plans.override'),
+            })
+          : null,
+    }));
+    const actions = record.job_type === 'PLAN' ? { actions: facts === null ? null : planActions(facts) } : {};
+    return { ...jobForPeople(record), waiting_for: waiting, ...actions };
   }
 }

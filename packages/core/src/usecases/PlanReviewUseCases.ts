@@ -1,17 +1,12 @@
 import type { UserActor } from '../domain/actors.js';
-import { ConflictError, ForbiddenError, NotFoundError, PolicyFailedError, ValidationError } from '../domain/errors.js';
-import {
-  type ApprovalSetting,
-  failedMandatoryPolicies,
-  type PlanApproval,
-  type PolicyOverride,
-} from '../domain/policies.js';
+import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.js';
+import type { ApprovalSetting, PlanApproval, PolicyOverride } from '../domain/policies.js';
+import { approverProblem, failedMandatory, planIsCurrent } from '../jobs/deployGate.js';
 import { planChanges } from '../domain/jobResults.js';
 import { isSpeculativeTrigger, type Job } from '../domain/records.js';
 import type { OrgAction } from '../domain/roles.js';
 import { requireUuid } from '../domain/validation.js';
 import type { Stores } from '../ports/UnitOfWork.js';
-import { configHash, pinnedCommitOf, snapshotOfVine, snapshotOfVineAt } from '../snapshot/configSnapshot.js';
 import { Access } from './Access.js';
 import { recordAudit } from './audit.js';
 import type { JobHook } from '../jobs/hooks.js';
@@ -37,8 +32,8 @@ export interface OverrideInput {
 /**
  * Approvals, rejections and overrides of plans (issue 15). Each is recorded once on the plan job
  * (who, when, comment or reason), conditionally, so of two people deciding at once one wins, and
- * audited in the same unit of work. The gate that reads them is `checkPlanReviews`, run when a
- * DEPLOY of the plan is queued.
+ * audited in the same unit of work. The gate that reads them is the deploy gate
+ * (`jobs/deployGate.ts`), run when a DEPLOY (or DESTROY) of the plan is queued.
  *
  * A plan is decided once: approved or rejected. A rejection ends the plan's path to deploy (plan
  * again); an approval is not taken back (a rejection after it is refused `plan_already_decided`),
@@ -80,7 +75,7 @@ export class PlanReviewUseCases {
     const { plan, scope } = await this.locatePlan(user, id, 'plans.override');
     return this.deps.uow.run(scope, async (stores) => {
       const current = await requireDeployablePlan(stores, plan.owner_id, plan.id);
-      const failed = failedMandatoryPolicies(current.execution_metadata);
+      const failed = failedMandatory(current);
       if (failed.length === 0) {
         throw new ConflictError(
           'no_failed_policies',
@@ -115,21 +110,15 @@ export class PlanReviewUseCases {
       const vine = await stores.vines.get(current.owner_id, current.vine_id as string);
       if (!vine) throw new NotFoundError('configuration');
       if (decision === 'approved') {
-        // A git-driven plan is of one commit: it is stale when the vine changed, not when the branch moved on.
-        const commit = pinnedCommitOf(current.config_snapshot);
-        const now = commit === null ? snapshotOfVine(vine) : snapshotOfVineAt(vine, commit);
-        if (configHash(now) !== current.config_hash) {
+        if (!planIsCurrent(current, vine)) {
           throw new ConflictError(
             'plan_stale',
             'the configuration changed since this plan was made; plan again and approve that plan',
           );
         }
-        if (vine.approval?.separate_approver && current.created_by === user.userId) {
-          throw new ForbiddenError(
-            'separate_approver_required',
-            'this configuration needs a separate approver: the person who queued the plan cannot approve it',
-          );
-        }
+        // Of a plan the system queued, the person who caused it counts as its creator (issue 23).
+        const problem = approverProblem(current, vine.approval, user);
+        if (problem !== null) throw problem;
       }
       const approval: PlanApproval = { ...decidedBy(this.deps, user), decision, comment };
       const updated = await stores.jobs.setApproval(current.owner_id, current.id, approval);
@@ -212,47 +201,6 @@ function requiredText(value: unknown, field: string): string {
     throw new ValidationError(`${field} is required`, [{ path: field, message: 'required' }]);
   }
   return text;
-}
-
-/**
- * The gate of a DEPLOY of `plan` (issue 15), after the plan checks of DESIGN §3: a rejected plan
- * never deploys; a plan with failed mandatory policies needs an override; a plan of a vine that
- * requires approval needs an approval. Advisory failures never block.
- */
-export function checkPlanReviews(plan: Job, approvalSetting: ApprovalSetting | null): void {
-  if (plan.approval?.decision === 'rejected') {
-    throw new ConflictError(
-      'plan_rejected',
-      `this plan was rejected by ${plan.approval.email ?? plan.approval.user_id}${plan.approval.comment ? ` (${plan.approval.comment})` : ''}; plan again`,
-    );
-  }
-  const failed = failedMandatoryPolicies(plan.execution_metadata);
-  if (failed.length > 0 && plan.policy_override === null) {
-    throw new PolicyFailedError(
-      failed.map((policy) => ({
-        policy_id: policy.policy_id,
-        version: policy.version,
-        name: policy.name,
-        messages: policy.messages,
-      })),
-    );
-  }
-  if (approvalSetting?.required && plan.approval?.decision !== 'approved') {
-    throw new ConflictError(
-      'approval_required',
-      'this configuration deploys only an approved plan, and this plan is not approved',
-    );
-  }
-}
-
-/** A DEPLOY without a plan of a vine that requires approval: there is no plan to have approved. */
-export function requireNoApprovalForPlanlessDeploy(approvalSetting: ApprovalSetting | null): void {
-  if (approvalSetting?.required) {
-    throw new ConflictError(
-      'approval_required',
-      'this configuration deploys only an approved plan: queue a PLAN, have it approved, then deploy it with plan_job_id',
-    );
-  }
 }
 
 /**

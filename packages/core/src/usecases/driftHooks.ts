@@ -67,6 +67,8 @@ export const runTriggerHooks: readonly JobHook[] = [
           vine: downstream,
           trigger: { type: 'upstream', vine_id: job.vine_id, job_id: job.id },
           actor: 'system',
+          // Whoever deployed upstream caused this plan: not its approver where one must differ (issue 23).
+          caused_by: job.created_by ?? job.caused_by,
           audit: { trigger: 'upstream', upstream_job_id: job.id },
         });
       }

@@ -1,5 +1,5 @@
 import { planChanges } from '../domain/jobResults.js';
-import { failedMandatoryPolicies } from '../domain/policies.js';
+import { planGateProblem } from '../jobs/deployGate.js';
 import type { Job } from '../domain/records.js';
 import type { JobHook } from '../jobs/hooks.js';
 import type { JobLifecycle } from '../jobs/JobLifecycle.js';
@@ -32,8 +32,6 @@ export async function autoDeployAfterPlan(
   }
   const changes = planChangeCount(plan);
   if (changes === null || changes === 0) return null;
-  // A plan that failed a mandatory policy deploys only with an admin's override.
-  if (failedMandatoryPolicies(plan.execution_metadata).length > 0 && plan.policy_override === null) return null;
   const connection = await stores.vcs.get(plan.owner_id, plan.vine_id);
   if (!connection?.auto_deploy) return null;
   // Never back to an older commit: a replayed push, or a plan overtaken by a newer deploy (issue 23).
@@ -44,6 +42,9 @@ export async function autoDeployAfterPlan(
   // A vine that requires approval (issue 15) deploys a plan once a person approves it: the
   // approval calls this again with `approved`.
   if (vine.approval?.required && !(options.approved && plan.approval?.decision === 'approved')) return null;
+  // The deploy gate (issue 23): unchecked or failed mandatory policies (without an override), a
+  // missing approval, a rejection. A destroy plan is never auto-deployed.
+  if (plan.config_snapshot.destroy === true || planGateProblem(plan, vine.approval) !== null) return null;
   if (configHash(snapshotOfVineAt(vine, commit)) !== plan.config_hash) return null;
   if (!(await stores.planArtifacts.get(plan.owner_id, plan.id))) return null;
   if ((await stores.jobs.listDeploysOfPlan(plan.owner_id, plan.id)).length > 0) return null;
@@ -55,6 +56,7 @@ export async function autoDeployAfterPlan(
     plan_job_id: plan.id,
     trigger: plan.trigger,
     actor: 'system',
+    caused_by: plan.caused_by,
     audit: { trigger: 'push', commit_sha: commit, plan_job_id: plan.id, auto_deploy: true },
   });
 }

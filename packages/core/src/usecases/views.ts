@@ -12,6 +12,7 @@ import {
 } from '../domain/records.js';
 import { redactSnapshot, redactVariables, summarizeSource } from '../snapshot/configSnapshot.js';
 import { redactSource } from '../domain/gitSource.js';
+import type { PlanActions } from '../jobs/deployGate.js';
 
 /** What people see of a vine: sensitive variable values replaced, identity and components joined. */
 export interface VineView extends Vine {
@@ -22,6 +23,12 @@ export interface VineView extends Vine {
 /** A job as people see it: `speculative` when it can never be deployed (a drift check, a pull request's plan). */
 export interface JobView extends Job {
   speculative: boolean;
+  /**
+   * Of a plan, in the detail of one job: what the person asking may do with it (apply, approve,
+   * reject, override) and why not, by the deploy gate's rule (issue 23); null when it is not a
+   * plan of a vine. Absent from lists.
+   */
+  actions?: PlanActions | null;
 }
 
 export interface VineyardView extends Vineyard {

@@ -38,6 +38,8 @@ export function jobRecord(overrides: Partial<Job> = {}): Job {
     vine_status_before: null,
     trigger: { type: 'manual' },
     created_by: null,
+    caused_by: null,
+    claimed_policies: null,
     approval: null,
     policy_override: null,
     created_at: at(0),

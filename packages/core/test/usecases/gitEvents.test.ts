@@ -1,5 +1,6 @@
 import {
   ConflictError,
+  ForbiddenError,
   UnavailableError,
   type GitProvider,
   type Job,
@@ -464,6 +465,33 @@ describe('auto_deploy', () => {
     expect(jobsOf().filter((job) => job.job_type === 'DEPLOY')).toEqual([]);
   });
 
+  it('a plan whose agent reported no result of a policy its claim carried is never auto-deployed (issue 23)', async () => {
+    await setConnection({ auto_deploy: true });
+    const policy = await core.useCases.policies.create(ada, {
+      name: 'checked',
+      enforcement: 'mandatory',
+      module: 'package trellis.checked\n\ndeny contains msg if {\n  false\n  msg := "never"\n}\n',
+    });
+    const unchecked = (await receive(request(push()))).jobs[0] as Job;
+    await run(unchecked, changes(2));
+    expect(jobsOf().filter((job) => job.job_type === 'DEPLOY')).toEqual([]);
+    const checked = (await receive(request(push({ commit_sha: SHA_2 })))).jobs[0] as Job;
+    await run(checked, {
+      status: 'SUCCESS',
+      execution_metadata: {
+        plan_summary: { add: 2, change: 0, destroy: 0 },
+        policy_results: [
+          { policy_id: policy.id, version: 1, name: 'checked', enforcement: 'mandatory', passed: true, messages: [] },
+        ],
+      },
+    });
+    expect(
+      jobsOf()
+        .filter((job) => job.job_type === 'DEPLOY')
+        .map((job) => job.plan_job_id),
+    ).toEqual([checked.id]);
+  });
+
   it('a plan that failed a mandatory policy, or of a vine that requires approval, is left for people', async () => {
     await setConnection({ auto_deploy: true });
     const failing = (await receive(request(push()))).jobs[0] as Job;
@@ -562,5 +590,40 @@ describe('touchesPaths', () => {
     expect(touchesPaths(['infra/.terraform.lock.hcl'], ['infra/**'])).toBe(true);
     expect(touchesPaths(['infrastructure/main.tf'], ['infra/**'])).toBe(false);
     expect(touchesPaths([], ['infra/**'])).toBe(false);
+  });
+});
+
+describe('the separate approver of a push plan (issue 23)', () => {
+  it("the pusher signed in with that account caused the push's plan: they may not approve it", async () => {
+    await core.useCases.drift.configure(ada, vine.id, { approval: { required: true, separate_approver: true } });
+    const [planned] = (await receive(request(push({ sender_id: `gh-${ada.userId}` })))).jobs;
+    expect(planned).toMatchObject({ created_by: null, caused_by: ada.userId });
+    await run(planned as Job, {
+      status: 'SUCCESS',
+      execution_metadata: { plan_summary: { add: 1, change: 0, destroy: 0 } },
+    });
+    const error = await expectFailure(
+      core.useCases.planReviews.approve(ada, (planned as Job).id),
+      ForbiddenError,
+      'separate_approver_required',
+    );
+    expect(error.message).toContain('caused by you');
+    expect((await core.useCases.jobWaiting.show(ada, (planned as Job).id)).actions?.approve).toMatchObject({
+      allowed: false,
+      code: 'separate_approver_required',
+    });
+  });
+
+  it('a push by an account nobody signed in with has no known cause', async () => {
+    await core.useCases.drift.configure(ada, vine.id, { approval: { required: true, separate_approver: true } });
+    const [planned] = (await receive(request(push({ sender_id: 'gh-somebody-else' })))).jobs;
+    expect(planned).toMatchObject({ created_by: null, caused_by: null });
+    await run(planned as Job, {
+      status: 'SUCCESS',
+      execution_metadata: { plan_summary: { add: 1, change: 0, destroy: 0 } },
+    });
+    await expect(core.useCases.planReviews.approve(ada, (planned as Job).id)).resolves.toMatchObject({
+      approval: { decision: 'approved' },
+    });
   });
 });

@@ -333,6 +333,8 @@ function templateJob(): Job {
     vine_status_before: null,
     trigger: { type: 'drift' },
     created_by: null,
+    caused_by: null,
+    claimed_policies: null,
     approval: null,
     policy_override: null,
     created_at: core.clock.now().toISOString(),

@@ -158,12 +158,12 @@ describe('the deploy gate: approvals', () => {
     expect(auditActions()).toContain('plan.approve');
   });
 
-  it('a vine that requires approval refuses a DEPLOY without a plan (409 approval_required)', async () => {
+  it('a vine that requires approval refuses a DEPLOY without a plan (409 plan_required)', async () => {
     await requireApproval();
     await expectFailure(
       core.useCases.jobs.create(ada, { job_type: 'DEPLOY', configuration_id: vine.id }),
       ConflictError,
-      'approval_required',
+      'plan_required',
     );
     // Turned off, the plain DEPLOY is queued again.
     const off = await core.useCases.drift.configure(ada, vine.id, { approval: null });
@@ -343,7 +343,7 @@ describe('plan.needs_approval', () => {
     expect(deliveries[0]?.payload).toMatchObject({ event: 'plan.needs_approval', job: { id: p.id } });
   });
 
-  it('is enqueued for a plan queued by a run trigger, which anyone who may approve can approve', async () => {
+  it('is enqueued for a plan queued by a run trigger, which its cause may not approve where one must differ', async () => {
     await subscribe();
     const downstream = await seedVine(core, ada);
     await core.useCases.drift.configure(ada, downstream.id, { triggers: { after: [vine.id] } });
@@ -352,7 +352,12 @@ describe('plan.needs_approval', () => {
     await core.useCases.jobs.claim(worker);
     await core.useCases.jobs.reportStatus(worker, deploy.id, { status: 'SUCCESS' });
     const triggered = [...core.uow.snapshot().jobs.values()].find((job) => job.vine_id === downstream.id);
-    expect(triggered).toMatchObject({ job_type: 'PLAN', created_by: null, trigger: { type: 'upstream' } });
+    expect(triggered).toMatchObject({
+      job_type: 'PLAN',
+      created_by: null,
+      caused_by: ada.userId,
+      trigger: { type: 'upstream' },
+    });
     await core.useCases.jobs.claim(worker);
     await core.useCases.planArtifacts.upload(worker, triggered!.id, bodyOf('plan-bytes'));
     await core.useCases.jobs.reportStatus(worker, triggered!.id, {
@@ -360,10 +365,13 @@ describe('plan.needs_approval', () => {
       execution_metadata: { plan_summary: { add: 0, change: 1, destroy: 0 } },
     });
     expect(events()).toEqual(['plan.needs_approval']);
-    // No person queued it: the separate-approver rule leaves everyone who may approve.
-    await expect(core.useCases.planReviews.approve(ada, triggered!.id)).resolves.toMatchObject({
-      approval: { decision: 'approved' },
-    });
+    // No person queued it, but Ada's deploy caused it (issue 23): she may not approve it.
+    await expectFailure(
+      core.useCases.planReviews.approve(ada, triggered!.id),
+      ForbiddenError,
+      'separate_approver_required',
+    );
+    // (deployGate.test.ts: another member of the organization approves such a plan.)
   });
 
   it('is not enqueued for a plan without changes, nor for a vine without the setting', async () => {

@@ -8,7 +8,14 @@ import {
   ValidationError,
   TooLargeError,
 } from '@trellis/core';
-import { addAcceptedMember, createTestCore, seedVine, seedWorker, type TestCoreOptions } from '@trellis/testkit/memory';
+import {
+  addAcceptedMember,
+  bodyOf,
+  createTestCore,
+  seedVine,
+  seedWorker,
+  type TestCoreOptions,
+} from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
 
@@ -186,8 +193,22 @@ describe('policies', () => {
     const other = await core.useCases.jobs.claim(worker);
     expect(other?.policies.map((p) => p.name)).toEqual(['wide']);
 
-    const third = await seedVine(core, alice);
-    await core.useCases.jobs.create(alice, { job_type: 'DEPLOY', configuration_id: third.id });
+    // A DEPLOY (of a plan: a mandatory policy applies, issue 23) carries none: its plan was checked.
+    const checked = other!.job;
+    await core.useCases.planArtifacts.upload(worker, checked.id, bodyOf('plan-bytes'));
+    await core.useCases.jobs.reportStatus(worker, checked.id, {
+      status: 'SUCCESS',
+      execution_metadata: {
+        policy_results: [
+          { policy_id: wide.id, version: 2, name: 'wide', enforcement: 'mandatory', passed: true, messages: [] },
+        ],
+      },
+    });
+    await core.useCases.jobs.create(alice, {
+      job_type: 'DEPLOY',
+      configuration_id: otherVine.id,
+      plan_job_id: checked.id,
+    });
     expect((await core.useCases.jobs.claim(worker))?.policies).toEqual([]);
   });
 

@@ -100,6 +100,7 @@ function pushOf(payload: Record<string, unknown>): VcsEvent {
           read.optionalString(next, 'target.author.raw'))) ||
       read.optionalString(payload, 'actor.display_name') ||
       '',
+    sender_id: read.optionalString(payload, 'actor.uuid'),
     changed_files: deleted ? [] : null,
   };
 }

@@ -6,7 +6,7 @@ import type {
   WebhookRequestParts,
 } from '@trellis/core';
 import { ValidationError } from '@trellis/core';
-import { headerOf, hmacSha256Check, PayloadReader, payloadOf, uniquePaths, ZERO_SHA } from '../vcs/common.js';
+import { headerOf, hmacSha256Check, PayloadReader, payloadOf, uniquePaths, ZERO_SHA, idOf } from '../vcs/common.js';
 
 /**
  * GitHub's webhook deliveries list at most 2048 commits (20 in GitHub Enterprise Server's older
@@ -108,6 +108,7 @@ function pushOf(payload: Record<string, unknown>): VcsEvent {
       read.optionalString(payload, 'pusher.name') ??
       read.optionalString(payload, 'sender.login') ??
       '',
+    sender_id: idOf(read.optionalNumber(payload, 'sender.id')),
     changed_files: deleted ? [] : changedFilesOf(commits),
   };
 }

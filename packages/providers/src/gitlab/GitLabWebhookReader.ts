@@ -6,7 +6,7 @@ import type {
   WebhookRequestParts,
 } from '@trellis/core';
 import { ValidationError } from '@trellis/core';
-import { headerOf, PayloadReader, payloadOf, tokenCheck, uniquePaths, ZERO_SHA } from '../vcs/common.js';
+import { headerOf, PayloadReader, payloadOf, tokenCheck, uniquePaths, ZERO_SHA, idOf } from '../vcs/common.js';
 
 /** GitLab lists at most 20 commits of a push (`total_commits_count` says how many there were). */
 const MAX_LISTED_COMMITS = 20;
@@ -64,6 +64,7 @@ function pushOf(payload: Record<string, unknown>): VcsEvent {
       read.optionalString(payload, 'user_name') ??
       read.optionalString(payload, 'user_username') ??
       '',
+    sender_id: idOf(read.optionalNumber(payload, 'user_id')),
     changed_files: deleted ? [] : changedFilesOf(commits, total),
   };
 }

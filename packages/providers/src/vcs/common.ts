@@ -234,3 +234,8 @@ export function fullShaOf(provider: string, value: unknown): string {
   }
   return value.toLowerCase();
 }
+
+/** A numeric account id of a payload as sign-in records it (a decimal string); null when absent. */
+export function idOf(id: number | null): string | null {
+  return id === null ? null : String(id);
+}

@@ -16,6 +16,7 @@ import {
   PLAN_HOLDING_DEPLOY_STATUSES,
   type PlanApproval,
   type PolicyOverride,
+  type ClaimedPolicy,
   type SnapshotSummary,
   summarizeSnapshot,
   type VineStatus,
@@ -74,6 +75,8 @@ export class SqlJobStore implements JobStore {
         ...(job.trigger.type === 'manual' ? {} : { trigger: jsonIn(job.trigger) }),
         // Written only when set, so the store still seeds schemas from before m016.
         ...(job.created_by === null ? {} : { created_by: job.created_by }),
+        ...(job.caused_by === null ? {} : { caused_by: job.caused_by }),
+        ...(job.claimed_policies === null ? {} : { claimed_policies: jsonIn(job.claimed_policies) }),
         ...(job.approval === null ? {} : { approval: jsonIn(job.approval) }),
         ...(job.policy_override === null ? {} : { policy_override: jsonIn(job.policy_override) }),
         created_at: timeIn(job.created_at),
@@ -204,6 +207,14 @@ export class SqlJobStore implements JobStore {
     return row ? this.one(row) : null;
   }
 
+  /** Once per job, in the claim's unit of work. */
+  async recordClaimedPolicies(ownerId: string, id: string, policies: ClaimedPolicy[]): Promise<void> {
+    await this.db
+      .table('jobs')
+      .where({ owner_id: ownerId, id })
+      .update({ claimed_policies: jsonIn(policies) });
+  }
+
   async setPolicyOverride(ownerId: string, id: string, override: PolicyOverride): Promise<Job | null> {
     const [row] = await this.db
       .table('jobs')
@@ -217,7 +228,8 @@ export class SqlJobStore implements JobStore {
   async listDeploysOfPlan(ownerId: string, planJobId: string): Promise<Job[]> {
     const rows: Row[] = await this.db
       .table('jobs')
-      .where({ owner_id: ownerId, plan_job_id: planJobId, job_type: 'DEPLOY' })
+      .where({ owner_id: ownerId, plan_job_id: planJobId })
+      .whereIn('job_type', ['DEPLOY', 'DESTROY'])
       .whereIn('status', PLAN_HOLDING_DEPLOY_STATUSES)
       .orderBy([
         { column: 'created_at', order: 'desc' },
@@ -290,6 +302,11 @@ function toJobSummary(row: Row): JobSummary {
     vine_status_before: textOutOrNull(row.vine_status_before) as VineStatus | null,
     trigger: row.trigger === null || row.trigger === undefined ? { type: 'manual' } : jsonOut<JobTrigger>(row.trigger),
     created_by: row.created_by === null || row.created_by === undefined ? null : uuidOut(row.created_by),
+    caused_by: row.caused_by === null || row.caused_by === undefined ? null : uuidOut(row.caused_by),
+    claimed_policies:
+      row.claimed_policies === null || row.claimed_policies === undefined
+        ? null
+        : jsonOut<ClaimedPolicy[]>(row.claimed_policies),
     approval: row.approval === null || row.approval === undefined ? null : jsonOut<PlanApproval>(row.approval),
     policy_override:
       row.policy_override === null || row.policy_override === undefined

@@ -119,6 +119,8 @@ export async function seedOwnedRecords(
       vine_status_before: null,
       trigger: { type: 'manual' },
       created_by: null,
+      caused_by: null,
+      claimed_policies: null,
       approval: null,
       policy_override: null,
       created_at: now,

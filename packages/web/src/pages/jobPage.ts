@@ -2,6 +2,7 @@ import {
   isSpeculativeTrigger,
   isTerminalJobStatus,
   type Job,
+  type JobView,
   type VcsFeedbackView,
   type Vineyard,
 } from '@trellis/core';
@@ -17,7 +18,8 @@ import type { ApprovalSetting, WaitingFor } from '@trellis/core';
 
 export interface JobPageInput {
   base: string;
-  job: Job;
+  /** With `actions` for a plan: what the person may do, by the deploy gate's rule (issue 23). */
+  job: JobView;
   vineyard: Vineyard | null;
   /** The DEPLOY job that applied this plan, when there is one. */
   appliedBy: Job | null;
@@ -143,18 +145,25 @@ function gitFacts(base: string, job: Job): Html {
     }`;
 }
 
-function vineActions(base: string, job: Job, appliedBy: Job | null): Html {
+function vineActions(base: string, job: JobView, appliedBy: Job | null): Html {
   const vineId = job.vine_id as string;
   // A speculative plan (drift check, pull request) is never offered for a deploy.
   const isPlan = job.job_type === 'PLAN' && !isSpeculativeTrigger(job.trigger);
+  const destroyPlan = job.config_snapshot.destroy === true;
+  // The deploy gate's answer (issue 23): a plan it refuses is not offered, and the page says why.
+  // A plan that has not finished yet is offered hidden; the script shows it when it succeeds.
+  const apply = job.actions?.apply;
+  const refused = apply !== undefined && !apply.allowed && apply.code !== 'plan_not_ready' ? apply : null;
   return html`${
     isPlan && appliedBy
-      ? html`<a class="button" href="${base}/jobs/${appliedBy.id}">Applied by deploy ${shortId(appliedBy.id)}</a>`
+      ? html`<a class="button" href="${base}/jobs/${appliedBy.id}">Applied by ${appliedBy.job_type === 'DESTROY' ? 'destroy' : 'deploy'} ${shortId(appliedBy.id)}</a>`
       : isPlan && job.approval?.decision === 'rejected'
         ? '' // a rejected plan is never deployed (409 plan_rejected)
-        : isPlan
-          ? html`<button type="button" class="button primary" data-create-job="DEPLOY" data-configuration-id="${vineId}" data-plan-job-id="${job.id}" data-deploy-plan${job.status === 'SUCCESS' ? '' : html` hidden`}>Deploy this plan</button>`
-          : ''
+        : isPlan && refused
+          ? html`<span class="muted" data-deploy-refused="${refused.code ?? ''}">Not deployable: ${refused.reason ?? ''}</span>`
+          : isPlan
+            ? html`<button type="button" class="button primary" data-create-job="${destroyPlan ? 'DESTROY' : 'DEPLOY'}" data-configuration-id="${vineId}" data-plan-job-id="${job.id}" data-deploy-plan${job.status === 'SUCCESS' ? '' : html` hidden`}${destroyPlan ? html` data-confirm="Destroy every resource of ${job.config_snapshot.vine?.name ?? 'this vine'} with this plan? This cannot be undone."` : ''}>${destroyPlan ? 'Destroy with this plan' : 'Deploy this plan'}</button>`
+            : ''
   }
   <button type="button" class="button" data-create-job="PLAN" data-configuration-id="${vineId}">Plan again</button>
   <button type="button" class="button danger" data-create-job="DESTROY" data-configuration-id="${vineId}" data-confirm="Destroy every resource of ${job.config_snapshot.vine?.name ?? 'this vine'}? This cannot be undone.">Destroy</button>`;

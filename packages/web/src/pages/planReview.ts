@@ -1,4 +1,4 @@
-import { type ApprovalSetting, failedMandatoryPolicies, isDriftCheck, type Job } from '@trellis/core';
+import { type ApprovalSetting, failedMandatory, isDriftCheck, type JobView, uncheckedPolicies } from '@trellis/core';
 import { utc } from '../format.js';
 import { type Html, html } from '../html.js';
 
@@ -14,16 +14,24 @@ export interface PlanReviewRights {
  * still be deployed. Policy results themselves are shown by the policies section.
  */
 export function planReviewSection(
-  job: Job,
+  job: JobView,
   setting: ApprovalSetting | null,
   applied: boolean,
   rights: PlanReviewRights,
 ): Html {
   if (job.job_type !== 'PLAN' || isDriftCheck(job) || job.vine_id === null) return html``;
-  const failed = failedMandatoryPolicies(job.execution_metadata);
+  const failed = failedMandatory(job);
+  const unchecked = uncheckedPolicies(job);
   const open = job.status === 'SUCCESS' && !applied;
-  const decide = open && job.approval === null && rights.mayApprove;
-  const override = open && failed.length > 0 && job.policy_override === null && rights.mayOverride;
+  // The deploy gate's answer where the page has it (issue 23); the role's otherwise.
+  const actions = job.actions ?? null;
+  const decide = actions
+    ? actions.approve.allowed || actions.reject.allowed
+    : open && job.approval === null && rights.mayApprove;
+  const approveRefused = actions?.reject.allowed && !actions.approve.allowed ? actions.approve : null;
+  const override = actions
+    ? actions.override.allowed
+    : open && failed.length > 0 && job.policy_override === null && rights.mayOverride;
   return html`<section class="card" data-plan-review>
   <h2>Review</h2>
   <dl class="facts">
@@ -37,13 +45,22 @@ export function planReviewSection(
           }</dd>`
         : ''
     }
+    ${
+      unchecked.length > 0
+        ? html`<dt>Policies</dt><dd data-policy-unchecked>unchecked: the agent reported no valid result of ${unchecked.map((policy, index) => html`${index > 0 ? ', ' : ''}<code>${policy.name}</code>`)}; plan again</dd>`
+        : ''
+    }
   </dl>
   ${
     decide
-      ? html`<form class="review-form" data-plan-review-form="approve" data-job-id="${job.id}">
+      ? html`${
+          approveRefused
+            ? html`<p class="muted" data-approve-refused="${approveRefused.code ?? ''}">${approveRefused.reason ?? ''}</p>`
+            : html`<form class="review-form" data-plan-review-form="approve" data-job-id="${job.id}">
     <label>Comment <input type="text" name="comment" maxlength="2000" placeholder="optional"></label>
     <button type="submit" class="button primary" data-approve-plan>Approve</button>
-  </form>
+  </form>`
+        }
   <form class="review-form" data-plan-review-form="reject" data-job-id="${job.id}">
     <label>Why <input type="text" name="comment" maxlength="2000" required></label>
     <button type="submit" class="button danger" data-reject-plan>Reject</button>
@@ -62,7 +79,7 @@ export function planReviewSection(
 </section>`;
 }
 
-function approvalText(job: Job, setting: ApprovalSetting | null): Html {
+function approvalText(job: JobView, setting: ApprovalSetting | null): Html {
   const approval = job.approval;
   if (approval) {
     return html`${approval.decision} by ${approval.email ?? approval.user_id} at ${utc(approval.at)}${approval.comment ? html`: ${approval.comment}` : ''}`;

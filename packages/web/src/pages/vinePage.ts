@@ -8,6 +8,7 @@ import {
   type JobSummary,
   type Json,
   type PageResult,
+  type PlanlessActions,
   PROVIDER_NAMES,
   type VcsConnectionView,
   type VineView,
@@ -37,6 +38,8 @@ export interface VinePageInput {
   now: Date;
   /** The token issuer and the `sub` of the vine's job tokens a trust policy names (issue 23: ids). */
   oidc?: { issuer: string; subjects: { deploy: string; plan: string; speculative: string } };
+  /** What a DEPLOY or DESTROY without a plan meets at the deploy gate (issue 23); absent: not known. */
+  planless?: PlanlessActions;
   /** The state section (issue 26): its history, lock and rollback buttons; absent: not shown. */
   state?: Html;
 }
@@ -45,7 +48,12 @@ export interface VinePageInput {
 export function unappliedPlan(jobs: readonly JobSummary[]): JobSummary | null {
   // A speculative plan (drift check, pull request) is a plan too, but never deployed (409 plan_speculative).
   const newestPlan = jobs.find(
-    (job) => job.job_type === 'PLAN' && job.status === 'SUCCESS' && !isSpeculativeTrigger(job.trigger),
+    (job) =>
+      job.job_type === 'PLAN' &&
+      job.status === 'SUCCESS' &&
+      !isSpeculativeTrigger(job.trigger) &&
+      // A destroy plan is applied by a DESTROY, from its own page.
+      job.config_snapshot.destroy !== true,
   );
   // A rejected plan can never be deployed (409 plan_rejected): nothing to offer.
   if (!newestPlan || newestPlan.approval?.decision === 'rejected') return null;
@@ -81,13 +89,19 @@ ${
       : ''
   }
   ${
-    // A vine that requires approval deploys only an approved plan: no plan-and-deploy in one go.
-    vine.approval?.required
+    // The deploy gate (issue 23): a vine with mandatory policies or a required approval deploys
+    // only a plan: no plan-and-deploy in one go.
+    (input.planless ? !input.planless.deploy.allowed : vine.approval?.required)
       ? ''
       : html`<button type="button" class="button" data-create-job="DEPLOY" data-configuration-id="${vine.id}" data-plan-and-deploy>Plan and deploy</button>`
   }
   ${vine.status === 'DEPLOYED' ? html`<button type="button" class="button" data-drift-check="${vine.id}">Check drift</button>` : ''}
-  <button type="button" class="button danger" data-create-job="DESTROY" data-configuration-id="${vine.id}" data-confirm="Destroy every resource of ${vine.name}? This cannot be undone.">Destroy</button>
+  ${
+    // A vine that requires approval destroys only an approved destroy plan: plan it first.
+    input.planless && !input.planless.destroy.allowed
+      ? html`<button type="button" class="button danger" data-create-job="PLAN" data-destroy-plan data-configuration-id="${vine.id}">Plan destroy</button>`
+      : html`<button type="button" class="button danger" data-create-job="DESTROY" data-configuration-id="${vine.id}" data-confirm="Destroy every resource of ${vine.name}? This cannot be undone.">Destroy</button>`
+  }
 </div>
 <p class="error" role="alert" data-action-error hidden></p>`
     : readOnlyNote(input.org, 'operators plan, deploy and destroy it')

@@ -13,6 +13,8 @@ export class DeployCommand extends JobRunCommand {
     details: `
       Without \`--plan\` the agent plans and applies in one go. With \`--plan JOB\` it applies exactly that plan, which must be a successful PLAN job of the same configuration, not applied before, made from the configuration as it is now (else the server refuses: \`plan_stale\`, \`plan_already_applied\`, \`plan_not_ready\`).
 
+      A configuration with mandatory policies or a required approval deploys only a plan (without \`--plan\` the server refuses: \`plan_required\`), and only a plan whose agent reported a result of every policy it was given (else \`policy_unchecked\`: plan again).
+
       Following, Ctrl-C, \`--detach\` and \`--json\` work as for \`trellis plan\`. Exit codes: ${EXIT_CODES_HELP.join('; ')}.
     `,
     examples: [

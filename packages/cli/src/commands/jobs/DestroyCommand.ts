@@ -1,4 +1,5 @@
 import type { CreateJobInput } from '@trellis/client';
+import { isUuid } from '@trellis/core';
 import { Command, Option, UsageError } from 'clipanion';
 import { EXIT_CODES_HELP } from '../../exitCodes.js';
 import { Prompter } from '../../output/Prompter.js';
@@ -13,17 +14,24 @@ export class DestroyCommand extends JobRunCommand {
     details: `
       Asks you to type the configuration name first; \`--yes\` skips the question (needed when standard input is not a terminal).
 
+      Without \`--plan\` the agent plans the destruction, checks the configuration's policies on that plan (a failed mandatory policy stops it before anything is destroyed), then destroys. A configuration that requires approval destroys only an approved destroy plan: \`trellis plan CONFIG --destroy\`, \`trellis approve JOB\`, then \`trellis destroy CONFIG --plan JOB\` (else the server refuses: \`plan_required\`).
+
       Following, Ctrl-C, \`--detach\` and \`--json\` work as for \`trellis plan\`. Exit codes: ${EXIT_CODES_HELP.join('; ')}.
     `,
     examples: [
       ['Destroy, after confirming', '$0 destroy web'],
       ['From a script', '$0 destroy web --yes'],
+      ['Apply an approved destroy plan', '$0 destroy web --plan 9d7e4c1a-5b2f-4e8a-a1c3-2f6b8d9e0a1b'],
     ],
   });
 
   yes = Option.Boolean('-y,--yes', false, { description: 'Do not ask for confirmation' });
+  plan = Option.String('--plan', { description: 'Apply this approved destroy plan (trellis plan CONFIG --destroy)' });
 
   protected override validate(): void {
+    if (this.plan !== undefined && !isUuid(this.plan)) {
+      throw new UsageError(`--plan must be a job id (UUID), got "${this.plan}"`);
+    }
     if (!this.yes && !this.terminal.interactive) {
       throw new UsageError('destroy asks for confirmation: pass --yes when not at a terminal');
     }
@@ -43,6 +51,6 @@ export class DestroyCommand extends JobRunCommand {
   }
 
   protected override async jobInput(configurationId: string): Promise<CreateJobInput> {
-    return { job_type: 'DESTROY', configuration_id: configurationId };
+    return { job_type: 'DESTROY', configuration_id: configurationId, ...(this.plan ? { plan_job_id: this.plan } : {}) };
   }
 }

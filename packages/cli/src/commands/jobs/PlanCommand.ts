@@ -1,5 +1,5 @@
 import type { CreateJobInput } from '@trellis/client';
-import { Command } from 'clipanion';
+import { Command, Option } from 'clipanion';
 import { EXIT_CODES_HELP } from '../../exitCodes.js';
 import { JobRunCommand } from './JobRunCommand.js';
 
@@ -14,6 +14,8 @@ export class PlanCommand extends JobRunCommand {
 
       Ctrl-C at a terminal offers to cancel the job; elsewhere it stops following and the job goes on. \`--detach\` prints the job id and returns at once. With \`--json\` the log goes to stderr and the finished job is printed as JSON.
 
+      With \`--destroy\` the plan is of the destruction (a destroy plan): nothing is destroyed until \`trellis destroy CONFIG --plan JOB\` applies it, which a configuration that requires approval needs (its policies are checked on it too).
+
       Exit codes: ${EXIT_CODES_HELP.join('; ')}.
     `,
     examples: [
@@ -22,10 +24,15 @@ export class PlanCommand extends JobRunCommand {
         'Queue and deploy that plan later',
         'JOB=$($0 plan web --detach) && $0 jobs wait $JOB && $0 deploy web --plan $JOB',
       ],
+      ['Plan the destruction, to have it approved', '$0 plan web --destroy'],
     ],
   });
 
+  destroy = Option.Boolean('--destroy', false, {
+    description: 'Plan the destruction of what the configuration deployed (a destroy plan)',
+  });
+
   protected override async jobInput(configurationId: string): Promise<CreateJobInput> {
-    return { job_type: 'PLAN', configuration_id: configurationId };
+    return { job_type: 'PLAN', configuration_id: configurationId, ...(this.destroy ? { destroy: true } : {}) };
   }
 }

@@ -66,6 +66,8 @@ export class ShowJobCommand extends TrellisCommand {
           ],
           ['Vineyard', await vineyardName(client, job.vineyard_id)],
           ['Plan job', job.plan_job_id],
+          ['Destroy plan', job.job_type === 'PLAN' && snapshot?.destroy === true ? 'yes' : null],
+          ['Deployable', describeApply(job)],
           ['Approval', describeApproval(job)],
           ['Override', describeOverride(job)],
           ['Target worker', job.target_worker_id],
@@ -87,4 +89,18 @@ export class ShowJobCommand extends TrellisCommand {
     if (feedback !== null) terminal.print(renderVcsFeedback(feedback, out));
     return 0;
   }
+}
+
+/**
+ * Whether the plan may be applied, by the deploy gate's rule (`actions.apply` of the job, issue
+ * 23): the command that applies it, or why not. Null for a job that is not a plan of a vine.
+ */
+function describeApply(job: JobView): string | null {
+  const apply = job.actions?.apply;
+  if (!apply) return null;
+  const name = job.config_snapshot?.vine?.name ?? 'CONFIG';
+  const command = job.config_snapshot?.destroy === true ? 'destroy' : 'deploy';
+  return apply.allowed
+    ? `yes: trellis ${command} ${name} --plan ${job.id}`
+    : `no: ${apply.reason ?? 'refused'} [${apply.code ?? 'refused'}]`;
 }

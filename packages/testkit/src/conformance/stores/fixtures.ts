@@ -150,6 +150,8 @@ export function newJob(ownerId: string, vine: Vine | null, overrides: Partial<Jo
     vine_status_before: null,
     trigger: { type: 'manual' },
     created_by: null,
+    caused_by: null,
+    claimed_policies: null,
     approval: null,
     policy_override: null,
     created_at: later(),

@@ -188,6 +188,37 @@ export function describeJobStoreConformance(open: OpenStoreHarness): void {
       expect(await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, fresh.id))).toEqual(fresh);
     });
 
+    it('keeps the cause of a system job and the policy versions its claim carried (issue 23)', async () => {
+      const owner = await suite.seedOwner();
+      const cause = uuid();
+      const plan = newJob(owner.id, owner.vine, { status: 'PROCESSING', caused_by: cause });
+      await suite.asOwner(owner.id, (stores) => stores.jobs.create(plan));
+      const carried = [
+        { policy_id: uuid(), version: 3, name: 'tags', enforcement: 'mandatory' as const },
+        { policy_id: uuid(), version: 1, name: 'sizes', enforcement: 'advisory' as const },
+      ];
+      await suite.asOwner(owner.id, (stores) => stores.jobs.recordClaimedPolicies(owner.id, plan.id, carried));
+      const stored = await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, plan.id));
+      expect(stored).toEqual({ ...plan, caused_by: cause, claimed_policies: carried });
+      // Another owner cannot record on it.
+      const other = await suite.seedOwner();
+      await suite.asOwner(other.id, (stores) => stores.jobs.recordClaimedPolicies(other.id, plan.id, []));
+      expect((await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, plan.id)))?.claimed_policies).toEqual(
+        carried,
+      );
+    });
+
+    it('lists the DEPLOY and the DESTROY that apply a plan', async () => {
+      const owner = await suite.seedOwner();
+      const plan = await suite.asOwner(owner.id, (stores) =>
+        stores.jobs.create(newJob(owner.id, owner.vine, { status: 'SUCCESS' })),
+      );
+      const destroy = newJob(owner.id, owner.vine, { job_type: 'DESTROY', plan_job_id: plan.id });
+      await suite.asOwner(owner.id, (stores) => stores.jobs.create(destroy));
+      const applying = await suite.asOwner(owner.id, (stores) => stores.jobs.listDeploysOfPlan(owner.id, plan.id));
+      expect(applying.map((job) => job.id)).toEqual([destroy.id]);
+    });
+
     it("never shows or updates one owner's jobs for another", async () => {
       const a = await suite.seedOwner();
       const b = await suite.seedOwner();

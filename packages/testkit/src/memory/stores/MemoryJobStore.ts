@@ -14,6 +14,7 @@ import {
   PLAN_HOLDING_DEPLOY_STATUSES,
   type PlanApproval,
   type PolicyOverride,
+  type ClaimedPolicy,
   type VineJobType,
 } from '@trellis/core';
 import { copy, newestFirst, oldestFirst, pageNewestFirst } from '../MemoryState.js';
@@ -170,10 +171,19 @@ export class MemoryJobStore implements JobStore {
     return copy(job);
   }
 
+  async recordClaimedPolicies(ownerId: string, id: string, policies: ClaimedPolicy[]): Promise<void> {
+    const job = this.owned(ownerId, id);
+    if (!job) return;
+    this.tx.checkWrite('jobs', ownerId);
+    job.claimed_policies = copy(policies);
+  }
+
   async listDeploysOfPlan(ownerId: string, planJobId: string): Promise<Job[]> {
     const deploys = this.ownedJobs(ownerId).filter(
       (job) =>
-        job.job_type === 'DEPLOY' && job.plan_job_id === planJobId && PLAN_HOLDING_DEPLOY_STATUSES.includes(job.status),
+        (job.job_type === 'DEPLOY' || job.job_type === 'DESTROY') &&
+        job.plan_job_id === planJobId &&
+        PLAN_HOLDING_DEPLOY_STATUSES.includes(job.status),
     );
     return newestFirst(deploys, (job) => job.created_at).map(copy);
   }
