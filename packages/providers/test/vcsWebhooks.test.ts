@@ -61,6 +61,7 @@ describe('GitHub webhook reader', () => {
         commit_message: 'dns: add the status page record\n\nRequested by support.',
         author: 'Rosa Moreau',
         changed_files: ['infra/network/main.tf', 'infra/dns/status.tf', 'README.md', 'infra/dns/legacy.tf'],
+        sender_id: '4411021',
       },
     });
   });
@@ -95,6 +96,7 @@ describe('GitHub webhook reader', () => {
       commit_message: 'dns: add the status page record\n\nRequested by support.',
       author: 'Rosa Moreau',
       changed_files: null,
+      sender_id: '4411021',
     });
     expect(eventOf(github.parse(githubDelivery('push', 'push-branch-deleted')))).toEqual({
       kind: 'push',
@@ -106,6 +108,7 @@ describe('GitHub webhook reader', () => {
       commit_message: '',
       author: 'rmoreau',
       changed_files: [],
+      sender_id: '4411021',
     });
   });
 
@@ -242,6 +245,7 @@ describe('GitLab webhook reader', () => {
         commit_message: 'iam: drop the unused deploy role\n',
         author: 'Kenji Watanabe',
         changed_files: ['infra/storage/bucket.tf', 'infra/iam/README.md', 'infra/iam/deploy.tf'],
+        sender_id: '1120455',
       },
     });
   });
@@ -267,6 +271,7 @@ describe('GitLab webhook reader', () => {
       commit_message: '',
       author: 'Kenji Watanabe',
       changed_files: null,
+      sender_id: '1120455',
     });
     expect(eventOf(gitlab.parse(gitlabDelivery('Push Hook', 'push-branch-deleted')))).toEqual({
       kind: 'push',
@@ -278,6 +283,7 @@ describe('GitLab webhook reader', () => {
       commit_message: '',
       author: 'Kenji Watanabe',
       changed_files: [],
+      sender_id: '1120455',
     });
   });
 
@@ -378,6 +384,7 @@ describe('Bitbucket webhook reader', () => {
         commit_message: 'queues: alarm on old messages',
         author: 'Ines Carvalho',
         changed_files: null,
+        sender_id: '{d2c1b0a9-8f7e-4d6c-9b5a-4f3e2d1c0b9a}',
       },
     });
     expect(eventOf(bitbucket.parse(bitbucketDelivery('repo:push', 'push-truncated')))).toMatchObject({
@@ -399,6 +406,7 @@ describe('Bitbucket webhook reader', () => {
       commit_message: 'queues: alarm on old messages',
       author: 'Ines Carvalho',
       changed_files: null,
+      sender_id: '{d2c1b0a9-8f7e-4d6c-9b5a-4f3e2d1c0b9a}',
     });
     expect(eventOf(bitbucket.parse(bitbucketDelivery('repo:push', 'push-branch-deleted')))).toEqual({
       kind: 'push',
@@ -410,6 +418,7 @@ describe('Bitbucket webhook reader', () => {
       commit_message: '',
       author: 'Ines Carvalho',
       changed_files: [],
+      sender_id: '{d2c1b0a9-8f7e-4d6c-9b5a-4f3e2d1c0b9a}',
     });
   });
 
