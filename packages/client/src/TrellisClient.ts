@@ -2,9 +2,6 @@ import type {
   ApiTokenView,
   AuditEntryView,
   AuditListRequest,
-  ArtifactAnswer,
-  AgentJobView,
-  ClaimAnswer,
   CreateConfigurationRequest,
   DeletedConfigurationAnswer,
   CreateJobRequest,
@@ -21,7 +18,6 @@ import type {
   ExchangeAnswer,
   ExchangeRequest,
   GenerateAnswer,
-  HeartbeatAnswerView,
   JobListRequest,
   JobSummaryView,
   JobDetailView,
@@ -29,18 +25,12 @@ import type {
   LogEntryView,
   LogPageRequest,
   LogPageView,
-  LogBatchAnswer,
-  LogPostAnswer,
-  PublishReleaseRequest,
   RegisterWorkerRequest,
   RegistrationAnswer,
-  ReleaseView,
   RepositoryView,
   ConnectVcsAnswer,
   ConnectVcsRequest,
   VcsConnectionAnswer,
-  StatusReport,
-  TendrilRequest,
   TokenPairAnswer,
   UpdateConfigurationRequest,
   VineDetailView,
@@ -58,59 +48,23 @@ import type {
   StateUnlockView,
   StateVersionView,
 } from '@trellis/contract';
-import type { GitProvider, JobStatus, JsonObject, StreamType, VcsFeedbackView } from '@trellis/core';
-import { type ProblemBody, TrellisApiError, TrellisConnectionError, TrellisRedirectError } from './errors.js';
+import type { GitProvider, JobStatus, VcsFeedbackView } from '@trellis/core';
+import { TrellisApiError } from './errors.js';
 import { readServerSentEvents } from './sse.js';
+import { AgentProtocolClient } from './AgentProtocolClient.js';
+import { collect, type ListPage, type OwnerOptions, ownerQuery, type PageOptions } from './HttpTransport.js';
 
-/** How the client proves who it is; each kind of caller of SPEC §5. */
-export type ClientAuth =
-  | { kind: 'none' }
-  | {
-      kind: 'bearer';
-      /** The current access token (may refresh it first). */
-      accessToken: () => string | Promise<string>;
-      /** Called once on a `401`; resolve true when a new token is available to retry with. */
-      onUnauthorized?: () => Promise<boolean>;
-    }
-  | { kind: 'worker'; workerId: string; workerToken: string }
-  | { kind: 'release'; secret: string }
-  | { kind: 'cookie'; cookie: string; origin: string };
-
-export interface ClientOptions {
-  /** Base URL of the control plane, e.g. `https://trellis.example.com` (a path prefix is kept). */
-  baseUrl: string;
-  auth?: ClientAuth;
-  userAgent?: string;
-  /** Per-request timeout for ordinary calls (default 30 s); streams and long polls add their own. */
-  timeoutMs?: number;
-  fetch?: typeof fetch;
-}
-
-/** One page of a list endpoint (issue 10 §2) and the cursor of the next, null on the last. */
-export interface ListPage<T> {
-  items: T[];
-  next_cursor: string | null;
-}
-
-/** Which page of a list: `limit` 1 to 200 (server default 50), `cursor` from the previous page. */
-export type PageOptions = {
-  limit?: number;
-  cursor?: string;
-};
+export {
+  type ClientAuth,
+  type ClientOptions,
+  type ListPage,
+  nextCursorOf,
+  type OwnerOptions,
+  type PageOptions,
+} from './HttpTransport.js';
 
 /** Filters of `GET /api/jobs` (the contract's query without the page). */
 export type JobListFilter = JobListRequest;
-
-/** The cursor of the `rel="next"` target of an RFC 8288 `Link` header, or null. */
-export function nextCursorOf(link: string | null): string | null {
-  if (link === null) return null;
-  for (const part of link.split(/,(?=\s*<)/)) {
-    const match = /^\s*<([^>]*)>(.*)$/.exec(part);
-    if (!match || !/;\s*rel="?next"?(\s*;|\s*$)/.test(match[2] ?? '')) continue;
-    return new URL(match[1] ?? '', 'http://trellis.invalid').searchParams.get('cursor');
-  }
-  return null;
-}
 
 /** The bodies of `POST /api/cli/configurations` and `POST /api/jobs`, from the contract. */
 export type CreateConfigurationInput = CreateConfigurationRequest;
@@ -122,32 +76,8 @@ export type LogStreamEvent =
   | { type: 'status'; status: JobStatus; error_message: string | null }
   | { type: 'end'; status: JobStatus };
 
-interface RequestOptions {
-  body?: unknown;
-  query?: Record<string, string | number | undefined>;
-  auth?: ClientAuth;
-  signal?: AbortSignal;
-  timeoutMs?: number;
-  headers?: Record<string, string>;
-  rawBody?: NonNullable<RequestInit['body']>;
-}
-
 /** A typed client of every endpoint of the Trellis API; errors become `TrellisApiError`. */
-export class TrellisClient {
-  readonly baseUrl: string;
-  private readonly auth: ClientAuth;
-  private readonly fetchImpl: typeof fetch;
-  private readonly timeoutMs: number;
-  private readonly userAgent: string;
-
-  constructor(options: ClientOptions) {
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.auth = options.auth ?? { kind: 'none' };
-    this.fetchImpl = options.fetch ?? fetch;
-    this.timeoutMs = options.timeoutMs ?? 30_000;
-    this.userAgent = options.userAgent ?? 'trellis-client';
-  }
-
+export class TrellisClient extends AgentProtocolClient {
   // ---- device login and tokens (SPEC §4.1)
   generateCliLogin(deviceCode: string): Promise<GenerateAnswer> {
     return this.json('POST', '/api/auth/cli/generate', { body: { device_code: deviceCode } });
@@ -481,272 +411,4 @@ export class TrellisClient {
   async disconnectRepository(configuration: string): Promise<void> {
     await this.json('DELETE', `/api/cli/configurations/${encodeURIComponent(configuration)}/vcs`);
   }
-
-  // ---- the agent protocol (SPEC §4.2)
-  /** Registers an agent with a user's bearer token (`POST /api/workers/register`). */
-  registerAgent(input: RegisterWorkerRequest): Promise<RegistrationAnswer> {
-    return this.json('POST', '/api/workers/register', { body: input });
-  }
-  /** The next job, or null; `wait` long-polls for up to that many seconds (max 30). */
-  async claimJob(options: { wait?: number; signal?: AbortSignal } = {}): Promise<ClaimAnswer | null> {
-    const wait = options.wait ?? 0;
-    const response = await this.send('POST', '/api/jobs/claim', {
-      query: { wait: wait > 0 ? wait : undefined },
-      timeoutMs: this.timeoutMs + wait * 1000,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    if (response.status === 204) return null;
-    return (await response.json()) as ClaimAnswer;
-  }
-  /** `runningJobIds`: on an agent's first heartbeat, the jobs it runs (none after a restart). */
-  heartbeat(version: string, runningJobIds?: readonly string[]): Promise<HeartbeatAnswerView> {
-    const body = runningJobIds === undefined ? { version } : { version, running_job_ids: runningJobIds };
-    return this.json('POST', '/api/workers/heartbeat', { body });
-  }
-  getJobForAgent(id: string): Promise<AgentJobView> {
-    return this.json('GET', `/api/jobs/${encodeURIComponent(id)}`);
-  }
-  reportStatus(id: string, report: StatusReport): Promise<AgentJobView> {
-    return this.json('PUT', `/api/jobs/${encodeURIComponent(id)}/status`, { body: report });
-  }
-  appendLog(id: string, chunk: string, streamType: StreamType): Promise<LogPostAnswer> {
-    return this.json('POST', `/api/jobs/${encodeURIComponent(id)}/logs`, {
-      body: { log_chunk: chunk, stream_type: streamType },
-    });
-  }
-  /** A batch of chunks with consecutive sequence numbers; repeating a batch stores it once. */
-  appendLogBatch(
-    id: string,
-    chunks: ReadonlyArray<{ seq: number; log_chunk: string; stream_type: StreamType }>,
-  ): Promise<LogBatchAnswer> {
-    return this.json('POST', `/api/jobs/${encodeURIComponent(id)}/logs`, { body: { chunks } });
-  }
-  readLogs(id: string, page: LogPageRequest = {}): Promise<LogPageView> {
-    return this.json('GET', `/api/jobs/${encodeURIComponent(id)}/logs`, { query: page });
-  }
-  /** Streams the plan file up; `size` lets the server refuse an oversized file before reading it. */
-  uploadPlanArtifact(
-    id: string,
-    body: Uint8Array | ReadableStream<Uint8Array>,
-    size?: number,
-  ): Promise<ArtifactAnswer> {
-    return this.json('POST', `/api/jobs/${encodeURIComponent(id)}/plan-artifact`, {
-      rawBody: body as NonNullable<RequestInit['body']>,
-      headers: {
-        'Content-Type': 'application/octet-stream',
-        ...(size !== undefined ? { 'Content-Length': String(size) } : {}),
-      },
-      timeoutMs: 0,
-    });
-  }
-  async downloadPlanArtifact(id: string): Promise<{ body: ReadableStream<Uint8Array>; size: number; sha256: string }> {
-    const response = await this.send('GET', `/api/jobs/${encodeURIComponent(id)}/plan-artifact`, { timeoutMs: 0 });
-    if (!response.body) throw new TrellisApiError({ status: 502, code: 'empty_body', detail: 'no artifact body' });
-    return {
-      body: response.body,
-      size: Number(response.headers.get('content-length')),
-      sha256: (response.headers.get('etag') ?? '').replaceAll('"', ''),
-    };
-  }
-  /**
-   * The configuration version of a claimed job, from the `url` its claim names (a path on this
-   * server, fetched with the agent's credentials only: never another origin).
-   */
-  async downloadConfigurationVersion(url: string): Promise<{ body: ReadableStream<Uint8Array>; sha256: string }> {
-    if (!url.startsWith('/api/jobs/')) {
-      throw new TrellisApiError({
-        status: 400,
-        code: 'invalid_url',
-        detail: `not a configuration version path: ${url}`,
-      });
-    }
-    const response = await this.send('GET', url, { timeoutMs: 0 });
-    if (!response.body) throw new TrellisApiError({ status: 502, code: 'empty_body', detail: 'no tarball body' });
-    return { body: response.body, sha256: (response.headers.get('etag') ?? '').replaceAll('"', '') };
-  }
-  getWorkerForAgent(id: string): Promise<WorkerRecordView> {
-    return this.json('GET', `/api/workers/${encodeURIComponent(id)}`);
-  }
-  updateWorkerMetadata(id: string, metadata: JsonObject): Promise<WorkerRecordView> {
-    return this.json('POST', `/api/workers/${encodeURIComponent(id)}/metadata`, { body: metadata });
-  }
-
-  // ---- CI-only (SPEC §4.4)
-  publishRelease(input: PublishReleaseRequest): Promise<ReleaseView> {
-    return this.json('POST', '/api/releases/worker', { body: input });
-  }
-  /** Every published release, newest first (walks all pages). */
-  listReleases(): Promise<ReleaseView[]> {
-    return collect(this.walk('/api/releases/worker', 'releases', {}));
-  }
-  listReleasesPage(page: PageOptions = {}): Promise<ListPage<ReleaseView>> {
-    return this.listPage('/api/releases/worker', 'releases', page);
-  }
-  registerTendril(input: TendrilRequest): Promise<RegistrationAnswer> {
-    return this.json('POST', '/api/tendrils/register', { body: input });
-  }
-
-  // ---- plumbing
-  /** One page of a list endpoint: `{ [key]: items }` and the `Link: <…>; rel="next"` header. */
-  private async listPage<T>(
-    path: string,
-    key: string,
-    query: Record<string, string | number | undefined>,
-  ): Promise<ListPage<T>> {
-    const response = await this.send('GET', path, { query });
-    const body = (await response.json()) as Record<string, T[]>;
-    return { items: body[key] ?? [], next_cursor: nextCursorOf(response.headers.get('link')) };
-  }
-
-  /** Every item of a list endpoint from `query.cursor` on, one page request at a time. */
-  private async *walk<T>(
-    path: string,
-    key: string,
-    query: Record<string, string | number | undefined>,
-  ): AsyncGenerator<T> {
-    let cursor = query.cursor;
-    do {
-      const page = await this.listPage<T>(path, key, { ...query, cursor });
-      yield* page.items;
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor !== undefined);
-  }
-
-  private async json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-    const response = await this.send(method, path, options);
-    if (response.status === 204) return undefined as T;
-    return (await response.json()) as T;
-  }
-
-  /**
-   * Sends a request; a `401` on bearer auth triggers one refresh-and-retry. Redirects are never
-   * followed (`TrellisRedirectError`): every request may carry a credential, and the API itself
-   * never redirects, so a redirect is a misconfigured URL or someone else's server.
-   */
-  private async send(method: string, path: string, options: RequestOptions): Promise<Response> {
-    const auth = options.auth ?? this.auth;
-    let response = await this.attempt(method, path, options, auth);
-    if (
-      response.status === 401 &&
-      auth.kind === 'bearer' &&
-      auth.onUnauthorized &&
-      !(options.rawBody instanceof ReadableStream)
-    ) {
-      await response.body?.cancel();
-      if (await auth.onUnauthorized()) response = await this.attempt(method, path, options, auth);
-    }
-    if (isRedirect(response.status)) {
-      await response.body?.cancel();
-      throw new TrellisRedirectError(this.urlOf(path, options).toString(), response.status, locationOf(response));
-    }
-    if (!response.ok) throw await this.problemOf(response);
-    return response;
-  }
-
-  private async attempt(method: string, path: string, options: RequestOptions, auth: ClientAuth): Promise<Response> {
-    const url = this.urlOf(path, options);
-    const headers: Record<string, string> = {
-      'User-Agent': this.userAgent,
-      Accept: 'application/json',
-      ...options.headers,
-    };
-    switch (auth.kind) {
-      case 'bearer':
-        headers.Authorization = `Bearer ${await auth.accessToken()}`;
-        break;
-      case 'worker':
-        headers['X-Worker-ID'] = auth.workerId;
-        headers['X-Worker-Token'] = auth.workerToken;
-        break;
-      case 'release':
-        headers.Authorization = `Bearer ${auth.secret}`;
-        break;
-      case 'cookie':
-        headers.Cookie = auth.cookie;
-        headers.Origin = auth.origin;
-        break;
-      case 'none':
-        break;
-    }
-    let body: NonNullable<RequestInit['body']> | undefined = options.rawBody;
-    if (body === undefined && options.body !== undefined) {
-      headers['Content-Type'] = 'application/json';
-      body = JSON.stringify(options.body);
-    }
-    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
-    const signals = [options.signal, timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined].filter(
-      (s): s is AbortSignal => s !== undefined,
-    );
-    try {
-      return await this.fetchImpl(url, {
-        method,
-        headers,
-        // Never `follow`: fetch would re-send these headers (worker token, bearer token) and the
-        // body (refresh token) to the redirect's target, whatever its origin.
-        redirect: 'manual',
-        ...(body !== undefined ? { body } : {}),
-        ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
-        ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}),
-      } as RequestInit);
-    } catch (error) {
-      if (options.signal?.aborted) throw error;
-      throw new TrellisConnectionError(this.baseUrl, error);
-    }
-  }
-
-  private urlOf(path: string, options: RequestOptions): URL {
-    const url = new URL(this.baseUrl + path);
-    for (const [key, value] of Object.entries(options.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(key, String(value));
-    }
-    return url;
-  }
-
-  private async problemOf(response: Response): Promise<TrellisApiError> {
-    const text = await response.text().catch(() => '');
-    try {
-      const parsed = JSON.parse(text) as ProblemBody;
-      return new TrellisApiError({ ...parsed, status: response.status });
-    } catch {
-      return new TrellisApiError({
-        status: response.status,
-        code: `http_${response.status}`,
-        detail: text.slice(0, 200) || response.statusText,
-      });
-    }
-  }
-}
-
-/** 3xx but 304 (which a request without validators never gets); `0` is an opaque redirect (browsers). */
-function isRedirect(status: number): boolean {
-  return status === 0 || (status >= 300 && status < 400 && status !== 304);
-}
-
-function locationOf(response: Response): string | null {
-  const location = response.headers.get('location');
-  if (!location) return null;
-  try {
-    return new URL(location, response.url || undefined).toString();
-  } catch {
-    return location;
-  }
-}
-
-/** `orgId: '<uuid>'` lists one organization's records; `'personal'` the caller's own. */
-export interface OwnerOptions {
-  orgId?: string;
-}
-
-function ownerQuery<T extends OwnerOptions & { org_id?: string }>(
-  options: T,
-): Record<string, string | number | undefined> {
-  const { orgId, ...rest } = options;
-  const query = rest as Record<string, string | number | undefined>;
-  return orgId === undefined ? query : { ...query, org_id: orgId };
-}
-
-async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
-  const all: T[] = [];
-  for await (const item of items) all.push(item);
-  return all;
 }

@@ -1,0 +1,127 @@
+import type {
+  ArtifactAnswer,
+  AgentJobView,
+  ClaimAnswer,
+  HeartbeatAnswerView,
+  LogPageRequest,
+  LogPageView,
+  LogBatchAnswer,
+  LogPostAnswer,
+  PublishReleaseRequest,
+  RegisterWorkerRequest,
+  RegistrationAnswer,
+  ReleaseView,
+  StatusReport,
+  TendrilRequest,
+  WorkerRecordView,
+} from '@trellis/contract';
+import type { JsonObject, StreamType } from '@trellis/core';
+import { TrellisApiError } from './errors.js';
+import { collect, HttpTransport, type ListPage, type PageOptions } from './HttpTransport.js';
+
+/** The agent protocol (SPEC §4.2) and the CI-only release calls (SPEC §4.4). */
+export class AgentProtocolClient extends HttpTransport {
+  // ---- the agent protocol (SPEC §4.2)
+  /** Registers an agent with a user's bearer token (`POST /api/workers/register`). */
+  registerAgent(input: RegisterWorkerRequest): Promise<RegistrationAnswer> {
+    return this.json('POST', '/api/workers/register', { body: input });
+  }
+  /** The next job, or null; `wait` long-polls for up to that many seconds (max 30). */
+  async claimJob(options: { wait?: number; signal?: AbortSignal } = {}): Promise<ClaimAnswer | null> {
+    const wait = options.wait ?? 0;
+    const response = await this.send('POST', '/api/jobs/claim', {
+      query: { wait: wait > 0 ? wait : undefined },
+      timeoutMs: this.timeoutMs + wait * 1000,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (response.status === 204) return null;
+    return (await response.json()) as ClaimAnswer;
+  }
+  /** `runningJobIds`: on an agent's first heartbeat, the jobs it runs (none after a restart). */
+  heartbeat(version: string, runningJobIds?: readonly string[]): Promise<HeartbeatAnswerView> {
+    const body = runningJobIds === undefined ? { version } : { version, running_job_ids: runningJobIds };
+    return this.json('POST', '/api/workers/heartbeat', { body });
+  }
+  getJobForAgent(id: string): Promise<AgentJobView> {
+    return this.json('GET', `/api/jobs/${encodeURIComponent(id)}`);
+  }
+  reportStatus(id: string, report: StatusReport): Promise<AgentJobView> {
+    return this.json('PUT', `/api/jobs/${encodeURIComponent(id)}/status`, { body: report });
+  }
+  appendLog(id: string, chunk: string, streamType: StreamType): Promise<LogPostAnswer> {
+    return this.json('POST', `/api/jobs/${encodeURIComponent(id)}/logs`, {
+      body: { log_chunk: chunk, stream_type: streamType },
+    });
+  }
+  /** A batch of chunks with consecutive sequence numbers; repeating a batch stores it once. */
+  appendLogBatch(
+    id: string,
+    chunks: ReadonlyArray<{ seq: number; log_chunk: string; stream_type: StreamType }>,
+  ): Promise<LogBatchAnswer> {
+    return this.json('POST', `/api/jobs/${encodeURIComponent(id)}/logs`, { body: { chunks } });
+  }
+  readLogs(id: string, page: LogPageRequest = {}): Promise<LogPageView> {
+    return this.json('GET', `/api/jobs/${encodeURIComponent(id)}/logs`, { query: page });
+  }
+  /** Streams the plan file up; `size` lets the server refuse an oversized file before reading it. */
+  uploadPlanArtifact(
+    id: string,
+    body: Uint8Array | ReadableStream<Uint8Array>,
+    size?: number,
+  ): Promise<ArtifactAnswer> {
+    return this.json('POST', `/api/jobs/${encodeURIComponent(id)}/plan-artifact`, {
+      rawBody: body as NonNullable<RequestInit['body']>,
+      headers: {
+        'Content-Type': 'application/octet-stream',
+        ...(size !== undefined ? { 'Content-Length': String(size) } : {}),
+      },
+      timeoutMs: 0,
+    });
+  }
+  async downloadPlanArtifact(id: string): Promise<{ body: ReadableStream<Uint8Array>; size: number; sha256: string }> {
+    const response = await this.send('GET', `/api/jobs/${encodeURIComponent(id)}/plan-artifact`, { timeoutMs: 0 });
+    if (!response.body) throw new TrellisApiError({ status: 502, code: 'empty_body', detail: 'no artifact body' });
+    return {
+      body: response.body,
+      size: Number(response.headers.get('content-length')),
+      sha256: (response.headers.get('etag') ?? '').replaceAll('"', ''),
+    };
+  }
+  /**
+   * The configuration version of a claimed job, from the `url` its claim names (a path on this
+   * server, fetched with the agent's credentials only: never another origin).
+   */
+  async downloadConfigurationVersion(url: string): Promise<{ body: ReadableStream<Uint8Array>; sha256: string }> {
+    if (!url.startsWith('/api/jobs/')) {
+      throw new TrellisApiError({
+        status: 400,
+        code: 'invalid_url',
+        detail: `not a configuration version path: ${url}`,
+      });
+    }
+    const response = await this.send('GET', url, { timeoutMs: 0 });
+    if (!response.body) throw new TrellisApiError({ status: 502, code: 'empty_body', detail: 'no tarball body' });
+    return { body: response.body, sha256: (response.headers.get('etag') ?? '').replaceAll('"', '') };
+  }
+  getWorkerForAgent(id: string): Promise<WorkerRecordView> {
+    return this.json('GET', `/api/workers/${encodeURIComponent(id)}`);
+  }
+  updateWorkerMetadata(id: string, metadata: JsonObject): Promise<WorkerRecordView> {
+    return this.json('POST', `/api/workers/${encodeURIComponent(id)}/metadata`, { body: metadata });
+  }
+
+  // ---- CI-only (SPEC §4.4)
+  publishRelease(input: PublishReleaseRequest): Promise<ReleaseView> {
+    return this.json('POST', '/api/releases/worker', { body: input });
+  }
+  /** Every published release, newest first (walks all pages). */
+  listReleases(): Promise<ReleaseView[]> {
+    return collect(this.walk('/api/releases/worker', 'releases', {}));
+  }
+  listReleasesPage(page: PageOptions = {}): Promise<ListPage<ReleaseView>> {
+    return this.listPage('/api/releases/worker', 'releases', page);
+  }
+  registerTendril(input: TendrilRequest): Promise<RegistrationAnswer> {
+    return this.json('POST', '/api/tendrils/register', { body: input });
+  }
+}
