@@ -1,8 +1,4 @@
-import { createHash } from 'node:crypto';
-import { createWriteStream, readFileSync } from 'node:fs';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { readFileSync } from 'node:fs';
 import { type RetryClock, retry, systemClock, type TrellisClient } from '@trellis/client';
 import type { ClaimAnswer as ClaimedJob } from '@trellis/client';
 import type { CloudIdentitySettings, EngineName, JsonObject, PolicyResult, Variables, VineSource } from '@trellis/core';
@@ -18,6 +14,7 @@ import { parseDeployMetadata } from './deployMetadata.js';
 import { engineEnvironment, withStateCredentials } from './engineEnvironment.js';
 import { writeVariablesFiles } from './variablesFile.js';
 import { JobFailure, JobInterrupted } from './errors.js';
+import { saveMeasured } from './measuredDownload.js';
 import { outputsMetadata, resourceChanges, summarizePlan } from './executionMetadata.js';
 import { cloneGitSource, displayUrl, hostGit, safeJoin, writeInlineFiles } from './fetchSource.js';
 import {
@@ -381,21 +378,7 @@ export class JobSteps {
   private async downloadPlan(planJobId: string, target: string): Promise<void> {
     await this.retrying(async () => {
       const artifact = await this.deps.client.downloadPlanArtifact(planJobId);
-      const hash = createHash('sha256');
-      let size = 0;
-      const measure = new Transform({
-        transform(chunk: Buffer, _encoding, done) {
-          hash.update(chunk);
-          size += chunk.length;
-          done(null, chunk);
-        },
-      });
-      await pipeline(
-        Readable.fromWeb(artifact.body as WebReadableStream<Uint8Array>),
-        measure,
-        createWriteStream(target, { mode: 0o600 }),
-      );
-      const sha256 = hash.digest('hex');
+      const { size, sha256 } = await saveMeasured(artifact.body, target);
       if (sha256 !== artifact.sha256 || (Number.isFinite(artifact.size) && size !== artifact.size)) {
         throw new JobFailure(
           `the plan of job ${planJobId} is damaged: got ${size} bytes with sha256 ${sha256}, expected ${artifact.size} bytes with sha256 ${artifact.sha256}`,

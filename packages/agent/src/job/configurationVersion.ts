@@ -1,11 +1,9 @@
-import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
+import { createReadStream, mkdirSync } from 'node:fs';
 import { posix } from 'node:path';
-import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { extract } from 'tar';
 import { JobFailure } from './errors.js';
+import { saveMeasured } from './measuredDownload.js';
 
 /** What the claim says of the configuration version to run (issue 23). */
 export interface ConfigurationVersionClaim {
@@ -29,21 +27,7 @@ export async function downloadConfigurationVersion(
   file: string,
 ): Promise<void> {
   const { body } = await download(version.url);
-  const hash = createHash('sha256');
-  let size = 0;
-  const measure = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      hash.update(chunk);
-      size += chunk.length;
-      done(null, chunk);
-    },
-  });
-  await pipeline(
-    Readable.fromWeb(body as WebReadableStream<Uint8Array>),
-    measure,
-    createWriteStream(file, { mode: 0o600 }),
-  );
-  const sha256 = hash.digest('hex');
+  const { size, sha256 } = await saveMeasured(body, file);
   if (sha256 !== version.sha256 || size !== version.size) {
     throw new JobFailure(
       `configuration version ${version.id} is not the one the claim names: got ${size} bytes with sha256 ${sha256}, expected ${version.size} bytes with sha256 ${version.sha256}; nothing was run`,

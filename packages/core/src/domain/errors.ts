@@ -45,6 +45,22 @@ export class ValidationError extends DomainError {
   }
 }
 
+/**
+ * Reads fields one by one and keeps every failure in `issues` (a `ValidationError`'s field issues,
+ * or its message at `path`), so a person fixes them all in one go; any other error passes through.
+ */
+export function fieldReader(issues: FieldIssue[]): <T>(path: string, read: () => T) => T | undefined {
+  return (path, read) => {
+    try {
+      return read();
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      issues.push(...(error.fields.length > 0 ? error.fields : [{ path, message: error.message }]));
+      return undefined;
+    }
+  };
+}
+
 /** Well-formed, but its content is refused (`422`), e.g. a policy module that does not compile. */
 export class UnprocessableError extends DomainError {
   readonly kind = 'unprocessable';

@@ -1,5 +1,5 @@
 import { ENGINE_NAMES, isOneOf } from '../domain/enums.js';
-import { type FieldIssue, ValidationError } from '../domain/errors.js';
+import { type FieldIssue, fieldReader, ValidationError } from '../domain/errors.js';
 import { gitSourceIssues } from '../domain/gitSource.js';
 import type { CloudIdentitySettings, Engine, Variables, VineSource } from '../domain/records.js';
 import { isUuid, requireName } from '../domain/validation.js';
@@ -50,17 +50,7 @@ const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@\-/]{1,512}$/;
 /** Checks every field and reports all failures at once, so a person fixes them in one go. */
 export function parseVineInput(input: CreateVineInput): ParsedVine {
   const issues: FieldIssue[] = [];
-  const field = <T>(path: string, read: () => T): T | undefined => {
-    try {
-      return read();
-    } catch (error) {
-      if (error instanceof ValidationError) {
-        issues.push(...(error.fields.length > 0 ? error.fields : [{ path, message: error.message }]));
-        return undefined;
-      }
-      throw error;
-    }
-  };
+  const field = fieldReader(issues);
 
   const name = field('name', () => requireName(input.name, 'name'));
   const projectName = field('project_name', () =>

@@ -1,4 +1,4 @@
-import { type FieldIssue, ValidationError } from '../domain/errors.js';
+import { type FieldIssue, fieldReader, ValidationError } from '../domain/errors.js';
 import type { Engine, Variables, VineSource } from '../domain/records.js';
 import { requireName } from '../domain/validation.js';
 import {
@@ -58,17 +58,7 @@ export const EDIT_FIELDS = [
 /** Checks every field given and reports all failures at once, like `parseVineInput`. */
 export function parseVineEdit(input: EditVineInput): ParsedVineEdit {
   const issues: FieldIssue[] = [];
-  const field = <T>(path: string, read: () => T): T | undefined => {
-    try {
-      return read();
-    } catch (error) {
-      if (error instanceof ValidationError) {
-        issues.push(...(error.fields.length > 0 ? error.fields : [{ path, message: error.message }]));
-        return undefined;
-      }
-      throw error;
-    }
-  };
+  const field = fieldReader(issues);
   const edit: ParsedVineEdit = {};
   if (input.name !== undefined) edit.name = field('name', () => requireName(input.name, 'name'));
   if (input.project_name !== undefined) {
