@@ -14,7 +14,7 @@ import {
   systemScope,
   type UnitOfWork,
 } from '@trellis/core';
-import { pullRequestTrigger, queueGitJob } from '@trellis/testkit';
+import { pullRequestTrigger, queueGitJob, tarGz } from '@trellis/testkit';
 import nock from 'nock';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -102,6 +102,10 @@ describe.skipIf(!chromiumPath)(
     it('shows the changes, and the status and comment delivered', async () => {
       const head = '1'.repeat(40);
       const job = await queueGitJob(uow, deps, { ownerId: adminId, vineId, trigger: pullRequestTrigger(head) });
+      // The control plane fetches the commit's tarball (a configuration version, issue 23) to answer the claim.
+      nock('https://api.github.com')
+        .get(/\/tarball\//)
+        .reply(200, tarGz([{ path: 'acme-infra-1111111/main.tf', content: 'terraform {}\n' }]));
       expect((await agent.claimJob())?.job.id).toBe(job.id);
       await agent.reportStatus(job.id, { status: 'PROCESSING' });
       await agent.reportStatus(job.id, {
