@@ -132,6 +132,9 @@ describe.skipIf(!chromiumPath)(
       expect(await owner.locator('[data-destroy-plan]').count()).toBe(1);
       await Promise.all([owner.waitForURL(/\/jobs\/[0-9a-f-]{36}$/), owner.click('[data-destroy-plan]')]);
       const destroyPlanId = new URL(owner.url()).pathname.split('/').pop() as string;
+      // The job page follows the same rule: no destroy without a plan, only "Plan destroy".
+      expect(await owner.locator('[data-create-job="DESTROY"]:not([data-plan-job-id])').count()).toBe(0);
+      expect(await owner.locator('[data-destroy-plan]').count()).toBe(1);
       const destroyPlan = await ownerClient.getJob(destroyPlanId);
       expect(destroyPlan).toMatchObject({ job_type: 'PLAN', config_snapshot: { destroy: true } });
       await ownerClient.cancelJob(destroyPlanId);

@@ -14,7 +14,8 @@ import { policyResultsSection } from './policyResults.js';
 import { resourceChangesSection, vcsFeedbackSection } from './vcsFeedback.js';
 import { readOnlyNote } from './vinePage.js';
 import { type PlanReviewRights, planReviewSection } from './planReview.js';
-import type { ApprovalSetting, WaitingFor } from '@trellis/core';
+import type { ApprovalSetting, PlanlessActions, WaitingFor } from '@trellis/core';
+import { destroyButton } from './destroyButton.js';
 
 export interface JobPageInput {
   base: string;
@@ -36,6 +37,8 @@ export interface JobPageInput {
   waitingFor?: WaitingFor | null;
   /** What the job told its git provider; null (or absent) for a job no push or pull request queued. */
   vcsFeedback?: VcsFeedbackView[] | null;
+  /** What the deploy gate says of a change of the job's vine without a plan (its Destroy button). */
+  planless?: PlanlessActions | null;
 }
 
 /**
@@ -69,7 +72,7 @@ ${
   input.mayRun
     ? html`<div class="actions">
   <button type="button" class="button danger" data-cancel-job="${job.id}"${finished ? html` hidden` : ''}>Cancel job</button>
-  ${job.vine_id ? vineActions(base, job, appliedBy) : ''}
+  ${job.vine_id ? vineActions(base, job, appliedBy, input.planless) : ''}
 </div>
 <p class="error" role="alert" data-action-error hidden></p>`
     : readOnlyNote(input.org, 'operators run and cancel its jobs')
@@ -145,7 +148,7 @@ function gitFacts(base: string, job: Job): Html {
     }`;
 }
 
-function vineActions(base: string, job: JobView, appliedBy: Job | null): Html {
+function vineActions(base: string, job: JobView, appliedBy: Job | null, planless?: PlanlessActions | null): Html {
   const vineId = job.vine_id as string;
   // A speculative plan (drift check, pull request) is never offered for a deploy.
   const isPlan = job.job_type === 'PLAN' && !isSpeculativeTrigger(job.trigger);
@@ -166,7 +169,7 @@ function vineActions(base: string, job: JobView, appliedBy: Job | null): Html {
             : ''
   }
   <button type="button" class="button" data-create-job="PLAN" data-configuration-id="${vineId}">Plan again</button>
-  <button type="button" class="button danger" data-create-job="DESTROY" data-configuration-id="${vineId}" data-confirm="Destroy every resource of ${job.config_snapshot.vine?.name ?? 'this vine'}? This cannot be undone.">Destroy</button>`;
+  ${destroyButton({ id: vineId, name: job.config_snapshot.vine?.name ?? 'this vine' }, planless)}`;
 }
 
 /** Why the job waits (`waiting_for`), as of the page's load; the status badge updates live. */

@@ -17,6 +17,7 @@ import {
 import { badge, commitCell, driftBadge, jobDuration, jobTypeLabel, shortId, utc, when } from '../format.js';
 import { externalUrl, type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
+import { destroyButton } from './destroyButton.js';
 import { approvalSettingSection } from './planReview.js';
 
 export interface VinePageInput {
@@ -96,12 +97,7 @@ ${
       : html`<button type="button" class="button" data-create-job="DEPLOY" data-configuration-id="${vine.id}" data-plan-and-deploy>Plan and deploy</button>`
   }
   ${vine.status === 'DEPLOYED' ? html`<button type="button" class="button" data-drift-check="${vine.id}">Check drift</button>` : ''}
-  ${
-    // A vine that requires approval destroys only an approved destroy plan: plan it first.
-    input.planless && !input.planless.destroy.allowed
-      ? html`<button type="button" class="button danger" data-create-job="PLAN" data-destroy-plan data-configuration-id="${vine.id}">Plan destroy</button>`
-      : html`<button type="button" class="button danger" data-create-job="DESTROY" data-configuration-id="${vine.id}" data-confirm="Destroy every resource of ${vine.name}? This cannot be undone.">Destroy</button>`
-  }
+  ${destroyButton(vine, input.planless)}
 </div>
 <p class="error" role="alert" data-action-error hidden></p>`
     : readOnlyNote(input.org, 'operators plan, deploy and destroy it')
