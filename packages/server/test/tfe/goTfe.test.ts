@@ -38,7 +38,6 @@ export const PASSING = [
   'TestStateVersionsUpload',
   'TestWorkspacesDelete',
   'TestWorkspacesDeleteByID',
-  'TestVariablesDelete',
   'TestWorkspacesForceUnlock',
   'TestWorkspacesLock',
   'TestWorkspacesReadByID',
