@@ -321,6 +321,19 @@ export interface ConfigSnapshot {
   target_worker?: { id: string; name: string; mode: WorkerMode };
   /** A destroy plan, or the DESTROY applying one (issue 23): its hash never equals a deploy's. */
   destroy?: true;
+  /** How a run of the Terraform Cloud protocol asked the engine to plan (issue 27); absent: a full plan. */
+  run_options?: RunOptions;
+}
+
+/**
+ * The engine options of a remote run from the stock CLI (issue 27): `-target`, `-replace`,
+ * `-refresh-only`, `-refresh=false`. The agent passes them to its plan; a DEPLOY applies the plan.
+ */
+export interface RunOptions {
+  target?: string[];
+  replace?: string[];
+  refresh_only?: true;
+  refresh?: false;
 }
 
 export interface Job {
