@@ -103,6 +103,7 @@ export function jobTypeLabel(job: Pick<Job, 'job_type' | 'plan_job_id'> & { trig
   if (job.trigger?.type === 'upstream') return `${JOB_TYPE_LABELS[job.job_type]} (after upstream deploy)`;
   if (job.trigger?.type === 'pull_request') return `Speculative plan (pull request #${job.trigger.number})`;
   if (job.trigger?.type === 'push') return `${JOB_TYPE_LABELS[job.job_type]} (push)`;
+  if (job.trigger?.type === 'cli') return `${JOB_TYPE_LABELS[job.job_type]} (tofu CLI)`;
   return JOB_TYPE_LABELS[job.job_type];
 }
 
@@ -129,6 +130,8 @@ export function triggerText(base: string, trigger: Job['trigger']): Html {
   switch (trigger.type) {
     case 'manual':
       return html`manual`;
+    case 'cli':
+      return html`tofu CLI (remote run)`;
     case 'drift':
       return html`drift check`;
     case 'upstream':

@@ -128,6 +128,8 @@ export function triggerDescription(job: Pick<Job, 'trigger'>): string {
   switch (trigger.type) {
     case 'manual':
       return 'manual';
+    case 'cli':
+      return 'tofu CLI (remote run)';
     case 'drift':
       return 'drift check';
     case 'upstream':

@@ -70,6 +70,8 @@ export const AUDIT_ACTIONS = [
   'state.force_unlock',
   'state.write',
   'state.rollback',
+  'run.confirm',
+  'run.discard',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -201,9 +201,13 @@ export interface VineTriggers {
   after: string[];
 }
 
-/** Why a job was queued: by a person, by the drift scheduler, or by an upstream vine's deploy. */
+/**
+ * Why a job was queued: by a person, by the drift scheduler, by an upstream vine's deploy, or by
+ * a person's stock `tofu` CLI through the Terraform Cloud protocol (`cli`, issue 27: a remote run).
+ */
 export type JobTrigger =
   | { type: 'manual' }
+  | { type: 'cli' }
   | { type: 'drift' }
   | { type: 'upstream'; vine_id: string; job_id: string }
   | VcsJobTrigger;
@@ -344,6 +348,11 @@ export interface RunOptions {
   replace?: string[];
   refresh_only?: true;
   refresh?: false;
+  /**
+   * The names of the variables the run itself set (`-var`, `-var-file`), whose values in the
+   * snapshot override the vine's for this run: the stale-plan guard takes them from the plan.
+   */
+  variables?: string[];
 }
 
 export interface Job {

@@ -26,7 +26,8 @@ import {
 import type { ApprovalSetting, ClaimedPolicy, PolicyResult } from '../domain/policies.js';
 import { isSpeculativeTrigger, type Job, type Vine } from '../domain/records.js';
 import type { Stores } from '../ports/UnitOfWork.js';
-import { configHash, pinnedCommitOf, snapshotOfVine, snapshotOfVineAt } from '../snapshot/configSnapshot.js';
+import { configHash } from '../snapshot/configSnapshot.js';
+import { snapshotOfPlanNow } from './changeSnapshot.js';
 
 /** The job types that change infrastructure. */
 export type ChangeType = 'DEPLOY' | 'DESTROY';
@@ -352,13 +353,12 @@ export async function planFactsOf(
 
 /**
  * Whether the plan's configuration is still the vine's: a git-driven plan is of one commit (stale
- * when the vine changed, not when the branch moved on); a destroy plan compares as one.
+ * when the vine changed, not when the branch moved on); a remote run's plan is of its uploaded
+ * configuration version (stale when the vine's variables, engine or identity changed); a destroy
+ * plan compares as one (`snapshotOfPlanNow`).
  */
 export function planIsCurrent(plan: Pick<Job, 'config_snapshot' | 'config_hash'>, vine: Vine): boolean {
-  const commit = pinnedCommitOf(plan.config_snapshot);
-  let now = commit === null ? snapshotOfVine(vine) : snapshotOfVineAt(vine, commit);
-  if (plan.config_snapshot.destroy === true) now = { ...now, destroy: true };
-  return configHash(now) === plan.config_hash;
+  return configHash(snapshotOfPlanNow(vine, plan)) === plan.config_hash;
 }
 
 /** What queueing a change of the vine without a plan would meet at the gate (the vine page's offers). */

@@ -5,6 +5,7 @@ import type { CoreDeps } from '../usecases/CoreDeps.js';
 import { driftHooks, runTriggerHooks } from '../usecases/driftHooks.js';
 import { deploymentHooks } from '../usecases/finalizeDeployment.js';
 import { autoDeployHooks } from '../usecases/gitJobs.js';
+import { tfeRunHooks } from '../tfe/runs/runApply.js';
 import { notificationHooks } from '../usecases/notificationOutbox.js';
 import { planReviewHooks } from '../usecases/PlanReviewUseCases.js';
 import { vcsFeedbackHooks } from '../usecases/vcsFeedbackHooks.js';
@@ -37,6 +38,7 @@ export function jobHooks(services: JobHookServices = {}): readonly JobHook[] {
     ...workerHooks(services.credentials),
     ...configurationVersionHooks(services.configurationVersions),
     ...autoDeployHooks,
+    ...tfeRunHooks,
     ...runTriggerHooks,
     ...liveAnnouncementHooks,
   ];

@@ -1,4 +1,5 @@
 import type { ConfigurationVersionStore } from '../configurationVersions/ports.js';
+import type { TfeRunStore } from '../tfe/runs/records.js';
 import type { ApiTokenStore } from './ApiTokenStore.js';
 import type { AuditStore } from './AuditStore.js';
 import type { CliLoginStore } from './CliLoginStore.js';
@@ -38,6 +39,8 @@ export interface Stores {
   releases: ReleaseStore;
   planArtifacts: PlanArtifactStore;
   configurationVersions: ConfigurationVersionStore;
+  /** Remote runs of the stock CLI (issue 27), keyed by their plan job. */
+  tfeRuns: TfeRunStore;
   states: StateStore;
   apiTokens: ApiTokenStore;
   orgs: OrgStore;

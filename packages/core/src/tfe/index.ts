@@ -6,6 +6,8 @@ import { TfeLoginUseCases } from './TfeLoginUseCases.js';
 import { TfeStateUseCases } from './TfeStateUseCases.js';
 import { TfeVariableUseCases } from './TfeVariableUseCases.js';
 import { TfeWorkspaceUseCases } from './TfeWorkspaceUseCases.js';
+import type { JobLifecycle } from '../jobs/JobLifecycle.js';
+import { TfeRunUseCases } from './runs/TfeRunUseCases.js';
 
 /** The Terraform Cloud protocol's use cases (issue 26), and the state history of vines they share. */
 export interface TfeUseCases {
@@ -15,9 +17,11 @@ export interface TfeUseCases {
   states: TfeStateUseCases;
   variables: TfeVariableUseCases;
   history: StateHistoryUseCases;
+  /** Remote runs (issue 27). */
+  runs: TfeRunUseCases;
 }
 
-export function createTfeUseCases(deps: CoreDeps, apiTokens: ApiTokenUseCases): TfeUseCases {
+export function createTfeUseCases(deps: CoreDeps, apiTokens: ApiTokenUseCases, lifecycle: JobLifecycle): TfeUseCases {
   const workspaces = new TfeWorkspaceUseCases(deps);
   const states = new TfeStateUseCases(deps, workspaces);
   return {
@@ -27,5 +31,6 @@ export function createTfeUseCases(deps: CoreDeps, apiTokens: ApiTokenUseCases): 
     states,
     variables: new TfeVariableUseCases(deps, workspaces),
     history: new StateHistoryUseCases(deps, states),
+    runs: new TfeRunUseCases(deps, lifecycle, workspaces),
   };
 }

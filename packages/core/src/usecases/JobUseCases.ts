@@ -26,13 +26,8 @@ import { refusedEndReport } from '../jobs/windDown.js';
 import { issueJobStateToken } from '../auth/jobStateToken.js';
 import { type StateAccess, stateAccessOf } from '../domain/stateAccess.js';
 import { jobForAgent, secretsWithheld, withheldSecretsNote } from '../vcs/forkPullRequests.js';
-import {
-  configHash,
-  pinnedCommitOf,
-  snapshotOfVine,
-  snapshotOfVineAt,
-  snapshotOfWorkerTarget,
-} from '../snapshot/configSnapshot.js';
+import { configHash, snapshotOfVine, snapshotOfWorkerTarget } from '../snapshot/configSnapshot.js';
+import { snapshotOfPlanNow } from '../jobs/changeSnapshot.js';
 import { ownerScope, type Stores, visibleOwners } from '../ports/UnitOfWork.js';
 import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
@@ -125,12 +120,13 @@ export class JobUseCases {
       } else {
         const found = await stores.vines.get(ownerId, vineId as string);
         if (!found) throw new NotFoundError('configuration');
-        requireRunnableSource(found);
         vine = found;
-        // A DEPLOY of a git-driven plan deploys the commit that plan pinned (and its hash compares with the plan's).
+        // A DEPLOY of a git-driven plan deploys the commit that plan pinned, of a remote run's plan
+        // its uploaded configuration (issue 27); its hash compares with the plan's.
         const plan = planJobId === null ? null : await stores.jobs.get(ownerId, planJobId);
-        const commit = plan?.vine_id === found.id ? pinnedCommitOf(plan.config_snapshot) : null;
-        snapshot = commit === null ? snapshotOfVine(found) : snapshotOfVineAt(found, commit);
+        const ofPlan = plan !== null && plan.vine_id === found.id;
+        if (!(ofPlan && plan.config_snapshot.source?.type === 'upload')) requireRunnableSource(found);
+        snapshot = ofPlan ? snapshotOfPlanNow(found, plan) : snapshotOfVine(found);
         // A destroy plan, and the DESTROY that applies one, say so in their snapshot (and hash).
         if (destroy || (jobType === 'DESTROY' && planJobId !== null)) snapshot = { ...snapshot, destroy: true };
       }

@@ -13,6 +13,7 @@ import type { JobHook } from '../jobs/hooks.js';
 import type { JobLifecycle } from '../jobs/JobLifecycle.js';
 import { type CoreDeps, isoNow } from './CoreDeps.js';
 import { autoDeployAfterPlan } from './gitJobs.js';
+import { continueRun } from '../tfe/runs/runApply.js';
 import { enqueueNotification, type OutboxDeps } from './notificationOutbox.js';
 import { jobForPeople } from './views.js';
 
@@ -73,7 +74,7 @@ export class PlanReviewUseCases {
   async override(user: UserActor, id: unknown, input: OverrideInput = {}): Promise<Job> {
     const reason = requiredText(input.reason, 'reason');
     const { plan, scope } = await this.locatePlan(user, id, 'plans.override');
-    return this.deps.uow.run(scope, async (stores) => {
+    return this.lifecycle.run(scope, async (stores) => {
       const current = await requireDeployablePlan(stores, plan.owner_id, plan.id);
       const failed = failedMandatory(current);
       if (failed.length === 0) {
@@ -93,6 +94,8 @@ export class PlanReviewUseCases {
         owner_id: current.owner_id,
         details: { vine_id: current.vine_id, reason, policies: failed.map((policy) => policy.name).join(', ') },
       });
+      // A remote run told to apply goes on once its failed policies are overridden (issue 27).
+      await continueRun(stores, this.deps, this.lifecycle, updated);
       return jobForPeople(updated);
     });
   }
@@ -134,6 +137,8 @@ export class PlanReviewUseCases {
       });
       // Git-driven auto_deploy (issue 13) waits for the approval of a push's plan: here it goes on.
       if (decision === 'approved') await autoDeployAfterPlan(stores, this.lifecycle, updated, { approved: true });
+      // A remote run told to apply (`-auto-approve`, or a yes while it waited) goes on (issue 27).
+      if (decision === 'approved') await continueRun(stores, this.deps, this.lifecycle, updated);
       return jobForPeople(updated);
     });
   }

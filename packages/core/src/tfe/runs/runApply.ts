@@ -1,0 +1,117 @@
+import type { UserActor } from '../../domain/actors.js';
+import { ConflictError, isDomainError, NotFoundError } from '../../domain/errors.js';
+import type { Job } from '../../domain/records.js';
+import { snapshotOfPlanNow } from '../../jobs/changeSnapshot.js';
+import { checkChange } from '../../jobs/deployGate.js';
+import type { JobHook } from '../../jobs/hooks.js';
+import type { JobLifecycle } from '../../jobs/JobLifecycle.js';
+import type { Stores } from '../../ports/UnitOfWork.js';
+import { configHash } from '../../snapshot/configSnapshot.js';
+import { recordAudit } from '../../usecases/audit.js';
+import { type CoreDeps, isoNow } from '../../usecases/CoreDeps.js';
+import { runId, type TfeRun } from './records.js';
+import { runHasChanges } from './runStatus.js';
+
+/** What `apply` did: queued the DEPLOY (or DESTROY), or recorded the yes until the plan's approval. */
+export type ApplyOutcome = { queued: Job } | { waitingForApproval: true };
+
+/** Why a run's plan may never be applied, whoever asks; null: the gate decides. */
+export function closedRunProblem(run: TfeRun): ConflictError | null {
+  if (run.discarded_at !== null) return new ConflictError('run_discarded', 'this run was discarded: start a new run');
+  if (run.plan_only) {
+    return new ConflictError(
+      'run_plan_only',
+      'this run is a speculative plan (tofu plan), which is never applied: run tofu apply',
+    );
+  }
+  return null;
+}
+
+/**
+ * Queues the DEPLOY (a DESTROY for a destroy run) of the run's plan through the deploy gate of
+ * `trellis deploy --plan` (approvals, policies, stale-plan guard), in the caller's unit of work.
+ * A person's yes on a plan that lacks only the vine's approval is recorded (`confirmed`) and the
+ * apply is queued when the plan is approved (`continueRun`).
+ */
+export async function applyRun(
+  stores: Stores,
+  deps: CoreDeps,
+  lifecycle: JobLifecycle,
+  run: TfeRun,
+  actor: UserActor | 'system',
+): Promise<ApplyOutcome> {
+  const closed = closedRunProblem(run);
+  if (closed !== null) throw closed;
+  const plan = await stores.jobs.get(run.owner_id, run.plan_job_id);
+  const vine = await stores.vines.get(run.owner_id, run.vine_id);
+  if (!plan || !vine) throw new NotFoundError('run');
+  const type = run.is_destroy ? 'DESTROY' : 'DEPLOY';
+  const snapshot = snapshotOfPlanNow(vine, plan);
+  const hash = configHash(snapshot);
+  try {
+    await checkChange(stores, { type, vine, planJobId: plan.id, hash });
+  } catch (error) {
+    if (!(isDomainError(error) && error.code === 'approval_required' && actor !== 'system')) throw error;
+    if (!(await stores.tfeRuns.confirm(run.owner_id, run.plan_job_id, isoNow(deps), actor.userId))) {
+      throw new ConflictError('run_already_confirmed', 'this run was already confirmed; it waits for its approval');
+    }
+    await recordAudit(stores, deps, actor, {
+      action: 'run.confirm',
+      target: { type: 'job', id: plan.id },
+      owner_id: run.owner_id,
+      details: { vine_id: vine.id, run_id: runId(plan.id), waiting_for: 'approval' },
+    });
+    return { waitingForApproval: true };
+  }
+  const queued = await lifecycle.queue(stores, {
+    owner_id: run.owner_id,
+    job_type: type,
+    vine,
+    configuration: { snapshot, hash },
+    plan_job_id: plan.id,
+    trigger: { type: 'cli' },
+    actor,
+    created_by: actor === 'system' ? run.created_by : actor.userId,
+    caused_by: actor === 'system' ? run.created_by : null,
+    audit: { plan_job_id: plan.id, run_id: runId(plan.id), ...(actor === 'system' ? { auto_apply: true } : {}) },
+  });
+  await stores.tfeRuns.setApply(run.owner_id, run.plan_job_id, queued.id);
+  return { queued };
+}
+
+/**
+ * A run that was told to apply (`auto-apply`, the CLI's `-auto-approve`, or a person's yes while
+ * the plan waited for its approval) is applied as soon as its plan may be: when the plan ends
+ * successfully with changes, when it is approved, when its failed policies are overridden. A gate
+ * that still refuses leaves it waiting (or for a person to discard). Returns the DEPLOY, or null.
+ */
+export async function continueRun(
+  stores: Stores,
+  deps: CoreDeps,
+  lifecycle: JobLifecycle,
+  plan: Job,
+): Promise<Job | null> {
+  if (plan.job_type !== 'PLAN' || plan.trigger.type !== 'cli' || plan.status !== 'SUCCESS') return null;
+  const run = await stores.tfeRuns.get(plan.owner_id, plan.id);
+  if (!run || closedRunProblem(run) !== null || !(run.auto_apply || run.confirmed_at !== null)) return null;
+  if (!runHasChanges(plan) || plan.execution_metadata.plan_summary === undefined) return null;
+  if ((await stores.jobs.listDeploysOfPlan(plan.owner_id, plan.id)).length > 0) return null;
+  try {
+    const outcome = await applyRun(stores, deps, lifecycle, run, 'system');
+    return 'queued' in outcome ? outcome.queued : null;
+  } catch (error) {
+    if (isDomainError(error)) return null;
+    throw error;
+  }
+}
+
+/** `-auto-approve` (issue 27): a remote run's plan with changes is applied once it ends, gate permitting. */
+export const tfeRunHooks: readonly JobHook[] = [
+  {
+    name: 'tfe.autoApply',
+    on: ['reported'],
+    async run(job, _change, { stores, deps, lifecycle }) {
+      await continueRun(stores, deps, lifecycle, job);
+    },
+  },
+];
