@@ -36,6 +36,7 @@ export const TABLES = {
   vcsFeedback: 'vcs_feedback',
   vcsComments: 'vcs_comments',
   tfeAuthorizationCodes: 'tfe_authorization_codes',
+  tfeRuns: 'tfe_runs',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];

@@ -61,6 +61,8 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   vcs_comments: 'cascade',
   sign_in_links: 'none',
   tfe_authorization_codes: 'none',
+  // A run goes with its plan job (issue 27).
+  tfe_runs: 'cascade',
 };
 
 /** The tables of `ORG_DELETION`'s `delete`, in the order their rows go (children before parents). */

@@ -15,6 +15,7 @@ import { SqlPlanArtifactStore } from './SqlPlanArtifactStore.js';
 import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
 import { SqlReleaseStore } from './SqlReleaseStore.js';
 import { SqlTfeLoginCodeStore } from './SqlTfeLoginCodeStore.js';
+import { SqlTfeRunStore } from './SqlTfeRunStore.js';
 import { SqlSignInLinkStore } from './SqlSignInLinkStore.js';
 import { SqlSigningKeyStore } from './SqlSigningKeyStore.js';
 import { SqlStateStore } from './SqlStateStore.js';
@@ -41,6 +42,7 @@ export function createStores(session: SqlSession): Stores {
     releases: new SqlReleaseStore(session),
     planArtifacts: new SqlPlanArtifactStore(session),
     configurationVersions: new SqlConfigurationVersionStore(session),
+    tfeRuns: new SqlTfeRunStore(session),
     states: new SqlStateStore(session),
     apiTokens: new SqlApiTokenStore(session),
     orgs: new SqlOrgStore(session),

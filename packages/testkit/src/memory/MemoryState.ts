@@ -1,4 +1,4 @@
-import type { ConfigurationVersion } from '@trellis/core';
+import type { ConfigurationVersion, TfeRun } from '@trellis/core';
 import { compareNewestFirst, type Page, type PageKey, type PageRequest, takePage } from '@trellis/core';
 import type {
   ApiToken,
@@ -75,6 +75,8 @@ export interface MemoryState {
   planArtifacts: Map<string, PlanArtifact>;
   /** Keyed by id (issue 23). */
   configurationVersions: Map<string, ConfigurationVersion>;
+  /** Keyed by plan job id (issue 27); a run whose job is gone is gone too. */
+  tfeRuns: Map<string, TfeRun>;
   stateVersions: StateVersion[];
   /** Keyed by vine id. */
   stateLocks: Map<string, StateLock>;
@@ -124,6 +126,7 @@ export function emptyMemoryState(): MemoryState {
     releases: new Map(),
     planArtifacts: new Map(),
     configurationVersions: new Map(),
+    tfeRuns: new Map(),
     stateVersions: [],
     stateLocks: new Map(),
     apiTokens: new Map(),

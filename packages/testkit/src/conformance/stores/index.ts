@@ -24,12 +24,14 @@ import { describeVcsFeedbackStoreConformance } from './vcsFeedback.js';
 import { describeVineyardStoreConformance } from './vineyards.js';
 import { describeVineStoreConformance } from './vines.js';
 import { describeWorkerStoreConformance } from './workers.js';
+import { describeTfeRunStoreConformance } from './tfeRuns.js';
 
 export type { OpenStoreHarness, StoreHarness } from './harness.js';
 export { newDelivery as newNotificationDelivery, newNotification } from './notifications.js';
 export { newPolicy } from './policies.js';
 export { newVcsConnection } from './vcs.js';
 export { newVcsFeedbackItem } from './vcsFeedback.js';
+export { newTfeRun } from './tfeRuns.js';
 export { newJob, newUser, newVine, newVineyard, newWorker } from './fixtures.js';
 
 /**
@@ -63,5 +65,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeSigningKeyStoreConformance(open);
     describeSignInLinkStoreConformance(open);
     describeVcsFeedbackStoreConformance(open);
+    describeTfeRunStoreConformance(open);
   });
 }

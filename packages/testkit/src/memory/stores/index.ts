@@ -15,6 +15,7 @@ import { MemoryPlanArtifactStore } from './MemoryPlanArtifactStore.js';
 import { MemoryRefreshTokenStore } from './MemoryRefreshTokenStore.js';
 import { MemoryReleaseStore } from './MemoryReleaseStore.js';
 import { MemoryTfeLoginCodeStore } from './MemoryTfeLoginCodeStore.js';
+import { MemoryTfeRunStore } from './MemoryTfeRunStore.js';
 import { MemorySignInLinkStore } from './MemorySignInLinkStore.js';
 import { MemorySigningKeyStore } from './MemorySigningKeyStore.js';
 import { MemoryStateStore } from './MemoryStateStore.js';
@@ -65,6 +66,7 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     releases: new MemoryReleaseStore(tx),
     planArtifacts: new MemoryPlanArtifactStore(tx),
     configurationVersions: new MemoryConfigurationVersionStore(tx),
+    tfeRuns: new MemoryTfeRunStore(tx),
     states: new MemoryStateStore(tx),
     apiTokens: new MemoryApiTokenStore(tx),
     orgs: new MemoryOrgStore(tx),
