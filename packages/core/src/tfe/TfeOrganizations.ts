@@ -55,11 +55,18 @@ export class TfeOrganizations {
   async abilities(
     actor: UserActor,
     ownerId: string,
-  ): Promise<{ manage: boolean; useState: boolean; forceUnlock: boolean }> {
-    if (ownerId === actor.userId && !actor.apiToken?.orgId) return { manage: true, useState: true, forceUnlock: true };
+  ): Promise<{ manage: boolean; useState: boolean; forceUnlock: boolean; run: boolean }> {
+    if (ownerId === actor.userId && !actor.apiToken?.orgId) {
+      return { manage: true, useState: true, forceUnlock: true, run: true };
+    }
     const membership = (await this.access.memberships(actor)).find((candidate) => candidate.org_id === ownerId);
     const may = (action: OrgAction) => membership !== undefined && roleAllows(membership.role, action);
-    return { manage: may('vineyards.manage'), useState: may('state.use'), forceUnlock: may('state.force_unlock') };
+    return {
+      manage: may('vineyards.manage'),
+      useState: may('state.use'),
+      forceUnlock: may('state.force_unlock'),
+      run: may('jobs.run'),
+    };
   }
 
   /** A record found among the owners the actor sees, and the scope to act on it in. */

@@ -20,12 +20,14 @@ export interface Abilities {
   manage: boolean;
   useState: boolean;
   forceUnlock: boolean;
+  /** Queue plans and applies (remote runs, issue 27): `jobs.run`. */
+  run: boolean;
 }
 
-/** The entitlements of every organization: state and login now; remote operations come with part 2. */
+/** The entitlements of every organization: state, login and remote operations (issue 27). */
 export function entitlementSet(organization: string): Resource {
   return resource('entitlement-sets', organization, {
-    operations: false,
+    operations: true,
     'state-storage': true,
     'private-module-registry': false,
     'private-policy-agents': false,
@@ -73,8 +75,7 @@ export function workspace(ws: TfeWorkspace, abilities: Abilities): Resource {
       name: vine.name,
       environment: 'default',
       'execution-mode': vine.execution_mode,
-      // The older form of the execution mode. The entitlement set's `operations: false` keeps
-      // every run local until remote runs are served, whatever a workspace says.
+      // The older form of the execution mode: a `local` workspace runs on the CLI's machine.
       operations: vine.execution_mode === 'remote',
       'terraform-version': vine.terraform_version,
       locked: ws.lock !== null,
@@ -90,9 +91,9 @@ export function workspace(ws: TfeWorkspace, abilities: Abilities): Resource {
         'can-update': abilities.manage,
         'can-destroy': abilities.manage,
         'can-force-delete': abilities.manage,
-        'can-queue-run': false,
-        'can-queue-apply': false,
-        'can-queue-destroy': false,
+        'can-queue-run': abilities.run,
+        'can-queue-apply': abilities.run,
+        'can-queue-destroy': abilities.run,
         'can-read-settings': true,
         'can-lock': abilities.useState,
         'can-unlock': abilities.useState,

@@ -22,6 +22,7 @@ import {
 } from './jsonapi.js';
 import * as view from './serializers.js';
 import { actorOf, tfeAuthenticate } from './tfeAuth.js';
+import { runRoutes } from './runs/runRoutes.js';
 
 /** The API version this server speaks (`TFP-API-Version`): at least 2.5 for the cloud block. */
 export const TFP_API_VERSION = '2.6';
@@ -338,6 +339,9 @@ export function tfeRoutes(deps: TfeRouteDeps): Router {
     await tfe.variables.delete(actorOf(res), byId(req), req.params.var);
     res.status(204).end();
   });
+
+  // Remote runs (issue 27).
+  router.use(runRoutes(useCases));
 
   router.use((req, _res, next) => {
     next(new NotFoundError('route', 'route_not_found', `no route for ${req.method} ${req.originalUrl}`));
