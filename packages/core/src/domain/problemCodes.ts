@@ -199,6 +199,7 @@ export const PROBLEM_CODES = {
   plan_already_decided: { status: 409, meaning: 'the plan was already approved or rejected' },
   run_discarded: { status: 409, meaning: 'the run was discarded: its plan is never applied; start a new run' },
   run_plan_only: { status: 409, meaning: 'the run is a speculative plan (`tofu plan`), which is never applied' },
+  run_has_no_changes: { status: 409, meaning: "the run's plan found no changes: there is nothing to apply" },
   run_already_confirmed: { status: 409, meaning: 'the run was already confirmed and waits for its approval' },
   run_not_discardable: { status: 409, meaning: 'only a run whose plan waits for a decision can be discarded' },
   run_not_cancelable: { status: 409, meaning: 'the run has no queued or running plan or apply to cancel' },

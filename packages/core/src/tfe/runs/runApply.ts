@@ -45,6 +45,9 @@ export async function applyRun(
   const plan = await stores.jobs.get(run.owner_id, run.plan_job_id);
   const vine = await stores.vines.get(run.owner_id, run.vine_id);
   if (!plan || !vine) throw new NotFoundError('run');
+  if (plan.status === 'SUCCESS' && !runHasChanges(plan)) {
+    throw new ConflictError('run_has_no_changes', 'the plan found no changes: there is nothing to apply');
+  }
   const type = run.is_destroy ? 'DESTROY' : 'DEPLOY';
   const snapshot = snapshotOfPlanNow(vine, plan);
   const hash = configHash(snapshot);
