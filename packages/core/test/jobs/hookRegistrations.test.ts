@@ -30,6 +30,7 @@ const REGISTERED: [string, string[]][] = [
   ],
   ['workers.destroyTarget', ['reported']],
   ['vcs.autoDeploy', ['reported']],
+  ['tfe.autoApply', ['reported']],
   ['triggers.downstream', ['reported']],
   ['live.jobQueued', ['queued']],
   ['live.jobEnded', EVERY_END],
