@@ -82,7 +82,7 @@ export const DriftResult = z
 export const JobTrigger = z
   .discriminatedUnion('type', [
     z.object({ type: z.literal('manual') }),
-    z.object({ type: z.literal('cli') }).describe("a remote run of the stock tofu CLI (issue 27)"),
+    z.object({ type: z.literal('cli') }).describe('a remote run of the stock tofu CLI (issue 27)'),
     z.object({ type: z.literal('drift') }),
     z.object({ type: z.literal('upstream'), vine_id: uuid, job_id: uuid }),
     z.object({

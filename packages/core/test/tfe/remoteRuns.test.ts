@@ -100,7 +100,11 @@ describe('the apply of a remote run', () => {
       waitingForApproval: true,
     });
     expect(await runOf(run.plan.id)).toMatchObject({ status: 'confirmed', actions: { 'is-confirmable': false } });
-    await expectFailure(core.useCases.tfe.runs.apply(ada, `run-${run.plan.id}`), ConflictError, 'run_already_confirmed');
+    await expectFailure(
+      core.useCases.tfe.runs.apply(ada, `run-${run.plan.id}`),
+      ConflictError,
+      'run_already_confirmed',
+    );
     await core.useCases.planReviews.approve(ada, run.plan.id);
     const after = await runOf(run.plan.id);
     expect(after.status).toBe('apply_queued');
@@ -180,12 +184,20 @@ describe('the apply of a remote run', () => {
 
   it('refuses a destroy run where the workspace allows no destroy plan, and plan-only runs are never applied', async () => {
     const vine = await seedVine(core, ada);
-    await core.useCases.tfe.workspaces.update(ada, { id: `ws-${vine.id}` }, { settings: { 'allow-destroy-plan': false } });
+    await core.useCases.tfe.workspaces.update(
+      ada,
+      { id: `ws-${vine.id}` },
+      { settings: { 'allow-destroy-plan': false } },
+    );
     await expectFailure(queueRun(ada, vine.id, { 'is-destroy': true }), ConflictError, 'destroy_plan_not_allowed');
     const speculative = await queueRun(ada, vine.id, { 'plan-only': true });
     await finish(speculative.plan.id);
     expect((await runOf(speculative.plan.id)).status).toBe('planned_and_finished');
-    await expectFailure(core.useCases.tfe.runs.apply(ada, `run-${speculative.plan.id}`), ConflictError, 'run_plan_only');
+    await expectFailure(
+      core.useCases.tfe.runs.apply(ada, `run-${speculative.plan.id}`),
+      ConflictError,
+      'run_plan_only',
+    );
   });
 });
 
@@ -196,7 +208,9 @@ describe('the configuration a plan of a remote run compares with', () => {
       variables: [{ key: 'region', value: '"eu"' }],
       'replace-addrs': ['null_resource.a'],
     });
-    const now = (await core.uow.run({ kind: 'owner', ownerId: ada.userId }, (stores) => stores.vines.get(ada.userId, vine.id))) as Vine;
+    const now = (await core.uow.run({ kind: 'owner', ownerId: ada.userId }, (stores) =>
+      stores.vines.get(ada.userId, vine.id),
+    )) as Vine;
     expect(snapshotOfPlanNow(now, run.plan)).toEqual(run.plan.config_snapshot);
     const changed: Vine = { ...now, variables: { ...now.variables, size: { value: 'large', sensitive: false } } };
     expect(snapshotOfPlanNow(changed, run.plan)).not.toEqual(run.plan.config_snapshot);

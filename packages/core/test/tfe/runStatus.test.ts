@@ -65,19 +65,34 @@ const facts = (overrides: Partial<RunFacts> & { run?: Partial<RunFacts['run']> }
 const approvedBy = { user_id: 'u', email: null, at: T3, comment: null };
 
 const TABLE: [string, RunFacts, TfeRunStatus, Partial<Record<string, boolean>>][] = [
-  ['a queued plan', facts({ plan: plan({ status: 'QUEUED', claimed_at: null, finished_at: null }) }), 'pending', {
-    'is-cancelable': true,
-    'is-confirmable': false,
-  }],
-  ['a running plan', facts({ plan: plan({ status: 'PROCESSING', finished_at: null }) }), 'planning', {
-    'is-cancelable': true,
-  }],
+  [
+    'a queued plan',
+    facts({ plan: plan({ status: 'QUEUED', claimed_at: null, finished_at: null }) }),
+    'pending',
+    {
+      'is-cancelable': true,
+      'is-confirmable': false,
+    },
+  ],
+  [
+    'a running plan',
+    facts({ plan: plan({ status: 'PROCESSING', finished_at: null }) }),
+    'planning',
+    {
+      'is-cancelable': true,
+    },
+  ],
   ['a failed plan', facts({ plan: plan({ status: 'FAILED' }) }), 'errored', { 'is-cancelable': false }],
   ['a cancelled plan', facts({ plan: plan({ status: 'CANCELLED' }) }), 'canceled', { 'is-discardable': false }],
   ['a plan with changes, no policies', facts(), 'planned', { 'is-confirmable': true, 'is-discardable': true }],
-  ['a plan with changes and passed policies', facts({ plan: plan({ claimed_policies: CLAIMED }) }), 'policy_checked', {
-    'is-confirmable': true,
-  }],
+  [
+    'a plan with changes and passed policies',
+    facts({ plan: plan({ claimed_policies: CLAIMED }) }),
+    'policy_checked',
+    {
+      'is-confirmable': true,
+    },
+  ],
   [
     'a plan that failed a mandatory policy',
     facts({
@@ -102,10 +117,15 @@ const TABLE: [string, RunFacts, TfeRunStatus, Partial<Record<string, boolean>>][
     'policy_overridden',
     { 'is-confirmable': true },
   ],
-  ['a plan of no changes', facts({ plan: plan({ execution_metadata: { plan_summary: { add: 0, change: 0, destroy: 0 } } }) }), 'planned_and_finished', {
-    'is-confirmable': false,
-    'is-discardable': false,
-  }],
+  [
+    'a plan of no changes',
+    facts({ plan: plan({ execution_metadata: { plan_summary: { add: 0, change: 0, destroy: 0 } } }) }),
+    'planned_and_finished',
+    {
+      'is-confirmable': false,
+      'is-discardable': false,
+    },
+  ],
   ['a plan-only run', facts({ run: { plan_only: true } }), 'planned_and_finished', { 'is-confirmable': false }],
   [
     'a plan waiting for its approval',
@@ -139,7 +159,12 @@ const TABLE: [string, RunFacts, TfeRunStatus, Partial<Record<string, boolean>>][
   ],
   ['a stale plan', facts({ applyAction: stale }), 'planned', { 'is-confirmable': false, 'is-discardable': true }],
   ['a discarded run', facts({ run: { discarded_at: T3 } }), 'discarded', { 'is-confirmable': false }],
-  ['a queued apply', facts({ apply: apply('QUEUED') }), 'apply_queued', { 'is-cancelable': true, 'is-confirmable': false }],
+  [
+    'a queued apply',
+    facts({ apply: apply('QUEUED') }),
+    'apply_queued',
+    { 'is-cancelable': true, 'is-confirmable': false },
+  ],
   ['a running apply', facts({ apply: apply('PROCESSING') }), 'applying', { 'is-cancelable': true }],
   ['a finished apply', facts({ apply: apply('SUCCESS') }), 'applied', { 'is-cancelable': false }],
   ['a failed apply', facts({ apply: apply('FAILED') }), 'errored', { 'is-discardable': false }],
@@ -173,7 +198,9 @@ describe('the status of a remote run', () => {
     expect(runStatusTimestamps(facts({ run: { discarded_at: T3 } }))).toMatchObject({ 'discarded-at': T3 });
     expect(runStatusTimestamps(facts({ plan: plan({ status: 'FAILED' }) }))).toMatchObject({ 'errored-at': T2 });
     expect(
-      runStatusTimestamps(facts({ plan: plan({ execution_metadata: { plan_summary: { add: 0, change: 0, destroy: 0 } } }) })),
+      runStatusTimestamps(
+        facts({ plan: plan({ execution_metadata: { plan_summary: { add: 0, change: 0, destroy: 0 } } }) }),
+      ),
     ).toMatchObject({ 'planned-and-finished-at': T2 });
     expect(runStatusTimestamps(facts({ apply: apply('CANCELLED') }))).toMatchObject({ 'canceled-at': T4 });
   });

@@ -200,7 +200,10 @@ describeEachDialect('remote runs over the Terraform Cloud protocol', (dialect) =
     const applied = await api('POST', `/runs/${runId}/actions/apply`, { comment: 'yes' });
     expect(applied.status).toBe(202);
     const queued = await status(runId);
-    expect(queued).toMatchObject({ status: 'apply_queued', actions: { 'is-confirmable': false, 'is-cancelable': true } });
+    expect(queued).toMatchObject({
+      status: 'apply_queued',
+      actions: { 'is-confirmable': false, 'is-cancelable': true },
+    });
     expect(queued['status-timestamps']).toHaveProperty('apply-queued-at');
     const again = await api('POST', `/runs/${runId}/actions/apply`);
     expect(again.status).toBe(409);

@@ -233,7 +233,11 @@ export class TfeRunUseCases {
     });
   }
 
-  private async locate(actor: UserActor, id: unknown, action: 'read' | 'jobs.run'): Promise<{ run: TfeRun; scope: Scope }> {
+  private async locate(
+    actor: UserActor,
+    id: unknown,
+    action: 'read' | 'jobs.run',
+  ): Promise<{ run: TfeRun; scope: Scope }> {
     const planJobId = planJobIdOf(id);
     if (planJobId === null) throw new NotFoundError('run');
     try {

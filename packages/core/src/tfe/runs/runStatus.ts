@@ -86,7 +86,8 @@ export function runStatus(facts: RunFacts): TfeRunStatus {
   const failed = failedMandatory(plan).length > 0;
   if (failed && plan.policy_override === null) return 'policy_override';
   const awaitingApproval = facts.approvalRequired && plan.approval?.decision !== 'approved';
-  if (awaitingApproval) return run.confirmed_at !== null || run.auto_apply ? 'confirmed' : 'post_plan_awaiting_decision';
+  if (awaitingApproval)
+    return run.confirmed_at !== null || run.auto_apply ? 'confirmed' : 'post_plan_awaiting_decision';
   if (failed) return 'policy_overridden';
   return (plan.claimed_policies ?? []).length > 0 ? 'policy_checked' : 'planned';
 }
