@@ -155,3 +155,11 @@ describe('describeFields of a validation problem', () => {
     expect(describeFields(problem('job not found', []), flagFor)).toBe('job not found');
   });
 });
+
+describe('triggerDescription', () => {
+  it('names a remote run of the stock CLI (issue 27)', async () => {
+    const { triggerDescription } = await import('../src/output/format.js');
+    expect(triggerDescription({ trigger: { type: 'cli' } })).toBe('tofu CLI (remote run)');
+    expect(triggerDescription({ trigger: { type: 'manual' } })).toBe('manual');
+  });
+});

@@ -21,3 +21,12 @@ describe('html templates', () => {
     }
   });
 });
+
+describe('job labels', () => {
+  it('say a job was queued by the stock CLI (issue 27)', async () => {
+    const { jobTypeLabel, triggerText } = await import('../src/format.js');
+    expect(jobTypeLabel({ job_type: 'PLAN', plan_job_id: null, trigger: { type: 'cli' } })).toBe('Plan (tofu CLI)');
+    expect(jobTypeLabel({ job_type: 'DEPLOY', plan_job_id: null, trigger: { type: 'cli' } })).toBe('Deploy (tofu CLI)');
+    expect(triggerText('', { type: 'cli' }).value).toBe('tofu CLI (remote run)');
+  });
+});

@@ -12,8 +12,11 @@ import { type CoreDeps, isoNow } from '../../usecases/CoreDeps.js';
 import { runId, type TfeRun } from './records.js';
 import { runHasChanges } from './runStatus.js';
 
-/** What `apply` did: queued the DEPLOY (or DESTROY), or recorded the yes until the plan's approval. */
-export type ApplyOutcome = { queued: Job } | { waitingForApproval: true };
+/**
+ * What `apply` did: queued the DEPLOY (or DESTROY), recorded the yes until the plan's approval,
+ * or (the system's apply only) left the run waiting where the gate refuses.
+ */
+export type ApplyOutcome = { queued: Job } | { waitingForApproval: true } | { refused: string };
 
 /** Why a run's plan may never be applied, whoever asks; null: the gate decides. */
 export function closedRunProblem(run: TfeRun): ConflictError | null {
@@ -54,6 +57,8 @@ export async function applyRun(
   try {
     await checkChange(stores, { type, vine, planJobId: plan.id, hash });
   } catch (error) {
+    // The system's apply (`continueRun`) leaves a run the gate refuses waiting; the gate only reads.
+    if (actor === 'system' && isDomainError(error)) return { refused: error.code };
     if (!(isDomainError(error) && error.code === 'approval_required' && actor !== 'system')) throw error;
     if (!(await stores.tfeRuns.confirm(run.owner_id, run.plan_job_id, isoNow(deps), actor.userId))) {
       throw new ConflictError('run_already_confirmed', 'this run was already confirmed; it waits for its approval');
@@ -99,13 +104,8 @@ export async function continueRun(
   if (!run || closedRunProblem(run) !== null || !(run.auto_apply || run.confirmed_at !== null)) return null;
   if (!runHasChanges(plan) || plan.execution_metadata.plan_summary === undefined) return null;
   if ((await stores.jobs.listDeploysOfPlan(plan.owner_id, plan.id)).length > 0) return null;
-  try {
-    const outcome = await applyRun(stores, deps, lifecycle, run, 'system');
-    return 'queued' in outcome ? outcome.queued : null;
-  } catch (error) {
-    if (isDomainError(error)) return null;
-    throw error;
-  }
+  const outcome = await applyRun(stores, deps, lifecycle, run, 'system');
+  return 'queued' in outcome ? outcome.queued : null;
 }
 
 /** `-auto-approve` (issue 27): a remote run's plan with changes is applied once it ends, gate permitting. */
