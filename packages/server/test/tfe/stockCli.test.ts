@@ -3,17 +3,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import {
+  caRequest,
   createTestDatabase,
+  fileUrl,
+  formFields,
+  makeTestCa,
   requirePeer,
   type ServerProcess,
   startServerProcess,
+  Terminal,
+  type TestCa,
   type TestDatabase,
   testPostgresPoolSize,
 } from '@trellis/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_TOKEN } from '../support/controlPlane.js';
 import { describeEachDialect } from '../support/dialects.js';
-import { caRequest, fileUrl, formFields, makeTestCa, Terminal, type TestCa } from './stockCli.js';
 
 const tofu = requirePeer('tofu', 'the stock tofu CLI through the cloud block');
 
