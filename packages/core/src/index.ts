@@ -168,3 +168,8 @@ export * from './tfe/TfeWorkspaceUseCases.js';
 export * from './tfe/TfeOrganizations.js';
 export * from './tfe/StateHistoryUseCases.js';
 export type * from './ports/TfeLoginCodeStore.js';
+export * from './tfe/runs/phases.js';
+export * from './tfe/runs/phasesQueue.js';
+export * from './tfe/runs/phasesUseCases.js';
+export * from './tfe/runs/policyChecks.js';
+export * from './tfe/runs/runLogs.js';

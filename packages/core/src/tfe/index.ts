@@ -1,5 +1,7 @@
 import type { ApiTokenUseCases } from '../usecases/ApiTokenUseCases.js';
 import type { CoreDeps } from '../usecases/CoreDeps.js';
+import type { PlanReviewUseCases } from '../usecases/PlanReviewUseCases.js';
+import { createTfeRunPhases, type TfeRunPhases } from './runs/phasesUseCases.js';
 import { StateHistoryUseCases } from './StateHistoryUseCases.js';
 import { TfeLockUseCases } from './TfeLockUseCases.js';
 import { TfeLoginUseCases } from './TfeLoginUseCases.js';
@@ -15,9 +17,15 @@ export interface TfeUseCases {
   states: TfeStateUseCases;
   variables: TfeVariableUseCases;
   history: StateHistoryUseCases;
+  /** A run's phases, logs, policy checks and the queue (issue 27). */
+  runPhases: TfeRunPhases;
 }
 
-export function createTfeUseCases(deps: CoreDeps, apiTokens: ApiTokenUseCases): TfeUseCases {
+export function createTfeUseCases(
+  deps: CoreDeps,
+  apiTokens: ApiTokenUseCases,
+  reviews: PlanReviewUseCases,
+): TfeUseCases {
   const workspaces = new TfeWorkspaceUseCases(deps);
   const states = new TfeStateUseCases(deps, workspaces);
   return {
@@ -27,5 +35,6 @@ export function createTfeUseCases(deps: CoreDeps, apiTokens: ApiTokenUseCases): 
     states,
     variables: new TfeVariableUseCases(deps, workspaces),
     history: new StateHistoryUseCases(deps, states),
+    runPhases: createTfeRunPhases(deps, reviews),
   };
 }

@@ -351,10 +351,19 @@ export function describeJobStoreConformance(open: OpenStoreHarness): void {
         [jobs.queued.id, jobs.processing.id, jobs.succeeded.id].sort(),
       );
       expect(deploys.find((job) => job.id === jobs.queued.id)).toEqual(jobs.queued);
+      // The newest change of the plan, whatever its status (issue 27's apply phase).
+      const latest = await suite.asOwner(owner.id, (stores) => stores.jobs.latestChangeOfPlan(owner.id, jobs.plan.id));
+      expect(latest).toEqual(jobs.cancelled);
+      expect(
+        await suite.asOwner(owner.id, (stores) => stores.jobs.latestChangeOfPlan(owner.id, jobs.ofOtherPlan.id)),
+      ).toBeNull();
       const stranger = await suite.seedOwner();
       expect(
         await suite.asOwner(stranger.id, (stores) => stores.jobs.listDeploysOfPlan(stranger.id, jobs.plan.id)),
       ).toEqual([]);
+      expect(
+        await suite.asOwner(stranger.id, (stores) => stores.jobs.latestChangeOfPlan(stranger.id, jobs.plan.id)),
+      ).toBeNull();
     });
   });
 }
