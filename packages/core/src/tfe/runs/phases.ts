@@ -175,6 +175,11 @@ export class TfePhaseUseCases {
     return this.deps.uow.read(scope, (stores) => phaseOf(stores, record, kind));
   }
 
+  /** The plan job of a run (`run-<id>`) the person may read: `404` when there is none. */
+  async readRun(actor: UserActor, runId: unknown): Promise<Job> {
+    return (await this.locatePlan(actor, planJobIdOf(runId, RUN_ID_PREFIX))).record;
+  }
+
   /** The plan job of a run the person may `action` (reading by default), and the scope to act on it in. */
   async locatePlan(actor: UserActor, planJobId: string | null, action: OrgAction = 'read') {
     if (planJobId === null) throw new NotFoundError('job');

@@ -138,6 +138,11 @@ export class TfePolicyCheckUseCases {
     return check;
   }
 
+  /** `GET /policy-checks/:id/output`: the text the CLI prints. */
+  async output(actor: UserActor, id: unknown): Promise<string> {
+    return policyCheckOutput(await this.read(actor, id));
+  }
+
   /** `POST /policy-checks/:id/actions/override`: Trellis's override of the plan (admins; audited). */
   async override(actor: UserActor, id: unknown): Promise<PolicyCheckView> {
     const check = await this.read(actor, id);

@@ -1,4 +1,4 @@
-import { NotFoundError, ValidationError } from '../../domain/errors.js';
+import { NotFoundError, UnauthorizedError, ValidationError } from '../../domain/errors.js';
 import type { LogChunk } from '../../domain/records.js';
 import { ownerScope, type Stores } from '../../ports/UnitOfWork.js';
 import type { CoreDeps } from '../../usecases/CoreDeps.js';
@@ -106,11 +106,22 @@ export interface LogRead {
  */
 export class TfeRunLogs {
   constructor(
-    private readonly deps: Pick<CoreDeps, 'uow'>,
+    private readonly deps: Pick<CoreDeps, 'uow' | 'clock'>,
     private readonly cache = new LogIndexCache(),
   ) {}
 
-  async read(ownerId: string, planJobId: string, kind: PhaseKind, query: { offset?: unknown; limit?: unknown }): Promise<LogRead> {
+  /**
+   * Reads the log through a URL whose signature the caller verified. Its `freshUntil` (epoch
+   * seconds) is when it would expire; it stays valid past that while the phase runs and for
+   * `graceSeconds` after it ended, so a CLI streaming a long plan is not cut off mid-stream.
+   */
+  async read(
+    ownerId: string,
+    planJobId: string,
+    kind: PhaseKind,
+    query: { offset?: unknown; limit?: unknown },
+    url: { freshUntil: number; graceSeconds: number },
+  ): Promise<LogRead> {
     const offset = parseCount(query.offset, 'offset', 0, Number.MAX_SAFE_INTEGER);
     const limit = parseCount(query.limit, 'limit', MAX_LOG_READ_BYTES, MAX_LOG_READ_BYTES);
     return this.deps.uow.read(ownerScope(ownerId), async (stores) => {
@@ -120,6 +131,11 @@ export class TfeRunLogs {
       // before the job ended.
       const phase = await phaseOf(stores, plan, kind);
       const over = phaseIsOver(phase.status);
+      const now = this.deps.clock.now().getTime();
+      if (url.freshUntil * 1000 < now && over) {
+        const ended = Date.parse(endOf(phase.statusTimestamps) ?? plan.finished_at ?? plan.created_at);
+        if (ended + url.graceSeconds * 1000 < now) throw expired();
+      }
       if (phase.jobId === null) return frame(Buffer.alloc(0), 0, offset, limit, over);
       return this.readJob(stores, ownerId, phase.jobId, offset, limit, over);
     });
@@ -183,6 +199,14 @@ export class TfeRunLogs {
     index.ends.push(at + bytes.length);
     wanted.take(bytes, at);
   }
+}
+
+function endOf(times: Record<string, string>): string | undefined {
+  return times['finished-at'] ?? times['errored-at'] ?? times['canceled-at'];
+}
+
+function expired(): UnauthorizedError {
+  return new UnauthorizedError('invalid_signed_url', 'this link is not valid, has expired, or is not for this request');
 }
 
 /** The framed bytes from `offset`: STX, the log's bytes of the range (`content`), ETX when over. */
