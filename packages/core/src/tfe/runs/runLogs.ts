@@ -136,7 +136,8 @@ export class TfeRunLogs {
         const ended = Date.parse(endOf(phase.statusTimestamps) ?? plan.finished_at ?? plan.created_at);
         if (ended + url.graceSeconds * 1000 < now) throw expired();
       }
-      if (phase.jobId === null) return frame(Buffer.alloc(0), 0, offset, limit, over);
+      // An apply not queued yet has no log yet (not even STX); one that never will be, an empty one.
+      if (phase.jobId === null) return over ? frame(Buffer.alloc(0), 0, offset, limit, over) : { body: Buffer.alloc(0), over };
       return this.readJob(stores, ownerId, phase.jobId, offset, limit, over);
     });
   }
