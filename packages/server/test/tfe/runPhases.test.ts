@@ -334,7 +334,7 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
     expect(audit.items.map((entry) => entry.target.id)).toContain(job.id);
   });
 
-  it('a plan whose policies all passed has a passed check; one still running, a queued one', async () => {
+  it('a plan whose policies all passed has a passed check, with nothing to override', async () => {
     const vine = await newVine('passing');
     const job = await runningPlan(vine.id);
     await succeed(job.id, { policy_results: [PASSED, FAILED_ADVISORY] });
@@ -345,6 +345,30 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
     });
     const override = await api('cy', 'POST', `/policy-checks/polchk-${job.id}/actions/override`);
     expect(`${override.status} ${override.body.errors?.[0]?.code}`).toBe('409 no_failed_policies');
+  });
+
+  it('a policy its claim carried: the check is queued while the plan runs, errored when the agent reports no result of it', async () => {
+    const guarded = await ada.createVineyard('guarded', { orgId });
+    await ada.createPolicy({
+      name: 'no-deletes',
+      enforcement: 'mandatory',
+      module: 'package trellis\n\ndeny contains msg if {\n  false\n  msg := "never"\n}\n',
+      org_id: orgId,
+      vineyard_id: guarded.id,
+    });
+    const vine = await ada.createConfiguration({
+      name: 'guarded-web',
+      vineyard_id: guarded.id,
+      source: { type: 'inline', files: { 'main.tf': INLINE_MAIN_TF } },
+    });
+    const job = await runningPlan(vine.id);
+    const queued = await api('bob', 'GET', `/runs/run-${job.id}/policy-checks`);
+    expect(queued.body.data.map((check: { attributes: { status: string } }) => check.attributes.status)).toEqual([
+      'queued',
+    ]);
+    await succeed(job.id, { plan_summary: { add: 1, change: 0, destroy: 0 } });
+    const errored = await api('cy', 'GET', `/policy-checks/polchk-${job.id}`);
+    expect(errored.body.data.attributes).toMatchObject({ status: 'errored', actions: { 'is-overridable': false } });
   });
 
   it("lists the organization's running and queued jobs as its run queue, and counts them as capacity", async () => {
