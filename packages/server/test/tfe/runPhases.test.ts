@@ -57,7 +57,6 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
   let ada: TrellisClient; // owner
   let bob: TrellisClient; // operator
   let cy: TrellisClient; // admin
-  let stranger: TrellisClient;
   let agent: TrellisClient;
   let tokens: Record<'ada' | 'bob' | 'cy' | 'stranger', string>;
   let orgId: string;
@@ -68,7 +67,6 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
     ada = await plane.userClient('ada@example.test');
     bob = await plane.userClient('bob@example.test');
     cy = await plane.userClient('cy@example.test');
-    stranger = await plane.userClient('sam@example.test');
     tokens = {
       ada: await plane.accessToken('ada@example.test'),
       bob: await plane.accessToken('bob@example.test'),
@@ -94,6 +92,7 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
       method,
       headers: { authorization: `Bearer ${tokens[who]}`, accept: 'application/vnd.api+json' },
     });
+    // biome-ignore lint/suspicious/noExplicitAny: JSON:API documents are read loosely by the assertions
     const body = (await response.json()) as { data: any; errors?: Array<{ code: string }>; meta?: any };
     return { status: response.status, body };
   }
@@ -180,7 +179,9 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
 
     // The log grows: the reader picks up from where it was; then the job ends and ETX follows.
     await post(job.id, MORE);
-    expect(await readAll(url, 6, whole.length)).toEqual(framed(text([...CHUNKS, ...MORE]), false).subarray(whole.length));
+    expect(await readAll(url, 6, whole.length)).toEqual(
+      framed(text([...CHUNKS, ...MORE]), false).subarray(whole.length),
+    );
     await succeed(job.id, { plan_summary: { add: 2, change: 1, destroy: 0 } });
     const complete = framed(text([...CHUNKS, ...MORE]), true);
     expect((await readLog(url, complete.length - 1, 100)).bytes).toEqual(Buffer.of(ETX));
@@ -244,7 +245,11 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
     const job = await runningPlan(vine.id);
     await succeed(job.id, { plan_summary: { add: 1, change: 0, destroy: 1 } });
     const pending = await api('bob', 'GET', `/applies/apply-${job.id}`);
-    expect(pending.body.data).toMatchObject({ type: 'applies', id: `apply-${job.id}`, attributes: { status: 'pending' } });
+    expect(pending.body.data).toMatchObject({
+      type: 'applies',
+      id: `apply-${job.id}`,
+      attributes: { status: 'pending' },
+    });
     expect(pending.body.data.attributes['status-timestamps']).toEqual({});
     const url: string = pending.body.data.attributes['log-read-url'];
     expect(url.startsWith(`${plane.url}/_signed/logs/apply/${job.id}/`)).toBe(true);
@@ -388,9 +393,13 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
     const ids = queue.body.data.map((run: { id: string }) => run.id);
     expect(ids.slice(-2)).toEqual([`run-${first.id}`, `run-${second.id}`]);
     expect(ids).toContain(`run-${running.id}`);
-    const places = queue.body.data.map((run: { attributes: { 'position-in-queue': number } }) => run.attributes['position-in-queue']);
+    const places = queue.body.data.map(
+      (run: { attributes: { 'position-in-queue': number } }) => run.attributes['position-in-queue'],
+    );
     expect(places).toEqual(places.map((_: number, i: number) => i + 1));
-    expect(queue.body.data.find((run: { id: string }) => run.id === `run-${running.id}`).attributes.status).toBe('planning');
+    expect(queue.body.data.find((run: { id: string }) => run.id === `run-${running.id}`).attributes.status).toBe(
+      'planning',
+    );
     expect(queue.body.meta.pagination['total-count']).toBe(ids.length);
     expect((await api('stranger', 'GET', '/organizations/acme/runs/queue')).status).toBe(404);
     for (const job of [first, second]) await bob.cancelJob(job.id);

@@ -81,8 +81,7 @@ export function statusTimestamps(job: Pick<Job, 'status' | 'created_at' | 'claim
   const times: Record<string, string> = { 'queued-at': job.created_at };
   if (job.claimed_at) times['started-at'] = job.claimed_at;
   if (job.finished_at) {
-    const key =
-      job.status === 'SUCCESS' ? 'finished-at' : job.status === 'FAILED' ? 'errored-at' : 'canceled-at';
+    const key = job.status === 'SUCCESS' ? 'finished-at' : job.status === 'FAILED' ? 'errored-at' : 'canceled-at';
     times[key] = job.finished_at;
   }
   return times;

@@ -7,7 +7,13 @@ import { failedMandatory, uncheckedPolicies } from '../../jobs/deployGate.js';
 import { Access } from '../../usecases/Access.js';
 import type { CoreDeps } from '../../usecases/CoreDeps.js';
 import type { PlanReviewUseCases } from '../../usecases/PlanReviewUseCases.js';
-import { POLICY_CHECK_ID_PREFIX, planJobIdOf, policyCheckIdOf, RUN_ID_PREFIX, type TfePhaseUseCases } from './phases.js';
+import {
+  POLICY_CHECK_ID_PREFIX,
+  planJobIdOf,
+  policyCheckIdOf,
+  RUN_ID_PREFIX,
+  type TfePhaseUseCases,
+} from './phases.js';
 
 /** go-tfe's `PolicyStatus` values a Trellis policy check takes. */
 export type PolicyCheckStatus = 'queued' | 'passed' | 'soft_failed' | 'overridden' | 'errored' | 'unreachable';

@@ -137,7 +137,8 @@ export class TfeRunLogs {
         if (ended + url.graceSeconds * 1000 < now) throw expired();
       }
       // An apply not queued yet has no log yet (not even STX); one that never will be, an empty one.
-      if (phase.jobId === null) return over ? frame(Buffer.alloc(0), 0, offset, limit, over) : { body: Buffer.alloc(0), over };
+      if (phase.jobId === null)
+        return over ? frame(Buffer.alloc(0), 0, offset, limit, over) : { body: Buffer.alloc(0), over };
       return this.readJob(stores, ownerId, phase.jobId, offset, limit, over);
     });
   }

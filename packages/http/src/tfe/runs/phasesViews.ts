@@ -18,9 +18,15 @@ export function phase(view: PhaseView, logReadUrl: string): Resource {
     'status-timestamps': view.statusTimestamps,
   };
   if (view.kind === 'plan') attributes['generated-configuration'] = false;
-  return resource(view.kind === 'plan' ? 'plans' : 'applies', view.id, attributes, {}, {
-    self: `/api/v2/${view.kind === 'plan' ? 'plans' : 'applies'}/${view.id}`,
-  });
+  return resource(
+    view.kind === 'plan' ? 'plans' : 'applies',
+    view.id,
+    attributes,
+    {},
+    {
+      self: `/api/v2/${view.kind === 'plan' ? 'plans' : 'applies'}/${view.id}`,
+    },
+  );
 }
 
 export function policyCheck(view: PolicyCheckView, runId: string): Resource {
