@@ -329,7 +329,7 @@ export function describeJobStoreConformance(open: OpenStoreHarness): void {
       expect(await suite.asOwner(stranger.id, (stores) => stores.jobs.busyWorkerIds(stranger.id))).toEqual([]);
     });
 
-    it('lists the DEPLOY jobs of a plan that are queued, running or succeeded', async () => {
+    it('lists the DEPLOY jobs of a plan that are queued, running or succeeded; the newest of any status is its latest change', async () => {
       const owner = await suite.seedOwner();
       const jobs = await suite.asOwner(owner.id, async (stores) => {
         const plan = await stores.jobs.create(newJob(owner.id, owner.vine, { status: 'SUCCESS' }));
