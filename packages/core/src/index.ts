@@ -174,3 +174,8 @@ export * from './tfe/runs/runInput.js';
 export * from './tfe/runs/runApply.js';
 export * from './tfe/runs/TfeRunUseCases.js';
 export * from './jobs/changeSnapshot.js';
+export * from './tfe/runs/phases.js';
+export * from './tfe/runs/phasesQueue.js';
+export * from './tfe/runs/phasesUseCases.js';
+export * from './tfe/runs/policyChecks.js';
+export * from './tfe/runs/runLogs.js';

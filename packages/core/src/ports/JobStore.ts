@@ -74,4 +74,9 @@ export interface JobStore {
   recordClaimedPolicies(ownerId: string, id: string, policies: ClaimedPolicy[]): Promise<void>;
   /** The jobs that apply the plan (a DEPLOY, or a DESTROY of a destroy plan) and are queued, running or succeeded. */
   listDeploysOfPlan(ownerId: string, planJobId: string): Promise<Job[]>;
+  /**
+   * The newest job that applies the plan (a DEPLOY or DESTROY of it), whatever its status: the
+   * apply phase of a run of the Terraform Cloud protocol (issue 27). Null when there is none.
+   */
+  latestChangeOfPlan(ownerId: string, planJobId: string): Promise<Job | null>;
 }

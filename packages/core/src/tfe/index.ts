@@ -1,5 +1,7 @@
 import type { ApiTokenUseCases } from '../usecases/ApiTokenUseCases.js';
 import type { CoreDeps } from '../usecases/CoreDeps.js';
+import type { PlanReviewUseCases } from '../usecases/PlanReviewUseCases.js';
+import { createTfeRunPhases, type TfeRunPhases } from './runs/phasesUseCases.js';
 import { StateHistoryUseCases } from './StateHistoryUseCases.js';
 import { TfeLockUseCases } from './TfeLockUseCases.js';
 import { TfeLoginUseCases } from './TfeLoginUseCases.js';
@@ -19,9 +21,16 @@ export interface TfeUseCases {
   history: StateHistoryUseCases;
   /** Remote runs (issue 27). */
   runs: TfeRunUseCases;
+  /** A run's phases, logs, policy checks and the queue (issue 27). */
+  runPhases: TfeRunPhases;
 }
 
-export function createTfeUseCases(deps: CoreDeps, apiTokens: ApiTokenUseCases, lifecycle: JobLifecycle): TfeUseCases {
+export function createTfeUseCases(
+  deps: CoreDeps,
+  apiTokens: ApiTokenUseCases,
+  lifecycle: JobLifecycle,
+  reviews: PlanReviewUseCases,
+): TfeUseCases {
   const workspaces = new TfeWorkspaceUseCases(deps);
   const states = new TfeStateUseCases(deps, workspaces);
   return {
@@ -32,5 +41,6 @@ export function createTfeUseCases(deps: CoreDeps, apiTokens: ApiTokenUseCases, l
     variables: new TfeVariableUseCases(deps, workspaces),
     history: new StateHistoryUseCases(deps, states),
     runs: new TfeRunUseCases(deps, lifecycle, workspaces),
+    runPhases: createTfeRunPhases(deps, reviews),
   };
 }

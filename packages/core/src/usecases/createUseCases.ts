@@ -76,6 +76,7 @@ export function createUseCases(deps: CoreDeps): UseCases {
   const lifecycle = createJobLifecycle(deps, { credentials, configurationVersions });
   const apiTokens = new ApiTokenUseCases(deps);
   const drift = new DriftUseCases(deps, lifecycle);
+  const planReviews = new PlanReviewUseCases(deps, lifecycle);
   return {
     auth: new AuthUseCases(deps),
     vineyards: new VineyardUseCases(deps),
@@ -101,9 +102,9 @@ export function createUseCases(deps: CoreDeps): UseCases {
     policies: new PolicyUseCases(deps),
     vcs: new VcsUseCases(deps),
     audit: new AuditUseCases(deps),
-    planReviews: new PlanReviewUseCases(deps, lifecycle),
+    planReviews,
     workloadIdentity,
     gitEvents: new GitEventUseCases(deps, lifecycle),
-    tfe: createTfeUseCases(deps, apiTokens, lifecycle),
+    tfe: createTfeUseCases(deps, apiTokens, lifecycle, planReviews),
   };
 }

@@ -14,6 +14,8 @@ import type { Logger } from '../logger.js';
 import { requestContext } from '../routing/requestContext.js';
 import { ServiceDiscovery, TFE_API_BASE, TFE_LOGIN_AUTHORIZE_PATH, TFE_LOGIN_TOKEN_PATH } from './discovery.js';
 import { jsonApiErrorHandler } from './jsonapi.js';
+import { logRoutes } from './runs/logsRoutes.js';
+import { runPhaseRoutes } from './runs/phasesRoutes.js';
 import { downloadObject, pendingOfClaims, tfeRoutes, uploadObject } from './tfeRoutes.js';
 
 export interface TfeProtocolOptions {
@@ -74,6 +76,19 @@ export function tfeProtocol(options: TfeProtocolOptions): Router {
     }
   });
 
+  // A run's phases (issue 27), ahead of the rest of the API (which ends with its 404).
+  router.use(
+    TFE_API_BASE.replace(/\/$/, ''),
+    runPhaseRoutes({
+      useCases: options.useCases,
+      signer: options.signer,
+      clock: options.clock,
+      publicOrigin: options.publicOrigin,
+      failures,
+      logger: options.logger,
+      signedUrlSeconds: options.signedUrlSeconds,
+    }),
+  );
   router.use(
     TFE_API_BASE.replace(/\/$/, ''),
     tfeRoutes({
@@ -114,6 +129,7 @@ export function tfeProtocol(options: TfeProtocolOptions): Router {
     await new Promise((resolve) => req.once('end', resolve));
     res.status(200).end();
   });
+  signed.use(logRoutes(options));
   signed.use(jsonApiErrorHandler(options.logger));
   router.use('/_signed', signed);
   return router;

@@ -238,6 +238,19 @@ export class SqlJobStore implements JobStore {
     return this.withSnapshots(rows);
   }
 
+  async latestChangeOfPlan(ownerId: string, planJobId: string): Promise<Job | null> {
+    const row: Row | undefined = await this.db
+      .table('jobs')
+      .where({ owner_id: ownerId, plan_job_id: planJobId })
+      .whereIn('job_type', ['DEPLOY', 'DESTROY'])
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'seq', order: 'desc' },
+      ])
+      .first();
+    return row ? this.one(row) : null;
+  }
+
   private async one(row: Row): Promise<Job> {
     const [job] = await this.withSnapshots([row]);
     return job as Job;

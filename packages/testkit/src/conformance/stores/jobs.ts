@@ -329,7 +329,7 @@ export function describeJobStoreConformance(open: OpenStoreHarness): void {
       expect(await suite.asOwner(stranger.id, (stores) => stores.jobs.busyWorkerIds(stranger.id))).toEqual([]);
     });
 
-    it('lists the DEPLOY jobs of a plan that are queued, running or succeeded', async () => {
+    it('lists the DEPLOY jobs of a plan that are queued, running or succeeded; the newest of any status is its latest change', async () => {
       const owner = await suite.seedOwner();
       const jobs = await suite.asOwner(owner.id, async (stores) => {
         const plan = await stores.jobs.create(newJob(owner.id, owner.vine, { status: 'SUCCESS' }));
@@ -351,10 +351,19 @@ export function describeJobStoreConformance(open: OpenStoreHarness): void {
         [jobs.queued.id, jobs.processing.id, jobs.succeeded.id].sort(),
       );
       expect(deploys.find((job) => job.id === jobs.queued.id)).toEqual(jobs.queued);
+      // The newest change of the plan, whatever its status (issue 27's apply phase).
+      const latest = await suite.asOwner(owner.id, (stores) => stores.jobs.latestChangeOfPlan(owner.id, jobs.plan.id));
+      expect(latest).toEqual(jobs.cancelled);
+      expect(
+        await suite.asOwner(owner.id, (stores) => stores.jobs.latestChangeOfPlan(owner.id, jobs.ofOtherPlan.id)),
+      ).toBeNull();
       const stranger = await suite.seedOwner();
       expect(
         await suite.asOwner(stranger.id, (stores) => stores.jobs.listDeploysOfPlan(stranger.id, jobs.plan.id)),
       ).toEqual([]);
+      expect(
+        await suite.asOwner(stranger.id, (stores) => stores.jobs.latestChangeOfPlan(stranger.id, jobs.plan.id)),
+      ).toBeNull();
     });
   });
 }

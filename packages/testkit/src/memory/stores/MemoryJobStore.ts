@@ -188,6 +188,14 @@ export class MemoryJobStore implements JobStore {
     return newestFirst(deploys, (job) => job.created_at).map(copy);
   }
 
+  async latestChangeOfPlan(ownerId: string, planJobId: string): Promise<Job | null> {
+    const changes = this.ownedJobs(ownerId).filter(
+      (job) => (job.job_type === 'DEPLOY' || job.job_type === 'DESTROY') && job.plan_job_id === planJobId,
+    );
+    const newest = newestFirst(changes, (job) => job.created_at)[0];
+    return newest ? copy(newest) : null;
+  }
+
   private owned(ownerId: string, id: string): Job | undefined {
     const job = this.tx.state.jobs.get(id);
     return job && job.owner_id === ownerId && this.tx.sees(ownerId) ? job : undefined;
