@@ -164,6 +164,7 @@ export * from './tfe/TfeLoginUseCases.js';
 export * from './tfe/TfeLockUseCases.js';
 export * from './tfe/TfeStateUseCases.js';
 export * from './tfe/TfeVariableUseCases.js';
+export * from './tfe/TfeConfigurationVersionUseCases.js';
 export * from './tfe/TfeWorkspaceUseCases.js';
 export * from './tfe/TfeOrganizations.js';
 export * from './tfe/StateHistoryUseCases.js';

@@ -1,6 +1,8 @@
+import type { ConfigurationVersionUseCases } from '../configurationVersions/ConfigurationVersionUseCases.js';
 import type { ApiTokenUseCases } from '../usecases/ApiTokenUseCases.js';
 import type { CoreDeps } from '../usecases/CoreDeps.js';
 import { StateHistoryUseCases } from './StateHistoryUseCases.js';
+import { TfeConfigurationVersionUseCases } from './TfeConfigurationVersionUseCases.js';
 import { TfeLockUseCases } from './TfeLockUseCases.js';
 import { TfeLoginUseCases } from './TfeLoginUseCases.js';
 import { TfeStateUseCases } from './TfeStateUseCases.js';
@@ -15,9 +17,14 @@ export interface TfeUseCases {
   states: TfeStateUseCases;
   variables: TfeVariableUseCases;
   history: StateHistoryUseCases;
+  configurationVersions: TfeConfigurationVersionUseCases;
 }
 
-export function createTfeUseCases(deps: CoreDeps, apiTokens: ApiTokenUseCases): TfeUseCases {
+export function createTfeUseCases(
+  deps: CoreDeps,
+  apiTokens: ApiTokenUseCases,
+  versions: ConfigurationVersionUseCases,
+): TfeUseCases {
   const workspaces = new TfeWorkspaceUseCases(deps);
   const states = new TfeStateUseCases(deps, workspaces);
   return {
@@ -27,5 +34,6 @@ export function createTfeUseCases(deps: CoreDeps, apiTokens: ApiTokenUseCases): 
     states,
     variables: new TfeVariableUseCases(deps, workspaces),
     history: new StateHistoryUseCases(deps, states),
+    configurationVersions: new TfeConfigurationVersionUseCases(deps, workspaces, versions),
   };
 }

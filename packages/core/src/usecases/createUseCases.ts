@@ -104,6 +104,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     planReviews: new PlanReviewUseCases(deps, lifecycle),
     workloadIdentity,
     gitEvents: new GitEventUseCases(deps, lifecycle),
-    tfe: createTfeUseCases(deps, apiTokens),
+    tfe: createTfeUseCases(deps, apiTokens, configurationVersions),
   };
 }
