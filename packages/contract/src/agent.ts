@@ -1,5 +1,6 @@
 /** The agent protocol (SPEC §4.2): claim, heartbeat, status, logs, plan artifacts. */
 import {
+  AGENT_FEATURES,
   JOB_STATUSES,
   MAX_LOG_BATCH_BYTES,
   MAX_LOG_BATCH_CHUNKS,
@@ -15,6 +16,13 @@ import { CloudIdentitySettings, Job } from './records.js';
 
 export const ClaimQuery = z.object({
   wait: z.coerce.number().int().min(0).max(30).optional().describe('long-poll for up to this many seconds'),
+  features: z
+    .string()
+    .max(256)
+    .optional()
+    .describe(
+      `what this agent can run, comma-separated (${AGENT_FEATURES.join(', ')}): a job needing a feature the agent does not name fails at once (\`agent_outdated\`) instead of running as something else; absent: none (an older agent)`,
+    ),
 });
 /** A policy as the claim of a PLAN carries it (issue 15). */
 export const PolicyToEvaluateSchema = z.object({

@@ -34,6 +34,7 @@ export * from './auth/workerToken.js';
 export * from './auth/WorkerCredentialCache.js';
 
 export * from './configurationVersions/records.js';
+export * from './configurationVersions/claimUpload.js';
 export * from './configurationVersions/ConfigurationVersionUseCases.js';
 export type * from './configurationVersions/ports.js';
 export * from './vcs/connectInput.js';
@@ -152,6 +153,7 @@ export * from './jobs/JobLifecycle.js';
 export * from './jobs/jobHooks.js';
 export * from './jobs/liveAnnouncements.js';
 export * from './jobs/deployGate.js';
+export * from './jobs/runOptions.js';
 export * from './tokens.js';
 export * from './auth/signedUrls.js';
 export * from './tfe/index.js';

@@ -352,12 +352,15 @@ export async function planFactsOf(
 
 /**
  * Whether the plan's configuration is still the vine's: a git-driven plan is of one commit (stale
- * when the vine changed, not when the branch moved on); a destroy plan compares as one.
+ * when the vine changed, not when the branch moved on); a destroy plan compares as one, and so does
+ * a plan with run options.
  */
 export function planIsCurrent(plan: Pick<Job, 'config_snapshot' | 'config_hash'>, vine: Vine): boolean {
   const commit = pinnedCommitOf(plan.config_snapshot);
   let now = commit === null ? snapshotOfVine(vine) : snapshotOfVineAt(vine, commit);
   if (plan.config_snapshot.destroy === true) now = { ...now, destroy: true };
+  // A plan's run options are part of what it planned (a DEPLOY of it carries them).
+  if (plan.config_snapshot.run_options) now = { ...now, run_options: plan.config_snapshot.run_options };
   return configHash(now) === plan.config_hash;
 }
 

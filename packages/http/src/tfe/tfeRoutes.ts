@@ -10,6 +10,7 @@ import {
 } from '@trellis/core';
 import express, { type Request, type Router } from 'express';
 import type { FailureLimiter } from '../limits/FailureLimiter.js';
+import { configurationVersionRoutes } from './configurationVersionRoutes.js';
 import type { Logger } from '../logger.js';
 import {
   attributesOf,
@@ -338,6 +339,8 @@ export function tfeRoutes(deps: TfeRouteDeps): Router {
     await tfe.variables.delete(actorOf(res), byId(req), req.params.var);
     res.status(204).end();
   });
+
+  router.use(configurationVersionRoutes(deps));
 
   router.use((req, _res, next) => {
     next(new NotFoundError('route', 'route_not_found', `no route for ${req.method} ${req.originalUrl}`));
