@@ -13,6 +13,7 @@ import type { JobOutcome, JobRunner } from '../job/JobRunner.js';
 import type { AgentMetrics } from '../observability/AgentMetrics.js';
 import { agentTracer } from '../observability/tracing.js';
 import { AGENT_VERSION } from '../version.js';
+import { AGENT_FEATURES } from '@trellis/core';
 
 export type ShutdownMode = 'finish' | 'cancel';
 
@@ -112,7 +113,7 @@ export class Agent {
       let claimed: ClaimedJob | null;
       try {
         // Any failure but a refusal of the credentials is retried until the agent stops.
-        claimed = await retry(() => client.claimJob({ wait: this.options.claimWaitS, signal }), {
+        claimed = await retry(() => client.claimJob({ wait: this.options.claimWaitS, signal, features: AGENT_FEATURES }), {
           clock: this.clock,
           signal,
           backoff,
