@@ -56,7 +56,9 @@ describe('trellis plan with run options', () => {
     });
 
     const shown = await run('jobs', 'show', plan.id);
-    expect(shown.stdout).toMatch(/Run options: +-target=null_resource\.a -target=module\.net\["eu"\] -replace=null_resource\.b -refresh=false\n/);
+    expect(shown.stdout).toMatch(
+      /Run options: +-target=null_resource\.a -target=module\.net\["eu"\] -replace=null_resource\.b -refresh=false\n/,
+    );
 
     const bad = await run('plan', 'web', '--target', ' ', '--detach');
     expect(bad.code).not.toBe(0);

@@ -47,7 +47,11 @@ export const SnapshotSource = z.discriminatedUnion('type', [
   z.object({ type: z.literal('inline'), files: z.record(z.string(), z.string()) }),
   UploadedSource,
 ]);
-const address = z.string().min(1).max(1024).regex(/^[^\n\r]*$/, 'one line');
+const address = z
+  .string()
+  .min(1)
+  .max(1024)
+  .regex(/^[^\n\r]*$/, 'one line');
 export const RunOptions = z
   .object({
     target: z.array(address).max(100).optional().describe('`-target=ADDR` for each: plan only these'),

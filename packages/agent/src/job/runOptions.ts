@@ -12,7 +12,9 @@ export function runOptionArgs(options: RunOptions | undefined): string[] {
   const each = (flag: string, addresses: string[] | undefined) => {
     for (const address of addresses ?? []) {
       if (address === '' || /[\r\n\0]/.test(address)) {
-        throw new JobFailure(`the run option ${flag} names an address that is not one line: ${JSON.stringify(address)}`);
+        throw new JobFailure(
+          `the run option ${flag} names an address that is not one line: ${JSON.stringify(address)}`,
+        );
       }
       args.push(`${flag}=${address}`);
     }

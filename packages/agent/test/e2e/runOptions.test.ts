@@ -55,9 +55,7 @@ describe.skipIf(!TOFU)('run options with real OpenTofu', { timeout: 180_000 }, (
     const planLog = await logText(server, plan.id);
     expect(planned.status, planLog).toBe('SUCCESS');
     expect(planLog).toContain('plan: run options -target=terraform_data.a');
-    expect(planned.execution_metadata.resource_changes).toEqual([
-      { address: 'terraform_data.a', actions: ['create'] },
-    ]);
+    expect(planned.execution_metadata.resource_changes).toEqual([{ address: 'terraform_data.a', actions: ['create'] }]);
     expect(planned.execution_metadata.plan_summary).toEqual({ add: 1, change: 0, destroy: 0 });
 
     const deploy = await server.user.createJob({ job_type: 'DEPLOY', configuration_id: vine.id, plan_job_id: plan.id });

@@ -127,7 +127,11 @@ describe('a remote run of an uploaded configuration', () => {
 
   it('passes -target, -replace and -refresh=false to the plan, one argument each', async () => {
     const { result, log } = await run({
-      runOptions: { target: ['null_resource.a', 'module.net["eu west"]'], replace: ['null_resource.b'], refresh: false },
+      runOptions: {
+        target: ['null_resource.a', 'module.net["eu west"]'],
+        replace: ['null_resource.b'],
+        refresh: false,
+      },
     });
     expect(result, log).toBe('SUCCESS');
     expect(log).toContain('plan: run options -target=null_resource.a');
@@ -147,7 +151,9 @@ describe('a remote run of an uploaded configuration', () => {
   it('runs nothing when the claim names no configuration version for the upload', async () => {
     const { result, statuses, log, downloads } = await run({ withVersion: false });
     expect(result).toBe('FAILED');
-    expect(statuses.at(-1)?.error_message).toMatch(/uploaded configuration but its claim names no configuration version/);
+    expect(statuses.at(-1)?.error_message).toMatch(
+      /uploaded configuration but its claim names no configuration version/,
+    );
     expect(downloads).toEqual([]);
     expect(log).not.toContain('arg[plan]');
   });

@@ -223,7 +223,8 @@ export const PROBLEM_CODES = {
   },
   configuration_version_upload_used: {
     status: 409,
-    meaning: "the configuration version's upload URL was used already (an upload began, or the version is no longer pending)",
+    meaning:
+      "the configuration version's upload URL was used already (an upload began, or the version is no longer pending)",
   },
   vcs_permission_missing: {
     status: 409,

@@ -77,7 +77,11 @@ export class TfeConfigurationVersionUseCases {
     this.autoQueue = queue;
   }
 
-  async create(actor: UserActor, ref: WorkspaceRef, input: ConfigurationVersionInput): Promise<TfeConfigurationVersion> {
+  async create(
+    actor: UserActor,
+    ref: WorkspaceRef,
+    input: ConfigurationVersionInput,
+  ): Promise<TfeConfigurationVersion> {
     // HCP's default is to queue a run once uploaded; the CLI always says false.
     const autoQueue = optionalBoolean(input['auto-queue-runs'], 'auto-queue-runs', true);
     const speculative = optionalBoolean(input.speculative, 'speculative', false);
@@ -120,7 +124,7 @@ export class TfeConfigurationVersionUseCases {
     const scope = ownerScope(ownerId);
     const started = await this.deps.uow.run(scope, async (stores) => {
       const version = await stores.configurationVersions.get(ownerId, id);
-      if (!version || version.source !== 'upload') throw notFound();
+      if (version?.source !== 'upload') throw notFound();
       const at = isoNow(this.deps);
       if (!(await stores.configurationVersions.startUpload(ownerId, id, at))) {
         throw new ConflictError(

@@ -136,7 +136,11 @@ export class JobUseCases {
         snapshot = commit === null ? snapshotOfVine(found) : snapshotOfVineAt(found, commit);
         // A destroy plan, and the DESTROY that applies one, say so in their snapshot (and hash).
         if (destroy || (jobType === 'DESTROY' && planJobId !== null)) snapshot = { ...snapshot, destroy: true };
-        snapshot = withRunOptions(snapshot, runOptions, jobType === 'DEPLOY' && plan?.vine_id === found.id ? plan : null);
+        snapshot = withRunOptions(
+          snapshot,
+          runOptions,
+          jobType === 'DEPLOY' && plan?.vine_id === found.id ? plan : null,
+        );
       }
       const hash = configHash(snapshot);
       if (vine !== null && (jobType === 'DEPLOY' || jobType === 'DESTROY')) {
@@ -303,7 +307,8 @@ export class JobUseCases {
         throw error;
       }
     }
-    let configuration_version: ConfigurationVersionRef | null = uploaded !== null && 'ref' in uploaded ? uploaded.ref : null;
+    let configuration_version: ConfigurationVersionRef | null =
+      uploaded !== null && 'ref' in uploaded ? uploaded.ref : null;
     if (connection && this.configurationVersions) {
       configuration_version = await claimConfigurationVersion(
         this.configurationVersions,

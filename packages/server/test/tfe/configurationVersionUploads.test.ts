@@ -8,7 +8,7 @@
  * version that is not uploaded, ends the job with the reason instead.
  */
 import { createHash } from 'node:crypto';
-import { TrellisClient } from '@trellis/client';
+import type { TrellisClient } from '@trellis/client';
 import { FakeClock, tarGz } from '@trellis/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type AgentClient, type RunningControlPlane, startControlPlane } from '../support/controlPlane.js';
@@ -87,7 +87,12 @@ describeEachDialect('configuration versions of the Terraform Cloud protocol', (d
     const created = await newVersion({ 'auto-queue-runs': false, speculative: true });
     const attributes = created.data.attributes;
     expect(created.data.id).toMatch(/^cv-[0-9a-f-]{36}$/);
-    expect(attributes).toMatchObject({ status: 'pending', speculative: true, 'auto-queue-runs': false, source: 'tfe-api' });
+    expect(attributes).toMatchObject({
+      status: 'pending',
+      speculative: true,
+      'auto-queue-runs': false,
+      source: 'tfe-api',
+    });
     const url = attributes['upload-url'] as string;
     expect(url).toMatch(/\/_signed\/configuration-versions\/.+\?token=.+&signature=/);
     expect((await put(url, GOOD)).status).toBe(200);
@@ -183,7 +188,7 @@ describeEachDialect('configuration versions of the Terraform Cloud protocol', (d
     return job.id;
   }
 
-  it("gives the claiming agent the uploaded version; an agent that cannot run uploads ends the job instead", async () => {
+  it('gives the claiming agent the uploaded version; an agent that cannot run uploads ends the job instead', async () => {
     // The CLI's workspace has no configuration of its own: a stand-in source lets a PLAN be queued.
     await alice.updateConfiguration(vineId, { source: { type: 'inline', files: { 'main.tf': '' } } });
     const created = await newVersion();

@@ -27,7 +27,10 @@ export class PlanCommand extends JobRunCommand {
         'JOB=$($0 plan web --detach) && $0 jobs wait $JOB && $0 deploy web --plan $JOB',
       ],
       ['Plan the destruction, to have it approved', '$0 plan web --destroy'],
-      ['Plan one resource and the replacement of another', "$0 plan web --target 'aws_s3_bucket.logs' --replace 'aws_instance.web'"],
+      [
+        'Plan one resource and the replacement of another',
+        "$0 plan web --target 'aws_s3_bucket.logs' --replace 'aws_instance.web'",
+      ],
       ['Only update the state to match the infrastructure', '$0 plan web --refresh-only'],
     ],
   });
@@ -40,7 +43,9 @@ export class PlanCommand extends JobRunCommand {
     description: 'Plan only this resource address (and what it depends on); repeat for more',
   });
 
-  replace = Option.Array('--replace', { description: 'Plan the replacement of this resource address; repeat for more' });
+  replace = Option.Array('--replace', {
+    description: 'Plan the replacement of this resource address; repeat for more',
+  });
 
   refreshOnly = Option.Boolean('--refresh-only', false, {
     description: 'Plan only to update the state to match the infrastructure',

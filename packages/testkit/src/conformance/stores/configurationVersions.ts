@@ -130,7 +130,9 @@ export function describeConfigurationVersionStoreConformance(open: OpenStoreHarn
       expect(listed[0]).toEqual(uploaded);
       const other = await suite.seedOwner();
       expect(
-        await suite.asOwner(other.id, (stores) => stores.configurationVersions.listForVine(owner.id, owner.vine.id, 10)),
+        await suite.asOwner(other.id, (stores) =>
+          stores.configurationVersions.listForVine(owner.id, owner.vine.id, 10),
+        ),
       ).toEqual([]);
       expect(
         await suite.asOwner(other.id, (stores) => stores.configurationVersions.startUpload(owner.id, upload.id, at(8))),

@@ -49,7 +49,9 @@ export class MemoryConfigurationVersionStore implements ConfigurationVersionStor
     if (!this.tx.sees(ownerId)) return [];
     return [...this.tx.state.configurationVersions.values()]
       .filter((version) => version.owner_id === ownerId && version.vine_id === vineId)
-      .sort((a, b) => (a.created_at === b.created_at ? b.id.localeCompare(a.id) : b.created_at.localeCompare(a.created_at)))
+      .sort((a, b) =>
+        a.created_at === b.created_at ? b.id.localeCompare(a.id) : b.created_at.localeCompare(a.created_at),
+      )
       .slice(0, limit)
       .map(copy);
   }
