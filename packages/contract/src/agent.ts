@@ -81,7 +81,7 @@ export const ClaimResponse = z.object({
     .nullable()
     .optional()
     .describe(
-      "for a job of a configuration connected to a repository: the configuration version (an immutable .tar.gz) of its commit, fetched by the control plane; the agent downloads it, checks its sha256, unpacks it and runs exactly it. No agent ever receives a person's provider token (issue 23). Absent or null otherwise.",
+      "for a job of a configuration connected to a repository: the configuration version (an immutable .tar.gz) of its commit, fetched by the control plane; for a job whose source is an upload (a run of the stock CLI): the version uploaded. The agent downloads it, checks its sha256, unpacks it and runs exactly it (an upload in its source's `path`). No agent ever receives a person's provider token (issue 23). Absent or null otherwise.",
     ),
 });
 export const HeartbeatBody = z.object({
