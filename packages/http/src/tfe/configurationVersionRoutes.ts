@@ -92,7 +92,7 @@ export function configurationVersionRoutes(deps: ConfigurationVersionRouteDeps):
   router.get('/configuration-versions/:id/download', async (req, res) => {
     const { body, size, sha256 } = await versions.download(actorOf(res), req.params.id);
     res.status(200);
-    res.setHeader('Content-Type', 'application/x-tar');
+    res.setHeader('Content-Type', 'application/octet-stream');
     res.setHeader('Content-Encoding', 'identity');
     res.setHeader('Content-Length', String(size));
     res.setHeader('ETag', `"${sha256}"`);
