@@ -26,11 +26,17 @@ export class AgentProtocolClient extends HttpTransport {
   registerAgent(input: RegisterWorkerRequest): Promise<RegistrationAnswer> {
     return this.json('POST', '/api/workers/register', { body: input });
   }
-  /** The next job, or null; `wait` long-polls for up to that many seconds (max 30). */
-  async claimJob(options: { wait?: number; signal?: AbortSignal } = {}): Promise<ClaimAnswer | null> {
+  /**
+   * The next job, or null; `wait` long-polls for up to that many seconds (max 30); `features`:
+   * what this agent can run (core's `AGENT_FEATURES`), else it is never given a job needing them.
+   */
+  async claimJob(
+    options: { wait?: number; signal?: AbortSignal; features?: readonly string[] } = {},
+  ): Promise<ClaimAnswer | null> {
     const wait = options.wait ?? 0;
+    const features = options.features?.join(',');
     const response = await this.send('POST', '/api/jobs/claim', {
-      query: { wait: wait > 0 ? wait : undefined },
+      query: { wait: wait > 0 ? wait : undefined, features: features || undefined },
       timeoutMs: this.timeoutMs + wait * 1000,
       ...(options.signal ? { signal: options.signal } : {}),
     });

@@ -1,5 +1,6 @@
 /** The agent protocol (SPEC §4.2): claim, heartbeat, status, logs, plan artifacts. */
 import {
+  AGENT_FEATURES,
   JOB_STATUSES,
   MAX_LOG_BATCH_BYTES,
   MAX_LOG_BATCH_CHUNKS,
@@ -15,6 +16,13 @@ import { CloudIdentitySettings, Job } from './records.js';
 
 export const ClaimQuery = z.object({
   wait: z.coerce.number().int().min(0).max(30).optional().describe('long-poll for up to this many seconds'),
+  features: z
+    .string()
+    .max(256)
+    .optional()
+    .describe(
+      `what this agent can run, comma-separated (${AGENT_FEATURES.join(', ')}): a job needing a feature the agent does not name fails at once (\`agent_outdated\`) instead of running as something else; absent: none (an older agent)`,
+    ),
 });
 /** A policy as the claim of a PLAN carries it (issue 15). */
 export const PolicyToEvaluateSchema = z.object({
@@ -73,7 +81,7 @@ export const ClaimResponse = z.object({
     .nullable()
     .optional()
     .describe(
-      "for a job of a configuration connected to a repository: the configuration version (an immutable .tar.gz) of its commit, fetched by the control plane; the agent downloads it, checks its sha256, unpacks it and runs exactly it. No agent ever receives a person's provider token (issue 23). Absent or null otherwise.",
+      "for a job of a configuration connected to a repository: the configuration version (an immutable .tar.gz) of its commit, fetched by the control plane; for a job whose source is an upload (a run of the stock CLI): the version uploaded. The agent downloads it, checks its sha256, unpacks it and runs exactly it (an upload in its source's `path`). No agent ever receives a person's provider token (issue 23). Absent or null otherwise.",
     ),
 });
 export const HeartbeatBody = z.object({

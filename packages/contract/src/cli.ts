@@ -3,7 +3,7 @@ import { CLOUD_PROVIDERS, ENGINE_NAMES, JOB_STATUSES, JOB_TYPES, MAX_LOG_PAGE, W
 import { z } from 'zod';
 import { recordName } from './common.js';
 import { OrgFilterQuery } from './orgs.js';
-import { Engine, JobSummary, VineSummary, VineyardSummary, Worker } from './records.js';
+import { Engine, JobSummary, RunOptions, VineSummary, VineyardSummary, Worker } from './records.js';
 
 export const CreateVineyardBody = z.object({
   name: recordName,
@@ -93,6 +93,9 @@ export const CreateJobBody = z.object({
     .describe('the plan a DEPLOY applies, or the destroy plan a DESTROY applies (the deploy gate may require one)'),
   target_worker_id: z.uuid().optional(),
   destroy: z.boolean().optional().describe('a PLAN of the destruction (a destroy plan), which a DESTROY then applies'),
+  run_options: RunOptions.optional().describe(
+    "a PLAN's engine options (`-target`, `-replace`, `-refresh-only`, `-refresh=false`); a DEPLOY of that plan applies it as planned. at most 100 addresses each, each one non-empty line",
+  ),
 });
 export const ListJobsQuery = OrgFilterQuery.extend({
   status: z.enum(JOB_STATUSES).optional(),

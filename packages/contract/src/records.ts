@@ -33,6 +33,33 @@ export const Source = z.discriminatedUnion('type', [
   GitSource,
   z.object({ type: z.literal('inline'), files: z.record(z.string(), z.string()) }),
 ]);
+/** A remote run's uploaded configuration (issue 27): only a job's snapshot has it, never a vine. */
+const UploadedSource = z
+  .object({
+    type: z.literal('upload'),
+    configuration_version_id: uuid.describe('the configuration version (`cv-<id>` in the Terraform Cloud protocol)'),
+    path: z.string().nullable().describe("the workspace's working directory inside it; null: its root"),
+  })
+  .describe('a configuration the stock CLI uploaded; the agent runs exactly that tarball');
+/** A job's source: the vine's, or an upload (a run of the stock CLI). */
+export const SnapshotSource = z.discriminatedUnion('type', [
+  GitSource,
+  z.object({ type: z.literal('inline'), files: z.record(z.string(), z.string()) }),
+  UploadedSource,
+]);
+const address = z
+  .string()
+  .min(1)
+  .max(1024)
+  .regex(/^[^\n\r]*$/, 'one line');
+export const RunOptions = z
+  .object({
+    target: z.array(address).max(100).optional().describe('`-target=ADDR` for each: plan only these'),
+    replace: z.array(address).max(100).optional().describe('`-replace=ADDR` for each: plan their replacement'),
+    refresh_only: z.literal(true).optional().describe('`-refresh-only`: plan only to update the state'),
+    refresh: z.literal(false).optional().describe('`-refresh=false`: plan without refreshing the state'),
+  })
+  .describe('how a PLAN asks the engine to plan (issue 27); its DEPLOY applies that plan');
 export const Engine = z.object({ name: z.enum(ENGINE_NAMES), version: z.string().nullable() });
 /** A cloud identity's settings (issue 16): an assumed AWS role, or OIDC federation with one cloud. */
 export const CloudIdentitySettings = z.union([
@@ -227,7 +254,7 @@ export const VineyardSummary = Vineyard.extend({ vines: z.array(VineSummary) });
 /** What a job runs, frozen when it was created (core's `ConfigSnapshot`). */
 export const ConfigSnapshot = z.object({
   vine: z.object({ id: uuid, name: z.string(), project_name: z.string(), vineyard_id: uuid }).nullable(),
-  source: Source.nullable(),
+  source: SnapshotSource.nullable(),
   variables: Variables.describe('sensitive values are shown as ***'),
   engine: Engine.nullable(),
   cloud_identity_id: uuid.nullable(),
@@ -239,9 +266,10 @@ export const ConfigSnapshot = z.object({
     .literal(true)
     .optional()
     .describe("a destroy plan, or the DESTROY that applies one: its hash never equals a deploy plan's"),
+  run_options: RunOptions.optional(),
 });
 export const SnapshotSummary = ConfigSnapshot.omit({ source: true, variables: true }).extend({
-  source: SourceSummary.nullable(),
+  source: z.discriminatedUnion('type', [...SourceSummary.options, UploadedSource]).nullable(),
 });
 export const ClaimedPolicy = z.object({
   policy_id: uuid,

@@ -274,6 +274,21 @@ describe('web pages', () => {
     expect((await get(`/jobs/${none.id}`)).text).toMatch(/data-plan-summary data-from-metadata>No changes\.</);
   });
 
+  it("shows a plan's run options as the engine's flags (issue 27)", async () => {
+    const { vine } = await vineyardWithVine(user, 'targeted');
+    const job = await user.createJob({
+      job_type: 'PLAN',
+      configuration_id: vine.id,
+      run_options: { target: ['null_resource.a', 'module.m["<b>"]'], replace: ['null_resource.b'], refresh: false },
+    });
+    const { text } = await get(`/jobs/${job.id}`);
+    expect(text).toContain(
+      '<dt>Run options</dt><dd data-run-options><code>-target=null_resource.a</code> <code>-target=module.m[&quot;&lt;b&gt;&quot;]</code> <code>-replace=null_resource.b</code> <code>-refresh=false</code> </dd>',
+    );
+    const plain = await user.createJob({ job_type: 'PLAN', configuration_id: vine.id });
+    expect((await get(`/jobs/${plain.id}`)).text).not.toContain('data-run-options');
+  });
+
   it('pages the jobs list through "Older" links that keep the filters', async () => {
     const { vine } = await vineyardWithVine(user, 'paged');
     await user.createVineyard('paged-extra');

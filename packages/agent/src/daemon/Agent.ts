@@ -13,6 +13,7 @@ import type { JobOutcome, JobRunner } from '../job/JobRunner.js';
 import type { AgentMetrics } from '../observability/AgentMetrics.js';
 import { agentTracer } from '../observability/tracing.js';
 import { AGENT_VERSION } from '../version.js';
+import { AGENT_FEATURES } from '@trellis/core';
 
 export type ShutdownMode = 'finish' | 'cancel';
 
@@ -112,17 +113,20 @@ export class Agent {
       let claimed: ClaimedJob | null;
       try {
         // Any failure but a refusal of the credentials is retried until the agent stops.
-        claimed = await retry(() => client.claimJob({ wait: this.options.claimWaitS, signal }), {
-          clock: this.clock,
-          signal,
-          backoff,
-          retryable: (error) => !this.refusedCredentials(error),
-          onRetry: (error, delay) => {
-            this.options.metrics?.reconnect();
-            const level = isTransient(error) ? 'warn' : 'error';
-            logger[level]('claim failed; retrying', { slot, error: describeError(error), retry_in_ms: delay });
+        claimed = await retry(
+          () => client.claimJob({ wait: this.options.claimWaitS, signal, features: AGENT_FEATURES }),
+          {
+            clock: this.clock,
+            signal,
+            backoff,
+            retryable: (error) => !this.refusedCredentials(error),
+            onRetry: (error, delay) => {
+              this.options.metrics?.reconnect();
+              const level = isTransient(error) ? 'warn' : 'error';
+              logger[level]('claim failed; retrying', { slot, error: describeError(error), retry_in_ms: delay });
+            },
           },
-        });
+        );
         backoff.reset();
       } catch {
         return; // stopping, or the credentials were refused

@@ -1,7 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { type RetryClock, retry, systemClock, type TrellisClient } from '@trellis/client';
 import type { ClaimAnswer as ClaimedJob } from '@trellis/client';
-import type { CloudIdentitySettings, EngineName, JsonObject, PolicyResult, Variables, VineSource } from '@trellis/core';
+import type {
+  CloudIdentitySettings,
+  EngineName,
+  JsonObject,
+  PolicyResult,
+  UploadedSource,
+  Variables,
+  VineSource,
+} from '@trellis/core';
 import { type AssumeRole, type CloudIdentityRef, withAwsCredentials } from '../cloud/assumeRole.js';
 import { withOidcCredentials } from '../cloud/oidc.js';
 import { Engine, resolveEngineBin } from '../engine/Engine.js';
@@ -12,6 +20,7 @@ import { resolveOpaBin } from '../policy/opa.js';
 import type { SecretSet } from '../logs/Redactor.js';
 import { parseDeployMetadata } from './deployMetadata.js';
 import { engineEnvironment, withStateCredentials } from './engineEnvironment.js';
+import { runOptionArgs } from './runOptions.js';
 import { writeVariablesFiles } from './variablesFile.js';
 import { JobFailure, JobInterrupted } from './errors.js';
 import { saveMeasured } from './measuredDownload.js';
@@ -98,7 +107,11 @@ export class JobSteps {
         // A destroy plan (issue 23) plans the destruction; a DESTROY applies it once approved.
         const destroyPlan = snapshot.destroy === true;
         if (destroyPlan) this.deps.log.system('plan: a destroy plan (nothing is destroyed until a DESTROY applies it)');
-        await engine.plan(PLAN_FILE, [...(readOnlyState ? ['-lock=false'] : []), ...(destroyPlan ? ['-destroy'] : [])]);
+        // Run options (issue 27): -target, -replace, -refresh-only, -refresh=false; its DEPLOY applies this plan.
+        const options = runOptionArgs(snapshot.run_options);
+        if (options.length > 0) this.deps.log.system(`plan: run options ${options.join(' ')}`);
+        const flags = [...(readOnlyState ? ['-lock=false'] : []), ...(destroyPlan ? ['-destroy'] : []), ...options];
+        await engine.plan(PLAN_FILE, flags);
         const planJson = await engine.showPlanJson(PLAN_FILE);
         const metadata: JsonObject = {
           plan_summary: this.summarizeJson(planJson),
@@ -199,7 +212,7 @@ export class JobSteps {
   /** The source in the returned directory, and the engine's environment (variables, cloud credentials). */
   private async prepare(
     workspace: Workspace,
-    source: VineSource,
+    source: VineSource | UploadedSource,
     variables: Variables,
     identity: CloudIdentityRef | CloudIdentitySettings | null,
     version: ConfigurationVersionClaim | null = null,
@@ -207,9 +220,12 @@ export class JobSteps {
     const { log, secrets, settings } = this.deps;
     for (const variable of Object.values(variables)) if (variable.sensitive) secrets.add(variable.value);
     const hostEnv = settings.hostEnv ?? process.env;
+    if (source.type === 'upload' && !version) {
+      throw new JobFailure('the job runs an uploaded configuration but its claim names no configuration version');
+    }
     const dir = version
       ? await this.unpackVersion(workspace, source, version)
-      : await this.fetchSource(workspace, source, hostEnv);
+      : await this.fetchSource(workspace, source as VineSource, hostEnv);
     this.checkpoint();
     this.varFiles = writeVariablesFiles(workspace.root, dir, variables);
     let env = engineEnvironment(hostEnv);
@@ -259,12 +275,12 @@ export class JobSteps {
   }
 
   /**
-   * The configuration version the claim names (issue 23): downloaded from the control plane with
+   * The configuration version the claim names (issue 23; an upload's, issue 27): downloaded from the control plane with
    * the agent's credentials, checked against the claim's sha256, unpacked; the source's `path` in it.
    */
   private async unpackVersion(
     workspace: Workspace,
-    source: VineSource,
+    source: VineSource | UploadedSource,
     version: ConfigurationVersionClaim,
   ): Promise<string> {
     const { log, client } = this.deps;
@@ -275,7 +291,8 @@ export class JobSteps {
     );
     await unpackConfigurationVersion(file, dir, version.strip_components);
     const commit = source.type === 'git' && source.commit ? `, commit ${source.commit}` : '';
-    const path = source.type === 'git' && source.path ? source.path : null;
+    // An upload (issue 27) runs in the workspace's working directory inside it.
+    const path = (source.type === 'git' || source.type === 'upload') && source.path ? source.path : null;
     log.system(
       `source: configuration version ${version.id}${commit} (${version.size} bytes, sha256 ${version.sha256} checked)${path ? `, path ${path}` : ''}`,
     );

@@ -27,6 +27,10 @@ export interface NewConfigurationVersion {
   ref?: string | null;
   strip_components: number;
   created_by: string | null;
+  /** An upload's options (issue 27); false when absent. */
+  speculative?: boolean;
+  auto_queue_runs?: boolean;
+  provisional?: boolean;
 }
 
 /**
@@ -59,6 +63,10 @@ export class ConfigurationVersionUseCases {
       sha256: null,
       size: null,
       strip_components: input.strip_components,
+      speculative: input.speculative === true,
+      auto_queue_runs: input.auto_queue_runs === true,
+      provisional: input.provisional === true,
+      upload_started_at: null,
       error_code: null,
       error_message: null,
       created_by: input.created_by,

@@ -7,6 +7,13 @@ export interface ConfigurationVersionStore {
   get(ownerId: string, id: string): Promise<ConfigurationVersion | null>;
   /** The newest `uploaded` version of that vine's commit, to reuse (a plan and its deploy share one). */
   findUploaded(ownerId: string, vineId: string, commitSha: string): Promise<ConfigurationVersion | null>;
+  /**
+   * Marks the one upload of a `pending` version as begun (`upload_started_at`), only if no upload
+   * began before: false when one did, or the version is no longer pending (a signed URL is used once).
+   */
+  startUpload(ownerId: string, id: string, at: string): Promise<boolean>;
+  /** The vine's versions, newest first, at most `limit`. */
+  listForVine(ownerId: string, vineId: string, limit: number): Promise<ConfigurationVersion[]>;
   /** The artifact keys of every stored version of the owner (their files go when the owner does). */
   storageKeys(ownerId: string): Promise<string[]>;
 }

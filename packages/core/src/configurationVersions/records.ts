@@ -40,6 +40,16 @@ export interface ConfigurationVersion {
   /** Why it is `errored`: a problem code (`needs_reconnect`, `configuration_invalid`, …) and a sentence. */
   error_code: string | null;
   error_message: string | null;
+  /**
+   * What the stock CLI asked of an upload (issue 27; false for git versions): a run of a
+   * `speculative` version only plans; `auto_queue_runs`: its upload queues a run; `provisional`
+   * (a saved plan, `tofu plan -out`) is kept as sent.
+   */
+  speculative: boolean;
+  auto_queue_runs: boolean;
+  provisional: boolean;
+  /** When its one upload began: its signed upload URL is used once. Null before. */
+  upload_started_at: string | null;
   /** The person who caused it (an upload's, a connection's); null for system work. */
   created_by: string | null;
   created_at: string;

@@ -233,6 +233,11 @@ export const PROBLEM_CODES = {
     status: 409,
     meaning: 'the configuration version is not uploaded (still pending, or errored)',
   },
+  configuration_version_upload_used: {
+    status: 409,
+    meaning:
+      "the configuration version's upload URL was used already (an upload began, or the version is no longer pending)",
+  },
   vcs_permission_missing: {
     status: 409,
     meaning:

@@ -31,6 +31,8 @@ export function snapshotOfPlanNow(vine: Vine, plan: Pick<Job, 'config_snapshot'>
   } else {
     const commit = pinnedCommitOf(planned);
     now = commit === null ? snapshotOfVine(vine) : snapshotOfVineAt(vine, commit);
+    // A plan's run options (`trellis plan --target`) are part of what it planned.
+    if (planned.run_options !== undefined) now = { ...now, run_options: planned.run_options };
   }
   if (planned.destroy === true) now = { ...now, destroy: true };
   return now;

@@ -63,6 +63,16 @@ export const JOB_END_REASONS = {
     releasesStateLock: false,
     messages: { start_failed: "the control plane could not fetch the job's commit from the git provider" },
   },
+  /**
+   * The agent that claimed it lacks what it needs (issue 27): an uploaded configuration, or run
+   * options (`-target`, `-replace`, `-refresh-only`, `-refresh=false`) it would silently ignore.
+   */
+  agent_outdated: {
+    events: ['start_failed'],
+    audited: true,
+    releasesStateLock: false,
+    messages: { start_failed: 'the agent that claimed this job is too old to run it; upgrade it' },
+  },
   /** The agent running it was silent for longer than the lost-job timeout. */
   agent_lost: {
     events: ['agent_lost'],

@@ -1,7 +1,9 @@
 import { isOneOf, JOB_STATUSES, JOB_TYPES, type JobType } from '../domain/enums.js';
 import { ValidationError } from '../domain/errors.js';
 import { optionalUuid, requireUuid } from '../domain/validation.js';
+import type { RunOptions } from '../domain/records.js';
 import type { JobFilter } from '../ports/JobStore.js';
+import { parseRunOptions } from './runOptions.js';
 
 /** `POST /api/jobs` as people send it. */
 export interface CreateJobInput {
@@ -12,6 +14,8 @@ export interface CreateJobInput {
   target_worker_id?: unknown;
   /** A PLAN of the vine's destruction (a destroy plan), which a DESTROY then applies. */
   destroy?: unknown;
+  /** A PLAN's engine options (issue 27): `target`, `replace`, `refresh_only`, `refresh`. */
+  run_options?: unknown;
 }
 
 export interface JobRequest {
@@ -22,6 +26,7 @@ export interface JobRequest {
   targetWorkerId: string | null;
   /** A destroy plan (a PLAN with `destroy: true`). */
   destroy: boolean;
+  runOptions: RunOptions | null;
 }
 
 /** The fields of a job request, each checked, and how they go together (DESIGN §3). */
@@ -65,7 +70,18 @@ export function parseJobRequest(input: CreateJobInput): JobRequest {
       { path: 'assigned_worker_id', message: 'must differ from target_worker_id' },
     ]);
   }
-  return { jobType, vineId, assignedWorkerId, planJobId, targetWorkerId, destroy };
+  const runOptions = parseRunOptions(input.run_options);
+  if (runOptions !== null && jobType !== 'PLAN') {
+    throw new ValidationError('run_options are only for PLAN jobs (a DEPLOY applies its plan as planned)', [
+      { path: 'run_options', message: 'only for PLAN' },
+    ]);
+  }
+  if (runOptions?.refresh_only && destroy) {
+    throw new ValidationError('a destroy plan cannot be refresh-only', [
+      { path: 'run_options.refresh_only', message: 'not with destroy' },
+    ]);
+  }
+  return { jobType, vineId, assignedWorkerId, planJobId, targetWorkerId, destroy, runOptions };
 }
 
 const MAX_ERROR_MESSAGE = 4000;

@@ -1,8 +1,10 @@
+import type { ConfigurationVersionUseCases } from '../configurationVersions/ConfigurationVersionUseCases.js';
 import type { ApiTokenUseCases } from '../usecases/ApiTokenUseCases.js';
 import type { CoreDeps } from '../usecases/CoreDeps.js';
 import type { PlanReviewUseCases } from '../usecases/PlanReviewUseCases.js';
 import { createTfeRunPhases, type TfeRunPhases } from './runs/phasesUseCases.js';
 import { StateHistoryUseCases } from './StateHistoryUseCases.js';
+import { TfeConfigurationVersionUseCases } from './TfeConfigurationVersionUseCases.js';
 import { TfeLockUseCases } from './TfeLockUseCases.js';
 import { TfeLoginUseCases } from './TfeLoginUseCases.js';
 import { TfeStateUseCases } from './TfeStateUseCases.js';
@@ -23,6 +25,7 @@ export interface TfeUseCases {
   runs: TfeRunUseCases;
   /** A run's phases, logs, policy checks and the queue (issue 27). */
   runPhases: TfeRunPhases;
+  configurationVersions: TfeConfigurationVersionUseCases;
 }
 
 export function createTfeUseCases(
@@ -30,6 +33,7 @@ export function createTfeUseCases(
   apiTokens: ApiTokenUseCases,
   lifecycle: JobLifecycle,
   reviews: PlanReviewUseCases,
+  versions: ConfigurationVersionUseCases,
 ): TfeUseCases {
   const workspaces = new TfeWorkspaceUseCases(deps);
   const states = new TfeStateUseCases(deps, workspaces);
@@ -42,5 +46,6 @@ export function createTfeUseCases(
     history: new StateHistoryUseCases(deps, states),
     runs: new TfeRunUseCases(deps, lifecycle, workspaces),
     runPhases: createTfeRunPhases(deps, reviews),
+    configurationVersions: new TfeConfigurationVersionUseCases(deps, workspaces, versions),
   };
 }

@@ -38,6 +38,8 @@ import { policiesForVine } from './PolicyUseCases.js';
 import type { ConfigurationVersionRef } from '../configurationVersions/records.js';
 import type { ConfigurationVersionUseCases } from '../configurationVersions/ConfigurationVersionUseCases.js';
 import { claimConfigurationVersion, runsConfigurationVersion } from '../configurationVersions/claimVersion.js';
+import { withRunOptions } from '../jobs/runOptions.js';
+import { endAtClaim, missingFeatures, uploadedVersionOf } from '../configurationVersions/claimUpload.js';
 import { checkChange, type PlanlessActions, planlessActions, vineGuardsOf } from '../jobs/deployGate.js';
 
 export type { CreateJobInput } from '../jobs/jobInput.js';
@@ -100,7 +102,8 @@ export class JobUseCases {
 
   /** `POST /api/jobs`: snapshot and hash of the vine, plan checks (DESIGN §3). */
   async create(user: UserActor, input: CreateJobInput): Promise<JobView> {
-    const { jobType, vineId, assignedWorkerId, planJobId, targetWorkerId, destroy } = parseJobRequest(input);
+    const { jobType, vineId, assignedWorkerId, planJobId, targetWorkerId, destroy, runOptions } =
+      parseJobRequest(input);
     // A job belongs to its vine's owner (to its target's, for DESTROY_WORKER).
     const located =
       jobType === 'DESTROY_WORKER'
@@ -129,6 +132,11 @@ export class JobUseCases {
         snapshot = ofPlan ? snapshotOfPlanNow(found, plan) : snapshotOfVine(found);
         // A destroy plan, and the DESTROY that applies one, say so in their snapshot (and hash).
         if (destroy || (jobType === 'DESTROY' && planJobId !== null)) snapshot = { ...snapshot, destroy: true };
+        snapshot = withRunOptions(
+          snapshot,
+          runOptions,
+          jobType === 'DEPLOY' && plan?.vine_id === found.id ? plan : null,
+        );
       }
       const hash = configHash(snapshot);
       if (vine !== null && (jobType === 'DEPLOY' || jobType === 'DESTROY')) {
@@ -219,8 +227,11 @@ export class JobUseCases {
     return jobForPeople(job);
   }
 
-  /** `POST /api/jobs/claim`: the next job for this worker, or null (`204`). */
-  async claim(worker: WorkerActor): Promise<ClaimedJob | null> {
+  /**
+   * `POST /api/jobs/claim`: the next job for this worker, or null (`204`). `features`: what the
+   * agent says it can run (`AGENT_FEATURES`); a job needing more ends at once (`agent_outdated`).
+   */
+  async claim(worker: WorkerActor, features: readonly string[] = []): Promise<ClaimedJob | null> {
     const claimed = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
       const claim = await stores.jobs.claimNext({ id: worker.workerId, owner_id: worker.ownerId }, isoNow(this.deps));
       if (!claim) return null;
@@ -268,6 +279,16 @@ export class JobUseCases {
       status: rest.job.status,
     });
     const { job, cloud_identity } = rest;
+    // An agent that would run it as something else never runs it (issue 27); nor a missing upload.
+    const outdated = missingFeatures(job, features);
+    const upload = outdated === null && job.config_snapshot.source?.type === 'upload';
+    const uploaded = upload ? await uploadedVersionOf(this.deps, job) : null;
+    if (outdated !== null || (uploaded !== null && 'refused' in uploaded)) {
+      const reason = outdated !== null ? 'agent_outdated' : 'source_unavailable';
+      const message = outdated ?? (uploaded !== null && 'refused' in uploaded ? uploaded.refused : '');
+      await endAtClaim(this.lifecycle, this.deps, worker, job, reason, message);
+      return null;
+    }
     const state_token =
       job.vine_id === null
         ? null
@@ -282,7 +303,8 @@ export class JobUseCases {
         throw error;
       }
     }
-    let configuration_version: ConfigurationVersionRef | null = null;
+    let configuration_version: ConfigurationVersionRef | null =
+      uploaded !== null && 'ref' in uploaded ? uploaded.ref : null;
     if (connection && this.configurationVersions) {
       configuration_version = await claimConfigurationVersion(
         this.configurationVersions,

@@ -105,6 +105,6 @@ export function createUseCases(deps: CoreDeps): UseCases {
     planReviews,
     workloadIdentity,
     gitEvents: new GitEventUseCases(deps, lifecycle),
-    tfe: createTfeUseCases(deps, apiTokens, lifecycle, planReviews),
+    tfe: createTfeUseCases(deps, apiTokens, lifecycle, planReviews, configurationVersions),
   };
 }

@@ -61,8 +61,9 @@ export function agentRoutes(
       },
       handler: async ({ worker, query, req }) => {
         // A plain claim (no `wait`, the steady case) is one attempt: no slot, no disconnect watch.
+        const features = (query.features ?? '').split(',').map((feature) => feature.trim());
         if (!query.wait) {
-          const claimed = await useCases.jobs.claim(worker);
+          const claimed = await useCases.jobs.claim(worker, features);
           return claimed ? claimAnswer(claimed) : { status: 204 };
         }
         const deadline = Date.now() + query.wait * 1000;
@@ -72,7 +73,7 @@ export function agentRoutes(
           req.on('close', () => disconnected.abort());
           const closed = { signal: AbortSignal.any([disconnected.signal, shutdown]) };
           for (;;) {
-            const claimed = await useCases.jobs.claim(worker);
+            const claimed = await useCases.jobs.claim(worker, features);
             if (claimed) return claimAnswer(claimed);
             const remaining = deadline - Date.now();
             if (remaining <= 0 || closed.signal.aborted) return { status: 204 };

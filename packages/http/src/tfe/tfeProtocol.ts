@@ -12,6 +12,7 @@ import express, { type Request, type Router } from 'express';
 import { clientKey, type FailureLimit, FailureLimiter } from '../limits/FailureLimiter.js';
 import type { Logger } from '../logger.js';
 import { requestContext } from '../routing/requestContext.js';
+import { signedConfigurationVersionRoutes } from './configurationVersionRoutes.js';
 import { ServiceDiscovery, TFE_API_BASE, TFE_LOGIN_AUTHORIZE_PATH, TFE_LOGIN_TOKEN_PATH } from './discovery.js';
 import { jsonApiErrorHandler } from './jsonapi.js';
 import { logRoutes } from './runs/logsRoutes.js';
@@ -130,6 +131,7 @@ export function tfeProtocol(options: TfeProtocolOptions): Router {
     res.status(200).end();
   });
   signed.use(logRoutes(options));
+  signed.use(signedConfigurationVersionRoutes(options));
   signed.use(jsonApiErrorHandler(options.logger));
   router.use('/_signed', signed);
   return router;

@@ -10,6 +10,7 @@ import {
 } from '@trellis/core';
 import express, { type Request, type Router } from 'express';
 import type { FailureLimiter } from '../limits/FailureLimiter.js';
+import { configurationVersionRoutes } from './configurationVersionRoutes.js';
 import type { Logger } from '../logger.js';
 import {
   attributesOf,
@@ -342,6 +343,7 @@ export function tfeRoutes(deps: TfeRouteDeps): Router {
 
   // Remote runs (issue 27).
   router.use(runRoutes(useCases));
+  router.use(configurationVersionRoutes(deps));
 
   router.use((req, _res, next) => {
     next(new NotFoundError('route', 'route_not_found', `no route for ${req.method} ${req.originalUrl}`));

@@ -46,3 +46,23 @@ export async function rawRows(database: TestDatabase, sql: string): Promise<Reco
     await client.end();
   }
 }
+
+/** Runs one statement past the stores (as the connecting role): a test sets up what no API makes yet. */
+export async function rawExecute(database: TestDatabase, sql: string, params: unknown[] = []): Promise<void> {
+  if (database.dialect === 'sqlite') {
+    const db = new Database(database.url.slice('sqlite://'.length));
+    try {
+      db.prepare(sql).run(...params);
+    } finally {
+      db.close();
+    }
+    return;
+  }
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    await client.query(sql, params);
+  } finally {
+    await client.end();
+  }
+}

@@ -30,6 +30,7 @@ import { tfeWorkspacesMigration } from './m033_tfe_workspaces.js';
 import { tfeLoginCodesMigration } from './m034_tfe_login_codes.js';
 import { signInLinksMigration } from './m038_sign_in_links.js';
 import { deployGateMigration } from './m039_deploy_gate.js';
+import { uploadedConfigurationVersionsMigration } from './m047_uploaded_configuration_versions.js';
 import { configurationVersionsMigration } from './m040_configuration_versions.js';
 import { vineDeletionMigration } from './m041_vine_deletion.js';
 import { workspaceSettingsMigration } from './m043_workspace_settings.js';
@@ -73,6 +74,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   workspaceSettingsMigration,
   deployGateMigration,
   tfeRunsMigration,
+  uploadedConfigurationVersionsMigration,
 ];
 
 /**

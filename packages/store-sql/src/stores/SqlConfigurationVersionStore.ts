@@ -1,9 +1,34 @@
 import type { ConfigurationVersion, ConfigurationVersionStore } from '@trellis/core';
 import { NotFoundError } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
-import { integerOut, type Row, textOut, textOutOrNull, timeIn, timeOut, uuidOut, uuidOutOrNull } from '../rows.js';
+import {
+  integerOut,
+  type Row,
+  textOut,
+  textOutOrNull,
+  timeIn,
+  timeInOrNull,
+  timeOut,
+  timeOutOrNull,
+  uuidOut,
+  uuidOutOrNull,
+} from '../rows.js';
 
-const UPDATED = ['status', 'storage_key', 'sha256', 'size', 'error_code', 'error_message', 'updated_at'] as const;
+/** SQLite answers 0/1, Postgres a boolean. */
+function booleanOut(value: unknown): boolean {
+  return value === true || value === 1 || value === '1';
+}
+
+const UPDATED = [
+  'status',
+  'storage_key',
+  'sha256',
+  'size',
+  'error_code',
+  'error_message',
+  'upload_started_at',
+  'updated_at',
+] as const;
 
 export class SqlConfigurationVersionStore implements ConfigurationVersionStore {
   constructor(private readonly db: SqlSession) {}
@@ -27,6 +52,10 @@ export class SqlConfigurationVersionStore implements ConfigurationVersionStore {
         sha256: version.sha256,
         size: version.size,
         strip_components: version.strip_components,
+        speculative: version.speculative,
+        auto_queue_runs: version.auto_queue_runs,
+        provisional: version.provisional,
+        upload_started_at: timeInOrNull(version.upload_started_at),
         error_code: version.error_code,
         error_message: version.error_message,
         created_by: version.created_by,
@@ -51,6 +80,27 @@ export class SqlConfigurationVersionStore implements ConfigurationVersionStore {
       .orderBy('created_at', 'desc')
       .first();
     return row ? toVersion(row) : null;
+  }
+
+  async startUpload(ownerId: string, id: string, at: string): Promise<boolean> {
+    const changed = await this.db
+      .table('configuration_versions')
+      .where({ owner_id: ownerId, id, status: 'pending' })
+      .whereNull('upload_started_at')
+      .update({ upload_started_at: timeIn(at) });
+    return Number(changed) === 1;
+  }
+
+  async listForVine(ownerId: string, vineId: string, limit: number): Promise<ConfigurationVersion[]> {
+    const rows: Row[] = await this.db
+      .table('configuration_versions')
+      .where({ owner_id: ownerId, vine_id: vineId })
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(limit);
+    return rows.map(toVersion);
   }
 
   async storageKeys(ownerId: string): Promise<string[]> {
@@ -82,6 +132,10 @@ function toVersion(row: Row): ConfigurationVersion {
     sha256: textOutOrNull(row.sha256),
     size: row.size === null || row.size === undefined ? null : integerOut(row.size),
     strip_components: integerOut(row.strip_components),
+    speculative: booleanOut(row.speculative),
+    auto_queue_runs: booleanOut(row.auto_queue_runs),
+    provisional: booleanOut(row.provisional),
+    upload_started_at: timeOutOrNull(row.upload_started_at),
     error_code: textOutOrNull(row.error_code),
     error_message: textOutOrNull(row.error_message),
     created_by: uuidOutOrNull(row.created_by),

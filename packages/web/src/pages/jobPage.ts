@@ -84,6 +84,7 @@ ${
   <dl class="facts">
     <dt>Vine</dt><dd>${vine && job.vine_id ? html`<a href="${base}/configurations/${job.vine_id}">${vine.name}</a>` : (job.config_snapshot.target_worker?.name ?? '—')}</dd>
     ${gitFacts(base, job)}
+    ${runFacts(job)}
     <dt>Created</dt><dd>${when(job.created_at, now)}</dd>
     <dt>Started</dt><dd>${when(job.claimed_at, now, 'waiting for an agent')}</dd>
     <dt>Finished</dt><dd data-finished>${job.finished_at ? utc(job.finished_at) : html`<span class="muted">—</span>`}</dd>
@@ -170,6 +171,26 @@ function vineActions(base: string, job: JobView, appliedBy: Job | null, planless
   }
   <button type="button" class="button" data-create-job="PLAN" data-configuration-id="${vineId}">Plan again</button>
   ${destroyButton({ id: vineId, name: job.config_snapshot.vine?.name ?? 'this vine' }, planless)}`;
+}
+
+/** An uploaded configuration (a run of the stock CLI) and a plan's run options (issue 27). */
+function runFacts(job: Job): Html {
+  const { source, run_options: options } = job.config_snapshot;
+  const flags = [
+    ...(options?.target ?? []).map((address) => `-target=${address}`),
+    ...(options?.replace ?? []).map((address) => `-replace=${address}`),
+    ...(options?.refresh_only ? ['-refresh-only'] : []),
+    ...(options?.refresh === false ? ['-refresh=false'] : []),
+  ];
+  return html`${
+    source?.type === 'upload'
+      ? html`<dt>Configuration</dt><dd data-uploaded-source>uploaded <code>cv-${source.configuration_version_id}</code>${source.path ? html` <span class="muted">in ${source.path}</span>` : ''}</dd>`
+      : ''
+  }${
+    flags.length > 0
+      ? html`<dt>Run options</dt><dd data-run-options>${flags.map((flag) => html`<code>${flag}</code> `)}</dd>`
+      : ''
+  }`;
 }
 
 /** Why the job waits (`waiting_for`), as of the page's load; the status badge updates live. */

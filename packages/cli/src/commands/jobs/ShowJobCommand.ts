@@ -1,6 +1,7 @@
 import type { JobView } from '@trellis/client';
+import type { RunOptions } from '@trellis/core';
 import { Command, Option } from 'clipanion';
-import { jobDuration, statusColour, timestamp, triggerDescription } from '../../output/format.js';
+import { describeSource, jobDuration, statusColour, timestamp, triggerDescription } from '../../output/format.js';
 import { renderPolicyResults } from '../../output/policyResults.js';
 import { renderResourceChanges, renderVcsFeedback } from '../../output/vcsFeedback.js';
 import { renderFields } from '../../output/table.js';
@@ -67,6 +68,8 @@ export class ShowJobCommand extends TrellisCommand {
           ['Vineyard', await vineyardName(client, job.vineyard_id)],
           ['Plan job', job.plan_job_id],
           ['Destroy plan', job.job_type === 'PLAN' && snapshot?.destroy === true ? 'yes' : null],
+          ['Source', snapshot?.source?.type === 'upload' ? describeSource(snapshot.source) : null],
+          ['Run options', runOptionFlags(snapshot?.run_options)],
           ['Deployable', describeApply(job)],
           ['Approval', describeApproval(job)],
           ['Override', describeOverride(job)],
@@ -103,4 +106,16 @@ function describeApply(job: JobView): string | null {
   return apply.allowed
     ? `yes: trellis ${command} ${name} --plan ${job.id}`
     : `no: ${apply.reason ?? 'refused'} [${apply.code ?? 'refused'}]`;
+}
+
+/** A plan's run options as the engine's flags (issue 27), or null without any. */
+function runOptionFlags(options: RunOptions | undefined): string | null {
+  if (!options) return null;
+  const flags = [
+    ...(options.target ?? []).map((address) => `-target=${address}`),
+    ...(options.replace ?? []).map((address) => `-replace=${address}`),
+    ...(options.refresh_only ? ['-refresh-only'] : []),
+    ...(options.refresh === false ? ['-refresh=false'] : []),
+  ];
+  return flags.length > 0 ? flags.join(' ') : null;
 }

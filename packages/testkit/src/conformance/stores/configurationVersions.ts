@@ -25,6 +25,10 @@ function newVersion(
     sha256: 'b'.repeat(64),
     size: 5_368_709_120,
     strip_components: 1,
+    speculative: false,
+    auto_queue_runs: false,
+    provisional: false,
+    upload_started_at: null,
     error_code: null,
     error_message: null,
     created_by: null,
@@ -82,6 +86,57 @@ export function describeConfigurationVersionStoreConformance(open: OpenStoreHarn
       expect(
         (await suite.asOwner(owner.id, (stores) => stores.configurationVersions.storageKeys(owner.id))).sort(),
       ).toEqual([older.storage_key, 'k'].sort());
+    });
+
+    it('starts the one upload of a pending version once, keeps its options, and lists a vine newest first (issue 27)', async () => {
+      const owner = await suite.seedOwner();
+      const upload = newVersion(owner.id, owner.vine.id, {
+        source: 'upload',
+        provider: null,
+        repository: null,
+        commit_sha: null,
+        status: 'pending',
+        storage_key: null,
+        sha256: null,
+        size: null,
+        strip_components: 0,
+        speculative: true,
+        auto_queue_runs: true,
+        provisional: false,
+        created_at: at(5),
+        updated_at: at(5),
+      });
+      const older = newVersion(owner.id, owner.vine.id, { created_at: at(4), updated_at: at(4) });
+      await suite.asOwner(owner.id, async (stores) => {
+        await stores.configurationVersions.save(older);
+        await stores.configurationVersions.save(upload);
+      });
+      const start = () =>
+        suite.asOwner(owner.id, (stores) => stores.configurationVersions.startUpload(owner.id, upload.id, at(6)));
+      expect(await start()).toBe(true);
+      expect(await start()).toBe(false);
+      expect(
+        await suite.asOwner(owner.id, (stores) => stores.configurationVersions.startUpload(owner.id, older.id, at(6))),
+      ).toBe(false);
+      const stored = await suite.asOwner(owner.id, (stores) => stores.configurationVersions.get(owner.id, upload.id));
+      expect(stored).toEqual({ ...upload, upload_started_at: at(6) });
+      // A status change keeps when the upload began.
+      const uploaded = { ...(stored as ConfigurationVersion), status: 'uploaded' as const, updated_at: at(7) };
+      await suite.asOwner(owner.id, (stores) => stores.configurationVersions.save(uploaded));
+      const listed = await suite.asOwner(owner.id, (stores) =>
+        stores.configurationVersions.listForVine(owner.id, owner.vine.id, 10),
+      );
+      expect(listed.map((version) => version.id)).toEqual([upload.id, older.id]);
+      expect(listed[0]).toEqual(uploaded);
+      const other = await suite.seedOwner();
+      expect(
+        await suite.asOwner(other.id, (stores) =>
+          stores.configurationVersions.listForVine(owner.id, owner.vine.id, 10),
+        ),
+      ).toEqual([]);
+      expect(
+        await suite.asOwner(other.id, (stores) => stores.configurationVersions.startUpload(owner.id, upload.id, at(8))),
+      ).toBe(false);
     });
 
     it("never shows one owner's versions to another, nor records one against another's vine", async () => {

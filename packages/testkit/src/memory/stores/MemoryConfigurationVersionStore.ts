@@ -37,6 +37,25 @@ export class MemoryConfigurationVersionStore implements ConfigurationVersionStor
     return newest ? copy(newest) : null;
   }
 
+  async startUpload(ownerId: string, id: string, at: string): Promise<boolean> {
+    const version = this.tx.state.configurationVersions.get(id);
+    if (!version || version.owner_id !== ownerId || !this.tx.sees(ownerId)) return false;
+    if (version.status !== 'pending' || version.upload_started_at !== null) return false;
+    this.tx.state.configurationVersions.set(id, { ...version, upload_started_at: at });
+    return true;
+  }
+
+  async listForVine(ownerId: string, vineId: string, limit: number): Promise<ConfigurationVersion[]> {
+    if (!this.tx.sees(ownerId)) return [];
+    return [...this.tx.state.configurationVersions.values()]
+      .filter((version) => version.owner_id === ownerId && version.vine_id === vineId)
+      .sort((a, b) =>
+        a.created_at === b.created_at ? b.id.localeCompare(a.id) : b.created_at.localeCompare(a.created_at),
+      )
+      .slice(0, limit)
+      .map(copy);
+  }
+
   async storageKeys(ownerId: string): Promise<string[]> {
     if (!this.tx.sees(ownerId)) return [];
     return [...this.tx.state.configurationVersions.values()]
