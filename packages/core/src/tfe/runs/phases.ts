@@ -3,7 +3,7 @@ import { NotFoundError } from '../../domain/errors.js';
 import { planChanges, type PlanSummary } from '../../domain/jobResults.js';
 import type { Job } from '../../domain/records.js';
 import type { OrgAction } from '../../domain/roles.js';
-import { isUuid } from '../../domain/validation.js';
+import { planJobIdOf, runApplyId, runId, runPlanId } from './records.js';
 import type { Stores } from '../../ports/UnitOfWork.js';
 import { Access } from '../../usecases/Access.js';
 import type { CoreDeps } from '../../usecases/CoreDeps.js';
@@ -16,31 +16,6 @@ import type { CoreDeps } from '../../usecases/CoreDeps.js';
  * those ids alone.
  */
 export type PhaseKind = 'plan' | 'apply';
-
-export const RUN_ID_PREFIX = 'run-';
-export const PLAN_ID_PREFIX = 'plan-';
-export const APPLY_ID_PREFIX = 'apply-';
-export const POLICY_CHECK_ID_PREFIX = 'polchk-';
-
-export function runIdOf(planJobId: string): string {
-  return `${RUN_ID_PREFIX}${planJobId}`;
-}
-export function planIdOf(planJobId: string): string {
-  return `${PLAN_ID_PREFIX}${planJobId}`;
-}
-export function applyIdOf(planJobId: string): string {
-  return `${APPLY_ID_PREFIX}${planJobId}`;
-}
-export function policyCheckIdOf(planJobId: string): string {
-  return `${POLICY_CHECK_ID_PREFIX}${planJobId}`;
-}
-
-/** The plan job id an id of `prefix` names, or null when it is not one (a `404` to the caller). */
-export function planJobIdOf(id: unknown, prefix: string): string | null {
-  if (typeof id !== 'string' || !id.startsWith(prefix)) return null;
-  const rest = id.slice(prefix.length);
-  return isUuid(rest) ? rest.toLowerCase() : null;
-}
 
 /** TFE's statuses of a plan or an apply (go-tfe's `PlanStatus`, `ApplyStatus`). */
 export type PhaseStatus = 'pending' | 'queued' | 'running' | 'finished' | 'errored' | 'canceled' | 'unreachable';
@@ -119,7 +94,7 @@ export function planPhase(plan: Job): PhaseView {
   const counts = resourceCounts(summary);
   return {
     kind: 'plan',
-    id: planIdOf(plan.id),
+    id: runPlanId(plan.id),
     planJobId: plan.id,
     ownerId: plan.owner_id,
     jobId: plan.id,
@@ -135,7 +110,7 @@ export function applyPhase(plan: Job, change: Job | null): PhaseView {
   const counts = resourceCounts(change ? plan.execution_metadata.plan_summary : undefined);
   return {
     kind: 'apply',
-    id: applyIdOf(plan.id),
+    id: runApplyId(plan.id),
     planJobId: plan.id,
     ownerId: plan.owner_id,
     jobId: change?.id ?? null,
@@ -169,14 +144,14 @@ export class TfePhaseUseCases {
   }
 
   async read(actor: UserActor, id: unknown, kind: PhaseKind): Promise<PhaseView> {
-    const planJobId = planJobIdOf(id, kind === 'plan' ? PLAN_ID_PREFIX : APPLY_ID_PREFIX);
+    const planJobId = planJobIdOf(id, kind);
     const { record, scope } = await this.locatePlan(actor, planJobId);
     return this.deps.uow.read(scope, (stores) => phaseOf(stores, record, kind));
   }
 
   /** The plan job of a run (`run-<id>`) the person may read: `404` when there is none. */
   async readRun(actor: UserActor, runId: unknown): Promise<Job> {
-    return (await this.locatePlan(actor, planJobIdOf(runId, RUN_ID_PREFIX))).record;
+    return (await this.locatePlan(actor, planJobIdOf(runId, 'run'))).record;
   }
 
   /** The plan job of a run the person may `action` (reading by default), and the scope to act on it in. */

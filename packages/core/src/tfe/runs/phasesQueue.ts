@@ -2,7 +2,7 @@ import type { UserActor } from '../../domain/actors.js';
 import type { Job } from '../../domain/records.js';
 import type { CoreDeps } from '../../usecases/CoreDeps.js';
 import { TfeOrganizations } from '../TfeOrganizations.js';
-import { runIdOf } from './phases.js';
+import { runId } from './records.js';
 
 /** A job of an organization's queue, as a run of the protocol (`GET /organizations/:org/runs/queue`). */
 export interface QueuedRun {
@@ -15,7 +15,7 @@ export interface QueuedRun {
 
 /** The run a job belongs to: a plan's own, or for a change of a plan that plan's; a job without a plan, its own id. */
 export function runIdOfJob(job: Pick<Job, 'id' | 'job_type' | 'plan_job_id'>): string {
-  return runIdOf(job.job_type !== 'PLAN' && job.plan_job_id !== null ? job.plan_job_id : job.id);
+  return runId(job.job_type !== 'PLAN' && job.plan_job_id !== null ? job.plan_job_id : job.id);
 }
 
 /**

@@ -7,13 +7,8 @@ import { failedMandatory, uncheckedPolicies } from '../../jobs/deployGate.js';
 import { Access } from '../../usecases/Access.js';
 import type { CoreDeps } from '../../usecases/CoreDeps.js';
 import type { PlanReviewUseCases } from '../../usecases/PlanReviewUseCases.js';
-import {
-  POLICY_CHECK_ID_PREFIX,
-  planJobIdOf,
-  policyCheckIdOf,
-  RUN_ID_PREFIX,
-  type TfePhaseUseCases,
-} from './phases.js';
+import type { TfePhaseUseCases } from './phases.js';
+import { planJobIdOf, runPolicyCheckId } from './records.js';
 
 /** go-tfe's `PolicyStatus` values a Trellis policy check takes. */
 export type PolicyCheckStatus = 'queued' | 'passed' | 'soft_failed' | 'overridden' | 'errored' | 'unreachable';
@@ -73,7 +68,7 @@ export function policyCheckOf(plan: Job, canOverride: boolean, applied: boolean)
   if (decidedAt && status === 'errored') times['errored-at'] = decidedAt;
   const appliable = plan.status === 'SUCCESS' && !isSpeculativeTrigger(plan.trigger) && !applied;
   return {
-    id: policyCheckIdOf(plan.id),
+    id: runPolicyCheckId(plan.id),
     planJobId: plan.id,
     ownerId: plan.owner_id,
     status,
@@ -133,13 +128,13 @@ export class TfePolicyCheckUseCases {
 
   /** `GET /runs/:id/policy-checks`: none, or the run's one. */
   async list(actor: UserActor, runId: unknown): Promise<PolicyCheckView[]> {
-    const check = await this.checkOf(actor, planJobIdOf(runId, RUN_ID_PREFIX));
+    const check = await this.checkOf(actor, planJobIdOf(runId, 'run'));
     return check ? [check] : [];
   }
 
   /** `GET /policy-checks/:id` (and its output). */
   async read(actor: UserActor, id: unknown): Promise<PolicyCheckView> {
-    const check = await this.checkOf(actor, planJobIdOf(id, POLICY_CHECK_ID_PREFIX));
+    const check = await this.checkOf(actor, planJobIdOf(id, 'policyCheck'));
     if (!check) throw new NotFoundError('job');
     return check;
   }

@@ -1,4 +1,4 @@
-import { runIdOf, type UseCases } from '@trellis/core';
+import { runId, type UseCases } from '@trellis/core';
 import type { RequestHandler, Router } from 'express';
 import { paginate, sendDocument } from '../jsonapi.js';
 import { actorOf } from '../tfeAuth.js';
@@ -17,13 +17,13 @@ export function policyCheckRoutes(router: Router, useCases: UseCases, authentica
     sendDocument(
       res,
       200,
-      page.items.map((check) => view.policyCheck(check, runIdOf(check.planJobId))),
+      page.items.map((check) => view.policyCheck(check, runId(check.planJobId))),
       { meta: page.meta },
     );
   });
   router.get('/policy-checks/:id', authenticate, async (req, res) => {
     const check = await checks.read(actorOf(res), req.params.id);
-    sendDocument(res, 200, view.policyCheck(check, runIdOf(check.planJobId)));
+    sendDocument(res, 200, view.policyCheck(check, runId(check.planJobId)));
   });
   router.get('/policy-checks/:id/output', authenticate, async (req, res) => {
     const text = await checks.output(actorOf(res), req.params.id);
@@ -32,6 +32,6 @@ export function policyCheckRoutes(router: Router, useCases: UseCases, authentica
   });
   router.post('/policy-checks/:id/actions/override', authenticate, async (req, res) => {
     const check = await checks.override(actorOf(res), req.params.id);
-    sendDocument(res, 200, view.policyCheck(check, runIdOf(check.planJobId)));
+    sendDocument(res, 200, view.policyCheck(check, runId(check.planJobId)));
   });
 }
