@@ -223,6 +223,8 @@ export async function enqueuePlanNeedsApproval(stores: Stores, deps: OutboxDeps,
   }
   const vine = await stores.vines.get(job.owner_id, job.vine_id);
   if (!vine?.approval?.required || !hasChanges(job)) return;
+  // A remote run's plan-only plan (`tofu plan`, issue 27) is never applied: nothing to approve.
+  if (job.trigger.type === 'cli' && (await stores.tfeRuns.get(job.owner_id, job.id))?.plan_only) return;
   await enqueueNotification(stores, deps, {
     event: 'plan.needs_approval',
     owner_id: job.owner_id,

@@ -201,6 +201,26 @@ describe('the apply of a remote run', () => {
   });
 });
 
+describe('plan.needs_approval of remote runs', () => {
+  it('asks for the approval of a run that may be applied, never of a plan-only run', async () => {
+    await core.useCases.notifications.create(ada, {
+      name: 'reviewers',
+      kind: 'slack',
+      url: 'https://hooks.example.com/trellis',
+      events: ['plan.needs_approval'],
+    });
+    const vine = await seedVine(core, ada, { approval: { required: true, separate_approver: false } });
+    const events = () =>
+      [...core.uow.snapshot().notificationDeliveries.values()].map((delivery) => delivery.payload.job);
+    const speculative = await queueRun(ada, vine.id, { 'plan-only': true });
+    await finish(speculative.plan.id);
+    expect(events()).toEqual([]);
+    const run = await queueRun(ada, vine.id);
+    await finish(run.plan.id);
+    expect(events()).toMatchObject([{ id: run.plan.id }]);
+  });
+});
+
 describe('the configuration a plan of a remote run compares with', () => {
   it('is the vine now with the upload, the run options and the values of the run variables', async () => {
     const vine = await seedVine(core, ada, { variables: { size: { value: 'small', sensitive: false } } });
