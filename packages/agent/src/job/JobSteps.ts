@@ -80,11 +80,14 @@ export class JobSteps {
     // A speculative plan (a pull request's, a drift check) only reads the state: the control
     // plane refuses its locks and writes, so it plans without taking the lock.
     const readOnlyState = this.deps.claimed.state_access === 'read';
-    if (declaresBackend(dir)) {
+    // A remote run's configuration (issue 27) names this control plane in its `cloud {}` block:
+    // its state is the vine's, through the agent's backend in an override file.
+    const uploaded = snapshot.source.type === 'upload';
+    if (!uploaded && declaresBackend(dir)) {
       // Its own backend, maybe an `http` one elsewhere: the worker's credentials stay out of it.
       this.deps.log.system('the configuration declares its own backend; its state stays there');
     } else {
-      writeBackendFile(dir, stateAddress(this.deps.settings.serverUrl, job.vine_id));
+      writeBackendFile(dir, stateAddress(this.deps.settings.serverUrl, job.vine_id), { override: uploaded });
       // The job's own state token, valid for this vine while the job runs; a server too old to
       // issue one gets the worker token, as before.
       const stateToken = this.deps.claimed.state_token ?? null;

@@ -3,6 +3,11 @@ import { join } from 'node:path';
 
 /** The file the agent adds to a configuration that declares no backend of its own. */
 export const BACKEND_FILE = '_trellis_backend.tf';
+/**
+ * The override file it adds to a configuration the stock CLI uploaded (issue 27): its `cloud {}`
+ * block names this control plane, and a backend in an override file replaces a `cloud` block.
+ */
+export const BACKEND_OVERRIDE_FILE = '_trellis_backend_override.tf';
 
 /** `backend "x" {` or a `cloud {` block, in `.tf` files; `"backend"` or `"cloud"` keys in `.tf.json`. */
 const HCL_BACKEND = /^\s*(backend\s+"[^"]*"|cloud)\s*\{/m;
@@ -34,10 +39,10 @@ export function stateAddress(serverUrl: string, vineId: string): string {
  * credentials reach the engine as `TF_HTTP_USERNAME`/`TF_HTTP_PASSWORD` in its environment.
  * Retries ride out a control plane restart in the middle of an apply.
  */
-export function writeBackendFile(dir: string, address: string): void {
+export function writeBackendFile(dir: string, address: string, options: { override?: boolean } = {}): void {
   const quoted = JSON.stringify(address);
   writeFileSync(
-    join(dir, BACKEND_FILE),
+    join(dir, options.override === true ? BACKEND_OVERRIDE_FILE : BACKEND_FILE),
     `# Written by trellis-agent: this configuration keeps its state in the Trellis control plane.
 terraform {
   backend "http" {

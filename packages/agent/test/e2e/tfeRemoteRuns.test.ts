@@ -128,7 +128,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         org = (await tfe('/account/details')).json.data.attributes.username;
         agent = await startAgent(
           { url: base, user },
-          { name: `remote-${dialect}`, env: { NODE_EXTRA_CA_CERTS: ca.caFile } },
+          { name: `remote-${dialect}`, env: { NODE_EXTRA_CA_CERTS: ca.caFile, SSL_CERT_FILE: ca.caFile } },
         );
       }, 180_000);
 
