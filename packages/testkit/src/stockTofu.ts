@@ -85,6 +85,15 @@ export interface TofuResult {
   stderr: string;
 }
 
+/** A tofu process a test talks to. */
+export interface TofuSession {
+  /** What it printed so far, stdout then stderr. */
+  output(): string;
+  write(text: string): void;
+  interrupt(): void;
+  done: Promise<TofuResult>;
+}
+
 /** A person at a terminal: their HOME (credentials), the CA, a BROWSER that writes down what it is asked to open. */
 export class Terminal {
   readonly home: string;
@@ -126,6 +135,13 @@ export class Terminal {
     args: string[],
     options: { input?: string; env?: Record<string, string> } = {},
   ): Promise<TofuResult> {
+    const session = this.start(cwd, args, options);
+    if (options.input !== undefined) session.write(options.input);
+    return session.done;
+  }
+
+  /** Starts tofu as a person at the terminal would: answers typed later (`write`), Ctrl-C (`interrupt`). */
+  start(cwd: string, args: string[], options: { env?: Record<string, string> } = {}): TofuSession {
     const child: ChildProcess = spawn(this.tofu, args, {
       cwd,
       env: this.env(options.env),
@@ -139,13 +155,22 @@ export class Terminal {
     child.stderr?.on('data', (data) => {
       stderr += data;
     });
-    if (options.input !== undefined) child.stdin?.write(options.input);
-    return new Promise((resolve) => {
+    const done = new Promise<TofuResult>((resolve) => {
       child.once('exit', (code) => {
         child.stdin?.destroy();
         resolve({ code, stdout, stderr });
       });
     });
+    return {
+      output: () => `${stdout}\n${stderr}`,
+      write: (text) => {
+        child.stdin?.write(text);
+      },
+      interrupt: () => {
+        child.kill('SIGINT');
+      },
+      done,
+    };
   }
 
   /** The API token `tofu login` saved for `host`. */

@@ -26,6 +26,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AgentProcess, BOOTSTRAP_TOKEN, eventually, killLeftovers, startAgent, TOFU } from '../support/e2e.js';
+import { requirePeer } from '@trellis/testkit';
+
+const OPA = requirePeer('opa', 'policy checks of remote runs');
 
 const postgres = await checkTestPostgres();
 
@@ -89,6 +92,17 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         return dir;
       };
 
+      /** The runs of workspace `name`, newest first, as the protocol shows them. */
+      const runsOf = async (name: string) => {
+        const workspace = (await tfe(`/organizations/${org}/workspaces/${name}`)).json.data;
+        return (await tfe(`/workspaces/${workspace.id}/runs`)).json.data as {
+          id: string;
+          attributes: { status: string; 'is-destroy': boolean };
+        }[];
+      };
+      /** The plan job of a run. */
+      const planJobOf = (run: { id: string }) => run.id.replace(/^run-/, '');
+
       beforeAll(async () => {
         ca = makeTestCa();
         dirs.push(ca.dir);
@@ -102,6 +116,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
           CLI_JWT_SECRET: 'remote-runs-e2e-jwt-secret-at-least-32-bytes',
           TRELLIS_TLS_CERT_FILE: ca.certFile,
           TRELLIS_TLS_KEY_FILE: ca.keyFile,
+          ...(OPA ? { TRELLIS_OPA_BIN: OPA } : {}),
           ...(database ? { DATABASE_URL: database.url, TRELLIS_DB_POOL_MAX: String(testPostgresPoolSize()) } : {}),
         });
         base = server.url;
@@ -128,7 +143,10 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         org = (await tfe('/account/details')).json.data.attributes.username;
         agent = await startAgent(
           { url: base, user },
-          { name: `remote-${dialect}`, env: { NODE_EXTRA_CA_CERTS: ca.caFile, SSL_CERT_FILE: ca.caFile } },
+          {
+            name: `remote-${dialect}`,
+            env: { NODE_EXTRA_CA_CERTS: ca.caFile, SSL_CERT_FILE: ca.caFile, ...(OPA ? { TRELLIS_OPA_BIN: OPA } : {}) },
+          },
         );
       }, 180_000);
 
@@ -151,6 +169,138 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         const jobs = await user.listJobs({ configuration: 'plans' } as never);
         expect(JSON.stringify(jobs)).toContain('"cli"');
       }, 240_000);
+
+      it('tofu apply shows the plan, waits for yes, and the agent applies it', async () => {
+        const dir = await workspaceDir('apps');
+        const applied = await tofu(dir, ['apply'], 'yes\n');
+        expect(applied.code, applied.output).toBe(0);
+        expect(applied.output).toContain('Plan: 2 to add, 0 to change, 0 to destroy.');
+        expect(applied.output).toContain('Do you want to perform these actions in workspace "apps"?');
+        expect(applied.output).toContain('Apply complete! Resources: 2 added, 0 changed, 0 destroyed.');
+        const [run] = await runsOf('apps');
+        expect(run?.attributes.status).toBe('applied');
+        // The state is the vine's, written by the DEPLOY; its outputs are on the vine.
+        const history = await user.stateHistory('apps');
+        expect(history.versions).toHaveLength(1);
+        expect(history.versions[0]?.job_id).not.toBeNull();
+        const vine = await user.getConfiguration('apps');
+        expect(JSON.stringify(vine)).toContain('"greeting"');
+        const pulled = await tofu(dir, ['output', '-raw', 'greeting']);
+        expect(pulled.stdout).toBe('hello');
+      }, 300_000);
+
+      it('answering no discards the run, and nothing is applied', async () => {
+        const dir = await workspaceDir('declined');
+        const declined = await tofu(dir, ['apply'], 'no\n');
+        expect(declined.code).not.toBe(0);
+        expect(declined.output).toMatch(/Apply discarded/);
+        const [run] = await runsOf('declined');
+        expect(run?.attributes.status).toBe('discarded');
+        expect((await user.stateHistory('declined')).versions).toHaveLength(0);
+        // A discarded plan is never applied afterwards.
+        const again = await tfe(`/runs/${run?.id}/actions/apply`, { method: 'POST', body: {} });
+        expect(again.status).toBe(409);
+      }, 300_000);
+
+      it('-auto-approve with run variables, -target, -refresh-only and -destroy', async () => {
+        const dir = await workspaceDir('options');
+        const targeted = await tofu(dir, ['apply', '-auto-approve', '-target=terraform_data.b']);
+        expect(targeted.code, targeted.output).toBe(0);
+        expect(targeted.output).toContain('Apply complete! Resources: 1 added, 0 changed, 0 destroyed.');
+        const withVar = await tofu(dir, ['apply', '-auto-approve', '-var', 'greeting=bonjour']);
+        expect(withVar.code, withVar.output).toBe(0);
+        expect(withVar.output).toContain('Apply complete! Resources: 1 added');
+        expect((await tofu(dir, ['output', '-raw', 'greeting'])).stdout).toBe('bonjour');
+        const refreshed = await tofu(dir, ['apply', '-auto-approve', '-refresh-only', '-var', 'greeting=bonjour']);
+        expect(refreshed.code, refreshed.output).toBe(0);
+        expect(refreshed.output).toMatch(/No changes|Apply complete! Resources: 0 added, 0 changed, 0 destroyed/);
+        const destroyed = await tofu(dir, ['apply', '-destroy', '-auto-approve', '-var', 'greeting=bonjour']);
+        expect(destroyed.code, destroyed.output).toBe(0);
+        expect(destroyed.output).toContain('Destroy complete! Resources: 2 destroyed.');
+        const runs = await runsOf('options');
+        expect(runs[0]?.attributes['is-destroy']).toBe(true);
+        expect(runs.map((run) => run.attributes.status)).toEqual(['applied', 'applied', 'applied', 'applied']);
+      }, 420_000);
+
+      it('an approval-required vine makes the run wait for an approval', async () => {
+        const dir = await workspaceDir('approved');
+        await user.updateConfiguration('approved', { approval: { required: true } } as never);
+        const session = terminal.start(dir, ['apply', '-auto-approve']);
+        const run = await eventually(
+          'the run to wait for its approval',
+          async () => {
+            const [latest] = await runsOf('approved');
+            return latest?.attributes.status === 'confirmed' ? latest : undefined;
+          },
+          180_000,
+        );
+        await user.approvePlan(planJobOf(run), { comment: 'looks right' });
+        const result = await session.done;
+        expect(result.code, session.output()).toBe(0);
+        expect(session.output()).toContain('Apply complete! Resources: 2 added');
+      }, 300_000);
+
+      it('Ctrl-C while applying cancels the job gracefully', async () => {
+        const dir = await workspaceDir('interrupted', {
+          'slow.tf':
+            'resource "terraform_data" "slow" {\n  provisioner "local-exec" {\n    command = "sleep 60"\n  }\n}\n',
+        });
+        const session = terminal.start(dir, ['apply', '-auto-approve']);
+        const run = await eventually(
+          'the apply to start',
+          async () => {
+            const [latest] = await runsOf('interrupted');
+            return latest?.attributes.status === 'applying' ? latest : undefined;
+          },
+          180_000,
+        );
+        session.interrupt();
+        const result = await session.done;
+        expect(result.code).not.toBe(0);
+        const deploy = await eventually(
+          'the DEPLOY to end',
+          async () => {
+            const jobs = await user.listJobs();
+            const found = jobs.find((job) => job.plan_job_id === planJobOf(run));
+            return found && ['SUCCESS', 'FAILED', 'CANCELLED'].includes(found.status) ? found : undefined;
+          },
+          120_000,
+        );
+        expect(deploy.status).toBe('CANCELLED');
+        expect((await runsOf('interrupted'))[0]?.attributes.status).toBe('canceled');
+      }, 300_000);
+
+      it.skipIf(!OPA)(
+        "a failed mandatory policy stops tofu apply with OPA's message; an override lets it through",
+        async () => {
+          const dir = await workspaceDir('guarded');
+          await user.createPolicy({
+            name: 'no-forbidden',
+            enforcement: 'mandatory',
+            module: `package trellis.forbidden
+
+deny contains msg if {
+  some rc in input.resource_changes
+  rc.type == "terraform_data"
+  rc.change.after.input == "forbidden"
+  msg := sprintf("%s may not say forbidden", [rc.address])
+}
+`,
+          } as never);
+          // A plan cannot be overridden: it stops with OPA's message.
+          const stopped = await tofu(dir, ['plan', '-var', 'greeting=forbidden']);
+          expect(stopped.code).not.toBe(0);
+          expect(stopped.output).toContain('terraform_data.a may not say forbidden');
+          expect(stopped.output).toContain('soft failed');
+          // An admin applying is asked, and overrides.
+          const asked = await tofu(dir, ['apply', '-var', 'greeting=forbidden'], 'override\nyes\n');
+          expect(asked.output).toContain('terraform_data.a may not say forbidden');
+          expect(asked.output).toContain('Do you want to override the soft failed policy check?');
+          expect(asked.code, asked.output).toBe(0);
+          expect(asked.output).toContain('Apply complete!');
+        },
+        420_000,
+      );
     },
   );
 }
