@@ -203,6 +203,32 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
     ]);
   });
 
+  it('reads a log of thousands of chunks by any offset, cold and once indexed, a page of chunks at a time', async () => {
+    const vine = await newVine('long');
+    const job = await runningPlan(vine.id);
+    const lines = Array.from({ length: 2500 }, (_, i) => `line ${i}: ✓ é 🌱${i % 7 === 0 ? '\n' : ' '}`);
+    for (let from = 0; from < lines.length; from += 1000) {
+      const batch = lines.slice(from, from + 1000).map((log_chunk, i) => ({
+        seq: from + i + 1,
+        log_chunk,
+        stream_type: 'STDOUT' as const,
+      }));
+      await agent.appendLogBatch(job.id, batch);
+    }
+    await succeed(job.id);
+    const url: string = (await api('bob', 'GET', `/plans/plan-${job.id}`)).body.data.attributes['log-read-url'];
+    const whole = framed(lines.join(''), true);
+    // Cold, from the middle: what comes before is indexed on the way.
+    const middle = Math.floor(whole.length / 2) + 1;
+    expect((await readLog(url, middle, 100)).bytes).toEqual(whole.subarray(middle, middle + 100));
+    expect(await readAll(url, 65_536)).toEqual(whole);
+    // Indexed: reads spanning more than a page of chunks, from anywhere.
+    expect(whole.length).toBeLessThan(65_536); // so a read from the start spans every chunk: three pages
+    for (const offset of [0, 1, 2, 17, 3000, middle, whole.length - 3]) {
+      expect((await readLog(url, offset, 65_536)).bytes).toEqual(whole.subarray(offset, offset + 65_536));
+    }
+  });
+
   it('refuses a bad offset or limit, a tampered or re-aimed URL, and an expired one once the phase is over', async () => {
     const vine = await newVine('signed');
     const job = await runningPlan(vine.id);
