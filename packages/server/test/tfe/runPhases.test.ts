@@ -301,6 +301,28 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
     expect((await readLog(planUrl, 0, 100)).bytes).toEqual(framed('', true));
   });
 
+  it('a plan that failed: errored, its apply unreachable with an empty log', async () => {
+    const vine = await newVine('failing');
+    const job = await runningPlan(vine.id);
+    await post(job.id, [['Error: no such provider\n', 'STDERR']]);
+    clock.advance({ seconds: 1 });
+    await agent.reportStatus(job.id, { status: 'FAILED', error_message: 'Error: no such provider' });
+    const plan = await api('bob', 'GET', `/plans/plan-${job.id}`);
+    expect(plan.body.data.attributes.status).toBe('errored');
+    expect(Object.keys(plan.body.data.attributes['status-timestamps']).sort()).toEqual([
+      'errored-at',
+      'queued-at',
+      'started-at',
+    ]);
+    expect(await readAll(plan.body.data.attributes['log-read-url'], 1000)).toEqual(
+      framed('Error: no such provider\n', true),
+    );
+    const apply = await api('bob', 'GET', `/applies/apply-${job.id}`);
+    expect(apply.body.data.attributes.status).toBe('unreachable');
+    expect((await readLog(apply.body.data.attributes['log-read-url'], 0, 100)).bytes).toEqual(framed('', true));
+    expect((await api('bob', 'GET', `/runs/run-${job.id}/policy-checks`)).body.data).toEqual([]);
+  });
+
   it('answers 404 for a run of another owner, a job that is not a plan, or an id that is not one', async () => {
     const vine = await newVine('hidden');
     const job = await runningPlan(vine.id);
@@ -400,6 +422,14 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
     await succeed(job.id, { plan_summary: { add: 1, change: 0, destroy: 0 } });
     const errored = await api('cy', 'GET', `/policy-checks/polchk-${job.id}`);
     expect(errored.body.data.attributes).toMatchObject({ status: 'errored', actions: { 'is-overridable': false } });
+    // A plan that failed before its policies were evaluated: unreachable (the CLI skips it).
+    const failed = await runningPlan(vine.id);
+    await agent.reportStatus(failed.id, { status: 'FAILED', error_message: 'Error: init failed' });
+    const unreachable = await api('cy', 'GET', `/policy-checks/polchk-${failed.id}`);
+    expect(unreachable.body.data.attributes).toMatchObject({
+      status: 'unreachable',
+      actions: { 'is-overridable': false },
+    });
   });
 
   it("lists the organization's running and queued jobs as its run queue, and counts them as capacity", async () => {
