@@ -301,7 +301,7 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
     expect((await readLog(planUrl, 0, 100)).bytes).toEqual(framed('', true));
   });
 
-  it('a plan that failed: errored, its apply unreachable with an empty log', async () => {
+  it("a plan that failed: errored, its apply unreachable with an empty log (and a rejected plan's too)", async () => {
     const vine = await newVine('failing');
     const job = await runningPlan(vine.id);
     await post(job.id, [['Error: no such provider\n', 'STDERR']]);
@@ -321,6 +321,12 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
     expect(apply.body.data.attributes.status).toBe('unreachable');
     expect((await readLog(apply.body.data.attributes['log-read-url'], 0, 100)).bytes).toEqual(framed('', true));
     expect((await api('bob', 'GET', `/runs/run-${job.id}/policy-checks`)).body.data).toEqual([]);
+    // A plan that succeeded but was rejected is never applied either.
+    const rejected = await runningPlan(vine.id);
+    await succeed(rejected.id, { plan_summary: { add: 1, change: 0, destroy: 0 } });
+    expect((await api('bob', 'GET', `/applies/apply-${rejected.id}`)).body.data.attributes.status).toBe('pending');
+    await cy.rejectPlan(rejected.id, { comment: 'not now' });
+    expect((await api('bob', 'GET', `/applies/apply-${rejected.id}`)).body.data.attributes.status).toBe('unreachable');
   });
 
   it('answers 404 for a run of another owner, a job that is not a plan, or an id that is not one', async () => {
