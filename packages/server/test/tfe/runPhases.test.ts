@@ -187,6 +187,10 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
     expect((await readLog(url, complete.length - 1, 100)).bytes).toEqual(Buffer.of(ETX));
     expect(await readAll(url, 9)).toEqual(complete);
     expect((await readLog(url, 0, 1_048_576)).bytes).toEqual(complete);
+    expect((await readLog(url, 0, 0)).bytes.length).toBe(0);
+    expect((await readLog(url, complete.length, 100)).bytes.length).toBe(0);
+    expect((await readLog(url, complete.length + 50, 100)).bytes.length).toBe(0);
+    expect((await readLog(url, 0, 1_048_577)).status).toBe(400);
 
     const finished = await api('bob', 'GET', `/plans/plan-${job.id}`);
     expect(finished.body.data.attributes).toMatchObject({
