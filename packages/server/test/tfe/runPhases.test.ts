@@ -187,6 +187,10 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
     expect((await readLog(url, complete.length - 1, 100)).bytes).toEqual(Buffer.of(ETX));
     expect(await readAll(url, 9)).toEqual(complete);
     expect((await readLog(url, 0, 1_048_576)).bytes).toEqual(complete);
+    expect((await readLog(url, 0, 0)).bytes.length).toBe(0);
+    expect((await readLog(url, complete.length, 100)).bytes.length).toBe(0);
+    expect((await readLog(url, complete.length + 50, 100)).bytes.length).toBe(0);
+    expect((await readLog(url, 0, 1_048_577)).status).toBe(400);
 
     const finished = await api('bob', 'GET', `/plans/plan-${job.id}`);
     expect(finished.body.data.attributes).toMatchObject({
@@ -201,6 +205,32 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
       'queued-at',
       'started-at',
     ]);
+  });
+
+  it('reads a log of thousands of chunks by any offset, cold and once indexed, a page of chunks at a time', async () => {
+    const vine = await newVine('long');
+    const job = await runningPlan(vine.id);
+    const lines = Array.from({ length: 2500 }, (_, i) => `line ${i}: ✓ é 🌱${i % 7 === 0 ? '\n' : ' '}`);
+    for (let from = 0; from < lines.length; from += 1000) {
+      const batch = lines.slice(from, from + 1000).map((log_chunk, i) => ({
+        seq: from + i + 1,
+        log_chunk,
+        stream_type: 'STDOUT' as const,
+      }));
+      await agent.appendLogBatch(job.id, batch);
+    }
+    await succeed(job.id);
+    const url: string = (await api('bob', 'GET', `/plans/plan-${job.id}`)).body.data.attributes['log-read-url'];
+    const whole = framed(lines.join(''), true);
+    // Cold, from the middle: what comes before is indexed on the way.
+    const middle = Math.floor(whole.length / 2) + 1;
+    expect((await readLog(url, middle, 100)).bytes).toEqual(whole.subarray(middle, middle + 100));
+    expect(await readAll(url, 65_536)).toEqual(whole);
+    // Indexed: reads spanning more than a page of chunks, from anywhere.
+    expect(whole.length).toBeLessThan(65_536); // so a read from the start spans every chunk: three pages
+    for (const offset of [0, 1, 2, 17, 3000, middle, whole.length - 3]) {
+      expect((await readLog(url, offset, 65_536)).bytes).toEqual(whole.subarray(offset, offset + 65_536));
+    }
   });
 
   it('refuses a bad offset or limit, a tampered or re-aimed URL, and an expired one once the phase is over', async () => {
@@ -273,6 +303,34 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
     // The plan's own log is not the apply's.
     const planUrl: string = (await api('bob', 'GET', `/plans/plan-${job.id}`)).body.data.attributes['log-read-url'];
     expect((await readLog(planUrl, 0, 100)).bytes).toEqual(framed('', true));
+  });
+
+  it("a plan that failed: errored, its apply unreachable with an empty log (and a rejected plan's too)", async () => {
+    const vine = await newVine('failing');
+    const job = await runningPlan(vine.id);
+    await post(job.id, [['Error: no such provider\n', 'STDERR']]);
+    clock.advance({ seconds: 1 });
+    await agent.reportStatus(job.id, { status: 'FAILED', error_message: 'Error: no such provider' });
+    const plan = await api('bob', 'GET', `/plans/plan-${job.id}`);
+    expect(plan.body.data.attributes.status).toBe('errored');
+    expect(Object.keys(plan.body.data.attributes['status-timestamps']).sort()).toEqual([
+      'errored-at',
+      'queued-at',
+      'started-at',
+    ]);
+    expect(await readAll(plan.body.data.attributes['log-read-url'], 1000)).toEqual(
+      framed('Error: no such provider\n', true),
+    );
+    const apply = await api('bob', 'GET', `/applies/apply-${job.id}`);
+    expect(apply.body.data.attributes.status).toBe('unreachable');
+    expect((await readLog(apply.body.data.attributes['log-read-url'], 0, 100)).bytes).toEqual(framed('', true));
+    expect((await api('bob', 'GET', `/runs/run-${job.id}/policy-checks`)).body.data).toEqual([]);
+    // A plan that succeeded but was rejected is never applied either.
+    const rejected = await runningPlan(vine.id);
+    await succeed(rejected.id, { plan_summary: { add: 1, change: 0, destroy: 0 } });
+    expect((await api('bob', 'GET', `/applies/apply-${rejected.id}`)).body.data.attributes.status).toBe('pending');
+    await cy.rejectPlan(rejected.id, { comment: 'not now' });
+    expect((await api('bob', 'GET', `/applies/apply-${rejected.id}`)).body.data.attributes.status).toBe('unreachable');
   });
 
   it('answers 404 for a run of another owner, a job that is not a plan, or an id that is not one', async () => {
@@ -374,6 +432,14 @@ describeEachDialect('a run through the Terraform Cloud protocol: phases, logs, p
     await succeed(job.id, { plan_summary: { add: 1, change: 0, destroy: 0 } });
     const errored = await api('cy', 'GET', `/policy-checks/polchk-${job.id}`);
     expect(errored.body.data.attributes).toMatchObject({ status: 'errored', actions: { 'is-overridable': false } });
+    // A plan that failed before its policies were evaluated: unreachable (the CLI skips it).
+    const failed = await runningPlan(vine.id);
+    await agent.reportStatus(failed.id, { status: 'FAILED', error_message: 'Error: init failed' });
+    const unreachable = await api('cy', 'GET', `/policy-checks/polchk-${failed.id}`);
+    expect(unreachable.body.data.attributes).toMatchObject({
+      status: 'unreachable',
+      actions: { 'is-overridable': false },
+    });
   });
 
   it("lists the organization's running and queued jobs as its run queue, and counts them as capacity", async () => {

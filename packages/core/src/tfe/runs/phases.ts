@@ -1,7 +1,7 @@
 import type { UserActor } from '../../domain/actors.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { planChanges, type PlanSummary } from '../../domain/jobResults.js';
-import type { Job } from '../../domain/records.js';
+import { isSpeculativeTrigger, type Job } from '../../domain/records.js';
 import type { OrgAction } from '../../domain/roles.js';
 import { planJobIdOf, runApplyId, runId, runPlanId } from './records.js';
 import type { Stores } from '../../ports/UnitOfWork.js';
@@ -43,12 +43,18 @@ export function phaseIsOver(status: PhaseStatus): boolean {
 
 /**
  * The apply phase of a plan: the status of its newest DEPLOY/DESTROY, or without one `pending`
- * while the plan may still be applied (it is running, or it succeeded and is not speculative)
- * and `unreachable` once it cannot (it failed or was cancelled).
+ * while the plan may still be applied (it is queued or running, or it succeeded) and
+ * `unreachable` once it never will be: it failed or was cancelled, it is speculative (never
+ * applied), or it was rejected (discarded).
  */
-export function applyStatusOf(plan: Pick<Job, 'status'>, change: Pick<Job, 'status'> | null): PhaseStatus {
+export function applyStatusOf(
+  plan: Pick<Job, 'status' | 'trigger' | 'approval'>,
+  change: Pick<Job, 'status'> | null,
+): PhaseStatus {
   if (change) return phaseStatusOfJob(change);
-  return plan.status === 'FAILED' || plan.status === 'CANCELLED' ? 'unreachable' : 'pending';
+  if (plan.status === 'FAILED' || plan.status === 'CANCELLED') return 'unreachable';
+  if (isSpeculativeTrigger(plan.trigger) || plan.approval?.decision === 'rejected') return 'unreachable';
+  return 'pending';
 }
 
 /** `status-timestamps` of a phase run by `job` (only the times that happened; go-tfe parses each as RFC 3339). */

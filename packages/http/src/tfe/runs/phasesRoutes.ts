@@ -29,11 +29,12 @@ export interface RunPhaseRouteDeps {
 export function runPhaseRoutes(deps: RunPhaseRouteDeps): Router {
   const { useCases } = deps;
   const router = express.Router();
+  const bearer = tfeAuthenticate(useCases, deps.failures);
   const authenticate: RequestHandler = (req, res, next) => {
     res.setHeader('TFP-API-Version', TFP_API_VERSION);
     res.setHeader('X-RateLimit-Limit', TFP_RATE_LIMIT);
     res.setHeader('TFP-AppName', 'Trellis');
-    return tfeAuthenticate(useCases, deps.failures)(req, res, next);
+    return bearer(req, res, next);
   };
 
   const phase = (kind: PhaseKind) => async (req: Request, res: express.Response) => {
