@@ -40,6 +40,7 @@ export const PASSING = [
   'TestConfigurationVersionsList',
   'TestConfigurationVersionsRead',
   'TestConfigurationVersionsUpload',
+  'TestConfigurationVersions_Unmarshal',
   'TestStateVersionsCurrent',
   'TestStateVersionsDownload',
   'TestStateVersionsReadWithOptions',
