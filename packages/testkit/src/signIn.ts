@@ -22,7 +22,7 @@ export async function bootstrapSessionCookie(
   const cookie = response.headers
     .getSetCookie()
     .map((header) => header.split(';')[0] as string)
-    .find((pair) => pair.startsWith('trellis_session='));
+    .find((pair) => /^(__Host-)?trellis_session=/.test(pair));
   if (response.status !== 303 || !cookie) {
     throw new Error(`the bootstrap sign-in set no session cookie (HTTP ${response.status})`);
   }
