@@ -19,10 +19,9 @@ export interface ConfigurationVersionInput {
   provisional?: unknown;
 }
 
-/** A version and the workspace (vine) it belongs to. */
+/** A version, and whether the answer gives its upload URL (only the answer that made it: HCP's way). */
 export interface TfeConfigurationVersion {
   version: ConfigurationVersion;
-  /** Whether its one upload may still be made: pending, and no upload began. */
   uploadable: boolean;
 }
 
@@ -101,8 +100,7 @@ export class TfeConfigurationVersionUseCases {
   }
 
   async read(actor: UserActor, id: unknown): Promise<TfeConfigurationVersion> {
-    const version = await this.locate(actor, id);
-    return { version, uploadable: uploadable(version) };
+    return { version: await this.locate(actor, id), uploadable: false };
   }
 
   /** The workspace's versions, newest first (at most `LISTED_CONFIGURATION_VERSIONS`). */
@@ -111,7 +109,7 @@ export class TfeConfigurationVersionUseCases {
     const versions = await this.deps.uow.read(scope, (stores) =>
       stores.configurationVersions.listForVine(vine.owner_id, vine.id, LISTED_CONFIGURATION_VERSIONS),
     );
-    return versions.map((version) => ({ version, uploadable: uploadable(version) }));
+    return versions.map((version) => ({ version, uploadable: false }));
   }
 
   /**
@@ -144,10 +142,12 @@ export class TfeConfigurationVersionUseCases {
   /** `GET /configuration-versions/:id/download`: the bytes of an uploaded version, checked as they are read. */
   async download(actor: UserActor, id: unknown): Promise<{ body: Readable; size: number; sha256: string }> {
     const version = await this.locate(actor, id);
+    // Nothing to download until it is uploaded: a 404, as HCP answers (go-tfe reads it so).
     if (version.status !== 'uploaded' || !version.storage_key || version.sha256 === null || version.size === null) {
-      throw new ConflictError(
-        'configuration_version_not_ready',
-        `configuration version ${configurationVersionId(version.id)} is ${version.status}`,
+      throw new NotFoundError(
+        'configuration_version',
+        'configuration_version_not_found',
+        `configuration version ${configurationVersionId(version.id)} is ${version.status}: nothing to download`,
       );
     }
     const object = await this.deps.artifacts.get(version.storage_key);
@@ -172,8 +172,4 @@ export class TfeConfigurationVersionUseCases {
       throw error;
     }
   }
-}
-
-function uploadable(version: ConfigurationVersion): boolean {
-  return version.source === 'upload' && version.status === 'pending' && version.upload_started_at === null;
 }

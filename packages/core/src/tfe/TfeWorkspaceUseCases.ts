@@ -35,6 +35,9 @@ export interface WorkspaceListQuery {
  * vineyard (a `default` one per owner holds workspaces made without a project). Reading needs
  * `viewer`; creating, changing and deleting need what vines need (`vineyards.manage`).
  */
+/** How many of a workspace's newest configuration versions are looked at for its current (non-provisional) one. */
+const CURRENT_VERSION_LOOKBACK = 20;
+
 export class TfeWorkspaceUseCases {
   readonly orgs: TfeOrganizations;
 
@@ -233,13 +236,15 @@ export class TfeWorkspaceUseCases {
   }
 
   async workspaceOf(stores: Stores, vine: Vine, organization?: string): Promise<TfeWorkspace> {
-    const [name, vineyard, lock, current] = await Promise.all([
+    const [name, vineyard, lock, current, versions] = await Promise.all([
       organization ?? this.orgs.nameOf(stores, vine.owner_id),
       stores.vineyards.get(vine.owner_id, vine.vineyard_id),
       stores.states.getLock(vine.owner_id, vine.id),
       stores.states.latest(vine.owner_id, vine.id),
+      stores.configurationVersions.listForVine(vine.owner_id, vine.id, CURRENT_VERSION_LOOKBACK),
     ]);
-    return { vine, organization: name, vineyard, lock, current };
+    const currentConfigurationVersionId = versions.find((version) => !version.provisional)?.id ?? null;
+    return { vine, organization: name, vineyard, lock, current, currentConfigurationVersionId };
   }
 
   private async change(

@@ -12,6 +12,8 @@ export interface TfeWorkspace {
   vineyard: Vineyard | null;
   lock: StateLock | null;
   current: StateVersion | null;
+  /** Its newest configuration version that is not provisional (issue 27), by record id; null: none. */
+  currentConfigurationVersionId?: string | null;
 }
 
 /** The attributes of a workspace the protocol may set (create, update). */

@@ -29,6 +29,7 @@ export const driftHooks: readonly JobHook[] = [
       'start_failed',
       'needs_reconnect',
       'source_unavailable',
+      'agent_outdated',
       'agent_lost',
       'agent_restarted',
       'agent_destroyed',

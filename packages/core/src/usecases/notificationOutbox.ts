@@ -141,6 +141,7 @@ export const notificationHooks: readonly JobHook[] = [
       'start_failed',
       'needs_reconnect',
       'source_unavailable',
+      'agent_outdated',
       'agent_lost',
       'agent_restarted',
       'cancelled_by_person',

@@ -21,6 +21,7 @@ export const vcsFeedbackHooks: readonly JobHook[] = [
       'start_failed',
       'needs_reconnect',
       'source_unavailable',
+      'agent_outdated',
       'agent_lost',
       'agent_restarted',
       'cancelled_by_person',

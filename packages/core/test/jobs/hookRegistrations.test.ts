@@ -23,6 +23,7 @@ const REGISTERED: [string, string[]][] = [
       'start_failed',
       'needs_reconnect',
       'source_unavailable',
+      'agent_outdated',
       'agent_lost',
       'agent_restarted',
       'agent_destroyed',

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  configurationVersionId,
   outputId,
   outputKind,
   projectId,
@@ -109,6 +110,9 @@ export function workspace(ws: TfeWorkspace, abilities: Abilities): Resource {
       organization: linkage('organizations', ws.organization),
       project: linkage('projects', projectId(vine.vineyard_id)),
       'current-state-version': ws.current ? linkage('state-versions', stateVersionId(ws.current.id)) : null,
+      'current-configuration-version': ws.currentConfigurationVersionId
+        ? linkage('configuration-versions', configurationVersionId(ws.currentConfigurationVersionId))
+        : null,
       // Only a lock taken through the protocol names its holder; an engine's lock shows `locked` alone.
       'locked-by': lockedBy ? linkage('users', lockedBy) : null,
       vars: Object.keys(vine.variables)

@@ -101,6 +101,11 @@ describeEachDialect('configuration versions of the Terraform Cloud protocol', (d
     expect(read.body.data.attributes).toMatchObject({ status: 'uploaded', 'upload-url': null, error: null });
     const listed = await tfe(`/workspaces/${workspace}/configuration-versions`);
     expect(listed.body.data.map((version: { id: string }) => version.id)).toContain(created.data.id);
+    const ws = await tfe(`/workspaces/${workspace}`);
+    expect(ws.body.data.relationships['current-configuration-version'].data).toEqual({
+      type: 'configuration-versions',
+      id: created.data.id,
+    });
     const download = await fetch(`${plane.url}/api/v2/configuration-versions/${created.data.id}/download`, {
       headers: { authorization: `Bearer ${token}` },
     });
@@ -143,9 +148,12 @@ describeEachDialect('configuration versions of the Terraform Cloud protocol', (d
     const expired = await put(url.toString(), GOOD);
     expect(expired.status).toBe(401);
     const read = await tfe(`/configuration-versions/${first.data.id}`);
-    expect(read.body.data.attributes.status).toBe('pending');
-    // A fresh read signs a fresh URL while the upload may still be made.
-    expect((await put(read.body.data.attributes['upload-url'] as string, GOOD)).status).toBe(200);
+    // Only the answer that made it carries the URL (as HCP's): a lost one means a new version.
+    expect(read.body.data.attributes).toMatchObject({ status: 'pending', 'upload-url': null });
+    // Nothing to download yet: a 404, as go-tfe expects.
+    expect((await tfe(`/configuration-versions/${first.data.id}/download`)).status).toBe(404);
+    // The second version's own URL, signed before the clock moved, has expired too.
+    expect((await put(second.data.attributes['upload-url'] as string, GOOD)).status).toBe(401);
   });
 
   it('is for those who may plan the workspace: another person sees no version and makes none', async () => {

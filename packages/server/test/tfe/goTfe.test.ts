@@ -1,6 +1,6 @@
 /**
  * go-tfe's own integration tests (the version OpenTofu v1.12.6 pins, built by
- * `scripts/peers.sh go-tfe`) for workspaces, state versions and variables, against a real
+ * `scripts/peers.sh go-tfe`) for workspaces, state versions, variables and configuration versions, against a real
  * `trellis-server` over TLS. Each top-level test runs alone (one that panics cannot take the
  * others with it); the ones docs/terraform-cloud.md lists as passing must pass.
  */
@@ -35,6 +35,12 @@ if (!present)
 
 /** The go-tfe tests docs/terraform-cloud.md says pass against Trellis. */
 export const PASSING = [
+  'TestConfigurationVersionsCreate',
+  'TestConfigurationVersionsDownload',
+  'TestConfigurationVersionsList',
+  'TestConfigurationVersionsRead',
+  'TestConfigurationVersionsUpload',
+  'TestConfigurationVersions_Unmarshal',
   'TestStateVersionsCurrent',
   'TestStateVersionsDownload',
   'TestStateVersionsReadWithOptions',
@@ -102,10 +108,14 @@ describe.skipIf(!present)("go-tfe's integration tests against trellis-server", (
     // ENABLE_TFE=1: Trellis is a self-hosted server, as Terraform Enterprise is, so go-tfe runs its
     // tests as against one (HCP-only subscription and billing steps are skipped by go-tfe itself).
     const env = { ...process.env, TFE_ADDRESS: base, TFE_TOKEN: token, SSL_CERT_FILE: ca.caFile, ENABLE_TFE: '1' };
-    const listed = await run(TESTS, ['-test.list', '^(TestWorkspaces|TestStateVersions|TestVariables)'], {
-      cwd: SOURCE,
-      env,
-    });
+    const listed = await run(
+      TESTS,
+      ['-test.list', '^(TestWorkspaces|TestStateVersions|TestVariables|TestConfigurationVersions)'],
+      {
+        cwd: SOURCE,
+        env,
+      },
+    );
     const names = listed.stdout.split('\n').filter((name) => /^Test\w+$/.test(name));
     expect(names.length).toBeGreaterThan(20);
     const outcomes: Record<string, Outcome> = {};

@@ -64,6 +64,26 @@ export const MORE_LIFECYCLE_ROWS: LifecycleRow[] = [
     },
   },
   {
+    name: 'agent_outdated: a PLAN with run options, claimed by an agent that does not name them',
+    reasons: ['agent_outdated'],
+    async arrange(world) {
+      const plan = await world.core.useCases.jobs.create(world.ada, {
+        job_type: 'PLAN',
+        configuration_id: world.vine.id,
+        run_options: { target: ['terraform_data.a'] },
+      });
+      world.name(plan, 'job');
+      return () => expect(world.core.useCases.jobs.claim(world.agent)).resolves.toBeNull();
+    },
+    statuses: { job: 'FAILED' },
+    expected: {
+      ...none,
+      deliveries: ['job.failed job'],
+      announcements: ['PROCESSING job', 'FAILED job'],
+      audit: ['job.fail job'],
+    },
+  },
+  {
     name: "needs_reconnect: the person who connected the vine can no longer lend their token, so the push's PLAN fails",
     reasons: ['needs_reconnect'],
     async arrange(world) {
