@@ -3,6 +3,7 @@
  * `tofu` over TLS against a real `trellis-server`, and a real `trellis-agent` running OpenTofu. The
  * run is a PLAN job (and the DEPLOY of it) like any other: its log streams back into the terminal.
  */
+import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { TrellisClient } from '@trellis/client';
 import {
@@ -216,7 +217,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         expect(refreshed.output).toMatch(/No changes|Apply complete! Resources: 0 added, 0 changed, 0 destroyed/);
         const destroyed = await tofu(dir, ['apply', '-destroy', '-auto-approve', '-var', 'greeting=bonjour']);
         expect(destroyed.code, destroyed.output).toBe(0);
-        expect(destroyed.output).toContain('Destroy complete! Resources: 2 destroyed.');
+        expect(destroyed.output).toContain('Apply complete! Resources: 0 added, 0 changed, 2 destroyed.');
         const runs = await runsOf('options');
         expect(runs[0]?.attributes['is-destroy']).toBe(true);
         expect(runs.map((run) => run.attributes.status)).toEqual(['applied', 'applied', 'applied', 'applied']);
@@ -254,9 +255,9 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
           },
           180_000,
         );
+        // With -auto-approve the CLI does not ask: it cancels the run it started.
         session.interrupt();
-        const result = await session.done;
-        expect(result.code).not.toBe(0);
+        await session.done;
         const deploy = await eventually(
           'the DEPLOY to end',
           async () => {
@@ -288,19 +289,71 @@ deny contains msg if {
 `,
           } as never);
           // A plan cannot be overridden: it stops with OPA's message.
-          const stopped = await tofu(dir, ['plan', '-var', 'greeting=forbidden']);
+          const planning = terminal.start(dir, ['plan', '-var', 'greeting=forbidden']);
+          const timer = setTimeout(() => planning.interrupt(), 90_000);
+          const stoppedResult = await planning.done;
+          clearTimeout(timer);
+          const stopped = { ...stoppedResult, output: planning.output() };
+          if (stopped.code === null || stopped.code === 0) {
+            const [latest] = await runsOf('guarded');
+            const checks = await tfe(`/runs/${latest?.id}/policy-checks`);
+            throw new Error(`${stopped.output}\n${JSON.stringify(latest)}\n${checks.text}`);
+          }
           expect(stopped.code).not.toBe(0);
           expect(stopped.output).toContain('terraform_data.a may not say forbidden');
           expect(stopped.output).toContain('soft failed');
           // An admin applying is asked, and overrides.
-          const asked = await tofu(dir, ['apply', '-var', 'greeting=forbidden'], 'override\nyes\n');
-          expect(asked.output).toContain('terraform_data.a may not say forbidden');
-          expect(asked.output).toContain('Do you want to override the soft failed policy check?');
+          // The CLI reads each answer when it asks: a person types them one at a time.
+          const applying = terminal.start(dir, ['apply', '-var', 'greeting=forbidden']);
+          await eventually('the override question', () =>
+            applying.output().includes('Do you want to override the soft failed policy check?') ? true : undefined,
+          );
+          expect(applying.output()).toContain('terraform_data.a may not say forbidden');
+          applying.write('override\n');
+          await eventually('the apply question', () =>
+            applying.output().includes('Do you want to perform these actions') ? true : undefined,
+          );
+          applying.write('yes\n');
+          const asked = { ...(await applying.done), output: applying.output() };
           expect(asked.code, asked.output).toBe(0);
           expect(asked.output).toContain('Apply complete!');
         },
         420_000,
       );
+
+      it('uploads what .terraformignore leaves: a 5 MB directory beside the configuration stays home', async () => {
+        const dir = await workspaceDir('ignoring', {
+          '.terraformignore': 'big/\n',
+          'kept.tf': 'output "kept" {\n  value = file("data/keep.txt")\n}\n',
+        });
+        mkdirSync(join(dir, 'big'));
+        writeFileSync(join(dir, 'big', 'blob.bin'), randomBytes(5 * 1024 * 1024));
+        mkdirSync(join(dir, 'data'));
+        writeFileSync(join(dir, 'data', 'keep.txt'), 'kept');
+        const plan = await tofu(dir, ['plan']);
+        expect(plan.code, plan.output).toBe(0);
+        expect(plan.output).toMatch(/kept\s+= "kept"/);
+        const size = Number(/configuration version \S+ \((\d+) bytes/.exec(plan.output)?.[1]);
+        expect(size).toBeGreaterThan(0);
+        expect(size).toBeLessThan(64 * 1024);
+      }, 300_000);
+
+      it('a workspace with execution mode local still runs on the laptop', async () => {
+        const dir = await workspaceDir('laptop');
+        const workspace = (await tfe(`/organizations/${org}/workspaces/laptop`)).json.data;
+        const patched = await tfe(`/workspaces/${workspace.id}`, {
+          method: 'PATCH',
+          body: { data: { type: 'workspaces', attributes: { 'execution-mode': 'local' } } },
+        });
+        expect(patched.status, patched.text).toBe(200);
+        const applied = await tofu(dir, ['apply', '-auto-approve']);
+        expect(applied.code, applied.output).toBe(0);
+        expect(applied.output).not.toContain('Running apply in cloud backend');
+        expect(applied.output).toContain('Apply complete! Resources: 2 added');
+        expect(await runsOf('laptop')).toEqual([]);
+        // Its state is still kept in Trellis.
+        expect((await user.stateHistory('laptop')).versions).toHaveLength(1);
+      }, 300_000);
     },
   );
 }
