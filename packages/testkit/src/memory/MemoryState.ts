@@ -10,6 +10,8 @@ import type {
   LogChunk,
   Notification,
   OutboxEntry,
+  OutboxItems,
+  OutboxKind,
   Org,
   OrgMember,
   PlanArtifact,
@@ -143,6 +145,11 @@ export function emptyMemoryState(): MemoryState {
 }
 
 /** Rows go in and come out as copies, so no caller ever holds a live reference into the store. */
+/** The outbox rows of one kind, in written order (`snapshot()` of a memory unit of work). */
+export function outboxRows<K extends OutboxKind>(state: Pick<MemoryState, 'outbox'>, kind: K): OutboxItems[K][] {
+  return [...state.outbox.values()].flatMap((entry) => (entry.kind === kind ? [entry.item as OutboxItems[K]] : []));
+}
+
 export function copy<T>(value: T): T {
   return structuredClone(value);
 }
