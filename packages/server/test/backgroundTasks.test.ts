@@ -23,7 +23,7 @@ import { describeEachDialect, describePostgres } from './support/dialects.js';
 
 const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';
 const GLOBAL_TASKS = ['lost-job-sweep', 'drift-checks', 'log-retention', 'audit-retention', 'deleted-vine-retention'];
-const LOCAL_TASKS = ['heartbeat-flush', 'notification-deliveries', 'vcs-feedback-deliveries'];
+const LOCAL_TASKS = ['heartbeat-flush', 'outbox-deliveries'];
 /** Every interval the same, so one advance of it is one turn of every task. */
 const EVERY = '10';
 const INTERVALS = {
@@ -31,8 +31,7 @@ const INTERVALS = {
   TRELLIS_SWEEP_INTERVAL_S: EVERY,
   TRELLIS_DRIFT_SCHEDULER_INTERVAL_S: EVERY,
   TRELLIS_RETENTION_INTERVAL_S: EVERY,
-  TRELLIS_NOTIFICATIONS_INTERVAL_S: EVERY,
-  TRELLIS_VCS_FEEDBACK_INTERVAL_S: EVERY,
+  TRELLIS_OUTBOX_INTERVAL_S: EVERY,
 };
 
 async function scrape(url: string) {
