@@ -95,7 +95,7 @@ describeEachDialect('the background tasks of a control plane', (dialect) => {
 
   it('has every loop of the control plane as a task, each on its interval', () => {
     expect(server.controlPlane.scheduler.taskIds.sort()).toEqual([...GLOBAL_TASKS, ...LOCAL_TASKS].sort());
-    expect(ticker.active).toBe(8);
+    expect(ticker.active).toBe(GLOBAL_TASKS.length + LOCAL_TASKS.length);
   });
 
   it('sweeps lost agents on its interval; a failed run is logged and counted, and the next one runs', async () => {
