@@ -73,7 +73,13 @@ function describeMigration(dialect: TestDialect): void {
       next_attempt_at: at(30),
       finished_at: null,
     };
-    const delivered = { ...pending, id: randomUUID(), status: 'delivered' as const, finished_at: at(3), created_at: at(2) };
+    const delivered = {
+      ...pending,
+      id: randomUUID(),
+      status: 'delivered' as const,
+      finished_at: at(3),
+      created_at: at(2),
+    };
     for (const delivery of [pending, delivered]) {
       await raw('notification_deliveries').insert({
         ...delivery,

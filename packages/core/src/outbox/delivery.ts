@@ -20,7 +20,9 @@ export interface OutboxDeliverer<K extends OutboxKind> {
 export type OutboxDeliverers = { readonly [K in OutboxKind]: OutboxDeliverer<K> };
 
 /** One claimed row and what its deliverer recorded (null: nothing). */
-export type OutboxDelivered = { [K in OutboxKind]: { kind: K; claimed: OutboxItems[K]; recorded: OutboxItems[K] | null } }[OutboxKind];
+export type OutboxDelivered = {
+  [K in OutboxKind]: { kind: K; claimed: OutboxItems[K]; recorded: OutboxItems[K] | null };
+}[OutboxKind];
 
 type Deps = Pick<CoreDeps, 'uow' | 'clock' | 'random' | 'settings'>;
 
@@ -53,11 +55,19 @@ async function deliverOne(deliverers: Partial<OutboxDeliverers>, entry: OutboxEn
   switch (entry.kind) {
     case 'notification': {
       const deliverer = deliverers.notification;
-      return { kind: entry.kind, claimed: entry.item, recorded: deliverer ? await deliverer.deliver(entry.item) : null };
+      return {
+        kind: entry.kind,
+        claimed: entry.item,
+        recorded: deliverer ? await deliverer.deliver(entry.item) : null,
+      };
     }
     case 'vcs_feedback': {
       const deliverer = deliverers.vcs_feedback;
-      return { kind: entry.kind, claimed: entry.item, recorded: deliverer ? await deliverer.deliver(entry.item) : null };
+      return {
+        kind: entry.kind,
+        claimed: entry.item,
+        recorded: deliverer ? await deliverer.deliver(entry.item) : null,
+      };
     }
   }
 }

@@ -24,7 +24,13 @@ import { isOneOf } from '../domain/enums.js';
 import { optionalUuid, requireName, requireUuid } from '../domain/validation.js';
 import type { DeliveryOutcome } from '../ports/NotificationStore.js';
 import { ownerScope, type Scope, visibleOwners } from '../ports/UnitOfWork.js';
-import { deliverDueRows, finalOutcome, type OutboxDeliverer, outboxLeaseUntil, retryOutcome } from '../outbox/delivery.js';
+import {
+  deliverDueRows,
+  finalOutcome,
+  type OutboxDeliverer,
+  outboxLeaseUntil,
+  retryOutcome,
+} from '../outbox/delivery.js';
 import type { WebhookResponse } from '../ports/WebhookSender.js';
 import { Access, mayAct, parseOwnerFilter, scopeOf } from './Access.js';
 import type { CoreDeps } from './CoreDeps.js';

@@ -135,7 +135,11 @@ describe('the outbox', () => {
       error: (fields: object, message: string) => lines.push(`error ${message} ${JSON.stringify(fields)}`),
     };
     const sent = feedback(0);
-    const failed = { ...feedback(0), status: 'failed' as const, attempts: [{ at: NOW, error: 'provider_unavailable' }] };
+    const failed = {
+      ...feedback(0),
+      status: 'failed' as const,
+      attempts: [{ at: NOW, error: 'provider_unavailable' }],
+    };
     const notified = delivery(0);
     const task = outboxDeliveryTask(
       {

@@ -67,7 +67,9 @@ export function describeOutboxStoreConformance(open: OpenStoreHarness): void {
       });
       expect(await suite.asOwner(b.user.id, (stores) => stores.outbox.find('notification', delivery.id))).toBeNull();
       expect(
-        await suite.asOwner(b.user.id, (stores) => stores.outbox.pageDeliveries(a.user.id, a.notification.id, { limit: 10 })),
+        await suite.asOwner(b.user.id, (stores) =>
+          stores.outbox.pageDeliveries(a.user.id, a.notification.id, { limit: 10 }),
+        ),
       ).toEqual({ items: [], next: null });
       expect(await suite.asOwner(a.user.id, (stores) => stores.outbox.find('notification', delivery.id))).toEqual(
         delivery,

@@ -34,7 +34,9 @@ export class MemoryOutboxStore implements OutboxStore {
 
   async find<K extends OutboxKind>(kind: K, id: string): Promise<OutboxItems[K] | null> {
     const entry = this.tx.state.outbox.get(id);
-    return entry && entry.kind === kind && this.tx.sees(entry.item.owner_id) ? (copy(entry.item) as OutboxItems[K]) : null;
+    return entry && entry.kind === kind && this.tx.sees(entry.item.owner_id)
+      ? (copy(entry.item) as OutboxItems[K])
+      : null;
   }
 
   async claimDue(
@@ -68,7 +70,12 @@ export class MemoryOutboxStore implements OutboxStore {
   ): Promise<OutboxItems[K] | null> {
     const entry = this.tx.state.outbox.get(id);
     if (!entry || entry.kind !== kind || entry.item.owner_id !== ownerId || !this.tx.sees(ownerId)) return null;
-    const item = entry.item as { attempts: unknown[]; status: string; next_attempt_at: string; finished_at: string | null };
+    const item = entry.item as {
+      attempts: unknown[];
+      status: string;
+      next_attempt_at: string;
+      finished_at: string | null;
+    };
     if (attempt) item.attempts.push(copy(attempt));
     item.status = outcome.status;
     item.next_attempt_at = outcome.next_attempt_at;
