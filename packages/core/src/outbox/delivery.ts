@@ -33,7 +33,10 @@ export function outboxLeaseUntil(deps: Pick<Deps, 'clock' | 'settings'>): string
 
 /**
  * One round of the outbox: takes up to `TRELLIS_OUTBOX_BATCH_SIZE` due rows of `kinds` (never one
- * another replica holds) and hands each to its kind's deliverer, in written order.
+ * another replica holds) and hands each to its kind's deliverer. Each kind's rows go one after the
+ * other in written order (a job's `pending` status before its end status); the kinds go side by
+ * side, so a slow webhook receiver never holds up a commit status, nor a slow provider a
+ * notification. Answers the rows in the order they were claimed.
  */
 export async function deliverDueRows(
   deps: Deps,
@@ -46,8 +49,14 @@ export async function deliverDueRows(
   const due = await deps.uow.run(systemScope, (stores) =>
     stores.outbox.claimDue(now, outboxLeaseUntil(deps), deps.settings.outbox.batchSize, wanted),
   );
-  const delivered: OutboxDelivered[] = [];
-  for (const entry of due) delivered.push(await deliverOne(deliverers, entry));
+  const delivered: OutboxDelivered[] = new Array(due.length);
+  await Promise.all(
+    wanted.map(async (kind) => {
+      for (const [index, entry] of due.entries()) {
+        if (entry.kind === kind) delivered[index] = await deliverOne(deliverers, entry);
+      }
+    }),
+  );
   return delivered;
 }
 

@@ -1,7 +1,8 @@
 /**
  * One outbox (issue 24): one round takes due rows of every kind, oldest due first and at most
- * `batchSize`, and hands each to its kind's deliverer in written order; a claimed row is leased;
- * the scheduled task logs what became of git provider feedback.
+ * `batchSize`, and hands each to its kind's deliverer (a kind's rows in written order, the kinds
+ * side by side); a claimed row is leased; the scheduled task logs what became of git provider
+ * feedback.
  */
 import {
   DEFAULT_OUTBOX_SETTINGS,
@@ -106,12 +107,53 @@ describe('the outbox', () => {
     expect(await outbox.deliverDue()).toEqual([]);
     core.clock.advance({ seconds: 60 });
     expect((await outbox.deliverDue(['vcs_feedback'])).map((row) => row.claimed.id)).toEqual([rows.d.id]);
-    expect(handed).toEqual([
-      `vcs_feedback:${rows.b.id}`,
-      `notification:${rows.c.id}`,
-      `notification:${rows.a.id}`,
-      `vcs_feedback:${rows.d.id}`,
-    ]);
+    expect(handed.sort()).toEqual(
+      [
+        `vcs_feedback:${rows.b.id}`,
+        `notification:${rows.c.id}`,
+        `notification:${rows.a.id}`,
+        `vcs_feedback:${rows.d.id}`,
+      ].sort(),
+    );
+  });
+
+  it("sends one kind's rows in written order, and the kinds side by side", async () => {
+    const { core, owner, delivery, feedback, handed } = await setup();
+    const first = feedback(-10);
+    const second = { ...feedback(-20), subject: 'status:acme/infra:1' };
+    const notified = delivery(-30);
+    await core.uow.run(ownerScope(owner.id), async (stores) => {
+      await stores.outbox.add('vcs_feedback', first);
+      await stores.outbox.add('vcs_feedback', second);
+      await stores.outbox.add('notification', notified);
+    });
+    // A notification receiver that has not answered yet holds up no feedback.
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    const settings = { ...core.deps.settings, outbox: { ...core.deps.settings.outbox, batchSize: 10 } };
+    const slow = new OutboxUseCases(
+      { ...core.deps, settings },
+      {
+        notification: {
+          async deliver(item) {
+            handed.push(`notification:${item.id}`);
+            await answered;
+            return item;
+          },
+        },
+        vcs_feedback: {
+          async deliver(item) {
+            handed.push(`vcs_feedback:${item.id}`);
+            if (handed.length === 3) answer();
+            return item;
+          },
+        },
+      },
+    );
+    expect((await slow.deliverDue()).map((row) => row.claimed.id)).toEqual([first.id, second.id, notified.id]);
+    expect(handed).toEqual([`notification:${notified.id}`, `vcs_feedback:${first.id}`, `vcs_feedback:${second.id}`]);
   });
 
   it('leases what it claims: a row left as it was is taken again only when the lease ends', async () => {

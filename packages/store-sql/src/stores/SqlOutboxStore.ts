@@ -45,7 +45,7 @@ export class SqlOutboxStore implements OutboxStore {
   ): Promise<OutboxEntry[]> {
     if (kinds.length === 0) return [];
     const narrowed = kinds.length < OUTBOX_KINDS.length ? { column: 'kind', values: kinds } : null;
-    const rows = await claimDueOutboxRows(this.db, 'outbox', now, leaseUntil, limit, {}, narrowed);
+    const rows = await claimDueOutboxRows(this.db, 'outbox', now, leaseUntil, limit, narrowed);
     return rows.map(toEntry);
   }
 

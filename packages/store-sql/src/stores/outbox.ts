@@ -4,7 +4,7 @@ import type { TableName } from '../schema.js';
 
 /**
  * The claim of a transactional outbox: up to `limit` pending rows due at `now` (narrowed by
- * `where`), oldest due first, moved to `leaseUntil` so no other worker takes them while they are
+ * `whereIn`), oldest due first, moved to `leaseUntil` so no other worker takes them while they are
  * sent. On Postgres rows another transaction holds are skipped (`FOR UPDATE SKIP LOCKED`), so
  * replicas never take one twice. Answers the rows as updated, in written order.
  */
@@ -14,13 +14,12 @@ export async function claimDueOutboxRows(
   now: string,
   leaseUntil: string,
   limit: number,
-  where: Record<string, unknown> = {},
   whereIn: { column: string; values: readonly string[] } | null = null,
 ): Promise<Row[]> {
   let candidates = db
     .table(table)
     .select('seq')
-    .where({ ...where, status: 'pending' })
+    .where({ status: 'pending' })
     .where('next_attempt_at', '<=', timeIn(now));
   if (whereIn !== null) candidates = candidates.whereIn(whereIn.column, [...whereIn.values]);
   const due: Row[] = await db.lockSkippingLocked(
