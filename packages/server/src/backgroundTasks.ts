@@ -5,11 +5,10 @@ import {
   heartbeatFlushTask,
   logRetentionTask,
   lostJobSweepTask,
-  notificationDeliveryTask,
+  outboxDeliveryTask,
   type ScheduledTask,
   type TaskObserver,
   type UseCases,
-  vcsFeedbackDeliveryTask,
 } from '@trellis/core';
 import type { Logger } from '@trellis/http';
 import { Counter, Histogram, type Registry } from 'prom-client';
@@ -28,8 +27,7 @@ export function backgroundTasks(useCases: UseCases, config: ServerConfig, logger
     logRetentionTask(useCases.logs, config.retentionIntervalSeconds, logger),
     auditRetentionTask(useCases.audit, config.retentionIntervalSeconds, logger),
     deletedVineRetentionTask(useCases.vineEdits, config.retentionIntervalSeconds, logger),
-    notificationDeliveryTask(useCases.notifications, config.notificationIntervalSeconds),
-    vcsFeedbackDeliveryTask(useCases.vcsFeedback, config.vcsFeedbackIntervalSeconds, logger),
+    outboxDeliveryTask(useCases.outbox, config.outbox.intervalSeconds, logger),
   ];
 }
 

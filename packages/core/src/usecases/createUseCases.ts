@@ -14,6 +14,7 @@ import { JobWaitingUseCases } from './JobWaitingUseCases.js';
 import { LogUseCases } from './LogUseCases.js';
 import { NotificationUseCases } from './NotificationUseCases.js';
 import { VcsFeedbackUseCases } from './vcsFeedback.js';
+import { OutboxUseCases } from '../outbox/OutboxUseCases.js';
 import { OrgUseCases } from './OrgUseCases.js';
 import { PolicyUseCases } from './PolicyUseCases.js';
 import { PlanArtifactUseCases } from './PlanArtifactUseCases.js';
@@ -55,6 +56,8 @@ export interface UseCases {
   drift: DriftUseCases;
   notifications: NotificationUseCases;
   vcsFeedback: VcsFeedbackUseCases;
+  /** The outbox's delivery: notifications and git provider feedback (issue 24). */
+  outbox: OutboxUseCases;
   policies: PolicyUseCases;
   vcs: VcsUseCases;
   audit: AuditUseCases;
@@ -76,6 +79,8 @@ export function createUseCases(deps: CoreDeps): UseCases {
   const lifecycle = createJobLifecycle(deps, { credentials, configurationVersions });
   const apiTokens = new ApiTokenUseCases(deps);
   const drift = new DriftUseCases(deps, lifecycle);
+  const notifications = new NotificationUseCases(deps);
+  const vcsFeedback = new VcsFeedbackUseCases(deps);
   return {
     auth: new AuthUseCases(deps),
     vineyards: new VineyardUseCases(deps),
@@ -96,8 +101,9 @@ export function createUseCases(deps: CoreDeps): UseCases {
     orgs: new OrgUseCases(deps),
     invitations: new InvitationUseCases(deps),
     drift,
-    notifications: new NotificationUseCases(deps),
-    vcsFeedback: new VcsFeedbackUseCases(deps),
+    notifications,
+    vcsFeedback,
+    outbox: new OutboxUseCases(deps, { notification: notifications, vcs_feedback: vcsFeedback }),
     policies: new PolicyUseCases(deps),
     vcs: new VcsUseCases(deps),
     audit: new AuditUseCases(deps),

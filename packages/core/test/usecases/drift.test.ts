@@ -18,6 +18,7 @@ import {
   type TestCore,
   type TestUser,
   type TestWorker,
+  outboxRows,
 } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
@@ -276,7 +277,7 @@ describe('drift.detected notifications', () => {
       events: ['drift.detected', 'job.succeeded'],
     });
     const deliveries = () =>
-      [...core.uow.snapshot().notificationDeliveries.values()]
+      outboxRows(core.uow.snapshot(), 'notification')
         .filter((delivery) => delivery.notification_id === notification.id)
         .map((delivery) => ({ event: delivery.event, job_id: (delivery.payload.job as { id: string }).id }));
     await deploy();

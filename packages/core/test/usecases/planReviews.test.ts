@@ -25,6 +25,7 @@ import {
   seedWorker,
   type TestCore,
   type TestUser,
+  outboxRows,
 } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
@@ -332,13 +333,13 @@ describe('plan.needs_approval', () => {
       events: ['plan.needs_approval'],
     });
   }
-  const events = () => [...core.uow.snapshot().notificationDeliveries.values()].map((delivery) => delivery.event);
+  const events = () => outboxRows(core.uow.snapshot(), 'notification').map((delivery) => delivery.event);
 
   it('is enqueued when a plan of an approval-required vine succeeds with changes', async () => {
     await subscribe();
     await requireApproval();
     const p = await plan();
-    const deliveries = [...core.uow.snapshot().notificationDeliveries.values()];
+    const deliveries = outboxRows(core.uow.snapshot(), 'notification');
     expect(deliveries.map((delivery) => delivery.event)).toEqual(['plan.needs_approval']);
     expect(deliveries[0]?.payload).toMatchObject({ event: 'plan.needs_approval', job: { id: p.id } });
   });

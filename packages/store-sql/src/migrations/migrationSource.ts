@@ -34,6 +34,7 @@ import { configurationVersionsMigration } from './m040_configuration_versions.js
 import { vineDeletionMigration } from './m041_vine_deletion.js';
 import { workspaceSettingsMigration } from './m043_workspace_settings.js';
 import { typedJobResultsMigration } from './m025_typed_job_results.js';
+import { outboxMigration } from './m044_outbox.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -71,6 +72,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   vineDeletionMigration,
   workspaceSettingsMigration,
   deployGateMigration,
+  outboxMigration,
 ];
 
 /**

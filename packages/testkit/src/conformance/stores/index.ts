@@ -9,6 +9,7 @@ import { describeJobStoreConformance } from './jobs.js';
 import { describeLogStoreConformance } from './logs.js';
 import { describeNotificationStoreConformance } from './notifications.js';
 import { describeOrgMembershipConformance } from './orgMemberships.js';
+import { describeOutboxStoreConformance } from './outbox.js';
 import { describeOrgStoreConformance } from './orgs.js';
 import { describePaginationConformance } from './pagination.js';
 import { describePolicyStoreConformance } from './policies.js';
@@ -63,5 +64,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeSigningKeyStoreConformance(open);
     describeSignInLinkStoreConformance(open);
     describeVcsFeedbackStoreConformance(open);
+    describeOutboxStoreConformance(open);
   });
 }
