@@ -125,16 +125,24 @@ export class PostgresDialect implements Dialect {
       try {
         await migrateToLatest(this.knex, 'postgres', this.options.migrations, this.options.logger);
       } finally {
-        try {
-          await connection.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
-        } catch (error) {
-          // A session lock ends with its connection: one that cannot unlock is not pooled again.
-          usable = false;
-          throw error;
-        }
+        usable = await this.releaseMigrationLock(connection);
       }
     } finally {
       connection.release(!usable);
+    }
+  }
+
+  /**
+   * False when the unlock failed: a session lock ends with its connection, so that connection is
+   * destroyed rather than pooled, and the lock goes with it.
+   */
+  private async releaseMigrationLock(connection: pg.PoolClient): Promise<boolean> {
+    try {
+      await connection.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+      return true;
+    } catch (error) {
+      this.options.logger.warn(`could not release the migration lock: ${(error as Error).message}`);
+      return false;
     }
   }
 
@@ -182,4 +190,3 @@ export class PostgresDialect implements Dialect {
     }
   }
 }
-

@@ -28,7 +28,10 @@ export const CLAIM_STATEMENT = `
 
 /** Agents' heartbeats, each only where the stored one is earlier; `rows` rows of three values. */
 function heartbeatStatement(rows: number): string {
-  const values = Array.from({ length: rows }, (_, row) => `($${3 * row + 1}::uuid, $${3 * row + 2}::timestamptz, $${3 * row + 3}::text)`);
+  const values = Array.from(
+    { length: rows },
+    (_, row) => `($${3 * row + 1}::uuid, $${3 * row + 2}::timestamptz, $${3 * row + 3}::text)`,
+  );
   return `UPDATE workers AS w SET last_heartbeat = v.at, version = v.version
     FROM (VALUES ${values.join(', ')}) AS v (id, at, version)
     WHERE w.id = v.id AND (w.last_heartbeat IS NULL OR w.last_heartbeat < v.at)`;
