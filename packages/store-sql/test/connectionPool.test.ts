@@ -4,7 +4,8 @@
  * operators' pool metrics read, and what a caller sees when no connection becomes free in time.
  */
 import { systemScope, UnavailableError } from '@trellis/core';
-import { checkTestPostgres, describeWithPostgres } from '@trellis/testkit';
+import { checkTestPostgres, describeWithPostgres, testPostgresAdminUrl } from '@trellis/testkit';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openSqlStore, type SqlStore } from '../src/index.js';
 import { useMigratedDatabases } from './support/sqlStores.js';
@@ -59,6 +60,27 @@ describeWithPostgres('the Postgres connection pool', postgres, () => {
     expect(store.poolStats()).toMatchObject({ used: 0, free: 2, pendingAcquires: 0, acquires: 2 });
     expect(await store.uow.run(systemScope, async () => 'ran')).toBe('ran');
     expect(store.poolStats().acquires).toBe(3);
+  });
+
+  it('survives the server ending a connection lent to a unit of work: that unit fails, the next gets a new one', async () => {
+    const opened = await databases.openStore();
+    store = opened.store;
+    const held = holdConnection(store);
+    await held.started;
+    const admin = new pg.Client({ connectionString: testPostgresAdminUrl() });
+    await admin.connect();
+    try {
+      const ended = await admin.query(
+        'SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+        [new URL(opened.url).pathname.slice(1)],
+      );
+      expect(ended.rows.length).toBeGreaterThan(0);
+    } finally {
+      await admin.end();
+    }
+    held.release();
+    await expect(held.done).rejects.toMatchObject({ code: 'database_unavailable' });
+    expect(await store.uow.run(systemScope, async () => 'ran')).toBe('ran');
   });
 });
 

@@ -77,6 +77,10 @@ export class PostgresDialect implements Dialect {
     // An idle connection that fails (a restart of the database) leaves the pool; without a
     // listener pg's 'error' event would end the process.
     pool.on('error', (error) => options.logger.warn(`a pooled database connection failed: ${error.message}`));
+    // pg's pool listens for the errors of idle connections only. One lent out (a unit of work
+    // between two statements) that the server ends would otherwise emit an unheard 'error' and end
+    // the process; heard here, it surfaces as the failure of that unit of work's next statement.
+    pool.on('connect', (client) => client.on('error', () => {}));
     const knex = knexFactory({ client: 'pg', connectionPool: pool, log: knexLog(options.logger) });
     return new PostgresDialect(knex, pool, options, escapeLiteral);
   }
