@@ -26,6 +26,10 @@ export class PoolWatch {
   constructor(private readonly gauges: () => PoolGauges) {}
 
   async acquire<T>(take: () => Promise<T>): Promise<T> {
+    // Asked for a microtask later, as knex's pool was: what reads the gauges in the same
+    // synchronous step that started units of work (a metrics scrape, whose own reads of the
+    // operational stats start there) sees the pool as it was, not queued with its own reads.
+    await undefined;
     const since = performance.now();
     const connection = await take();
     this.acquires += 1;

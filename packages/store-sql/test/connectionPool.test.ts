@@ -48,7 +48,8 @@ describeWithPostgres('the Postgres connection pool', postgres, () => {
 
     const third = store.uow.run(systemScope, async () => 'ran');
     const failed = third.catch((error: unknown) => error);
-    // The third asks the pool synchronously, and waits there.
+    // The third asks the pool within the microtasks that follow, and waits there.
+    await new Promise(setImmediate);
     expect(store.poolStats().pendingAcquires).toBe(1);
     const error = await failed;
     expect(error).toBeInstanceOf(UnavailableError);
@@ -103,6 +104,7 @@ describe('the SQLite connection', () => {
     const order: string[] = [];
     const second = store.uow.run(systemScope, async () => order.push('second'));
     const third = store.uow.read(systemScope, async () => order.push('third'));
+    await new Promise(setImmediate);
     expect(store.poolStats().pendingAcquires).toBe(2);
 
     first.release();

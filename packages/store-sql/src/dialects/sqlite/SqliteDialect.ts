@@ -123,13 +123,14 @@ export class SqliteDialect implements Dialect {
    * work, on any store of the file), its wait counted as a pool's acquisition would be.
    */
   private async exclusive<T>(task: (connection: SqliteConnection) => Promise<T>): Promise<T> {
-    this.waiting += 1;
-    let release: () => void;
-    try {
-      release = await this.poolWatch.acquire(() => this.mutex.lock());
-    } finally {
-      this.waiting -= 1;
-    }
+    const release = await this.poolWatch.acquire(async () => {
+      this.waiting += 1;
+      try {
+        return await this.mutex.lock();
+      } finally {
+        this.waiting -= 1;
+      }
+    });
     this.holding += 1;
     try {
       return await task(this.pool.connection());
