@@ -25,7 +25,7 @@ import { cliRoutes } from './routes/cliRoutes.js';
 import { vineEditRoutes } from './routes/vineEditRoutes.js';
 import { oidcRoutes } from './routes/oidcRoutes.js';
 import { gitWebhookRoutes } from './routes/gitWebhookRoutes.js';
-import { orgRoutes } from './routes/orgRoutes.js';
+import { orgRoutes } from './orgs/orgRoutes.js';
 import { releaseRoutes } from './routes/releaseRoutes.js';
 import { repositoryRoutes } from './routes/repositoryRoutes.js';
 import { vcsRoutes } from './routes/vcsRoutes.js';

@@ -4,10 +4,10 @@ import type { OrgMember } from '../domain/records.js';
 import type { OrgRole } from '../domain/roles.js';
 import { isUuid } from '../domain/validation.js';
 import { memberScope, ownerScope, systemScope } from '../ports/UnitOfWork.js';
-import { recordAudit } from './audit.js';
-import { type CoreDeps, isoNow } from './CoreDeps.js';
+import { recordAudit } from '../usecases/audit.js';
+import { type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
 import type { OrgView } from './OrgUseCases.js';
-import { refuseOrganizationToken } from './personOnly.js';
+import { refuseOrganizationToken } from '../usecases/personOnly.js';
 
 /** An invitation as the invited person sees it. */
 export interface InvitationView {

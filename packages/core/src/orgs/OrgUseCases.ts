@@ -13,11 +13,11 @@ import { isOrgRole, ORG_ROLES, type OrgRole } from '../domain/roles.js';
 import { requireName, requireUuid } from '../domain/validation.js';
 import type { Membership } from '../ports/OrgStore.js';
 import { memberScope, type Scope, type Stores, systemScope } from '../ports/UnitOfWork.js';
-import { recordAudit } from './audit.js';
-import { Access, authorizeIn } from './Access.js';
-import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
-import { refuseOrganizationToken } from './personOnly.js';
-import { normalizeEmail } from './users.js';
+import { recordAudit } from '../usecases/audit.js';
+import { Access, authorizeIn } from '../usecases/Access.js';
+import { announce, type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
+import { refuseOrganizationToken } from '../usecases/personOnly.js';
+import { normalizeEmail } from '../usecases/users.js';
 
 /** An organization as its member sees it: with their role. */
 export interface OrgView extends Org {
