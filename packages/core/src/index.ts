@@ -105,7 +105,7 @@ export { vcsFeedbackDeliveryTask } from './usecases/vcsFeedbackTasks.js';
 export { heartbeatFlushTask, lostJobSweepTask } from './usecases/workerTasks.js';
 
 export * from './usecases/Access.js';
-export * from './usecases/ApiTokenUseCases.js';
+export * from './tokens/ApiTokenUseCases.js';
 export * from './usecases/AuthUseCases.js';
 export * from './usecases/audit.js';
 export * from './usecases/AuditUseCases.js';

@@ -32,7 +32,7 @@ import { vcsRoutes } from './routes/vcsRoutes.js';
 import { vcsFeedbackRoutes } from './routes/vcsFeedbackRoutes.js';
 import { type SignInRouteDeps, signInRoutes } from './routes/signInRoutes.js';
 import { stateRoutes } from './routes/stateRoutes.js';
-import { tokenRoutes } from './routes/tokenRoutes.js';
+import { tokenRoutes } from './tokens/tokenRoutes.js';
 import { notificationRoutes } from './routes/notificationRoutes.js';
 import { policyRoutes } from './routes/policyRoutes.js';
 import { streamRoutes } from './routes/streamRoutes.js';

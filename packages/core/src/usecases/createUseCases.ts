@@ -1,7 +1,7 @@
 import { ConfigurationVersionUseCases } from '../configurationVersions/ConfigurationVersionUseCases.js';
 import { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import { HeartbeatBuffer } from './HeartbeatBuffer.js';
-import { ApiTokenUseCases } from './ApiTokenUseCases.js';
+import { ApiTokenUseCases } from '../tokens/ApiTokenUseCases.js';
 import { AuditUseCases } from './AuditUseCases.js';
 import { AuthUseCases } from './AuthUseCases.js';
 import { VineUseCases } from './VineUseCases.js';

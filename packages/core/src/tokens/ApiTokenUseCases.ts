@@ -21,9 +21,9 @@ import {
 import { hashToken, tokenMatchesHash } from '../auth/workerToken.js';
 import type { Membership } from '../ports/OrgStore.js';
 import { memberScope, ownerScope, systemScope } from '../ports/UnitOfWork.js';
-import { recordAudit } from './audit.js';
-import { Access } from './Access.js';
-import { type CoreDeps, isoSecondsBefore } from './CoreDeps.js';
+import { recordAudit } from '../usecases/audit.js';
+import { Access } from '../usecases/Access.js';
+import { type CoreDeps, isoSecondsBefore } from '../usecases/CoreDeps.js';
 
 /** What `GET /api/tokens` shows of a token: never its secret nor its hash. */
 export interface ApiTokenView {

@@ -9,7 +9,7 @@ import {
 import { utc, when, NAME_HINT } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
-import { olderLink } from './olderLink.js';
+import { olderLink } from '../pages/olderLink.js';
 
 export interface TokensPageInput {
   base: string;
