@@ -96,7 +96,7 @@ export type * from './scheduler/ScheduledTask.js';
 export { SoleLeadership } from './scheduler/SoleLeadership.js';
 export { TaskScheduler, type TaskSchedulerOptions } from './scheduler/TaskScheduler.js';
 // Background tasks, each beside its feature; trellis-server lists them (backgroundTasks.ts).
-export { auditRetentionTask } from './usecases/auditTasks.js';
+export { auditRetentionTask } from './audit/auditTasks.js';
 export * from './vineEdits/index.js';
 export { driftCheckTask } from './usecases/driftTasks.js';
 export { logRetentionTask } from './usecases/logTasks.js';
@@ -108,7 +108,7 @@ export * from './usecases/Access.js';
 export * from './tokens/ApiTokenUseCases.js';
 export * from './usecases/AuthUseCases.js';
 export * from './usecases/audit.js';
-export * from './usecases/AuditUseCases.js';
+export * from './audit/AuditUseCases.js';
 export * from './usecases/VineUseCases.js';
 export * from './usecases/vineInput.js';
 export * from './usecases/CoreDeps.js';

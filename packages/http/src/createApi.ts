@@ -19,7 +19,7 @@ import { type FailureLimit, FailureLimiter } from './limits/FailureLimiter.js';
 import type { Logger } from './logger.js';
 import { LiveLogStreams } from './realtime/LiveLogStreams.js';
 import { agentRoutes } from './routes/agentRoutes.js';
-import { auditRoutes } from './routes/auditRoutes.js';
+import { auditRoutes } from './audit/auditRoutes.js';
 import { authRoutes } from './routes/authRoutes.js';
 import { cliRoutes } from './routes/cliRoutes.js';
 import { vineEditRoutes } from './routes/vineEditRoutes.js';

@@ -21,7 +21,7 @@ import { approveCliLoginPage, cliLoginCodePage, invalidCliLoginPage, usedCliLogi
 import { vinePage } from './pages/vinePage.js';
 import { crossSitePage, notFoundPage, serverErrorPage, signInAgainPage } from './pages/errorPages.js';
 import { jobPage } from './pages/jobPage.js';
-import { type AuditFilters, auditPage } from './pages/auditPage.js';
+import { type AuditFilters, auditPage } from './audit/auditPage.js';
 import { type JobListFilters, jobsPage } from './pages/jobsPage.js';
 import { signInPage } from './pages/signInPage.js';
 import { vineyardPage, vineyardsPage } from './pages/vineyardPages.js';

@@ -2,7 +2,7 @@ import { ConfigurationVersionUseCases } from '../configurationVersions/Configura
 import { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import { HeartbeatBuffer } from './HeartbeatBuffer.js';
 import { ApiTokenUseCases } from '../tokens/ApiTokenUseCases.js';
-import { AuditUseCases } from './AuditUseCases.js';
+import { AuditUseCases } from '../audit/AuditUseCases.js';
 import { AuthUseCases } from './AuthUseCases.js';
 import { VineUseCases } from './VineUseCases.js';
 import type { CoreDeps } from './CoreDeps.js';

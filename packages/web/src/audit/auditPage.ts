@@ -3,7 +3,7 @@ import { when } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import type { OrgEntry } from '../standing.js';
-import { olderLink } from './olderLink.js';
+import { olderLink } from '../pages/olderLink.js';
 
 /** The query filters `/audit` accepts, as given (core checks them). */
 export interface AuditFilters {

@@ -4,8 +4,8 @@ import { ValidationError } from '../domain/errors.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import { requireUuid } from '../domain/validation.js';
 import { ownerScope, systemScope } from '../ports/UnitOfWork.js';
-import { Access } from './Access.js';
-import type { CoreDeps } from './CoreDeps.js';
+import { Access } from '../usecases/Access.js';
+import type { CoreDeps } from '../usecases/CoreDeps.js';
 
 export interface AuditQuery extends PageQuery {
   action?: unknown;
