@@ -34,7 +34,7 @@ import { type SignInRouteDeps, signInRoutes } from './routes/signInRoutes.js';
 import { stateRoutes } from './routes/stateRoutes.js';
 import { tokenRoutes } from './tokens/tokenRoutes.js';
 import { notificationRoutes } from './routes/notificationRoutes.js';
-import { policyRoutes } from './routes/policyRoutes.js';
+import { policyRoutes } from './policies/policyRoutes.js';
 import { streamRoutes } from './routes/streamRoutes.js';
 import { type TfeProtocolOptions, tfeProtocol } from './tfe/tfeProtocol.js';
 import { stateHistoryRoutes } from './tfe/stateHistoryRoutes.js';

@@ -6,7 +6,7 @@ import { driftHooks, runTriggerHooks } from '../usecases/driftHooks.js';
 import { deploymentHooks } from '../usecases/finalizeDeployment.js';
 import { autoDeployHooks } from '../usecases/gitJobs.js';
 import { notificationHooks } from '../usecases/notificationOutbox.js';
-import { planReviewHooks } from '../usecases/PlanReviewUseCases.js';
+import { planReviewHooks } from '../policies/PlanReviewUseCases.js';
 import { vcsFeedbackHooks } from '../usecases/vcsFeedbackHooks.js';
 import { workerHooks } from '../usecases/workerDestruction.js';
 import type { JobHook } from './hooks.js';

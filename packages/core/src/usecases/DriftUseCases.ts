@@ -10,7 +10,7 @@ import { Access } from './Access.js';
 import { recordAudit } from './audit.js';
 import type { CoreDeps } from './CoreDeps.js';
 import { jobForPeople, type VineView, vineForPeople } from './views.js';
-import { parseApprovalSetting } from './PlanReviewUseCases.js';
+import { parseApprovalSetting } from '../policies/PlanReviewUseCases.js';
 
 /** Drift checks run at most this often and at least this rarely (issue 14). */
 export const DRIFT_INTERVAL_MIN_MINUTES = 60;

@@ -39,7 +39,7 @@ import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
 import { redactSensitiveOutputs } from './finalizeDeployment.js';
 import { jobForPeople, type JobView } from './views.js';
 import { claimedPolicy, type PolicyToEvaluate } from '../domain/policies.js';
-import { policiesForVine } from './PolicyUseCases.js';
+import { policiesForVine } from '../policies/PolicyUseCases.js';
 import type { ConfigurationVersionRef } from '../configurationVersions/records.js';
 import type { ConfigurationVersionUseCases } from '../configurationVersions/ConfigurationVersionUseCases.js';
 import { claimConfigurationVersion, runsConfigurationVersion } from '../configurationVersions/claimVersion.js';

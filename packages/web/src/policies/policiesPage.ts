@@ -2,7 +2,7 @@ import type { PageResult, PolicyDetail, PolicyView } from '@trellis/core';
 import { when, NAME_HINT } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
-import { olderLink } from './olderLink.js';
+import { olderLink } from '../pages/olderLink.js';
 
 export interface PoliciesPageInput {
   base: string;

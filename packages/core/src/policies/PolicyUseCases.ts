@@ -8,9 +8,9 @@ import { optionalUuid, requireName, requireUuid } from '../domain/validation.js'
 import type { PolicyCheck } from '../ports/PolicyCompiler.js';
 import type { Scope, Stores } from '../ports/UnitOfWork.js';
 import { visibleOwners } from '../ports/UnitOfWork.js';
-import { Access, parseOwnerFilter } from './Access.js';
-import { recordAudit } from './audit.js';
-import type { CoreDeps } from './CoreDeps.js';
+import { Access, parseOwnerFilter } from '../usecases/Access.js';
+import { recordAudit } from '../usecases/audit.js';
+import type { CoreDeps } from '../usecases/CoreDeps.js';
 
 /** What the API shows of a policy (its current version). */
 export interface PolicyView {

@@ -7,14 +7,14 @@ import { isSpeculativeTrigger, type Job } from '../domain/records.js';
 import type { OrgAction } from '../domain/roles.js';
 import { requireUuid } from '../domain/validation.js';
 import type { Stores } from '../ports/UnitOfWork.js';
-import { Access } from './Access.js';
-import { recordAudit } from './audit.js';
+import { Access } from '../usecases/Access.js';
+import { recordAudit } from '../usecases/audit.js';
 import type { JobHook } from '../jobs/hooks.js';
 import type { JobLifecycle } from '../jobs/JobLifecycle.js';
-import { type CoreDeps, isoNow } from './CoreDeps.js';
-import { autoDeployAfterPlan } from './gitJobs.js';
-import { enqueueNotification, type OutboxDeps } from './notificationOutbox.js';
-import { jobForPeople } from './views.js';
+import { type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
+import { autoDeployAfterPlan } from '../usecases/gitJobs.js';
+import { enqueueNotification, type OutboxDeps } from '../usecases/notificationOutbox.js';
+import { jobForPeople } from '../usecases/views.js';
 
 /** Comments and reasons are kept on the plan job and in the audit log: a paragraph, not a file. */
 export const MAX_REVIEW_TEXT = 2000;
