@@ -98,7 +98,7 @@ export { TaskScheduler, type TaskSchedulerOptions } from './scheduler/TaskSchedu
 // Background tasks, each beside its feature; trellis-server lists them (backgroundTasks.ts).
 export { auditRetentionTask } from './audit/auditTasks.js';
 export * from './vineEdits/index.js';
-export { driftCheckTask } from './usecases/driftTasks.js';
+export { driftCheckTask } from './drift/driftTasks.js';
 export { logRetentionTask } from './usecases/logTasks.js';
 export { notificationDeliveryTask } from './usecases/notificationTasks.js';
 export { vcsFeedbackDeliveryTask } from './usecases/vcsFeedbackTasks.js';
@@ -112,8 +112,8 @@ export * from './audit/AuditUseCases.js';
 export * from './usecases/VineUseCases.js';
 export * from './usecases/vineInput.js';
 export * from './usecases/CoreDeps.js';
-export * from './usecases/DriftUseCases.js';
-export * from './usecases/driftHooks.js';
+export * from './drift/DriftUseCases.js';
+export * from './drift/driftHooks.js';
 export * from './usecases/createUseCases.js';
 export * from './usecases/finalizeDeployment.js';
 export * from './usecases/JobUseCases.js';

@@ -2,7 +2,7 @@ import { configurationVersionHooks } from '../configurationVersions/claimVersion
 import type { ConfigurationVersionUseCases } from '../configurationVersions/ConfigurationVersionUseCases.js';
 import type { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import type { CoreDeps } from '../usecases/CoreDeps.js';
-import { driftHooks, runTriggerHooks } from '../usecases/driftHooks.js';
+import { driftHooks, runTriggerHooks } from '../drift/driftHooks.js';
 import { deploymentHooks } from '../usecases/finalizeDeployment.js';
 import { autoDeployHooks } from '../usecases/gitJobs.js';
 import { notificationHooks } from '../usecases/notificationOutbox.js';

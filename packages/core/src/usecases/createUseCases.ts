@@ -6,7 +6,7 @@ import { AuditUseCases } from '../audit/AuditUseCases.js';
 import { AuthUseCases } from './AuthUseCases.js';
 import { VineUseCases } from './VineUseCases.js';
 import type { CoreDeps } from './CoreDeps.js';
-import { DriftUseCases } from './DriftUseCases.js';
+import { DriftUseCases } from '../drift/DriftUseCases.js';
 import { GitEventUseCases } from './GitEventUseCases.js';
 import { InvitationUseCases } from '../orgs/InvitationUseCases.js';
 import { JobUseCases } from './JobUseCases.js';

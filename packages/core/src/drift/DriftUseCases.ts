@@ -6,10 +6,10 @@ import { createJobLifecycle } from '../jobs/jobHooks.js';
 import type { JobLifecycle } from '../jobs/JobLifecycle.js';
 import type { VineSettingsPatch } from '../ports/VineStore.js';
 import { type Stores, systemScope } from '../ports/UnitOfWork.js';
-import { Access } from './Access.js';
-import { recordAudit } from './audit.js';
-import type { CoreDeps } from './CoreDeps.js';
-import { jobForPeople, type VineView, vineForPeople } from './views.js';
+import { Access } from '../usecases/Access.js';
+import { recordAudit } from '../usecases/audit.js';
+import type { CoreDeps } from '../usecases/CoreDeps.js';
+import { jobForPeople, type VineView, vineForPeople } from '../usecases/views.js';
 import { parseApprovalSetting } from '../policies/PlanReviewUseCases.js';
 
 /** Drift checks run at most this often and at least this rarely (issue 14). */

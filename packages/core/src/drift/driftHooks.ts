@@ -1,7 +1,7 @@
 import type { DriftResult, Job } from '../domain/records.js';
 import { planChanges } from '../domain/jobResults.js';
 import type { JobHook } from '../jobs/hooks.js';
-import { enqueueNotification } from './notificationOutbox.js';
+import { enqueueNotification } from '../usecases/notificationOutbox.js';
 
 /** The result a finished drift check leaves on its vine. */
 export function driftResultOf(job: Job, at: string): DriftResult {
