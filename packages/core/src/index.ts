@@ -145,7 +145,7 @@ export * from './usecases/vcsFeedbackText.js';
 export * from './usecases/workerDestruction.js';
 export * from './usecases/views.js';
 export * from './usecases/WorkerUseCases.js';
-export * from './usecases/WorkloadIdentityUseCases.js';
+export * from './workloadIdentity/WorkloadIdentityUseCases.js';
 export * from './jobs/endReasons.js';
 export type * from './jobs/hooks.js';
 export * from './jobs/JobLifecycle.js';

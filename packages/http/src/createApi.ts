@@ -23,7 +23,7 @@ import { auditRoutes } from './audit/auditRoutes.js';
 import { authRoutes } from './routes/authRoutes.js';
 import { cliRoutes } from './routes/cliRoutes.js';
 import { vineEditRoutes } from './routes/vineEditRoutes.js';
-import { oidcRoutes } from './routes/oidcRoutes.js';
+import { oidcRoutes } from './workloadIdentity/oidcRoutes.js';
 import { gitWebhookRoutes } from './routes/gitWebhookRoutes.js';
 import { orgRoutes } from './orgs/orgRoutes.js';
 import { releaseRoutes } from './routes/releaseRoutes.js';

@@ -16,7 +16,7 @@ import {
   type Vine,
   type Vineyard,
 } from '../domain/records.js';
-import type { JobTokenSubject, WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
+import type { JobTokenSubject, WorkloadIdentityUseCases } from '../workloadIdentity/WorkloadIdentityUseCases.js';
 import { requireUuid } from '../domain/validation.js';
 import { type VineJobType, transitionVine } from '../domain/vineStateMachine.js';
 import { type CreateJobInput, parseErrorMessage, parseJobFilter, parseJobRequest } from '../jobs/jobInput.js';

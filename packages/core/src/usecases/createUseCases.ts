@@ -26,7 +26,7 @@ import { StateUseCases } from './StateUseCases.js';
 import { VcsUseCases } from './VcsUseCases.js';
 import { VineyardUseCases } from './VineyardUseCases.js';
 import { WorkerUseCases } from './WorkerUseCases.js';
-import { WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
+import { WorkloadIdentityUseCases } from '../workloadIdentity/WorkloadIdentityUseCases.js';
 import { createJobLifecycle } from '../jobs/jobHooks.js';
 import { createTfeUseCases, type TfeUseCases } from '../tfe/index.js';
 import { VineEditUseCases } from '../vineEdits/VineEditUseCases.js';

@@ -13,7 +13,7 @@ import {
   DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
   isoNow,
   MAX_IDENTITY_TOKEN_LIFETIME_SECONDS,
-} from './CoreDeps.js';
+} from '../usecases/CoreDeps.js';
 
 /** A retired key stays in the JWKS this long past the longest token it can have signed. */
 const CLOCK_SKEW_SECONDS = 300;
