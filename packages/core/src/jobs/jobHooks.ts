@@ -4,7 +4,7 @@ import type { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
 import type { CoreDeps } from '../usecases/CoreDeps.js';
 import { driftHooks, runTriggerHooks } from '../drift/driftHooks.js';
 import { deploymentHooks } from '../usecases/finalizeDeployment.js';
-import { autoDeployHooks } from '../usecases/gitJobs.js';
+import { autoDeployHooks } from '../vcs/gitJobs.js';
 import { notificationHooks } from '../usecases/notificationOutbox.js';
 import { planReviewHooks } from '../policies/PlanReviewUseCases.js';
 import { vcsFeedbackHooks } from '../usecases/vcsFeedbackHooks.js';

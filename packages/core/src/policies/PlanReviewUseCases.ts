@@ -12,7 +12,7 @@ import { recordAudit } from '../usecases/audit.js';
 import type { JobHook } from '../jobs/hooks.js';
 import type { JobLifecycle } from '../jobs/JobLifecycle.js';
 import { type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
-import { autoDeployAfterPlan } from '../usecases/gitJobs.js';
+import { autoDeployAfterPlan } from '../vcs/gitJobs.js';
 import { enqueueNotification, type OutboxDeps } from '../usecases/notificationOutbox.js';
 import { jobForPeople } from '../usecases/views.js';
 

@@ -10,9 +10,9 @@ import {
 import type { Identity } from '../domain/records.js';
 import type { GitRepository, RepositoryLister } from '../ports/RepositoryLister.js';
 import { ownerScope } from '../ports/UnitOfWork.js';
-import type { CoreDeps } from './CoreDeps.js';
-import { isStale, openProviderTokens, type ProviderTokens, renewProviderTokens } from './providerTokens.js';
-import { refuseOrganizationToken } from './personOnly.js';
+import type { CoreDeps } from '../usecases/CoreDeps.js';
+import { isStale, openProviderTokens, type ProviderTokens, renewProviderTokens } from '../usecases/providerTokens.js';
+import { refuseOrganizationToken } from '../usecases/personOnly.js';
 
 /** At most this many repositories are listed (every page is followed up to it). */
 export const MAX_LISTED_REPOSITORIES = 1000;

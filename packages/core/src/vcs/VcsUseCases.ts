@@ -7,12 +7,12 @@ import type { OrgAction } from '../domain/roles.js';
 import { isUuid } from '../domain/validation.js';
 import type { ForkPullRequestMode, VcsConnection, WebhookMode } from '../domain/vcs.js';
 import { ownerScope, type Scope, type Stores, systemScope } from '../ports/UnitOfWork.js';
-import { type ConnectVcsInput, parseConnectInput } from '../vcs/connectInput.js';
-import { Access } from './Access.js';
-import { recordAudit } from './audit.js';
-import { type CoreDeps, isoNow, type VcsPort } from './CoreDeps.js';
-import { connectorStillAdmin, sealWebhookSecret, vcsTokenFor } from './vcsTokens.js';
-import { refuseOrganizationToken } from './personOnly.js';
+import { type ConnectVcsInput, parseConnectInput } from './connectInput.js';
+import { Access } from '../usecases/Access.js';
+import { recordAudit } from '../usecases/audit.js';
+import { type CoreDeps, isoNow, type VcsPort } from '../usecases/CoreDeps.js';
+import { connectorStillAdmin, sealWebhookSecret, vcsTokenFor } from '../usecases/vcsTokens.js';
+import { refuseOrganizationToken } from '../usecases/personOnly.js';
 
 /** A connection as people see it: never the secret, except `webhook_secret` once in a manual connect's answer. */
 export interface VcsConnectionView {

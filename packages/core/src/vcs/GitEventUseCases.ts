@@ -6,12 +6,12 @@ import { isUuid } from '../domain/validation.js';
 import { isFullCommitSha, type VcsConnection, type VcsDelivery, type VcsEvent } from '../domain/vcs.js';
 import type { WebhookRequestParts } from '../ports/VcsApi.js';
 import { type Stores, systemScope } from '../ports/UnitOfWork.js';
-import { pullRequestPlanning, reportIgnoredForkPullRequest } from '../vcs/forkPullRequests.js';
-import { ancestryNote, type CheckedPush, checkPushAncestry, newestKnownCommit } from '../vcs/pushAncestry.js';
-import { readWebhookBody } from '../vcs/webhookBody.js';
+import { pullRequestPlanning, reportIgnoredForkPullRequest } from './forkPullRequests.js';
+import { ancestryNote, type CheckedPush, checkPushAncestry, newestKnownCommit } from './pushAncestry.js';
+import { readWebhookBody } from './webhookBody.js';
 import type { JobLifecycle } from '../jobs/JobLifecycle.js';
-import { type CoreDeps, isoNow, type VcsPort } from './CoreDeps.js';
-import { openWebhookSecret, vcsTokenFor } from './vcsTokens.js';
+import { type CoreDeps, isoNow, type VcsPort } from '../usecases/CoreDeps.js';
+import { openWebhookSecret, vcsTokenFor } from '../usecases/vcsTokens.js';
 
 type PushEvent = Extract<VcsEvent, { kind: 'push' }>;
 type PullRequestEvent = Extract<VcsEvent, { kind: 'pull_request' }>;

@@ -5,7 +5,7 @@ import type { JobHook } from '../jobs/hooks.js';
 import type { JobLifecycle } from '../jobs/JobLifecycle.js';
 import type { Stores } from '../ports/UnitOfWork.js';
 import { configHash, pinnedCommitOf, snapshotOfVineAt } from '../snapshot/configSnapshot.js';
-import { pushMayAutoDeploy } from '../vcs/pushAncestry.js';
+import { pushMayAutoDeploy } from './pushAncestry.js';
 
 /** The changes a finished PLAN reported (`plan_summary` of its metadata); null when it reported none. */
 export function planChangeCount(job: Pick<Job, 'execution_metadata'>): number | null {
