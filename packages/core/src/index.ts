@@ -104,6 +104,20 @@ export { notificationDeliveryTask } from './usecases/notificationTasks.js';
 export { vcsFeedbackDeliveryTask } from './usecases/vcsFeedbackTasks.js';
 export { heartbeatFlushTask, lostJobSweepTask } from './usecases/workerTasks.js';
 
+// Modules (docs/architecture.md): each feature's services under typed tokens, and its hooks.
+export * from './modules/CoreModule.js';
+export * from './modules/coreModules.js';
+export * from './modules/registry.js';
+export { spineServices } from './modules/spine.js';
+export { auditServices } from './audit/module.js';
+export { driftServices } from './drift/module.js';
+export { notificationServices } from './notifications/module.js';
+export { orgServices } from './orgs/module.js';
+export { policyServices } from './policies/module.js';
+export { tokenServices } from './tokens/module.js';
+export { vcsServices } from './vcs/module.js';
+export { workloadIdentityServices } from './workloadIdentity/module.js';
+
 export * from './usecases/Access.js';
 export * from './tokens/ApiTokenUseCases.js';
 export * from './usecases/AuthUseCases.js';

@@ -2,7 +2,6 @@ import type { UserActor } from '../domain/actors.js';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.js';
 import type { DriftDetection, Job, Vine, VineTriggers } from '../domain/records.js';
 import { isUuid } from '../domain/validation.js';
-import { createJobLifecycle } from '../jobs/jobHooks.js';
 import type { JobLifecycle } from '../jobs/JobLifecycle.js';
 import type { VineSettingsPatch } from '../ports/VineStore.js';
 import { type Stores, systemScope } from '../ports/UnitOfWork.js';
@@ -38,7 +37,7 @@ export class DriftUseCases {
 
   constructor(
     private readonly deps: CoreDeps,
-    private readonly lifecycle: JobLifecycle = createJobLifecycle(deps),
+    private readonly lifecycle: JobLifecycle,
   ) {
     this.access = new Access(deps);
   }

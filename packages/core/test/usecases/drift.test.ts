@@ -1,4 +1,5 @@
 import {
+  createJobLifecycle,
   ConflictError,
   DriftUseCases,
   ForbiddenError,
@@ -111,7 +112,7 @@ describe('the drift scheduler (queueDue, fake clock)', () => {
     expect(more).toEqual([]);
     expect(first).toMatchObject({ job_type: 'PLAN', status: 'QUEUED', trigger: { type: 'drift' }, vine_id: vine.id });
     // A second replica (or this one again) at the same moment finds nothing due.
-    expect(await new DriftUseCases(core.deps).queueDue()).toEqual([]);
+    expect(await new DriftUseCases(core.deps, createJobLifecycle(core.deps)).queueDue()).toEqual([]);
     expect(storedVine().next_drift_check_at).toBe('2026-01-01T04:00:00.000Z');
     await run(first as Job, {
       status: 'SUCCESS',
@@ -120,7 +121,7 @@ describe('the drift scheduler (queueDue, fake clock)', () => {
 
     // Down for three intervals: the restarted scheduler queues the missed check once, not three times.
     core.clock.advance({ hours: 8 });
-    const restarted = new DriftUseCases(core.deps);
+    const restarted = new DriftUseCases(core.deps, createJobLifecycle(core.deps));
     expect(await restarted.queueDue()).toHaveLength(1);
     expect(await restarted.queueDue()).toEqual([]);
     expect(driftJobs()).toHaveLength(2);
