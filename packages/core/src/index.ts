@@ -108,15 +108,15 @@ export { heartbeatFlushTask, lostJobSweepTask } from './usecases/workerTasks.js'
 export * from './modules/CoreModule.js';
 export * from './modules/coreModules.js';
 export * from './modules/registry.js';
-export { spineServices } from './modules/spine.js';
-export { auditServices } from './audit/module.js';
-export { driftServices } from './drift/module.js';
-export { notificationServices } from './notifications/module.js';
-export { orgServices } from './orgs/module.js';
-export { policyServices } from './policies/module.js';
-export { tokenServices } from './tokens/module.js';
-export { vcsServices } from './vcs/module.js';
-export { workloadIdentityServices } from './workloadIdentity/module.js';
+export { coreModule, spineServices } from './modules/spine.js';
+export { auditModule, auditServices } from './audit/module.js';
+export { driftModule, driftServices } from './drift/module.js';
+export { notificationsModule, notificationServices } from './notifications/module.js';
+export { orgsModule, orgServices } from './orgs/module.js';
+export { policiesModule, policyServices } from './policies/module.js';
+export { tokensModule, tokenServices } from './tokens/module.js';
+export { vcsModule, vcsServices } from './vcs/module.js';
+export { workloadIdentityModule, workloadIdentityServices } from './workloadIdentity/module.js';
 
 export * from './usecases/Access.js';
 export * from './tokens/ApiTokenUseCases.js';
