@@ -117,8 +117,8 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     ),
   );
 
-  // Background work (docs/architecture.md): every loop of the control plane is a module's task.
-  const scheduler = new TaskScheduler(backgroundTasks(modules, useCases, config, logger), {
+  // Background work (docs/architecture.md): each module's tasks, and the live-log streams'.
+  const scheduler = new TaskScheduler([...backgroundTasks(modules, useCases, config, logger), ...logStreams.tasks()], {
     leadership: database.leadership,
     observer: taskObserver(logger, registry),
     ...(options.ticker ? { ticker: options.ticker } : {}),
