@@ -10,7 +10,18 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const CONTROL_PLANE = ['core', 'http', 'web', 'server', 'store-sql', 'providers', 'contract', 'artifacts-fs', 'artifacts-s3', 'artifacts-gcs'];
+const CONTROL_PLANE = [
+  'core',
+  'http',
+  'web',
+  'server',
+  'store-sql',
+  'providers',
+  'contract',
+  'artifacts-fs',
+  'artifacts-s3',
+  'artifacts-gcs',
+];
 const SCHEDULER_TICKER = 'packages/core/src/scheduler/IntervalTicker.ts';
 
 function sources(dir: string): string[] {

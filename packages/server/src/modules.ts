@@ -47,7 +47,8 @@ export const MODULES: readonly TrellisModule[] = [
     ...coreModule,
     settings: [
       'heartbeatFlushSeconds',
-      'sweepIntervalSeconds', 'retentionIntervalSeconds',
+      'sweepIntervalSeconds',
+      'retentionIntervalSeconds',
       'logRetentionDays',
       'deletedVineRetentionDays',
     ],
@@ -89,9 +90,7 @@ export const MODULES: readonly TrellisModule[] = [
   {
     ...driftModule,
     settings: ['driftSchedulerIntervalSeconds'],
-    tasks: (useCases, config, logger) => [
-      driftCheckTask(useCases.drift, config.driftSchedulerIntervalSeconds, logger),
-    ],
+    tasks: (useCases, config, logger) => [driftCheckTask(useCases.drift, config.driftSchedulerIntervalSeconds, logger)],
   },
   { ...orgsModule, settings: [], routes: FEATURE_ROUTES.orgs, pages: FEATURE_PAGES.orgs },
   { ...tokensModule, settings: [], routes: FEATURE_ROUTES.tokens, pages: FEATURE_PAGES.tokens },

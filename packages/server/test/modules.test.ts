@@ -28,11 +28,15 @@ describe('the list of modules', () => {
   it('names only rows of the settings table, each owned by one module at most', () => {
     const named = MODULES.flatMap((module) => module.settings);
     expect(named.filter((name) => !(name in SERVER_SETTINGS))).toEqual([]);
-    expect(named.filter((name) => name !== 'retentionIntervalSeconds' && named.indexOf(name) !== named.lastIndexOf(name))).toEqual([]);
+    expect(
+      named.filter((name) => name !== 'retentionIntervalSeconds' && named.indexOf(name) !== named.lastIndexOf(name)),
+    ).toEqual([]);
   });
 
   it('gives every use case of core one module and one token', () => {
-    const keys = MODULES.flatMap((module) => module.useCases.flatMap((provider) => (provider.key ? [provider.key] : [])));
+    const keys = MODULES.flatMap((module) =>
+      module.useCases.flatMap((provider) => (provider.key ? [provider.key] : [])),
+    );
     expect(new Set(keys).size).toBe(keys.length);
     const ids = MODULES.flatMap((module) => module.useCases.map((provider) => provider.ref.id));
     expect(new Set(ids).size).toBe(ids.length);

@@ -12,7 +12,11 @@ export const driftServices = {
 export const driftModule: CoreModule = {
   name: 'drift',
   useCases: [
-    useCase('drift', driftServices.drift, (get) => new DriftUseCases(get(coreServices.deps), get(coreServices.jobLifecycle))),
+    useCase(
+      'drift',
+      driftServices.drift,
+      (get) => new DriftUseCases(get(coreServices.deps), get(coreServices.jobLifecycle)),
+    ),
   ],
   hooks: () => ({ report: driftHooks, follow: runTriggerHooks }),
 };

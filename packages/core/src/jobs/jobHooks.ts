@@ -12,7 +12,10 @@ export type { JobHookServices } from '../modules/CoreModule.js';
  * its code (`<feature>/module.ts`) by stage (`HOOK_STAGES`: complete, report, follow, announce),
  * and they run stage by stage, each stage in the order of the modules' list.
  */
-export function jobHooks(services: JobHookServices = {}, modules: readonly CoreModule[] = CORE_MODULES): readonly JobHook[] {
+export function jobHooks(
+  services: JobHookServices = {},
+  modules: readonly CoreModule[] = CORE_MODULES,
+): readonly JobHook[] {
   return orderedHooks(modules, services);
 }
 
