@@ -1,7 +1,9 @@
 import type { UseCases } from '@trellis/core';
 import { auditRoutes } from './audit/auditRoutes.js';
 import { orgRoutes } from './orgs/orgRoutes.js';
+import { planReviewRoutes } from './policies/planReviewRoutes.js';
 import { policyRoutes } from './policies/policyRoutes.js';
+import { driftRoutes } from './drift/driftRoutes.js';
 import { notificationRoutes } from './routes/notificationRoutes.js';
 import { vcsFeedbackRoutes } from './routes/vcsFeedbackRoutes.js';
 import type { RouteSpec } from './routing/route.js';
@@ -22,11 +24,18 @@ export const vcsFeatureRoutes: FeatureRoutes = (useCases) => [
   ...gitWebhookRoutes(useCases),
 ];
 
+/** Policies and the plans' reviews (approve, reject, override). */
+export const policyFeatureRoutes: FeatureRoutes = (useCases) => [
+  ...policyRoutes(useCases),
+  ...planReviewRoutes(useCases),
+];
+
 /** Each module's routes, by module name: what `trellis-server`'s modules list mounts. */
 export const FEATURE_ROUTES = {
   notifications: notificationRoutes,
-  policies: policyRoutes,
+  policies: policyFeatureRoutes,
   vcs: vcsFeatureRoutes,
+  drift: driftRoutes,
   orgs: orgRoutes,
   tokens: tokenRoutes,
   audit: auditRoutes,

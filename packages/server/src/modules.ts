@@ -90,6 +90,7 @@ export const MODULES: readonly TrellisModule[] = [
   {
     ...driftModule,
     settings: ['driftSchedulerIntervalSeconds'],
+    routes: FEATURE_ROUTES.drift,
     tasks: (useCases, config, logger) => [driftCheckTask(useCases.drift, config.driftSchedulerIntervalSeconds, logger)],
   },
   { ...orgsModule, settings: [], routes: FEATURE_ROUTES.orgs, pages: FEATURE_PAGES.orgs },
