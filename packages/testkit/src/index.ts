@@ -13,3 +13,4 @@ export * from './gitJobs.js';
 export * from './prometheusText.js';
 export * from './orgMembers.js';
 export * from './tarballs.js';
+export * from './stockTofu.js';

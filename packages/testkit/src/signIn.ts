@@ -11,14 +11,18 @@ export interface CliTokens {
 }
 
 /** The `trellis_session=…` pair the bootstrap sign-in link sets on `url`. */
-export async function bootstrapSessionCookie(url: string, bootstrapToken: string): Promise<string> {
-  const response = await fetch(`${url}/auth/bootstrap?token=${encodeURIComponent(bootstrapToken)}`, {
+export async function bootstrapSessionCookie(
+  url: string,
+  bootstrapToken: string,
+  fetchImpl: typeof fetch = fetch,
+): Promise<string> {
+  const response = await fetchImpl(`${url}/auth/bootstrap?token=${encodeURIComponent(bootstrapToken)}`, {
     redirect: 'manual',
   });
   const cookie = response.headers
     .getSetCookie()
     .map((header) => header.split(';')[0] as string)
-    .find((pair) => pair.startsWith('trellis_session='));
+    .find((pair) => /^(__Host-)?trellis_session=/.test(pair));
   if (response.status !== 303 || !cookie) {
     throw new Error(`the bootstrap sign-in set no session cookie (HTTP ${response.status})`);
   }
@@ -29,16 +33,21 @@ export async function bootstrapSessionCookie(url: string, bootstrapToken: string
  * CLI tokens of the user behind `cookie`, through the device login over HTTP (generate, then
  * exchange), as `trellis login` gets them. `origin` is the web origin the server trusts.
  */
-export async function deviceLoginTokens(url: string, cookie: string, origin = new URL(url).origin): Promise<CliTokens> {
+export async function deviceLoginTokens(
+  url: string,
+  cookie: string,
+  origin = new URL(url).origin,
+  fetchImpl: typeof fetch = fetch,
+): Promise<CliTokens> {
   const deviceCode = crypto.randomUUID();
-  const generated = await fetch(`${url}/api/auth/cli/generate`, {
+  const generated = await fetchImpl(`${url}/api/auth/cli/generate`, {
     method: 'POST',
     headers: { cookie, origin, 'content-type': 'application/json' },
     body: JSON.stringify({ device_code: deviceCode }),
   });
   if (!generated.ok) throw new Error(`device login generate failed (HTTP ${generated.status})`);
   const { verification_code } = (await generated.json()) as { verification_code: string };
-  const exchanged = await fetch(`${url}/api/auth/cli/exchange`, {
+  const exchanged = await fetchImpl(`${url}/api/auth/cli/exchange`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ device_code: deviceCode, verification_code }),

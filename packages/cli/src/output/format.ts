@@ -66,12 +66,15 @@ export function statusColour(colours: Colours, status: AnyStatus | string): stri
   }
 }
 
-/** `git https://…@main:infra/` or `inline (3 files)`. */
+/** `git https://…@main:infra/`, `inline (3 files)` or `upload <configuration version>:infra/`. */
 export function describeSource(source: VineSource | SourceSummary | null | undefined): string {
   if (!source) return '-';
   if (source.type === 'inline') {
     const count = 'files' in source ? Object.keys(source.files).length : source.file_count;
     return `inline (${count} file${count === 1 ? '' : 's'})`;
+  }
+  if (source.type === 'upload') {
+    return `upload ${source.configuration_version_id}${source.path ? `:${source.path}` : ''}`;
   }
   return `git ${source.url}${source.ref ? `@${source.ref}` : ''}${source.path ? `:${source.path}` : ''}`;
 }

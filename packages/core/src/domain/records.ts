@@ -311,9 +311,19 @@ export interface VineComponents {
   outputs: { values: JsonObject; sensitive?: string[]; job_id: string } | null;
 }
 
+/**
+ * The source of a remote run from the stock CLI (issue 27): the configuration version it uploaded,
+ * run in `path` (the workspace's working directory; null: the root). Only a job has it, never a vine.
+ */
+export interface UploadedSource {
+  type: 'upload';
+  configuration_version_id: string;
+  path: string | null;
+}
+
 export interface ConfigSnapshot {
   vine: { id: string; name: string; project_name: string; vineyard_id: string } | null;
-  source: VineSource | null;
+  source: VineSource | UploadedSource | null;
   variables: Variables;
   engine: Engine | null;
   cloud_identity_id: string | null;
@@ -375,7 +385,10 @@ export interface Job {
  * What lists show of a source (issue 10 §2): a git source as it is, an inline source without
  * its files, which can weigh megabytes each.
  */
-export type SourceSummary = Exclude<VineSource, { type: 'inline' }> | { type: 'inline'; file_count: number };
+export type SourceSummary =
+  | Exclude<VineSource, { type: 'inline' }>
+  | UploadedSource
+  | { type: 'inline'; file_count: number };
 
 export interface SnapshotSummary extends Omit<ConfigSnapshot, 'source' | 'variables'> {
   source: SourceSummary | null;

@@ -7,6 +7,7 @@ import type {
   SourceSummary,
   Variables,
   Vine,
+  UploadedSource,
   VineSource,
   Worker,
 } from '../domain/records.js';
@@ -77,7 +78,7 @@ export function redactSnapshot(snapshot: ConfigSnapshot): ConfigSnapshot {
 }
 
 /** What a list shows of a source: no inline files, and a git URL without credentials of old records. */
-export function summarizeSource(source: VineSource): SourceSummary {
+export function summarizeSource(source: VineSource | UploadedSource): SourceSummary {
   return source.type === 'inline'
     ? { type: 'inline', file_count: Object.keys(source.files).length }
     : redactSource(source);

@@ -10,17 +10,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
+  caRequest,
   createTestDatabase,
+  fileUrl,
   isCi,
+  makeTestCa,
   peersBinDir,
   peersDir,
   type ServerProcess,
   startServerProcess,
+  type TestCa,
   type TestDatabase,
 } from '@trellis/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_TOKEN } from '../support/controlPlane.js';
-import { caRequest, fileUrl, makeTestCa, type TestCa } from './stockCli.js';
 
 const run = promisify(execFile);
 const TESTS = join(peersBinDir(), 'go-tfe.test');

@@ -3,17 +3,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import {
+  caRequest,
   createTestDatabase,
+  fileUrl,
+  formFields,
+  makeTestCa,
   requirePeer,
   type ServerProcess,
   startServerProcess,
+  Terminal,
+  type TestCa,
   type TestDatabase,
   testPostgresPoolSize,
 } from '@trellis/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_TOKEN } from '../support/controlPlane.js';
 import { describeEachDialect } from '../support/dialects.js';
-import { caRequest, fileUrl, formFields, makeTestCa, Terminal, type TestCa } from './stockCli.js';
 
 const tofu = requirePeer('tofu', 'the stock tofu CLI through the cloud block');
 
@@ -61,7 +66,10 @@ describeEachDialect('the stock tofu CLI through the cloud block, over TLS', (dia
       return JSON.parse(answer.text);
     };
     const run = async (cwd: string, args: string[], input?: string) => {
-      const result = await terminal.run(cwd, args, input === undefined ? {} : { input });
+      // These cases are of the state the CLI keeps in Trellis while it runs on the laptop: remote
+      // runs (issue 27, the default of a workspace) have their own suite with an agent.
+      const env = { TF_FORCE_LOCAL_BACKEND: '1' };
+      const result = await terminal.run(cwd, args, input === undefined ? { env } : { input, env });
       return { ...result, output: `${result.stdout}\n${result.stderr}` };
     };
 

@@ -187,3 +187,44 @@ export function fileUrl(path: string): string {
   mkdirSync(path, { recursive: true });
   return pathToFileURL(path).href;
 }
+
+/**
+ * A `fetch` that trusts the test CA (and only it), for clients (`TrellisClient`) of a server
+ * served with it: Node's own fetch reads its CAs once, at start.
+ */
+export function caFetch(ca: TestCa): typeof fetch {
+  const trusted = readFileSync(ca.caFile);
+  return (input, init = {}) =>
+    new Promise<Response>((resolve, reject) => {
+      const url = input instanceof Request ? input.url : String(input);
+      const headers = new Headers(init.headers);
+      const req = httpsRequest(
+        url,
+        {
+          method: init.method ?? 'GET',
+          headers: Object.fromEntries(headers.entries()),
+          ca: trusted,
+          signal: init.signal ?? undefined,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('error', reject);
+          res.on('end', () => {
+            const answer = new Headers();
+            for (const [name, value] of Object.entries(res.headers)) {
+              for (const one of [value ?? []].flat()) answer.append(name, one);
+            }
+            const status = res.statusCode ?? 0;
+            const body = status === 204 || status === 304 ? null : Buffer.concat(chunks);
+            resolve(new Response(body, { status, statusText: res.statusMessage ?? '', headers: answer }));
+          });
+        },
+      );
+      req.on('error', reject);
+      const body = init.body;
+      if (body === undefined || body === null) req.end();
+      else if (typeof body === 'string' || body instanceof Uint8Array) req.end(body);
+      else reject(new TypeError('caFetch sends string and byte bodies only'));
+    });
+}
