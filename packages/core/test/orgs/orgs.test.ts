@@ -9,7 +9,7 @@ import {
 } from '@trellis/core';
 import { createTestCore, seedUser, type TestCore, type TestUser } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { expectFailure } from './helpers.js';
+import { expectFailure } from '../usecases/helpers.js';
 
 let core: TestCore;
 let ada: TestUser;

@@ -21,7 +21,7 @@ import {
   type TestUser,
 } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { expectFailure } from './helpers.js';
+import { expectFailure } from '../usecases/helpers.js';
 
 let core: TestCore;
 let api: RecordingVcsApi;

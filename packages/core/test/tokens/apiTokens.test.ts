@@ -9,7 +9,7 @@ import {
 } from '@trellis/core';
 import { addAcceptedMember, createTestCore } from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
-import { expectFailure, UNKNOWN_ID } from './helpers.js';
+import { expectFailure, UNKNOWN_ID } from '../usecases/helpers.js';
 
 async function setup() {
   const core = createTestCore({ now: '2026-05-01T00:00:00.000Z' });

@@ -17,7 +17,7 @@ import {
   type TestCoreOptions,
 } from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
-import { expectFailure } from './helpers.js';
+import { expectFailure } from '../usecases/helpers.js';
 
 const MODULE = 'package trellis.test\n\ndeny contains msg if {\n  input.x == 1\n  msg := "x is 1"\n}\n';
 

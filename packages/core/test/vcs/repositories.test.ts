@@ -13,7 +13,7 @@ import {
 } from '@trellis/core';
 import { createTestCore, FakeRepositoryLister, seedUser, type TestCore, type TestUser } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { expectFailure } from './helpers.js';
+import { expectFailure } from '../usecases/helpers.js';
 
 let core: TestCore;
 let github: FakeRepositoryLister;

@@ -1,7 +1,7 @@
 import { InsufficientRoleError, NotFoundError, ValidationError } from '@trellis/core';
 import { addAcceptedMember, createTestCore, seedUser, seedVine, seedVineyard } from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
-import { expectFailure } from './helpers.js';
+import { expectFailure } from '../usecases/helpers.js';
 
 describe('audit log', () => {
   it('an entry is written in the unit of work of its change: a failed append leaves no change', async () => {
