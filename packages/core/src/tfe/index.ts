@@ -1,4 +1,4 @@
-import type { ApiTokenUseCases } from '../usecases/ApiTokenUseCases.js';
+import type { ApiTokenUseCases } from '../tokens/ApiTokenUseCases.js';
 import type { CoreDeps } from '../usecases/CoreDeps.js';
 import { StateHistoryUseCases } from './StateHistoryUseCases.js';
 import { TfeLockUseCases } from './TfeLockUseCases.js';
