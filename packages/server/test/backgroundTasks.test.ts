@@ -24,6 +24,8 @@ import { describeEachDialect, describePostgres } from './support/dialects.js';
 const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';
 const GLOBAL_TASKS = ['lost-job-sweep', 'drift-checks', 'log-retention', 'audit-retention', 'deleted-vine-retention'];
 const LOCAL_TASKS = ['heartbeat-flush', 'outbox-deliveries'];
+/** The live views' tasks (keepalive, re-read): local, on intervals of their own. */
+const STREAM_TASKS = ['live-log-keepalive', 'live-log-recheck'];
 /** Every interval the same, so one advance of it is one turn of every task. */
 const EVERY = '10';
 const INTERVALS = {
@@ -94,8 +96,9 @@ describeEachDialect('the background tasks of a control plane', (dialect) => {
   });
 
   it('has every loop of the control plane as a task, each on its interval', () => {
-    expect(server.controlPlane.scheduler.taskIds.sort()).toEqual([...GLOBAL_TASKS, ...LOCAL_TASKS].sort());
-    expect(ticker.active).toBe(GLOBAL_TASKS.length + LOCAL_TASKS.length);
+    const all = [...GLOBAL_TASKS, ...LOCAL_TASKS, ...STREAM_TASKS];
+    expect(server.controlPlane.scheduler.taskIds.sort()).toEqual(all.sort());
+    expect(ticker.active).toBe(all.length);
   });
 
   it('sweeps lost agents on its interval; a failed run is logged and counted, and the next one runs', async () => {
