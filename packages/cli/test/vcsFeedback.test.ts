@@ -34,7 +34,7 @@ beforeAll(async () => {
       TRELLIS_WEB_URL: WEB_URL,
       TRELLIS_GITHUB_CLIENT_ID: 'github-client',
       TRELLIS_GITHUB_CLIENT_SECRET: 'github-secret',
-      TRELLIS_VCS_FEEDBACK_INTERVAL_S: '3600',
+      TRELLIS_OUTBOX_INTERVAL_S: '3600',
     },
   });
   // What `login` needs of a server: its URL and the browser's approval of a device code.

@@ -14,7 +14,11 @@ import type { SecretBox } from './ports/SecretBox.js';
 import type { TokenSigner } from './ports/TokenSigner.js';
 import type { UnitOfWork } from './ports/UnitOfWork.js';
 import type { WebhookSender } from './ports/WebhookSender.js';
-import type { CoreSettings, ProviderPorts, VcsPorts } from './usecases/CoreDeps.js';
+import type { WorkerCredentialCache } from './auth/WorkerCredentialCache.js';
+import type { JobHook } from './jobs/hooks.js';
+import type { JobLifecycle } from './jobs/JobLifecycle.js';
+import type { HeartbeatBuffer } from './usecases/HeartbeatBuffer.js';
+import type { CoreDeps, CoreSettings, ProviderPorts, VcsPorts } from './usecases/CoreDeps.js';
 import type { UseCases } from './usecases/createUseCases.js';
 
 export interface ServiceRef<T> {
@@ -23,7 +27,8 @@ export interface ServiceRef<T> {
   readonly T?: T;
 }
 
-function serviceRef<T>(id: string): ServiceRef<T> {
+/** A typed token: each module declares its services' tokens beside its code (`<feature>/module.ts`). */
+export function serviceRef<T>(id: string): ServiceRef<T> {
   return Object.freeze({ id });
 }
 
@@ -43,5 +48,13 @@ export const coreServices = {
   jwsSigner: serviceRef<JwsSigner>('trellis.core.jws-signer'),
   rateLimits: serviceRef<RateLimitStore>('trellis.core.rate-limits'),
   tarballs: serviceRef<TarballChecker>('trellis.core.tarballs'),
+  /** The ports above as one object: what every use case is built with. */
+  deps: serviceRef<CoreDeps>('trellis.core.deps'),
+  /** Every use case, each resolved from its module's token. */
   useCases: serviceRef<UseCases>('trellis.core.use-cases'),
+  /** The hooks on the job lifecycle, every module's, in the order they run. */
+  jobHooks: serviceRef<readonly JobHook[]>('trellis.core.job-hooks'),
+  jobLifecycle: serviceRef<JobLifecycle>('trellis.core.job-lifecycle'),
+  workerCredentials: serviceRef<WorkerCredentialCache>('trellis.core.worker-credentials'),
+  heartbeats: serviceRef<HeartbeatBuffer>('trellis.core.heartbeats'),
 } as const;

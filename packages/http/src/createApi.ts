@@ -19,22 +19,13 @@ import { type FailureLimit, FailureLimiter } from './limits/FailureLimiter.js';
 import type { Logger } from './logger.js';
 import { LiveLogStreams } from './realtime/LiveLogStreams.js';
 import { agentRoutes } from './routes/agentRoutes.js';
-import { auditRoutes } from './routes/auditRoutes.js';
+import { FEATURE_ROUTES, type FeatureRoutes } from './featureRoutes.js';
 import { authRoutes } from './routes/authRoutes.js';
 import { cliRoutes } from './routes/cliRoutes.js';
 import { vineEditRoutes } from './routes/vineEditRoutes.js';
-import { oidcRoutes } from './routes/oidcRoutes.js';
-import { gitWebhookRoutes } from './routes/gitWebhookRoutes.js';
-import { orgRoutes } from './routes/orgRoutes.js';
 import { releaseRoutes } from './routes/releaseRoutes.js';
-import { repositoryRoutes } from './routes/repositoryRoutes.js';
-import { vcsRoutes } from './routes/vcsRoutes.js';
-import { vcsFeedbackRoutes } from './routes/vcsFeedbackRoutes.js';
 import { type SignInRouteDeps, signInRoutes } from './routes/signInRoutes.js';
 import { stateRoutes } from './routes/stateRoutes.js';
-import { tokenRoutes } from './routes/tokenRoutes.js';
-import { notificationRoutes } from './routes/notificationRoutes.js';
-import { policyRoutes } from './routes/policyRoutes.js';
 import { streamRoutes } from './routes/streamRoutes.js';
 import { type TfeProtocolOptions, tfeProtocol } from './tfe/tfeProtocol.js';
 import { stateHistoryRoutes } from './tfe/stateHistoryRoutes.js';
@@ -112,6 +103,8 @@ export interface ApiOptions {
   metricsEndpoint?: { token: string | null };
   /** The Terraform Cloud protocol of the stock CLI (docs/terraform-cloud.md); absent: not served. */
   tfe?: Omit<TfeProtocolOptions, 'useCases' | 'logger' | 'clock' | 'rateLimits'>;
+  /** The modules' routes, in order, after the spine's (default: every feature's, `FEATURE_ROUTES`). */
+  routes?: readonly FeatureRoutes[];
 }
 
 /** The limits of docs/security.md "Limits", each a `TRELLIS_…` setting of the server. */
@@ -137,9 +130,9 @@ export const DEFAULT_API_LIMITS: ApiLimits = {
  */
 export type TrustProxy = boolean | number | string | readonly string[];
 
-/** Every API route, in the order they are matched. */
+/** Every API route, in the order they are matched: the spine's, then each module's. */
 export function apiRoutes(
-  options: Pick<ApiOptions, 'useCases' | 'events' | 'shutdownSignal' | 'logStreams'>,
+  options: Pick<ApiOptions, 'useCases' | 'events' | 'shutdownSignal' | 'logStreams' | 'routes'>,
   signIn: Omit<SignInRouteDeps, 'useCases'>,
   longPolls: ClaimLongPolls = new ClaimLongPolls(DEFAULT_API_LIMITS.claimLongPolls),
   jobFlow: JobFlowMetrics | null = null,
@@ -148,23 +141,14 @@ export function apiRoutes(
   return [
     ...authRoutes(options.useCases),
     ...signInRoutes({ ...signIn, useCases: options.useCases }),
-    ...repositoryRoutes(options.useCases),
-    ...vcsRoutes(options.useCases),
-    ...vcsFeedbackRoutes(options.useCases),
     ...agentRoutes(options.useCases, options.events, shutdown, longPolls, jobFlow),
     ...streamRoutes(options.logStreams ?? new LiveLogStreams(options.useCases, options.events), shutdown),
     ...cliRoutes(options.useCases),
     ...vineEditRoutes(options.useCases),
-    ...orgRoutes(options.useCases),
     ...releaseRoutes(options.useCases),
     ...stateRoutes(options.useCases),
     ...stateHistoryRoutes(options.useCases),
-    ...tokenRoutes(options.useCases),
-    ...notificationRoutes(options.useCases),
-    ...policyRoutes(options.useCases),
-    ...auditRoutes(options.useCases),
-    ...oidcRoutes(options.useCases),
-    ...gitWebhookRoutes(options.useCases),
+    ...(options.routes ?? Object.values(FEATURE_ROUTES)).flatMap((routes) => routes(options.useCases)),
   ];
 }
 

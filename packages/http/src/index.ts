@@ -12,6 +12,7 @@ export {
   type TrustProxy,
   type WebSessionAccess,
 } from './createApi.js';
+export { FEATURE_ROUTES, type FeatureRoutes, vcsFeatureRoutes } from './featureRoutes.js';
 export { ClaimLongPolls, type LongPollLimits } from './limits/ClaimLongPolls.js';
 export { clientKey, type FailureLimit, FailureLimiter } from './limits/FailureLimiter.js';
 export { SharedRateLimitStore } from './limits/SharedRateLimitStore.js';

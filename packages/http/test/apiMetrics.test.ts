@@ -11,6 +11,7 @@ function snapshotOf(queueDepth: number): OperationalSnapshot {
     oldestQueuedSeconds: 12,
     workers: { online: 1, busy: 2, offline: 3 },
     outboxBacklog: 4,
+    outboxBacklogByKind: { notification: 3, vcs_feedback: 1 },
   };
 }
 
@@ -34,6 +35,8 @@ describe('the database gauges of /metrics', () => {
     expect(sampleValue(later, 'trellis_agents', { status: 'busy' })).toBe(2);
     expect(sampleValue(later, 'trellis_agents', { status: 'offline' })).toBe(3);
     expect(sampleValue(later, 'trellis_outbox_backlog')).toBe(4);
+    expect(sampleValue(later, 'trellis_outbox_backlog_by_kind', { kind: 'notification' })).toBe(3);
+    expect(sampleValue(later, 'trellis_outbox_backlog_by_kind', { kind: 'vcs_feedback' })).toBe(1);
   });
 
   it('keep their last values when the database cannot be read, and the scrape still answers', async () => {

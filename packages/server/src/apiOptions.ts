@@ -12,6 +12,7 @@ import { createWebRouter } from '@trellis/web';
 import type { DatabaseAdapter } from './adapters.js';
 import type { ServerConfig } from './config.js';
 import type { createMetrics } from './observability.js';
+import type { TrellisModule } from './modules.js';
 import { type PublicUrl, webOrigins } from './publicUrl.js';
 import { VERSION } from './version.js';
 
@@ -26,6 +27,8 @@ export interface ApiSources {
   /** The ports bound so far (the allowed origins follow them when TRELLIS_WEB_URL is unset). */
   boundPorts: readonly number[];
   logStreams: LiveLogStreams;
+  /** The features whose routes and pages are served. */
+  modules: readonly TrellisModule[];
 }
 
 /** What the running control plane adds: its readiness check, its shutdown, its metrics. */
@@ -42,7 +45,7 @@ export interface ApiRuntime {
  * interface.
  */
 export function apiOptions(
-  { config, useCases, events, clock, logger, database, publicUrl, boundPorts, logStreams }: ApiSources,
+  { config, useCases, events, clock, logger, database, publicUrl, boundPorts, logStreams, modules }: ApiSources,
   run: ApiRuntime,
 ): ApiOptions {
   return {
@@ -73,6 +76,8 @@ export function apiOptions(
       claimLongPolls: { perWorker: config.claimLongPollsPerWorker, total: config.claimLongPollsTotal },
     },
     logStreams,
+    // Each module's routes and pages, in the modules' order.
+    routes: modules.flatMap((module) => (module.routes ? [module.routes] : [])),
     ...(run.metrics ? { metrics: run.metrics } : {}),
     // On the main port only when no port of their own is set (then behind the token, if any).
     ...(run.metrics && config.metrics.port === null ? { metricsEndpoint: { token: config.metrics.token } } : {}),
@@ -94,6 +99,7 @@ export function apiOptions(
         bootstrapEnabled: config.bootstrapToken !== null,
         clock,
         tfeLoginTokenDays: config.tfeLoginTokenDays,
+        pages: modules.flatMap((module) => (module.pages ? [module.pages] : [])),
         onError: (error, req) => logger.error({ err: error, path: req.path }, 'web page failed'),
       }),
   };

@@ -1,36 +1,20 @@
-import {
-  auditRetentionTask,
-  deletedVineRetentionTask,
-  driftCheckTask,
-  heartbeatFlushTask,
-  logRetentionTask,
-  lostJobSweepTask,
-  notificationDeliveryTask,
-  type ScheduledTask,
-  type TaskObserver,
-  type UseCases,
-  vcsFeedbackDeliveryTask,
-} from '@trellis/core';
+import type { ScheduledTask, TaskObserver, UseCases } from '@trellis/core';
 import type { Logger } from '@trellis/http';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { ServerConfig } from './config.js';
+import type { TrellisModule } from './modules.js';
 
 /**
- * Every background task of the control plane, one entry each (docs/architecture.md, Background
- * work): the task is defined beside its feature in core, its interval is a setting.
+ * Every background task of the control plane: each module's (docs/architecture.md, Background
+ * work), defined beside its feature in core, its interval a setting.
  */
-export function backgroundTasks(useCases: UseCases, config: ServerConfig, logger: Logger): ScheduledTask[] {
-  return [
-    // 0 turns batching off: each heartbeat is written with its request.
-    ...(config.heartbeatFlushSeconds > 0 ? [heartbeatFlushTask(useCases.workers, config.heartbeatFlushSeconds)] : []),
-    lostJobSweepTask(useCases.jobs, config.sweepIntervalSeconds, logger),
-    driftCheckTask(useCases.drift, config.driftSchedulerIntervalSeconds, logger),
-    logRetentionTask(useCases.logs, config.retentionIntervalSeconds, logger),
-    auditRetentionTask(useCases.audit, config.retentionIntervalSeconds, logger),
-    deletedVineRetentionTask(useCases.vineEdits, config.retentionIntervalSeconds, logger),
-    notificationDeliveryTask(useCases.notifications, config.notificationIntervalSeconds),
-    vcsFeedbackDeliveryTask(useCases.vcsFeedback, config.vcsFeedbackIntervalSeconds, logger),
-  ];
+export function backgroundTasks(
+  modules: readonly TrellisModule[],
+  useCases: UseCases,
+  config: ServerConfig,
+  logger: Logger,
+): ScheduledTask[] {
+  return modules.flatMap((module) => module.tasks?.(useCases, config, logger) ?? []);
 }
 
 /** Failed runs in the log; every run and skipped turn in the metrics, when they are on. */

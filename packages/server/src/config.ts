@@ -6,7 +6,7 @@ import { DEFAULT_PAGE_LIMIT, type PageLimits } from '@trellis/core';
 import { findOpaBin } from './OpaPolicyCompiler.js';
 import { ConfigError } from './settings/ConfigError.js';
 import { type ProviderName, PROVIDERS } from './settings/providers.js';
-import { type Env, parseSettings, type SettingsOf } from './settings/Setting.js';
+import { deprecatedSettingsIn, type Env, parseSettings, type SettingsOf } from './settings/Setting.js';
 import { isLoopbackUrl } from './settings/syntaxes.js';
 import { SERVER_SETTINGS } from './settings/table.js';
 
@@ -117,7 +117,7 @@ export function ensureGeneratedSecrets(config: ServerConfig): ServerConfig {
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): ServerConfig {
   const settings = parseSettings(SERVER_SETTINGS, env);
   const { oauth, ...rest } = settings;
-  const warnings: string[] = [];
+  const warnings: string[] = deprecatedSettingsIn(SERVER_SETTINGS, env);
   const dataDir = isAbsolute(settings.dataDir) ? settings.dataDir : resolve(cwd, settings.dataDir);
   const tls = tlsFiles(settings.tlsCertFile, settings.tlsKeyFile, cwd);
   const webUrl = settings.webUrl ?? `${tls ? 'https' : 'http'}://localhost:${settings.port}`;

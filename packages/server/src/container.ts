@@ -4,7 +4,10 @@ import {
   type Clock,
   type CoreSettings,
   coreServices,
-  createUseCases,
+  type CoreDeps,
+  type CoreModule,
+  CORE_MODULES,
+  moduleServices,
   type EventBus,
   type JwsSigner,
   type ProviderPorts,
@@ -14,7 +17,6 @@ import {
   type ServiceRef,
   type TokenSigner,
   type UnitOfWork,
-  type UseCases,
   type WebhookSender,
   type PolicyCompiler,
   type RateLimitStore,
@@ -45,10 +47,12 @@ export interface Adapters {
 }
 
 /**
- * The composition root's container: every port registered under core's typed tokens, and the
- * use cases built from them by a factory (core carries no decorators).
+ * The composition root's container, the registry the modules fill: every port under core's typed
+ * tokens, the ports as `CoreDeps`, and every module's services under their own tokens, each made
+ * once, on first use, by its module's factory (core carries no decorators). An embedder replaces
+ * any of them by registering under its token (`ControlPlaneOptions.overrides`).
  */
-export function buildContainer(adapters: Adapters): DependencyContainer {
+export function buildContainer(adapters: Adapters, modules: readonly CoreModule[] = CORE_MODULES): DependencyContainer {
   const container = rootContainer.createChildContainer();
   container.register(coreServices.unitOfWork.id, { useValue: adapters.uow });
   container.register(coreServices.artifactStore.id, { useValue: adapters.artifacts });
@@ -65,26 +69,30 @@ export function buildContainer(adapters: Adapters): DependencyContainer {
   container.register(coreServices.jwsSigner.id, { useValue: adapters.jws });
   container.register(coreServices.rateLimits.id, { useValue: adapters.rateLimits });
   container.register(coreServices.tarballs.id, { useValue: adapters.tarballs });
-  container.register(coreServices.useCases.id, {
-    useFactory: instanceCachingFactory<UseCases>((c) =>
-      createUseCases({
-        uow: resolve(c, coreServices.unitOfWork),
-        artifacts: resolve(c, coreServices.artifactStore),
-        events: resolve(c, coreServices.eventBus),
-        clock: resolve(c, coreServices.clock),
-        random: resolve(c, coreServices.random),
-        signer: resolve(c, coreServices.tokenSigner),
-        secrets: resolve(c, coreServices.secretBox),
-        providers: resolve(c, coreServices.providers),
-        vcs: resolve(c, coreServices.vcs),
-        webhooks: resolve(c, coreServices.webhookSender),
-        policyCompiler: resolve(c, coreServices.policyCompiler),
-        jws: resolve(c, coreServices.jwsSigner),
-        rateLimits: resolve(c, coreServices.rateLimits),
-        tarballs: resolve(c, coreServices.tarballs),
-        settings: resolve(c, coreServices.settings),
-      }),
-    ),
+  container.register(coreServices.deps.id, {
+    useFactory: instanceCachingFactory<CoreDeps>((c) => ({
+      uow: resolve(c, coreServices.unitOfWork),
+      artifacts: resolve(c, coreServices.artifactStore),
+      events: resolve(c, coreServices.eventBus),
+      clock: resolve(c, coreServices.clock),
+      random: resolve(c, coreServices.random),
+      signer: resolve(c, coreServices.tokenSigner),
+      secrets: resolve(c, coreServices.secretBox),
+      providers: resolve(c, coreServices.providers),
+      vcs: resolve(c, coreServices.vcs),
+      webhooks: resolve(c, coreServices.webhookSender),
+      policyCompiler: resolve(c, coreServices.policyCompiler),
+      jws: resolve(c, coreServices.jwsSigner),
+      rateLimits: resolve(c, coreServices.rateLimits),
+      tarballs: resolve(c, coreServices.tarballs),
+      settings: resolve(c, coreServices.settings),
+    })),
   });
+  // The modules' loop: each service under its token, the hooks and `UseCases` gathered from them.
+  for (const provider of moduleServices(modules)) {
+    container.register(provider.ref.id, {
+      useFactory: instanceCachingFactory((c) => provider.create((ref) => resolve(c, ref))),
+    });
+  }
   return container;
 }

@@ -13,6 +13,7 @@ import type { LiveLogStreams, Logger } from '@trellis/http';
 import type { Express } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import type { ServerConfig } from './config.js';
+import type { TrellisModule } from './modules.js';
 
 export interface ControlPlaneOptions {
   /** Environment to configure from (DESIGN §5); defaults to `process.env`. */
@@ -42,15 +43,22 @@ export interface ControlPlaneOptions {
    */
   register?: PortRegistrations;
   /**
-   * The last word over the container, called after the defaults and `register` are in and before
-   * anything is resolved: `(container) => container.register(coreServices.clock.id, { useValue })`.
+   * The last word over the container, called after the defaults, the modules' services and
+   * `register` are in and before anything is resolved: any port or module service by its token,
+   * `(container) => container.register(orgServices.orgs.id, { useValue: myOrgs })`.
    */
   overrides?: (container: DependencyContainer) => void;
+  /** The features, in order (default: `MODULES`, every feature of Trellis); docs/architecture.md, "Modules". */
+  modules?: readonly TrellisModule[];
   /** What wakes the background tasks (default: real intervals); tests turn testkit's `ManualTicker`. */
   ticker?: Ticker;
 }
 
-type Ports = Omit<typeof coreServices, 'useCases'>;
+/** The ports: the tokens of `coreServices` an adapter implements (not what core builds from them). */
+type Ports = Omit<
+  typeof coreServices,
+  'useCases' | 'deps' | 'jobHooks' | 'jobLifecycle' | 'workerCredentials' | 'heartbeats'
+>;
 
 /** An implementation for any of core's ports, by the name of its `coreServices` token. */
 export type PortRegistrations = {

@@ -3,7 +3,6 @@ import {
   DEFAULT_CORE_SETTINGS,
   DEFAULT_NOTIFICATION_SETTINGS,
   DEFAULT_TFE_SETTINGS,
-  DEFAULT_VCS_FEEDBACK_SETTINGS,
   DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
 } from '@trellis/core';
 import type { ServerConfig } from './config.js';
@@ -35,7 +34,6 @@ export function coreSettings(config: ServerConfig, publicUrl: PublicUrl): CoreSe
       {
         ...DEFAULT_NOTIFICATION_SETTINGS,
         allowPrivateUrls: config.notificationsAllowPrivateUrls,
-        retryBaseSeconds: config.notificationRetryBaseSeconds,
         timeoutSeconds: config.notificationTimeoutSeconds,
         testsPerMinute: config.notificationTestsPerMinute,
       },
@@ -52,10 +50,7 @@ export function coreSettings(config: ServerConfig, publicUrl: PublicUrl): CoreSe
       'issuer',
       () => issuer ?? publicUrl.value,
     ),
-    vcsFeedback: Object.freeze({
-      ...DEFAULT_VCS_FEEDBACK_SETTINGS,
-      intervalSeconds: config.vcsFeedbackIntervalSeconds,
-    }),
+    outbox: Object.freeze({ ...config.outbox }),
     maxManualVcsConnections: config.maxManualVcsConnections,
     tfe: Object.freeze({ ...DEFAULT_TFE_SETTINGS, loginTokenDays: config.tfeLoginTokenDays }),
   });

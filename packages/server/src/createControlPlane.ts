@@ -24,6 +24,7 @@ import { createLogger } from './logger.js';
 import { createMetrics, meteredEventBus, metricsRegistry, startTracing } from './observability.js';
 import { apiOptions } from './apiOptions.js';
 import { configuredAdapters } from './configuredAdapters.js';
+import { MODULES } from './modules.js';
 import type { ControlPlane, ControlPlaneOptions } from './controlPlaneTypes.js';
 import { VERSION } from './version.js';
 
@@ -58,6 +59,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   const registry = metricsRegistry(config);
   const configuredEvents = register.eventBus ?? database.events;
   const meteredBus = registry && meteredEventBus(configuredEvents, registry);
+  const modules = options.modules ?? MODULES;
   const container = buildContainer(
     configuredAdapters(
       { config, register, database, publicUrl, clock: defaultClock, random: options.random },
@@ -66,6 +68,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         events: meteredBus ?? configuredEvents,
       },
     ),
+    modules,
   );
   let artifacts: ArtifactStore;
   let events: EventBus;
@@ -101,7 +104,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   const logStreams = new LiveLogStreams(useCases, events, config.logStreams);
   const app = createApi(
     apiOptions(
-      { config, useCases, events, clock, logger, database, publicUrl, boundPorts, logStreams },
+      { config, useCases, events, clock, logger, database, publicUrl, boundPorts, logStreams, modules },
       {
         readiness: async () => {
           await uow.check();
@@ -114,8 +117,8 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     ),
   );
 
-  // Background work (docs/architecture.md): every loop of the control plane is a task here.
-  const scheduler = new TaskScheduler(backgroundTasks(useCases, config, logger), {
+  // Background work (docs/architecture.md): each module's tasks, and the live-log streams'.
+  const scheduler = new TaskScheduler([...backgroundTasks(modules, useCases, config, logger), ...logStreams.tasks()], {
     leadership: database.leadership,
     observer: taskObserver(logger, registry),
     ...(options.ticker ? { ticker: options.ticker } : {}),

@@ -30,5 +30,6 @@ export {
   type PortRegistrations,
 } from './createControlPlane.js';
 export { createLogger } from './logger.js';
+export { MODULES, type TrellisModule } from './modules.js';
 export { buildProviders, buildVcs, configuredProviders } from './providers.js';
 export { VERSION } from './version.js';

@@ -23,7 +23,9 @@ import { describeEachDialect, describePostgres } from './support/dialects.js';
 
 const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';
 const GLOBAL_TASKS = ['lost-job-sweep', 'drift-checks', 'log-retention', 'audit-retention', 'deleted-vine-retention'];
-const LOCAL_TASKS = ['heartbeat-flush', 'notification-deliveries', 'vcs-feedback-deliveries'];
+const LOCAL_TASKS = ['heartbeat-flush', 'outbox-deliveries'];
+/** The live views' tasks (keepalive, re-read): local, on intervals of their own. */
+const STREAM_TASKS = ['live-log-keepalive', 'live-log-recheck'];
 /** Every interval the same, so one advance of it is one turn of every task. */
 const EVERY = '10';
 const INTERVALS = {
@@ -31,8 +33,7 @@ const INTERVALS = {
   TRELLIS_SWEEP_INTERVAL_S: EVERY,
   TRELLIS_DRIFT_SCHEDULER_INTERVAL_S: EVERY,
   TRELLIS_RETENTION_INTERVAL_S: EVERY,
-  TRELLIS_NOTIFICATIONS_INTERVAL_S: EVERY,
-  TRELLIS_VCS_FEEDBACK_INTERVAL_S: EVERY,
+  TRELLIS_OUTBOX_INTERVAL_S: EVERY,
 };
 
 async function scrape(url: string) {
@@ -95,8 +96,9 @@ describeEachDialect('the background tasks of a control plane', (dialect) => {
   });
 
   it('has every loop of the control plane as a task, each on its interval', () => {
-    expect(server.controlPlane.scheduler.taskIds.sort()).toEqual([...GLOBAL_TASKS, ...LOCAL_TASKS].sort());
-    expect(ticker.active).toBe(8);
+    const all = [...GLOBAL_TASKS, ...LOCAL_TASKS, ...STREAM_TASKS];
+    expect(server.controlPlane.scheduler.taskIds.sort()).toEqual(all.sort());
+    expect(ticker.active).toBe(all.length);
   });
 
   it('sweeps lost agents on its interval; a failed run is logged and counted, and the next one runs', async () => {

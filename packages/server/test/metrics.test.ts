@@ -87,6 +87,9 @@ describeEachDialect('GET /metrics behind TRELLIS_METRICS_TOKEN', (dialect) => {
     // Only the first job reported anything after its claim.
     expect(sampleValue(metrics, 'trellis_job_claim_to_start_seconds_count', { type: 'PLAN' })).toBe(1);
     expect(sampleValue(metrics, 'trellis_outbox_backlog')).toBe(0);
+    for (const kind of ['notification', 'vcs_feedback']) {
+      expect(sampleValue(metrics, 'trellis_outbox_backlog_by_kind', { kind })).toBe(0);
+    }
     expect(sampleValue(metrics, 'trellis_claim_long_polls_open')).toBe(0);
     expect(sampleValue(metrics, 'trellis_live_log_streams_open')).toBe(0);
     expect(sampleValue(metrics, 'trellis_db_pool_acquires_total')).toBeGreaterThan(0);

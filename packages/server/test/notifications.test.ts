@@ -122,7 +122,7 @@ function sqliteEnv(extra: Record<string, string> = {}) {
     TRELLIS_DATA_DIR: dataDir,
     CLI_JWT_SECRET: JWT_SECRET,
     TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
-    TRELLIS_NOTIFICATIONS_RETRY_BASE_S: '1',
+    TRELLIS_OUTBOX_RETRY_BASE_S: '1',
     ...extra,
   };
 }
@@ -141,7 +141,7 @@ describe('notifications from a trellis-server process', () => {
     const receiver = await startReceiver(() => secret, 2);
     cleanups.push(receiver.close);
     const server = await start(
-      sqliteEnv({ TRELLIS_NOTIFICATIONS_ALLOW_PRIVATE_URLS: 'true', TRELLIS_NOTIFICATIONS_INTERVAL_S: '1' }),
+      sqliteEnv({ TRELLIS_NOTIFICATIONS_ALLOW_PRIVATE_URLS: 'true', TRELLIS_OUTBOX_INTERVAL_S: '1' }),
     );
     const user = await login(server.url);
     const created = await user.createNotification({
@@ -182,7 +182,7 @@ describe('notifications from a trellis-server process', () => {
     cleanups.push(receiver.close);
     // The first server never gets to deliver: its delivery round is an hour away.
     const env = sqliteEnv({ TRELLIS_NOTIFICATIONS_ALLOW_PRIVATE_URLS: 'true' });
-    const first = await start({ ...env, TRELLIS_NOTIFICATIONS_INTERVAL_S: '3600' });
+    const first = await start({ ...env, TRELLIS_OUTBOX_INTERVAL_S: '3600' });
     const user = await login(first.url);
     const created = await user.createNotification({
       name: 'ops',
@@ -197,7 +197,7 @@ describe('notifications from a trellis-server process', () => {
     await first.stop('SIGKILL');
     expect(receiver.received).toHaveLength(0);
 
-    const second = await start({ ...env, TRELLIS_NOTIFICATIONS_INTERVAL_S: '1' });
+    const second = await start({ ...env, TRELLIS_OUTBOX_INTERVAL_S: '1' });
     await waitFor('the delivery after the restart', () => receiver.received.length > 0);
     expect(receiver.received[0]?.delivery).toBe(pending.items[0]?.id);
     expect(receiver.received[0]?.signatureValid).toBe(true);
@@ -250,7 +250,7 @@ describePostgres('notifications from two trellis-server processes on one Postgre
         TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
         TRELLIS_NOTIFICATIONS_ALLOW_PRIVATE_URLS: 'true',
         // The first replica starts idle, so both are running when the deliveries fall due.
-        TRELLIS_NOTIFICATIONS_INTERVAL_S: '1',
+        TRELLIS_OUTBOX_INTERVAL_S: '1',
       };
     };
     const [a, b] = await Promise.all([start(env('a')), start(env('b'))]);

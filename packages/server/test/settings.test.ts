@@ -31,6 +31,9 @@ describe('the settings table', () => {
     const all = rows(SERVER_SETTINGS);
     const names = all.map((row) => row.env);
     expect(new Set(names).size).toBe(names.length);
+    // A former name is never another row's name, nor the former name of two rows.
+    const former = all.flatMap((row) => row.deprecatedEnv);
+    expect(new Set([...names, ...former]).size).toBe(names.length + former.length);
     for (const row of all) {
       expect(row.env, row.env).toMatch(/^[A-Z][A-Z0-9_<>]*$/);
       expect(row.description.length, row.env).toBeGreaterThan(10);
@@ -79,9 +82,6 @@ describe('the settings table', () => {
       logRetentionDays: 90,
       auditRetentionDays: 365,
       retentionIntervalSeconds: 3600,
-      notificationIntervalSeconds: 5,
-      vcsFeedbackIntervalSeconds: 5,
-      notificationRetryBaseSeconds: 10,
       notificationTimeoutSeconds: 10,
       notificationsAllowPrivateUrls: false,
       opaBin: '/usr/bin/opa',
@@ -91,6 +91,15 @@ describe('the settings table', () => {
       otlpEndpoint: null,
       logStreams: { maxBufferBytes: 1024 * 1024, perUser: 20, perJob: 200 },
       pageLimits: { defaultLimit: 50, maxLimit: 200 },
+      outbox: {
+        intervalSeconds: 5,
+        batchSize: 20,
+        leaseSeconds: 120,
+        retryBaseSeconds: 10,
+        retryMaxSeconds: 3600,
+        retryWindowSeconds: 86_400,
+        vcsFeedbackMaxAttempts: 10,
+      },
     });
     expect(config.bootstrapToken).toMatch(/^[\w-]{32}$/);
   });
@@ -143,6 +152,31 @@ describe('the settings table', () => {
       defaultLimit: 20,
       maxLimit: 20,
     });
+  });
+
+  it('reads a deprecated name while its replacement is unset, and warns of it', () => {
+    const old = loadConfig({ ...BASE, TRELLIS_VCS_FEEDBACK_INTERVAL_S: '30', TRELLIS_NOTIFICATIONS_RETRY_BASE_S: '4' });
+    expect(old.outbox).toMatchObject({ intervalSeconds: 30, retryBaseSeconds: 4 });
+    expect(old.warnings).toEqual(
+      expect.arrayContaining([
+        'TRELLIS_VCS_FEEDBACK_INTERVAL_S is deprecated: set TRELLIS_OUTBOX_INTERVAL_S instead',
+        'TRELLIS_NOTIFICATIONS_RETRY_BASE_S is deprecated: set TRELLIS_OUTBOX_RETRY_BASE_S instead',
+      ]),
+    );
+    // The first former name set wins, in the order the row lists them.
+    expect(
+      loadConfig({ ...BASE, TRELLIS_VCS_FEEDBACK_INTERVAL_S: '30', TRELLIS_NOTIFICATIONS_INTERVAL_S: '7' }).outbox
+        .intervalSeconds,
+    ).toBe(7);
+    const both = loadConfig({ ...BASE, TRELLIS_OUTBOX_INTERVAL_S: '2', TRELLIS_NOTIFICATIONS_INTERVAL_S: '7' });
+    expect(both.outbox.intervalSeconds).toBe(2);
+    expect(both.warnings).toContain(
+      'TRELLIS_NOTIFICATIONS_INTERVAL_S is deprecated and ignored: TRELLIS_OUTBOX_INTERVAL_S is set',
+    );
+    expect(errorOf({ TRELLIS_NOTIFICATIONS_INTERVAL_S: '0' })).toBe(
+      'TRELLIS_NOTIFICATIONS_INTERVAL_S must be an integer from 1 to 3600 (got "0")',
+    );
+    expect(loadConfig(BASE).warnings.filter((warning) => warning.includes('deprecated'))).toEqual([]);
   });
 
   it('is frozen once read: nothing changes it after start-up', () => {

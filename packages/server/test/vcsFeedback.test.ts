@@ -53,7 +53,7 @@ describeEachDialect('feedback at the git provider', (dialect) => {
         TRELLIS_GITHUB_CLIENT_ID: 'github-client',
         TRELLIS_GITHUB_CLIENT_SECRET: 'github-secret',
         // The test runs the delivery worker's rounds itself.
-        TRELLIS_VCS_FEEDBACK_INTERVAL_S: '3600',
+        TRELLIS_OUTBOX_INTERVAL_S: '3600',
       },
     });
     web = server.controlPlane.config.webUrl;
@@ -266,7 +266,7 @@ describeEachDialect('the feedback worker of the server', (dialect) => {
       env: {
         TRELLIS_GITHUB_CLIENT_ID: 'github-client',
         TRELLIS_GITHUB_CLIENT_SECRET: 'github-secret',
-        TRELLIS_VCS_FEEDBACK_INTERVAL_S: '1',
+        TRELLIS_OUTBOX_INTERVAL_S: '1',
       },
       logger: { info: record('info'), warn: record('warn'), error: record('error') },
     });

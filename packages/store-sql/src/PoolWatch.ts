@@ -1,5 +1,3 @@
-import type { Knex } from 'knex';
-
 /** The connection pool as the operators' metrics show it (docs/observability.md). */
 export interface PoolStats {
   /** Connections lent to a unit of work now. */
@@ -14,45 +12,32 @@ export interface PoolStats {
   acquireWaitSeconds: number;
 }
 
-/** The part of tarn's `Pool` (knex's pool) read here; knex's types leave it untyped. */
-interface TarnPool {
-  numUsed(): number;
-  numFree(): number;
-  numPendingAcquires(): number;
-  on(event: 'acquireRequest' | 'acquireSuccess' | 'acquireFail', listener: (eventId: number) => void): void;
-}
+/** A pool's gauges as it reports them now. */
+export type PoolGauges = Pick<PoolStats, 'used' | 'free' | 'pendingAcquires'>;
 
-/** Counts knex's pool: its gauges as they are, and the time acquisitions waited. */
+/**
+ * Counts a pool's lending: its owner takes every connection through `acquire`, which times the
+ * wait, and reads the gauges from the pool itself (`gauges`). Failed acquisitions are not counted.
+ */
 export class PoolWatch {
-  private readonly waiting = new Map<number, number>();
   private acquires = 0;
   private waitMs = 0;
 
-  constructor(private readonly knex: Knex) {
-    const pool = this.pool();
-    pool?.on('acquireRequest', (eventId) => this.waiting.set(eventId, performance.now()));
-    pool?.on('acquireSuccess', (eventId) => {
-      const since = this.waiting.get(eventId);
-      this.waiting.delete(eventId);
-      if (since === undefined) return;
-      this.acquires += 1;
-      this.waitMs += performance.now() - since;
-    });
-    pool?.on('acquireFail', (eventId) => this.waiting.delete(eventId));
+  constructor(private readonly gauges: () => PoolGauges) {}
+
+  async acquire<T>(take: () => Promise<T>): Promise<T> {
+    // Asked for a microtask later, as knex's pool was: what reads the gauges in the same
+    // synchronous step that started units of work (a metrics scrape, whose own reads of the
+    // operational stats start there) sees the pool as it was, not queued with its own reads.
+    await undefined;
+    const since = performance.now();
+    const connection = await take();
+    this.acquires += 1;
+    this.waitMs += performance.now() - since;
+    return connection;
   }
 
   stats(): PoolStats {
-    const pool = this.pool();
-    return {
-      used: pool?.numUsed() ?? 0,
-      free: pool?.numFree() ?? 0,
-      pendingAcquires: pool?.numPendingAcquires() ?? 0,
-      acquires: this.acquires,
-      acquireWaitSeconds: this.waitMs / 1000,
-    };
-  }
-
-  private pool(): TarnPool | undefined {
-    return (this.knex.client as { pool?: TarnPool }).pool;
+    return { ...this.gauges(), acquires: this.acquires, acquireWaitSeconds: this.waitMs / 1000 };
   }
 }

@@ -1,4 +1,13 @@
-import { type JobCount, type JobStatus, type JobType, type OperationalStats, systemScope } from '@trellis/core';
+import {
+  isOneOf,
+  type JobCount,
+  type JobStatus,
+  type JobType,
+  type OperationalStats,
+  OUTBOX_KINDS,
+  type OutboxKind,
+  systemScope,
+} from '@trellis/core';
 import type { Dialect, SqlSession } from './dialects/Dialect.js';
 import { timeIn, timeOut } from './rows.js';
 import { TABLES } from './schema.js';
@@ -51,14 +60,15 @@ export class SqlOperationalStats implements OperationalStats {
     return { heard, busy: Number(row.busy ?? 0), silent: Number(row.total ?? 0) - heard };
   }
 
-  async outboxBacklog(): Promise<number> {
+  async outboxBacklog(): Promise<Record<OutboxKind, number>> {
     const rows = await this.read((session) =>
-      session.raw(
-        `select (select count(*) from ${TABLES.notificationDeliveries} where status = 'pending')
-              + (select count(*) from ${TABLES.vcsFeedback} where status = 'pending') as backlog`,
-      ),
+      session.table(TABLES.outbox).where('status', 'pending').select('kind').count({ backlog: '*' }).groupBy('kind'),
     );
-    return Number(rows[0]?.backlog ?? 0);
+    const backlog = Object.fromEntries(OUTBOX_KINDS.map((kind) => [kind, 0])) as Record<OutboxKind, number>;
+    for (const row of rows) {
+      if (isOneOf(OUTBOX_KINDS, row.kind)) backlog[row.kind] = Number(row.backlog ?? 0);
+    }
+    return backlog;
   }
 
   private read(

@@ -25,7 +25,6 @@ export const TABLES = {
   orgs: 'orgs',
   orgMembers: 'org_members',
   notifications: 'notifications',
-  notificationDeliveries: 'notification_deliveries',
   auditEntries: 'audit_entries',
   policies: 'policies',
   policyVersions: 'policy_versions',
@@ -33,10 +32,10 @@ export const TABLES = {
   vcsDeliveries: 'vcs_deliveries',
   signingKeys: 'signing_keys',
   signInLinks: 'sign_in_links',
-  vcsFeedback: 'vcs_feedback',
   vcsComments: 'vcs_comments',
   tfeAuthorizationCodes: 'tfe_authorization_codes',
   tfeRuns: 'tfe_runs',
+  outbox: 'outbox',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];

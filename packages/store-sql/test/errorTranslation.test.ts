@@ -56,6 +56,7 @@ describe('vendor errors become domain errors', () => {
   it.each([
     ['ECONNREFUSED', { code: 'ECONNREFUSED' }],
     ['a pool timeout', { name: 'KnexTimeoutError' }],
+    ["pg's pool timeout", { message: 'timeout exceeded when trying to connect' }],
     ['a missing database', { code: '3D000' }],
     ['a shutdown', { code: '57P01' }],
     ['too many connections', { code: '53300' }],

@@ -22,7 +22,7 @@ const LOGGED_JOBS = 10_000;
 const CHUNKS_PER_JOB = 10;
 const FEEDBACK_ROWS = 20_000;
 /** Tables that grow with use: a sequential scan of one of them is a cost that grows with it. */
-const LARGE_TABLES = ['jobs', 'log_chunks', 'vines', 'vcs_feedback'];
+const LARGE_TABLES = ['jobs', 'log_chunks', 'vines', 'outbox'];
 const SEEDED_AT = Date.parse('2026-01-01T00:00:00.000Z');
 
 interface Statement {
@@ -203,9 +203,9 @@ describeWithPostgres('hot query plans on a large Postgres database', postgres, (
     );
     // Git provider feedback: delivered long ago, a few still pending.
     await raw.raw(
-      `INSERT INTO vcs_feedback (id, owner_id, job_id, vine_id, provider, kind, subject, payload, status, attempts,
-                                 created_at, next_attempt_at, finished_at)
-       SELECT gen_random_uuid(), j.owner_id, j.id, j.vine_id, 'github', 'status', 'commit:' || j.seq, '{}',
+      `INSERT INTO outbox (id, owner_id, kind, job_id, vine_id, provider, subject, payload, status, attempts,
+                           created_at, next_attempt_at, finished_at)
+       SELECT gen_random_uuid(), j.owner_id, 'vcs_feedback', j.id, j.vine_id, 'github', 'commit:' || j.seq, '{}',
               CASE WHEN j.seq % 1000 = 0 THEN 'pending' ELSE 'delivered' END, '0', j.created_at, j.created_at,
               CASE WHEN j.seq % 1000 = 0 THEN NULL ELSE j.created_at END
        FROM jobs j ORDER BY j.seq LIMIT ?`,
@@ -305,13 +305,14 @@ describeWithPostgres('hot query plans on a large Postgres database', postgres, (
       () => ({ scope: systemScope, call: (s) => s.jobs.listLost(new Date(SEEDED_AT + 86_400_000).toISOString()) }),
     ],
     ['drift scheduler, due vines', () => ({ scope: systemScope, call: (s) => s.vines.takeDueDriftChecks(now(), 10) })],
+    ['outbox claim', () => ({ scope: systemScope, call: (s) => s.outbox.claimDue(now(), now(), 10) })],
     [
       'git provider feedback outbox claim',
-      () => ({ scope: systemScope, call: (s) => s.vcsFeedback.claimDue(now(), now(), 10) }),
+      () => ({ scope: systemScope, call: (s) => s.outbox.claimDue(now(), now(), 10, ['vcs_feedback']) }),
     ],
     [
       'notification outbox claim',
-      () => ({ scope: systemScope, call: (s) => s.notifications.claimDue(now(), now(), 10) }),
+      () => ({ scope: systemScope, call: (s) => s.outbox.claimDue(now(), now(), 10, ['notification']) }),
     ],
     ['log retention', () => ({ scope: systemScope, call: (s) => s.logs.deleteOfJobsFinishedBefore(now(), 1000) })],
   ];

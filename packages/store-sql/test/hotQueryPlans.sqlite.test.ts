@@ -13,7 +13,7 @@ import type { SqlStore } from '../src/index.js';
 import { rawConnection } from './support/rawSql.js';
 import { useMigratedDatabases } from './support/sqlStores.js';
 
-const LARGE_TABLES = ['jobs', 'log_chunks', 'vines', 'vcs_feedback'];
+const LARGE_TABLES = ['jobs', 'log_chunks', 'vines', 'outbox'];
 /** Hot queries that read a range of an index by design: the due vines, the oldest finished jobs. */
 const RANGE_BY_DESIGN = ['drift scheduler, due vines', 'log retention'];
 
@@ -68,7 +68,9 @@ const HOT: Array<[string, Scope, (stores: Stores) => Promise<unknown>]> = [
   ],
   ['lost-agent sweep', systemScope, (s) => s.jobs.listLost(AT)],
   ['drift scheduler, due vines', systemScope, (s) => s.vines.takeDueDriftChecks(AT, 10)],
-  ['git provider feedback outbox claim', systemScope, (s) => s.vcsFeedback.claimDue(AT, AT, 10)],
+  ['outbox claim', systemScope, (s) => s.outbox.claimDue(AT, AT, 10)],
+  ['git provider feedback outbox claim', systemScope, (s) => s.outbox.claimDue(AT, AT, 10, ['vcs_feedback'])],
+  ['notification outbox claim', systemScope, (s) => s.outbox.claimDue(AT, AT, 10, ['notification'])],
   ['log retention', systemScope, (s) => s.logs.deleteOfJobsFinishedBefore(AT, 1000)],
 ];
 

@@ -1,5 +1,5 @@
 /**
- * The outbox's claim on Postgres: a delivery another transaction has claimed but not committed is
+ * The outbox's claim on Postgres (notification deliveries): a delivery another transaction has claimed but not committed is
  * skipped, not waited for (`FOR UPDATE SKIP LOCKED`), so replicas neither send one twice nor
  * queue behind each other.
  */
@@ -26,7 +26,7 @@ describeWithPostgres('notification claims on Postgres', postgres, () => {
       );
       await uow.run(ownerScope(ownerId), async (stores) => {
         await stores.notifications.create(notification);
-        for (const delivery of deliveries) await stores.notifications.addDelivery(delivery);
+        for (const delivery of deliveries) await stores.outbox.add('notification', delivery);
       });
       const now = '2026-03-05T00:00:00.000Z';
       const lease = '2026-03-05T00:02:00.000Z';
@@ -41,21 +41,21 @@ describeWithPostgres('notification claims on Postgres', postgres, () => {
         release = resolve;
       });
       const firstRun = uow.run(systemScope, async (stores) => {
-        const mine = await stores.notifications.claimDue(now, lease, 4);
+        const mine = await stores.outbox.claimDue(now, lease, 4);
         claimed();
         await gate;
-        return mine.map((d) => d.id);
+        return mine.map((entry) => entry.item.id);
       });
       await firstClaimed;
-      const second = (await uow.run(systemScope, (stores) => stores.notifications.claimDue(now, lease, 10))).map(
-        (d) => d.id,
+      const second = (await uow.run(systemScope, (stores) => stores.outbox.claimDue(now, lease, 10))).map(
+        (entry) => entry.item.id,
       );
       release();
       const first = await firstRun;
       expect(first).toHaveLength(4);
       expect(second).toHaveLength(2);
       expect(new Set([...first, ...second])).toEqual(new Set(deliveries.map((d) => d.id)));
-      expect(await uow.run(systemScope, (stores) => stores.notifications.claimDue(now, lease, 10))).toEqual([]);
+      expect(await uow.run(systemScope, (stores) => stores.outbox.claimDue(now, lease, 10))).toEqual([]);
     } finally {
       await close();
     }

@@ -1,5 +1,5 @@
 /**
- * Issue 14: on Postgres, `notifications` and `notification_deliveries` are bound by row-level
+ * Issue 14: on Postgres, `notifications` and their deliveries (`outbox` rows, m044) are bound by row-level
  * security like every owned table: as the application role a person sees their own and, in a
  * member scope, their organizations'; nobody else's; writes of other owners' rows are refused.
  */
@@ -47,7 +47,7 @@ describeWithPostgres('row-level security of notifications on Postgres', postgres
     const withDelivery = (ownerId: string, notification: Notification, actor?: string) =>
       store.uow.run(ownerScope(ownerId, actor), async (stores) => {
         const created = await stores.notifications.create(notification);
-        await stores.notifications.addDelivery(newNotificationDelivery(created));
+        await stores.outbox.add('notification', newNotificationDelivery(created));
         return created;
       });
     mine = await withDelivery(alice, newNotification(alice));
@@ -82,7 +82,7 @@ describeWithPostgres('row-level security of notifications on Postgres', postgres
   it('lets the application role see only the notifications and deliveries its scope may', async () => {
     for (const [table, column] of [
       ['notifications', 'id'],
-      ['notification_deliveries', 'notification_id'],
+      ["outbox WHERE kind = 'notification'", 'notification_id'],
     ] as const) {
       expect((await selectRows(raw, `SELECT * FROM ${table}`)).length).toBe(3);
       await asApp({ owner: alice, actor: alice }, async (trx) => {

@@ -14,10 +14,9 @@ import {
   newVineyard,
   newWorker,
 } from '@trellis/testkit';
-import knexFactory from 'knex';
 import pg from 'pg';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { sendSetupWithBegin, withSetup } from '../src/dialects/postgres/setupWithBegin.js';
+import { runTransaction } from '../src/dialects/postgres/pgTransaction.js';
 import { useMigratedDatabases } from './support/sqlStores.js';
 
 const postgres = await checkTestPostgres();
@@ -86,18 +85,24 @@ describeWithPostgres('round trips on Postgres', postgres, () => {
   });
 
   it('fails a unit of work whose setup fails, and leaves its pooled connection usable', async () => {
-    const knex = knexFactory({ client: 'pg', connection: opened.url, pool: { min: 0, max: 1 } });
+    // One connection, so the second transaction runs on the one the failed setup left.
+    const pool = new pg.Pool({ connectionString: opened.url, max: 1 });
+    const connect = () => pool.connect();
     try {
-      sendSetupWithBegin(knex);
-      const failing = knex.transaction((trx) => trx.raw('SELECT 1'), withSetup({}, 'SELECT 1/0'));
+      const failing = runTransaction(connect, { readOnly: false, setup: 'SELECT 1/0' }, (client) =>
+        client.query('SELECT 1'),
+      );
       await expect(failing).rejects.toThrow(/division by zero/);
       const sent = await queriesSentTo(database, async () => {
-        const next = await knex.transaction((trx) => trx.raw('SELECT 2 AS two'), withSetup({}, 'SELECT 3'));
+        const next = await runTransaction(connect, { readOnly: false, setup: 'SELECT 3' }, (client) =>
+          client.query('SELECT 2 AS two'),
+        );
         expect(next.rows).toEqual([{ two: 2 }]);
       });
       expect(sent).toEqual(['BEGIN; SELECT 3', 'SELECT 2 AS two', 'COMMIT;']);
+      expect(pool.totalCount).toBe(1);
     } finally {
-      await knex.destroy();
+      await pool.end();
     }
   });
 

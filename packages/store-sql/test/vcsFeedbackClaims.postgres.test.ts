@@ -35,7 +35,7 @@ describeWithPostgres('git feedback claims on Postgres', postgres, () => {
         newVcsFeedbackItem(job, { next_attempt_at: new Date(Date.UTC(2026, 2, 4, 0, 0, i)).toISOString() }),
       );
       await uow.run(ownerScope(user.id), async (stores) => {
-        for (const item of items) await stores.vcsFeedback.add(item);
+        for (const item of items) await stores.outbox.add('vcs_feedback', item);
       });
       const now = '2026-03-05T00:00:00.000Z';
       const lease = '2026-03-05T00:02:00.000Z';
@@ -48,21 +48,21 @@ describeWithPostgres('git feedback claims on Postgres', postgres, () => {
         release = resolve;
       });
       const firstRun = uow.run(systemScope, async (stores) => {
-        const mine = await stores.vcsFeedback.claimDue(now, lease, 4);
+        const mine = await stores.outbox.claimDue(now, lease, 4);
         claimed();
         await gate;
-        return mine.map((item) => item.id);
+        return mine.map((entry) => entry.item.id);
       });
       await firstClaimed;
-      const second = (await uow.run(systemScope, (stores) => stores.vcsFeedback.claimDue(now, lease, 10))).map(
-        (item) => item.id,
+      const second = (await uow.run(systemScope, (stores) => stores.outbox.claimDue(now, lease, 10))).map(
+        (entry) => entry.item.id,
       );
       release();
       const first = await firstRun;
       expect(first).toHaveLength(4);
       expect(second).toHaveLength(2);
       expect(new Set([...first, ...second])).toEqual(new Set(items.map((item) => item.id)));
-      expect(await uow.run(systemScope, (stores) => stores.vcsFeedback.claimDue(now, lease, 10))).toEqual([]);
+      expect(await uow.run(systemScope, (stores) => stores.outbox.claimDue(now, lease, 10))).toEqual([]);
     } finally {
       await close();
     }

@@ -1,5 +1,5 @@
 /**
- * Issue 13: on Postgres, `vcs_feedback` and `vcs_comments` are bound by row-level security like
+ * Issue 13: on Postgres, git feedback (`outbox` rows of kind `vcs_feedback`, m044) and `vcs_comments` are bound by row-level security like
  * every owned table: as the application role an owner sees only its own items and comment ids,
  * and writes of another owner's rows are refused.
  */
@@ -42,7 +42,7 @@ describeWithPostgres('row-level security of git feedback on Postgres', postgres,
       });
       const item = newVcsFeedbackItem(job);
       await store.uow.run(ownerScope(user.id), async (stores) => {
-        await stores.vcsFeedback.add(item);
+        await stores.outbox.add('vcs_feedback', item);
         await stores.vcsFeedback.putComment({
           owner_id: user.id,
           vine_id: vine.id,
@@ -79,9 +79,9 @@ describeWithPostgres('row-level security of git feedback on Postgres', postgres,
   }
 
   it('shows an owner only its own items and comment ids', async () => {
-    expect((await selectRows(raw, 'SELECT * FROM vcs_feedback')).length).toBe(2);
+    expect((await selectRows(raw, "SELECT * FROM outbox WHERE kind = 'vcs_feedback'")).length).toBe(2);
     await asApp(alice, async (trx) => {
-      const rows = await selectRows<{ id: string }>(trx, 'SELECT id FROM vcs_feedback');
+      const rows = await selectRows<{ id: string }>(trx, "SELECT id FROM outbox WHERE kind = 'vcs_feedback'");
       expect(rows.map((row) => row.id)).toEqual([items.get('alice')?.id]);
       const comments = await selectRows<{ comment_id: string }>(trx, 'SELECT comment_id FROM vcs_comments');
       expect(comments.map((row) => row.comment_id)).toEqual(['alice-comment']);
@@ -93,8 +93,8 @@ describeWithPostgres('row-level security of git feedback on Postgres', postgres,
     await asApp(bob, async (trx) => {
       await expect(
         trx.raw(
-          `INSERT INTO vcs_feedback (id, owner_id, job_id, vine_id, provider, kind, subject, payload, status, attempts, created_at, next_attempt_at)
-           VALUES (?, ?, ?, ?, 'github', 'status', 's', '{}', 'pending', '[]', now(), now())`,
+          `INSERT INTO outbox (id, owner_id, kind, job_id, vine_id, provider, subject, payload, status, attempts, created_at, next_attempt_at)
+           VALUES (?, ?, 'vcs_feedback', ?, ?, 'github', 's', '{}', 'pending', '[]', now(), now())`,
           [randomUUID(), alice, theirs.job_id, theirs.vine_id],
         ),
       ).rejects.toThrow(/row-level security/);
@@ -109,7 +109,7 @@ describeWithPostgres('row-level security of git feedback on Postgres', postgres,
       ).rejects.toThrow(/row-level security/);
     });
     await asApp(bob, async (trx) => {
-      const updated = await trx.raw("UPDATE vcs_feedback SET status = 'failed' RETURNING id");
+      const updated = await trx.raw("UPDATE outbox SET status = 'failed' RETURNING id");
       expect(updated.rows.map((row: { id: string }) => row.id)).toEqual([items.get('bob')?.id]);
     });
   });

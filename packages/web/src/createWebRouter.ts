@@ -3,12 +3,10 @@ import {
   type ConfiguredProvider,
   ConflictError,
   DomainError,
-  ForbiddenError,
   isUuid,
   jobTokenSubject,
   MAX_PAGE_LIMIT,
   NotFoundError,
-  roleAllows,
   safeNextOr,
   type UseCases,
   type UserActor,
@@ -16,12 +14,12 @@ import {
 } from '@trellis/core';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { Assets } from './assets.js';
+import { FEATURE_PAGES, type FeaturePages } from './featurePages.js';
 import { type LayoutContext, layout, type Page } from './layout.js';
 import { approveCliLoginPage, cliLoginCodePage, invalidCliLoginPage, usedCliLoginPage } from './pages/cliLoginPages.js';
 import { vinePage } from './pages/vinePage.js';
 import { crossSitePage, notFoundPage, serverErrorPage, signInAgainPage } from './pages/errorPages.js';
 import { jobPage } from './pages/jobPage.js';
-import { type AuditFilters, auditPage } from './pages/auditPage.js';
 import { type JobListFilters, jobsPage } from './pages/jobsPage.js';
 import { signInPage } from './pages/signInPage.js';
 import { vineyardPage, vineyardsPage } from './pages/vineyardPages.js';
@@ -32,11 +30,7 @@ import { securityHeaders } from './securityHeaders.js';
 import { tfeLoginRoutes } from './tfe/tfeLoginRoutes.js';
 import { stateSection } from './tfe/stateSection.js';
 import { vineEditRoutes } from './vineEdits/vineEditRoutes.js';
-import { notificationRoutes } from './notifications/notificationRoutes.js';
-import { orgRoutes } from './orgs/orgRoutes.js';
-import { policyRoutes } from './policies/policyRoutes.js';
 import { type Handler, pageQuery, Redirect, type WebRouteDeps } from './routing.js';
-import { tokenRoutes } from './tokens/tokenRoutes.js';
 
 export interface WebOptions {
   useCases: UseCases;
@@ -58,6 +52,8 @@ export interface WebOptions {
   onError?: (error: unknown, req: Request) => void;
   /** Lifetime of the token `tofu login` mints, as its consent page says it (default 90 days). */
   tfeLoginTokenDays?: number;
+  /** The modules' pages, in order (default: every feature's, `FEATURE_PAGES`). */
+  pages?: readonly FeaturePages[];
 }
 
 /**
@@ -357,29 +353,9 @@ export function createWebRouter(options: WebOptions): Router {
     }),
   );
 
+  // Each module's pages (`web/src/<feature>/`), after the pages above.
   const routes: WebRouteDeps = { useCases, headers, signedIn, sameOriginForm, orgsOf };
-  orgRoutes(router, routes);
-
-  router.get(
-    '/audit',
-    headers,
-    signedIn(async ({ req, user, base, now, standing }) => {
-      const filters = auditFilters(req);
-      const orgs = (await standing()).orgs.filter((org) => roleAllows(org.role, 'audit.read'));
-      try {
-        const entries = await useCases.audit.list(user, { ...filters, ...pageQuery(req) });
-        return auditPage({ base, entries, filters, orgs, now });
-      } catch (error) {
-        // A role too low for the organization's log: said on the page, with the filters to go elsewhere.
-        if (!(error instanceof ForbiddenError)) throw error;
-        return auditPage({ base, entries: null, filters, orgs, now, error: error.message, status: 403 });
-      }
-    }),
-  );
-
-  tokenRoutes(router, routes);
-  notificationRoutes(router, routes);
-  policyRoutes(router, routes);
+  for (const pages of options.pages ?? Object.values(FEATURE_PAGES)) pages(router, routes);
 
   return router;
 }
@@ -394,16 +370,6 @@ function signInError(query: Request['query']): { code: string; provider: string 
 function notFoundAsNull(error: unknown): null {
   if (error instanceof NotFoundError) return null;
   throw error;
-}
-
-/** The filters of `/audit`, kept in its "Older" link (empty fields are no filter). */
-function auditFilters(req: Request): AuditFilters {
-  const filters: AuditFilters = {};
-  for (const name of ['org_id', 'action', 'actor', 'target_id'] as const) {
-    const value = req.query[name];
-    if (typeof value === 'string' && value !== '') filters[name] = value;
-  }
-  return filters;
 }
 
 /** The filters of `/jobs`, kept in its "Older" link. */

@@ -10,7 +10,7 @@ import {
 } from '@trellis/core';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Page } from './layout.js';
-import type { FormProblem } from './pages/orgPages.js';
+import type { FormProblem } from './orgs/orgPages.js';
 import type { OrgEntry, Standing } from './standing.js';
 
 /** What a page handler is given: the request, the signed-in person, and their standing. */

@@ -51,7 +51,7 @@ describe.skipIf(!chromiumPath)(
         env: {
           TRELLIS_GITHUB_CLIENT_ID: 'github-client',
           TRELLIS_GITHUB_CLIENT_SECRET: 'github-secret',
-          TRELLIS_VCS_FEEDBACK_INTERVAL_S: '3600',
+          TRELLIS_OUTBOX_INTERVAL_S: '3600',
         },
       }).start();
       browser = await TestBrowser.launch(chromiumPath as string);

@@ -125,7 +125,7 @@ describe.skipIf(TOFU === null)('git-driven runs end to end', { timeout: 600_000 
       // Clones from the loopback git server, the API at the fake.
       TRELLIS_GITHUB_BASE_URL: git.origin,
       TRELLIS_GITHUB_API_URL: github.url,
-      TRELLIS_VCS_FEEDBACK_INTERVAL_S: '1',
+      TRELLIS_OUTBOX_INTERVAL_S: '1',
     });
 
     // The connecting user's GitHub sign-in, with its (sealed) token, as signing in would leave it.

@@ -1,8 +1,8 @@
 /**
  * Notifications (issue 14): who is told of what, and the rules of delivering it. A notification
  * belongs to its owner (a user or an organization); each event that matches it becomes one
- * delivery, written in the same unit of work as the change (the transactional outbox), then sent
- * and retried by the delivery worker.
+ * delivery, a `notification` row of the outbox (`outbox.ts`) written in the same unit of work as
+ * the change, then sent and retried by the outbox's delivery task.
  */
 import { isIP } from 'node:net';
 import type { JsonObject } from './records.js';
@@ -65,7 +65,7 @@ export interface NotificationDelivery {
   status: DeliveryStatus;
   attempts: DeliveryAttempt[];
   created_at: string;
-  /** When the worker may next try it (while `pending`). */
+  /** When the delivery task may next try it (while `pending`; a claim moves it to the lease's end). */
   next_attempt_at: string;
   finished_at: string | null;
 }
@@ -73,16 +73,8 @@ export interface NotificationDelivery {
 export interface NotificationSettings {
   /** Allow private, loopback and link-local receivers (`TRELLIS_NOTIFICATIONS_ALLOW_PRIVATE_URLS`). */
   allowPrivateUrls: boolean;
-  /** The first retry waits about this long; each next one twice as long (capped). */
-  retryBaseSeconds: number;
-  /** A wait between tries is never longer than this. */
-  retryMaxSeconds: number;
-  /** Past this age a delivery that keeps failing is given up (24 h). */
-  retryWindowSeconds: number;
   /** Each HTTP request is abandoned after this long. */
   timeoutSeconds: number;
-  /** A claimed delivery is invisible to other workers this long while it is being sent. */
-  leaseSeconds: number;
   /** Test deliveries (`POST /api/notifications/{id}/test`) an owner may send per minute. */
   testsPerMinute: number;
   /** The web interface's address, for the `url` of a job in a payload. */
@@ -91,11 +83,7 @@ export interface NotificationSettings {
 
 export const DEFAULT_NOTIFICATION_SETTINGS: NotificationSettings = {
   allowPrivateUrls: false,
-  retryBaseSeconds: 10,
-  retryMaxSeconds: 3600,
-  retryWindowSeconds: 24 * 3600,
   timeoutSeconds: 10,
-  leaseSeconds: 120,
   testsPerMinute: 10,
   webUrl: 'http://localhost:3000',
 };
@@ -114,25 +102,6 @@ export function isRetryableAttempt(attempt: Pick<DeliveryAttempt, 'status_code'>
 
 export function isSuccessfulAttempt(attempt: Pick<DeliveryAttempt, 'status_code'>): boolean {
   return attempt.status_code !== null && attempt.status_code >= 200 && attempt.status_code < 300;
-}
-
-/**
- * When to try again after `attempts` failed tries: exponential backoff (base × 2^(n-1), capped)
- * with full jitter in its upper half (`jitter` in [0, 1)), or null when that would fall past the
- * retry window counted from the delivery's creation.
- */
-export function nextAttemptAt(
-  createdAt: string,
-  now: Date,
-  attempts: number,
-  jitter: number,
-  settings: Pick<NotificationSettings, 'retryBaseSeconds' | 'retryMaxSeconds' | 'retryWindowSeconds'>,
-): string | null {
-  const exponential = settings.retryBaseSeconds * 2 ** Math.max(0, attempts - 1);
-  const wait = Math.min(settings.retryMaxSeconds, exponential) * (0.5 + jitter / 2);
-  const next = now.getTime() + Math.round(wait * 1000);
-  if (next > Date.parse(createdAt) + settings.retryWindowSeconds * 1000) return null;
-  return new Date(next).toISOString();
 }
 
 /**

@@ -1,11 +1,11 @@
 /**
  * Feedback at the git provider (issue 13): the commit statuses and pull request comments Trellis
- * sends about git-driven jobs. Each is an item of an outbox written in the same unit of work as
- * the job change it reports, then sent (with the connecting user's token) and retried by the
- * feedback worker with the notification outbox's backoff. A provider that refuses or is down
- * never fails the job.
+ * sends about git-driven jobs. Each is a `vcs_feedback` row of the outbox (`outbox.ts`) written in
+ * the same unit of work as the job change it reports, then sent (with the connecting user's token)
+ * and retried by the outbox's delivery task. A provider that refuses or is down never fails the job.
  */
 import type { GitProvider } from './enums.js';
+import type { OutboxOutcome } from './outbox.js';
 import type { CommitStatus } from './vcs.js';
 
 export const VCS_FEEDBACK_KINDS = ['status', 'comment'] as const;
@@ -64,23 +64,10 @@ export interface VcsCommentRef {
 }
 
 /** How an item stands after an attempt. */
-export interface VcsFeedbackOutcome {
-  status: VcsFeedbackStatus;
-  next_attempt_at: string;
-  finished_at: string | null;
-}
+export type VcsFeedbackOutcome = OutboxOutcome<'vcs_feedback'>;
 
 export function vcsFeedbackSubject(payload: VcsFeedbackPayload): string {
   return payload.kind === 'status'
     ? `status:${payload.repository}:${payload.sha}`
     : `comment:${payload.repository}#${payload.number}`;
 }
-
-export interface VcsFeedbackSettings {
-  /** How often the server's feedback worker looks for due items (`TRELLIS_VCS_FEEDBACK_INTERVAL_SECONDS`). */
-  intervalSeconds: number;
-  /** At most this many tries per item; past it, or past the notification retry window, it fails. */
-  maxAttempts: number;
-}
-
-export const DEFAULT_VCS_FEEDBACK_SETTINGS: VcsFeedbackSettings = { intervalSeconds: 5, maxAttempts: 10 };

@@ -1,24 +1,14 @@
-import type {
-  DeliveryAttempt,
-  DeliveryStatus,
-  Notification,
-  NotificationDelivery,
-  NotificationEvent,
-} from '../domain/notifications.js';
+import type { Notification, NotificationEvent } from '../domain/notifications.js';
+import type { OutboxOutcome } from '../domain/outbox.js';
 import type { Page, PageRequest } from '../domain/pagination.js';
 import type { OwnerIds } from './UnitOfWork.js';
 
 /** How a delivery stands after an attempt. */
-export interface DeliveryOutcome {
-  status: DeliveryStatus;
-  /** While `pending`: when to try again. */
-  next_attempt_at: string;
-  finished_at: string | null;
-}
+export type DeliveryOutcome = OutboxOutcome<'notification'>;
 
 /**
- * Notifications and their deliveries (issue 14): the outbox. Rows belong to the notification's
- * owner; deleting a notification deletes its deliveries.
+ * Notifications (issue 14): who is told of what. Rows belong to the notification's owner; their
+ * deliveries are `notification` rows of the outbox (`OutboxStore`), deleted with it.
  */
 export interface NotificationStore {
   create(notification: Notification): Promise<Notification>;
@@ -30,21 +20,4 @@ export interface NotificationStore {
   delete(ownerId: string, id: string): Promise<boolean>;
   /** The owner's notifications that take `event` for this vineyard (or for every vineyard). */
   listMatching(ownerId: string, event: NotificationEvent, vineyardId: string | null): Promise<Notification[]>;
-  addDelivery(delivery: NotificationDelivery): Promise<NotificationDelivery>;
-  findDelivery(id: string): Promise<NotificationDelivery | null>;
-  /** A notification's deliveries, newest first. */
-  pageDeliveries(ownerId: string, notificationId: string, request: PageRequest): Promise<Page<NotificationDelivery>>;
-  /**
-   * System work: up to `limit` pending deliveries due at `now`, oldest due first, each moved to
-   * `leaseUntil` so no other worker takes it while it is sent. On Postgres rows another
-   * transaction holds are skipped (`FOR UPDATE SKIP LOCKED`), so replicas never take one twice.
-   */
-  claimDue(now: string, leaseUntil: string, limit: number): Promise<NotificationDelivery[]>;
-  /** Appends an attempt and moves the delivery on; null when the delivery is gone. */
-  recordAttempt(
-    ownerId: string,
-    id: string,
-    attempt: DeliveryAttempt,
-    outcome: DeliveryOutcome,
-  ): Promise<NotificationDelivery | null>;
 }

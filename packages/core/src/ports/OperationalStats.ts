@@ -1,4 +1,5 @@
 import type { JobStatus, JobType } from '../domain/enums.js';
+import type { OutboxKind } from '../domain/outbox.js';
 
 /** Jobs of one type in one status, every owner together. */
 export interface JobCount {
@@ -21,6 +22,6 @@ export interface OperationalStats {
    * `PROCESSING` job, and the `silent` rest (never heard of, or before `heardSince`).
    */
   workers(heardSince: Date): Promise<{ heard: number; busy: number; silent: number }>;
-  /** Outbox rows still to deliver: notification deliveries and git provider feedback `pending`. */
-  outboxBacklog(): Promise<number>;
+  /** Outbox rows still to deliver (`pending`), by kind: notification deliveries and git provider feedback. */
+  outboxBacklog(): Promise<Record<OutboxKind, number>>;
 }

@@ -9,6 +9,7 @@ import type { JobStore } from './JobStore.js';
 import type { LogStore } from './LogStore.js';
 import type { NotificationStore } from './NotificationStore.js';
 import type { OrgStore } from './OrgStore.js';
+import type { OutboxStore } from './OutboxStore.js';
 import type { PolicyStore } from './PolicyStore.js';
 import type { PlanArtifactStore } from './PlanArtifactStore.js';
 import type { RefreshTokenStore } from './RefreshTokenStore.js';
@@ -47,7 +48,10 @@ export interface Stores {
   notifications: NotificationStore;
   policies: PolicyStore;
   vcs: VcsConnectionStore;
+  /** The comment ids of pull requests; the feedback itself is in `outbox`. */
   vcsFeedback: VcsFeedbackStore;
+  /** Notification deliveries and git provider feedback, one table (`domain/outbox.ts`). */
+  outbox: OutboxStore;
   audit: AuditStore;
   /** System work only (issue 16). */
   signingKeys: SigningKeyStore;

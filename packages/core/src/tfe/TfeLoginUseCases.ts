@@ -3,7 +3,7 @@ import { hashToken } from '../auth/workerToken.js';
 import type { UserActor } from '../domain/actors.js';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
 import { systemScope } from '../ports/UnitOfWork.js';
-import type { ApiTokenUseCases } from '../usecases/ApiTokenUseCases.js';
+import type { ApiTokenUseCases } from '../tokens/ApiTokenUseCases.js';
 import { recordAudit } from '../usecases/audit.js';
 import type { CoreDeps } from '../usecases/CoreDeps.js';
 import { personalNamespace } from './names.js';

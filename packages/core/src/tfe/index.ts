@@ -1,7 +1,7 @@
 import type { ConfigurationVersionUseCases } from '../configurationVersions/ConfigurationVersionUseCases.js';
-import type { ApiTokenUseCases } from '../usecases/ApiTokenUseCases.js';
+import type { ApiTokenUseCases } from '../tokens/ApiTokenUseCases.js';
 import type { CoreDeps } from '../usecases/CoreDeps.js';
-import type { PlanReviewUseCases } from '../usecases/PlanReviewUseCases.js';
+import type { PlanReviewUseCases } from '../policies/PlanReviewUseCases.js';
 import { createTfeRunPhases, type TfeRunPhases } from './runs/phasesUseCases.js';
 import { StateHistoryUseCases } from './StateHistoryUseCases.js';
 import { TfeConfigurationVersionUseCases } from './TfeConfigurationVersionUseCases.js';

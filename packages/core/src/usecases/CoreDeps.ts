@@ -17,7 +17,7 @@ import type { UnitOfWork } from '../ports/UnitOfWork.js';
 import type { WebhookSender } from '../ports/WebhookSender.js';
 import type { VcsApi, VcsWebhookReader } from '../ports/VcsApi.js';
 import { DEFAULT_NOTIFICATION_SETTINGS, type NotificationSettings } from '../domain/notifications.js';
-import { DEFAULT_VCS_FEEDBACK_SETTINGS, type VcsFeedbackSettings } from '../domain/vcsFeedback.js';
+import { DEFAULT_OUTBOX_SETTINGS, type OutboxSettings } from '../domain/outbox.js';
 import { DEFAULT_TFE_SETTINGS, type TfeSettings } from '../tfe/settings.js';
 
 export interface CoreSettings {
@@ -58,8 +58,8 @@ export interface CoreSettings {
   notifications: NotificationSettings;
   /** The OIDC issuer of job identity tokens (issue 16). */
   workloadIdentity: WorkloadIdentitySettings;
-  /** Feedback at the git provider (issue 13). */
-  vcsFeedback: VcsFeedbackSettings;
+  /** The outbox of notification deliveries and git provider feedback (issue 24). */
+  outbox: OutboxSettings;
   /** An owner's repository connections with a manual webhook, at most (`409 vcs_connection_limit`). */
   maxManualVcsConnections: number;
   /** The Terraform Cloud protocol (issue 26). */
@@ -105,7 +105,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   pageLimits: DEFAULT_PAGE_LIMITS,
   notifications: DEFAULT_NOTIFICATION_SETTINGS,
   workloadIdentity: DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
-  vcsFeedback: DEFAULT_VCS_FEEDBACK_SETTINGS,
+  outbox: DEFAULT_OUTBOX_SETTINGS,
   maxManualVcsConnections: 50,
   tfe: DEFAULT_TFE_SETTINGS,
 };

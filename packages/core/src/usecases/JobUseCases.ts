@@ -16,7 +16,7 @@ import {
   type Vine,
   type Vineyard,
 } from '../domain/records.js';
-import type { JobTokenSubject, WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
+import type { JobTokenSubject, WorkloadIdentityUseCases } from '../workloadIdentity/WorkloadIdentityUseCases.js';
 import { requireUuid } from '../domain/validation.js';
 import { type VineJobType, transitionVine } from '../domain/vineStateMachine.js';
 import { type CreateJobInput, parseErrorMessage, parseJobFilter, parseJobRequest } from '../jobs/jobInput.js';
@@ -34,7 +34,7 @@ import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
 import { redactSensitiveOutputs } from './finalizeDeployment.js';
 import { jobForPeople, type JobView } from './views.js';
 import { claimedPolicy, type PolicyToEvaluate } from '../domain/policies.js';
-import { policiesForVine } from './PolicyUseCases.js';
+import { policiesForVine } from '../policies/PolicyUseCases.js';
 import type { ConfigurationVersionRef } from '../configurationVersions/records.js';
 import type { ConfigurationVersionUseCases } from '../configurationVersions/ConfigurationVersionUseCases.js';
 import { claimConfigurationVersion, runsConfigurationVersion } from '../configurationVersions/claimVersion.js';

@@ -17,14 +17,20 @@ import {
   type NotificationEvent,
   type NotificationKind,
   type NotificationSettings,
-  nextAttemptAt,
   isPrivateAddress,
 } from '../domain/notifications.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import { isOneOf } from '../domain/enums.js';
 import { optionalUuid, requireName, requireUuid } from '../domain/validation.js';
 import type { DeliveryOutcome } from '../ports/NotificationStore.js';
-import { ownerScope, type Scope, systemScope, visibleOwners } from '../ports/UnitOfWork.js';
+import { ownerScope, type Scope, visibleOwners } from '../ports/UnitOfWork.js';
+import {
+  deliverDueRows,
+  finalOutcome,
+  type OutboxDeliverer,
+  outboxLeaseUntil,
+  retryOutcome,
+} from '../outbox/delivery.js';
 import type { WebhookResponse } from '../ports/WebhookSender.js';
 import { Access, mayAct, parseOwnerFilter, scopeOf } from './Access.js';
 import type { CoreDeps } from './CoreDeps.js';
@@ -97,7 +103,6 @@ export function maskedUrl(url: string): string | null {
 export type DeliveryView = NotificationDelivery;
 
 const SECRET_BYTES = 32;
-const CLAIM_BATCH = 20;
 
 /** The SecretBox context of a notification's secret: it opens for this notification only. */
 function secretContext(notificationId: string): string {
@@ -105,10 +110,11 @@ function secretContext(notificationId: string): string {
 }
 
 /**
- * Notifications (issue 14): their management, the test delivery and the delivery worker. Owned
- * by a person or an organization (managed by its admins: `notifications.manage`).
+ * Notifications (issue 14): their management, the test delivery, and the deliverer of the
+ * outbox's `notification` rows. Owned by a person or an organization (managed by its admins:
+ * `notifications.manage`).
  */
-export class NotificationUseCases {
+export class NotificationUseCases implements OutboxDeliverer<'notification'> {
   private readonly access: Access;
 
   constructor(private readonly deps: CoreDeps) {
@@ -204,7 +210,7 @@ export class NotificationUseCases {
     const request = pageRequest(query, this.deps.settings.pageLimits);
     const { record, scope } = await this.locate(actor, id, 'read');
     return this.deps.uow.read(scope, async (stores) =>
-      pageResult(await stores.notifications.pageDeliveries(record.owner_id, record.id, request), request, (d) => d),
+      pageResult(await stores.outbox.pageDeliveries(record.owner_id, record.id, request), request, (d) => d),
     );
   }
 
@@ -224,10 +230,10 @@ export class NotificationUseCases {
       vineyard: null,
       url: this.settings.webUrl,
     };
-    // Leased to this request from the start, so no delivery worker sends it at the same time.
-    const lease = new Date(this.deps.clock.now().getTime() + this.settings.leaseSeconds * 1000).toISOString();
+    // Leased to this request from the start, so no delivery task sends it at the same time.
+    const lease = outboxLeaseUntil(this.deps);
     const delivery = await this.deps.uow.run(scope, (stores) =>
-      stores.notifications.addDelivery({
+      stores.outbox.add('notification', {
         ...newDelivery(this.deps, record, NOTIFICATION_TEST_EVENT, payload),
         next_attempt_at: lease,
       }),
@@ -251,22 +257,20 @@ export class NotificationUseCases {
   }
 
   /**
-   * The delivery worker's round: takes due deliveries (never one another replica holds), sends
-   * each and records the attempt. Returns how many it tried.
+   * A round of the outbox over notification deliveries only (the scheduled task sends every
+   * kind): takes due deliveries (never one another replica holds), sends each and records the
+   * attempt. Returns how many it took.
    */
   async deliverDue(): Promise<number> {
-    const now = this.deps.clock.now();
-    const lease = new Date(now.getTime() + this.settings.leaseSeconds * 1000).toISOString();
-    const due = await this.deps.uow.run(systemScope, (stores) =>
-      stores.notifications.claimDue(now.toISOString(), lease, CLAIM_BATCH),
+    return (await deliverDueRows(this.deps, { notification: this }, ['notification'])).length;
+  }
+
+  /** One try at a claimed delivery (null when its notification is gone). */
+  async deliver(delivery: NotificationDelivery): Promise<NotificationDelivery | null> {
+    const notification = await this.deps.uow.read(ownerScope(delivery.owner_id), (stores) =>
+      stores.notifications.find(delivery.notification_id),
     );
-    for (const delivery of due) {
-      const notification = await this.deps.uow.read(ownerScope(delivery.owner_id), (stores) =>
-        stores.notifications.find(delivery.notification_id),
-      );
-      if (notification) await this.attempt(delivery, notification);
-    }
-    return due.length;
+    return notification ? this.attempt(delivery, notification) : null;
   }
 
   /** One try at `delivery`, recorded with what follows from it. */
@@ -328,24 +332,16 @@ export class NotificationUseCases {
     };
     const outcome = this.outcome(delivery, attempt, response.kind === 'refused');
     return this.deps.uow.run(ownerScope(delivery.owner_id), (stores) =>
-      stores.notifications.recordAttempt(delivery.owner_id, delivery.id, attempt, outcome),
+      stores.outbox.recordAttempt('notification', delivery.owner_id, delivery.id, attempt, outcome),
     );
   }
 
+  /** Delivered, given up, or (no answer, 5xx, 408, 429) again after the outbox's backoff. */
   private outcome(delivery: NotificationDelivery, attempt: DeliveryAttempt, refused: boolean): DeliveryOutcome {
-    const now = this.deps.clock.now();
-    const at = now.toISOString();
-    if (isSuccessfulAttempt(attempt)) return { status: 'delivered', next_attempt_at: at, finished_at: at };
-    if (refused || !isRetryableAttempt(attempt)) return { status: 'failed', next_attempt_at: at, finished_at: at };
-    const next = nextAttemptAt(delivery.created_at, now, delivery.attempts.length + 1, this.jitter(), this.settings);
-    return next === null
-      ? { status: 'failed', next_attempt_at: at, finished_at: at }
-      : { status: 'pending', next_attempt_at: next, finished_at: null };
-  }
-
-  private jitter(): number {
-    const [a = 0, b = 0] = this.deps.random.bytes(2);
-    return (a * 256 + b) / 65536;
+    const at = this.deps.clock.now().toISOString();
+    if (isSuccessfulAttempt(attempt)) return finalOutcome(at, 'delivered');
+    if (refused || !isRetryableAttempt(attempt)) return finalOutcome(at, 'failed');
+    return retryOutcome(this.deps, delivery.created_at, delivery.attempts.length + 1, null);
   }
 
   /** The raw body: the payload as JSON for a webhook, an incoming-webhook message for Slack. */

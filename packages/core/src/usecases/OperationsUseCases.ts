@@ -1,5 +1,6 @@
 import type { Clock } from '../ports/Clock.js';
 import type { JobCount, OperationalStats } from '../ports/OperationalStats.js';
+import type { OutboxKind } from '../domain/outbox.js';
 
 /** What the control plane's gauges show at one moment (docs/observability.md). */
 export interface OperationalSnapshot {
@@ -9,7 +10,10 @@ export interface OperationalSnapshot {
   oldestQueuedSeconds: number;
   /** Workers by the status `deriveWorkerStatus` gives them (destroyed ones are not counted). */
   workers: { online: number; busy: number; offline: number };
+  /** Outbox rows still `pending`, every kind together. */
   outboxBacklog: number;
+  /** The same by kind (`notification`, `vcs_feedback`). */
+  outboxBacklogByKind: Record<OutboxKind, number>;
 }
 
 /**
@@ -30,7 +34,7 @@ export class OperationsUseCases {
     const jobs = await this.stats.jobCounts();
     const queue = await this.stats.queue();
     const workers = await this.stats.workers(heardSince);
-    const outboxBacklog = await this.stats.outboxBacklog();
+    const outboxBacklogByKind = await this.stats.outboxBacklog();
     const oldestQueuedSeconds =
       queue.oldestCreatedAt === null ? 0 : Math.max(0, (now.getTime() - Date.parse(queue.oldestCreatedAt)) / 1000);
     return {
@@ -38,7 +42,8 @@ export class OperationsUseCases {
       queueDepth: queue.depth,
       oldestQueuedSeconds,
       workers: { online: workers.heard - workers.busy, busy: workers.busy, offline: workers.silent },
-      outboxBacklog,
+      outboxBacklog: Object.values(outboxBacklogByKind).reduce((sum, count) => sum + count, 0),
+      outboxBacklogByKind,
     };
   }
 }

@@ -1,35 +1,37 @@
-import { ConfigurationVersionUseCases } from '../configurationVersions/ConfigurationVersionUseCases.js';
-import { WorkerCredentialCache } from '../auth/WorkerCredentialCache.js';
-import { HeartbeatBuffer } from './HeartbeatBuffer.js';
-import { ApiTokenUseCases } from './ApiTokenUseCases.js';
-import { AuditUseCases } from './AuditUseCases.js';
-import { AuthUseCases } from './AuthUseCases.js';
-import { VineUseCases } from './VineUseCases.js';
+import type { CoreModule } from '../modules/CoreModule.js';
+import { CORE_MODULES } from '../modules/coreModules.js';
+import { resolveModules } from '../modules/registry.js';
+import { coreServices } from '../tokens.js';
+import type { ConfigurationVersionUseCases } from '../configurationVersions/ConfigurationVersionUseCases.js';
+import type { ApiTokenUseCases } from '../tokens/ApiTokenUseCases.js';
+import type { AuditUseCases } from '../audit/AuditUseCases.js';
+import type { AuthUseCases } from './AuthUseCases.js';
+import type { VineUseCases } from './VineUseCases.js';
 import type { CoreDeps } from './CoreDeps.js';
-import { DriftUseCases } from './DriftUseCases.js';
-import { GitEventUseCases } from './GitEventUseCases.js';
-import { InvitationUseCases } from './InvitationUseCases.js';
-import { JobUseCases } from './JobUseCases.js';
-import { JobWaitingUseCases } from './JobWaitingUseCases.js';
-import { LogUseCases } from './LogUseCases.js';
-import { NotificationUseCases } from './NotificationUseCases.js';
-import { VcsFeedbackUseCases } from './vcsFeedback.js';
-import { OrgUseCases } from './OrgUseCases.js';
-import { PolicyUseCases } from './PolicyUseCases.js';
-import { PlanArtifactUseCases } from './PlanArtifactUseCases.js';
-import { PlanReviewUseCases } from './PlanReviewUseCases.js';
-import { ReleaseUseCases } from './ReleaseUseCases.js';
-import { RepositoryUseCases } from './RepositoryUseCases.js';
-import { SignInLinkUseCases } from './SignInLinkUseCases.js';
-import { SignInUseCases } from './SignInUseCases.js';
-import { StateUseCases } from './StateUseCases.js';
-import { VcsUseCases } from './VcsUseCases.js';
-import { VineyardUseCases } from './VineyardUseCases.js';
-import { WorkerUseCases } from './WorkerUseCases.js';
-import { WorkloadIdentityUseCases } from './WorkloadIdentityUseCases.js';
-import { createJobLifecycle } from '../jobs/jobHooks.js';
-import { createTfeUseCases, type TfeUseCases } from '../tfe/index.js';
-import { VineEditUseCases } from '../vineEdits/VineEditUseCases.js';
+import type { DriftUseCases } from '../drift/DriftUseCases.js';
+import type { GitEventUseCases } from '../vcs/GitEventUseCases.js';
+import type { InvitationUseCases } from '../orgs/InvitationUseCases.js';
+import type { JobUseCases } from './JobUseCases.js';
+import type { JobWaitingUseCases } from './JobWaitingUseCases.js';
+import type { LogUseCases } from './LogUseCases.js';
+import type { NotificationUseCases } from './NotificationUseCases.js';
+import type { VcsFeedbackUseCases } from './vcsFeedback.js';
+import type { OutboxUseCases } from '../outbox/OutboxUseCases.js';
+import type { OrgUseCases } from '../orgs/OrgUseCases.js';
+import type { PolicyUseCases } from '../policies/PolicyUseCases.js';
+import type { PlanArtifactUseCases } from './PlanArtifactUseCases.js';
+import type { PlanReviewUseCases } from '../policies/PlanReviewUseCases.js';
+import type { ReleaseUseCases } from './ReleaseUseCases.js';
+import type { RepositoryUseCases } from '../vcs/RepositoryUseCases.js';
+import type { SignInLinkUseCases } from './SignInLinkUseCases.js';
+import type { SignInUseCases } from './SignInUseCases.js';
+import type { StateUseCases } from './StateUseCases.js';
+import type { VcsUseCases } from '../vcs/VcsUseCases.js';
+import type { VineyardUseCases } from './VineyardUseCases.js';
+import type { WorkerUseCases } from './WorkerUseCases.js';
+import type { WorkloadIdentityUseCases } from '../workloadIdentity/WorkloadIdentityUseCases.js';
+import type { TfeUseCases } from '../tfe/index.js';
+import type { VineEditUseCases } from '../vineEdits/VineEditUseCases.js';
 
 /** Every use case over one set of ports: what the HTTP layer calls. */
 export interface UseCases {
@@ -55,6 +57,8 @@ export interface UseCases {
   drift: DriftUseCases;
   notifications: NotificationUseCases;
   vcsFeedback: VcsFeedbackUseCases;
+  /** Deliveries of notifications and git feedback, one outbox (issue 24). */
+  outbox: OutboxUseCases;
   policies: PolicyUseCases;
   vcs: VcsUseCases;
   audit: AuditUseCases;
@@ -67,44 +71,11 @@ export interface UseCases {
   configurationVersions: ConfigurationVersionUseCases;
 }
 
-export function createUseCases(deps: CoreDeps): UseCases {
-  const credentials = new WorkerCredentialCache(deps.clock, deps.settings.workerCredentialCacheSeconds, deps.events);
-  const heartbeats = new HeartbeatBuffer(deps);
-  const workloadIdentity = new WorkloadIdentityUseCases(deps);
-  // The one owner of the job lifecycle, shared by every use case that queues or ends a job.
-  const configurationVersions = new ConfigurationVersionUseCases(deps);
-  const lifecycle = createJobLifecycle(deps, { credentials, configurationVersions });
-  const apiTokens = new ApiTokenUseCases(deps);
-  const drift = new DriftUseCases(deps, lifecycle);
-  const planReviews = new PlanReviewUseCases(deps, lifecycle);
-  return {
-    auth: new AuthUseCases(deps),
-    vineyards: new VineyardUseCases(deps),
-    vines: new VineUseCases(deps),
-    vineEdits: new VineEditUseCases(deps, drift),
-    jobs: new JobUseCases(deps, lifecycle, heartbeats, workloadIdentity, configurationVersions),
-    configurationVersions,
-    jobWaiting: new JobWaitingUseCases(deps),
-    logs: new LogUseCases(deps),
-    workers: new WorkerUseCases(deps, credentials, heartbeats, lifecycle),
-    planArtifacts: new PlanArtifactUseCases(deps),
-    releases: new ReleaseUseCases(deps),
-    states: new StateUseCases(deps),
-    signIn: new SignInUseCases(deps),
-    signInLinks: new SignInLinkUseCases(deps),
-    repositories: new RepositoryUseCases(deps),
-    apiTokens,
-    orgs: new OrgUseCases(deps),
-    invitations: new InvitationUseCases(deps),
-    drift,
-    notifications: new NotificationUseCases(deps),
-    vcsFeedback: new VcsFeedbackUseCases(deps),
-    policies: new PolicyUseCases(deps),
-    vcs: new VcsUseCases(deps),
-    audit: new AuditUseCases(deps),
-    planReviews,
-    workloadIdentity,
-    gitEvents: new GitEventUseCases(deps, lifecycle),
-    tfe: createTfeUseCases(deps, apiTokens, lifecycle, planReviews, configurationVersions),
-  };
+/**
+ * Every use case over one set of ports: what the HTTP layer calls. Each comes from its module
+ * (`modules/coreModules.ts`), made once, in a plain registry; `trellis-server` fills tsyringe
+ * from the same modules instead, so an embedder can replace any of them by its token.
+ */
+export function createUseCases(deps: CoreDeps, modules: readonly CoreModule[] = CORE_MODULES): UseCases {
+  return resolveModules(deps, modules)(coreServices.useCases);
 }

@@ -27,9 +27,9 @@ export interface OutboxDeps {
 }
 
 /**
- * The transactional outbox (issue 14): records `input.event` for delivery to every notification
- * of the owner that takes it, in the caller's unit of work, so the deliveries commit with the
- * change or not at all. The body is fixed now (the job, vine and vineyard as they are in this
+ * The transactional outbox (issues 14, 24): records `input.event` for delivery to every
+ * notification of the owner that takes it, as `notification` rows of the outbox in the caller's
+ * unit of work, so the deliveries commit with the change or not at all. The body is fixed now (the job, vine and vineyard as they are in this
  * transaction). Returns the deliveries written (none when no notification matches).
  */
 export async function enqueueNotification(
@@ -42,7 +42,7 @@ export async function enqueueNotification(
   const payload = await eventPayload(stores, deps, input);
   const written: NotificationDelivery[] = [];
   for (const notification of matching) {
-    written.push(await stores.notifications.addDelivery(newDelivery(deps, notification, input.event, payload)));
+    written.push(await stores.outbox.add('notification', newDelivery(deps, notification, input.event, payload)));
   }
   return written;
 }

@@ -3,7 +3,6 @@ import { PROVIDER_NAMES } from '../domain/enums.js';
 import { requireUuid } from '../domain/validation.js';
 import { Access } from './Access.js';
 import { isDomainError } from '../domain/errors.js';
-import { nextAttemptAt } from '../domain/notifications.js';
 import type { Job } from '../domain/records.js';
 import type { CommitState, VcsJobTrigger } from '../domain/vcs.js';
 import {
@@ -16,6 +15,7 @@ import {
 import type { Clock } from '../ports/Clock.js';
 import type { Random } from '../ports/Random.js';
 import { ownerScope, type Stores, systemScope } from '../ports/UnitOfWork.js';
+import { deliverDueRows, finalOutcome, type OutboxDeliverer, retryOutcome } from '../outbox/delivery.js';
 import type { CoreDeps, CoreSettings } from './CoreDeps.js';
 import { jobWebUrl } from './notificationOutbox.js';
 import { vcsTokenFor } from './vcsTokens.js';
@@ -24,6 +24,7 @@ import { cut, cutComment, renderPlanComment, statusOf, type VcsFeedbackMoment } 
 export interface VcsFeedbackDeps {
   clock: Clock;
   random: Random;
+  /** `notifications.webUrl`: the job's link. */
   settings: Pick<CoreSettings, 'notifications'>;
 }
 
@@ -85,7 +86,7 @@ export async function enqueueVcsFeedback(
   const written: VcsFeedbackItem[] = [];
   for (const payload of payloads) {
     written.push(
-      await stores.vcsFeedback.add({
+      await stores.outbox.add('vcs_feedback', {
         id: deps.random.uuid(),
         owner_id: job.owner_id,
         job_id: job.id,
@@ -117,14 +118,12 @@ export interface VcsFeedbackReport {
   error: string | null;
 }
 
-const CLAIM_BATCH = 20;
-
 /**
- * The feedback worker (issue 13): sends due items with the connecting user's token. A provider
- * that refuses or is down is retried with the notification outbox's backoff, at most
- * `vcsFeedback.maxAttempts` times and within its retry window; the job is never touched.
+ * The deliverer of the outbox's `vcs_feedback` rows (issue 13): sends each with the connecting
+ * user's token. A provider that refuses or is down is retried with the outbox's backoff, at most
+ * `outbox.vcsFeedbackMaxAttempts` times and within its retry window; the job is never touched.
  */
-export class VcsFeedbackUseCases {
+export class VcsFeedbackUseCases implements OutboxDeliverer<'vcs_feedback'> {
   private readonly access: Access;
 
   constructor(private readonly deps: CoreDeps) {
@@ -141,41 +140,38 @@ export class VcsFeedbackUseCases {
       stores.jobs.get(ownerId, jobId),
     );
     const items = await this.deps.uow.read(scope, (stores) =>
-      stores.vcsFeedback.listForJob(record.owner_id, record.id),
+      stores.outbox.listVcsFeedback(record.owner_id, record.id),
     );
     return items.map(vcsFeedbackView);
   }
 
-  /** One round: takes due items (never one another replica holds) and tries each. */
+  /**
+   * A round of the outbox over feedback only (the scheduled task sends every kind): takes due
+   * items (never one another replica holds) and tries each.
+   */
   async deliverDue(): Promise<VcsFeedbackReport[]> {
-    const now = this.deps.clock.now();
-    const lease = new Date(now.getTime() + this.deps.settings.notifications.leaseSeconds * 1000).toISOString();
-    const due = await this.deps.uow.run(systemScope, (stores) =>
-      stores.vcsFeedback.claimDue(now.toISOString(), lease, CLAIM_BATCH),
+    const delivered = await deliverDueRows(this.deps, { vcs_feedback: this }, ['vcs_feedback']);
+    return delivered.flatMap((row) =>
+      row.kind === 'vcs_feedback' && row.recorded !== null ? [reportVcsFeedback(row.recorded)] : [],
     );
-    const reports: VcsFeedbackReport[] = [];
-    for (const item of due) {
-      const done = await this.attempt(item);
-      if (done) reports.push(report(done));
-    }
-    return reports;
   }
 
-  private async attempt(item: VcsFeedbackItem): Promise<VcsFeedbackItem | null> {
+  /** One try at a claimed item, recorded with what follows from it. */
+  async deliver(item: VcsFeedbackItem): Promise<VcsFeedbackItem | null> {
     const scope = ownerScope(item.owner_id);
     const { superseded, connection } = await this.deps.uow.read(scope, async (stores) => ({
-      superseded: await stores.vcsFeedback.hasNewer(item),
+      superseded: await stores.outbox.hasNewerVcsFeedback(item),
       connection: await stores.vcs.get(item.owner_id, item.vine_id),
     }));
     const at = this.deps.clock.now().toISOString();
     if (superseded) {
-      return this.record(item, null, { status: 'superseded', next_attempt_at: at, finished_at: at });
+      return this.record(item, null, finalOutcome(at, 'superseded'));
     }
     const name = PROVIDER_NAMES[item.provider];
     const api = this.deps.vcs[item.provider]?.api;
     if (!connection || connection.provider !== item.provider) {
       const error = 'the vine is no longer connected to this repository';
-      return this.record(item, { at, error }, { status: 'failed', next_attempt_at: at, finished_at: at });
+      return this.record(item, { at, error }, finalOutcome(at, 'failed'));
     }
     let token: string | null = null;
     let error: string | null = null;
@@ -188,13 +184,16 @@ export class VcsFeedbackUseCases {
       error = describe(cause, token);
       // A departed person's token is never used (issue 23): nothing to retry until an admin reconnects.
       if (isDomainError(cause) && cause.code === 'needs_reconnect') {
-        return this.record(item, { at, error }, { status: 'failed', next_attempt_at: at, finished_at: at });
+        return this.record(item, { at, error }, finalOutcome(at, 'failed'));
       }
     }
-    if (error === null) {
-      return this.record(item, { at, error: null }, { status: 'delivered', next_attempt_at: at, finished_at: at });
-    }
-    return this.record(item, { at, error }, this.retry(item));
+    if (error === null) return this.record(item, { at, error: null }, finalOutcome(at, 'delivered'));
+    const tries = item.attempts.length + 1;
+    return this.record(
+      item,
+      { at, error },
+      retryOutcome(this.deps, item.created_at, tries, this.deps.settings.outbox.vcsFeedbackMaxAttempts),
+    );
   }
 
   private async send(
@@ -231,32 +230,13 @@ export class VcsFeedbackUseCases {
     }
   }
 
-  /** The outcome of a failed try: again later, or given up past the attempts or the window. */
-  private retry(item: VcsFeedbackItem): VcsFeedbackOutcome {
-    const now = this.deps.clock.now();
-    const at = now.toISOString();
-    const tries = item.attempts.length + 1;
-    const next =
-      tries >= this.deps.settings.vcsFeedback.maxAttempts
-        ? null
-        : nextAttemptAt(item.created_at, now, tries, this.jitter(), this.deps.settings.notifications);
-    return next === null
-      ? { status: 'failed', next_attempt_at: at, finished_at: at }
-      : { status: 'pending', next_attempt_at: next, finished_at: null };
-  }
-
-  private jitter(): number {
-    const [a = 0, b = 0] = this.deps.random.bytes(2);
-    return (a * 256 + b) / 65536;
-  }
-
   private record(
     item: VcsFeedbackItem,
     attempt: VcsFeedbackAttempt | null,
     outcome: VcsFeedbackOutcome,
   ): Promise<VcsFeedbackItem | null> {
     return this.deps.uow.run(ownerScope(item.owner_id), (stores) =>
-      stores.vcsFeedback.recordAttempt(item.owner_id, item.id, attempt, outcome),
+      stores.outbox.recordAttempt('vcs_feedback', item.owner_id, item.id, attempt, outcome),
     );
   }
 }
@@ -270,7 +250,8 @@ function describe(cause: unknown, token: string | null): string {
   return clean.length > 500 ? `${clean.slice(0, 499)}…` : clean;
 }
 
-function report(item: VcsFeedbackItem): VcsFeedbackReport {
+/** What an attempt at `item` came to, for the log. */
+export function reportVcsFeedback(item: VcsFeedbackItem): VcsFeedbackReport {
   const last = item.attempts[item.attempts.length - 1];
   return {
     id: item.id,

@@ -4,7 +4,7 @@ import { gitSourceIssues } from '../domain/gitSource.js';
 import type { CloudIdentitySettings, Engine, Variables, VineSource } from '../domain/records.js';
 import { isUuid, requireName } from '../domain/validation.js';
 import type { ApprovalSetting } from '../domain/policies.js';
-import { parseApprovalSetting } from './PlanReviewUseCases.js';
+import { parseApprovalSetting } from '../policies/PlanReviewUseCases.js';
 
 /** The body of `POST /api/cli/configurations` (DESIGN §4). */
 export interface CreateVineInput {

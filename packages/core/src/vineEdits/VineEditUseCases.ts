@@ -8,7 +8,7 @@ import { configHash, snapshotOfVine } from '../snapshot/configSnapshot.js';
 import { Access } from '../usecases/Access.js';
 import { recordAudit } from '../usecases/audit.js';
 import { type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
-import type { DriftUseCases, VineSettingsInput } from '../usecases/DriftUseCases.js';
+import type { DriftUseCases, VineSettingsInput } from '../drift/DriftUseCases.js';
 import { deleteStateArtifacts } from '../usecases/stateVersionWriter.js';
 import { type VineView, type VineyardView, vineForPeople } from '../usecases/views.js';
 import { cloudIdentityFor } from './cloudIdentity.js';

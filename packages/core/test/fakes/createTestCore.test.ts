@@ -39,6 +39,7 @@ describe('createTestCore', () => {
         'jobWaiting',
         'logs',
         'orgs',
+        'outbox',
         'planArtifacts',
         'policies',
         'planReviews',

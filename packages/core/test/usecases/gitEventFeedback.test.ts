@@ -21,6 +21,7 @@ import {
   seedWorker,
   type TestCore,
   providerArchive,
+  outboxRows,
 } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { eventDelivery, TestWebhookReader } from './gitDeliveries.js';
@@ -173,7 +174,7 @@ describe('feedback of webhook-queued jobs', () => {
     await core.useCases.vcsFeedback.deliverDue();
     // One status per vine and commit: the DEPLOY's pending status supersedes the plan's, unsent.
     expect(states()).toEqual([['1', 'pending', 'Deploy queued']]);
-    const statuses = [...core.uow.snapshot().vcsFeedback.values()].map((item) => [
+    const statuses = outboxRows(core.uow.snapshot(), 'vcs_feedback').map((item) => [
       item.job_id === plan.id,
       item.status,
     ]);

@@ -15,6 +15,7 @@ import {
   seedVine,
   seedWorker,
   type TestCoreOptions,
+  outboxRows,
 } from '@trellis/testkit/memory';
 import { describe, expect, it } from 'vitest';
 import { expectFailure } from './helpers.js';
@@ -33,9 +34,7 @@ async function setup(options: TestCoreOptions = {}) {
   return { core, webhooks, alice: await user('alice@example.com'), bob: await user('bob@example.com') };
 }
 
-const deliveredState = (core: ReturnType<typeof createTestCore>) => [
-  ...core.uow.snapshot().notificationDeliveries.values(),
-];
+const deliveredState = (core: ReturnType<typeof createTestCore>) => outboxRows(core.uow.snapshot(), 'notification');
 
 describe('notifications', () => {
   it('show a webhook secret once, keep it sealed, and list without it', async () => {

@@ -3,7 +3,7 @@ import {
   configHash,
   cutComment,
   DEFAULT_NOTIFICATION_SETTINGS,
-  DEFAULT_VCS_FEEDBACK_SETTINGS,
+  DEFAULT_OUTBOX_SETTINGS,
   enqueueVcsFeedback,
   type Job,
   ownerScope,
@@ -25,6 +25,7 @@ import {
   type TestUser,
   type TestWorker,
   providerArchive,
+  outboxRows,
 } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
 
@@ -98,7 +99,7 @@ async function setup(maxCommentLength?: number, maxAttempts = 10) {
     },
     settings: {
       notifications: { ...DEFAULT_NOTIFICATION_SETTINGS, webUrl: WEB },
-      vcsFeedback: { ...DEFAULT_VCS_FEEDBACK_SETTINGS, maxAttempts },
+      outbox: { ...DEFAULT_OUTBOX_SETTINGS, vcsFeedbackMaxAttempts: maxAttempts },
     },
   });
   ada = await seedUser(core, { email: 'ada@example.test' });
@@ -207,7 +208,7 @@ const PLAN_METADATA = {
   resource_changes_omitted: 0,
 };
 
-const items = () => [...core.uow.snapshot().vcsFeedback.values()];
+const items = () => outboxRows(core.uow.snapshot(), 'vcs_feedback');
 
 describe('feedback at the git provider', () => {
   beforeEach(async () => setup());

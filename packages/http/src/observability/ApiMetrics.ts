@@ -1,4 +1,4 @@
-import { JOB_STATUSES, JOB_TYPES, type Clock, type OperationalSnapshot } from '@trellis/core';
+import { JOB_STATUSES, JOB_TYPES, type Clock, type OperationalSnapshot, OUTBOX_KINDS } from '@trellis/core';
 import type { RequestHandler } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ClaimLongPolls } from '../limits/ClaimLongPolls.js';
@@ -106,6 +106,17 @@ export class ApiMetrics {
       async collect() {
         const taken = await snapshot();
         if (taken !== null) this.set(taken.outboxBacklog);
+      },
+    });
+    new Gauge({
+      name: 'trellis_outbox_backlog_by_kind',
+      help: 'Outbox rows waiting to be sent by kind: notification (deliveries), vcs_feedback (git provider feedback)',
+      labelNames: ['kind'],
+      registers: [registry],
+      async collect() {
+        const taken = await snapshot();
+        if (taken === null) return;
+        for (const kind of OUTBOX_KINDS) this.set({ kind }, taken.outboxBacklogByKind[kind]);
       },
     });
   }

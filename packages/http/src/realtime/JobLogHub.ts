@@ -14,12 +14,11 @@ interface Follow {
   logsDirty: boolean;
   statusDirty: boolean;
   pumping: boolean;
-  timer: NodeJS.Timeout;
 }
 
 const PAGE = 1000;
-/** Re-read even without an event: events are best effort. */
-const RECHECK_MS = 5000;
+/** How often every follow is read again even without an event (events are best effort). */
+export const RECHECK_SECONDS = 5;
 
 /**
  * One reader per followed job and owner in this process. Each log or status event of the job
@@ -68,13 +67,7 @@ export class JobLogHub {
         logsDirty: false,
         statusDirty: false,
         pumping: false,
-        timer: setInterval(() => {
-          created.logsDirty = true;
-          created.statusDirty = true;
-          this.pump(jobId, created);
-        }, RECHECK_MS),
       };
-      created.timer.unref();
       owners.set(ownerId, created);
       follow = created;
     }
@@ -84,7 +77,6 @@ export class JobLogHub {
       current.listeners.delete(listener);
       const entries = this.follows.get(jobId);
       if (current.listeners.size === 0 && entries?.get(ownerId) === current) {
-        clearInterval(current.timer);
         entries.delete(ownerId);
         if (entries.size === 0) this.follows.delete(jobId);
       }
@@ -100,6 +92,20 @@ export class JobLogHub {
     if (!follow || follow.cursor !== null) return;
     follow.cursor = lastId;
     this.pump(jobId, follow);
+  }
+
+  /**
+   * Reads every followed job again, events or not: a lost event delays a chunk until then and never
+   * loses it. One local background task runs it for all follows (`LiveLogStreams.tasks()`).
+   */
+  recheck(): void {
+    for (const [jobId, owners] of this.follows) {
+      for (const follow of owners.values()) {
+        follow.logsDirty = true;
+        follow.statusDirty = true;
+        this.pump(jobId, follow);
+      }
+    }
   }
 
   /** How many (owner, job) readers are running. */
@@ -136,7 +142,7 @@ export class JobLogHub {
           }
         }
       } catch {
-        // A failed read (database away) is retried by the recheck timer.
+        // A failed read (database away) is retried by the next recheck.
       } finally {
         follow.pumping = false;
       }

@@ -4,11 +4,12 @@ import {
   type JobStatus,
   type LogChunk,
   RateLimitedError,
+  type ScheduledTask,
   type UseCases,
   type UserActor,
 } from '@trellis/core';
 import type { Response } from 'express';
-import { type JobUpdate, JobLogHub } from './JobLogHub.js';
+import { type JobUpdate, JobLogHub, RECHECK_SECONDS } from './JobLogHub.js';
 
 /** How many live-log streams may be open, and how far a client may fall behind. */
 export interface LiveLogLimits {
@@ -54,7 +55,7 @@ export interface LiveLogStats {
 }
 
 /** Keeps proxies from closing an idle stream. */
-const KEEPALIVE_MS = 15_000;
+const KEEPALIVE_SECONDS = 15;
 /**
  * Chunks per backlog read: a few at first, then as many as make about `maxBufferBytes` at the
  * average size seen so far (at most 1000), so a page of large chunks is not all in memory at once.
@@ -72,6 +73,8 @@ interface Slot {
   res: Response;
   live: boolean;
   waiting: boolean;
+  /** Writes a comment line on a live stream, so proxies keep it open; absent until it is live. */
+  keepalive?: () => void;
 }
 
 /** Bytes of the text a chunk carries (an estimate for the updates a stream holds back). */
@@ -145,6 +148,37 @@ export class LiveLogStreams {
   ) {
     this.limits = { ...DEFAULT_LIVE_LOG_LIMITS, ...limits };
     this.hub = new JobLogHub(useCases, events);
+  }
+
+  /**
+   * The streams' background work, one local task each for all of them (docs/architecture.md,
+   * Background work): a keepalive comment on every live stream, so proxies keep idle ones open,
+   * and a re-read of every followed job. Whoever serves the streams runs them (`trellis-server`
+   * on its scheduler).
+   */
+  tasks(): ScheduledTask[] {
+    return [
+      {
+        id: 'live-log-keepalive',
+        every: KEEPALIVE_SECONDS,
+        scope: 'local',
+        run: async () => {
+          this.keepAlive();
+        },
+      },
+      { id: 'live-log-recheck', every: RECHECK_SECONDS, scope: 'local', run: async () => this.hub.recheck() },
+    ];
+  }
+
+  /** Writes a keepalive comment on every live stream; returns how many. */
+  keepAlive(): number {
+    let written = 0;
+    for (const slot of this.slots) {
+      if (!slot.keepalive) continue;
+      slot.keepalive();
+      written += 1;
+    }
+    return written;
   }
 
   stats(): LiveLogStats {
@@ -333,11 +367,11 @@ export class LiveLogStreams {
       }
       pending = null;
       slot.live = true;
-      const keepalive = setInterval(() => writeLive(': keepalive\n\n'), KEEPALIVE_MS);
+      slot.keepalive = () => void writeLive(': keepalive\n\n');
       closed.addEventListener('abort', finish, { once: true });
       if (closed.aborted) finish();
       await done;
-      clearInterval(keepalive);
+      slot.keepalive = undefined;
     } finally {
       unfollow();
       // Before the headers went out (the job is gone), the error becomes a problem.

@@ -2,9 +2,6 @@ import type { UseCases } from '@trellis/core';
 import { PAGED_LIST_DESCRIPTION, PAGED_LIST_HEADERS, pagedList } from '../routing/pagedList.js';
 import { defineRoute, type RouteSpec } from '../routing/route.js';
 import {
-  ApprovePlanBody,
-  OverridePlanBody,
-  RejectPlanBody,
   CreateConfigurationBody,
   CreateJobBody,
   CreateVineyardBody,
@@ -133,19 +130,6 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
     }),
     defineRoute({
       method: 'post',
-      path: '/api/cli/configurations/{name}/drift-check',
-      operationId: 'checkConfigurationDrift',
-      summary: 'Queue a drift check of a vine now (by id or name)',
-      description:
-        'A speculative PLAN job with `trigger: {type:"drift"}`, on a DEPLOYED vine with no queued or running job (409 `configuration_not_deployed` or `configuration_busy`). Its result lands on the vine as `drift`; it can never be deployed (409 `plan_speculative`).',
-      tags: ['configurations'],
-      auth: 'user',
-      params: NameParams,
-      responses: { 202: { description: 'The queued drift check', schema: Job } },
-      handler: async ({ user, params }) => ({ status: 202, body: await useCases.drift.checkNow(user, params.name) }),
-    }),
-    defineRoute({
-      method: 'post',
       path: '/api/jobs',
       operationId: 'createJob',
       summary: 'Queue a job',
@@ -213,57 +197,6 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       params: IdParams,
       responses: { 200: { description: 'The cancelled job', schema: Job } },
       handler: async ({ user, params }) => ({ status: 200, body: await useCases.jobs.cancel(user, params.id) }),
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/api/cli/jobs/{id}/approve',
-      operationId: 'approvePlan',
-      summary: 'Approve a plan, so it may be deployed',
-      description:
-        'A successful PLAN (not a drift check) not yet applied, decided once (409 `plan_already_decided`). A stale plan cannot be approved (409 `plan_stale`); with the `separate_approver` setting the person who queued it cannot (403 `separate_approver_required`). In an organization: operators and above. Recorded on the plan as `approval` and audited (`plan.approve`).',
-      tags: ['jobs'],
-      auth: 'user',
-      params: IdParams,
-      body: ApprovePlanBody,
-      responses: { 200: { description: 'The plan job, with its approval', schema: Job } },
-      handler: async ({ user, params, body }) => ({
-        status: 200,
-        body: await useCases.planReviews.approve(user, params.id, body),
-      }),
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/api/cli/jobs/{id}/reject',
-      operationId: 'rejectPlan',
-      summary: "Reject a plan, which ends that plan's path to deploy",
-      description:
-        'A comment says why. Decided once (409 `plan_already_decided`); a DEPLOY of a rejected plan is refused (409 `plan_rejected`). In an organization: operators and above. Audited (`plan.reject`).',
-      tags: ['jobs'],
-      auth: 'user',
-      params: IdParams,
-      body: RejectPlanBody,
-      responses: { 200: { description: 'The plan job, with its rejection', schema: Job } },
-      handler: async ({ user, params, body }) => ({
-        status: 200,
-        body: await useCases.planReviews.reject(user, params.id, body),
-      }),
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/api/cli/jobs/{id}/override',
-      operationId: 'overridePlanPolicies',
-      summary: "Override a plan's failed mandatory policies, so it may be deployed",
-      description:
-        'Only a plan with failed mandatory policies (409 `no_failed_policies`), once (409 `plan_already_overridden`). In an organization: admins and owners; a personal plan: its owner. Recorded on the plan as `policy_override` and audited (`plan.override`).',
-      tags: ['jobs'],
-      auth: 'user',
-      params: IdParams,
-      body: OverridePlanBody,
-      responses: { 200: { description: 'The plan job, with its override', schema: Job } },
-      handler: async ({ user, params, body }) => ({
-        status: 200,
-        body: await useCases.planReviews.override(user, params.id, body),
-      }),
     }),
     defineRoute({
       method: 'get',

@@ -19,6 +19,11 @@ export interface Setting<T> {
   readonly shownDefault: string | null;
   /** What the variable does: one cell of the reference (markdown). */
   readonly description: string;
+  /**
+   * Former names still read when `env` is unset, in this order, and named as deprecated in the
+   * reference and in a warning at start-up.
+   */
+  readonly deprecatedEnv: readonly string[];
   /** Never repeated in an error message, and marked so in the reference. */
   readonly secret: boolean;
   /** The value of a set, non-empty variable; a ConfigError naming `name` and what was wrong otherwise. */
@@ -53,14 +58,19 @@ interface Row {
   env: string;
   description: string;
   shownDefault?: string;
+  deprecatedEnv?: readonly string[];
 }
 
-function setting<T>(row: Row, fields: Omit<Setting<T>, 'kind' | 'env' | 'description' | 'shownDefault'>): Setting<T> {
+function setting<T>(
+  row: Row,
+  fields: Omit<Setting<T>, 'kind' | 'env' | 'description' | 'shownDefault' | 'deprecatedEnv'>,
+): Setting<T> {
   return Object.freeze({
     kind: 'setting',
     env: row.env,
     description: row.description,
     shownDefault: row.shownDefault ?? null,
+    deprecatedEnv: Object.freeze([...(row.deprecatedEnv ?? [])]),
     ...fields,
   });
 }
@@ -195,8 +205,25 @@ export function family<const M extends string, T>(
 }
 
 function read<T>(row: Setting<T>, name: string, env: Env): T {
-  const raw = env[name];
-  return raw === undefined || raw === '' ? row.default : row.parse(raw, name);
+  const used = [name, ...(name === row.env ? row.deprecatedEnv : [])].find((each) => isSet(env[each]));
+  return used === undefined ? row.default : row.parse(env[used] as string, used);
+}
+
+function isSet(raw: string | undefined): raw is string {
+  return raw !== undefined && raw !== '';
+}
+
+/** A warning for each deprecated name `env` sets, naming the variable that replaces it. */
+export function deprecatedSettingsIn(table: SettingsTable, env: Env): string[] {
+  return settingRows(table).flatMap((row) =>
+    row.deprecatedEnv
+      .filter((name) => isSet(env[name]))
+      .map((name) =>
+        isSet(env[row.env])
+          ? `${name} is deprecated and ignored: ${row.env} is set`
+          : `${name} is deprecated: set ${row.env} instead`,
+      ),
+  );
 }
 
 /** Parses `env` by the table: every row read, every group an object of its own, all frozen. */

@@ -22,11 +22,18 @@ function accepts(row: Setting<unknown>): string {
   return row.secret && !row.accepts.includes('secret') ? `${row.accepts} (a secret)` : row.accepts;
 }
 
+/** The description, and the former names still read (deprecated). */
+function meaning(row: Setting<unknown>): string {
+  if (row.deprecatedEnv.length === 0) return row.description;
+  const names = row.deprecatedEnv.map((name) => `\`${name}\``).join(', ');
+  return `${row.description}. Deprecated, still read when this is unset: ${names}`;
+}
+
 /** The reference of every variable, one line each, in the table's order. */
 export function renderSettingsReference(table: SettingsTable = SERVER_SETTINGS): string {
   const lines = ['| variable | default | accepts | meaning |', '|---|---|---|---|'];
   for (const row of settingRows(table)) {
-    lines.push(`| \`${row.env}\` | ${cell(shownDefault(row))} | ${cell(accepts(row))} | ${cell(row.description)} |`);
+    lines.push(`| \`${row.env}\` | ${cell(shownDefault(row))} | ${cell(accepts(row))} | ${cell(meaning(row))} |`);
   }
   return lines.join('\n');
 }

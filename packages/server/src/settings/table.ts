@@ -1,5 +1,6 @@
 import { ACCESS_SETTINGS } from './access.js';
 import { OPERATIONS_SETTINGS } from './operations.js';
+import { OUTBOX_SETTINGS } from './outbox.js';
 import { SERVING_SETTINGS } from './serving.js';
 import { TERRAFORM_CLOUD_SETTINGS } from './terraformCloud.js';
 import { WORK_SETTINGS } from './work.js';
@@ -13,6 +14,7 @@ export const SERVER_SETTINGS = {
   ...SERVING_SETTINGS,
   ...ACCESS_SETTINGS,
   ...WORK_SETTINGS,
+  ...OUTBOX_SETTINGS,
   ...OPERATIONS_SETTINGS,
   ...TERRAFORM_CLOUD_SETTINGS,
 };

@@ -112,22 +112,6 @@ export const WORK_SETTINGS = {
     description:
       'how often the drift checks that are due are queued (see [drift.md](drift.md)); a global task, and replicas never queue the same check twice',
   }),
-  notificationIntervalSeconds: integer({
-    env: 'TRELLIS_NOTIFICATIONS_INTERVAL_S',
-    default: 5,
-    min: 1,
-    max: 3600,
-    description:
-      'how often the delivery task takes due notification deliveries from the outbox (on every replica; `FOR UPDATE SKIP LOCKED` keeps each delivery to one) ([notifications.md](notifications.md))',
-  }),
-  notificationRetryBaseSeconds: integer({
-    env: 'TRELLIS_NOTIFICATIONS_RETRY_BASE_S',
-    default: 10,
-    min: 1,
-    max: 3600,
-    description:
-      'the first retry of a failed delivery waits about this long, each next one twice as long (at most an hour, with jitter); deliveries still failing 24 hours after the event are given up',
-  }),
   notificationTimeoutSeconds: integer({
     env: 'TRELLIS_NOTIFICATIONS_TIMEOUT_S',
     default: 10,
@@ -148,14 +132,6 @@ export const WORK_SETTINGS = {
     default: false,
     description:
       '`true` lets notifications reach private, loopback and link-local addresses, and `http://` URLs: for tests and on-premises receivers only',
-  }),
-  vcsFeedbackIntervalSeconds: integer({
-    env: 'TRELLIS_VCS_FEEDBACK_INTERVAL_S',
-    default: 5,
-    min: 1,
-    max: 3600,
-    description:
-      'how often the feedback task sends due commit statuses and pull request comments to git providers (on every replica; `FOR UPDATE SKIP LOCKED` keeps each to one). Retries use the notification backoff (`TRELLIS_NOTIFICATIONS_RETRY_BASE_S`, 24-hour window), at most 10 tries ([git.md](git.md#reading-the-feedback-on-a-pull-request))',
   }),
   maxManualVcsConnections: integer({
     env: 'TRELLIS_MAX_MANUAL_VCS_CONNECTIONS',

@@ -32,7 +32,6 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   orgs: 'id',
   org_members: 'org_id',
   notifications: 'owner_id',
-  notification_deliveries: 'owner_id',
   audit_entries: 'owner_id',
   policies: 'owner_id',
   policy_versions: 'owner_id',
@@ -40,10 +39,10 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   vcs_deliveries: null,
   signing_keys: null,
   sign_in_links: null,
-  vcs_feedback: 'owner_id',
   vcs_comments: 'owner_id',
   tfe_authorization_codes: null,
   tfe_runs: 'owner_id',
+  outbox: 'owner_id',
 };
 
 /** The one owner an owner scope is limited to, or null for system work; member scopes span several. */

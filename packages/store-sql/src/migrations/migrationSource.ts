@@ -36,6 +36,7 @@ import { vineDeletionMigration } from './m041_vine_deletion.js';
 import { workspaceSettingsMigration } from './m043_workspace_settings.js';
 import { typedJobResultsMigration } from './m025_typed_job_results.js';
 import { tfeRunsMigration } from './m045_tfe_runs.js';
+import { outboxMigration } from './m044_outbox.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -73,6 +74,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   vineDeletionMigration,
   workspaceSettingsMigration,
   deployGateMigration,
+  outboxMigration,
   tfeRunsMigration,
   uploadedConfigurationVersionsMigration,
 ];

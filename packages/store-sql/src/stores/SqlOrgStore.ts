@@ -50,19 +50,19 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   orgs: 'delete',
   org_members: 'cascade',
   notifications: 'delete',
-  notification_deliveries: 'cascade',
   audit_entries: 'kept',
   policies: 'delete',
   policy_versions: 'cascade',
   vcs_connections: 'cascade',
   vcs_deliveries: 'none',
   signing_keys: 'none',
-  vcs_feedback: 'cascade',
   vcs_comments: 'cascade',
   sign_in_links: 'none',
   tfe_authorization_codes: 'none',
   // A run goes with its plan job (issue 27).
   tfe_runs: 'cascade',
+  // Goes with its notification, or its job and vine.
+  outbox: 'cascade',
 };
 
 /** The tables of `ORG_DELETION`'s `delete`, in the order their rows go (children before parents). */

@@ -9,6 +9,7 @@ import { SqlIdentityStore } from './SqlIdentityStore.js';
 import { SqlJobStore } from './SqlJobStore.js';
 import { SqlLogStore } from './SqlLogStore.js';
 import { SqlNotificationStore } from './SqlNotificationStore.js';
+import { SqlOutboxStore } from './SqlOutboxStore.js';
 import { SqlOrgStore } from './SqlOrgStore.js';
 import { SqlPolicyStore } from './SqlPolicyStore.js';
 import { SqlPlanArtifactStore } from './SqlPlanArtifactStore.js';
@@ -54,5 +55,6 @@ export function createStores(session: SqlSession): Stores {
     tfeLoginCodes: new SqlTfeLoginCodeStore(session),
     signInLinks: new SqlSignInLinkStore(session),
     vcsFeedback: new SqlVcsFeedbackStore(session),
+    outbox: new SqlOutboxStore(session),
   };
 }

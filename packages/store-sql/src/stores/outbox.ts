@@ -3,10 +3,10 @@ import { type Row, timeIn } from '../rows.js';
 import type { TableName } from '../schema.js';
 
 /**
- * The claim of a transactional outbox (notification deliveries, git provider feedback): up to
- * `limit` pending rows due at `now`, oldest due first, moved to `leaseUntil` so no other worker
- * takes them while they are sent. On Postgres rows another transaction holds are skipped
- * (`FOR UPDATE SKIP LOCKED`), so replicas never take one twice. Answers the rows as updated.
+ * The claim of a transactional outbox: up to `limit` pending rows due at `now` (narrowed by
+ * `whereIn`), oldest due first, moved to `leaseUntil` so no other worker takes them while they are
+ * sent. On Postgres rows another transaction holds are skipped (`FOR UPDATE SKIP LOCKED`), so
+ * replicas never take one twice. Answers the rows as updated, in written order.
  */
 export async function claimDueOutboxRows(
   db: SqlSession,
@@ -14,18 +14,19 @@ export async function claimDueOutboxRows(
   now: string,
   leaseUntil: string,
   limit: number,
+  whereIn: { column: string; values: readonly string[] } | null = null,
 ): Promise<Row[]> {
+  let candidates = db
+    .table(table)
+    .select('seq')
+    .where({ status: 'pending' })
+    .where('next_attempt_at', '<=', timeIn(now));
+  if (whereIn !== null) candidates = candidates.whereIn(whereIn.column, [...whereIn.values]);
   const due: Row[] = await db.lockSkippingLocked(
-    db
-      .table(table)
-      .select('seq')
-      .where({ status: 'pending' })
-      .where('next_attempt_at', '<=', timeIn(now))
-      .orderBy([{ column: 'next_attempt_at' }, { column: 'seq' }])
-      .limit(limit),
+    candidates.orderBy([{ column: 'next_attempt_at' }, { column: 'seq' }]).limit(limit),
   );
   if (due.length === 0) return [];
-  return db
+  const rows: Row[] = await db
     .table(table)
     .whereIn(
       'seq',
@@ -33,4 +34,5 @@ export async function claimDueOutboxRows(
     )
     .update({ next_attempt_at: timeIn(leaseUntil) })
     .returning('*');
+  return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
 }

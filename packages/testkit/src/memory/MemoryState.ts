@@ -9,7 +9,9 @@ import type {
   Job,
   LogChunk,
   Notification,
-  NotificationDelivery,
+  OutboxEntry,
+  OutboxItems,
+  OutboxKind,
   Org,
   OrgMember,
   PlanArtifact,
@@ -29,7 +31,6 @@ import type {
   WorkerRelease,
   VcsConnection,
   VcsCommentRef,
-  VcsFeedbackItem,
 } from '@trellis/core';
 
 /** A log chunk as stored: the public record plus the owner that row-level security filters on. */
@@ -86,7 +87,8 @@ export interface MemoryState {
   /** Keyed by membership id; a membership's owner is its organization. */
   orgMembers: Map<string, OrgMember>;
   notifications: Map<string, Notification>;
-  notificationDeliveries: Map<string, NotificationDelivery>;
+  /** The outbox (every kind), in written order. */
+  outbox: Map<string, OutboxEntry>;
   /** Keyed by entry id, in append order. */
   audit: Map<string, AuditEntry>;
   policies: Map<string, Policy>;
@@ -102,7 +104,6 @@ export interface MemoryState {
   /** System records, keyed by token hash. */
   signInLinks: Map<string, SignInLink>;
   /** Keyed by item id, in written order. */
-  vcsFeedback: Map<string, VcsFeedbackItem>;
   /** Keyed by `<vine>:<provider>:<repository>#<number>`. */
   vcsComments: Map<string, VcsCommentRef>;
 }
@@ -133,7 +134,7 @@ export function emptyMemoryState(): MemoryState {
     orgs: new Map(),
     orgMembers: new Map(),
     notifications: new Map(),
-    notificationDeliveries: new Map(),
+    outbox: new Map(),
     audit: new Map(),
     policies: new Map(),
     policyVersions: new Map(),
@@ -142,12 +143,16 @@ export function emptyMemoryState(): MemoryState {
     signingKeys: new Map(),
     tfeLoginCodes: new Map(),
     signInLinks: new Map(),
-    vcsFeedback: new Map(),
     vcsComments: new Map(),
   };
 }
 
 /** Rows go in and come out as copies, so no caller ever holds a live reference into the store. */
+/** The outbox rows of one kind, in written order (`snapshot()` of a memory unit of work). */
+export function outboxRows<K extends OutboxKind>(state: Pick<MemoryState, 'outbox'>, kind: K): OutboxItems[K][] {
+  return [...state.outbox.values()].flatMap((entry) => (entry.kind === kind ? [entry.item as OutboxItems[K]] : []));
+}
+
 export function copy<T>(value: T): T {
   return structuredClone(value);
 }

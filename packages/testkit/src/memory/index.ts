@@ -9,7 +9,13 @@ export * from './ManualTicker.js';
 export * from './RecordingVcsApi.js';
 export * from './MemoryArtifactStore.js';
 export * from './MemoryEventBus.js';
-export { emptyMemoryState, type MemoryState, type StoredComponents, type StoredLogChunk } from './MemoryState.js';
+export {
+  emptyMemoryState,
+  type MemoryState,
+  outboxRows,
+  type StoredComponents,
+  type StoredLogChunk,
+} from './MemoryState.js';
 export * from './MemoryTransaction.js';
 export * from './MemoryUnitOfWork.js';
 export * from './stores/index.js';

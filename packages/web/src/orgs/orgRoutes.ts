@@ -1,7 +1,7 @@
 import { MAX_PAGE_LIMIT, NotFoundError, roleAllows } from '@trellis/core';
 import type { RequestHandler, Router } from 'express';
 import type { Page } from '../layout.js';
-import { type FormProblem, orgPage, orgsPage } from '../pages/orgPages.js';
+import { type FormProblem, orgPage, orgsPage } from './orgPages.js';
 import { formField, formProblem, type PageContext, Redirect, type WebRouteDeps } from '../routing.js';
 
 /** Organizations (issue 12), their members and invitations: every change goes through the same use cases as the API. */

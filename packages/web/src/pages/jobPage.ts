@@ -13,7 +13,7 @@ import { planSummaryText } from '../planSummary.js';
 import { policyResultsSection } from './policyResults.js';
 import { resourceChangesSection, vcsFeedbackSection } from './vcsFeedback.js';
 import { readOnlyNote } from './vinePage.js';
-import { type PlanReviewRights, planReviewSection } from './planReview.js';
+import { type PlanReviewRights, planReviewSection } from '../policies/planReview.js';
 import type { ApprovalSetting, PlanlessActions, WaitingFor } from '@trellis/core';
 import { destroyButton } from './destroyButton.js';
 

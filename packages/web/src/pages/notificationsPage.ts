@@ -9,7 +9,7 @@ import { when, NAME_HINT } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { olderLink } from './olderLink.js';
-import { vineyardLabel } from './policiesPage.js';
+import { vineyardLabel } from '../policies/policiesPage.js';
 
 export interface NotificationsPageInput {
   base: string;

@@ -18,7 +18,7 @@ import { badge, commitCell, driftBadge, jobDuration, jobTypeLabel, shortId, utc,
 import { externalUrl, type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { destroyButton } from './destroyButton.js';
-import { approvalSettingSection } from './planReview.js';
+import { approvalSettingSection } from '../policies/planReview.js';
 
 export interface VinePageInput {
   base: string;

@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { policiesPage, policyPage } from '../pages/policiesPage.js';
+import { policiesPage, policyPage } from './policiesPage.js';
 import { orgIdOf, pageQuery, Redirect, refusedFormStatus, type WebRouteDeps } from '../routing.js';
 import { vineyardNames } from '../vineyardNames.js';
 

@@ -1,6 +1,6 @@
 import { DomainError } from '@trellis/core';
 import type { Router } from 'express';
-import { tokensPage } from '../pages/tokensPage.js';
+import { tokensPage } from './tokensPage.js';
 import { orgIdOf, pageQuery, Redirect, type WebRouteDeps } from '../routing.js';
 
 /** API tokens: a person's and an organization's, made and revoked by forms. */

@@ -1,5 +1,5 @@
 import type { CoreDeps } from '../../usecases/CoreDeps.js';
-import type { PlanReviewUseCases } from '../../usecases/PlanReviewUseCases.js';
+import type { PlanReviewUseCases } from '../../policies/PlanReviewUseCases.js';
 import { TfePhaseUseCases } from './phases.js';
 import { TfeRunQueueUseCases } from './phasesQueue.js';
 import { TfePolicyCheckUseCases } from './policyChecks.js';

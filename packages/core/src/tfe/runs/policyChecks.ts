@@ -6,7 +6,7 @@ import { roleAllows } from '../../domain/roles.js';
 import { failedMandatory, uncheckedPolicies } from '../../jobs/deployGate.js';
 import { Access } from '../../usecases/Access.js';
 import type { CoreDeps } from '../../usecases/CoreDeps.js';
-import type { PlanReviewUseCases } from '../../usecases/PlanReviewUseCases.js';
+import type { PlanReviewUseCases } from '../../policies/PlanReviewUseCases.js';
 import type { TfePhaseUseCases } from './phases.js';
 import { planJobIdOf, runPolicyCheckId } from './records.js';
 

@@ -23,12 +23,18 @@ const UNAVAILABLE_STATES: Readonly<Record<string, string>> = {
 const CONNECTION_LOST =
   /connection terminated|connection timeout|connection error|terminating connection|Connection ended/i;
 
+/** pg's pool when no connection became free (or could be opened) within `connectionTimeoutMillis`. */
+const POOL_TIMEOUT = /timeout exceeded when trying to connect/i;
+
 export function classifyPostgresFailure(error: unknown): StoreFailure | null {
   const common = classifyCommonFailure(error);
   if (common) return common;
   if (!(error instanceof Error)) return null;
   const state = (error as { code?: unknown }).code;
   if (typeof state !== 'string' || !/^[0-9A-Z]{5}$/.test(state)) {
+    if (POOL_TIMEOUT.test(error.message)) {
+      return { kind: 'unavailable', reason: 'no database connection became free in time' };
+    }
     return CONNECTION_LOST.test(error.message)
       ? { kind: 'unavailable', reason: 'the connection to the database was lost' }
       : null;

@@ -16,6 +16,7 @@ import { insertValues } from '../insertValues.js';
 import { assertRowsInScope, restrictToScope } from '../scoping.js';
 import { AsyncMutex } from './AsyncMutex.js';
 import { claimNextSqliteJob } from './sqliteClaim.js';
+import { type SqliteConnection, SingleConnectionPool } from './SqliteConnection.js';
 import { cacheStatements } from './statementCache.js';
 import { classifySqliteFailure, isSqliteBusy } from './sqliteErrors.js';
 
@@ -27,21 +28,6 @@ export interface SqliteOptions {
   busyTimeoutMs: number;
   /** How long a unit of work or a migration keeps retrying a busy database before giving up. */
   lockWaitMs: number;
-}
-
-/** The part of a better-sqlite3 `Database` we use directly (the rest goes through knex). */
-interface SqliteConnection {
-  exec(sql: string): unknown;
-  prepare(sql: string): SqliteStatement;
-  pragma(sql: string): unknown;
-  readonly inTransaction: boolean;
-}
-
-/** A better-sqlite3 prepared statement. */
-interface SqliteStatement {
-  readonly reader: boolean;
-  all(bindings: readonly unknown[]): Row[];
-  run(bindings: readonly unknown[]): unknown;
 }
 
 /**
@@ -57,12 +43,6 @@ function runPrepared(connection: SqliteConnection, sql: string, bindings: readon
   return [];
 }
 
-/** knex's pool, which its public types leave untyped. */
-interface ConnectionPool {
-  acquireConnection(): Promise<SqliteConnection>;
-  releaseConnection(connection: SqliteConnection): Promise<void>;
-}
-
 /**
  * SQLite through better-sqlite3: one connection per process, behind a mutex, so a unit of work
  * has the connection to itself. Each one starts with BEGIN IMMEDIATE: knex's deferred BEGIN takes
@@ -73,17 +53,25 @@ interface ConnectionPool {
  */
 export class SqliteDialect implements Dialect {
   readonly name = 'sqlite';
-  private readonly pool: ConnectionPool;
   private readonly poolWatch: PoolWatch;
+  /** Units of work (and migrations, pings) holding the connection now, and waiting for it. */
+  private holding = 0;
+  private waiting = 0;
 
   constructor(
     private readonly knex: Knex,
+    /** The one connection, which knex borrows too (its `connectionPool`). */
+    private readonly pool: SingleConnectionPool,
     private readonly options: SqliteOptions,
     /** Shared by every store of this process on the same file (see `mutexFor`). */
     private readonly mutex: AsyncMutex,
   ) {
-    this.pool = knex.client as ConnectionPool;
-    this.poolWatch = new PoolWatch(knex);
+    // The mutex is the queue for the connection: its wait is what a pool's acquisition would be.
+    this.poolWatch = new PoolWatch(() => ({
+      used: this.holding,
+      free: 1 - this.holding,
+      pendingAcquires: this.waiting,
+    }));
   }
 
   poolStats(): PoolStats {
@@ -104,31 +92,52 @@ export class SqliteDialect implements Dialect {
         );
       }
     }
+    const { default: Database } = await import('better-sqlite3');
+    const pool = new SingleConnectionPool(() => {
+      const connection = new Database(filename);
+      try {
+        // busy_timeout first: switching to WAL needs a lock another process may hold.
+        connection.pragma(`busy_timeout = ${Math.round(options.busyTimeoutMs)}`);
+        connection.pragma('journal_mode = WAL');
+        // In WAL mode NORMAL never corrupts the database; a power cut may lose the last commits.
+        connection.pragma('synchronous = NORMAL');
+        connection.pragma('foreign_keys = ON');
+        cacheStatements(connection);
+        return connection as unknown as SqliteConnection;
+      } catch (error) {
+        connection.close();
+        throw error;
+      }
+    });
     const knex = knexFactory({
       client: 'better-sqlite3',
-      connection: { filename },
+      connectionPool: pool,
       useNullAsDefault: true,
       log: knexLog(options.logger),
-      pool: {
-        min: 1,
-        max: 1,
-        afterCreate: (connection: SqliteConnection, done: (error: Error | null, connection: unknown) => void) => {
-          try {
-            // busy_timeout first: switching to WAL needs a lock another process may hold.
-            connection.pragma(`busy_timeout = ${Math.round(options.busyTimeoutMs)}`);
-            connection.pragma('journal_mode = WAL');
-            // In WAL mode NORMAL never corrupts the database; a power cut may lose the last commits.
-            connection.pragma('synchronous = NORMAL');
-            connection.pragma('foreign_keys = ON');
-            cacheStatements(connection);
-            done(null, connection);
-          } catch (error) {
-            done(error as Error, connection);
-          }
-        },
-      },
     });
-    return new SqliteDialect(knex, options, filename === ':memory:' ? new AsyncMutex() : mutexFor(filename));
+    return new SqliteDialect(knex, pool, options, filename === ':memory:' ? new AsyncMutex() : mutexFor(filename));
+  }
+
+  /**
+   * Runs `task` with the connection to itself: after the mutex (this process's other units of
+   * work, on any store of the file), its wait counted as a pool's acquisition would be.
+   */
+  private async exclusive<T>(task: (connection: SqliteConnection) => Promise<T>): Promise<T> {
+    const release = await this.poolWatch.acquire(async () => {
+      this.waiting += 1;
+      try {
+        return await this.mutex.lock();
+      } finally {
+        this.waiting -= 1;
+      }
+    });
+    this.holding += 1;
+    try {
+      return await task(this.pool.connection());
+    } finally {
+      this.holding -= 1;
+      release();
+    }
   }
 
   /**
@@ -141,26 +150,24 @@ export class SqliteDialect implements Dialect {
     work: (session: SqlSession) => Promise<T>,
     mode: TransactionMode = 'write',
   ): Promise<T> {
-    return this.mutex.runExclusive(() =>
-      this.withConnection(async (connection) => {
-        if (mode === 'read') connection.pragma('query_only = ON');
+    return this.exclusive(async (connection) => {
+      if (mode === 'read') connection.pragma('query_only = ON');
+      try {
+        if (mode === 'read') connection.exec('BEGIN DEFERRED');
+        else await this.beginImmediate(connection);
         try {
-          if (mode === 'read') connection.exec('BEGIN DEFERRED');
-          else await this.beginImmediate(connection);
-          try {
-            const result = await work(new SqliteSession(this.knex, connection, scope));
-            connection.exec('COMMIT');
-            return result;
-          } catch (error) {
-            rollBack(connection);
-            throw error;
-          }
-        } finally {
-          // The connection is shared by every unit of work of the process: leave it writable.
-          if (mode === 'read') connection.pragma('query_only = OFF');
+          const result = await work(new SqliteSession(this.knex, connection, scope));
+          connection.exec('COMMIT');
+          return result;
+        } catch (error) {
+          rollBack(connection);
+          throw error;
         }
-      }),
-    );
+      } finally {
+        // The connection is shared by every unit of work of the process: leave it writable.
+        if (mode === 'read') connection.pragma('query_only = OFF');
+      }
+    });
   }
 
   /**
@@ -170,11 +177,11 @@ export class SqliteDialect implements Dialect {
    * atomically. A process that finds the database busy waits and tries again.
    */
   async migrate(): Promise<void> {
-    await this.mutex.runExclusive(async () => {
+    await this.exclusive(async (connection) => {
       const deadline = Date.now() + this.options.lockWaitMs;
       for (let attempt = 0; ; attempt += 1) {
         try {
-          await this.withConnection((connection) => this.createMigrationTables(connection));
+          await this.createMigrationTables(connection);
           await migrateToLatest(this.knex, 'sqlite', this.options.migrations, this.options.logger);
           return;
         } catch (error) {
@@ -187,28 +194,23 @@ export class SqliteDialect implements Dialect {
   }
 
   pendingMigrations(): Promise<string[]> {
-    return this.mutex.runExclusive(() => pendingMigrations(this.knex, 'sqlite', this.options.migrations));
+    return this.exclusive(() => pendingMigrations(this.knex, 'sqlite', this.options.migrations));
   }
 
   async ping(): Promise<void> {
-    await this.mutex.runExclusive(() => this.knex.raw('select 1'));
+    await this.exclusive(async (connection) => connection.prepare('select 1').all([]));
   }
 
   translate(error: unknown): unknown {
     return toDomainError(error, classifySqliteFailure(error));
   }
 
+  /** Once the running units of work have finished (knex leaves a pool it was handed open). */
   async close(): Promise<void> {
-    await this.mutex.runExclusive(() => this.knex.destroy());
-  }
-
-  private async withConnection<T>(use: (connection: SqliteConnection) => Promise<T>): Promise<T> {
-    const connection = await this.pool.acquireConnection();
-    try {
-      return await use(connection);
-    } finally {
-      await this.pool.releaseConnection(connection);
-    }
+    await this.mutex.runExclusive(async () => {
+      await this.knex.destroy();
+      this.pool.close();
+    });
   }
 
   /** busy_timeout already waits inside SQLite; past it, back off and retry up to `lockWaitMs`. */

@@ -242,8 +242,8 @@ export class LifecycleWorld {
     return this.core.uow.read(ownerScope(owner), async (stores) => {
       const request = pageRequest({ limit: 200 });
       const jobs = await stores.jobs.list(owner);
-      const deliveries = (await stores.notifications.pageDeliveries(owner, this.notificationId, request)).items;
-      const vcs = (await Promise.all(jobs.map((job) => stores.vcsFeedback.listForJob(owner, job.id)))).flat();
+      const deliveries = (await stores.outbox.pageDeliveries(owner, this.notificationId, request)).items;
+      const vcs = (await Promise.all(jobs.map((job) => stores.outbox.listVcsFeedback(owner, job.id)))).flat();
       const audit = (await stores.audit.page(owner, {}, request)).items;
       return {
         jobs,

@@ -9,6 +9,7 @@ import { describeJobStoreConformance } from './jobs.js';
 import { describeLogStoreConformance } from './logs.js';
 import { describeNotificationStoreConformance } from './notifications.js';
 import { describeOrgMembershipConformance } from './orgMemberships.js';
+import { describeOutboxStoreConformance } from './outbox.js';
 import { describeOrgStoreConformance } from './orgs.js';
 import { describePaginationConformance } from './pagination.js';
 import { describePolicyStoreConformance } from './policies.js';
@@ -66,5 +67,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeSignInLinkStoreConformance(open);
     describeVcsFeedbackStoreConformance(open);
     describeTfeRunStoreConformance(open);
+    describeOutboxStoreConformance(open);
   });
 }

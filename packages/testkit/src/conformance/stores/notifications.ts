@@ -86,7 +86,7 @@ export function describeNotificationStoreConformance(open: OpenStoreHarness): vo
       expect(await ids('drift.detected', null)).toEqual([]);
     });
 
-    it('claims due deliveries once, leases them, records attempts, and deletes them with their notification', async () => {
+    it('keeps deliveries in the outbox: claims due ones once, leases them, records attempts, and deletes them with their notification', async () => {
       const user = await newOwner();
       const notification = newNotification(user.id);
       const due = newDelivery(notification, { created_at: at(10), next_attempt_at: at(10) });
@@ -94,30 +94,36 @@ export function describeNotificationStoreConformance(open: OpenStoreHarness): vo
       const done = newDelivery(notification, { created_at: at(12), status: 'delivered', finished_at: at(12) });
       await suite.asOwner(user.id, async (stores) => {
         await stores.notifications.create(notification);
-        for (const d of [due, later, done]) expect(await stores.notifications.addDelivery(d)).toEqual(d);
+        for (const d of [due, later, done]) expect(await stores.outbox.add('notification', d)).toEqual(d);
       });
-      const claimed = await suite.asSystem((stores) => stores.notifications.claimDue(at(50), at(60), 10));
-      expect(claimed).toEqual([{ ...due, next_attempt_at: at(60) }]);
-      expect(await suite.asSystem((stores) => stores.notifications.claimDue(at(55), at(65), 10))).toEqual([]);
+      const claimed = await suite.asSystem((stores) => stores.outbox.claimDue(at(50), at(60), 10));
+      expect(claimed).toEqual([{ kind: 'notification', item: { ...due, next_attempt_at: at(60) } }]);
+      expect(await suite.asSystem((stores) => stores.outbox.claimDue(at(55), at(65), 10))).toEqual([]);
 
       const attempt = { at: at(50), status_code: 503, error: 'HTTP 503', duration_ms: 12, response_excerpt: 'busy' };
       const recorded = await suite.asOwner(user.id, (stores) =>
-        stores.notifications.recordAttempt(user.id, due.id, attempt, {
+        stores.outbox.recordAttempt('notification', user.id, due.id, attempt, {
           status: 'pending',
           next_attempt_at: at(70),
           finished_at: null,
         }),
       );
       expect(recorded).toEqual({ ...due, attempts: [attempt], next_attempt_at: at(70) });
-      const again = await suite.asSystem((stores) => stores.notifications.claimDue(at(200), at(300), 1));
-      expect(again.map((d) => d.id)).toEqual([due.id]);
+      const again = await suite.asSystem((stores) => stores.outbox.claimDue(at(200), at(300), 1));
+      expect(again.map((entry) => entry.item.id)).toEqual([due.id]);
 
       const page = await suite.asOwner(user.id, (stores) =>
-        stores.notifications.pageDeliveries(user.id, notification.id, { limit: 10 }),
+        stores.outbox.pageDeliveries(user.id, notification.id, { limit: 10 }),
       );
       expect(page.items.map((d) => d.id)).toEqual([done.id, later.id, due.id]);
+      expect(await suite.asSystem((stores) => stores.outbox.find('notification', due.id))).toEqual({
+        ...due,
+        attempts: [attempt],
+        next_attempt_at: at(300),
+      });
       await suite.asOwner(user.id, (stores) => stores.notifications.delete(user.id, notification.id));
-      expect(await suite.asSystem((stores) => stores.notifications.findDelivery(due.id))).toBeNull();
+      expect(await suite.asSystem((stores) => stores.outbox.find('notification', due.id))).toBeNull();
+      expect(await suite.asSystem((stores) => stores.outbox.find('notification', done.id))).toBeNull();
     });
   });
 }

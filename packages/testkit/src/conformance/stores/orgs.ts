@@ -172,7 +172,7 @@ export function describeOrgStoreConformance(open: OpenStoreHarness): void {
           created_at: later(),
         });
         const notification = await stores.notifications.create(newNotification(ownerId));
-        await stores.notifications.addDelivery(newDelivery(notification));
+        await stores.outbox.add('notification', newDelivery(notification));
         const policy = await stores.policies.create(newPolicy(ownerId));
         const token = await stores.apiTokens.create(
           ownerId === org.id ? newApiToken(user.id, { org_id: org.id }) : newApiToken(ownerId),

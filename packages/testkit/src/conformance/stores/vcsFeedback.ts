@@ -35,7 +35,7 @@ export function newVcsFeedbackItem(job: Job, overrides: Partial<VcsFeedbackItem>
 }
 
 export function describeVcsFeedbackStoreConformance(open: OpenStoreHarness): void {
-  describe('VcsFeedbackStore', () => {
+  describe('git provider feedback (OutboxStore, VcsFeedbackStore)', () => {
     const suite = useStoreSuite(open);
     const newOwnerWithJob = () =>
       suite.asSystem(async (stores) => {
@@ -64,16 +64,16 @@ export function describeVcsFeedbackStoreConformance(open: OpenStoreHarness): voi
         next_attempt_at: at(11),
       });
       await suite.asOwner(a.user.id, async (stores) => {
-        expect(await stores.vcsFeedback.add(status)).toEqual(status);
-        await stores.vcsFeedback.add(comment);
+        expect(await stores.outbox.add('vcs_feedback', status)).toEqual(status);
+        await stores.outbox.add('vcs_feedback', comment);
       });
-      expect(await suite.asOwner(a.user.id, (stores) => stores.vcsFeedback.find(a.user.id, status.id))).toEqual(status);
-      expect(await suite.asOwner(b.user.id, (stores) => stores.vcsFeedback.find(a.user.id, status.id))).toBeNull();
-      expect(await suite.asOwner(a.user.id, (stores) => stores.vcsFeedback.listForJob(a.user.id, a.job.id))).toEqual([
+      expect(await suite.asOwner(a.user.id, (stores) => stores.outbox.find('vcs_feedback', status.id))).toEqual(status);
+      expect(await suite.asOwner(b.user.id, (stores) => stores.outbox.find('vcs_feedback', status.id))).toBeNull();
+      expect(await suite.asOwner(a.user.id, (stores) => stores.outbox.listVcsFeedback(a.user.id, a.job.id))).toEqual([
         status,
         comment,
       ]);
-      expect(await suite.asOwner(b.user.id, (stores) => stores.vcsFeedback.listForJob(a.user.id, a.job.id))).toEqual(
+      expect(await suite.asOwner(b.user.id, (stores) => stores.outbox.listVcsFeedback(a.user.id, a.job.id))).toEqual(
         [],
       );
     });
@@ -86,18 +86,20 @@ export function describeVcsFeedbackStoreConformance(open: OpenStoreHarness): voi
       const later = newVcsFeedbackItem(a.job, { next_attempt_at: at(500) });
       const done = newVcsFeedbackItem(a.job, { status: 'delivered', finished_at: at(12) });
       await suite.asOwner(a.user.id, async (stores) => {
-        for (const item of [first, later, done]) await stores.vcsFeedback.add(item);
+        for (const item of [first, later, done]) await stores.outbox.add('vcs_feedback', item);
       });
-      await suite.asOwner(b.user.id, (stores) => stores.vcsFeedback.add(second));
-      const claimed = await suite.asSystem((stores) => stores.vcsFeedback.claimDue(at(100), at(220), 10));
-      expect(claimed.map((item) => item.id)).toEqual([first.id, second.id]);
-      expect(claimed.map((item) => item.next_attempt_at)).toEqual([at(220), at(220)]);
+      await suite.asOwner(b.user.id, (stores) => stores.outbox.add('vcs_feedback', second));
+      const claimed = await suite.asSystem((stores) => stores.outbox.claimDue(at(100), at(220), 10));
+      expect(claimed.map((entry) => entry.kind)).toEqual(['vcs_feedback', 'vcs_feedback']);
+      expect(claimed.map((entry) => entry.item.id)).toEqual([first.id, second.id]);
+      expect(claimed.map((entry) => entry.item.next_attempt_at)).toEqual([at(220), at(220)]);
       // Leased: not due again until the lease ends.
-      expect(await suite.asSystem((stores) => stores.vcsFeedback.claimDue(at(100), at(220), 10))).toEqual([]);
-      expect((await suite.asSystem((stores) => stores.vcsFeedback.claimDue(at(100), at(220), 1))).length).toBe(0);
+      expect(await suite.asSystem((stores) => stores.outbox.claimDue(at(100), at(220), 10))).toEqual([]);
+      expect((await suite.asSystem((stores) => stores.outbox.claimDue(at(100), at(220), 1))).length).toBe(0);
 
       const retried = await suite.asOwner(a.user.id, (stores) =>
-        stores.vcsFeedback.recordAttempt(
+        stores.outbox.recordAttempt(
+          'vcs_feedback',
           a.user.id,
           first.id,
           { at: at(100), error: 'provider_unavailable: 502' },
@@ -110,7 +112,8 @@ export function describeVcsFeedbackStoreConformance(open: OpenStoreHarness): voi
         attempts: [{ error: 'provider_unavailable: 502' }],
       });
       const delivered = await suite.asOwner(a.user.id, (stores) =>
-        stores.vcsFeedback.recordAttempt(
+        stores.outbox.recordAttempt(
+          'vcs_feedback',
           a.user.id,
           first.id,
           { at: at(130), error: null },
@@ -120,7 +123,7 @@ export function describeVcsFeedbackStoreConformance(open: OpenStoreHarness): voi
       expect(delivered?.attempts).toHaveLength(2);
       expect(delivered).toMatchObject({ status: 'delivered', finished_at: at(130) });
       const superseded = await suite.asOwner(b.user.id, (stores) =>
-        stores.vcsFeedback.recordAttempt(b.user.id, second.id, null, {
+        stores.outbox.recordAttempt('vcs_feedback', b.user.id, second.id, null, {
           status: 'superseded',
           next_attempt_at: at(101),
           finished_at: at(101),
@@ -129,7 +132,7 @@ export function describeVcsFeedbackStoreConformance(open: OpenStoreHarness): voi
       expect(superseded).toMatchObject({ status: 'superseded', attempts: [] });
       expect(
         await suite.asOwner(b.user.id, (stores) =>
-          stores.vcsFeedback.recordAttempt(a.user.id, later.id, null, {
+          stores.outbox.recordAttempt('vcs_feedback', a.user.id, later.id, null, {
             status: 'failed',
             next_attempt_at: at(1),
             finished_at: at(1),
@@ -151,14 +154,14 @@ export function describeVcsFeedbackStoreConformance(open: OpenStoreHarness): voi
         subject: `status:acme/infra:${'b'.repeat(40)}`,
       });
       await suite.asOwner(a.user.id, async (stores) => {
-        await stores.vcsFeedback.add(older);
-        await stores.vcsFeedback.add(other);
+        await stores.outbox.add('vcs_feedback', older);
+        await stores.outbox.add('vcs_feedback', other);
       });
-      expect(await suite.asOwner(a.user.id, (stores) => stores.vcsFeedback.hasNewer(older))).toBe(false);
+      expect(await suite.asOwner(a.user.id, (stores) => stores.outbox.hasNewerVcsFeedback(older))).toBe(false);
       const newer = newVcsFeedbackItem(a.job, { created_at: at(10) });
-      await suite.asOwner(a.user.id, (stores) => stores.vcsFeedback.add(newer));
-      expect(await suite.asOwner(a.user.id, (stores) => stores.vcsFeedback.hasNewer(older))).toBe(true);
-      expect(await suite.asOwner(a.user.id, (stores) => stores.vcsFeedback.hasNewer(newer))).toBe(false);
+      await suite.asOwner(a.user.id, (stores) => stores.outbox.add('vcs_feedback', newer));
+      expect(await suite.asOwner(a.user.id, (stores) => stores.outbox.hasNewerVcsFeedback(older))).toBe(true);
+      expect(await suite.asOwner(a.user.id, (stores) => stores.outbox.hasNewerVcsFeedback(newer))).toBe(false);
     });
 
     it('keeps one comment id per vine and pull request, replaced in place', async () => {

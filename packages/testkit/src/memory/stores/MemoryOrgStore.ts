@@ -211,10 +211,9 @@ function deleteOwnedRows(state: MemoryState, ownerId: string): void {
   owned(state.cloudIdentities);
   owned(state.policies);
   for (const [key, version] of state.policyVersions) if (version.owner_id === ownerId) state.policyVersions.delete(key);
-  owned(state.notificationDeliveries);
+  for (const [key, entry] of state.outbox) if (entry.item.owner_id === ownerId) state.outbox.delete(key);
   owned(state.notifications);
   owned(state.vcsConnections);
-  owned(state.vcsFeedback);
   owned(state.vcsComments);
   owned(state.vineyards);
   owned(state.workers);

@@ -9,6 +9,7 @@ import { MemoryIdentityStore } from './MemoryIdentityStore.js';
 import { MemoryJobStore } from './MemoryJobStore.js';
 import { MemoryLogStore } from './MemoryLogStore.js';
 import { MemoryNotificationStore } from './MemoryNotificationStore.js';
+import { MemoryOutboxStore } from './MemoryOutboxStore.js';
 import { MemoryOrgStore } from './MemoryOrgStore.js';
 import { MemoryPolicyStore } from './MemoryPolicyStore.js';
 import { MemoryPlanArtifactStore } from './MemoryPlanArtifactStore.js';
@@ -35,6 +36,7 @@ export {
   MemoryJobStore,
   MemoryLogStore,
   MemoryNotificationStore,
+  MemoryOutboxStore,
   MemoryOrgStore,
   MemoryPolicyStore,
   MemoryPlanArtifactStore,
@@ -78,5 +80,6 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     tfeLoginCodes: new MemoryTfeLoginCodeStore(tx),
     signInLinks: new MemorySignInLinkStore(tx),
     vcsFeedback: new MemoryVcsFeedbackStore(tx),
+    outbox: new MemoryOutboxStore(tx),
   };
 }
