@@ -4,7 +4,9 @@ import type { CoreDeps } from '../usecases/CoreDeps.js';
 import type { PlanReviewUseCases } from '../policies/PlanReviewUseCases.js';
 import { createTfeRunPhases, type TfeRunPhases } from './runs/phasesUseCases.js';
 import { StateHistoryUseCases } from './StateHistoryUseCases.js';
-import { TfeConfigurationVersionUseCases } from './TfeConfigurationVersionUseCases.js';
+import { configurationVersionId, TfeConfigurationVersionUseCases } from './TfeConfigurationVersionUseCases.js';
+import { workspaceId } from './names.js';
+import { ownerScope } from '../ports/UnitOfWork.js';
 import { TfeLockUseCases } from './TfeLockUseCases.js';
 import { TfeLoginUseCases } from './TfeLoginUseCases.js';
 import { TfeStateUseCases } from './TfeStateUseCases.js';
@@ -37,6 +39,22 @@ export function createTfeUseCases(
 ): TfeUseCases {
   const workspaces = new TfeWorkspaceUseCases(deps);
   const states = new TfeStateUseCases(deps, workspaces);
+  const runs = new TfeRunUseCases(deps, lifecycle, workspaces);
+  const uploads = new TfeConfigurationVersionUseCases(deps, workspaces, versions);
+  // An upload that said `auto-queue-runs` (HCP's default; the CLI says false) queues its run as
+  // the person who made the version, with the role they have now.
+  uploads.onAutoQueue(async (version, { userId }) => {
+    const user = await deps.uow.read(ownerScope(userId), (stores) => stores.users.get(userId));
+    if (!user) return;
+    await runs.create(
+      { userId: user.id, email: user.email },
+      {
+        workspace_id: workspaceId(version.vine_id),
+        configuration_version_id: configurationVersionId(version.id),
+        attributes: {},
+      },
+    );
+  });
   return {
     login: new TfeLoginUseCases(deps, apiTokens),
     workspaces,
@@ -44,8 +62,8 @@ export function createTfeUseCases(
     states,
     variables: new TfeVariableUseCases(deps, workspaces),
     history: new StateHistoryUseCases(deps, states),
-    runs: new TfeRunUseCases(deps, lifecycle, workspaces),
+    runs,
     runPhases: createTfeRunPhases(deps, reviews),
-    configurationVersions: new TfeConfigurationVersionUseCases(deps, workspaces, versions),
+    configurationVersions: uploads,
   };
 }

@@ -117,6 +117,25 @@ describeEachDialect('configuration versions of the Terraform Cloud protocol', (d
     expect(again.body.errors[0].code).toBe('configuration_version_upload_used');
   });
 
+  it('queues a run once uploaded when the version says auto-queue-runs (HCP\'s default), as its maker', async () => {
+    const before = (await tfe(`/workspaces/${workspace}/runs`)).body.data.length as number;
+    const created = await newVersion({});
+    expect(created.data.attributes['auto-queue-runs']).toBe(true);
+    expect((await put(created.data.attributes['upload-url'] as string, GOOD)).status).toBe(200);
+    const runs = (await tfe(`/workspaces/${workspace}/runs`)).body.data as {
+      id: string;
+      attributes: Record<string, unknown>;
+      relationships: Record<string, { data: { id: string } }>;
+    }[];
+    expect(runs).toHaveLength(before + 1);
+    expect(runs[0]?.relationships['configuration-version']?.data.id).toBe(created.data.id);
+    expect(runs[0]?.attributes.status).toBe('pending');
+    const job = await alice.getJob((runs[0]?.id as string).slice('run-'.length));
+    expect(job).toMatchObject({ job_type: 'PLAN', trigger: { type: 'cli' } });
+    // Out of the way of the claims below.
+    expect((await tfe(`/runs/${runs[0]?.id}/actions/cancel`, 'POST', {})).status).toBe(202);
+  });
+
   it.each([
     ['not gzip', Buffer.from('this is not a tarball at all'), /gzip/i],
     ['a path escaping the root', tarGz([{ path: '../escape.tf', content: '' }]), /\.\.\/escape\.tf/],
