@@ -1,5 +1,5 @@
 /** Changing and deleting configurations and vineyards (issue 25). */
-import { ENGINE_NAMES } from '@trellis/core';
+import { ENGINE_NAMES, EXECUTION_MODES } from '@trellis/core';
 import { z } from 'zod';
 import { isoTime, recordName, uuid } from './common.js';
 import { CreateConfigurationBody, UpdateConfigurationBody } from './cli.js';
@@ -27,6 +27,15 @@ export const EditConfigurationBody = UpdateConfigurationBody.extend({
     .nullable()
     .optional()
     .describe('a new identity, as at creation; null: none'),
+  execution_mode: z
+    .enum(EXECUTION_MODES, {
+      error: (issue) =>
+        `must be ${EXECUTION_MODES.join(' or ')}, not ${JSON.stringify(issue.input) ?? String(issue.input)}`,
+    })
+    .optional()
+    .describe(
+      "where the stock CLI's `tofu plan`/`tofu apply` run: `remote` on the agents, `local` on the CLI's machine (the state stays here). It does not make plans stale",
+    ),
 });
 
 export const DeleteConfigurationQuery = z.object({

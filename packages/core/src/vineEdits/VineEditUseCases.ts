@@ -27,7 +27,8 @@ export interface DeletedVine {
 }
 
 /**
- * Changing and deleting vines and vineyards (issue 25). A change of source, variables, engine or
+ * Changing and deleting vines and vineyards (issue 25), and where the stock CLI's runs go
+ * (`execution_mode`, issue 27: it does not change the config hash). A change of source, variables, engine or
  * cloud identity changes the vine's config hash, so a plan made before it is stale
  * (`plan_stale`). A vine that still manages resources is destroyed first, or deleted with
  * `force`; a deleted vine's state versions stay for `deletedVineRetentionDays`. A vineyard is
@@ -96,6 +97,10 @@ export class VineEditUseCases {
         patch.cloud_identity_id = identity?.id ?? null;
         changed.push('cloud_identity');
       }
+      if (edit.execution_mode !== undefined && edit.execution_mode !== vine.execution_mode) {
+        patch.execution_mode = edit.execution_mode;
+        changed.push('execution_mode');
+      }
       const updated = await stores.vines.updateSettings(vine.owner_id, vine.id, patch, isoNow(this.deps));
       const before = configHash(snapshotOfVine(vine));
       const after = configHash(snapshotOfVine(updated));
@@ -110,6 +115,9 @@ export class VineEditUseCases {
           name: updated.name,
           changed: changed.join(','),
           ...(patch.name !== undefined ? { previous_name: vine.name } : {}),
+          ...(patch.execution_mode !== undefined
+            ? { execution_mode: patch.execution_mode, previous_execution_mode: vine.execution_mode }
+            : {}),
           ...(setNames.length > 0 ? { variables_set: setNames.join(',') } : {}),
           ...(unsetNames.length > 0 ? { variables_unset: unsetNames.join(',') } : {}),
           config_hash_changed: before !== after,

@@ -1,3 +1,4 @@
+import { EXECUTION_MODES, type ExecutionMode } from '../domain/enums.js';
 import { type FieldIssue, fieldReader, ValidationError } from '../domain/errors.js';
 import type { Engine, Variables, VineSource } from '../domain/records.js';
 import { requireName } from '../domain/validation.js';
@@ -26,6 +27,8 @@ export interface EditVineInput {
   cloud_identity_id?: unknown;
   /** The settings of a new identity, or null for none. */
   cloud_identity?: unknown;
+  /** `remote` (the agents run the stock CLI's plans and applies) or `local` (the CLI's machine does). */
+  execution_mode?: unknown;
 }
 
 /** One variable set by an edit; `sensitive` null keeps what the variable was (plain if new). */
@@ -43,6 +46,7 @@ export interface ParsedVineEdit {
   engine?: Engine;
   /** Absent: unchanged; null: none. */
   cloud_identity?: ParsedVine['cloud_identity'];
+  execution_mode?: ExecutionMode;
 }
 
 export const EDIT_FIELDS = [
@@ -53,6 +57,7 @@ export const EDIT_FIELDS = [
   'engine',
   'cloud_identity_id',
   'cloud_identity',
+  'execution_mode',
 ] as const;
 
 /** Checks every field given and reports all failures at once, like `parseVineInput`. */
@@ -74,8 +79,18 @@ export function parseVineEdit(input: EditVineInput): ParsedVineEdit {
     };
     edit.cloud_identity = field('cloud_identity', () => parseCloudIdentity(identity));
   }
+  if (input.execution_mode !== undefined) {
+    edit.execution_mode = field('execution_mode', () => parseExecutionMode(input.execution_mode));
+  }
   if (issues.length > 0) throw new ValidationError('the change is invalid', issues);
   return edit;
+}
+
+/** `remote` or `local`; anything else is refused naming what was given. */
+export function parseExecutionMode(value: unknown): ExecutionMode {
+  if ((EXECUTION_MODES as readonly unknown[]).includes(value)) return value as ExecutionMode;
+  const message = `must be ${EXECUTION_MODES.join(' or ')}, not ${JSON.stringify(value) ?? String(value)}`;
+  throw new ValidationError(`execution_mode ${message}`, [{ path: 'execution_mode', message }]);
 }
 
 function parseVariableChanges(value: unknown): Record<string, VariableChange | null> {

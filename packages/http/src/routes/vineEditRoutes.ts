@@ -18,9 +18,10 @@ export function vineEditRoutes(useCases: UseCases): RouteSpec[] {
       method: 'patch',
       path: '/api/cli/configurations/{name}',
       operationId: 'updateConfiguration',
-      summary: 'Change a vine (by id or name): its name, source, variables, engine, cloud identity and settings',
+      summary:
+        'Change a vine (by id or name): its name, source, variables, engine, cloud identity, execution mode and settings',
       description:
-        'Fields left out are unchanged; each one given is checked as at creation (400 `validation_failed` names every bad field). `variables` changes only the names it holds (null unsets one). A change of source, variables, engine or cloud identity gives the vine a new config hash: a plan made before it is refused with 409 `plan_stale`. Settings: `drift_detection: {interval_minutes}` (60 to 10080) or null; `triggers: {after: [vine ids]}` of the same owner (409 `trigger_cycle` if they would form a cycle); `approval: {required, separate_approver?}` or null (a DEPLOY then needs an approved plan). Audited as `vine.update`. In an organization: admins.',
+        'Fields left out are unchanged; each one given is checked as at creation (400 `validation_failed` names every bad field). `variables` changes only the names it holds (null unsets one). A change of source, variables, engine or cloud identity gives the vine a new config hash: a plan made before it is refused with 409 `plan_stale`. `execution_mode` (`remote` or `local`) says where `tofu plan`/`tofu apply` of the stock CLI run (docs/terraform-cloud.md); the same setting as `execution-mode` of a workspace in the Terraform Cloud API. Settings: `drift_detection: {interval_minutes}` (60 to 10080) or null; `triggers: {after: [vine ids]}` of the same owner (409 `trigger_cycle` if they would form a cycle); `approval: {required, separate_approver?}` or null (a DEPLOY then needs an approved plan). Audited as `vine.update` (with `execution_mode` and `previous_execution_mode` when it changes). In an organization: admins.',
       tags: ['configurations'],
       auth: 'user',
       params: NameParams,
