@@ -102,6 +102,36 @@ describe('changing a configuration', () => {
     expect(none).toMatchObject({ cloud_identity_id: null, cloud_identity: null });
   });
 
+  it('switches the execution mode, audits it, keeps the config hash, and refuses any other value by name', async () => {
+    const vine = await create();
+    expect(vine.execution_mode).toBe('remote');
+    const local = await core.useCases.vineEdits.update(ada, 'web', { execution_mode: 'local' });
+    expect(local.execution_mode).toBe('local');
+    expect((await core.useCases.vines.get(ada, vine.id)).execution_mode).toBe('local');
+    const entries = [...core.uow.snapshot().audit.values()].filter(
+      (entry) => entry.action === 'vine.update' && entry.target.id === vine.id,
+    );
+    expect(entries.map((entry) => entry.details)).toEqual([
+      {
+        name: 'web',
+        changed: 'execution_mode',
+        execution_mode: 'local',
+        previous_execution_mode: 'remote',
+        config_hash_changed: false,
+      },
+    ]);
+
+    const error = await expectFailure(
+      core.useCases.vineEdits.update(ada, 'web', { execution_mode: 'agent-pool' }),
+      ValidationError,
+      'validation_failed',
+    );
+    expect(error.fields).toEqual([{ path: 'execution_mode', message: 'must be remote or local, not "agent-pool"' }]);
+    expect((await core.useCases.vines.get(ada, vine.id)).execution_mode).toBe('local');
+    const back = await core.useCases.vineEdits.update(ada, vine.id, { execution_mode: 'remote' });
+    expect(back.execution_mode).toBe('remote');
+  });
+
   it('refuses a name or project name the owner already has', async () => {
     await create();
     await create({ name: 'api' });

@@ -66,6 +66,7 @@ export function printVine(terminal: Terminal, vine: VineView, vineyardName?: str
     ['Vineyard', vineyardName ?? vine.vineyard_id],
     ['Status', `${statusColour(out, vine.status)}${vine.status_message ? ` (${vine.status_message})` : ''}`],
     ['Engine', vine.engine.version ? `${vine.engine.name} ${vine.engine.version}` : vine.engine.name],
+    ['Execution', describeExecutionMode(vine.execution_mode)],
     ['Source', describeSource(vine.source)],
   ];
   if (vine.source.type === 'inline') fields.push(['Files', Object.keys(vine.source.files).join(', ')]);
@@ -108,6 +109,13 @@ function deploymentFields(terminal: Terminal, vine: VineView): [string, string |
   const sensitive = (outputs?.sensitive ?? []).map((name) => `${name}=${terminal.out.dim('(sensitive)')}`);
   fields.push(['Outputs', [...values, ...sensitive].join(', ')]);
   return fields;
+}
+
+/** Where the stock CLI's plans and applies run (issue 27); an older server does not say: remote. */
+function describeExecutionMode(mode: VineView['execution_mode'] | undefined): string {
+  return mode === 'local'
+    ? 'local (the stock CLI runs tofu on its own machine; state in Trellis)'
+    : 'remote (the stock CLI runs on the agents)';
 }
 
 /** The last drift check: `in sync`, `drifted (+1 ~2 -0)` or `unknown (error)`, and when. */

@@ -13,11 +13,13 @@ export class UpdateConfigCommand extends CloudIdentityCommand {
 
   static override usage = Command.Usage({
     category: 'Configurations',
-    description: 'Change a configuration: its source, variables, engine, cloud identity or name',
+    description: 'Change a configuration: its source, variables, engine, cloud identity, execution mode or name',
     details: `
       Only what you give changes. \`--dir\` sends the directory's configuration files again (they replace every inline file); \`--git URL\` (with \`--ref\`, \`--path\`) switches to a git source. \`-v NAME=VALUE\`, \`--sensitive-var NAME=VALUE\` and \`--var-file\` set those variables and leave the others; a value set without \`--sensitive-var\` keeps the variable's sensitivity. \`--unset-var NAME\` removes one.
 
       \`--aws-role-arn\`, \`--aws-oidc-role\`, \`--gcp-workload-provider\` and \`--azure-client-id\` give it a new cloud identity as at creation; \`--cloud-identity ID\` one it already has (or another configuration's), \`--cloud-identity none\` none.
+
+      \`--execution-mode local\` makes the stock CLI (\`tofu plan\`/\`tofu apply\` in a \`cloud {}\` directory) run on its own machine, keeping the state here; \`remote\` (the default) runs them on the agents.
 
       A change of source, variables, engine or cloud identity makes plans made before it stale: plan again before you deploy. Drift detection, run triggers and approval are set with \`trellis configs set\`.
     `,
@@ -25,6 +27,7 @@ export class UpdateConfigCommand extends CloudIdentityCommand {
       ['Send the edited files again', '$0 configs update web --dir ./infra'],
       ['Change one variable and remove another', '$0 configs update web -v region=eu-west-1 --unset-var legacy_flag'],
       ['Rename it', '$0 configs update web --rename web-eu'],
+      ['Let the stock CLI run tofu on its own machine', '$0 configs update web --execution-mode local'],
       ['Use terraform 1.9.8', '$0 configs update web --engine terraform --engine-version 1.9.8'],
       [
         'Deploy with an OIDC role instead',
@@ -51,6 +54,10 @@ export class UpdateConfigCommand extends CloudIdentityCommand {
     validator: t.isEnum(['tofu', 'terraform'] as const),
   });
   engineVersion = Option.String('--engine-version', { description: 'Engine version the agent should use' });
+  executionMode = Option.String('--execution-mode', {
+    description: 'remote (the stock CLI runs on the agents) or local (on its own machine)',
+    validator: t.isEnum(['remote', 'local'] as const),
+  });
   identity = Option.String('--cloud-identity', {
     description: 'Use this existing cloud identity (its id, from `trellis configs show`), or `none`',
   });
@@ -69,6 +76,7 @@ export class UpdateConfigCommand extends CloudIdentityCommand {
     'engine.name': '--engine',
     'engine.version': '--engine-version',
     cloud_identity: '--cloud-identity',
+    execution_mode: '--execution-mode',
     cloud_identity_id: '--cloud-identity',
     'cloud_identity.role_arn': '--aws-role-arn',
     'cloud_identity.external_id': '--aws-external-id',
@@ -85,7 +93,7 @@ export class UpdateConfigCommand extends CloudIdentityCommand {
     const input = this.input();
     if (Object.keys(input).length === 0) {
       throw new UsageError(
-        'nothing to change: give --dir, --git, -v, --sensitive-var, --var-file, --unset-var, --engine, a cloud identity (--cloud-identity, --aws-role-arn, --aws-oidc-role, …), --rename or --project',
+        'nothing to change: give --dir, --git, -v, --sensitive-var, --var-file, --unset-var, --engine, a cloud identity (--cloud-identity, --aws-role-arn, --aws-oidc-role, …), --execution-mode, --rename or --project',
       );
     }
     const client = this.signedInClient();
@@ -135,6 +143,7 @@ export class UpdateConfigCommand extends CloudIdentityCommand {
       throw new UsageError('--engine-version needs --engine');
     }
     if (this.engine !== undefined) input.engine = { name: this.engine, version: this.engineVersion ?? null };
+    if (this.executionMode !== undefined) input.execution_mode = this.executionMode;
     if (this.externalId !== undefined && this.roleArn === undefined) {
       throw new UsageError('--aws-external-id needs --aws-role-arn');
     }
