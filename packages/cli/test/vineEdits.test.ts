@@ -233,6 +233,27 @@ describeEachDialect('changing and deleting configurations in the CLI', (dialect)
     expect(problem.errors.map((issue) => issue.path).sort()).toEqual(['engine.version', 'source.files']);
   });
 
+  it('sets the execution mode with --execution-mode; configs show prints it; a bad value is named', async () => {
+    const shown = (await trellis('configs', 'show', 'web-eu')).stdout;
+    expect(shown).toMatch(/Execution:\s+remote \(the stock CLI runs on the agents\)/);
+    const local = await trellis('configs', 'update', 'web-eu', '--execution-mode', 'local');
+    expect(local.stderr).toContain('Updated configuration web-eu (execution mode)');
+    expect(local.stderr).not.toContain('stale');
+    expect(local.stdout).toMatch(/Execution:\s+local \(the stock CLI runs tofu on its own machine; state in Trellis\)/);
+    expect((JSON.parse((await trellis('configs', 'show', 'web-eu', '--json')).stdout) as VineView).execution_mode).toBe(
+      'local',
+    );
+    const remote = JSON.parse(
+      (await trellis('configs', 'update', 'web-eu', '--execution-mode', 'remote', '--json')).stdout,
+    ) as VineView;
+    expect(remote.execution_mode).toBe('remote');
+
+    const bad = await run(['configs', 'update', 'web-eu', '--execution-mode', 'agent']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--execution-mode must be one of remote, local (got "agent")');
+    expect((await client.getConfiguration('web-eu')).execution_mode).toBe('remote');
+  });
+
   it('refuses to delete a configuration that manages resources or runs a job; --force deletes it', async () => {
     const vine = await client.getConfiguration('web-eu');
     const deployPlan = await plan(vine.id);
