@@ -449,6 +449,9 @@
       ) {
         body.engine = { name: elements.engine.value, version: elements.engine_version.value || null };
       }
+      if (elements.execution_mode.value !== elements.execution_mode.dataset.original) {
+        body.execution_mode = elements.execution_mode.value;
+      }
       const variables = {};
       for (const row of form.querySelectorAll('tr[data-variable]')) {
         const name = row.dataset.variable;

@@ -1,6 +1,6 @@
 /**
  * Editing and deleting in the web interface (issue 25), in Chromium against a real control plane:
- * the edit page of a vine (name, engine, variables with write-only sensitive values, inline files)
+ * the edit page of a vine (name, engine, execution mode, variables with write-only sensitive values, inline files)
  * saves through the JSON API; a vine that manages resources is deleted only with force; a
  * vineyard is renamed, and deleted once empty.
  */
@@ -80,6 +80,7 @@ describe.skipIf(!chromiumPath)('editing and deleting in the web pages', { timeou
     expect(after).toMatchObject({
       name: 'web-renamed',
       engine: { name: 'terraform', version: '1.9.8' },
+      execution_mode: 'remote',
       variables: {
         greeting: { value: 'hello', sensitive: false },
         db_password: { value: '***', sensitive: true },
@@ -93,6 +94,24 @@ describe.skipIf(!chromiumPath)('editing and deleting in the web pages', { timeou
     expect(claimed?.job.id).toBe(job.id);
     expect(claimed?.job.config_snapshot.variables.db_password).toEqual({ value: 'rotated-secret', sensitive: true });
     await agent.reportStatus(job.id, { status: 'SUCCESS', execution_metadata: {} });
+  });
+
+  it('switches the execution mode; the state section shows it', async () => {
+    const page = await signedInPage();
+    await page.goto(`${server.url}/configurations/${vine.id}`);
+    expect(await page.locator('[data-state-section] [data-execution-mode]').textContent()).toBe('remote');
+    await page.goto(`${server.url}/configurations/${vine.id}/edit`);
+    expect(await page.locator('select[name=execution_mode]').inputValue()).toBe('remote');
+    await page.selectOption('select[name=execution_mode]', 'local');
+    const saved = await clickAndFollow(page, '[data-vine-save]');
+    expect(saved.pathname).toBe(`/configurations/${vine.id}`);
+    expect(await page.locator('[data-state-section] [data-execution-mode]').textContent()).toBe('local');
+    expect((await user.getConfiguration(vine.id)).execution_mode).toBe('local');
+    await page.goto(`${server.url}/configurations/${vine.id}/edit`);
+    expect(await page.locator('select[name=execution_mode]').inputValue()).toBe('local');
+    await page.selectOption('select[name=execution_mode]', 'remote');
+    await clickAndFollow(page, '[data-vine-save]');
+    expect((await user.getConfiguration(vine.id)).execution_mode).toBe('remote');
   });
 
   it('deletes a deployed vine only with force, then the empty vineyard after renaming it', async () => {

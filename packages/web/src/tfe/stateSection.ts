@@ -30,7 +30,7 @@ export function stateSection(input: {
           }`
         : html`<span class="muted">free</span>`
     }</dd>
-    <dt>Execution</dt><dd><code>${input.executionMode}</code>${input.tags.length > 0 ? html` · tags ${input.tags.map((tag) => html`<code>${tag}</code> `)}` : ''}</dd>
+    <dt>Execution</dt><dd><code data-execution-mode>${input.executionMode}</code>${input.tags.length > 0 ? html` · tags ${input.tags.map((tag) => html`<code>${tag}</code> `)}` : ''}</dd>
   </dl>
   ${
     history.versions.length === 0

@@ -3,9 +3,10 @@ import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 
 /**
- * Editing a vine (issue 25): its name, engine, inline files and variables, and deleting it. The
- * form is sent by the page script as one `PATCH` of the JSON API with only what changed; a
- * sensitive variable's value is never on the page (write-only: typing one replaces it).
+ * Editing a vine (issue 25): its name, engine, execution mode (issue 27), inline files and
+ * variables, and deleting it. The form is sent by the page script as one `PATCH` of the JSON API
+ * with only what changed; a sensitive variable's value is never on the page (write-only: typing
+ * one replaces it).
  */
 export function vineEditPage(input: { base: string; vine: VineView; vineyard: Vineyard | null }): Page {
   const { base, vine, vineyard } = input;
@@ -28,6 +29,10 @@ export function vineEditPage(input: { base: string; vine: VineView; vineyard: Vi
     <option value="terraform"${vine.engine.name === 'terraform' ? ' selected' : ''}>Terraform</option>
   </select></label>
   <label>Engine version <input name="engine_version" placeholder="the agent's default" value="${vine.engine.version ?? ''}" data-original="${vine.engine.version ?? ''}"></label>
+  <label>Execution mode <select name="execution_mode" data-original="${vine.execution_mode}">
+    <option value="remote"${vine.execution_mode === 'remote' ? ' selected' : ''}>Remote: the stock CLI's plans and applies run on the agents</option>
+    <option value="local"${vine.execution_mode === 'local' ? ' selected' : ''}>Local: the stock CLI runs tofu on its own machine, the state stays here</option>
+  </select></label>
   <h2>Variables</h2>
   <table data-variables>
     <thead><tr><th>Name</th><th>Value</th><th>Sensitive</th><th>Remove</th></tr></thead>
