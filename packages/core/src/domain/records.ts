@@ -5,13 +5,7 @@ import type { VcsJobTrigger } from './vcs.js';
  * The records of SPEC §2 and DESIGN §2. Field names are snake_case because they are the API's
  * field names; times are ISO-8601 UTC strings; ids are UUIDs except log chunk ids (integers).
  */
-import type {
-  EngineName,
-  ExecutionMode,
-  IdentityProvider,
-  VineStatus,
-  WorkerMode,
-} from './enums.js';
+import type { EngineName, ExecutionMode, IdentityProvider, VineStatus, WorkerMode } from './enums.js';
 
 export * from './jobRecords.js';
 
