@@ -117,7 +117,7 @@ describeEachDialect('configuration versions of the Terraform Cloud protocol', (d
     expect(again.body.errors[0].code).toBe('configuration_version_upload_used');
   });
 
-  it('queues a run once uploaded when the version says auto-queue-runs (HCP\'s default), as its maker', async () => {
+  it("queues a run once uploaded when the version says auto-queue-runs (HCP's default), as its maker", async () => {
     const before = (await tfe(`/workspaces/${workspace}/runs`)).body.data.length as number;
     const created = await newVersion({});
     expect(created.data.attributes['auto-queue-runs']).toBe(true);
@@ -130,10 +130,11 @@ describeEachDialect('configuration versions of the Terraform Cloud protocol', (d
     expect(runs).toHaveLength(before + 1);
     expect(runs[0]?.relationships['configuration-version']?.data.id).toBe(created.data.id);
     expect(runs[0]?.attributes.status).toBe('pending');
-    const job = await alice.getJob((runs[0]?.id as string).slice('run-'.length));
+    const runId = String(runs[0]?.id);
+    const job = await alice.getJob(runId.slice('run-'.length));
     expect(job).toMatchObject({ job_type: 'PLAN', trigger: { type: 'cli' } });
     // Out of the way of the claims below.
-    expect((await tfe(`/runs/${runs[0]?.id}/actions/cancel`, 'POST', {})).status).toBe(202);
+    expect((await tfe(`/runs/${runId}/actions/cancel`, 'POST', {})).status).toBe(202);
   });
 
   it.each([

@@ -3,7 +3,7 @@ import { NotFoundError } from '../../domain/errors.js';
 import { planChanges, type PlanSummary } from '../../domain/jobResults.js';
 import { isSpeculativeTrigger, type Job } from '../../domain/records.js';
 import type { OrgAction } from '../../domain/roles.js';
-import { planJobIdOf, runApplyId, runId, runPlanId } from './records.js';
+import { planJobIdOf, runApplyId, runPlanId } from './records.js';
 import type { Stores } from '../../ports/UnitOfWork.js';
 import { Access } from '../../usecases/Access.js';
 import type { CoreDeps } from '../../usecases/CoreDeps.js';
