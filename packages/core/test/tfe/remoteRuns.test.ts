@@ -5,6 +5,7 @@
  * of a run's plan, and the input a run is created from.
  */
 import {
+  AGENT_FEATURES,
   ConflictError,
   InsufficientRoleError,
   type Job,
@@ -76,7 +77,7 @@ async function queueRun(by: UserActor, vineId: string, attributes: Record<string
 
 /** The worker claims the job and ends it successfully (a PLAN with its artifact and `metadata`). */
 async function finish(jobId: string, metadata: Record<string, unknown> = {}, agent = worker): Promise<Job> {
-  const claimed = await core.useCases.jobs.claim(agent);
+  const claimed = await core.useCases.jobs.claim(agent, AGENT_FEATURES);
   expect(claimed?.job.id).toBe(jobId);
   if (claimed?.job.job_type === 'PLAN') await core.useCases.planArtifacts.upload(agent, jobId, bodyOf('plan'));
   return core.useCases.jobs.reportStatus(agent, jobId, {
@@ -210,8 +211,7 @@ describe('plan.needs_approval of remote runs', () => {
       events: ['plan.needs_approval'],
     });
     const vine = await seedVine(core, ada, { approval: { required: true, separate_approver: false } });
-    const events = () =>
-      [...core.uow.snapshot().notificationDeliveries.values()].map((delivery) => delivery.payload.job);
+    const events = () => outboxRows(core.uow.snapshot(), 'notification').map((delivery) => delivery.payload.job);
     const speculative = await queueRun(ada, vine.id, { 'plan-only': true });
     await finish(speculative.plan.id);
     expect(events()).toEqual([]);

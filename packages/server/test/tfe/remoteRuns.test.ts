@@ -84,7 +84,7 @@ describeEachDialect('remote runs over the Terraform Cloud protocol', (dialect) =
 
   /** The agent claims `jobId` and ends it: a PLAN with its artifact and `changes`. */
   async function finish(jobId: string, changes = 1) {
-    const claimed = await agent.claimJob();
+    const claimed = await agent.claimJob({ features: ['upload_source', 'run_options'] });
     expect(claimed?.job.id).toBe(jobId);
     if (claimed?.job.job_type === 'PLAN') {
       const plan = new TextEncoder().encode('a plan');
