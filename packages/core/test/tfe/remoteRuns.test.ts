@@ -25,6 +25,7 @@ import {
   bodyOf,
   chunksOf,
   createTestCore,
+  outboxRows,
   seedUser,
   seedVine,
   seedWorker,
