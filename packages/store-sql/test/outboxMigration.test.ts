@@ -51,7 +51,7 @@ function describeMigration(dialect: TestDialect): void {
     const config = migratorConfig(dialect);
     const source = config.migrationSource as Knex.MigrationSource<unknown>;
     const m044 = MIGRATIONS.findIndex((migration) => migration.name === '044_outbox');
-    expect(m044).toBe(MIGRATIONS.length - 1);
+    expect(m044).toBeGreaterThan(0);
     const before = MIGRATIONS.slice(0, m044);
     await raw.migrate.latest({ ...config, migrationSource: { ...source, getMigrations: async () => before } });
     store = await openSqlStore(database.url);

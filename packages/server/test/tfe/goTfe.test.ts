@@ -110,7 +110,7 @@ describe.skipIf(!present)("go-tfe's integration tests against trellis-server", (
     const env = { ...process.env, TFE_ADDRESS: base, TFE_TOKEN: token, SSL_CERT_FILE: ca.caFile, ENABLE_TFE: '1' };
     const listed = await run(
       TESTS,
-      ['-test.list', '^(TestWorkspaces|TestStateVersions|TestVariables|TestConfigurationVersions)'],
+      ['-test.list', '^(TestWorkspaces|TestStateVersions|TestVariables|TestConfigurationVersions|TestRuns|TestPlans|TestApplies|TestPolicyChecks)'],
       {
         cwd: SOURCE,
         env,
