@@ -1,4 +1,5 @@
 import {
+  phaseStatusOfJob,
   runApplyId,
   runId,
   runPlanId,
@@ -65,20 +66,9 @@ export function run(view: TfeRunView): Resource {
   );
 }
 
-/** A plan's status as HCP Terraform names it, from the plan job. */
+/** A plan's status as HCP Terraform names it, from the plan job (the phases' own rule). */
 export function planStatus(view: TfeRunView): string {
-  switch (view.plan.status) {
-    case 'QUEUED':
-      return 'queued';
-    case 'PROCESSING':
-      return 'running';
-    case 'SUCCESS':
-      return 'finished';
-    case 'FAILED':
-      return 'errored';
-    case 'CANCELLED':
-      return 'canceled';
-  }
+  return phaseStatusOfJob(view.plan);
 }
 
 /** The stub of the run's plan an `include=plan` carries (`plans/:id` serves it whole). */
