@@ -68,7 +68,11 @@ describeEachDialect('job state tokens for the http state backend', (dialect) => 
     // Another worker, a tampered token: refused.
     const other = await server.agentClient(user, 'other-agent');
     expect(await answer(a.url, basic(other.workerId, a.token))).toEqual({ status: 401, code: 'invalid_state_token' });
-    expect(await answer(a.url, basic(agent.workerId, `${a.token.slice(0, -2)}xx`))).toEqual({
+    // One character of the tag changed (not the last: its low bits carry nothing, so a change
+    // there can decode to the same bytes, one time in 256).
+    const at = a.token.length - 5;
+    const tampered = `${a.token.slice(0, at)}${a.token[at] === 'A' ? 'B' : 'A'}${a.token.slice(at + 1)}`;
+    expect(await answer(a.url, basic(agent.workerId, tampered))).toEqual({
       status: 401,
       code: 'invalid_state_token',
     });
