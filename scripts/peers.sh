@@ -2,10 +2,11 @@
 # Builds the real peers that Trellis's integration tests talk to, from their Go
 # modules at pinned versions, into a cache outside the repository:
 #
-#   ${TRELLIS_PEERS_DIR:-$HOME/.cache/trellis-peers}/bin/{tofu,minio,fake-gcs-server,opa,helm}
+#   ${TRELLIS_PEERS_DIR:-$HOME/.cache/trellis-peers}/bin/{tofu,minio,fake-gcs-server,opa,helm,
+#     go-tfe.test,terraform-provider-null}
 #
 # Usage:
-#   scripts/peers.sh [tofu|minio|fake-gcs-server|opa|helm|go-tfe|all]...   build (default: all), print paths
+#   scripts/peers.sh [tofu|minio|fake-gcs-server|opa|helm|go-tfe|null-provider|all]...   build (default: all)
 #   scripts/peers.sh --print-dir                           print the bin dir and exit
 #   scripts/peers.sh --help
 #
@@ -27,7 +28,7 @@ set -euo pipefail
 # ---------------------------------------------------------------------------
 # Pins. Changing a version (or a build recipe) makes that peer rebuild.
 # ---------------------------------------------------------------------------
-PEERS=(tofu minio fake-gcs-server opa helm go-tfe)
+PEERS=(tofu minio fake-gcs-server opa helm go-tfe null-provider)
 
 # OpenTofu CLI. Its go.mod has a `replace` (hcl), so `go install mod@version`
 # refuses it: it is built from a writable copy of the module source instead.
@@ -74,6 +75,13 @@ HELM_LDFLAGS="-X helm.sh/helm/v4/internal/version.version=v4.3.1"
 GO_TFE_MODULE=github.com/hashicorp/go-tfe
 GO_TFE_VERSION=v1.101.0
 
+# A tiny provider of Trellis's own (scripts/test-provider: `null_resource`, as hashicorp/null has),
+# so configurations that need a provider run offline: the registry's and the provider mirror's
+# tests publish it, and go-tfe's run tests install it as hashicorp/null. Its version is the digest
+# of its source, so an edit rebuilds it.
+NULL_PROVIDER_SOURCE="$(cd "$(dirname "$0")" && pwd)/test-provider"
+NULL_PROVIDER_VERSION=$(cat "$NULL_PROVIDER_SOURCE"/go.mod "$NULL_PROVIDER_SOURCE"/go.sum "$NULL_PROVIDER_SOURCE"/*.go | sha256sum | cut -c1-16)
+
 # Bump to force every peer to rebuild when the way they are built changes.
 RECIPE_REVISION=1
 # go-tfe's recipe has its own revision, so changing it rebuilds only go-tfe.
@@ -97,7 +105,7 @@ log() { echo "$PROG: $*" >&2; }
 
 usage() {
 	cat <<EOF
-usage: $PROG [tofu|minio|fake-gcs-server|opa|helm|go-tfe|all]...   build the peers (default: all)
+usage: $PROG [tofu|minio|fake-gcs-server|opa|helm|go-tfe|null-provider|all]...   build the peers (default: all)
        $PROG --print-dir                           print the bin dir
 Builds pinned test peers into $BIN_DIR (override the root with TRELLIS_PEERS_DIR).
 EOF
@@ -112,6 +120,7 @@ peer_spec() {
 	opa) MOD=$OPA_MODULE VER=$OPA_VERSION PKG=$OPA_PACKAGE LDFLAGS=$OPA_LDFLAGS ;;
 	helm) MOD=$HELM_MODULE VER=$HELM_VERSION PKG=$HELM_PACKAGE LDFLAGS=$HELM_LDFLAGS ;;
 	go-tfe) MOD=$GO_TFE_MODULE VER=$GO_TFE_VERSION PKG= LDFLAGS="recipe=$GO_TFE_RECIPE" ;;
+	null-provider) MOD=trellis.test/terraform-provider-null VER=$NULL_PROVIDER_VERSION PKG= LDFLAGS= ;;
 	*) die "unknown peer '$1' (expected one of: ${PEERS[*]}, all)" ;;
 	esac
 }
@@ -123,7 +132,11 @@ recipe() {
 
 # The file a peer's build leaves in the bin dir.
 binary_of() {
-	if [[ $1 == go-tfe ]]; then echo "$BIN_DIR/go-tfe.test"; else echo "$BIN_DIR/$1"; fi
+	case $1 in
+	go-tfe) echo "$BIN_DIR/go-tfe.test" ;;
+	null-provider) echo "$BIN_DIR/terraform-provider-null" ;;
+	*) echo "$BIN_DIR/$1" ;;
+	esac
 }
 
 up_to_date() {
@@ -147,7 +160,7 @@ for arg in "$@"; do
 		exit 0
 		;;
 	all) WANT+=("${PEERS[@]}") ;;
-	tofu | minio | fake-gcs-server | opa | helm | go-tfe) WANT+=("$arg") ;;
+	tofu | minio | fake-gcs-server | opa | helm | go-tfe | null-provider) WANT+=("$arg") ;;
 	*)
 		usage >&2
 		die "unknown argument '$arg'"
@@ -236,6 +249,18 @@ build_peer() {
 	local ldflags="-s -w${LDFLAGS:+ $LDFLAGS}"
 
 	log "building $name from $MOD@$VER (this can take minutes)"
+	if [[ $name == null-provider ]]; then
+		# Trellis's own source, with its go.sum: built where it is.
+		(cd "$NULL_PROVIDER_SOURCE" && gocmd build -trimpath -ldflags="$ldflags" -o "$WORK/terraform-provider-null" .)
+		[[ -x "$WORK/terraform-provider-null" ]] || die "the build of the test provider produced no binary"
+		mv -f "$WORK/terraform-provider-null" "$BIN_DIR/terraform-provider-null"
+		recipe >"$STAMP_DIR/$name"
+		chmod -R u+w "$WORK" && rm -rf "$WORK"
+		WORK=""
+		CURRENT=""
+		log "built the test provider in $((SECONDS - start))s"
+		return
+	fi
 	local info dir gomod
 	if ! info=$(gocmd mod download -json "$MOD@$VER"); then
 		# The reason is in the JSON's "Error" field, not on stderr.
