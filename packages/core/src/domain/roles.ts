@@ -38,6 +38,12 @@ export const LEAST_ROLE = {
   'policies.manage': 'admin',
   /** Read the organization's audit log. */
   'audit.read': 'admin',
+  /** Read the organization's private registry: modules, providers and its provider mirror (issue 28). */
+  'registry.read': 'viewer',
+  /** Publish module and provider versions, and push providers into the mirror. */
+  'registry.publish': 'operator',
+  /** Deprecate and delete published versions, and manage the registry's signing keys. */
+  'registry.manage': 'admin',
   /** Rename the organization. */
   'org.rename': 'admin',
   /** Make, demote and remove owners. */

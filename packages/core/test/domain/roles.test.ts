@@ -15,8 +15,8 @@ const USER = '00000000-0000-4000-8000-0000000000bb';
 
 /** The issue's table, written out on its own so a change of `LEAST_ROLE` has to be deliberate. */
 const ALLOWED: Record<OrgRole, readonly OrgAction[]> = {
-  viewer: ['read'],
-  operator: ['read', 'jobs.run', 'plans.approve', 'state.use'],
+  viewer: ['read', 'registry.read'],
+  operator: ['read', 'jobs.run', 'plans.approve', 'state.use', 'registry.read', 'registry.publish'],
   admin: [
     'read',
     'jobs.run',
@@ -31,6 +31,9 @@ const ALLOWED: Record<OrgRole, readonly OrgAction[]> = {
     'notifications.manage',
     'policies.manage',
     'audit.read',
+    'registry.read',
+    'registry.publish',
+    'registry.manage',
     'org.rename',
   ],
   owner: Object.keys(LEAST_ROLE) as OrgAction[],
