@@ -41,6 +41,11 @@ export function jsonOut<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
 }
 
+/** SQLite answers 0/1, Postgres a boolean. */
+export function booleanOut(value: unknown): boolean {
+  return value === true || value === 1 || value === '1';
+}
+
 /** Postgres returns bigint columns as strings so that no precision is lost; ours stay far below 2^53. */
 export function integerOut(value: unknown): number {
   const number = typeof value === 'number' ? value : Number(value);

@@ -68,6 +68,7 @@ export const AUDIT_ACTIONS = [
   'state.lock',
   'state.unlock',
   'state.force_unlock',
+  'state.after_lost_acknowledge',
   'state.write',
   'state.rollback',
   'run.confirm',

@@ -13,6 +13,7 @@ export const NOTIFICATION_EVENTS = [
   'job.cancelled',
   'drift.detected',
   'plan.needs_approval',
+  'state.after_lost',
 ] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 

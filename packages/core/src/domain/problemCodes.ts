@@ -245,6 +245,15 @@ export const PROBLEM_CODES = {
   },
   state_locked: { status: 409, meaning: 'the state is locked by another lock ID' },
   state_not_locked: { status: 409, meaning: "the configuration's state is not locked: there is nothing to unlock" },
+  state_rejected: {
+    status: 409,
+    meaning:
+      'the engine of a job failed as lost wrote its state after a later job had the configuration: the write is kept as a rejected version for recovery, not made current',
+  },
+  state_after_lost_not_set: {
+    status: 409,
+    meaning: "the configuration's state has no version written after a lost job awaiting review",
+  },
   org_exists: { status: 409, meaning: 'an organization with this id already exists' },
   org_name_taken: { status: 409, meaning: 'an organization with this name already exists' },
   member_exists: { status: 409, meaning: 'this email already is (or is invited as) a member of the organization' },
@@ -295,6 +304,10 @@ export const PROBLEM_CODES = {
   internal_error: { status: 500, meaning: 'an unexpected error; the server logged it' },
   not_ready: { status: 503, meaning: 'a dependency of the control plane is not reachable' },
   database_unavailable: { status: 503, meaning: 'the database cannot be reached or is too busy' },
+  shutting_down: {
+    status: 503,
+    meaning: 'this replica is stopping: retry after `Retry-After` (another replica answers)',
+  },
   artifact_store_unavailable: { status: 503, meaning: 'the artifact store cannot be reached or refused us' },
   artifact_digest_mismatch: {
     status: 503,

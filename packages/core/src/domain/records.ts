@@ -358,8 +358,21 @@ export interface StateVersion {
    * `hosted-state-upload-url` was signed for (issue 26).
    */
   upload_id: string | null;
+  /**
+   * Written by the engine of a job the control plane had already failed as lost (issue 30): a
+   * person reviews it (`reviewed_at`); until then the vine shows `state_after_lost`.
+   */
+  after_lost: boolean;
+  /** Refused as the current state (a later job had the vine): kept for recovery only. */
+  rejected: boolean;
+  reviewed_at: string | null;
+  reviewed_by: string | null;
   created_at: string;
 }
+
+/** What a writer gives `StateStore.addVersion`: a version is neither late nor refused unless it says so. */
+export type NewStateVersion = Omit<StateVersion, 'id' | 'after_lost' | 'rejected' | 'reviewed_at' | 'reviewed_by'> &
+  Partial<Pick<StateVersion, 'after_lost' | 'rejected'>>;
 
 /** The lock of a vine's state (the `http` backend's lock info, kept as sent). */
 export interface StateLock {

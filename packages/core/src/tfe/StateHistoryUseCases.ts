@@ -6,7 +6,7 @@ import { isUuid } from '../domain/validation.js';
 import type { Scope } from '../ports/UnitOfWork.js';
 import { Access } from '../usecases/Access.js';
 import { recordAudit } from '../usecases/audit.js';
-import type { CoreDeps } from '../usecases/CoreDeps.js';
+import { type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
 import { writeStateVersion } from '../usecases/stateVersionWriter.js';
 import { readAll, withSerial } from './stateOutputs.js';
 import type { TfeStateUseCases } from './TfeStateUseCases.js';
@@ -16,6 +16,25 @@ export interface StateHistory {
   vine_id: string;
   versions: StateVersion[];
   lock: StateLock | null;
+  /** Set while a version written after its job was lost awaits a person's review (issue 30). */
+  state_after_lost: StateAfterLost | null;
+}
+
+/** The newest unreviewed version written by the engine of a job failed as lost (issue 30). */
+export interface StateAfterLost {
+  version_id: number;
+  job_id: string | null;
+  /** A later job had the vine: the version was kept for recovery, not made current. */
+  rejected: boolean;
+  created_at: string;
+}
+
+/** The vine's `state_after_lost`, from its versions (newest first). */
+export function stateAfterLostOf(versions: readonly StateVersion[]): StateAfterLost | null {
+  const late = versions.find((version) => version.after_lost && version.reviewed_at === null);
+  return late
+    ? { version_id: late.id, job_id: late.job_id, rejected: late.rejected, created_at: late.created_at }
+    : null;
 }
 
 /**
@@ -36,11 +55,42 @@ export class StateHistoryUseCases {
 
   async list(actor: UserActor, vine: unknown): Promise<StateHistory> {
     const { record, scope } = await this.locate(actor, vine, 'read');
-    return this.deps.uow.read(scope, async (stores) => ({
-      vine_id: record.id,
-      versions: await stores.states.listVersions(record.owner_id, record.id),
-      lock: await stores.states.getLock(record.owner_id, record.id),
-    }));
+    return this.deps.uow.read(scope, async (stores) => {
+      const versions = await stores.states.listVersions(record.owner_id, record.id);
+      return {
+        vine_id: record.id,
+        versions,
+        lock: await stores.states.getLock(record.owner_id, record.id),
+        state_after_lost: stateAfterLostOf(versions),
+      };
+    });
+  }
+
+  /**
+   * Acknowledges the vine's `state_after_lost` (`admin`, issue 30): a person reviewed what the
+   * late engine wrote (and recovered what a rejected version held). Audited as
+   * `state.after_lost_acknowledge`; `409 state_after_lost_not_set` when nothing awaits review.
+   */
+  async acknowledgeAfterLost(actor: UserActor, vine: unknown): Promise<{ vine_id: string; acknowledged: number }> {
+    const { record, scope } = await this.locate(actor, vine, 'state.force_unlock');
+    return this.deps.uow.run(scope, async (stores) => {
+      const flag = stateAfterLostOf(await stores.states.listVersions(record.owner_id, record.id));
+      if (!flag) {
+        throw new ConflictError(
+          'state_after_lost_not_set',
+          `the state of ${record.name} has no version awaiting review`,
+        );
+      }
+      const at = isoNow(this.deps);
+      const acknowledged = await stores.states.reviewAfterLost(record.owner_id, record.id, actor.userId, at);
+      await recordAudit(stores, this.deps, actor, {
+        action: 'state.after_lost_acknowledge',
+        target: { type: 'vine', id: record.id },
+        owner_id: record.owner_id,
+        details: { version_id: flag.version_id, job_id: flag.job_id, rejected: flag.rejected, acknowledged },
+      });
+      return { vine_id: record.id, acknowledged };
+    });
   }
 
   async download(

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { verifiedArtifactBody } from '../artifacts/VerifiedBody.js';
-import { writeStateVersion } from './stateVersionWriter.js';
+import { announceLateState, endedJobOfToken, judgeLateWrite } from '../stateAfterLost/lateWrite.js';
+import { type WriteAuthority, writeStateVersion } from './stateVersionWriter.js';
 import type { WorkerActor } from '../domain/actors.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.js';
 import type { Job, JsonObject, StateLock, StateVersion } from '../domain/records.js';
@@ -10,7 +11,7 @@ import { ownerScope, type Stores } from '../ports/UnitOfWork.js';
 import { type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 
 export type LockOutcome = { acquired: true; lock: StateLock } | { acquired: false; current: StateLock };
-export type UnlockOutcome = { released: true } | { released: false; current: StateLock | null };
+export type UnlockOutcome = { released: true } | { released: false; current: StateLock };
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -42,6 +43,10 @@ export class StateUseCases {
    * (the backend sends it as `?ID=`); otherwise `409 state_locked`. The writer is authorized and a
    * declared size over the limit refused before a byte of the body is read; the body then streams
    * into the artifact store, which stops at the limit, while its serial and lineage are read.
+   *
+   * The engine of a job already failed (lost: its agent was cut off) still writes with its job's
+   * token (issue 30): the version is `after_lost`, the current state when no later job had the
+   * vine, otherwise kept `rejected` and answered `409 state_rejected`.
    */
   async write(
     worker: WorkerActor,
@@ -51,19 +56,54 @@ export class StateUseCases {
     declaredBytes: number | null = null,
   ): Promise<StateVersion> {
     const vineId = requireUuid(vine, 'vine_id');
-    return writeStateVersion(this.deps, {
+    const version = await writeStateVersion(this.deps, {
       scope: ownerScope(worker.ownerId),
       ownerId: worker.ownerId,
       vineId,
       createdBy: null,
       body,
       declaredBytes,
-      authorize: async (stores) => {
-        const job = requireWriteAccess(await this.runningJob(stores, worker, vineId));
-        await this.requireLockHolder(stores, worker.ownerId, vineId, lockId);
-        return { jobId: job.id };
-      },
+      authorize: (stores) => this.writeAuthority(stores, worker, vineId, lockId),
     });
+    if (version.rejected) {
+      throw new ConflictError(
+        'state_rejected',
+        `this job was failed as lost and a later job has the configuration since: the state was kept as rejected version ${version.id}, not made current`,
+      );
+    }
+    return version;
+  }
+
+  private async writeAuthority(
+    stores: Stores,
+    worker: WorkerActor,
+    vineId: string,
+    lockId: string | null,
+  ): Promise<WriteAuthority> {
+    const ended = await this.endedJob(stores, worker, vineId);
+    if (!ended) {
+      const job = requireWriteAccess(await this.runningJob(stores, worker, vineId));
+      await this.requireLockHolder(stores, worker.ownerId, vineId, lockId);
+      return { jobId: job.id };
+    }
+    return {
+      jobId: ended.id,
+      judge: async (judging, header) => {
+        const verdict = await judgeLateWrite(judging, ended, lockId, header);
+        await announceLateState(judging, this.deps, ended);
+        return verdict;
+      },
+    };
+  }
+
+  /**
+   * The writer's job when its token names a job already failed, which may still write late
+   * (issue 30); null when it runs (or the token names no such job: `runningJob` then refuses).
+   */
+  private async endedJob(stores: Stores, worker: WorkerActor, vineId: string): Promise<Job | null> {
+    if (!(await stores.vines.get(worker.ownerId, vineId))) throw new NotFoundError('configuration');
+    const ended = await endedJobOfToken(stores, worker, vineId);
+    return ended && requireWriteAccess(ended);
   }
 
   /** `LOCK`: takes the lock with the engine's lock info, or reports who holds it. */
@@ -80,18 +120,28 @@ export class StateUseCases {
         created_at: isoNow(this.deps),
       };
       const outcome = await stores.states.acquireLock(lock);
-      return outcome.acquired ? { acquired: true, lock } : outcome;
+      if (outcome.acquired) return { acquired: true, lock };
+      // The same lock ID asked again (its answer was lost): the engine already holds it.
+      if (outcome.current.lock_id === lock.lock_id) return { acquired: true, lock: outcome.current };
+      return outcome;
     });
   }
 
-  /** `UNLOCK`: releases the lock if the id matches (as `force-unlock` does too). */
+  /**
+   * `UNLOCK`: releases the lock if the id matches (as `force-unlock` does too). Exact when
+   * retried: a lock already free is released (the first answer was lost, or the job's end
+   * released it), so only another lock's holder is refused. The engine of a job already failed
+   * (issue 30) may still release its own lock.
+   */
   async unlock(worker: WorkerActor, vine: unknown, info: unknown): Promise<UnlockOutcome> {
     const vineId = requireUuid(vine, 'vine_id');
     const lockInfo = parseLockInfo(info);
     return this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
-      requireWriteAccess(await this.runningJob(stores, worker, vineId));
+      if (!(await this.endedJob(stores, worker, vineId)))
+        requireWriteAccess(await this.runningJob(stores, worker, vineId));
       if (await stores.states.releaseLock(worker.ownerId, vineId, lockInfo.ID as string)) return { released: true };
-      return { released: false, current: await stores.states.getLock(worker.ownerId, vineId) };
+      const current = await stores.states.getLock(worker.ownerId, vineId);
+      return current ? { released: false, current } : { released: true };
     });
   }
 

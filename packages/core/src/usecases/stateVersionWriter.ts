@@ -5,6 +5,15 @@ import type { Scope, Stores } from '../ports/UnitOfWork.js';
 import { type CoreDeps, isoNow } from './CoreDeps.js';
 import { StateHeaderScanner } from './stateHeader.js';
 
+/** Who writes: the job whose engine writes, if any; `judge` when that job had already ended (issue 30). */
+export interface WriteAuthority {
+  jobId: string | null;
+  judge?: (
+    stores: Stores,
+    header: { serial: number; lineage: string },
+  ) => Promise<{ after_lost: boolean; rejected: boolean }>;
+}
+
 /** One new version of a vine's state, from whichever writer: a job's engine, the cloud block, an upload. */
 export interface StateVersionWrite {
   scope: Scope;
@@ -18,9 +27,10 @@ export interface StateVersionWrite {
   /**
    * The writer's right to write now (the lock it must hold, the job it must run): asked before
    * the bytes are read and again, in the unit of work that records the version, after. Answers
-   * the job whose engine writes, if any.
+   * the job whose engine writes, if any, and for the write of a job already ended (issue 30) how
+   * to judge it once its header is read.
    */
-  authorize(stores: Stores): Promise<{ jobId: string | null }>;
+  authorize(stores: Stores): Promise<WriteAuthority>;
   /** The lowercase hex MD5 the writer says the bytes have (the Terraform Cloud protocol sends one). */
   expectedMd5?: string | null;
   /**
@@ -79,7 +89,8 @@ export async function writeStateVersion(deps: CoreDeps, write: StateVersionWrite
       );
     }
     ({ version, pruned } = await deps.uow.run(write.scope, async (stores) => {
-      const { jobId } = await write.authorize(stores);
+      const { jobId, judge } = await write.authorize(stores);
+      const verdict = judge ? await judge(stores, { serial, lineage }) : { after_lost: false, rejected: false };
       if (write.continuity && !write.continuity.force) {
         const current = await stores.states.latest(write.ownerId, write.vineId);
         if (current && current.lineage !== lineage) {
@@ -106,6 +117,8 @@ export async function writeStateVersion(deps: CoreDeps, write: StateVersionWrite
         job_id: jobId,
         created_by: write.createdBy,
         upload_id: write.uploadId ?? null,
+        after_lost: verdict.after_lost,
+        rejected: verdict.rejected,
         created_at: isoNow(deps),
       });
       const keys = await stores.states.pruneVersions(write.ownerId, write.vineId, deps.settings.stateVersionsKept);

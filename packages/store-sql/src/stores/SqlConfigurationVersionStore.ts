@@ -2,6 +2,7 @@ import type { ConfigurationVersion, ConfigurationVersionStore } from '@trellis/c
 import { NotFoundError } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import {
+  booleanOut,
   integerOut,
   type Row,
   textOut,
@@ -13,11 +14,6 @@ import {
   uuidOut,
   uuidOutOrNull,
 } from '../rows.js';
-
-/** SQLite answers 0/1, Postgres a boolean. */
-function booleanOut(value: unknown): boolean {
-  return value === true || value === 1 || value === '1';
-}
 
 const UPDATED = [
   'status',

@@ -1,6 +1,14 @@
-import { type JsonObject, NotFoundError, type StateLock, type StateStore, type StateVersion } from '@trellis/core';
+import {
+  type JsonObject,
+  type NewStateVersion,
+  NotFoundError,
+  type StateLock,
+  type StateStore,
+  type StateVersion,
+} from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import {
+  booleanOut,
   integerOut,
   jsonIn,
   jsonOut,
@@ -9,6 +17,7 @@ import {
   textOutOrNull,
   timeIn,
   timeOut,
+  timeOutOrNull,
   uuidOut,
   uuidOutOrNull,
 } from '../rows.js';
@@ -19,7 +28,7 @@ const LOCK_ATTEMPTS = 3;
 export class SqlStateStore implements StateStore {
   constructor(private readonly db: SqlSession) {}
 
-  async addVersion(version: Omit<StateVersion, 'id'>): Promise<StateVersion> {
+  async addVersion(version: NewStateVersion): Promise<StateVersion> {
     await this.requireVine(version.owner_id, version.vine_id);
     const [row] = await this.db
       .insert('state_versions', {
@@ -34,6 +43,9 @@ export class SqlStateStore implements StateStore {
         // Written only when set, so the store still seeds schemas from before m033.
         ...(version.created_by == null ? {} : { created_by: version.created_by }),
         ...(version.upload_id == null ? {} : { upload_id: version.upload_id }),
+        // Likewise only when set: schemas from before m052 have no such columns.
+        ...(version.after_lost ? { after_lost: true } : {}),
+        ...(version.rejected ? { rejected: true } : {}),
         created_at: timeIn(version.created_at),
       })
       .returning('*');
@@ -43,7 +55,7 @@ export class SqlStateStore implements StateStore {
   async latest(ownerId: string, vineId: string): Promise<StateVersion | null> {
     const row = await this.db
       .table('state_versions')
-      .where({ owner_id: ownerId, vine_id: vineId })
+      .where({ owner_id: ownerId, vine_id: vineId, rejected: false })
       .orderBy('id', 'desc')
       .first();
     return row ? toStateVersion(row) : null;
@@ -71,6 +83,7 @@ export class SqlStateStore implements StateStore {
     const pruned: Row[] = await this.db
       .table('state_versions')
       .where({ owner_id: ownerId, vine_id: vineId })
+      .whereNot((unreviewed) => unreviewed.where({ after_lost: true }).whereNull('reviewed_at'))
       .orderBy('id', 'desc')
       .offset(Math.max(0, keep))
       .select('id', 'storage_key');
@@ -84,6 +97,14 @@ export class SqlStateStore implements StateStore {
       )
       .delete();
     return pruned.map((row) => textOut(row.storage_key));
+  }
+
+  async reviewAfterLost(ownerId: string, vineId: string, by: string, at: string): Promise<number> {
+    return this.db
+      .table('state_versions')
+      .where({ owner_id: ownerId, vine_id: vineId, after_lost: true })
+      .whereNull('reviewed_at')
+      .update({ reviewed_at: timeIn(at), reviewed_by: by });
   }
 
   async getLock(ownerId: string, vineId: string): Promise<StateLock | null> {
@@ -149,6 +170,10 @@ function toStateVersion(row: Row): StateVersion {
     job_id: uuidOutOrNull(row.job_id),
     created_by: uuidOutOrNull(row.created_by ?? null),
     upload_id: textOutOrNull(row.upload_id ?? null),
+    after_lost: booleanOut(row.after_lost ?? false),
+    rejected: booleanOut(row.rejected ?? false),
+    reviewed_at: timeOutOrNull(row.reviewed_at ?? null),
+    reviewed_by: uuidOutOrNull(row.reviewed_by ?? null),
     created_at: timeOut(row.created_at),
   };
 }

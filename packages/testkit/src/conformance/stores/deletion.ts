@@ -1,9 +1,9 @@
-import type { StateVersion } from '@trellis/core';
+import type { NewStateVersion } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
 import { later, newJob, newVine, newVineyard, uuid } from './fixtures.js';
 import { type OpenStoreHarness, rejectionOf, useStoreSuite } from './harness.js';
 
-function version(ownerId: string, vineId: string): Omit<StateVersion, 'id'> {
+function version(ownerId: string, vineId: string): NewStateVersion {
   return {
     owner_id: ownerId,
     vine_id: vineId,

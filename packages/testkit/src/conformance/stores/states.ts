@@ -1,9 +1,9 @@
-import { NotFoundError, type StateLock, type StateVersion } from '@trellis/core';
+import { type NewStateVersion, NotFoundError, type StateLock, type StateVersion } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
 import { later, newJob, uuid } from './fixtures.js';
 import { type OpenStoreHarness, rejectionOf, useStoreSuite } from './harness.js';
 
-function newVersion(ownerId: string, vineId: string, overrides: Partial<StateVersion> = {}): Omit<StateVersion, 'id'> {
+function newVersion(ownerId: string, vineId: string, overrides: Partial<NewStateVersion> = {}): NewStateVersion {
   return {
     owner_id: ownerId,
     vine_id: vineId,
@@ -19,6 +19,9 @@ function newVersion(ownerId: string, vineId: string, overrides: Partial<StateVer
     ...overrides,
   };
 }
+
+/** What a version is unless its writer said otherwise. */
+const NOT_LATE = { after_lost: false, rejected: false, reviewed_at: null, reviewed_by: null };
 
 function newLock(ownerId: string, vineId: string, overrides: Partial<StateLock> = {}): StateLock {
   const id = uuid();
@@ -85,7 +88,7 @@ export function describeStateStoreConformance(open: OpenStoreHarness): void {
       ] as const) {
         const version = newVersion(owner.id, owner.vine.id, { serial, lineage, job_id: jobId });
         const stored = await suite.asOwner(owner.id, (stores) => stores.states.addVersion(version));
-        expect(stored).toEqual({ ...version, id: stored.id });
+        expect(stored).toEqual({ ...version, ...NOT_LATE, id: stored.id });
         expect(Number.isSafeInteger(stored.id)).toBe(true);
         versions.push(stored);
       }
@@ -121,6 +124,45 @@ export function describeStateStoreConformance(open: OpenStoreHarness): void {
       );
       expect(error).toBeInstanceOf(NotFoundError);
       expect(await suite.asOwner(a.id, (stores) => stores.states.listVersions(a.id, a.vine.id))).toEqual([version]);
+    });
+  });
+
+  describe('StateStore versions after a lost job (issue 30)', () => {
+    const suite = useStoreSuite(open);
+
+    it('keeps a rejected version out of latest but in the list, and an unreviewed late one from pruning until reviewed', async () => {
+      const owner = await suite.seedOwner();
+      const lineage = uuid();
+      const add = (overrides: Partial<NewStateVersion>) =>
+        suite.asOwner(owner.id, (stores) =>
+          stores.states.addVersion(newVersion(owner.id, owner.vine.id, { lineage, ...overrides })),
+        );
+      const late = await add({ serial: 2, after_lost: true });
+      const current = await add({ serial: 3 });
+      const rejected = await add({ serial: 3, after_lost: true, rejected: true });
+      expect(rejected).toMatchObject({ after_lost: true, rejected: true, reviewed_at: null, reviewed_by: null });
+      expect(await suite.asOwner(owner.id, (stores) => stores.states.latest(owner.id, owner.vine.id))).toEqual(current);
+      expect(
+        (await suite.asOwner(owner.id, (stores) => stores.states.listVersions(owner.id, owner.vine.id))).map(
+          (version) => version.id,
+        ),
+      ).toEqual([rejected.id, current.id, late.id]);
+      // Unreviewed late versions are never pruned: only `current` could go.
+      expect(
+        await suite.asOwner(owner.id, (stores) => stores.states.pruneVersions(owner.id, owner.vine.id, 0)),
+      ).toEqual([current.storage_key]);
+      const at = later();
+      expect(
+        await suite.asOwner(owner.id, (stores) => stores.states.reviewAfterLost(owner.id, owner.vine.id, owner.id, at)),
+      ).toBe(2);
+      const reviewed = await suite.asOwner(owner.id, (stores) => stores.states.getVersion(owner.id, late.id));
+      expect(reviewed).toMatchObject({ reviewed_by: owner.id });
+      expect(Date.parse(reviewed?.reviewed_at ?? '')).toBe(Date.parse(at));
+      expect(
+        await suite.asOwner(owner.id, (stores) => stores.states.reviewAfterLost(owner.id, owner.vine.id, owner.id, at)),
+      ).toBe(0);
+      const pruned = await suite.asOwner(owner.id, (stores) => stores.states.pruneVersions(owner.id, owner.vine.id, 1));
+      expect(pruned).toEqual([late.storage_key]);
     });
   });
 

@@ -1,19 +1,26 @@
-import { NotFoundError, type StateLock, type StateStore, type StateVersion } from '@trellis/core';
+import { type NewStateVersion, NotFoundError, type StateLock, type StateStore, type StateVersion } from '@trellis/core';
 import { copy } from '../MemoryState.js';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 
 export class MemoryStateStore implements StateStore {
   constructor(private readonly tx: MemoryTransaction) {}
 
-  async addVersion(version: Omit<StateVersion, 'id'>): Promise<StateVersion> {
+  async addVersion(version: NewStateVersion): Promise<StateVersion> {
     this.requireVine(version.owner_id, version.vine_id);
-    const stored: StateVersion = { ...copy(version), id: this.tx.sequences.nextStateVersionId++ };
+    const stored: StateVersion = {
+      ...copy(version),
+      after_lost: version.after_lost ?? false,
+      rejected: version.rejected ?? false,
+      reviewed_at: null,
+      reviewed_by: null,
+      id: this.tx.sequences.nextStateVersionId++,
+    };
     this.tx.state.stateVersions.push(stored);
     return copy(stored);
   }
 
   async latest(ownerId: string, vineId: string): Promise<StateVersion | null> {
-    return (await this.listVersions(ownerId, vineId))[0] ?? null;
+    return (await this.listVersions(ownerId, vineId)).find((version) => !version.rejected) ?? null;
   }
 
   async listVersions(ownerId: string, vineId: string): Promise<StateVersion[]> {
@@ -39,10 +46,26 @@ export class MemoryStateStore implements StateStore {
   }
 
   async pruneVersions(ownerId: string, vineId: string, keep: number): Promise<string[]> {
-    const pruned = (await this.listVersions(ownerId, vineId)).slice(Math.max(0, keep));
+    const prunable = (await this.listVersions(ownerId, vineId)).filter(
+      (version) => !version.after_lost || version.reviewed_at !== null,
+    );
+    const pruned = prunable.slice(Math.max(0, keep));
     const ids = new Set(pruned.map((version) => version.id));
     this.tx.state.stateVersions = this.tx.state.stateVersions.filter((version) => !ids.has(version.id));
     return pruned.map((version) => version.storage_key);
+  }
+
+  async reviewAfterLost(ownerId: string, vineId: string, by: string, at: string): Promise<number> {
+    if (!this.tx.sees(ownerId)) return 0;
+    let reviewed = 0;
+    for (const version of this.tx.state.stateVersions) {
+      if (version.owner_id !== ownerId || version.vine_id !== vineId) continue;
+      if (!version.after_lost || version.reviewed_at !== null) continue;
+      version.reviewed_at = at;
+      version.reviewed_by = by;
+      reviewed += 1;
+    }
+    return reviewed;
   }
 
   async getLock(ownerId: string, vineId: string): Promise<StateLock | null> {
