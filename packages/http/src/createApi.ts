@@ -14,6 +14,7 @@ import { SessionCookies } from './auth/SessionCookies.js';
 import { SignInCookies } from './auth/SignInCookies.js';
 import { linkSignIn } from './auth/linkSignIn.js';
 import { problem, problemErrorHandler, sendProblem } from './errors/problem.js';
+import { refuseWhileStopping } from './errors/stopping.js';
 import { ClaimLongPolls, type LongPollLimits } from './limits/ClaimLongPolls.js';
 import { type FailureLimit, FailureLimiter } from './limits/FailureLimiter.js';
 import type { Logger } from './logger.js';
@@ -203,6 +204,8 @@ export function createApi(options: ApiOptions): Express {
   if (options.metrics) app.use(options.metrics.timeRequests);
   app.use(requestId);
   app.use(traceRequests);
+  const stopping = options.shutdownSignal ?? new AbortController().signal;
+  app.use(refuseWhileStopping(stopping));
   if (options.metrics && options.metricsEndpoint) {
     app.get('/metrics', metricsEndpoint(options.metrics.registry, options.metricsEndpoint.token));
   }
@@ -301,6 +304,6 @@ export function createApi(options: ApiOptions): Express {
   app.use('/api', (req, res) => {
     sendProblem(res, problem(404, 'route_not_found', `no route for ${req.method} ${req.baseUrl}${req.path}`));
   });
-  app.use(problemErrorHandler(options.logger));
+  app.use(problemErrorHandler(options.logger, stopping));
   return app;
 }

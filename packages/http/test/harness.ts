@@ -25,6 +25,8 @@ export async function startApi(
     webOrigin?: string;
     oneTimeBootstrap?: boolean;
     providers?: ProviderPorts;
+    /** Aborted when the server stops (the composition root's shutdown signal). */
+    shutdownSignal?: AbortSignal;
   } = {},
 ): Promise<ApiHarness> {
   const core = createTestCore({ now: new Date(), ...(options.providers ? { providers: options.providers } : {}) });
@@ -44,6 +46,7 @@ export async function startApi(
     session: { idleSeconds: 3600, absoluteSeconds: 4 * 3600 },
     version: '0.0.0-test',
     logStreams,
+    ...(options.shutdownSignal ? { shutdownSignal: options.shutdownSignal } : {}),
   });
   const server: Server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

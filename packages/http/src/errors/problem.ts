@@ -8,6 +8,7 @@ import {
   problemStatusOf,
   RateLimitedError,
   TooLargeError,
+  UnavailableError,
   ValidationError,
 } from '@trellis/core';
 import type { ErrorRequestHandler, Response } from 'express';
@@ -130,14 +131,30 @@ function bodyParserProblem(error: { type?: string; status?: number; limit?: numb
   }
 }
 
+/** How long a client waits before retrying a `503` (a dependency away, or this replica stopping). */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * A stopping replica never answers `500` (issue 30): a request that arrives once shutdown began
+ * (on a keep-alive connection still open) or fails while it stops (the database or the artifact
+ * store closing under it) is `503 shutting_down` with `Retry-After`, and the connection closes,
+ * so the client retries, on another replica.
+ */
+export function sendShuttingDown(res: Response): void {
+  res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+  res.setHeader('Connection', 'close');
+  sendProblem(res, problem(503, 'shutting_down', 'this server is stopping; retry (another replica answers)'));
+}
+
 /**
  * The last middleware: domain errors become their problem; anything else is a `500` whose
  * details go to the log (never to the client).
  */
-export function problemErrorHandler(logger: Logger): ErrorRequestHandler {
+export function problemErrorHandler(logger: Logger, stopping?: AbortSignal): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     if (isDomainError(error)) {
       if (error instanceof RateLimitedError) res.setHeader('Retry-After', String(error.retryAfterSeconds));
+      if (error instanceof UnavailableError) res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
       // A body refused before it was read is not drained: the connection closes after the answer.
       if (error instanceof TooLargeError || !req.complete) res.setHeader('Connection', 'close');
       sendProblem(res, problemFromDomainError(error));
@@ -146,6 +163,12 @@ export function problemErrorHandler(logger: Logger): ErrorRequestHandler {
     const parserProblem = typeof error === 'object' && error !== null ? bodyParserProblem(error) : null;
     if (parserProblem) {
       sendProblem(res, parserProblem);
+      return;
+    }
+    if (stopping?.aborted) {
+      // What stops under a request (a pool closing) is not a bug: the client retries elsewhere.
+      logger.warn({ err: error, method: req.method, path: req.path }, 'request failed while the server stops');
+      sendShuttingDown(res);
       return;
     }
     logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
