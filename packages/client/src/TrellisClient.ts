@@ -46,6 +46,7 @@ import type {
   OrgView,
   StateHistoryView,
   StateUnlockView,
+  StateAfterLostAcknowledgeView,
   StateVersionView,
 } from '@trellis/contract';
 import type { GitProvider, JobStatus, VcsFeedbackView } from '@trellis/core';
@@ -165,6 +166,10 @@ export class TrellisClient extends AgentProtocolClient {
   /** Force-unlock (admin): releases whatever lock holds the vine's state; `409 state_not_locked` when free. */
   forceUnlockState(nameOrId: string): Promise<StateUnlockView> {
     return this.json('DELETE', `/api/cli/configurations/${encodeURIComponent(nameOrId)}/state-lock`);
+  }
+  /** Acknowledges the vine's `state_after_lost` (admin, issue 30); `409 state_after_lost_not_set` when none awaits. */
+  acknowledgeStateAfterLost(nameOrId: string): Promise<StateAfterLostAcknowledgeView> {
+    return this.json('DELETE', `/api/cli/configurations/${encodeURIComponent(nameOrId)}/state-after-lost`);
   }
   async downloadStateVersion(nameOrId: string, versionId: number): Promise<ReadableStream<Uint8Array>> {
     const path = `/api/cli/configurations/${encodeURIComponent(nameOrId)}/state-versions/${versionId}/state`;

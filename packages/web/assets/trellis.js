@@ -131,6 +131,21 @@
     });
   }
 
+  // Acknowledge a state written after a lost job (admins, issue 30), then show the page again.
+  for (const button of document.querySelectorAll('[data-state-after-lost-ack]')) {
+    button.addEventListener('click', () => {
+      if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) return;
+      act(button, async () => {
+        await postJson(
+          `/api/cli/configurations/${encodeURIComponent(button.dataset.stateAfterLostAck)}/state-after-lost`,
+          {},
+          'DELETE',
+        );
+        window.location.reload();
+      });
+    });
+  }
+
   // Drift schedule (admins): PATCH the configuration, then show the page again.
   for (const form of document.querySelectorAll('form[data-drift-settings]')) {
     const save = async (driftDetection, button) =>

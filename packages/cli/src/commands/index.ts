@@ -10,6 +10,7 @@ import { ListConfigsCommand } from './configs/ListConfigsCommand.js';
 import { ShowConfigCommand } from './configs/ShowConfigCommand.js';
 import { ListStateCommand, PullStateCommand, RollbackStateCommand } from './configs/StateCommands.js';
 import { UnlockStateCommand } from './configs/UnlockStateCommand.js';
+import { AcknowledgeStateCommand } from './configs/AcknowledgeStateCommand.js';
 import { HelpCommand } from './HelpCommand.js';
 import { ApprovePlanCommand } from './plans/ApprovePlanCommand.js';
 import { OverridePlanCommand } from './plans/OverridePlanCommand.js';
@@ -83,6 +84,7 @@ export const COMMANDS = [
   PullStateCommand,
   RollbackStateCommand,
   UnlockStateCommand,
+  AcknowledgeStateCommand,
   DriftCheckCommand,
   ConnectConfigCommand,
   DisconnectConfigCommand,

@@ -29,7 +29,9 @@ export class StateUseCases {
   async read(worker: WorkerActor, vine: unknown): Promise<{ body: Readable; size: number; sha256: string } | null> {
     const vineId = requireUuid(vine, 'vine_id');
     const latest = await this.deps.uow.run(ownerScope(worker.ownerId), async (stores) => {
-      await this.runningJob(stores, worker, vineId);
+      // The engine of a job failed as lost reads too, before its late write (issue 30): a new
+      // state's engine first checks whether one exists.
+      if (!(await this.endedJob(stores, worker, vineId))) await this.runningJob(stores, worker, vineId);
       return stores.states.latest(worker.ownerId, vineId);
     });
     if (!latest) return null;

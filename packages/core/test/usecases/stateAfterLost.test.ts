@@ -59,6 +59,8 @@ describe('the state of a job failed as lost (issue 30)', () => {
       events: ['state.after_lost'],
     });
     const { job, engine } = await lostDeploy();
+    // Before a write, the engine reads what the state is now.
+    expect((await core.useCases.states.read(engine, vine.id))?.size).toBeGreaterThan(0);
     const version = await core.useCases.states.write(engine, vine.id, 'lost-lock', body(state(2)));
     expect(version).toMatchObject({ serial: 2, after_lost: true, rejected: false, job_id: job.id });
     // The engine's final unlock: its lock was released with the job, and the release answers success.

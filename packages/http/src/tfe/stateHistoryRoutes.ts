@@ -2,6 +2,7 @@ import { pipeline } from 'node:stream/promises';
 import type { StateLock, StateVersion, UseCases } from '@trellis/core';
 import {
   NameParams,
+  StateAfterLostAcknowledgeAnswer,
   StateHistoryAnswer,
   StateUnlockAnswer,
   StateVersionParams,
@@ -19,6 +20,9 @@ function versionView(version: StateVersion) {
     sha256: version.sha256,
     job_id: version.job_id,
     created_by: version.created_by,
+    after_lost: version.after_lost,
+    rejected: version.rejected,
+    reviewed_at: version.reviewed_at,
     created_at: version.created_at,
   };
 }
@@ -45,7 +49,12 @@ export function stateHistoryRoutes(useCases: UseCases): RouteSpec[] {
         const history = await useCases.tfe.history.list(user, params.name);
         return {
           status: 200,
-          body: { vine_id: history.vine_id, versions: history.versions.map(versionView), lock: lockView(history.lock) },
+          body: {
+            vine_id: history.vine_id,
+            versions: history.versions.map(versionView),
+            lock: lockView(history.lock),
+            state_after_lost: history.state_after_lost,
+          },
         };
       },
     }),
@@ -99,6 +108,22 @@ export function stateHistoryRoutes(useCases: UseCases): RouteSpec[] {
         const unlocked = await useCases.tfe.history.forceUnlock(user, params.name);
         return { status: 200, body: { vine_id: unlocked.vine_id, released: lockView(unlocked.released) } };
       },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/api/cli/configurations/{name}/state-after-lost',
+      operationId: 'acknowledgeStateAfterLost',
+      summary: "Acknowledge a configuration's state written after a lost job (admin)",
+      description:
+        'The engine of a job failed as lost (its agent cut off longer than the lost-job timeout) still stores its last state: as the current state when no later job had the configuration, otherwise as a `rejected` version kept for recovery. Either way the configuration shows `state_after_lost` until an admin reviewed it and acknowledges it here. `409 state_after_lost_not_set` when nothing awaits review. Audited as `state.after_lost_acknowledge`.',
+      tags: ['state'],
+      auth: 'user',
+      params: NameParams,
+      responses: { 200: { description: 'The late versions marked reviewed', schema: StateAfterLostAcknowledgeAnswer } },
+      handler: async ({ user, params }) => ({
+        status: 200,
+        body: await useCases.tfe.history.acknowledgeAfterLost(user, params.name),
+      }),
     }),
   ];
 }

@@ -18,8 +18,19 @@ export function stateSection(input: {
 }): Html {
   const { history, base } = input;
   const lock = history.lock;
+  const late = history.state_after_lost;
+  const current = history.versions.find((version) => !version.rejected);
   return html`<section class="card" data-state-section>
   <h2>State</h2>
+  ${
+    late
+      ? html`<p class="notice warning" data-state-after-lost="${String(late.version_id)}">A job's agent was lost while its engine ran: version ${String(late.version_id)}${late.job_id ? html` (<a href="${base}/jobs/${late.job_id}">its job</a>)` : ''} was stored after the job was failed, ${late.rejected ? html`and <strong>rejected</strong>: a later job had the configuration, so it is kept for recovery only` : html`as the current state`}. Review what it created.${
+          input.mayForceUnlock
+            ? html` <button type="button" class="button small" data-state-after-lost-ack="${history.vine_id}" data-confirm="Mark the late state reviewed?">Acknowledge</button>`
+            : ''
+        }</p>`
+      : ''
+  }
   <dl class="facts">
     <dt>Lock</dt><dd data-state-lock>${
       lock
@@ -38,8 +49,8 @@ export function stateSection(input: {
       : html`<table class="table" data-state-versions>
   <thead><tr><th>Version</th><th>Serial</th><th>Size</th><th>Written by</th><th>Created</th>${input.mayUseState ? html`<th></th>` : ''}</tr></thead>
   <tbody>${history.versions.slice(0, 20).map(
-    (version, index) => html`<tr data-state-version="${String(version.id)}">
-    <td>${String(version.id)}${index === 0 ? html` <span class="badge">current</span>` : ''}</td>
+    (version) => html`<tr data-state-version="${String(version.id)}">
+    <td>${String(version.id)}${version === current ? html` <span class="badge">current</span>` : ''}${version.rejected ? html` <span class="badge danger">rejected</span>` : version.after_lost ? html` <span class="badge warning">late</span>` : ''}</td>
     <td>${String(version.serial)}</td>
     <td>${String(version.size)} B</td>
     <td>${version.job_id ? html`<a href="${base}/jobs/${version.job_id}">a job</a>` : version.created_by ? 'a person (CLI or rollback)' : '—'}</td>
@@ -47,7 +58,7 @@ export function stateSection(input: {
     ${
       input.mayUseState
         ? html`<td>${
-            index === 0
+            version === current
               ? ''
               : html`<button type="button" class="button small" data-state-rollback="${String(version.id)}" data-configuration-id="${history.vine_id}" data-confirm="Make version ${String(version.id)} the current state?">Roll back to this</button>`
           }</td>`

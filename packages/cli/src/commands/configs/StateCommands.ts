@@ -19,7 +19,7 @@ export class ListStateCommand extends TrellisCommand {
     category: 'Configurations',
     description: "List the versions of a configuration's state",
     details:
-      "Newest first: the first is the current state. Each was written by a Trellis job, by a person through the stock CLI's cloud block, or by a rollback. Also shows who holds the state lock.",
+      "Newest first: the first that is not REJECTED is the current state. Each was written by a Trellis job, by a person through the stock CLI's cloud block, or by a rollback. Also shows who holds the state lock, and a version written after its job was failed as lost (`state_after_lost`: LATE, and REJECTED when a later job had the configuration) until an admin acknowledges it (`configs state acknowledge`). With `--json`: `{vine_id, versions, lock, state_after_lost}`.",
     examples: [['The history', '$0 configs state list web']],
   });
 
@@ -37,18 +37,25 @@ export class ListStateCommand extends TrellisCommand {
         `${out.yellow('Locked')} by ${String(history.lock.info.Who ?? history.lock.lock_id)} since ${timestamp(history.lock.created_at)}`,
       );
     }
+    if (history.state_after_lost) {
+      const late = history.state_after_lost;
+      this.terminal.print(
+        `${out.yellow('State after a lost job')}: version ${late.version_id} by job ${late.job_id ?? '-'} ${late.rejected ? 'was rejected (a later job had the configuration; kept for recovery)' : 'is the current state'}; review it, then \`trellis configs state acknowledge ${this.config}\``,
+      );
+    }
     if (history.versions.length === 0) {
       this.terminal.print('No state yet.');
       return 0;
     }
     this.terminal.print(
       renderTable(
-        ['VERSION', 'SERIAL', 'SIZE', 'WRITTEN BY', 'CREATED'],
+        ['VERSION', 'SERIAL', 'SIZE', 'WRITTEN BY', 'NOTE', 'CREATED'],
         history.versions.map((version) => [
           String(version.id),
           String(version.serial),
           String(version.size),
           version.job_id ? `job ${version.job_id}` : version.created_by ? 'a person (CLI)' : '-',
+          [version.after_lost ? 'LATE' : '', version.rejected ? 'REJECTED' : ''].filter(Boolean).join(' ') || '-',
           timestamp(version.created_at),
         ]),
         (heading) => out.bold(heading),
@@ -82,7 +89,7 @@ export class PullStateCommand extends TrellisCommand {
     let id: number;
     if (this.version !== undefined) id = versionNumber(this.version);
     else {
-      const current = (await client.stateHistory(this.config)).versions[0];
+      const current = (await client.stateHistory(this.config)).versions.find((version) => !version.rejected);
       if (!current) throw new UsageError(`${this.config} has no state yet`);
       id = current.id;
     }
