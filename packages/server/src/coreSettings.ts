@@ -52,6 +52,7 @@ export function coreSettings(config: ServerConfig, publicUrl: PublicUrl): CoreSe
     ),
     outbox: Object.freeze({ ...config.outbox }),
     maxManualVcsConnections: config.maxManualVcsConnections,
+    maxProviderZipBytes: config.registryProviderMaxBytes,
     tfe: Object.freeze({ ...DEFAULT_TFE_SETTINGS, loginTokenDays: config.tfeLoginTokenDays }),
   });
 }

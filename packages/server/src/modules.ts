@@ -19,6 +19,7 @@ import {
   type UseCases,
   vcsModule,
   workloadIdentityModule,
+  registryProvidersModule,
 } from '@trellis/core';
 import { FEATURE_ROUTES, type FeatureRoutes, type Logger } from '@trellis/http';
 import { FEATURE_PAGES, type FeaturePages } from '@trellis/web';
@@ -99,4 +100,9 @@ export const MODULES: readonly TrellisModule[] = [
     tasks: (useCases, config, logger) => [auditRetentionTask(useCases.audit, config.retentionIntervalSeconds, logger)],
   },
   { ...workloadIdentityModule, settings: ['oidc'], routes: FEATURE_ROUTES.workloadIdentity },
+  {
+    ...registryProvidersModule,
+    settings: ['registryProviderMaxBytes'],
+    routes: FEATURE_ROUTES.registryProviders,
+  },
 ];

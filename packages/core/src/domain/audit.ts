@@ -72,6 +72,11 @@ export const AUDIT_ACTIONS = [
   'state.rollback',
   'run.confirm',
   'run.discard',
+  'provider_version.publish',
+  'provider_platform.upload',
+  'provider_version.delete',
+  'gpg_key.add',
+  'gpg_key.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -7,6 +7,7 @@ import { policiesModule } from '../policies/module.js';
 import { tokensModule } from '../tokens/module.js';
 import { vcsModule } from '../vcs/module.js';
 import { workloadIdentityModule } from '../workloadIdentity/module.js';
+import { registryProvidersModule } from '../registry/providers/module.js';
 import { coreModule } from './spine.js';
 import type { CoreModule } from './CoreModule.js';
 
@@ -25,4 +26,5 @@ export const CORE_MODULES: readonly CoreModule[] = [
   tokensModule,
   auditModule,
   workloadIdentityModule,
+  registryProvidersModule,
 ];

@@ -1,5 +1,6 @@
 import type { ConfigurationVersionStore } from '../configurationVersions/ports.js';
 import type { TfeRunStore } from '../tfe/runs/records.js';
+import type { RegistryProviderStore } from '../registry/providers/ports.js';
 import type { ApiTokenStore } from './ApiTokenStore.js';
 import type { AuditStore } from './AuditStore.js';
 import type { CliLoginStore } from './CliLoginStore.js';
@@ -59,6 +60,8 @@ export interface Stores {
   tfeLoginCodes: TfeLoginCodeStore;
   /** System work only: one-time sign-in links (`trellis-server users invite`). */
   signInLinks: SignInLinkStore;
+  /** The registry's providers and the namespaces' GPG keys (issue 28). */
+  registryProviders: RegistryProviderStore;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { TarballChecker } from '../configurationVersions/ports.js';
+import type { PgpVerifier } from '../registry/providers/ports.js';
 import type { ArtifactStore } from '../ports/ArtifactStore.js';
 import type { Clock } from '../ports/Clock.js';
 import type { EventBus, TrellisEvent } from '../ports/EventBus.js';
@@ -62,6 +63,8 @@ export interface CoreSettings {
   outbox: OutboxSettings;
   /** An owner's repository connections with a manual webhook, at most (`409 vcs_connection_limit`). */
   maxManualVcsConnections: number;
+  /** A provider zip of the registry larger than this is refused (`413 provider_zip_too_large`, issue 28). */
+  maxProviderZipBytes: number;
   /** The Terraform Cloud protocol (issue 26). */
   tfe: TfeSettings;
 }
@@ -107,6 +110,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   workloadIdentity: DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
   outbox: DEFAULT_OUTBOX_SETTINGS,
   maxManualVcsConnections: 50,
+  maxProviderZipBytes: 512 * 1024 * 1024,
   tfe: DEFAULT_TFE_SETTINGS,
 };
 
@@ -137,6 +141,8 @@ export interface CoreDeps {
   artifacts: ArtifactStore;
   /** Checks configuration tarballs before they are recorded (issue 23). */
   tarballs: TarballChecker;
+  /** Reads GPG keys and checks the signatures of the registry's providers (issue 28). */
+  pgp: PgpVerifier;
   signer: TokenSigner;
   /** Encrypts provider tokens at rest. */
   secrets: SecretBox;

@@ -63,6 +63,11 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   tfe_runs: 'cascade',
   // Goes with its notification, or its job and vine.
   outbox: 'cascade',
+  // The registry's providers and keys (issue 28); versions and platforms cascade with their provider.
+  registry_providers: 'delete',
+  registry_provider_versions: 'cascade',
+  registry_provider_platforms: 'cascade',
+  registry_gpg_keys: 'delete',
 };
 
 /** The tables of `ORG_DELETION`'s `delete`, in the order their rows go (children before parents). */
@@ -82,6 +87,8 @@ export const ORG_DELETE_ORDER: readonly TableName[] = [
   'vineyards',
   'workers',
   'api_tokens',
+  'registry_providers',
+  'registry_gpg_keys',
   'orgs',
 ];
 

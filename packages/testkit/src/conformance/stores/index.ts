@@ -26,6 +26,7 @@ import { describeVineyardStoreConformance } from './vineyards.js';
 import { describeVineStoreConformance } from './vines.js';
 import { describeWorkerStoreConformance } from './workers.js';
 import { describeTfeRunStoreConformance } from './tfeRuns.js';
+import { describeRegistryProviderStoreConformance } from './registryProviders.js';
 
 export type { OpenStoreHarness, StoreHarness } from './harness.js';
 export { newDelivery as newNotificationDelivery, newNotification } from './notifications.js';
@@ -67,6 +68,7 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeSignInLinkStoreConformance(open);
     describeVcsFeedbackStoreConformance(open);
     describeTfeRunStoreConformance(open);
+    describeRegistryProviderStoreConformance(open);
     describeOutboxStoreConformance(open);
   });
 }

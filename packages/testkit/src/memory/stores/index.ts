@@ -17,6 +17,7 @@ import { MemoryRefreshTokenStore } from './MemoryRefreshTokenStore.js';
 import { MemoryReleaseStore } from './MemoryReleaseStore.js';
 import { MemoryTfeLoginCodeStore } from './MemoryTfeLoginCodeStore.js';
 import { MemoryTfeRunStore } from './MemoryTfeRunStore.js';
+import { MemoryRegistryProviderStore } from './MemoryRegistryProviderStore.js';
 import { MemorySignInLinkStore } from './MemorySignInLinkStore.js';
 import { MemorySigningKeyStore } from './MemorySigningKeyStore.js';
 import { MemoryStateStore } from './MemoryStateStore.js';
@@ -79,6 +80,7 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     signingKeys: new MemorySigningKeyStore(tx),
     tfeLoginCodes: new MemoryTfeLoginCodeStore(tx),
     signInLinks: new MemorySignInLinkStore(tx),
+    registryProviders: new MemoryRegistryProviderStore(tx),
     vcsFeedback: new MemoryVcsFeedbackStore(tx),
     outbox: new MemoryOutboxStore(tx),
   };
