@@ -15,6 +15,7 @@ import { requestContext } from '../routing/requestContext.js';
 import { signedConfigurationVersionRoutes } from './configurationVersionRoutes.js';
 import { ServiceDiscovery, TFE_API_BASE, TFE_LOGIN_AUTHORIZE_PATH, TFE_LOGIN_TOKEN_PATH } from './discovery.js';
 import { jsonApiErrorHandler } from './jsonapi.js';
+import { PROVIDERS_V1_BASE, providerProtocolRoutes } from '../registry/providers/providerProtocolRoutes.js';
 import { logRoutes } from './runs/logsRoutes.js';
 import { runPhaseRoutes } from './runs/phasesRoutes.js';
 import { downloadObject, pendingOfClaims, tfeRoutes, uploadObject } from './tfeRoutes.js';
@@ -55,7 +56,8 @@ export function tfeProtocol(options: TfeProtocolOptions): Router {
       authz: TFE_LOGIN_AUTHORIZE_PATH,
       token: TFE_LOGIN_TOKEN_PATH,
       ports: [...TFE_LOGIN_PORTS],
-    });
+    })
+    .register('providers.v1', PROVIDERS_V1_BASE);
   router.get('/.well-known/terraform.json', discovery.handler());
 
   // The OAuth token endpoint answers OAuth's own error shape (RFC 6749 §5.2), which the CLI's
@@ -76,6 +78,18 @@ export function tfeProtocol(options: TfeProtocolOptions): Router {
       throw error;
     }
   });
+
+  // The private registry's providers (issue 28): `providers.v1` and the signed URLs of its files.
+  router.use(
+    providerProtocolRoutes({
+      useCases: options.useCases,
+      signer: options.signer,
+      logger: options.logger,
+      failures,
+      publicOrigin: options.publicOrigin,
+      signedUrlSeconds: options.signedUrlSeconds,
+    }),
+  );
 
   // A run's phases (issue 27), ahead of the rest of the API (which ends with its 404).
   router.use(

@@ -19,7 +19,6 @@ import {
   providerZipKey,
   providerZipName,
   type RegistryGpgKey,
-  type RegistryProvider,
   type RegistryProviderPlatform,
   type RegistryProviderVersion,
   requirePlatformPart,
