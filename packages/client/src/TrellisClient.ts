@@ -417,7 +417,10 @@ export class TrellisClient extends AgentProtocolClient {
   }
 
   // ---- the private registry's providers and GPG keys (issue 28)
-  listRegistryProviders(namespace: string, page: { limit?: number; after?: string } = {}): Promise<RegistryProviderPage> {
+  listRegistryProviders(
+    namespace: string,
+    page: { limit?: number; after?: string } = {},
+  ): Promise<RegistryProviderPage> {
     return this.json('GET', `/api/registry/providers/${encodeURIComponent(namespace)}`, { query: page });
   }
   async providerVersions(namespace: string, type: string): Promise<ProviderVersionView[]> {
