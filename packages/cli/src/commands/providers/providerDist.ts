@@ -35,7 +35,7 @@ export function readProviderDist(dir: string, type: string, version: string): Pr
   }
   const zips: DistZip[] = [];
   for (const name of names) {
-    const match = new RegExp(`^${escape(prefix)}([a-z0-9]+)_([a-z0-9]+)\\.zip$`).exec(name);
+    const match = new RegExp(`^${escapeRegExp(prefix)}([a-z0-9]+)_([a-z0-9]+)\\.zip$`).exec(name);
     if (!match) continue;
     const path = join(dir, name);
     zips.push({ os: match[1] as string, arch: match[2] as string, path, size: statSync(path).size });
@@ -48,6 +48,6 @@ export function readProviderDist(dir: string, type: string, version: string): Pr
   };
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
