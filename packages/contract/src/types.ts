@@ -3,7 +3,12 @@
  * answers, `z.input` of what a caller sends), so a client needs no zod to use them.
  */
 import type { z } from 'zod';
-import type { GpgKeyRecord, ProviderVersionRecord, PublishProviderVersionBody, RegistryProviderList } from './registryProviders.js';
+import type {
+  GpgKeyRecord,
+  ProviderVersionRecord,
+  PublishProviderVersionBody,
+  RegistryProviderList,
+} from './registryProviders.js';
 import type {
   AgentJob,
   ArtifactResponse,

@@ -262,7 +262,10 @@ export const PROBLEM_CODES = {
     meaning: 'the owner has as many manual-webhook repository connections as the server allows',
   },
   provider_version_exists: { status: 409, meaning: 'the provider version is already published; versions never change' },
-  provider_platform_exists: { status: 409, meaning: "the provider version's build for this os and arch is already uploaded" },
+  provider_platform_exists: {
+    status: 409,
+    meaning: "the provider version's build for this os and arch is already uploaded",
+  },
   gpg_key_exists: { status: 409, meaning: 'the namespace already has this GPG key' },
   // ---- 422: well-formed, but its content is refused
   configuration_invalid: {
@@ -287,7 +290,10 @@ export const PROBLEM_CODES = {
     status: 422,
     meaning: "the signature of SHA256SUMS was not made by any of the namespace's GPG keys (or it has none)",
   },
-  provider_platform_not_listed: { status: 422, meaning: "the zip's file name is not listed in the version's SHA256SUMS" },
+  provider_platform_not_listed: {
+    status: 422,
+    meaning: "the zip's file name is not listed in the version's SHA256SUMS",
+  },
   provider_shasum_mismatch: { status: 422, meaning: "the zip's sha256 is not the one its SHA256SUMS lists" },
   // ---- 413: over a size limit
   payload_too_large: { status: 413, meaning: 'the request body is over its limit' },
