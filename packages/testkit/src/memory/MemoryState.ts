@@ -1,4 +1,4 @@
-import type { ConfigurationVersion, TfeRun } from '@trellis/core';
+import type { ConfigurationVersion, RegistryModule, RegistryModuleVersion, TfeRun } from '@trellis/core';
 import { compareNewestFirst, type Page, type PageKey, type PageRequest, takePage } from '@trellis/core';
 import type {
   ApiToken,
@@ -106,6 +106,9 @@ export interface MemoryState {
   /** Keyed by item id, in written order. */
   /** Keyed by `<vine>:<provider>:<repository>#<number>`. */
   vcsComments: Map<string, VcsCommentRef>;
+  /** Registry modules and their versions (issue 28), keyed by id. */
+  registryModules: Map<string, RegistryModule>;
+  registryModuleVersions: Map<string, RegistryModuleVersion>;
 }
 
 export function emptyMemoryState(): MemoryState {
@@ -138,6 +141,8 @@ export function emptyMemoryState(): MemoryState {
     audit: new Map(),
     policies: new Map(),
     policyVersions: new Map(),
+    registryModules: new Map(),
+    registryModuleVersions: new Map(),
     vcsConnections: new Map(),
     vcsDeliveries: new Map(),
     signingKeys: new Map(),
