@@ -40,6 +40,8 @@ export const TABLES = {
   registryProviderPlatforms: 'registry_provider_platforms',
   registryGpgKeys: 'registry_gpg_keys',
   outbox: 'outbox',
+  registryModules: 'registry_modules',
+  registryModuleVersions: 'registry_module_versions',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];
@@ -59,6 +61,13 @@ export interface UniqueKey {
 }
 
 export const UNIQUE_KEYS: readonly UniqueKey[] = [
+  {
+    constraint: 'registry_module_versions_version_unique',
+    table: 'registry_module_versions',
+    columns: ['module_id', 'version'],
+    code: 'module_version_exists',
+    message: 'this module version is already published',
+  },
   {
     constraint: 'users_email_unique',
     table: 'users',

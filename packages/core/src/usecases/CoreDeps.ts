@@ -20,6 +20,7 @@ import type { VcsApi, VcsWebhookReader } from '../ports/VcsApi.js';
 import { DEFAULT_NOTIFICATION_SETTINGS, type NotificationSettings } from '../domain/notifications.js';
 import { DEFAULT_OUTBOX_SETTINGS, type OutboxSettings } from '../domain/outbox.js';
 import { DEFAULT_TFE_SETTINGS, type TfeSettings } from '../tfe/settings.js';
+import { DEFAULT_REGISTRY_SETTINGS, type RegistrySettings } from '../registry/settings.js';
 
 export interface CoreSettings {
   /** A worker silent this long is `OFFLINE` (SPEC §8: 60 s). */
@@ -63,10 +64,10 @@ export interface CoreSettings {
   outbox: OutboxSettings;
   /** An owner's repository connections with a manual webhook, at most (`409 vcs_connection_limit`). */
   maxManualVcsConnections: number;
-  /** A provider zip of the registry larger than this is refused (`413 provider_zip_too_large`, issue 28). */
-  maxProviderZipBytes: number;
   /** The Terraform Cloud protocol (issue 26). */
   tfe: TfeSettings;
+  /** The private registry (issue 28). */
+  registry: RegistrySettings;
 }
 
 export interface WorkloadIdentitySettings {
@@ -110,8 +111,8 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   workloadIdentity: DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
   outbox: DEFAULT_OUTBOX_SETTINGS,
   maxManualVcsConnections: 50,
-  maxProviderZipBytes: 512 * 1024 * 1024,
   tfe: DEFAULT_TFE_SETTINGS,
+  registry: DEFAULT_REGISTRY_SETTINGS,
 };
 
 /** The sign-in providers and git hosts this server is configured for (absent: not configured). */

@@ -31,6 +31,7 @@ import type { VineyardUseCases } from './VineyardUseCases.js';
 import type { WorkerUseCases } from './WorkerUseCases.js';
 import type { WorkloadIdentityUseCases } from '../workloadIdentity/WorkloadIdentityUseCases.js';
 import type { TfeUseCases } from '../tfe/index.js';
+import type { RegistryModuleUseCases } from '../registry/modules/RegistryModuleUseCases.js';
 import type { VineEditUseCases } from '../vineEdits/VineEditUseCases.js';
 import type { GpgKeyUseCases } from '../registry/providers/GpgKeyUseCases.js';
 import type { RegistryProviderUseCases } from '../registry/providers/RegistryProviderUseCases.js';
@@ -71,6 +72,8 @@ export interface UseCases {
   tfe: TfeUseCases;
   /** Configuration versions: the tarballs agents run (issue 23). */
   configurationVersions: ConfigurationVersionUseCases;
+  /** The module registry (issue 28). */
+  registryModules: RegistryModuleUseCases;
   /** The private registry's providers (issue 28). */
   registryProviders: RegistryProviderUseCases;
   /** The namespaces' GPG keys the providers are signed with (issue 28). */

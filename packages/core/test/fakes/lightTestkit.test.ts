@@ -14,7 +14,16 @@ const PACKAGES = fileURLToPath(new URL('../../../', import.meta.url));
  * What the light entry may load: core, the JWS signer's own entry (jose), the tarball checker's
  * own entry (tar, a pure-JS reader), the registry's OpenPGP checks (openpgp.js, pure JS), vitest and Node.
  */
-const LIGHT = ['@trellis/core', '@trellis/http/jws', 'jose', '@trellis/artifacts-fs/tarballs', 'tar', '@trellis/artifacts-fs/openpgp', 'openpgp', 'vitest'];
+const LIGHT = [
+  '@trellis/core',
+  '@trellis/http/jws',
+  'jose',
+  '@trellis/artifacts-fs/tarballs',
+  'tar',
+  '@trellis/artifacts-fs/openpgp',
+  'openpgp',
+  'vitest',
+];
 
 function importsOf(file: string): string[] {
   const source = readFileSync(file, 'utf8');

@@ -141,14 +141,6 @@ export const WORK_SETTINGS = {
     description:
       "an owner's repository connections with a manual webhook, at most (`409 vcs_connection_limit`; connecting the same vine again does not count twice; automatic webhooks are not counted) ([git.md](git.md#manual-webhooks))",
   }),
-  registryProviderMaxBytes: integer({
-    env: 'TRELLIS_REGISTRY_PROVIDER_MAX_BYTES',
-    default: 512 * 1024 * 1024,
-    min: 1024,
-    max: 16 * 1024 * 1024 * 1024,
-    description:
-      'the largest provider zip the private registry takes (`413 provider_zip_too_large`); uploads stream to the artifact store and stop at the limit ([registry.md](registry.md#providers))',
-  }),
   opaBin: optionalText({
     env: 'TRELLIS_OPA_BIN',
     accepts: 'a path, or a name looked up on `PATH`',

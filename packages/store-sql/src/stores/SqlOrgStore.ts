@@ -63,6 +63,9 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   tfe_runs: 'cascade',
   // Goes with its notification, or its job and vine.
   outbox: 'cascade',
+  registry_modules: 'delete',
+  // Go with their module.
+  registry_module_versions: 'cascade',
   // The registry's providers and keys (issue 28); versions and platforms cascade with their provider.
   registry_providers: 'delete',
   registry_provider_versions: 'cascade',
@@ -87,6 +90,7 @@ export const ORG_DELETE_ORDER: readonly TableName[] = [
   'vineyards',
   'workers',
   'api_tokens',
+  'registry_modules',
   'registry_providers',
   'registry_gpg_keys',
   'orgs',

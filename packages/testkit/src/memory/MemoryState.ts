@@ -1,6 +1,8 @@
 import type {
   ConfigurationVersion,
   RegistryGpgKey,
+  RegistryModule,
+  RegistryModuleVersion,
   RegistryProvider,
   RegistryProviderPlatform,
   RegistryProviderVersion,
@@ -118,6 +120,9 @@ export interface MemoryState {
   /** Keyed by item id, in written order. */
   /** Keyed by `<vine>:<provider>:<repository>#<number>`. */
   vcsComments: Map<string, VcsCommentRef>;
+  /** Registry modules and their versions (issue 28), keyed by id. */
+  registryModules: Map<string, RegistryModule>;
+  registryModuleVersions: Map<string, RegistryModuleVersion>;
 }
 
 export function emptyMemoryState(): MemoryState {
@@ -154,6 +159,8 @@ export function emptyMemoryState(): MemoryState {
     audit: new Map(),
     policies: new Map(),
     policyVersions: new Map(),
+    registryModules: new Map(),
+    registryModuleVersions: new Map(),
     vcsConnections: new Map(),
     vcsDeliveries: new Map(),
     signingKeys: new Map(),

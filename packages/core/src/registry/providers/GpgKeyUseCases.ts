@@ -2,7 +2,7 @@ import type { UserActor } from '../../domain/actors.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors.js';
 import { recordAudit } from '../../usecases/audit.js';
 import { type CoreDeps, isoNow } from '../../usecases/CoreDeps.js';
-import { resolveNamespace } from './namespace.js';
+import { RegistryNamespaces } from '../namespaces.js';
 import type { RegistryGpgKey } from './records.js';
 
 /** An armored public key is a few kilobytes; more is not one key. */
@@ -22,7 +22,11 @@ export interface GpgKeyView {
  * Listing needs `registry.read`; adding and deleting `registry.manage`, audited.
  */
 export class GpgKeyUseCases {
-  constructor(private readonly deps: CoreDeps) {}
+  private readonly namespaces: RegistryNamespaces;
+
+  constructor(private readonly deps: CoreDeps) {
+    this.namespaces = new RegistryNamespaces(deps);
+  }
 
   /** `POST /api/registry/gpg-keys/{namespace}`: the key id is read from the key itself. */
   async add(actor: UserActor, namespace: string, asciiArmor: unknown): Promise<GpgKeyView> {
@@ -35,7 +39,7 @@ export class GpgKeyUseCases {
         { path: 'ascii_armor', message: `must be an armored public key of at most ${MAX_GPG_KEY_BYTES} bytes` },
       ]);
     }
-    const { ownerId, scope } = await resolveNamespace(this.deps, actor, namespace, 'registry.manage');
+    const { ownerId, scope } = await this.namespaces.resolve(actor, namespace, 'registry.manage');
     const info = await this.deps.pgp.readPublicKey(asciiArmor);
     const key = await this.deps.uow.run(scope, async (stores) => {
       const existing = await stores.registryProviders.listKeys(ownerId);
@@ -63,7 +67,7 @@ export class GpgKeyUseCases {
 
   /** `GET /api/registry/gpg-keys/{namespace}`. */
   async list(actor: UserActor, namespace: string): Promise<GpgKeyView[]> {
-    const { ownerId, scope } = await resolveNamespace(this.deps, actor, namespace, 'registry.read');
+    const { ownerId, scope } = await this.namespaces.resolve(actor, namespace, 'registry.read');
     const keys = await this.deps.uow.read(scope, (stores) => stores.registryProviders.listKeys(ownerId));
     return keys.map((key) => keyView(namespace, key));
   }
@@ -77,7 +81,7 @@ export class GpgKeyUseCases {
     if (!/^[0-9A-F]{16}$/.test(keyId)) {
       throw new ValidationError('key_id must be 16 hex digits', [{ path: 'key_id', message: 'must be 16 hex digits' }]);
     }
-    const { ownerId, scope } = await resolveNamespace(this.deps, actor, namespace, 'registry.manage');
+    const { ownerId, scope } = await this.namespaces.resolve(actor, namespace, 'registry.manage');
     await this.deps.uow.run(scope, async (stores) => {
       if (!(await stores.registryProviders.deleteKey(ownerId, keyId))) {
         throw new NotFoundError('gpg_key', 'gpg_key_not_found', `namespace ${namespace} has no key ${keyId}`);

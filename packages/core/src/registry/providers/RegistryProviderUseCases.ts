@@ -11,7 +11,7 @@ import {
 import { ownerScope } from '../../ports/UnitOfWork.js';
 import { recordAudit } from '../../usecases/audit.js';
 import { type CoreDeps, isoNow } from '../../usecases/CoreDeps.js';
-import { resolveNamespace } from './namespace.js';
+import { RegistryNamespaces } from '../namespaces.js';
 import type { RegistryProviderVersionWithPlatforms } from './ports.js';
 import {
   parseShasums,
@@ -70,7 +70,11 @@ export type ProviderFile = { kind: 'zip'; os: string; arch: string } | { kind: '
  * `registry.publish`, deleting `registry.manage`; every change is audited.
  */
 export class RegistryProviderUseCases {
-  constructor(private readonly deps: CoreDeps) {}
+  private readonly namespaces: RegistryNamespaces;
+
+  constructor(private readonly deps: CoreDeps) {
+    this.namespaces = new RegistryNamespaces(deps);
+  }
 
   /** `POST /api/registry/providers/{namespace}/{type}/versions/{version}`. */
   async publish(
@@ -92,7 +96,7 @@ export class RegistryProviderUseCases {
         `SHA256SUMS lists no ${providerZipName(type, versionName, '<os>', '<arch>')}`,
       );
     }
-    const { ownerId, scope } = await resolveNamespace(this.deps, actor, namespace, 'registry.publish');
+    const { ownerId, scope } = await this.namespaces.resolve(actor, namespace, 'registry.publish');
     const keys = await this.deps.uow.read(scope, (stores) => stores.registryProviders.listKeys(ownerId));
     if (keys.length === 0) {
       throw new UnprocessableError(
@@ -178,7 +182,7 @@ export class RegistryProviderUseCases {
       throw new ConflictError('provider_platform_exists', `${filename} is already uploaded; a version never changes`);
     }
     const key = providerZipKey(ownerId, version.id, filename);
-    const limit = this.deps.settings.maxProviderZipBytes;
+    const limit = this.deps.settings.registry.providerMaxBytes;
     const stored = await this.deps.artifacts.put(key, body, { maxBytes: limit }).catch((error: unknown) => {
       if (!(error instanceof TooLargeError)) throw error;
       throw new TooLargeError(
@@ -226,7 +230,7 @@ export class RegistryProviderUseCases {
     limit: number,
     after: string | null,
   ): Promise<{ providers: { type: string; created_at: string }[]; next: string | null }> {
-    const { ownerId, scope } = await resolveNamespace(this.deps, actor, namespace, 'registry.read');
+    const { ownerId, scope } = await this.namespaces.resolve(actor, namespace, 'registry.read');
     const page = await this.deps.uow.read(scope, (stores) =>
       stores.registryProviders.listProviders(ownerId, limit + 1, after),
     );
@@ -239,7 +243,7 @@ export class RegistryProviderUseCases {
   /** Every version of a provider with its platforms (`providers.v1` `…/versions` and the API). */
   async versions(actor: UserActor, namespace: string, typeInput: unknown): Promise<ProviderVersionView[]> {
     const type = requireProviderType(typeInput);
-    const { ownerId, scope } = await resolveNamespace(this.deps, actor, namespace, 'registry.read');
+    const { ownerId, scope } = await this.namespaces.resolve(actor, namespace, 'registry.read');
     const versions = await this.deps.uow.read(scope, async (stores) => {
       const provider = await stores.registryProviders.getProvider(ownerId, type);
       if (!provider) throw new NotFoundError('provider', 'provider_not_found', `no provider ${namespace}/${type}`);
@@ -331,7 +335,7 @@ export class RegistryProviderUseCases {
   ) {
     const type = requireProviderType(typeInput);
     const versionName = requireProviderVersion(versionInput);
-    const { ownerId, scope } = await resolveNamespace(this.deps, actor, namespace, action);
+    const { ownerId, scope } = await this.namespaces.resolve(actor, namespace, action);
     const version = await this.deps.uow.read(scope, async (stores) => {
       const provider = await stores.registryProviders.getProvider(ownerId, type);
       const found = provider && (await stores.registryProviders.getVersion(ownerId, provider.id, versionName));

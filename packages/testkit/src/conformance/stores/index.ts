@@ -26,6 +26,7 @@ import { describeVineyardStoreConformance } from './vineyards.js';
 import { describeVineStoreConformance } from './vines.js';
 import { describeWorkerStoreConformance } from './workers.js';
 import { describeTfeRunStoreConformance } from './tfeRuns.js';
+import { describeRegistryModuleStoreConformance } from './registryModules.js';
 import { describeRegistryProviderStoreConformance } from './registryProviders.js';
 
 export type { OpenStoreHarness, StoreHarness } from './harness.js';
@@ -34,6 +35,7 @@ export { newPolicy } from './policies.js';
 export { newVcsConnection } from './vcs.js';
 export { newVcsFeedbackItem } from './vcsFeedback.js';
 export { newTfeRun } from './tfeRuns.js';
+export { newRegistryModule, newRegistryModuleVersion } from './registryModules.js';
 export { newJob, newUser, newVine, newVineyard, newWorker } from './fixtures.js';
 
 /**
@@ -70,5 +72,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeTfeRunStoreConformance(open);
     describeRegistryProviderStoreConformance(open);
     describeOutboxStoreConformance(open);
+    describeRegistryModuleStoreConformance(open);
   });
 }
