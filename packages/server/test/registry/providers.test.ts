@@ -224,6 +224,8 @@ describeEachDialect('private providers installed by the stock tofu over TLS', (d
       expect(tampered.code).not.toBe(0);
       expect(tampered.stderr).toContain('signature of SHA256SUMS was not made by any GPG key');
 
+      const list = await trellis(['providers', 'list', '--namespace', 'acme', '--json']);
+      expect(JSON.parse(list.stdout).map((p: { type: string }) => p.type)).toEqual(['null']);
       const versions = await trellis(['providers', 'versions', '--namespace', 'acme', '--type', 'null', '--json']);
       expect(JSON.parse(versions.stdout).map((v: { version: string }) => v.version)).toEqual(['1.0.0']);
       const protocol = await api('/api/registry/v1/providers/acme/null/versions');
