@@ -1,11 +1,5 @@
 import { pipeline } from 'node:stream/promises';
-import {
-  NotFoundError,
-  type ProviderDownload,
-  type ProviderFile,
-  shasumsName,
-  shasumsSignatureName,
-} from '@trellis/core';
+import { NotFoundError, type ProviderDownload, type ProviderFile } from '@trellis/core';
 import express, { type Request, type Router } from 'express';
 import { problemErrorHandler } from '../../errors/problem.js';
 import { actorOf } from '../../tfe/tfeAuth.js';
@@ -27,7 +21,7 @@ function fileOfName(name: string): ProviderFile | null {
 }
 
 /** The download answer of `providers.v1`, every URL signed and short-lived (the CLI sends no token there). */
-function downloadAnswer(deps: RegistryProtocolDeps, req: Request, type: string, found: ProviderDownload) {
+function downloadAnswer(deps: RegistryProtocolDeps, req: Request, found: ProviderDownload) {
   const { version, platform } = found;
   const url = (name: string) =>
     deps.publicOrigin(req) +
@@ -50,9 +44,6 @@ function downloadAnswer(deps: RegistryProtocolDeps, req: Request, type: string, 
         source_url: null,
       })),
     },
-    // Names the CLI never reads, for people reading the answer.
-    shasums_filename: shasumsName(type, version.version),
-    shasums_signature_filename: shasumsSignatureName(type, version.version),
   };
 }
 
@@ -91,7 +82,7 @@ export const providersProtocol: RegistryProtocol = {
       ) as [string, string, string, string, string];
       const found = await providers.download(actorOf(res), namespace, type, version, os, arch);
       res.setHeader('Cache-Control', 'no-store');
-      res.json(downloadAnswer(deps, req, type, found));
+      res.json(downloadAnswer(deps, req, found));
     });
     router.use(problemErrorHandler(deps.logger));
     return router;
