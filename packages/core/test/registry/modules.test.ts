@@ -222,4 +222,14 @@ describe('the module registry (issue 28)', () => {
       'module_version.publish',
     ]);
   });
+
+  it('goes with its organization: the records and the tarballs', async () => {
+    const { org } = await acmeWithBobAs('operator');
+    await core.useCases.registryModules.publish(bob, vpc('1.0.0'), chunksOf(MODULE));
+    expect(core.artifacts.keys().filter((key) => key.startsWith('registry/'))).toHaveLength(1);
+    await core.useCases.orgs.delete(ada, org.id);
+    expect(core.artifacts.keys().filter((key) => key.startsWith('registry/'))).toEqual([]);
+    await core.useCases.orgs.create(ada, { name: 'acme' });
+    expect((await core.useCases.registryModules.list(ada, { namespace: 'acme' })).items).toEqual([]);
+  });
 });

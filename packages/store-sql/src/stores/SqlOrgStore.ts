@@ -64,8 +64,7 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   // Goes with its notification, or its job and vine.
   outbox: 'cascade',
   registry_modules: 'delete',
-  // Go with their module.
-  registry_module_versions: 'cascade',
+  registry_module_versions: 'delete',
 };
 
 /** The tables of `ORG_DELETION`'s `delete`, in the order their rows go (children before parents). */
@@ -85,6 +84,7 @@ export const ORG_DELETE_ORDER: readonly TableName[] = [
   'vineyards',
   'workers',
   'api_tokens',
+  'registry_module_versions',
   'registry_modules',
   'orgs',
 ];
