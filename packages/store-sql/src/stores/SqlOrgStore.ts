@@ -64,12 +64,11 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   // Goes with its notification, or its job and vine.
   outbox: 'cascade',
   registry_modules: 'delete',
-  // Go with their module.
-  registry_module_versions: 'cascade',
-  // The registry's providers and keys (issue 28); versions and platforms cascade with their provider.
+  registry_module_versions: 'delete',
+  // The registry's providers and keys (issue 28): platforms, then versions, then providers.
   registry_providers: 'delete',
-  registry_provider_versions: 'cascade',
-  registry_provider_platforms: 'cascade',
+  registry_provider_versions: 'delete',
+  registry_provider_platforms: 'delete',
   registry_gpg_keys: 'delete',
 };
 
@@ -90,7 +89,10 @@ export const ORG_DELETE_ORDER: readonly TableName[] = [
   'vineyards',
   'workers',
   'api_tokens',
+  'registry_module_versions',
   'registry_modules',
+  'registry_provider_platforms',
+  'registry_provider_versions',
   'registry_providers',
   'registry_gpg_keys',
   'orgs',
