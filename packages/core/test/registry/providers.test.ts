@@ -240,6 +240,34 @@ describe('the provider registry (issue 28)', () => {
     await expectFailure(core.useCases.gpgKeys.delete(ada, 'acme', signer.keyId), NotFoundError, 'gpg_key_not_found');
   });
 
+  it("an organization's provider zips and keys go with it; a deleted version's zips go with the version", async () => {
+    const org = await acmeWithBobAs('operator');
+    await core.useCases.gpgKeys.add(ada, 'acme', signer.publicKey);
+    const zips = () => core.artifacts.keys().filter((key) => key.startsWith('registry/providers/'));
+    for (const version of ['1.0.0', '2.0.0']) {
+      const shasums = SHASUMS.replaceAll('1.0.0', version);
+      await publish(version, shasums);
+      await core.useCases.registryProviders.uploadPlatform(
+        bob,
+        'acme',
+        'null',
+        version,
+        'linux',
+        'amd64',
+        chunksOf(ZIP),
+      );
+    }
+    expect(zips()).toHaveLength(2);
+    await core.useCases.registryProviders.deleteVersion(ada, 'acme', 'null', '2.0.0');
+    expect(zips()).toHaveLength(1);
+    await core.useCases.orgs.delete(ada, org.id);
+    expect(zips()).toEqual([]);
+    const state = core.uow.snapshot();
+    expect([state.registryProviders.size, state.registryProviderVersions.size, state.registryGpgKeys.size]).toEqual([
+      0, 0, 0,
+    ]);
+  });
+
   it('reads one armored public key, and refuses a private key or anything else', async () => {
     await acmeWithBobAs('admin');
     await expectFailure(core.useCases.gpgKeys.add(bob, 'acme', 'hello'), ValidationError, 'gpg_key_invalid');
