@@ -48,13 +48,23 @@ import type {
   StateUnlockView,
   StateAfterLostAcknowledgeView,
   StateVersionView,
+  GpgKeyView,
+  ProviderVersionView,
+  PublishProviderVersionRequest,
+  RegistryProviderPage,
+  DeprecateModuleVersionRequest,
+  RegistryModuleAnswer,
+  RegistryModuleVersionAnswer,
+  RegistryModuleVersionsAnswer,
 } from '@trellis/contract';
 import type { GitProvider, JobStatus, VcsFeedbackView } from '@trellis/core';
 import { TrellisApiError } from './errors.js';
 import { readServerSentEvents } from './sse.js';
 import { AgentProtocolClient } from './AgentProtocolClient.js';
+import { type ModuleAddress, type ModuleVersionAddress, modulePath } from './modulePaths.js';
 import { collect, type ListPage, type OwnerOptions, ownerQuery, type PageOptions } from './HttpTransport.js';
 
+export type { ModuleAddress, ModuleVersionAddress } from './modulePaths.js';
 export {
   type ClientAuth,
   type ClientOptions,
@@ -416,4 +426,94 @@ export class TrellisClient extends AgentProtocolClient {
   async disconnectRepository(configuration: string): Promise<void> {
     await this.json('DELETE', `/api/cli/configurations/${encodeURIComponent(configuration)}/vcs`);
   }
+
+  // ---- the module registry (issue 28)
+  /** Publishes a module version from its `.tar.gz` (bytes or a stream, sent as `application/gzip`). */
+  publishModule(
+    address: ModuleVersionAddress,
+    tarball: Uint8Array | ReadableStream<Uint8Array>,
+    size?: number,
+  ): Promise<RegistryModuleVersionAnswer> {
+    return this.json('POST', modulePath(address, address.version), {
+      rawBody: tarball as NonNullable<RequestInit['body']>,
+      headers: {
+        'Content-Type': 'application/gzip',
+        ...(size !== undefined ? { 'Content-Length': String(size) } : {}),
+      },
+      timeoutMs: 0,
+    });
+  }
+  /** A page of a namespace's modules, newest first. */
+  listModulesPage(namespace: string, page: PageOptions = {}): Promise<ListPage<RegistryModuleAnswer>> {
+    return this.listPage('/api/registry/modules', 'modules', { namespace, limit: page.limit, cursor: page.cursor });
+  }
+  moduleVersions(address: ModuleAddress): Promise<RegistryModuleVersionsAnswer> {
+    return this.json('GET', `${modulePath(address)}/versions`);
+  }
+  deprecateModuleVersion(
+    address: ModuleVersionAddress,
+    input: DeprecateModuleVersionRequest = {},
+  ): Promise<RegistryModuleVersionAnswer> {
+    return this.json('POST', `${modulePath(address, address.version)}/deprecate`, { body: input });
+  }
+  /** Deletes one version, or with no `version` the whole module. */
+  async deleteModule(address: ModuleAddress & { version?: string }): Promise<void> {
+    await this.json('DELETE', modulePath(address, address.version));
+  }
+
+  // ---- the private registry's providers and GPG keys (issue 28)
+  listRegistryProviders(
+    namespace: string,
+    page: { limit?: number; after?: string } = {},
+  ): Promise<RegistryProviderPage> {
+    return this.json('GET', `/api/registry/providers/${encodeURIComponent(namespace)}`, { query: page });
+  }
+  async providerVersions(namespace: string, type: string): Promise<ProviderVersionView[]> {
+    const path = `/api/registry/providers/${encodeURIComponent(namespace)}/${encodeURIComponent(type)}/versions`;
+    return (await this.json<{ versions: ProviderVersionView[] }>('GET', path)).versions;
+  }
+  /** Publishes a version's SHA256SUMS and signature; its zips follow, one `uploadProviderPlatform` each. */
+  publishProviderVersion(
+    namespace: string,
+    type: string,
+    version: string,
+    input: PublishProviderVersionRequest,
+  ): Promise<ProviderVersionView> {
+    return this.json('POST', providerVersionPath(namespace, type, version), { body: input });
+  }
+  /** Streams one platform's zip (`size` bytes): never held in memory, never retried. */
+  uploadProviderPlatform(
+    namespace: string,
+    type: string,
+    version: string,
+    platform: { os: string; arch: string },
+    zip: ReadableStream<Uint8Array>,
+    size: number,
+  ): Promise<ProviderVersionView> {
+    const path = `${providerVersionPath(namespace, type, version)}/platforms/${encodeURIComponent(platform.os)}/${encodeURIComponent(platform.arch)}`;
+    return this.json('PUT', path, {
+      rawBody: zip,
+      timeoutMs: 0,
+      headers: { 'Content-Type': 'application/zip', 'Content-Length': String(size) },
+    });
+  }
+  async deleteProviderVersion(namespace: string, type: string, version: string): Promise<void> {
+    await this.json('DELETE', providerVersionPath(namespace, type, version));
+  }
+  async listGpgKeys(namespace: string): Promise<GpgKeyView[]> {
+    return (await this.json<{ keys: GpgKeyView[] }>('GET', `/api/registry/gpg-keys/${encodeURIComponent(namespace)}`))
+      .keys;
+  }
+  addGpgKey(namespace: string, asciiArmor: string): Promise<GpgKeyView> {
+    return this.json('POST', `/api/registry/gpg-keys/${encodeURIComponent(namespace)}`, {
+      body: { ascii_armor: asciiArmor },
+    });
+  }
+  async deleteGpgKey(namespace: string, keyId: string): Promise<void> {
+    await this.json('DELETE', `/api/registry/gpg-keys/${encodeURIComponent(namespace)}/${encodeURIComponent(keyId)}`);
+  }
+}
+
+function providerVersionPath(namespace: string, type: string, version: string): string {
+  return `/api/registry/providers/${encodeURIComponent(namespace)}/${encodeURIComponent(type)}/versions/${encodeURIComponent(version)}`;
 }

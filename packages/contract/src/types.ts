@@ -4,6 +4,18 @@
  */
 import type { z } from 'zod';
 import type {
+  DeprecateModuleVersionBody,
+  RegistryModuleRecord,
+  RegistryModuleVersionRecord,
+  RegistryModuleVersions,
+} from './registryModules.js';
+import type {
+  GpgKeyRecord,
+  ProviderVersionRecord,
+  PublishProviderVersionBody,
+  RegistryProviderList,
+} from './registryProviders.js';
+import type {
   AgentJob,
   ArtifactResponse,
   ClaimResponse,
@@ -95,6 +107,10 @@ export type VcsConnectionAnswer = z.output<typeof VcsConnectionRecord>;
 export type ConnectVcsAnswer = z.output<typeof ConnectVcsResponse>;
 export type PolicyDetailAnswer = z.output<typeof PolicyDetailRecord>;
 export type PolicyResultView = z.output<typeof PolicyResultRecord>;
+export type RegistryModuleAnswer = z.output<typeof RegistryModuleRecord>;
+export type RegistryModuleVersionAnswer = z.output<typeof RegistryModuleVersionRecord>;
+export type RegistryModuleVersionsAnswer = z.output<typeof RegistryModuleVersions>;
+export type DeprecateModuleVersionRequest = z.input<typeof DeprecateModuleVersionBody>;
 
 export type AuditEntryView = z.output<typeof AuditEntry>;
 export type AuditListRequest = Omit<z.input<typeof ListAuditQuery>, 'limit' | 'cursor'>;
@@ -137,3 +153,9 @@ export type StateHistoryView = z.output<typeof import('./tfeState.js').StateHist
 export type StateVersionView = z.output<typeof import('./tfeState.js').StateVersionRecord>;
 export type StateUnlockView = z.output<typeof import('./tfeState.js').StateUnlockAnswer>;
 export type StateAfterLostAcknowledgeView = z.output<typeof import('./tfeState.js').StateAfterLostAcknowledgeAnswer>;
+
+// ---- the private registry's providers (issue 28)
+export type PublishProviderVersionRequest = z.input<typeof PublishProviderVersionBody>;
+export type ProviderVersionView = z.output<typeof ProviderVersionRecord>;
+export type RegistryProviderPage = z.output<typeof RegistryProviderList>;
+export type GpgKeyView = z.output<typeof GpgKeyRecord>;

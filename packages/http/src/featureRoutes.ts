@@ -6,12 +6,14 @@ import { policyRoutes } from './policies/policyRoutes.js';
 import { driftRoutes } from './drift/driftRoutes.js';
 import { notificationRoutes } from './routes/notificationRoutes.js';
 import { vcsFeedbackRoutes } from './routes/vcsFeedbackRoutes.js';
+import { moduleRoutes } from './registry/modules/moduleRoutes.js';
 import type { RouteSpec } from './routing/route.js';
 import { tokenRoutes } from './tokens/tokenRoutes.js';
 import { gitWebhookRoutes } from './vcs/gitWebhookRoutes.js';
 import { repositoryRoutes } from './vcs/repositoryRoutes.js';
 import { vcsRoutes } from './vcs/vcsRoutes.js';
 import { oidcRoutes } from './workloadIdentity/oidcRoutes.js';
+import { providerRoutes } from './registry/providers/providerRoutes.js';
 
 /** A feature's API routes (`http/src/<feature>/`), over the use cases. */
 export type FeatureRoutes = (useCases: UseCases) => RouteSpec[];
@@ -40,4 +42,6 @@ export const FEATURE_ROUTES = {
   tokens: tokenRoutes,
   audit: auditRoutes,
   workloadIdentity: oidcRoutes,
+  registryModules: moduleRoutes,
+  registryProviders: providerRoutes,
 } as const satisfies Record<string, FeatureRoutes>;

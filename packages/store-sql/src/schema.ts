@@ -35,7 +35,13 @@ export const TABLES = {
   vcsComments: 'vcs_comments',
   tfeAuthorizationCodes: 'tfe_authorization_codes',
   tfeRuns: 'tfe_runs',
+  registryProviders: 'registry_providers',
+  registryProviderVersions: 'registry_provider_versions',
+  registryProviderPlatforms: 'registry_provider_platforms',
+  registryGpgKeys: 'registry_gpg_keys',
   outbox: 'outbox',
+  registryModules: 'registry_modules',
+  registryModuleVersions: 'registry_module_versions',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];
@@ -55,6 +61,13 @@ export interface UniqueKey {
 }
 
 export const UNIQUE_KEYS: readonly UniqueKey[] = [
+  {
+    constraint: 'registry_module_versions_version_unique',
+    table: 'registry_module_versions',
+    columns: ['module_id', 'version'],
+    code: 'module_version_exists',
+    message: 'this module version is already published',
+  },
   {
     constraint: 'users_email_unique',
     table: 'users',
@@ -131,6 +144,27 @@ export const UNIQUE_KEYS: readonly UniqueKey[] = [
     columns: ['id'],
     code: 'member_exists',
     message: 'a membership with this id exists',
+  },
+  {
+    constraint: 'registry_provider_versions_version_unique',
+    table: 'registry_provider_versions',
+    columns: ['provider_id', 'version'],
+    code: 'provider_version_exists',
+    message: 'this provider version is already published; versions never change',
+  },
+  {
+    constraint: 'registry_provider_platforms_platform_unique',
+    table: 'registry_provider_platforms',
+    columns: ['version_id', 'os', 'arch'],
+    code: 'provider_platform_exists',
+    message: "this provider version's build for the platform is already uploaded",
+  },
+  {
+    constraint: 'registry_gpg_keys_key_unique',
+    table: 'registry_gpg_keys',
+    columns: ['owner_id', 'key_id'],
+    code: 'gpg_key_exists',
+    message: 'the namespace already has this GPG key',
   },
 ];
 

@@ -50,6 +50,11 @@ import { ListDeliveriesCommand } from './notifications/ListDeliveriesCommand.js'
 import { ListNotificationsCommand } from './notifications/ListNotificationsCommand.js';
 import { ShowNotificationCommand } from './notifications/ShowNotificationCommand.js';
 import { TestNotificationCommand } from './notifications/TestNotificationCommand.js';
+import { DeleteModuleCommand } from './modules/DeleteModuleCommand.js';
+import { DeprecateModuleCommand } from './modules/DeprecateModuleCommand.js';
+import { ListModulesCommand } from './modules/ListModulesCommand.js';
+import { ModuleVersionsCommand } from './modules/ModuleVersionsCommand.js';
+import { PublishModuleCommand } from './modules/PublishModuleCommand.js';
 import { CreatePolicyCommand } from './policies/CreatePolicyCommand.js';
 import { DeletePolicyCommand } from './policies/DeletePolicyCommand.js';
 import { ListPoliciesCommand } from './policies/ListPoliciesCommand.js';
@@ -59,6 +64,11 @@ import { CreateTokenCommand } from './tokens/CreateTokenCommand.js';
 import { ListTokensCommand } from './tokens/ListTokensCommand.js';
 import { RevokeTokenCommand } from './tokens/RevokeTokenCommand.js';
 import { WhoamiCommand } from './WhoamiCommand.js';
+import { DeleteProviderVersionCommand } from './providers/DeleteProviderVersionCommand.js';
+import { AddGpgKeyCommand, DeleteGpgKeyCommand, ListGpgKeysCommand } from './providers/GpgKeyCommands.js';
+import { ListProvidersCommand } from './providers/ListProvidersCommand.js';
+import { ProviderVersionsCommand } from './providers/ProviderVersionsCommand.js';
+import { PublishProviderCommand } from './providers/PublishProviderCommand.js';
 import { ListWorkersCommand } from './workers/ListWorkersCommand.js';
 import { RegisterWorkerCommand } from './workers/RegisterWorkerCommand.js';
 import { ShowWorkerCommand } from './workers/ShowWorkerCommand.js';
@@ -131,4 +141,16 @@ export const COMMANDS = [
   DeclineInvitationCommand,
   AuditCommand,
   ReposCommand,
+  ListModulesCommand,
+  PublishModuleCommand,
+  ModuleVersionsCommand,
+  DeprecateModuleCommand,
+  DeleteModuleCommand,
+  ListProvidersCommand,
+  ProviderVersionsCommand,
+  PublishProviderCommand,
+  DeleteProviderVersionCommand,
+  ListGpgKeysCommand,
+  AddGpgKeyCommand,
+  DeleteGpgKeyCommand,
 ] as const;

@@ -73,6 +73,16 @@ export const AUDIT_ACTIONS = [
   'state.rollback',
   'run.confirm',
   'run.discard',
+  'module_version.publish',
+  'module_version.deprecate',
+  'module_version.undeprecate',
+  'module_version.delete',
+  'module.delete',
+  'provider_version.publish',
+  'provider_platform.upload',
+  'provider_version.delete',
+  'gpg_key.add',
+  'gpg_key.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

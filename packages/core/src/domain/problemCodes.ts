@@ -45,6 +45,7 @@ export const PROBLEM_CODES = {
     meaning:
       'a notification URL is not https://, carries credentials, or reaches a private, loopback or link-local address',
   },
+  gpg_key_invalid: { status: 400, meaning: 'the text is not one ASCII-armored OpenPGP public key' },
   // ---- 401: no or bad credentials
   invalid_signed_url: {
     status: 401,
@@ -121,9 +122,19 @@ export const PROBLEM_CODES = {
   token_not_found: { status: 404, meaning: 'no such API token (or it is revoked)' },
   user_not_found: { status: 404, meaning: 'no such user' },
   org_not_found: { status: 404, meaning: 'no such organization, or the caller is not a member' },
+  module_not_found: { status: 404, meaning: 'no such module in the registry namespace' },
+  module_version_not_found: { status: 404, meaning: 'no such version of the registry module' },
+  namespace_not_found: {
+    status: 404,
+    meaning: 'no such registry namespace: an organization the caller belongs to, or their personal namespace',
+  },
   member_not_found: { status: 404, meaning: 'no such member of the organization' },
   invitation_not_found: { status: 404, meaning: 'no such pending invitation at the email of the caller' },
   provider_not_configured: { status: 404, meaning: 'no sign-in provider of this name is configured' },
+  provider_not_found: { status: 404, meaning: 'no such provider in the namespace of the registry' },
+  provider_version_not_found: { status: 404, meaning: 'no such version of the provider' },
+  provider_platform_not_found: { status: 404, meaning: 'the provider version has no build for this os and arch' },
+  gpg_key_not_found: { status: 404, meaning: 'the namespace has no GPG key of this id' },
   // ---- 409: well-formed, but clashes with the current state
   workspace_locked: { status: 409, meaning: 'the workspace (its state) is locked by a run or another person' },
   workspace_not_locked: { status: 409, meaning: 'the workspace is already unlocked' },
@@ -155,6 +166,10 @@ export const PROBLEM_CODES = {
   vineyard_name_taken: { status: 409, meaning: 'the caller already has a vineyard with this name' },
   vine_name_taken: { status: 409, meaning: 'the caller already has a configuration with this name' },
   project_name_taken: { status: 409, meaning: 'the caller already has a configuration with this project name' },
+  module_version_exists: {
+    status: 409,
+    meaning: 'this module version is already published; a published version never changes (publish a new version)',
+  },
   release_exists: { status: 409, meaning: 'this worker release version is already published' },
   signing_key_conflict: {
     status: 409,
@@ -264,11 +279,22 @@ export const PROBLEM_CODES = {
     status: 409,
     meaning: 'the owner has as many manual-webhook repository connections as the server allows',
   },
+  provider_version_exists: { status: 409, meaning: 'the provider version is already published; versions never change' },
+  provider_platform_exists: {
+    status: 409,
+    meaning: "the provider version's build for this os and arch is already uploaded",
+  },
+  gpg_key_exists: { status: 409, meaning: 'the namespace already has this GPG key' },
   // ---- 422: well-formed, but its content is refused
   configuration_invalid: {
     status: 422,
     meaning:
       'the configuration tarball is refused: not gzip, not a tar, a path escaping its root, a link out of it, or an entry that is not a file, directory or link',
+  },
+  module_invalid: {
+    status: 422,
+    meaning:
+      'the module tarball is refused: not gzip, not a tar, a path escaping its root, a link out of it, or an entry that is not a file, directory or link',
   },
   state_md5_mismatch: { status: 422, meaning: "the state's MD5 is not the one given with it" },
   variable_category_unsupported: {
@@ -279,10 +305,24 @@ export const PROBLEM_CODES = {
     status: 422,
     meaning: "a policy's Rego module does not compile (the engine's message) or declares no `deny` rule",
   },
+  provider_shasums_invalid: {
+    status: 422,
+    meaning: 'the SHA256SUMS file is not `<sha256>  <file>` lines, or lists no zip of the provider version',
+  },
+  provider_signature_invalid: {
+    status: 422,
+    meaning: "the signature of SHA256SUMS was not made by any of the namespace's GPG keys (or it has none)",
+  },
+  provider_platform_not_listed: {
+    status: 422,
+    meaning: "the zip's file name is not listed in the version's SHA256SUMS",
+  },
+  provider_shasum_mismatch: { status: 422, meaning: "the zip's sha256 is not the one its SHA256SUMS lists" },
   // ---- 413: over a size limit
   payload_too_large: { status: 413, meaning: 'the request body is over its limit' },
   artifact_too_large: { status: 413, meaning: 'the plan artifact is over its limit' },
   configuration_too_large: { status: 413, meaning: 'the configuration tarball (packed or unpacked) is over its limit' },
+  module_too_large: { status: 413, meaning: 'the module tarball (packed or unpacked) is over its limit' },
   log_chunk_too_large: { status: 413, meaning: 'the log chunk is over its limit' },
   job_log_truncated: { status: 413, meaning: "the job's log reached its total size limit" },
   log_batch_too_large: { status: 413, meaning: 'the log batch has too many chunks or bytes' },
@@ -290,6 +330,7 @@ export const PROBLEM_CODES = {
   state_too_large: { status: 413, meaning: 'the state file is over its limit' },
   webhook_too_large: { status: 413, meaning: 'the webhook delivery is over its limit' },
   policy_too_large: { status: 413, meaning: 'the policy module is over its size limit (64 KiB)' },
+  provider_zip_too_large: { status: 413, meaning: 'the provider zip is over the size limit of the registry' },
   // ---- 415
   unsupported_media_type: { status: 415, meaning: 'the body has a content type or encoding the route does not take' },
   // ---- 429: slow down (with Retry-After)

@@ -4,9 +4,11 @@ import { notificationsModule } from '../notifications/module.js';
 import { orgsModule } from '../orgs/module.js';
 import { outboxModule } from '../outbox/module.js';
 import { policiesModule } from '../policies/module.js';
+import { registryModulesModule } from '../registry/modules/module.js';
 import { tokensModule } from '../tokens/module.js';
 import { vcsModule } from '../vcs/module.js';
 import { workloadIdentityModule } from '../workloadIdentity/module.js';
+import { registryProvidersModule } from '../registry/providers/module.js';
 import { coreModule } from './spine.js';
 import type { CoreModule } from './CoreModule.js';
 
@@ -25,4 +27,6 @@ export const CORE_MODULES: readonly CoreModule[] = [
   tokensModule,
   auditModule,
   workloadIdentityModule,
+  registryModulesModule,
+  registryProvidersModule,
 ];

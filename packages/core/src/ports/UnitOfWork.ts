@@ -1,5 +1,7 @@
 import type { ConfigurationVersionStore } from '../configurationVersions/ports.js';
+import type { RegistryModuleStore } from '../registry/modules/ports.js';
 import type { TfeRunStore } from '../tfe/runs/records.js';
+import type { RegistryProviderStore } from '../registry/providers/ports.js';
 import type { ApiTokenStore } from './ApiTokenStore.js';
 import type { AuditStore } from './AuditStore.js';
 import type { CliLoginStore } from './CliLoginStore.js';
@@ -53,12 +55,16 @@ export interface Stores {
   /** Notification deliveries and git provider feedback, one table (`domain/outbox.ts`). */
   outbox: OutboxStore;
   audit: AuditStore;
+  /** Modules of the private registry and their versions (issue 28). */
+  registryModules: RegistryModuleStore;
   /** System work only (issue 16). */
   signingKeys: SigningKeyStore;
   /** System work only (issue 26). */
   tfeLoginCodes: TfeLoginCodeStore;
   /** System work only: one-time sign-in links (`trellis-server users invite`). */
   signInLinks: SignInLinkStore;
+  /** The registry's providers and the namespaces' GPG keys (issue 28). */
+  registryProviders: RegistryProviderStore;
 }
 
 /**

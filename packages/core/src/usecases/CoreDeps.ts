@@ -1,4 +1,5 @@
 import type { TarballChecker } from '../configurationVersions/ports.js';
+import type { PgpVerifier } from '../registry/providers/ports.js';
 import type { ArtifactStore } from '../ports/ArtifactStore.js';
 import type { Clock } from '../ports/Clock.js';
 import type { EventBus, TrellisEvent } from '../ports/EventBus.js';
@@ -19,6 +20,7 @@ import type { VcsApi, VcsWebhookReader } from '../ports/VcsApi.js';
 import { DEFAULT_NOTIFICATION_SETTINGS, type NotificationSettings } from '../domain/notifications.js';
 import { DEFAULT_OUTBOX_SETTINGS, type OutboxSettings } from '../domain/outbox.js';
 import { DEFAULT_TFE_SETTINGS, type TfeSettings } from '../tfe/settings.js';
+import { DEFAULT_REGISTRY_SETTINGS, type RegistrySettings } from '../registry/settings.js';
 
 export interface CoreSettings {
   /** A worker silent this long is `OFFLINE` (SPEC §8: 60 s). */
@@ -64,6 +66,8 @@ export interface CoreSettings {
   maxManualVcsConnections: number;
   /** The Terraform Cloud protocol (issue 26). */
   tfe: TfeSettings;
+  /** The private registry (issue 28). */
+  registry: RegistrySettings;
 }
 
 export interface WorkloadIdentitySettings {
@@ -108,6 +112,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   outbox: DEFAULT_OUTBOX_SETTINGS,
   maxManualVcsConnections: 50,
   tfe: DEFAULT_TFE_SETTINGS,
+  registry: DEFAULT_REGISTRY_SETTINGS,
 };
 
 /** The sign-in providers and git hosts this server is configured for (absent: not configured). */
@@ -137,6 +142,8 @@ export interface CoreDeps {
   artifacts: ArtifactStore;
   /** Checks configuration tarballs before they are recorded (issue 23). */
   tarballs: TarballChecker;
+  /** Reads GPG keys and checks the signatures of the registry's providers (issue 28). */
+  pgp: PgpVerifier;
   signer: TokenSigner;
   /** Encrypts provider tokens at rest. */
   secrets: SecretBox;

@@ -31,7 +31,10 @@ import type { VineyardUseCases } from './VineyardUseCases.js';
 import type { WorkerUseCases } from './WorkerUseCases.js';
 import type { WorkloadIdentityUseCases } from '../workloadIdentity/WorkloadIdentityUseCases.js';
 import type { TfeUseCases } from '../tfe/index.js';
+import type { RegistryModuleUseCases } from '../registry/modules/RegistryModuleUseCases.js';
 import type { VineEditUseCases } from '../vineEdits/VineEditUseCases.js';
+import type { GpgKeyUseCases } from '../registry/providers/GpgKeyUseCases.js';
+import type { RegistryProviderUseCases } from '../registry/providers/RegistryProviderUseCases.js';
 
 /** Every use case over one set of ports: what the HTTP layer calls. */
 export interface UseCases {
@@ -69,6 +72,12 @@ export interface UseCases {
   tfe: TfeUseCases;
   /** Configuration versions: the tarballs agents run (issue 23). */
   configurationVersions: ConfigurationVersionUseCases;
+  /** The module registry (issue 28). */
+  registryModules: RegistryModuleUseCases;
+  /** The private registry's providers (issue 28). */
+  registryProviders: RegistryProviderUseCases;
+  /** The namespaces' GPG keys the providers are signed with (issue 28). */
+  gpgKeys: GpgKeyUseCases;
 }
 
 /**

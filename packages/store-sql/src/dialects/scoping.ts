@@ -42,7 +42,13 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   vcs_comments: 'owner_id',
   tfe_authorization_codes: null,
   tfe_runs: 'owner_id',
+  registry_providers: 'owner_id',
+  registry_provider_versions: 'owner_id',
+  registry_provider_platforms: 'owner_id',
+  registry_gpg_keys: 'owner_id',
   outbox: 'owner_id',
+  registry_modules: 'owner_id',
+  registry_module_versions: 'owner_id',
 };
 
 /** The one owner an owner scope is limited to, or null for system work; member scopes span several. */

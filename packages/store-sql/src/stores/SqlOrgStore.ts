@@ -63,6 +63,13 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   tfe_runs: 'cascade',
   // Goes with its notification, or its job and vine.
   outbox: 'cascade',
+  registry_modules: 'delete',
+  registry_module_versions: 'delete',
+  // The registry's providers and keys (issue 28): platforms, then versions, then providers.
+  registry_providers: 'delete',
+  registry_provider_versions: 'delete',
+  registry_provider_platforms: 'delete',
+  registry_gpg_keys: 'delete',
 };
 
 /** The tables of `ORG_DELETION`'s `delete`, in the order their rows go (children before parents). */
@@ -82,6 +89,12 @@ export const ORG_DELETE_ORDER: readonly TableName[] = [
   'vineyards',
   'workers',
   'api_tokens',
+  'registry_module_versions',
+  'registry_modules',
+  'registry_provider_platforms',
+  'registry_provider_versions',
+  'registry_providers',
+  'registry_gpg_keys',
   'orgs',
 ];
 

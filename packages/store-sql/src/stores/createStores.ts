@@ -12,11 +12,13 @@ import { SqlNotificationStore } from './SqlNotificationStore.js';
 import { SqlOutboxStore } from './SqlOutboxStore.js';
 import { SqlOrgStore } from './SqlOrgStore.js';
 import { SqlPolicyStore } from './SqlPolicyStore.js';
+import { SqlRegistryModuleStore } from './SqlRegistryModuleStore.js';
 import { SqlPlanArtifactStore } from './SqlPlanArtifactStore.js';
 import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
 import { SqlReleaseStore } from './SqlReleaseStore.js';
 import { SqlTfeLoginCodeStore } from './SqlTfeLoginCodeStore.js';
 import { SqlTfeRunStore } from './SqlTfeRunStore.js';
+import { SqlRegistryProviderStore } from './SqlRegistryProviderStore.js';
 import { SqlSignInLinkStore } from './SqlSignInLinkStore.js';
 import { SqlSigningKeyStore } from './SqlSigningKeyStore.js';
 import { SqlStateStore } from './SqlStateStore.js';
@@ -54,7 +56,9 @@ export function createStores(session: SqlSession): Stores {
     signingKeys: new SqlSigningKeyStore(session),
     tfeLoginCodes: new SqlTfeLoginCodeStore(session),
     signInLinks: new SqlSignInLinkStore(session),
+    registryProviders: new SqlRegistryProviderStore(session),
     vcsFeedback: new SqlVcsFeedbackStore(session),
     outbox: new SqlOutboxStore(session),
+    registryModules: new SqlRegistryModuleStore(session),
   };
 }

@@ -1,4 +1,13 @@
-import type { ConfigurationVersion, TfeRun } from '@trellis/core';
+import type {
+  ConfigurationVersion,
+  RegistryGpgKey,
+  RegistryModule,
+  RegistryModuleVersion,
+  RegistryProvider,
+  RegistryProviderPlatform,
+  RegistryProviderVersion,
+  TfeRun,
+} from '@trellis/core';
 import { compareNewestFirst, type Page, type PageKey, type PageRequest, takePage } from '@trellis/core';
 import type {
   ApiToken,
@@ -78,6 +87,11 @@ export interface MemoryState {
   configurationVersions: Map<string, ConfigurationVersion>;
   /** Keyed by plan job id (issue 27); a run whose job is gone is gone too. */
   tfeRuns: Map<string, TfeRun>;
+  /** The registry's providers, versions, platforms and GPG keys (issue 28), keyed by id. */
+  registryProviders: Map<string, RegistryProvider>;
+  registryProviderVersions: Map<string, RegistryProviderVersion>;
+  registryProviderPlatforms: Map<string, RegistryProviderPlatform>;
+  registryGpgKeys: Map<string, RegistryGpgKey>;
   stateVersions: StateVersion[];
   /** Keyed by vine id. */
   stateLocks: Map<string, StateLock>;
@@ -106,6 +120,9 @@ export interface MemoryState {
   /** Keyed by item id, in written order. */
   /** Keyed by `<vine>:<provider>:<repository>#<number>`. */
   vcsComments: Map<string, VcsCommentRef>;
+  /** Registry modules and their versions (issue 28), keyed by id. */
+  registryModules: Map<string, RegistryModule>;
+  registryModuleVersions: Map<string, RegistryModuleVersion>;
 }
 
 export function emptyMemoryState(): MemoryState {
@@ -128,6 +145,10 @@ export function emptyMemoryState(): MemoryState {
     planArtifacts: new Map(),
     configurationVersions: new Map(),
     tfeRuns: new Map(),
+    registryProviders: new Map(),
+    registryProviderVersions: new Map(),
+    registryProviderPlatforms: new Map(),
+    registryGpgKeys: new Map(),
     stateVersions: [],
     stateLocks: new Map(),
     apiTokens: new Map(),
@@ -138,6 +159,8 @@ export function emptyMemoryState(): MemoryState {
     audit: new Map(),
     policies: new Map(),
     policyVersions: new Map(),
+    registryModules: new Map(),
+    registryModuleVersions: new Map(),
     vcsConnections: new Map(),
     vcsDeliveries: new Map(),
     signingKeys: new Map(),

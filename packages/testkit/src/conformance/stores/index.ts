@@ -26,6 +26,8 @@ import { describeVineyardStoreConformance } from './vineyards.js';
 import { describeVineStoreConformance } from './vines.js';
 import { describeWorkerStoreConformance } from './workers.js';
 import { describeTfeRunStoreConformance } from './tfeRuns.js';
+import { describeRegistryModuleStoreConformance } from './registryModules.js';
+import { describeRegistryProviderStoreConformance } from './registryProviders.js';
 
 export type { OpenStoreHarness, StoreHarness } from './harness.js';
 export { newDelivery as newNotificationDelivery, newNotification } from './notifications.js';
@@ -33,6 +35,7 @@ export { newPolicy } from './policies.js';
 export { newVcsConnection } from './vcs.js';
 export { newVcsFeedbackItem } from './vcsFeedback.js';
 export { newTfeRun } from './tfeRuns.js';
+export { newRegistryModule, newRegistryModuleVersion } from './registryModules.js';
 export { newJob, newUser, newVine, newVineyard, newWorker } from './fixtures.js';
 
 /**
@@ -67,6 +70,8 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeSignInLinkStoreConformance(open);
     describeVcsFeedbackStoreConformance(open);
     describeTfeRunStoreConformance(open);
+    describeRegistryProviderStoreConformance(open);
     describeOutboxStoreConformance(open);
+    describeRegistryModuleStoreConformance(open);
   });
 }
