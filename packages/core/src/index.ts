@@ -200,3 +200,8 @@ export * from './tfe/runs/phasesQueue.js';
 export * from './tfe/runs/phasesUseCases.js';
 export * from './tfe/runs/policyChecks.js';
 export * from './tfe/runs/runLogs.js';
+export * from './registry/mirror/records.js';
+export type * from './registry/mirror/ports.js';
+export * from './registry/mirror/zipHashes.js';
+export * from './registry/mirror/MirrorUseCases.js';
+export * from './auth/jobRegistryToken.js';

@@ -36,6 +36,7 @@ export const TABLES = {
   tfeAuthorizationCodes: 'tfe_authorization_codes',
   tfeRuns: 'tfe_runs',
   outbox: 'outbox',
+  mirrorArchives: 'mirror_archives',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];
@@ -131,6 +132,13 @@ export const UNIQUE_KEYS: readonly UniqueKey[] = [
     columns: ['id'],
     code: 'member_exists',
     message: 'a membership with this id exists',
+  },
+  {
+    constraint: 'mirror_archives_address_unique',
+    table: 'mirror_archives',
+    columns: ['owner_id', 'hostname', 'namespace', 'type', 'version', 'os', 'arch'],
+    code: 'mirror_archive_exists',
+    message: 'the provider mirror already holds an archive of that provider, version and platform',
   },
 ];
 

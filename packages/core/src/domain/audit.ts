@@ -72,6 +72,8 @@ export const AUDIT_ACTIONS = [
   'state.rollback',
   'run.confirm',
   'run.discard',
+  'registry.mirror.push',
+  'registry.mirror.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

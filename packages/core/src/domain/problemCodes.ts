@@ -122,6 +122,11 @@ export const PROBLEM_CODES = {
   user_not_found: { status: 404, meaning: 'no such user' },
   org_not_found: { status: 404, meaning: 'no such organization, or the caller is not a member' },
   member_not_found: { status: 404, meaning: 'no such member of the organization' },
+  mirror_archive_not_found: { status: 404, meaning: "no such archive in the namespace's provider mirror" },
+  mirror_provider_not_found: {
+    status: 404,
+    meaning: 'the provider mirror holds no archive of that provider (or of that version)',
+  },
   invitation_not_found: { status: 404, meaning: 'no such pending invitation at the email of the caller' },
   provider_not_configured: { status: 404, meaning: 'no sign-in provider of this name is configured' },
   // ---- 409: well-formed, but clashes with the current state
@@ -148,6 +153,10 @@ export const PROBLEM_CODES = {
   configuration_missing: {
     status: 409,
     meaning: 'the workspace has no configuration in Trellis (the stock CLI runs it); Trellis jobs cannot run it',
+  },
+  mirror_archive_exists: {
+    status: 409,
+    meaning: 'the provider mirror already holds other bytes for that provider, version and platform',
   },
   already_exists: { status: 409, meaning: 'a record with the same key already exists' },
   referenced_record_missing: { status: 409, meaning: 'the record refers to a record that does not exist' },
@@ -261,6 +270,11 @@ export const PROBLEM_CODES = {
     meaning:
       'the configuration tarball is refused: not gzip, not a tar, a path escaping its root, a link out of it, or an entry that is not a file, directory or link',
   },
+  mirror_archive_invalid: {
+    status: 422,
+    meaning:
+      'the pushed archive is not a provider zip (no central directory, zip64, encryption, an unknown compression)',
+  },
   state_md5_mismatch: { status: 422, meaning: "the state's MD5 is not the one given with it" },
   variable_category_unsupported: {
     status: 422,
@@ -274,6 +288,10 @@ export const PROBLEM_CODES = {
   payload_too_large: { status: 413, meaning: 'the request body is over its limit' },
   artifact_too_large: { status: 413, meaning: 'the plan artifact is over its limit' },
   configuration_too_large: { status: 413, meaning: 'the configuration tarball (packed or unpacked) is over its limit' },
+  mirror_archive_too_large: {
+    status: 413,
+    meaning: "the provider archive (packed, unpacked, or its number of files) is over the mirror's limit",
+  },
   log_chunk_too_large: { status: 413, meaning: 'the log chunk is over its limit' },
   job_log_truncated: { status: 413, meaning: "the job's log reached its total size limit" },
   log_batch_too_large: { status: 413, meaning: 'the log batch has too many chunks or bytes' },

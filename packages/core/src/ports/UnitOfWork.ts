@@ -1,4 +1,5 @@
 import type { ConfigurationVersionStore } from '../configurationVersions/ports.js';
+import type { MirrorStore } from '../registry/mirror/ports.js';
 import type { TfeRunStore } from '../tfe/runs/records.js';
 import type { ApiTokenStore } from './ApiTokenStore.js';
 import type { AuditStore } from './AuditStore.js';
@@ -59,6 +60,8 @@ export interface Stores {
   tfeLoginCodes: TfeLoginCodeStore;
   /** System work only: one-time sign-in links (`trellis-server users invite`). */
   signInLinks: SignInLinkStore;
+  /** The provider network mirror's archives (issue 28). */
+  mirror: MirrorStore;
 }
 
 /**

@@ -63,6 +63,7 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   tfe_runs: 'cascade',
   // Goes with its notification, or its job and vine.
   outbox: 'cascade',
+  mirror_archives: 'delete',
 };
 
 /** The tables of `ORG_DELETION`'s `delete`, in the order their rows go (children before parents). */
@@ -75,6 +76,7 @@ export const ORG_DELETE_ORDER: readonly TableName[] = [
   'config_snapshots',
   'jobs',
   'configuration_versions',
+  'mirror_archives',
   'vines',
   'cloud_identities',
   'policies',

@@ -8,6 +8,7 @@ import { SqlCloudIdentityStore } from './SqlCloudIdentityStore.js';
 import { SqlIdentityStore } from './SqlIdentityStore.js';
 import { SqlJobStore } from './SqlJobStore.js';
 import { SqlLogStore } from './SqlLogStore.js';
+import { SqlMirrorStore } from './SqlMirrorStore.js';
 import { SqlNotificationStore } from './SqlNotificationStore.js';
 import { SqlOutboxStore } from './SqlOutboxStore.js';
 import { SqlOrgStore } from './SqlOrgStore.js';
@@ -56,5 +57,6 @@ export function createStores(session: SqlSession): Stores {
     signInLinks: new SqlSignInLinkStore(session),
     vcsFeedback: new SqlVcsFeedbackStore(session),
     outbox: new SqlOutboxStore(session),
+    mirror: new SqlMirrorStore(session),
   };
 }

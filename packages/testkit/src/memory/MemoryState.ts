@@ -1,4 +1,4 @@
-import type { ConfigurationVersion, TfeRun } from '@trellis/core';
+import type { ConfigurationVersion, MirrorArchive, TfeRun } from '@trellis/core';
 import { compareNewestFirst, type Page, type PageKey, type PageRequest, takePage } from '@trellis/core';
 import type {
   ApiToken,
@@ -78,6 +78,8 @@ export interface MemoryState {
   configurationVersions: Map<string, ConfigurationVersion>;
   /** Keyed by plan job id (issue 27); a run whose job is gone is gone too. */
   tfeRuns: Map<string, TfeRun>;
+  /** The provider mirror's archives (issue 28), keyed by id, in pushed order. */
+  mirrorArchives: Map<string, MirrorArchive>;
   stateVersions: StateVersion[];
   /** Keyed by vine id. */
   stateLocks: Map<string, StateLock>;
@@ -128,6 +130,7 @@ export function emptyMemoryState(): MemoryState {
     planArtifacts: new Map(),
     configurationVersions: new Map(),
     tfeRuns: new Map(),
+    mirrorArchives: new Map(),
     stateVersions: [],
     stateLocks: new Map(),
     apiTokens: new Map(),

@@ -26,6 +26,7 @@ import { describeVineyardStoreConformance } from './vineyards.js';
 import { describeVineStoreConformance } from './vines.js';
 import { describeWorkerStoreConformance } from './workers.js';
 import { describeTfeRunStoreConformance } from './tfeRuns.js';
+import { describeMirrorStoreConformance } from './mirror.js';
 
 export type { OpenStoreHarness, StoreHarness } from './harness.js';
 export { newDelivery as newNotificationDelivery, newNotification } from './notifications.js';
@@ -33,6 +34,7 @@ export { newPolicy } from './policies.js';
 export { newVcsConnection } from './vcs.js';
 export { newVcsFeedbackItem } from './vcsFeedback.js';
 export { newTfeRun } from './tfeRuns.js';
+export { newMirrorArchive } from './mirror.js';
 export { newJob, newUser, newVine, newVineyard, newWorker } from './fixtures.js';
 
 /**
@@ -68,5 +70,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeVcsFeedbackStoreConformance(open);
     describeTfeRunStoreConformance(open);
     describeOutboxStoreConformance(open);
+    describeMirrorStoreConformance(open);
   });
 }
