@@ -206,3 +206,5 @@ export type * from './registry/mirror/ports.js';
 export * from './registry/mirror/zipHashes.js';
 export * from './registry/mirror/MirrorUseCases.js';
 export * from './auth/jobRegistryToken.js';
+export * from './registry/jobRegistry.js';
+export { mirrorModule, mirrorServices } from './registry/mirror/module.js';

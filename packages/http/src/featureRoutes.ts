@@ -12,6 +12,7 @@ import { gitWebhookRoutes } from './vcs/gitWebhookRoutes.js';
 import { repositoryRoutes } from './vcs/repositoryRoutes.js';
 import { vcsRoutes } from './vcs/vcsRoutes.js';
 import { oidcRoutes } from './workloadIdentity/oidcRoutes.js';
+import { mirrorRoutes } from './registry/mirror/mirrorRoutes.js';
 
 /** A feature's API routes (`http/src/<feature>/`), over the use cases. */
 export type FeatureRoutes = (useCases: UseCases) => RouteSpec[];
@@ -40,4 +41,5 @@ export const FEATURE_ROUTES = {
   tokens: tokenRoutes,
   audit: auditRoutes,
   workloadIdentity: oidcRoutes,
+  mirror: mirrorRoutes,
 } as const satisfies Record<string, FeatureRoutes>;

@@ -41,3 +41,4 @@ export {
   type RegistryProtocolDeps,
 } from './registry/registryProtocols.js';
 export * as jsonApi from './tfe/jsonapi.js';
+export { registryActorOf } from './registry/registryAuth.js';

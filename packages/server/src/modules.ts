@@ -9,6 +9,7 @@ import {
   heartbeatFlushTask,
   logRetentionTask,
   lostJobSweepTask,
+  mirrorModule,
   notificationsModule,
   orgsModule,
   outboxDeliveryTask,
@@ -99,4 +100,5 @@ export const MODULES: readonly TrellisModule[] = [
     tasks: (useCases, config, logger) => [auditRetentionTask(useCases.audit, config.retentionIntervalSeconds, logger)],
   },
   { ...workloadIdentityModule, settings: ['oidc'], routes: FEATURE_ROUTES.workloadIdentity },
+  { ...mirrorModule, settings: ['mirrorMaxArchiveMb'], routes: FEATURE_ROUTES.mirror },
 ];

@@ -1,3 +1,4 @@
+import type { RequestContext } from '../domain/audit.js';
 import { UnauthorizedError } from '../domain/errors.js';
 import { isUuid } from '../domain/validation.js';
 import type { SecretBox } from '../ports/SecretBox.js';
@@ -17,6 +18,8 @@ export interface JobRegistryActor {
   jobId: string;
   workerId: string;
   ownerId: string;
+  /** The HTTP request acting; absent outside a request. */
+  request?: RequestContext;
 }
 
 export function isJobRegistryToken(value: unknown): value is string {

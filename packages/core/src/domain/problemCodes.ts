@@ -83,6 +83,7 @@ export const PROBLEM_CODES = {
     meaning:
       "an organization API token cannot do what only a person does: create organizations, use its creator's provider sign-ins, answer invitations",
   },
+  job_token_read_only: { status: 403, meaning: "a job's registry token only reads the registry of the job's owner" },
   insufficient_role: {
     status: 403,
     meaning: "the caller's role in the organization is too low; see `required_role` and `role`",

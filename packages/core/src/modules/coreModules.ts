@@ -6,6 +6,7 @@ import { outboxModule } from '../outbox/module.js';
 import { policiesModule } from '../policies/module.js';
 import { tokensModule } from '../tokens/module.js';
 import { vcsModule } from '../vcs/module.js';
+import { mirrorModule } from '../registry/mirror/module.js';
 import { workloadIdentityModule } from '../workloadIdentity/module.js';
 import { coreModule } from './spine.js';
 import type { CoreModule } from './CoreModule.js';
@@ -25,4 +26,5 @@ export const CORE_MODULES: readonly CoreModule[] = [
   tokensModule,
   auditModule,
   workloadIdentityModule,
+  mirrorModule,
 ];

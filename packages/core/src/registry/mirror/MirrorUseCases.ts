@@ -3,9 +3,9 @@ import { verifiedArtifactBody } from '../../artifacts/VerifiedBody.js';
 import type { UserActor } from '../../domain/actors.js';
 import { ConflictError, NotFoundError, TooLargeError } from '../../domain/errors.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../../domain/pagination.js';
-import type { OrgAction } from '../../domain/roles.js';
 import { requireUuid } from '../../domain/validation.js';
-import { ownerScope, type Scope } from '../../ports/UnitOfWork.js';
+import { ownerScope } from '../../ports/UnitOfWork.js';
+import type { RegistryActor, RegistryNamespaces } from '../namespaces.js';
 import { recordAudit } from '../../usecases/audit.js';
 import { type CoreDeps, isoNow } from '../../usecases/CoreDeps.js';
 import {
@@ -22,14 +22,6 @@ import {
   providerSource,
 } from './records.js';
 import { centralDirectory, ZipTail, zipH1 } from './zipHashes.js';
-
-/**
- * Who owns a registry namespace (an organization's name, or a person's namespace) and whether
- * `actor` may take `action` there: the registry's shared rule (`registry/namespaces.ts`).
- */
-export interface NamespaceAccess<Actor> {
-  resolve(actor: Actor, namespace: unknown, action: OrgAction): Promise<{ ownerId: string; scope: Scope }>;
-}
 
 /** What a push sends: the archive's address as path parts, and its bytes as they stream. */
 export interface MirrorPush {
@@ -49,14 +41,14 @@ export interface MirrorVersionDocument {
  * The provider network mirror (issue 28): pushing archives one at a time (`registry.publish`),
  * listing them (`registry.read`) and deleting them (`registry.manage`), every change audited; and
  * the two documents of the mirror protocol, read by `tofu init` with a person's token or a job's
- * (`Actor` is whoever the namespace rule accepts). Archives are served by signed URLs the HTTP
+ * (whoever the namespace rule, `registry/namespaces.ts`, lets read). Archives are served by signed URLs the HTTP
  * layer makes (`archiveUrl`).
  */
-export class MirrorUseCases<Actor = UserActor> {
+export class MirrorUseCases {
   constructor(
     private readonly deps: CoreDeps,
-    private readonly namespaces: NamespaceAccess<UserActor | Actor>,
-    private readonly limits: MirrorLimits = DEFAULT_MIRROR_LIMITS,
+    private readonly namespaces: RegistryNamespaces,
+    readonly limits: MirrorLimits = DEFAULT_MIRROR_LIMITS,
   ) {}
 
   /**
@@ -155,7 +147,7 @@ export class MirrorUseCases<Actor = UserActor> {
   }
 
   /** The protocol's `index.json`: the versions of one provider (`404` when the mirror has none). */
-  async versions(actor: UserActor | Actor, namespace: unknown, provider: ProviderAddress): Promise<string[]> {
+  async versions(actor: RegistryActor, namespace: unknown, provider: ProviderAddress): Promise<string[]> {
     const address = parseProviderAddress(provider);
     const { ownerId, scope } = await this.namespaces.resolve(actor, namespace, 'registry.read');
     const archives = await this.deps.uow.read(scope, (stores) => stores.mirror.archives(ownerId, address));
@@ -165,7 +157,7 @@ export class MirrorUseCases<Actor = UserActor> {
 
   /** The protocol's `<version>.json`; `archiveUrl` is where each archive downloads (a signed URL). */
   async version(
-    actor: UserActor | Actor,
+    actor: RegistryActor,
     namespace: unknown,
     provider: ProviderAddress,
     version: unknown,

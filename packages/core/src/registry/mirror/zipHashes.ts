@@ -196,7 +196,17 @@ async function entryDigest(
   ended.catch(() => {});
   await reader.pass(entry.compressedSize, async (chunk) => {
     if (failure || inflate.destroyed) return;
-    if (!inflate.write(chunk)) await new Promise((resolve) => inflate.once('drain', resolve));
+    if (inflate.write(chunk)) return;
+    // Drained, or destroyed meanwhile (over the limit, not a deflate stream): never waits forever.
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        inflate.off('drain', done);
+        inflate.off('close', done);
+        resolve();
+      };
+      inflate.once('drain', done);
+      inflate.once('close', done);
+    });
   });
   inflate.end();
   await ended;
