@@ -2,7 +2,11 @@
 import { z } from 'zod';
 import { isoTime, PageQuery, uuid } from './common.js';
 
-const namespace = z.string().min(1).max(64).describe("the registry namespace: an organization's name, or your personal namespace (`u-…`)");
+const namespace = z
+  .string()
+  .min(1)
+  .max(64)
+  .describe("the registry namespace: an organization's name, or your personal namespace (`u-…`)");
 
 export const MirrorNamespaceParams = z.object({ namespace });
 

@@ -26,7 +26,12 @@ for (const [name, bytes] of Object.entries(FILES)) {
 function expectedH1(): string {
   const lines = Object.keys(FILES)
     .sort()
-    .map((name) => `${createHash('sha256').update(FILES[name] as Buffer).digest('hex')}  ${name}\n`)
+    .map(
+      (name) =>
+        `${createHash('sha256')
+          .update(FILES[name] as Buffer)
+          .digest('hex')}  ${name}\n`,
+    )
     .join('');
   return `h1:${createHash('sha256').update(lines).digest('base64')}`;
 }
@@ -50,7 +55,10 @@ async function h1Of(zip: Buffer, limits = LIMITS): Promise<string> {
 
 describe('the h1: hash of a provider zip (dirhash Hash1)', () => {
   it('is the hash of the files inside, for a zip with sizes in its local headers (Info-ZIP), deflated or stored', async () => {
-    for (const [name, level] of [['deflated.zip', '-6'], ['stored.zip', '-0']] as const) {
+    for (const [name, level] of [
+      ['deflated.zip', '-6'],
+      ['stored.zip', '-0'],
+    ] as const) {
       execFileSync('zip', ['-q', '-r', '-D', level, join(dir, name), '.'], { cwd: source });
       expect(await h1Of(readFileSync(join(dir, name)))).toBe(expectedH1());
     }

@@ -1,4 +1,10 @@
-import { isApiTokenPrefixed, isJobRegistryToken, type RegistryActor, UnauthorizedError, type UseCases } from '@trellis/core';
+import {
+  isApiTokenPrefixed,
+  isJobRegistryToken,
+  type RegistryActor,
+  UnauthorizedError,
+  type UseCases,
+} from '@trellis/core';
 import type { RequestHandler, Response } from 'express';
 import { clientKey, type FailureLimiter } from '../limits/FailureLimiter.js';
 import { requestContext } from '../routing/requestContext.js';

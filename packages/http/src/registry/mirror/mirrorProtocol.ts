@@ -10,11 +10,7 @@ export function mirrorArchiveObject(ownerId: string, id: string): string {
 }
 
 function archiveUrl(deps: RegistryProtocolDeps, req: Request, archive: MirrorArchive): string {
-  const signed = deps.signer.path(
-    'GET',
-    mirrorArchiveObject(archive.owner_id, archive.id),
-    deps.signedUrlSeconds,
-  );
+  const signed = deps.signer.path('GET', mirrorArchiveObject(archive.owner_id, archive.id), deps.signedUrlSeconds);
   // The file name after the signed object helps people reading logs; the signature covers the object.
   const [object, query] = signed.split('?');
   return `${deps.publicOrigin(req)}${object}/${archiveFileName(archive)}?${query}`;
