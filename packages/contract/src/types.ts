@@ -136,3 +136,4 @@ export type CreateTokenRequest = z.input<typeof CreateTokenBody>;
 export type StateHistoryView = z.output<typeof import('./tfeState.js').StateHistoryAnswer>;
 export type StateVersionView = z.output<typeof import('./tfeState.js').StateVersionRecord>;
 export type StateUnlockView = z.output<typeof import('./tfeState.js').StateUnlockAnswer>;
+export type MirrorArchiveView = z.output<typeof import('./registryMirror.js').MirrorArchiveRecord>;

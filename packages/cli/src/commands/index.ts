@@ -58,6 +58,8 @@ import { CreateTokenCommand } from './tokens/CreateTokenCommand.js';
 import { ListTokensCommand } from './tokens/ListTokensCommand.js';
 import { RevokeTokenCommand } from './tokens/RevokeTokenCommand.js';
 import { WhoamiCommand } from './WhoamiCommand.js';
+import { ListMirrorCommand } from './mirror/ListMirrorCommand.js';
+import { PushMirrorCommand } from './mirror/PushMirrorCommand.js';
 import { ListWorkersCommand } from './workers/ListWorkersCommand.js';
 import { RegisterWorkerCommand } from './workers/RegisterWorkerCommand.js';
 import { ShowWorkerCommand } from './workers/ShowWorkerCommand.js';
@@ -129,4 +131,6 @@ export const COMMANDS = [
   DeclineInvitationCommand,
   AuditCommand,
   ReposCommand,
+  PushMirrorCommand,
+  ListMirrorCommand,
 ] as const;
