@@ -3,6 +3,7 @@ import {
   DEFAULT_CORE_SETTINGS,
   DEFAULT_NOTIFICATION_SETTINGS,
   DEFAULT_MIRROR_LIMITS,
+  DEFAULT_REGISTRY_SETTINGS,
   DEFAULT_TFE_SETTINGS,
   DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
 } from '@trellis/core';
@@ -59,5 +60,6 @@ export function coreSettings(config: ServerConfig, publicUrl: PublicUrl): CoreSe
       maxArchiveBytes: config.mirrorMaxArchiveMb * 1024 * 1024,
       maxUnpackedBytes: config.mirrorMaxArchiveMb * 4 * 1024 * 1024,
     }),
+    registry: Object.freeze({ ...DEFAULT_REGISTRY_SETTINGS, moduleMaxBytes: config.registryModuleMaxBytes }),
   });
 }

@@ -15,6 +15,7 @@ import {
   outboxDeliveryTask,
   outboxModule,
   policiesModule,
+  registryModulesModule,
   type ScheduledTask,
   tokensModule,
   type UseCases,
@@ -101,4 +102,5 @@ export const MODULES: readonly TrellisModule[] = [
   },
   { ...workloadIdentityModule, settings: ['oidc'], routes: FEATURE_ROUTES.workloadIdentity },
   { ...mirrorModule, settings: ['mirrorMaxArchiveMb'], routes: FEATURE_ROUTES.mirror },
+  { ...registryModulesModule, settings: ['registryModuleMaxBytes'], routes: FEATURE_ROUTES.registryModules },
 ];

@@ -37,6 +37,8 @@ export const TABLES = {
   tfeRuns: 'tfe_runs',
   outbox: 'outbox',
   mirrorArchives: 'mirror_archives',
+  registryModules: 'registry_modules',
+  registryModuleVersions: 'registry_module_versions',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];
@@ -56,6 +58,13 @@ export interface UniqueKey {
 }
 
 export const UNIQUE_KEYS: readonly UniqueKey[] = [
+  {
+    constraint: 'registry_module_versions_version_unique',
+    table: 'registry_module_versions',
+    columns: ['module_id', 'version'],
+    code: 'module_version_exists',
+    message: 'this module version is already published',
+  },
   {
     constraint: 'users_email_unique',
     table: 'users',

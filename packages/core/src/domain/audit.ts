@@ -74,6 +74,11 @@ export const AUDIT_ACTIONS = [
   'run.discard',
   'registry.mirror.push',
   'registry.mirror.delete',
+  'module_version.publish',
+  'module_version.deprecate',
+  'module_version.undeprecate',
+  'module_version.delete',
+  'module.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -1,5 +1,6 @@
 import type { ConfigurationVersionStore } from '../configurationVersions/ports.js';
 import type { MirrorStore } from '../registry/mirror/ports.js';
+import type { RegistryModuleStore } from '../registry/modules/ports.js';
 import type { TfeRunStore } from '../tfe/runs/records.js';
 import type { ApiTokenStore } from './ApiTokenStore.js';
 import type { AuditStore } from './AuditStore.js';
@@ -54,6 +55,8 @@ export interface Stores {
   /** Notification deliveries and git provider feedback, one table (`domain/outbox.ts`). */
   outbox: OutboxStore;
   audit: AuditStore;
+  /** Modules of the private registry and their versions (issue 28). */
+  registryModules: RegistryModuleStore;
   /** System work only (issue 16). */
   signingKeys: SigningKeyStore;
   /** System work only (issue 26). */

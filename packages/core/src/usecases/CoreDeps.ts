@@ -20,6 +20,7 @@ import { DEFAULT_NOTIFICATION_SETTINGS, type NotificationSettings } from '../dom
 import { DEFAULT_OUTBOX_SETTINGS, type OutboxSettings } from '../domain/outbox.js';
 import { DEFAULT_TFE_SETTINGS, type TfeSettings } from '../tfe/settings.js';
 import { DEFAULT_MIRROR_LIMITS, type MirrorLimits } from '../registry/mirror/records.js';
+import { DEFAULT_REGISTRY_SETTINGS, type RegistrySettings } from '../registry/settings.js';
 
 export interface CoreSettings {
   /** A worker silent this long is `OFFLINE` (SPEC §8: 60 s). */
@@ -67,6 +68,8 @@ export interface CoreSettings {
   tfe: TfeSettings;
   /** The provider mirror's limits on a pushed archive (issue 28). */
   mirror: MirrorLimits;
+  /** The private registry (issue 28). */
+  registry: RegistrySettings;
 }
 
 export interface WorkloadIdentitySettings {
@@ -112,6 +115,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   maxManualVcsConnections: 50,
   tfe: DEFAULT_TFE_SETTINGS,
   mirror: DEFAULT_MIRROR_LIMITS,
+  registry: DEFAULT_REGISTRY_SETTINGS,
 };
 
 /** The sign-in providers and git hosts this server is configured for (absent: not configured). */

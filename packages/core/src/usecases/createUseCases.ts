@@ -33,6 +33,7 @@ import type { VineyardUseCases } from './VineyardUseCases.js';
 import type { WorkerUseCases } from './WorkerUseCases.js';
 import type { WorkloadIdentityUseCases } from '../workloadIdentity/WorkloadIdentityUseCases.js';
 import type { TfeUseCases } from '../tfe/index.js';
+import type { RegistryModuleUseCases } from '../registry/modules/RegistryModuleUseCases.js';
 import type { VineEditUseCases } from '../vineEdits/VineEditUseCases.js';
 
 /** Every use case over one set of ports: what the HTTP layer calls. */
@@ -75,6 +76,8 @@ export interface UseCases {
   mirror: MirrorUseCases;
   /** Jobs' registry credentials (issue 28). */
   jobRegistry: JobRegistryAccess;
+  /** The module registry (issue 28). */
+  registryModules: RegistryModuleUseCases;
 }
 
 /**

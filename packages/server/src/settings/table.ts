@@ -2,6 +2,7 @@ import { ACCESS_SETTINGS } from './access.js';
 import { OPERATIONS_SETTINGS } from './operations.js';
 import { OUTBOX_SETTINGS } from './outbox.js';
 import { PROVIDER_MIRROR_SETTINGS } from './providerMirror.js';
+import { REGISTRY_SETTINGS } from './registry.js';
 import { SERVING_SETTINGS } from './serving.js';
 import { TERRAFORM_CLOUD_SETTINGS } from './terraformCloud.js';
 import { WORK_SETTINGS } from './work.js';
@@ -19,4 +20,5 @@ export const SERVER_SETTINGS = {
   ...OPERATIONS_SETTINGS,
   ...TERRAFORM_CLOUD_SETTINGS,
   ...PROVIDER_MIRROR_SETTINGS,
+  ...REGISTRY_SETTINGS,
 };

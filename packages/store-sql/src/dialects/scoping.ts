@@ -44,6 +44,8 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   tfe_runs: 'owner_id',
   outbox: 'owner_id',
   mirror_archives: 'owner_id',
+  registry_modules: 'owner_id',
+  registry_module_versions: 'owner_id',
 };
 
 /** The one owner an owner scope is limited to, or null for system work; member scopes span several. */

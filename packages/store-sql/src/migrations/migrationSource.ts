@@ -38,6 +38,7 @@ import { typedJobResultsMigration } from './m025_typed_job_results.js';
 import { tfeRunsMigration } from './m045_tfe_runs.js';
 import { outboxMigration } from './m044_outbox.js';
 import { providerMirrorMigration } from './m050_provider_mirror.js';
+import { registryModulesMigration } from './m048_registry_modules.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -78,6 +79,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   outboxMigration,
   tfeRunsMigration,
   uploadedConfigurationVersionsMigration,
+  registryModulesMigration,
   providerMirrorMigration,
 ];
 

@@ -64,6 +64,8 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   // Goes with its notification, or its job and vine.
   outbox: 'cascade',
   mirror_archives: 'delete',
+  registry_modules: 'delete',
+  registry_module_versions: 'delete',
 };
 
 /** The tables of `ORG_DELETION`'s `delete`, in the order their rows go (children before parents). */
@@ -84,6 +86,8 @@ export const ORG_DELETE_ORDER: readonly TableName[] = [
   'vineyards',
   'workers',
   'api_tokens',
+  'registry_module_versions',
+  'registry_modules',
   'orgs',
 ];
 
