@@ -11,6 +11,7 @@ import {
   type TestCore,
   type TestUser,
   type TestWorker,
+  tarGz,
 } from '@trellis/testkit/memory';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 
@@ -23,6 +24,10 @@ const NULL = { hostname: 'registry.opentofu.org', namespace: 'hashicorp', type: 
 
 async function* bytes(): AsyncIterable<Uint8Array> {
   yield ZIP;
+}
+
+async function* bytesOf(data: Uint8Array): AsyncIterable<Uint8Array> {
+  yield data;
 }
 
 let core: TestCore;
@@ -77,6 +82,17 @@ describe("a job's registry token (issue 28)", () => {
     await expect(core.useCases.jobRegistry.authenticate(registry.token)).rejects.toMatchObject({
       code: 'invalid_token',
     });
+  });
+
+  it("downloads its owner's private modules too", async () => {
+    const namespace = personalNamespace(ada.userId);
+    const module = { namespace, name: 'vpc', system: 'aws', version: '1.0.0' };
+    await core.useCases.registryModules.publish(ada, module, bytesOf(tarGz([{ path: 'main.tf', content: '' }])));
+    const { registry } = await claimedJob();
+    const actor = await core.useCases.jobRegistry.authenticate(registry.token);
+    const { versions } = await core.useCases.registryModules.versions(actor, module);
+    expect(versions.map((version) => version.version)).toEqual(['1.0.0']);
+    expect(await core.useCases.registryModules.download(actor, module)).toMatchObject({ ownerId: ada.userId });
   });
 
   it('is refused when altered or made up', async () => {

@@ -1,6 +1,7 @@
-import { Command, Option } from 'clipanion';
+import { Command } from 'clipanion';
 import { formatBytes, timestamp } from '../../output/format.js';
 import { renderTable } from '../../output/table.js';
+import { namespaceOf, namespaceOption } from '../modules/moduleOptions.js';
 import { TrellisCommand } from '../TrellisCommand.js';
 
 export class ListMirrorCommand extends TrellisCommand {
@@ -12,13 +13,12 @@ export class ListMirrorCommand extends TrellisCommand {
     examples: [['The mirror of the organization acme', '$0 mirror list --namespace acme']],
   });
 
-  namespace = Option.String('--namespace', {
-    required: true,
-    description: "The registry namespace: an organization's name (or your personal namespace)",
-  });
+  namespace = namespaceOption();
 
   override async execute(): Promise<number> {
-    const archives = await this.signedInClient().listMirrorArchives(this.namespace);
+    const client = this.signedInClient();
+    const namespace = await namespaceOf(client, this.namespace);
+    const archives = await client.listMirrorArchives(namespace);
     const terminal = this.terminal;
     if (this.json) {
       terminal.printJson(archives);

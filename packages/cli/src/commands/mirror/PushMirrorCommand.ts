@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { Command, Option } from 'clipanion';
 import { formatBytes } from '../../output/format.js';
+import { namespaceOf, namespaceOption } from '../modules/moduleOptions.js';
 import { TrellisCommand } from '../TrellisCommand.js';
 import { mirrorDirArchives } from './mirrorDirectory.js';
 
@@ -20,19 +21,17 @@ export class PushMirrorCommand extends TrellisCommand {
   });
 
   dir = Option.String({ name: 'dir' });
-  namespace = Option.String('--namespace', {
-    required: true,
-    description: "The registry namespace: an organization's name (or your personal namespace)",
-  });
+  namespace = namespaceOption();
 
   override async execute(): Promise<number> {
     const archives = mirrorDirArchives(this.dir);
     const client = this.signedInClient();
+    const namespace = await namespaceOf(client, this.namespace);
     const results = [];
     for (const archive of archives) {
       const { file, size, ...address } = archive;
       const body = Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>;
-      const pushed = await client.pushMirrorArchive(this.namespace, address, body, size);
+      const pushed = await client.pushMirrorArchive(namespace, address, body, size);
       results.push(pushed);
       if (!this.json) {
         const what = `${pushed.archive.provider} ${pushed.archive.version} ${pushed.archive.platform}`;
