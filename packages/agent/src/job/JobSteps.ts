@@ -20,7 +20,7 @@ import { resolveOpaBin } from '../policy/opa.js';
 import type { SecretSet } from '../logs/Redactor.js';
 import { parseDeployMetadata } from './deployMetadata.js';
 import { engineEnvironment, withStateCredentials } from './engineEnvironment.js';
-import { jobCliConfig, withCliConfig } from './cliConfig.js';
+import { hostCliConfig, jobCliConfig, withCliConfig } from './cliConfig.js';
 import { runOptionArgs } from './runOptions.js';
 import { writeVariablesFiles } from './variablesFile.js';
 import { JobFailure, JobInterrupted } from './errors.js';
@@ -156,7 +156,12 @@ export class JobSteps {
     const registry = this.deps.claimed.registry;
     if (!registry) return env;
     this.deps.secrets.add(registry.token);
-    const config = jobCliConfig(this.deps.settings.serverUrl, registry, this.deps.settings.providerMirror ?? 'auto');
+    const config = jobCliConfig(
+      this.deps.settings.serverUrl,
+      registry,
+      this.deps.settings.providerMirror ?? 'auto',
+      hostCliConfig(env.TF_CLI_CONFIG_FILE),
+    );
     this.deps.log.system(
       config.mirrorUrl
         ? `providers: ${registry.mirror_providers.join(', ')} from the provider mirror ${config.mirrorUrl}; registry: the job's own token`

@@ -40,6 +40,17 @@ describe("a job's CLI configuration (issue 28)", () => {
     expect(http.skipped).toContain('https');
   });
 
+  it("keeps the host's own CLI configuration first, and leaves the mirror out when it installs providers itself", () => {
+    const cache = 'plugin_cache_dir = "/var/cache/tofu"\n';
+    const kept = jobCliConfig('https://example.com', REGISTRY, 'auto', cache);
+    expect(kept.text.startsWith(`${cache}\nprovider_installation {`)).toBe(true);
+    const own = 'provider_installation {\n  filesystem_mirror {\n    path = "/opt/providers"\n  }\n}\n';
+    const theirs = jobCliConfig('https://example.com', REGISTRY, 'auto', own);
+    expect(theirs.mirrorUrl).toBeNull();
+    expect(theirs.skipped).toContain("host's CLI configuration");
+    expect(theirs.text).toBe(`${own}\ncredentials "example.com" {\n  token = "trr_job-token"\n}\n`);
+  });
+
   it('is written owner-only and named by TF_CLI_CONFIG_FILE only', () => {
     const file = join(dir, 'tofu.tfrc');
     const env = withCliConfig({ PATH: '/bin' }, file, jobCliConfig('https://example.com', REGISTRY, 'auto'));
