@@ -42,7 +42,7 @@ export class JobRegistryAccess {
     const job = await this.deps.uow.read(ownerScope(actor.ownerId), (stores) =>
       stores.jobs.get(actor.ownerId, actor.jobId),
     );
-    if (!job || job.status !== 'PROCESSING' || job.claimed_by_worker_id !== actor.workerId) {
+    if (job?.status !== 'PROCESSING' || job.claimed_by_worker_id !== actor.workerId) {
       throw new UnauthorizedError('invalid_token', 'the bearer token is not valid');
     }
     return actor;
