@@ -26,3 +26,4 @@ export * from './vcsFeedback.js';
 export * from './tfeState.js';
 export * from './vineEdits.js';
 export * from './registryMirror.js';
+export * from './registryProviders.js';

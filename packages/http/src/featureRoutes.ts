@@ -14,6 +14,7 @@ import { repositoryRoutes } from './vcs/repositoryRoutes.js';
 import { vcsRoutes } from './vcs/vcsRoutes.js';
 import { oidcRoutes } from './workloadIdentity/oidcRoutes.js';
 import { mirrorRoutes } from './registry/mirror/mirrorRoutes.js';
+import { providerRoutes } from './registry/providers/providerRoutes.js';
 
 /** A feature's API routes (`http/src/<feature>/`), over the use cases. */
 export type FeatureRoutes = (useCases: UseCases) => RouteSpec[];
@@ -44,4 +45,5 @@ export const FEATURE_ROUTES = {
   workloadIdentity: oidcRoutes,
   mirror: mirrorRoutes,
   registryModules: moduleRoutes,
+  registryProviders: providerRoutes,
 } as const satisfies Record<string, FeatureRoutes>;

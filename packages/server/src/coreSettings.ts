@@ -60,6 +60,10 @@ export function coreSettings(config: ServerConfig, publicUrl: PublicUrl): CoreSe
       maxArchiveBytes: config.mirrorMaxArchiveMb * 1024 * 1024,
       maxUnpackedBytes: config.mirrorMaxArchiveMb * 4 * 1024 * 1024,
     }),
-    registry: Object.freeze({ ...DEFAULT_REGISTRY_SETTINGS, moduleMaxBytes: config.registryModuleMaxBytes }),
+    registry: Object.freeze({
+      ...DEFAULT_REGISTRY_SETTINGS,
+      moduleMaxBytes: config.registryModuleMaxBytes,
+      providerMaxBytes: config.registryProviderMaxBytes,
+    }),
   });
 }

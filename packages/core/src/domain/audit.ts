@@ -79,6 +79,11 @@ export const AUDIT_ACTIONS = [
   'module_version.undeprecate',
   'module_version.delete',
   'module.delete',
+  'provider_version.publish',
+  'provider_platform.upload',
+  'provider_version.delete',
+  'gpg_key.add',
+  'gpg_key.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -9,6 +9,7 @@ import { tokensModule } from '../tokens/module.js';
 import { vcsModule } from '../vcs/module.js';
 import { mirrorModule } from '../registry/mirror/module.js';
 import { workloadIdentityModule } from '../workloadIdentity/module.js';
+import { registryProvidersModule } from '../registry/providers/module.js';
 import { coreModule } from './spine.js';
 import type { CoreModule } from './CoreModule.js';
 
@@ -27,6 +28,7 @@ export const CORE_MODULES: readonly CoreModule[] = [
   tokensModule,
   auditModule,
   workloadIdentityModule,
-  mirrorModule,
   registryModulesModule,
+  registryProvidersModule,
+  mirrorModule,
 ];

@@ -2,6 +2,7 @@ import type { ConfigurationVersionStore } from '../configurationVersions/ports.j
 import type { MirrorStore } from '../registry/mirror/ports.js';
 import type { RegistryModuleStore } from '../registry/modules/ports.js';
 import type { TfeRunStore } from '../tfe/runs/records.js';
+import type { RegistryProviderStore } from '../registry/providers/ports.js';
 import type { ApiTokenStore } from './ApiTokenStore.js';
 import type { AuditStore } from './AuditStore.js';
 import type { CliLoginStore } from './CliLoginStore.js';
@@ -65,6 +66,8 @@ export interface Stores {
   signInLinks: SignInLinkStore;
   /** The provider network mirror's archives (issue 28). */
   mirror: MirrorStore;
+  /** The registry's providers and the namespaces' GPG keys (issue 28). */
+  registryProviders: RegistryProviderStore;
 }
 
 /**

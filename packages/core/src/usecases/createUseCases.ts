@@ -35,6 +35,8 @@ import type { WorkloadIdentityUseCases } from '../workloadIdentity/WorkloadIdent
 import type { TfeUseCases } from '../tfe/index.js';
 import type { RegistryModuleUseCases } from '../registry/modules/RegistryModuleUseCases.js';
 import type { VineEditUseCases } from '../vineEdits/VineEditUseCases.js';
+import type { GpgKeyUseCases } from '../registry/providers/GpgKeyUseCases.js';
+import type { RegistryProviderUseCases } from '../registry/providers/RegistryProviderUseCases.js';
 
 /** Every use case over one set of ports: what the HTTP layer calls. */
 export interface UseCases {
@@ -78,6 +80,10 @@ export interface UseCases {
   jobRegistry: JobRegistryAccess;
   /** The module registry (issue 28). */
   registryModules: RegistryModuleUseCases;
+  /** The private registry's providers (issue 28). */
+  registryProviders: RegistryProviderUseCases;
+  /** The namespaces' GPG keys the providers are signed with (issue 28). */
+  gpgKeys: GpgKeyUseCases;
 }
 
 /**

@@ -39,6 +39,7 @@ import { tfeRunsMigration } from './m045_tfe_runs.js';
 import { outboxMigration } from './m044_outbox.js';
 import { providerMirrorMigration } from './m050_provider_mirror.js';
 import { registryModulesMigration } from './m048_registry_modules.js';
+import { registryProvidersMigration } from './m049_registry_providers.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -80,6 +81,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   tfeRunsMigration,
   uploadedConfigurationVersionsMigration,
   registryModulesMigration,
+  registryProvidersMigration,
   providerMirrorMigration,
 ];
 

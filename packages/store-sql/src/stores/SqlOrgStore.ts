@@ -66,6 +66,11 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   mirror_archives: 'delete',
   registry_modules: 'delete',
   registry_module_versions: 'delete',
+  // The registry's providers and keys (issue 28): platforms, then versions, then providers.
+  registry_providers: 'delete',
+  registry_provider_versions: 'delete',
+  registry_provider_platforms: 'delete',
+  registry_gpg_keys: 'delete',
 };
 
 /** The tables of `ORG_DELETION`'s `delete`, in the order their rows go (children before parents). */
@@ -88,6 +93,10 @@ export const ORG_DELETE_ORDER: readonly TableName[] = [
   'api_tokens',
   'registry_module_versions',
   'registry_modules',
+  'registry_provider_platforms',
+  'registry_provider_versions',
+  'registry_providers',
+  'registry_gpg_keys',
   'orgs',
 ];
 

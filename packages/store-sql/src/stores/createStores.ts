@@ -19,6 +19,7 @@ import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
 import { SqlReleaseStore } from './SqlReleaseStore.js';
 import { SqlTfeLoginCodeStore } from './SqlTfeLoginCodeStore.js';
 import { SqlTfeRunStore } from './SqlTfeRunStore.js';
+import { SqlRegistryProviderStore } from './SqlRegistryProviderStore.js';
 import { SqlSignInLinkStore } from './SqlSignInLinkStore.js';
 import { SqlSigningKeyStore } from './SqlSigningKeyStore.js';
 import { SqlStateStore } from './SqlStateStore.js';
@@ -56,6 +57,7 @@ export function createStores(session: SqlSession): Stores {
     signingKeys: new SqlSigningKeyStore(session),
     tfeLoginCodes: new SqlTfeLoginCodeStore(session),
     signInLinks: new SqlSignInLinkStore(session),
+    registryProviders: new SqlRegistryProviderStore(session),
     vcsFeedback: new SqlVcsFeedbackStore(session),
     outbox: new SqlOutboxStore(session),
     mirror: new SqlMirrorStore(session),

@@ -1,4 +1,14 @@
-import type { ConfigurationVersion, MirrorArchive, RegistryModule, RegistryModuleVersion, TfeRun } from '@trellis/core';
+import type {
+  ConfigurationVersion,
+  MirrorArchive,
+  RegistryGpgKey,
+  RegistryModule,
+  RegistryModuleVersion,
+  RegistryProvider,
+  RegistryProviderPlatform,
+  RegistryProviderVersion,
+  TfeRun,
+} from '@trellis/core';
 import { compareNewestFirst, type Page, type PageKey, type PageRequest, takePage } from '@trellis/core';
 import type {
   ApiToken,
@@ -80,6 +90,11 @@ export interface MemoryState {
   tfeRuns: Map<string, TfeRun>;
   /** The provider mirror's archives (issue 28), keyed by id, in pushed order. */
   mirrorArchives: Map<string, MirrorArchive>;
+  /** The registry's providers, versions, platforms and GPG keys (issue 28), keyed by id. */
+  registryProviders: Map<string, RegistryProvider>;
+  registryProviderVersions: Map<string, RegistryProviderVersion>;
+  registryProviderPlatforms: Map<string, RegistryProviderPlatform>;
+  registryGpgKeys: Map<string, RegistryGpgKey>;
   stateVersions: StateVersion[];
   /** Keyed by vine id. */
   stateLocks: Map<string, StateLock>;
@@ -134,6 +149,10 @@ export function emptyMemoryState(): MemoryState {
     configurationVersions: new Map(),
     tfeRuns: new Map(),
     mirrorArchives: new Map(),
+    registryProviders: new Map(),
+    registryProviderVersions: new Map(),
+    registryProviderPlatforms: new Map(),
+    registryGpgKeys: new Map(),
     stateVersions: [],
     stateLocks: new Map(),
     apiTokens: new Map(),

@@ -19,6 +19,7 @@ import { MemoryReleaseStore } from './MemoryReleaseStore.js';
 import { MemoryTfeLoginCodeStore } from './MemoryTfeLoginCodeStore.js';
 import { MemoryTfeRunStore } from './MemoryTfeRunStore.js';
 import { MemoryRegistryModuleStore } from './MemoryRegistryModuleStore.js';
+import { MemoryRegistryProviderStore } from './MemoryRegistryProviderStore.js';
 import { MemorySignInLinkStore } from './MemorySignInLinkStore.js';
 import { MemorySigningKeyStore } from './MemorySigningKeyStore.js';
 import { MemoryStateStore } from './MemoryStateStore.js';
@@ -82,6 +83,7 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     signingKeys: new MemorySigningKeyStore(tx),
     tfeLoginCodes: new MemoryTfeLoginCodeStore(tx),
     signInLinks: new MemorySignInLinkStore(tx),
+    registryProviders: new MemoryRegistryProviderStore(tx),
     vcsFeedback: new MemoryVcsFeedbackStore(tx),
     outbox: new MemoryOutboxStore(tx),
     mirror: new MemoryMirrorStore(tx),
