@@ -43,7 +43,7 @@ export const FEATURE_ROUTES = {
   tokens: tokenRoutes,
   audit: auditRoutes,
   workloadIdentity: oidcRoutes,
-  mirror: mirrorRoutes,
   registryModules: moduleRoutes,
   registryProviders: providerRoutes,
+  mirror: mirrorRoutes,
 } as const satisfies Record<string, FeatureRoutes>;
