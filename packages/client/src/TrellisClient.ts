@@ -48,6 +48,7 @@ import type {
   StateUnlockView,
   StateAfterLostAcknowledgeView,
   StateVersionView,
+  MirrorArchiveView,
   GpgKeyView,
   ProviderVersionView,
   PublishProviderVersionRequest,
@@ -425,6 +426,26 @@ export class TrellisClient extends AgentProtocolClient {
 
   async disconnectRepository(configuration: string): Promise<void> {
     await this.json('DELETE', `/api/cli/configurations/${encodeURIComponent(configuration)}/vcs`);
+  }
+
+  // ---- the provider mirror (issue 28)
+  /** Streams one zip into `namespace`'s mirror; `created` false: the same bytes were there already. */
+  async pushMirrorArchive(
+    namespace: string,
+    archive: { hostname: string; namespace: string; type: string; version: string; platform: string },
+    body: ReadableStream<Uint8Array>,
+    size: number,
+  ): Promise<{ archive: MirrorArchiveView; created: boolean }> {
+    const parts = [namespace, archive.hostname, archive.namespace, archive.type, archive.version, archive.platform];
+    const path = `/api/registry/mirror-archives/${parts.map(encodeURIComponent).join('/')}`;
+    const headers = { 'Content-Type': 'application/zip', 'Content-Length': String(size) };
+    const response = await this.send('PUT', path, { rawBody: body, headers, timeoutMs: 0 });
+    return { archive: (await response.json()) as MirrorArchiveView, created: response.status === 201 };
+  }
+  listMirrorArchives(namespace: string): Promise<MirrorArchiveView[]> {
+    return collect(
+      this.walk<MirrorArchiveView>(`/api/registry/mirror-archives/${encodeURIComponent(namespace)}`, 'archives', {}),
+    );
   }
 
   // ---- the module registry (issue 28)

@@ -83,6 +83,22 @@ export const ClaimResponse = z.object({
     .describe(
       "for a job of a configuration connected to a repository: the configuration version (an immutable .tar.gz) of its commit, fetched by the control plane; for a job whose source is an upload (a run of the stock CLI): the version uploaded. The agent downloads it, checks its sha256, unpacks it and runs exactly it (an upload in its source's `path`). No agent ever receives a person's provider token (issue 23). Absent or null otherwise.",
     ),
+  registry: z
+    .object({
+      token: z
+        .string()
+        .describe(
+          "the job's registry token (`trr_…`): a bearer token for reads of the owner's private registry and provider mirror, valid while the job runs; the agent writes it into the engine's CLI configuration as this control plane's credentials",
+        ),
+      namespace: z.string().describe("the owner's registry namespace (an organization's name, or a person's `u-…`)"),
+      mirror_providers: z
+        .array(z.string())
+        .describe(
+          "the providers (`hostname/namespace/type`) the owner's provider mirror holds, which the agent installs from `/api/registry/mirror/<namespace>/`; empty: the owner has no mirror",
+        ),
+    })
+    .optional()
+    .describe("the registry of the job's owner (issue 28); absent from older servers"),
 });
 export const HeartbeatBody = z.object({
   version: z.string(),

@@ -153,6 +153,7 @@ export type StateHistoryView = z.output<typeof import('./tfeState.js').StateHist
 export type StateVersionView = z.output<typeof import('./tfeState.js').StateVersionRecord>;
 export type StateUnlockView = z.output<typeof import('./tfeState.js').StateUnlockAnswer>;
 export type StateAfterLostAcknowledgeView = z.output<typeof import('./tfeState.js').StateAfterLostAcknowledgeAnswer>;
+export type MirrorArchiveView = z.output<typeof import('./registryMirror.js').MirrorArchiveRecord>;
 
 // ---- the private registry's providers (issue 28)
 export type PublishProviderVersionRequest = z.input<typeof PublishProviderVersionBody>;

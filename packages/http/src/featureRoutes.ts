@@ -13,6 +13,7 @@ import { gitWebhookRoutes } from './vcs/gitWebhookRoutes.js';
 import { repositoryRoutes } from './vcs/repositoryRoutes.js';
 import { vcsRoutes } from './vcs/vcsRoutes.js';
 import { oidcRoutes } from './workloadIdentity/oidcRoutes.js';
+import { mirrorRoutes } from './registry/mirror/mirrorRoutes.js';
 import { providerRoutes } from './registry/providers/providerRoutes.js';
 
 /** A feature's API routes (`http/src/<feature>/`), over the use cases. */
@@ -44,4 +45,5 @@ export const FEATURE_ROUTES = {
   workloadIdentity: oidcRoutes,
   registryModules: moduleRoutes,
   registryProviders: providerRoutes,
+  mirror: mirrorRoutes,
 } as const satisfies Record<string, FeatureRoutes>;

@@ -37,9 +37,11 @@ export { actorOf } from './tfe/tfeAuth.js';
 export { REGISTRY_PROTOCOLS } from './registry/protocols.js';
 export { moduleTarballObject, modulesProtocol } from './registry/modules/modulesProtocol.js';
 export { providerFileObject, providersProtocol } from './registry/providers/providersProtocol.js';
+export { mirrorArchiveObject, mirrorProtocol } from './registry/mirror/mirrorProtocol.js';
 export {
   REGISTRY_BASES,
   type RegistryProtocol,
   type RegistryProtocolDeps,
 } from './registry/registryProtocols.js';
 export * as jsonApi from './tfe/jsonapi.js';
+export { registryActorOf } from './registry/registryAuth.js';

@@ -2,6 +2,7 @@ import {
   type CoreSettings,
   DEFAULT_CORE_SETTINGS,
   DEFAULT_NOTIFICATION_SETTINGS,
+  DEFAULT_MIRROR_LIMITS,
   DEFAULT_REGISTRY_SETTINGS,
   DEFAULT_TFE_SETTINGS,
   DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
@@ -54,6 +55,11 @@ export function coreSettings(config: ServerConfig, publicUrl: PublicUrl): CoreSe
     outbox: Object.freeze({ ...config.outbox }),
     maxManualVcsConnections: config.maxManualVcsConnections,
     tfe: Object.freeze({ ...DEFAULT_TFE_SETTINGS, loginTokenDays: config.tfeLoginTokenDays }),
+    mirror: Object.freeze({
+      ...DEFAULT_MIRROR_LIMITS,
+      maxArchiveBytes: config.mirrorMaxArchiveMb * 1024 * 1024,
+      maxUnpackedBytes: config.mirrorMaxArchiveMb * 4 * 1024 * 1024,
+    }),
     registry: Object.freeze({
       ...DEFAULT_REGISTRY_SETTINGS,
       moduleMaxBytes: config.registryModuleMaxBytes,

@@ -9,6 +9,7 @@ import {
   heartbeatFlushTask,
   logRetentionTask,
   lostJobSweepTask,
+  mirrorModule,
   notificationsModule,
   orgsModule,
   outboxDeliveryTask,
@@ -26,6 +27,7 @@ import {
   FEATURE_ROUTES,
   type FeatureRoutes,
   type Logger,
+  mirrorProtocol,
   modulesProtocol,
   providersProtocol,
   type RegistryProtocol,
@@ -121,5 +123,11 @@ export const MODULES: readonly TrellisModule[] = [
     settings: ['registryProviderMaxBytes'],
     routes: FEATURE_ROUTES.registryProviders,
     protocols: [providersProtocol],
+  },
+  {
+    ...mirrorModule,
+    settings: ['mirrorMaxArchiveMb'],
+    routes: FEATURE_ROUTES.mirror,
+    protocols: [mirrorProtocol],
   },
 ];

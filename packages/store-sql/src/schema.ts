@@ -40,6 +40,7 @@ export const TABLES = {
   registryProviderPlatforms: 'registry_provider_platforms',
   registryGpgKeys: 'registry_gpg_keys',
   outbox: 'outbox',
+  mirrorArchives: 'mirror_archives',
   registryModules: 'registry_modules',
   registryModuleVersions: 'registry_module_versions',
 } as const;
@@ -144,6 +145,13 @@ export const UNIQUE_KEYS: readonly UniqueKey[] = [
     columns: ['id'],
     code: 'member_exists',
     message: 'a membership with this id exists',
+  },
+  {
+    constraint: 'mirror_archives_address_unique',
+    table: 'mirror_archives',
+    columns: ['owner_id', 'hostname', 'namespace', 'type', 'version', 'os', 'arch'],
+    code: 'mirror_archive_exists',
+    message: 'the provider mirror already holds an archive of that provider, version and platform',
   },
   {
     constraint: 'registry_provider_versions_version_unique',

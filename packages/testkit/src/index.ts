@@ -14,3 +14,4 @@ export * from './prometheusText.js';
 export * from './orgMembers.js';
 export * from './tarballs.js';
 export * from './stockTofu.js';
+export * from './providerMirror.js';

@@ -69,6 +69,7 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
             graceMs: config.graceMs,
             lockTimeoutS: config.lockTimeoutS,
             allowFileSources: config.allowFileSources,
+            providerMirror: config.providerMirror,
           },
         },
         claimed,

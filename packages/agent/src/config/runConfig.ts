@@ -1,4 +1,5 @@
 import type { ShutdownMode } from '../daemon/Agent.js';
+import { PROVIDER_MIRROR_MODES, type ProviderMirrorMode } from '../job/cliConfig.js';
 import { type LogLevel, parseLogLevel } from '../logging/AgentLogger.js';
 import { type AgentCredentials, CredentialsFile, defaultCredentialsPath } from './CredentialsFile.js';
 
@@ -21,6 +22,7 @@ export interface RunFlags {
   'log-level'?: string | undefined;
   'allow-file-sources'?: boolean | undefined;
   'metrics-port'?: string | undefined;
+  'provider-mirror'?: string | undefined;
 }
 
 export interface RunConfig {
@@ -44,6 +46,8 @@ export interface RunConfig {
   allowFileSources: boolean;
   /** `--metrics-port` / `TRELLIS_AGENT_METRICS_PORT`: serve `GET /metrics` there; null: not served. */
   metricsPort: number | null;
+  /** `--provider-mirror` / `TRELLIS_AGENT_PROVIDER_MIRROR`: `auto` (default) or `off` (docs/registry.md). */
+  providerMirror: ProviderMirrorMode;
 }
 
 export class ConfigError extends Error {
@@ -96,6 +100,10 @@ export function resolveRunConfig(flags: RunFlags, env: NodeJS.ProcessEnv): RunCo
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
+  const providerMirror = flags['provider-mirror'] ?? (env.TRELLIS_AGENT_PROVIDER_MIRROR || 'auto');
+  if (!(PROVIDER_MIRROR_MODES as readonly string[]).includes(providerMirror)) {
+    throw new ConfigError(`--provider-mirror must be "auto" or "off" (got "${providerMirror}")`);
+  }
   return {
     serverUrl: serverUrl.replace(/\/+$/, ''),
     workerId,
@@ -113,5 +121,6 @@ export function resolveRunConfig(flags: RunFlags, env: NodeJS.ProcessEnv): RunCo
     logLevel,
     allowFileSources: flags['allow-file-sources'] === true || isTrue(env.TRELLIS_ALLOW_FILE_SOURCES),
     metricsPort: metricsPort ? integer(metricsPort, 'metrics port', 0, 0, 65_535) : null,
+    providerMirror: providerMirror as ProviderMirrorMode,
   };
 }

@@ -1,3 +1,4 @@
+import type { ProviderMirrorMode } from './cliConfig.js';
 import { join } from 'node:path';
 import { type RetryClock, retry, systemClock, TrellisApiError, type TrellisClient } from '@trellis/client';
 import type { AgentJobView as Job, ClaimAnswer as ClaimedJob } from '@trellis/client';
@@ -31,6 +32,8 @@ export interface RunnerSettings {
   allowFileSources?: boolean;
   /** The host environment the engine starts from (default `process.env`). */
   hostEnv?: NodeJS.ProcessEnv;
+  /** `--provider-mirror` / `TRELLIS_AGENT_PROVIDER_MIRROR`: whether jobs install providers from their owner's mirror. */
+  providerMirror?: ProviderMirrorMode;
 }
 
 export interface RunnerDeps {

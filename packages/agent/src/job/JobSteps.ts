@@ -20,6 +20,7 @@ import { resolveOpaBin } from '../policy/opa.js';
 import type { SecretSet } from '../logs/Redactor.js';
 import { parseDeployMetadata } from './deployMetadata.js';
 import { engineEnvironment, withStateCredentials } from './engineEnvironment.js';
+import { hostCliConfig, jobCliConfig, withCliConfig } from './cliConfig.js';
 import { runOptionArgs } from './runOptions.js';
 import { writeVariablesFiles } from './variablesFile.js';
 import { JobFailure, JobInterrupted } from './errors.js';
@@ -101,6 +102,7 @@ export class JobSteps {
         `state: the Trellis control plane (http backend, ${locking}; ${stateToken ? "the job's own state token" : 'the worker token: this server issues no job state token'})`,
       );
     }
+    engineEnv = this.withRegistry(workspace, engineEnv);
     const engine = this.startEngine(dir, engineEnv, snapshot.engine?.name ?? null);
     await engine.init();
     switch (job.job_type) {
@@ -142,6 +144,30 @@ export class JobSteps {
       default:
         throw new JobFailure(`this agent does not know the job type ${String(job.job_type)}`);
     }
+  }
+
+  /**
+   * The owner's registry (issue 28): the engine's CLI configuration, a 0600 file in the workspace
+   * (removed with it), with the job's registry token for this control plane and, when the owner's
+   * mirror holds providers, their installation from it. A server too old to say leaves the engine
+   * on the host's own configuration.
+   */
+  private withRegistry(workspace: Workspace, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+    const registry = this.deps.claimed.registry;
+    if (!registry) return env;
+    this.deps.secrets.add(registry.token);
+    const config = jobCliConfig(
+      this.deps.settings.serverUrl,
+      registry,
+      this.deps.settings.providerMirror ?? 'auto',
+      hostCliConfig(env.TF_CLI_CONFIG_FILE),
+    );
+    this.deps.log.system(
+      config.mirrorUrl
+        ? `providers: ${registry.mirror_providers.join(', ')} from the provider mirror ${config.mirrorUrl}; registry: the job's own token`
+        : `registry: the job's own token for the control plane (no provider mirror: ${config.skipped})`,
+    );
+    return withCliConfig(env, workspace.path('tofu.tfrc'), config);
   }
 
   /**

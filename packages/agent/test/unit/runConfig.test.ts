@@ -32,7 +32,16 @@ describe('the run configuration', () => {
       logLevel: 'info',
       allowFileSources: false,
       metricsPort: null,
+      providerMirror: 'auto',
     });
+  });
+
+  it('uses provider mirrors unless told not to', () => {
+    expect(resolveRunConfig({ 'provider-mirror': 'off' }, ENV).providerMirror).toBe('off');
+    expect(resolveRunConfig({}, { ...ENV, TRELLIS_AGENT_PROVIDER_MIRROR: 'off' }).providerMirror).toBe('off');
+    expect(() => resolveRunConfig({ 'provider-mirror': 'always' }, ENV)).toThrow(
+      /--provider-mirror must be "auto" or "off" \(got "always"\)/,
+    );
   });
 
   it('serves metrics only on a port it is given', () => {

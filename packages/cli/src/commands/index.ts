@@ -64,6 +64,8 @@ import { CreateTokenCommand } from './tokens/CreateTokenCommand.js';
 import { ListTokensCommand } from './tokens/ListTokensCommand.js';
 import { RevokeTokenCommand } from './tokens/RevokeTokenCommand.js';
 import { WhoamiCommand } from './WhoamiCommand.js';
+import { ListMirrorCommand } from './mirror/ListMirrorCommand.js';
+import { PushMirrorCommand } from './mirror/PushMirrorCommand.js';
 import { DeleteProviderVersionCommand } from './providers/DeleteProviderVersionCommand.js';
 import { AddGpgKeyCommand, DeleteGpgKeyCommand, ListGpgKeysCommand } from './providers/GpgKeyCommands.js';
 import { ListProvidersCommand } from './providers/ListProvidersCommand.js';
@@ -141,6 +143,8 @@ export const COMMANDS = [
   DeclineInvitationCommand,
   AuditCommand,
   ReposCommand,
+  PushMirrorCommand,
+  ListMirrorCommand,
   ListModulesCommand,
   PublishModuleCommand,
   ModuleVersionsCommand,

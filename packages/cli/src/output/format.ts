@@ -140,3 +140,16 @@ export function triggerDescription(job: Pick<Job, 'trigger'>): string {
       return `pull request #${trigger.number} of ${trigger.repository} (${trigger.provider}): ${trigger.head_branch} into ${trigger.base_branch}, by ${trigger.author || 'unknown'}`;
   }
 }
+
+/** `12.3 MiB`, for sizes people read. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KiB', 'MiB', 'GiB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}

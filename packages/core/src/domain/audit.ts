@@ -73,6 +73,8 @@ export const AUDIT_ACTIONS = [
   'state.rollback',
   'run.confirm',
   'run.discard',
+  'registry.mirror.push',
+  'registry.mirror.delete',
   'module_version.publish',
   'module_version.deprecate',
   'module_version.undeprecate',

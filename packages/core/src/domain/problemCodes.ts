@@ -84,6 +84,7 @@ export const PROBLEM_CODES = {
     meaning:
       "an organization API token cannot do what only a person does: create organizations, use its creator's provider sign-ins, answer invitations",
   },
+  job_token_read_only: { status: 403, meaning: "a job's registry token only reads the registry of the job's owner" },
   insufficient_role: {
     status: 403,
     meaning: "the caller's role in the organization is too low; see `required_role` and `role`",
@@ -129,6 +130,11 @@ export const PROBLEM_CODES = {
     meaning: 'no such registry namespace: an organization the caller belongs to, or their personal namespace',
   },
   member_not_found: { status: 404, meaning: 'no such member of the organization' },
+  mirror_archive_not_found: { status: 404, meaning: "no such archive in the namespace's provider mirror" },
+  mirror_provider_not_found: {
+    status: 404,
+    meaning: 'the provider mirror holds no archive of that provider (or of that version)',
+  },
   invitation_not_found: { status: 404, meaning: 'no such pending invitation at the email of the caller' },
   provider_not_configured: { status: 404, meaning: 'no sign-in provider of this name is configured' },
   provider_not_found: { status: 404, meaning: 'no such provider in the namespace of the registry' },
@@ -159,6 +165,10 @@ export const PROBLEM_CODES = {
   configuration_missing: {
     status: 409,
     meaning: 'the workspace has no configuration in Trellis (the stock CLI runs it); Trellis jobs cannot run it',
+  },
+  mirror_archive_exists: {
+    status: 409,
+    meaning: 'the provider mirror already holds other bytes for that provider, version and platform',
   },
   already_exists: { status: 409, meaning: 'a record with the same key already exists' },
   referenced_record_missing: { status: 409, meaning: 'the record refers to a record that does not exist' },
@@ -291,6 +301,11 @@ export const PROBLEM_CODES = {
     meaning:
       'the configuration tarball is refused: not gzip, not a tar, a path escaping its root, a link out of it, or an entry that is not a file, directory or link',
   },
+  mirror_archive_invalid: {
+    status: 422,
+    meaning:
+      'the pushed archive is not a provider zip (no central directory, zip64, encryption, an unknown compression)',
+  },
   module_invalid: {
     status: 422,
     meaning:
@@ -322,6 +337,10 @@ export const PROBLEM_CODES = {
   payload_too_large: { status: 413, meaning: 'the request body is over its limit' },
   artifact_too_large: { status: 413, meaning: 'the plan artifact is over its limit' },
   configuration_too_large: { status: 413, meaning: 'the configuration tarball (packed or unpacked) is over its limit' },
+  mirror_archive_too_large: {
+    status: 413,
+    meaning: "the provider archive (packed, unpacked, or its number of files) is over the mirror's limit",
+  },
   module_too_large: { status: 413, meaning: 'the module tarball (packed or unpacked) is over its limit' },
   log_chunk_too_large: { status: 413, meaning: 'the log chunk is over its limit' },
   job_log_truncated: { status: 413, meaning: "the job's log reached its total size limit" },

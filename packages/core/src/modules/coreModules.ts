@@ -7,6 +7,7 @@ import { policiesModule } from '../policies/module.js';
 import { registryModulesModule } from '../registry/modules/module.js';
 import { tokensModule } from '../tokens/module.js';
 import { vcsModule } from '../vcs/module.js';
+import { mirrorModule } from '../registry/mirror/module.js';
 import { workloadIdentityModule } from '../workloadIdentity/module.js';
 import { registryProvidersModule } from '../registry/providers/module.js';
 import { coreModule } from './spine.js';
@@ -29,4 +30,5 @@ export const CORE_MODULES: readonly CoreModule[] = [
   workloadIdentityModule,
   registryModulesModule,
   registryProvidersModule,
+  mirrorModule,
 ];

@@ -197,6 +197,7 @@ export class OrgUseCases {
       for (const version of await stores.states.listVersions(ownerId, vine.id)) keys.push(version.storage_key);
     }
     keys.push(...(await stores.configurationVersions.storageKeys(ownerId)));
+    keys.push(...(await stores.mirror.storageKeys(ownerId)));
     keys.push(...(await stores.registryModules.storageKeys(ownerId)));
     keys.push(...(await stores.registryProviders.storageKeys(ownerId)));
     for (const job of await stores.jobs.list(ownerId)) {

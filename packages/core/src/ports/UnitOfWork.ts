@@ -1,4 +1,5 @@
 import type { ConfigurationVersionStore } from '../configurationVersions/ports.js';
+import type { MirrorStore } from '../registry/mirror/ports.js';
 import type { RegistryModuleStore } from '../registry/modules/ports.js';
 import type { TfeRunStore } from '../tfe/runs/records.js';
 import type { RegistryProviderStore } from '../registry/providers/ports.js';
@@ -63,6 +64,8 @@ export interface Stores {
   tfeLoginCodes: TfeLoginCodeStore;
   /** System work only: one-time sign-in links (`trellis-server users invite`). */
   signInLinks: SignInLinkStore;
+  /** The provider network mirror's archives (issue 28). */
+  mirror: MirrorStore;
   /** The registry's providers and the namespaces' GPG keys (issue 28). */
   registryProviders: RegistryProviderStore;
 }

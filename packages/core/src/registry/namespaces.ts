@@ -1,6 +1,7 @@
+import type { JobRegistryActor } from '../auth/jobRegistryToken.js';
 import type { UserActor } from '../domain/actors.js';
-import { NotFoundError, ValidationError } from '../domain/errors.js';
-import type { Scope, Stores } from '../ports/UnitOfWork.js';
+import { ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.js';
+import { ownerScope, type Scope, type Stores } from '../ports/UnitOfWork.js';
 import { TfeOrganizations } from '../tfe/TfeOrganizations.js';
 import type { CoreDeps } from '../usecases/CoreDeps.js';
 
@@ -17,6 +18,16 @@ export interface RegistryNamespace {
   ownerId: string;
   /** The scope to act in, once the action is authorized. */
   scope: Scope;
+}
+
+/**
+ * Who reads or writes the registry: a person (a `tofu login` token, a CLI or API token), or a
+ * running job's engine with its job-scoped token (reads of its owner's registry only).
+ */
+export type RegistryActor = UserActor | JobRegistryActor;
+
+export function isJobActor(actor: RegistryActor): actor is JobRegistryActor {
+  return 'jobId' in actor;
 }
 
 /** A namespace as the registry protocols spell it (an organization name or a personal namespace). */
@@ -45,18 +56,35 @@ export function requireNamespaceName(value: unknown, field = 'namespace'): strin
 export class RegistryNamespaces {
   private readonly orgs: TfeOrganizations;
 
-  constructor(deps: Pick<CoreDeps, 'uow'>) {
+  constructor(private readonly deps: Pick<CoreDeps, 'uow'>) {
     this.orgs = new TfeOrganizations(deps);
   }
 
-  async resolve(actor: UserActor, namespace: unknown, action: RegistryAction): Promise<RegistryNamespace> {
+  async resolve(actor: RegistryActor, namespace: unknown, action: RegistryAction): Promise<RegistryNamespace> {
     const name = requireNamespaceName(namespace);
+    if (isJobActor(actor)) return this.resolveForJob(actor, name, action);
     try {
       return await this.orgs.resolve(actor, name, action);
     } catch (error) {
       if (error instanceof NotFoundError) throw namespaceNotFound(name);
       throw error;
     }
+  }
+
+  /**
+   * A job's engine (`tofu init` with the job's registry token, `auth/jobRegistryToken.ts`) reads
+   * the registry of the job's owner, and nothing else: another namespace is a `404` as for a
+   * stranger, any other action `403 job_token_read_only`. The token was checked against the
+   * running job when it was authenticated.
+   */
+  private async resolveForJob(job: JobRegistryActor, name: string, action: RegistryAction): Promise<RegistryNamespace> {
+    const scope = ownerScope(job.ownerId);
+    const own = await this.deps.uow.read(scope, (stores) => this.orgs.nameOf(stores, job.ownerId));
+    if (own.toLowerCase() !== name.toLowerCase()) throw namespaceNotFound(name);
+    if (action !== 'registry.read') {
+      throw new ForbiddenError('job_token_read_only', "a job's registry token only reads its owner's registry");
+    }
+    return { name: own, ownerId: job.ownerId, scope };
   }
 
   /** The name an owner's namespace goes by (an organization's current name, or a person's `u-…`). */

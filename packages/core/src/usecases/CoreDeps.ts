@@ -20,6 +20,7 @@ import type { VcsApi, VcsWebhookReader } from '../ports/VcsApi.js';
 import { DEFAULT_NOTIFICATION_SETTINGS, type NotificationSettings } from '../domain/notifications.js';
 import { DEFAULT_OUTBOX_SETTINGS, type OutboxSettings } from '../domain/outbox.js';
 import { DEFAULT_TFE_SETTINGS, type TfeSettings } from '../tfe/settings.js';
+import { DEFAULT_MIRROR_LIMITS, type MirrorLimits } from '../registry/mirror/records.js';
 import { DEFAULT_REGISTRY_SETTINGS, type RegistrySettings } from '../registry/settings.js';
 
 export interface CoreSettings {
@@ -66,6 +67,8 @@ export interface CoreSettings {
   maxManualVcsConnections: number;
   /** The Terraform Cloud protocol (issue 26). */
   tfe: TfeSettings;
+  /** The provider mirror's limits on a pushed archive (issue 28). */
+  mirror: MirrorLimits;
   /** The private registry (issue 28). */
   registry: RegistrySettings;
 }
@@ -112,6 +115,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   outbox: DEFAULT_OUTBOX_SETTINGS,
   maxManualVcsConnections: 50,
   tfe: DEFAULT_TFE_SETTINGS,
+  mirror: DEFAULT_MIRROR_LIMITS,
   registry: DEFAULT_REGISTRY_SETTINGS,
 };
 

@@ -24,6 +24,7 @@ import { changedMeanwhile, type JobLifecycle } from '../jobs/JobLifecycle.js';
 import { sweepLostJobs } from '../jobs/lostAgentSweep.js';
 import { refusedEndReport } from '../jobs/windDown.js';
 import { issueJobStateToken } from '../auth/jobStateToken.js';
+import { type ClaimRegistry, JobRegistryAccess } from '../registry/jobRegistry.js';
 import { type StateAccess, stateAccessOf } from '../domain/stateAccess.js';
 import { jobForAgent, secretsWithheld, withheldSecretsNote } from '../vcs/forkPullRequests.js';
 import { configHash, snapshotOfVine, snapshotOfWorkerTarget } from '../snapshot/configSnapshot.js';
@@ -63,6 +64,12 @@ export interface ClaimedJob {
    * token: valid for this job's vine only, while the job runs. Null for a job without a vine.
    */
   state_token: string | null;
+  /**
+   * The registry of the job's owner (issue 28): a job-scoped token for reads of its modules,
+   * providers and provider mirror, and the providers its mirror holds. The agent writes the CLI
+   * configuration with them.
+   */
+  registry: ClaimRegistry;
   /**
    * A PLAN's (and drift check's) and a DESTROY's: the policies that apply to its vine, at their
    * current version (issues 15, 23); the versions are recorded on the job.
@@ -317,7 +324,8 @@ export class JobUseCases {
       // The job could not be given its configuration: it ended with the reason; nothing to run.
       if (configuration_version === null) return null;
     }
-    return { ...rest, state_token, identity_token, configuration_version };
+    const registry = await new JobRegistryAccess(this.deps).forClaim(job, worker.workerId);
+    return { ...rest, state_token, identity_token, configuration_version, registry };
   }
 
   /**

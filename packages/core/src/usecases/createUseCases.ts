@@ -1,3 +1,5 @@
+import type { JobRegistryAccess } from '../registry/jobRegistry.js';
+import type { MirrorUseCases } from '../registry/mirror/MirrorUseCases.js';
 import type { CoreModule } from '../modules/CoreModule.js';
 import { CORE_MODULES } from '../modules/coreModules.js';
 import { resolveModules } from '../modules/registry.js';
@@ -72,6 +74,10 @@ export interface UseCases {
   tfe: TfeUseCases;
   /** Configuration versions: the tarballs agents run (issue 23). */
   configurationVersions: ConfigurationVersionUseCases;
+  /** The provider network mirror (issue 28). */
+  mirror: MirrorUseCases;
+  /** Jobs' registry credentials (issue 28). */
+  jobRegistry: JobRegistryAccess;
   /** The module registry (issue 28). */
   registryModules: RegistryModuleUseCases;
   /** The private registry's providers (issue 28). */

@@ -24,7 +24,9 @@ export interface RegistryProtocolDeps {
   logger: Logger;
   /**
    * The stock CLI's bearer token (what `tofu login` stored, or a CLI access token), failed
-   * attempts limited per address, as on the Terraform Cloud API; `actorOf(res)` reads the person.
+   * attempts limited per address, as on the Terraform Cloud API, or a running job's registry
+   * token (`trr_…`, reads of its owner's registry only): `registryActorOf(res)` reads either
+   * (`registryAuth.ts`); `actorOf(res)` reads a person only.
    */
   authenticate: RequestHandler;
 }

@@ -13,13 +13,13 @@ import { clientKey, type FailureLimit, FailureLimiter } from '../limits/FailureL
 import type { Logger } from '../logger.js';
 import { requestContext } from '../routing/requestContext.js';
 import { REGISTRY_PROTOCOLS } from '../registry/protocols.js';
+import { registryAuthenticate } from '../registry/registryAuth.js';
 import type { RegistryProtocol, RegistryProtocolDeps } from '../registry/registryProtocols.js';
 import { signedConfigurationVersionRoutes } from './configurationVersionRoutes.js';
 import { ServiceDiscovery, TFE_API_BASE, TFE_LOGIN_AUTHORIZE_PATH, TFE_LOGIN_TOKEN_PATH } from './discovery.js';
 import { jsonApiErrorHandler } from './jsonapi.js';
 import { logRoutes } from './runs/logsRoutes.js';
 import { runPhaseRoutes } from './runs/phasesRoutes.js';
-import { tfeAuthenticate } from './tfeAuth.js';
 import { downloadObject, pendingOfClaims, tfeRoutes, uploadObject } from './tfeRoutes.js';
 
 export interface TfeProtocolOptions {
@@ -68,7 +68,7 @@ export function tfeProtocol(options: TfeProtocolOptions): Router {
     signedUrlSeconds: options.signedUrlSeconds,
     publicOrigin: options.publicOrigin,
     logger: options.logger,
-    authenticate: tfeAuthenticate(options.useCases, failures),
+    authenticate: registryAuthenticate(options.useCases, failures),
   };
   for (const registry of registries) {
     if (registry.service) discovery.register(registry.service, registry.base);

@@ -1,6 +1,7 @@
 import { ACCESS_SETTINGS } from './access.js';
 import { OPERATIONS_SETTINGS } from './operations.js';
 import { OUTBOX_SETTINGS } from './outbox.js';
+import { PROVIDER_MIRROR_SETTINGS } from './providerMirror.js';
 import { REGISTRY_SETTINGS } from './registry.js';
 import { SERVING_SETTINGS } from './serving.js';
 import { TERRAFORM_CLOUD_SETTINGS } from './terraformCloud.js';
@@ -18,5 +19,6 @@ export const SERVER_SETTINGS = {
   ...OUTBOX_SETTINGS,
   ...OPERATIONS_SETTINGS,
   ...TERRAFORM_CLOUD_SETTINGS,
+  ...PROVIDER_MIRROR_SETTINGS,
   ...REGISTRY_SETTINGS,
 };

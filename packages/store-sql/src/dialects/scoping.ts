@@ -47,6 +47,7 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   registry_provider_platforms: 'owner_id',
   registry_gpg_keys: 'owner_id',
   outbox: 'owner_id',
+  mirror_archives: 'owner_id',
   registry_modules: 'owner_id',
   registry_module_versions: 'owner_id',
 };

@@ -37,6 +37,7 @@ import { workspaceSettingsMigration } from './m043_workspace_settings.js';
 import { typedJobResultsMigration } from './m025_typed_job_results.js';
 import { tfeRunsMigration } from './m045_tfe_runs.js';
 import { outboxMigration } from './m044_outbox.js';
+import { providerMirrorMigration } from './m050_provider_mirror.js';
 import { registryModulesMigration } from './m048_registry_modules.js';
 import { registryProvidersMigration } from './m049_registry_providers.js';
 import { stateAfterLostMigration } from './m052_state_after_lost.js';
@@ -82,6 +83,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   uploadedConfigurationVersionsMigration,
   registryModulesMigration,
   registryProvidersMigration,
+  providerMirrorMigration,
   stateAfterLostMigration,
 ];
 

@@ -63,6 +63,7 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   tfe_runs: 'cascade',
   // Goes with its notification, or its job and vine.
   outbox: 'cascade',
+  mirror_archives: 'delete',
   registry_modules: 'delete',
   registry_module_versions: 'delete',
   // The registry's providers and keys (issue 28): platforms, then versions, then providers.
@@ -82,6 +83,7 @@ export const ORG_DELETE_ORDER: readonly TableName[] = [
   'config_snapshots',
   'jobs',
   'configuration_versions',
+  'mirror_archives',
   'vines',
   'cloud_identities',
   'policies',

@@ -8,6 +8,7 @@ import { SqlCloudIdentityStore } from './SqlCloudIdentityStore.js';
 import { SqlIdentityStore } from './SqlIdentityStore.js';
 import { SqlJobStore } from './SqlJobStore.js';
 import { SqlLogStore } from './SqlLogStore.js';
+import { SqlMirrorStore } from './SqlMirrorStore.js';
 import { SqlNotificationStore } from './SqlNotificationStore.js';
 import { SqlOutboxStore } from './SqlOutboxStore.js';
 import { SqlOrgStore } from './SqlOrgStore.js';
@@ -59,6 +60,7 @@ export function createStores(session: SqlSession): Stores {
     registryProviders: new SqlRegistryProviderStore(session),
     vcsFeedback: new SqlVcsFeedbackStore(session),
     outbox: new SqlOutboxStore(session),
+    mirror: new SqlMirrorStore(session),
     registryModules: new SqlRegistryModuleStore(session),
   };
 }

@@ -1,5 +1,6 @@
 import type {
   ConfigurationVersion,
+  MirrorArchive,
   RegistryGpgKey,
   RegistryModule,
   RegistryModuleVersion,
@@ -87,6 +88,8 @@ export interface MemoryState {
   configurationVersions: Map<string, ConfigurationVersion>;
   /** Keyed by plan job id (issue 27); a run whose job is gone is gone too. */
   tfeRuns: Map<string, TfeRun>;
+  /** The provider mirror's archives (issue 28), keyed by id, in pushed order. */
+  mirrorArchives: Map<string, MirrorArchive>;
   /** The registry's providers, versions, platforms and GPG keys (issue 28), keyed by id. */
   registryProviders: Map<string, RegistryProvider>;
   registryProviderVersions: Map<string, RegistryProviderVersion>;
@@ -145,6 +148,7 @@ export function emptyMemoryState(): MemoryState {
     planArtifacts: new Map(),
     configurationVersions: new Map(),
     tfeRuns: new Map(),
+    mirrorArchives: new Map(),
     registryProviders: new Map(),
     registryProviderVersions: new Map(),
     registryProviderPlatforms: new Map(),

@@ -70,6 +70,11 @@ export class RunCommand extends AgentCommand {
     description: 'TRELLIS_AGENT_METRICS_PORT; serve GET /metrics (Prometheus) on this port (default: not served)',
   });
 
+  providerMirror = Option.String('--provider-mirror', {
+    description:
+      "TRELLIS_AGENT_PROVIDER_MIRROR; auto: jobs install the providers their owner's mirror holds from it (default), off: never",
+  });
+
   override execute(): Promise<number> {
     return runCommand(
       {
@@ -90,6 +95,7 @@ export class RunCommand extends AgentCommand {
         'log-level': this.logLevel,
         'allow-file-sources': this.allowFileSources,
         'metrics-port': this.metricsPort,
+        'provider-mirror': this.providerMirror,
       },
       this.io,
     );

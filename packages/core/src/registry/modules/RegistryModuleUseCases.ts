@@ -18,7 +18,7 @@ import { requireUuid } from '../../domain/validation.js';
 import { ownerScope, type Stores } from '../../ports/UnitOfWork.js';
 import { type AuditBy, recordAudit } from '../../usecases/audit.js';
 import { type CoreDeps, isoNow } from '../../usecases/CoreDeps.js';
-import { type RegistryNamespace, RegistryNamespaces } from '../namespaces.js';
+import { type RegistryActor, type RegistryNamespace, RegistryNamespaces } from '../namespaces.js';
 import {
   MAX_DEPRECATION_REASON,
   type ModuleAddress,
@@ -166,7 +166,7 @@ export class RegistryModuleUseCases {
 
   /** A module and its versions, highest first. */
   async versions(
-    actor: UserActor,
+    actor: RegistryActor,
     address: ModuleAddress,
   ): Promise<{ module: RegistryModuleView; versions: RegistryModuleVersionView[] }> {
     const { namespace, module } = await this.find(actor, address, 'registry.read');
@@ -182,7 +182,7 @@ export class RegistryModuleUseCases {
   }
 
   /** One version, for the download the registry protocol hands out (a signed URL of `ModuleDownload`). */
-  async download(actor: UserActor, address: ModuleVersionAddress): Promise<ModuleDownload> {
+  async download(actor: RegistryActor, address: ModuleVersionAddress): Promise<ModuleDownload> {
     const { namespace, version } = await this.findVersion(actor, address, 'registry.read');
     return { ownerId: namespace.ownerId, versionId: version.id };
   }
@@ -275,7 +275,7 @@ export class RegistryModuleUseCases {
   }
 
   private async find(
-    actor: UserActor,
+    actor: RegistryActor,
     address: ModuleAddress,
     action: Parameters<RegistryNamespaces['resolve']>[2],
   ): Promise<FoundModule> {
@@ -290,7 +290,7 @@ export class RegistryModuleUseCases {
   }
 
   private async findVersion(
-    actor: UserActor,
+    actor: RegistryActor,
     address: ModuleVersionAddress,
     action: Parameters<RegistryNamespaces['resolve']>[2],
   ): Promise<FoundModule & { version: RegistryModuleVersion }> {

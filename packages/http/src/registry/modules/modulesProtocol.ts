@@ -1,7 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import { NotFoundError } from '@trellis/core';
 import express, { type Router } from 'express';
-import { actorOf } from '../../tfe/tfeAuth.js';
+import { registryActorOf } from '../registryAuth.js';
 import { REGISTRY_BASES, type RegistryProtocol, type RegistryProtocolDeps } from '../registryProtocols.js';
 
 /** The signed object of a version's tarball (its path ends in `.tar.gz`, which tells the CLI to unpack it). */
@@ -24,7 +24,7 @@ export const modulesProtocol: RegistryProtocol = {
   routes(deps: RegistryProtocolDeps): Router {
     const router = express.Router();
     router.get('/:namespace/:name/:system/versions', deps.authenticate, async (req, res) => {
-      const { module, versions } = await deps.useCases.registryModules.versions(actorOf(res), {
+      const { module, versions } = await deps.useCases.registryModules.versions(registryActorOf(res), {
         namespace: req.params.namespace,
         name: req.params.name,
         system: req.params.system,
@@ -40,7 +40,7 @@ export const modulesProtocol: RegistryProtocol = {
       });
     });
     router.get('/:namespace/:name/:system/:version/download', deps.authenticate, async (req, res) => {
-      const download = await deps.useCases.registryModules.download(actorOf(res), {
+      const download = await deps.useCases.registryModules.download(registryActorOf(res), {
         namespace: req.params.namespace,
         name: req.params.name,
         system: req.params.system,

@@ -26,6 +26,7 @@ import { describeVineyardStoreConformance } from './vineyards.js';
 import { describeVineStoreConformance } from './vines.js';
 import { describeWorkerStoreConformance } from './workers.js';
 import { describeTfeRunStoreConformance } from './tfeRuns.js';
+import { describeMirrorStoreConformance } from './mirror.js';
 import { describeRegistryModuleStoreConformance } from './registryModules.js';
 import { describeRegistryProviderStoreConformance } from './registryProviders.js';
 
@@ -35,6 +36,7 @@ export { newPolicy } from './policies.js';
 export { newVcsConnection } from './vcs.js';
 export { newVcsFeedbackItem } from './vcsFeedback.js';
 export { newTfeRun } from './tfeRuns.js';
+export { newMirrorArchive } from './mirror.js';
 export { newRegistryModule, newRegistryModuleVersion } from './registryModules.js';
 export { newJob, newUser, newVine, newVineyard, newWorker } from './fixtures.js';
 
@@ -72,6 +74,7 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeTfeRunStoreConformance(open);
     describeRegistryProviderStoreConformance(open);
     describeOutboxStoreConformance(open);
+    describeMirrorStoreConformance(open);
     describeRegistryModuleStoreConformance(open);
   });
 }

@@ -202,6 +202,7 @@ function deleteOwnedRows(state: MemoryState, ownerId: string): void {
   for (const jobId of jobIds) state.logUsage.delete(jobId);
   owned(state.planArtifacts);
   owned(state.configurationVersions);
+  owned(state.mirrorArchives);
   owned(state.tfeRuns);
   owned(state.registryProviderPlatforms);
   owned(state.registryProviderVersions);

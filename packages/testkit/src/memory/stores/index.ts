@@ -9,6 +9,7 @@ import { MemoryIdentityStore } from './MemoryIdentityStore.js';
 import { MemoryJobStore } from './MemoryJobStore.js';
 import { MemoryLogStore } from './MemoryLogStore.js';
 import { MemoryNotificationStore } from './MemoryNotificationStore.js';
+import { MemoryMirrorStore } from './MemoryMirrorStore.js';
 import { MemoryOutboxStore } from './MemoryOutboxStore.js';
 import { MemoryOrgStore } from './MemoryOrgStore.js';
 import { MemoryPolicyStore } from './MemoryPolicyStore.js';
@@ -85,5 +86,6 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     registryProviders: new MemoryRegistryProviderStore(tx),
     vcsFeedback: new MemoryVcsFeedbackStore(tx),
     outbox: new MemoryOutboxStore(tx),
+    mirror: new MemoryMirrorStore(tx),
   };
 }

@@ -1,0 +1,125 @@
+/**
+ * Agents use the provider mirror (issue 28): a real `trellis-agent` runs a job whose configuration
+ * needs `hashicorp/null`, on a host where no registry is reachable, and OpenTofu installs it from
+ * the owner's mirror on the control plane with the job's own registry token (over TLS).
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TrellisClient } from '@trellis/client';
+import { personalNamespace } from '@trellis/core';
+import {
+  bootstrapSessionCookie,
+  caFetch,
+  caRequest,
+  deviceLoginTokens,
+  fileUrl,
+  makeTestCa,
+  NULL_PROVIDER_CONFIG,
+  type ServerProcess,
+  startServerProcess,
+  type TestCa,
+  testProviderBinary,
+  vineyardWithVine,
+  writeProviderMirrorDir,
+} from '@trellis/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type AgentProcess,
+  BOOTSTRAP_TOKEN,
+  killLeftovers,
+  logText,
+  startAgent,
+  TOFU,
+  waitForJob,
+} from '../support/e2e.js';
+
+const provider = testProviderBinary();
+
+describe.skipIf(!TOFU || !provider)('a job whose provider only the mirror serves', () => {
+  let ca: TestCa;
+  let server: ServerProcess;
+  let user: TrellisClient & { token: string };
+  let agent: AgentProcess;
+  const dirs: string[] = [];
+
+  beforeAll(async () => {
+    ca = makeTestCa();
+    const dataDir = mkdtempSync(join(tmpdir(), 'trellis-agent-mirror-'));
+    const engineHome = mkdtempSync(join(tmpdir(), 'trellis-agent-mirror-home-'));
+    dirs.push(ca.dir, dataDir, engineHome);
+    server = await startServerProcess({
+      TRELLIS_DATA_DIR: dataDir,
+      TRELLIS_ARTIFACTS_URL: fileUrl(join(dataDir, 'artifacts')),
+      TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
+      TRELLIS_TLS_CERT_FILE: ca.certFile,
+      TRELLIS_TLS_KEY_FILE: ca.keyFile,
+    });
+    const base = `https://localhost:${new URL(server.url).port}`;
+    const fetchImpl = caFetch(ca);
+    const cookie = await bootstrapSessionCookie(base, BOOTSTRAP_TOKEN, fetchImpl);
+    const { access_token } = await deviceLoginTokens(base, cookie, base, fetchImpl);
+    const client = new TrellisClient({
+      baseUrl: base,
+      auth: { kind: 'bearer', accessToken: () => access_token },
+      fetch: fetchImpl,
+    });
+    user = Object.assign(client, { token: access_token });
+
+    // Fill the person's mirror from a `tofu providers mirror` directory.
+    const mirror = writeProviderMirrorDir(provider as string);
+    dirs.push(mirror.dir);
+    const zip = readFileSync(join(mirror.dir, mirror.zip));
+    const namespace = personalNamespace((await user.whoami()).id);
+    const pushed = await caRequest(
+      ca,
+      `${base}/api/registry/mirror-archives/${namespace}/registry.opentofu.org/hashicorp/null/3.2.4/${mirror.platform}`,
+      {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/zip' },
+        body: zip,
+      },
+    );
+    expect(pushed.status, pushed.text).toBe(201);
+
+    agent = await startAgent(
+      { url: base, user },
+      {
+        name: 'mirror-agent',
+        env: {
+          NODE_EXTRA_CA_CERTS: ca.caFile,
+          SSL_CERT_FILE: ca.caFile,
+          // No registry is reachable from the engine: any other host goes to a proxy that answers nothing.
+          HTTPS_PROXY: 'http://127.0.0.1:9',
+          NO_PROXY: 'localhost',
+          HOME: engineHome,
+        },
+      },
+    );
+  }, 180_000);
+
+  afterAll(async () => {
+    await agent?.stop();
+    killLeftovers();
+    await server?.stop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('installs hashicorp/null from the mirror with the job token, deploys, and leaves no CLI configuration behind', async () => {
+    const { vine } = await vineyardWithVine(user, 'mirrored', {
+      source: { type: 'inline', files: { 'main.tf': NULL_PROVIDER_CONFIG } },
+      variables: {},
+      engine: 'tofu',
+    });
+    const job = await user.createJob({ job_type: 'DEPLOY', configuration_id: vine.id });
+    const done = await waitForJob({ user }, job.id, undefined, 180_000);
+    const log = await logText({ user } as never, job.id);
+    expect(done.status, log).toBe('SUCCESS');
+    expect(log).toContain('providers: registry.opentofu.org/hashicorp/null from the provider mirror');
+    expect(log).toMatch(/Installed hashicorp\/null v3\.2\.4/);
+    expect(log).not.toContain('Unable to open CLI configuration file');
+    expect(log).not.toMatch(/trr_[A-Za-z0-9]/);
+    // The workspace, and the CLI configuration with the token in it, went with the job.
+    expect(readdirSync(agent.workDir)).toEqual([]);
+  }, 240_000);
+});

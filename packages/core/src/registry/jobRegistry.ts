@@ -1,0 +1,50 @@
+import { issueJobRegistryToken, type JobRegistryActor, openJobRegistryToken } from '../auth/jobRegistryToken.js';
+import { UnauthorizedError } from '../domain/errors.js';
+import { ownerScope } from '../ports/UnitOfWork.js';
+import { TfeOrganizations } from '../tfe/TfeOrganizations.js';
+import type { CoreDeps } from '../usecases/CoreDeps.js';
+import { providerSource } from './mirror/records.js';
+
+/** What a claim tells the agent of the registry (issue 28): how the job's engine reaches its owner's. */
+export interface ClaimRegistry {
+  /** The job's registry token: reads of the owner's registry (modules, providers, mirror) while the job runs. */
+  token: string;
+  /** The owner's registry namespace (`/api/registry/mirror/<namespace>/`, module sources `<host>/<namespace>/…`). */
+  namespace: string;
+  /** The providers the owner's mirror holds (`hostname/namespace/type`); empty: no mirror to use. */
+  mirror_providers: string[];
+}
+
+/**
+ * The job-scoped credentials of the registry: issued at claim, and accepted while the job is
+ * `PROCESSING` on the worker that claimed it. No person's token ever reaches an agent's engine.
+ */
+export class JobRegistryAccess {
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'secrets'>) {}
+
+  async forClaim(job: { id: string; owner_id: string }, workerId: string): Promise<ClaimRegistry> {
+    const token = await issueJobRegistryToken(this.deps.secrets, {
+      jobId: job.id,
+      workerId,
+      ownerId: job.owner_id,
+    });
+    const orgs = new TfeOrganizations(this.deps);
+    const { namespace, providers } = await this.deps.uow.read(ownerScope(job.owner_id), async (stores) => ({
+      namespace: await orgs.nameOf(stores, job.owner_id),
+      providers: await stores.mirror.providers(job.owner_id),
+    }));
+    return { token, namespace, mirror_providers: providers.map(providerSource) };
+  }
+
+  /** The job a `trr_…` bearer token acts for, or `401 invalid_token` once the job is not running. */
+  async authenticate(token: string): Promise<JobRegistryActor> {
+    const actor = await openJobRegistryToken(this.deps.secrets, token);
+    const job = await this.deps.uow.read(ownerScope(actor.ownerId), (stores) =>
+      stores.jobs.get(actor.ownerId, actor.jobId),
+    );
+    if (job?.status !== 'PROCESSING' || job.claimed_by_worker_id !== actor.workerId) {
+      throw new UnauthorizedError('invalid_token', 'the bearer token is not valid');
+    }
+    return actor;
+  }
+}
