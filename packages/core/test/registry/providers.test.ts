@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import {
   ConflictError,
   DEFAULT_REGISTRY_SETTINGS,
+  personalNamespace,
   ForbiddenError,
   NotFoundError,
   parseShasums,
@@ -9,7 +10,15 @@ import {
   UnprocessableError,
   ValidationError,
 } from '@trellis/core';
-import { chunksOf, createTestCore, seedUser, type TestCore, type TestUser } from '@trellis/testkit/memory';
+import {
+  chunksOf,
+  createTestCore,
+  seedUser,
+  seedVine,
+  seedWorker,
+  type TestCore,
+  type TestUser,
+} from '@trellis/testkit/memory';
 import * as openpgp from 'openpgp';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectFailure } from '../usecases/helpers.js';
@@ -76,6 +85,35 @@ describe('SHA256SUMS', () => {
 });
 
 describe('the provider registry (issue 28)', () => {
+  it("is read by a running job's registry token, in its owner's namespace (an agent's tofu init)", async () => {
+    const namespace = personalNamespace(ada.userId);
+    await core.useCases.gpgKeys.add(ada, namespace, signer.publicKey);
+    await core.useCases.registryProviders.publish(ada, namespace, 'null', '1.0.0', {
+      protocols: ['5.0'],
+      shasums: SHASUMS,
+      shasums_signature: await signatureOf(SHASUMS, signer.privateKey),
+    });
+    await core.useCases.registryProviders.uploadPlatform(
+      ada,
+      namespace,
+      'null',
+      '1.0.0',
+      'linux',
+      'amd64',
+      chunksOf(ZIP),
+    );
+    const worker = await seedWorker(core, ada, { heartbeat: true });
+    const vine = await seedVine(core, ada);
+    await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: vine.id });
+    const claimed = await core.useCases.jobs.claim(worker);
+    if (!claimed) throw new Error('nothing claimed');
+    const job = await core.useCases.jobRegistry.authenticate(claimed.registry.token);
+    const versions = await core.useCases.registryProviders.versions(job, namespace, 'null');
+    expect(versions.map((version) => version.version)).toEqual(['1.0.0']);
+    const download = await core.useCases.registryProviders.download(job, namespace, 'null', '1.0.0', 'linux', 'amd64');
+    expect(download.platform.shasum).toBe(ZIP_SHA);
+  });
+
   it("publishes a version signed by one of the namespace's keys, checks each zip against SHA256SUMS, audited", async () => {
     const org = await acmeWithBobAs('operator');
     const key = await core.useCases.gpgKeys.add(ada, 'acme', signer.publicKey);

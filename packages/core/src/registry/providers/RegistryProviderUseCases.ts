@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { verifiedArtifactBody } from '../../artifacts/VerifiedBody.js';
 import type { UserActor } from '../../domain/actors.js';
+import type { RegistryActor } from '../namespaces.js';
 import {
   ConflictError,
   NotFoundError,
@@ -241,7 +242,7 @@ export class RegistryProviderUseCases {
   }
 
   /** Every version of a provider with its platforms (`providers.v1` `…/versions` and the API). */
-  async versions(actor: UserActor, namespace: string, typeInput: unknown): Promise<ProviderVersionView[]> {
+  async versions(actor: RegistryActor, namespace: string, typeInput: unknown): Promise<ProviderVersionView[]> {
     const type = requireProviderType(typeInput);
     const { ownerId, scope } = await this.namespaces.resolve(actor, namespace, 'registry.read');
     const versions = await this.deps.uow.read(scope, async (stores) => {
@@ -254,7 +255,7 @@ export class RegistryProviderUseCases {
 
   /** The protocol's `…/{version}/download/{os}/{arch}`: the platform and the namespace's keys. */
   async download(
-    actor: UserActor,
+    actor: RegistryActor,
     namespace: string,
     typeInput: unknown,
     versionInput: unknown,
@@ -327,7 +328,7 @@ export class RegistryProviderUseCases {
   }
 
   private async find(
-    actor: UserActor,
+    actor: RegistryActor,
     namespace: string,
     typeInput: unknown,
     versionInput: unknown,

@@ -2,7 +2,7 @@ import { pipeline } from 'node:stream/promises';
 import { NotFoundError, type ProviderDownload, type ProviderFile } from '@trellis/core';
 import express, { type Request, type Router } from 'express';
 import { problemErrorHandler } from '../../errors/problem.js';
-import { actorOf } from '../../tfe/tfeAuth.js';
+import { registryActorOf } from '../registryAuth.js';
 import { REGISTRY_BASES, type RegistryProtocol, type RegistryProtocolDeps } from '../registryProtocols.js';
 
 /** The signed object of one file of a version: its zip, `SHA256SUMS` or the signature. */
@@ -61,7 +61,7 @@ export const providersProtocol: RegistryProtocol = {
     const router = express.Router();
     const providers = deps.useCases.registryProviders;
     router.get('/:namespace/:type/versions', deps.authenticate, async (req, res) => {
-      const versions = await providers.versions(actorOf(res), String(req.params.namespace), req.params.type);
+      const versions = await providers.versions(registryActorOf(res), String(req.params.namespace), req.params.type);
       res.setHeader('Cache-Control', 'no-store');
       res.json({
         versions: versions
@@ -80,7 +80,7 @@ export const providersProtocol: RegistryProtocol = {
       const [namespace, type, version, os, arch] = ['namespace', 'type', 'version', 'os', 'arch'].map((name) =>
         String(req.params[name]),
       ) as [string, string, string, string, string];
-      const found = await providers.download(actorOf(res), namespace, type, version, os, arch);
+      const found = await providers.download(registryActorOf(res), namespace, type, version, os, arch);
       res.setHeader('Cache-Control', 'no-store');
       res.json(downloadAnswer(deps, req, found));
     });
