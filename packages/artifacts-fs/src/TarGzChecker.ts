@@ -3,6 +3,8 @@ import { posix } from 'node:path';
 import {
   type TarballChecker,
   type TarballContents,
+  type TarballFile,
+  type TarballFileSelection,
   type TarballLimits,
   TooLargeError,
   UnprocessableError,
@@ -111,5 +113,46 @@ export class TarGzChecker implements TarballChecker {
       );
     }
     return { entries, unpackedBytes };
+  }
+
+  async readFiles(body: AsyncIterable<Uint8Array>, options: TarballFileSelection): Promise<TarballFile[]> {
+    const files: TarballFile[] = [];
+    const parser = new Parser({
+      strict: true,
+      onReadEntry: (entry: ReadEntry) => {
+        const inside = entry.path
+          .split('/')
+          .filter((part) => part !== '' && part !== '.')
+          .slice(options.stripComponents)
+          .join('/');
+        if (!FILE_TYPES.has(entry.type) || entry.size > options.maxFileBytes || !options.select(inside)) {
+          entry.resume();
+          return;
+        }
+        const chunks: Buffer[] = [];
+        entry.on('data', (chunk: Buffer) => chunks.push(chunk));
+        entry.on('end', () => files.push({ path: inside, text: Buffer.concat(chunks).toString('utf8') }));
+      },
+    });
+    let parseError: Error | null = null;
+    parser.on('error', (error: Error) => {
+      parseError ??= error;
+    });
+    for await (const chunk of body) {
+      if (parseError) break;
+      if (!parser.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))) await once(parser, 'drain');
+    }
+    if (!parseError) {
+      const ended = once(parser, 'end');
+      parser.end();
+      await Promise.race([ended, once(parser, 'error')]).catch(() => undefined);
+    }
+    if (parseError) {
+      throw new UnprocessableError(
+        'configuration_invalid',
+        `the tarball is not a readable tar.gz (${(parseError as Error).message})`,
+      );
+    }
+    return files;
   }
 }

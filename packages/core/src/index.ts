@@ -200,3 +200,6 @@ export * from './tfe/runs/phasesQueue.js';
 export * from './tfe/runs/phasesUseCases.js';
 export * from './tfe/runs/policyChecks.js';
 export * from './tfe/runs/runLogs.js';
+export * from './registry/moduleFiles/describeModule.js';
+export * from './registry/moduleFiles/hclBody.js';
+export { HclSyntaxError } from './registry/moduleFiles/hclTokens.js';

@@ -41,4 +41,22 @@ export interface TarballLimits {
  */
 export interface TarballChecker {
   check(body: AsyncIterable<Uint8Array>, limits: TarballLimits): Promise<TarballContents>;
+  /**
+   * The text (UTF-8) of the regular files `select` picks, by their path below `stripComponents`,
+   * in one pass over an already checked tarball (the registry page reads a module's `*.tf` and
+   * README, issue 28); a picked file over `maxFileBytes` is left out. Throws
+   * `UnprocessableError('configuration_invalid')` when the bytes are not a readable tar.gz.
+   */
+  readFiles(body: AsyncIterable<Uint8Array>, options: TarballFileSelection): Promise<TarballFile[]>;
+}
+
+export interface TarballFileSelection {
+  stripComponents: number;
+  select: (path: string) => boolean;
+  maxFileBytes: number;
+}
+
+export interface TarballFile {
+  path: string;
+  text: string;
 }
