@@ -174,6 +174,7 @@ export * from './jobs/deployGate.js';
 export * from './jobs/runOptions.js';
 export * from './tokens.js';
 export * from './auth/signedUrls.js';
+export * from './registry/namespaces.js';
 export * from './tfe/index.js';
 export * from './tfe/names.js';
 export * from './tfe/settings.js';

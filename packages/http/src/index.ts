@@ -33,4 +33,11 @@ export { JobFlowMetrics } from './observability/JobFlowMetrics.js';
 export { metricsEndpoint } from './observability/metricsEndpoint.js';
 export { ServiceDiscovery, TFE_API_BASE, TFE_LOGIN_AUTHORIZE_PATH, TFE_LOGIN_TOKEN_PATH } from './tfe/discovery.js';
 export { type TfeProtocolOptions, tfeProtocol } from './tfe/tfeProtocol.js';
+export { actorOf } from './tfe/tfeAuth.js';
+export { REGISTRY_PROTOCOLS } from './registry/protocols.js';
+export {
+  REGISTRY_BASES,
+  type RegistryProtocol,
+  type RegistryProtocolDeps,
+} from './registry/registryProtocols.js';
 export * as jsonApi from './tfe/jsonapi.js';

@@ -121,6 +121,10 @@ export const PROBLEM_CODES = {
   token_not_found: { status: 404, meaning: 'no such API token (or it is revoked)' },
   user_not_found: { status: 404, meaning: 'no such user' },
   org_not_found: { status: 404, meaning: 'no such organization, or the caller is not a member' },
+  namespace_not_found: {
+    status: 404,
+    meaning: 'no such registry namespace: an organization the caller belongs to, or their personal namespace',
+  },
   member_not_found: { status: 404, meaning: 'no such member of the organization' },
   invitation_not_found: { status: 404, meaning: 'no such pending invitation at the email of the caller' },
   provider_not_configured: { status: 404, meaning: 'no sign-in provider of this name is configured' },

@@ -12,11 +12,14 @@ import express, { type Request, type Router } from 'express';
 import { clientKey, type FailureLimit, FailureLimiter } from '../limits/FailureLimiter.js';
 import type { Logger } from '../logger.js';
 import { requestContext } from '../routing/requestContext.js';
+import { REGISTRY_PROTOCOLS } from '../registry/protocols.js';
+import type { RegistryProtocol, RegistryProtocolDeps } from '../registry/registryProtocols.js';
 import { signedConfigurationVersionRoutes } from './configurationVersionRoutes.js';
 import { ServiceDiscovery, TFE_API_BASE, TFE_LOGIN_AUTHORIZE_PATH, TFE_LOGIN_TOKEN_PATH } from './discovery.js';
 import { jsonApiErrorHandler } from './jsonapi.js';
 import { logRoutes } from './runs/logsRoutes.js';
 import { runPhaseRoutes } from './runs/phasesRoutes.js';
+import { tfeAuthenticate } from './tfeAuth.js';
 import { downloadObject, pendingOfClaims, tfeRoutes, uploadObject } from './tfeRoutes.js';
 
 export interface TfeProtocolOptions {
@@ -32,6 +35,8 @@ export interface TfeProtocolOptions {
   signedUrlSeconds: number;
   /** Services other features add to the discovery document (the registries). */
   discovery?: ServiceDiscovery;
+  /** The private registry's protocols served beside the API (default: all, `REGISTRY_PROTOCOLS`). */
+  registries?: readonly RegistryProtocol[];
 }
 
 /**
@@ -56,7 +61,21 @@ export function tfeProtocol(options: TfeProtocolOptions): Router {
       token: TFE_LOGIN_TOKEN_PATH,
       ports: [...TFE_LOGIN_PORTS],
     });
+  const registries = options.registries ?? REGISTRY_PROTOCOLS;
+  const registryDeps: RegistryProtocolDeps = {
+    useCases: options.useCases,
+    signer: options.signer,
+    signedUrlSeconds: options.signedUrlSeconds,
+    publicOrigin: options.publicOrigin,
+    logger: options.logger,
+    authenticate: tfeAuthenticate(options.useCases, failures),
+  };
+  for (const registry of registries) {
+    if (registry.service) discovery.register(registry.service, registry.base);
+  }
   router.get('/.well-known/terraform.json', discovery.handler());
+  // The registry's protocols answer problem+json errors (the CLI reads only their status).
+  for (const registry of registries) router.use(registry.base.replace(/\/$/, ''), registry.routes(registryDeps));
 
   // The OAuth token endpoint answers OAuth's own error shape (RFC 6749 §5.2), which the CLI's
   // OAuth library reads; a wrong code counts as a failed attempt of the client's address.
@@ -132,6 +151,7 @@ export function tfeProtocol(options: TfeProtocolOptions): Router {
   });
   signed.use(logRoutes(options));
   signed.use(signedConfigurationVersionRoutes(options));
+  for (const registry of registries) if (registry.signed) signed.use(registry.signed(registryDeps));
   signed.use(jsonApiErrorHandler(options.logger));
   router.use('/_signed', signed);
   return router;
