@@ -49,3 +49,38 @@ describe('TarGzChecker.readFiles', () => {
     ).rejects.toMatchObject({ code: 'configuration_invalid' });
   });
 });
+
+describe('TarGzChecker.unwrap', () => {
+  const limits = { stripComponents: 1, maxUnpackedBytes: 1024 * 1024, maxEntries: 100, maxBytes: 1024 * 1024 };
+
+  it("packs a provider's archive again with its tree at the root", async () => {
+    const bytes = tarGz([
+      { path: 'acme-vpc-8457785/', type: 'directory' },
+      { path: 'acme-vpc-8457785/main.tf', content: 'output "id" { value = 1 }\n' },
+      { path: 'acme-vpc-8457785/modules/sub/main.tf', content: '# sub\n' },
+    ]);
+    const unwrapped = await reader.unwrap(chunksOf(bytes), limits);
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of unwrapped.body) chunks.push(chunk);
+    await unwrapped.dispose();
+    const packed = Buffer.concat(chunks);
+    const files = await reader.readFiles(chunksOf(packed), {
+      stripComponents: 0,
+      select: () => true,
+      maxFileBytes: 1024,
+    });
+    expect(files.map((file) => file.path).sort()).toEqual(['main.tf', 'modules/sub/main.tf']);
+    await expect(reader.check(chunksOf(packed), { ...limits, stripComponents: 0 })).resolves.toMatchObject({
+      entries: 4,
+    });
+  });
+
+  it('refuses an archive with a path out of its root, or over the size limit', async () => {
+    const escaping = tarGz([{ path: 'top/../../etc/passwd', content: 'x' }]);
+    await expect(reader.unwrap(chunksOf(escaping), limits)).rejects.toMatchObject({ code: 'configuration_invalid' });
+    const big = tarGz([{ path: 'top/main.tf', content: 'x'.repeat(4096) }]);
+    await expect(reader.unwrap(chunksOf(big), { ...limits, maxBytes: 64 })).rejects.toMatchObject({
+      code: 'configuration_too_large',
+    });
+  });
+});

@@ -48,6 +48,19 @@ export interface TarballChecker {
    * `UnprocessableError('configuration_invalid')` when the bytes are not a readable tar.gz.
    */
   readFiles(body: AsyncIterable<Uint8Array>, options: TarballFileSelection): Promise<TarballFile[]>;
+  /**
+   * A provider's archive of a commit (its tree wrapped in `limits.stripComponents` directories)
+   * as a `.tar.gz` of the tree at its root, as the module registry serves it (`tofu` unpacks a
+   * module where it downloads it, stripping nothing). Checked as `check` does first (and refused
+   * the same way); `maxBytes` bounds the archive as it arrives (`TooLargeError`).
+   */
+  unwrap(body: AsyncIterable<Uint8Array>, limits: TarballLimits & { maxBytes: number }): Promise<UnwrappedTarball>;
+}
+
+/** A re-packed tarball, read once; `dispose` removes what making it left behind (after reading, or instead of it). */
+export interface UnwrappedTarball {
+  body: AsyncIterable<Uint8Array>;
+  dispose(): Promise<void>;
 }
 
 export interface TarballFileSelection {
