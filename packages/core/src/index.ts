@@ -204,3 +204,5 @@ export * from './tfe/runs/runLogs.js';
 export * from './registry/moduleFiles/describeModule.js';
 export * from './registry/moduleFiles/hclBody.js';
 export { HclSyntaxError } from './registry/moduleFiles/hclTokens.js';
+export * from './registry/gitTags/records.js';
+export * from './registry/gitTags/tagVersions.js';

@@ -36,6 +36,7 @@ export const TABLES = {
   tfeAuthorizationCodes: 'tfe_authorization_codes',
   tfeRuns: 'tfe_runs',
   outbox: 'outbox',
+  moduleRepositories: 'module_repositories',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];

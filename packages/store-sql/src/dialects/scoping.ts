@@ -43,6 +43,7 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   tfe_authorization_codes: null,
   tfe_runs: 'owner_id',
   outbox: 'owner_id',
+  module_repositories: 'owner_id',
 };
 
 /** The one owner an owner scope is limited to, or null for system work; member scopes span several. */

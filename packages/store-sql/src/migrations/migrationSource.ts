@@ -37,6 +37,7 @@ import { workspaceSettingsMigration } from './m043_workspace_settings.js';
 import { typedJobResultsMigration } from './m025_typed_job_results.js';
 import { tfeRunsMigration } from './m045_tfe_runs.js';
 import { outboxMigration } from './m044_outbox.js';
+import { moduleRepositoriesMigration } from './m051_module_repositories.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -77,6 +78,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   outboxMigration,
   tfeRunsMigration,
   uploadedConfigurationVersionsMigration,
+  moduleRepositoriesMigration,
 ];
 
 /**

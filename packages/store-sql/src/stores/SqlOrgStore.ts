@@ -63,6 +63,8 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   tfe_runs: 'cascade',
   // Goes with its notification, or its job and vine.
   outbox: 'cascade',
+  // Its modules' git repositories (issue 28); the hooks at the provider are left (deliveries find no connection).
+  module_repositories: 'delete',
 };
 
 /** The tables of `ORG_DELETION`'s `delete`, in the order their rows go (children before parents). */
@@ -82,6 +84,7 @@ export const ORG_DELETE_ORDER: readonly TableName[] = [
   'vineyards',
   'workers',
   'api_tokens',
+  'module_repositories',
   'orgs',
 ];
 

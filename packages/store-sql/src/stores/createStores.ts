@@ -16,6 +16,7 @@ import { SqlPlanArtifactStore } from './SqlPlanArtifactStore.js';
 import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
 import { SqlReleaseStore } from './SqlReleaseStore.js';
 import { SqlTfeLoginCodeStore } from './SqlTfeLoginCodeStore.js';
+import { SqlModuleRepositoryStore } from './SqlModuleRepositoryStore.js';
 import { SqlTfeRunStore } from './SqlTfeRunStore.js';
 import { SqlSignInLinkStore } from './SqlSignInLinkStore.js';
 import { SqlSigningKeyStore } from './SqlSigningKeyStore.js';
@@ -53,6 +54,7 @@ export function createStores(session: SqlSession): Stores {
     vcs: new SqlVcsConnectionStore(session),
     signingKeys: new SqlSigningKeyStore(session),
     tfeLoginCodes: new SqlTfeLoginCodeStore(session),
+    moduleRepositories: new SqlModuleRepositoryStore(session),
     signInLinks: new SqlSignInLinkStore(session),
     vcsFeedback: new SqlVcsFeedbackStore(session),
     outbox: new SqlOutboxStore(session),

@@ -1,4 +1,4 @@
-import type { ConfigurationVersion, TfeRun } from '@trellis/core';
+import type { ModuleRepository, ConfigurationVersion, TfeRun } from '@trellis/core';
 import { compareNewestFirst, type Page, type PageKey, type PageRequest, takePage } from '@trellis/core';
 import type {
   ApiToken,
@@ -98,6 +98,8 @@ export interface MemoryState {
   vcsConnections: Map<string, VcsConnection>;
   /** `<provider>:<delivery id>` → when it was received. */
   vcsDeliveries: Map<string, string>;
+  /** Modules published from git tags (issue 28), keyed by id. */
+  moduleRepositories: Map<string, ModuleRepository>;
   /** System records (issue 16), keyed by kid. */
   signingKeys: Map<string, SigningKey>;
   tfeLoginCodes: Map<string, TfeLoginCode>;
@@ -140,6 +142,7 @@ export function emptyMemoryState(): MemoryState {
     policyVersions: new Map(),
     vcsConnections: new Map(),
     vcsDeliveries: new Map(),
+    moduleRepositories: new Map(),
     signingKeys: new Map(),
     tfeLoginCodes: new Map(),
     signInLinks: new Map(),

@@ -16,6 +16,7 @@ import { MemoryPlanArtifactStore } from './MemoryPlanArtifactStore.js';
 import { MemoryRefreshTokenStore } from './MemoryRefreshTokenStore.js';
 import { MemoryReleaseStore } from './MemoryReleaseStore.js';
 import { MemoryTfeLoginCodeStore } from './MemoryTfeLoginCodeStore.js';
+import { MemoryModuleRepositoryStore } from './MemoryModuleRepositoryStore.js';
 import { MemoryTfeRunStore } from './MemoryTfeRunStore.js';
 import { MemorySignInLinkStore } from './MemorySignInLinkStore.js';
 import { MemorySigningKeyStore } from './MemorySigningKeyStore.js';
@@ -76,6 +77,7 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     audit: new MemoryAuditStore(tx),
     policies: new MemoryPolicyStore(tx),
     vcs: new MemoryVcsConnectionStore(tx),
+    moduleRepositories: new MemoryModuleRepositoryStore(tx),
     signingKeys: new MemorySigningKeyStore(tx),
     tfeLoginCodes: new MemoryTfeLoginCodeStore(tx),
     signInLinks: new MemorySignInLinkStore(tx),
