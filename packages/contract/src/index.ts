@@ -18,6 +18,7 @@ export * from './state.js';
 export * from './tokens.js';
 export * from './notifications.js';
 export * from './policies.js';
+export * from './registryModules.js';
 export * from './vcs.js';
 export * from './oidc.js';
 export type * from './types.js';

@@ -6,6 +6,7 @@ import { policyRoutes } from './policies/policyRoutes.js';
 import { driftRoutes } from './drift/driftRoutes.js';
 import { notificationRoutes } from './routes/notificationRoutes.js';
 import { vcsFeedbackRoutes } from './routes/vcsFeedbackRoutes.js';
+import { moduleRoutes } from './registry/modules/moduleRoutes.js';
 import type { RouteSpec } from './routing/route.js';
 import { tokenRoutes } from './tokens/tokenRoutes.js';
 import { gitWebhookRoutes } from './vcs/gitWebhookRoutes.js';
@@ -40,4 +41,5 @@ export const FEATURE_ROUTES = {
   tokens: tokenRoutes,
   audit: auditRoutes,
   workloadIdentity: oidcRoutes,
+  registryModules: moduleRoutes,
 } as const satisfies Record<string, FeatureRoutes>;

@@ -2,6 +2,7 @@ import {
   type CoreSettings,
   DEFAULT_CORE_SETTINGS,
   DEFAULT_NOTIFICATION_SETTINGS,
+  DEFAULT_REGISTRY_SETTINGS,
   DEFAULT_TFE_SETTINGS,
   DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
 } from '@trellis/core';
@@ -53,5 +54,6 @@ export function coreSettings(config: ServerConfig, publicUrl: PublicUrl): CoreSe
     outbox: Object.freeze({ ...config.outbox }),
     maxManualVcsConnections: config.maxManualVcsConnections,
     tfe: Object.freeze({ ...DEFAULT_TFE_SETTINGS, loginTokenDays: config.tfeLoginTokenDays }),
+    registry: Object.freeze({ ...DEFAULT_REGISTRY_SETTINGS, moduleMaxBytes: config.registryModuleMaxBytes }),
   });
 }

@@ -14,6 +14,7 @@ import {
   outboxDeliveryTask,
   outboxModule,
   policiesModule,
+  registryModulesModule,
   type ScheduledTask,
   tokensModule,
   type UseCases,
@@ -99,4 +100,5 @@ export const MODULES: readonly TrellisModule[] = [
     tasks: (useCases, config, logger) => [auditRetentionTask(useCases.audit, config.retentionIntervalSeconds, logger)],
   },
   { ...workloadIdentityModule, settings: ['oidc'], routes: FEATURE_ROUTES.workloadIdentity },
+  { ...registryModulesModule, settings: ['registryModuleMaxBytes'], routes: FEATURE_ROUTES.registryModules },
 ];

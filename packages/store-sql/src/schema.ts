@@ -36,6 +36,8 @@ export const TABLES = {
   tfeAuthorizationCodes: 'tfe_authorization_codes',
   tfeRuns: 'tfe_runs',
   outbox: 'outbox',
+  registryModules: 'registry_modules',
+  registryModuleVersions: 'registry_module_versions',
   moduleRepositories: 'module_repositories',
 } as const;
 
@@ -56,6 +58,13 @@ export interface UniqueKey {
 }
 
 export const UNIQUE_KEYS: readonly UniqueKey[] = [
+  {
+    constraint: 'registry_module_versions_version_unique',
+    table: 'registry_module_versions',
+    columns: ['module_id', 'version'],
+    code: 'module_version_exists',
+    message: 'this module version is already published',
+  },
   {
     constraint: 'users_email_unique',
     table: 'users',

@@ -72,6 +72,11 @@ export const AUDIT_ACTIONS = [
   'state.rollback',
   'run.confirm',
   'run.discard',
+  'module_version.publish',
+  'module_version.deprecate',
+  'module_version.undeprecate',
+  'module_version.delete',
+  'module.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

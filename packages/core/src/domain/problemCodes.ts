@@ -121,6 +121,8 @@ export const PROBLEM_CODES = {
   token_not_found: { status: 404, meaning: 'no such API token (or it is revoked)' },
   user_not_found: { status: 404, meaning: 'no such user' },
   org_not_found: { status: 404, meaning: 'no such organization, or the caller is not a member' },
+  module_not_found: { status: 404, meaning: 'no such module in the registry namespace' },
+  module_version_not_found: { status: 404, meaning: 'no such version of the registry module' },
   namespace_not_found: {
     status: 404,
     meaning: 'no such registry namespace: an organization the caller belongs to, or their personal namespace',
@@ -159,6 +161,10 @@ export const PROBLEM_CODES = {
   vineyard_name_taken: { status: 409, meaning: 'the caller already has a vineyard with this name' },
   vine_name_taken: { status: 409, meaning: 'the caller already has a configuration with this name' },
   project_name_taken: { status: 409, meaning: 'the caller already has a configuration with this project name' },
+  module_version_exists: {
+    status: 409,
+    meaning: 'this module version is already published; a published version never changes (publish a new version)',
+  },
   release_exists: { status: 409, meaning: 'this worker release version is already published' },
   signing_key_conflict: {
     status: 409,
@@ -265,6 +271,11 @@ export const PROBLEM_CODES = {
     meaning:
       'the configuration tarball is refused: not gzip, not a tar, a path escaping its root, a link out of it, or an entry that is not a file, directory or link',
   },
+  module_invalid: {
+    status: 422,
+    meaning:
+      'the module tarball is refused: not gzip, not a tar, a path escaping its root, a link out of it, or an entry that is not a file, directory or link',
+  },
   state_md5_mismatch: { status: 422, meaning: "the state's MD5 is not the one given with it" },
   variable_category_unsupported: {
     status: 422,
@@ -278,6 +289,7 @@ export const PROBLEM_CODES = {
   payload_too_large: { status: 413, meaning: 'the request body is over its limit' },
   artifact_too_large: { status: 413, meaning: 'the plan artifact is over its limit' },
   configuration_too_large: { status: 413, meaning: 'the configuration tarball (packed or unpacked) is over its limit' },
+  module_too_large: { status: 413, meaning: 'the module tarball (packed or unpacked) is over its limit' },
   log_chunk_too_large: { status: 413, meaning: 'the log chunk is over its limit' },
   job_log_truncated: { status: 413, meaning: "the job's log reached its total size limit" },
   log_batch_too_large: { status: 413, meaning: 'the log batch has too many chunks or bytes' },

@@ -4,6 +4,7 @@ import { notificationsModule } from '../notifications/module.js';
 import { orgsModule } from '../orgs/module.js';
 import { outboxModule } from '../outbox/module.js';
 import { policiesModule } from '../policies/module.js';
+import { registryModulesModule } from '../registry/modules/module.js';
 import { tokensModule } from '../tokens/module.js';
 import { vcsModule } from '../vcs/module.js';
 import { workloadIdentityModule } from '../workloadIdentity/module.js';
@@ -25,4 +26,5 @@ export const CORE_MODULES: readonly CoreModule[] = [
   tokensModule,
   auditModule,
   workloadIdentityModule,
+  registryModulesModule,
 ];

@@ -1,4 +1,5 @@
 import type { ConfigurationVersionStore } from '../configurationVersions/ports.js';
+import type { RegistryModuleStore } from '../registry/modules/ports.js';
 import type { TfeRunStore } from '../tfe/runs/records.js';
 import type { ModuleRepositoryStore } from '../registry/gitTags/records.js';
 import type { ApiTokenStore } from './ApiTokenStore.js';
@@ -56,6 +57,8 @@ export interface Stores {
   /** Notification deliveries and git provider feedback, one table (`domain/outbox.ts`). */
   outbox: OutboxStore;
   audit: AuditStore;
+  /** Modules of the private registry and their versions (issue 28). */
+  registryModules: RegistryModuleStore;
   /** System work only (issue 16). */
   signingKeys: SigningKeyStore;
   /** System work only (issue 26). */

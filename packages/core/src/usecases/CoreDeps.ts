@@ -19,6 +19,7 @@ import type { VcsApi, VcsWebhookReader } from '../ports/VcsApi.js';
 import { DEFAULT_NOTIFICATION_SETTINGS, type NotificationSettings } from '../domain/notifications.js';
 import { DEFAULT_OUTBOX_SETTINGS, type OutboxSettings } from '../domain/outbox.js';
 import { DEFAULT_TFE_SETTINGS, type TfeSettings } from '../tfe/settings.js';
+import { DEFAULT_REGISTRY_SETTINGS, type RegistrySettings } from '../registry/settings.js';
 
 export interface CoreSettings {
   /** A worker silent this long is `OFFLINE` (SPEC §8: 60 s). */
@@ -64,6 +65,8 @@ export interface CoreSettings {
   maxManualVcsConnections: number;
   /** The Terraform Cloud protocol (issue 26). */
   tfe: TfeSettings;
+  /** The private registry (issue 28). */
+  registry: RegistrySettings;
 }
 
 export interface WorkloadIdentitySettings {
@@ -108,6 +111,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   outbox: DEFAULT_OUTBOX_SETTINGS,
   maxManualVcsConnections: 50,
   tfe: DEFAULT_TFE_SETTINGS,
+  registry: DEFAULT_REGISTRY_SETTINGS,
 };
 
 /** The sign-in providers and git hosts this server is configured for (absent: not configured). */

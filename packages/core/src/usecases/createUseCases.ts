@@ -31,6 +31,7 @@ import type { VineyardUseCases } from './VineyardUseCases.js';
 import type { WorkerUseCases } from './WorkerUseCases.js';
 import type { WorkloadIdentityUseCases } from '../workloadIdentity/WorkloadIdentityUseCases.js';
 import type { TfeUseCases } from '../tfe/index.js';
+import type { RegistryModuleUseCases } from '../registry/modules/RegistryModuleUseCases.js';
 import type { VineEditUseCases } from '../vineEdits/VineEditUseCases.js';
 
 /** Every use case over one set of ports: what the HTTP layer calls. */
@@ -69,6 +70,8 @@ export interface UseCases {
   tfe: TfeUseCases;
   /** Configuration versions: the tarballs agents run (issue 23). */
   configurationVersions: ConfigurationVersionUseCases;
+  /** The module registry (issue 28). */
+  registryModules: RegistryModuleUseCases;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { ACCESS_SETTINGS } from './access.js';
 import { OPERATIONS_SETTINGS } from './operations.js';
 import { OUTBOX_SETTINGS } from './outbox.js';
+import { REGISTRY_SETTINGS } from './registry.js';
 import { SERVING_SETTINGS } from './serving.js';
 import { TERRAFORM_CLOUD_SETTINGS } from './terraformCloud.js';
 import { WORK_SETTINGS } from './work.js';
@@ -17,4 +18,5 @@ export const SERVER_SETTINGS = {
   ...OUTBOX_SETTINGS,
   ...OPERATIONS_SETTINGS,
   ...TERRAFORM_CLOUD_SETTINGS,
+  ...REGISTRY_SETTINGS,
 };

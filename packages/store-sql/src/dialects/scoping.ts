@@ -43,6 +43,8 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   tfe_authorization_codes: null,
   tfe_runs: 'owner_id',
   outbox: 'owner_id',
+  registry_modules: 'owner_id',
+  registry_module_versions: 'owner_id',
   module_repositories: 'owner_id',
 };
 

@@ -37,6 +37,7 @@ import { workspaceSettingsMigration } from './m043_workspace_settings.js';
 import { typedJobResultsMigration } from './m025_typed_job_results.js';
 import { tfeRunsMigration } from './m045_tfe_runs.js';
 import { outboxMigration } from './m044_outbox.js';
+import { registryModulesMigration } from './m048_registry_modules.js';
 import { moduleRepositoriesMigration } from './m051_module_repositories.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
@@ -78,6 +79,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   outboxMigration,
   tfeRunsMigration,
   uploadedConfigurationVersionsMigration,
+  registryModulesMigration,
   moduleRepositoriesMigration,
 ];
 

@@ -63,6 +63,9 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   tfe_runs: 'cascade',
   // Goes with its notification, or its job and vine.
   outbox: 'cascade',
+  registry_modules: 'delete',
+  // Go with their module.
+  registry_module_versions: 'cascade',
   // Its modules' git repositories (issue 28); the hooks at the provider are left (deliveries find no connection).
   module_repositories: 'delete',
 };
@@ -84,6 +87,7 @@ export const ORG_DELETE_ORDER: readonly TableName[] = [
   'vineyards',
   'workers',
   'api_tokens',
+  'registry_modules',
   'module_repositories',
   'orgs',
 ];

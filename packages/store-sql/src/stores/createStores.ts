@@ -12,6 +12,7 @@ import { SqlNotificationStore } from './SqlNotificationStore.js';
 import { SqlOutboxStore } from './SqlOutboxStore.js';
 import { SqlOrgStore } from './SqlOrgStore.js';
 import { SqlPolicyStore } from './SqlPolicyStore.js';
+import { SqlRegistryModuleStore } from './SqlRegistryModuleStore.js';
 import { SqlPlanArtifactStore } from './SqlPlanArtifactStore.js';
 import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
 import { SqlReleaseStore } from './SqlReleaseStore.js';
@@ -58,5 +59,6 @@ export function createStores(session: SqlSession): Stores {
     signInLinks: new SqlSignInLinkStore(session),
     vcsFeedback: new SqlVcsFeedbackStore(session),
     outbox: new SqlOutboxStore(session),
+    registryModules: new SqlRegistryModuleStore(session),
   };
 }

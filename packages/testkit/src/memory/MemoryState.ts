@@ -1,4 +1,4 @@
-import type { ModuleRepository, ConfigurationVersion, TfeRun } from '@trellis/core';
+import type { ConfigurationVersion, ModuleRepository, RegistryModule, RegistryModuleVersion, TfeRun } from '@trellis/core';
 import { compareNewestFirst, type Page, type PageKey, type PageRequest, takePage } from '@trellis/core';
 import type {
   ApiToken,
@@ -108,6 +108,9 @@ export interface MemoryState {
   /** Keyed by item id, in written order. */
   /** Keyed by `<vine>:<provider>:<repository>#<number>`. */
   vcsComments: Map<string, VcsCommentRef>;
+  /** Registry modules and their versions (issue 28), keyed by id. */
+  registryModules: Map<string, RegistryModule>;
+  registryModuleVersions: Map<string, RegistryModuleVersion>;
 }
 
 export function emptyMemoryState(): MemoryState {
@@ -140,6 +143,8 @@ export function emptyMemoryState(): MemoryState {
     audit: new Map(),
     policies: new Map(),
     policyVersions: new Map(),
+    registryModules: new Map(),
+    registryModuleVersions: new Map(),
     vcsConnections: new Map(),
     vcsDeliveries: new Map(),
     moduleRepositories: new Map(),

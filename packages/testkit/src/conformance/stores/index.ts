@@ -27,6 +27,7 @@ import { describeVineyardStoreConformance } from './vineyards.js';
 import { describeVineStoreConformance } from './vines.js';
 import { describeWorkerStoreConformance } from './workers.js';
 import { describeTfeRunStoreConformance } from './tfeRuns.js';
+import { describeRegistryModuleStoreConformance } from './registryModules.js';
 
 export type { OpenStoreHarness, StoreHarness } from './harness.js';
 export { newDelivery as newNotificationDelivery, newNotification } from './notifications.js';
@@ -35,6 +36,7 @@ export { newVcsConnection } from './vcs.js';
 export { newModuleRepository } from './moduleRepositories.js';
 export { newVcsFeedbackItem } from './vcsFeedback.js';
 export { newTfeRun } from './tfeRuns.js';
+export { newRegistryModule, newRegistryModuleVersion } from './registryModules.js';
 export { newJob, newUser, newVine, newVineyard, newWorker } from './fixtures.js';
 
 /**
@@ -71,5 +73,6 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeVcsFeedbackStoreConformance(open);
     describeTfeRunStoreConformance(open);
     describeOutboxStoreConformance(open);
+    describeRegistryModuleStoreConformance(open);
   });
 }

@@ -18,6 +18,7 @@ import { MemoryReleaseStore } from './MemoryReleaseStore.js';
 import { MemoryTfeLoginCodeStore } from './MemoryTfeLoginCodeStore.js';
 import { MemoryModuleRepositoryStore } from './MemoryModuleRepositoryStore.js';
 import { MemoryTfeRunStore } from './MemoryTfeRunStore.js';
+import { MemoryRegistryModuleStore } from './MemoryRegistryModuleStore.js';
 import { MemorySignInLinkStore } from './MemorySignInLinkStore.js';
 import { MemorySigningKeyStore } from './MemorySigningKeyStore.js';
 import { MemoryStateStore } from './MemoryStateStore.js';
@@ -70,6 +71,7 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     planArtifacts: new MemoryPlanArtifactStore(tx),
     configurationVersions: new MemoryConfigurationVersionStore(tx),
     tfeRuns: new MemoryTfeRunStore(tx),
+    registryModules: new MemoryRegistryModuleStore(tx),
     states: new MemoryStateStore(tx),
     apiTokens: new MemoryApiTokenStore(tx),
     orgs: new MemoryOrgStore(tx),

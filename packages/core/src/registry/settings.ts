@@ -1,0 +1,9 @@
+/** Settings of the private registry (issue 28). */
+export interface RegistrySettings {
+  /** A module's tarball is at most this many bytes, packed (`413 module_too_large`). */
+  moduleMaxBytes: number;
+}
+
+export const DEFAULT_REGISTRY_SETTINGS: RegistrySettings = {
+  moduleMaxBytes: 100 * 1024 * 1024,
+};
