@@ -25,3 +25,4 @@ export type * from './types.js';
 export * from './vcsFeedback.js';
 export * from './tfeState.js';
 export * from './vineEdits.js';
+export * from './moduleRepositories.js';

@@ -212,3 +212,7 @@ export * from './registry/moduleFiles/hclBody.js';
 export { HclSyntaxError } from './registry/moduleFiles/hclTokens.js';
 export * from './registry/gitTags/records.js';
 export * from './registry/gitTags/tagVersions.js';
+export * from './registry/gitTags/ModuleRepositoryUseCases.js';
+export * from './registry/gitTags/ModuleTagUseCases.js';
+export * from './registry/gitTags/module.js';
+export * from './registry/moduleFiles/ModuleDocsUseCases.js';

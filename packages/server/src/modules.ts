@@ -15,6 +15,7 @@ import {
   outboxModule,
   policiesModule,
   registryModulesModule,
+  moduleRepositoriesModule,
   type ScheduledTask,
   tokensModule,
   type UseCases,
@@ -101,4 +102,10 @@ export const MODULES: readonly TrellisModule[] = [
   },
   { ...workloadIdentityModule, settings: ['oidc'], routes: FEATURE_ROUTES.workloadIdentity },
   { ...registryModulesModule, settings: ['registryModuleMaxBytes'], routes: FEATURE_ROUTES.registryModules },
+  {
+    ...moduleRepositoriesModule,
+    settings: [],
+    routes: FEATURE_ROUTES.moduleRepositories,
+    pages: FEATURE_PAGES.registry,
+  },
 ];

@@ -77,6 +77,9 @@ export const AUDIT_ACTIONS = [
   'module_version.undeprecate',
   'module_version.delete',
   'module.delete',
+  'module_repository.connect',
+  'module_repository.disconnect',
+  'module_repository.tag',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

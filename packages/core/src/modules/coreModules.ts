@@ -5,6 +5,7 @@ import { orgsModule } from '../orgs/module.js';
 import { outboxModule } from '../outbox/module.js';
 import { policiesModule } from '../policies/module.js';
 import { registryModulesModule } from '../registry/modules/module.js';
+import { moduleRepositoriesModule } from '../registry/gitTags/module.js';
 import { tokensModule } from '../tokens/module.js';
 import { vcsModule } from '../vcs/module.js';
 import { workloadIdentityModule } from '../workloadIdentity/module.js';
@@ -27,4 +28,5 @@ export const CORE_MODULES: readonly CoreModule[] = [
   auditModule,
   workloadIdentityModule,
   registryModulesModule,
+  moduleRepositoriesModule,
 ];

@@ -32,6 +32,9 @@ import type { WorkerUseCases } from './WorkerUseCases.js';
 import type { WorkloadIdentityUseCases } from '../workloadIdentity/WorkloadIdentityUseCases.js';
 import type { TfeUseCases } from '../tfe/index.js';
 import type { RegistryModuleUseCases } from '../registry/modules/RegistryModuleUseCases.js';
+import type { ModuleRepositoryUseCases } from '../registry/gitTags/ModuleRepositoryUseCases.js';
+import type { ModuleTagUseCases } from '../registry/gitTags/ModuleTagUseCases.js';
+import type { ModuleDocsUseCases } from '../registry/moduleFiles/ModuleDocsUseCases.js';
 import type { VineEditUseCases } from '../vineEdits/VineEditUseCases.js';
 
 /** Every use case over one set of ports: what the HTTP layer calls. */
@@ -72,6 +75,12 @@ export interface UseCases {
   configurationVersions: ConfigurationVersionUseCases;
   /** The module registry (issue 28). */
   registryModules: RegistryModuleUseCases;
+  /** Modules published from git tags: their repositories (issue 28). */
+  moduleRepositories: ModuleRepositoryUseCases;
+  /** …and the tag pushes that publish them. */
+  moduleTags: ModuleTagUseCases;
+  /** A published version's README, inputs and outputs (the registry page). */
+  moduleDocs: ModuleDocsUseCases;
 }
 
 /**
