@@ -1,4 +1,4 @@
-/** Modules published from git tags (issue 28): `/api/registry/modules/…/repository`. */
+/** Modules published from git tags (issue 28): `/api/registry/module-repositories/…`. */
 import { GIT_PROVIDERS, MODULE_TAG_OUTCOMES, WEBHOOK_MODES } from '@trellis/core';
 import { z } from 'zod';
 import { isoTime, uuid } from './common.js';

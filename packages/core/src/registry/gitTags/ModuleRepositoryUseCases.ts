@@ -12,7 +12,7 @@ import { RegistryNamespaces } from '../namespaces.js';
 import { type ModuleAddress, requireModuleName, requireModuleSystem } from '../modules/records.js';
 import type { ModuleRepository, ModuleTagResult } from './records.js';
 
-/** `PUT /api/registry/modules/{namespace}/{name}/{system}/repository`, as received. */
+/** `PUT /api/registry/module-repositories/{namespace}/{name}/{system}`, as received. */
 export interface ConnectModuleRepositoryInput {
   provider?: unknown;
   repository?: unknown;

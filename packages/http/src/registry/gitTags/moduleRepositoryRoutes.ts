@@ -8,7 +8,8 @@ import {
 import { z } from 'zod';
 import { defineRoute, type RouteSpec } from '../../routing/route.js';
 
-const REPOSITORY_PATH = '/api/registry/modules/{namespace}/{name}/{system}/repository';
+/** Beside the modules' own paths, never under them: `…/{system}/{version}` takes any last segment there. */
+const REPOSITORY_PATH = '/api/registry/module-repositories/{namespace}/{name}/{system}';
 
 const NamespaceParams = z.object({ namespace: z.string().describe('the registry namespace') });
 
@@ -69,7 +70,7 @@ export function moduleRepositoryRoutes(useCases: UseCases): RouteSpec[] {
     }),
     defineRoute({
       method: 'get',
-      path: '/api/registry/namespaces/{namespace}/module-repositories',
+      path: '/api/registry/module-repositories/{namespace}',
       operationId: 'listModuleRepositories',
       summary: "A namespace's modules connected to git repositories",
       tags: ['registry'],
