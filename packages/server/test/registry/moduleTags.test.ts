@@ -29,6 +29,7 @@ variable "name" {
   type = string
 }
 `;
+// biome-ignore lint/suspicious/noTemplateCurlyInString: an HCL interpolation, as a module has it
 const OUTPUTS_TF = 'output "vpc_id" {\n  description = "The id of the VPC"\n  value       = "vpc-${var.name}"\n}\n';
 
 interface ProviderCase {

@@ -4,7 +4,7 @@ import {
 } from '../../configurationVersions/ConfigurationVersionUseCases.js';
 import type { UserActor } from '../../domain/actors.js';
 import type { GitProvider } from '../../domain/enums.js';
-import { isDomainError, NotFoundError, UnauthorizedError, ValidationError } from '../../domain/errors.js';
+import { ConflictError, isDomainError, UnauthorizedError, ValidationError } from '../../domain/errors.js';
 import type { VcsEvent } from '../../domain/vcs.js';
 import { isUuid } from '../../domain/validation.js';
 import { systemScope } from '../../ports/UnitOfWork.js';
@@ -132,7 +132,7 @@ export class ModuleTagUseCases {
         return { token, actor: user ? ({ userId: user.id, email: user.email } satisfies UserActor) : null, namespace };
       });
       if (actor === null)
-        throw new NotFoundError('user', 'needs_reconnect', 'the person who connected the module is gone');
+        throw new ConflictError('needs_reconnect', 'the person who connected the module is gone');
       const archive = await ports.api.fetchArchive(token, connection.repository, event.commit_sha);
       const unwrapped = await this.deps.tarballs.unwrap(archive.body, {
         stripComponents: archive.strip_components,
