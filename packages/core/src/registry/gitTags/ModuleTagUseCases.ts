@@ -131,8 +131,7 @@ export class ModuleTagUseCases {
         const namespace = await this.namespaces.nameOf(stores, connection.owner_id);
         return { token, actor: user ? ({ userId: user.id, email: user.email } satisfies UserActor) : null, namespace };
       });
-      if (actor === null)
-        throw new ConflictError('needs_reconnect', 'the person who connected the module is gone');
+      if (actor === null) throw new ConflictError('needs_reconnect', 'the person who connected the module is gone');
       const archive = await ports.api.fetchArchive(token, connection.repository, event.commit_sha);
       const unwrapped = await this.deps.tarballs.unwrap(archive.body, {
         stripComponents: archive.strip_components,
