@@ -53,6 +53,10 @@ const INTEGRATION_EXCLUDE = [...UNIT_TESTS, ...E2E_TESTS, ...BROWSER_TESTS];
  */
 const shared = {
   pool: 'forks' as const,
+  // Most test files wait on child processes (servers, agents, tofu), not on this process's CPU:
+  // three at a time on two cores finish sooner than vitest's default of cores - 1 (one, here).
+  // TRELLIS_TEST_WORKERS sets another count (docs/operations.md).
+  maxWorkers: Number(process.env.TRELLIS_TEST_WORKERS) || 3,
   testTimeout: 120_000,
   hookTimeout: 180_000,
 };

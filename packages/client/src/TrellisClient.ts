@@ -47,13 +47,19 @@ import type {
   StateHistoryView,
   StateUnlockView,
   StateVersionView,
+  DeprecateModuleVersionRequest,
+  RegistryModuleAnswer,
+  RegistryModuleVersionAnswer,
+  RegistryModuleVersionsAnswer,
 } from '@trellis/contract';
 import type { GitProvider, JobStatus, VcsFeedbackView } from '@trellis/core';
 import { TrellisApiError } from './errors.js';
 import { readServerSentEvents } from './sse.js';
 import { AgentProtocolClient } from './AgentProtocolClient.js';
+import { type ModuleAddress, type ModuleVersionAddress, modulePath } from './modulePaths.js';
 import { collect, type ListPage, type OwnerOptions, ownerQuery, type PageOptions } from './HttpTransport.js';
 
+export type { ModuleAddress, ModuleVersionAddress } from './modulePaths.js';
 export {
   type ClientAuth,
   type ClientOptions,
@@ -410,5 +416,39 @@ export class TrellisClient extends AgentProtocolClient {
 
   async disconnectRepository(configuration: string): Promise<void> {
     await this.json('DELETE', `/api/cli/configurations/${encodeURIComponent(configuration)}/vcs`);
+  }
+
+  // ---- the module registry (issue 28)
+  /** Publishes a module version from its `.tar.gz` (bytes or a stream, sent as `application/gzip`). */
+  publishModule(
+    address: ModuleVersionAddress,
+    tarball: Uint8Array | ReadableStream<Uint8Array>,
+    size?: number,
+  ): Promise<RegistryModuleVersionAnswer> {
+    return this.json('POST', modulePath(address, address.version), {
+      rawBody: tarball as NonNullable<RequestInit['body']>,
+      headers: {
+        'Content-Type': 'application/gzip',
+        ...(size !== undefined ? { 'Content-Length': String(size) } : {}),
+      },
+      timeoutMs: 0,
+    });
+  }
+  /** A page of a namespace's modules, newest first. */
+  listModulesPage(namespace: string, page: PageOptions = {}): Promise<ListPage<RegistryModuleAnswer>> {
+    return this.listPage('/api/registry/modules', 'modules', { namespace, limit: page.limit, cursor: page.cursor });
+  }
+  moduleVersions(address: ModuleAddress): Promise<RegistryModuleVersionsAnswer> {
+    return this.json('GET', `${modulePath(address)}/versions`);
+  }
+  deprecateModuleVersion(
+    address: ModuleVersionAddress,
+    input: DeprecateModuleVersionRequest = {},
+  ): Promise<RegistryModuleVersionAnswer> {
+    return this.json('POST', `${modulePath(address, address.version)}/deprecate`, { body: input });
+  }
+  /** Deletes one version, or with no `version` the whole module. */
+  async deleteModule(address: ModuleAddress & { version?: string }): Promise<void> {
+    await this.json('DELETE', modulePath(address, address.version));
   }
 }

@@ -12,6 +12,8 @@ export {
   nextCursorOf,
   type PageOptions,
   type LogStreamEvent,
+  type ModuleAddress,
+  type ModuleVersionAddress,
   TrellisClient,
 } from './TrellisClient.js';
 export { type LockOptions, LockTimeoutError, withFileLock } from './login/FileLock.js';

@@ -4,6 +4,12 @@
  */
 import type { z } from 'zod';
 import type {
+  DeprecateModuleVersionBody,
+  RegistryModuleRecord,
+  RegistryModuleVersionRecord,
+  RegistryModuleVersions,
+} from './registryModules.js';
+import type {
   AgentJob,
   ArtifactResponse,
   ClaimResponse,
@@ -95,6 +101,10 @@ export type VcsConnectionAnswer = z.output<typeof VcsConnectionRecord>;
 export type ConnectVcsAnswer = z.output<typeof ConnectVcsResponse>;
 export type PolicyDetailAnswer = z.output<typeof PolicyDetailRecord>;
 export type PolicyResultView = z.output<typeof PolicyResultRecord>;
+export type RegistryModuleAnswer = z.output<typeof RegistryModuleRecord>;
+export type RegistryModuleVersionAnswer = z.output<typeof RegistryModuleVersionRecord>;
+export type RegistryModuleVersionsAnswer = z.output<typeof RegistryModuleVersions>;
+export type DeprecateModuleVersionRequest = z.input<typeof DeprecateModuleVersionBody>;
 
 export type AuditEntryView = z.output<typeof AuditEntry>;
 export type AuditListRequest = Omit<z.input<typeof ListAuditQuery>, 'limit' | 'cursor'>;

@@ -49,6 +49,11 @@ import { ListDeliveriesCommand } from './notifications/ListDeliveriesCommand.js'
 import { ListNotificationsCommand } from './notifications/ListNotificationsCommand.js';
 import { ShowNotificationCommand } from './notifications/ShowNotificationCommand.js';
 import { TestNotificationCommand } from './notifications/TestNotificationCommand.js';
+import { DeleteModuleCommand } from './modules/DeleteModuleCommand.js';
+import { DeprecateModuleCommand } from './modules/DeprecateModuleCommand.js';
+import { ListModulesCommand } from './modules/ListModulesCommand.js';
+import { ModuleVersionsCommand } from './modules/ModuleVersionsCommand.js';
+import { PublishModuleCommand } from './modules/PublishModuleCommand.js';
 import { CreatePolicyCommand } from './policies/CreatePolicyCommand.js';
 import { DeletePolicyCommand } from './policies/DeletePolicyCommand.js';
 import { ListPoliciesCommand } from './policies/ListPoliciesCommand.js';
@@ -129,4 +134,9 @@ export const COMMANDS = [
   DeclineInvitationCommand,
   AuditCommand,
   ReposCommand,
+  ListModulesCommand,
+  PublishModuleCommand,
+  ModuleVersionsCommand,
+  DeprecateModuleCommand,
+  DeleteModuleCommand,
 ] as const;

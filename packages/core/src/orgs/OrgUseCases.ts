@@ -190,13 +190,14 @@ export class OrgUseCases {
     }
   }
 
-  /** The object names of the plan files, state versions and configuration versions an owner's records refer to. */
+  /** The object names of the plan files, state versions, configuration versions and module tarballs an owner's records refer to. */
   private async artifactKeysOf(stores: Stores, ownerId: string): Promise<string[]> {
     const keys: string[] = [];
     for (const vine of await stores.vines.list(ownerId)) {
       for (const version of await stores.states.listVersions(ownerId, vine.id)) keys.push(version.storage_key);
     }
     keys.push(...(await stores.configurationVersions.storageKeys(ownerId)));
+    keys.push(...(await stores.registryModules.storageKeys(ownerId)));
     for (const job of await stores.jobs.list(ownerId)) {
       if (job.job_type !== 'PLAN') continue;
       const plan = await stores.planArtifacts.get(ownerId, job.id);

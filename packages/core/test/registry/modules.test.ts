@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
   compareSemVer,
+  ownerScope,
   ConflictError,
   ForbiddenError,
   latestVersion,
@@ -221,5 +222,30 @@ describe('the module registry (issue 28)', () => {
       'module_version.publish',
       'module_version.publish',
     ]);
+  });
+
+  it('goes with its organization: the records and the tarballs', async () => {
+    const { org } = await acmeWithBobAs('operator');
+    await core.useCases.registryModules.publish(bob, vpc('1.0.0'), chunksOf(MODULE));
+    expect(core.artifacts.keys().filter((key) => key.startsWith('registry/'))).toHaveLength(1);
+    await core.useCases.orgs.delete(ada, org.id);
+    expect(core.artifacts.keys().filter((key) => key.startsWith('registry/'))).toEqual([]);
+    await core.useCases.orgs.create(ada, { name: 'acme' });
+    expect((await core.useCases.registryModules.list(ada, { namespace: 'acme' })).items).toEqual([]);
+  });
+
+  it('publishes for the owner itself (a Git tag), recorded and audited as the system', async () => {
+    const { org } = await acmeWithBobAs('viewer');
+    const namespace = { name: 'acme', ownerId: org.id, scope: ownerScope(org.id) };
+    const published = await core.useCases.registryModules.publishIn(
+      namespace,
+      'system',
+      { name: 'vpc', system: 'aws', version: '1.0.0' },
+      chunksOf(MODULE),
+    );
+    expect(published).toMatchObject({ namespace: 'acme', version: '1.0.0', published_by: null });
+    const [entry] = (await core.useCases.audit.list(ada, { org_id: org.id, action: 'module_version.publish' })).items;
+    expect(entry?.actor).toEqual({ type: 'system', id: null });
+    expect((await core.useCases.registryModules.versions(bob, vpc('x'))).versions).toEqual([published]);
   });
 });

@@ -142,6 +142,22 @@ describeEachDialect('remote runs over the Terraform Cloud protocol', (dialect) =
     expect(bad.doc.errors?.[0]?.code).toBe('validation_failed');
   });
 
+  it("runs the workspace's latest configuration version when the run names none", async () => {
+    const latest = await uploadedVersion();
+    const created = await api('POST', '/runs', {
+      data: {
+        type: 'runs',
+        attributes: { message: 'no configuration version named' },
+        relationships: { workspace: { data: { type: 'workspaces', id: workspaceId } } },
+      },
+    });
+    expect(created.status).toBe(201);
+    expect(created.doc.data.relationships['configuration-version']).toEqual({
+      data: { type: 'configuration-versions', id: latest },
+    });
+    expect((await api('POST', `/runs/${created.doc.data.id}/actions/cancel`)).status).toBe(202);
+  });
+
   it('plans an uploaded configuration as a cli job, reports TFE statuses, and applies it through the gate', async () => {
     const cv = await uploadedVersion();
     const created = await createRun(cv, {
@@ -180,15 +196,18 @@ describeEachDialect('remote runs over the Terraform Cloud protocol', (dialect) =
       variables: { region: { value: '***', sensitive: true } },
     });
 
-    const read = await api('GET', `/runs/${runId}?include=workspace,plan,apply,configuration_version`);
+    const read = await api('GET', `/runs/${runId}?include=workspace,plan,apply,configuration_version,created_by`);
     expect(read.doc.included?.map((resource) => `${resource.type}/${resource.id}`).sort()).toEqual(
       [
         `applies/apply-${jobIdOf(runId)}`,
         `configuration-versions/${cv}`,
         `plans/plan-${jobIdOf(runId)}`,
+        `users/${aliceId}`,
         `workspaces/${workspaceId}`,
       ].sort(),
     );
+    const creator = read.doc.included?.find((resource) => resource.type === 'users');
+    expect(creator?.attributes).toEqual({ username: organization });
 
     await finish(jobIdOf(runId));
     expect(await status(runId)).toMatchObject({

@@ -64,8 +64,7 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   // Goes with its notification, or its job and vine.
   outbox: 'cascade',
   registry_modules: 'delete',
-  // Go with their module.
-  registry_module_versions: 'cascade',
+  registry_module_versions: 'delete',
   // Its modules' git repositories (issue 28); the hooks at the provider are left (deliveries find no connection).
   module_repositories: 'delete',
 };
@@ -87,6 +86,7 @@ export const ORG_DELETE_ORDER: readonly TableName[] = [
   'vineyards',
   'workers',
   'api_tokens',
+  'registry_module_versions',
   'registry_modules',
   'module_repositories',
   'orgs',

@@ -130,6 +130,15 @@ export class SqlRegistryModuleStore implements RegistryModuleStore {
   async deleteVersion(ownerId: string, id: string): Promise<boolean> {
     return (await this.db.table('registry_module_versions').where({ owner_id: ownerId, id }).delete()) > 0;
   }
+
+  async storageKeys(ownerId: string): Promise<string[]> {
+    const rows: Row[] = await this.db
+      .table('registry_module_versions')
+      .where({ owner_id: ownerId })
+      .orderBy('id')
+      .select('storage_key');
+    return rows.map((row) => textOut(row.storage_key));
+  }
 }
 
 function toModule(row: Row): RegistryModule {

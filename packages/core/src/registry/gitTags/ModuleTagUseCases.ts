@@ -2,12 +2,11 @@ import {
   MAX_CONFIGURATION_ENTRIES,
   MAX_CONFIGURATION_UNPACKED_BYTES,
 } from '../../configurationVersions/ConfigurationVersionUseCases.js';
-import type { UserActor } from '../../domain/actors.js';
 import type { GitProvider } from '../../domain/enums.js';
-import { ConflictError, isDomainError, UnauthorizedError, ValidationError } from '../../domain/errors.js';
+import { isDomainError, UnauthorizedError, ValidationError } from '../../domain/errors.js';
 import type { VcsEvent } from '../../domain/vcs.js';
 import { isUuid } from '../../domain/validation.js';
-import { systemScope } from '../../ports/UnitOfWork.js';
+import { ownerScope, systemScope } from '../../ports/UnitOfWork.js';
 import { recordAudit } from '../../usecases/audit.js';
 import { type CoreDeps, isoNow, type VcsPort } from '../../usecases/CoreDeps.js';
 import { vcsTokenFor } from '../../usecases/vcsTokens.js';
@@ -36,8 +35,8 @@ export interface ModuleDeliveryOutcome {
  * hook URL names the module repository (`?module=`), whose secret verifies the body as it streams
  * in. A push of a semver tag (`v1.2.0`, `1.2.0`) fetches the tagged commit's archive from the
  * provider with the connecting person's token (only while they are an admin of the namespace),
- * unwraps it so the tree is at the root, and publishes it through the module registry as that
- * person (`module_version.publish`, checked and immutable like an upload). A delivery acts once
+ * unwraps it so the tree is at the root, and publishes it through the module registry for the
+ * namespace's owner (`module_version.publish` by the system, checked and immutable like an upload). A delivery acts once
  * (its id and its body's hash are remembered). What happened is kept on the connection
  * (`last_tag`) and audited (`module_repository.tag`); a failed publish is not retried by a
  * redelivery: push the tag again, or publish the version by upload.
@@ -47,7 +46,7 @@ export class ModuleTagUseCases {
 
   constructor(
     private readonly deps: CoreDeps,
-    private readonly modules: Pick<RegistryModuleUseCases, 'publish'>,
+    private readonly modules: Pick<RegistryModuleUseCases, 'publishIn'>,
   ) {
     this.namespaces = new RegistryNamespaces(deps);
   }
@@ -124,14 +123,11 @@ export class ModuleTagUseCases {
       return { ...base, outcome: 'ignored', version: null, message: `${tag} is not a version tag (v1.2.0 or 1.2.0)` };
     }
     try {
-      const { token, actor, namespace } = await this.deps.uow.run(systemScope, async (stores) => {
+      const { token, namespace } = await this.deps.uow.run(systemScope, async (stores) => ({
         // Only while the connecting person is still an admin of the namespace (needs_reconnect).
-        const token = await vcsTokenFor(stores, this.deps, connection);
-        const user = await stores.users.get(connection.connected_by);
-        const namespace = await this.namespaces.nameOf(stores, connection.owner_id);
-        return { token, actor: user ? ({ userId: user.id, email: user.email } satisfies UserActor) : null, namespace };
-      });
-      if (actor === null) throw new ConflictError('needs_reconnect', 'the person who connected the module is gone');
+        token: await vcsTokenFor(stores, this.deps, connection),
+        namespace: await this.namespaces.nameOf(stores, connection.owner_id),
+      }));
       const archive = await ports.api.fetchArchive(token, connection.repository, event.commit_sha);
       const unwrapped = await this.deps.tarballs.unwrap(archive.body, {
         stripComponents: archive.strip_components,
@@ -140,9 +136,11 @@ export class ModuleTagUseCases {
         maxEntries: MAX_CONFIGURATION_ENTRIES,
       });
       try {
-        await this.modules.publish(
-          actor,
-          { namespace, name: connection.name, system: connection.system, version },
+        // For the namespace's owner itself, audited as the system (`module_version.publish`).
+        await this.modules.publishIn(
+          { name: namespace, ownerId: connection.owner_id, scope: ownerScope(connection.owner_id) },
+          'system',
+          { name: connection.name, system: connection.system, version },
           unwrapped.body,
         );
       } finally {

@@ -16,7 +16,7 @@ import {
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../../domain/pagination.js';
 import { requireUuid } from '../../domain/validation.js';
 import { ownerScope, type Stores } from '../../ports/UnitOfWork.js';
-import { recordAudit } from '../../usecases/audit.js';
+import { type AuditBy, recordAudit } from '../../usecases/audit.js';
 import { type CoreDeps, isoNow } from '../../usecases/CoreDeps.js';
 import { type RegistryNamespace, RegistryNamespaces } from '../namespaces.js';
 import {
@@ -70,10 +70,28 @@ export class RegistryModuleUseCases {
     body: AsyncIterable<Uint8Array>,
     declaredBytes: number | null = null,
   ): Promise<RegistryModuleVersionView> {
+    requireModuleName(address.name);
+    requireModuleSystem(address.system);
+    requireModuleVersion(address.version);
+    const namespace = await this.namespaces.resolve(actor, address.namespace, 'registry.publish');
+    return this.publishIn(namespace, actor, address, body, declaredBytes);
+  }
+
+  /**
+   * Publishes into a namespace already resolved and authorized: what `publish` does once the
+   * person may, and what a publisher acting for the owner itself (a Git tag's webhook, `by`
+   * `'system'`, in `ownerScope(ownerId)`) calls directly. `published_by` is the person, or null.
+   */
+  async publishIn(
+    namespace: RegistryNamespace,
+    by: AuditBy,
+    address: Omit<ModuleVersionAddress, 'namespace'>,
+    body: AsyncIterable<Uint8Array>,
+    declaredBytes: number | null = null,
+  ): Promise<RegistryModuleVersionView> {
     const name = requireModuleName(address.name);
     const system = requireModuleSystem(address.system);
     const version = requireModuleVersion(address.version);
-    const namespace = await this.namespaces.resolve(actor, address.namespace, 'registry.publish');
     const maxBytes = this.deps.settings.registry.moduleMaxBytes;
     if (declaredBytes !== null && declaredBytes > maxBytes) throw moduleTooLarge(maxBytes);
     const published = await this.deps.uow.read(namespace.scope, async (stores) => {
@@ -95,7 +113,7 @@ export class RegistryModuleUseCases {
       sha256: stored.sha256,
       deprecated_at: null,
       deprecation_reason: null,
-      published_by: actor.userId,
+      published_by: by !== 'system' && 'userId' in by ? by.userId : null,
       created_at: isoNow(this.deps),
     });
     try {
@@ -106,7 +124,7 @@ export class RegistryModuleUseCases {
             const module = await this.moduleFor(stores, namespace.ownerId, name, system);
             const saved = await stores.registryModules.createVersion(record(module));
             await this.refreshLatest(stores, module);
-            await recordAudit(stores, this.deps, actor, {
+            await recordAudit(stores, this.deps, by, {
               action: 'module_version.publish',
               target: { type: 'module_version', id },
               owner_id: namespace.ownerId,

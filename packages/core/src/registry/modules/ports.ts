@@ -28,4 +28,6 @@ export interface RegistryModuleStore {
     reason: string | null,
   ): Promise<RegistryModuleVersion | null>;
   deleteVersion(ownerId: string, id: string): Promise<boolean>;
+  /** The artifact keys of every version of the owner (their tarballs go when the owner does). */
+  storageKeys(ownerId: string): Promise<string[]>;
 }

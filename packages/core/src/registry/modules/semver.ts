@@ -29,9 +29,10 @@ export function parseSemVer(value: string): SemVer | null {
 /** A version as published, or `400 validation_failed` naming what was typed. */
 export function requireModuleVersion(value: unknown, field = 'version'): string {
   if (typeof value === 'string' && parseSemVer(value)) return value;
-  throw new ValidationError(`${field} must be a semantic version such as 1.2.0 (no "v", no build metadata)`, [
-    { path: field, message: `${JSON.stringify(value)} is not a semantic version (MAJOR.MINOR.PATCH[-PRERELEASE])` },
-  ]);
+  throw new ValidationError(
+    `${field} ${JSON.stringify(value)} is not MAJOR.MINOR.PATCH[-PRERELEASE] (semver, such as 1.2.0; no "v", no build metadata)`,
+    [{ path: field, message: `${JSON.stringify(value)} is not a semantic version (MAJOR.MINOR.PATCH[-PRERELEASE])` }],
+  );
 }
 
 /** Semver precedence: negative when `a` comes before `b`. */

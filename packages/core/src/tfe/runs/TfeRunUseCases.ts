@@ -71,7 +71,13 @@ export class TfeRunUseCases {
     const planJobId = await this.lifecycle.run(scope, async (stores) => {
       const current = await stores.vines.get(vine.owner_id, vine.id);
       if (!current) throw new NotFoundError('workspace');
-      const version = versionId === null ? null : await stores.configurationVersions.get(vine.owner_id, versionId);
+      // Without one, the workspace's latest configuration version, as HCP Terraform does.
+      const version =
+        input.configuration_version_id === undefined || input.configuration_version_id === null
+          ? ((await stores.configurationVersions.listForVine(vine.owner_id, current.id, 1))[0] ?? null)
+          : versionId === null
+            ? null
+            : await stores.configurationVersions.get(vine.owner_id, versionId);
       if (!version || version.vine_id !== current.id) throw new NotFoundError('configuration_version');
       if (version.status !== 'uploaded') {
         throw new ConflictError(

@@ -3,7 +3,7 @@ import express, { type Request, type Router } from 'express';
 import { attributesOf, paginate, relationshipOf, type Resource, sendDocument } from '../jsonapi.js';
 import * as view from '../serializers.js';
 import { actorOf } from '../tfeAuth.js';
-import { applyStub, configurationVersionStub, planStub, run } from './runSerializers.js';
+import { applyStub, configurationVersionStub, creatorStub, planStub, run } from './runSerializers.js';
 
 /** The linked resource's id of a relationship of the request body, if one. */
 function relatedId(body: unknown, name: string): unknown {
@@ -44,6 +44,7 @@ export function runRoutes(useCases: UseCases): Router {
       if (includes(req, 'plan')) add(planStub(one));
       if (includes(req, 'apply')) add(applyStub(one));
       if (includes(req, 'configuration_version')) add(configurationVersionStub(one));
+      if (includes(req, 'created_by')) add(creatorStub(one));
     }
     return out;
   };

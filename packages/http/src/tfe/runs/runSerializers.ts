@@ -1,4 +1,5 @@
 import {
+  personalNamespace,
   phaseStatusOfJob,
   runApplyId,
   runId,
@@ -117,4 +118,9 @@ export function configurationVersionStub(view: TfeRunView): Resource {
     'auto-queue-runs': false,
     provisional: false,
   });
+}
+
+/** The person who started the run, as an `include=created_by` carries them: their username only. */
+export function creatorStub(view: TfeRunView): Resource {
+  return resource('users', view.run.created_by, { username: personalNamespace(view.run.created_by) });
 }

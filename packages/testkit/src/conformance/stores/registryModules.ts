@@ -100,6 +100,9 @@ export function describeRegistryModuleStoreConformance(open: OpenStoreHarness): 
       expect(
         await suite.asOwner(owner.id, (stores) => stores.registryModules.listVersions(owner.id, module.id)),
       ).toEqual([v1, v2]);
+      expect((await suite.asOwner(owner.id, (stores) => stores.registryModules.storageKeys(owner.id))).sort()).toEqual(
+        [v1.storage_key, v2.storage_key].sort(),
+      );
 
       const deprecated = await suite.asOwner(owner.id, (stores) =>
         stores.registryModules.setDeprecation(owner.id, v1.id, at(4), 'use 2.x'),

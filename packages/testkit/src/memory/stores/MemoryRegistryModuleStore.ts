@@ -50,6 +50,8 @@ export class MemoryRegistryModuleStore implements RegistryModuleStore {
   }
 
   async delete(ownerId: string, id: string): Promise<boolean> {
+    // Another owner's rows are out of sight, as SQL's filters (and Postgres's row security) keep them.
+    if (!this.tx.sees(ownerId)) return false;
     this.tx.checkWrite('registry_modules', ownerId);
     const found = this.tx.state.registryModules.get(id);
     if (!found || found.owner_id !== ownerId) return false;
@@ -98,6 +100,7 @@ export class MemoryRegistryModuleStore implements RegistryModuleStore {
     at: string | null,
     reason: string | null,
   ): Promise<RegistryModuleVersion | null> {
+    if (!this.tx.sees(ownerId)) return null;
     this.tx.checkWrite('registry_module_versions', ownerId);
     const found = this.tx.state.registryModuleVersions.get(id);
     if (!found || found.owner_id !== ownerId) return null;
@@ -107,10 +110,19 @@ export class MemoryRegistryModuleStore implements RegistryModuleStore {
   }
 
   async deleteVersion(ownerId: string, id: string): Promise<boolean> {
+    if (!this.tx.sees(ownerId)) return false;
     this.tx.checkWrite('registry_module_versions', ownerId);
     const found = this.tx.state.registryModuleVersions.get(id);
     if (!found || found.owner_id !== ownerId) return false;
     this.tx.state.registryModuleVersions.delete(id);
     return true;
+  }
+
+  async storageKeys(ownerId: string): Promise<string[]> {
+    if (!this.tx.sees(ownerId)) return [];
+    return [...this.tx.state.registryModuleVersions.values()]
+      .filter((version) => version.owner_id === ownerId)
+      .sort((a, b) => a.id.localeCompare(b.id))
+      .map((version) => version.storage_key);
   }
 }
