@@ -263,12 +263,15 @@ function parseInput(input: ConnectModuleRepositoryInput): {
   if (repository === '') issues.push({ path: 'repository', message: 'required: owner/name of the repository' });
   else if (isOneOf(GIT_PROVIDERS, provider)) {
     const issue = repositoryIssue(provider, repository);
-    if (issue !== null) issues.push({ path: 'repository', message: issue });
+    if (issue !== null) issues.push({ path: 'repository', message: `${JSON.stringify(repository)} ${issue}` });
   }
   const webhook = input.webhook ?? 'auto';
   if (!isOneOf(WEBHOOK_MODES, webhook))
     issues.push({ path: 'webhook', message: `must be one of ${WEBHOOK_MODES.join(', ')}` });
-  if (issues.length > 0) throw new ValidationError('the module repository connection is not valid', issues);
+  if (issues.length > 0) {
+    const said = issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
+    throw new ValidationError(`the module repository connection is not valid (${said})`, issues);
+  }
   return { provider: provider as GitProvider, repository, webhook: webhook as WebhookMode };
 }
 
