@@ -1,10 +1,12 @@
-import type { ModuleRepositoryAnswer } from '@trellis/contract';
+import type { TrellisClient } from '@trellis/client';
 import { Command, Option } from 'clipanion';
 import * as t from 'typanion';
 import { TrellisCommand } from '../TrellisCommand.js';
 import { moduleLabel, nameOption, namespaceOf, namespaceOption, systemOption } from './moduleOptions.js';
 
 const PROVIDERS = ['github', 'gitlab', 'bitbucket'] as const;
+
+type ModuleRepositoryAnswer = Awaited<ReturnType<TrellisClient['moduleRepository']>>;
 
 export class ConnectModuleCommand extends TrellisCommand {
   static override paths = [['modules', 'connect']];
