@@ -35,6 +35,7 @@ export { ServiceDiscovery, TFE_API_BASE, TFE_LOGIN_AUTHORIZE_PATH, TFE_LOGIN_TOK
 export { type TfeProtocolOptions, tfeProtocol } from './tfe/tfeProtocol.js';
 export { actorOf } from './tfe/tfeAuth.js';
 export { REGISTRY_PROTOCOLS } from './registry/protocols.js';
+export { moduleTarballObject, modulesProtocol } from './registry/modules/modulesProtocol.js';
 export {
   REGISTRY_BASES,
   type RegistryProtocol,

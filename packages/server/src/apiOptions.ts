@@ -89,6 +89,8 @@ export function apiOptions(
         config.webUrlExplicit ? new URL(config.webUrl).origin : `${req.protocol}://${req.get('host') ?? 'localhost'}`,
       authFailures: { limit: config.tfeAuthFailureLimit, windowSeconds: config.tfeAuthFailureWindowSeconds },
       signedUrlSeconds: DEFAULT_TFE_SETTINGS.signedUrlSeconds,
+      // The registry's protocols of the modules served, in the modules' order.
+      registries: modules.flatMap((module) => module.protocols ?? []),
     },
     web: (session) =>
       createWebRouter({

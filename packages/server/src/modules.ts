@@ -22,7 +22,7 @@ import {
   vcsModule,
   workloadIdentityModule,
 } from '@trellis/core';
-import { FEATURE_ROUTES, type FeatureRoutes, type Logger } from '@trellis/http';
+import { FEATURE_ROUTES, type FeatureRoutes, type Logger, modulesProtocol, type RegistryProtocol } from '@trellis/http';
 import { FEATURE_PAGES, type FeaturePages } from '@trellis/web';
 import type { ServerConfig } from './config.js';
 import type { SERVER_SETTINGS } from './settings/table.js';
@@ -39,6 +39,8 @@ export interface TrellisModule extends CoreModule {
   readonly routes?: FeatureRoutes;
   /** Its pages (`web/src/<feature>/`), after the spine's. */
   readonly pages?: FeaturePages;
+  /** Its protocols of the stock CLI's private registry (http's `REGISTRY_PROTOCOLS`), beside the TFE API. */
+  readonly protocols?: readonly RegistryProtocol[];
   /** Its background tasks (`core/src/<feature>/*Tasks.ts`), every interval a setting. */
   readonly tasks?: (useCases: UseCases, config: ServerConfig, logger: Logger) => ScheduledTask[];
 }
@@ -101,7 +103,12 @@ export const MODULES: readonly TrellisModule[] = [
     tasks: (useCases, config, logger) => [auditRetentionTask(useCases.audit, config.retentionIntervalSeconds, logger)],
   },
   { ...workloadIdentityModule, settings: ['oidc'], routes: FEATURE_ROUTES.workloadIdentity },
-  { ...registryModulesModule, settings: ['registryModuleMaxBytes'], routes: FEATURE_ROUTES.registryModules },
+  {
+    ...registryModulesModule,
+    settings: ['registryModuleMaxBytes'],
+    routes: FEATURE_ROUTES.registryModules,
+    protocols: [modulesProtocol],
+  },
   {
     ...moduleRepositoriesModule,
     settings: [],

@@ -4,7 +4,7 @@
  * replaced by its typed token, and the replacement is what the API calls.
  */
 import { CORE_MODULES, coreServices, OrgUseCases, orgServices } from '@trellis/core';
-import { FEATURE_ROUTES } from '@trellis/http';
+import { FEATURE_ROUTES, REGISTRY_PROTOCOLS } from '@trellis/http';
 import { MODULES, resolve, SERVER_SETTINGS } from '@trellis/server';
 import { FEATURE_PAGES } from '@trellis/web';
 import { instanceCachingFactory } from 'tsyringe';
@@ -20,9 +20,10 @@ describe('the list of modules', () => {
     });
   });
 
-  it('serves every feature’s routes and pages, as the API and the web interface do alone', () => {
+  it('serves every feature’s routes, pages and registry protocols, as the API and the web interface do alone', () => {
     expect(MODULES.flatMap((module) => (module.routes ? [module.routes] : []))).toEqual(Object.values(FEATURE_ROUTES));
     expect(MODULES.flatMap((module) => (module.pages ? [module.pages] : []))).toEqual(Object.values(FEATURE_PAGES));
+    expect(MODULES.flatMap((module) => module.protocols ?? [])).toEqual(REGISTRY_PROTOCOLS);
   });
 
   it('names only rows of the settings table, each owned by one module at most', () => {

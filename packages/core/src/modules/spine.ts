@@ -112,6 +112,7 @@ export const coreModule: CoreModule = {
         get(coreServices.jobLifecycle),
         get(policyServices.planReviews),
         get(spineServices.configurationVersions),
+        get(spineServices.vineEdits),
       ),
     ),
   ],

@@ -17,6 +17,7 @@ import {
   type TfeWorkspaceInput,
 } from './workspaces.js';
 import { workspaceSettingsOf } from './workspaceSettings.js';
+import type { VineEditUseCases } from '../vineEdits/VineEditUseCases.js';
 
 /** A workspace named as the protocol names one: by id, or by organization and name. */
 export type WorkspaceRef = { id: string } | { organization: string; name: string };
@@ -41,7 +42,11 @@ const CURRENT_VERSION_LOOKBACK = 20;
 export class TfeWorkspaceUseCases {
   readonly orgs: TfeOrganizations;
 
-  constructor(private readonly deps: CoreDeps) {
+  constructor(
+    private readonly deps: CoreDeps,
+    /** Deletes a vine that has run jobs as `trellis configs delete` does (its history kept for the retention). */
+    private readonly vineEdits?: Pick<VineEditUseCases, 'delete'>,
+  ) {
     this.orgs = new TfeOrganizations(deps);
   }
 
@@ -147,20 +152,28 @@ export class TfeWorkspaceUseCases {
   }
 
   /**
-   * Deletes a workspace made through the protocol, with its state history. A vine that has run
-   * Trellis jobs keeps its history: `409 configuration_has_jobs`. `safe`: refused while its state
-   * is locked or manages resources (`409 workspace_not_safe_to_delete`).
+   * Deletes a workspace. One that never ran a job goes with its state history; one that has is
+   * deleted as `trellis configs delete` deletes a vine (refused while a job is queued or running;
+   * its state and jobs kept for the deleted-vine retention), a plain delete being a forced one.
+   * `safe`: refused while its state is locked or manages resources (`409`).
    */
   async delete(actor: UserActor, ref: WorkspaceRef, options: { safe: boolean; resources?: number }): Promise<void> {
     const { vine, scope } = await this.locate(actor, ref, 'vineyards.manage');
-    const keys = await this.deps.uow.run(scope, async (stores) => {
+    const ranJobs = await this.deps.uow.read(scope, async (stores) => {
       const jobs = await stores.jobs.list(vine.owner_id, { vine_id: vine.id });
-      if (jobs.length > 0) {
+      return jobs.length > 0;
+    });
+    if (ranJobs) {
+      if (!this.vineEdits) {
         throw new ConflictError(
           'configuration_has_jobs',
-          'this configuration has run Trellis jobs; its history stays (delete it in Trellis instead)',
+          'this configuration has run Trellis jobs: delete it in Trellis',
         );
       }
+      await this.vineEdits.delete(actor, vine.id, { force: !options.safe });
+      return;
+    }
+    const keys = await this.deps.uow.run(scope, async (stores) => {
       if (options.safe) {
         if (await stores.states.getLock(vine.owner_id, vine.id)) {
           throw new ConflictError('workspace_not_safe_to_delete', 'the workspace is locked');

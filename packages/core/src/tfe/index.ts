@@ -6,6 +6,7 @@ import { createTfeRunPhases, type TfeRunPhases } from './runs/phasesUseCases.js'
 import { StateHistoryUseCases } from './StateHistoryUseCases.js';
 import { configurationVersionId, TfeConfigurationVersionUseCases } from './TfeConfigurationVersionUseCases.js';
 import { workspaceId } from './names.js';
+import type { VineEditUseCases } from '../vineEdits/VineEditUseCases.js';
 import { ownerScope } from '../ports/UnitOfWork.js';
 import { TfeLockUseCases } from './TfeLockUseCases.js';
 import { TfeLoginUseCases } from './TfeLoginUseCases.js';
@@ -36,8 +37,9 @@ export function createTfeUseCases(
   lifecycle: JobLifecycle,
   reviews: PlanReviewUseCases,
   versions: ConfigurationVersionUseCases,
+  vineEdits?: VineEditUseCases,
 ): TfeUseCases {
-  const workspaces = new TfeWorkspaceUseCases(deps);
+  const workspaces = new TfeWorkspaceUseCases(deps, vineEdits);
   const states = new TfeStateUseCases(deps, workspaces);
   const runs = new TfeRunUseCases(deps, lifecycle, workspaces);
   const uploads = new TfeConfigurationVersionUseCases(deps, workspaces, versions);

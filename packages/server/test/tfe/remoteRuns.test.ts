@@ -224,6 +224,9 @@ describeEachDialect('remote runs over the Terraform Cloud protocol', (dialect) =
       actions: { 'is-confirmable': false, 'is-cancelable': true },
     });
     expect(queued['status-timestamps']).toHaveProperty('apply-queued-at');
+    expect((await api('GET', `/runs/${runId}`)).doc.data.relationships['confirmed-by']).toEqual({
+      data: { type: 'users', id: aliceId },
+    });
     const again = await api('POST', `/runs/${runId}/actions/apply`);
     expect(again.status).toBe(409);
     expect(again.doc.errors?.[0]?.code).toBe('plan_already_applied');
@@ -291,5 +294,18 @@ describeEachDialect('remote runs over the Terraform Cloud protocol', (dialect) =
     expect((await api('GET', '/runs/run-nope')).status).toBe(404);
     const other = await api('GET', '/runs/run-00000000-0000-4000-8000-000000000000');
     expect(other.doc.errors?.[0]).toMatchObject({ status: '404', code: 'run_not_found' });
+  });
+  // Last: it deletes the workspace the other tests use.
+  it('deletes a workspace that has run jobs as trellis configs delete does: never while a job is queued', async () => {
+    const queued = await createRun(await uploadedVersion());
+    expect(queued.status).toBe(201);
+    const busy = await api('DELETE', `/workspaces/${workspaceId}`);
+    expect(busy.status).toBe(409);
+    expect(busy.doc.errors?.[0]?.code).toBe('configuration_busy');
+    expect((await api('POST', `/runs/${queued.doc.data.id}/actions/cancel`)).status).toBe(202);
+    expect((await api('DELETE', `/workspaces/${workspaceId}`)).status).toBe(204);
+    expect((await api('GET', `/workspaces/${workspaceId}`)).status).toBe(404);
+    // Its jobs stay, as a deleted configuration's do.
+    expect((await alice.getJob(jobIdOf(queued.doc.data.id))).status).toBe('CANCELLED');
   });
 });

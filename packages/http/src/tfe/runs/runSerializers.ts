@@ -19,6 +19,9 @@ import { linkage, type Resource, resource } from '../jsonapi.js';
 export function run(view: TfeRunView): Resource {
   const { run: record, plan } = view;
   const policies = (plan.claimed_policies ?? []).length > 0;
+  // Who said yes: a yes given while the apply waited for an approval, else who queued the apply
+  // (nobody for a run that applied itself).
+  const confirmedBy = record.confirmed_by ?? (record.auto_apply ? null : (view.apply?.created_by ?? null));
   return resource(
     'runs',
     runId(plan.id),
@@ -58,6 +61,7 @@ export function run(view: TfeRunView): Resource {
       plan: linkage('plans', runPlanId(plan.id)),
       apply: linkage('applies', runApplyId(plan.id)),
       'created-by': linkage('users', record.created_by),
+      'confirmed-by': confirmedBy ? linkage('users', confirmedBy) : null,
       'policy-checks': policies ? [linkage('policy-checks', runPolicyCheckId(plan.id))] : [],
       'task-stages': [],
       'cost-estimate': null,
