@@ -1,4 +1,10 @@
-import type { ConfigurationVersion, ModuleRepository, RegistryModule, RegistryModuleVersion, TfeRun } from '@trellis/core';
+import type {
+  ConfigurationVersion,
+  ModuleRepository,
+  RegistryModule,
+  RegistryModuleVersion,
+  TfeRun,
+} from '@trellis/core';
 import { compareNewestFirst, type Page, type PageKey, type PageRequest, takePage } from '@trellis/core';
 import type {
   ApiToken,
