@@ -100,6 +100,11 @@ export interface CommitStatus {
 export interface HookRequest {
   url: string;
   secret: string;
+  /**
+   * Whether the hook must deliver tag pushes (a registry module's repository, issue 28): GitLab
+   * subscribes to them apart (`tag_push_events`); GitHub's and Bitbucket's push events carry them.
+   */
+  tag_pushes?: boolean;
 }
 
 export const WEBHOOK_MODES = ['auto', 'manual'] as const;

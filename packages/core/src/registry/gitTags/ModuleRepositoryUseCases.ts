@@ -85,8 +85,13 @@ export class ModuleRepositoryUseCases {
     }
     const hookId =
       webhook === 'auto'
-        ? (await port.api.createHook(token as string, repository, { url: this.webhookUrl(provider, id), secret }))
-            .hook_id
+        ? (
+            await port.api.createHook(token as string, repository, {
+              url: this.webhookUrl(provider, id),
+              secret,
+              tag_pushes: true,
+            })
+          ).hook_id
         : null;
     const now = isoNow(this.deps);
     const saved = await this.deps.uow.run(namespace.scope, async (stores) => {
