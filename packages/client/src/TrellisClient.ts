@@ -47,6 +47,10 @@ import type {
   StateHistoryView,
   StateUnlockView,
   StateVersionView,
+  GpgKeyView,
+  ProviderVersionView,
+  PublishProviderVersionRequest,
+  RegistryProviderPage,
   DeprecateModuleVersionRequest,
   RegistryModuleAnswer,
   RegistryModuleVersionAnswer,
@@ -466,4 +470,60 @@ export class TrellisClient extends AgentProtocolClient {
   async deleteModule(address: ModuleAddress & { version?: string }): Promise<void> {
     await this.json('DELETE', modulePath(address, address.version));
   }
+
+  // ---- the private registry's providers and GPG keys (issue 28)
+  listRegistryProviders(
+    namespace: string,
+    page: { limit?: number; after?: string } = {},
+  ): Promise<RegistryProviderPage> {
+    return this.json('GET', `/api/registry/providers/${encodeURIComponent(namespace)}`, { query: page });
+  }
+  async providerVersions(namespace: string, type: string): Promise<ProviderVersionView[]> {
+    const path = `/api/registry/providers/${encodeURIComponent(namespace)}/${encodeURIComponent(type)}/versions`;
+    return (await this.json<{ versions: ProviderVersionView[] }>('GET', path)).versions;
+  }
+  /** Publishes a version's SHA256SUMS and signature; its zips follow, one `uploadProviderPlatform` each. */
+  publishProviderVersion(
+    namespace: string,
+    type: string,
+    version: string,
+    input: PublishProviderVersionRequest,
+  ): Promise<ProviderVersionView> {
+    return this.json('POST', providerVersionPath(namespace, type, version), { body: input });
+  }
+  /** Streams one platform's zip (`size` bytes): never held in memory, never retried. */
+  uploadProviderPlatform(
+    namespace: string,
+    type: string,
+    version: string,
+    platform: { os: string; arch: string },
+    zip: ReadableStream<Uint8Array>,
+    size: number,
+  ): Promise<ProviderVersionView> {
+    const path = `${providerVersionPath(namespace, type, version)}/platforms/${encodeURIComponent(platform.os)}/${encodeURIComponent(platform.arch)}`;
+    return this.json('PUT', path, {
+      rawBody: zip,
+      timeoutMs: 0,
+      headers: { 'Content-Type': 'application/zip', 'Content-Length': String(size) },
+    });
+  }
+  async deleteProviderVersion(namespace: string, type: string, version: string): Promise<void> {
+    await this.json('DELETE', providerVersionPath(namespace, type, version));
+  }
+  async listGpgKeys(namespace: string): Promise<GpgKeyView[]> {
+    return (await this.json<{ keys: GpgKeyView[] }>('GET', `/api/registry/gpg-keys/${encodeURIComponent(namespace)}`))
+      .keys;
+  }
+  addGpgKey(namespace: string, asciiArmor: string): Promise<GpgKeyView> {
+    return this.json('POST', `/api/registry/gpg-keys/${encodeURIComponent(namespace)}`, {
+      body: { ascii_armor: asciiArmor },
+    });
+  }
+  async deleteGpgKey(namespace: string, keyId: string): Promise<void> {
+    await this.json('DELETE', `/api/registry/gpg-keys/${encodeURIComponent(namespace)}/${encodeURIComponent(keyId)}`);
+  }
+}
+
+function providerVersionPath(namespace: string, type: string, version: string): string {
+  return `/api/registry/providers/${encodeURIComponent(namespace)}/${encodeURIComponent(type)}/versions/${encodeURIComponent(version)}`;
 }

@@ -25,4 +25,5 @@ export type * from './types.js';
 export * from './vcsFeedback.js';
 export * from './tfeState.js';
 export * from './vineEdits.js';
+export * from './registryProviders.js';
 export * from './moduleRepositories.js';

@@ -10,6 +10,12 @@ import type {
   RegistryModuleVersions,
 } from './registryModules.js';
 import type {
+  GpgKeyRecord,
+  ProviderVersionRecord,
+  PublishProviderVersionBody,
+  RegistryProviderList,
+} from './registryProviders.js';
+import type {
   AgentJob,
   ArtifactResponse,
   ClaimResponse,
@@ -149,3 +155,9 @@ export type CreateTokenRequest = z.input<typeof CreateTokenBody>;
 export type StateHistoryView = z.output<typeof import('./tfeState.js').StateHistoryAnswer>;
 export type StateVersionView = z.output<typeof import('./tfeState.js').StateVersionRecord>;
 export type StateUnlockView = z.output<typeof import('./tfeState.js').StateUnlockAnswer>;
+
+// ---- the private registry's providers (issue 28)
+export type PublishProviderVersionRequest = z.input<typeof PublishProviderVersionBody>;
+export type ProviderVersionView = z.output<typeof ProviderVersionRecord>;
+export type RegistryProviderPage = z.output<typeof RegistryProviderList>;
+export type GpgKeyView = z.output<typeof GpgKeyRecord>;

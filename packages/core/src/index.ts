@@ -38,6 +38,7 @@ export * from './configurationVersions/records.js';
 export * from './configurationVersions/claimUpload.js';
 export * from './configurationVersions/ConfigurationVersionUseCases.js';
 export type * from './configurationVersions/ports.js';
+export * from './registry/providers/index.js';
 export * from './vcs/connectInput.js';
 export * from './vcs/forkPullRequests.js';
 export * from './vcs/pushAncestry.js';

@@ -1,4 +1,5 @@
 import type { TarballChecker } from './configurationVersions/ports.js';
+import type { PgpVerifier } from './registry/providers/ports.js';
 /**
  * Typed injection tokens with stable ids (Backstage's `createServiceRef`): `server` registers an
  * implementation under each with tsyringe factories; `core` itself needs no DI library.
@@ -48,6 +49,7 @@ export const coreServices = {
   jwsSigner: serviceRef<JwsSigner>('trellis.core.jws-signer'),
   rateLimits: serviceRef<RateLimitStore>('trellis.core.rate-limits'),
   tarballs: serviceRef<TarballChecker>('trellis.core.tarballs'),
+  pgp: serviceRef<PgpVerifier>('trellis.core.pgp'),
   /** The ports above as one object: what every use case is built with. */
   deps: serviceRef<CoreDeps>('trellis.core.deps'),
   /** Every use case, each resolved from its module's token. */

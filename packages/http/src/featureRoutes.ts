@@ -14,6 +14,7 @@ import { gitWebhookRoutes } from './vcs/gitWebhookRoutes.js';
 import { repositoryRoutes } from './vcs/repositoryRoutes.js';
 import { vcsRoutes } from './vcs/vcsRoutes.js';
 import { oidcRoutes } from './workloadIdentity/oidcRoutes.js';
+import { providerRoutes } from './registry/providers/providerRoutes.js';
 
 /** A feature's API routes (`http/src/<feature>/`), over the use cases. */
 export type FeatureRoutes = (useCases: UseCases) => RouteSpec[];
@@ -43,5 +44,6 @@ export const FEATURE_ROUTES = {
   audit: auditRoutes,
   workloadIdentity: oidcRoutes,
   registryModules: moduleRoutes,
+  registryProviders: providerRoutes,
   moduleRepositories: moduleRepositoryRoutes,
 } as const satisfies Record<string, FeatureRoutes>;

@@ -36,6 +36,7 @@ export { type TfeProtocolOptions, tfeProtocol } from './tfe/tfeProtocol.js';
 export { actorOf } from './tfe/tfeAuth.js';
 export { REGISTRY_PROTOCOLS } from './registry/protocols.js';
 export { moduleTarballObject, modulesProtocol } from './registry/modules/modulesProtocol.js';
+export { providerFileObject, providersProtocol } from './registry/providers/providersProtocol.js';
 export {
   REGISTRY_BASES,
   type RegistryProtocol,

@@ -1,4 +1,4 @@
-import { TarGzChecker } from '@trellis/artifacts-fs';
+import { OpenPgpVerifier, TarGzChecker } from '@trellis/artifacts-fs';
 import {
   AesGcmSecretBox,
   type ArtifactStore,
@@ -62,6 +62,7 @@ export function configuredAdapters(
     jws: register.jwsSigner ?? new JoseJwsSigner(),
     rateLimits: database.rateLimits,
     tarballs: new TarGzChecker(),
+    pgp: new OpenPgpVerifier(),
     settings: register.settings ?? coreSettings(config, publicUrl),
   };
 }

@@ -21,6 +21,7 @@ import {
   type PolicyCompiler,
   type RateLimitStore,
   type TarballChecker,
+  type PgpVerifier,
 } from '@trellis/core';
 import { type DependencyContainer, container as rootContainer, instanceCachingFactory } from 'tsyringe';
 
@@ -43,6 +44,7 @@ export interface Adapters {
   jws: JwsSigner;
   rateLimits: RateLimitStore;
   tarballs: TarballChecker;
+  pgp: PgpVerifier;
   settings: CoreSettings;
 }
 
@@ -69,6 +71,7 @@ export function buildContainer(adapters: Adapters, modules: readonly CoreModule[
   container.register(coreServices.jwsSigner.id, { useValue: adapters.jws });
   container.register(coreServices.rateLimits.id, { useValue: adapters.rateLimits });
   container.register(coreServices.tarballs.id, { useValue: adapters.tarballs });
+  container.register(coreServices.pgp.id, { useValue: adapters.pgp });
   container.register(coreServices.deps.id, {
     useFactory: instanceCachingFactory<CoreDeps>((c) => ({
       uow: resolve(c, coreServices.unitOfWork),
@@ -85,6 +88,7 @@ export function buildContainer(adapters: Adapters, modules: readonly CoreModule[
       jws: resolve(c, coreServices.jwsSigner),
       rateLimits: resolve(c, coreServices.rateLimits),
       tarballs: resolve(c, coreServices.tarballs),
+      pgp: resolve(c, coreServices.pgp),
       settings: resolve(c, coreServices.settings),
     })),
   });

@@ -54,6 +54,10 @@ export function coreSettings(config: ServerConfig, publicUrl: PublicUrl): CoreSe
     outbox: Object.freeze({ ...config.outbox }),
     maxManualVcsConnections: config.maxManualVcsConnections,
     tfe: Object.freeze({ ...DEFAULT_TFE_SETTINGS, loginTokenDays: config.tfeLoginTokenDays }),
-    registry: Object.freeze({ ...DEFAULT_REGISTRY_SETTINGS, moduleMaxBytes: config.registryModuleMaxBytes }),
+    registry: Object.freeze({
+      ...DEFAULT_REGISTRY_SETTINGS,
+      moduleMaxBytes: config.registryModuleMaxBytes,
+      providerMaxBytes: config.registryProviderMaxBytes,
+    }),
   });
 }

@@ -21,8 +21,16 @@ import {
   type UseCases,
   vcsModule,
   workloadIdentityModule,
+  registryProvidersModule,
 } from '@trellis/core';
-import { FEATURE_ROUTES, type FeatureRoutes, type Logger, modulesProtocol, type RegistryProtocol } from '@trellis/http';
+import {
+  FEATURE_ROUTES,
+  type FeatureRoutes,
+  type Logger,
+  modulesProtocol,
+  providersProtocol,
+  type RegistryProtocol,
+} from '@trellis/http';
 import { FEATURE_PAGES, type FeaturePages } from '@trellis/web';
 import type { ServerConfig } from './config.js';
 import type { SERVER_SETTINGS } from './settings/table.js';
@@ -108,6 +116,12 @@ export const MODULES: readonly TrellisModule[] = [
     settings: ['registryModuleMaxBytes'],
     routes: FEATURE_ROUTES.registryModules,
     protocols: [modulesProtocol],
+  },
+  {
+    ...registryProvidersModule,
+    settings: ['registryProviderMaxBytes'],
+    routes: FEATURE_ROUTES.registryProviders,
+    protocols: [providersProtocol],
   },
   {
     ...moduleRepositoriesModule,

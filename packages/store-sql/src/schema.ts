@@ -35,6 +35,10 @@ export const TABLES = {
   vcsComments: 'vcs_comments',
   tfeAuthorizationCodes: 'tfe_authorization_codes',
   tfeRuns: 'tfe_runs',
+  registryProviders: 'registry_providers',
+  registryProviderVersions: 'registry_provider_versions',
+  registryProviderPlatforms: 'registry_provider_platforms',
+  registryGpgKeys: 'registry_gpg_keys',
   outbox: 'outbox',
   registryModules: 'registry_modules',
   registryModuleVersions: 'registry_module_versions',
@@ -141,6 +145,27 @@ export const UNIQUE_KEYS: readonly UniqueKey[] = [
     columns: ['id'],
     code: 'member_exists',
     message: 'a membership with this id exists',
+  },
+  {
+    constraint: 'registry_provider_versions_version_unique',
+    table: 'registry_provider_versions',
+    columns: ['provider_id', 'version'],
+    code: 'provider_version_exists',
+    message: 'this provider version is already published; versions never change',
+  },
+  {
+    constraint: 'registry_provider_platforms_platform_unique',
+    table: 'registry_provider_platforms',
+    columns: ['version_id', 'os', 'arch'],
+    code: 'provider_platform_exists',
+    message: "this provider version's build for the platform is already uploaded",
+  },
+  {
+    constraint: 'registry_gpg_keys_key_unique',
+    table: 'registry_gpg_keys',
+    columns: ['owner_id', 'key_id'],
+    code: 'gpg_key_exists',
+    message: 'the namespace already has this GPG key',
   },
 ];
 

@@ -65,6 +65,11 @@ import { CreateTokenCommand } from './tokens/CreateTokenCommand.js';
 import { ListTokensCommand } from './tokens/ListTokensCommand.js';
 import { RevokeTokenCommand } from './tokens/RevokeTokenCommand.js';
 import { WhoamiCommand } from './WhoamiCommand.js';
+import { DeleteProviderVersionCommand } from './providers/DeleteProviderVersionCommand.js';
+import { AddGpgKeyCommand, DeleteGpgKeyCommand, ListGpgKeysCommand } from './providers/GpgKeyCommands.js';
+import { ListProvidersCommand } from './providers/ListProvidersCommand.js';
+import { ProviderVersionsCommand } from './providers/ProviderVersionsCommand.js';
+import { PublishProviderCommand } from './providers/PublishProviderCommand.js';
 import { ListWorkersCommand } from './workers/ListWorkersCommand.js';
 import { RegisterWorkerCommand } from './workers/RegisterWorkerCommand.js';
 import { ShowWorkerCommand } from './workers/ShowWorkerCommand.js';
@@ -143,4 +148,11 @@ export const COMMANDS = [
   ModuleRepositoryCommand,
   DeprecateModuleCommand,
   DeleteModuleCommand,
+  ListProvidersCommand,
+  ProviderVersionsCommand,
+  PublishProviderCommand,
+  DeleteProviderVersionCommand,
+  ListGpgKeysCommand,
+  AddGpgKeyCommand,
+  DeleteGpgKeyCommand,
 ] as const;

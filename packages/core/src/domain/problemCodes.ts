@@ -45,6 +45,7 @@ export const PROBLEM_CODES = {
     meaning:
       'a notification URL is not https://, carries credentials, or reaches a private, loopback or link-local address',
   },
+  gpg_key_invalid: { status: 400, meaning: 'the text is not one ASCII-armored OpenPGP public key' },
   // ---- 401: no or bad credentials
   invalid_signed_url: {
     status: 401,
@@ -134,6 +135,10 @@ export const PROBLEM_CODES = {
   member_not_found: { status: 404, meaning: 'no such member of the organization' },
   invitation_not_found: { status: 404, meaning: 'no such pending invitation at the email of the caller' },
   provider_not_configured: { status: 404, meaning: 'no sign-in provider of this name is configured' },
+  provider_not_found: { status: 404, meaning: 'no such provider in the namespace of the registry' },
+  provider_version_not_found: { status: 404, meaning: 'no such version of the provider' },
+  provider_platform_not_found: { status: 404, meaning: 'the provider version has no build for this os and arch' },
+  gpg_key_not_found: { status: 404, meaning: 'the namespace has no GPG key of this id' },
   // ---- 409: well-formed, but clashes with the current state
   workspace_locked: { status: 409, meaning: 'the workspace (its state) is locked by a run or another person' },
   workspace_not_locked: { status: 409, meaning: 'the workspace is already unlocked' },
@@ -269,6 +274,12 @@ export const PROBLEM_CODES = {
     status: 409,
     meaning: 'the owner has as many manual-webhook repository connections as the server allows',
   },
+  provider_version_exists: { status: 409, meaning: 'the provider version is already published; versions never change' },
+  provider_platform_exists: {
+    status: 409,
+    meaning: "the provider version's build for this os and arch is already uploaded",
+  },
+  gpg_key_exists: { status: 409, meaning: 'the namespace already has this GPG key' },
   // ---- 422: well-formed, but its content is refused
   configuration_invalid: {
     status: 422,
@@ -289,6 +300,19 @@ export const PROBLEM_CODES = {
     status: 422,
     meaning: "a policy's Rego module does not compile (the engine's message) or declares no `deny` rule",
   },
+  provider_shasums_invalid: {
+    status: 422,
+    meaning: 'the SHA256SUMS file is not `<sha256>  <file>` lines, or lists no zip of the provider version',
+  },
+  provider_signature_invalid: {
+    status: 422,
+    meaning: "the signature of SHA256SUMS was not made by any of the namespace's GPG keys (or it has none)",
+  },
+  provider_platform_not_listed: {
+    status: 422,
+    meaning: "the zip's file name is not listed in the version's SHA256SUMS",
+  },
+  provider_shasum_mismatch: { status: 422, meaning: "the zip's sha256 is not the one its SHA256SUMS lists" },
   // ---- 413: over a size limit
   payload_too_large: { status: 413, meaning: 'the request body is over its limit' },
   artifact_too_large: { status: 413, meaning: 'the plan artifact is over its limit' },
@@ -301,6 +325,7 @@ export const PROBLEM_CODES = {
   state_too_large: { status: 413, meaning: 'the state file is over its limit' },
   webhook_too_large: { status: 413, meaning: 'the webhook delivery is over its limit' },
   policy_too_large: { status: 413, meaning: 'the policy module is over its size limit (64 KiB)' },
+  provider_zip_too_large: { status: 413, meaning: 'the provider zip is over the size limit of the registry' },
   // ---- 415
   unsupported_media_type: { status: 415, meaning: 'the body has a content type or encoding the route does not take' },
   // ---- 429: slow down (with Retry-After)

@@ -9,6 +9,7 @@ import { moduleRepositoriesModule } from '../registry/gitTags/module.js';
 import { tokensModule } from '../tokens/module.js';
 import { vcsModule } from '../vcs/module.js';
 import { workloadIdentityModule } from '../workloadIdentity/module.js';
+import { registryProvidersModule } from '../registry/providers/module.js';
 import { coreModule } from './spine.js';
 import type { CoreModule } from './CoreModule.js';
 
@@ -28,5 +29,6 @@ export const CORE_MODULES: readonly CoreModule[] = [
   auditModule,
   workloadIdentityModule,
   registryModulesModule,
+  registryProvidersModule,
   moduleRepositoriesModule,
 ];

@@ -190,7 +190,7 @@ export class OrgUseCases {
     }
   }
 
-  /** The object names of the plan files, state versions, configuration versions and module tarballs an owner's records refer to. */
+  /** The object names of the plan files, state versions, configuration versions, module tarballs and provider zips an owner's records refer to. */
   private async artifactKeysOf(stores: Stores, ownerId: string): Promise<string[]> {
     const keys: string[] = [];
     for (const vine of await stores.vines.list(ownerId)) {
@@ -198,6 +198,7 @@ export class OrgUseCases {
     }
     keys.push(...(await stores.configurationVersions.storageKeys(ownerId)));
     keys.push(...(await stores.registryModules.storageKeys(ownerId)));
+    keys.push(...(await stores.registryProviders.storageKeys(ownerId)));
     for (const job of await stores.jobs.list(ownerId)) {
       if (job.job_type !== 'PLAN') continue;
       const plan = await stores.planArtifacts.get(ownerId, job.id);

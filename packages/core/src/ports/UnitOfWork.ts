@@ -1,6 +1,7 @@
 import type { ConfigurationVersionStore } from '../configurationVersions/ports.js';
 import type { RegistryModuleStore } from '../registry/modules/ports.js';
 import type { TfeRunStore } from '../tfe/runs/records.js';
+import type { RegistryProviderStore } from '../registry/providers/ports.js';
 import type { ModuleRepositoryStore } from '../registry/gitTags/records.js';
 import type { ApiTokenStore } from './ApiTokenStore.js';
 import type { AuditStore } from './AuditStore.js';
@@ -65,6 +66,8 @@ export interface Stores {
   tfeLoginCodes: TfeLoginCodeStore;
   /** System work only: one-time sign-in links (`trellis-server users invite`). */
   signInLinks: SignInLinkStore;
+  /** The registry's providers and the namespaces' GPG keys (issue 28). */
+  registryProviders: RegistryProviderStore;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { TarballChecker } from '../configurationVersions/ports.js';
+import type { PgpVerifier } from '../registry/providers/ports.js';
 import type { ArtifactStore } from '../ports/ArtifactStore.js';
 import type { Clock } from '../ports/Clock.js';
 import type { EventBus, TrellisEvent } from '../ports/EventBus.js';
@@ -141,6 +142,8 @@ export interface CoreDeps {
   artifacts: ArtifactStore;
   /** Checks configuration tarballs before they are recorded (issue 23). */
   tarballs: TarballChecker;
+  /** Reads GPG keys and checks the signatures of the registry's providers (issue 28). */
+  pgp: PgpVerifier;
   signer: TokenSigner;
   /** Encrypts provider tokens at rest. */
   secrets: SecretBox;

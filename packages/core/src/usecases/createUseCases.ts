@@ -36,6 +36,8 @@ import type { ModuleRepositoryUseCases } from '../registry/gitTags/ModuleReposit
 import type { ModuleTagUseCases } from '../registry/gitTags/ModuleTagUseCases.js';
 import type { ModuleDocsUseCases } from '../registry/moduleFiles/ModuleDocsUseCases.js';
 import type { VineEditUseCases } from '../vineEdits/VineEditUseCases.js';
+import type { GpgKeyUseCases } from '../registry/providers/GpgKeyUseCases.js';
+import type { RegistryProviderUseCases } from '../registry/providers/RegistryProviderUseCases.js';
 
 /** Every use case over one set of ports: what the HTTP layer calls. */
 export interface UseCases {
@@ -75,6 +77,10 @@ export interface UseCases {
   configurationVersions: ConfigurationVersionUseCases;
   /** The module registry (issue 28). */
   registryModules: RegistryModuleUseCases;
+  /** The private registry's providers (issue 28). */
+  registryProviders: RegistryProviderUseCases;
+  /** The namespaces' GPG keys the providers are signed with (issue 28). */
+  gpgKeys: GpgKeyUseCases;
   /** Modules published from git tags: their repositories (issue 28). */
   moduleRepositories: ModuleRepositoryUseCases;
   /** …and the tag pushes that publish them. */

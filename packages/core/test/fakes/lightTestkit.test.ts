@@ -12,9 +12,18 @@ import { describe, expect, it } from 'vitest';
 const PACKAGES = fileURLToPath(new URL('../../../', import.meta.url));
 /**
  * What the light entry may load: core, the JWS signer's own entry (jose), the tarball checker's
- * own entry (tar, a pure-JS reader), vitest and Node.
+ * own entry (tar, a pure-JS reader), the registry's OpenPGP checks (openpgp.js, pure JS), vitest and Node.
  */
-const LIGHT = ['@trellis/core', '@trellis/http/jws', 'jose', '@trellis/artifacts-fs/tarballs', 'tar', 'vitest'];
+const LIGHT = [
+  '@trellis/core',
+  '@trellis/http/jws',
+  'jose',
+  '@trellis/artifacts-fs/tarballs',
+  'tar',
+  '@trellis/artifacts-fs/openpgp',
+  'openpgp',
+  'vitest',
+];
 
 function importsOf(file: string): string[] {
   const source = readFileSync(file, 'utf8');

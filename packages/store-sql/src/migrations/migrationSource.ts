@@ -38,6 +38,7 @@ import { typedJobResultsMigration } from './m025_typed_job_results.js';
 import { tfeRunsMigration } from './m045_tfe_runs.js';
 import { outboxMigration } from './m044_outbox.js';
 import { registryModulesMigration } from './m048_registry_modules.js';
+import { registryProvidersMigration } from './m049_registry_providers.js';
 import { moduleRepositoriesMigration } from './m051_module_repositories.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
@@ -80,6 +81,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   tfeRunsMigration,
   uploadedConfigurationVersionsMigration,
   registryModulesMigration,
+  registryProvidersMigration,
   moduleRepositoriesMigration,
 ];
 

@@ -65,6 +65,11 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   outbox: 'cascade',
   registry_modules: 'delete',
   registry_module_versions: 'delete',
+  // The registry's providers and keys (issue 28): platforms, then versions, then providers.
+  registry_providers: 'delete',
+  registry_provider_versions: 'delete',
+  registry_provider_platforms: 'delete',
+  registry_gpg_keys: 'delete',
   // Its modules' git repositories (issue 28); the hooks at the provider are left (deliveries find no connection).
   module_repositories: 'delete',
 };
@@ -88,6 +93,10 @@ export const ORG_DELETE_ORDER: readonly TableName[] = [
   'api_tokens',
   'registry_module_versions',
   'registry_modules',
+  'registry_provider_platforms',
+  'registry_provider_versions',
+  'registry_providers',
+  'registry_gpg_keys',
   'module_repositories',
   'orgs',
 ];

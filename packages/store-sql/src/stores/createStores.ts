@@ -19,6 +19,7 @@ import { SqlReleaseStore } from './SqlReleaseStore.js';
 import { SqlTfeLoginCodeStore } from './SqlTfeLoginCodeStore.js';
 import { SqlModuleRepositoryStore } from './SqlModuleRepositoryStore.js';
 import { SqlTfeRunStore } from './SqlTfeRunStore.js';
+import { SqlRegistryProviderStore } from './SqlRegistryProviderStore.js';
 import { SqlSignInLinkStore } from './SqlSignInLinkStore.js';
 import { SqlSigningKeyStore } from './SqlSigningKeyStore.js';
 import { SqlStateStore } from './SqlStateStore.js';
@@ -57,6 +58,7 @@ export function createStores(session: SqlSession): Stores {
     tfeLoginCodes: new SqlTfeLoginCodeStore(session),
     moduleRepositories: new SqlModuleRepositoryStore(session),
     signInLinks: new SqlSignInLinkStore(session),
+    registryProviders: new SqlRegistryProviderStore(session),
     vcsFeedback: new SqlVcsFeedbackStore(session),
     outbox: new SqlOutboxStore(session),
     registryModules: new SqlRegistryModuleStore(session),

@@ -1,8 +1,12 @@
 import type {
   ConfigurationVersion,
   ModuleRepository,
+  RegistryGpgKey,
   RegistryModule,
   RegistryModuleVersion,
+  RegistryProvider,
+  RegistryProviderPlatform,
+  RegistryProviderVersion,
   TfeRun,
 } from '@trellis/core';
 import { compareNewestFirst, type Page, type PageKey, type PageRequest, takePage } from '@trellis/core';
@@ -84,6 +88,11 @@ export interface MemoryState {
   configurationVersions: Map<string, ConfigurationVersion>;
   /** Keyed by plan job id (issue 27); a run whose job is gone is gone too. */
   tfeRuns: Map<string, TfeRun>;
+  /** The registry's providers, versions, platforms and GPG keys (issue 28), keyed by id. */
+  registryProviders: Map<string, RegistryProvider>;
+  registryProviderVersions: Map<string, RegistryProviderVersion>;
+  registryProviderPlatforms: Map<string, RegistryProviderPlatform>;
+  registryGpgKeys: Map<string, RegistryGpgKey>;
   stateVersions: StateVersion[];
   /** Keyed by vine id. */
   stateLocks: Map<string, StateLock>;
@@ -139,6 +148,10 @@ export function emptyMemoryState(): MemoryState {
     planArtifacts: new Map(),
     configurationVersions: new Map(),
     tfeRuns: new Map(),
+    registryProviders: new Map(),
+    registryProviderVersions: new Map(),
+    registryProviderPlatforms: new Map(),
+    registryGpgKeys: new Map(),
     stateVersions: [],
     stateLocks: new Map(),
     apiTokens: new Map(),

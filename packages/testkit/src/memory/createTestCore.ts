@@ -1,3 +1,4 @@
+import { OpenPgpVerifier } from '@trellis/artifacts-fs/openpgp';
 import { TarGzChecker } from '@trellis/artifacts-fs/tarballs';
 import {
   AesGcmSecretBox,
@@ -103,6 +104,7 @@ export function createTestCoreOn<U extends UnitOfWork>(
     jws,
     rateLimits: new MemoryRateLimitStore(),
     tarballs: new TarGzChecker(),
+    pgp: new OpenPgpVerifier(),
   };
   return {
     deps,

@@ -28,6 +28,7 @@ import { describeVineStoreConformance } from './vines.js';
 import { describeWorkerStoreConformance } from './workers.js';
 import { describeTfeRunStoreConformance } from './tfeRuns.js';
 import { describeRegistryModuleStoreConformance } from './registryModules.js';
+import { describeRegistryProviderStoreConformance } from './registryProviders.js';
 
 export type { OpenStoreHarness, StoreHarness } from './harness.js';
 export { newDelivery as newNotificationDelivery, newNotification } from './notifications.js';
@@ -72,6 +73,7 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeSignInLinkStoreConformance(open);
     describeVcsFeedbackStoreConformance(open);
     describeTfeRunStoreConformance(open);
+    describeRegistryProviderStoreConformance(open);
     describeOutboxStoreConformance(open);
     describeRegistryModuleStoreConformance(open);
   });

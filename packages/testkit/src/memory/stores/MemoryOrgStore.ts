@@ -203,6 +203,10 @@ function deleteOwnedRows(state: MemoryState, ownerId: string): void {
   owned(state.planArtifacts);
   owned(state.configurationVersions);
   owned(state.tfeRuns);
+  owned(state.registryProviderPlatforms);
+  owned(state.registryProviderVersions);
+  owned(state.registryProviders);
+  owned(state.registryGpgKeys);
   owned(state.jobs);
   owned(state.stateLocks);
   state.stateVersions = state.stateVersions.filter((version) => version.owner_id !== ownerId);

@@ -19,6 +19,7 @@ import { MemoryTfeLoginCodeStore } from './MemoryTfeLoginCodeStore.js';
 import { MemoryModuleRepositoryStore } from './MemoryModuleRepositoryStore.js';
 import { MemoryTfeRunStore } from './MemoryTfeRunStore.js';
 import { MemoryRegistryModuleStore } from './MemoryRegistryModuleStore.js';
+import { MemoryRegistryProviderStore } from './MemoryRegistryProviderStore.js';
 import { MemorySignInLinkStore } from './MemorySignInLinkStore.js';
 import { MemorySigningKeyStore } from './MemorySigningKeyStore.js';
 import { MemoryStateStore } from './MemoryStateStore.js';
@@ -83,6 +84,7 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     signingKeys: new MemorySigningKeyStore(tx),
     tfeLoginCodes: new MemoryTfeLoginCodeStore(tx),
     signInLinks: new MemorySignInLinkStore(tx),
+    registryProviders: new MemoryRegistryProviderStore(tx),
     vcsFeedback: new MemoryVcsFeedbackStore(tx),
     outbox: new MemoryOutboxStore(tx),
   };
