@@ -1,13 +1,20 @@
 import { once } from 'node:events';
-import { posix } from 'node:path';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, posix } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import {
   type TarballChecker,
   type TarballContents,
+  type TarballFile,
+  type TarballFileSelection,
   type TarballLimits,
   TooLargeError,
+  type UnwrappedTarball,
   UnprocessableError,
 } from '@trellis/core';
-import { Parser, type ReadEntry } from 'tar';
+import { create, extract, Parser, type ReadEntry } from 'tar';
 
 const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
 
@@ -111,5 +118,88 @@ export class TarGzChecker implements TarballChecker {
       );
     }
     return { entries, unpackedBytes };
+  }
+
+  async readFiles(body: AsyncIterable<Uint8Array>, options: TarballFileSelection): Promise<TarballFile[]> {
+    const files: TarballFile[] = [];
+    const parser = new Parser({
+      strict: true,
+      onReadEntry: (entry: ReadEntry) => {
+        const inside = entry.path
+          .split('/')
+          .filter((part) => part !== '' && part !== '.')
+          .slice(options.stripComponents)
+          .join('/');
+        if (!FILE_TYPES.has(entry.type) || entry.size > options.maxFileBytes || !options.select(inside)) {
+          entry.resume();
+          return;
+        }
+        const chunks: Buffer[] = [];
+        entry.on('data', (chunk: Buffer) => chunks.push(chunk));
+        entry.on('end', () => files.push({ path: inside, text: Buffer.concat(chunks).toString('utf8') }));
+      },
+    });
+    let parseError: Error | null = null;
+    parser.on('error', (error: Error) => {
+      parseError ??= error;
+    });
+    for await (const chunk of body) {
+      if (parseError) break;
+      if (!parser.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))) await once(parser, 'drain');
+    }
+    if (!parseError) {
+      const ended = once(parser, 'end');
+      parser.end();
+      await Promise.race([ended, once(parser, 'error')]).catch(() => undefined);
+    }
+    if (parseError) {
+      throw new UnprocessableError(
+        'configuration_invalid',
+        `the tarball is not a readable tar.gz (${(parseError as Error).message})`,
+      );
+    }
+    return files;
+  }
+
+  /**
+   * Through a private temporary directory: the archive is written to a file (within `maxBytes`),
+   * checked, unpacked below its wrapping directories, and packed again from there (portable
+   * headers: no owner, no mode beyond the file's own, no timestamps of this machine).
+   */
+  async unwrap(
+    body: AsyncIterable<Uint8Array>,
+    limits: TarballLimits & { maxBytes: number },
+  ): Promise<UnwrappedTarball> {
+    const dir = await mkdtemp(join(tmpdir(), 'trellis-unwrap-'));
+    const dispose = () => rm(dir, { recursive: true, force: true });
+    try {
+      const archive = join(dir, 'archive.tar.gz');
+      await pipeline(limited(body, limits.maxBytes), createWriteStream(archive, { mode: 0o600 }));
+      await this.check(createReadStream(archive), limits);
+      const tree = join(dir, 'tree');
+      await mkdir(tree);
+      await extract({ file: archive, cwd: tree, strip: limits.stripComponents, preservePaths: false });
+      const entries = await readdir(tree);
+      if (entries.length === 0) {
+        throw new UnprocessableError('configuration_invalid', 'the archive holds no files below its top directory');
+      }
+      const packed = create({ gzip: true, cwd: tree, portable: true }, entries.sort());
+      return { body: packed as AsyncIterable<Uint8Array>, dispose };
+    } catch (error) {
+      await dispose();
+      throw error;
+    }
+  }
+}
+
+/** The body, refused (`configuration_too_large`) once it passes `maxBytes`. */
+async function* limited(body: AsyncIterable<Uint8Array>, maxBytes: number): AsyncGenerator<Uint8Array> {
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > maxBytes) {
+      throw new TooLargeError('configuration_too_large', `the archive is larger than ${maxBytes} bytes`, maxBytes);
+    }
+    yield chunk;
   }
 }

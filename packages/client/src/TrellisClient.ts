@@ -57,12 +57,14 @@ import type {
   RegistryModuleAnswer,
   RegistryModuleVersionAnswer,
   RegistryModuleVersionsAnswer,
+  ConnectModuleRepositoryRequest,
+  ModuleRepositoryAnswer,
 } from '@trellis/contract';
 import type { GitProvider, JobStatus, VcsFeedbackView } from '@trellis/core';
 import { TrellisApiError } from './errors.js';
 import { readServerSentEvents } from './sse.js';
 import { AgentProtocolClient } from './AgentProtocolClient.js';
-import { type ModuleAddress, type ModuleVersionAddress, modulePath } from './modulePaths.js';
+import { type ModuleAddress, type ModuleVersionAddress, modulePath, moduleRepositoryPath } from './modulePaths.js';
 import { collect, type ListPage, type OwnerOptions, ownerQuery, type PageOptions } from './HttpTransport.js';
 
 export type { ModuleAddress, ModuleVersionAddress } from './modulePaths.js';
@@ -476,6 +478,19 @@ export class TrellisClient extends AgentProtocolClient {
     input: DeprecateModuleVersionRequest = {},
   ): Promise<RegistryModuleVersionAnswer> {
     return this.json('POST', `${modulePath(address, address.version)}/deprecate`, { body: input });
+  }
+  /** Connects a module to a git repository whose version tags publish it (an admin of the namespace). */
+  connectModuleRepository(
+    address: ModuleAddress,
+    input: ConnectModuleRepositoryRequest,
+  ): Promise<ModuleRepositoryAnswer> {
+    return this.json('PUT', moduleRepositoryPath(address), { body: input });
+  }
+  moduleRepository(address: ModuleAddress): Promise<ModuleRepositoryAnswer> {
+    return this.json('GET', moduleRepositoryPath(address));
+  }
+  async disconnectModuleRepository(address: ModuleAddress): Promise<void> {
+    await this.json('DELETE', moduleRepositoryPath(address));
   }
   /** Deletes one version, or with no `version` the whole module. */
   async deleteModule(address: ModuleAddress & { version?: string }): Promise<void> {

@@ -27,3 +27,4 @@ export * from './tfeState.js';
 export * from './vineEdits.js';
 export * from './registryMirror.js';
 export * from './registryProviders.js';
+export * from './moduleRepositories.js';

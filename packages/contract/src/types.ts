@@ -64,6 +64,7 @@ import type {
   NotificationRecord,
 } from './notifications.js';
 import type { ConnectVcsBody, ConnectVcsResponse, VcsConnectionRecord } from './vcs.js';
+import type { ConnectModuleRepositoryBody, ModuleRepositoryRecord } from './moduleRepositories.js';
 import type {
   CreatePolicyBody,
   PolicyDetailRecord,
@@ -111,6 +112,8 @@ export type RegistryModuleAnswer = z.output<typeof RegistryModuleRecord>;
 export type RegistryModuleVersionAnswer = z.output<typeof RegistryModuleVersionRecord>;
 export type RegistryModuleVersionsAnswer = z.output<typeof RegistryModuleVersions>;
 export type DeprecateModuleVersionRequest = z.input<typeof DeprecateModuleVersionBody>;
+export type ModuleRepositoryAnswer = z.output<typeof ModuleRepositoryRecord>;
+export type ConnectModuleRepositoryRequest = z.input<typeof ConnectModuleRepositoryBody>;
 
 export type AuditEntryView = z.output<typeof AuditEntry>;
 export type AuditListRequest = Omit<z.input<typeof ListAuditQuery>, 'limit' | 'cursor'>;

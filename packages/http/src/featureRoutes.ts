@@ -7,6 +7,7 @@ import { driftRoutes } from './drift/driftRoutes.js';
 import { notificationRoutes } from './routes/notificationRoutes.js';
 import { vcsFeedbackRoutes } from './routes/vcsFeedbackRoutes.js';
 import { moduleRoutes } from './registry/modules/moduleRoutes.js';
+import { moduleRepositoryRoutes } from './registry/gitTags/moduleRepositoryRoutes.js';
 import type { RouteSpec } from './routing/route.js';
 import { tokenRoutes } from './tokens/tokenRoutes.js';
 import { gitWebhookRoutes } from './vcs/gitWebhookRoutes.js';
@@ -46,4 +47,5 @@ export const FEATURE_ROUTES = {
   registryModules: moduleRoutes,
   registryProviders: providerRoutes,
   mirror: mirrorRoutes,
+  moduleRepositories: moduleRepositoryRoutes,
 } as const satisfies Record<string, FeatureRoutes>;

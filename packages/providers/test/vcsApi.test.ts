@@ -223,6 +223,14 @@ describe('GitLab git API', () => {
     expect(nock.isDone()).toBe(true);
   });
 
+  it("subscribes a registry module's hook to tag pushes", async () => {
+    api()
+      .post(`${PROJECT}/hooks`, (body) => body.tag_push_events === true && body.push_events === true)
+      .reply(201, { id: 7740 });
+    expect(await gitlab().createHook(TOKEN, REPO, { ...HOOK, tag_pushes: true })).toEqual({ hook_id: '7740' });
+    expect(nock.isDone()).toBe(true);
+  });
+
   it('calls /api/v4 of a self-managed GitLab and takes a hook already gone as deleted', async () => {
     api('https://git.acme.example')
       .delete(`${PROJECT}/hooks/7731`)

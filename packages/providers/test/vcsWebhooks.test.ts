@@ -90,6 +90,7 @@ describe('GitHub webhook reader', () => {
       kind: 'push',
       repository: 'acme-platform/infra-live',
       branch: null,
+      tag: 'v1.4.0',
       deleted: false,
       before_sha: null,
       commit_sha: '8457785ada4ab6182c16fbac60586081edf51999',
@@ -230,6 +231,29 @@ describe('GitHub webhook reader', () => {
   });
 });
 
+describe('annotated tags', () => {
+  const TAG_OBJECT = '1111111111111111111111111111111111111111';
+
+  it("reads the commit an annotated tag points to, not the tag object (GitHub's head commit, GitLab's checkout_sha)", () => {
+    const github = JSON.parse(vcsPayload('github', 'push-tag').toString('utf8'));
+    github.after = TAG_OBJECT;
+    const githubBody = Buffer.from(JSON.stringify(github));
+    const fromGitHub = new GitHubWebhookReader().parse({
+      rawBody: githubBody,
+      headers: { 'x-github-event': 'push', 'x-github-delivery': 'd-annotated' },
+    });
+    expect(fromGitHub?.event).toMatchObject({ tag: 'v1.4.0', commit_sha: '8457785ada4ab6182c16fbac60586081edf51999' });
+
+    const lab = JSON.parse(vcsPayload('gitlab', 'push-tag').toString('utf8'));
+    lab.after = TAG_OBJECT;
+    const fromGitLab = new GitLabWebhookReader().parse({
+      rawBody: Buffer.from(JSON.stringify(lab)),
+      headers: { 'x-gitlab-event': 'Tag Push Hook', 'x-gitlab-event-uuid': 'u-annotated' },
+    });
+    expect(fromGitLab?.event).toMatchObject({ tag: 'v2.0.0', commit_sha: 'e544cde93a077a14b1a2075ef74ea5416f7b8581' });
+  });
+});
+
 describe('GitLab webhook reader', () => {
   it('reads a push with its files', () => {
     expect(gitlab.parse(gitlabDelivery('Push Hook', 'push'))).toEqual({
@@ -265,6 +289,7 @@ describe('GitLab webhook reader', () => {
       kind: 'push',
       repository: 'acme/platform/infra-live',
       branch: null,
+      tag: 'v2.0.0',
       deleted: false,
       before_sha: null,
       commit_sha: 'e544cde93a077a14b1a2075ef74ea5416f7b8581',
@@ -400,6 +425,7 @@ describe('Bitbucket webhook reader', () => {
       kind: 'push',
       repository: 'acme-ops/infra-live',
       branch: null,
+      tag: 'v3.1.0',
       deleted: false,
       before_sha: null,
       commit_sha: '0633961195c27d9d2445e233f84cf07b07986fab',

@@ -16,6 +16,7 @@ import {
   outboxModule,
   policiesModule,
   registryModulesModule,
+  moduleRepositoriesModule,
   type ScheduledTask,
   tokensModule,
   type UseCases,
@@ -129,5 +130,11 @@ export const MODULES: readonly TrellisModule[] = [
     settings: ['mirrorMaxArchiveMb'],
     routes: FEATURE_ROUTES.mirror,
     protocols: [mirrorProtocol],
+  },
+  {
+    ...moduleRepositoriesModule,
+    settings: [],
+    routes: FEATURE_ROUTES.moduleRepositories,
+    pages: FEATURE_PAGES.registry,
   },
 ];

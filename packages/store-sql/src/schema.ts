@@ -43,6 +43,7 @@ export const TABLES = {
   mirrorArchives: 'mirror_archives',
   registryModules: 'registry_modules',
   registryModuleVersions: 'registry_module_versions',
+  moduleRepositories: 'module_repositories',
 } as const;
 
 export type TableName = (typeof TABLES)[keyof typeof TABLES];

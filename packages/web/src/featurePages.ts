@@ -3,6 +3,7 @@ import { auditRoutes } from './audit/auditRoutes.js';
 import { notificationRoutes } from './notifications/notificationRoutes.js';
 import { orgRoutes } from './orgs/orgRoutes.js';
 import { policyRoutes } from './policies/policyRoutes.js';
+import { registryRoutes } from './registry/registryRoutes.js';
 import type { WebRouteDeps } from './routing.js';
 import { tokenRoutes } from './tokens/tokenRoutes.js';
 
@@ -16,4 +17,5 @@ export const FEATURE_PAGES = {
   orgs: orgRoutes,
   tokens: tokenRoutes,
   audit: auditRoutes,
+  registry: registryRoutes,
 } as const satisfies Record<string, FeaturePages>;

@@ -2,7 +2,16 @@ import type { UserActor } from '@trellis/core';
 import { type Html, html } from './html.js';
 import type { Standing } from './standing.js';
 
-export type Section = 'vineyards' | 'jobs' | 'workers' | 'orgs' | 'tokens' | 'notifications' | 'policies' | 'audit';
+export type Section =
+  | 'vineyards'
+  | 'jobs'
+  | 'workers'
+  | 'orgs'
+  | 'tokens'
+  | 'notifications'
+  | 'policies'
+  | 'registry'
+  | 'audit';
 
 /** What a page handler returns; the router wraps it in the layout. */
 export interface Page {
@@ -35,6 +44,7 @@ const NAVIGATION: readonly { section: Section; label: string; path: string }[] =
   { section: 'tokens', label: 'API tokens', path: '/tokens' },
   { section: 'notifications', label: 'Notifications', path: '/notifications' },
   { section: 'policies', label: 'Policies', path: '/policies' },
+  { section: 'registry', label: 'Registry', path: '/registry' },
   { section: 'audit', label: 'Audit log', path: '/audit' },
 ];
 

@@ -54,6 +54,8 @@ import { DeleteModuleCommand } from './modules/DeleteModuleCommand.js';
 import { DeprecateModuleCommand } from './modules/DeprecateModuleCommand.js';
 import { ListModulesCommand } from './modules/ListModulesCommand.js';
 import { ModuleVersionsCommand } from './modules/ModuleVersionsCommand.js';
+import { ConnectModuleCommand } from './modules/ConnectModuleCommand.js';
+import { ModuleRepositoryCommand } from './modules/ModuleRepositoryCommand.js';
 import { PublishModuleCommand } from './modules/PublishModuleCommand.js';
 import { CreatePolicyCommand } from './policies/CreatePolicyCommand.js';
 import { DeletePolicyCommand } from './policies/DeletePolicyCommand.js';
@@ -148,6 +150,8 @@ export const COMMANDS = [
   ListModulesCommand,
   PublishModuleCommand,
   ModuleVersionsCommand,
+  ConnectModuleCommand,
+  ModuleRepositoryCommand,
   DeprecateModuleCommand,
   DeleteModuleCommand,
   ListProvidersCommand,

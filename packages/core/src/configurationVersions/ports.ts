@@ -41,4 +41,35 @@ export interface TarballLimits {
  */
 export interface TarballChecker {
   check(body: AsyncIterable<Uint8Array>, limits: TarballLimits): Promise<TarballContents>;
+  /**
+   * The text (UTF-8) of the regular files `select` picks, by their path below `stripComponents`,
+   * in one pass over an already checked tarball (the registry page reads a module's `*.tf` and
+   * README, issue 28); a picked file over `maxFileBytes` is left out. Throws
+   * `UnprocessableError('configuration_invalid')` when the bytes are not a readable tar.gz.
+   */
+  readFiles(body: AsyncIterable<Uint8Array>, options: TarballFileSelection): Promise<TarballFile[]>;
+  /**
+   * A provider's archive of a commit (its tree wrapped in `limits.stripComponents` directories)
+   * as a `.tar.gz` of the tree at its root, as the module registry serves it (`tofu` unpacks a
+   * module where it downloads it, stripping nothing). Checked as `check` does first (and refused
+   * the same way); `maxBytes` bounds the archive as it arrives (`TooLargeError`).
+   */
+  unwrap(body: AsyncIterable<Uint8Array>, limits: TarballLimits & { maxBytes: number }): Promise<UnwrappedTarball>;
+}
+
+/** A re-packed tarball, read once; `dispose` removes what making it left behind (after reading, or instead of it). */
+export interface UnwrappedTarball {
+  body: AsyncIterable<Uint8Array>;
+  dispose(): Promise<void>;
+}
+
+export interface TarballFileSelection {
+  stripComponents: number;
+  select: (path: string) => boolean;
+  maxFileBytes: number;
+}
+
+export interface TarballFile {
+  path: string;
+  text: string;
 }

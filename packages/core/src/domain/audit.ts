@@ -85,6 +85,9 @@ export const AUDIT_ACTIONS = [
   'provider_version.delete',
   'gpg_key.add',
   'gpg_key.delete',
+  'module_repository.connect',
+  'module_repository.disconnect',
+  'module_repository.tag',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

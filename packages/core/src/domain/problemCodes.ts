@@ -125,6 +125,10 @@ export const PROBLEM_CODES = {
   org_not_found: { status: 404, meaning: 'no such organization, or the caller is not a member' },
   module_not_found: { status: 404, meaning: 'no such module in the registry namespace' },
   module_version_not_found: { status: 404, meaning: 'no such version of the registry module' },
+  module_repository_not_found: {
+    status: 404,
+    meaning: 'the registry module is not connected to a git repository (trellis modules connect)',
+  },
   namespace_not_found: {
     status: 404,
     meaning: 'no such registry namespace: an organization the caller belongs to, or their personal namespace',

@@ -14,6 +14,11 @@ export type VcsEvent =
       repository: string;
       /** The branch pushed to; null for a tag push. */
       branch: string | null;
+      /**
+       * The tag pushed (`v1.2.0`, without `refs/tags/`); absent for a branch push. A connected
+       * module's repository publishes its semver tags (issue 28, `registry/gitTags`).
+       */
+      tag?: string;
       /** True when the push deleted the branch (nothing to plan). */
       deleted: boolean;
       /** The commit before the push; null for a new branch. */
@@ -95,6 +100,11 @@ export interface CommitStatus {
 export interface HookRequest {
   url: string;
   secret: string;
+  /**
+   * Whether the hook must deliver tag pushes (a registry module's repository, issue 28): GitLab
+   * subscribes to them apart (`tag_push_events`); GitHub's and Bitbucket's push events carry them.
+   */
+  tag_pushes?: boolean;
 }
 
 export const WEBHOOK_MODES = ['auto', 'manual'] as const;

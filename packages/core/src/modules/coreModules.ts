@@ -5,6 +5,7 @@ import { orgsModule } from '../orgs/module.js';
 import { outboxModule } from '../outbox/module.js';
 import { policiesModule } from '../policies/module.js';
 import { registryModulesModule } from '../registry/modules/module.js';
+import { moduleRepositoriesModule } from '../registry/gitTags/module.js';
 import { tokensModule } from '../tokens/module.js';
 import { vcsModule } from '../vcs/module.js';
 import { mirrorModule } from '../registry/mirror/module.js';
@@ -31,4 +32,5 @@ export const CORE_MODULES: readonly CoreModule[] = [
   registryModulesModule,
   registryProvidersModule,
   mirrorModule,
+  moduleRepositoriesModule,
 ];

@@ -3,6 +3,7 @@ import type { MirrorStore } from '../registry/mirror/ports.js';
 import type { RegistryModuleStore } from '../registry/modules/ports.js';
 import type { TfeRunStore } from '../tfe/runs/records.js';
 import type { RegistryProviderStore } from '../registry/providers/ports.js';
+import type { ModuleRepositoryStore } from '../registry/gitTags/records.js';
 import type { ApiTokenStore } from './ApiTokenStore.js';
 import type { AuditStore } from './AuditStore.js';
 import type { CliLoginStore } from './CliLoginStore.js';
@@ -51,6 +52,8 @@ export interface Stores {
   notifications: NotificationStore;
   policies: PolicyStore;
   vcs: VcsConnectionStore;
+  /** Modules published from git tags (issue 28). */
+  moduleRepositories: ModuleRepositoryStore;
   /** The comment ids of pull requests; the feedback itself is in `outbox`. */
   vcsFeedback: VcsFeedbackStore;
   /** Notification deliveries and git provider feedback, one table (`domain/outbox.ts`). */

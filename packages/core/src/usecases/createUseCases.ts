@@ -34,6 +34,9 @@ import type { WorkerUseCases } from './WorkerUseCases.js';
 import type { WorkloadIdentityUseCases } from '../workloadIdentity/WorkloadIdentityUseCases.js';
 import type { TfeUseCases } from '../tfe/index.js';
 import type { RegistryModuleUseCases } from '../registry/modules/RegistryModuleUseCases.js';
+import type { ModuleRepositoryUseCases } from '../registry/gitTags/ModuleRepositoryUseCases.js';
+import type { ModuleTagUseCases } from '../registry/gitTags/ModuleTagUseCases.js';
+import type { ModuleDocsUseCases } from '../registry/moduleFiles/ModuleDocsUseCases.js';
 import type { VineEditUseCases } from '../vineEdits/VineEditUseCases.js';
 import type { GpgKeyUseCases } from '../registry/providers/GpgKeyUseCases.js';
 import type { RegistryProviderUseCases } from '../registry/providers/RegistryProviderUseCases.js';
@@ -84,6 +87,12 @@ export interface UseCases {
   registryProviders: RegistryProviderUseCases;
   /** The namespaces' GPG keys the providers are signed with (issue 28). */
   gpgKeys: GpgKeyUseCases;
+  /** Modules published from git tags: their repositories (issue 28). */
+  moduleRepositories: ModuleRepositoryUseCases;
+  /** …and the tag pushes that publish them. */
+  moduleTags: ModuleTagUseCases;
+  /** A published version's README, inputs and outputs (the registry page). */
+  moduleDocs: ModuleDocsUseCases;
 }
 
 /**

@@ -30,8 +30,15 @@ function headersOf(req: Request): WebhookRequestParts['headers'] {
 const WebhookQuery = z.object({
   vine: z
     .string()
+    .optional()
     .describe(
       'the connected configuration, as in the `webhook_url` Trellis gives: the delivery is checked against the secret of its connection only',
+    ),
+  module: z
+    .string()
+    .optional()
+    .describe(
+      "a registry module's repository (issue 28), as in its `webhook_url`: a push of a version tag publishes that version",
     ),
 });
 
@@ -50,7 +57,9 @@ export function gitWebhookRoutes(useCases: UseCases): RouteSpec[] {
         'touching its `paths` queues a PLAN of that commit; a pull request into it queues a speculative PLAN of ' +
         "its head commit (a fork's only as the connection's `fork_pull_requests` allows). `202` for a ping, an " +
         'ignored event, a redelivery or replay (same delivery id, or same body) or a configuration with no ' +
-        'connection; `401 webhook_signature_invalid` (nothing created) when the signature is missing or wrong.',
+        'connection; `401 webhook_signature_invalid` (nothing created) when the signature is missing or wrong. ' +
+        "With `?module=` instead (a registry module's repository), a push of a tag `v1.2.0` publishes version `1.2.0` " +
+        'of the module from the tagged commit (`module_tag` says what became of it).',
       tags: ['webhooks'],
       auth: 'none',
       query: WebhookQuery,
@@ -58,12 +67,23 @@ export function gitWebhookRoutes(useCases: UseCases): RouteSpec[] {
       rateLimit: { windowSeconds: 60, limit: 600 },
       responses: {
         202: { description: 'Received', schema: WebhookAccepted },
-        400: { description: '`validation_failed`: the URL names no connection (`vine`), or no event header' },
+        400: {
+          description: '`validation_failed`: the URL names no connection (`vine` or `module`), or no event header',
+        },
         401: { description: '`webhook_signature_invalid`: the signature is missing or wrong; nothing was created' },
         413: { description: '`webhook_too_large`: the body is over the limit, refused before or while it streams' },
       },
       handler: async ({ req, query }) => {
         const declared = Number(req.headers['content-length']);
+        if (query.module !== undefined) {
+          const delivered = await useCases.moduleTags.receive(provider, {
+            module: query.module,
+            headers: headersOf(req),
+            body: req,
+            declaredBytes: Number.isFinite(declared) ? declared : null,
+          });
+          return { status: 202, body: { accepted: true, jobs: [], module_tag: delivered.result } };
+        }
         const outcome = await useCases.gitEvents.receive(provider, {
           vine: query.vine,
           headers: headersOf(req),

@@ -90,6 +90,7 @@ function pushOf(payload: Record<string, unknown>): VcsEvent {
     kind: 'push',
     repository: read.string(payload, 'repository.full_name'),
     branch: read.string(ref, 'type') === 'branch' ? read.string(ref, 'name') : null,
+    ...(read.string(ref, 'type') === 'tag' ? { tag: read.string(ref, 'name') } : {}),
     deleted,
     before_sha: read.optionalString(old, 'target.hash'),
     commit_sha: next ? read.string(next, 'target.hash') : read.string(old, 'target.hash'),

@@ -57,7 +57,7 @@ export class GitLabVcsApi implements VcsApi {
         token: hook.secret,
         push_events: true,
         merge_requests_events: true,
-        tag_push_events: false,
+        tag_push_events: hook.tag_pushes === true,
         enable_ssl_verification: true,
       },
     });

@@ -54,9 +54,11 @@ function pushOf(payload: Record<string, unknown>): VcsEvent {
     kind: 'push',
     repository: read.string(payload, 'project.path_with_namespace'),
     branch: ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null,
+    ...(ref.startsWith('refs/tags/') ? { tag: ref.slice('refs/tags/'.length) } : {}),
     deleted,
     before_sha: before === ZERO_SHA ? null : before,
-    commit_sha: after,
+    // An annotated tag's `after` is the tag object; `checkout_sha` is the commit it tags.
+    commit_sha: (ref.startsWith('refs/tags/') && !deleted && read.optionalString(payload, 'checkout_sha')) || after,
     commit_message: read.optionalString(head, 'message') ?? '',
     author:
       read.optionalString(head, 'author.name') ??

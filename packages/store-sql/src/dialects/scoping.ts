@@ -50,6 +50,7 @@ export const OWNER_COLUMNS: Readonly<Record<TableName, string | null>> = {
   mirror_archives: 'owner_id',
   registry_modules: 'owner_id',
   registry_module_versions: 'owner_id',
+  module_repositories: 'owner_id',
 };
 
 /** The one owner an owner scope is limited to, or null for system work; member scopes span several. */

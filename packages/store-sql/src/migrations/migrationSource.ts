@@ -41,6 +41,7 @@ import { providerMirrorMigration } from './m050_provider_mirror.js';
 import { registryModulesMigration } from './m048_registry_modules.js';
 import { registryProvidersMigration } from './m049_registry_providers.js';
 import { stateAfterLostMigration } from './m052_state_after_lost.js';
+import { moduleRepositoriesMigration } from './m051_module_repositories.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -84,6 +85,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   registryModulesMigration,
   registryProvidersMigration,
   providerMirrorMigration,
+  moduleRepositoriesMigration,
   stateAfterLostMigration,
 ];
 

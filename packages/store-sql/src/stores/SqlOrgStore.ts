@@ -71,6 +71,8 @@ export const ORG_DELETION: Readonly<Record<TableName, 'delete' | 'cascade' | 'ke
   registry_provider_versions: 'delete',
   registry_provider_platforms: 'delete',
   registry_gpg_keys: 'delete',
+  // Its modules' git repositories (issue 28); the hooks at the provider are left (deliveries find no connection).
+  module_repositories: 'delete',
 };
 
 /** The tables of `ORG_DELETION`'s `delete`, in the order their rows go (children before parents). */
@@ -97,6 +99,7 @@ export const ORG_DELETE_ORDER: readonly TableName[] = [
   'registry_provider_versions',
   'registry_providers',
   'registry_gpg_keys',
+  'module_repositories',
   'orgs',
 ];
 

@@ -18,6 +18,7 @@ import { SqlPlanArtifactStore } from './SqlPlanArtifactStore.js';
 import { SqlRefreshTokenStore } from './SqlRefreshTokenStore.js';
 import { SqlReleaseStore } from './SqlReleaseStore.js';
 import { SqlTfeLoginCodeStore } from './SqlTfeLoginCodeStore.js';
+import { SqlModuleRepositoryStore } from './SqlModuleRepositoryStore.js';
 import { SqlTfeRunStore } from './SqlTfeRunStore.js';
 import { SqlRegistryProviderStore } from './SqlRegistryProviderStore.js';
 import { SqlSignInLinkStore } from './SqlSignInLinkStore.js';
@@ -56,6 +57,7 @@ export function createStores(session: SqlSession): Stores {
     vcs: new SqlVcsConnectionStore(session),
     signingKeys: new SqlSigningKeyStore(session),
     tfeLoginCodes: new SqlTfeLoginCodeStore(session),
+    moduleRepositories: new SqlModuleRepositoryStore(session),
     signInLinks: new SqlSignInLinkStore(session),
     registryProviders: new SqlRegistryProviderStore(session),
     vcsFeedback: new SqlVcsFeedbackStore(session),

@@ -1,6 +1,7 @@
 import type {
   ConfigurationVersion,
   MirrorArchive,
+  ModuleRepository,
   RegistryGpgKey,
   RegistryModule,
   RegistryModuleVersion,
@@ -115,6 +116,8 @@ export interface MemoryState {
   vcsConnections: Map<string, VcsConnection>;
   /** `<provider>:<delivery id>` → when it was received. */
   vcsDeliveries: Map<string, string>;
+  /** Modules published from git tags (issue 28), keyed by id. */
+  moduleRepositories: Map<string, ModuleRepository>;
   /** System records (issue 16), keyed by kid. */
   signingKeys: Map<string, SigningKey>;
   tfeLoginCodes: Map<string, TfeLoginCode>;
@@ -167,6 +170,7 @@ export function emptyMemoryState(): MemoryState {
     registryModuleVersions: new Map(),
     vcsConnections: new Map(),
     vcsDeliveries: new Map(),
+    moduleRepositories: new Map(),
     signingKeys: new Map(),
     tfeLoginCodes: new Map(),
     signInLinks: new Map(),

@@ -219,6 +219,7 @@ function deleteOwnedRows(state: MemoryState, ownerId: string): void {
   for (const [key, entry] of state.outbox) if (entry.item.owner_id === ownerId) state.outbox.delete(key);
   owned(state.notifications);
   owned(state.vcsConnections);
+  owned(state.moduleRepositories);
   owned(state.vcsComments);
   owned(state.vineyards);
   owned(state.workers);

@@ -17,6 +17,7 @@ import { MemoryPlanArtifactStore } from './MemoryPlanArtifactStore.js';
 import { MemoryRefreshTokenStore } from './MemoryRefreshTokenStore.js';
 import { MemoryReleaseStore } from './MemoryReleaseStore.js';
 import { MemoryTfeLoginCodeStore } from './MemoryTfeLoginCodeStore.js';
+import { MemoryModuleRepositoryStore } from './MemoryModuleRepositoryStore.js';
 import { MemoryTfeRunStore } from './MemoryTfeRunStore.js';
 import { MemoryRegistryModuleStore } from './MemoryRegistryModuleStore.js';
 import { MemoryRegistryProviderStore } from './MemoryRegistryProviderStore.js';
@@ -80,6 +81,7 @@ export function memoryStores(tx: MemoryTransaction): Stores {
     audit: new MemoryAuditStore(tx),
     policies: new MemoryPolicyStore(tx),
     vcs: new MemoryVcsConnectionStore(tx),
+    moduleRepositories: new MemoryModuleRepositoryStore(tx),
     signingKeys: new MemorySigningKeyStore(tx),
     tfeLoginCodes: new MemoryTfeLoginCodeStore(tx),
     signInLinks: new MemorySignInLinkStore(tx),
