@@ -1,5 +1,6 @@
 /**
- * Real peers for integration tests (OpenTofu, MinIO, fake-gcs-server, Open Policy Agent, Helm).
+ * Real peers for integration tests (OpenTofu, MinIO, fake-gcs-server, Open Policy Agent, Helm,
+ * go-tfe's integration tests, and Trellis's test provider).
  *
  * They are built from their Go modules at pinned versions by `scripts/peers.sh`
  * into a cache outside the repository (`$TRELLIS_PEERS_DIR`, default
@@ -14,9 +15,35 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 
-export type PeerName = 'tofu' | 'minio' | 'fake-gcs-server' | 'opa' | 'helm';
+export type PeerName =
+  | 'tofu'
+  | 'minio'
+  | 'fake-gcs-server'
+  | 'opa'
+  | 'helm'
+  | 'go-tfe.test'
+  | 'terraform-provider-null';
 
-export const PEER_NAMES: readonly PeerName[] = ['tofu', 'minio', 'fake-gcs-server', 'opa', 'helm'];
+export const PEER_NAMES: readonly PeerName[] = [
+  'tofu',
+  'minio',
+  'fake-gcs-server',
+  'opa',
+  'helm',
+  'go-tfe.test',
+  'terraform-provider-null',
+];
+
+/** The `scripts/peers.sh` argument that builds a peer, where it is not the binary's name. */
+const BUILD_NAMES: Partial<Record<PeerName, string>> = {
+  'go-tfe.test': 'go-tfe',
+  'terraform-provider-null': 'null-provider',
+};
+
+/** go-tfe's source with its test fixtures, where its tests (`go-tfe.test`) must run. */
+export function goTfeSource(): string {
+  return join(peersDir(), 'src', 'go-tfe');
+}
 
 /** Root of the peers cache: `$TRELLIS_PEERS_DIR` or `~/.cache/trellis-peers` (as in scripts/peers.sh). */
 export function peersDir(): string {
@@ -75,10 +102,11 @@ export function requirePeer(name: PeerName, suite?: string): string | null {
   const found = findPeer(name);
   if (found) return found;
   const where = `${peersBinDir()} or PATH`;
+  const build = BUILD_NAMES[name] ?? name;
   if (isCI()) {
     throw new Error(
       `test peer "${name}" not found in ${where}${suite ? ` (needed by ${suite})` : ''}: ` +
-        `run scripts/peers.sh to build it (CI=true makes a missing peer an error)`,
+        `run scripts/peers.sh ${build} to build it (CI=true makes a missing peer an error)`,
     );
   }
   const key = `${name}\0${suite ?? ''}`;
@@ -89,7 +117,7 @@ export function requirePeer(name: PeerName, suite?: string): string | null {
       `\n${bar}\n` +
         `!! SKIPPED${suite ? `: ${suite}` : ''}\n` +
         `!! test peer "${name}" not found in ${where}.\n` +
-        `!! Run scripts/peers.sh (or scripts/peers.sh ${name}) to build it; under CI=true this is an error.\n` +
+        `!! Run scripts/peers.sh (or scripts/peers.sh ${build}) to build it; under CI=true this is an error.\n` +
         `${bar}\n\n`,
     );
   }

@@ -9,7 +9,7 @@
  * network has no registry.
  */
 import { execFile } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -20,10 +20,9 @@ import {
   createTestDatabase,
   deviceLoginTokens,
   fileUrl,
-  isCi,
+  goTfeSource,
   makeTestCa,
-  peersBinDir,
-  peersDir,
+  requirePeer,
   type ServerProcess,
   startServerProcess,
   type TestCa,
@@ -33,16 +32,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AgentProcess, BOOTSTRAP_TOKEN, killLeftovers, startAgent, TOFU } from '../support/e2e.js';
 
 const run = promisify(execFile);
-const TESTS = join(peersBinDir(), 'go-tfe.test');
-const SOURCE = join(peersDir(), 'src', 'go-tfe');
-const PROVIDER = join(peersBinDir(), 'terraform-provider-null');
-const present = existsSync(TESTS) && existsSync(SOURCE) && existsSync(PROVIDER) && TOFU !== null;
-if (!present && isCi()) {
-  throw new Error(`go-tfe's tests or the test provider are not built: run scripts/peers.sh go-tfe null-provider`);
-}
-if (!present) {
-  process.stderr.write(`\n!! SKIPPED: go-tfe's run tests: run scripts/peers.sh go-tfe null-provider\n\n`);
-}
+const TESTS = requirePeer('go-tfe.test', "go-tfe's run tests");
+const PROVIDER = requirePeer('terraform-provider-null', "go-tfe's run tests");
+const SOURCE = goTfeSource();
+const present = TESTS !== null && PROVIDER !== null && TOFU !== null;
 
 /** The go-tfe run tests docs/terraform-cloud.md says pass against Trellis. */
 export const PASSING_RUNS = [
@@ -80,7 +73,7 @@ function providerMirror(dir: string): string {
   for (const host of ['registry.opentofu.org', 'registry.terraform.io']) {
     const platform = join(dir, 'mirror', host, 'hashicorp', 'null', '3.2.4', 'linux_amd64');
     mkdirSync(platform, { recursive: true });
-    copyFileSync(PROVIDER, join(platform, 'terraform-provider-null_v3.2.4'));
+    copyFileSync(PROVIDER as string, join(platform, 'terraform-provider-null_v3.2.4'));
     chmodSync(join(platform, 'terraform-provider-null_v3.2.4'), 0o755);
   }
   const file = join(dir, 'agent.tfrc');
@@ -180,14 +173,14 @@ describe.skipIf(!present)("go-tfe's run tests against trellis-server and trellis
 
   it('passes the run tests the documentation lists as passing', async () => {
     const env = { ...process.env, TFE_ADDRESS: base, TFE_TOKEN: token, SSL_CERT_FILE: ca.caFile, ENABLE_TFE: '1' };
-    const listed = await run(TESTS, ['-test.list', RUN_TESTS], { cwd: SOURCE, env });
+    const listed = await run(TESTS as string, ['-test.list', RUN_TESTS], { cwd: SOURCE, env });
     const names = listed.stdout.split('\n').filter((name) => /^Test\w+$/.test(name));
     expect(PASSING_RUNS.filter((name) => !names.includes(name))).toEqual([]);
     const only = process.env.TRELLIS_GO_TFE_RUNS === 'all' ? names : PASSING_RUNS;
     const outcomes: Record<string, Outcome> = {};
     const outputs: Record<string, string> = {};
     for (const name of only) {
-      const result = await run(TESTS, ['-test.run', `^${name}$`, '-test.v', '-test.timeout', '180s'], {
+      const result = await run(TESTS as string, ['-test.run', `^${name}$`, '-test.v', '-test.timeout', '180s'], {
         cwd: SOURCE,
         env,
         maxBuffer: 64 * 1024 * 1024,

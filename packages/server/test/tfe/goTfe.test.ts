@@ -5,7 +5,7 @@
  * others with it); the ones docs/terraform-cloud.md lists as passing must pass.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -13,10 +13,9 @@ import {
   caRequest,
   createTestDatabase,
   fileUrl,
-  isCi,
+  goTfeSource,
   makeTestCa,
-  peersBinDir,
-  peersDir,
+  requirePeer,
   type ServerProcess,
   startServerProcess,
   type TestCa,
@@ -26,12 +25,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_TOKEN } from '../support/controlPlane.js';
 
 const run = promisify(execFile);
-const TESTS = join(peersBinDir(), 'go-tfe.test');
-const SOURCE = join(peersDir(), 'src', 'go-tfe');
-const present = existsSync(TESTS) && existsSync(SOURCE);
-if (!present && isCi()) throw new Error(`go-tfe's tests are not built (${TESTS}): run scripts/peers.sh go-tfe`);
-if (!present)
-  process.stderr.write(`\n!! SKIPPED: go-tfe's integration tests: ${TESTS} missing; run scripts/peers.sh go-tfe\n\n`);
+const TESTS = requirePeer('go-tfe.test', "go-tfe's integration tests");
+const SOURCE = goTfeSource();
+const present = TESTS !== null;
 
 /** The go-tfe tests docs/terraform-cloud.md says pass against Trellis. */
 export const PASSING = [
@@ -109,7 +105,7 @@ describe.skipIf(!present)("go-tfe's integration tests against trellis-server", (
     // tests as against one (HCP-only subscription and billing steps are skipped by go-tfe itself).
     const env = { ...process.env, TFE_ADDRESS: base, TFE_TOKEN: token, SSL_CERT_FILE: ca.caFile, ENABLE_TFE: '1' };
     const listed = await run(
-      TESTS,
+      TESTS as string,
       ['-test.list', '^(TestWorkspaces|TestStateVersions|TestVariables|TestConfigurationVersions)'],
       { cwd: SOURCE, env },
     );
@@ -119,7 +115,7 @@ describe.skipIf(!present)("go-tfe's integration tests against trellis-server", (
     expect(PASSING.filter((name) => !names.includes(name))).toEqual([]);
     const outcomes: Record<string, Outcome> = {};
     for (const name of PASSING) {
-      const result = await run(TESTS, ['-test.run', `^${name}$`, '-test.v', '-test.timeout', '120s'], {
+      const result = await run(TESTS as string, ['-test.run', `^${name}$`, '-test.v', '-test.timeout', '120s'], {
         cwd: SOURCE,
         env,
         maxBuffer: 64 * 1024 * 1024,
