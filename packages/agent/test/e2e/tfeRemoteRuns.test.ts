@@ -273,8 +273,10 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
           },
           120_000,
         );
-        expect(deploy.status).toBe('CANCELLED');
-        expect((await runsOf('interrupted'))[0]?.attributes.status).toBe('canceled');
+        // What the CLI printed and what the agent did, should the cancel not have reached the job.
+        const story = () => `${session.output()}\n--- agent ---\n${agent.output().slice(-6000)}`;
+        expect(deploy.status, story()).toBe('CANCELLED');
+        expect((await runsOf('interrupted'))[0]?.attributes.status, story()).toBe('canceled');
       }, 300_000);
 
       it.skipIf(!OPA)(
