@@ -1,17 +1,18 @@
 import type { UserActor } from '../domain/actors.js';
-import { GIT_PROVIDERS, type GitProvider, PROVIDER_NAMES } from '../domain/enums.js';
-import { ConflictError, isDomainError, NotFoundError, UnavailableError, ValidationError } from '../domain/errors.js';
+import { GIT_PROVIDERS, type GitProvider } from '../domain/enums.js';
+import { ConflictError, isDomainError, NotFoundError, ValidationError } from '../domain/errors.js';
 import { gitSourceIssues } from '../domain/gitSource.js';
 import type { Vine } from '../domain/records.js';
 import type { OrgAction } from '../domain/roles.js';
 import { isUuid } from '../domain/validation.js';
 import type { ForkPullRequestMode, VcsConnection, WebhookMode } from '../domain/vcs.js';
-import { ownerScope, type Scope, type Stores, systemScope } from '../ports/UnitOfWork.js';
+import { type Scope, type Stores, systemScope } from '../ports/UnitOfWork.js';
 import { type ConnectVcsInput, parseConnectInput } from './connectInput.js';
 import { Access } from '../usecases/Access.js';
 import { recordAudit } from '../usecases/audit.js';
-import { type CoreDeps, isoNow, type VcsPort } from '../usecases/CoreDeps.js';
-import { connectorStillAdmin, sealWebhookSecret, vcsTokenFor } from '../usecases/vcsTokens.js';
+import { type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
+import { connectorStillAdmin, sealWebhookSecret } from '../usecases/vcsTokens.js';
+import { deleteWebhook, hookFailure, personalProviderToken, providerPort } from './providerAccess.js';
 import { refuseOrganizationToken } from '../usecases/personOnly.js';
 
 /** A connection as people see it: never the secret, except `webhook_secret` once in a manual connect's answer. */
@@ -71,7 +72,7 @@ export class VcsUseCases {
     const parsed = parseConnectInput(input);
     if (parsed.webhook === 'auto')
       refuseOrganizationToken(user, "create a webhook with its creator's sign-in (use manual)");
-    const port = this.port(parsed.provider);
+    const port = providerPort(this.deps, parsed.provider);
     const { vine, scope } = await this.locate(user, nameOrId, 'vineyards.manage');
     const path = parsed.path !== undefined ? parsed.path : vine.source.type === 'git' ? vine.source.path : null;
     const url = port.cloneUrl(parsed.repository);
@@ -92,16 +93,18 @@ export class VcsUseCases {
 
     let hookId: string | null = null;
     // The connecting person's token creates the new hook (auto) and deletes the old one.
-    const token = parsed.webhook === 'auto' ? await this.tokenOf(user, parsed.provider) : null;
+    const token = parsed.webhook === 'auto' ? await personalProviderToken(this.deps, user, parsed.provider) : null;
     if (previous?.hook_id) {
       // Replaced: the old hook goes first (the provider may refuse a second hook with the same URL).
       let failure: string | null;
       try {
         const oldToken =
-          token !== null && previous.provider === parsed.provider ? token : await this.tokenOf(user, previous.provider);
-        failure = await this.removeHook(previous, oldToken);
+          token !== null && previous.provider === parsed.provider
+            ? token
+            : await personalProviderToken(this.deps, user, previous.provider);
+        failure = await deleteWebhook(this.deps, previous, oldToken);
       } catch (error) {
-        failure = describe(error);
+        failure = hookFailure(error);
       }
       details.old_hook_removed = failure === null;
       if (failure !== null) details.old_hook_error = failure;
@@ -196,9 +199,13 @@ export class VcsUseCases {
     let hookError: string | null = null;
     if (connection.hook_id) {
       try {
-        hookError = await this.removeHook(connection, await this.tokenOf(user, connection.provider));
+        hookError = await deleteWebhook(
+          this.deps,
+          connection,
+          await personalProviderToken(this.deps, user, connection.provider),
+        );
       } catch (error) {
-        hookError = describe(error);
+        hookError = hookFailure(error);
       }
     }
     await this.deps.uow.run(scope, async (stores) => {
@@ -233,48 +240,6 @@ export class VcsUseCases {
         `this owner already has ${others} repository connections with a manual webhook, the most this server allows (${limit}): disconnect one, or connect with an automatic webhook`,
       );
     }
-  }
-
-  /** Deletes the connection's hook; answers null, or why it could not be deleted. */
-  private async removeHook(connection: VcsConnection, token: string | null): Promise<string | null> {
-    const port = this.deps.vcs[connection.provider];
-    if (!port) return 'provider_not_configured';
-    if (!connection.hook_id || token === null) return null;
-    try {
-      await port.api.deleteHook(token, connection.repository, connection.hook_id);
-      return null;
-    } catch (error) {
-      return describe(error);
-    }
-  }
-
-  /** The acting person's token at the provider (their own identities: their own scope). */
-  private async tokenOf(user: UserActor, provider: GitProvider): Promise<string> {
-    refuseOrganizationToken(user, "use its creator's sign-in at a git provider (connect with a manual webhook)");
-    try {
-      return await this.deps.uow.run(ownerScope(user.userId), (stores) =>
-        vcsTokenFor(stores, this.deps, { provider, connected_by: user.userId }),
-      );
-    } catch (error) {
-      if (!isDomainError(error) || error.code !== 'provider_not_linked') throw error;
-      const name = PROVIDER_NAMES[provider];
-      throw new ConflictError(
-        'provider_not_linked',
-        `your account is not linked to ${name}: sign in with ${name} in the web interface first (Trellis creates the webhook with that sign-in's token), or connect with a manual webhook`,
-        { cause: error },
-      );
-    }
-  }
-
-  private port(provider: GitProvider): VcsPort {
-    const port = this.deps.vcs[provider];
-    if (!port) {
-      throw new UnavailableError(
-        'provider_not_configured',
-        `${PROVIDER_NAMES[provider]} is not configured on this server (TRELLIS_${provider.toUpperCase()}_CLIENT_ID)`,
-      );
-    }
-    return port;
   }
 
   /**
@@ -331,9 +296,4 @@ export class VcsUseCases {
 
 function notConnected(): NotFoundError {
   return new NotFoundError('vcs', 'vcs_not_connected', 'the configuration is not connected to a repository');
-}
-
-function describe(error: unknown): string {
-  if (isDomainError(error)) return error.code;
-  return error instanceof Error ? error.name : 'error';
 }

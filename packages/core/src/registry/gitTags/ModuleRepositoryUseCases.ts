@@ -1,13 +1,14 @@
 import type { UserActor } from '../../domain/actors.js';
-import { GIT_PROVIDERS, type GitProvider, isOneOf, PROVIDER_NAMES } from '../../domain/enums.js';
-import { ConflictError, isDomainError, NotFoundError, UnavailableError, ValidationError } from '../../domain/errors.js';
+import { GIT_PROVIDERS, type GitProvider, isOneOf } from '../../domain/enums.js';
+import { NotFoundError, ValidationError } from '../../domain/errors.js';
 import { WEBHOOK_MODES, type WebhookMode } from '../../domain/vcs.js';
-import { ownerScope, systemScope } from '../../ports/UnitOfWork.js';
+import { systemScope } from '../../ports/UnitOfWork.js';
 import { recordAudit } from '../../usecases/audit.js';
-import { type CoreDeps, isoNow, type VcsPort } from '../../usecases/CoreDeps.js';
+import { type CoreDeps, isoNow } from '../../usecases/CoreDeps.js';
 import { refuseOrganizationToken } from '../../usecases/personOnly.js';
-import { connectorStillAdmin, vcsTokenFor } from '../../usecases/vcsTokens.js';
+import { connectorStillAdmin } from '../../usecases/vcsTokens.js';
 import { repositoryIssue } from '../../vcs/connectInput.js';
+import { deleteWebhook, hookFailure, personalProviderToken, providerPort } from '../../vcs/providerAccess.js';
 import { RegistryNamespaces } from '../namespaces.js';
 import { type ModuleAddress, requireModuleName, requireModuleSystem } from '../modules/records.js';
 import type { ModuleRepository, ModuleTagResult } from './records.js';
@@ -69,14 +70,15 @@ export class ModuleRepositoryUseCases {
     const system = requireModuleSystem(address.system);
     const { provider, repository, webhook } = parseInput(input);
     if (webhook === 'auto') refuseOrganizationToken(actor, "create a webhook with its creator's sign-in (use manual)");
-    const port = this.port(provider);
+    const port = providerPort(this.deps, provider);
     const namespace = await this.namespaces.resolve(actor, address.namespace, 'registry.manage');
     const previous = await this.deps.uow.read(namespace.scope, (stores) =>
       stores.moduleRepositories.get(namespace.ownerId, name, system),
     );
     const id = previous?.id ?? this.deps.random.uuid();
     const secret = Buffer.from(this.deps.random.bytes(SECRET_BYTES)).toString('hex');
-    const token = webhook === 'auto' || previous?.hook_id ? await this.tokenOf(actor, provider) : null;
+    const token =
+      webhook === 'auto' || previous?.hook_id ? await personalProviderToken(this.deps, actor, provider) : null;
     const details: Record<string, string | boolean | null> = {};
     if (previous?.hook_id) {
       const failure = await this.removeHook(previous, previous.provider === provider ? token : null);
@@ -165,9 +167,9 @@ export class ModuleRepositoryUseCases {
     let hookError: string | null = null;
     if (found.hook_id) {
       try {
-        hookError = await this.removeHook(found, await this.tokenOf(actor, found.provider));
+        hookError = await this.removeHook(found, await personalProviderToken(this.deps, actor, found.provider));
       } catch (error) {
-        hookError = describe(error);
+        hookError = hookFailure(error);
       }
     }
     await this.deps.uow.run(namespace.scope, async (stores) => {
@@ -214,44 +216,10 @@ export class ModuleRepositoryUseCases {
     };
   }
 
+  /** Deletes the connection's hook: null, or why not (a hook with no token to delete it with: `no_token`). */
   private async removeHook(row: ModuleRepository, token: string | null): Promise<string | null> {
-    const port = this.deps.vcs[row.provider];
-    if (!port) return 'provider_not_configured';
-    if (!row.hook_id || token === null) return token === null && row.hook_id ? 'no_token' : null;
-    try {
-      await port.api.deleteHook(token, row.repository, row.hook_id);
-      return null;
-    } catch (error) {
-      return describe(error);
-    }
-  }
-
-  private async tokenOf(actor: UserActor, provider: GitProvider): Promise<string> {
-    refuseOrganizationToken(actor, "use its creator's sign-in at a git provider (connect with a manual webhook)");
-    try {
-      return await this.deps.uow.run(ownerScope(actor.userId), (stores) =>
-        vcsTokenFor(stores, this.deps, { provider, connected_by: actor.userId }),
-      );
-    } catch (error) {
-      if (!isDomainError(error) || error.code !== 'provider_not_linked') throw error;
-      const name = PROVIDER_NAMES[provider];
-      throw new ConflictError(
-        'provider_not_linked',
-        `your account is not linked to ${name}: sign in with ${name} in the web interface first (Trellis creates the webhook with that sign-in's token), or connect with a manual webhook`,
-        { cause: error },
-      );
-    }
-  }
-
-  private port(provider: GitProvider): VcsPort {
-    const port = this.deps.vcs[provider];
-    if (!port) {
-      throw new UnavailableError(
-        'provider_not_configured',
-        `${PROVIDER_NAMES[provider]} is not configured on this server (TRELLIS_${provider.toUpperCase()}_CLIENT_ID)`,
-      );
-    }
-    return port;
+    if (token === null && row.hook_id) return 'no_token';
+    return deleteWebhook(this.deps, row, token);
   }
 }
 
@@ -286,9 +254,4 @@ function notConnected(module: string): NotFoundError {
     'module_repository_not_found',
     `the module ${module} is not connected to a repository (trellis modules connect)`,
   );
-}
-
-function describe(error: unknown): string {
-  if (isDomainError(error)) return error.code;
-  return error instanceof Error ? error.name : 'error';
 }
