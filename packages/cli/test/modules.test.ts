@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packModule } from '../src/commands/modules/packModule.js';
-import { login, runTrellis, TempHome, TestServer } from './harness.js';
+import { fakeAgent, login, runTrellis, TempHome, TestServer, userClient } from './harness.js';
 
 let server: TestServer;
 let home: TempHome;
@@ -119,5 +119,35 @@ describe('trellis modules', () => {
       deleted: true,
     });
     expect(JSON.parse((await trellis('modules', 'list', '--json')).stdout)).toEqual([]);
+  });
+
+  it('says which vines use which version, from their last deploy (table and --json)', async () => {
+    const ns = ['--name', 'dns', '--system', 'aws'];
+    const { namespace } = JSON.parse(
+      (await trellis('modules', 'publish', moduleDir(), ...ns, '--version', '2.0.0', '--json')).stdout,
+    );
+    expect((await trellis('modules', 'usage', ...ns)).stdout).toContain(
+      `no vine's last plan or deploy installed ${namespace}/dns/aws`,
+    );
+
+    const client = userClient(server, home);
+    const vineyard = await client.createVineyard('modules-cli');
+    const source = { type: 'inline' as const, files: { 'main.tf': 'output "x" { value = 1 }\n' } };
+    const vine = await client.createConfiguration({ name: 'edge', vineyard_id: vineyard.id, source });
+    const job = await client.createJob({ job_type: 'DEPLOY', configuration_id: vine.id });
+    const agent = await fakeAgent(server, home, 'modules-agent');
+    expect((await agent.claimJob())?.job.id).toBe(job.id);
+    await agent.reportStatus(job.id, {
+      status: 'SUCCESS',
+      execution_metadata: { modules: [{ source: `trellis.example.com/${namespace}/dns/aws`, version: '2.0.0' }] },
+    });
+
+    expect((await trellis('modules', 'usage', ...ns)).stdout).toMatch(new RegExp(`edge +2\\.0\\.0 +DEPLOY ${job.id}`));
+    expect(JSON.parse((await trellis('modules', 'usage', ...ns, '--json')).stdout)).toEqual([
+      expect.objectContaining({ vine_id: vine.id, vine_name: 'edge', version: '2.0.0', job_id: job.id }),
+    ]);
+    const unknown = await runTrellis(['modules', 'usage', '--name', 'nope', '--system', 'aws'], { env: home.env() });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('[module_not_found]');
   });
 });

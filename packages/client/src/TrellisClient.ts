@@ -57,6 +57,7 @@ import type {
   RegistryModuleAnswer,
   RegistryModuleVersionAnswer,
   RegistryModuleVersionsAnswer,
+  ModuleUsageAnswer,
   ConnectModuleRepositoryRequest,
   ModuleRepositoryAnswer,
 } from '@trellis/contract';
@@ -472,6 +473,10 @@ export class TrellisClient extends AgentProtocolClient {
   }
   moduleVersions(address: ModuleAddress): Promise<RegistryModuleVersionsAnswer> {
     return this.json('GET', `${modulePath(address)}/versions`);
+  }
+  /** The vines whose last plan or deploy installed the module, with the version. */
+  moduleUsage(address: ModuleAddress): Promise<ModuleUsageAnswer> {
+    return this.json('GET', `${modulePath(address)}/usage`);
   }
   deprecateModuleVersion(
     address: ModuleVersionAddress,

@@ -3,7 +3,14 @@
  * `parseExecutionMetadata` judges them when the agent reports them: one shape for the report,
  * the job's answer and every reader. Other fields of the metadata are the agent's own and kept.
  */
-import { type JobResults, MAX_REPORTED_METADATA_BYTES, MAX_RESOURCE_CHANGES } from '@trellis/core';
+import {
+  type JobResults,
+  MAX_MODULE_SOURCE_LENGTH,
+  MAX_MODULE_VERSION_LENGTH,
+  MAX_REPORTED_METADATA_BYTES,
+  MAX_REPORTED_MODULES,
+  MAX_RESOURCE_CHANGES,
+} from '@trellis/core';
 import { z } from 'zod';
 import { jsonObject, jsonValue } from './common.js';
 import { PolicyResultRecord } from './policies.js';
@@ -18,6 +25,15 @@ export const PlanSummarySchema = z
 export const ResourceChangeSchema = z.object({
   address: z.string(),
   actions: z.array(z.string()).describe('the engine\'s actions, e.g. ["create"] or ["delete","create"]'),
+});
+
+export const ModuleUseSchema = z.object({
+  source: z
+    .string()
+    .min(1)
+    .max(MAX_MODULE_SOURCE_LENGTH)
+    .describe('the registry address the engine installed it from, e.g. trellis.example.com/acme/vpc/aws'),
+  version: z.string().min(1).max(MAX_MODULE_VERSION_LENGTH).describe('the version installed'),
 });
 
 export const JobResultsSchema = z.object({
@@ -36,6 +52,11 @@ export const JobResultsSchema = z.object({
   cluster_name: z.string().nullable().optional(),
   cluster_endpoint: url.nullable().optional(),
   argocd_url: url.nullable().optional(),
+  modules: z
+    .array(ModuleUseSchema)
+    .max(MAX_REPORTED_MODULES)
+    .optional()
+    .describe(`the registry modules a PLAN's or DEPLOY's init installed, at most ${MAX_REPORTED_MODULES}`),
 }) satisfies z.ZodType<JobResults>;
 
 /**

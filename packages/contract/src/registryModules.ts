@@ -1,5 +1,5 @@
 /** The module registry (issue 28): `/api/registry/modules/…`. */
-import { MAX_DEPRECATION_REASON } from '@trellis/core';
+import { MAX_DEPRECATION_REASON, type ModuleUsage } from '@trellis/core';
 import { z } from 'zod';
 import { isoTime, PageQuery, uuid } from './common.js';
 
@@ -56,3 +56,21 @@ export const RegistryModuleVersions = z.object({
   module: RegistryModuleRecord,
   versions: z.array(RegistryModuleVersionRecord).describe('highest first'),
 });
+
+export const ModuleUsageRecord = z.object({
+  namespace: z.string(),
+  name: z.string(),
+  system: z.string(),
+  vines: z
+    .array(
+      z.object({
+        vine_id: uuid,
+        vine_name: z.string(),
+        version: z.string().describe('the version its last plan or deploy installed'),
+        job_id: uuid.describe("the vine's newest succeeded PLAN or DEPLOY (a pull request's plan passed over)"),
+        job_type: z.enum(['PLAN', 'DEPLOY']),
+        finished_at: isoTime.nullable(),
+      }),
+    )
+    .describe('by vine name, then version highest first; a vine whose plan installed two versions is listed twice'),
+}) satisfies z.ZodType<ModuleUsage>;

@@ -5,6 +5,7 @@
 import type { z } from 'zod';
 import type {
   DeprecateModuleVersionBody,
+  ModuleUsageRecord,
   RegistryModuleRecord,
   RegistryModuleVersionRecord,
   RegistryModuleVersions,
@@ -111,6 +112,7 @@ export type PolicyResultView = z.output<typeof PolicyResultRecord>;
 export type RegistryModuleAnswer = z.output<typeof RegistryModuleRecord>;
 export type RegistryModuleVersionAnswer = z.output<typeof RegistryModuleVersionRecord>;
 export type RegistryModuleVersionsAnswer = z.output<typeof RegistryModuleVersions>;
+export type ModuleUsageAnswer = z.output<typeof ModuleUsageRecord>;
 export type DeprecateModuleVersionRequest = z.input<typeof DeprecateModuleVersionBody>;
 export type ModuleRepositoryAnswer = z.output<typeof ModuleRepositoryRecord>;
 export type ConnectModuleRepositoryRequest = z.input<typeof ConnectModuleRepositoryBody>;

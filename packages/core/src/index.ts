@@ -181,6 +181,7 @@ export * from './registry/modules/records.js';
 export * from './registry/modules/semver.js';
 export * from './registry/modules/ports.js';
 export * from './registry/modules/RegistryModuleUseCases.js';
+export * from './registry/modules/ModuleUsageUseCases.js';
 export * from './registry/modules/module.js';
 export * from './tfe/index.js';
 export * from './tfe/names.js';

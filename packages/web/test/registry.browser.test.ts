@@ -1,14 +1,17 @@
 /**
  * The registry pages (issue 28) in Chromium against a real control plane: reached from the
  * navigation, a namespace's modules, and a module's versions with the README, inputs and outputs
- * read from each version's own tarball, the module source to copy, and its git repository.
+ * read from each version's own tarball, the module source to copy, its git repository, and the
+ * vines whose last plan installed it (reported by their agent through the API).
  */
-import { personalNamespace } from '@trellis/core';
+import type { TrellisClient } from '@trellis/client';
+import { personalNamespace, type VineView } from '@trellis/core';
 import { chunksOf, tarGz } from '@trellis/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROWSER_TEST_TIMEOUT_MS, clickAndFollow, findChromium, screenshot, TestBrowser } from './support/browser.js';
-import { ADMIN_EMAIL, BOOTSTRAP_TOKEN, WebServer } from './support/webServer.js';
+import { runJob } from './support/seed.js';
+import { ADMIN_EMAIL, BOOTSTRAP_TOKEN, vineyardWithVine, WebServer } from './support/webServer.js';
 
 const chromiumPath = findChromium('the registry page suite');
 
@@ -32,6 +35,8 @@ describe.skipIf(!chromiumPath)('the registry pages in Chromium', { timeout: BROW
   let server: WebServer;
   let browser: TestBrowser;
   let namespace: string;
+  let user: TrellisClient;
+  let network: VineView;
   const contexts: BrowserContext[] = [];
 
   async function signedInPage(): Promise<{ page: Page; errors: string[] }> {
@@ -66,6 +71,31 @@ describe.skipIf(!chromiumPath)('the registry pages in Chromium', { timeout: BROW
       { namespace, name: 'vpc', system: 'aws' },
       { provider: 'github', repository: 'acme/terraform-aws-vpc', webhook: 'manual' },
     );
+    // What agents report after `init`: `network`'s last plan installed 1.1.0; `legacy` used 1.0.0
+    // once, but its last plan installs nothing from the registry.
+    user = await server.userClient();
+    const agent = await server.agentClient(user, 'registry-agent');
+    const vpc = (version: string) => ({ source: `trellis.example.com/${namespace}/vpc/aws`, version });
+    network = (await vineyardWithVine(user, 'network')).vine;
+    const plan = { job_type: 'PLAN' as const, configuration_id: network.id };
+    await runJob(user, agent, plan, {
+      status: 'SUCCESS',
+      artifact: true,
+      execution_metadata: { modules: [vpc('1.0.0')] },
+    });
+    await runJob(user, agent, plan, {
+      status: 'SUCCESS',
+      artifact: true,
+      execution_metadata: { modules: [vpc('1.1.0')] },
+    });
+    const legacy = (await vineyardWithVine(user, 'legacy')).vine;
+    const legacyPlan = { job_type: 'PLAN' as const, configuration_id: legacy.id };
+    await runJob(user, agent, legacyPlan, {
+      status: 'SUCCESS',
+      artifact: true,
+      execution_metadata: { modules: [vpc('1.0.0')] },
+    });
+    await runJob(user, agent, legacyPlan, { status: 'SUCCESS', artifact: true });
   });
   afterAll(async () => {
     for (const context of contexts) await context.close();
@@ -102,6 +132,9 @@ describe.skipIf(!chromiumPath)('the registry pages in Chromium', { timeout: BROW
     expect(await page.content()).not.toContain('do-not-show-me');
     expect(await page.textContent('#output-vpc_id')).toContain('The id of the VPC');
     expect(await page.textContent('#module-repository')).toContain('acme/terraform-aws-vpc');
+    // Used by: each vine's last plan, linked to the vine.
+    const usedBy = await page.locator('#module-used-by tbody tr').allTextContents();
+    expect(usedBy.map((row) => row.trim().split(/\s+/).slice(0, 2))).toEqual([['network', '1.1.0']]);
     await screenshot(page, 'registry-module');
 
     // An older version: its own inputs, and no README.
@@ -110,7 +143,21 @@ describe.skipIf(!chromiumPath)('the registry pages in Chromium', { timeout: BROW
     expect(await page.textContent('#module-usage')).toContain('version = "1.0.0"');
     expect(await page.locator('#module-inputs tbody tr').count()).toBe(1);
     expect(await page.textContent('#module-readme')).toContain('This version has no README.');
+
+    const vineUrl = await clickAndFollow(page, `[data-used-by="${network.id}"] td:first-child a`);
+    expect(vineUrl.pathname).toBe(`/configurations/${network.id}`);
     expect(errors).toEqual([]);
+  });
+
+  it('answers the same through the API', async () => {
+    const usage = await user.moduleUsage({ namespace, name: 'vpc', system: 'AWS' });
+    expect(usage).toMatchObject({ namespace, name: 'vpc', system: 'aws' });
+    expect(usage.vines.map((used) => [used.vine_id, used.version, used.job_type])).toEqual([
+      [network.id, '1.1.0', 'PLAN'],
+    ]);
+    await expect(user.moduleUsage({ namespace: 'u-000000000000', name: 'vpc', system: 'aws' })).rejects.toMatchObject({
+      status: 404,
+    });
   });
 
   it("answers another person's namespace as not found", async () => {

@@ -26,6 +26,7 @@ import { writeVariablesFiles } from './variablesFile.js';
 import { JobFailure, JobInterrupted } from './errors.js';
 import { saveMeasured } from './measuredDownload.js';
 import { outputsMetadata, resourceChanges, summarizePlan } from './executionMetadata.js';
+import { installedModulesMetadata } from './installedModules.js';
 import { cloneGitSource, displayUrl, hostGit, safeJoin, writeInlineFiles } from './fetchSource.js';
 import {
   type ConfigurationVersionClaim,
@@ -105,6 +106,7 @@ export class JobSteps {
     engineEnv = this.withRegistry(workspace, engineEnv);
     const engine = this.startEngine(dir, engineEnv, snapshot.engine?.name ?? null);
     await engine.init();
+    const installed = installedModulesMetadata(dir, engineEnv, this.deps.log);
     switch (job.job_type) {
       case 'PLAN': {
         const policies = this.deps.claimed.policies ?? [];
@@ -121,6 +123,7 @@ export class JobSteps {
         const metadata: JsonObject = {
           plan_summary: this.summarizeJson(planJson),
           ...(resourceChanges(planJson) as unknown as JsonObject),
+          ...installed,
         };
         if (opaBin !== null) {
           metadata.policy_results = (await this.checkPolicies(opaBin, planJson, workspace)) as unknown as JsonObject[];
@@ -129,12 +132,12 @@ export class JobSteps {
         return metadata;
       }
       case 'DEPLOY': {
-        let metadata: JsonObject = {};
+        let metadata: JsonObject = { ...installed };
         if (job.plan_job_id !== null) {
           await this.downloadPlan(job.plan_job_id, `${dir}/${PLAN_FILE}`);
         } else {
           await engine.plan(PLAN_FILE);
-          metadata = { plan_summary: await this.summarize(engine) };
+          metadata = { ...metadata, plan_summary: await this.summarize(engine) };
         }
         await engine.apply(PLAN_FILE);
         return { ...metadata, ...(await this.outputs(engine)) };

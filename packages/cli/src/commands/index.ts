@@ -53,6 +53,7 @@ import { TestNotificationCommand } from './notifications/TestNotificationCommand
 import { DeleteModuleCommand } from './modules/DeleteModuleCommand.js';
 import { DeprecateModuleCommand } from './modules/DeprecateModuleCommand.js';
 import { ListModulesCommand } from './modules/ListModulesCommand.js';
+import { ModuleUsageCommand } from './modules/ModuleUsageCommand.js';
 import { ModuleVersionsCommand } from './modules/ModuleVersionsCommand.js';
 import { ConnectModuleCommand } from './modules/ConnectModuleCommand.js';
 import { ModuleRepositoryCommand } from './modules/ModuleRepositoryCommand.js';
@@ -150,6 +151,7 @@ export const COMMANDS = [
   ListModulesCommand,
   PublishModuleCommand,
   ModuleVersionsCommand,
+  ModuleUsageCommand,
   ConnectModuleCommand,
   ModuleRepositoryCommand,
   DeprecateModuleCommand,

@@ -19,6 +19,17 @@ export type ResourceChange = { address: string; actions: string[] };
 /** The agent lists at most this many changed resources of a plan; the rest are counted. */
 export const MAX_RESOURCE_CHANGES = 200;
 
+/**
+ * A registry module the job's `init` installed (issue 28), as `.terraform/modules/modules.json`
+ * names it: its source address (`host/namespace/name/system`, maybe with a `//subdir`) and version.
+ */
+export type ModuleUse = { source: string; version: string };
+
+/** The agent reports at most this many installed registry modules of a job, each field this long at most. */
+export const MAX_REPORTED_MODULES = 100;
+export const MAX_MODULE_SOURCE_LENGTH = 512;
+export const MAX_MODULE_VERSION_LENGTH = 128;
+
 /** One report's `execution_metadata` is at most this large, serialised. */
 export const MAX_REPORTED_METADATA_BYTES = 256 * 1024;
 
@@ -40,6 +51,8 @@ export type JobResults = {
   cluster_endpoint?: string | null;
   /** A URL. */
   argocd_url?: string | null;
+  /** The registry modules a PLAN's or DEPLOY's `init` installed, at most `MAX_REPORTED_MODULES` (issue 28). */
+  modules?: ModuleUse[];
 };
 
 /** A job's `execution_metadata`: the known results, typed, and whatever else its agent reported. */
@@ -56,6 +69,7 @@ export const JOB_RESULT_FIELDS = [
   'cluster_name',
   'cluster_endpoint',
   'argocd_url',
+  'modules',
 ] as const satisfies readonly (keyof JobResults)[];
 
 type Check = (value: unknown, path: string, issues: FieldIssue[]) => Json | undefined;
@@ -148,6 +162,31 @@ const policyResults: Check = (value, path, issues) => {
 const outputs: Check = (value, path, issues) =>
   isObject(value) ? (value as JsonObject) : refuse(issues, path, 'must be an object of outputs');
 
+const boundedString = (value: unknown, max: number): value is string =>
+  typeof value === 'string' && value.length > 0 && value.length <= max;
+
+const modules: Check = (value, path, issues) => {
+  if (!Array.isArray(value)) return refuse(issues, path, 'must be a list of {source, version}');
+  if (value.length > MAX_REPORTED_MODULES) return refuse(issues, path, `at most ${MAX_REPORTED_MODULES} entries`);
+  const used: ModuleUse[] = [];
+  value.forEach((entry, index) => {
+    if (
+      isObject(entry) &&
+      boundedString(entry.source, MAX_MODULE_SOURCE_LENGTH) &&
+      boundedString(entry.version, MAX_MODULE_VERSION_LENGTH)
+    ) {
+      used.push({ source: entry.source, version: entry.version });
+      return;
+    }
+    refuse(
+      issues,
+      `${path}.${index}`,
+      `must be {source, version}: strings of at most ${MAX_MODULE_SOURCE_LENGTH} and ${MAX_MODULE_VERSION_LENGTH} characters`,
+    );
+  });
+  return used;
+};
+
 const CHECKS: Readonly<Record<(typeof JOB_RESULT_FIELDS)[number], Check>> = {
   plan_summary: planSummary,
   resource_changes: resourceChanges,
@@ -158,6 +197,7 @@ const CHECKS: Readonly<Record<(typeof JOB_RESULT_FIELDS)[number], Check>> = {
   cluster_name: nullableString(false),
   cluster_endpoint: nullableString(true),
   argocd_url: nullableString(true),
+  modules,
 };
 
 /**

@@ -37,6 +37,7 @@ import type { RegistryModuleUseCases } from '../registry/modules/RegistryModuleU
 import type { ModuleRepositoryUseCases } from '../registry/gitTags/ModuleRepositoryUseCases.js';
 import type { ModuleTagUseCases } from '../registry/gitTags/ModuleTagUseCases.js';
 import type { ModuleDocsUseCases } from '../registry/moduleFiles/ModuleDocsUseCases.js';
+import type { ModuleUsageUseCases } from '../registry/modules/ModuleUsageUseCases.js';
 import type { VineEditUseCases } from '../vineEdits/VineEditUseCases.js';
 import type { GpgKeyUseCases } from '../registry/providers/GpgKeyUseCases.js';
 import type { RegistryProviderUseCases } from '../registry/providers/RegistryProviderUseCases.js';
@@ -93,6 +94,8 @@ export interface UseCases {
   moduleTags: ModuleTagUseCases;
   /** A published version's README, inputs and outputs (the registry page). */
   moduleDocs: ModuleDocsUseCases;
+  /** Which vines use which version of a module, from their last plans (the registry page). */
+  moduleUsage: ModuleUsageUseCases;
 }
 
 /**

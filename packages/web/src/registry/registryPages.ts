@@ -3,6 +3,7 @@ import type {
   ModuleInput,
   ModuleOutput,
   ModuleRepositoryView,
+  ModuleUsage,
   PageResult,
   RegistryModuleVersionView,
   RegistryModuleView,
@@ -68,12 +69,14 @@ export interface ModulePageInput {
   /** Why the documentation could not be read, if it could not. */
   problem: string | null;
   repository: ModuleRepositoryView | null;
+  /** The vines whose last plan or deploy installed it. */
+  usage: ModuleUsage;
   now: Date;
 }
 
 /** One module: how to use it, its versions, and the README, inputs and outputs of one version. */
 export function modulePage(input: ModulePageInput): Page {
-  const { base, host, module, versions, shown, description, problem, repository, now } = input;
+  const { base, host, module, versions, shown, description, problem, repository, usage, now } = input;
   const path = `${base}/registry/${module.namespace}/${module.name}/${module.system}`;
   const source = `${host}/${module.namespace}/${module.name}/${module.system}`;
   return {
@@ -103,6 +106,7 @@ ${
 </table>`
   }
 </section>
+${usedBy(base, usage, now)}
 ${repository ? repositoryCard(repository) : ''}
 ${shown ? documentation(shown, description, problem) : ''}`,
   };
@@ -121,6 +125,27 @@ function versionRow(
     <td>${String(version.size)} bytes</td>
     <td>${version.deprecated ? html`<span class="badge warning" title="${version.deprecation_reason ?? ''}">deprecated</span>${version.deprecation_reason ? html` ${version.deprecation_reason}` : ''}` : ''}</td>
   </tr>`;
+}
+
+function usedBy(base: string, usage: ModuleUsage, now: Date): Html {
+  return html`<section class="card" id="module-used-by">
+  <h2>Used by</h2>
+  ${
+    usage.vines.length === 0
+      ? html`<p id="no-usage">No vine's last plan or deploy installed this module.</p>`
+      : html`<table class="used-by">
+  <thead><tr><th>Vine</th><th>Version</th><th>From</th></tr></thead>
+  <tbody>${usage.vines.map(
+    (used) => html`<tr data-used-by="${used.vine_id}">
+    <td><a href="${base}/configurations/${used.vine_id}">${used.vine_name}</a></td>
+    <td>${used.version}</td>
+    <td><a href="${base}/jobs/${used.job_id}">${used.job_type === 'PLAN' ? 'plan' : 'deploy'}</a>${used.finished_at ? html`, ${when(used.finished_at, now)}` : ''}</td>
+  </tr>`,
+  )}</tbody>
+</table>`
+  }
+  <p class="muted">From each vine's last succeeded plan or deploy (a pull request's plan is passed over).</p>
+</section>`;
 }
 
 function repositoryCard(repository: ModuleRepositoryView): Html {

@@ -49,8 +49,9 @@ export function registryRoutes(router: Router, deps: WebRouteDeps): void {
         }
       }
       const repository = await findRepository(deps, user, address);
+      const usage = await deps.useCases.moduleUsage.usage(user, address);
       const host = req.get('host') ?? 'localhost';
-      return modulePage({ base, host, module, versions, shown, description, problem, repository, now });
+      return modulePage({ base, host, module, versions, shown, description, problem, repository, usage, now });
     }),
   );
 }

@@ -34,7 +34,7 @@ import {
 import { compareSemVer, latestVersion, requireModuleVersion } from './semver.js';
 
 /** A module found in its namespace, with the scope to act on it in. */
-interface FoundModule {
+export interface FoundModule {
   namespace: RegistryNamespace;
   module: RegistryModule;
 }
@@ -274,7 +274,8 @@ export class RegistryModuleUseCases {
     for (const version of versions) await this.deps.artifacts.delete(version.storage_key).catch(() => undefined);
   }
 
-  private async find(
+  /** The module at `address` in its namespace, once `actor` may do `action` there (`404 module` otherwise). */
+  async find(
     actor: RegistryActor,
     address: ModuleAddress,
     action: Parameters<RegistryNamespaces['resolve']>[2],

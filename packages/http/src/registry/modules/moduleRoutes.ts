@@ -3,6 +3,7 @@ import {
   DeprecateModuleVersionBody,
   ListModulesQuery,
   ModuleParams,
+  ModuleUsageRecord,
   ModuleVersionParams,
   RegistryModuleList,
   RegistryModuleVersionRecord,
@@ -93,6 +94,24 @@ export function moduleRoutes(useCases: UseCases): RouteSpec[] {
       handler: async ({ user, params }) => ({
         status: 200,
         body: await useCases.registryModules.versions(user, params),
+      }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: `${MODULE_PATH}/usage`,
+      operationId: 'getModuleUsage',
+      summary: 'Which vines use which version of a module',
+      description:
+        "The namespace owner's vines whose newest succeeded PLAN or DEPLOY installed the module (as its agent " +
+        'reported from `init`, `execution_metadata.modules`), from any registry host, with the version. A pull ' +
+        "request's plan is passed over. Needs the viewer role in the namespace.",
+      tags: ['registry'],
+      auth: 'user',
+      params: ModuleParams,
+      responses: { 200: { description: 'The vines and their versions', schema: ModuleUsageRecord } },
+      handler: async ({ user, params }) => ({
+        status: 200,
+        body: await useCases.moduleUsage.usage(user, params),
       }),
     }),
     defineRoute({
