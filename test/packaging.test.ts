@@ -6,7 +6,8 @@
  *
  * The install uses the npm cache first (`--prefer-offline`). better-sqlite3, an optional peer of
  * `@trellis/store-sql` that compiles for minutes, is the workspace's own build, installed from
- * its directory; everything else comes from the tarballs and their declared dependencies.
+ * its directory, scripts off (its install script would rebuild the workspace's copy in place);
+ * everything else comes from the tarballs and their declared dependencies.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -88,6 +89,10 @@ describe('packed packages install into an empty directory and run', () => {
         '--prefer-offline',
         '--no-audit',
         '--no-fund',
+        // better-sqlite3 is linked from the workspace with its build: its install script would
+        // rebuild it there (node-gyp removes build/ first), pulling the binding from under the test
+        // files running beside this one. No other runtime dependency has an install script.
+        '--ignore-scripts',
         ...tarballs,
         join(repoRoot, 'node_modules', 'better-sqlite3'),
       ],
