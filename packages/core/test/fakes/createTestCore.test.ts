@@ -55,6 +55,16 @@ describe('createTestCore', () => {
         'vineEdits',
         'workers',
         'workloadIdentity',
+        // The private registry (issue 28).
+        'registryModules',
+        'moduleDocs',
+        'moduleRepositories',
+        'moduleTags',
+        'moduleUsage',
+        'registryProviders',
+        'gpgKeys',
+        'mirror',
+        'jobRegistry',
       ].sort(),
     );
   });

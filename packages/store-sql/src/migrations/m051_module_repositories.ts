@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { DialectName } from '../dialects/Dialect.js';
 import { APP_ROLE } from '../schema.js';
+import { visibleOwnersCheck } from './m024_row_security_once.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /**
@@ -38,12 +39,11 @@ export const moduleRepositoriesMigration: TrellisMigration = {
 
     const [current] = (await knex.raw('SELECT current_schema() AS schema')).rows as { schema: string }[];
     if (!current) throw new Error('m051: no current schema');
-    const s = `"${current.schema.replaceAll('"', '""')}"`;
+    const check = visibleOwnersCheck('owner_id', current.schema);
     await knex.raw(`GRANT SELECT, INSERT, UPDATE, DELETE ON module_repositories TO ${APP_ROLE}`);
     await knex.raw('ALTER TABLE module_repositories ENABLE ROW LEVEL SECURITY');
     await knex.raw(`
       CREATE POLICY module_repositories_visible_owners ON module_repositories TO ${APP_ROLE}
-        USING (owner_id = ANY (${s}.trellis_visible_owners()))
-        WITH CHECK (owner_id = ANY (${s}.trellis_visible_owners()))`);
+        USING (${check}) WITH CHECK (${check})`);
   },
 };
