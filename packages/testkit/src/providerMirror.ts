@@ -1,14 +1,16 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { peersBinDir } from './peers.js';
+import { requirePeer } from './peers.js';
 
-/** The tiny provider the peers build (scripts/test-provider: `null_resource`), or null when it is not built. */
-export function testProviderBinary(): string | null {
-  const file = join(peersBinDir(), 'terraform-provider-null');
-  return existsSync(file) ? file : null;
+/**
+ * The tiny provider the peers build (scripts/test-provider: `null_resource`): null, with a loud
+ * note, when it is not built; an error under CI=true (`requirePeer`).
+ */
+export function testProviderBinary(suite = 'a suite that installs the test provider'): string | null {
+  return requirePeer('terraform-provider-null', suite);
 }
 
 /** This machine's platform as provider packages name it (`linux_amd64`). */

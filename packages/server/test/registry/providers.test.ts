@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +15,6 @@ import {
   createTestDatabase,
   fileUrl,
   makeTestCa,
-  peersBinDir,
   requirePeer,
   type ServerProcess,
   startServerProcess,
@@ -30,10 +29,7 @@ import { BOOTSTRAP_TOKEN } from '../support/controlPlane.js';
 import { describeEachDialect } from '../support/dialects.js';
 
 const tofu = requirePeer('tofu', 'the stock tofu CLI installing a private provider');
-const PROVIDER_BIN = join(peersBinDir(), 'terraform-provider-null');
-if (process.env.CI === 'true' && !existsSync(PROVIDER_BIN)) {
-  throw new Error(`${PROVIDER_BIN} is missing: run scripts/peers.sh null-provider`);
-}
+const PROVIDER_BIN = requirePeer('terraform-provider-null', 'the stock tofu CLI installing a private provider');
 const TRELLIS_BIN = fileURLToPath(new URL('../../../cli/dist/bin/trellis.js', import.meta.url));
 
 interface Run {
@@ -48,7 +44,7 @@ async function releaseDir(root: string, version: string, key: openpgp.PrivateKey
   mkdirSync(dir);
   const zip = `terraform-provider-null_${version}_linux_amd64.zip`;
   const staged = join(dir, `terraform-provider-null_v${version}`);
-  writeFileSync(staged, readFileSync(PROVIDER_BIN), { mode: 0o755 });
+  writeFileSync(staged, readFileSync(PROVIDER_BIN as string), { mode: 0o755 });
   await command('zip', ['-j', '-q', join(dir, zip), staged]);
   rmSync(staged);
   const sha = createHash('sha256')
@@ -85,7 +81,7 @@ function command(file: string, args: string[], env?: Record<string, string>, cwd
 }
 
 describeEachDialect('private providers installed by the stock tofu over TLS', (dialect) => {
-  describe.skipIf(!tofu || !existsSync(PROVIDER_BIN))('against a real trellis-server', () => {
+  describe.skipIf(!tofu || !PROVIDER_BIN)('against a real trellis-server', () => {
     let ca: TestCa;
     let database: TestDatabase;
     let server: ServerProcess;
