@@ -7,6 +7,7 @@ import { ConfigError, type RunFlags, resolveRunConfig } from '../config/runConfi
 import { CredentialsFileError } from '../config/CredentialsFile.js';
 import { Agent } from '../daemon/Agent.js';
 import { JobRunner } from '../job/JobRunner.js';
+import { pluginCacheDir } from '../job/pluginCache.js';
 import { AgentLogger } from '../logging/AgentLogger.js';
 import { AgentMetrics, serveAgentMetrics } from '../observability/AgentMetrics.js';
 import { startAgentTracing, tracedFetch } from '../observability/tracing.js';
@@ -70,6 +71,8 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
             lockTimeoutS: config.lockTimeoutS,
             allowFileSources: config.allowFileSources,
             providerMirror: config.providerMirror,
+            pluginCacheDir: pluginCacheDir(config.pluginCache, workDir),
+            concurrency: config.concurrency,
           },
         },
         claimed,

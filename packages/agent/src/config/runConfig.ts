@@ -1,5 +1,6 @@
 import type { ShutdownMode } from '../daemon/Agent.js';
 import { PROVIDER_MIRROR_MODES, type ProviderMirrorMode } from '../job/cliConfig.js';
+import { type PluginCacheSetting, parsePluginCache } from '../job/pluginCache.js';
 import { type LogLevel, parseLogLevel } from '../logging/AgentLogger.js';
 import { type AgentCredentials, CredentialsFile, defaultCredentialsPath } from './CredentialsFile.js';
 
@@ -23,6 +24,7 @@ export interface RunFlags {
   'allow-file-sources'?: boolean | undefined;
   'metrics-port'?: string | undefined;
   'provider-mirror'?: string | undefined;
+  'plugin-cache'?: string | undefined;
 }
 
 export interface RunConfig {
@@ -48,6 +50,8 @@ export interface RunConfig {
   metricsPort: number | null;
   /** `--provider-mirror` / `TRELLIS_AGENT_PROVIDER_MIRROR`: `auto` (default) or `off` (docs/registry.md). */
   providerMirror: ProviderMirrorMode;
+  /** `--plugin-cache` / `TRELLIS_AGENT_PLUGIN_CACHE`: where jobs' providers are cached (docs/agent.md). */
+  pluginCache: PluginCacheSetting;
 }
 
 export class ConfigError extends Error {
@@ -104,6 +108,11 @@ export function resolveRunConfig(flags: RunFlags, env: NodeJS.ProcessEnv): RunCo
   if (!(PROVIDER_MIRROR_MODES as readonly string[]).includes(providerMirror)) {
     throw new ConfigError(`--provider-mirror must be "auto" or "off" (got "${providerMirror}")`);
   }
+  const pluginCacheValue = flags['plugin-cache'] ?? (env.TRELLIS_AGENT_PLUGIN_CACHE || 'auto');
+  const pluginCache = parsePluginCache(pluginCacheValue);
+  if (pluginCache === null) {
+    throw new ConfigError(`--plugin-cache must be "auto", "off" or an absolute directory (got "${pluginCacheValue}")`);
+  }
   return {
     serverUrl: serverUrl.replace(/\/+$/, ''),
     workerId,
@@ -122,5 +131,6 @@ export function resolveRunConfig(flags: RunFlags, env: NodeJS.ProcessEnv): RunCo
     allowFileSources: flags['allow-file-sources'] === true || isTrue(env.TRELLIS_ALLOW_FILE_SOURCES),
     metricsPort: metricsPort ? integer(metricsPort, 'metrics port', 0, 0, 65_535) : null,
     providerMirror: providerMirror as ProviderMirrorMode,
+    pluginCache,
   };
 }

@@ -34,6 +34,10 @@ export interface RunnerSettings {
   hostEnv?: NodeJS.ProcessEnv;
   /** `--provider-mirror` / `TRELLIS_AGENT_PROVIDER_MIRROR`: whether jobs install providers from their owner's mirror. */
   providerMirror?: ProviderMirrorMode;
+  /** Where the engine caches providers across jobs (`--plugin-cache`); null or absent: no cache. */
+  pluginCacheDir?: string | null;
+  /** How many jobs the agent runs side by side (Terraform's plugin cache is not safe for more than one). */
+  concurrency?: number;
 }
 
 export interface RunnerDeps {

@@ -21,6 +21,7 @@ import type { SecretSet } from '../logs/Redactor.js';
 import { parseDeployMetadata } from './deployMetadata.js';
 import { engineEnvironment, withStateCredentials } from './engineEnvironment.js';
 import { hostCliConfig, jobCliConfig, withCliConfig } from './cliConfig.js';
+import { withPluginCache } from './pluginCache.js';
 import { runOptionArgs } from './runOptions.js';
 import { writeVariablesFiles } from './variablesFile.js';
 import { JobFailure, JobInterrupted } from './errors.js';
@@ -292,10 +293,16 @@ export class JobSteps {
 
   private startEngine(dir: string, env: NodeJS.ProcessEnv, engineName: EngineName | null): Engine {
     const { log, settings } = this.deps;
+    const bin = resolveEngineBin(settings.engineBin, engineName ?? undefined);
+    const cache = withPluginCache(env, settings.pluginCacheDir ?? null, bin, {
+      concurrency: settings.concurrency ?? 1,
+      hostCliConfig: hostCliConfig((settings.hostEnv ?? process.env).TF_CLI_CONFIG_FILE),
+    });
+    log.system(cache.note);
     const engine = new Engine({
-      bin: resolveEngineBin(settings.engineBin, engineName ?? undefined),
+      bin,
       cwd: dir,
-      env,
+      env: cache.env,
       log,
       graceMs: settings.graceMs,
       lockTimeoutS: settings.lockTimeoutS,

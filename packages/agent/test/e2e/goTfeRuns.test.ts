@@ -13,23 +13,17 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { TrellisClient } from '@trellis/client';
-import {
-  bootstrapSessionCookie,
-  caFetch,
-  createTestDatabase,
-  deviceLoginTokens,
-  fileUrl,
-  goTfeSource,
-  makeTestCa,
-  requirePeer,
-  type ServerProcess,
-  startServerProcess,
-  type TestCa,
-  type TestDatabase,
-} from '@trellis/testkit';
+import { goTfeSource, requirePeer } from '@trellis/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AgentProcess, BOOTSTRAP_TOKEN, killLeftovers, startAgent, TOFU } from '../support/e2e.js';
+import {
+  type AgentProcess,
+  type E2eServer,
+  killLeftovers,
+  startAgent,
+  startTlsServer,
+  TOFU,
+  type TlsE2eServer,
+} from '../support/e2e.js';
 
 const run = promisify(execFile);
 const TESTS = requirePeer('go-tfe.test', "go-tfe's run tests");
@@ -82,11 +76,8 @@ function providerMirror(dir: string): string {
 }
 
 describe.skipIf(!present)("go-tfe's run tests against trellis-server and trellis-agents", () => {
-  let ca: TestCa;
-  let database: TestDatabase;
-  let server: ServerProcess;
-  let base: string;
-  let user: TrellisClient & { token: string };
+  let server: TlsE2eServer;
+  let user: E2eServer['user'];
   let token: string;
   let cliConfig: string;
   const dirs: string[] = [];
@@ -109,13 +100,14 @@ describe.skipIf(!present)("go-tfe's run tests against trellis-server and trellis
           agents.set(
             org.id,
             credentials.then((registered) =>
-              startAgent(
-                { url: base, user },
-                {
-                  credentials: registered,
-                  env: { NODE_EXTRA_CA_CERTS: ca.caFile, SSL_CERT_FILE: ca.caFile, TF_CLI_CONFIG_FILE: cliConfig },
+              startAgent(server, {
+                credentials: registered,
+                env: {
+                  NODE_EXTRA_CA_CERTS: server.ca.caFile,
+                  SSL_CERT_FILE: server.ca.caFile,
+                  TF_CLI_CONFIG_FILE: cliConfig,
                 },
-              ),
+              }),
             ),
           );
         }
@@ -131,32 +123,15 @@ describe.skipIf(!present)("go-tfe's run tests against trellis-server and trellis
   }
 
   beforeAll(async () => {
-    ca = makeTestCa();
-    database = await createTestDatabase('sqlite');
     const dataDir = mkdtempSync(join(tmpdir(), 'trellis-go-tfe-runs-'));
-    dirs.push(dataDir, ca.dir);
+    dirs.push(dataDir);
     cliConfig = providerMirror(dataDir);
-    server = await startServerProcess({
-      DATABASE_URL: database.url,
-      TRELLIS_DATA_DIR: dataDir,
-      TRELLIS_ARTIFACTS_URL: fileUrl(join(dataDir, 'artifacts')),
-      TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
+    server = await startTlsServer({
       CLI_JWT_SECRET: 'go-tfe-runs-e2e-jwt-secret-at-least-32-bytes',
-      TRELLIS_TLS_CERT_FILE: ca.certFile,
-      TRELLIS_TLS_KEY_FILE: ca.keyFile,
       // go-tfe's tests make hundreds of requests in a few seconds.
       TRELLIS_TFE_AUTH_FAILURE_LIMIT: '100000',
     });
-    base = `https://localhost:${new URL(server.url).port}`;
-    const fetchImpl = caFetch(ca);
-    const cookie = await bootstrapSessionCookie(base, BOOTSTRAP_TOKEN, fetchImpl);
-    const { access_token } = await deviceLoginTokens(base, cookie, base, fetchImpl);
-    const client = new TrellisClient({
-      baseUrl: base,
-      auth: { kind: 'bearer', accessToken: () => access_token },
-      fetch: fetchImpl,
-    });
-    user = Object.assign(client, { token: access_token });
+    user = server.user;
     token = (await user.createToken({ name: 'go-tfe-runs' })).token;
     watcher = watchOrganizations();
   }, 180_000);
@@ -167,12 +142,17 @@ describe.skipIf(!present)("go-tfe's run tests against trellis-server and trellis
     for (const agent of agents.values()) await (await agent.catch(() => null))?.stop();
     killLeftovers();
     await server?.stop();
-    await database?.drop();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
   it('passes the run tests the documentation lists as passing', async () => {
-    const env = { ...process.env, TFE_ADDRESS: base, TFE_TOKEN: token, SSL_CERT_FILE: ca.caFile, ENABLE_TFE: '1' };
+    const env = {
+      ...process.env,
+      TFE_ADDRESS: server.url,
+      TFE_TOKEN: token,
+      SSL_CERT_FILE: server.ca.caFile,
+      ENABLE_TFE: '1',
+    };
     const listed = await run(TESTS as string, ['-test.list', RUN_TESTS], { cwd: SOURCE, env });
     const names = listed.stdout.split('\n').filter((name) => /^Test\w+$/.test(name));
     expect(PASSING_RUNS.filter((name) => !names.includes(name))).toEqual([]);

@@ -7,76 +7,44 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TrellisClient } from '@trellis/client';
 import { personalNamespace } from '@trellis/core';
-import {
-  bootstrapSessionCookie,
-  caFetch,
-  deviceLoginTokens,
-  fileUrl,
-  makeTestCa,
-  type ServerProcess,
-  startServerProcess,
-  type TestCa,
-  tarGz,
-  vineyardWithVine,
-} from '@trellis/testkit';
+import { tarGz, vineyardWithVine } from '@trellis/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AgentProcess,
-  BOOTSTRAP_TOKEN,
+  type E2eServer,
   killLeftovers,
   logText,
   startAgent,
+  startTlsServer,
   TOFU,
+  type TlsE2eServer,
   waitForJob,
 } from '../support/e2e.js';
 
 describe.skipIf(!TOFU)('a plan that installs a module of the registry', () => {
-  let ca: TestCa;
-  let server: ServerProcess;
-  let user: TrellisClient & { token: string };
+  let server: TlsE2eServer;
+  let user: E2eServer['user'];
   let agent: AgentProcess;
   let host: string;
   let namespace: string;
   const dirs: string[] = [];
 
   beforeAll(async () => {
-    ca = makeTestCa();
-    const dataDir = mkdtempSync(join(tmpdir(), 'trellis-agent-modules-'));
     const engineHome = mkdtempSync(join(tmpdir(), 'trellis-agent-modules-home-'));
-    dirs.push(ca.dir, dataDir, engineHome);
-    server = await startServerProcess({
-      TRELLIS_DATA_DIR: dataDir,
-      TRELLIS_ARTIFACTS_URL: fileUrl(join(dataDir, 'artifacts')),
-      TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
-      TRELLIS_TLS_CERT_FILE: ca.certFile,
-      TRELLIS_TLS_KEY_FILE: ca.keyFile,
-    });
+    dirs.push(engineHome);
     // A registry host needs a dot: the loopback address (the test certificate names it too).
-    host = `127.0.0.1:${new URL(server.url).port}`;
-    const base = `https://${host}`;
-    const fetchImpl = caFetch(ca);
-    const cookie = await bootstrapSessionCookie(base, BOOTSTRAP_TOKEN, fetchImpl);
-    const { access_token } = await deviceLoginTokens(base, cookie, base, fetchImpl);
-    const client = new TrellisClient({
-      baseUrl: base,
-      auth: { kind: 'bearer', accessToken: () => access_token },
-      fetch: fetchImpl,
-    });
-    user = Object.assign(client, { token: access_token });
+    server = await startTlsServer({}, '127.0.0.1');
+    ({ host, user } = server);
     namespace = personalNamespace((await user.whoami()).id);
     for (const version of ['1.1.0', '1.2.0']) {
       const tarball = tarGz([{ path: 'main.tf', content: `output "version" {\n  value = "${version}"\n}\n` }]);
       await user.publishModule({ namespace, name: 'vpc', system: 'aws', version }, tarball, tarball.length);
     }
-    agent = await startAgent(
-      { url: base, user },
-      {
-        name: 'modules-agent',
-        env: { NODE_EXTRA_CA_CERTS: ca.caFile, SSL_CERT_FILE: ca.caFile, HOME: engineHome },
-      },
-    );
+    agent = await startAgent(server, {
+      name: 'modules-agent',
+      env: { NODE_EXTRA_CA_CERTS: server.ca.caFile, SSL_CERT_FILE: server.ca.caFile, HOME: engineHome },
+    });
   }, 180_000);
 
   afterAll(async () => {

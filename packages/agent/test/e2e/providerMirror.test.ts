@@ -6,19 +6,10 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TrellisClient } from '@trellis/client';
 import { personalNamespace } from '@trellis/core';
 import {
-  bootstrapSessionCookie,
-  caFetch,
   caRequest,
-  deviceLoginTokens,
-  fileUrl,
-  makeTestCa,
   NULL_PROVIDER_CONFIG,
-  type ServerProcess,
-  startServerProcess,
-  type TestCa,
   testProviderBinary,
   vineyardWithVine,
   writeProviderMirrorDir,
@@ -26,45 +17,30 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AgentProcess,
-  BOOTSTRAP_TOKEN,
+  type E2eServer,
   killLeftovers,
   logText,
   startAgent,
+  startTlsServer,
   TOFU,
+  type TlsE2eServer,
   waitForJob,
 } from '../support/e2e.js';
 
 const provider = testProviderBinary();
 
 describe.skipIf(!TOFU || !provider)('a job whose provider only the mirror serves', () => {
-  let ca: TestCa;
-  let server: ServerProcess;
-  let user: TrellisClient & { token: string };
+  let server: TlsE2eServer;
+  let user: E2eServer['user'];
   let agent: AgentProcess;
   const dirs: string[] = [];
 
   beforeAll(async () => {
-    ca = makeTestCa();
-    const dataDir = mkdtempSync(join(tmpdir(), 'trellis-agent-mirror-'));
     const engineHome = mkdtempSync(join(tmpdir(), 'trellis-agent-mirror-home-'));
-    dirs.push(ca.dir, dataDir, engineHome);
-    server = await startServerProcess({
-      TRELLIS_DATA_DIR: dataDir,
-      TRELLIS_ARTIFACTS_URL: fileUrl(join(dataDir, 'artifacts')),
-      TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
-      TRELLIS_TLS_CERT_FILE: ca.certFile,
-      TRELLIS_TLS_KEY_FILE: ca.keyFile,
-    });
-    const base = `https://localhost:${new URL(server.url).port}`;
-    const fetchImpl = caFetch(ca);
-    const cookie = await bootstrapSessionCookie(base, BOOTSTRAP_TOKEN, fetchImpl);
-    const { access_token } = await deviceLoginTokens(base, cookie, base, fetchImpl);
-    const client = new TrellisClient({
-      baseUrl: base,
-      auth: { kind: 'bearer', accessToken: () => access_token },
-      fetch: fetchImpl,
-    });
-    user = Object.assign(client, { token: access_token });
+    dirs.push(engineHome);
+    server = await startTlsServer();
+    user = server.user;
+    const { ca, url: base } = server;
 
     // Fill the person's mirror from a `tofu providers mirror` directory.
     const mirror = writeProviderMirrorDir(provider as string);
@@ -76,26 +52,23 @@ describe.skipIf(!TOFU || !provider)('a job whose provider only the mirror serves
       `${base}/api/registry/mirror-archives/${namespace}/registry.opentofu.org/hashicorp/null/3.2.4/${mirror.platform}`,
       {
         method: 'PUT',
-        headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/zip' },
+        headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/zip' },
         body: zip,
       },
     );
     expect(pushed.status, pushed.text).toBe(201);
 
-    agent = await startAgent(
-      { url: base, user },
-      {
-        name: 'mirror-agent',
-        env: {
-          NODE_EXTRA_CA_CERTS: ca.caFile,
-          SSL_CERT_FILE: ca.caFile,
-          // No registry is reachable from the engine: any other host goes to a proxy that answers nothing.
-          HTTPS_PROXY: 'http://127.0.0.1:9',
-          NO_PROXY: 'localhost',
-          HOME: engineHome,
-        },
+    agent = await startAgent(server, {
+      name: 'mirror-agent',
+      env: {
+        NODE_EXTRA_CA_CERTS: ca.caFile,
+        SSL_CERT_FILE: ca.caFile,
+        // No registry is reachable from the engine: any other host goes to a proxy that answers nothing.
+        HTTPS_PROXY: 'http://127.0.0.1:9',
+        NO_PROXY: 'localhost',
+        HOME: engineHome,
       },
-    );
+    });
   }, 180_000);
 
   afterAll(async () => {

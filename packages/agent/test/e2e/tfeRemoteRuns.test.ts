@@ -5,29 +5,29 @@
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { TrellisClient } from '@trellis/client';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
-  bootstrapSessionCookie,
-  caFetch,
   caRequest,
   checkTestPostgres,
   createTestDatabase,
-  deviceLoginTokens,
-  fileUrl,
-  makeTestCa,
-  type ServerProcess,
-  startServerProcess,
+  requirePeer,
   Terminal,
   type TestCa,
   type TestDatabase,
   testPostgresPoolSize,
 } from '@trellis/testkit';
-import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AgentProcess, BOOTSTRAP_TOKEN, eventually, killLeftovers, startAgent, TOFU } from '../support/e2e.js';
-import { requirePeer } from '@trellis/testkit';
+import {
+  type AgentProcess,
+  type E2eServer,
+  eventually,
+  killLeftovers,
+  startAgent,
+  startTlsServer,
+  TOFU,
+  type TlsE2eServer,
+} from '../support/e2e.js';
 
 const OPA = requirePeer('opa', 'policy checks of remote runs');
 
@@ -52,7 +52,7 @@ output "greeting" {
 }
 `;
 
-type User = TrellisClient & { token: string };
+type User = E2eServer['user'];
 
 for (const dialect of ['sqlite', 'postgres'] as const) {
   describe.skipIf(!TOFU || (dialect === 'postgres' && !postgres.available))(
@@ -60,7 +60,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     () => {
       let ca: TestCa;
       let database: TestDatabase | null = null;
-      let server: ServerProcess;
+      let server: TlsE2eServer;
       let host: string;
       let base: string;
       let user: User;
@@ -105,33 +105,13 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const planJobOf = (run: { id: string }) => run.id.replace(/^run-/, '');
 
       beforeAll(async () => {
-        ca = makeTestCa();
-        dirs.push(ca.dir);
-        const dataDir = mkdtempSync(join(tmpdir(), 'trellis-remote-runs-'));
-        dirs.push(dataDir);
         if (dialect === 'postgres') database = await createTestDatabase('postgres');
-        server = await startServerProcess({
-          TRELLIS_DATA_DIR: dataDir,
-          TRELLIS_ARTIFACTS_URL: fileUrl(join(dataDir, 'artifacts')),
-          TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
+        server = await startTlsServer({
           CLI_JWT_SECRET: 'remote-runs-e2e-jwt-secret-at-least-32-bytes',
-          TRELLIS_TLS_CERT_FILE: ca.certFile,
-          TRELLIS_TLS_KEY_FILE: ca.keyFile,
           ...(OPA ? { TRELLIS_OPA_BIN: OPA } : {}),
           ...(database ? { DATABASE_URL: database.url, TRELLIS_DB_POOL_MAX: String(testPostgresPoolSize()) } : {}),
         });
-        base = server.url;
-        host = `localhost:${new URL(base).port}`;
-        base = `https://${host}`;
-        const fetchImpl = caFetch(ca);
-        const cookie = await bootstrapSessionCookie(base, BOOTSTRAP_TOKEN, fetchImpl);
-        const { access_token } = await deviceLoginTokens(base, cookie, base, fetchImpl);
-        const client = new TrellisClient({
-          baseUrl: base,
-          auth: { kind: 'bearer', accessToken: () => access_token },
-          fetch: fetchImpl,
-        });
-        user = Object.assign(client, { token: access_token });
+        ({ ca, host, user, url: base } = server);
         // The token `tofu login` would have saved: a personal API token.
         apiToken = (await user.createToken({ name: 'remote-runs' })).token;
         terminal = new Terminal(TOFU as string, ca);
@@ -142,13 +122,10 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
           JSON.stringify({ credentials: { [host]: { token: apiToken } } }),
         );
         org = (await tfe('/account/details')).json.data.attributes.username;
-        agent = await startAgent(
-          { url: base, user },
-          {
-            name: `remote-${dialect}`,
-            env: { NODE_EXTRA_CA_CERTS: ca.caFile, SSL_CERT_FILE: ca.caFile, ...(OPA ? { TRELLIS_OPA_BIN: OPA } : {}) },
-          },
-        );
+        agent = await startAgent(server, {
+          name: `remote-${dialect}`,
+          env: { NODE_EXTRA_CA_CERTS: ca.caFile, SSL_CERT_FILE: ca.caFile, ...(OPA ? { TRELLIS_OPA_BIN: OPA } : {}) },
+        });
       }, 180_000);
 
       afterAll(async () => {

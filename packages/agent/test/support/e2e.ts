@@ -7,10 +7,13 @@ import { TrellisClient } from '@trellis/client';
 import type { Job, JobStatus, LogChunk } from '@trellis/core';
 import {
   bootstrapSessionCookie,
+  caFetch,
   deviceLoginTokens,
+  makeTestCa,
   requirePeer,
   type ServerProcess,
   startServerProcess,
+  type TestCa,
   vineyardWithVine,
 } from '@trellis/testkit';
 
@@ -40,6 +43,48 @@ export interface E2eServer {
 
 /** The real `trellis-server` binary on SQLite in a temp dir, with a signed-in user. */
 export async function startServer(env: Record<string, string> = {}): Promise<E2eServer> {
+  return startServerAt(env, (process) => process.url, fetch);
+}
+
+/** A server over TLS with its throw-away CA: `host` is `<hostname>:<port>`, the name `tofu` and the registry use. */
+export interface TlsE2eServer extends E2eServer {
+  ca: TestCa;
+  host: string;
+}
+
+/**
+ * `startServer` over TLS, with a certificate of a throw-away CA, reached as
+ * `https://<hostname>:<port>` (a registry host needs a dot: pass `127.0.0.1`). The user's client
+ * trusts the CA; give `ca.caFile` to an agent (`NODE_EXTRA_CA_CERTS`) and `tofu` (`SSL_CERT_FILE`).
+ */
+export async function startTlsServer(env: Record<string, string> = {}, hostname = 'localhost'): Promise<TlsE2eServer> {
+  const ca = makeTestCa();
+  try {
+    const server = await startServerAt(
+      { TRELLIS_TLS_CERT_FILE: ca.certFile, TRELLIS_TLS_KEY_FILE: ca.keyFile, ...env },
+      (process) => `https://${hostname}:${new URL(process.url).port}`,
+      caFetch(ca),
+    );
+    return {
+      ...server,
+      ca,
+      host: new URL(server.url).host,
+      async stop() {
+        await server.stop();
+        rmSync(ca.dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    rmSync(ca.dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function startServerAt(
+  env: Record<string, string>,
+  urlOf: (process: ServerProcess) => string,
+  fetchImpl: typeof fetch,
+): Promise<E2eServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'trellis-agent-e2e-server-'));
   const fullEnv = {
     TRELLIS_DATA_DIR: dataDir,
@@ -49,8 +94,8 @@ export async function startServer(env: Record<string, string> = {}): Promise<E2e
     ...env,
   };
   let process: ServerProcess = await startServerProcess(fullEnv);
-  const url = process.url;
-  const user = await login(url);
+  const url = urlOf(process);
+  const user = await login(url, fetchImpl);
   return {
     url,
     user,
@@ -69,10 +114,17 @@ export async function startServer(env: Record<string, string> = {}): Promise<E2e
 }
 
 /** Signs in through the bootstrap link and the device login, as the CLI would. */
-export async function login(url: string): Promise<TrellisClient & { token: string; refreshToken: string }> {
-  const cookie = await bootstrapSessionCookie(url, BOOTSTRAP_TOKEN);
-  const { access_token, refresh_token } = await deviceLoginTokens(url, cookie);
-  const client = new TrellisClient({ baseUrl: url, auth: { kind: 'bearer', accessToken: () => access_token } });
+export async function login(
+  url: string,
+  fetchImpl: typeof fetch = fetch,
+): Promise<TrellisClient & { token: string; refreshToken: string }> {
+  const cookie = await bootstrapSessionCookie(url, BOOTSTRAP_TOKEN, fetchImpl);
+  const { access_token, refresh_token } = await deviceLoginTokens(url, cookie, new URL(url).origin, fetchImpl);
+  const client = new TrellisClient({
+    baseUrl: url,
+    auth: { kind: 'bearer', accessToken: () => access_token },
+    fetch: fetchImpl,
+  });
   return Object.assign(client, { token: access_token, refreshToken: refresh_token });
 }
 

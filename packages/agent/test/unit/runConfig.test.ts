@@ -33,7 +33,18 @@ describe('the run configuration', () => {
       allowFileSources: false,
       metricsPort: null,
       providerMirror: 'auto',
+      pluginCache: 'auto',
     });
+  });
+
+  it('caches providers in the work dir unless told otherwise', () => {
+    expect(resolveRunConfig({ 'plugin-cache': 'off' }, ENV).pluginCache).toBe('off');
+    expect(resolveRunConfig({}, { ...ENV, TRELLIS_AGENT_PLUGIN_CACHE: '/var/cache/tofu' }).pluginCache).toEqual({
+      dir: '/var/cache/tofu',
+    });
+    expect(() => resolveRunConfig({ 'plugin-cache': 'cache' }, ENV)).toThrow(
+      /--plugin-cache must be "auto", "off" or an absolute directory \(got "cache"\)/,
+    );
   });
 
   it('uses provider mirrors unless told not to', () => {

@@ -2,7 +2,8 @@
  * The private registry's providers end to end (issue 28): a real trellis-server over TLS, the real
  * `trellis` CLI publishing the tiny Go provider of the peers (zipped as goreleaser names it,
  * SHA256SUMS signed with a throw-away GPG key made here), and the stock `tofu init` installing it
- * through `providers.v1` with its signature checked; a tampered signature is refused at publish.
+ * through `providers.v1` with its signature checked; a tampered signature is refused at publish. On
+ * SQLite with the filesystem artifact store, and on Postgres with S3 (MinIO).
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -13,7 +14,6 @@ import { fileURLToPath } from 'node:url';
 import {
   caRequest,
   createTestDatabase,
-  fileUrl,
   makeTestCa,
   requirePeer,
   type ServerProcess,
@@ -27,6 +27,11 @@ import * as openpgp from 'openpgp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_TOKEN } from '../support/controlPlane.js';
 import { describeEachDialect } from '../support/dialects.js';
+import {
+  type RegistryArtifacts,
+  registryArtifactsAvailable,
+  startRegistryArtifacts,
+} from '../support/registryArtifacts.js';
 
 const tofu = requirePeer('tofu', 'the stock tofu CLI installing a private provider');
 const PROVIDER_BIN = requirePeer('terraform-provider-null', 'the stock tofu CLI installing a private provider');
@@ -81,9 +86,11 @@ function command(file: string, args: string[], env?: Record<string, string>, cwd
 }
 
 describeEachDialect('private providers installed by the stock tofu over TLS', (dialect) => {
-  describe.skipIf(!tofu || !PROVIDER_BIN)('against a real trellis-server', () => {
+  const unavailable = !tofu || !PROVIDER_BIN || !registryArtifactsAvailable(dialect);
+  describe.skipIf(unavailable)('against a real trellis-server', () => {
     let ca: TestCa;
     let database: TestDatabase;
+    let artifacts: RegistryArtifacts;
     let server: ServerProcess;
     let base: string;
     let host: string;
@@ -119,11 +126,12 @@ describeEachDialect('private providers installed by the stock tofu over TLS', (d
       ca = makeTestCa();
       database = await createTestDatabase(dialect);
       work = mkdtempSync(join(tmpdir(), 'trellis-registry-providers-'));
+      artifacts = await startRegistryArtifacts(dialect, work);
       server = await startServerProcess({
         DATABASE_URL: database.url,
         TRELLIS_DB_POOL_MAX: String(testPostgresPoolSize()),
         TRELLIS_DATA_DIR: join(work, 'data'),
-        TRELLIS_ARTIFACTS_URL: fileUrl(join(work, 'artifacts')),
+        ...artifacts.env,
         TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
         TRELLIS_TLS_CERT_FILE: ca.certFile,
         TRELLIS_TLS_KEY_FILE: ca.keyFile,
@@ -159,6 +167,7 @@ describeEachDialect('private providers installed by the stock tofu over TLS', (d
 
     afterAll(async () => {
       await server?.stop();
+      await artifacts?.stop();
       await database?.drop();
       for (const dir of [work, ca?.dir, terminal?.home]) if (dir) rmSync(dir, { recursive: true, force: true });
     });

@@ -75,6 +75,11 @@ export class RunCommand extends AgentCommand {
       "TRELLIS_AGENT_PROVIDER_MIRROR; auto: jobs install the providers their owner's mirror holds from it (default), off: never",
   });
 
+  pluginCache = Option.String('--plugin-cache', {
+    description:
+      "TRELLIS_AGENT_PLUGIN_CACHE; where jobs' providers are downloaded once: auto (plugin-cache in the work dir, default), off, or a directory",
+  });
+
   override execute(): Promise<number> {
     return runCommand(
       {
@@ -96,6 +101,7 @@ export class RunCommand extends AgentCommand {
         'allow-file-sources': this.allowFileSources,
         'metrics-port': this.metricsPort,
         'provider-mirror': this.providerMirror,
+        'plugin-cache': this.pluginCache,
       },
       this.io,
     );
