@@ -92,7 +92,23 @@ describe.skipIf(!TOFU || !provider)('a job whose provider only the mirror serves
     expect(log).toMatch(/Installed hashicorp\/null v3\.2\.4/);
     expect(log).not.toContain('Unable to open CLI configuration file');
     expect(log).not.toMatch(/trr_[A-Za-z0-9]/);
-    // The workspace, and the CLI configuration with the token in it, went with the job.
-    expect(readdirSync(agent.workDir)).toEqual([]);
+    expect(log).toContain(`providers: cached in ${join(agent.workDir, 'plugin-cache')} for this agent's jobs`);
+    // The workspace, and the CLI configuration with the token in it, went with the job; the
+    // providers it installed stay in the agent's cache.
+    expect(readdirSync(agent.workDir)).toEqual(['plugin-cache']);
+  }, 240_000);
+
+  it("takes the provider from the agent's cache in the next job instead of downloading it again", async () => {
+    const { vine } = await vineyardWithVine(user, 'cached', {
+      source: { type: 'inline', files: { 'main.tf': NULL_PROVIDER_CONFIG } },
+      variables: {},
+      engine: 'tofu',
+    });
+    const job = await user.createJob({ job_type: 'PLAN', configuration_id: vine.id });
+    const done = await waitForJob({ user }, job.id, undefined, 180_000);
+    const log = await logText({ user } as never, job.id);
+    expect(done.status, log).toBe('SUCCESS');
+    expect(log).toMatch(/Using hashicorp\/null v3\.2\.4 from the shared cache directory/);
+    expect(log).not.toMatch(/Installing hashicorp\/null/);
   }, 240_000);
 });

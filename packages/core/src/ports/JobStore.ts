@@ -79,4 +79,10 @@ export interface JobStore {
    * apply phase of a run of the Terraform Cloud protocol (issue 27). Null when there is none.
    */
   latestChangeOfPlan(ownerId: string, planJobId: string): Promise<Job | null>;
+  /**
+   * For each vine of the owner, its newest succeeded PLAN or DEPLOY, a pull request's plan passed
+   * over (another branch's): what the vine last planned or deployed (issue 28's module usage). In
+   * one statement, whatever the number of vines and jobs; in no particular order.
+   */
+  lastChangePerVine(ownerId: string): Promise<JobSummary[]>;
 }

@@ -251,6 +251,23 @@ export class SqlJobStore implements JobStore {
     return row ? this.one(row) : null;
   }
 
+  async lastChangePerVine(ownerId: string): Promise<JobSummary[]> {
+    const ranked = this.db
+      .table('jobs')
+      .select('*')
+      .rowNumber('change_rank', (window) => {
+        window.orderBy('created_at', 'desc').orderBy('seq', 'desc').partitionBy(['vine_id']);
+      })
+      .where({ owner_id: ownerId, status: 'SUCCESS' })
+      .whereNotNull('vine_id')
+      .whereIn('job_type', ['PLAN', 'DEPLOY'])
+      .where((query) => query.whereNull('trigger').orWhereJsonPath('trigger', '$.type', '!=', 'pull_request'))
+      .as('ranked');
+    // The ranking query is the owner's (scoped); the outer one only keeps each vine's first.
+    const rows: Row[] = await this.db.unscoped('jobs').from(ranked).where('change_rank', 1);
+    return rows.map(toJobSummary);
+  }
+
   private async one(row: Row): Promise<Job> {
     const [job] = await this.withSnapshots([row]);
     return job as Job;

@@ -1,8 +1,5 @@
 import type { UserActor } from '../../domain/actors.js';
 import type { ModuleUse } from '../../domain/jobResults.js';
-import type { PageKey } from '../../domain/pagination.js';
-import type { JobSummary } from '../../domain/records.js';
-import type { Stores } from '../../ports/UnitOfWork.js';
 import type { CoreDeps } from '../../usecases/CoreDeps.js';
 import type { ModuleAddress } from './records.js';
 import type { RegistryModuleUseCases } from './RegistryModuleUseCases.js';
@@ -27,9 +24,6 @@ export interface ModuleUsage {
   vines: ModuleUsageEntry[];
 }
 
-/** Jobs read per page while looking for a vine's last plan or deploy. */
-const JOB_PAGE = 50;
-
 /**
  * Which vines use which version of a module (issue 28): the vines of the namespace's owner whose
  * newest succeeded PLAN or DEPLOY reported (`execution_metadata.modules`, from its `init`) the
@@ -47,10 +41,11 @@ export class ModuleUsageUseCases {
     const { namespace, module } = await this.modules.find(actor, address, 'registry.read');
     const wanted = [namespace.name, module.name, module.system].map((part) => part.toLowerCase());
     const vines = await this.deps.uow.read(namespace.scope, async (stores) => {
+      const names = new Map((await stores.vines.list(namespace.ownerId)).map((vine) => [vine.id, vine.name]));
       const entries: ModuleUsageEntry[] = [];
-      for (const vine of await stores.vines.list(namespace.ownerId)) {
-        const job = await lastPlanOrDeploy(stores, namespace.ownerId, vine.id);
-        if (!job) continue;
+      for (const job of await stores.jobs.lastChangePerVine(namespace.ownerId)) {
+        const vineName = names.get(job.vine_id as string);
+        if (vineName === undefined) continue;
         const versions = new Set(
           (job.execution_metadata.modules ?? [])
             .filter((used) => namesModule(used, wanted))
@@ -58,8 +53,8 @@ export class ModuleUsageUseCases {
         );
         for (const version of versions) {
           entries.push({
-            vine_id: vine.id,
-            vine_name: vine.name,
+            vine_id: job.vine_id as string,
+            vine_name: vineName,
             version,
             job_id: job.id,
             job_type: job.job_type as 'PLAN' | 'DEPLOY',
@@ -72,23 +67,6 @@ export class ModuleUsageUseCases {
     vines.sort((a, b) => a.vine_name.localeCompare(b.vine_name) || compareSemVer(b.version, a.version));
     return { namespace: namespace.name, name: module.name, system: module.system, vines };
   }
-}
-
-/** The vine's newest succeeded PLAN or DEPLOY, a pull request's plan passed over; null if none. */
-async function lastPlanOrDeploy(stores: Stores, ownerId: string, vineId: string): Promise<JobSummary | null> {
-  let after: PageKey | undefined;
-  do {
-    const page = await stores.jobs.page(ownerId, after ? { limit: JOB_PAGE, after } : { limit: JOB_PAGE }, {
-      vine_id: vineId,
-      status: 'SUCCESS',
-    });
-    const found = page.items.find(
-      (job) => (job.job_type === 'PLAN' || job.job_type === 'DEPLOY') && job.trigger.type !== 'pull_request',
-    );
-    if (found) return found;
-    after = page.next ?? undefined;
-  } while (after);
-  return null;
 }
 
 /** Whether `used.source` is `<host>/<namespace>/<name>/<system>` (maybe with a `//subdir`) of the wanted module. */

@@ -329,6 +329,47 @@ export function describeJobStoreConformance(open: OpenStoreHarness): void {
       expect(await suite.asOwner(stranger.id, (stores) => stores.jobs.busyWorkerIds(stranger.id))).toEqual([]);
     });
 
+    it("answers each vine's newest succeeded PLAN or DEPLOY, a pull request's plan passed over", async () => {
+      const owner = await suite.seedOwner();
+      const pullRequest = {
+        type: 'pull_request',
+        provider: 'github',
+        repository: 'acme/infra',
+        number: 7,
+        title: 'More subnets',
+        url: 'https://github.com/acme/infra/pull/7',
+        head_sha: 'a'.repeat(40),
+        head_branch: 'subnets',
+        base_branch: 'main',
+        author: 'ada',
+      } as Job['trigger'];
+      const jobs = await suite.asOwner(owner.id, async (stores) => {
+        const second = await stores.vines.create(newVine(owner.id, owner.vineyard.id));
+        const idle = await stores.vines.create(newVine(owner.id, owner.vineyard.id));
+        const job = (vine: typeof second, minute: number, overrides: Partial<Job> = {}) =>
+          stores.jobs.create(newJob(owner.id, vine, { status: 'SUCCESS', created_at: at(minute), ...overrides }));
+        return {
+          idle,
+          oldPlan: await job(owner.vine, 1),
+          deploy: await job(owner.vine, 2, { job_type: 'DEPLOY' }),
+          laterFailed: await job(owner.vine, 3, { status: 'FAILED' }),
+          laterPullRequest: await job(owner.vine, 4, { trigger: pullRequest }),
+          laterDestroy: await job(owner.vine, 5, { job_type: 'DESTROY' }),
+          laterQueued: await job(owner.vine, 6, { status: 'QUEUED' }),
+          secondPlan: await job(second, 1, { trigger: { type: 'drift' } }),
+          secondTie: await job(second, 1),
+          onlyPullRequest: await job(idle, 1, { trigger: pullRequest }),
+        };
+      });
+      const last = await suite.asOwner(owner.id, (stores) => stores.jobs.lastChangePerVine(owner.id));
+      // Of two at the same time, the one made last; a vine with only a pull request's plan has none.
+      expect(last.map((job) => job.id).sort()).toEqual([jobs.deploy.id, jobs.secondTie.id].sort());
+      expect(last.find((job) => job.id === jobs.deploy.id)?.job_type).toBe('DEPLOY');
+      const stranger = await suite.seedOwner();
+      expect(await suite.asOwner(stranger.id, (stores) => stores.jobs.lastChangePerVine(stranger.id))).toEqual([]);
+      expect(await suite.asOwner(stranger.id, (stores) => stores.jobs.lastChangePerVine(owner.id))).toEqual([]);
+    });
+
     it('lists the DEPLOY jobs of a plan that are queued, running or succeeded; the newest of any status is its latest change', async () => {
       const owner = await suite.seedOwner();
       const jobs = await suite.asOwner(owner.id, async (stores) => {

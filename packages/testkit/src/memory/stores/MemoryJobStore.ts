@@ -196,6 +196,21 @@ export class MemoryJobStore implements JobStore {
     return newest ? copy(newest) : null;
   }
 
+  async lastChangePerVine(ownerId: string): Promise<JobSummary[]> {
+    const changes = this.ownedJobs(ownerId).filter(
+      (job) =>
+        job.vine_id !== null &&
+        job.status === 'SUCCESS' &&
+        (job.job_type === 'PLAN' || job.job_type === 'DEPLOY') &&
+        job.trigger.type !== 'pull_request',
+    );
+    const last = new Map<string, Job>();
+    for (const job of newestFirst(changes, (change) => change.created_at)) {
+      if (!last.has(job.vine_id as string)) last.set(job.vine_id as string, job);
+    }
+    return [...last.values()].map((job) => jobSummary(copy(job)));
+  }
+
   private owned(ownerId: string, id: string): Job | undefined {
     const job = this.tx.state.jobs.get(id);
     return job && job.owner_id === ownerId && this.tx.sees(ownerId) ? job : undefined;
