@@ -1,41 +1,28 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   caRequest,
-  createTestDatabase,
-  makeTestCa,
   mirrorCliConfig,
   NULL_PROVIDER_CONFIG,
   type ProviderMirrorDir,
   requirePeer,
-  type ServerProcess,
-  startServerProcess,
   Terminal,
   type TestCa,
-  type TestDatabase,
-  testPostgresPoolSize,
   testProviderBinary,
   writeProviderMirrorDir,
 } from '@trellis/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BOOTSTRAP_TOKEN } from '../support/controlPlane.js';
 import { describeEachDialect } from '../support/dialects.js';
-import {
-  type RegistryArtifacts,
-  registryArtifactsAvailable,
-  startRegistryArtifacts,
-} from '../support/registryArtifacts.js';
+import { registryArtifactsAvailable } from '../support/registryArtifacts.js';
+import { type RegistryServer, startRegistryServer } from '../support/registryServer.js';
 
 const tofu = requirePeer('tofu', 'the provider network mirror served to the stock tofu CLI');
 const provider = testProviderBinary();
 
 describeEachDialect('the provider network mirror, to the stock tofu CLI over TLS', (dialect) => {
   describe.skipIf(!tofu || !provider || !registryArtifactsAvailable(dialect))('with its artifact store', () => {
+    let registry: RegistryServer;
     let ca: TestCa;
-    let database: TestDatabase;
-    let artifacts: RegistryArtifacts;
-    let server: ServerProcess;
     let base: string;
     let host: string;
     let token: string;
@@ -58,32 +45,11 @@ describeEachDialect('the provider network mirror, to the stock tofu CLI over TLS
     const pushPath = `/api/registry/mirror-archives/acme/registry.opentofu.org/hashicorp/null/3.2.4/`;
 
     beforeAll(async () => {
-      ca = makeTestCa();
-      database = await createTestDatabase(dialect);
-      const dataDir = mkdtempSync(join(tmpdir(), 'trellis-mirror-data-'));
+      registry = await startRegistryServer(dialect);
+      ({ ca, host, base } = registry);
       mirror = writeProviderMirrorDir(provider as string);
-      dirs.push(dataDir, ca.dir, mirror.dir);
-      artifacts = await startRegistryArtifacts(dialect, dataDir);
-      server = await startServerProcess({
-        DATABASE_URL: database.url,
-        TRELLIS_DB_POOL_MAX: String(testPostgresPoolSize()),
-        TRELLIS_DATA_DIR: dataDir,
-        ...artifacts.env,
-        TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
-        TRELLIS_TLS_CERT_FILE: ca.certFile,
-        TRELLIS_TLS_KEY_FILE: ca.keyFile,
-      });
-      host = `localhost:${new URL(server.url).port}`;
-      base = `https://${host}`;
-      const signIn = await caRequest(ca, `${base}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`);
-      const cookies = [signIn.headers['set-cookie'] ?? []].flat();
-      const cookie = (cookies.find((value) => value.includes('trellis_session=')) ?? '').split(';')[0] as string;
-      const asPerson = (path: string, body: unknown) =>
-        caRequest(ca, `${base}${path}`, {
-          method: 'POST',
-          headers: { cookie, origin: base, 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        });
+      dirs.push(mirror.dir);
+      const { asPerson } = registry;
       const org = await asPerson('/api/orgs', { name: 'acme' });
       expect(org.status, org.text).toBe(201);
       const created = await asPerson('/api/tokens', { name: 'mirror' });
@@ -94,9 +60,7 @@ describeEachDialect('the provider network mirror, to the stock tofu CLI over TLS
     }, 120_000);
 
     afterAll(async () => {
-      await server?.stop();
-      await artifacts?.stop();
-      await database?.drop();
+      await registry?.stop();
       for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
     });
 

@@ -7,31 +7,15 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  caRequest,
-  createTestDatabase,
-  makeTestCa,
-  requirePeer,
-  type ServerProcess,
-  startServerProcess,
-  Terminal,
-  type TestCa,
-  type TestDatabase,
-  testPostgresPoolSize,
-} from '@trellis/testkit';
+import { caRequest, requirePeer, Terminal, type TestCa } from '@trellis/testkit';
 import * as openpgp from 'openpgp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BOOTSTRAP_TOKEN } from '../support/controlPlane.js';
 import { describeEachDialect } from '../support/dialects.js';
-import {
-  type RegistryArtifacts,
-  registryArtifactsAvailable,
-  startRegistryArtifacts,
-} from '../support/registryArtifacts.js';
+import { registryArtifactsAvailable } from '../support/registryArtifacts.js';
+import { type RegistryServer, startRegistryServer } from '../support/registryServer.js';
 
 const tofu = requirePeer('tofu', 'the stock tofu CLI installing a private provider');
 const PROVIDER_BIN = requirePeer('terraform-provider-null', 'the stock tofu CLI installing a private provider');
@@ -88,10 +72,8 @@ function command(file: string, args: string[], env?: Record<string, string>, cwd
 describeEachDialect('private providers installed by the stock tofu over TLS', (dialect) => {
   const unavailable = !tofu || !PROVIDER_BIN || !registryArtifactsAvailable(dialect);
   describe.skipIf(unavailable)('against a real trellis-server', () => {
+    let registry: RegistryServer;
     let ca: TestCa;
-    let database: TestDatabase;
-    let artifacts: RegistryArtifacts;
-    let server: ServerProcess;
     let base: string;
     let host: string;
     let token: string;
@@ -123,36 +105,14 @@ describeEachDialect('private providers installed by the stock tofu over TLS', (d
     };
 
     beforeAll(async () => {
-      ca = makeTestCa();
-      database = await createTestDatabase(dialect);
-      work = mkdtempSync(join(tmpdir(), 'trellis-registry-providers-'));
-      artifacts = await startRegistryArtifacts(dialect, work);
-      server = await startServerProcess({
-        DATABASE_URL: database.url,
-        TRELLIS_DB_POOL_MAX: String(testPostgresPoolSize()),
-        TRELLIS_DATA_DIR: join(work, 'data'),
-        ...artifacts.env,
-        TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
-        TRELLIS_TLS_CERT_FILE: ca.certFile,
-        TRELLIS_TLS_KEY_FILE: ca.keyFile,
-      });
-      host = `localhost:${new URL(server.url).port}`;
-      base = `https://${host}`;
-      const signIn = await caRequest(ca, `${base}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`);
-      const cookie = (
-        [signIn.headers['set-cookie'] ?? []].flat().find((v) => v.includes('trellis_session=')) ?? ''
-      ).split(';')[0] as string;
-      const session = { cookie, origin: base, 'content-type': 'application/json' };
-      const org = await caRequest(ca, `${base}/api/orgs`, {
-        method: 'POST',
-        headers: session,
-        body: JSON.stringify({ name: 'acme' }),
-      });
+      registry = await startRegistryServer(dialect);
+      ({ ca, host, base, work } = registry);
+      const org = await registry.asPerson('/api/orgs', { name: 'acme' });
       expect(org.status, org.text).toBe(201);
-      const created = await caRequest(ca, `${base}/api/tokens`, {
-        method: 'POST',
-        headers: session,
-        body: JSON.stringify({ name: 'registry', org_id: JSON.parse(org.text).id, role: 'admin' }),
+      const created = await registry.asPerson('/api/tokens', {
+        name: 'registry',
+        org_id: JSON.parse(org.text).id,
+        role: 'admin',
       });
       expect(created.status, created.text).toBe(201);
       token = JSON.parse(created.text).token;
@@ -166,10 +126,8 @@ describeEachDialect('private providers installed by the stock tofu over TLS', (d
     }, 120_000);
 
     afterAll(async () => {
-      await server?.stop();
-      await artifacts?.stop();
-      await database?.drop();
-      for (const dir of [work, ca?.dir, terminal?.home]) if (dir) rmSync(dir, { recursive: true, force: true });
+      await registry?.stop();
+      for (const dir of [terminal?.home]) if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
     it('lists providers.v1 in service discovery', async () => {

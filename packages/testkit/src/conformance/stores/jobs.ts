@@ -1,5 +1,6 @@
 import type { Job, JobFilter } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
+import { pullRequestTrigger } from '../../gitJobs.js';
 import { at, later, newCloudIdentity, newJob, newVine, newVineyard, newWorker, uuid } from './fixtures.js';
 import { type OpenStoreHarness, type SeededOwner, type StoreSuite, useStoreSuite } from './harness.js';
 
@@ -331,18 +332,7 @@ export function describeJobStoreConformance(open: OpenStoreHarness): void {
 
     it("answers each vine's newest succeeded PLAN or DEPLOY, a pull request's plan passed over", async () => {
       const owner = await suite.seedOwner();
-      const pullRequest = {
-        type: 'pull_request',
-        provider: 'github',
-        repository: 'acme/infra',
-        number: 7,
-        title: 'More subnets',
-        url: 'https://github.com/acme/infra/pull/7',
-        head_sha: 'a'.repeat(40),
-        head_branch: 'subnets',
-        base_branch: 'main',
-        author: 'ada',
-      } as Job['trigger'];
+      const pullRequest = pullRequestTrigger('a'.repeat(40));
       const jobs = await suite.asOwner(owner.id, async (stores) => {
         const second = await stores.vines.create(newVine(owner.id, owner.vineyard.id));
         const idle = await stores.vines.create(newVine(owner.id, owner.vineyard.id));
