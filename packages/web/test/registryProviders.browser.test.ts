@@ -289,10 +289,13 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         expect(await forgedVersion.text()).toContain('data-form-error');
         const forgedKey = await forgedPost(`/registry/gpg-keys/acme/${key.keyId}/delete`);
         expect(forgedKey.status()).toBe(403);
+        expect(await forgedKey.text()).toContain('data-form-error');
         const forgedAdd = await forgedPost('/registry/gpg-keys/acme', { ascii_armor: key.publicKey });
         expect(forgedAdd.status()).toBe(403);
+        expect(await forgedAdd.text()).toContain('data-form-error');
         const forgedArchive = await forgedPost(`/registry/mirror/acme/${archive?.id}/delete`);
         expect(forgedArchive.status()).toBe(403);
+        expect(await forgedArchive.text()).toContain('data-form-error');
         // Nothing was deleted.
         expect((await adminClient.providerVersions('acme', 'null')).map((v) => v.version)).toEqual(['1.1.0']);
         expect((await adminClient.listGpgKeys('acme')).map((k) => k.key_id)).toEqual([key.keyId]);

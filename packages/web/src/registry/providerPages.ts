@@ -114,7 +114,7 @@ function providerCard(input: {
 function deleteVersionForm(base: string, namespace: string, type: string, version: string): Html {
   const action = `${base}/registry/providers/${encodeURIComponent(namespace)}/${encodeURIComponent(type)}/${encodeURIComponent(version)}/delete`;
   return html`<form method="post" action="${action}" class="inline-form" data-delete-provider-version="${version}" data-confirm="Delete ${namespace}/${type} ${version} and its zips? Configurations that need it can no longer init.">
-    <button type="submit" class="button danger" aria-label="Delete version ${version} of ${type}">Delete ${version}</button>
+    <button type="submit" class="button danger" aria-label="Delete ${version} of ${type}">Delete ${version}</button>
   </form>`;
 }
 
@@ -137,8 +137,8 @@ export function gpgKeysPage(input: GpgKeysPageInput): Page {
   const { base, choice, keys, people, mayManage, now, problem } = input;
   const { namespace } = choice;
   const action = `${base}/registry/gpg-keys/${encodeURIComponent(namespace)}`;
-  // A refused key is said above its form; a refused deletion above the list.
-  const addProblem = input.typed !== undefined ? problem : null;
+  // A refused key is said above its form (to those who have it); anything else above the list.
+  const addProblem = mayManage && input.typed !== undefined ? problem : null;
   return {
     ...(problem ? { status: problem.status } : {}),
     title: `GPG keys of ${namespace}`,

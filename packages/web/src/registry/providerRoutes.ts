@@ -1,4 +1,4 @@
-import { MAX_PAGE_LIMIT, NotFoundError, type UserActor } from '@trellis/core';
+import { MAX_GPG_KEY_BYTES, MAX_PAGE_LIMIT, NotFoundError, type UserActor } from '@trellis/core';
 import express, { type Router } from 'express';
 import type { FormProblem } from '../orgs/orgPages.js';
 import { formField, formProblem, type PageContext, Redirect, type WebRouteDeps } from '../routing.js';
@@ -9,11 +9,12 @@ import { chooseNamespace, tabHref } from './registryNav.js';
 const PROVIDERS_PER_PAGE = 50;
 
 /**
- * A pasted armored key is larger than the 4 KiB other forms take (an RSA key is several KiB); core
- * refuses past its own limit. Parsed before `sameOriginForm`, whose parser then has nothing to read;
- * the Origin is still checked before anything is done with it.
+ * A pasted armored key is larger than the 4 KiB other forms take (an RSA key is several KiB): room
+ * for core's own limit (`MAX_GPG_KEY_BYTES`) once form-encoded, so core says what is wrong with a
+ * key too large. Parsed before `sameOriginForm`, whose parser then has nothing left to read; the
+ * Origin is still checked before anything is done with it.
  */
-const keyForm = express.urlencoded({ extended: false, limit: '80kb' });
+const keyForm = express.urlencoded({ extended: false, limit: 4 * MAX_GPG_KEY_BYTES });
 
 /**
  * The registry's providers and the namespaces' GPG keys (issue 28): the pages read through the
