@@ -36,6 +36,7 @@ export const MirrorArchiveRecord = z.object({
     .array(z.string())
     .describe('`h1:` (of the files inside, what `tofu` records in its lock file) and `zh:` (sha256 of the zip)'),
   created_at: isoTime,
+  created_by: uuid.nullable().describe('the person who pushed it'),
 });
 
 export const MirrorArchiveList = z.object({ archives: z.array(MirrorArchiveRecord) });

@@ -4,7 +4,7 @@
  * The stock CLI's `providers.v1` protocol is served beside it, not described here.
  */
 import { z } from 'zod';
-import { isoTime } from './common.js';
+import { isoTime, uuid } from './common.js';
 
 export const RegistryNamespaceParams = z.object({
   namespace: z.string().min(1).max(100).describe('an organization name'),
@@ -74,6 +74,7 @@ export const GpgKeyRecord = z.object({
   key_id: z.string().describe("the primary key's id, 16 uppercase hex digits"),
   ascii_armor: z.string(),
   created_at: isoTime,
+  created_by: uuid.describe('the person who added it'),
 });
 
 export const GpgKeyList = z.object({ keys: z.array(GpgKeyRecord) });

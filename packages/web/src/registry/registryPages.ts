@@ -12,30 +12,25 @@ import { utc, when } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { olderLink } from '../pages/olderLink.js';
+import { type RegistryNamespaceChoice, registryHeader } from './registryNav.js';
 
 export interface ModuleListPageInput {
   base: string;
-  namespace: string;
-  /** The person's namespaces: their own, then their organizations'. */
-  namespaces: readonly string[];
+  /** The namespace shown, and the person's namespaces to choose from. */
+  choice: RegistryNamespaceChoice;
   modules: PageResult<RegistryModuleView>;
   now: Date;
 }
 
-/** A namespace's modules, newest first, with a chooser of the person's namespaces. */
+/** A namespace's modules, newest first, under the registry's tabs and the namespace chooser. */
 export function moduleListPage(input: ModuleListPageInput): Page {
-  const { base, namespace, namespaces, modules, now } = input;
-  const here = `${base}/registry?namespace=${encodeURIComponent(namespace)}`;
+  const { base, choice, modules, now } = input;
+  const { namespace } = choice;
   return {
     title: 'Module registry',
     section: 'registry',
-    body: html`<h1>Module registry</h1>
-<form method="get" action="${base}/registry" class="namespace-chooser">
-  <label>Namespace <select name="namespace" id="registry-namespace">${namespaces.map(
-    (name) => html`<option value="${name}"${name === namespace ? html` selected` : ''}>${name}</option>`,
-  )}</select></label>
-  <button type="submit" class="button quiet">Show</button>
-</form>
+    body: html`<h1>Registry</h1>
+${registryHeader(base, 'modules', choice)}
 <section class="card">
   <h2>Modules of <code>${namespace}</code></h2>
   ${
@@ -52,7 +47,7 @@ export function moduleListPage(input: ModuleListPageInput): Page {
   )}</tbody>
 </table>`
   }
-  ${olderLink(here, modules)}
+  ${olderLink(`${base}/registry`, modules, { namespace })}
 </section>`,
   };
 }
@@ -82,7 +77,7 @@ export function modulePage(input: ModulePageInput): Page {
   return {
     title: `${module.namespace}/${module.name}/${module.system}`,
     section: 'registry',
-    body: html`<p><a href="${base}/registry?namespace=${encodeURIComponent(module.namespace)}">Module registry</a> / ${module.namespace}</p>
+    body: html`<p><a href="${base}/registry?namespace=${encodeURIComponent(module.namespace)}">Registry</a> / ${module.namespace}</p>
 <h1 id="module-title">${module.name}/${module.system}</h1>
 ${
   shown

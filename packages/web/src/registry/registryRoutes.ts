@@ -1,30 +1,34 @@
-import { DomainError, type ModuleDescription, type ModuleRepositoryView, personalNamespace } from '@trellis/core';
+import { DomainError, type ModuleDescription, type ModuleRepositoryView } from '@trellis/core';
 import type { Router } from 'express';
 import type { WebRouteDeps } from '../routing.js';
+import { mirrorRoutes } from './mirrorRoutes.js';
+import { providerRoutes } from './providerRoutes.js';
+import { chooseNamespace } from './registryNav.js';
 import { moduleListPage, modulePage } from './registryPages.js';
 
 /**
- * The registry's pages (issue 28): a namespace's modules, and a module's versions with the
- * README, inputs and outputs of one version read from its tarball, and its git repository.
- * Read-only: publishing and connecting are the API's and the CLI's.
+ * The registry's pages (issue 28), a tab each: a namespace's modules, and a module's versions with
+ * the README, inputs and outputs of one version read from its tarball, and its git repository
+ * (read-only: publishing and connecting are the API's and the CLI's); its private providers and
+ * GPG keys (`providerRoutes.ts`); its provider mirror (`mirrorRoutes.ts`).
  */
 export function registryRoutes(router: Router, deps: WebRouteDeps): void {
   router.get(
     '/registry',
     deps.headers,
     deps.signedIn(async ({ req, user, base, now, standing }) => {
-      const orgs = (await standing()).orgs;
-      const namespaces = [personalNamespace(user.userId), ...orgs.map((org) => org.name).sort()];
-      const asked = typeof req.query.namespace === 'string' && req.query.namespace !== '' ? req.query.namespace : null;
-      const namespace = asked ?? namespaces[0] ?? personalNamespace(user.userId);
+      const choice = chooseNamespace(req.query.namespace, user, await standing());
       const modules = await deps.useCases.registryModules.list(user, {
-        namespace,
+        namespace: choice.namespace,
         limit: req.query.limit,
         cursor: req.query.cursor,
       });
-      return moduleListPage({ base, namespace, namespaces, modules, now });
+      return moduleListPage({ base, choice, modules, now });
     }),
   );
+
+  providerRoutes(router, deps);
+  mirrorRoutes(router, deps);
 
   router.get(
     '/registry/:namespace/:name/:system',

@@ -52,6 +52,8 @@ export interface MirrorArchiveView {
   size: number;
   hashes: string[];
   created_at: string;
+  /** The person who pushed it (null: the system). */
+  created_by: string | null;
 }
 
 export function providerSource(address: ProviderAddress): string {
@@ -75,6 +77,7 @@ export function mirrorArchiveView(archive: MirrorArchive): MirrorArchiveView {
     size: archive.size,
     hashes: archiveHashes(archive),
     created_at: archive.created_at,
+    created_by: archive.created_by,
   };
 }
 

@@ -14,6 +14,8 @@ export interface GpgKeyView {
   key_id: string;
   ascii_armor: string;
   created_at: string;
+  /** The person who added it. */
+  created_by: string;
 }
 
 /**
@@ -97,5 +99,11 @@ export class GpgKeyUseCases {
 }
 
 function keyView(namespace: string, key: RegistryGpgKey): GpgKeyView {
-  return { namespace, key_id: key.key_id, ascii_armor: key.ascii_armor, created_at: key.created_at };
+  return {
+    namespace,
+    key_id: key.key_id,
+    ascii_armor: key.ascii_armor,
+    created_at: key.created_at,
+    created_by: key.created_by,
+  };
 }
