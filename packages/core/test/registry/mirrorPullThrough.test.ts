@@ -199,6 +199,13 @@ describe('pull-through of the provider mirror', () => {
     await core.useCases.mirror.version(owner, 'acme', PROVIDER, '1.0.0', urls);
     const target = pulls.find((each) => each.os === 'linux') as MirrorPullTarget;
     await expect(core.useCases.mirror.pull(target)).rejects.toMatchObject({ code: 'mirror_upstream_shasum_mismatch' });
+    // Bytes that are not even a zip are the same mismatch, checked before the zip is read.
+    const garbage = new FakeUpstreamRegistry();
+    await publishUpstream(garbage, { linuxZip: Buffer.from('not a zip at all') });
+    Object.assign(core.deps, { upstreamRegistry: garbage });
+    await expect(createUseCases(core.deps).mirror.pull(target)).rejects.toMatchObject({
+      code: 'mirror_upstream_shasum_mismatch',
+    });
     expect(mirrorKeys()).toEqual([]);
     expect((await core.useCases.mirror.list(owner, 'acme', {})).items).toEqual([]);
   });

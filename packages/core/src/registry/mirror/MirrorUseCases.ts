@@ -420,7 +420,7 @@ export class MirrorUseCases {
     );
   }
 
-  /** Streams an archive into the artifact store (at most `maxArchiveBytes`), its zip directory checked. */
+  /** Streams an archive into the artifact store (at most `maxArchiveBytes`), keeping the tail of the zip. */
   private async store(key: string, body: AsyncIterable<Uint8Array>): Promise<StoredZip> {
     const tail = new ZipTail();
     const maxBytes = this.limits.maxArchiveBytes;
@@ -428,19 +428,15 @@ export class MirrorUseCases {
       if (!(error instanceof TooLargeError)) throw error;
       throw new TooLargeError('mirror_archive_too_large', `the archive is larger than ${maxBytes} bytes`, maxBytes);
     });
-    try {
-      const { tail: bytes, offset } = tail.bytes();
-      return { ...stored, entries: centralDirectory(bytes, offset, this.limits) };
-    } catch (error) {
-      await this.discard(key);
-      throw error;
-    }
+    return { size: stored.size, sha256: stored.sha256, tail };
   }
 
-  /** The `h1:` of a stored archive, read back once through its digest. */
+  /** The `h1:` of a stored archive: its zip directory read from the tail, its files read back once through its digest. */
   private async h1Of(key: string, stored: StoredZip): Promise<string> {
+    const { tail: bytes, offset } = stored.tail.bytes();
+    const entries = centralDirectory(bytes, offset, this.limits);
     const object = await this.deps.artifacts.get(key);
-    return zipH1(verifiedArtifactBody(key, object.body, object.size, stored), stored.entries, this.limits);
+    return zipH1(verifiedArtifactBody(key, object.body, object.size, stored), entries, this.limits);
   }
 
   /** The bytes of an archive a signed URL names, checked against its record as they stream. */
@@ -469,7 +465,7 @@ export class MirrorUseCases {
 interface StoredZip {
   size: number;
   sha256: string;
-  entries: ReturnType<typeof centralDirectory>;
+  tail: ZipTail;
 }
 
 function shasumMismatch(message: string): BadGatewayError {
