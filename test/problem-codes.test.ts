@@ -26,6 +26,7 @@ const CLASS_STATUS: Record<string, number> = {
   TooLargeError: 413,
   UnprocessableError: 422,
   RateLimitedError: 429,
+  BadGatewayError: 502,
   UnavailableError: 503,
 };
 

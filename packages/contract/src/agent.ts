@@ -94,7 +94,7 @@ export const ClaimResponse = z.object({
       mirror_providers: z
         .array(z.string())
         .describe(
-          "the providers (`hostname/namespace/type`) the owner's provider mirror holds, which the agent installs from `/api/registry/mirror/<namespace>/`; empty: the owner has no mirror",
+          "the providers (`hostname/namespace/type`) the owner's provider mirror holds, and `hostname/*/*` for each hostname it pulls through from (`TRELLIS_MIRROR_UPSTREAM`), which the agent installs from `/api/registry/mirror/<namespace>/`; empty: the owner has no mirror",
         ),
     })
     .optional()

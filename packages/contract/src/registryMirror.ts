@@ -35,6 +35,11 @@ export const MirrorArchiveRecord = z.object({
   hashes: z
     .array(z.string())
     .describe('`h1:` (of the files inside, what `tofu` records in its lock file) and `zh:` (sha256 of the zip)'),
+  origin: z
+    .enum(['pushed', 'pulled'])
+    .describe(
+      "`pushed` with `trellis mirror push`, or `pulled` by the server from the provider's origin registry (`TRELLIS_MIRROR_UPSTREAM`)",
+    ),
   created_at: isoTime,
   created_by: uuid.nullable().describe('the person who pushed it'),
 });

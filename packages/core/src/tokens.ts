@@ -1,5 +1,6 @@
 import type { TarballChecker } from './configurationVersions/ports.js';
 import type { PgpVerifier } from './registry/providers/ports.js';
+import type { UpstreamRegistry } from './registry/mirror/ports.js';
 /**
  * Typed injection tokens with stable ids (Backstage's `createServiceRef`): `server` registers an
  * implementation under each with tsyringe factories; `core` itself needs no DI library.
@@ -50,6 +51,7 @@ export const coreServices = {
   rateLimits: serviceRef<RateLimitStore>('trellis.core.rate-limits'),
   tarballs: serviceRef<TarballChecker>('trellis.core.tarballs'),
   pgp: serviceRef<PgpVerifier>('trellis.core.pgp'),
+  upstreamRegistry: serviceRef<UpstreamRegistry>('trellis.core.upstream-registry'),
   /** The ports above as one object: what every use case is built with. */
   deps: serviceRef<CoreDeps>('trellis.core.deps'),
   /** Every use case, each resolved from its module's token. */

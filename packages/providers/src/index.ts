@@ -12,3 +12,4 @@ export { GitHubWebhookReader } from './github/GitHubWebhookReader.js';
 export { GITLAB_MAX_COMMENT_LENGTH, GitLabVcsApi } from './gitlab/GitLabVcsApi.js';
 export { GitLabWebhookReader } from './gitlab/GitLabWebhookReader.js';
 export type { VcsApiOptions } from './vcs/common.js';
+export { HttpUpstreamRegistry, type UpstreamRegistryOptions } from './registry/HttpUpstreamRegistry.js';

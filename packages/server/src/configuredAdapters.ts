@@ -15,6 +15,7 @@ import type { Adapters } from './container.js';
 import type { PortRegistrations } from './controlPlaneTypes.js';
 import { coreSettings } from './coreSettings.js';
 import { OpaPolicyCompiler } from './OpaPolicyCompiler.js';
+import { mirrorUpstreamRegistry } from './mirrorUpstream.js';
 import { buildProviders, buildVcs } from './providers.js';
 import type { PublicUrl } from './publicUrl.js';
 
@@ -63,6 +64,7 @@ export function configuredAdapters(
     rateLimits: database.rateLimits,
     tarballs: new TarGzChecker(),
     pgp: new OpenPgpVerifier(),
+    upstreamRegistry: mirrorUpstreamRegistry(config),
     settings: register.settings ?? coreSettings(config, publicUrl),
   };
 }

@@ -22,6 +22,7 @@ import {
   type RateLimitStore,
   type TarballChecker,
   type PgpVerifier,
+  type UpstreamRegistry,
 } from '@trellis/core';
 import { type DependencyContainer, container as rootContainer, instanceCachingFactory } from 'tsyringe';
 
@@ -45,6 +46,7 @@ export interface Adapters {
   rateLimits: RateLimitStore;
   tarballs: TarballChecker;
   pgp: PgpVerifier;
+  upstreamRegistry: UpstreamRegistry;
   settings: CoreSettings;
 }
 
@@ -72,6 +74,7 @@ export function buildContainer(adapters: Adapters, modules: readonly CoreModule[
   container.register(coreServices.rateLimits.id, { useValue: adapters.rateLimits });
   container.register(coreServices.tarballs.id, { useValue: adapters.tarballs });
   container.register(coreServices.pgp.id, { useValue: adapters.pgp });
+  container.register(coreServices.upstreamRegistry.id, { useValue: adapters.upstreamRegistry });
   container.register(coreServices.deps.id, {
     useFactory: instanceCachingFactory<CoreDeps>((c) => ({
       uow: resolve(c, coreServices.unitOfWork),
@@ -89,6 +92,7 @@ export function buildContainer(adapters: Adapters, modules: readonly CoreModule[
       rateLimits: resolve(c, coreServices.rateLimits),
       tarballs: resolve(c, coreServices.tarballs),
       pgp: resolve(c, coreServices.pgp),
+      upstreamRegistry: resolve(c, coreServices.upstreamRegistry),
       settings: resolve(c, coreServices.settings),
     })),
   });

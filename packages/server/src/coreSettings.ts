@@ -2,7 +2,7 @@ import {
   type CoreSettings,
   DEFAULT_CORE_SETTINGS,
   DEFAULT_NOTIFICATION_SETTINGS,
-  DEFAULT_MIRROR_LIMITS,
+  DEFAULT_MIRROR_SETTINGS,
   DEFAULT_REGISTRY_SETTINGS,
   DEFAULT_TFE_SETTINGS,
   DEFAULT_WORKLOAD_IDENTITY_SETTINGS,
@@ -56,9 +56,10 @@ export function coreSettings(config: ServerConfig, publicUrl: PublicUrl): CoreSe
     maxManualVcsConnections: config.maxManualVcsConnections,
     tfe: Object.freeze({ ...DEFAULT_TFE_SETTINGS, loginTokenDays: config.tfeLoginTokenDays }),
     mirror: Object.freeze({
-      ...DEFAULT_MIRROR_LIMITS,
+      ...DEFAULT_MIRROR_SETTINGS,
       maxArchiveBytes: config.mirrorMaxArchiveMb * 1024 * 1024,
       maxUnpackedBytes: config.mirrorMaxArchiveMb * 4 * 1024 * 1024,
+      upstreams: Object.freeze([...config.mirrorUpstream]),
     }),
     registry: Object.freeze({
       ...DEFAULT_REGISTRY_SETTINGS,

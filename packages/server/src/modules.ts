@@ -127,7 +127,7 @@ export const MODULES: readonly TrellisModule[] = [
   },
   {
     ...mirrorModule,
-    settings: ['mirrorMaxArchiveMb'],
+    settings: ['mirrorMaxArchiveMb', 'mirrorUpstream', 'mirrorUpstreamCredentialsFile', 'mirrorUpstreamTimeoutSeconds'],
     routes: FEATURE_ROUTES.mirror,
     protocols: [mirrorProtocol],
   },

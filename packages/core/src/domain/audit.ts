@@ -74,6 +74,7 @@ export const AUDIT_ACTIONS = [
   'run.confirm',
   'run.discard',
   'registry.mirror.push',
+  'registry.mirror.pull',
   'registry.mirror.delete',
   'module_version.publish',
   'module_version.deprecate',

@@ -21,6 +21,7 @@ export abstract class DomainError extends Error {
     | 'too_large'
     | 'unprocessable'
     | 'rate_limited'
+    | 'bad_gateway'
     | 'unavailable';
 
   constructor(
@@ -151,6 +152,14 @@ export class RateLimitedError extends DomainError {
   ) {
     super(code, message);
   }
+}
+
+/**
+ * A server Trellis asked on a client's behalf (an upstream registry of the provider mirror)
+ * failed, or answered something that cannot be trusted (`502`).
+ */
+export class BadGatewayError extends DomainError {
+  readonly kind = 'bad_gateway';
 }
 
 /** A dependency (database, object storage) cannot be reached or refused us (`503`). */

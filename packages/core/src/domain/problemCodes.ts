@@ -364,7 +364,7 @@ export const PROBLEM_CODES = {
     status: 429,
     meaning: 'the server is checking as many policy modules as it may at once; retry after `Retry-After` seconds',
   },
-  // ---- 500 and 503
+  // ---- 500, 502 and 503
   internal_error: { status: 500, meaning: 'an unexpected error; the server logged it' },
   not_ready: { status: 503, meaning: 'a dependency of the control plane is not reachable' },
   database_unavailable: { status: 503, meaning: 'the database cannot be reached or is too busy' },
@@ -378,6 +378,20 @@ export const PROBLEM_CODES = {
     meaning: 'the artifact store returned bytes whose size or sha256 differ from the recorded ones',
   },
   provider_unavailable: { status: 503, meaning: 'the sign-in or git provider cannot be reached' },
+  mirror_upstream_unavailable: {
+    status: 502,
+    meaning:
+      "the provider mirror's upstream registry cannot be reached, or answered an error or something that is not its protocol",
+  },
+  mirror_upstream_signature_invalid: {
+    status: 502,
+    meaning: "the upstream registry's SHA256SUMS is not signed by any of the signing keys it names; nothing is stored",
+  },
+  mirror_upstream_shasum_mismatch: {
+    status: 502,
+    meaning:
+      "the upstream's archive (or its download's shasum) is not the one its signed SHA256SUMS lists; nothing is stored",
+  },
   release_api_disabled: { status: 503, meaning: 'the release endpoints are off (no release secret is set)' },
 } as const satisfies Record<string, ProblemCodeInfo>;
 

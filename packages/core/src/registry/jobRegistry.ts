@@ -11,7 +11,10 @@ export interface ClaimRegistry {
   token: string;
   /** The owner's registry namespace (`/api/registry/mirror/<namespace>/`, module sources `<host>/<namespace>/…`). */
   namespace: string;
-  /** The providers the owner's mirror holds (`hostname/namespace/type`); empty: no mirror to use. */
+  /**
+   * The providers the owner's mirror serves: those it holds (`hostname/namespace/type`), and every
+   * provider of the hostnames it pulls through from (`hostname/*\/*`); empty: no mirror to use.
+   */
   mirror_providers: string[];
 }
 
@@ -20,7 +23,7 @@ export interface ClaimRegistry {
  * `PROCESSING` on the worker that claimed it. No person's token ever reaches an agent's engine.
  */
 export class JobRegistryAccess {
-  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'secrets'>) {}
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'secrets' | 'settings' | 'upstreamRegistry'>) {}
 
   async forClaim(job: { id: string; owner_id: string }, workerId: string): Promise<ClaimRegistry> {
     const token = await issueJobRegistryToken(this.deps.secrets, {
@@ -33,7 +36,9 @@ export class JobRegistryAccess {
       namespace: await orgs.nameOf(stores, job.owner_id),
       providers: await stores.mirror.providers(job.owner_id),
     }));
-    return { token, namespace, mirror_providers: providers.map(providerSource) };
+    // Pull-through (`TRELLIS_MIRROR_UPSTREAM`): the mirror fetches any provider of those hosts.
+    const pulled = this.deps.upstreamRegistry ? this.deps.settings.mirror.upstreams.map((host) => `${host}/*/*`) : [];
+    return { token, namespace, mirror_providers: [...new Set([...providers.map(providerSource), ...pulled])] };
   }
 
   /** The job a `trr_…` bearer token acts for, or `401 invalid_token` once the job is not running. */

@@ -20,7 +20,8 @@ import type { VcsApi, VcsWebhookReader } from '../ports/VcsApi.js';
 import { DEFAULT_NOTIFICATION_SETTINGS, type NotificationSettings } from '../domain/notifications.js';
 import { DEFAULT_OUTBOX_SETTINGS, type OutboxSettings } from '../domain/outbox.js';
 import { DEFAULT_TFE_SETTINGS, type TfeSettings } from '../tfe/settings.js';
-import { DEFAULT_MIRROR_LIMITS, type MirrorLimits } from '../registry/mirror/records.js';
+import { DEFAULT_MIRROR_SETTINGS, type MirrorSettings } from '../registry/mirror/records.js';
+import type { UpstreamRegistry } from '../registry/mirror/ports.js';
 import { DEFAULT_REGISTRY_SETTINGS, type RegistrySettings } from '../registry/settings.js';
 
 export interface CoreSettings {
@@ -67,8 +68,8 @@ export interface CoreSettings {
   maxManualVcsConnections: number;
   /** The Terraform Cloud protocol (issue 26). */
   tfe: TfeSettings;
-  /** The provider mirror's limits on a pushed archive (issue 28). */
-  mirror: MirrorLimits;
+  /** The provider mirror's limits on an archive, and the hosts it pulls through from (issue 28). */
+  mirror: MirrorSettings;
   /** The private registry (issue 28). */
   registry: RegistrySettings;
 }
@@ -115,7 +116,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   outbox: DEFAULT_OUTBOX_SETTINGS,
   maxManualVcsConnections: 50,
   tfe: DEFAULT_TFE_SETTINGS,
-  mirror: DEFAULT_MIRROR_LIMITS,
+  mirror: DEFAULT_MIRROR_SETTINGS,
   registry: DEFAULT_REGISTRY_SETTINGS,
 };
 
@@ -148,6 +149,11 @@ export interface CoreDeps {
   tarballs: TarballChecker;
   /** Reads GPG keys and checks the signatures of the registry's providers (issue 28). */
   pgp: PgpVerifier;
+  /**
+   * The origin registries the provider mirror pulls through from (`settings.mirror.upstreams`);
+   * absent: pull-through is off whatever the settings say.
+   */
+  upstreamRegistry?: UpstreamRegistry;
   signer: TokenSigner;
   /** Encrypts provider tokens at rest. */
   secrets: SecretBox;

@@ -2,9 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { personalNamespace, RegistryNamespaces } from '@trellis/core';
+import { DEFAULT_MIRROR_SETTINGS, personalNamespace, RegistryNamespaces } from '@trellis/core';
 import {
   createTestCore,
+  FakeUpstreamRegistry,
   seedUser,
   seedVine,
   seedWorker,
@@ -66,10 +67,35 @@ describe("a job's registry token (issue 28)", () => {
     });
   });
 
+  it('lists every provider of the hostnames the mirror pulls through from', async () => {
+    core = createTestCore({
+      upstreamRegistry: new FakeUpstreamRegistry(),
+      settings: {
+        mirror: { ...DEFAULT_MIRROR_SETTINGS, upstreams: ['registry.opentofu.org', 'registry.example.com'] },
+      },
+    });
+    ada = await seedUser(core);
+    worker = await seedWorker(core, ada, { heartbeat: true });
+    await core.useCases.mirror.push(
+      ada,
+      personalNamespace(ada.userId),
+      { ...NULL, version: '3.2.4', platform: 'linux_amd64' },
+      bytes(),
+    );
+    const { registry } = await claimedJob();
+    expect(registry.mirror_providers).toEqual([
+      'registry.opentofu.org/hashicorp/null',
+      'registry.opentofu.org/*/*',
+      'registry.example.com/*/*',
+    ]);
+  });
+
   it("reads its owner's mirror while the job runs, and nothing else", async () => {
     const { job, registry } = await claimedJob();
     const actor = await core.useCases.jobRegistry.authenticate(registry.token);
-    expect(await core.useCases.mirror.versions(actor, personalNamespace(ada.userId), NULL)).toEqual(['3.2.4']);
+    expect((await core.useCases.mirror.versions(actor, personalNamespace(ada.userId), NULL)).versions).toEqual([
+      '3.2.4',
+    ]);
     // Another owner's namespace is not found, as for a stranger; a write is refused.
     await expect(core.useCases.mirror.versions(actor, personalNamespace(bob.userId), NULL)).rejects.toMatchObject({
       code: 'namespace_not_found',
@@ -105,7 +131,7 @@ describe("a job's registry token (issue 28)", () => {
   });
 
   it("lets people read their own mirror, and not another's", async () => {
-    expect(await core.useCases.mirror.versions(ada, personalNamespace(ada.userId), NULL)).toEqual(['3.2.4']);
+    expect((await core.useCases.mirror.versions(ada, personalNamespace(ada.userId), NULL)).versions).toEqual(['3.2.4']);
     await expect(core.useCases.mirror.versions(bob, personalNamespace(ada.userId), NULL)).rejects.toMatchObject({
       code: 'namespace_not_found',
     });

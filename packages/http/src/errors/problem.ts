@@ -40,6 +40,7 @@ const STATUS: Record<DomainError['kind'], number> = {
   too_large: 413,
   unprocessable: 422,
   rate_limited: 429,
+  bad_gateway: 502,
   unavailable: 503,
 };
 
@@ -55,6 +56,7 @@ const TITLES: Record<number, string> = {
   422: 'Unprocessable Content',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
+  502: 'Bad Gateway',
   503: 'Service Unavailable',
 };
 

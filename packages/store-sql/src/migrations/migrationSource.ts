@@ -42,6 +42,7 @@ import { registryModulesMigration } from './m048_registry_modules.js';
 import { registryProvidersMigration } from './m049_registry_providers.js';
 import { stateAfterLostMigration } from './m052_state_after_lost.js';
 import { moduleRepositoriesMigration } from './m051_module_repositories.js';
+import { mirrorPullThroughMigration } from './m053_mirror_pull_through.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -87,6 +88,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   providerMirrorMigration,
   moduleRepositoriesMigration,
   stateAfterLostMigration,
+  mirrorPullThroughMigration,
 ];
 
 /**

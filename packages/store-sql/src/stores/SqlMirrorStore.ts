@@ -10,7 +10,7 @@ import type { SqlSession } from '../dialects/Dialect.js';
 import { integerOut, type Row, textOut, timeIn, timeOut, uuidOut, uuidOutOrNull } from '../rows.js';
 import { keysetPage } from './keysetPage.js';
 
-/** The provider mirror's archives (m050); a taken address is `409 mirror_archive_exists` (UNIQUE_KEYS). */
+/** The provider mirror's archives (m050, `origin` m053); a taken address is `409 mirror_archive_exists` (UNIQUE_KEYS). */
 export class SqlMirrorStore implements MirrorStore {
   constructor(private readonly db: SqlSession) {}
 
@@ -33,6 +33,7 @@ export class SqlMirrorStore implements MirrorStore {
         size: archive.size,
         sha256: archive.sha256,
         h1: archive.h1,
+        origin: archive.origin,
         created_by: archive.created_by,
         created_at: timeIn(archive.created_at),
       })
@@ -98,6 +99,7 @@ function toArchive(row: Row): MirrorArchive {
     size: integerOut(row.size),
     sha256: textOut(row.sha256),
     h1: textOut(row.h1),
+    origin: textOut(row.origin) === 'pulled' ? 'pulled' : 'pushed',
     created_by: uuidOutOrNull(row.created_by),
     created_at: timeOut(row.created_at),
   };

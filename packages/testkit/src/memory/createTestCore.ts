@@ -14,6 +14,7 @@ import {
   type Random,
   type SecretBox,
   type UnitOfWork,
+  type UpstreamRegistry,
   type UseCases,
   type WebhookSender,
 } from '@trellis/core';
@@ -46,6 +47,8 @@ export interface TestCoreOptions {
   webhooks?: WebhookSender;
   /** Default: none (modules are not compiled when saved, as on a server without OPA). */
   policyCompiler?: PolicyCompiler;
+  /** The provider mirror's origin registries (default: none; pull-through is off). */
+  upstreamRegistry?: UpstreamRegistry;
 }
 
 /** The key the test core seals provider tokens with, so a test can open what it finds stored. */
@@ -105,6 +108,7 @@ export function createTestCoreOn<U extends UnitOfWork>(
     rateLimits: new MemoryRateLimitStore(),
     tarballs: new TarGzChecker(),
     pgp: new OpenPgpVerifier(),
+    ...(options.upstreamRegistry ? { upstreamRegistry: options.upstreamRegistry } : {}),
   };
   return {
     deps,

@@ -4,6 +4,7 @@ export * from './FakeClock.js';
 export * from './FakeProviders.js';
 export * from './FakeRandom.js';
 export * from './FakeTokenSigner.js';
+export * from './FakeUpstreamRegistry.js';
 export * from './FakeWebhookSender.js';
 export * from './ManualTicker.js';
 export * from './RecordingVcsApi.js';

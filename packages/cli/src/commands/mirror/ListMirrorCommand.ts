@@ -32,8 +32,16 @@ export class ListMirrorCommand extends TrellisCommand {
     }
     terminal.print(
       renderTable(
-        ['PROVIDER', 'VERSION', 'PLATFORM', 'SIZE', 'PUSHED', 'ID'],
-        archives.map((a) => [a.provider, a.version, a.platform, formatBytes(a.size), timestamp(a.created_at), a.id]),
+        ['PROVIDER', 'VERSION', 'PLATFORM', 'SIZE', 'ORIGIN', 'ADDED', 'ID'],
+        archives.map((a) => [
+          a.provider,
+          a.version,
+          a.platform,
+          formatBytes(a.size),
+          a.origin,
+          timestamp(a.created_at),
+          a.id,
+        ]),
         terminal.out.bold,
       ),
     );

@@ -18,3 +18,41 @@ export interface MirrorStore {
   /** The artifact keys of every archive of the owner (their files go when the owner does). */
   storageKeys(ownerId: string): Promise<string[]>;
 }
+
+/** One version of a provider as its origin registry lists it (`GET <providers.v1><ns>/<type>/versions`). */
+export interface UpstreamVersion {
+  version: string;
+  platforms: { os: string; arch: string }[];
+}
+
+/** The origin registry's download answer for one platform (`…/<version>/download/<os>/<arch>`). */
+export interface UpstreamDownload {
+  filename: string;
+  download_url: string;
+  /** Lowercase hex sha256 of the archive, as the registry says. */
+  shasum: string;
+  shasums_url: string;
+  shasums_signature_url: string;
+  /** The ASCII-armored public keys the registry says may have signed `SHA256SUMS`. */
+  signing_keys: string[];
+}
+
+/**
+ * The origin registries of providers (OpenTofu's Provider Registry Protocol), for the mirror's
+ * pull-through (issue 28). The registry of `hostname` is found by service discovery
+ * (`https://<hostname>/.well-known/terraform.json`, `providers.v1`), over https only, and only for
+ * the hostnames the server is configured with: any other is refused without being contacted. A
+ * bearer token configured for the hostname goes to that hostname only, never to the download URLs.
+ * Failures are `BadGatewayError('mirror_upstream_unavailable')` (unreachable, an error status, an
+ * answer that is not the protocol's).
+ */
+export interface UpstreamRegistry {
+  /** The provider's versions; empty when the registry does not know it (404). */
+  versions(provider: ProviderAddress): Promise<UpstreamVersion[]>;
+  /** One platform's package; null when the registry has no such version or platform (404). */
+  download(provider: ProviderAddress, version: string, os: string, arch: string): Promise<UpstreamDownload | null>;
+  /** A small file of a package (`SHA256SUMS`, its signature), at most `maxBytes`. */
+  file(url: string, maxBytes: number): Promise<Uint8Array>;
+  /** An archive, streamed from its `download_url` (the caller limits and checks it). */
+  archive(url: string): Promise<AsyncIterable<Uint8Array>>;
+}

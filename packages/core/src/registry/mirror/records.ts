@@ -22,9 +22,15 @@ export interface MirrorArchive {
   sha256: string;
   /** The `h1:` hash of the files in the zip (`zipHashes.ts`). */
   h1: string;
+  /** `pushed` by `trellis mirror push`, or `pulled` by the server from the provider's origin registry. */
+  origin: MirrorArchiveOrigin;
+  /** Who pushed it; null for an archive the server pulled. */
   created_by: string | null;
   created_at: string;
 }
+
+export const MIRROR_ARCHIVE_ORIGINS = ['pushed', 'pulled'] as const;
+export type MirrorArchiveOrigin = (typeof MIRROR_ARCHIVE_ORIGINS)[number];
 
 /** The source address of a provider: `hostname/namespace/type`. */
 export interface ProviderAddress {
@@ -51,6 +57,7 @@ export interface MirrorArchiveView {
   platform: string;
   size: number;
   hashes: string[];
+  origin: MirrorArchiveOrigin;
   created_at: string;
   /** The person who pushed it (null: the system). */
   created_by: string | null;
@@ -76,6 +83,7 @@ export function mirrorArchiveView(archive: MirrorArchive): MirrorArchiveView {
     platform: `${archive.os}_${archive.arch}`,
     size: archive.size,
     hashes: archiveHashes(archive),
+    origin: archive.origin,
     created_at: archive.created_at,
     created_by: archive.created_by,
   };
@@ -153,3 +161,19 @@ export const DEFAULT_MIRROR_LIMITS: MirrorLimits = {
   maxUnpackedBytes: 2 * 1024 * 1024 * 1024,
   maxEntries: 1000,
 };
+
+/** The mirror's settings: the limits of an archive (pushed or pulled), and its pull-through. */
+export interface MirrorSettings extends MirrorLimits {
+  /**
+   * The provider hostnames (`registry.opentofu.org`, `registry.example.com:8443`, lowercase) whose
+   * providers the mirror pulls from their origin registry on demand; empty: pull-through is off.
+   */
+  upstreams: readonly string[];
+}
+
+export const DEFAULT_MIRROR_SETTINGS: MirrorSettings = { ...DEFAULT_MIRROR_LIMITS, upstreams: [] };
+
+/** `registry.opentofu.org` or `host:port`, lowercase: what `TRELLIS_MIRROR_UPSTREAM` lists. */
+export function isRegistryHostname(value: string): boolean {
+  return HOSTNAME.test(value) && value === value.toLowerCase();
+}

@@ -1,5 +1,11 @@
 import { pipeline } from 'node:stream/promises';
-import { archiveFileName, type MirrorArchive, NotFoundError } from '@trellis/core';
+import {
+  archiveFileName,
+  type MirrorArchive,
+  type MirrorPullTarget,
+  NotFoundError,
+  parsePlatform,
+} from '@trellis/core';
 import express, { type Request, type Response } from 'express';
 import { registryActorOf } from '../registryAuth.js';
 import { REGISTRY_BASES, type RegistryProtocol, type RegistryProtocolDeps } from '../registryProtocols.js';
@@ -14,6 +20,33 @@ function archiveUrl(deps: RegistryProtocolDeps, req: Request, archive: MirrorArc
   // The file name after the signed object helps people reading logs; the signature covers the object.
   const [object, query] = signed.split('?');
   return `${deps.publicOrigin(req)}${object}/${archiveFileName(archive)}?${query}`;
+}
+
+/** The object a pull URL is bound to; the archive's address rides in its signed claims. */
+export function mirrorPullObject(ownerId: string, sha256: string): string {
+  return `/_signed/registry-mirror-pull/${ownerId}/${sha256}`;
+}
+
+/**
+ * A URL that pulls an archive from its origin registry into the mirror when fetched, then
+ * redirects to it: signed and short-lived like an archive's, its address and sha256 signed too.
+ */
+function pullUrl(deps: RegistryProtocolDeps, req: Request, target: MirrorPullTarget): string {
+  const claims = {
+    hostname: target.hostname,
+    namespace: target.namespace,
+    type: target.type,
+    version: target.version,
+    platform: `${target.os}_${target.arch}`,
+  };
+  const signed = deps.signer.path(
+    'GET',
+    mirrorPullObject(target.owner_id, target.sha256),
+    deps.signedUrlSeconds,
+    claims,
+  );
+  const [object, query] = signed.split('?');
+  return `${deps.publicOrigin(req)}${object}/${archiveFileName(target)}?${query}`;
 }
 
 function sendJson(res: Response, body: unknown): void {
@@ -42,18 +75,27 @@ export const mirrorProtocol: RegistryProtocol = {
       };
       const actor = registryActorOf(res);
       const mirror = deps.useCases.mirror;
+      const warn = (failure: Error | null) => {
+        if (failure) {
+          deps.logger.warn(
+            { provider: `${provider.hostname}/${provider.namespace}/${provider.type}`, detail: failure.message },
+            'the upstream registry failed; the mirror serves what it holds',
+          );
+        }
+      };
       if (file === 'index.json') {
-        const versions = await mirror.versions(actor, req.params.namespace, provider);
+        const { versions, upstreamFailure } = await mirror.versions(actor, req.params.namespace, provider);
+        warn(upstreamFailure);
         sendJson(res, { versions: Object.fromEntries(versions.map((version) => [version, {}])) });
         return;
       }
       const version = file.slice(0, -'.json'.length);
-      sendJson(
-        res,
-        await mirror.version(actor, req.params.namespace, provider, version, (archive) =>
-          archiveUrl(deps, req, archive),
-        ),
-      );
+      const { archives, upstreamFailure } = await mirror.version(actor, req.params.namespace, provider, version, {
+        archive: (archive) => archiveUrl(deps, req, archive),
+        pull: (target) => pullUrl(deps, req, target),
+      });
+      warn(upstreamFailure);
+      sendJson(res, { archives });
     });
     return router;
   },
@@ -70,6 +112,25 @@ export const mirrorProtocol: RegistryProtocol = {
       res.setHeader('ETag', `"${archive.sha256}"`);
       res.setHeader('Cache-Control', 'no-store');
       await pipeline(body, res);
+    });
+    // A pull URL: the archive is pulled from its origin registry unless the mirror holds it, then
+    // served from the mirror by the archive's own signed URL.
+    router.get('/registry-mirror-pull/:owner/:sha256/:filename', async (req, res) => {
+      const owner = String(req.params.owner);
+      const sha256 = String(req.params.sha256);
+      const claims = deps.signer.verify('GET', mirrorPullObject(owner, sha256), req.query);
+      const text = (name: string) => (typeof claims[name] === 'string' ? (claims[name] as string) : '');
+      const archive = await deps.useCases.mirror.pull({
+        owner_id: owner,
+        sha256,
+        hostname: text('hostname'),
+        namespace: text('namespace'),
+        type: text('type'),
+        version: text('version'),
+        ...parsePlatform(text('platform')),
+      });
+      res.setHeader('Cache-Control', 'no-store');
+      res.redirect(302, archiveUrl(deps, req, archive));
     });
     return router;
   },

@@ -18,6 +18,7 @@ export function newMirrorArchive(ownerId: string, overrides: Partial<MirrorArchi
     size: 1234,
     sha256: 'a'.repeat(64),
     h1: 'h1:c29tZSBoYXNo',
+    origin: 'pushed',
     created_by: ownerId,
     created_at: at(1),
     ...overrides,
@@ -33,7 +34,13 @@ export function describeMirrorStoreConformance(open: OpenStoreHarness): void {
       const linux = newMirrorArchive(owner.id, { created_at: at(1) });
       const darwin = newMirrorArchive(owner.id, { os: 'darwin', arch: 'arm64', created_at: at(2) });
       const older = newMirrorArchive(owner.id, { version: '3.2.3', created_at: at(3) });
-      const random = newMirrorArchive(owner.id, { type: 'random', version: '3.6.0', created_at: at(4) });
+      const random = newMirrorArchive(owner.id, {
+        type: 'random',
+        version: '3.6.0',
+        origin: 'pulled',
+        created_by: null,
+        created_at: at(4),
+      });
       for (const archive of [linux, darwin, older, random]) {
         expect(await suite.asOwner(owner.id, (stores) => stores.mirror.insert(archive))).toEqual(archive);
       }
