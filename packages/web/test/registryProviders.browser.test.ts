@@ -245,9 +245,15 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         ]);
         const row = admin.locator(`[data-mirror-archive="${doomed}"]`);
         const text = (await row.textContent()) ?? '';
-        for (const part of ['registry.opentofu.org/hashicorp/null', '3.2.4', 'linux_amd64', ADMIN_EMAIL]) {
+        for (const part of [
+          'registry.opentofu.org/hashicorp/null',
+          '3.2.4',
+          'linux_amd64',
+          `pushed by ${ADMIN_EMAIL}`,
+        ]) {
           expect(text).toContain(part);
         }
+        expect(await row.locator('[data-archive-origin]').getAttribute('data-archive-origin')).toBe('pushed');
         const [archive] = (await adminClient.listMirrorArchives('acme')).filter((a) => a.id === doomed);
         const h1 = archive?.hashes.find((hash) => hash.startsWith('h1:')) as string;
         expect(await row.locator('[data-hash="h1"]').textContent()).toBe(`h1:${h1.slice(3, 15)}…`);

@@ -52,7 +52,7 @@ ${problemBox(problem)}
     archives.items.length === 0
       ? html`<p id="no-mirror-archives">The mirror holds no archive yet.</p>`
       : html`<div class="table-scroll"><table class="mirror-archives">
-  <thead><tr><th>Provider</th><th>Version</th><th>Platform</th><th>Size</th><th>Hashes</th><th>Pushed by</th><th>Pushed</th>${mayManage ? html`<th><span class="visually-hidden">Delete</span></th>` : ''}</tr></thead>
+  <thead><tr><th>Provider</th><th>Version</th><th>Platform</th><th>Size</th><th>Hashes</th><th>From</th><th>Added</th>${mayManage ? html`<th><span class="visually-hidden">Delete</span></th>` : ''}</tr></thead>
   <tbody>${archives.items.map(
     (archive) => html`<tr id="mirror-archive-${archive.id}" data-mirror-archive="${archive.id}">
     <td><code>${archive.provider}</code></td>
@@ -60,7 +60,11 @@ ${problemBox(problem)}
     <td>${archive.platform}</td>
     <td>${byteSize(archive.size)}</td>
     <td>${archive.hashes.map((hash) => html`${shortHash(hash)} `)}</td>
-    <td>${archive.created_by === null ? html`<span class="muted">the system</span>` : (people.get(archive.created_by) ?? html`<span class="muted">a former member</span>`)}</td>
+    <td data-archive-origin="${archive.origin}">${
+      archive.origin === 'pulled'
+        ? html`pulled from <code>${archive.provider.split('/')[0]}</code>`
+        : html`pushed by ${archive.created_by === null ? html`<span class="muted">the system</span>` : (people.get(archive.created_by) ?? html`<span class="muted">a former member</span>`)}`
+    }</td>
     <td>${when(archive.created_at, now)}</td>
     ${
       mayManage
