@@ -3,12 +3,14 @@
  * connects a module to a repository through the API, the provider delivers a recorded tag push
  * (`test-fixtures/vcs/*\/push-tag.json`) to the same webhook endpoint as git-driven runs, and the
  * tagged commit's archive (nock, as the provider's archive API answers) becomes the published
- * version, with its tree at the root; the registry reads its inputs, outputs and README back.
+ * version, with its tree at the root; the registry reads its inputs, outputs and README back,
+ * and the stock `tofu init` (over TLS with a throw-away CA) downloads it into a configuration.
  */
 import { createHmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { coreServices, type GitProvider, personalNamespace, sealProviderTokens, systemScope } from '@trellis/core';
-import { tarGz } from '@trellis/testkit';
+import { caFetch, makeTestCa, requirePeer, Terminal, type TestCa, tarGz } from '@trellis/testkit';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolve } from '../../src/container.js';
@@ -18,6 +20,7 @@ import { describeEachDialect } from '../support/dialects.js';
 const FIXTURES = new URL('../../../../test-fixtures/vcs/', import.meta.url);
 const EMAIL = 'platform-admin@example.test';
 const PROVIDER_TOKEN = 'provider-access-token-7d1c';
+const tofu = requirePeer('tofu', 'tofu init of a module published from a git tag');
 
 const VARIABLES_TF = `variable "cidr_block" {
   description = "The VPC's CIDR block"
@@ -84,13 +87,20 @@ const CASES: ProviderCase[] = [
 
 describeEachDialect('modules published from git tags', (dialect) => {
   let plane: RunningControlPlane;
+  let ca: TestCa;
+  /** `fetch` trusting the test CA (the control plane serves TLS, as `tofu` needs). */
+  let request: typeof fetch;
   let token: string;
   let userId: string;
   let namespace: string;
 
   beforeAll(async () => {
+    ca = makeTestCa();
+    request = caFetch(ca);
     plane = await startControlPlane(dialect, {
       env: {
+        TRELLIS_TLS_CERT_FILE: ca.certFile,
+        TRELLIS_TLS_KEY_FILE: ca.keyFile,
         TRELLIS_GITHUB_CLIENT_ID: 'gh-client',
         TRELLIS_GITHUB_CLIENT_SECRET: 'gh-secret',
         TRELLIS_GITLAB_CLIENT_ID: 'gl-client',
@@ -122,10 +132,11 @@ describeEachDialect('modules published from git tags', (dialect) => {
   afterAll(async () => {
     nock.enableNetConnect();
     await plane?.close();
+    if (ca) rmSync(ca.dir, { recursive: true, force: true });
   });
 
   const api = (path: string, init: RequestInit = {}) =>
-    fetch(`${plane.url}${path}`, {
+    request(`${plane.url}${path}`, {
       ...init,
       headers: {
         authorization: `Bearer ${token}`,
@@ -166,7 +177,7 @@ describeEachDialect('modules published from git tags', (dialect) => {
       });
 
       const deliver = (body: Buffer, id: string, signWith = secret) =>
-        fetch(webhookUrl, {
+        request(webhookUrl, {
           method: 'POST',
           headers: { 'content-type': 'application/json', ...c.headers(c.event, id, body, signWith) },
           body,
@@ -234,6 +245,28 @@ describeEachDialect('modules published from git tags', (dialect) => {
         expect(entries.some((entry) => entry.details.tag === c.tag && entry.details.outcome === 'published')).toBe(
           true,
         );
+      });
+
+      it.skipIf(!tofu)('tofu init downloads the version the tag published', async () => {
+        const terminal = new Terminal(tofu as string, ca);
+        try {
+          // A registry host needs a dot: the loopback address (the test certificate names it too).
+          const host = `127.0.0.1:${new URL(plane.url).port}`;
+          const cliConfig = join(terminal.home, 'credentials.tfrc');
+          writeFileSync(cliConfig, `credentials "${host}" {\n  token = "${token}"\n}\n`);
+          const dir = terminal.dir({
+            'main.tf': `module "network" {\n  source  = "${host}/${namespace}/${name}/aws"\n  version = "${c.tag.slice(1)}"\n  name    = "edge"\n}\n`,
+          });
+          const init = await terminal.run(dir, ['init', '-input=false', '-no-color'], {
+            env: { TF_CLI_CONFIG_FILE: cliConfig },
+          });
+          expect(init.code, `${init.stdout}\n${init.stderr}`).toBe(0);
+          expect(init.stdout).toContain(`Downloading ${host}/${namespace}/${name}/aws ${c.tag.slice(1)}`);
+          // The tagged commit's tree is the module's root, as tofu expects it.
+          expect(existsSync(join(dir, '.terraform', 'modules', 'network', 'variables.tf'))).toBe(true);
+        } finally {
+          rmSync(terminal.home, { recursive: true, force: true });
+        }
       });
 
       it('a tag that is not a version publishes nothing, and says so', async () => {
