@@ -4,7 +4,8 @@
  * state is written as a job's engine writes it (the `http` backend, the job's state token). The
  * operator sees the resources by module and the outputs (a sensitive one masked), the versions, and
  * downloads one; they get no rollback or unlock control, and a forged rollback post is refused by
- * core. The admin rolls back (a new current version, as the API lists it) and force-unlocks.
+ * core. The admin rolls back (a new current version, as the API lists it), force-unlocks, and
+ * acknowledges a state written after its job was failed as lost.
  */
 import { readFile } from 'node:fs/promises';
 import { TrellisClient } from '@trellis/client';
@@ -13,6 +14,7 @@ import {
   addAcceptedMember,
   checkTestPostgres,
   createTestDatabase,
+  FakeClock,
   type TestDatabase,
   testPostgresPoolSize,
 } from '@trellis/testkit';
@@ -86,6 +88,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       let vineId: string;
       let jobId: string;
       let stateToken: string;
+      const clock = new FakeClock(new Date());
 
       async function signedIn(login: string): Promise<Page> {
         const { context, page } = await browser.context();
@@ -111,6 +114,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         if (dialect === 'postgres') database = await createTestDatabase('postgres');
         issuer = await startIssuer();
         server = await new WebServer({
+          clock,
           env: {
             ...issuerEnv(issuer),
             ...(database ? { DATABASE_URL: database.url, TRELLIS_DB_POOL_MAX: String(testPostgresPoolSize()) } : {}),
@@ -312,6 +316,33 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         expect((await ownerClient.stateHistory(vineId)).lock).toBeNull();
 
         await agent.reportStatus(jobId, { status: 'SUCCESS' });
+      });
+
+      it('a state written after its job was lost: everyone sees the notice, an admin acknowledges it', async () => {
+        const job = await ownerClient.createJob({ job_type: 'DEPLOY', configuration_id: vineId });
+        const claimed = await agent.claimJob();
+        expect(claimed?.job.id).toBe(job.id);
+        stateToken = claimed?.state_token as string;
+        expect((await backend('POST', stateFile(4, 0))).status).toBe(200);
+        // The agent goes silent past the lost-job timeout; its engine still writes its last state.
+        clock.advance({ seconds: 121 });
+        expect(await server.useCases.jobs.sweepLostJobs()).toHaveLength(1);
+        expect((await backend('POST', stateFile(5, 0))).status).toBe(200);
+        const late = (await ownerClient.stateHistory(vineId)).state_after_lost;
+        expect(late).toMatchObject({ job_id: job.id, rejected: false });
+
+        await operator.goto(`${web}/configurations/${vineId}/state`);
+        expect(await operator.locator('[data-state-after-lost]').getAttribute('data-state-after-lost')).toBe(
+          String(late?.version_id),
+        );
+        expect(await operator.locator(`[data-state-version="${late?.version_id}"] [data-after-lost]`).count()).toBe(1);
+        expect(await operator.locator('[data-acknowledge-form]').count()).toBe(0);
+
+        await admin.goto(`${web}/configurations/${vineId}/state`);
+        admin.once('dialog', (dialog) => dialog.accept());
+        await Promise.all([admin.waitForURL(/\?done=acknowledged$/), admin.click('[data-state-acknowledge]')]);
+        expect(await admin.locator('[data-state-after-lost]').count()).toBe(0);
+        expect((await ownerClient.stateHistory(vineId)).state_after_lost).toBeNull();
       });
 
       it('fits a phone: nothing of the page wider than 375 px but inside its scrolling tables; labelled controls, visible focus', async () => {
