@@ -83,6 +83,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const contexts: BrowserContext[] = [];
       let operator: Page;
       let admin: Page;
+      let viewer: Page;
       let ownerClient: TrellisClient;
       let agent: AgentClient;
       let vineId: string;
@@ -125,6 +126,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         browser = await TestBrowser.launch(chromiumPath as string);
         operator = await signedIn('otto');
         admin = await signedIn('adam');
+        viewer = await signedIn('vera');
         // The bootstrap admin owns the organization (and signs in once, so their account exists).
         const ownerContext = await browser.context();
         contexts.push(ownerContext.context);
@@ -137,6 +139,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         for (const [email, role] of [
           ['otto@example.com', 'operator'],
           ['adam@example.com', 'admin'],
+          ['vera@example.com', 'viewer'],
         ] as const) {
           const person = await useCases.auth.ensureUser({ email });
           await addAcceptedMember(useCases, ownerActor, orgId, { userId: person.id, email: person.email }, role);
@@ -245,6 +248,16 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         expect(saved.serial).toBe(1);
       });
 
+      it('a viewer sees the lock, the current version and the versions, but not the state itself', async () => {
+        await viewer.goto(`${web}/configurations/${vineId}/state`);
+        expect(await viewer.locator('[data-current-serial]').textContent()).toBe('2');
+        expect(await viewer.locator('[data-state-version]').count()).toBe(2);
+        expect(await viewer.locator('[data-state-resources], [data-state-outputs]').count()).toBe(0);
+        expect(await viewer.locator('[data-state-download], [data-rollback-form]').count()).toBe(0);
+        expect(await viewer.locator('[data-current-state]').textContent()).toContain('shown to operators');
+        expect(await viewer.content()).not.toContain('https://web-2.example');
+      });
+
       it("an operator's forged rollback post is refused by core, with its message", async () => {
         const oldest = (await ownerClient.stateHistory(vineId)).versions.at(-1)?.id as number;
         const cookies = await operator.context().cookies();
@@ -261,6 +274,20 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         });
         expect(response.status).toBe(403);
         expect(await response.text()).toContain('this needs the role admin in the organization; yours is operator');
+        // Sent from another site, even an admin's session is refused before any use case runs.
+        const adminSession = (await admin.context().cookies()).find((cookie) => cookie.name === 'trellis_session');
+        const crossSite = await fetch(`${web}/configurations/${vineId}/state/versions/${oldest}/rollback`, {
+          method: 'POST',
+          headers: {
+            cookie: `trellis_session=${adminSession?.value}`,
+            origin: 'http://evil.example',
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body: '',
+          redirect: 'manual',
+        });
+        expect(crossSite.status).toBe(403);
+        expect(await crossSite.text()).toContain('Request refused');
         expect((await ownerClient.stateHistory(vineId)).versions).toHaveLength(2);
       });
 
