@@ -337,6 +337,16 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
 
         await admin.goto(`${web}/configurations/${vineId}/state`);
         await screenshot(admin, 'vine-state-locked-admin');
+        // A rollback is refused while the state is locked: the page says by whom.
+        admin.once('dialog', (dialog) => dialog.accept());
+        const [refused] = await Promise.all([
+          admin.waitForEvent('response', (response) => response.request().method() === 'POST'),
+          admin.locator('[data-rollback-form] button').first().click(),
+        ]);
+        expect(refused.status()).toBe(409);
+        await admin.locator('[data-form-error]').waitFor();
+        expect(await admin.locator('[data-form-error]').textContent()).toBe('the state is locked by tofu@dead-host');
+        expect((await ownerClient.stateHistory(vineId)).versions).toHaveLength(3);
         admin.once('dialog', (dialog) => dialog.accept());
         await Promise.all([admin.waitForURL(/\?done=unlocked$/), admin.click('[data-state-force-unlock]')]);
         expect(await admin.locator('[data-state-lock]').getAttribute('data-state-lock')).toBe('free');
