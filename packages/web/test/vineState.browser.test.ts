@@ -176,6 +176,9 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         expect(new URL(operator.url()).pathname).toBe(`/configurations/${vineId}/state`);
         expect(await operator.locator('[data-no-state]').isVisible()).toBe(true);
         expect(await operator.locator('[data-state-lock]').getAttribute('data-state-lock')).toBe('free');
+        // `?done=` says only what a form did, nothing made up.
+        await operator.goto(`${web}/configurations/${vineId}/state?done=__proto__`);
+        expect(await operator.locator('[data-state-done]').count()).toBe(0);
       });
 
       it('an operator sees the resources by module, the outputs (a sensitive one masked) and the versions, and downloads one', async () => {

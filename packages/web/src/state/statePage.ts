@@ -52,7 +52,7 @@ export function statePage(input: StatePageInput): Page {
   const { base, vine, vineyard, history, problem } = input;
   const path = `${base}/configurations/${vine.id}/state`;
   const current = history.versions.find((version) => !version.rejected) ?? null;
-  const done = input.done ? DONE[input.done] : undefined;
+  const done = input.done && Object.hasOwn(DONE, input.done) ? DONE[input.done] : undefined;
   return {
     ...(problem ? { status: problem.status } : {}),
     title: `State of ${vine.name}`,

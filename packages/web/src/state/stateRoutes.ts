@@ -24,6 +24,7 @@ export function stateRoutes(router: Router, deps: WebRouteDeps): void {
       download: roles.may(vine.owner_id, 'state.use'),
       rollback: roles.may(vine.owner_id, 'state.rollback'),
       forceUnlock: roles.may(vine.owner_id, 'state.force_unlock'),
+      // Core's rule for acknowledging a late state is the force-unlock one (admins).
       acknowledge: roles.may(vine.owner_id, 'state.force_unlock'),
     };
     const newest = history.versions.find((version) => !version.rejected);
