@@ -90,7 +90,7 @@ describe('a configuration state history in the CLI', () => {
     const current = await runTrellis(['configs', 'state', 'pull', 'hist'], { env: home.env() });
     expect(JSON.parse(current.stdout)).toMatchObject({ serial: 3, outputs: { marker: { value: 'first' } } });
 
-    // The configuration's page shows the same history, with a rollback button for operators.
+    // The configuration's page shows the same history, with a rollback button for admins (the personal owner here).
     const page = await fetch(`${server.url}/configurations/${String(ws.data.id).slice(3)}`, {
       headers: { cookie: await server.sessionCookie() },
     });

@@ -28,6 +28,7 @@ import { type OrgEntry, orgFilterOf, Standing } from './standing.js';
 import { signInPath } from './paths.js';
 import { securityHeaders } from './securityHeaders.js';
 import { tfeLoginRoutes } from './tfe/tfeLoginRoutes.js';
+import { stateRoutes } from './state/stateRoutes.js';
 import { stateSection } from './tfe/stateSection.js';
 import { vineEditRoutes } from './vineEdits/vineEditRoutes.js';
 import { type Handler, pageQuery, Redirect, type WebRouteDeps } from './routing.js';
@@ -210,6 +211,7 @@ export function createWebRouter(options: WebOptions): Router {
   });
 
   vineEditRoutes(router, { useCases, headers, signedIn });
+  stateRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
 
   // A workspace's `self-html` link in the Terraform Cloud protocol (docs/terraform-cloud.md).
   router.get(
@@ -261,7 +263,7 @@ export function createWebRouter(options: WebOptions): Router {
       const state = stateSection({
         base,
         history: stateHistory,
-        mayUseState: roles.may(vine.owner_id, 'state.use'),
+        mayRollback: roles.may(vine.owner_id, 'state.rollback'),
         mayForceUnlock: roles.may(vine.owner_id, 'state.force_unlock'),
         executionMode: vine.execution_mode,
         tags: vine.tags,

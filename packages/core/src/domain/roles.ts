@@ -20,6 +20,8 @@ export const LEAST_ROLE = {
   'plans.approve': 'operator',
   /** Read and write the engine state of a vine, and download plan files (they may hold secrets). */
   'state.use': 'operator',
+  /** Make an old state version the current state again (issue 29: the web's rollback is an admin's). */
+  'state.rollback': 'admin',
   /** Release a vine's state lock whoever holds it (issue 26). */
   'state.force_unlock': 'admin',
   /** Create, change and delete vineyards and vines. */

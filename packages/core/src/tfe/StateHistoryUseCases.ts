@@ -39,9 +39,9 @@ export function stateAfterLostOf(versions: readonly StateVersion[]): StateAfterL
 
 /**
  * The history of a vine's one state (issue 26), whoever wrote each version: listed (`viewer`),
- * downloaded and rolled back (`operator`). A rollback writes the old version's state as the
- * newest, with the next serial, so the engines carry on from it; it is refused while the state
- * is locked, and audited.
+ * downloaded (`operator`) and rolled back (`admin`, issue 29). A rollback writes the old version's
+ * state as the newest, with the next serial, so the engines carry on from it; it is refused while
+ * the state is locked, and audited.
  */
 export class StateHistoryUseCases {
   private readonly access: Access;
@@ -109,7 +109,7 @@ export class StateHistoryUseCases {
   }
 
   async rollback(actor: UserActor, vine: unknown, versionId: unknown): Promise<StateVersion> {
-    const { record, scope } = await this.locate(actor, vine, 'state.use');
+    const { record, scope } = await this.locate(actor, vine, 'state.rollback');
     const old = await this.download(actor, record.id, versionId);
     const bytes = await readAll(old.body);
     const latest = await this.deps.uow.read(scope, (stores) => stores.states.latest(record.owner_id, record.id));
@@ -164,7 +164,7 @@ export class StateHistoryUseCases {
   private locate(
     actor: UserActor,
     vine: unknown,
-    action: 'read' | 'state.use' | 'state.force_unlock',
+    action: 'read' | 'state.use' | 'state.rollback' | 'state.force_unlock',
   ): Promise<{ record: Vine; scope: Scope }> {
     if (typeof vine !== 'string' || vine === '') throw new NotFoundError('configuration');
     return this.access.locate(actor, action, 'configuration_not_found', async (stores, ownerId) =>

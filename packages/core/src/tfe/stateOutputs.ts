@@ -81,3 +81,48 @@ export function withSerial(bytes: Buffer, serial: number): Buffer {
   state.serial = serial;
   return Buffer.from(`${JSON.stringify(state, null, 2)}\n`, 'utf8');
 }
+
+/** A resource of a state file as people read it: where it is and what manages it, never its attributes. */
+export interface StateResource {
+  /** `module.net.aws_subnet.a`; `data.` before a data source's type. */
+  address: string;
+  /** The module's address (`module.net`), or `''` for the root module. */
+  module: string;
+  mode: 'managed' | 'data';
+  type: string;
+  name: string;
+  /** `provider["registry.opentofu.org/hashicorp/aws"]`, as the engine wrote it. */
+  provider: string;
+  /** How many instances (`count`, `for_each`) it has. */
+  instances: number;
+}
+
+/** The resources of a state file (format version 4), by module and then address. */
+export function stateResources(bytes: Buffer): StateResource[] {
+  let state: unknown;
+  try {
+    state = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new ValidationError('the state is not JSON', [], 'invalid_state_file');
+  }
+  const raw = (state as { resources?: unknown } | null)?.resources;
+  if (!Array.isArray(raw)) return [];
+  const resources: StateResource[] = [];
+  for (const entry of raw) {
+    const resource = (entry ?? {}) as Record<string, unknown>;
+    const text = (value: unknown) => (typeof value === 'string' ? value : '');
+    const module = text(resource.module);
+    const mode = resource.mode === 'data' ? 'data' : 'managed';
+    const local = `${mode === 'data' ? 'data.' : ''}${text(resource.type)}.${text(resource.name)}`;
+    resources.push({
+      address: module ? `${module}.${local}` : local,
+      module,
+      mode,
+      type: text(resource.type),
+      name: text(resource.name),
+      provider: text(resource.provider),
+      instances: Array.isArray(resource.instances) ? resource.instances.length : 0,
+    });
+  }
+  return resources.sort((a, b) => a.module.localeCompare(b.module) || a.address.localeCompare(b.address));
+}

@@ -23,6 +23,7 @@ const ALLOWED: Record<OrgRole, readonly OrgAction[]> = {
     'plans.approve',
     'plans.override',
     'state.use',
+    'state.rollback',
     'state.force_unlock',
     'vineyards.manage',
     'agents.manage',
@@ -43,8 +44,8 @@ const ACTIONS = Object.keys(LEAST_ROLE) as OrgAction[];
 const CASES = ORG_ROLES.flatMap((role) => ACTIONS.map((action) => [role, action] as const));
 
 describe('the role table (every role × every action)', () => {
-  it('covers nineteen actions', () => {
-    expect(ACTIONS).toHaveLength(19);
+  it('covers twenty actions', () => {
+    expect(ACTIONS).toHaveLength(20);
   });
 
   it.each(CASES)('%s → %s', (role, action) => {

@@ -31,7 +31,7 @@ function lockView(lock: StateLock | null) {
   return lock && { lock_id: lock.lock_id, info: lock.info, created_at: lock.created_at };
 }
 
-/** The state history of a vine for people (issue 26): list (viewer), download and rollback (operator). */
+/** The state history of a vine for people (issue 26): list (viewer), download (operator), rollback (admin). */
 export function stateHistoryRoutes(useCases: UseCases): RouteSpec[] {
   return [
     defineRoute({
@@ -81,7 +81,7 @@ export function stateHistoryRoutes(useCases: UseCases): RouteSpec[] {
       method: 'post',
       path: '/api/cli/configurations/{name}/state-versions/{version_id}/rollback',
       operationId: 'rollbackStateVersion',
-      summary: 'Make an old version the current state again (operator)',
+      summary: 'Make an old version the current state again (admin)',
       description:
         "Writes the old version's state as the newest version, with the next serial, so engines carry on from it. Refused while the state is locked (`409 state_locked`). Audited as `state.rollback`.",
       tags: ['state'],

@@ -4,13 +4,14 @@ import { type Html, html } from '../html.js';
 
 /**
  * The state of a vine on its page (issue 26): one history whoever wrote each version (a Trellis
- * job, a person's CLI through the cloud block, a rollback), who holds the lock, and for operators
+ * job, a person's CLI through the cloud block, a rollback), who holds the lock, and for admins
  * a rollback button per older version (the JSON API, `POST …/state-versions/{id}/rollback`).
  */
 export function stateSection(input: {
   base: string;
   history: StateHistory;
-  mayUseState: boolean;
+  /** Admins: a rollback button per older version (issue 29: `state.rollback`). */
+  mayRollback: boolean;
   /** Admins: a force-unlock button beside a held lock (`DELETE …/state-lock`, audited). */
   mayForceUnlock?: boolean;
   executionMode: string;
@@ -22,6 +23,7 @@ export function stateSection(input: {
   const current = history.versions.find((version) => !version.rejected);
   return html`<section class="card" data-state-section>
   <h2>State</h2>
+  <p><a href="${base}/configurations/${history.vine_id}/state" data-state-page-link>Resources, outputs, versions and lock →</a></p>
   ${
     late
       ? html`<p class="notice warning" data-state-after-lost="${String(late.version_id)}">A job's agent was lost while its engine ran: version ${String(late.version_id)}${late.job_id ? html` (<a href="${base}/jobs/${late.job_id}">its job</a>)` : ''} was stored after the job was failed, ${late.rejected ? html`and <strong>rejected</strong>: a later job had the configuration, so it is kept for recovery only` : html`as the current state`}. Review what it created.${
@@ -47,7 +49,7 @@ export function stateSection(input: {
     history.versions.length === 0
       ? html`<p class="muted">No state yet. A deploy, or <code>tofu apply</code> through the cloud block, writes the first version.</p>`
       : html`<table class="table" data-state-versions>
-  <thead><tr><th>Version</th><th>Serial</th><th>Size</th><th>Written by</th><th>Created</th>${input.mayUseState ? html`<th></th>` : ''}</tr></thead>
+  <thead><tr><th>Version</th><th>Serial</th><th>Size</th><th>Written by</th><th>Created</th>${input.mayRollback ? html`<th></th>` : ''}</tr></thead>
   <tbody>${history.versions.slice(0, 20).map(
     (version) => html`<tr data-state-version="${String(version.id)}">
     <td>${String(version.id)}${version === current ? html` <span class="badge">current</span>` : ''}${version.rejected ? html` <span class="badge danger">rejected</span>` : version.after_lost ? html` <span class="badge warning">late</span>` : ''}</td>
@@ -56,7 +58,7 @@ export function stateSection(input: {
     <td>${version.job_id ? html`<a href="${base}/jobs/${version.job_id}">a job</a>` : version.created_by ? 'a person (CLI or rollback)' : '—'}</td>
     <td>${utc(version.created_at)}</td>
     ${
-      input.mayUseState
+      input.mayRollback
         ? html`<td>${
             version === current
               ? ''

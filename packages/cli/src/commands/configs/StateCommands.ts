@@ -104,7 +104,7 @@ export class PullStateCommand extends TrellisCommand {
   }
 }
 
-/** `trellis configs state rollback NAME VERSION`: an old version becomes the current state again (operator). */
+/** `trellis configs state rollback NAME VERSION`: an old version becomes the current state again (admin). */
 export class RollbackStateCommand extends TrellisCommand {
   static override paths = [['configs', 'state', 'rollback']];
 
@@ -112,7 +112,7 @@ export class RollbackStateCommand extends TrellisCommand {
     category: 'Configurations',
     description: 'Make an old state version the current state again',
     details:
-      "Writes that version's state as the newest version, with the next serial, so the next plan starts from it. Refused while the state is locked. Needs the role operator; audited.",
+      "Writes that version's state as the newest version, with the next serial, so the next plan starts from it. Refused while the state is locked. Needs the role admin; audited.",
     examples: [['Back to version 12', '$0 configs state rollback web 12']],
   });
 
