@@ -62,6 +62,17 @@ export interface Queryable {
   query<R>(sql: string, values?: unknown[]): Promise<{ rows: R[] }>;
 }
 
+/** A connection to `url` (pg is an optional peer dependency of testkit: loaded only here). */
+export async function connectPostgres(url: string): Promise<Queryable & { end(): Promise<void> }> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return {
+    query: async <R>(sql: string, values?: unknown[]) => ({ rows: (await client.query(sql, values)).rows as R[] }),
+    end: () => client.end(),
+  };
+}
+
 export interface RecordSources {
   /** A connection to the control plane's database as a superuser (row security does not apply). */
   db: Queryable;
@@ -95,11 +106,17 @@ export async function loadFaultRecords(sources: RecordSources): Promise<FaultRec
       'SELECT action, target_type, target_id FROM audit_entries ORDER BY seq',
     )
   ).rows;
+  // A delivery names its job in its payload (`{ event, job: { id, … }, … }`).
   const outbox = (
-    await db.query<{ event: string | null; job_id: string | null }>(
-      "SELECT event, job_id FROM outbox WHERE kind = 'notification' ORDER BY seq",
+    await db.query<{ event: string | null; payload: string }>(
+      "SELECT event, payload FROM outbox WHERE kind = 'notification' ORDER BY seq",
     )
-  ).rows;
+  ).rows.map((row) => {
+    const payload = (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as {
+      job?: { id?: string } | null;
+    };
+    return { event: row.event, job_id: payload.job?.id ?? null };
+  });
   const logChunks = (
     await db.query<{ job_id: string; id: string; seq: string | null }>('SELECT job_id, id, seq FROM log_chunks')
   ).rows.map((row) => ({ job_id: row.job_id, id: Number(row.id), seq: row.seq === null ? null : Number(row.seq) }));

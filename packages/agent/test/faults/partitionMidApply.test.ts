@@ -1,0 +1,60 @@
+/**
+ * Fault scenario 1 (issue 30): an agent cut off from the control plane by Toxiproxy in the middle
+ * of an apply (every byte dropped both ways, connections held open) for longer than the lost-job
+ * timeout, then healed. The control plane fails the job as lost; the engine's final state is
+ * still stored (`after_lost`), and the invariant checker finds nothing orphaned, doubled or
+ * unaudited.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, logText, TOFU, waitForJob } from '../support/e2e.js';
+import { type FaultRig, startFaultRig, TOXIPROXY, violationsOf } from './rig.js';
+
+/** Lost after 5 s of silence, swept every second. */
+const SETTINGS = { TRELLIS_LOST_JOB_TIMEOUT_S: '5', TRELLIS_SWEEP_INTERVAL_S: '1', TRELLIS_HEARTBEAT_TIMEOUT_S: '5' };
+
+describe.skipIf(!TOFU || !TOXIPROXY)('fault scenario 1: an agent cut off mid-apply past the lost-job timeout', () => {
+  let rig: FaultRig;
+
+  beforeAll(async () => {
+    rig = await startFaultRig(SETTINGS);
+  }, 120_000);
+
+  afterAll(async () => {
+    await rig?.stop();
+  });
+
+  it("stores the apply's state as after_lost once the link heals; nothing is orphaned", {
+    timeout: 300_000,
+  }, async () => {
+    const { server, proxy } = rig;
+    await rig.startAgent('cut-off');
+    const vine = await rig.ledgerVine('cut-mid-apply', { seconds: '25' });
+    const job = await server.user.createJob({ job_type: 'DEPLOY', configuration_id: vine.id });
+    await eventually(
+      `job ${job.id} to be applying`,
+      async () => ((await logText(server, job.id)).includes('progress 2/') ? true : undefined),
+      120_000,
+    );
+
+    await proxy.cut();
+    const failed = await waitForJob(server, job.id);
+    expect(failed.status).toBe('FAILED');
+    expect(failed.error_message).toContain('the agent running this job was lost');
+    await proxy.heal();
+
+    const late = await eventually(
+      'the late state',
+      async () => (await server.user.stateHistory(vine.id)).state_after_lost ?? undefined,
+      120_000,
+    );
+    expect(late).toMatchObject({ job_id: job.id, rejected: false });
+    // The agent is done with the job (it learnt that it was lost) before the checker runs.
+    const agent = rig.agents[0];
+    await eventually('the agent to end the job', () =>
+      /"job (lost|ended)/.test(agent?.output() ?? '') ? true : undefined,
+    );
+
+    const violations = await rig.check();
+    expect(violations, violationsOf(violations)).toEqual([]);
+  });
+});
