@@ -15,7 +15,7 @@ import {
   describeViolations,
   LEDGER_CONFIGURATION,
   loadFaultRecords,
-  type Proxy,
+  type ToxicProxy,
   requirePeer,
   startDedicatedPostgres,
   startToxiproxy,
@@ -31,7 +31,7 @@ export interface FaultRig {
   server: E2eServer;
   postgres: DedicatedPostgres;
   /** Between the agents (and their engines) and the server. */
-  proxy: Proxy;
+  proxy: ToxicProxy;
   agents: AgentProcess[];
   /** An agent that reaches the control plane through the proxy. */
   startAgent(name: string): Promise<AgentProcess>;

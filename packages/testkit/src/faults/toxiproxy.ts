@@ -26,7 +26,7 @@ export interface Toxic {
   stream: ToxicStream;
 }
 
-export interface Proxy {
+export interface ToxicProxy {
   readonly name: string;
   /** `127.0.0.1:<port>`: where clients connect instead of the upstream. */
   readonly listen: string;
@@ -52,7 +52,7 @@ export interface Proxy {
 export interface Toxiproxy {
   readonly apiUrl: string;
   /** A proxy to `upstream` (`host:port`) on a free loopback port. */
-  createProxy(name: string, upstream: string): Promise<Proxy>;
+  createProxy(name: string, upstream: string): Promise<ToxicProxy>;
   /** Stops the server (every proxy with it). */
   stop(): Promise<void>;
 }
@@ -106,7 +106,7 @@ export async function startToxiproxy(binary: string): Promise<Toxiproxy> {
       const listen = `127.0.0.1:${proxyPort}`;
       await api('POST', '/proxies', { name, listen, upstream, enabled: true });
       const path = `/proxies/${encodeURIComponent(name)}`;
-      const proxy: Proxy = {
+      const proxy: ToxicProxy = {
         name,
         listen,
         url: `http://${listen}`,
