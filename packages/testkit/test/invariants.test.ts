@@ -193,6 +193,14 @@ describe('the invariant checker', () => {
     expect(broken(acknowledged)).toEqual(['audited']);
   });
 
+  it('finds an answer 500 an agent saw', () => {
+    const records = clean();
+    records.agentLogs.push(
+      '{"level":"warn","msg":"log post failed; retrying","error":"an internal error occurred (internal_error)"}',
+    );
+    expect(broken(records)).toEqual(['no_internal_errors']);
+  });
+
   it('reads ledgers and state files', () => {
     expect(parseLedger('begin a 1\nnoise\nend a 2\ndestroyed a 3\n')).toEqual([
       { event: 'begin', resource_id: 'a', at_ms: 1 },

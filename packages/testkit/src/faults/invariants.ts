@@ -90,7 +90,8 @@ export type InvariantName =
   | 'created_resources_in_state'
   | 'state_history_continues'
   | 'log_chunks_once_in_order'
-  | 'audited';
+  | 'audited'
+  | 'no_internal_errors';
 
 export interface Violation {
   invariant: InvariantName;
@@ -122,7 +123,19 @@ export function checkInvariants(records: FaultRecords, options: CheckOptions = {
     ...stateHistoryContinues(records),
     ...logChunksOnceInOrder(records),
     ...audited(records),
+    ...noInternalErrors(records),
   ];
+}
+
+/** Whatever broke, the control plane refused cleanly (a 503 to retry, a 409): no agent saw a `500 internal_error`. */
+function noInternalErrors(records: FaultRecords): Violation[] {
+  const found: Violation[] = [];
+  for (const log of records.agentLogs) {
+    for (const line of log.split('\n')) {
+      if (line.includes('internal_error')) found.push({ invariant: 'no_internal_errors', detail: line.slice(0, 400) });
+    }
+  }
+  return found;
 }
 
 /** Every job ended, and exactly once: one end announced, at most one end audited. */
