@@ -108,6 +108,7 @@ export async function startFaultRig(settings: Record<string, string>): Promise<F
         }
       },
       async stop() {
+        if (process.env.TRELLIS_FAULTS_DEBUG) for (const agent of agents) console.log(agent.output());
         for (const agent of agents) agent.child.kill('SIGCONT');
         await Promise.all(agents.map((agent) => agent.stop('SIGKILL')));
         killLeftovers();
