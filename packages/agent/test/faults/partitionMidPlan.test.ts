@@ -104,4 +104,28 @@ describe.skipIf(!TOFU || !TOXIPROXY)('fault scenario 2: an agent partitioned mid
     const violations = await rig.check();
     expect(violations, violationsOf(violations)).toEqual([]);
   });
+
+  it('a claim whose answer is lost: the job is not left claimed by an agent that never got it', {
+    timeout: 300_000,
+  }, async () => {
+    const { server, proxy } = rig;
+    const agent = await rig.startAgent('claim-lost');
+    await eventually('the agent to be claiming', () =>
+      agent.output().includes('"msg":"heartbeat"') ? true : undefined,
+    );
+    const vine = await rig.ledgerVine('claim-lost', { seconds: '1' });
+
+    // The agent's long-polling claim takes the job; its answer never reaches the agent.
+    await proxy.loseAnswers();
+    const job = await server.user.createJob({ job_type: 'DEPLOY', configuration_id: vine.id });
+    await waitForJob(server, job.id, ['PROCESSING', 'SUCCESS', 'FAILED', 'CANCELLED']);
+    await sleep(CUT_MS);
+    await proxy.heal();
+
+    // Far sooner than the lost-job timeout (the agent heartbeats all along): the job ends.
+    const ended = await waitForJob(server, job.id, undefined, 45_000);
+    expect(ended.status).not.toBe('PROCESSING');
+    const violations = await rig.check();
+    expect(violations, violationsOf(violations)).toEqual([]);
+  });
 });

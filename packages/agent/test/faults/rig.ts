@@ -4,10 +4,12 @@
  * engines reach the control plane only through `proxy`), real agents and OpenTofu running the
  * ledger configuration, and the invariant checker over all of it at the end.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { TrellisClient } from '@trellis/client';
 import {
   checkInvariants,
   connectPostgres,
@@ -17,18 +19,39 @@ import {
   loadFaultRecords,
   type ToxicProxy,
   requirePeer,
+  type ServerProcess,
   startDedicatedPostgres,
+  startServerProcess,
   startToxiproxy,
   type Toxiproxy,
   type Violation,
   vineyardWithVine,
 } from '@trellis/testkit';
-import { type AgentProcess, type E2eServer, killLeftovers, startAgent, startServer } from '../support/e2e.js';
+import {
+  type AgentProcess,
+  BOOTSTRAP_TOKEN,
+  type E2eServer,
+  JWT_SECRET,
+  killLeftovers,
+  RELEASE_SECRET,
+  startAgent,
+  startServer,
+} from '../support/e2e.js';
 
 export const TOXIPROXY = requirePeer('toxiproxy-server', 'the fault scenarios');
 
+/** A second replica of the control plane on the same database and artifact store. */
+export interface Replica {
+  url: string;
+  /** The test's user, signed in through this replica. */
+  user: E2eServer['user'];
+  process: ServerProcess;
+}
+
 export interface FaultRig {
   server: E2eServer;
+  /** With `replicas: 2`: the other replica. */
+  second: Replica | null;
   postgres: DedicatedPostgres;
   /** Between the agents (and their engines) and the server. */
   proxy: ToxicProxy;
@@ -37,24 +60,48 @@ export interface FaultRig {
   startAgent(name: string): Promise<AgentProcess>;
   /** A vine running the ledger configuration, its ledger in the rig's temp dir. */
   ledgerVine(name: string, variables?: Record<string, string>): Promise<{ id: string; name: string; ledger: string }>;
-  /** Stops the agents, then runs the invariant checker over everything recorded. */
-  check(): Promise<Violation[]>;
+  /** Stops the agents, then runs the invariant checker over everything recorded (read through `through`'s API). */
+  check(through?: Pick<E2eServer, 'user'>): Promise<Violation[]>;
   stop(): Promise<void>;
 }
 
 /** Starts the rig; `settings` are the server's (e.g. a short lost-job timeout). */
-export async function startFaultRig(settings: Record<string, string>): Promise<FaultRig> {
+export async function startFaultRig(
+  settings: Record<string, string>,
+  options: { replicas?: 1 | 2 } = {},
+): Promise<FaultRig> {
   const dir = mkdtempSync(join(tmpdir(), 'trellis-faults-'));
   const postgres = await startDedicatedPostgres();
   let toxiproxy: Toxiproxy | undefined;
   let server: E2eServer | undefined;
+  let second: Replica | null = null;
   try {
-    server = await startServer({
+    const shared = {
       DATABASE_URL: postgres.url,
       TRELLIS_DB_POOL_MAX: '4',
       TRELLIS_NOTIFICATIONS_ALLOW_PRIVATE_URLS: 'true',
+      // Plan files and state versions where every replica finds them.
+      TRELLIS_ARTIFACTS_URL: pathToFileURL(join(dir, 'artifacts')).href,
       ...settings,
-    });
+    };
+    server = await startServer(shared);
+    if (options.replicas === 2) {
+      const dataDir = join(dir, 'replica-2');
+      mkdirSync(dataDir);
+      const process = await startServerProcess({
+        ...shared,
+        TRELLIS_DATA_DIR: dataDir,
+        CLI_JWT_SECRET: JWT_SECRET,
+        TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
+        RELEASE_API_SECRET: RELEASE_SECRET,
+      });
+      const token = server.user.token;
+      const user = Object.assign(
+        new TrellisClient({ baseUrl: process.url, auth: { kind: 'bearer', accessToken: () => token } }),
+        { token, refreshToken: server.user.refreshToken },
+      );
+      second = { url: process.url, user, process };
+    }
     toxiproxy = await startToxiproxy(TOXIPROXY as string);
     const proxy = await toxiproxy.createProxy('agents', new URL(server.url).host);
     // Every job's end is announced through the outbox: the checker counts the announcements.
@@ -69,6 +116,7 @@ export async function startFaultRig(settings: Record<string, string>): Promise<F
     const started = { server, toxiproxy };
     return {
       server,
+      second,
       postgres,
       proxy,
       agents,
@@ -87,14 +135,14 @@ export async function startFaultRig(settings: Record<string, string>): Promise<F
         ledgers[vine.id] = ledger;
         return { id: vine.id, name: vine.name, ledger };
       },
-      async check() {
+      async check(through = started.server) {
         await Promise.all(agents.map((agent) => agent.stop()));
         const db = await connectPostgres(postgres.url);
         try {
           const records = await loadFaultRecords({
             db,
             stateText: async (vineId, versionId) =>
-              new Response(await started.server.user.downloadStateVersion(vineId, versionId)).text(),
+              new Response(await through.user.downloadStateVersion(vineId, versionId)).text(),
             ledgerFiles: ledgers,
             agentLogs: agents.map((agent) => agent.output()),
           });
@@ -112,6 +160,7 @@ export async function startFaultRig(settings: Record<string, string>): Promise<F
         for (const agent of agents) agent.child.kill('SIGCONT');
         await Promise.all(agents.map((agent) => agent.stop('SIGKILL')));
         killLeftovers();
+        await second?.process.stop('SIGKILL');
         await started.server.stop();
         await started.toxiproxy.stop();
         await postgres.destroy();
@@ -119,6 +168,7 @@ export async function startFaultRig(settings: Record<string, string>): Promise<F
       },
     };
   } catch (error) {
+    await second?.process.stop('SIGKILL');
     await server?.stop();
     await toxiproxy?.stop();
     await postgres.destroy();

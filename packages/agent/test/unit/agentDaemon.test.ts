@@ -134,6 +134,22 @@ describe('the agent daemon', () => {
     expect((await running).outcomes).toEqual(['SUCCESS']);
   });
 
+  it('after a claim whose answer may have been lost, says which jobs it runs before it claims again', async () => {
+    const broken = () => new TrellisConnectionError('http://x', new Error('UND_ERR_SOCKET'));
+    const client = new ScriptedClient([broken(), job('j1')]);
+    const { agent, runners, clock } = agentWith(client);
+    const running = agent.run();
+    while (runners.length === 0) await tick(clock, 2);
+    // The hello (none running), then, before the claim retried, the jobs it runs (still none):
+    // the control plane ends a job it gave this agent in the lost answer.
+    expect(client.running).toEqual([[], []]);
+    expect(client.claimsBefore).toEqual([0, 1]);
+    runners[0]?.succeed();
+    await tick(clock);
+    agent.shutdown('finish');
+    expect((await running).outcomes).toEqual(['SUCCESS']);
+  });
+
   it('stops a running job that a heartbeat says was cancelled', async () => {
     const client = new ScriptedClient([job('j1')]);
     client.heartbeatAnswers = [
