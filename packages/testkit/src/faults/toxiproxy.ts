@@ -44,6 +44,8 @@ export interface ToxicProxy {
   loseAnswers(): Promise<void>;
   /** Heals the link: every toxic removed, so the connections a `timeout` held are closed. */
   heal(): Promise<void>;
+  /** Points the proxy at another upstream (`host:port`), as a balancer does when a backend dies. */
+  setUpstream(upstream: string): Promise<void>;
   /** Disabled: the listener closes and every connection is dropped (connection refused). */
   disable(): Promise<void>;
   enable(): Promise<void>;
@@ -141,6 +143,9 @@ export async function startToxiproxy(binary: string): Promise<Toxiproxy> {
           await proxy.addToxic('lose-answers', 'downstream', { type: 'timeout', attributes: { timeout: 0 } });
         },
         heal: () => proxy.removeToxics(),
+        async setUpstream(upstream) {
+          await api('POST', path, { upstream });
+        },
         async disable() {
           await api('POST', path, { enabled: false });
         },
