@@ -65,6 +65,8 @@ export class Agent {
   private readonly claimedIds = new Set<string>();
   /** A claim failed in a way its request may have been taken (the answer lost): reconcile before the next. */
   private claimMayBeUnanswered = false;
+  /** The reconciliation under way, which claims of every loop wait for. */
+  private reconciling: Promise<void> | null = null;
   private helloDoneResolve: () => void = () => {};
   private readonly helloDone = new Promise<void>((resolve) => {
     this.helloDoneResolve = resolve;
@@ -120,23 +122,17 @@ export class Agent {
       let claimed: ClaimedJob | null;
       try {
         // Any failure but a refusal of the credentials is retried until the agent stops.
-        claimed = await retry(
-          async () => {
-            if (this.claimMayBeUnanswered) await this.reconcile();
-            return this.claim(signal);
+        claimed = await retry(() => this.claim(signal), {
+          clock: this.clock,
+          signal,
+          backoff,
+          retryable: (error) => !this.refusedCredentials(error),
+          onRetry: (error, delay) => {
+            this.options.metrics?.reconnect();
+            const level = isTransient(error) ? 'warn' : 'error';
+            logger[level]('claim failed; retrying', { slot, error: describeError(error), retry_in_ms: delay });
           },
-          {
-            clock: this.clock,
-            signal,
-            backoff,
-            retryable: (error) => !this.refusedCredentials(error),
-            onRetry: (error, delay) => {
-              this.options.metrics?.reconnect();
-              const level = isTransient(error) ? 'warn' : 'error';
-              logger[level]('claim failed; retrying', { slot, error: describeError(error), retry_in_ms: delay });
-            },
-          },
-        );
+        });
         backoff.reset();
       } catch {
         return; // stopping, or the credentials were refused
@@ -152,6 +148,12 @@ export class Agent {
 
   /** One claim request; one that failed on the way may have been taken with its answer lost. */
   private async claim(signal: AbortSignal): Promise<ClaimedJob | null> {
+    if (this.claimMayBeUnanswered) {
+      this.reconciling ??= this.reconcile(signal).finally(() => {
+        this.reconciling = null;
+      });
+      await this.reconciling;
+    }
     this.claimsInFlight++;
     try {
       const claimed = await this.options.client.claimJob({
@@ -174,10 +176,13 @@ export class Agent {
    * this agent, the connection broke before the answer came), tells the control plane which jobs
    * this agent runs, as its first heartbeat does: a job it claimed for this agent that the agent
    * never got ends at once (the engine never started), instead of staying `PROCESSING` while the
-   * agent heartbeats. Only when no other claim is on the way, whose job would not be listed yet.
+   * agent heartbeats. New claims wait for it, and it waits for the claims already on the way
+   * (whose jobs it could not list yet) to be answered.
    */
-  private async reconcile(): Promise<void> {
-    if (this.claimsInFlight > 0) return;
+  private async reconcile(signal: AbortSignal): Promise<void> {
+    while (this.claimsInFlight > 0) {
+      if (!(await this.clock.sleep(100, signal))) throw new Error('the agent is stopping');
+    }
     const running = [...this.runners.keys(), ...this.claimedIds];
     this.answered(await this.options.client.heartbeat(this.version, running));
     this.claimMayBeUnanswered = false;
