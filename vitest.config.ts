@@ -26,6 +26,12 @@ export const E2E_TESTS = [
 ];
 
 /**
+ * `faults`: issue 30's fault scenarios (docs/reliability.md): real servers, agents, OpenTofu, a
+ * dedicated Postgres and Toxiproxy between them, each scenario followed by the invariant checker.
+ */
+export const FAULT_TESTS = ['packages/*/test/faults/**/*.test.ts'];
+
+/**
  * `unit`: core, testkit's fakes and pure package tests: no control plane, no database, no peer
  * binary (at most a loopback stub or `nock`). Runs in seconds: `npm test -- --project unit`.
  */
@@ -37,7 +43,7 @@ export const UNIT_TESTS = [
   'packages/providers/test/**/*.test.ts',
   'packages/artifacts-fs/test/**/*.test.ts',
   'packages/artifacts-s3/test/partBuffers.test.ts',
-  'packages/testkit/test/signIn.test.ts',
+  'packages/testkit/test/{signIn,invariants}.test.ts',
   'packages/cli/test/{fileLock,loginSession,output}.test.ts',
   'packages/web/test/{html,session}.test.ts',
   'packages/server/test/{artifactLoaders,providerConfig,settings,streamConfig}.test.ts',
@@ -45,7 +51,7 @@ export const UNIT_TESTS = [
 ];
 
 /** `integration`: everything else, i.e. tests that start a control plane, a database or a peer. */
-const INTEGRATION_EXCLUDE = [...UNIT_TESTS, ...E2E_TESTS, ...BROWSER_TESTS];
+const INTEGRATION_EXCLUDE = [...UNIT_TESTS, ...E2E_TESTS, ...FAULT_TESTS, ...BROWSER_TESTS];
 
 /**
  * Generous limits: CI runs on a busy machine (load 15+ on 2 cores), where a CLI test that spawns
@@ -71,13 +77,14 @@ function project(name: string, include: string[], exclude: string[] = []) {
 export default defineConfig({
   resolve: { alias },
   test: {
-    // `npm test` runs every project; `npm test -- --project unit` (or integration, e2e, browser)
+    // `npm test` runs every project; `npm test -- --project unit` (or integration, e2e, browser, faults)
     // runs one. test/test-projects.test.ts checks that each test file is in exactly one.
     projects: [
       project('unit', UNIT_TESTS, BROWSER_TESTS),
       project('integration', ALL_TESTS, INTEGRATION_EXCLUDE),
       project('e2e', E2E_TESTS, BROWSER_TESTS),
       project('browser', BROWSER_TESTS),
+      project('faults', FAULT_TESTS, BROWSER_TESTS),
     ],
     ...shared,
     // Runs once per run, whatever the projects (it belongs to the root, not to a project): names

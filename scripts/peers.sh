@@ -3,10 +3,10 @@
 # modules at pinned versions, into a cache outside the repository:
 #
 #   ${TRELLIS_PEERS_DIR:-$HOME/.cache/trellis-peers}/bin/{tofu,minio,fake-gcs-server,opa,helm,
-#     go-tfe.test,terraform-provider-null}
+#     go-tfe.test,terraform-provider-null,toxiproxy-server}
 #
 # Usage:
-#   scripts/peers.sh [tofu|minio|fake-gcs-server|opa|helm|go-tfe|null-provider|all]...   build (default: all)
+#   scripts/peers.sh [tofu|minio|fake-gcs-server|opa|helm|go-tfe|null-provider|toxiproxy|all]...   build (default: all)
 #   scripts/peers.sh --print-dir                           print the bin dir and exit
 #   scripts/peers.sh --help
 #
@@ -28,7 +28,7 @@ set -euo pipefail
 # ---------------------------------------------------------------------------
 # Pins. Changing a version (or a build recipe) makes that peer rebuild.
 # ---------------------------------------------------------------------------
-PEERS=(tofu minio fake-gcs-server opa helm go-tfe null-provider)
+PEERS=(tofu minio fake-gcs-server opa helm go-tfe null-provider toxiproxy)
 
 # OpenTofu CLI. Its go.mod has a `replace` (hcl), so `go install mod@version`
 # refuses it: it is built from a writable copy of the module source instead.
@@ -66,6 +66,14 @@ HELM_MODULE=helm.sh/helm/v4
 HELM_VERSION=v4.3.1
 HELM_PACKAGE=cmd/helm
 HELM_LDFLAGS="-X helm.sh/helm/v4/internal/version.version=v4.3.1"
+
+# Toxiproxy, the TCP proxy the fault scenarios cut, slow and reset links with (issue 30):
+# its server, installed as `bin/toxiproxy-server`, driven over its HTTP API by
+# @trellis/testkit's fault harness.
+TOXIPROXY_MODULE=github.com/Shopify/toxiproxy/v2
+TOXIPROXY_VERSION=v2.5.0
+TOXIPROXY_PACKAGE=cmd/server
+TOXIPROXY_LDFLAGS="-X github.com/Shopify/toxiproxy/v2.Version=2.5.0"
 
 # go-tfe's own integration tests (docs/terraform-cloud.md): the version OpenTofu v1.12.6 pins in
 # its go.mod, fetched into the peers cache and compiled into one test binary, `bin/go-tfe.test`,
@@ -105,7 +113,7 @@ log() { echo "$PROG: $*" >&2; }
 
 usage() {
 	cat <<EOF
-usage: $PROG [tofu|minio|fake-gcs-server|opa|helm|go-tfe|null-provider|all]...   build the peers (default: all)
+usage: $PROG [tofu|minio|fake-gcs-server|opa|helm|go-tfe|null-provider|toxiproxy|all]...   build the peers (default: all)
        $PROG --print-dir                           print the bin dir
 Builds pinned test peers into $BIN_DIR (override the root with TRELLIS_PEERS_DIR).
 EOF
@@ -121,6 +129,7 @@ peer_spec() {
 	helm) MOD=$HELM_MODULE VER=$HELM_VERSION PKG=$HELM_PACKAGE LDFLAGS=$HELM_LDFLAGS ;;
 	go-tfe) MOD=$GO_TFE_MODULE VER=$GO_TFE_VERSION PKG= LDFLAGS="recipe=$GO_TFE_RECIPE" ;;
 	null-provider) MOD=trellis.test/terraform-provider-null VER=$NULL_PROVIDER_VERSION PKG= LDFLAGS= ;;
+	toxiproxy) MOD=$TOXIPROXY_MODULE VER=$TOXIPROXY_VERSION PKG=$TOXIPROXY_PACKAGE LDFLAGS=$TOXIPROXY_LDFLAGS ;;
 	*) die "unknown peer '$1' (expected one of: ${PEERS[*]}, all)" ;;
 	esac
 }
@@ -135,6 +144,7 @@ binary_of() {
 	case $1 in
 	go-tfe) echo "$BIN_DIR/go-tfe.test" ;;
 	null-provider) echo "$BIN_DIR/terraform-provider-null" ;;
+	toxiproxy) echo "$BIN_DIR/toxiproxy-server" ;;
 	*) echo "$BIN_DIR/$1" ;;
 	esac
 }
@@ -160,7 +170,7 @@ for arg in "$@"; do
 		exit 0
 		;;
 	all) WANT+=("${PEERS[@]}") ;;
-	tofu | minio | fake-gcs-server | opa | helm | go-tfe | null-provider) WANT+=("$arg") ;;
+	tofu | minio | fake-gcs-server | opa | helm | go-tfe | null-provider | toxiproxy) WANT+=("$arg") ;;
 	*)
 		usage >&2
 		die "unknown argument '$arg'"
@@ -245,7 +255,8 @@ build_peer() {
 	peer_spec "$name"
 	local target="$MOD${PKG:+/$PKG}"
 	WORK=$(mktemp -d "$PEERS_DIR/tmp/$name.XXXXXX")
-	local out="$WORK/$name"
+	local out
+	out="$WORK/$(basename "$(binary_of "$name")")"
 	local ldflags="-s -w${LDFLAGS:+ $LDFLAGS}"
 
 	log "building $name from $MOD@$VER (this can take minutes)"
@@ -319,9 +330,10 @@ build_peer() {
 	minio) "$out" --version >/dev/null ;;
 	opa) "$out" version >/dev/null ;;
 	helm) "$out" version --short >/dev/null ;;
+	toxiproxy) "$out" -version >/dev/null ;;
 	esac
 
-	mv -f "$out" "$BIN_DIR/$name"
+	mv -f "$out" "$(binary_of "$name")"
 	recipe >"$STAMP_DIR/$name"
 	chmod -R u+w "$WORK" && rm -rf "$WORK"
 	WORK=""

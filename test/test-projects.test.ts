@@ -1,5 +1,5 @@
 /**
- * The Vitest projects of vitest.config.ts (`unit`, `integration`, `e2e`, `browser`) split the
+ * The Vitest projects of vitest.config.ts (`unit`, `integration`, `e2e`, `browser`, `faults`) split the
  * suite: every test file of the repository must belong to exactly one of them, so that
  * `npm test` (all projects) runs each file once and `--project X` runs a well-defined part.
  */
@@ -50,8 +50,8 @@ function testFiles(dir: string, found: string[] = []): string[] {
 describe('vitest projects', () => {
   const all = projects();
 
-  it('are unit, integration, e2e and browser', () => {
-    expect(all.map((p) => p.name)).toEqual(['unit', 'integration', 'e2e', 'browser']);
+  it('are unit, integration, e2e, browser and faults', () => {
+    expect(all.map((p) => p.name)).toEqual(['unit', 'integration', 'e2e', 'browser', 'faults']);
   });
 
   it('hold every test file of the repository exactly once', () => {
@@ -70,6 +70,8 @@ describe('vitest projects', () => {
     expect(projectsOf('packages/agent/test/unit/new.browser.test.ts', all)).toEqual(['browser']);
     expect(projectsOf('packages/server/test/new.test.ts', all)).toEqual(['integration']);
     expect(projectsOf('packages/newpkg/test/new.test.ts', all)).toEqual(['integration']);
+    expect(projectsOf('packages/agent/test/faults/new.test.ts', all)).toEqual(['faults']);
+    expect(projectsOf('packages/testkit/test/invariants.test.ts', all)).toEqual(['unit']);
   });
 
   it('would catch a file in two projects or in none', () => {

@@ -51,6 +51,26 @@ export class AgentProtocolClient extends HttpTransport {
   getJobForAgent(id: string): Promise<AgentJobView> {
     return this.json('GET', `/api/jobs/${encodeURIComponent(id)}`);
   }
+  /**
+   * Writes a version of a vine's state as the engine's `http` backend does (`POST
+   * /api/state/{vine_id}`, HTTP Basic: the worker id and the job's state token): the agent pushes
+   * the final state its engine could not store (`errored.tfstate`) once the control plane answers.
+   */
+  async writeState(
+    vineId: string,
+    state: Uint8Array,
+    credentials: { username: string; password: string },
+  ): Promise<void> {
+    const response = await this.send('POST', `/api/state/${encodeURIComponent(vineId)}`, {
+      auth: { kind: 'none' },
+      headers: {
+        Authorization: `Basic ${btoa(`${credentials.username}:${credentials.password}`)}`,
+        'Content-Type': 'application/json',
+      },
+      rawBody: state,
+    });
+    await response.body?.cancel();
+  }
   reportStatus(id: string, report: StatusReport): Promise<AgentJobView> {
     return this.json('PUT', `/api/jobs/${encodeURIComponent(id)}/status`, { body: report });
   }

@@ -15,3 +15,4 @@ export * from './orgMembers.js';
 export * from './tarballs.js';
 export * from './stockTofu.js';
 export * from './providerMirror.js';
+export * from './faults/index.js';

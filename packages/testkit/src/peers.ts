@@ -1,6 +1,6 @@
 /**
  * Real peers for integration tests (OpenTofu, MinIO, fake-gcs-server, Open Policy Agent, Helm,
- * go-tfe's integration tests, and Trellis's test provider).
+ * go-tfe's integration tests, Trellis's test provider, and Toxiproxy for the fault scenarios).
  *
  * They are built from their Go modules at pinned versions by `scripts/peers.sh`
  * into a cache outside the repository (`$TRELLIS_PEERS_DIR`, default
@@ -22,7 +22,8 @@ export type PeerName =
   | 'opa'
   | 'helm'
   | 'go-tfe.test'
-  | 'terraform-provider-null';
+  | 'terraform-provider-null'
+  | 'toxiproxy-server';
 
 export const PEER_NAMES: readonly PeerName[] = [
   'tofu',
@@ -32,12 +33,14 @@ export const PEER_NAMES: readonly PeerName[] = [
   'helm',
   'go-tfe.test',
   'terraform-provider-null',
+  'toxiproxy-server',
 ];
 
 /** The `scripts/peers.sh` argument that builds a peer, where it is not the binary's name. */
 const BUILD_NAMES: Partial<Record<PeerName, string>> = {
   'go-tfe.test': 'go-tfe',
   'terraform-provider-null': 'null-provider',
+  'toxiproxy-server': 'toxiproxy',
 };
 
 /** go-tfe's source with its test fixtures, where its tests (`go-tfe.test`) must run. */

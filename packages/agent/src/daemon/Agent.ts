@@ -6,6 +6,7 @@ import {
   systemClock,
   TrellisApiError,
   type TrellisClient,
+  TrellisConnectionError,
 } from '@trellis/client';
 import type { ClaimAnswer as ClaimedJob } from '@trellis/client';
 import { type AgentLogger, describeError } from '../logging/AgentLogger.js';
@@ -58,6 +59,14 @@ export class Agent {
   private readonly clock: RetryClock;
   private intervalS: number;
   private unauthorized = false;
+  /** Claims sent and not yet answered (or failed), across the claim loops. */
+  private claimsInFlight = 0;
+  /** Jobs whose claim was answered and whose runner is not registered yet. */
+  private readonly claimedIds = new Set<string>();
+  /** A claim failed in a way its request may have been taken (the answer lost): reconcile before the next. */
+  private claimMayBeUnanswered = false;
+  /** The reconciliation under way, which claims of every loop wait for. */
+  private reconciling: Promise<void> | null = null;
   private helloDoneResolve: () => void = () => {};
   private readonly helloDone = new Promise<void>((resolve) => {
     this.helloDoneResolve = resolve;
@@ -105,7 +114,7 @@ export class Agent {
   }
 
   private async claimLoop(slot: number): Promise<void> {
-    const { client, logger } = this.options;
+    const { logger } = this.options;
     const backoff = this.options.backoff?.() ?? new Backoff();
     const signal = this.stopping.signal;
     let waitingSince = this.clock.now().getTime();
@@ -113,20 +122,17 @@ export class Agent {
       let claimed: ClaimedJob | null;
       try {
         // Any failure but a refusal of the credentials is retried until the agent stops.
-        claimed = await retry(
-          () => client.claimJob({ wait: this.options.claimWaitS, signal, features: AGENT_FEATURES }),
-          {
-            clock: this.clock,
-            signal,
-            backoff,
-            retryable: (error) => !this.refusedCredentials(error),
-            onRetry: (error, delay) => {
-              this.options.metrics?.reconnect();
-              const level = isTransient(error) ? 'warn' : 'error';
-              logger[level]('claim failed; retrying', { slot, error: describeError(error), retry_in_ms: delay });
-            },
+        claimed = await retry(() => this.claim(signal), {
+          clock: this.clock,
+          signal,
+          backoff,
+          retryable: (error) => !this.refusedCredentials(error),
+          onRetry: (error, delay) => {
+            this.options.metrics?.reconnect();
+            const level = isTransient(error) ? 'warn' : 'error';
+            logger[level]('claim failed; retrying', { slot, error: describeError(error), retry_in_ms: delay });
           },
-        );
+        });
         backoff.reset();
       } catch {
         return; // stopping, or the credentials were refused
@@ -140,6 +146,51 @@ export class Agent {
     }
   }
 
+  /** One claim request; one that failed on the way may have been taken with its answer lost. */
+  private async claim(signal: AbortSignal): Promise<ClaimedJob | null> {
+    if (this.claimMayBeUnanswered) {
+      this.reconciling ??= this.reconcile(signal).finally(() => {
+        this.reconciling = null;
+      });
+      await this.reconciling;
+    }
+    this.claimsInFlight++;
+    try {
+      const claimed = await this.options.client.claimJob({
+        wait: this.options.claimWaitS,
+        signal,
+        features: AGENT_FEATURES,
+      });
+      if (claimed) this.claimedIds.add(claimed.job.id);
+      return claimed;
+    } catch (error) {
+      if (error instanceof TrellisConnectionError) this.claimMayBeUnanswered = true;
+      throw error;
+    } finally {
+      this.claimsInFlight--;
+    }
+  }
+
+  /**
+   * After a claim whose answer may have been lost (issue 30: the control plane took the job for
+   * this agent, the connection broke before the answer came), tells the control plane which jobs
+   * this agent runs, as its first heartbeat does: a job it claimed for this agent that the agent
+   * never got ends at once (the engine never started), instead of staying `PROCESSING` while the
+   * agent heartbeats. New claims wait for it, and it waits for the claims already on the way
+   * (whose jobs it could not list yet) to be answered.
+   */
+  private async reconcile(signal: AbortSignal): Promise<void> {
+    while (this.claimsInFlight > 0) {
+      if (!(await this.clock.sleep(100, signal))) throw new Error('the agent is stopping');
+    }
+    const running = [...this.runners.keys(), ...this.claimedIds];
+    this.answered(await this.options.client.heartbeat(this.version, running));
+    this.claimMayBeUnanswered = false;
+    this.options.logger.info('told the control plane which jobs this agent runs after a claim without an answer', {
+      running_jobs: running.length,
+    });
+  }
+
   /**
    * Runs the job in a span `job <TYPE>` with `trellis.job_id` (the claim's request span carries
    * the same id); its requests to the control plane carry the span as `traceparent`.
@@ -151,6 +202,7 @@ export class Agent {
       const started = this.clock.now().getTime();
       const runner = this.options.createRunner(claimed);
       this.runners.set(job.id, runner);
+      this.claimedIds.delete(job.id);
       let outcome: JobOutcome = 'FAILED';
       try {
         outcome = await runner.run();

@@ -10,6 +10,7 @@ import { LogShipper } from '../logs/LogShipper.js';
 import { SecretSet } from '../logs/Redactor.js';
 import { AGENT_VERSION } from '../version.js';
 import { JobFailure, JobInterrupted } from './errors.js';
+import { pushErroredState } from './erroredState.js';
 import { JobSteps } from './JobSteps.js';
 import { Workspace } from './Workspace.js';
 
@@ -143,7 +144,32 @@ export class JobRunner {
         ...(metadata ? { execution_metadata: metadata } : {}),
       });
     } finally {
+      await this.pushErroredState();
       workspace?.remove();
+    }
+  }
+
+  /** The final state the engine could not store, pushed once the job's end is reported (issue 30). */
+  private async pushErroredState(): Promise<void> {
+    const state = this.steps.stateOfControlPlane;
+    if (!state || this.job.vine_id === null) return;
+    try {
+      await pushErroredState(
+        {
+          client: this.deps.client,
+          logger: this.logger,
+          timeoutMs: this.deps.settings.statusRetryMs ?? 10 * 60_000,
+          ...(this.deps.clock ? { clock: this.deps.clock } : {}),
+        },
+        {
+          ...state,
+          jobId: this.job.id,
+          workerId: this.deps.settings.workerId,
+          keepDir: this.deps.settings.workDir,
+        },
+      );
+    } catch (error) {
+      this.logger.error('could not handle the errored state', { error: describeError(error) });
     }
   }
 

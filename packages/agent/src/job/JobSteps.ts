@@ -59,8 +59,18 @@ export class JobSteps {
   private interrupted = false;
   /** The job's variables files, once the source is prepared (none without variables). */
   private varFiles: string[] = [];
+  /** The engine's working directory when its state is the control plane's, with the job's state token. */
+  private controlPlaneState: { dir: string; vineId: string; stateToken: string } | null = null;
 
   constructor(private readonly deps: StepDeps) {}
+
+  /**
+   * Where the engine may have left a final state it could not store in the control plane
+   * (`errored.tfstate`), with what the agent pushes it with; null when the state is elsewhere.
+   */
+  get stateOfControlPlane(): { dir: string; vineId: string; stateToken: string } | null {
+    return this.controlPlaneState;
+  }
 
   interrupt(): void {
     this.interrupted = true;
@@ -95,6 +105,7 @@ export class JobSteps {
       // issue one gets the worker token, as before.
       const stateToken = this.deps.claimed.state_token ?? null;
       if (stateToken) this.deps.secrets.add(stateToken);
+      if (stateToken && !readOnlyState) this.controlPlaneState = { dir, vineId: job.vine_id, stateToken };
       engineEnv = withStateCredentials(env, {
         username: this.deps.settings.workerId,
         password: stateToken ?? this.deps.settings.workerToken,

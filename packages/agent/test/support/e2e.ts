@@ -21,7 +21,7 @@ export const AGENT_BIN = fileURLToPath(new URL('../../dist/bin/trellis-agent.js'
 export const FIXTURES = fileURLToPath(new URL('../../../../test-fixtures/opentofu/', import.meta.url));
 export const BOOTSTRAP_TOKEN = 'agent-e2e-bootstrap-token-0123456789';
 export const RELEASE_SECRET = 'agent-e2e-release-secret';
-const JWT_SECRET = 'agent-e2e-jwt-secret-at-least-32-bytes!!';
+export const JWT_SECRET = 'agent-e2e-jwt-secret-at-least-32-bytes!!';
 
 /** The pinned OpenTofu of scripts/peers.sh: null (and a loud note) on a laptop without it, an error in CI. */
 export const TOFU = requirePeer('tofu', 'trellis-agent end-to-end tests');
@@ -38,6 +38,8 @@ export interface E2eServer {
   output(): string;
   /** Stops the process (SIGTERM), keeps it down for `downMs`, and starts it again on the same port and data. */
   restart(downMs?: number): Promise<void>;
+  /** `SIGKILL`: the process dies mid-request (its data dir stays). */
+  kill(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -105,6 +107,9 @@ async function startServerAt(
       await process.stop();
       if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
       process = await startServerProcess({ ...fullEnv, PORT: new URL(url).port });
+    },
+    async kill() {
+      await process.stop('SIGKILL');
     },
     async stop() {
       await process.stop();

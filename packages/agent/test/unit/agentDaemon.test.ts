@@ -6,7 +6,7 @@ import type { JobOutcome, JobRunner, StopReason } from '../../src/job/JobRunner.
 import { AgentLogger } from '../../src/logging/AgentLogger.js';
 import { ManualClock, tick } from '../support/manualClock.js';
 
-type ClaimStep = ClaimedJob | null | Error;
+type ClaimStep = ClaimedJob | null | Error | Promise<ClaimedJob | null>;
 
 /** The agent protocol as the daemon sees it, scripted. */
 class ScriptedClient {
@@ -60,7 +60,7 @@ class FakeRunner {
 }
 
 const job = (id: string) => ({ job: { id } as Job, cloud_identity: null }) as ClaimedJob;
-function agentWith(client: ScriptedClient, options: { once?: boolean; interval?: number } = {}) {
+function agentWith(client: ScriptedClient, options: { once?: boolean; interval?: number; concurrency?: number } = {}) {
   const runners: FakeRunner[] = [];
   const delays: number[] = [];
   const clock = new ManualClock();
@@ -68,7 +68,7 @@ function agentWith(client: ScriptedClient, options: { once?: boolean; interval?:
     clock,
     client: client as unknown as TrellisClient,
     logger: new AgentLogger('silent'),
-    concurrency: 1,
+    concurrency: options.concurrency ?? 1,
     once: options.once ?? false,
     claimWaitS: 30,
     heartbeatIntervalS: options.interval ?? 60,
@@ -128,6 +128,44 @@ describe('the agent daemon', () => {
     const running = agent.run();
     while (runners.length === 0) await tick(clock, 2);
     expect(delays).toEqual([1, 2, 3, 3]);
+    runners[0]?.succeed();
+    await tick(clock);
+    agent.shutdown('finish');
+    expect((await running).outcomes).toEqual(['SUCCESS']);
+  });
+
+  it('after a claim whose answer may have been lost, says which jobs it runs before it claims again', async () => {
+    const broken = () => new TrellisConnectionError('http://x', new Error('UND_ERR_SOCKET'));
+    const client = new ScriptedClient([broken(), job('j1')]);
+    const { agent, runners, clock } = agentWith(client);
+    const running = agent.run();
+    while (runners.length === 0) await tick(clock, 2);
+    // The hello (none running), then, before the claim retried, the jobs it runs (still none):
+    // the control plane ends a job it gave this agent in the lost answer.
+    expect(client.running).toEqual([[], []]);
+    expect(client.claimsBefore).toEqual([0, 1]);
+    runners[0]?.succeed();
+    await tick(clock);
+    agent.shutdown('finish');
+    expect((await running).outcomes).toEqual(['SUCCESS']);
+  });
+
+  it('waits for the claims of its other loops to be answered before it says which jobs it runs', async () => {
+    const broken = () => new TrellisConnectionError('http://x', new Error('UND_ERR_SOCKET'));
+    let answer: (claimed: ClaimedJob | null) => void = () => {};
+    const held = new Promise<ClaimedJob | null>((resolve) => {
+      answer = resolve;
+    });
+    const client = new ScriptedClient([broken(), held]);
+    const { agent, runners, clock } = agentWith(client, { concurrency: 2 });
+    const running = agent.run();
+    for (let i = 0; i < 20; i++) await tick(clock, 100);
+    // The other loop's claim is still on the way: nothing said yet, no new claim sent.
+    expect(client.running).toEqual([[]]);
+    expect(client.claims).toBe(2);
+    answer(job('j2'));
+    while (client.running.length < 2) await tick(clock, 100);
+    expect(client.running[1]).toEqual(['j2']);
     runners[0]?.succeed();
     await tick(clock);
     agent.shutdown('finish');

@@ -1,0 +1,4 @@
+export * from './dedicatedPostgres.js';
+export * from './invariants.js';
+export * from './records.js';
+export * from './toxiproxy.js';
