@@ -4,6 +4,12 @@
 # output and no work, so what is measured is the orchestration around the engine. A shell script,
 # not Node: a Node stand-in costs ~50 ms of start-up per command, more than the agent's own work.
 command="$1"
+# BENCH_ENGINE_TRACE=<file> (the scenario's --trace): one line per command start and end, with the
+# time in ns and the working directory (the job's workspace), to see where a job's time goes.
+if [ -n "$BENCH_ENGINE_TRACE" ]; then
+  echo "$(date +%s%N) start $command $PWD" >> "$BENCH_ENGINE_TRACE"
+  trap 'echo "$(date +%s%N) end $command $PWD" >> "$BENCH_ENGINE_TRACE"' EXIT
+fi
 case "$command" in
   init)
     echo "OpenTofu has been successfully initialized! (bench fake engine)"

@@ -7,7 +7,7 @@
  *   node bench/run.mjs [--quick] [--only <scenario>[,<scenario>...]] [--dialect sqlite|postgres]
  *                      [--scale] [--out <dir>] [--server-cpu-prof <dir>]
  *                      [--vines N] [--agents K] [--rounds R] [--flows plan-deploy,deploy]
- *                      [--baseline-rev <rev>] [--real-engine]
+ *                      [--baseline-rev <rev>] [--real-engine] [--trace]
  *
  * Scenarios: claims, heartbeats, logs, sse, uploads; and, only when asked, scale (minutes of
  * seeding: --scale or --only scale) and runs (end to end with real agents, beside a build of the
@@ -54,6 +54,8 @@ const USAGE = `Usage: node bench/run.mjs [options]   (npm run bench -- [options]
   --baseline-rev <rev>   the build beside this one (default HEAD~1; with --quick and no
                          --baseline-rev, this same build: no checkout)
   --real-engine          OpenTofu from ~/.cache/trellis-peers/bin/tofu instead of the fake engine
+  --trace                the fake engine notes when each command starts and ends: the JSON gets
+                         each job type's steps (claimed → init, init, …, → finished), p50
   --help`;
 
 function parseOptions(argv) {
@@ -72,6 +74,7 @@ function parseOptions(argv) {
       flows: { type: 'string', multiple: true },
       'baseline-rev': { type: 'string' },
       'real-engine': { type: 'boolean', default: false },
+      trace: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -110,6 +113,7 @@ function parseOptions(argv) {
       flows: flows.length > 0 ? flows : undefined,
       baselineRev: values['baseline-rev'],
       realEngine: values['real-engine'],
+      trace: values.trace,
     },
   };
 }

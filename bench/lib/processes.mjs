@@ -11,7 +11,8 @@ import { pathToFileURL } from 'node:url';
 import { deferCleanup } from './cleanup.mjs';
 import { CHILDREN_DIR, childEnv, controlPlaneEnv, SERVER_BIN } from './environment.mjs';
 
-const START_TIMEOUT_MS = 30_000;
+// A minute: on a shared machine under load (a load average of 20 on 2 cores was seen) a server can take half of it.
+const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 15_000;
 
 /**

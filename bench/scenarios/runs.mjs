@@ -64,6 +64,7 @@ export const runs = {
     const rounds = options.rounds ?? (ctx.quick ? 1 : 3);
     const flows = options.flows ?? FLOWS;
     const engine = options.realEngine ? REAL_ENGINE : FAKE_ENGINE;
+    const trace = options.trace === true && !options.realEngine;
     const today = await currentBuild();
     let baseline;
     if (options.baselineRev === undefined && ctx.quick) {
@@ -94,6 +95,7 @@ export const runs = {
                   vines,
                   agents,
                   engine,
+                  trace,
                   settleMs: ctx.quick ? 300 : 1500,
                   log: ctx.log,
                 }),
@@ -231,7 +233,7 @@ async function followToEnd(client, id) {
 }
 
 /** Registered agents as real `trellis-agent` processes, each its own work dir, one job at a time. */
-async function startAgents(build, url, registrations, engine, dir) {
+async function startAgents(build, url, registrations, engine, dir, tracePath) {
   const started = await Promise.all(
     registrations.map(async (registration, index) => {
       const workDir = join(dir, `agent-${index}`);
@@ -243,6 +245,7 @@ async function startAgents(build, url, registrations, engine, dir) {
           TRELLIS_WORKER_TOKEN: registration.worker_token,
           TRELLIS_ENGINE_BIN: engine,
           TRELLIS_AGENT_CONCURRENCY: '1',
+          ...(tracePath ? { BENCH_ENGINE_TRACE: tracePath } : {}),
         },
         readyOn: 'stderr',
         ready: /"msg":"agent started"/,
@@ -254,7 +257,7 @@ async function startAgents(build, url, registrations, engine, dir) {
 }
 
 /** One measurement: a fresh server, agents and vines of `build`; N runs of `flow` end to end. */
-async function measureRuns({ url, dialect, flow, build, vines, agents, engine, settleMs, log }) {
+async function measureRuns({ url, dialect, flow, build, vines, agents, engine, trace, settleMs, log }) {
   const dir = await mkdtemp(join(tmpdir(), 'trellis-bench-runs-'));
   const removeDir = deferCleanup(() => rm(dir, { recursive: true, force: true }));
   // Every run is followed live: one stream per vine, above the default per-user cap (20).
@@ -279,7 +282,8 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, s
     }
     const registrations = [];
     for (let i = 0; i < agents; i += 1) registrations.push(await user.registerAgent({ name: `bench-runner-${i}` }));
-    started = await startAgents(build, server.url, registrations, engine, dir);
+    const tracePath = trace ? join(dir, 'engine-trace') : null;
+    started = await startAgents(build, server.url, registrations, engine, dir, tracePath);
     // Let start-up settle (first heartbeats, the agents' long-poll claims), then read idle memory.
     await sleep(settleMs);
     const serverRssIdle = rssOf(server.pid);
@@ -362,6 +366,9 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, s
     const deployQueuedToClaimed = runIds
       .filter((run) => run.plan)
       .map((run) => at(jobs.get(run.deploy).claimed_at) - at(jobs.get(run.deploy).created_at));
+    const planEndToDeployCreated = runIds
+      .filter((run) => run.plan)
+      .map((run) => at(jobs.get(run.deploy).created_at) - at(jobs.get(run.plan).finished_at));
     const agentOwn = agentCpus.reduce((sum, cpu) => sum + cpu.own, 0);
     const agentEngine = agentCpus.reduce((sum, cpu) => sum + cpu.engine, 0);
     const mean = (values) => {
@@ -381,6 +388,7 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, s
       deploy_creation_ms: flow === 'plan-deploy' ? spread(creations.slice(vines)) : null,
       plan_end_to_apply_start_ms: flow === 'plan-deploy' ? spread(planEndToApplyStart) : null,
       plan_end_to_client_saw_it_ms: flow === 'plan-deploy' ? spread(planEndToClientSaw) : null,
+      plan_end_to_deploy_created_ms: flow === 'plan-deploy' ? spread(planEndToDeployCreated) : null,
       deploy_queued_to_claimed_ms: flow === 'plan-deploy' ? spread(deployQueuedToClaimed) : null,
       plan_duration_ms: flow === 'plan-deploy' ? spread(plans.map(duration)) : null,
       deploy_duration_ms: spread(deploys.map(duration)),
@@ -402,6 +410,7 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, s
       server_rss_peak_mb: serverRssPeak / MB,
       agent_rss_idle_mb: mean(agentRssIdle) / MB,
       agent_rss_peak_mb: mean(agentRssPeaks) / MB,
+      ...(tracePath ? { job_timeline_ms: jobTimeline(readFileSync(tracePath, 'utf8'), [...jobs.values()]) } : {}),
     };
     return result;
   } catch (error) {
@@ -429,4 +438,47 @@ function childrenCpuSecondsOf(pid) {
   } catch {
     return null;
   }
+}
+
+/**
+ * Where a job's time goes, from the fake engine's trace (`BENCH_ENGINE_TRACE`: a line per command
+ * start and end, in ns, with the workspace, whose name holds the job id's first 8 characters) and
+ * the job's `claimed_at` and `finished_at`: per job type, the p50 of each step in order, e.g.
+ * `claimed → init`, `init`, `init → plan`, …, `show → finished`. A gap between two commands is the
+ * agent's work between them (and starting the next process); the last gap is the plan upload, the
+ * log's last batch and the status report.
+ */
+function jobTimeline(text, jobs) {
+  const events = new Map();
+  for (const line of text.split('\n')) {
+    const match = /^(\d+) (start|end) (\S+) .*\/job-([0-9a-f]{8})-/.exec(line);
+    if (!match) continue;
+    const [, ns, edge, command, prefix] = match;
+    if (!events.has(prefix)) events.set(prefix, []);
+    events.get(prefix).push({ ms: Number(BigInt(ns) / 1000n) / 1000, edge, command });
+  }
+  const steps = {};
+  for (const job of jobs) {
+    const list = (events.get(job.id.slice(0, 8)) ?? []).sort((a, b) => a.ms - b.ms);
+    if (list.length === 0) continue;
+    if (!steps[job.job_type]) steps[job.job_type] = new Map();
+    const byType = steps[job.job_type];
+    const add = (name, ms) => {
+      if (!byType.has(name)) byType.set(name, []);
+      byType.get(name).push(ms);
+    };
+    let previous = { name: 'claimed', ms: Date.parse(job.claimed_at) };
+    for (const event of list) {
+      if (event.edge === 'start') add(`${previous.name} → ${event.command}`, event.ms - previous.ms);
+      else add(event.command, event.ms - previous.ms);
+      previous = { name: event.command, ms: event.ms };
+    }
+    add(`${previous.name} → finished`, Date.parse(job.finished_at) - previous.ms);
+  }
+  return Object.fromEntries(
+    Object.entries(steps).map(([type, byName]) => [
+      type,
+      Object.fromEntries([...byName].map(([name, values]) => [name, percentile(values, 50)])),
+    ]),
+  );
 }
