@@ -125,12 +125,12 @@ function fmt(value) {
   return value === null || value === undefined ? '—' : value.toFixed(1);
 }
 
-/** The figures of one flow on one dialect: the median of the rounds of each build, side by side. */
+/** The figures of one flow on one dialect: the median over the rounds of each build, side by side. */
 function recordFigures(ctx, { dialect, flow, samples, today, baseline, vines, agents, rounds, engine }) {
   const label = `runs ${dialect} ${FLOW_LABEL[flow]}`;
-  const median = (which, pick) => {
+  const middleOf = (which, pick) => {
     const values = samples[which].map(pick).filter((value) => value !== null && value !== undefined);
-    return values.length === 0 ? null : percentile(values, 50);
+    return values.length === 0 ? null : median(values);
   };
   const details = {
     flow,
@@ -164,8 +164,8 @@ function recordFigures(ctx, { dialect, flow, samples, today, baseline, vines, ag
     ['agent RSS per agent (peak)', 'MB', 'lower', (r) => r.agent_rss_peak_mb],
   ];
   rows.forEach(([metric, unit, better, pick], index) => {
-    const value = median('today', pick);
-    const base = median('baseline', pick);
+    const value = middleOf('today', pick);
+    const base = middleOf('baseline', pick);
     if (value === null) return;
     ctx.record(
       figure({
@@ -182,6 +182,13 @@ function recordFigures(ctx, { dialect, flow, samples, today, baseline, vines, ag
       }),
     );
   });
+}
+
+/** The middle value of a non-empty list (the mean of the two middle ones for an even count). */
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 /** Sorted-rank percentile (p in 0–100) of a non-empty list. */
