@@ -253,9 +253,9 @@ async function startAgents(build, url, registrations, engine, dir, tracePath) {
           TRELLIS_ENGINE_BIN: engine,
           TRELLIS_AGENT_CONCURRENCY: '1',
           ...(tracePath ? { BENCH_ENGINE_TRACE: tracePath } : {}),
-          // e.g. BENCH_AGENT_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the agents.
-          ...(process.env.BENCH_AGENT_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_AGENT_NODE_OPTIONS } : {}),
         },
+        // e.g. BENCH_AGENT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the agents.
+        nodeArgs: (process.env.BENCH_AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean),
         readyOn: 'stderr',
         ready: /"msg":"agent started"/,
       });
