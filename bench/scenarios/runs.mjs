@@ -269,13 +269,14 @@ async function startAgents(build, url, registrations, engine, dir, tracePath) {
 async function measureRuns({ url, dialect, flow, build, vines, agents, engine, trace, settleMs, log }) {
   const dir = await mkdtemp(join(tmpdir(), 'trellis-bench-runs-'));
   const removeDir = deferCleanup(() => rm(dir, { recursive: true, force: true }));
-  // Every run is followed live: one stream per vine, above the default per-user cap (20).
-  const server = await startControlPlaneProcess(url, {
-    serverBin: build.serverBin,
-    env: { TRELLIS_STREAMS_PER_USER: String(Math.max(20, vines * 2)) },
-  });
+  let server = null;
   let started = [];
   try {
+    // Every run is followed live: one stream per vine, above the default per-user cap (20).
+    server = await startControlPlaneProcess(url, {
+      serverBin: build.serverBin,
+      env: { TRELLIS_STREAMS_PER_USER: String(Math.max(20, vines * 2)) },
+    });
     const user = await signIn(server.url);
     const vineyard = await user.createVineyard(`bench-runs-${flow}`);
     const configurations = [];
@@ -427,7 +428,7 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, t
     throw error;
   } finally {
     await Promise.all(started.map((agent) => agent.stop()));
-    await server.stop();
+    await server?.stop();
     await removeDir();
   }
 }
