@@ -14,14 +14,14 @@
  * exported and built in a temp dir (lib/buildAtRev.mjs); the two builds take turns, round by
  * round (A B, B A, …), each on a fresh database, so an improvement shows as a same-run ratio.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { homedir, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TrellisClient } from '@trellis/client';
 import { testPostgresAdminUrl } from '@trellis/testkit/databases';
-import { buildAtRev, currentBuild, resolveRev } from '../lib/buildAtRev.mjs';
+import { buildAtRev, currentBuild } from '../lib/buildAtRev.mjs';
 import { deferCleanup } from '../lib/cleanup.mjs';
 import { withFreshDatabase } from '../lib/databases.mjs';
 import { BOOTSTRAP_TOKEN, controlPlaneEnv } from '../lib/environment.mjs';
@@ -65,14 +65,16 @@ export const runs = {
     const flows = options.flows ?? FLOWS;
     const engine = options.realEngine ? REAL_ENGINE : FAKE_ENGINE;
     const trace = options.trace === true && !options.realEngine;
+    if (options.realEngine && !existsSync(REAL_ENGINE)) {
+      ctx.skip({ scenario: 'runs', reason: `--real-engine: no OpenTofu at ${REAL_ENGINE}` });
+      return;
+    }
     const today = await currentBuild();
     let baseline;
     if (options.baselineRev === undefined && ctx.quick) {
       baseline = { ...today, label: 'this tree again (--quick)' };
     } else {
-      const rev = options.baselineRev ?? 'HEAD~1';
-      await resolveRev(rev);
-      baseline = await buildAtRev(rev, ctx.log);
+      baseline = await buildAtRev(options.baselineRev ?? 'HEAD~1', ctx.log);
     }
     try {
       for (const dialect of ctx.dialects) {
@@ -127,7 +129,7 @@ function fmt(value) {
 
 /** The figures of one flow on one dialect: the median over the rounds of each build, side by side. */
 function recordFigures(ctx, { dialect, flow, samples, today, baseline, vines, agents, rounds, engine }) {
-  const label = `runs ${dialect} ${FLOW_LABEL[flow]}`;
+  const label = `runs ${dialect} ${FLOW_LABEL[flow]}${engine === FAKE_ENGINE ? '' : ' (OpenTofu)'}`;
   const middleOf = (which, pick) => {
     const values = samples[which].map(pick).filter((value) => value !== null && value !== undefined);
     return values.length === 0 ? null : median(values);
