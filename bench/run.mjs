@@ -6,9 +6,12 @@
  *
  *   node bench/run.mjs [--quick] [--only <scenario>[,<scenario>...]] [--dialect sqlite|postgres]
  *                      [--scale] [--out <dir>] [--server-cpu-prof <dir>]
+ *                      [--vines N] [--agents K] [--rounds R] [--flows plan-deploy,deploy]
+ *                      [--baseline-rev <rev>] [--real-engine] [--trace]
  *
- * Scenarios: claims, heartbeats, logs, sse, uploads; and scale (minutes of seeding, so only when
- * asked: --scale or --only scale). Run after `tsc -b` (npm run bench does both):
+ * Scenarios: claims, heartbeats, logs, sse, uploads; and, only when asked, scale (minutes of
+ * seeding: --scale or --only scale) and runs (end to end with real agents, beside a build of the
+ * previous commit: --only runs). Run after `tsc -b` (npm run bench does both):
  * it uses the built packages from dist.
  */
 import { join } from 'node:path';
@@ -21,11 +24,12 @@ import { claims } from './scenarios/claims.mjs';
 import { heartbeats } from './scenarios/heartbeats.mjs';
 import { logIngest } from './scenarios/logIngest.mjs';
 import { logStream } from './scenarios/logStream.mjs';
+import { runs } from './scenarios/runs.mjs';
 import { scale } from './scenarios/scale.mjs';
 import { uploads } from './scenarios/uploads.mjs';
 
-const SCENARIOS = [claims, heartbeats, logIngest, logStream, uploads, scale];
-/** What runs without --only: every scenario but those that ask to be named (scale). */
+const SCENARIOS = [claims, heartbeats, logIngest, logStream, uploads, scale, runs];
+/** What runs without --only: every scenario but those that ask to be named (scale, runs). */
 const DEFAULT_SCENARIOS = SCENARIOS.filter((scenario) => scenario.byDefault !== false);
 const DIALECTS = ['sqlite', 'postgres'];
 
@@ -41,6 +45,17 @@ const USAGE = `Usage: node bench/run.mjs [options]   (npm run bench -- [options]
   --server-cpu-prof <dir>
                          each trellis-server runs with node --cpu-prof and leaves its
                          .cpuprofile in <dir> when it stops (profiling slows it: not a measurement)
+
+  runs (--only runs): N vines, K real agents, a fake engine; PLAN→DEPLOY and one-job DEPLOY
+  --vines <N>            vines, one run each (default 40; 4 with --quick)
+  --agents <K>           trellis-agent processes, one job at a time each (default 4; 2 with --quick)
+  --rounds <R>           rounds per build, taking turns with the baseline (default 3; 1 with --quick)
+  --flows <names>        plan-deploy, deploy (default both)
+  --baseline-rev <rev>   the build beside this one (default HEAD~1; with --quick and no
+                         --baseline-rev, this same build: no checkout)
+  --real-engine          OpenTofu from ~/.cache/trellis-peers/bin/tofu instead of the fake engine
+  --trace                the fake engine notes when each command starts and ends: the JSON gets
+                         each job type's steps (claimed → init, init, …, → finished), p50
   --help`;
 
 function parseOptions(argv) {
@@ -53,6 +68,13 @@ function parseOptions(argv) {
       dialect: { type: 'string', multiple: true },
       out: { type: 'string' },
       'server-cpu-prof': { type: 'string' },
+      vines: { type: 'string' },
+      agents: { type: 'string' },
+      rounds: { type: 'string' },
+      flows: { type: 'string', multiple: true },
+      'baseline-rev': { type: 'string' },
+      'real-engine': { type: 'boolean', default: false },
+      trace: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -68,6 +90,15 @@ function parseOptions(argv) {
   const dialects = list(values.dialect);
   const badDialects = dialects.filter((name) => !DIALECTS.includes(name));
   if (badDialects.length > 0) throw new Error(`unknown dialect ${badDialects.join(', ')}\n\n${USAGE}`);
+  const count = (name) => {
+    if (values[name] === undefined) return undefined;
+    const value = Number(values[name]);
+    if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a whole number ≥ 1\n\n${USAGE}`);
+    return value;
+  };
+  const flows = list(values.flows);
+  const badFlows = flows.filter((name) => !['plan-deploy', 'deploy'].includes(name));
+  if (badFlows.length > 0) throw new Error(`unknown flow ${badFlows.join(', ')}\n\n${USAGE}`);
   return {
     help: values.help,
     quick: values.quick,
@@ -75,6 +106,15 @@ function parseOptions(argv) {
     dialects: dialects.length > 0 ? dialects : DIALECTS,
     out: values.out ?? join(REPO_ROOT, 'bench-results'),
     serverCpuProf: values['server-cpu-prof'] ?? null,
+    runs: {
+      vines: count('vines'),
+      agents: count('agents'),
+      rounds: count('rounds'),
+      flows: flows.length > 0 ? flows : undefined,
+      baselineRev: values['baseline-rev'],
+      realEngine: values['real-engine'],
+      trace: values.trace,
+    },
   };
 }
 
@@ -117,6 +157,7 @@ async function main() {
     await scenario.run({
       quick: options.quick,
       dialects,
+      options: { runs: options.runs },
       log,
       record: (result) => results.push(result),
       skip: (entry) => {
@@ -133,7 +174,12 @@ async function main() {
     started_at: startedAt.toISOString(),
     finished_at: finishedAt.toISOString(),
     duration_s: (finishedAt.getTime() - startedAt.getTime()) / 1000,
-    options: { quick: options.quick, only: options.only, dialects: options.dialects },
+    options: {
+      quick: options.quick,
+      only: options.only,
+      dialects: options.dialects,
+      ...(options.only.includes(runs.name) ? { runs: options.runs } : {}),
+    },
     machine: { ...host, loadavg_1m_at_end: currentLoad() },
     postgres: postgres
       ? { available: postgres.available, ...(postgres.available ? {} : { reason: postgres.reason }) }

@@ -75,7 +75,7 @@ describe('npm run bench -- --quick, every scenario', () => {
     out = await mkdtemp(join(tmpdir(), 'trellis-bench-smoke-all-'));
     await run(
       process.execPath,
-      ['bench/run.mjs', '--quick', '--only', 'claims,heartbeats,logs,sse,uploads', '--scale', '--out', out],
+      ['bench/run.mjs', '--quick', '--only', 'claims,heartbeats,logs,sse,uploads,runs', '--scale', '--out', out],
       {
         cwd: repoRoot,
         timeout: 900_000,
@@ -83,7 +83,7 @@ describe('npm run bench -- --quick, every scenario', () => {
       },
     );
     const report = JSON.parse(await readFile(join(out, 'latest.json'), 'utf8'));
-    const scenarios = ['claims', 'heartbeats', 'logs', 'sse', 'uploads', 'scale'];
+    const scenarios = ['claims', 'heartbeats', 'logs', 'sse', 'uploads', 'scale', 'runs'];
     expect(report.options).toMatchObject({ quick: true, dialects: ['sqlite', 'postgres'] });
     expect([...report.options.only].sort()).toEqual([...scenarios].sort());
     // Nothing skipped: CI has Postgres, and a scenario that cannot run must say so, not vanish.
@@ -98,7 +98,7 @@ describe('npm run bench -- --quick, every scenario', () => {
       }
     }
     // The database scenarios measure both dialects.
-    for (const scenario of ['claims', 'heartbeats', 'logs', 'scale']) {
+    for (const scenario of ['claims', 'heartbeats', 'logs', 'scale', 'runs']) {
       const dialects = new Set(
         report.results
           .filter((result: { scenario: string }) => result.scenario === scenario)
@@ -106,5 +106,21 @@ describe('npm run bench -- --quick, every scenario', () => {
       );
       expect(dialects, scenario).toEqual(new Set(['sqlite', 'postgres']));
     }
+    // runs: both flows, each beside the baseline build's rounds (with --quick, this same build).
+    const runs = report.results.filter((result: { scenario: string }) => result.scenario === 'runs');
+    expect(new Set(runs.map((result: { label: string }) => result.label))).toEqual(
+      new Set([
+        'runs sqlite PLAN→DEPLOY',
+        'runs sqlite one-job DEPLOY',
+        'runs postgres PLAN→DEPLOY',
+        'runs postgres one-job DEPLOY',
+      ]),
+    );
+    const metrics = runs.map((result: { metric: string }) => result.metric);
+    for (const metric of ['runs per minute', 'plan end → apply start p50', 'server CPU per run', 'agent CPU per run']) {
+      expect(metrics, metric).toContain(metric);
+    }
+    expect(metrics).toContain('Postgres backend CPU per run');
+    for (const result of runs) expect(result.baseline?.name, result.metric).toBe('previous commit');
   }, 960_000);
 });

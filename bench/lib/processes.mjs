@@ -11,15 +11,17 @@ import { pathToFileURL } from 'node:url';
 import { deferCleanup } from './cleanup.mjs';
 import { CHILDREN_DIR, childEnv, controlPlaneEnv, SERVER_BIN } from './environment.mjs';
 
-const START_TIMEOUT_MS = 30_000;
+// A minute: on a shared machine under load (a load average of 20 on 2 cores was seen) a server can take half of it.
+const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 15_000;
 
 /**
- * Starts `node <script> ...args` and resolves once a stdout line matches `ready` (its first group
- * is returned as `match`). Output is drained all along, so a chatty child never blocks on a full
- * pipe; the last lines of stderr are kept for error messages.
+ * Starts `node <script> ...args` and resolves once a line of stdout (or of stderr, with
+ * `readyOn: 'stderr'`) matches `ready` (its first group is returned as `match`). Output is drained
+ * all along, so a chatty child never blocks on a full pipe; the last lines of stderr are kept for
+ * error messages, and every stderr line goes to `onStderr` when given.
  */
-export function startChild(script, args, { env, ready, name, nodeArgs = [] }) {
+export function startChild(script, args, { env, ready, name, nodeArgs = [], readyOn = 'stdout', onStderr }) {
   const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -28,6 +30,7 @@ export function startChild(script, args, { env, ready, name, nodeArgs = [] }) {
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (text) => {
     stderr = (stderr + text).slice(-4000);
+    onStderr?.(text);
   });
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 
@@ -44,7 +47,7 @@ export function startChild(script, args, { env, ready, name, nodeArgs = [] }) {
       reject(new Error(`${error.message}\n${stderr}`));
     }
     child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (text) => {
+    child[readyOn === 'stderr' ? 'stderr' : 'stdout'].on('data', (text) => {
       if (matched) return; // keep draining, stop looking
       stdout += text;
       const match = ready.exec(stdout);
@@ -54,6 +57,7 @@ export function startChild(script, args, { env, ready, name, nodeArgs = [] }) {
         resolve(match[1]);
       }
     });
+    if (readyOn === 'stderr') child.stdout.resume();
     exited.then(({ code, signal }) => {
       if (!matched) fail(new Error(`${name} exited before it was ready (code ${code}, signal ${signal})`));
     });
@@ -86,14 +90,15 @@ export function profileControlPlanes(dir) {
 /**
  * The real `trellis-server` binary over `databaseUrl`, on a loopback port of its own, with its
  * data dir (and the filesystem artifact store) in a temp dir removed on `stop()`. `env` adds
- * settings a scenario needs (a higher cap, say) to the control plane's environment.
+ * settings a scenario needs (a higher cap, say) to the control plane's environment; `serverBin`
+ * runs another build's server (a baseline build of another revision).
  */
-export async function startControlPlaneProcess(databaseUrl, { env = {} } = {}) {
+export async function startControlPlaneProcess(databaseUrl, { env = {}, serverBin = SERVER_BIN } = {}) {
   const dataDir = await mkdtemp(join(tmpdir(), 'trellis-bench-server-'));
   const removeDataDir = deferCleanup(() => rm(dataDir, { recursive: true, force: true }));
   const artifactsDir = join(dataDir, 'artifacts');
   try {
-    const child = await startChild(SERVER_BIN, [], {
+    const child = await startChild(serverBin, [], {
       name: 'trellis-server',
       nodeArgs: controlPlaneNodeArgs,
       env: { ...controlPlaneEnv({ databaseUrl, dataDir, artifactsUrl: pathToFileURL(artifactsDir).href }), ...env },
