@@ -126,12 +126,7 @@ export class MirrorUseCases {
           action: 'registry.mirror.push',
           target: { type: 'mirror_archive', id },
           owner_id: ownerId,
-          details: {
-            provider: providerSource(address),
-            version: address.version,
-            platform: `${address.os}_${address.arch}`,
-            sha256: stored.sha256,
-          },
+          details: archiveAuditDetails(address, stored.sha256),
         });
         return { archive: saved, created: true };
       });
@@ -307,13 +302,7 @@ export class MirrorUseCases {
             action: 'registry.mirror.pull',
             target: { type: 'mirror_archive', id },
             owner_id: ownerId,
-            details: {
-              provider: providerSource(address),
-              version: address.version,
-              platform: `${address.os}_${address.arch}`,
-              sha256: stored.sha256,
-              upstream: address.hostname,
-            },
+            details: { ...archiveAuditDetails(address, stored.sha256), upstream: address.hostname },
           });
           return inserted;
         })
@@ -477,4 +466,14 @@ const PLATFORM_PART = /^[a-z0-9]{1,32}$/;
 /** Platforms an upstream lists are used in keys and names: only plain `os`/`arch` words. */
 function isPlatform(platform: { os: string; arch: string }): boolean {
   return PLATFORM_PART.test(platform.os) && PLATFORM_PART.test(platform.arch);
+}
+
+/** What the audit log says of an archive pushed or pulled into the mirror. */
+function archiveAuditDetails(address: MirrorArchiveAddress, sha256: string) {
+  return {
+    provider: providerSource(address),
+    version: address.version,
+    platform: `${address.os}_${address.arch}`,
+    sha256,
+  };
 }
