@@ -10,16 +10,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TrellisClient } from '@trellis/client';
-import { bootstrapSessionCookie, deviceLoginTokens, type ServerProcess, startServerProcess } from '@trellis/testkit';
+import {
+  bootstrapSessionCookie,
+  deviceLoginTokens,
+  type ProcessResult,
+  runProcess,
+  type ServerProcess,
+  startServerProcess,
+} from '@trellis/testkit';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const TRELLIS_BIN = join(ROOT, 'packages/cli/dist/bin/trellis.js');
 
-export interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type RunResult = ProcessResult;
 
 /** A temporary HOME with its own XDG config dir; `env` is what the CLI runs with. */
 export class TempHome {
@@ -56,26 +59,10 @@ export function runTrellis(
   args: string[],
   options: { env: Record<string, string>; input?: string; timeoutMs?: number },
 ): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [TRELLIS_BIN, ...args], { env: options.env, stdio: 'pipe' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (data) => {
-      stdout += data;
-    });
-    child.stderr.on('data', (data) => {
-      stderr += data;
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`trellis ${args.join(' ')} did not finish\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, options.timeoutMs ?? 20_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(options.input ?? '');
+  return runProcess(process.execPath, [TRELLIS_BIN, ...args], {
+    env: options.env,
+    ...(options.input === undefined ? {} : { input: options.input }),
+    timeoutMs: options.timeoutMs ?? 20_000,
   });
 }
 

@@ -1,15 +1,8 @@
-/**
- * Issue 25 items 2 and 3 through the built binaries and a real control plane, on SQLite and
- * Postgres: why a job waits (`waiting_for` in `jobs show --json`, the follow's line), an
- * organization's agent registered with one command that writes its credentials file, and
- * `trellis configs state unlock`.
- */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TrellisClient } from '@trellis/client';
-import { checkTestPostgres, createTestDatabase, type TestDatabase } from '@trellis/testkit';
+import { checkTestPostgres, createTestDatabase, runProcess, type TestDatabase } from '@trellis/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { login, type RunResult, RunningTrellis, runTrellis, TempHome, TestServer, userClient } from './harness.js';
 
@@ -17,19 +10,7 @@ const AGENT_BIN = fileURLToPath(new URL('../../agent/dist/bin/trellis-agent.js',
 const postgres = await checkTestPostgres();
 
 function runAgent(args: string[], env: Record<string, string>): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [AGENT_BIN, ...args], { env, stdio: 'pipe' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (data) => {
-      stdout += data;
-    });
-    child.stderr.on('data', (data) => {
-      stderr += data;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runProcess(process.execPath, [AGENT_BIN, ...args], { env });
 }
 
 for (const dialect of ['sqlite', 'postgres'] as const) {

@@ -15,4 +15,5 @@ export * from './orgMembers.js';
 export * from './tarballs.js';
 export * from './stockTofu.js';
 export * from './providerMirror.js';
+export * from './processes.js';
 export * from './faults/index.js';

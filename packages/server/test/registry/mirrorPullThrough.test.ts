@@ -1,14 +1,3 @@
-/**
- * The provider mirror's pull-through end to end (issue 28): two real trellis-servers over TLS with
- * a throw-away CA. Server A publishes a private provider (the peers' tiny Go provider, SHA256SUMS
- * signed with a test GPG key); server B lists A's hostname in TRELLIS_MIRROR_UPSTREAM with a token
- * of A in a credentials.tfrc.json. The stock `tofu init` against B's network mirror installs
- * `localhost:<A>/acme/null`: B verifies A's signature, pulls the archive into its mirror (listed as
- * pulled), and serves it again once A is stopped. A small https registry of the test's own answers
- * with a bad signature, a wrong shasum and wrong bytes: B stores nothing and says why. A hostname
- * not listed is 404 and never contacted.
- */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
@@ -29,6 +18,7 @@ import {
   type TestDatabase,
   requirePeer,
   testProviderBinary,
+  runProcess,
 } from '@trellis/testkit';
 import * as openpgp from 'openpgp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,27 +29,9 @@ const provider = testProviderBinary('the provider mirror pull-through served to 
 const TRELLIS_BIN = fileURLToPath(new URL('../../../cli/dist/bin/trellis.js', import.meta.url));
 const [OS, ARCH] = providerPlatform().split('_') as [string, string];
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function command(file: string, args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (data) => {
-      stdout += data;
-    });
-    child.stderr.on('data', (data) => {
-      stderr += data;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** Runs a command to its end in `env` alone. */
+const command = (file: string, args: string[], env: Record<string, string> = {}) =>
+  runProcess(file, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } });
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 

@@ -1,16 +1,8 @@
-/**
- * The private registry's providers end to end (issue 28): a real trellis-server over TLS, the real
- * `trellis` CLI publishing the tiny Go provider of the peers (zipped as goreleaser names it,
- * SHA256SUMS signed with a throw-away GPG key made here), and the stock `tofu init` installing it
- * through `providers.v1` with its signature checked; a tampered signature is refused at publish. On
- * SQLite with the filesystem artifact store, and on Postgres with S3 (MinIO).
- */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { caRequest, requirePeer, Terminal, type TestCa } from '@trellis/testkit';
+import { caRequest, requirePeer, runProcess, Terminal, type TestCa } from '@trellis/testkit';
 import * as openpgp from 'openpgp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../support/dialects.js';
@@ -20,12 +12,6 @@ import { type RegistryServer, startRegistryServer } from '../support/registrySer
 const tofu = requirePeer('tofu', 'the stock tofu CLI installing a private provider');
 const PROVIDER_BIN = requirePeer('terraform-provider-null', 'the stock tofu CLI installing a private provider');
 const TRELLIS_BIN = fileURLToPath(new URL('../../../cli/dist/bin/trellis.js', import.meta.url));
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 /** A release directory as goreleaser writes it: the zip, SHA256SUMS and its detached signature. */
 async function releaseDir(root: string, version: string, key: openpgp.PrivateKey, sign = true): Promise<string> {
@@ -53,21 +39,9 @@ async function releaseDir(root: string, version: string, key: openpgp.PrivateKey
   return dir;
 }
 
-function command(file: string, args: string[], env?: Record<string, string>, cwd?: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { env: env ?? process.env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (data) => {
-      stdout += data;
-    });
-    child.stderr.on('data', (data) => {
-      stderr += data;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** Runs a command to its end in `env` alone. */
+const command = (file: string, args: string[], env: Record<string, string> = {}) =>
+  runProcess(file, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } });
 
 describeEachDialect('private providers installed by the stock tofu over TLS', (dialect) => {
   const unavailable = !tofu || !PROVIDER_BIN || !registryArtifactsAvailable(dialect);
