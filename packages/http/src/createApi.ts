@@ -13,7 +13,7 @@ import express, { type Express, type Request, type RequestHandler, type Response
 import { SessionCookies } from './auth/SessionCookies.js';
 import { SignInCookies } from './auth/SignInCookies.js';
 import { linkSignIn } from './auth/linkSignIn.js';
-import { problem, problemErrorHandler, sendProblem } from './errors/problem.js';
+import { problem, problemErrorHandler, sendProblem, UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors/problem.js';
 import { refuseWhileStopping } from './errors/stopping.js';
 import { ClaimLongPolls, type LongPollLimits } from './limits/ClaimLongPolls.js';
 import { type FailureLimit, FailureLimiter } from './limits/FailureLimiter.js';
@@ -218,6 +218,7 @@ export function createApi(options: ApiOptions): Express {
       res.json({ status: 'ready' });
     } catch (error) {
       options.logger.warn({ err: error }, 'not ready');
+      res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
       sendProblem(res, problem(503, 'not_ready', 'a dependency of the control plane is not reachable'));
     }
   });

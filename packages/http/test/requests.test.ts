@@ -117,6 +117,7 @@ describe('request handling', () => {
     api.core.uow.setUnavailable();
     const notReady = await fetch(`${api.url}/readyz`);
     expect(notReady.status).toBe(503);
+    expect(notReady.headers.get('retry-after')).toBe('1');
     const doc = (await (await fetch(`${api.url}/api/openapi.json`)).json()) as {
       openapi: string;
       paths: Record<string, Record<string, { operationId: string; requestBody?: unknown }>>;

@@ -134,7 +134,7 @@ function bodyParserProblem(error: { type?: string; status?: number; limit?: numb
 }
 
 /** How long a client waits before retrying a `503` (a dependency away, or this replica stopping). */
-const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
 
 /**
  * A stopping replica never answers `500` (issue 30): a request that arrives once shutdown began
