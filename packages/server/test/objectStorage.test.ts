@@ -19,6 +19,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningControlPlane, startControlPlane, vineyardWithConfiguration } from './support/controlPlane.js';
 
 const MiB = 1024 * 1024;
+/** Longer than any timeout of the server's own (the store's 5 s readiness listing, its request timeouts): an answer later than this is a hang. */
+const HANG = 60_000;
 
 interface Backend {
   name: string;
@@ -156,13 +158,12 @@ for (const backend of BACKENDS) {
       await agent.uploadPlanArtifact(plan.id, Buffer.from('plan'), 4);
       expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
 
-      // Frozen: connections open but nothing answers, so only timeouts can end the wait.
+      // Frozen: connections open but nothing answers, so only the server's own timeouts can end the
+      // wait; a hang would outlast `HANG` and fail here (no duration is asserted: the machine may be busy).
       storage.pause();
       try {
-        const started = Date.now();
-        const frozen = await fetch(`${server.url}/readyz`);
+        const frozen = await fetch(`${server.url}/readyz`, { signal: AbortSignal.timeout(HANG) });
         expect([frozen.status, (await frozen.json()).code]).toEqual([503, 'not_ready']);
-        expect(Date.now() - started).toBeLessThan(10_000);
       } finally {
         storage.resume();
       }
@@ -170,13 +171,11 @@ for (const backend of BACKENDS) {
 
       // Stopped for good (the last test of the suite): refused connections, answered quickly.
       await storage.stop();
-      const started = Date.now();
-      expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
+      expect((await fetch(`${server.url}/readyz`, { signal: AbortSignal.timeout(HANG) })).status).toBe(503);
       const download = await apiError(applier.downloadPlanArtifact(plan.id));
       expect([download.status, download.code]).toEqual([503, 'artifact_store_unavailable']);
       const upload = await apiError(agent.uploadPlanArtifact(plan.id, Buffer.from('plan'), 4));
       expect([upload.status, upload.code]).toEqual([503, 'artifact_store_unavailable']);
-      expect(Date.now() - started).toBeLessThan(15_000);
     });
   });
 }
