@@ -17,6 +17,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -288,9 +289,38 @@ async function startProcess(
       if (stopped) return;
       paused = signal === 'SIGSTOP' ? true : signal === 'SIGCONT' ? false : paused;
       child.kill(signal);
+      if (signal === 'SIGSTOP' && child.pid !== undefined) awaitStopped(child.pid);
     },
     stop,
   };
+}
+
+/**
+ * Returns once every thread of `pid` is stopped (`T` in /proc). A stop signal takes effect when
+ * each thread next enters the kernel: on a busy machine a thread already running can still answer
+ * a request after `kill` returned, which a "frozen server" test must not see. Bounded (5 s).
+ */
+function awaitStopped(pid: number): void {
+  const deadline = Date.now() + 5000;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  while (Date.now() < deadline) {
+    let threads: string[];
+    try {
+      threads = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      return; // no /proc (not Linux), or the process is gone
+    }
+    const running = threads.some((tid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'T';
+      } catch {
+        return false; // the thread ended
+      }
+    });
+    if (!running) return;
+    Atomics.wait(pause, 0, 0, 5);
+  }
 }
 
 function xmlValues(xml: string, tag: string): string[] {
