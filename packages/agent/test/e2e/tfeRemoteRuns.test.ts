@@ -238,6 +238,15 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
           },
           180_000,
         );
+        // Interrupted only once the CLI streams the apply's log. Before that it polls the run, and
+        // OpenTofu's cloud backend loses the run it read when Ctrl-C lands during one of those
+        // reads (`r, err = Runs.Read(stopCtx, …)` leaves `r` nil), so it exits without cancelling:
+        // a race in the CLI, not something the control plane can answer.
+        await eventually(
+          'the CLI to stream the apply',
+          async () => (session.output().includes('terraform_data.slow: Creating...') ? true : undefined),
+          180_000,
+        );
         // With -auto-approve the CLI does not ask: it cancels the run it started.
         session.interrupt();
         await session.done;
