@@ -91,7 +91,11 @@ export async function startDedicatedPostgres(): Promise<DedicatedPostgres> {
 
   const port = await freePort();
   await exec('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
-  // Settings for a throwaway server: TCP on loopback only, no durability work.
+  // Settings for a throwaway server: TCP on loopback only, no fsync (that only guards against
+  // the machine crashing). Commits stay synchronous: with `synchronous_commit = off` a `kill -9`
+  // loses commits already acknowledged (the WAL writer had not written them yet), a loss no real
+  // deployment accepts, and the scenarios then chase it (a log batch the agent was told was
+  // stored is gone, so its next batch is a gap).
   appendFileSync(
     join(dataDir, 'postgresql.conf'),
     [
@@ -99,7 +103,6 @@ export async function startDedicatedPostgres(): Promise<DedicatedPostgres> {
       "listen_addresses = '127.0.0.1'",
       "unix_socket_directories = ''",
       'fsync = off',
-      'synchronous_commit = off',
       'full_page_writes = off',
       'max_connections = 40',
       'shared_buffers = 16MB',
