@@ -85,7 +85,11 @@ describeEachDialect('batched log ingest over HTTP', (dialect) => {
 
   it('refuses a batch past the next seq (409 log_seq_gap) and stores nothing of it', async () => {
     const { agent, jobId } = await runningJob();
-    expect(await failure(agent.appendLogBatch(jobId, lines(3, 4)))).toEqual([409, 'log_seq_gap']);
+    const gap = await agent.appendLogBatch(jobId, lines(3, 4)).catch((error: unknown) => error);
+    expect(gap).toBeInstanceOf(TrellisApiError);
+    expect([(gap as TrellisApiError).status, (gap as TrellisApiError).code]).toEqual([409, 'log_seq_gap']);
+    // The seq to send first, for an agent whose earlier batches the control plane lost.
+    expect((gap as TrellisApiError).extensions).toMatchObject({ expected_seq: 1 });
     await agent.appendLogBatch(jobId, lines(1, 2));
     expect(await agent.appendLogBatch(jobId, lines(3, 4))).toMatchObject({ last_seq: 4, stored: 2 });
     expect((await agent.readLogs(jobId)).logs.map((log) => log.log_chunk)).toEqual(lines(1, 4).map((c) => c.log_chunk));

@@ -304,30 +304,36 @@ export class LogShipper {
   /**
    * Posts one batch until it is stored (the same `seq`s each time, so a post that landed before
    * its answer was lost is not stored twice). A batch that overtook the one before it waits for
-   * that one (`previous`) and goes again.
+   * that one (`previous`) and goes again; one that finds earlier batches gone from a log that had
+   * stored them says so in their place (`sayLost`) and goes again.
    */
   private async post(batch: Batch, previous: Promise<void> | null): Promise<void> {
     const clock = this.options.clock ?? systemClock;
     const body = batch.chunks.map((chunk) => ({ seq: chunk.seq, log_chunk: chunk.text, stream_type: chunk.stream }));
+    const firstSeq = body[0]?.seq ?? 0;
+    const send = async () => {
+      this.stats.requests += 1;
+      const answer = await this.options.api.appendLogBatch(this.options.jobId, body);
+      if (answer.stored < body.length) this.stats.duplicatesAvoided += 1;
+      this.backoff.reset();
+      this.options.onJobStatus?.(answer.job_status);
+    };
     try {
       await retry(
         async () => {
-          if (this.stopped) return;
-          this.stats.requests += 1;
-          try {
-            const answer = await this.options.api.appendLogBatch(this.options.jobId, body);
-            if (answer.stored < body.length) this.stats.duplicatesAvoided += 1;
-            this.backoff.reset();
-            this.options.onJobStatus?.(answer.job_status);
-          } catch (error) {
-            if (!(error instanceof TrellisApiError && error.code === 'log_seq_gap') || previous === null) throw error;
-            await previous;
-            previous = null;
-            if (this.stopped) return;
-            this.stats.requests += 1;
-            const answer = await this.options.api.appendLogBatch(this.options.jobId, body);
-            this.backoff.reset();
-            this.options.onJobStatus?.(answer.job_status);
+          for (let attempt = 0; !this.stopped; attempt++) {
+            try {
+              return await send();
+            } catch (error) {
+              if (!(error instanceof TrellisApiError && error.code === 'log_seq_gap') || attempt >= 2) throw error;
+              if (previous !== null) {
+                // It overtook the batch before it: that one goes first.
+                await previous;
+                previous = null;
+              } else {
+                await this.sayLost(error, firstSeq);
+              }
+            }
           }
         },
         {
@@ -347,6 +353,33 @@ export class LogShipper {
     } catch (error) {
       if (!isTransient(error)) await this.refused(error, batch);
       else this.stalled = true; // out of time, or abandoned
+    }
+  }
+
+  /**
+   * The control plane holds the log only up to before `expected_seq` although it had stored the
+   * batches up to `firstSeq - 1` (its database lost its last commits, e.g. a failover to a replica
+   * that lagged): those seqs get one `SYSTEM` line saying so, so the log goes on instead of the job
+   * being given up.
+   */
+  private async sayLost(gap: TrellisApiError, firstSeq: number): Promise<void> {
+    const expected = gap.extensions.expected_seq;
+    if (typeof expected !== 'number' || !Number.isInteger(expected) || expected < 1 || expected >= firstSeq) throw gap;
+    const lost = firstSeq - expected;
+    this.options.logger.warn('the control plane lost log chunks it had stored; saying so in their place', {
+      from_seq: expected,
+      to_seq: firstSeq - 1,
+    });
+    const note = `[trellis-agent] ${lost} log chunk${lost === 1 ? '' : 's'} the control plane had stored went missing there (seq ${expected}–${firstSeq - 1})\n`;
+    for (let seq = expected; seq < firstSeq; seq += this.maxBatchChunks) {
+      const end = Math.min(firstSeq, seq + this.maxBatchChunks);
+      const filler = Array.from({ length: end - seq }, (_, index) => ({
+        seq: seq + index,
+        log_chunk: seq + index === expected ? note : '',
+        stream_type: 'SYSTEM' as const,
+      }));
+      this.stats.requests += 1;
+      await this.options.api.appendLogBatch(this.options.jobId, filler);
     }
   }
 

@@ -26,7 +26,9 @@ export class FakeLogApi implements LogApi {
     if (fault === 'closed') throw new TrellisApiError({ status: 409, code: 'job_log_closed' });
     if (fault === 'cut') throw new TrellisApiError({ status: 413, code: 'job_log_truncated' });
     const first = chunks[0]?.seq ?? 1;
-    if (first > this.lastSeq + 1) throw new TrellisApiError({ status: 409, code: 'log_seq_gap' });
+    if (first > this.lastSeq + 1) {
+      throw new TrellisApiError({ status: 409, code: 'log_seq_gap', expected_seq: this.lastSeq + 1 });
+    }
     let stored = 0;
     for (const chunk of chunks) {
       if (chunk.seq <= this.lastSeq) continue;
@@ -42,6 +44,12 @@ export class FakeLogApi implements LogApi {
     }
     if (fault === 'lose-answer') throw new TrellisConnectionError('http://fake', new Error('ECONNRESET'));
     return { last_seq: this.lastSeq, stored, job_status: this.status };
+  }
+
+  /** Loses the last `count` chunks it stored, as a database that lost its last commits does. */
+  forget(count: number): void {
+    this.stored.splice(-count, count);
+    this.lastSeq -= count;
   }
 
   text(stream?: StreamType): string {

@@ -81,6 +81,25 @@ describe('shipping a job log', () => {
     expect(ship.stats.duplicatesAvoided).toBe(1);
   });
 
+  it('says so in their place when the control plane lost chunks it had stored, and goes on', async () => {
+    const api = new FakeLogApi();
+    let gone = 0;
+    const ship = shipper(api, { onJobGone: () => gone++ });
+    ship.append('STDOUT', lines(1, 2));
+    await ship.flush();
+    ship.append('STDERR', lines(3, 3));
+    await ship.flush();
+    api.forget(2); // both batches were answered as stored, then lost
+    ship.append('STDOUT', lines(4, 5));
+    await ship.close();
+    expect(gone).toBe(0);
+    expect(api.stored.map((log) => [log.stream_type, log.log_chunk])).toEqual([
+      ['SYSTEM', '[trellis-agent] 2 log chunks the control plane had stored went missing there (seq 1–2)\n'],
+      ['SYSTEM', ''],
+      ['STDOUT', lines(4, 5)],
+    ]);
+  });
+
   it('re-posts a chunk identical to an earlier one when only the earlier one landed', async () => {
     const api = new FakeLogApi();
     const ship = shipper(api);

@@ -107,6 +107,23 @@ export class ConflictError extends DomainError {
   readonly kind = 'conflict';
 }
 
+/**
+ * A log batch that starts past the next `seq` the job's log holds (`409 log_seq_gap`): the problem
+ * names that `seq` as `expected_seq`, so an agent whose earlier batches the control plane lost
+ * (a database that lost its last commits) can say so in their place and go on.
+ */
+export class LogSeqGapError extends ConflictError {
+  constructor(
+    readonly expectedSeq: number,
+    firstSeq: number,
+  ) {
+    super(
+      'log_seq_gap',
+      `the batch starts at seq ${firstSeq} but the log holds up to ${expectedSeq - 1}; send seq ${expectedSeq} first`,
+    );
+  }
+}
+
 /** One failed policy as a `policy_failed` problem names it. */
 export interface FailedPolicy {
   policy_id: string;

@@ -196,7 +196,8 @@ export const PROBLEM_CODES = {
   job_log_closed: { status: 409, meaning: "the job's log takes no more chunks" },
   log_seq_gap: {
     status: 409,
-    meaning: "the batch's first `seq` is past the next one the job's log expects; send the earlier batches first",
+    meaning:
+      "the batch's first `seq` is past the next one the job's log expects (`expected_seq`); send the earlier batches first",
   },
   not_a_plan_job: { status: 409, meaning: 'the job named as plan is not a plan job' },
   plan_already_applied: { status: 409, meaning: 'the plan was already applied' },

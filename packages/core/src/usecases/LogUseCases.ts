@@ -1,6 +1,13 @@
 import type { UserActor, WorkerActor } from '../domain/actors.js';
 import { isOneOf, type JobStatus, STREAM_TYPES } from '../domain/enums.js';
-import { ConflictError, ForbiddenError, NotFoundError, TooLargeError, ValidationError } from '../domain/errors.js';
+import {
+  ConflictError,
+  ForbiddenError,
+  LogSeqGapError,
+  NotFoundError,
+  TooLargeError,
+  ValidationError,
+} from '../domain/errors.js';
 import type { Job, LogChunk } from '../domain/records.js';
 import { requireUuid } from '../domain/validation.js';
 import type { NewLogChunk } from '../ports/LogStore.js';
@@ -115,10 +122,7 @@ export class LogUseCases {
       }
       if (state.cut) return { stored: [], status: job.status, cut: true, lastSeq: lastSeqBefore };
       if (firstSeq !== null && firstSeq > lastSeqBefore + 1) {
-        throw new ConflictError(
-          'log_seq_gap',
-          `the batch starts at seq ${firstSeq} but the log holds up to ${lastSeqBefore}; send seq ${lastSeqBefore + 1} first`,
-        );
+        throw new LogSeqGapError(lastSeqBefore + 1, firstSeq);
       }
       const fitting: NewLogChunk[] = [];
       let bytes = state.bytes;

@@ -2,6 +2,7 @@ import type { DomainError, FieldIssue } from '@trellis/core';
 import {
   InsufficientRoleError,
   isDomainError,
+  LogSeqGapError,
   PolicyFailedError,
   LEGACY_SECOND_STATUS,
   type ProblemCode,
@@ -27,6 +28,8 @@ export interface Problem {
   role?: string;
   /** `policy_failed`: each failed mandatory policy with its messages. */
   failed_policies?: { policy_id: string; version: number; name: string; messages: string[] }[];
+  /** `log_seq_gap`: the next `seq` the job's log expects. */
+  expected_seq?: number;
   request_id?: string;
 }
 
@@ -91,7 +94,9 @@ export function problemFromDomainError(error: DomainError): Problem {
         ? { required_role: error.requiredRole, role: error.role }
         : error instanceof PolicyFailedError
           ? { failed_policies: error.failedPolicies }
-          : {},
+          : error instanceof LogSeqGapError
+            ? { expected_seq: error.expectedSeq }
+            : {},
   );
 }
 

@@ -36,6 +36,7 @@ const PROBLEM_SCHEMA = {
         },
       },
     },
+    expected_seq: { type: 'integer', description: "`log_seq_gap`: the next `seq` the job's log expects" },
     request_id: { type: 'string' },
   },
 };
