@@ -24,8 +24,20 @@ export const claimOneTripMigration: TrellisMigration = {
   name: '022_claim_one_trip',
   async up(knex: Knex, dialect: DialectName): Promise<void> {
     if (dialect !== 'postgres') return;
-    await knex.raw(`
-      CREATE FUNCTION claim_next_job(
+    await knex.raw(claimFunctionSql({ replace: false, order: 'j.seq' }));
+    const signature = 'claim_next_job(uuid, timestamptz, text, text, jsonb, text[])';
+    await knex.raw(`REVOKE ALL ON FUNCTION ${signature} FROM PUBLIC`);
+    await knex.raw(`GRANT EXECUTE ON FUNCTION ${signature} TO ${APP_ROLE}`);
+  },
+};
+
+/**
+ * The function's text, with the order it offers the claimable jobs in: m022 `j.seq` (creation
+ * order), m055 a run's place in the queue. `replace` redefines the function of the same signature.
+ */
+export function claimFunctionSql({ replace, order }: { replace: boolean; order: string }): string {
+  return `
+      ${replace ? 'CREATE OR REPLACE' : 'CREATE'} FUNCTION claim_next_job(
         p_worker_id uuid, p_at timestamptz, p_from text, p_to text, p_vine_moves jsonb, p_vine_kept_by text[])
       RETURNS TABLE (claimed_job jobs, claimed_vine_before text, claimed_vine_after text)
       LANGUAGE plpgsql
@@ -53,7 +65,7 @@ export const claimOneTripMigration: TrellisMigration = {
             AND (j.vine_id IS NULL OR (
               NOT EXISTS (SELECT 1 FROM jobs r WHERE r.vine_id = j.vine_id AND r.status = p_to)
               AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.vine_id = j.vine_id AND o.status = p_from AND o.seq < j.seq)))
-          ORDER BY j.seq
+          ORDER BY ${order}
         LOOP
           IF v_candidate.vine_id IS NOT NULL
              AND NOT pg_try_advisory_xact_lock(${CLAIM_LOCK_NAMESPACE}, hashtext(v_candidate.vine_id::text)) THEN
@@ -95,9 +107,5 @@ export const claimOneTripMigration: TrellisMigration = {
           END IF;
         END LOOP;
       END
-      $$`);
-    const signature = 'claim_next_job(uuid, timestamptz, text, text, jsonb, text[])';
-    await knex.raw(`REVOKE ALL ON FUNCTION ${signature} FROM PUBLIC`);
-    await knex.raw(`GRANT EXECUTE ON FUNCTION ${signature} TO ${APP_ROLE}`);
-  },
-};
+      $$`;
+}

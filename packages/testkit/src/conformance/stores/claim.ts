@@ -69,6 +69,22 @@ export function describeJobClaimConformance(open: OpenStoreHarness): void {
       expect(order.map((job) => job?.id)).toEqual(jobs.map((job) => job.id));
     });
 
+    it("offers a DEPLOY of a plan at its plan's place in the queue, ahead of jobs queued after that plan", async () => {
+      const owner = await suite.seedOwner();
+      const [v1, v2, v3] = (await vines(suite, owner, 3)) as [Vine, Vine, Vine];
+      const plan = newJob(owner.id, v1, { status: 'SUCCESS', finished_at: later() });
+      const laterPlans = [newJob(owner.id, v2), newJob(owner.id, v3)];
+      const deploy = newJob(owner.id, v1, { job_type: 'DEPLOY', plan_job_id: plan.id });
+      const standalone = newJob(owner.id, v1, { job_type: 'DEPLOY' });
+      await create(owner, plan, ...laterPlans, deploy, standalone);
+      const [w1, w2, w3] = (await workers(suite, owner, 3)) as [Worker, Worker, Worker];
+      const order = [await claim(owner, w1), await claim(owner, w2), await claim(owner, w3)];
+      // A DEPLOY without a plan keeps its own place; jobs of one vine still go one at a time.
+      expect(order.map((job) => job?.id)).toEqual([deploy.id, ...laterPlans.map((job) => job.id)]);
+      await finish(owner, order[0] as Job);
+      expect((await claim(owner, w1))?.id).toBe(standalone.id);
+    });
+
     it("never gives a worker another owner's job", async () => {
       const a = await suite.seedOwner();
       const b = await suite.seedOwner();

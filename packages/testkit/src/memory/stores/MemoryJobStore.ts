@@ -61,7 +61,8 @@ export class MemoryJobStore implements JobStore {
   }
 
   /**
-   * The claim rule of DESIGN §3: of the owner's queued jobs, the oldest one that is assigned to
+   * The claim rule of DESIGN §3: of the owner's queued jobs, the oldest one (a DEPLOY of a plan
+   * counts as old as its plan) that is assigned to
    * nobody or to this worker, does not target this worker, is the oldest queued job of its vine
    * and whose vine has nothing in `PROCESSING`. Units of work are serialized, so it is atomic.
    */
@@ -74,7 +75,11 @@ export class MemoryJobStore implements JobStore {
         headOfVine.set(job.vine_id, job.id);
       }
     }
-    const next = ownJobs.find(
+    // A run keeps its place in the queue: a DEPLOY of a plan is offered at its plan's (m055).
+    const created = new Map(ownJobs.map((job) => [job.id, job.created_at]));
+    const placeInQueue = (job: Job) =>
+      (job.plan_job_id === null ? undefined : created.get(job.plan_job_id)) ?? job.created_at;
+    const next = oldestFirst(ownJobs, placeInQueue).find(
       (job) =>
         job.status === JOB_CLAIM.from &&
         (job.assigned_worker_id === null || job.assigned_worker_id === worker.id) &&
