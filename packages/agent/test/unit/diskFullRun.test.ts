@@ -11,8 +11,10 @@ import { type ClaimAnswer, TrellisApiError, type TrellisClient } from '@trellis/
 import type { Job } from '@trellis/core';
 import { canMountTmpfs, mountTmpfs, type Tmpfs } from '@trellis/testkit';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Backoff } from '@trellis/client';
 import { JobRunner } from '../../src/job/JobRunner.js';
 import { AgentLogger } from '../../src/logging/AgentLogger.js';
+import { LogShipper } from '../../src/logs/LogShipper.js';
 import { FakeLogApi } from '../support/fakeLogApi.js';
 
 const VINE = '7a6f3c2e-1d5b-4b8a-9c3d-2e1f0a9b8c7d';
@@ -173,6 +175,35 @@ describe("the agent's work directory is full", () => {
       expect(readdirSync(workDir)).toEqual([]);
       // The space is back: the next job runs.
       expect((await run({ workDir })).result).toBe('SUCCESS');
+    });
+
+    it('a log spool file that fills keeps every chunk, once and in order, in memory, and holds the producer back', async () => {
+      const api = new FakeLogApi();
+      // The control plane is away for a while: the log piles up past the memory mark.
+      api.faults.push('refuse', 'refuse', 'refuse', 'refuse', 'refuse');
+      tmpfs.fill(8 * 1024);
+      try {
+        const ship = new LogShipper({
+          api,
+          jobId: 'job',
+          logger: new AgentLogger('silent'),
+          backoff: new Backoff({ initialMs: 1, maxMs: 2 }),
+          maxChunkBytes: 1024,
+          highWaterBytes: 4 * 1024,
+          spoolPath: join(tmpfs.dir, 'log-spool-job'),
+        });
+        const text = Array.from({ length: 2000 }, (_, i) => `line ${i} of a job log that does not fit\n`).join('');
+        for (let at = 0; at < text.length; at += 500) ship.append('STDOUT', text.slice(at, at + 500));
+        // Some chunks went to the file before it filled; the rest wait in memory and the engine is held back.
+        expect(ship.stats.spooledBytes).toBeGreaterThan(0);
+        expect(ship.stats.spooledBytes).toBeLessThan(Buffer.byteLength(text));
+        expect(ship.full).toBe(true);
+        await ship.close();
+        expect(api.text()).toBe(text);
+        expect(api.stored.map((chunk) => chunk.id)).toEqual(api.stored.map((_, i) => i + 1));
+      } finally {
+        tmpfs.free();
+      }
     });
   });
 });
