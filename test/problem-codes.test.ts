@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   ConflictError,
+  InsufficientStorageError,
   LEGACY_SECOND_STATUS,
   PROBLEM_CODES,
   UnauthorizedError,
@@ -28,6 +29,7 @@ const CLASS_STATUS: Record<string, number> = {
   RateLimitedError: 429,
   BadGatewayError: 502,
   UnavailableError: 503,
+  InsufficientStorageError: 507,
 };
 
 interface ThrownCode {
@@ -198,5 +200,10 @@ describe('problem codes (issue 11 §6)', () => {
     expect(problemFromDomainError(new ValidationError('used', [], 'invalid_grant')).status).toBe(400);
     expect(problemFromDomainError(new UnauthorizedError('invalid_grant', 'reused')).status).toBe(401);
     expect(problemFromDomainError(new ConflictError('not_registered_yet', 'x')).status).toBe(409);
+    expect(problemFromDomainError(new InsufficientStorageError('insufficient_storage', 'full'))).toMatchObject({
+      status: 507,
+      title: 'Insufficient Storage',
+      code: 'insufficient_storage',
+    });
   });
 });

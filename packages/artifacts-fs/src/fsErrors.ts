@@ -1,4 +1,4 @@
-import { UnavailableError, ValidationError } from '@trellis/core';
+import { InsufficientStorageError, UnavailableError, ValidationError } from '@trellis/core';
 
 /** A Node.js system error (`ENOENT`, `ENOSPC`, ...) as thrown by `node:fs`. */
 export interface SystemError extends Error {
@@ -30,10 +30,14 @@ const REASONS: Record<string, string> = {
   ENFILE: 'too many open files',
 };
 
+/** The filesystem is out of space (or its quota for our user): freeing space is the fix, not a retry. */
+const FULL = new Set(['ENOSPC', 'EDQUOT']);
+
 /**
  * Translates a filesystem error into a domain error so that no caller ever sees `ENOSPC`.
- * Anything the filesystem refuses is the store being unavailable (`503`); a name too long for it
- * is a bad key. Messages name the action and the errno but not the path, which stays in `cause`.
+ * A full disk or quota is `InsufficientStorageError` (`507`); anything else the filesystem
+ * refuses is the store being unavailable (`503`); a name too long for it is a bad key. Messages
+ * name the action and the errno but not the path, which stays in `cause`.
  */
 export function toDomainError(error: unknown, action: string): unknown {
   if (!isSystemError(error)) return error;
@@ -45,6 +49,13 @@ export function toDomainError(error: unknown, action: string): unknown {
     );
   }
   const reason = REASONS[error.code] ?? 'filesystem error';
+  if (FULL.has(error.code)) {
+    return new InsufficientStorageError(
+      'insufficient_storage',
+      `artifact storage cannot ${action}: ${reason} (${error.code}); nothing was stored, free space on the artifact volume`,
+      { cause: error },
+    );
+  }
   return new UnavailableError(
     'artifact_store_unavailable',
     `artifact storage cannot ${action}: ${reason} (${error.code})`,

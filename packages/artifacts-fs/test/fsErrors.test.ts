@@ -1,4 +1,4 @@
-import { UnavailableError, ValidationError } from '@trellis/core';
+import { InsufficientStorageError, UnavailableError, ValidationError } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
 import { toDomainError } from '../src/fsErrors.js';
 
@@ -11,6 +11,19 @@ describe('filesystem errors become domain errors', () => {
   it.each([
     ['ENOSPC', 'no space left on device'],
     ['EDQUOT', 'disk quota exceeded'],
+  ])('%s is InsufficientStorageError (507) naming the errno but not the path', (code, reason) => {
+    const cause = systemError(code);
+    const error = toDomainError(cause, 'write the artifact');
+    expect(error).toBeInstanceOf(InsufficientStorageError);
+    expect(error).toMatchObject({
+      code: 'insufficient_storage',
+      message: `artifact storage cannot write the artifact: ${reason} (${code}); nothing was stored, free space on the artifact volume`,
+      cause,
+    });
+    expect((error as Error).message).not.toContain('/srv/trellis');
+  });
+
+  it.each([
     ['EACCES', 'permission denied'],
     ['EPERM', 'operation not permitted'],
     ['EROFS', 'read-only file system'],

@@ -1,4 +1,4 @@
-import { isDomainError, UnavailableError } from '@trellis/core';
+import { InsufficientStorageError, isDomainError, UnavailableError } from '@trellis/core';
 
 /** What the GCS library's `ApiError`s, gaxios errors and Node network errors carry. */
 interface GcsLikeError {
@@ -32,6 +32,18 @@ export function isMissingBucket(error: unknown): boolean {
   return statusOf(error) === 404 && /bucket/i.test((error as GcsLikeError).message ?? '');
 }
 
+/**
+ * Google Cloud Storage itself never fills; a server speaking its API on a disk that does (a
+ * GCS-compatible store, fake-gcs-server) answers `507`, or an error naming the full disk.
+ */
+function storageFullReason(error: GcsLikeError): string | undefined {
+  if (statusOf(error) === 507) return 'the object store is full (507)';
+  if (/no space left on device|disk quota exceeded/i.test(error.message ?? '')) {
+    return "the object store's disk is full (no space left on device)";
+  }
+  return undefined;
+}
+
 function reasonOf(error: GcsLikeError): string | undefined {
   const status = statusOf(error);
   const code = typeof error.code === 'string' ? error.code : undefined;
@@ -53,10 +65,19 @@ function reasonOf(error: GcsLikeError): string | undefined {
 /**
  * Translates a Google Cloud Storage or transport error into a domain error (as Verdaccio's
  * `s3Errors.ts` does for S3), so no caller sees an `ApiError` or `ECONNREFUSED`: anything GCS
- * refuses is the store being unavailable (`503`). Errors of other origins pass unchanged.
+ * refuses is the store being unavailable (`503`), but a full one is `InsufficientStorageError`
+ * (`507`). Errors of other origins pass unchanged.
  */
 export function toDomainError(error: unknown, action: string): unknown {
   if (isDomainError(error) || typeof error !== 'object' || error === null) return error;
+  const full = storageFullReason(error as GcsLikeError);
+  if (full !== undefined) {
+    return new InsufficientStorageError(
+      'insufficient_storage',
+      `artifact storage (GCS) cannot ${action}: ${full}; nothing was stored, free space in the object store`,
+      { cause: error },
+    );
+  }
   const reason = reasonOf(error as GcsLikeError);
   if (reason === undefined) return error;
   return new UnavailableError('artifact_store_unavailable', `artifact storage (GCS) cannot ${action}: ${reason}`, {

@@ -1,8 +1,44 @@
+import { join } from 'node:path';
 import { openS3ArtifactStore, STAGING_SEGMENT } from '@trellis/artifacts-s3';
-import { describeArtifactStoreConformance, type MinioServer, requirePeer, startMinio } from '@trellis/testkit';
+import {
+  canMountTmpfs,
+  describeArtifactStoreConformance,
+  describeFullStorageConformance,
+  type MinioServer,
+  mountTmpfs,
+  requirePeer,
+  startMinio,
+  type Tmpfs,
+} from '@trellis/testkit';
 import { afterAll, beforeAll, describe } from 'vitest';
 
 const minioBinary = requirePeer('minio', 'ArtifactStore conformance: S3 on MinIO');
+
+async function openOn(minio: MinioServer) {
+  const bucket = await minio.createBucket();
+  const store = await openS3ArtifactStore(
+    `s3://${bucket}/trellis/artifacts?endpoint=${encodeURIComponent(minio.endpoint)}&path_style=true&region=${minio.region}`,
+    { env: { AWS_ACCESS_KEY_ID: minio.accessKeyId, AWS_SECRET_ACCESS_KEY: minio.secretAccessKey } },
+  );
+  return {
+    store,
+    // After each test nothing may be left over: no staging object and no multipart upload,
+    // whatever the test did (over the limit, failing bodies, concurrent writers, a full drive).
+    async close() {
+      try {
+        const uploads = await minio.listMultipartUploads(bucket);
+        const staged = (await minio.listObjects(bucket)).filter((name) => name.includes(`/${STAGING_SEGMENT}/`));
+        if (uploads.length > 0 || staged.length > 0) {
+          throw new Error(
+            `left behind: ${uploads.length} multipart upload(s) ${JSON.stringify(uploads)}, staging objects ${JSON.stringify(staged)}`,
+          );
+        }
+      } finally {
+        store.client.destroy();
+      }
+    },
+  };
+}
 
 describe.skipIf(!minioBinary)('S3 on MinIO', () => {
   let minio: MinioServer;
@@ -13,28 +49,32 @@ describe.skipIf(!minioBinary)('S3 on MinIO', () => {
     await minio?.stop();
   });
 
-  // A fresh bucket per test; after each one, nothing may be left over: no staging object and no
-  // multipart upload, whatever the test did (over the limit, failing bodies, concurrent writers).
-  describeArtifactStoreConformance('S3 on MinIO', async () => {
-    const bucket = await minio.createBucket();
-    const store = await openS3ArtifactStore(
-      `s3://${bucket}/trellis/artifacts?endpoint=${encodeURIComponent(minio.endpoint)}&path_style=true&region=${minio.region}`,
-      { env: { AWS_ACCESS_KEY_ID: minio.accessKeyId, AWS_SECRET_ACCESS_KEY: minio.secretAccessKey } },
-    );
+  // A fresh bucket per test.
+  describeArtifactStoreConformance('S3 on MinIO', () => openOn(minio));
+});
+
+// A real full drive: MinIO on a 64 MiB tmpfs filled by a file. Mounting needs root.
+describe.skipIf(!minioBinary || !canMountTmpfs)('S3 on MinIO on a tmpfs (mounting one needs root)', () => {
+  let tmpfs: Tmpfs;
+  let minio: MinioServer;
+  beforeAll(async () => {
+    tmpfs = mountTmpfs(64 * 1024 * 1024, 'trellis-minio-full-');
+    minio = await startMinio(minioBinary as string, {}, { drive: join(tmpfs.dir, 'drive') });
+  });
+  afterAll(async () => {
+    await minio?.stop();
+    tmpfs?.unmount();
+  });
+
+  describeFullStorageConformance('S3 on MinIO on a tmpfs', async () => {
+    const harness = await openOn(minio);
     return {
-      store,
+      ...harness,
+      fill: async (leaveBytes) => tmpfs.fill(leaveBytes),
+      free: async () => tmpfs.free(),
       async close() {
-        try {
-          const uploads = await minio.listMultipartUploads(bucket);
-          const staged = (await minio.listObjects(bucket)).filter((name) => name.includes(`/${STAGING_SEGMENT}/`));
-          if (uploads.length > 0 || staged.length > 0) {
-            throw new Error(
-              `left behind: ${uploads.length} multipart upload(s) ${JSON.stringify(uploads)}, staging objects ${JSON.stringify(staged)}`,
-            );
-          }
-        } finally {
-          store.client.destroy();
-        }
+        tmpfs.free();
+        await harness.close();
       },
     };
   });

@@ -65,10 +65,15 @@ export class Backoff {
   }
 }
 
-/** An error worth retrying: the server unreachable, overloaded or restarting. */
+/**
+ * An error worth retrying: the server unreachable, overloaded or restarting. A `507` (its storage
+ * full) is not: nothing changes until someone frees space, so the caller fails and says so.
+ */
 export function isTransient(error: unknown): boolean {
   if (error instanceof TrellisConnectionError) return true;
-  if (error instanceof TrellisApiError) return error.status >= 500 || error.status === 429 || error.status === 408;
+  if (error instanceof TrellisApiError) {
+    return (error.status >= 500 && error.status !== 507) || error.status === 429 || error.status === 408;
+  }
   return false;
 }
 

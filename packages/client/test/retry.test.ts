@@ -26,6 +26,8 @@ describe('jittered exponential backoff', () => {
     expect(isTransient(new TrellisConnectionError('http://x', new Error('ECONNREFUSED')))).toBe(true);
     expect(isTransient(new TrellisApiError({ status: 503 }))).toBe(true);
     expect(isTransient(new TrellisApiError({ status: 429 }))).toBe(true);
+    // A full store stays full until someone frees space: the caller fails with it instead.
+    expect(isTransient(new TrellisApiError({ status: 507, code: 'insufficient_storage' }))).toBe(false);
     expect(isTransient(new TrellisApiError({ status: 401 }))).toBe(false);
     expect(isTransient(new TrellisApiError({ status: 409, code: 'job_finished' }))).toBe(false);
     expect(isTransient(new Error('bug'))).toBe(false);

@@ -55,9 +55,14 @@ const READY_TIMEOUT_MS = 30_000;
 
 /**
  * Starts MinIO (the binary from `requirePeer('minio')`) on a free loopback port. `env` adds to
- * MinIO's environment (e.g. `MINIO_IDENTITY_OPENID_*` to trust an OpenID provider).
+ * MinIO's environment (e.g. `MINIO_IDENTITY_OPENID_*` to trust an OpenID provider); `drive` is
+ * where it keeps its objects (a small tmpfs, for a full store), a temp dir by default.
  */
-export async function startMinio(binary: string, env: Record<string, string> = {}): Promise<MinioServer> {
+export async function startMinio(
+  binary: string,
+  env: Record<string, string> = {},
+  options: { drive?: string } = {},
+): Promise<MinioServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'trellis-minio-'));
   const port = await freePort();
   const consolePort = await freePort();
@@ -70,7 +75,7 @@ export async function startMinio(binary: string, env: Record<string, string> = {
     binary,
     [
       'server',
-      join(dataDir, 'data'),
+      options.drive ?? join(dataDir, 'data'),
       '--quiet',
       '--address',
       `127.0.0.1:${port}`,

@@ -1,7 +1,7 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { EngineName } from '@trellis/core';
-import { JobFailure, JobInterrupted } from '../job/errors.js';
+import { agentDiskFull, JobFailure, JobInterrupted } from '../job/errors.js';
 import type { JobLog } from '../logs/JobLog.js';
 import { EngineProcess } from './EngineProcess.js';
 
@@ -111,6 +111,13 @@ export class Engine {
     }
     if (exit.code !== 0) {
       const reason = log.firstError ?? `${args[0]} exited with ${exit.code ?? `signal ${exit.signal}`}`;
+      // The engine's own words name what failed; a full disk is said first, being the thing to fix.
+      if (log.sawDiskFull) throw agentDiskFull(`\`${args[0]}\` could not write (no space left on device): ${reason}`);
+      if (log.sawStorageFull) {
+        throw new JobFailure(
+          `the control plane's artifact storage is full: the engine's state write was refused (507 insufficient_storage): ${reason}; nothing stored before is lost; once space is freed, run the job again`,
+        );
+      }
       throw new JobFailure(reason);
     }
     return exit;

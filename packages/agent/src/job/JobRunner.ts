@@ -9,7 +9,7 @@ import { JobLog } from '../logs/JobLog.js';
 import { LogShipper } from '../logs/LogShipper.js';
 import { SecretSet } from '../logs/Redactor.js';
 import { AGENT_VERSION } from '../version.js';
-import { JobFailure, JobInterrupted } from './errors.js';
+import { agentDiskFull, isDiskFullError, JobFailure, JobInterrupted } from './errors.js';
 import { pushErroredState } from './erroredState.js';
 import { JobSteps } from './JobSteps.js';
 import { Workspace } from './Workspace.js';
@@ -135,10 +135,18 @@ export class JobRunner {
           this.stopReason === 'shutdown' ? 'cancelled: the agent was stopped' : 'cancelled: the engine was interrupted';
         return await this.finish('CANCELLED', { error_message: message });
       }
-      const message = error instanceof JobFailure ? error.message : `agent error: ${describeError(error)}`;
-      if (!(error instanceof JobFailure)) this.logger.error('job failed in the agent', { error: describeError(error) });
+      const failure =
+        !(error instanceof JobFailure) && isDiskFullError(error)
+          ? agentDiskFull(describeError(error), this.deps.settings.workDir)
+          : error;
+      const message = failure instanceof JobFailure ? failure.message : `agent error: ${describeError(error)}`;
+      if (failure instanceof JobFailure && failure !== error) {
+        this.logger.error('job failed: the work directory is full', { error: describeError(error) });
+      } else if (!(failure instanceof JobFailure)) {
+        this.logger.error('job failed in the agent', { error: describeError(error) });
+      }
       this.log.system(`job failed: ${message}`);
-      const metadata = error instanceof JobFailure ? error.metadata : null;
+      const metadata = failure instanceof JobFailure ? failure.metadata : null;
       return await this.finish('FAILED', {
         error_message: this.secrets.redact(message),
         ...(metadata ? { execution_metadata: metadata } : {}),

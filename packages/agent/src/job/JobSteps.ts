@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { type RetryClock, retry, systemClock, type TrellisClient } from '@trellis/client';
+import { type RetryClock, retry, systemClock, TrellisApiError, type TrellisClient } from '@trellis/client';
 import type { ClaimAnswer as ClaimedJob } from '@trellis/client';
 import type {
   CloudIdentitySettings,
@@ -437,7 +437,15 @@ export class JobSteps {
     const { job } = this.deps.claimed;
     const stored = await this.retrying(() =>
       this.deps.client.uploadPlanArtifact(job.id, new Uint8Array(bytes), bytes.length),
-    );
+    ).catch((error: unknown) => {
+      // A full store stays full until someone frees space: no retry, a failure that says so.
+      if (error instanceof TrellisApiError && error.status === 507) {
+        throw new JobFailure(
+          `the control plane's artifact storage is full: the plan (${bytes.length} bytes) was not stored (507 ${error.code}: ${error.detail}); nothing stored before is lost; once space is freed, plan again`,
+        );
+      }
+      throw error;
+    });
     this.deps.log.system(`plan uploaded: ${stored.size} bytes, sha256 ${stored.sha256}`);
   }
 

@@ -2,7 +2,7 @@ import { createReadStream, mkdirSync } from 'node:fs';
 import { posix } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { extract } from 'tar';
-import { JobFailure } from './errors.js';
+import { agentDiskFull, isDiskFullError, JobFailure } from './errors.js';
 import { saveMeasured } from './measuredDownload.js';
 
 /** What the claim says of the configuration version to run (issue 23). */
@@ -69,7 +69,8 @@ export async function unpackConfigurationVersion(file: string, dir: string, stri
       },
     }),
   ).catch((error: unknown) => {
-    throw new JobFailure(`could not unpack the configuration version: ${(error as Error).message}`);
+    const failed = `could not unpack the configuration version: ${(error as Error).message}`;
+    throw isDiskFullError(error) ? agentDiskFull(failed) : new JobFailure(failed);
   });
   if (refused !== null) {
     throw new JobFailure(`the configuration version holds an entry this agent does not unpack: ${refused}`);

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { gitSourceIssues, type VineSource } from '@trellis/core';
 import { withoutAgentVariables } from './engineEnvironment.js';
-import { JobFailure } from './errors.js';
+import { agentDiskFull, JobFailure, mentionsDiskFull } from './errors.js';
 
 /** A path inside the workspace, refusing anything that would climb out of it. */
 export function safeJoin(root: string, relative: string, what: string): string {
@@ -168,7 +168,8 @@ export function hostGit(
         if (code === 0) resolve(stdout);
         else {
           const last = output.trim().split('\n').pop() ?? '';
-          reject(new JobFailure(`git ${args[0]} failed: ${last || `exit ${code}`}`));
+          const failed = `git ${args[0]} failed: ${last || `exit ${code}`}`;
+          reject(mentionsDiskFull(output) ? agentDiskFull(failed) : new JobFailure(failed));
         }
       });
     });

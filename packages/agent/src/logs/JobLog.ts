@@ -1,3 +1,4 @@
+import { mentionsDiskFull } from '../job/errors.js';
 import type { LogShipper } from './LogShipper.js';
 import { type SecretSet, StreamRedactor } from './Redactor.js';
 
@@ -21,6 +22,10 @@ export class JobLog implements OutputSink {
   private timer: NodeJS.Timeout | null = null;
   private errorLine: string | null = null;
   private stderrTail = '';
+  /** The end of what was last scanned for a full disk, so a message cut between writes is found. */
+  private diskTail = '';
+  private diskFullSeen = false;
+  private storageFullSeen = false;
 
   constructor(
     private readonly shipper: LogShipper,
@@ -38,6 +43,7 @@ export class JobLog implements OutputSink {
   write(stream: 'STDOUT' | 'STDERR', text: string): void {
     const safe = (this.redactors[stream] as StreamRedactor).push(text);
     if (stream === 'STDERR') this.watchForError(safe);
+    this.watchForDiskFull(safe);
     this.shipper.append(stream, safe);
   }
 
@@ -58,6 +64,16 @@ export class JobLog implements OutputSink {
   /** The first `Error:` line the engine printed on stderr since the last `resetError()`. */
   get firstError(): string | null {
     return this.errorLine;
+  }
+
+  /** The engine printed that a disk is full (`no space left on device`, `disk quota exceeded`). */
+  get sawDiskFull(): boolean {
+    return this.diskFullSeen;
+  }
+
+  /** The engine's state backend was answered `507`: the control plane's artifact storage is full. */
+  get sawStorageFull(): boolean {
+    return this.storageFullSeen;
   }
 
   /** Ends the partial lines of the streams (an engine process exited). */
@@ -86,6 +102,15 @@ export class JobLog implements OutputSink {
     for (const stream of ['STDOUT', 'STDERR'] as const) {
       this.shipper.append(stream, (this.redactors[stream] as StreamRedactor).drain());
     }
+  }
+
+  private watchForDiskFull(text: string): void {
+    if (text === '') return;
+    const scanned = this.diskTail + text;
+    this.diskFullSeen ||= mentionsDiskFull(scanned);
+    // The engine's http backend says only the status of a refused state write.
+    this.storageFullSeen ||= /HTTP error:? 507\b/.test(scanned);
+    this.diskTail = scanned.slice(-64);
   }
 
   private watchForError(text: string): void {

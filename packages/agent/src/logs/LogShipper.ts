@@ -91,6 +91,14 @@ export class LogShipper {
   private readonly sealed: SealedChunk[] = [];
   private sealedBytes = 0;
   private readonly spool: LogSpool | null;
+  /**
+   * The spool file could not be written (the work dir full, issue 30): from then on the producer
+   * is held back as without one, and chunks sealed while earlier ones still wait in the file wait
+   * here, in memory, after them: none is dropped and the order holds.
+   */
+  private spoolRefused = false;
+  private readonly overflow: SealedChunk[] = [];
+  private overflowBytes = 0;
   private readonly inFlight: Batch[] = [];
   private inFlightBytes = 0;
   private nextSeq = 1;
@@ -143,7 +151,11 @@ export class LogShipper {
 
   /** True while the producer should stop reading its source (only without a spool file). */
   get full(): boolean {
-    return !this.stopped && this.spool === null && this.queuedBytes + this.sealedBytes > this.highWaterBytes;
+    return (
+      !this.stopped &&
+      (this.spool === null || this.spoolRefused) &&
+      this.queuedBytes + this.sealedBytes + this.overflowBytes > this.highWaterBytes
+    );
   }
 
   /** Resolves once the queue is back under half the high-water mark. */
@@ -154,7 +166,7 @@ export class LogShipper {
 
   /** Log bytes not yet acknowledged by the server. */
   get pendingBytes(): number {
-    return this.queuedBytes + this.sealedBytes + (this.spool?.bytes ?? 0) + this.inFlightBytes;
+    return this.queuedBytes + this.sealedBytes + (this.spool?.bytes ?? 0) + this.overflowBytes + this.inFlightBytes;
   }
 
   /** True once the server refused further logs for the job. */
@@ -215,9 +227,14 @@ export class LogShipper {
       const chunk = this.peekChunk();
       this.consume(chunk);
       const sealed: SealedChunk = { seq: this.nextSeq++, stream: chunk.stream, text: chunk.text, bytes: chunk.bytes };
-      if (this.spool && (this.spool.length > 0 || this.sealedBytes + sealed.bytes > this.highWaterBytes)) {
-        this.spool.push(sealed);
-        this.stats.spooledBytes += sealed.bytes;
+      const spooling =
+        this.spool !== null &&
+        !this.spoolRefused &&
+        (this.spool.length > 0 || this.sealedBytes + sealed.bytes > this.highWaterBytes);
+      if (spooling && this.spoolChunk(sealed)) continue;
+      if (this.overflow.length > 0 || (this.spool?.length ?? 0) > 0) {
+        this.overflow.push(sealed);
+        this.overflowBytes += sealed.bytes;
       } else {
         this.sealed.push(sealed);
         this.sealedBytes += sealed.bytes;
@@ -254,7 +271,25 @@ export class LogShipper {
     }
   }
 
-  /** Brings chunks back from the spool file while memory has room. */
+  /** Writes a chunk to the spool file; false (and no spooling from then on) when the file cannot take it. */
+  private spoolChunk(chunk: SealedChunk): boolean {
+    try {
+      (this.spool as LogSpool).push(chunk);
+      this.stats.spooledBytes += chunk.bytes;
+      return true;
+    } catch (error) {
+      this.spoolRefused = true;
+      this.options.logger.warn(
+        'the log spool file cannot be written; the log waits in memory and holds the engine back',
+        {
+          error: describeError(error),
+        },
+      );
+      return false;
+    }
+  }
+
+  /** Brings chunks back from the spool file while memory has room, then those that waited behind them in memory. */
   private refill(): void {
     if (!this.spool) return;
     while (this.spool.length > 0 && this.sealedBytes < this.highWaterBytes / 2) {
@@ -262,6 +297,10 @@ export class LogShipper {
       this.sealed.push(chunk);
       this.sealedBytes += chunk.bytes;
     }
+    if (this.spool.length > 0 || this.overflow.length === 0) return;
+    this.sealed.push(...this.overflow.splice(0));
+    this.sealedBytes += this.overflowBytes;
+    this.overflowBytes = 0;
   }
 
   /** The next chunk: the head segment's first pieces, at most `maxChunkBytes` bytes together. */
@@ -426,17 +465,24 @@ export class LogShipper {
     this.queuedBytes = 0;
     this.sealed.length = 0;
     this.sealedBytes = 0;
+    this.overflow.length = 0;
+    this.overflowBytes = 0;
     this.spool?.close();
     this.wakeWaiters();
   }
 
   private notePeak(): void {
-    const memory = this.queuedBytes + this.sealedBytes + this.inFlightBytes;
+    const memory = this.queuedBytes + this.sealedBytes + this.overflowBytes + this.inFlightBytes;
     if (memory > this.stats.peakMemoryBytes) this.stats.peakMemoryBytes = memory;
   }
 
   private wakeWaiters(): void {
-    if (this.waiters.length === 0 || this.queuedBytes + this.sealedBytes > this.highWaterBytes / 2) return;
+    if (
+      this.waiters.length === 0 ||
+      this.queuedBytes + this.sealedBytes + this.overflowBytes > this.highWaterBytes / 2
+    ) {
+      return;
+    }
     const waiters = this.waiters;
     this.waiters = [];
     for (const wake of waiters) wake();

@@ -56,19 +56,30 @@ export interface FaultRig {
   /** Between the agents (and their engines) and the server. */
   proxy: ToxicProxy;
   agents: AgentProcess[];
-  /** An agent that reaches the control plane through the proxy. */
-  startAgent(name: string): Promise<AgentProcess>;
-  /** A vine running the ledger configuration, its ledger in the rig's temp dir. */
-  ledgerVine(name: string, variables?: Record<string, string>): Promise<{ id: string; name: string; ledger: string }>;
+  /** An agent that reaches the control plane through the proxy (its work dir where `workDir` says). */
+  startAgent(name: string, options?: { workDir?: string }): Promise<AgentProcess>;
+  /**
+   * A vine running the ledger configuration, its ledger in the rig's temp dir; `files` are more
+   * files of its configuration beside it.
+   */
+  ledgerVine(
+    name: string,
+    variables?: Record<string, string>,
+    files?: Record<string, string>,
+  ): Promise<{ id: string; name: string; ledger: string }>;
   /** Stops the agents, then runs the invariant checker over everything recorded (read through `through`'s API). */
   check(through?: Pick<E2eServer, 'user'>): Promise<Violation[]>;
   stop(): Promise<void>;
 }
 
-/** Starts the rig; `settings` are the server's (e.g. a short lost-job timeout). */
+/**
+ * Starts the rig; `settings` are the server's (e.g. a short lost-job timeout). `artifactsDir`
+ * puts the filesystem artifact store there (a small tmpfs, for the disk-full scenario) instead of
+ * in the rig's temp dir.
+ */
 export async function startFaultRig(
   settings: Record<string, string>,
-  options: { replicas?: 1 | 2 } = {},
+  options: { replicas?: 1 | 2; artifactsDir?: string } = {},
 ): Promise<FaultRig> {
   const dir = mkdtempSync(join(tmpdir(), 'trellis-faults-'));
   const postgres = await startDedicatedPostgres();
@@ -81,7 +92,7 @@ export async function startFaultRig(
       TRELLIS_DB_POOL_MAX: '4',
       TRELLIS_NOTIFICATIONS_ALLOW_PRIVATE_URLS: 'true',
       // Plan files and state versions where every replica finds them.
-      TRELLIS_ARTIFACTS_URL: pathToFileURL(join(dir, 'artifacts')).href,
+      TRELLIS_ARTIFACTS_URL: pathToFileURL(options.artifactsDir ?? join(dir, 'artifacts')).href,
       ...settings,
     };
     server = await startServer(shared);
@@ -120,15 +131,18 @@ export async function startFaultRig(
       postgres,
       proxy,
       agents,
-      async startAgent(name) {
-        const agent = await startAgent({ url: proxy.url, user: started.server.user }, { name });
+      async startAgent(name, agentOptions = {}) {
+        const agent = await startAgent(
+          { url: proxy.url, user: started.server.user },
+          { name, ...(agentOptions.workDir ? { workDir: agentOptions.workDir } : {}) },
+        );
         agents.push(agent);
         return agent;
       },
-      async ledgerVine(name, variables = {}) {
+      async ledgerVine(name, variables = {}, files = {}) {
         const ledger = join(dir, `${name}.ledger`);
         const { vine } = await vineyardWithVine(started.server.user, name, {
-          source: { type: 'inline', files: { 'main.tf': LEDGER_CONFIGURATION } },
+          source: { type: 'inline', files: { 'main.tf': LEDGER_CONFIGURATION, ...files } },
           variables: { ledger, ...variables },
           engine: 'tofu',
         });

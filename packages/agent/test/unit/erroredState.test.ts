@@ -86,4 +86,15 @@ describe('the errored state', () => {
     expect(existsSync(join(dir, ERRORED_STATE_FILE))).toBe(false);
     expect(readFileSync(join(dir, 'errored-job-1.tfstate'), 'utf8')).toContain('"serial":3');
   });
+
+  it("is kept at once when the control plane's artifact storage is full (507): no retry while nothing changes", async () => {
+    let calls = 0;
+    const { dir, push } = setUp(async () => {
+      calls += 1;
+      throw new TrellisApiError({ status: 507, code: 'insufficient_storage', detail: 'artifact storage is full' });
+    });
+    expect(await push()).toBe('kept');
+    expect(calls).toBe(1);
+    expect(readFileSync(join(dir, 'errored-job-1.tfstate'), 'utf8')).toContain('"serial":3');
+  });
 });

@@ -22,7 +22,8 @@ export abstract class DomainError extends Error {
     | 'unprocessable'
     | 'rate_limited'
     | 'bad_gateway'
-    | 'unavailable';
+    | 'unavailable'
+    | 'insufficient_storage';
 
   constructor(
     readonly code: string,
@@ -182,6 +183,15 @@ export class BadGatewayError extends DomainError {
 /** A dependency (database, object storage) cannot be reached or refused us (`503`). */
 export class UnavailableError extends DomainError {
   readonly kind = 'unavailable';
+}
+
+/**
+ * A store the control plane writes to is full (`507`): the disk of the filesystem artifact store,
+ * or object storage that refuses writes for want of space. Nothing was stored, nothing stored
+ * before is touched, and retrying does not help until someone frees space.
+ */
+export class InsufficientStorageError extends DomainError {
+  readonly kind = 'insufficient_storage';
 }
 
 export function isDomainError(error: unknown): error is DomainError {

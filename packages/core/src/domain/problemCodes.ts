@@ -394,6 +394,11 @@ export const PROBLEM_CODES = {
       "the upstream's archive (or its download's shasum) is not the one its signed SHA256SUMS lists; nothing is stored",
   },
   release_api_disabled: { status: 503, meaning: 'the release endpoints are off (no release secret is set)' },
+  // ---- 507
+  insufficient_storage: {
+    status: 507,
+    meaning: 'the artifact store is full: nothing was stored (nothing stored before is lost); free space, then retry',
+  },
 } as const satisfies Record<string, ProblemCodeInfo>;
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;

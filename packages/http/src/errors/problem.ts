@@ -45,6 +45,7 @@ const STATUS: Record<DomainError['kind'], number> = {
   rate_limited: 429,
   bad_gateway: 502,
   unavailable: 503,
+  insufficient_storage: 507,
 };
 
 const TITLES: Record<number, string> = {
@@ -61,6 +62,7 @@ const TITLES: Record<number, string> = {
   500: 'Internal Server Error',
   502: 'Bad Gateway',
   503: 'Service Unavailable',
+  507: 'Insufficient Storage',
 };
 
 /** A problem of this package's own; `code` must be in core's registry, with this `status`. */

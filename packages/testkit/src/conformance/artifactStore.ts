@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { type ArtifactStore, NotFoundError, TooLargeError, ValidationError } from '@trellis/core';
+import {
+  type ArtifactStore,
+  InsufficientStorageError,
+  NotFoundError,
+  TooLargeError,
+  ValidationError,
+} from '@trellis/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 const MiB = 1024 * 1024;
@@ -17,6 +23,60 @@ export interface ArtifactStoreHarness {
   store: ArtifactStore;
   /** Releases the store and removes everything it wrote (temp dir, bucket). */
   close(): Promise<void>;
+}
+
+/** A store whose storage a test can really fill (the filesystem store on a small tmpfs). */
+export interface FullStorageHarness extends ArtifactStoreHarness {
+  /** Fills the storage under the store so that at most `leaveBytes` stay free. */
+  fill(leaveBytes: number): Promise<void>;
+  /** Frees what `fill` took. */
+  free(): Promise<void>;
+}
+
+/**
+ * Issue 30: a full store refuses a put with `InsufficientStorageError` (`507
+ * insufficient_storage`), shows nothing of the refused object, keeps every earlier one whole and
+ * takes puts again once space is freed. Only for adapters whose storage a test can really fill
+ * (a filled disk, not a mocked error): today the filesystem store on a tmpfs. `open` returns an
+ * empty store on storage with at least 4 MiB free.
+ */
+export function describeFullStorageConformance(name: string, open: () => Promise<FullStorageHarness>): void {
+  describe(`ArtifactStore conformance, storage full: ${name}`, () => {
+    let harness: FullStorageHarness | undefined;
+
+    beforeEach(async () => {
+      harness = await open();
+    });
+
+    afterEach(async () => {
+      await harness?.close();
+      harness = undefined;
+    });
+
+    it('refuses a put that does not fit as insufficient_storage, stores nothing, keeps earlier objects, and takes puts again once space is freed', async () => {
+      const { store } = harness as FullStorageHarness;
+      await store.put('full/earlier', bodyOf(61, 256 * 1024), { maxBytes: PLAN_LIMIT });
+      await (harness as FullStorageHarness).fill(256 * 1024);
+
+      const refused = await rejectionOf(store.put('full/new', bodyOf(62, 2 * MiB), { maxBytes: PLAN_LIMIT }));
+      expect(refused).toBeInstanceOf(InsufficientStorageError);
+      expect(refused).toMatchObject({ code: 'insufficient_storage' });
+      await expectNotFound(store.get('full/new'));
+
+      // A replacement that does not fit leaves the earlier object whole.
+      const replaced = await rejectionOf(store.put('full/earlier', bodyOf(63, 2 * MiB), { maxBytes: PLAN_LIMIT }));
+      expect(replaced).toMatchObject({ code: 'insufficient_storage' });
+      await expectStoredObject(store, 'full/earlier', 61, 256 * 1024);
+
+      await (harness as FullStorageHarness).free();
+      await expect(store.put('full/new', bodyOf(62, 2 * MiB), { maxBytes: PLAN_LIMIT })).resolves.toEqual({
+        size: 2 * MiB,
+        sha256: sha256Of(62, 2 * MiB),
+      });
+      await expectStoredObject(store, 'full/new', 62, 2 * MiB);
+      await expectStoredObject(store, 'full/earlier', 61, 256 * 1024);
+    });
+  });
 }
 
 /**
