@@ -56,8 +56,8 @@ export interface FaultRig {
   /** Between the agents (and their engines) and the server. */
   proxy: ToxicProxy;
   agents: AgentProcess[];
-  /** An agent that reaches the control plane through the proxy. */
-  startAgent(name: string): Promise<AgentProcess>;
+  /** An agent that reaches the control plane through the proxy; `args` are more `trellis-agent run` flags. */
+  startAgent(name: string, args?: string[]): Promise<AgentProcess>;
   /** A vine running the ledger configuration, its ledger in the rig's temp dir. */
   ledgerVine(name: string, variables?: Record<string, string>): Promise<{ id: string; name: string; ledger: string }>;
   /** Stops the agents, then runs the invariant checker over everything recorded (read through `through`'s API). */
@@ -120,8 +120,8 @@ export async function startFaultRig(
       postgres,
       proxy,
       agents,
-      async startAgent(name) {
-        const agent = await startAgent({ url: proxy.url, user: started.server.user }, { name });
+      async startAgent(name, args = []) {
+        const agent = await startAgent({ url: proxy.url, user: started.server.user }, { name, args });
         agents.push(agent);
         return agent;
       },
