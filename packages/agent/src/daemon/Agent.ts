@@ -182,8 +182,12 @@ export class Agent {
       if (claimed) this.claimedIds.add(claimed.job.id);
       return claimed;
     } catch (error) {
-      // A claim the fence aborted may have been taken too.
-      if (error instanceof TrellisConnectionError || fenced.aborted) this.claimMayBeUnanswered = true;
+      if (fenced.aborted && !signal.aborted) {
+        // Given up by the fence: as a claim whose connection broke, it may have been taken.
+        this.claimMayBeUnanswered = true;
+        throw new TrellisConnectionError(this.options.client.baseUrl, error);
+      }
+      if (error instanceof TrellisConnectionError) this.claimMayBeUnanswered = true;
       throw error;
     } finally {
       this.claimsInFlight--;
