@@ -19,6 +19,9 @@ import { type FenceChange, type FenceChangeDetails, LeaseFence, type PhaseGate }
 
 export type ShutdownMode = 'finish' | 'cancel';
 
+/** While fenced, the agent heartbeats this often at most, each heartbeat given up after as long. */
+export const FENCED_HEARTBEAT_MS = 5_000;
+
 export interface AgentOptions {
   client: TrellisClient;
   logger: AgentLogger;
@@ -291,9 +294,15 @@ export class Agent {
     this.options.logger.debug('heartbeat', { running_jobs: this.runners.size });
   }
 
-  /** A heartbeat every interval until the claim loops end. */
+  /**
+   * A heartbeat every interval until the claim loops end. While fenced, one every
+   * {@link FENCED_HEARTBEAT_MS} at most, each given up after as long: the agent resumes soon after
+   * the link heals, not after a heartbeat held on a dead connection times out.
+   */
   private async heartbeatLoop(): Promise<void> {
-    while (await this.clock.sleep(this.intervalS * 1000, this.heartbeatStop.signal)) await this.heartbeat();
+    const interval = () =>
+      this.fence.fenced ? Math.min(this.intervalS * 1000, FENCED_HEARTBEAT_MS) : this.intervalS * 1000;
+    while (await this.clock.sleep(interval(), this.heartbeatStop.signal)) await this.heartbeat();
   }
 
   /**
@@ -336,7 +345,8 @@ export class Agent {
     const { client, logger } = this.options;
     const sentAt = this.clock.now();
     try {
-      this.answered(await client.heartbeat(this.version), sentAt);
+      const probe = this.fence.fenced ? { timeoutMs: FENCED_HEARTBEAT_MS } : {};
+      this.answered(await client.heartbeat(this.version, undefined, probe), sentAt);
     } catch (error) {
       if (this.refusedCredentials(error)) return;
       logger.warn('heartbeat failed', { error: describeError(error) });

@@ -7,7 +7,7 @@ import {
 } from '@trellis/client';
 import type { ClaimedJob, Job } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
-import { Agent } from '../../src/daemon/Agent.js';
+import { Agent, FENCED_HEARTBEAT_MS } from '../../src/daemon/Agent.js';
 import type { JobOutcome, JobRunner, StopReason } from '../../src/job/JobRunner.js';
 import { AgentLogger } from '../../src/logging/AgentLogger.js';
 import { ManualClock, tick } from '../support/manualClock.js';
@@ -22,6 +22,8 @@ class ScriptedClient {
   running: Array<readonly string[] | undefined> = [];
   /** Each heartbeat's `after_unanswered_claim`. */
   afterUnansweredClaim: boolean[] = [];
+  /** Each heartbeat's own timeout (undefined: the client's). */
+  timeouts: Array<number | undefined> = [];
   /** How many claims each heartbeat came after. */
   claimsBefore: number[] = [];
   claims = 0;
@@ -31,11 +33,12 @@ class ScriptedClient {
   async heartbeat(
     version: string,
     running?: readonly string[],
-    options: { afterUnansweredClaim?: boolean } = {},
+    options: { afterUnansweredClaim?: boolean; timeoutMs?: number } = {},
   ): Promise<HeartbeatAnswer> {
     this.heartbeats.push(version);
     this.running.push(running);
     this.afterUnansweredClaim.push(options.afterUnansweredClaim === true);
+    this.timeouts.push(options.timeoutMs);
     this.claimsBefore.push(this.claims);
     const next = this.heartbeatAnswers.shift() ?? { cancel_job_ids: [], heartbeat_interval_s: 30 };
     if (next instanceof Error) throw next;
@@ -246,6 +249,26 @@ describe('the agent daemon', () => {
     expect(client.claims).toBeGreaterThan(claims);
     agent.shutdown('finish');
     expect((await running).reason).toBe('stopped');
+  });
+
+  it('while fenced, probes the link with heartbeats more often than its interval, each given up sooner', async () => {
+    const down = () => new TrellisConnectionError('http://x', new Error('ETIMEDOUT'));
+    const client = new ScriptedClient([]);
+    client.heartbeatAnswers = [
+      { cancel_job_ids: [], heartbeat_interval_s: 30, lost_job_timeout_s: 30 },
+      ...Array.from({ length: 4 }, down),
+    ];
+    const { agent, clock } = agentWith(client, { interval: 30 });
+    const running = agent.run();
+    while (!agent.fenced) await tick(clock, 1000);
+    const before = client.heartbeats.length;
+    // 30 s of fence: six probes where the interval would send one.
+    for (let i = 0; i < 30 && agent.fenced; i++) await tick(clock, 1000);
+    expect(client.heartbeats.length - before).toBeGreaterThanOrEqual(5);
+    expect(client.timeouts.slice(before)).toContain(FENCED_HEARTBEAT_MS);
+    expect(client.timeouts[0]).toBeUndefined();
+    agent.shutdown('finish');
+    await running;
   });
 
   it('makes its jobs wait at the fence before each engine command', async () => {
