@@ -43,10 +43,28 @@ export class AgentProtocolClient extends HttpTransport {
     if (response.status === 204) return null;
     return (await response.json()) as ClaimAnswer;
   }
-  /** `runningJobIds`: on an agent's first heartbeat, the jobs it runs (none after a restart). */
-  heartbeat(version: string, runningJobIds?: readonly string[]): Promise<HeartbeatAnswerView> {
-    const body = runningJobIds === undefined ? { version } : { version, running_job_ids: runningJobIds };
-    return this.json('POST', '/api/workers/heartbeat', { body });
+  /**
+   * `runningJobIds`: on an agent's first heartbeat, the jobs it runs (none after a restart); with
+   * `afterUnansweredClaim`, the jobs it runs after a claim whose answer may have been lost.
+   * `timeoutMs`: given up sooner than other calls (a fenced agent's probe of the link).
+   */
+  heartbeat(
+    version: string,
+    runningJobIds?: readonly string[],
+    options: { afterUnansweredClaim?: boolean; timeoutMs?: number } = {},
+  ): Promise<HeartbeatAnswerView> {
+    const body =
+      runningJobIds === undefined
+        ? { version }
+        : {
+            version,
+            running_job_ids: runningJobIds,
+            ...(options.afterUnansweredClaim ? { after_unanswered_claim: true } : {}),
+          };
+    return this.json('POST', '/api/workers/heartbeat', {
+      body,
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    });
   }
   getJobForAgent(id: string): Promise<AgentJobView> {
     return this.json('GET', `/api/jobs/${encodeURIComponent(id)}`);

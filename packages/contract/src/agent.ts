@@ -107,12 +107,25 @@ export const HeartbeatBody = z.object({
     .max(256)
     .optional()
     .describe(
-      "Sent with an agent's first heartbeat, when it starts: the jobs it runs (none after a restart). Every other job the control plane thinks this agent runs ended with its old process: it fails at once (`the agent running this job restarted`) and its configuration's state lock is released. Absent on the heartbeats that follow.",
+      "Sent with an agent's first heartbeat, when it starts: the jobs it runs (none after a restart). Every other job the control plane thinks this agent runs ended with its old process: it fails at once (`the agent running this job restarted`) and its configuration's state lock is released. Absent on the heartbeats that follow, but for `after_unanswered_claim`.",
+    ),
+  after_unanswered_claim: z
+    .boolean()
+    .optional()
+    .describe(
+      "With `running_job_ids`: the agent sends the list because a claim of it failed on the way (its answer may have been lost), not because it started. A job the control plane gave it that it does not list fails at once saying that the claim's answer never reached the agent (the engine never started).",
     ),
 });
 export const HeartbeatResponse = z.object({
   cancel_job_ids: z.array(uuid),
   heartbeat_interval_s: z.number().int(),
+  lost_job_timeout_s: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      "the lost-job timeout (`TRELLIS_LOST_JOB_TIMEOUT_S`): the control plane fails the running jobs of an agent whose heartbeats it has not had for this long. The agent's lease: one that has had no answer to its heartbeats for two thirds of it fences itself (claims nothing, starts no engine phase) until one is answered. Absent from older servers",
+    ),
 });
 export const StatusBody = z.object({
   status: z.enum(REPORTABLE_JOB_STATUSES).or(z.literal('QUEUED')),

@@ -129,7 +129,7 @@ describe('agent credentials', () => {
     const { worker_id, worker_token } = await registered();
     const response = await heartbeat({ 'x-worker-id': worker_id, 'x-worker-token': worker_token });
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ cancel_job_ids: [], heartbeat_interval_s: 30 });
+    expect(await response.json()).toEqual({ cancel_job_ids: [], heartbeat_interval_s: 30, lost_job_timeout_s: 120 });
   });
 
   it('answers 401 to a missing, wrong or borrowed credential', async () => {

@@ -61,7 +61,11 @@ describeEachDialect('the agent protocol over HTTP', (dialect) => {
     const user = await freshUser();
     const agent = await server.agentClient(user, 'runner-1');
     expect((await user.getWorker(agent.workerId)).status).toBe('OFFLINE');
-    expect(await agent.heartbeat('1.4.0')).toEqual({ cancel_job_ids: [], heartbeat_interval_s: 30 });
+    expect(await agent.heartbeat('1.4.0')).toEqual({
+      cancel_job_ids: [],
+      heartbeat_interval_s: 30,
+      lost_job_timeout_s: 120,
+    });
     const worker = await user.getWorker(agent.workerId);
     expect(worker).toMatchObject({ status: 'ONLINE', version: '1.4.0', mode: 'self-hosted', name: 'runner-1' });
     const { configuration } = await vineyardWithConfiguration(user, 'busy');

@@ -54,12 +54,13 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
     claimWaitS: config.claimWaitS,
     heartbeatIntervalS: config.heartbeatIntervalS,
     ...(metrics ? { metrics } : {}),
-    createRunner: (claimed) =>
+    createRunner: (claimed, gate) =>
       new JobRunner(
         {
           client: runnerClient,
           logger,
           assumeRole,
+          gate,
           settings: {
             serverUrl: config.serverUrl,
             workerId: config.workerId,

@@ -8,20 +8,25 @@ import {
   type TrellisClient,
   TrellisConnectionError,
 } from '@trellis/client';
-import type { ClaimAnswer as ClaimedJob } from '@trellis/client';
+import type { ClaimAnswer as ClaimedJob, HeartbeatAnswerView } from '@trellis/client';
 import { type AgentLogger, describeError } from '../logging/AgentLogger.js';
 import type { JobOutcome, JobRunner } from '../job/JobRunner.js';
 import type { AgentMetrics } from '../observability/AgentMetrics.js';
 import { agentTracer } from '../observability/tracing.js';
 import { AGENT_VERSION } from '../version.js';
 import { AGENT_FEATURES } from '@trellis/core';
+import { type FenceChange, type FenceChangeDetails, LeaseFence, type PhaseGate } from './LeaseFence.js';
 
 export type ShutdownMode = 'finish' | 'cancel';
+
+/** While fenced, the agent heartbeats this often at most, each heartbeat given up after as long. */
+export const FENCED_HEARTBEAT_MS = 5_000;
 
 export interface AgentOptions {
   client: TrellisClient;
   logger: AgentLogger;
-  createRunner: (claimed: ClaimedJob) => JobRunner;
+  /** `gate`: what the runner's engine commands wait on while the agent is fenced. */
+  createRunner: (claimed: ClaimedJob, gate: PhaseGate) => JobRunner;
   /** Jobs run at once (one claim loop each). */
   concurrency: number;
   /** Claim and run at most one job, then exit (for CI). */
@@ -49,7 +54,9 @@ export interface AgentResult {
  * The daemon: heartbeats (the first at start, then every interval), claim loops that long-poll
  * for work with jittered backoff while the control plane is unreachable, and a runner per job.
  * `shutdown('finish')` stops claiming and lets running jobs end; `shutdown('cancel')` also
- * interrupts them.
+ * interrupts them. An agent whose heartbeats go unanswered for most of the control plane's
+ * lost-job timeout fences itself (`LeaseFence`): it claims nothing and its jobs start no engine
+ * command until a heartbeat is answered again.
  */
 export class Agent {
   private readonly stopping = new AbortController();
@@ -71,10 +78,20 @@ export class Agent {
   private readonly helloDone = new Promise<void>((resolve) => {
     this.helloDoneResolve = resolve;
   });
+  /** The agent's lease on its jobs: fenced past most of the lost-job timeout without an answered heartbeat. */
+  private readonly fence: LeaseFence;
+  /** Aborts the claims on the way when the agent fences itself (a new one after each). */
+  private claimsFenced = new AbortController();
 
   constructor(private readonly options: AgentOptions) {
     this.intervalS = options.heartbeatIntervalS ?? 30;
     this.clock = options.clock ?? systemClock;
+    this.fence = new LeaseFence(this.clock, (change, details) => this.fenceChanged(change, details));
+  }
+
+  /** Whether the agent is fenced now (it claims nothing and starts no engine command). */
+  get fenced(): boolean {
+    return this.fence.fenced;
   }
 
   async run(): Promise<AgentResult> {
@@ -86,7 +103,7 @@ export class Agent {
       server: this.options.client.baseUrl,
     });
     const heartbeats = (async () => {
-      if (await this.hello()) await this.heartbeatLoop();
+      if (await this.hello()) await Promise.all([this.heartbeatLoop(), this.fenceLoop()]);
     })();
     await this.helloDone;
     const slots = this.options.once ? 1 : Math.max(1, this.options.concurrency);
@@ -148,6 +165,9 @@ export class Agent {
 
   /** One claim request; one that failed on the way may have been taken with its answer lost. */
   private async claim(signal: AbortSignal): Promise<ClaimedJob | null> {
+    // Fenced: no claim until a heartbeat is answered again.
+    await this.fence.whileFenced(signal);
+    if (signal.aborted) throw new Error('the agent is stopping');
     if (this.claimMayBeUnanswered) {
       this.reconciling ??= this.reconcile(signal).finally(() => {
         this.reconciling = null;
@@ -155,15 +175,21 @@ export class Agent {
       await this.reconciling;
     }
     this.claimsInFlight++;
+    const fenced = this.claimsFenced.signal;
     try {
       const claimed = await this.options.client.claimJob({
         wait: this.options.claimWaitS,
-        signal,
+        signal: AbortSignal.any([signal, fenced]),
         features: AGENT_FEATURES,
       });
       if (claimed) this.claimedIds.add(claimed.job.id);
       return claimed;
     } catch (error) {
+      if (fenced.aborted && !signal.aborted) {
+        // Given up by the fence: as a claim whose connection broke, it may have been taken.
+        this.claimMayBeUnanswered = true;
+        throw new TrellisConnectionError(this.options.client.baseUrl, error);
+      }
       if (error instanceof TrellisConnectionError) this.claimMayBeUnanswered = true;
       throw error;
     } finally {
@@ -184,7 +210,8 @@ export class Agent {
       if (!(await this.clock.sleep(100, signal))) throw new Error('the agent is stopping');
     }
     const running = [...this.runners.keys(), ...this.claimedIds];
-    this.answered(await this.options.client.heartbeat(this.version, running));
+    const sentAt = this.clock.now();
+    this.answered(await this.options.client.heartbeat(this.version, running, { afterUnansweredClaim: true }), sentAt);
     this.claimMayBeUnanswered = false;
     this.options.logger.info('told the control plane which jobs this agent runs after a claim without an answer', {
       running_jobs: running.length,
@@ -200,7 +227,7 @@ export class Agent {
     const attributes = { 'trellis.job_id': job.id, 'trellis.job_type': job.job_type };
     return agentTracer.startActiveSpan(`job ${job.job_type}`, { attributes }, async (span) => {
       const started = this.clock.now().getTime();
-      const runner = this.options.createRunner(claimed);
+      const runner = this.options.createRunner(claimed, this.fence);
       this.runners.set(job.id, runner);
       this.claimedIds.delete(job.id);
       let outcome: JobOutcome = 'FAILED';
@@ -226,18 +253,25 @@ export class Agent {
   private async hello(): Promise<boolean> {
     const { logger } = this.options;
     const backoff = this.options.backoff?.() ?? new Backoff();
+    let sentAt = this.clock.now();
     try {
-      const answer = await retry(() => this.options.client.heartbeat(this.version, [...this.runners.keys()]), {
-        clock: this.clock,
-        signal: this.stopping.signal,
-        backoff,
-        retryable: (error) => !this.refusedCredentials(error),
-        onRetry: (error, delay) => {
-          this.options.metrics?.reconnect();
-          logger.warn('heartbeat failed', { error: describeError(error), retry_in_ms: delay });
+      const answer = await retry(
+        () => {
+          sentAt = this.clock.now();
+          return this.options.client.heartbeat(this.version, [...this.runners.keys()]);
         },
-      });
-      this.answered(answer);
+        {
+          clock: this.clock,
+          signal: this.stopping.signal,
+          backoff,
+          retryable: (error) => !this.refusedCredentials(error),
+          onRetry: (error, delay) => {
+            this.options.metrics?.reconnect();
+            logger.warn('heartbeat failed', { error: describeError(error), retry_in_ms: delay });
+          },
+        },
+      );
+      this.answered(answer, sentAt);
       return true;
     } catch {
       return false; // stopping, or the credentials were refused
@@ -250,24 +284,69 @@ export class Agent {
     return this.options.version ?? AGENT_VERSION;
   }
 
-  private answered(answer: { heartbeat_interval_s: number; cancel_job_ids: string[] }): void {
+  /** A heartbeat sent at `sentAt` was answered: the lease is renewed from then. */
+  private answered(answer: HeartbeatAnswerView, sentAt: Date): void {
     if (this.options.heartbeatIntervalS === null && answer.heartbeat_interval_s > 0) {
       this.intervalS = answer.heartbeat_interval_s;
     }
+    this.fence.renew(sentAt, answer.lost_job_timeout_s);
     for (const id of answer.cancel_job_ids) this.runners.get(id)?.stop('cancelled');
     this.options.logger.debug('heartbeat', { running_jobs: this.runners.size });
   }
 
-  /** A heartbeat every interval until the claim loops end. */
+  /**
+   * A heartbeat every interval until the claim loops end. While fenced, one every
+   * {@link FENCED_HEARTBEAT_MS} at most, each given up after as long: the agent resumes soon after
+   * the link heals, not after a heartbeat held on a dead connection times out.
+   */
   private async heartbeatLoop(): Promise<void> {
-    while (await this.clock.sleep(this.intervalS * 1000, this.heartbeatStop.signal)) await this.heartbeat();
+    const interval = () =>
+      this.fence.fenced ? Math.min(this.intervalS * 1000, FENCED_HEARTBEAT_MS) : this.intervalS * 1000;
+    while (await this.clock.sleep(interval(), this.heartbeatStop.signal)) await this.heartbeat();
+  }
+
+  /**
+   * Decides the fence again each second (at once when it is due), so the agent fences itself
+   * when the time comes, not at its next claim or engine command.
+   */
+  private async fenceLoop(): Promise<void> {
+    for (;;) {
+      const left = this.fence.msUntilFence();
+      const wait = left === null || left <= 0 ? 1000 : Math.min(1000, Math.ceil(left));
+      if (!(await this.clock.sleep(wait, this.heartbeatStop.signal))) return;
+      this.fence.update();
+    }
+  }
+
+  /** One line when the agent fences itself, one when it resumes; a fence aborts the claims on the way. */
+  private fenceChanged(change: FenceChange, details: FenceChangeDetails): void {
+    const fields = {
+      silent_s: Math.round(details.silentMs / 1000),
+      lost_job_timeout_s: details.lostJobTimeoutS,
+      running_jobs: this.runners.size,
+    };
+    if (change === 'fenced') {
+      this.options.logger.warn(
+        'fenced: no heartbeat answered for most of the lost-job timeout; claiming nothing and starting no engine command until the control plane answers (running commands go on)',
+        fields,
+      );
+      this.claimsFenced.abort();
+      this.claimsFenced = new AbortController();
+    } else {
+      this.options.logger.info(
+        'fence lifted: the control plane answers again; claiming and engine commands resume',
+        fields,
+      );
+    }
   }
 
   /** One heartbeat; its answer names jobs of this agent that were cancelled. */
   private async heartbeat(): Promise<void> {
     const { client, logger } = this.options;
+    const sentAt = this.clock.now();
     try {
-      this.answered(await client.heartbeat(this.version));
+      const probe = this.fence.fenced ? { timeoutMs: FENCED_HEARTBEAT_MS } : {};
+      this.answered(await client.heartbeat(this.version, undefined, probe), sentAt);
     } catch (error) {
       if (this.refusedCredentials(error)) return;
       logger.warn('heartbeat failed', { error: describeError(error) });

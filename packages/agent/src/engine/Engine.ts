@@ -15,6 +15,8 @@ export interface EngineOptions {
   lockTimeoutS: number;
   /** The job's variables (`writeVariablesFiles`), given to every command that evaluates the configuration. */
   varFiles?: readonly string[];
+  /** Awaited before each command starts (the agent's fence: no command starts while it is fenced). */
+  beforeCommand?: (command: string) => Promise<void>;
 }
 
 /** Flags every command gets: no prompts, no colour codes in the log. */
@@ -22,11 +24,14 @@ const AUTOMATION = ['-input=false', '-no-color'];
 
 /**
  * The OpenTofu/Terraform commands of a job, run one after another in the job's workspace. After
- * `interrupt()` the running command gets SIGINT and no further command starts.
+ * `interrupt()` the running command gets SIGINT and no further command starts; after
+ * `stopAfterCurrent()` the running command goes on to its end and no further command starts.
  */
 export class Engine {
   private current: EngineProcess | null = null;
+  private currentCommand: string | null = null;
   private interrupted = false;
+  private noFurtherCommand = false;
 
   constructor(private readonly options: EngineOptions) {}
 
@@ -61,6 +66,16 @@ export class Engine {
     this.current?.interrupt();
   }
 
+  /** Lets the running command end on its own; none starts after it. */
+  stopAfterCurrent(): void {
+    this.noFurtherCommand = true;
+  }
+
+  /** The command running now (`apply`, `plan`…), or null between commands. */
+  get running(): string | null {
+    return this.currentCommand;
+  }
+
   /** A saved plan carries its variables: `apply <plan>` takes none (the engine refuses them). */
   private variables(): string[] {
     return (this.options.varFiles ?? []).map((file) => `-var-file=${file}`);
@@ -79,7 +94,8 @@ export class Engine {
   }
 
   private async start(args: string[], captureStdout: boolean) {
-    if (this.interrupted) throw new JobInterrupted('interrupted before `' + args[0] + '`');
+    if (!this.interrupted && !this.noFurtherCommand) await this.options.beforeCommand?.(args[0] as string);
+    if (this.interrupted || this.noFurtherCommand) throw new JobInterrupted('interrupted before `' + args[0] + '`');
     const { log } = this.options;
     log.system(`$ ${engineLabel(this.options.bin)} ${args.map(maskBackendConfig).join(' ')}`);
     const engineProcess = new EngineProcess({
@@ -92,6 +108,7 @@ export class Engine {
       graceMs: this.options.graceMs,
     });
     this.current = engineProcess;
+    this.currentCommand = args[0] as string;
     let exit: Awaited<ReturnType<EngineProcess['wait']>>;
     try {
       exit = await engineProcess.wait();
@@ -99,6 +116,7 @@ export class Engine {
       throw new JobFailure(`could not start the engine ${this.options.bin}: ${(error as Error).message}`);
     } finally {
       this.current = null;
+      this.currentCommand = null;
       log.endStreams();
     }
     if (exit.interrupted || this.interrupted) {

@@ -4,6 +4,7 @@ import { type RetryClock, retry, systemClock, TrellisApiError, type TrellisClien
 import type { AgentJobView as Job, ClaimAnswer as ClaimedJob } from '@trellis/client';
 import type { JsonObject, ReportableJobStatus } from '@trellis/core';
 import type { AssumeRole } from '../cloud/assumeRole.js';
+import type { PhaseGate } from '../daemon/LeaseFence.js';
 import { type AgentLogger, describeError } from '../logging/AgentLogger.js';
 import { JobLog } from '../logs/JobLog.js';
 import { LogShipper } from '../logs/LogShipper.js';
@@ -48,6 +49,8 @@ export interface RunnerDeps {
   assumeRole: AssumeRole;
   /** Time for the retries of control-plane calls; the real clock by default. */
   clock?: RetryClock;
+  /** The agent's fence: engine commands wait while it is fenced (none: they never wait). */
+  gate?: PhaseGate;
 }
 
 /** How a job ended from this agent's point of view; `LOST` = the control plane took it away. */
@@ -74,6 +77,8 @@ export class JobRunner {
   private readonly logger: AgentLogger;
   private readonly steps: JobSteps;
   private stopReason: StopReason | null = null;
+  /** The job was lost while the engine applied: the apply runs to its end, nothing after it. */
+  private finishingApply = false;
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -98,10 +103,32 @@ export class JobRunner {
     this.steps = new JobSteps({ ...deps, log: this.log, secrets: this.secrets, claimed, logger: this.logger });
   }
 
-  /** Stops the job: SIGINT to the engine (SIGKILL after the grace period), no further step. */
+  /**
+   * Stops the job: SIGINT to the engine (SIGKILL after the grace period), no further step. A job
+   * the control plane ended (`lost`) while its engine applies or destroys is the exception
+   * (issue 30): interrupting would leave infrastructure half changed, so the command runs to its
+   * end, writes its state as a late write of the job (which the control plane keeps: `after_lost`
+   * or a `rejected` version; else the agent pushes its errored.tfstate), and nothing runs after
+   * it. A shutdown that cancels still interrupts it.
+   */
   stop(reason: StopReason): void {
-    if (this.stopReason !== null) return;
+    if (this.stopReason !== null) {
+      if (this.finishingApply && reason === 'shutdown') {
+        this.finishingApply = false;
+        this.logger.warn('the agent is shutting down: interrupting the apply of the lost job');
+        this.steps.interrupt();
+      }
+      return;
+    }
     this.stopReason = reason;
+    if (reason === 'lost' && this.steps.changingInfrastructure) {
+      this.finishingApply = true;
+      this.logger.warn(
+        'the control plane ended the job while the engine applies: letting the apply finish so its state is stored, then stopping',
+      );
+      this.steps.stopAfterCurrent();
+      return;
+    }
     this.logger.info('stopping the job', { reason });
     if (reason !== 'lost') this.log.system(STOP_MESSAGES[reason]);
     this.steps.interrupt();
@@ -123,13 +150,11 @@ export class JobRunner {
     try {
       workspace = new Workspace(this.deps.settings.workDir, job.id);
       const metadata = await this.steps.execute(workspace);
+      // An apply the job's loss let finish (a DESTROY's last step): nothing to report.
+      if (this.stopReason === 'lost') return await this.lost(null);
       return await this.finish('SUCCESS', { execution_metadata: metadata });
     } catch (error) {
-      if (this.stopReason === 'lost' || this.shipper.jobGone) {
-        await this.log.close(1000);
-        this.logger.warn('job lost: the control plane ended it', { error: describeError(error) });
-        return 'LOST';
-      }
+      if (this.stopReason === 'lost' || this.shipper.jobGone) return await this.lost(error);
       if (error instanceof JobInterrupted || this.stopReason !== null) {
         const message =
           this.stopReason === 'shutdown' ? 'cancelled: the agent was stopped' : 'cancelled: the engine was interrupted';
@@ -155,6 +180,16 @@ export class JobRunner {
       await this.pushErroredState();
       workspace?.remove();
     }
+  }
+
+  /** The control plane ended the job (it was lost): no report, the rest of the log is dropped. */
+  private async lost(error: unknown): Promise<JobOutcome> {
+    await this.log.close(1000);
+    this.logger.warn('job lost: the control plane ended it', {
+      ...(error === null ? {} : { error: describeError(error) }),
+      ...(this.finishingApply ? { apply_finished: true } : {}),
+    });
+    return 'LOST';
   }
 
   /** The final state the engine could not store, pushed once the job's end is reported (issue 30). */

@@ -13,6 +13,7 @@ import type {
 import { type AssumeRole, type CloudIdentityRef, withAwsCredentials } from '../cloud/assumeRole.js';
 import { withOidcCredentials } from '../cloud/oidc.js';
 import { Engine, resolveEngineBin } from '../engine/Engine.js';
+import type { PhaseGate } from '../daemon/LeaseFence.js';
 import type { AgentLogger } from '../logging/AgentLogger.js';
 import type { JobLog } from '../logs/JobLog.js';
 import { evaluatePolicies, summarizePolicyResults } from '../policy/evaluatePolicies.js';
@@ -51,12 +52,19 @@ export interface StepDeps {
   secrets: SecretSet;
   claimed: ClaimedJob;
   clock?: RetryClock | undefined;
+  /** The agent's fence: each engine command waits while the agent is fenced (none: never waits). */
+  gate?: PhaseGate | undefined;
 }
+
+/** Engine commands that change infrastructure: never interrupted because the job was lost (issue 30). */
+const CHANGING_COMMANDS = new Set(['apply', 'destroy']);
 
 /** What each job type does with the engine (issue 4, DESIGN §7). */
 export class JobSteps {
   private engine: Engine | null = null;
   private interrupted = false;
+  /** Aborted with `interrupt()` and `stopAfterCurrent()`: ends a wait at the fence. */
+  private readonly interruption = new AbortController();
   /** The job's variables files, once the source is prepared (none without variables). */
   private varFiles: string[] = [];
   /** The engine's working directory when its state is the control plane's, with the job's state token. */
@@ -74,7 +82,32 @@ export class JobSteps {
 
   interrupt(): void {
     this.interrupted = true;
+    this.interruption.abort();
     this.engine?.interrupt();
+  }
+
+  /** Whether the engine is applying or destroying now: changing infrastructure. */
+  get changingInfrastructure(): boolean {
+    const running = this.engine?.running ?? null;
+    return running !== null && CHANGING_COMMANDS.has(running);
+  }
+
+  /** Lets the running engine command end on its own; no further command or step starts. */
+  stopAfterCurrent(): void {
+    this.interrupted = true;
+    this.interruption.abort();
+    this.engine?.stopAfterCurrent();
+  }
+
+  /** Before each engine command: while the agent is fenced, the command waits (the job log says so). */
+  private async beforeCommand(command: string): Promise<void> {
+    const gate = this.deps.gate;
+    if (!gate?.fenced) return;
+    this.deps.log.system(
+      `the agent has not reached the control plane for most of the lost-job timeout: \`${command}\` waits until it does`,
+    );
+    this.deps.logger.warn('fenced: the next engine command waits for the control plane', { command });
+    await gate.whileFenced(this.interruption.signal);
   }
 
   async execute(workspace: Workspace): Promise<JsonObject> {
@@ -318,6 +351,7 @@ export class JobSteps {
       graceMs: settings.graceMs,
       lockTimeoutS: settings.lockTimeoutS,
       varFiles: this.varFiles,
+      beforeCommand: (command) => this.beforeCommand(command),
     });
     this.engine = engine;
     if (this.interrupted) engine.interrupt();

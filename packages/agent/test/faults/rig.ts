@@ -56,8 +56,11 @@ export interface FaultRig {
   /** Between the agents (and their engines) and the server. */
   proxy: ToxicProxy;
   agents: AgentProcess[];
-  /** An agent that reaches the control plane through the proxy (its work dir where `workDir` says). */
-  startAgent(name: string, options?: { workDir?: string }): Promise<AgentProcess>;
+  /**
+   * An agent that reaches the control plane through the proxy: its work dir where `workDir` says,
+   * `args` more `trellis-agent run` flags.
+   */
+  startAgent(name: string, options?: { workDir?: string; args?: string[] }): Promise<AgentProcess>;
   /**
    * A vine running the ledger configuration, its ledger in the rig's temp dir; `files` are more
    * files of its configuration beside it.
@@ -134,7 +137,11 @@ export async function startFaultRig(
       async startAgent(name, agentOptions = {}) {
         const agent = await startAgent(
           { url: proxy.url, user: started.server.user },
-          { name, ...(agentOptions.workDir ? { workDir: agentOptions.workDir } : {}) },
+          {
+            name,
+            ...(agentOptions.workDir ? { workDir: agentOptions.workDir } : {}),
+            ...(agentOptions.args ? { args: agentOptions.args } : {}),
+          },
         );
         agents.push(agent);
         return agent;

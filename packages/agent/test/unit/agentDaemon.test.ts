@@ -1,7 +1,13 @@
-import { Backoff, TrellisApiError, type TrellisClient, TrellisConnectionError } from '@trellis/client';
-import type { ClaimedJob, HeartbeatAnswer, Job } from '@trellis/core';
+import {
+  Backoff,
+  type HeartbeatAnswerView as HeartbeatAnswer,
+  TrellisApiError,
+  type TrellisClient,
+  TrellisConnectionError,
+} from '@trellis/client';
+import type { ClaimedJob, Job } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
-import { Agent } from '../../src/daemon/Agent.js';
+import { Agent, FENCED_HEARTBEAT_MS } from '../../src/daemon/Agent.js';
 import type { JobOutcome, JobRunner, StopReason } from '../../src/job/JobRunner.js';
 import { AgentLogger } from '../../src/logging/AgentLogger.js';
 import { ManualClock, tick } from '../support/manualClock.js';
@@ -14,15 +20,25 @@ class ScriptedClient {
   heartbeats: string[] = [];
   /** Each heartbeat's `running_job_ids` (undefined: none sent). */
   running: Array<readonly string[] | undefined> = [];
+  /** Each heartbeat's `after_unanswered_claim`. */
+  afterUnansweredClaim: boolean[] = [];
+  /** Each heartbeat's own timeout (undefined: the client's). */
+  timeouts: Array<number | undefined> = [];
   /** How many claims each heartbeat came after. */
   claimsBefore: number[] = [];
   claims = 0;
   heartbeatAnswers: Array<HeartbeatAnswer | Error> = [];
   constructor(private readonly steps: ClaimStep[]) {}
 
-  async heartbeat(version: string, running?: readonly string[]): Promise<HeartbeatAnswer> {
+  async heartbeat(
+    version: string,
+    running?: readonly string[],
+    options: { afterUnansweredClaim?: boolean; timeoutMs?: number } = {},
+  ): Promise<HeartbeatAnswer> {
     this.heartbeats.push(version);
     this.running.push(running);
+    this.afterUnansweredClaim.push(options.afterUnansweredClaim === true);
+    this.timeouts.push(options.timeoutMs);
     this.claimsBefore.push(this.claims);
     const next = this.heartbeatAnswers.shift() ?? { cancel_job_ids: [], heartbeat_interval_s: 30 };
     if (next instanceof Error) throw next;
@@ -63,11 +79,12 @@ const job = (id: string) => ({ job: { id } as Job, cloud_identity: null }) as Cl
 function agentWith(client: ScriptedClient, options: { once?: boolean; interval?: number; concurrency?: number } = {}) {
   const runners: FakeRunner[] = [];
   const delays: number[] = [];
+  const logLines: string[] = [];
   const clock = new ManualClock();
   const agent = new Agent({
     clock,
     client: client as unknown as TrellisClient,
-    logger: new AgentLogger('silent'),
+    logger: new AgentLogger('info', {}, { write: (line: string) => logLines.push(line) }),
     concurrency: options.concurrency ?? 1,
     once: options.once ?? false,
     claimWaitS: 30,
@@ -89,7 +106,7 @@ function agentWith(client: ScriptedClient, options: { once?: boolean; interval?:
       return runner as unknown as JobRunner;
     },
   });
-  return { agent, runners, delays, clock };
+  return { agent, runners, delays, clock, messages: () => logLines.map((line) => JSON.parse(line).msg as string) };
 }
 
 describe('the agent daemon', () => {
@@ -170,6 +187,129 @@ describe('the agent daemon', () => {
     await tick(clock);
     agent.shutdown('finish');
     expect((await running).outcomes).toEqual(['SUCCESS']);
+  });
+
+  it('fences itself when no heartbeat is answered for two thirds of the lost-job timeout, and resumes', async () => {
+    const down = () => new TrellisConnectionError('http://x', new Error('ETIMEDOUT'));
+    const client = new ScriptedClient([]);
+    // Answered at start (the lease: 30 s), then unanswered for 40 s, then answered again.
+    client.heartbeatAnswers = [
+      { cancel_job_ids: [], heartbeat_interval_s: 1, lost_job_timeout_s: 30 },
+      ...Array.from({ length: 40 }, down),
+    ];
+    const { agent, clock, messages } = agentWith(client, { interval: 1 });
+    const running = agent.run();
+    await tick(clock);
+    expect(client.claims).toBe(1); // a long poll on its way
+    while (!agent.fenced) await tick(clock, 1000);
+    // Two thirds of 30 s after the answered heartbeat was sent (at 0), to the second the test moves the clock by.
+    expect(clock.now().getTime()).toBeGreaterThanOrEqual(20_000);
+    expect(clock.now().getTime()).toBeLessThan(21_000);
+    const fencedAt = messages().filter((m) => m.startsWith('fenced:'));
+    expect(fencedAt).toHaveLength(1);
+    // The claim on its way was given up; none is sent while fenced, however long it lasts.
+    const claims = client.claims;
+    for (let i = 0; i < 15; i++) await tick(clock, 1000);
+    expect(agent.fenced).toBe(true);
+    expect(client.claims).toBe(claims);
+    expect(client.claims).toBe(1);
+
+    // A heartbeat is answered: the fence lifts; the given-up claim may have been taken, so the
+    // agent says which jobs it runs before it claims again.
+    while (agent.fenced) await tick(clock, 1000);
+    while (client.claims === 1) await tick(clock, 10);
+    expect(messages().filter((m) => m.startsWith('fence lifted:'))).toHaveLength(1);
+    const said = client.afterUnansweredClaim.indexOf(true);
+    expect(client.running[said]).toEqual([]);
+    expect(client.claimsBefore[said]).toBe(1);
+    agent.shutdown('finish');
+    expect((await running).reason).toBe('stopped');
+  });
+
+  it('sends no claim while fenced, however its claims were failing before', async () => {
+    const down = () => new TrellisConnectionError('http://x', new Error('ETIMEDOUT'));
+    // Claims refused (a replica stopping) over and over: the claim loop retries each after a backoff.
+    const client = new ScriptedClient(Array.from({ length: 500 }, () => new TrellisApiError({ status: 503 })));
+    client.heartbeatAnswers = [
+      { cancel_job_ids: [], heartbeat_interval_s: 1, lost_job_timeout_s: 30 },
+      ...Array.from({ length: 40 }, down),
+    ];
+    const { agent, clock } = agentWith(client, { interval: 1 });
+    const running = agent.run();
+    const before = client.claims;
+    for (let i = 0; i < 5; i++) await tick(clock, 1000);
+    expect(client.claims).toBeGreaterThan(before);
+    while (!agent.fenced) await tick(clock, 1000);
+    await tick(clock, 10);
+    const claims = client.claims;
+    for (let i = 0; i < 15; i++) await tick(clock, 1000);
+    expect(client.claims).toBe(claims);
+    while (agent.fenced) await tick(clock, 1000);
+    for (let i = 0; i < 5; i++) await tick(clock, 1000);
+    expect(client.claims).toBeGreaterThan(claims);
+    agent.shutdown('finish');
+    expect((await running).reason).toBe('stopped');
+  });
+
+  it('while fenced, probes the link with heartbeats more often than its interval, each given up sooner', async () => {
+    const down = () => new TrellisConnectionError('http://x', new Error('ETIMEDOUT'));
+    const client = new ScriptedClient([]);
+    client.heartbeatAnswers = [
+      { cancel_job_ids: [], heartbeat_interval_s: 30, lost_job_timeout_s: 30 },
+      ...Array.from({ length: 4 }, down),
+    ];
+    const { agent, clock } = agentWith(client, { interval: 30 });
+    const running = agent.run();
+    while (!agent.fenced) await tick(clock, 1000);
+    const before = client.heartbeats.length;
+    // 30 s of fence: six probes where the interval would send one.
+    for (let i = 0; i < 30 && agent.fenced; i++) await tick(clock, 1000);
+    expect(client.heartbeats.length - before).toBeGreaterThanOrEqual(5);
+    expect(client.timeouts.slice(before)).toContain(FENCED_HEARTBEAT_MS);
+    expect(client.timeouts[0]).toBeUndefined();
+    agent.shutdown('finish');
+    await running;
+  });
+
+  it('makes its jobs wait at the fence before each engine command', async () => {
+    const down = () => new TrellisConnectionError('http://x', new Error('ETIMEDOUT'));
+    const client = new ScriptedClient([job('j1')]);
+    client.heartbeatAnswers = [
+      { cancel_job_ids: [], heartbeat_interval_s: 1, lost_job_timeout_s: 3 },
+      ...Array.from({ length: 5 }, down),
+    ];
+    const gates: Array<{ fenced: boolean; whileFenced(signal?: AbortSignal): Promise<void> }> = [];
+    const clock = new ManualClock();
+    const agent = new Agent({
+      clock,
+      client: client as unknown as TrellisClient,
+      logger: new AgentLogger('silent'),
+      concurrency: 1,
+      once: false,
+      claimWaitS: 30,
+      heartbeatIntervalS: 1,
+      version: '9.9.9',
+      createRunner: (claimed, gate) => {
+        gates.push(gate);
+        return new FakeRunner(claimed.job) as unknown as JobRunner;
+      },
+    });
+    const running = agent.run();
+    while (gates.length === 0) await tick(clock, 10);
+    const gate = gates[0];
+    expect(gate?.fenced).toBe(false);
+    while (!gate?.fenced) await tick(clock, 500);
+    let passed = false;
+    const waiting = gate.whileFenced().then(() => {
+      passed = true;
+    });
+    for (let i = 0; i < 4; i++) await tick(clock, 500);
+    expect(passed).toBe(false);
+    while (!passed) await tick(clock, 500);
+    await waiting;
+    expect(gate.fenced).toBe(false);
+    agent.shutdown('cancel');
+    await running;
   });
 
   it('stops a running job that a heartbeat says was cancelled', async () => {

@@ -28,19 +28,22 @@ export function parseRunningJobIds(value: unknown): string[] | undefined {
  * control plane thinks it runs died with its old process: each ends at once for
  * `agent_restarted` (FAILED, its vine with it, the state lock its dead engine held released)
  * rather than at the lost-agent sweep, which would wait for a silence that never comes. Queued
- * jobs assigned to the agent stay: the new process runs them. Returns the jobs it ended.
+ * jobs assigned to the agent stay: the new process runs them. An agent that runs on says the
+ * same after a claim whose answer may have been lost: the jobs it leaves out end for
+ * `claim_unanswered` (it never got them). Returns the jobs it ended.
  */
 export async function endJobsOfRestartedAgent(
   stores: Stores,
   lifecycle: JobLifecycle,
   worker: WorkerActor,
   running: readonly string[],
+  reason: 'agent_restarted' | 'claim_unanswered' = 'agent_restarted',
 ): Promise<Job[]> {
   const processing = await stores.jobs.list(worker.ownerId, { status: 'PROCESSING' });
   const ended: Job[] = [];
   for (const job of processing) {
     if (job.claimed_by_worker_id !== worker.workerId || running.includes(job.id)) continue;
-    const failed = await lifecycle.end(stores, job, 'agent_lost', { reason: 'agent_restarted', actor: worker });
+    const failed = await lifecycle.end(stores, job, 'agent_lost', { reason, actor: worker });
     if (failed) ended.push(failed);
   }
   return ended;

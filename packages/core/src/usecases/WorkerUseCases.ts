@@ -26,6 +26,8 @@ export interface Registration {
 export interface HeartbeatAnswer {
   cancel_job_ids: string[];
   heartbeat_interval_s: number;
+  /** The agent's lease: it fences itself after two thirds of it without an answer (issue 30). */
+  lost_job_timeout_s: number;
 }
 
 const MAX_METADATA_BYTES = 64 * 1024;
@@ -127,13 +129,16 @@ export class WorkerUseCases {
    * `POST /api/workers/heartbeat`: also tells the agent which of its jobs were cancelled. An
    * agent's first heartbeat names the jobs it runs (`running_job_ids`): the others it was
    * thought to run end at once (`endJobsOfRestartedAgent`), and the heartbeat is written with them.
+   * With `after_unanswered_claim` the list follows a claim whose answer may have been lost, not a
+   * restart: the jobs it leaves out end saying so.
    */
   async heartbeat(
     worker: WorkerActor,
-    input: { version: unknown; running_job_ids?: unknown },
+    input: { version: unknown; running_job_ids?: unknown; after_unanswered_claim?: unknown },
   ): Promise<HeartbeatAnswer> {
     const { version } = input;
     const running = parseRunningJobIds(input.running_job_ids);
+    const reason = input.after_unanswered_claim === true ? 'claim_unanswered' : 'agent_restarted';
     if (typeof version !== 'string' || version.trim() === '' || version.length > 100) {
       throw new ValidationError('version must be the agent version string', [
         { path: 'version', message: 'must be a non-empty string of at most 100 characters' },
@@ -146,17 +151,26 @@ export class WorkerUseCases {
     if (running !== undefined || this.heartbeats.mustWriteNow(worker.workerId, now)) {
       const cancelled = await this.lifecycle.run(ownerScope(worker.ownerId), async (stores) => {
         await stores.workers.recordHeartbeat(worker.ownerId, worker.workerId, version, beat.at);
-        if (running !== undefined) await endJobsOfRestartedAgent(stores, this.lifecycle, worker, running);
+        if (running !== undefined) await endJobsOfRestartedAgent(stores, this.lifecycle, worker, running, reason);
         return stores.jobs.listCancelledForWorker(worker.ownerId, worker.workerId, since);
       });
       this.heartbeats.written(beat);
-      return { cancel_job_ids: cancelled, heartbeat_interval_s: this.deps.settings.heartbeatIntervalSeconds };
+      return this.answer(cancelled);
     }
     const cancelled = await this.deps.uow.read(ownerScope(worker.ownerId), (stores) =>
       stores.jobs.listCancelledForWorker(worker.ownerId, worker.workerId, since),
     );
     this.heartbeats.queue(beat);
-    return { cancel_job_ids: cancelled, heartbeat_interval_s: this.deps.settings.heartbeatIntervalSeconds };
+    return this.answer(cancelled);
+  }
+
+  private answer(cancelled: string[]): HeartbeatAnswer {
+    const { heartbeatIntervalSeconds, lostJobTimeoutSeconds } = this.deps.settings;
+    return {
+      cancel_job_ids: cancelled,
+      heartbeat_interval_s: heartbeatIntervalSeconds,
+      lost_job_timeout_s: lostJobTimeoutSeconds,
+    };
   }
 
   /** Writes the heartbeats queued since the last flush (the server does, every second and on shutdown). */

@@ -106,6 +106,12 @@ export async function writeStateVersion(deps: CoreDeps, write: StateVersionWrite
           );
         }
       }
+      if (verdict.rejected && jobId !== null) {
+        // The same refused write again (the agent pushing the errored.tfstate its engine wrote when
+        // this one was refused): the job is the write's key, its bytes the same; one copy is kept.
+        const same = await sameRejectedVersion(stores, write, { jobId, serial, lineage, sha256: stored.sha256 });
+        if (same) return { version: same, pruned: [key] };
+      }
       const added = await stores.states.addVersion({
         owner_id: write.ownerId,
         vine_id: write.vineId,
@@ -130,6 +136,25 @@ export async function writeStateVersion(deps: CoreDeps, write: StateVersionWrite
   }
   await deleteStateArtifacts(deps, pruned);
   return version;
+}
+
+/** A `rejected` version the job already wrote with these bytes, serial and lineage, if any. */
+async function sameRejectedVersion(
+  stores: Stores,
+  write: Pick<StateVersionWrite, 'ownerId' | 'vineId'>,
+  written: { jobId: string; serial: number; lineage: string; sha256: string },
+): Promise<StateVersion | null> {
+  const versions = await stores.states.listVersions(write.ownerId, write.vineId);
+  return (
+    versions.find(
+      (version) =>
+        version.rejected &&
+        version.job_id === written.jobId &&
+        version.sha256 === written.sha256 &&
+        version.serial === written.serial &&
+        version.lineage === written.lineage,
+    ) ?? null
+  );
 }
 
 /** Versions pruned or never recorded: their bytes go too (best effort; a leftover costs only space). */

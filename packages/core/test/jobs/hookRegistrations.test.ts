@@ -26,6 +26,7 @@ const REGISTERED: [string, string[]][] = [
       'agent_outdated',
       'agent_lost',
       'agent_restarted',
+      'claim_unanswered',
       'agent_destroyed',
     ],
   ],

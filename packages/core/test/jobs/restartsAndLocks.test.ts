@@ -62,6 +62,24 @@ describe('an agent that starts names the jobs it runs', () => {
     expect((await core.useCases.workers.get(ada.userId, worker.workerId)).status).toBe('ONLINE');
   });
 
+  it('after a claim without an answer, ends the job the agent never got saying so', async () => {
+    const kept = await seedRunningJob(core, ada, worker, vine, 'DEPLOY');
+    const otherVine = await seedVine(core, ada);
+    const neverGot = await seedRunningJob(core, ada, worker, otherVine, 'PLAN');
+
+    const answer = await core.useCases.workers.heartbeat(worker, {
+      version: '2.0.0',
+      running_job_ids: [kept.id],
+      after_unanswered_claim: true,
+    });
+    expect(answer.lost_job_timeout_s).toBe(120);
+    expect(jobOf(kept)?.status).toBe('PROCESSING');
+    expect(jobOf(neverGot)).toMatchObject({
+      status: 'FAILED',
+      error_message: "the answer to the agent's claim of this job never reached it: the job never started on the agent",
+    });
+  });
+
   it('refuses a malformed list', async () => {
     for (const bad of ['x', ['not-a-uuid'], Array.from({ length: 257 }, () => vine.id), {}]) {
       await expectFailure(

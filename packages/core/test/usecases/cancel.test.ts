@@ -86,7 +86,7 @@ describe('cancelling a job', () => {
     const other = await seedWorker(core, ada, { heartbeat: true });
     expect((await heartbeat()).cancel_job_ids).toEqual([]);
     await core.useCases.jobs.cancel(ada, job.id);
-    expect(await heartbeat()).toEqual({ cancel_job_ids: [job.id], heartbeat_interval_s: 30 });
+    expect(await heartbeat()).toEqual({ cancel_job_ids: [job.id], heartbeat_interval_s: 30, lost_job_timeout_s: 120 });
     expect((await heartbeat(other)).cancel_job_ids).toEqual([]);
     core.clock.advance({ seconds: core.settings.cancelNoticeSeconds });
     expect((await heartbeat()).cancel_job_ids).toEqual([job.id]);

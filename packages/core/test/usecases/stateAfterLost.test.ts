@@ -122,6 +122,28 @@ describe('the state of a job failed as lost (issue 30)', () => {
     });
   });
 
+  it('is kept once when the same refused write comes again (the agent pushing its errored.tfstate)', async () => {
+    const { engine } = await lostDeploy();
+    const next = await seedWorker(core, ada, { heartbeat: true });
+    const later = await seedRunningJob(core, ada, next, vine, 'DEPLOY');
+    await core.useCases.states.write(engineOf(next, later.id), vine.id, null, body(state(2)));
+
+    const refused = (text: string) =>
+      expectFailure(core.useCases.states.write(engine, vine.id, null, body(text)), ConflictError, 'state_rejected');
+    await refused(state(3));
+    const versions = async () => (await core.useCases.tfe.history.list(ada, vine.id)).versions;
+    const once = await versions();
+    const stored = core.artifacts.keys().length;
+    // The same bytes again: the same rejected version, no second copy, no bytes left behind.
+    await refused(state(3));
+    expect(await versions()).toEqual(once);
+    expect(core.artifacts.keys()).toHaveLength(stored);
+    expect(once.filter((version) => version.rejected)).toHaveLength(1);
+    // Other bytes of the job are another version.
+    await refused(`${state(3)}\n`);
+    expect((await versions()).filter((version) => version.rejected)).toHaveLength(2);
+  });
+
   it('is kept as rejected when a later job wrote the state since, even after that job ended', async () => {
     const { engine } = await lostDeploy();
     const next = await seedWorker(core, ada, { heartbeat: true });

@@ -125,12 +125,13 @@ describe('heartbeats and worker status', () => {
     vine = await seedVine(core, ada);
   });
 
-  it('records version and time, and answers the heartbeat interval', async () => {
+  it('records version and time, and answers the heartbeat interval and the lost-job timeout', async () => {
     const worker = await seedWorker(core, ada);
     core.clock.advance({ seconds: 3 });
     expect(await core.useCases.workers.heartbeat(worker, { version: '1.4.0' })).toEqual({
       cancel_job_ids: [],
       heartbeat_interval_s: 30,
+      lost_job_timeout_s: 120,
     });
     expect(await core.useCases.workers.get(ada.userId, worker.workerId)).toMatchObject({
       version: '1.4.0',

@@ -177,6 +177,27 @@ export const MORE_LIFECYCLE_ROWS: LifecycleRow[] = [
     },
   },
   {
+    name: "claim_unanswered: the agent never got the answer to its claim of a push's PLAN",
+    reasons: ['claim_unanswered'],
+    async arrange(world) {
+      const plan = await world.claim(await world.push(sha(1)));
+      world.name(plan, 'job');
+      return () =>
+        world.core.useCases.workers.heartbeat(world.agent, {
+          version: '2.0.0',
+          running_job_ids: [],
+          after_unanswered_claim: true,
+        });
+    },
+    statuses: { job: 'FAILED' },
+    expected: {
+      deliveries: ['job.failed job'],
+      vcs: ['status:failure job'],
+      announcements: ['FAILED job'],
+      audit: ['job.fail job'],
+    },
+  },
+  {
     name: "cancelled_by_person: a queued push's PLAN",
     reasons: ['cancelled_by_person'],
     async arrange(world) {
