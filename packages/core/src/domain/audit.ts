@@ -39,6 +39,7 @@ export const AUDIT_ACTIONS = [
   'job.create',
   'job.cancel',
   'job.fail',
+  'job.requeue',
   'plan.approve',
   'plan.reject',
   'plan.override',

@@ -12,7 +12,8 @@ export type JobEvent =
   | 'report_cancelled'
   | 'cancel' // a person (or the system, for a job that gives way) cancelled it
   | 'agent_lost' // the agent running it is gone: silent past the lost-job timeout, or destroyed
-  | 'start_failed'; // the control plane could not start a job it handed out (no identity token)
+  | 'start_failed' // the control plane could not start a job it handed out (no identity token)
+  | 'unclaim'; // the agent never got the claim's answer: no engine started, the job goes back in the queue
 
 /** DESIGN §3 as data: the only allowed moves. Terminal states accept nothing. */
 export const JOB_TRANSITIONS: { readonly [S in JobStatus]: Readonly<Partial<Record<JobEvent, JobStatus>>> } = {
@@ -25,6 +26,7 @@ export const JOB_TRANSITIONS: { readonly [S in JobStatus]: Readonly<Partial<Reco
     cancel: 'CANCELLED',
     agent_lost: 'FAILED',
     start_failed: 'FAILED',
+    unclaim: 'QUEUED',
   },
   SUCCESS: {},
   FAILED: {},
@@ -89,6 +91,8 @@ function describeJobEvent(event: JobEvent): string {
       return 'be failed for a lost agent';
     case 'start_failed':
       return 'be failed for not starting';
+    case 'unclaim':
+      return 'be put back in the queue';
     default: {
       const unreachable: never = event;
       return unreachable;

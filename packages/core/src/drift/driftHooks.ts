@@ -32,7 +32,6 @@ export const driftHooks: readonly JobHook[] = [
       'agent_outdated',
       'agent_lost',
       'agent_restarted',
-      'claim_unanswered',
       'agent_destroyed',
     ],
     async run(job, change, { stores, deps }) {

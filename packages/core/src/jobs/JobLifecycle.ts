@@ -169,6 +169,40 @@ export class JobLifecycle {
     return ended;
   }
 
+  /**
+   * Puts a claimed job back in the queue (`unclaim`): the agent it was given to never got the
+   * claim's answer, so no engine started and nothing ran. The claim is undone (its agent, its
+   * time, its vine's move), audited (`job.requeue`, by that agent), then the `requeued` hooks (idle
+   * agents wake up). Null when the job changed meanwhile: nothing was done.
+   */
+  async requeue(stores: Stores, job: Job, actor: AuditBy): Promise<Job | null> {
+    const deferred = this.unitOf(stores);
+    const status = transitionJob(job.status, 'unclaim');
+    const at = isoNow(this.deps);
+    const queued = await stores.jobs.update(job.owner_id, job.id, job.status, {
+      status,
+      claimed_by_worker_id: null,
+      claimed_at: null,
+      vine_status_before: null,
+    });
+    if (!queued) return null;
+    if (job.vine_id !== null && job.vine_status_before !== null) {
+      const vine = await stores.vines.get(job.owner_id, job.vine_id);
+      if (vine) {
+        const restored = transitionVine(vine.status, { type: 'job_cancelled', restore: job.vine_status_before });
+        await stores.vines.updateStatus(job.owner_id, vine.id, restored, null, at);
+      }
+    }
+    await recordAudit(stores, this.deps, actor, {
+      action: 'job.requeue',
+      target: { type: 'job', id: job.id },
+      owner_id: job.owner_id,
+      details: { job_type: job.job_type, status_before: job.status, reason: 'claim_unanswered' },
+    });
+    await this.runHooks(stores, deferred, queued, { moment: 'requeued', from: job.status, at });
+    return queued;
+  }
+
   /** A running job's report that only adds metadata (`PROCESSING` again): no hooks, no announcement. */
   async progress(stores: Stores, job: Job, metadata: ExecutionMetadata): Promise<Job> {
     const status = transitionJob(job.status, 'report_processing');

@@ -28,23 +28,44 @@ export function parseRunningJobIds(value: unknown): string[] | undefined {
  * control plane thinks it runs died with its old process: each ends at once for
  * `agent_restarted` (FAILED, its vine with it, the state lock its dead engine held released)
  * rather than at the lost-agent sweep, which would wait for a silence that never comes. Queued
- * jobs assigned to the agent stay: the new process runs them. An agent that runs on says the
- * same after a claim whose answer may have been lost: the jobs it leaves out end for
- * `claim_unanswered` (it never got them). Returns the jobs it ended.
+ * jobs assigned to the agent stay: the new process runs them. Returns the jobs it ended.
  */
 export async function endJobsOfRestartedAgent(
   stores: Stores,
   lifecycle: JobLifecycle,
   worker: WorkerActor,
   running: readonly string[],
-  reason: 'agent_restarted' | 'claim_unanswered' = 'agent_restarted',
 ): Promise<Job[]> {
-  const processing = await stores.jobs.list(worker.ownerId, { status: 'PROCESSING' });
   const ended: Job[] = [];
-  for (const job of processing) {
-    if (job.claimed_by_worker_id !== worker.workerId || running.includes(job.id)) continue;
-    const failed = await lifecycle.end(stores, job, 'agent_lost', { reason, actor: worker });
+  for (const job of await notRunning(stores, worker, running)) {
+    const failed = await lifecycle.end(stores, job, 'agent_lost', { reason: 'agent_restarted', actor: worker });
     if (failed) ended.push(failed);
   }
   return ended;
+}
+
+/**
+ * An agent that runs on says which jobs it runs after a claim whose answer may have been lost
+ * (`after_unanswered_claim`): a job the control plane gave it that it leaves out never reached
+ * it, so no engine started: it goes back in the queue (`JobLifecycle.requeue`) and runs once,
+ * on whichever agent claims it next. Returns the jobs put back.
+ */
+export async function requeueUnansweredClaims(
+  stores: Stores,
+  lifecycle: JobLifecycle,
+  worker: WorkerActor,
+  running: readonly string[],
+): Promise<Job[]> {
+  const requeued: Job[] = [];
+  for (const job of await notRunning(stores, worker, running)) {
+    const queued = await lifecycle.requeue(stores, job, worker);
+    if (queued) requeued.push(queued);
+  }
+  return requeued;
+}
+
+/** The jobs the control plane thinks `worker` runs that it does not list. */
+async function notRunning(stores: Stores, worker: WorkerActor, running: readonly string[]): Promise<Job[]> {
+  const processing = await stores.jobs.list(worker.ownerId, { status: 'PROCESSING' });
+  return processing.filter((job) => job.claimed_by_worker_id === worker.workerId && !running.includes(job.id));
 }

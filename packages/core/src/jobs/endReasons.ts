@@ -90,18 +90,6 @@ export const JOB_END_REASONS = {
     releasesStateLock: true,
     messages: { agent_lost: 'the agent running this job restarted: the job ended with its old process' },
   },
-  /**
-   * The control plane gave it to an agent whose claim failed on the way, and the agent, running
-   * on, said it runs none of it: the claim's answer never reached the agent, no engine started.
-   */
-  claim_unanswered: {
-    events: ['agent_lost'],
-    audited: true,
-    releasesStateLock: true,
-    messages: {
-      agent_lost: "the answer to the agent's claim of this job never reached it: the job never started on the agent",
-    },
-  },
   /** A person cancelled it (queued or running). */
   cancelled_by_person: {
     events: ['cancel'],

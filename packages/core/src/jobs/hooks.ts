@@ -5,8 +5,11 @@ import type { CoreDeps } from '../usecases/CoreDeps.js';
 import type { EndReason } from './endReasons.js';
 import type { JobLifecycle } from './JobLifecycle.js';
 
-/** What happened to a job: it was queued, or it ended for one of the end reasons. */
-export type JobMoment = 'queued' | EndReason;
+/**
+ * What happened to a job: it was queued, it went back in the queue (`requeued`: the agent never
+ * got the answer to its claim), or it ended for one of the end reasons.
+ */
+export type JobMoment = 'queued' | 'requeued' | EndReason;
 
 /** A change of a job, as a hook sees it. */
 export interface JobChange {

@@ -9,7 +9,7 @@ import type { JobHook } from './hooks.js';
 export const liveAnnouncementHooks: readonly JobHook[] = [
   {
     name: 'live.jobQueued',
-    on: ['queued'],
+    on: ['queued', 'requeued'],
     async run(job, _change, { deps, afterCommit }) {
       afterCommit(() => announce(deps.events, { type: 'job_queued', owner_id: job.owner_id, job_id: job.id }));
     },

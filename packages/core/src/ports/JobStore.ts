@@ -11,7 +11,16 @@ export interface JobFilter {
 }
 
 export type JobPatch = Partial<
-  Pick<Job, 'status' | 'execution_metadata' | 'error_message' | 'finished_at' | 'vine_status_before'>
+  Pick<
+    Job,
+    | 'status'
+    | 'execution_metadata'
+    | 'error_message'
+    | 'finished_at'
+    | 'vine_status_before'
+    | 'claimed_by_worker_id'
+    | 'claimed_at'
+  >
 >;
 
 /** What `claimNext` took and read, in one step (on Postgres, one statement). */

@@ -13,7 +13,7 @@ import { ownerScope, type Scope, systemScope, visibleOwners } from '../ports/Uni
 import { recordAudit } from './audit.js';
 import { Access, parseOwnerFilter } from './Access.js';
 import type { HeartbeatBuffer } from './HeartbeatBuffer.js';
-import { endJobsOfRestartedAgent, parseRunningJobIds } from '../jobs/agentRestart.js';
+import { endJobsOfRestartedAgent, parseRunningJobIds, requeueUnansweredClaims } from '../jobs/agentRestart.js';
 import type { JobLifecycle } from '../jobs/JobLifecycle.js';
 import { announce, type CoreDeps, isoNow, isoSecondsBefore } from './CoreDeps.js';
 import { publicWorker, type WorkerView } from './views.js';
@@ -130,7 +130,7 @@ export class WorkerUseCases {
    * agent's first heartbeat names the jobs it runs (`running_job_ids`): the others it was
    * thought to run end at once (`endJobsOfRestartedAgent`), and the heartbeat is written with them.
    * With `after_unanswered_claim` the list follows a claim whose answer may have been lost, not a
-   * restart: the jobs it leaves out end saying so.
+   * restart: the jobs it leaves out never reached it and go back in the queue.
    */
   async heartbeat(
     worker: WorkerActor,
@@ -138,7 +138,6 @@ export class WorkerUseCases {
   ): Promise<HeartbeatAnswer> {
     const { version } = input;
     const running = parseRunningJobIds(input.running_job_ids);
-    const reason = input.after_unanswered_claim === true ? 'claim_unanswered' : 'agent_restarted';
     if (typeof version !== 'string' || version.trim() === '' || version.length > 100) {
       throw new ValidationError('version must be the agent version string', [
         { path: 'version', message: 'must be a non-empty string of at most 100 characters' },
@@ -151,7 +150,10 @@ export class WorkerUseCases {
     if (running !== undefined || this.heartbeats.mustWriteNow(worker.workerId, now)) {
       const cancelled = await this.lifecycle.run(ownerScope(worker.ownerId), async (stores) => {
         await stores.workers.recordHeartbeat(worker.ownerId, worker.workerId, version, beat.at);
-        if (running !== undefined) await endJobsOfRestartedAgent(stores, this.lifecycle, worker, running, reason);
+        if (running !== undefined) {
+          const settle = input.after_unanswered_claim === true ? requeueUnansweredClaims : endJobsOfRestartedAgent;
+          await settle(stores, this.lifecycle, worker, running);
+        }
         return stores.jobs.listCancelledForWorker(worker.ownerId, worker.workerId, since);
       });
       this.heartbeats.written(beat);

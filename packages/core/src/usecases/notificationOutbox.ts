@@ -144,7 +144,6 @@ export const notificationHooks: readonly JobHook[] = [
       'agent_outdated',
       'agent_lost',
       'agent_restarted',
-      'claim_unanswered',
       'cancelled_by_person',
       'agent_destroyed',
       'superseded',

@@ -24,7 +24,6 @@ export const vcsFeedbackHooks: readonly JobHook[] = [
       'agent_outdated',
       'agent_lost',
       'agent_restarted',
-      'claim_unanswered',
       'cancelled_by_person',
       'agent_destroyed',
       'superseded',

@@ -26,7 +26,6 @@ const REGISTERED: [string, string[]][] = [
       'agent_outdated',
       'agent_lost',
       'agent_restarted',
-      'claim_unanswered',
       'agent_destroyed',
     ],
   ],
@@ -34,7 +33,7 @@ const REGISTERED: [string, string[]][] = [
   ['tfe.autoApply', ['reported']],
   ['vcs.autoDeploy', ['reported']],
   ['triggers.downstream', ['reported']],
-  ['live.jobQueued', ['queued']],
+  ['live.jobQueued', ['queued', 'requeued']],
   ['live.jobEnded', EVERY_END],
 ];
 

@@ -62,7 +62,7 @@ describe('an agent that starts names the jobs it runs', () => {
     expect((await core.useCases.workers.get(ada.userId, worker.workerId)).status).toBe('ONLINE');
   });
 
-  it('after a claim without an answer, ends the job the agent never got saying so', async () => {
+  it('after a claim without an answer, puts the job the agent never got back in the queue, its vine where it was', async () => {
     const kept = await seedRunningJob(core, ada, worker, vine, 'DEPLOY');
     const otherVine = await seedVine(core, ada);
     const neverGot = await seedRunningJob(core, ada, worker, otherVine, 'PLAN');
@@ -75,9 +75,21 @@ describe('an agent that starts names the jobs it runs', () => {
     expect(answer.lost_job_timeout_s).toBe(120);
     expect(jobOf(kept)?.status).toBe('PROCESSING');
     expect(jobOf(neverGot)).toMatchObject({
-      status: 'FAILED',
-      error_message: "the answer to the agent's claim of this job never reached it: the job never started on the agent",
+      status: 'QUEUED',
+      claimed_by_worker_id: null,
+      claimed_at: null,
+      error_message: null,
+      finished_at: null,
     });
+    expect(core.uow.snapshot().vines.get(otherVine.id)?.status).toBe(otherVine.status);
+    const audit = [...core.uow.snapshot().audit.values()].filter((entry) => entry.target.id === neverGot.id);
+    expect(audit.map((entry) => [entry.action, entry.details.reason])).toContainEqual([
+      'job.requeue',
+      'claim_unanswered',
+    ]);
+    // It runs once, on whichever agent claims it next.
+    const other = await seedWorker(core, ada, { heartbeat: true });
+    expect((await core.useCases.jobs.claim(other))?.job.id).toBe(neverGot.id);
   });
 
   it('refuses a malformed list', async () => {

@@ -308,6 +308,8 @@ function columnsOf(patch: JobPatch): Row {
   if (patch.error_message !== undefined) columns.error_message = patch.error_message;
   if (patch.finished_at !== undefined) columns.finished_at = timeInOrNull(patch.finished_at);
   if (patch.vine_status_before !== undefined) columns.vine_status_before = patch.vine_status_before;
+  if (patch.claimed_by_worker_id !== undefined) columns.claimed_by_worker_id = patch.claimed_by_worker_id;
+  if (patch.claimed_at !== undefined) columns.claimed_at = timeInOrNull(patch.claimed_at);
   return columns;
 }
 

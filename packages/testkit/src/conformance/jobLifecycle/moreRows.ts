@@ -177,8 +177,8 @@ export const MORE_LIFECYCLE_ROWS: LifecycleRow[] = [
     },
   },
   {
-    name: "claim_unanswered: the agent never got the answer to its claim of a push's PLAN",
-    reasons: ['claim_unanswered'],
+    name: "requeued: the agent never got the answer to its claim of a push's PLAN, so it goes back in the queue",
+    reasons: [],
     async arrange(world) {
       const plan = await world.claim(await world.push(sha(1)));
       world.name(plan, 'job');
@@ -189,12 +189,20 @@ export const MORE_LIFECYCLE_ROWS: LifecycleRow[] = [
           after_unanswered_claim: true,
         });
     },
-    statuses: { job: 'FAILED' },
-    expected: {
-      deliveries: ['job.failed job'],
-      vcs: ['status:failure job'],
-      announcements: ['FAILED job'],
-      audit: ['job.fail job'],
+    statuses: { job: 'QUEUED' },
+    // No end: nothing is delivered and the commit keeps its `pending` status; idle agents wake up.
+    expected: { deliveries: [], vcs: [], announcements: ['queued job'], audit: ['job.requeue job'] },
+    async also(world) {
+      // The claim is undone: no agent, its vine where it was, and the next claim takes it.
+      const [job, vine] = await world.core.uow.read(ownerScope(world.ada.userId), async (stores) => [
+        await stores.jobs.list(world.ada.userId, { vine_id: world.vine.id, status: 'QUEUED' }),
+        await stores.vines.get(world.ada.userId, world.vine.id),
+      ]);
+      expect(job).toHaveLength(1);
+      expect(job[0]).toMatchObject({ claimed_by_worker_id: null, claimed_at: null, vine_status_before: null });
+      expect(vine?.status).toBe(world.vine.status);
+      const again = await world.core.useCases.jobs.claim(world.agent);
+      expect(again?.job.id).toBe(job[0]?.id);
     },
   },
   {

@@ -21,7 +21,15 @@ import { copy, newestFirst, oldestFirst, pageNewestFirst } from '../MemoryState.
 import { ownerList, type OwnerIds } from '@trellis/core';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 
-const PATCHABLE = ['status', 'execution_metadata', 'error_message', 'finished_at', 'vine_status_before'] as const;
+const PATCHABLE = [
+  'status',
+  'execution_metadata',
+  'error_message',
+  'finished_at',
+  'vine_status_before',
+  'claimed_by_worker_id',
+  'claimed_at',
+] as const;
 
 export class MemoryJobStore implements JobStore {
   constructor(private readonly tx: MemoryTransaction) {}
