@@ -6,9 +6,11 @@
  * would. The engine is the bench's stand-in (`bench/fake-engine.sh`, it answers at once), so what
  * is exercised is the orchestration: claims, heartbeats, logs and status reports racing the
  * restarts. Every job ends exactly once, none is started twice, no agent is ever answered `500`,
- * and the invariant checker finds nothing.
+ * every job succeeds but those whose claim's answer was cut on its way (they end `FAILED`, once,
+ * when the agent says it never got them), and the invariant checker finds nothing.
  */
 import { fileURLToPath } from 'node:url';
+import { JOB_END_REASONS } from '@trellis/core';
 import { connectPostgres } from '@trellis/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../support/e2e.js';
@@ -21,6 +23,8 @@ const JOBS = 500;
 const VINES = 50;
 const AGENTS = 8;
 const RESTART_EVERY_MS = 10_000;
+/** How a job ends whose claim's answer never reached its agent (`agent_restarted`). */
+const LOST_CLAIM = JOB_END_REASONS.agent_restarted.messages.agent_lost;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -68,9 +72,12 @@ describe.skipIf(!TOXIPROXY)('fault scenario 7: a flood of jobs while a replica r
     let draining = true;
     let restarts = 0;
     const restartLoop = (async () => {
+      let last = Date.now();
       while (draining) {
-        await sleep(RESTART_EVERY_MS);
+        // A restart begins every 10 s, or as soon as the last one is done when it took longer.
+        await sleep(last + RESTART_EVERY_MS - Date.now());
         if (!draining) break;
+        last = Date.now();
         restarts += 1;
         const signal = restarts % 3 === 0 ? 'SIGKILL' : 'SIGTERM';
         await restarting.process.stop(signal);
@@ -82,6 +89,7 @@ describe.skipIf(!TOXIPROXY)('fault scenario 7: a flood of jobs while a replica r
 
     const db = await connectPostgres(rig.postgres.url);
     let statuses: Record<string, number> = {};
+    let unsuccessful: string[] = [];
     try {
       await eventually(
         `the ${JOBS} jobs to end`,
@@ -94,6 +102,11 @@ describe.skipIf(!TOXIPROXY)('fault scenario 7: a flood of jobs while a replica r
         },
         720_000,
       );
+      unsuccessful = (
+        await db.query<{ id: string; status: string; error_message: string | null }>(
+          "SELECT id, status, error_message FROM jobs WHERE status <> 'SUCCESS' ORDER BY seq",
+        )
+      ).rows.map((row) => `${row.id} ${row.status}: ${row.error_message}`);
     } finally {
       draining = false;
       await restartLoop;
@@ -104,9 +117,23 @@ describe.skipIf(!TOXIPROXY)('fault scenario 7: a flood of jobs while a replica r
       `flood: ${JOBS} jobs over ${VINES} vines queued in ${((queuedAt - began) / 1000).toFixed(1)} s, drained by ${AGENTS} agents in ${((drainedAt - queuedAt) / 1000).toFixed(1)} s through ${restarts} restarts`,
     );
 
+    const lines = rig.agents.flatMap((agent) => agent.output().split('\n'));
+    // The restarts reached the agents: calls failed (refused, cut, `503 shutting_down`) and were retried.
+    const failedCalls = lines.filter((line) => line.includes('"level":"warn"')).length;
+    // A claim cut after the control plane took the job for it (a connection cut by a kill or by the
+    // balancer's switch, the answer on its way): the agent names the jobs it runs, and the job it
+    // never got ends FAILED, once (docs/reliability.md). Every other job succeeds.
+    const claimsWithoutAnswer = lines.filter((line) => line.includes('after a claim without an answer')).length;
+    const lostClaims = unsuccessful.filter((line) => line.endsWith(`FAILED: ${LOST_CLAIM}`));
+    console.log(
+      `flood: ${failedCalls} failed calls retried by the agents, ${claimsWithoutAnswer} claims without an answer, ${lostClaims.length} jobs failed for it`,
+    );
     expect(queued).toHaveLength(JOBS);
     expect(restarts).toBeGreaterThan(0);
-    expect(statuses).toEqual({ SUCCESS: JOBS });
+    expect(failedCalls).toBeGreaterThan(0);
+    expect(unsuccessful.filter((line) => !lostClaims.includes(line))).toEqual([]);
+    expect(lostClaims.length).toBeLessThanOrEqual(claimsWithoutAnswer);
+    expect((statuses.SUCCESS ?? 0) + lostClaims.length).toBe(JOBS);
     const violations = await rig.check();
     expect(violations, violationsOf(violations)).toEqual([]);
   });
