@@ -1,7 +1,7 @@
 /**
  * Fault scenario 7 (issue 30): a flood of queued jobs drained by 8 agents while one of the two
- * control plane replicas restarts every 10 s (a clean `SIGTERM` stop, every third time a
- * `SIGKILL`). Each replica has its balancer (a Toxiproxy proxy) and half of the agents; while the
+ * control plane replicas restarts every 10 s (a `SIGKILL`, then two clean `SIGTERM` stops, and
+ * so on). Each replica has its balancer (a Toxiproxy proxy) and half of the agents; while the
  * restarting replica is down its balancer sends to the other, as a balancer with health checks
  * would. The engine is the bench's stand-in (`bench/fake-engine.sh`, it answers at once), so what
  * is exercised is the orchestration: claims, heartbeats, logs and status reports racing the
@@ -72,14 +72,16 @@ describe.skipIf(!TOXIPROXY)('fault scenario 7: a flood of jobs while a replica r
     let draining = true;
     let restarts = 0;
     const restartLoop = (async () => {
-      let last = Date.now();
+      // The first at once (however fast the machine drains the queue, it drains through restarts).
+      let last = Date.now() - RESTART_EVERY_MS;
       while (draining) {
         // A restart begins every 10 s, or as soon as the last one is done when it took longer.
         await sleep(last + RESTART_EVERY_MS - Date.now());
         if (!draining) break;
         last = Date.now();
         restarts += 1;
-        const signal = restarts % 3 === 0 ? 'SIGKILL' : 'SIGTERM';
+        // A kill first, then two clean stops, and so on.
+        const signal = restarts % 3 === 1 ? 'SIGKILL' : 'SIGTERM';
         await restarting.process.stop(signal);
         await balancer.setUpstream(steady);
         await restarting.restart();
@@ -89,6 +91,7 @@ describe.skipIf(!TOXIPROXY)('fault scenario 7: a flood of jobs while a replica r
 
     const db = await connectPostgres(rig.postgres.url);
     let statuses: Record<string, number> = {};
+    let endedAt: number | undefined;
     let unsuccessful: string[] = [];
     try {
       await eventually(
@@ -98,7 +101,10 @@ describe.skipIf(!TOXIPROXY)('fault scenario 7: a flood of jobs while a replica r
             'SELECT status, count(*) AS count FROM jobs GROUP BY status',
           );
           statuses = Object.fromEntries(rows.rows.map((row) => [row.status, Number(row.count)]));
-          return (statuses.QUEUED ?? 0) + (statuses.PROCESSING ?? 0) === 0 ? true : undefined;
+          const ended = (statuses.QUEUED ?? 0) + (statuses.PROCESSING ?? 0) === 0;
+          if (ended) endedAt ??= Date.now();
+          // Through a kill and a clean stop at least, however fast the queue drains.
+          return ended && restarts >= 2 ? true : undefined;
         },
         720_000,
       );
@@ -112,7 +118,7 @@ describe.skipIf(!TOXIPROXY)('fault scenario 7: a flood of jobs while a replica r
       await restartLoop;
       await db.end();
     }
-    const drainedAt = Date.now();
+    const drainedAt = endedAt ?? Date.now();
     console.log(
       `flood: ${JOBS} jobs over ${VINES} vines queued in ${((queuedAt - began) / 1000).toFixed(1)} s, drained by ${AGENTS} agents in ${((drainedAt - queuedAt) / 1000).toFixed(1)} s through ${restarts} restarts`,
     );
@@ -129,7 +135,6 @@ describe.skipIf(!TOXIPROXY)('fault scenario 7: a flood of jobs while a replica r
       `flood: ${failedCalls} failed calls retried by the agents, ${claimsWithoutAnswer} claims without an answer, ${lostClaims.length} jobs failed for it`,
     );
     expect(queued).toHaveLength(JOBS);
-    expect(restarts).toBeGreaterThan(0);
     expect(failedCalls).toBeGreaterThan(0);
     expect(unsuccessful.filter((line) => !lostClaims.includes(line))).toEqual([]);
     expect(lostClaims.length).toBeLessThanOrEqual(claimsWithoutAnswer);
