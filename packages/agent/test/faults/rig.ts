@@ -46,6 +46,19 @@ export interface Replica {
   /** The test's user, signed in through this replica. */
   user: E2eServer['user'];
   process: ServerProcess;
+  /** Stops the process with `signal` (`SIGTERM`: a clean stop; `SIGKILL`: it dies mid-request) and starts it again on the same port. */
+  restart(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
+}
+
+export interface RigAgentOptions {
+  /** The agent's environment on top of the rig's (e.g. `TRELLIS_ENGINE_BIN`, `TRELLIS_AGENT_CONCURRENCY`). */
+  env?: Record<string, string>;
+  /** Another proxy of the rig (`createProxy`) instead of `proxy`. */
+  via?: ToxicProxy;
+  /** The agent's work dir (default: one of its own in a temp dir), e.g. on a small tmpfs. */
+  workDir?: string;
+  /** More `trellis-agent run` flags. */
+  args?: string[];
 }
 
 export interface FaultRig {
@@ -56,17 +69,30 @@ export interface FaultRig {
   /** Between the agents (and their engines) and the server. */
   proxy: ToxicProxy;
   agents: AgentProcess[];
-  /**
-   * An agent that reaches the control plane through the proxy: its work dir where `workDir` says,
-   * `args` more `trellis-agent run` flags.
-   */
-  startAgent(name: string, options?: { workDir?: string; args?: string[] }): Promise<AgentProcess>;
+  /** The rig's temp dir (removed by `stop`). */
+  dir: string;
+  /** Where every replica keeps plan files and state versions (`FsArtifactStore`: partial uploads in `tmp/`). */
+  artifactsDir: string;
+  /** An agent that reaches the control plane through the proxy (or `options.via`). */
+  startAgent(name: string, options?: RigAgentOptions): Promise<AgentProcess>;
+  /** Another Toxiproxy proxy, to `upstream` (`host:port`), e.g. a second balancer in front of the replicas. */
+  createProxy(name: string, upstream: string): Promise<ToxicProxy>;
   /**
    * A vine running the ledger configuration, its ledger in the rig's temp dir; `files` are more
    * files of its configuration beside it.
    */
   ledgerVine(
     name: string,
+    variables?: Record<string, string>,
+    files?: Record<string, string>,
+  ): Promise<{ id: string; name: string; ledger: string }>;
+  /**
+   * A vine running `mainTf`, which declares `variable "ledger"` and keeps the ledger there as
+   * `LEDGER_CONFIGURATION` does (the checker reads it); the ledger is in the rig's temp dir.
+   */
+  vine(
+    name: string,
+    mainTf: string,
     variables?: Record<string, string>,
     files?: Record<string, string>,
   ): Promise<{ id: string; name: string; ledger: string }>;
@@ -102,19 +128,29 @@ export async function startFaultRig(
     if (options.replicas === 2) {
       const dataDir = join(dir, 'replica-2');
       mkdirSync(dataDir);
-      const process = await startServerProcess({
+      const env = {
         ...shared,
         TRELLIS_DATA_DIR: dataDir,
         CLI_JWT_SECRET: JWT_SECRET,
         TRELLIS_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
         RELEASE_API_SECRET: RELEASE_SECRET,
-      });
+      };
+      const process = await startServerProcess(env);
       const token = server.user.token;
       const user = Object.assign(
         new TrellisClient({ baseUrl: process.url, auth: { kind: 'bearer', accessToken: () => token } }),
         { token, refreshToken: server.user.refreshToken },
       );
-      second = { url: process.url, user, process };
+      const replica: Replica = {
+        url: process.url,
+        user,
+        process,
+        async restart(signal = 'SIGTERM') {
+          await replica.process.stop(signal);
+          replica.process = await startServerProcess({ ...env, PORT: new URL(replica.url).port });
+        },
+      };
+      second = replica;
     }
     toxiproxy = await startToxiproxy(TOXIPROXY as string);
     const proxy = await toxiproxy.createProxy('agents', new URL(server.url).host);
@@ -128,17 +164,35 @@ export async function startFaultRig(
     const ledgers: Record<string, string> = {};
     const agents: AgentProcess[] = [];
     const started = { server, toxiproxy };
+    const vine = async (
+      name: string,
+      mainTf: string,
+      variables: Record<string, string> = {},
+      files: Record<string, string> = {},
+    ) => {
+      const ledger = join(dir, `${name}.ledger`);
+      const { vine } = await vineyardWithVine(started.server.user, name, {
+        source: { type: 'inline', files: { 'main.tf': mainTf, ...files } },
+        variables: { ledger, ...variables },
+        engine: 'tofu',
+      });
+      ledgers[vine.id] = ledger;
+      return { id: vine.id, name: vine.name, ledger };
+    };
     return {
       server,
       second,
       postgres,
       proxy,
       agents,
+      dir,
+      artifactsDir: options.artifactsDir ?? join(dir, 'artifacts'),
       async startAgent(name, agentOptions = {}) {
         const agent = await startAgent(
-          { url: proxy.url, user: started.server.user },
+          { url: (agentOptions.via ?? proxy).url, user: started.server.user },
           {
             name,
+            ...(agentOptions.env ? { env: agentOptions.env } : {}),
             ...(agentOptions.workDir ? { workDir: agentOptions.workDir } : {}),
             ...(agentOptions.args ? { args: agentOptions.args } : {}),
           },
@@ -146,16 +200,9 @@ export async function startFaultRig(
         agents.push(agent);
         return agent;
       },
-      async ledgerVine(name, variables = {}, files = {}) {
-        const ledger = join(dir, `${name}.ledger`);
-        const { vine } = await vineyardWithVine(started.server.user, name, {
-          source: { type: 'inline', files: { 'main.tf': LEDGER_CONFIGURATION, ...files } },
-          variables: { ledger, ...variables },
-          engine: 'tofu',
-        });
-        ledgers[vine.id] = ledger;
-        return { id: vine.id, name: vine.name, ledger };
-      },
+      createProxy: (name, upstream) => started.toxiproxy.createProxy(name, upstream),
+      ledgerVine: (name, variables = {}, files = {}) => vine(name, LEDGER_CONFIGURATION, variables, files),
+      vine,
       async check(through = started.server) {
         await Promise.all(agents.map((agent) => agent.stop()));
         const db = await connectPostgres(postgres.url);

@@ -73,6 +73,9 @@ export function agentRoutes(
           req.on('close', () => disconnected.abort());
           const closed = { signal: AbortSignal.any([disconnected.signal, shutdown]) };
           for (;;) {
+            // A client that went away while the poll waited gets no job: the answer would never
+            // reach it, and the job it took would end FAILED once the agent says it never got it.
+            if (disconnected.signal.aborted) return { status: 204 };
             const claimed = await useCases.jobs.claim(worker, features);
             if (claimed) return claimAnswer(claimed);
             const remaining = deadline - Date.now();

@@ -36,7 +36,7 @@ export interface ToxicProxy {
   /** Adds a toxic to one direction (`both`: one toxic per direction, named `<name>-up`/`<name>-down`). */
   addToxic(name: string, stream: ToxicStream | 'both', spec: ToxicSpec): Promise<Toxic[]>;
   removeToxic(name: string): Promise<void>;
-  /** Removes every toxic of this proxy (a removed `timeout` closes the connections it held). */
+  /** Removes every toxic of this proxy, `bandwidth` ones first (a removed `timeout` closes the connections it held). */
   removeToxics(): Promise<void>;
   /** A cut in both directions that holds connections open and drops their bytes: `timeout` 0 each way. */
   cut(): Promise<void>;
@@ -133,8 +133,14 @@ export async function startToxiproxy(binary: string): Promise<Toxiproxy> {
           await api('DELETE', `${path}/toxics/${encodeURIComponent(toxicName)}`);
         },
         async removeToxics() {
-          const listed = (await api('GET', `${path}/toxics`)) as { name: string }[];
-          for (const toxic of listed) await proxy.removeToxic(toxic.name);
+          // `bandwidth` first: a toxic being removed hands what it holds to the next one in its
+          // chain, and a `latency` before a `bandwidth` would wait on the slow one (the API times out).
+          const listed = (await api('GET', `${path}/toxics`)) as { name: string; type: string }[];
+          const ordered = [
+            ...listed.filter((t) => t.type === 'bandwidth'),
+            ...listed.filter((t) => t.type !== 'bandwidth'),
+          ];
+          for (const toxic of ordered) await proxy.removeToxic(toxic.name);
         },
         async cut() {
           await proxy.addToxic('cut', 'both', { type: 'timeout', attributes: { timeout: 0 } });
