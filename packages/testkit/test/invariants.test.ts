@@ -79,6 +79,7 @@ function clean(): FaultRecords {
         resource_ids: ['r2'],
       },
     ],
+    planArtifacts: [{ job_id: 'job-1', size: 3, sha256: 'abc', stored: { size: 3, sha256: 'abc' } }],
     ledgers: {
       [VINE]: [
         { event: 'begin', resource_id: 'r1', at_ms: MS(2) },
@@ -191,6 +192,15 @@ describe('the invariant checker', () => {
     const acknowledged = clean();
     (acknowledged.stateVersions[1] as { reviewed: boolean }).reviewed = true;
     expect(broken(acknowledged)).toEqual(['audited']);
+  });
+
+  it('finds a plan file recorded but missing from the store, or stored other than recorded (half-written)', () => {
+    const records = clean();
+    records.planArtifacts.push(
+      { job_id: 'job-2', size: 10, sha256: 'def', stored: null },
+      { job_id: 'job-3', size: 10, sha256: 'def', stored: { size: 4, sha256: '0a1' } },
+    );
+    expect(broken(records)).toEqual(['plan_artifacts_whole', 'plan_artifacts_whole']);
   });
 
   it('finds an answer 500 an agent saw', () => {

@@ -111,6 +111,7 @@ export async function startFaultRig(
   options: { replicas?: 1 | 2; artifactsDir?: string } = {},
 ): Promise<FaultRig> {
   const dir = mkdtempSync(join(tmpdir(), 'trellis-faults-'));
+  const artifactsDir = options.artifactsDir ?? join(dir, 'artifacts');
   const postgres = await startDedicatedPostgres();
   let toxiproxy: Toxiproxy | undefined;
   let server: E2eServer | undefined;
@@ -121,7 +122,7 @@ export async function startFaultRig(
       TRELLIS_DB_POOL_MAX: '4',
       TRELLIS_NOTIFICATIONS_ALLOW_PRIVATE_URLS: 'true',
       // Plan files and state versions where every replica finds them.
-      TRELLIS_ARTIFACTS_URL: pathToFileURL(options.artifactsDir ?? join(dir, 'artifacts')).href,
+      TRELLIS_ARTIFACTS_URL: pathToFileURL(artifactsDir).href,
       ...settings,
     };
     server = await startServer(shared);
@@ -186,7 +187,7 @@ export async function startFaultRig(
       proxy,
       agents,
       dir,
-      artifactsDir: options.artifactsDir ?? join(dir, 'artifacts'),
+      artifactsDir,
       async startAgent(name, agentOptions = {}) {
         const agent = await startAgent(
           { url: (agentOptions.via ?? proxy).url, user: started.server.user },
@@ -213,6 +214,7 @@ export async function startFaultRig(
               new Response(await through.user.downloadStateVersion(vineId, versionId)).text(),
             ledgerFiles: ledgers,
             agentLogs: agents.map((agent) => agent.output()),
+            artifactsDir,
           });
           if (process.env.TRELLIS_FAULTS_DEBUG) {
             console.log(JSON.stringify({ ...records, agentLogs: [] }, null, 1));

@@ -64,6 +64,17 @@ export interface LedgerEntry {
   at_ms: number;
 }
 
+/**
+ * A plan file as the control plane recorded it (`plan_artifacts`) beside what its artifact store
+ * holds under its key (null: nothing readable there).
+ */
+export interface PlanArtifactRecord {
+  job_id: string;
+  size: number;
+  sha256: string;
+  stored: { size: number; sha256: string } | null;
+}
+
 export interface FaultRecords {
   vines: { id: string }[];
   jobs: JobRecord[];
@@ -71,6 +82,8 @@ export interface FaultRecords {
   outbox: OutboxRecord[];
   logChunks: LogChunkRecord[];
   stateVersions: StateVersionRecord[];
+  /** Every recorded plan file and what the store holds for it (empty when the scenario did not read the store). */
+  planArtifacts: PlanArtifactRecord[];
   /** The engine's ledger, by vine id (a vine without one is not checked for resources). */
   ledgers: Record<string, LedgerEntry[]>;
   /** Each agent process's own JSON log lines (stderr). */
@@ -90,6 +103,7 @@ export type InvariantName =
   | 'created_resources_in_state'
   | 'state_history_continues'
   | 'log_chunks_once_in_order'
+  | 'plan_artifacts_whole'
   | 'audited'
   | 'no_internal_errors';
 
@@ -122,9 +136,32 @@ export function checkInvariants(records: FaultRecords, options: CheckOptions = {
     ...createdResourcesInState(records),
     ...stateHistoryContinues(records),
     ...logChunksOnceInOrder(records),
+    ...planArtifactsWhole(records),
     ...audited(records),
     ...noInternalErrors(records),
   ];
+}
+
+/**
+ * No plan file is visible half-written: every plan the control plane recorded is in its store
+ * whole, the bytes of the size and sha256 it recorded (a DEPLOY verifies the same on download).
+ */
+function planArtifactsWhole(records: FaultRecords): Violation[] {
+  const found: Violation[] = [];
+  for (const plan of records.planArtifacts) {
+    if (plan.stored === null) {
+      found.push({
+        invariant: 'plan_artifacts_whole',
+        detail: `the plan of job ${plan.job_id} is recorded but not stored`,
+      });
+    } else if (plan.stored.size !== plan.size || plan.stored.sha256 !== plan.sha256) {
+      found.push({
+        invariant: 'plan_artifacts_whole',
+        detail: `the plan of job ${plan.job_id} is stored as ${plan.stored.size} bytes (sha256 ${plan.stored.sha256}), recorded as ${plan.size} (${plan.sha256})`,
+      });
+    }
+  }
+  return found;
 }
 
 /** Whatever broke, the control plane refused cleanly (a 503 to retry, a 409): no agent saw a `500 internal_error`. */

@@ -4,8 +4,10 @@
  * API), the engine's ledgers and the agents' logs. And the configuration whose provisioners keep
  * the ledger.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { FaultRecords, LedgerEntry, StateVersionRecord } from './invariants.js';
+import { FsArtifactStore } from '@trellis/artifacts-fs';
+import type { FaultRecords, LedgerEntry, PlanArtifactRecord, StateVersionRecord } from './invariants.js';
 import { parseLedger } from './invariants.js';
 
 /**
@@ -78,6 +80,8 @@ export interface RecordSources {
   db: Queryable;
   /** The content of a state version (the API's download). */
   stateText(vineId: string, versionId: number): Promise<string>;
+  /** The filesystem artifact store's directory, where the plan files are read back (none: not checked). */
+  artifactsDir?: string;
   /** The ledger file of each vine the scenario ran the ledger configuration on. */
   ledgerFiles: Record<string, string>;
   agentLogs: string[];
@@ -143,7 +147,46 @@ export async function loadFaultRecords(sources: RecordSources): Promise<FaultRec
   }
   const ledgers: Record<string, LedgerEntry[]> = {};
   for (const [vineId, file] of Object.entries(sources.ledgerFiles)) ledgers[vineId] = readLedger(file);
-  return { vines, jobs, audits, outbox, logChunks, stateVersions, ledgers, agentLogs: sources.agentLogs };
+  const planArtifacts = sources.artifactsDir === undefined ? [] : await readPlanArtifacts(db, sources.artifactsDir);
+  return {
+    vines,
+    jobs,
+    audits,
+    outbox,
+    logChunks,
+    stateVersions,
+    planArtifacts,
+    ledgers,
+    agentLogs: sources.agentLogs,
+  };
+}
+
+/** Each recorded plan file beside the bytes its filesystem store holds under its key. */
+async function readPlanArtifacts(db: Queryable, artifactsDir: string): Promise<PlanArtifactRecord[]> {
+  const store = new FsArtifactStore(artifactsDir);
+  const rows = (
+    await db.query<{ job_id: string; storage_key: string; size: string; sha256: string }>(
+      'SELECT job_id, storage_key, size, sha256 FROM plan_artifacts ORDER BY created_at',
+    )
+  ).rows;
+  const records: PlanArtifactRecord[] = [];
+  for (const row of rows) {
+    let stored: PlanArtifactRecord['stored'] = null;
+    try {
+      const object = await store.get(row.storage_key);
+      const hash = createHash('sha256');
+      let size = 0;
+      for await (const part of object.body) {
+        hash.update(part as Uint8Array);
+        size += (part as Uint8Array).length;
+      }
+      stored = { size, sha256: hash.digest('hex') };
+    } catch {
+      // Nothing readable under the key: the checker says so.
+    }
+    records.push({ job_id: row.job_id, size: Number(row.size), sha256: row.sha256, stored });
+  }
+  return records;
 }
 
 function readLedger(file: string): LedgerEntry[] {
