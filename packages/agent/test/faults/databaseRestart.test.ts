@@ -3,14 +3,21 @@
  * the agent ships its log. While it is down, requests are refused cleanly (`503` with
  * `Retry-After`, never a `500`) and `/readyz` is unready; once it is back, `/readyz` is ready
  * again, the agent's retried requests go through, the run completes and every log line is stored
- * once, in order. Once a clean restart, once a crash (`kill -9`, crash recovery). The invariant
- * checker runs after each.
+ * once, in order, and the background tasks run again (the lost-job sweep, a global task whose lead
+ * lives on a database session, and so must be taken again). Once a clean restart, once a crash
+ * (`kill -9`, crash recovery). The invariant checker runs after each.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, logText, TOFU, waitForJob } from '../support/e2e.js';
 import { type FaultRig, startFaultRig, TOXIPROXY, violationsOf } from './rig.js';
 
-const SETTINGS = { TRELLIS_LOST_JOB_TIMEOUT_S: '120', TRELLIS_HEARTBEAT_TIMEOUT_S: '120' };
+const METRICS_TOKEN = 'faults-metrics-token-0123456789';
+const SETTINGS = {
+  TRELLIS_LOST_JOB_TIMEOUT_S: '120',
+  TRELLIS_HEARTBEAT_TIMEOUT_S: '120',
+  TRELLIS_SWEEP_INTERVAL_S: '1',
+  TRELLIS_METRICS_TOKEN: METRICS_TOKEN,
+};
 const APPLY_SECONDS = 20;
 const DOWN_MS = 4_000;
 
@@ -37,6 +44,23 @@ describe.skipIf(!TOFU || !TOXIPROXY)('fault scenario 4: the database restarts du
     return { status: response.status, retryAfter: response.headers.get('retry-after'), body };
   }
 
+  /** Successful runs of the lost-job sweep so far, from the server's `/metrics`. */
+  async function sweeps(): Promise<number> {
+    const response = await fetch(`${rig.server.url}/metrics`, {
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
+    const text = await response.text();
+    const line = text
+      .split('\n')
+      .find(
+        (row) =>
+          row.startsWith('trellis_background_task_runs_total{') &&
+          row.includes('task="lost-job-sweep"') &&
+          row.includes('outcome="succeeded"'),
+      );
+    return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+
   async function runThrough(name: string, outage: () => Promise<void>) {
     const { server } = rig;
     const vine = await rig.ledgerVine(name, { seconds: String(APPLY_SECONDS) });
@@ -61,6 +85,11 @@ describe.skipIf(!TOFU || !TOXIPROXY)('fault scenario 4: the database restarts du
     await rig.postgres.start();
     await eventually('/readyz to be ready', async () =>
       (await answerWhileDown('/readyz')).status === 200 ? true : undefined,
+    );
+    // The background tasks run again: the sweep (every second here) succeeds after the restart.
+    const sweptBefore = await sweeps();
+    await eventually('the lost-job sweep to run again', async () =>
+      (await sweeps()) > sweptBefore ? true : undefined,
     );
 
     const ended = await waitForJob(server, job.id, undefined, 180_000);
