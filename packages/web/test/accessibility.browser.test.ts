@@ -116,6 +116,17 @@ async function phoneLayout(page: Page) {
   });
 }
 
+/** Sends an empty form from the page, as a person pressing its button would. */
+async function postEmptyForm(page: Page, action: string): Promise<void> {
+  await page.evaluate((url) => {
+    const form = document.createElement('form');
+    form.method = 'post';
+    form.action = url;
+    document.body.append(form);
+    form.submit();
+  }, action);
+}
+
 describe.skipIf(!chromiumPath)(
   `every page's accessibility and phone layout`,
   {
@@ -126,25 +137,26 @@ describe.skipIf(!chromiumPath)(
     let browser: TestBrowser;
     let web: string;
     const contexts: BrowserContext[] = [];
+    /** Script errors of any page: the pages must work as they are, not only look right. */
+    const scriptErrors: string[] = [];
     /** Path and name of each page, signed in as the bootstrap admin. */
     const pages: { name: string; path: string }[] = [];
 
     async function signedInPage(viewport = DESKTOP): Promise<Page> {
-      // axe-core goes in as an inline script, which the pages' CSP (script-src 'self') would refuse.
-      const context = await browser.browser.newContext({ viewport, bypassCSP: true });
-      context.setDefaultTimeout(20_000);
-      contexts.push(context);
-      const page = await context.newPage();
+      const page = await signedOutPage(viewport);
       await page.goto(`${web}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`);
       await page.waitForURL(`${web}/vineyards`);
       return page;
     }
 
     async function signedOutPage(viewport = DESKTOP): Promise<Page> {
+      // axe-core goes in as an inline script, which the pages' CSP (script-src 'self') would refuse.
       const context = await browser.browser.newContext({ viewport, bypassCSP: true });
       context.setDefaultTimeout(20_000);
       contexts.push(context);
-      return context.newPage();
+      const page = await context.newPage();
+      page.on('pageerror', (error) => scriptErrors.push(`${page.url()}: ${error.message}`));
+      return page;
     }
 
     /**
@@ -154,24 +166,12 @@ describe.skipIf(!chromiumPath)(
     async function visitSignedOut(page: Page, visit: (name: string) => Promise<void>) {
       await page.goto(`${web}/signin`);
       await visit('signin');
-      await page.evaluate((action) => {
-        const form = document.createElement('form');
-        form.method = 'post';
-        form.action = action;
-        document.body.append(form);
-        form.submit();
-      }, `${web}/tokens`);
+      await postEmptyForm(page, `${web}/tokens`);
       await page.waitForSelector('main h1:text("Your session has ended")');
       await visit('sign-in-again');
       // A form sent from another site (here a blank page, whose Origin is `null`) is refused with a page.
       await page.goto('about:blank');
-      await page.evaluate((action) => {
-        const form = document.createElement('form');
-        form.method = 'post';
-        form.action = action;
-        document.body.append(form);
-        form.submit();
-      }, `${web}/cli/login`);
+      await postEmptyForm(page, `${web}/cli/login`);
       await page.waitForSelector('main h1:text("Request refused")');
       await visit('cross-site');
     }
@@ -303,10 +303,11 @@ describe.skipIf(!chromiumPath)(
       const signedOut = await signedOutPage();
       await visitSignedOut(signedOut, (name) => visit(name, signedOut));
       expect(found).toEqual([]);
+      expect(scriptErrors).toEqual([]);
       if (SAVE_SCREENSHOTS) await saveScreenshots();
     });
 
-    it('on a phone no page scrolls sideways and the header keeps every link on screen', async () => {
+    it('on a phone no page scrolls sideways, the header keeps every link on screen and axe-core finds nothing serious', async () => {
       const found: string[] = [];
       const check = async (name: string, page: Page) => {
         const layout = await phoneLayout(page);
@@ -326,6 +327,7 @@ describe.skipIf(!chromiumPath)(
       const signedOut = await signedOutPage(PHONE);
       await visitSignedOut(signedOut, (name) => check(name, signedOut));
       expect(found).toEqual([]);
+      expect(scriptErrors).toEqual([]);
     });
 
     it('tabbing from the top skips to the main content, whose first control shows a focus outline', async () => {
