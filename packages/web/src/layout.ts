@@ -80,6 +80,7 @@ export function layout(page: Page, context: LayoutContext): Html {
 <script src="${assets.js}" defer></script>
 </head>
 <body data-base="${base}">
+<a class="skip-link" href="#main">Skip to content</a>
 <header class="topbar">
   <a class="brand" href="${base}/"><span class="brand-mark" aria-hidden="true"></span>Trellis</a>
   ${
@@ -100,7 +101,7 @@ export function layout(page: Page, context: LayoutContext): Html {
       : ''
   }
 </header>
-<main>
+<main id="main" tabindex="-1">
 ${page.body}
 </main>
 </body>

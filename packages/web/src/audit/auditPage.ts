@@ -60,12 +60,12 @@ export function auditPage(input: AuditPageInput): Page {
       ? ''
       : entries.items.length === 0
         ? html`<p class="muted" id="no-entries">No entries.</p>`
-        : html`<table class="audit" id="audit-entries">
+        : html`<div class="table-scroll" role="region" aria-label="Audit log entries" tabindex="0"><table class="audit" id="audit-entries">
   <thead><tr><th>When</th><th>Actor</th><th>Action</th><th>Target</th><th>IP</th><th>Request</th><th>Details</th></tr></thead>
   <tbody>
   ${entries.items.map((entry) => entryRow(entry, now))}
   </tbody>
-</table>`
+</table></div>`
   }
   ${entries === null ? '' : olderLink(`${base}/audit`, entries, { ...filters })}
 </section>`,

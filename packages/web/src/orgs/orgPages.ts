@@ -45,7 +45,7 @@ ${
   orgs.length === 0
     ? html`<p class="muted">You belong to no organization. An organization shares vineyards, agents and the right to
   deploy among its members, each with a role.</p>`
-    : html`<table class="orgs">
+    : html`<div class="table-scroll" role="region" aria-label="Organizations" tabindex="0"><table class="orgs">
   <thead><tr><th>Organization</th><th>Your role</th><th>Created</th></tr></thead>
   <tbody>
   ${orgs.map(
@@ -56,7 +56,7 @@ ${
   </tr>`,
   )}
   </tbody>
-</table>`
+</table></div>`
 }
 </section>
 <section class="card narrow">
@@ -80,7 +80,7 @@ function invitationsCard(base: string, invitations: readonly InvitationView[], n
   if (invitations.length === 0) return '';
   return html`<section class="card" data-invitations>
   <h2>Invitations</h2>
-  <table class="invitations">
+  <div class="table-scroll" role="region" aria-label="Invitations" tabindex="0"><table class="invitations">
     <thead><tr><th>Organization</th><th>Role</th><th>Invited by</th><th>Sent</th><th></th></tr></thead>
     <tbody>
     ${invitations.map(
@@ -96,7 +96,7 @@ function invitationsCard(base: string, invitations: readonly InvitationView[], n
     </tr>`,
     )}
     </tbody>
-  </table>
+  </table></div>
   <p class="muted small">You become a member, with the role shown, only when you accept; until then you see nothing of
   the organization.</p>
 </section>`;
@@ -140,7 +140,7 @@ export function orgPage(input: {
 ${problemBox(problem, problem?.code === 'org_busy' ? html` <a href="${base}/jobs?${filter}&amp;status=QUEUED" data-busy-jobs>Queued jobs</a> · <a href="${base}/jobs?${filter}&amp;status=PROCESSING">running jobs</a>` : '')}
 <section class="card">
   <h2>Members</h2>
-  <table class="members">
+  <div class="table-scroll" role="region" aria-label="Members" tabindex="0"><table class="members">
     <thead><tr><th>Email</th><th>Role</th><th>Status</th><th>Joined</th>${manages ? html`<th>Manage</th>` : ''}</tr></thead>
     <tbody>
     ${members.map(
@@ -153,7 +153,7 @@ ${problemBox(problem, problem?.code === 'org_busy' ? html` <a href="${base}/jobs
     </tr>`,
     )}
     </tbody>
-  </table>
+  </table></div>
   ${
     manages
       ? ''

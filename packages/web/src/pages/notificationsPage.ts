@@ -41,12 +41,12 @@ ${tested ? testedNotice(tested) : ''}
   ${
     notifications.items.length === 0
       ? html`<p id="no-notifications">No notifications yet.</p>`
-      : html`<table class="notifications">
+      : html`<div class="table-scroll" role="region" aria-label="Notifications" tabindex="0"><table class="notifications">
   <thead><tr><th>Name</th><th>Kind</th><th>Events</th><th>URL</th><th>Created</th><th></th></tr></thead>
   <tbody>
   ${notifications.items.map((n) => notificationRow(base, n, now))}
   </tbody>
-</table>`
+</table></div>`
   }
   ${olderLink(here, notifications)}
 </section>
@@ -138,7 +138,7 @@ export function notificationPage(input: NotificationPageInput): Page {
   ${
     deliveries.items.length === 0
       ? html`<p id="no-deliveries">No deliveries yet.</p>`
-      : html`<table class="deliveries">
+      : html`<div class="table-scroll" role="region" aria-label="Deliveries" tabindex="0"><table class="deliveries">
   <thead><tr><th>Event</th><th>Status</th><th>Attempts</th><th>Last answer</th><th>Created</th><th>Delivery id</th></tr></thead>
   <tbody>
   ${deliveries.items.map((d) => {
@@ -147,7 +147,7 @@ export function notificationPage(input: NotificationPageInput): Page {
     return html`<tr id="delivery-${d.id}" data-status="${d.status}"><td>${d.event}</td><td>${d.status}</td><td>${String(d.attempts.length)}</td><td>${answer}</td><td>${when(d.created_at, now)}</td><td><code>${d.id}</code></td></tr>`;
   })}
   </tbody>
-</table>`
+</table></div>`
   }
   ${olderLink(`${base}/notifications/${n.id}`, deliveries)}
   <p><a href="${base}/notifications">All notifications</a></p>

@@ -7,7 +7,7 @@ export function policyResultsSection(job: Job): Html | string {
   if (results.length === 0) return '';
   return html`<section class="card" id="policy-results">
   <h2>Policy checks</h2>
-  <table class="policy-results">
+  <div class="table-scroll" role="region" aria-label="Policy checks" tabindex="0"><table class="policy-results">
   <thead><tr><th>Policy</th><th>Enforcement</th><th>Result</th><th>Messages</th></tr></thead>
   <tbody>
   ${results.map((result) => {
@@ -20,6 +20,6 @@ export function policyResultsSection(job: Job): Html | string {
   </tr>`;
   })}
   </tbody>
-  </table>
+  </table></div>
 </section>`;
 }

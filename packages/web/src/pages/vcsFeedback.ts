@@ -28,9 +28,9 @@ export function resourceChangesSection(metadata: ExecutionMetadata): Html | stri
   const omitted = metadata.resource_changes_omitted ?? 0;
   return html`<section class="card" id="resource-changes">
   <h2>Changes</h2>
-  <table><thead><tr><th>Action</th><th>Resource</th></tr></thead><tbody>
+  <div class="table-scroll" role="region" aria-label="Changes" tabindex="0"><table><thead><tr><th>Action</th><th>Resource</th></tr></thead><tbody>
   ${rows.map((row) => html`<tr data-resource-change="${row.address}"><td>${row.actions}</td><td><code>${row.address}</code></td></tr>`)}
-  </tbody></table>
+  </tbody></table></div>
   ${omitted > 0 ? html`<p class="muted">…and ${String(omitted)} more.</p>` : ''}
 </section>`;
 }

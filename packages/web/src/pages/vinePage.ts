@@ -166,12 +166,12 @@ function deployment(vine: VineView): Html {
 ${
   values.length === 0 && sensitive.length === 0
     ? html`<p class="muted">No outputs.</p>`
-    : html`<table class="outputs">
+    : html`<div class="table-scroll" role="region" aria-label="Outputs" tabindex="0"><table class="outputs">
   <tbody>
   ${values.map(([name, value]) => html`<tr><th scope="row"><code>${name}</code></th><td><code>${shortenForDisplay(outputText(value))}</code></td></tr>`)}
   ${sensitive.map((name) => html`<tr data-sensitive-output><th scope="row"><code>${name}</code></th><td><span class="muted">(sensitive)</span></td></tr>`)}
   </tbody>
-</table>`
+</table></div>`
 }`;
 }
 
@@ -327,7 +327,7 @@ export function jobTable(
   withVine = false,
   withCommit = false,
 ): Html {
-  return html`<table class="jobs">
+  return html`<div class="table-scroll" role="region" aria-label="Jobs" tabindex="0"><table class="jobs">
   <thead><tr><th>Job</th>${withVine ? html`<th>Vine</th>` : ''}${withCommit ? html`<th>Commit</th>` : ''}<th>Status</th><th>Created</th><th>Duration</th></tr></thead>
   <tbody>
   ${jobs.map(
@@ -341,7 +341,7 @@ export function jobTable(
   </tr>`,
   )}
   </tbody>
-</table>`;
+</table></div>`;
 }
 
 /** Why a page shows no buttons: the person's role in the organization that owns the record. */

@@ -35,7 +35,7 @@ ${
     : vineyards.map(
         (vineyard) => html`<section class="card vineyard">
   <h2><a href="${base}/vineyards/${vineyard.id}">${vineyard.name}</a> ${ownerTag(standing, vineyard.owner_id)}<span class="muted small">${vineyard.vines.length} ${vineyard.vines.length === 1 ? 'vine' : 'vines'}</span></h2>
-  ${vineyard.vines.length === 0 ? html`<p class="muted">No vines in this vineyard yet.</p>` : vineTable(base, vineyard.vines, now)}
+  ${vineyard.vines.length === 0 ? html`<p class="muted">No vines in this vineyard yet.</p>` : vineTable(base, vineyard.name, vineyard.vines, now)}
 </section>`,
       )
 }
@@ -53,8 +53,8 @@ function byName(a: { name: string }, b: { name: string }): number {
   return a.name.localeCompare(b.name);
 }
 
-function vineTable(base: string, vines: VineSummary[], now: Date): Html {
-  return html`<table>
+function vineTable(base: string, vineyardName: string, vines: VineSummary[], now: Date): Html {
+  return html`<div class="table-scroll" role="region" aria-label="Vines of ${vineyardName}" tabindex="0"><table>
   <thead><tr><th>Vine</th><th>Project</th><th>Status</th><th>Engine</th><th>Updated</th></tr></thead>
   <tbody>
   ${[...vines].sort(byName).map(
@@ -67,7 +67,7 @@ function vineTable(base: string, vines: VineSummary[], now: Date): Html {
   </tr>`,
   )}
   </tbody>
-</table>`;
+</table></div>`;
 }
 
 /** One vineyard: its vines with their cluster endpoint and Argo CD (columns only when a vine has them) and last job. */
@@ -100,7 +100,7 @@ ${
 </section>`
       : html`<section class="card empty"><p>No vines yet; the admins of ${org?.name ?? 'this organization'} create them.</p></section>`
     : html`<section class="card">
-<table>
+<div class="table-scroll" role="region" aria-label="Vines" tabindex="0"><table>
   <thead><tr><th>Vine</th><th>Status</th>${withEndpoint ? html`<th>Cluster endpoint</th>` : ''}${withArgocd ? html`<th>Argo CD</th>` : ''}<th>Last job</th></tr></thead>
   <tbody>
   ${[...vines].sort(byName).map((vine) => {
@@ -116,7 +116,7 @@ ${
   </tr>`;
   })}
   </tbody>
-</table>
+</table></div>
 </section>`
 }
 ${standing.may(vineyard.owner_id, 'vineyards.manage') ? vineyardManageSection(base, vineyard) : ''}`,

@@ -32,7 +32,7 @@ ${
       ? html`<p>No agents yet. Register one, then start it on a machine of yours:</p>
 <pre class="command">trellis workers register --name my-agent${org ? ` --org ${org.name}` : ''}</pre>`
       : html`<p>No agents in ${org?.name ?? 'this organization'} yet; its admins register them.</p>`
-    : html`<table class="workers">
+    : html`<div class="table-scroll" role="region" aria-label="Workers" tabindex="0"><table class="workers">
   <thead><tr><th>Name</th><th>Status</th><th>Mode</th><th>Version</th><th>Last heartbeat</th><th>Registered</th><th>ID</th></tr></thead>
   <tbody>
   ${live.map(
@@ -47,7 +47,7 @@ ${
   </tr>`,
   )}
   </tbody>
-</table>
+</table></div>
 <p class="muted small">An agent is OFFLINE when it has sent no heartbeat for 60 seconds, BUSY while it runs a job.</p>`
 }
 ${olderLink(`${base}/workers`, workers, orgFilter ? { org_id: orgFilter } : {})}

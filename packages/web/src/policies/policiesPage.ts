@@ -43,7 +43,7 @@ export function policiesPage(input: PoliciesPageInput): Page {
   ${
     policies.items.length === 0
       ? html`<p id="no-policies">No policies yet.</p>`
-      : html`<table class="policies">
+      : html`<div class="table-scroll" role="region" aria-label="Policies" tabindex="0"><table class="policies">
   <thead><tr><th>Name</th><th>Enforcement</th><th>Version</th><th>Applies to</th><th>Updated</th></tr></thead>
   <tbody>
   ${policies.items.map(
@@ -56,7 +56,7 @@ export function policiesPage(input: PoliciesPageInput): Page {
   </tr>`,
   )}
   </tbody>
-</table>`
+</table></div>`
   }
   ${olderLink(here, policies)}
 </section>

@@ -51,7 +51,7 @@ ${problemBox(problem)}
   ${
     archives.items.length === 0
       ? html`<p id="no-mirror-archives">The mirror holds no archive yet.</p>`
-      : html`<div class="table-scroll"><table class="mirror-archives">
+      : html`<div class="table-scroll" role="region" aria-label="Mirrored archives" tabindex="0"><table class="mirror-archives">
   <thead><tr><th>Provider</th><th>Version</th><th>Platform</th><th>Size</th><th>Hashes</th><th>From</th><th>Added</th>${mayManage ? html`<th><span class="visually-hidden">Delete</span></th>` : ''}</tr></thead>
   <tbody>${archives.items.map(
     (archive) => html`<tr id="mirror-archive-${archive.id}" data-mirror-archive="${archive.id}">

@@ -91,7 +91,7 @@ function providerCard(input: {
   ${
     versions.length === 0
       ? html`<p class="muted">No version is published.</p>`
-      : html`<div class="table-scroll"><table class="provider-versions">
+      : html`<div class="table-scroll" role="region" aria-label="Provider versions" tabindex="0"><table class="provider-versions">
   <thead><tr><th>Version</th><th>Platforms</th><th>Protocols</th><th>Signed by key</th><th>Published</th>${mayManage ? html`<th><span class="visually-hidden">Delete</span></th>` : ''}</tr></thead>
   <tbody>${versions.map(
     (version) => html`<tr id="provider-${provider.type}-${version.version}" data-provider-version="${version.version}">
@@ -152,7 +152,7 @@ ${addProblem ? '' : problemBox(problem)}
   ${
     keys.length === 0
       ? html`<p id="no-gpg-keys">No keys yet: every provider version is refused until an admin adds one.</p>`
-      : html`<div class="table-scroll"><table class="gpg-keys">
+      : html`<div class="table-scroll" role="region" aria-label="GPG keys" tabindex="0"><table class="gpg-keys">
   <thead><tr><th>Key id</th><th>Added</th><th>By</th>${mayManage ? html`<th><span class="visually-hidden">Delete</span></th>` : ''}</tr></thead>
   <tbody>${keys.map(
     (key) => html`<tr id="gpg-key-${key.key_id}" data-gpg-key="${key.key_id}">

@@ -36,7 +36,7 @@ ${registryHeader(base, 'modules', choice)}
   ${
     modules.items.length === 0
       ? html`<p id="no-modules">No modules yet. Publish one with <code>trellis modules publish</code>, or connect a repository whose version tags publish (<code>trellis modules connect</code>).</p>`
-      : html`<table class="modules">
+      : html`<div class="table-scroll" role="region" aria-label="Modules" tabindex="0"><table class="modules">
   <thead><tr><th>Module</th><th>Latest version</th><th>Updated</th></tr></thead>
   <tbody>${modules.items.map(
     (module) => html`<tr id="module-${module.name}-${module.system}">
@@ -45,7 +45,7 @@ ${registryHeader(base, 'modules', choice)}
     <td>${when(module.updated_at, now)}</td>
   </tr>`,
   )}</tbody>
-</table>`
+</table></div>`
   }
   ${olderLink(`${base}/registry`, modules, { namespace })}
 </section>`,
@@ -95,10 +95,10 @@ ${
   ${
     versions.length === 0
       ? html`<p>No version is published.</p>`
-      : html`<table class="versions">
+      : html`<div class="table-scroll" role="region" aria-label="Versions" tabindex="0"><table class="versions">
   <thead><tr><th>Version</th><th>Published</th><th>Size</th><th></th></tr></thead>
   <tbody>${versions.map((version) => versionRow(path, version, shown, now))}</tbody>
-</table>`
+</table></div>`
   }
 </section>
 ${usedBy(base, usage, now)}
@@ -128,7 +128,7 @@ function usedBy(base: string, usage: ModuleUsage, now: Date): Html {
   ${
     usage.vines.length === 0
       ? html`<p id="no-usage">No vine's last plan or deploy installed this module.</p>`
-      : html`<table class="used-by">
+      : html`<div class="table-scroll" role="region" aria-label="Used by" tabindex="0"><table class="used-by">
   <thead><tr><th>Vine</th><th>Version</th><th>From</th></tr></thead>
   <tbody>${usage.vines.map(
     (used) => html`<tr data-used-by="${used.vine_id}">
@@ -137,7 +137,7 @@ function usedBy(base: string, usage: ModuleUsage, now: Date): Html {
     <td><a href="${base}/jobs/${used.job_id}">${used.job_type === 'PLAN' ? 'plan' : 'deploy'}</a>${used.finished_at ? html`, ${when(used.finished_at, now)}` : ''}</td>
   </tr>`,
   )}</tbody>
-</table>`
+</table></div>`
   }
   <p class="muted">From each vine's last succeeded plan or deploy (a pull request's plan is passed over).</p>
 </section>`;
@@ -173,10 +173,10 @@ function documentation(
   ${
     description.inputs.length === 0
       ? html`<p>This module takes no inputs.</p>`
-      : html`<table class="inputs">
+      : html`<div class="table-scroll" role="region" aria-label="Inputs" tabindex="0"><table class="inputs">
   <thead><tr><th>Name</th><th>Type</th><th>Default</th><th>Description</th></tr></thead>
   <tbody>${description.inputs.map(inputRow)}</tbody>
-</table>`
+</table></div>`
   }
 </section>
 <section class="card" id="module-outputs">
@@ -184,10 +184,10 @@ function documentation(
   ${
     description.outputs.length === 0
       ? html`<p>This module has no outputs.</p>`
-      : html`<table class="outputs">
+      : html`<div class="table-scroll" role="region" aria-label="Outputs" tabindex="0"><table class="outputs">
   <thead><tr><th>Name</th><th>Description</th></tr></thead>
   <tbody>${description.outputs.map(outputRow)}</tbody>
-</table>`
+</table></div>`
   }
 </section>
 ${

@@ -164,7 +164,7 @@ function contents(state: CurrentState): Html {
             module,
             resources,
           ]) => html`<h3 data-state-module="${module}">${module === '' ? 'Root module' : html`<code>${module}</code>`}</h3>
-  <div class="table-scroll"><table class="table">
+  <div class="table-scroll" role="region" aria-label="Resources" tabindex="0"><table class="table">
     <thead><tr><th scope="col">Address</th><th scope="col">Type</th><th scope="col">Provider</th><th scope="col">Mode</th><th scope="col">Instances</th></tr></thead>
     <tbody>${resources.map(
       (resource) => html`<tr data-state-resource="${resource.address}">
@@ -184,7 +184,7 @@ function contents(state: CurrentState): Html {
   ${
     state.outputs.length === 0
       ? html`<p class="muted">The state has no outputs.</p>`
-      : html`<div class="table-scroll"><table class="table">
+      : html`<div class="table-scroll" role="region" aria-label="Outputs" tabindex="0"><table class="table">
     <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Value</th></tr></thead>
     <tbody>${state.outputs.map(
       (output) => html`<tr data-state-output="${output.name}"${output.sensitive ? html` data-sensitive-output` : ''}>
@@ -224,7 +224,7 @@ function versionsTable(input: StatePageInput, path: string, current: StateVersio
   if (history.versions.length === 0) return html`<p class="muted">No versions yet.</p>`;
   const apiPath = `${input.base}/api/cli/configurations/${input.vine.id}/state-versions`;
   return html`<p class="muted">Newest first: every kept version (the newest <code>TRELLIS_STATE_VERSIONS_KEPT</code>), whoever wrote it.</p>
-<div class="table-scroll"><table class="table" data-state-versions>
+<div class="table-scroll" role="region" aria-label="State versions" tabindex="0"><table class="table" data-state-versions>
   <thead><tr><th scope="col">Version</th><th scope="col">Serial</th><th scope="col">Written by</th><th scope="col">Created</th><th scope="col">Size</th>${may.download || may.rollback ? html`<th scope="col">Actions</th>` : ''}</tr></thead>
   <tbody>${history.versions.map(
     (version) => html`<tr data-state-version="${String(version.id)}">

@@ -48,7 +48,7 @@ export function stateSection(input: {
   ${
     history.versions.length === 0
       ? html`<p class="muted">No state yet. A deploy, or <code>tofu apply</code> through the cloud block, writes the first version.</p>`
-      : html`<table class="table" data-state-versions>
+      : html`<div class="table-scroll" role="region" aria-label="State versions" tabindex="0"><table class="table" data-state-versions>
   <thead><tr><th>Version</th><th>Serial</th><th>Size</th><th>Written by</th><th>Created</th>${input.mayRollback ? html`<th></th>` : ''}</tr></thead>
   <tbody>${history.versions.slice(0, 20).map(
     (version) => html`<tr data-state-version="${String(version.id)}">
@@ -68,7 +68,7 @@ export function stateSection(input: {
     }
   </tr>`,
   )}</tbody>
-</table>`
+</table></div>`
   }
 </section>`;
 }

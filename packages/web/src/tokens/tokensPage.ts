@@ -44,12 +44,12 @@ ${created ? createdNotice(created) : ''}
   ${
     tokens.items.length === 0
       ? html`<p id="no-tokens">No tokens yet.</p>`
-      : html`<table class="tokens">
+      : html`<div class="table-scroll" role="region" aria-label="API tokens" tabindex="0"><table class="tokens">
   <thead><tr><th>Name</th>${orgId ? html`<th>Role</th>` : ''}<th>Created</th><th>Expires</th><th>Last used</th><th>ID</th><th></th></tr></thead>
   <tbody>
   ${tokens.items.map((token) => tokenRow(base, token, orgId, now))}
   </tbody>
-</table>`
+</table></div>`
   }
   ${olderLink(here, tokens)}
 </section>

@@ -34,7 +34,7 @@ export function vineEditPage(input: { base: string; vine: VineView; vineyard: Vi
     <option value="local"${vine.execution_mode === 'local' ? ' selected' : ''}>Local: the stock CLI runs tofu on its own machine, the state stays here</option>
   </select></label>
   <h2>Variables</h2>
-  <table data-variables>
+  <div class="table-scroll" role="region" aria-label="Variables" tabindex="0"><table data-variables>
     <thead><tr><th>Name</th><th>Value</th><th>Sensitive</th><th>Remove</th></tr></thead>
     <tbody>
     ${variables.map(
@@ -56,7 +56,7 @@ export function vineEditPage(input: { base: string; vine: VineView; vineyard: Vi
       <td></td>
     </tr>
     </tbody>
-  </table>
+  </table></div>
   ${
     vine.source.type === 'inline'
       ? html`<h2>Files</h2>
