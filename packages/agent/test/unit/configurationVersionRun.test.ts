@@ -11,9 +11,8 @@ import type { ClaimAnswer, TrellisClient } from '@trellis/client';
 import type { Job } from '@trellis/core';
 import { tarGz } from '@trellis/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { JobRunner } from '../../src/job/JobRunner.js';
-import { AgentLogger } from '../../src/logging/AgentLogger.js';
 import { FakeLogApi } from '../support/fakeLogApi.js';
+import { testJobRunner } from '../support/jobRunner.js';
 
 const COMMIT = '8457785ada4ab6182c16fbac60586081edf51999';
 const VINE = '7a6f3c2e-1d5b-4b8a-9c3d-2e1f0a9b8c7d';
@@ -81,27 +80,7 @@ async function run(archive: Buffer, claimedSha256?: string) {
     },
   } as unknown as ClaimAnswer;
   const workDir = join(dir, 'work');
-  const runner = new JobRunner(
-    {
-      client,
-      settings: {
-        serverUrl: 'https://trellis.example.test',
-        workerId: 'worker-1',
-        workerToken: 'worker-token-0123456789',
-        workDir,
-        engineBin: engine,
-        graceMs: 1000,
-        lockTimeoutS: 5,
-        logIntervalMs: 50,
-        hostEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir },
-      },
-      logger: new AgentLogger('silent'),
-      assumeRole: async () => {
-        throw new Error('no identity');
-      },
-    },
-    claimed,
-  );
+  const runner = testJobRunner(client, claimed, { dir, engineBin: engine, workDir });
   const result = await runner.run();
   return { result, log: api.text(), statuses, downloads, url, workDir };
 }

@@ -12,10 +12,10 @@ import type { Job } from '@trellis/core';
 import { canMountTmpfs, mountTmpfs, type Tmpfs } from '@trellis/testkit';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Backoff } from '@trellis/client';
-import { JobRunner } from '../../src/job/JobRunner.js';
 import { AgentLogger } from '../../src/logging/AgentLogger.js';
 import { LogShipper } from '../../src/logs/LogShipper.js';
 import { FakeLogApi } from '../support/fakeLogApi.js';
+import { testJobRunner } from '../support/jobRunner.js';
 
 const VINE = '7a6f3c2e-1d5b-4b8a-9c3d-2e1f0a9b8c7d';
 let dir: string;
@@ -78,27 +78,7 @@ async function run(spec: RunSpec) {
     vineyard: null,
   } as unknown as ClaimAnswer;
   const workDir = spec.workDir ?? join(dir, 'work');
-  const runner = new JobRunner(
-    {
-      client,
-      settings: {
-        serverUrl: 'https://trellis.example.test',
-        workerId: 'worker-1',
-        workerToken: 'worker-token-0123456789',
-        workDir,
-        engineBin: engine,
-        graceMs: 1000,
-        lockTimeoutS: 5,
-        logIntervalMs: 50,
-        hostEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir },
-      },
-      logger: new AgentLogger('silent'),
-      assumeRole: async () => {
-        throw new Error('no identity');
-      },
-    },
-    claimed,
-  );
+  const runner = testJobRunner(client, claimed, { dir, engineBin: engine, workDir });
   const result = await runner.run();
   return { result, log: api.text(), statuses, uploads, workDir };
 }

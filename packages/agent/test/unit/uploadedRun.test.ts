@@ -12,9 +12,8 @@ import type { ClaimAnswer, TrellisClient } from '@trellis/client';
 import type { Job, RunOptions } from '@trellis/core';
 import { tarGz } from '@trellis/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { JobRunner } from '../../src/job/JobRunner.js';
-import { AgentLogger } from '../../src/logging/AgentLogger.js';
 import { FakeLogApi } from '../support/fakeLogApi.js';
+import { testJobRunner } from '../support/jobRunner.js';
 
 const VINE = '7a6f3c2e-1d5b-4b8a-9c3d-2e1f0a9b8c7d';
 const VERSION = '0b8f5e0c-9a41-4b38-8f0a-6e1d3c2b1a90';
@@ -88,27 +87,7 @@ async function run(options: { runOptions?: RunOptions; withVersion?: boolean } =
             strip_components: 0,
           },
   } as unknown as ClaimAnswer;
-  const runner = new JobRunner(
-    {
-      client,
-      settings: {
-        serverUrl: 'https://trellis.example.test',
-        workerId: 'worker-1',
-        workerToken: 'worker-token-0123456789',
-        workDir: join(dir, 'work'),
-        engineBin: engine,
-        graceMs: 1000,
-        lockTimeoutS: 5,
-        logIntervalMs: 50,
-        hostEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir },
-      },
-      logger: new AgentLogger('silent'),
-      assumeRole: async () => {
-        throw new Error('no identity');
-      },
-    },
-    claimed,
-  );
+  const runner = testJobRunner(client, claimed, { dir, engineBin: engine });
   const result = await runner.run();
   return { result, log: api.text(), statuses, downloads, url };
 }
