@@ -146,7 +146,9 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
         const metricsApp = express();
         metricsApp.disable('x-powered-by');
         metricsApp.get('/metrics', metricsEndpoint(metrics.registry, config.metrics.token));
-        const metricsServer = await listenOn(createServer(metricsApp), config.metrics.port, config.host);
+        const metricsServer = await listenOn(createServer(metricsApp), config.metrics.port, config.host, {
+          bodyIdleMs: config.bodyIdleTimeoutSeconds * 1000,
+        });
         servers.push(metricsServer);
         metricsUrl = `${urlOf(config.host, metricsServer)}/metrics`;
       }
@@ -156,6 +158,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
           : createServer(app),
         config.port,
         config.host,
+        { bodyIdleMs: config.bodyIdleTimeoutSeconds * 1000 },
       );
       servers.push(server);
       const { port } = server.address() as AddressInfo;

@@ -64,6 +64,14 @@ export const SERVING_SETTINGS = {
       "whose `X-Forwarded-For` gives the client address that per-client limits count: `false` (the connection's peer), the number of proxies in front of the server (`1` behind one load balancer), or a comma-separated list of proxy addresses/CIDRs and `loopback`, `linklocal`, `uniquelocal`. `true` is refused (any client could pick its address). Behind a load balancer, leaving it `false` makes every client one address, so one guesser trips the limit for everyone",
     parse: parseTrustProxy,
   }),
+  bodyIdleTimeoutSeconds: integer({
+    env: 'TRELLIS_HTTP_BODY_IDLE_TIMEOUT_S',
+    default: 120,
+    min: 1,
+    max: 3600,
+    description:
+      'a request body larger than 1 MiB (a plan, a state version, a configuration version, a module) is cut when nothing of it arrives this long; it is never cut for its total time, so an upload on a slow link completes. A smaller body must arrive whole within 5 minutes (as Node does)',
+  }),
   claimLongPollsPerWorker: integer({
     env: 'TRELLIS_CLAIM_LONG_POLLS_PER_WORKER',
     default: 4,
