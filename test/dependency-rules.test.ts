@@ -265,3 +265,71 @@ describe('dependency rule (DESIGN §1)', () => {
     }
   });
 });
+
+/**
+ * Issue 31 (memory at idle): what a process needs only when a feature is on is loaded by the code
+ * that uses it (`import()`), not at start; `import type` is erased and fine. The agent takes the
+ * core's few run-time values from `@trellis/core/agent`, not the package root (its use cases).
+ */
+const LOADED_ON_FIRST_USE: Record<string, readonly string[]> = {
+  '*': [
+    '@opentelemetry/exporter-trace-otlp-http',
+    '@opentelemetry/resources',
+    '@opentelemetry/sdk-trace-base',
+    '@opentelemetry/sdk-trace-node',
+    '@aws-sdk/client-sts',
+    'openpgp',
+    'openid-client',
+  ],
+  '@trellis/agent': ['@trellis/core'],
+};
+
+const STATIC_IMPORT =
+  /^\s*(?:import|export)\s+(?!type\s)[^'"]*?from\s*['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]/gm;
+
+/** `file: specifier` for each static, value-level import under `dir/src` of a specifier in `lazy`. */
+function eagerImports(dir: string, lazy: readonly string[]): string[] {
+  const found: string[] = [];
+  const walk = (path: string) => {
+    for (const entry of readdirSync(path)) {
+      const full = join(path, entry);
+      if (statSync(full).isDirectory()) walk(full);
+      else if (/\.(ts|tsx|mts)$/.test(entry) && !entry.endsWith('.d.ts')) {
+        for (const match of readFileSync(full, 'utf8').matchAll(STATIC_IMPORT)) {
+          const specifier = match[1] ?? match[2];
+          if (specifier && lazy.includes(specifier)) found.push(`${relative(dirname(dir), full)}: ${specifier}`);
+        }
+      }
+    }
+  };
+  if (statSync(join(dir, 'src'), { throwIfNoEntry: false })?.isDirectory()) walk(join(dir, 'src'));
+  return found;
+}
+
+describe('loaded on first use (issue 31)', () => {
+  it('no package imports the OpenTelemetry SDK, the STS client, openpgp.js or openid-client at start; the agent not the core root', () => {
+    const eager = readPackages().flatMap(({ dir, manifest }) =>
+      eagerImports(dir, [...(LOADED_ON_FIRST_USE['*'] ?? []), ...(LOADED_ON_FIRST_USE[manifest.name] ?? [])]),
+    );
+    expect(eager).toEqual([]);
+  });
+
+  it('tells a value import from a type-only one', () => {
+    const packages = mkdtempSync(join(tmpdir(), 'trellis-lazy-imports-'));
+    try {
+      mkdirSync(join(packages, 'agent', 'src'), { recursive: true });
+      writeFileSync(
+        join(packages, 'agent', 'src', 'a.ts'),
+        "import type { Key } from 'openpgp';\n" +
+          "const load = () => import('openpgp');\n" +
+          "import { type JsonObject, MAX_RESOURCE_CHANGES } from '@trellis/core';\n" +
+          "import { AGENT_FEATURES } from '@trellis/core/agent';\n",
+      );
+      expect(eagerImports(join(packages, 'agent'), ['openpgp', '@trellis/core'])).toEqual([
+        'agent/src/a.ts: @trellis/core',
+      ]);
+    } finally {
+      rmSync(packages, { recursive: true, force: true });
+    }
+  });
+});

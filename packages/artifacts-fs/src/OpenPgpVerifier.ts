@@ -1,5 +1,15 @@
 import { type PgpPublicKeyInfo, type PgpVerifier, ValidationError } from '@trellis/core';
-import * as openpgp from 'openpgp';
+import type * as OpenPgp from 'openpgp';
+
+/**
+ * openpgp.js (one 1.2 MB module) is loaded by the first key or signature checked, not with the
+ * server (issue 31: a registry without GPG keys never needs it).
+ */
+let loaded: Promise<typeof OpenPgp> | null = null;
+function loadOpenPgp(): Promise<typeof OpenPgp> {
+  loaded ??= import('openpgp');
+  return loaded;
+}
 
 function invalidKey(why: string): ValidationError {
   return new ValidationError(
@@ -16,14 +26,15 @@ function invalidKey(why: string): ValidationError {
  */
 export class OpenPgpVerifier implements PgpVerifier {
   async readPublicKey(asciiArmor: string): Promise<PgpPublicKeyInfo> {
-    let keys: openpgp.Key[];
+    const openpgp = await loadOpenPgp();
+    let keys: OpenPgp.Key[];
     try {
       keys = await openpgp.readKeys({ armoredKeys: asciiArmor });
     } catch (error) {
       throw invalidKey(error instanceof Error ? error.message : String(error));
     }
     if (keys.length !== 1) throw invalidKey(`it holds ${keys.length} keys; add them one at a time`);
-    const [key] = keys as [openpgp.Key];
+    const [key] = keys as [OpenPgp.Key];
     if (key.isPrivate()) throw invalidKey('it is a private key; export the public key (gpg --armor --export KEYID)');
     return { key_id: key.getKeyID().toHex().toUpperCase(), fingerprint: key.getFingerprint().toUpperCase() };
   }
@@ -33,7 +44,8 @@ export class OpenPgpVerifier implements PgpVerifier {
     signature: Uint8Array,
     armoredKeys: readonly string[],
   ): Promise<{ key_id: string; signature: Uint8Array } | null> {
-    let parsed: openpgp.Signature;
+    const openpgp = await loadOpenPgp();
+    let parsed: OpenPgp.Signature;
     try {
       const text = Buffer.from(signature).toString('latin1');
       parsed = text.trimStart().startsWith('-----BEGIN PGP SIGNATURE-----')
@@ -44,7 +56,7 @@ export class OpenPgpVerifier implements PgpVerifier {
     }
     const keys = (
       await Promise.all(armoredKeys.map((armoredKey) => openpgp.readKey({ armoredKey }).catch(() => null)))
-    ).filter((key): key is openpgp.Key => key !== null);
+    ).filter((key): key is OpenPgp.Key => key !== null);
     if (keys.length === 0) return null;
     const message = await openpgp.createMessage({ binary: data });
     const result = await openpgp.verify({ message, signature: parsed, verificationKeys: keys });

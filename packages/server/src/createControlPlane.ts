@@ -90,7 +90,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     await database.close();
     throw error;
   }
-  const stopTracing = startTracing(config, 'trellis-server', VERSION);
+  const stopTracing = await startTracing(config, 'trellis-server', VERSION);
   const metrics =
     registry &&
     createMetrics(registry, {

@@ -1,7 +1,3 @@
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { Clock, EventBus, OperationalStats, TrellisEvent } from '@trellis/core';
 import { OperationsUseCases } from '@trellis/core';
 import { ApiMetrics } from '@trellis/http';
@@ -103,10 +99,23 @@ export function meteredEventBus(bus: EventBus, registry: Registry): EventBus {
 /**
  * Traces (docs/observability.md): off unless `OTEL_EXPORTER_OTLP_ENDPOINT` is set; then spans
  * go, batched, to its OTLP/HTTP endpoint (the exporter reads the standard `OTEL_*` variables).
- * The provider becomes the process's global one. Returns what flushes and stops it.
+ * The provider becomes the process's global one. Returns what flushes and stops it. The SDK and
+ * the exporter (some 300 modules, `@opentelemetry/sdk-metrics` among them) are loaded only then:
+ * a server without traces keeps only `@opentelemetry/api`'s no-op tracer in memory (issue 31).
  */
-export function startTracing(config: ServerConfig, serviceName: string, version: string): (() => Promise<void>) | null {
+export async function startTracing(
+  config: ServerConfig,
+  serviceName: string,
+  version: string,
+): Promise<(() => Promise<void>) | null> {
   if (config.otlpEndpoint === null) return null;
+  const [{ OTLPTraceExporter }, { resourceFromAttributes }, { BatchSpanProcessor }, { NodeTracerProvider }] =
+    await Promise.all([
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/sdk-trace-base'),
+      import('@opentelemetry/sdk-trace-node'),
+    ]);
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': serviceName, 'service.version': version }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: otlpTracesUrl(config.otlpEndpoint) }))],

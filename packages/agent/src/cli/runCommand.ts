@@ -9,7 +9,7 @@ import { Agent } from '../daemon/Agent.js';
 import { JobRunner } from '../job/JobRunner.js';
 import { pluginCacheDir } from '../job/pluginCache.js';
 import { AgentLogger } from '../logging/AgentLogger.js';
-import { AgentMetrics, serveAgentMetrics } from '../observability/AgentMetrics.js';
+import type { AgentMetrics } from '../observability/AgentMetrics.js';
 import { startAgentTracing, tracedFetch } from '../observability/tracing.js';
 import { AGENT_VERSION } from '../version.js';
 import type { CliIo } from './main.js';
@@ -38,10 +38,13 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
     userAgent: `trellis-agent/${AGENT_VERSION}`,
     fetch: tracedFetch,
   });
-  const stopTracing = startAgentTracing(io.env, AGENT_VERSION);
+  const stopTracing = await startAgentTracing(io.env, AGENT_VERSION);
   let runningJobs = () => 0;
-  const metrics = config.metricsPort === null ? null : new AgentMetrics(() => runningJobs());
-  const metricsServer = metrics && (await serveAgentMetrics(metrics.registry, config.metricsPort as number));
+  // prom-client is loaded only when metrics are served (issue 31: no idle memory for what is off).
+  const metricsModule = config.metricsPort === null ? null : await import('../observability/AgentMetrics.js');
+  const metrics = metricsModule && new metricsModule.AgentMetrics(() => runningJobs());
+  const metricsServer =
+    metricsModule && metrics && (await metricsModule.serveAgentMetrics(metrics.registry, config.metricsPort as number));
   if (metricsServer) logger.info('serving metrics', { url: metricsServer.url });
   // The log bytes the control plane took, counted where the runners send them.
   const runnerClient = metrics ? countingLogBytes(client, metrics) : client;

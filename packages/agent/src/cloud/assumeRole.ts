@@ -1,4 +1,3 @@
-import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import type { CloudIdentitySettings } from '@trellis/core';
 import { JobFailure } from '../job/errors.js';
 
@@ -25,11 +24,14 @@ export function sessionNameFor(jobId: string): string {
  * STS `AssumeRole` with the job's role and external id, signed with whatever credentials the host
  * has (environment, profile, instance or container role: the SDK's default chain). The SDK honours
  * `AWS_ENDPOINT_URL_STS` and `AWS_REGION`; without a region the global endpoint's us-east-1 is used.
+ * The SDK is loaded by the first job that assumes a role, not at start (issue 31: an agent that
+ * never does keeps none of it in memory).
  */
 export function stsAssumeRole(options: { durationSeconds?: number } = {}): AssumeRole {
   return async (identity, jobId) => {
     if (identity.provider !== 'aws')
       throw new JobFailure(`cloud identity provider ${identity.provider} is not supported`);
+    const { AssumeRoleCommand, STSClient } = await import('@aws-sdk/client-sts');
     const client = new STSClient({ region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1' });
     try {
       const answer = await client.send(

@@ -14,7 +14,7 @@ import type { JobOutcome, JobRunner } from '../job/JobRunner.js';
 import type { AgentMetrics } from '../observability/AgentMetrics.js';
 import { agentTracer } from '../observability/tracing.js';
 import { AGENT_VERSION } from '../version.js';
-import { AGENT_FEATURES } from '@trellis/core';
+import { AGENT_FEATURES } from '@trellis/core/agent';
 import { type FenceChange, type FenceChangeDetails, LeaseFence, type PhaseGate } from './LeaseFence.js';
 
 export type ShutdownMode = 'finish' | 'cancel';

@@ -1,4 +1,5 @@
-import { type Json, type JsonObject, MAX_RESOURCE_CHANGES, type PlanSummary, type ResourceChange } from '@trellis/core';
+import type { Json, JsonObject, PlanSummary, ResourceChange } from '@trellis/core';
+import { MAX_RESOURCE_CHANGES } from '@trellis/core/agent';
 
 // The results' shapes and limits are core's (`jobResults.ts`): the control plane judges them by the same rule.
 export { MAX_RESOURCE_CHANGES, type PlanSummary };

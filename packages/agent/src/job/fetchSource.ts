@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
-import { gitSourceIssues, type VineSource } from '@trellis/core';
+import type { VineSource } from '@trellis/core';
+import { gitSourceIssues } from '@trellis/core/agent';
 import { withoutAgentVariables } from './engineEnvironment.js';
 import { agentDiskFull, JobFailure, mentionsDiskFull } from './errors.js';
 

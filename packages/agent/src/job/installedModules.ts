@@ -1,12 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import {
-  MAX_MODULE_SOURCE_LENGTH,
-  MAX_MODULE_VERSION_LENGTH,
-  MAX_REPORTED_MODULES,
-  type JsonObject,
-  type ModuleUse,
-} from '@trellis/core';
+import type { JsonObject, ModuleUse } from '@trellis/core';
+import { MAX_MODULE_SOURCE_LENGTH, MAX_MODULE_VERSION_LENGTH, MAX_REPORTED_MODULES } from '@trellis/core/agent';
 import type { JobLog } from '../logs/JobLog.js';
 
 /** What the engine's `init` installed, per its data directory (`TF_DATA_DIR`, else `.terraform`). */

@@ -1,8 +1,4 @@
 import { context, propagation, trace } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 
 /** The agent's tracer: a no-op unless a provider is registered (`startAgentTracing`). */
 export const agentTracer = trace.getTracer('@trellis/agent');
@@ -22,10 +18,21 @@ export const tracedFetch: typeof fetch = (input, init) => {
 
 /**
  * Traces off unless `OTEL_EXPORTER_OTLP_ENDPOINT` is set; then spans go, batched, to that
- * OTLP/HTTP endpoint. Returns what flushes and stops the provider.
+ * OTLP/HTTP endpoint. Returns what flushes and stops the provider. The SDK and the exporter are
+ * loaded only then: an agent without traces keeps only `@opentelemetry/api`'s no-op tracer (issue 31).
  */
-export function startAgentTracing(env: NodeJS.ProcessEnv, version: string): (() => Promise<void>) | null {
+export async function startAgentTracing(
+  env: NodeJS.ProcessEnv,
+  version: string,
+): Promise<(() => Promise<void>) | null> {
   if (!env.OTEL_EXPORTER_OTLP_ENDPOINT) return null;
+  const [{ OTLPTraceExporter }, { resourceFromAttributes }, { BatchSpanProcessor }, { NodeTracerProvider }] =
+    await Promise.all([
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/sdk-trace-base'),
+      import('@opentelemetry/sdk-trace-node'),
+    ]);
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'trellis-agent', 'service.version': version }),
     spanProcessors: [

@@ -1,3 +1,4 @@
+import type { AgentFeature } from '../domain/agentFeatures.js';
 import type { WorkerActor } from '../domain/actors.js';
 import type { Job } from '../domain/records.js';
 import type { EndReason } from '../jobs/endReasons.js';
@@ -6,14 +7,7 @@ import { ownerScope } from '../ports/UnitOfWork.js';
 import { type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
 import { type ConfigurationVersionRef, configurationVersionRef } from './records.js';
 
-/**
- * What an agent says it can run when it claims (`?features=` of `POST /api/jobs/claim`, issue 27):
- * `upload_source`, a job whose snapshot source is an uploaded configuration version, run in its
- * `path`; `run_options`, a PLAN's `-target`, `-replace`, `-refresh-only`, `-refresh=false`. An
- * older agent says nothing, and is never given a job it would run as something else.
- */
-export const AGENT_FEATURES = ['upload_source', 'run_options'] as const;
-export type AgentFeature = (typeof AGENT_FEATURES)[number];
+export { AGENT_FEATURES, type AgentFeature } from '../domain/agentFeatures.js';
 
 /** The features `job` needs of its agent. */
 export function featuresNeeded(job: Job): AgentFeature[] {

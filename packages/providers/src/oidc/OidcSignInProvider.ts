@@ -7,7 +7,7 @@ import {
   UnauthorizedError,
   UnavailableError,
 } from '@trellis/core';
-import * as oidc from 'openid-client';
+import type * as Oidc from 'openid-client';
 import { baseUrlOf, DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../providerHttp.js';
 import { pkceChallenge } from '../oauth2/pkce.js';
 
@@ -21,6 +21,16 @@ export interface OidcProviderOptions extends ProviderOptions {
   issuer?: string;
   /** Default: `Google` for Google's issuer, else the issuer's host name. */
   displayName?: string;
+}
+
+/**
+ * openid-client (and oauth4webapi under it) is loaded by the first sign-in through an OpenID
+ * Connect issuer, not with the server (issue 31: an installation without one never needs it).
+ */
+let loaded: Promise<typeof Oidc> | null = null;
+function loadOidc(): Promise<typeof Oidc> {
+  loaded ??= import('openid-client');
+  return loaded;
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -40,7 +50,7 @@ export class OidcSignInProvider implements SignInProvider {
   readonly id: IdentityProvider;
   readonly displayName: string;
   readonly issuer: URL;
-  private configuration: Promise<oidc.Configuration> | null = null;
+  private configuration: Promise<Oidc.Configuration> | null = null;
 
   constructor(private readonly options: OidcProviderOptions) {
     this.id = options.id ?? 'google';
@@ -54,6 +64,7 @@ export class OidcSignInProvider implements SignInProvider {
 
   async authorizationUrl(request: AuthorizationRequest): Promise<string> {
     const config = await this.discover();
+    const oidc = await loadOidc();
     return oidc.buildAuthorizationUrl(config, {
       redirect_uri: request.redirectUri,
       scope: OIDC_SCOPES.join(' '),
@@ -66,6 +77,7 @@ export class OidcSignInProvider implements SignInProvider {
 
   async exchangeCode(response: AuthorizationResponse): Promise<ProviderProfile> {
     const config = await this.discover();
+    const oidc = await loadOidc();
     const callback = new URL(response.redirectUri);
     for (const [name, value] of Object.entries(response.parameters)) callback.searchParams.set(name, value);
     try {
@@ -100,28 +112,32 @@ export class OidcSignInProvider implements SignInProvider {
         scopes: (tokens.scope ?? OIDC_SCOPES.join(' ')).split(' ').filter(Boolean),
       };
     } catch (error) {
-      throw this.translate(error);
+      throw this.translate(error, oidc);
     }
   }
 
   /** Discovery once; a failed discovery is retried by the next sign-in instead of being kept. */
-  private discover(): Promise<oidc.Configuration> {
+  private discover(): Promise<Oidc.Configuration> {
     const secret = this.options.clientSecret;
     // RFC 6749's default `client_secret_basic`, unless the issuer announces only `_post`.
-    const clientAuthentication: oidc.ClientAuth = (as, client, body, headers) => {
-      const supported = as.token_endpoint_auth_methods_supported;
-      const basic = !supported || supported.includes('client_secret_basic');
-      (basic ? oidc.ClientSecretBasic(secret) : oidc.ClientSecretPost(secret))(as, client, body, headers);
-    };
-    this.configuration ??= oidc
-      .discovery(this.issuer, this.options.clientId, { client_secret: secret }, clientAuthentication, {
-        timeout: Math.ceil((this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000),
-        ...(this.options.fetch ? { [oidc.customFetch]: this.options.fetch } : {}),
-        execute: [
-          oidc.enableNonRepudiationChecks,
-          ...(this.issuer.protocol === 'http:' ? [oidc.allowInsecureRequests] : []),
-        ],
-      })
+    const clientAuthentication =
+      (oidc: typeof Oidc): Oidc.ClientAuth =>
+      (as, client, body, headers) => {
+        const supported = as.token_endpoint_auth_methods_supported;
+        const basic = !supported || supported.includes('client_secret_basic');
+        (basic ? oidc.ClientSecretBasic(secret) : oidc.ClientSecretPost(secret))(as, client, body, headers);
+      };
+    this.configuration ??= loadOidc()
+      .then((oidc) =>
+        oidc.discovery(this.issuer, this.options.clientId, { client_secret: secret }, clientAuthentication(oidc), {
+          timeout: Math.ceil((this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000),
+          ...(this.options.fetch ? { [oidc.customFetch]: this.options.fetch } : {}),
+          execute: [
+            oidc.enableNonRepudiationChecks,
+            ...(this.issuer.protocol === 'http:' ? [oidc.allowInsecureRequests] : []),
+          ],
+        }),
+      )
       .catch((error: unknown) => {
         this.configuration = null;
         throw new UnavailableError(
@@ -133,7 +149,7 @@ export class OidcSignInProvider implements SignInProvider {
     return this.configuration;
   }
 
-  private translate(error: unknown): Error {
+  private translate(error: unknown, oidc: typeof Oidc): Error {
     const name = this.displayName;
     if (error instanceof UnauthorizedError || error instanceof UnavailableError) return error;
     if (error instanceof oidc.AuthorizationResponseError) {
