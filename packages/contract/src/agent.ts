@@ -113,7 +113,7 @@ export const HeartbeatBody = z.object({
     .boolean()
     .optional()
     .describe(
-      "With `running_job_ids`: the agent sends the list because a claim of it failed on the way (its answer may have been lost), not because it started. A job the control plane gave it that it does not list never reached it (no engine started): it goes back in the queue at once (audited `job.requeue`) and runs on the next claim.",
+      'With `running_job_ids`: the agent sends the list because a claim of it failed on the way (its answer may have been lost), not because it started. A job the control plane gave it that it does not list never reached it (no engine started): it goes back in the queue at once (audited `job.requeue`) and runs on the next claim.',
     ),
 });
 export const HeartbeatResponse = z.object({
