@@ -92,8 +92,14 @@ export async function underSavepoint<T>(client: pg.ClientBase, name: string, sta
   return result;
 }
 
-/** An error that did not come from the server (no SQLSTATE): the connection itself failed. */
-function connectionBroke(error: unknown): boolean {
+/**
+ * The connection itself failed: an error that did not come from the server (no SQLSTATE), or
+ * the server's own goodbye as the answer to a statement (class 08, connection exception; 57P01–03,
+ * the backend terminated, crashed or not yet accepting). Which of the two a statement gets when a
+ * backend is terminated depends on whether pg read the goodbye before sending it.
+ */
+export function connectionBroke(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code);
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
+  return code.startsWith('08') || /^57P0[123]$/.test(code);
 }
