@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** A body declared at most this long is small: it must arrive whole within `SMALL_BODY_DEADLINE_MS`. */
@@ -23,7 +23,7 @@ export interface ListenOptions {
 export async function listenOn(server: Server, port: number, host: string, options: ListenOptions): Promise<Server> {
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 0;
-  server.on('request', (req) => watchBody(req, options.bodyIdleMs));
+  server.on('request', (req, res) => watchBody(req, res, options.bodyIdleMs));
   // Once closing, a keep-alive connection is closed as soon as its response is out (see closeGracefully).
   server.on('request', (_req, res) => {
     res.once('finish', () => {
@@ -42,8 +42,10 @@ export async function listenOn(server: Server, port: number, host: string, optio
  * request, a large one silent for `idleMs` (the socket's inactivity timer, which counts the bytes
  * the parser reads). Both are disarmed once the body is whole or the request is gone.
  */
-function watchBody(req: IncomingMessage, idleMs: number): void {
-  if (req.complete) return;
+function watchBody(req: IncomingMessage, res: ServerResponse, idleMs: number): void {
+  // A request has a body only with a Content-Length or a Transfer-Encoding (RFC 9112 §6.1).
+  const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+  if (req.complete || !hasBody) return;
   const declared = Number(req.headers['content-length']);
   const small = Number.isFinite(declared) && declared <= SMALL_BODY_BYTES;
   const { socket } = req;
@@ -61,7 +63,8 @@ function watchBody(req: IncomingMessage, idleMs: number): void {
   const disarm = () => {
     if (deadline) clearTimeout(deadline);
     else {
-      socket.setTimeout(0);
+      // Once the response is out, Node has set the connection's keep-alive timeout: that one stays.
+      if (!res.writableFinished) socket.setTimeout(0);
       socket.off('timeout', cut);
     }
     req.off('end', disarm);
