@@ -116,7 +116,9 @@ export class ConfigurationVersionUseCases {
    * The `uploaded` version of a connected vine's git job: the one of its commit when there is one
    * (a plan and its deploy share it), else fetched now from the provider's archive API with the
    * connecting person's token. `409 needs_reconnect` when that person is no longer an admin of the
-   * owner; the provider's own errors otherwise.
+   * owner; the provider's own errors otherwise. One look-up-or-fetch per commit at a time in this
+   * process: a claim that comes while the queue-time prefetch runs waits for it rather than
+   * fetching again (the look-up is inside, so one finishing between a read and the check is seen).
    */
   async forJob(job: Job, connection: VcsConnection): Promise<ConfigurationVersion> {
     const source = job.config_snapshot.source;
@@ -125,20 +127,20 @@ export class ConfigurationVersionUseCases {
     }
     const commit = source.commit ?? null;
     const vineId = job.vine_id;
-    if (commit !== null) {
-      const found = await this.deps.uow.read(ownerScope(job.owner_id), (stores) =>
-        stores.configurationVersions.findUploaded(job.owner_id, vineId, commit),
-      );
-      if (found) return found;
-    }
     const key = `${job.owner_id}/${vineId}/${commit ?? job.id}`;
     const running = this.fetching.get(key);
     if (running) return running;
-    const fetch = this.fetch(job, vineId, connection, commit, source.ref ?? connection.branch).finally(() =>
-      this.fetching.delete(key),
-    );
-    this.fetching.set(key, fetch);
-    return fetch;
+    const made = (async () => {
+      if (commit !== null) {
+        const found = await this.deps.uow.read(ownerScope(job.owner_id), (stores) =>
+          stores.configurationVersions.findUploaded(job.owner_id, vineId, commit),
+        );
+        if (found) return found;
+      }
+      return this.fetch(job, vineId, connection, commit, source.ref ?? connection.branch);
+    })().finally(() => this.fetching.delete(key));
+    this.fetching.set(key, made);
+    return made;
   }
 
   /** Starts `forJob` without waiting (at queue time): its failure waits for the claim, which says it. */
