@@ -22,6 +22,7 @@ import {
   logText,
   startAgent,
   startTlsServer,
+  eventually,
   TOFU,
   type TlsE2eServer,
   waitForJob,
@@ -94,8 +95,12 @@ describe.skipIf(!TOFU || !provider)('a job whose provider only the mirror serves
     expect(log).not.toContain('Unable to open CLI configuration file');
     expect(log).not.toMatch(/trr_[A-Za-z0-9]/);
     expect(log).toContain(`providers: cached in ${join(agent.workDir, 'plugin-cache')} for this agent's jobs`);
-    // The workspace, and the CLI configuration with the token in it, went with the job; the
+    // The workspace, and the CLI configuration with the token in it, go with the job (the agent
+    // removes them once it has reported the end, so a moment after the control plane has it); the
     // providers it installed stay in the agent's cache.
+    await eventually('the job workspace to be removed', () =>
+      readdirSync(agent.workDir).some((name) => name.startsWith('job-')) ? undefined : true,
+    );
     expect(readdirSync(agent.workDir)).toEqual(['plugin-cache']);
   }, 240_000);
 
