@@ -10,8 +10,9 @@
  *                      [--baseline-rev <rev>] [--real-engine] [--trace]
  *
  * Scenarios: claims, heartbeats, logs, sse, uploads; and, only when asked, scale (minutes of
- * seeding: --scale or --only scale) and runs (end to end with real agents, beside a build of the
- * previous commit: --only runs). Run after `tsc -b` (npm run bench does both):
+ * seeding: --scale or --only scale), runs (end to end with real agents, beside a build of the
+ * previous commit: --only runs) and cli-sessions (1,000 stock-CLI sessions polling the Terraform
+ * Cloud API at the CLI's cadence: --only cli-sessions). Run after `tsc -b` (npm run bench does both):
  * it uses the built packages from dist.
  */
 import { join } from 'node:path';
@@ -21,6 +22,7 @@ import { REPO_ROOT } from './lib/environment.mjs';
 import { profileControlPlanes } from './lib/processes.mjs';
 import { currentLoad, machine, renderTable, writeJson } from './lib/report.mjs';
 import { claims } from './scenarios/claims.mjs';
+import { cliSessions } from './scenarios/cliSessions.mjs';
 import { heartbeats } from './scenarios/heartbeats.mjs';
 import { logIngest } from './scenarios/logIngest.mjs';
 import { logStream } from './scenarios/logStream.mjs';
@@ -28,7 +30,7 @@ import { runs } from './scenarios/runs.mjs';
 import { scale } from './scenarios/scale.mjs';
 import { uploads } from './scenarios/uploads.mjs';
 
-const SCENARIOS = [claims, heartbeats, logIngest, logStream, uploads, scale, runs];
+const SCENARIOS = [claims, heartbeats, logIngest, logStream, uploads, scale, runs, cliSessions];
 /** What runs without --only: every scenario but those that ask to be named (scale, runs). */
 const DEFAULT_SCENARIOS = SCENARIOS.filter((scenario) => scenario.byDefault !== false);
 const DIALECTS = ['sqlite', 'postgres'];
@@ -45,6 +47,10 @@ const USAGE = `Usage: node bench/run.mjs [options]   (npm run bench -- [options]
   --server-cpu-prof <dir>
                          each trellis-server runs with node --cpu-prof and leaves its
                          .cpuprofile in <dir> when it stops (profiling slows it: not a measurement)
+
+  cli-sessions (--only cli-sessions): 1,000 stock-CLI sessions (40 with --quick) in 20
+                         organizations polling runs, queue, capacity and logs at the CLI's
+                         cadence for 90 s, beside a bare node:http server
 
   runs (--only runs): N vines, K real agents, a fake engine; PLAN→DEPLOY and one-job DEPLOY
   --vines <N>            vines, one run each (default 40; 4 with --quick)
