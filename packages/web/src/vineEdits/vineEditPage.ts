@@ -4,9 +4,9 @@ import type { Page } from '../layout.js';
 
 /**
  * Editing a vine (issue 25): its name, engine, execution mode (issue 27), inline files and
- * variables, and deleting it. The form is sent by the page script as one `PATCH` of the JSON API
- * with only what changed; a sensitive variable's value is never on the page (write-only: typing
- * one replaces it).
+ * variables, and a link to deleting it (`vineyardEdits`' confirmation page). The form is sent by
+ * the page script as one `PATCH` of the JSON API with only what changed; a sensitive variable's
+ * value is never on the page (write-only: typing one replaces it).
  */
 export function vineEditPage(input: { base: string; vine: VineView; vineyard: Vineyard | null }): Page {
   const { base, vine, vineyard } = input;
