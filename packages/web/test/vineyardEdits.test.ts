@@ -212,4 +212,20 @@ describe('the create and delete routes', () => {
     expect(deleted.status).toBe(303);
     expect(deleted.headers.get('location')).toBe('/vineyards');
   });
+
+  it("refuses to delete a configuration with a queued job, with core's message", async () => {
+    const vineyard = await user.createVineyard('busy');
+    const vine = await user.createConfiguration({
+      name: 'busy-web',
+      vineyard_id: vineyard.id,
+      source: { type: 'inline', files: { 'main.tf': MAIN_TF } },
+    });
+    const job = await user.createJob({ job_type: 'PLAN', configuration_id: vine.id });
+    const busy = await post(`/configurations/${vine.id}/delete`, { confirm: 'busy-web' });
+    expect(busy.status).toBe(409);
+    const body = await busy.text();
+    expect(body).toContain('data-form-error="configuration_busy"');
+    expect(body).toContain(`has a queued or running job (${job.id})`);
+    expect((await user.getConfiguration(vine.id)).id).toBe(vine.id);
+  });
 });
