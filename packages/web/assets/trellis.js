@@ -507,42 +507,6 @@
     });
   }
 
-  // Deleting a vine or an empty vineyard (issue 25), after confirming; the API says what stands in the way.
-  const deleteThen = (button, path) => {
-    button.addEventListener('click', () => {
-      if (!window.confirm(button.dataset.confirm)) return;
-      act(button, async () => {
-        const response = await fetch(`${base}${path()}`, { method: 'DELETE', credentials: 'same-origin' });
-        if (!response.ok) throw new Error(await problemMessage(response));
-        window.location.assign(button.dataset.then);
-      });
-    });
-  };
-  for (const button of document.querySelectorAll('[data-delete-configuration]')) {
-    const force = document.querySelector('[data-delete-force]');
-    deleteThen(
-      button,
-      () =>
-        `/api/cli/configurations/${encodeURIComponent(button.dataset.deleteConfiguration)}${force?.checked ? '?force=true' : ''}`,
-    );
-  }
-  for (const button of document.querySelectorAll('[data-delete-vineyard]')) {
-    deleteThen(button, () => `/api/cli/vineyards/${encodeURIComponent(button.dataset.deleteVineyard)}`);
-  }
-  for (const form of document.querySelectorAll('form[data-vineyard-rename]')) {
-    form.addEventListener('submit', (event) => {
-      event.preventDefault();
-      act(form.querySelector('[data-vineyard-rename-save]'), async () => {
-        await postJson(
-          `/api/cli/vineyards/${encodeURIComponent(form.dataset.vineyardRename)}`,
-          { name: form.elements.name.value },
-          'PATCH',
-        );
-        window.location.reload();
-      });
-    });
-  }
-
   const log = document.getElementById('log');
   if (log?.dataset.stream) followLog(log);
 }

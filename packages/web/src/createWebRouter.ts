@@ -31,6 +31,7 @@ import { tfeLoginRoutes } from './tfe/tfeLoginRoutes.js';
 import { stateRoutes } from './state/stateRoutes.js';
 import { stateSection } from './tfe/stateSection.js';
 import { vineEditRoutes } from './vineEdits/vineEditRoutes.js';
+import { vineyardEditRoutes } from './vineyardEdits/vineyardEditRoutes.js';
 import { type Handler, pageQuery, Redirect, type WebRouteDeps } from './routing.js';
 
 export interface WebOptions {
@@ -211,6 +212,14 @@ export function createWebRouter(options: WebOptions): Router {
   });
 
   vineEditRoutes(router, { useCases, headers, signedIn });
+  // Before `/vineyards/:id`, which would take `/vineyards/new` for an id.
+  vineyardEditRoutes(router, {
+    useCases,
+    headers,
+    signedIn,
+    // A configuration's inline files come in the form: up to the API's body limit, urlencoded.
+    sameOriginLargeForm: [sameOrigin, express.urlencoded({ extended: false, limit: '16mb', parameterLimit: 2000 })],
+  });
   stateRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
 
   // A workspace's `self-html` link in the Terraform Cloud protocol (docs/terraform-cloud.md).

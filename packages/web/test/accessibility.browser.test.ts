@@ -176,6 +176,21 @@ describe.skipIf(!chromiumPath)(
       await visit('cross-site');
     }
 
+    /** A form core refused, shown again with its problem and the messages beside the fields. */
+    async function visitRefused(page: Page, visit: (name: string) => Promise<void>) {
+      const entry = pages.find((p) => p.name === 'vine-new');
+      if (!entry) return;
+      await page.goto(`${web}${entry.path}`);
+      await page.fill('#vine-name', 'Bad Name!');
+      await page.fill('#file-0-name', '../main.tf');
+      await page.fill('#variable-0-name', 'token');
+      await page.fill('#variable-0-value', 'not-shown-again');
+      await page.check('#variable-0-sensitive');
+      await Promise.all([page.waitForNavigation(), page.click('[data-create-vine-submit]')]);
+      await page.waitForSelector('[data-form-error]');
+      await visit('vine-new-refused');
+    }
+
     beforeAll(async () => {
       server = await new WebServer({
         clock: new FakeClock(new Date()),
@@ -256,6 +271,11 @@ describe.skipIf(!chromiumPath)(
         { name: 'vineyard', path: `/vineyards/${vineyard.id}` },
         { name: 'vine', path: `/configurations/${vine.id}` },
         { name: 'vine-edit', path: `/configurations/${vine.id}/edit` },
+        { name: 'vineyard-new', path: '/vineyards/new' },
+        { name: 'vineyard-rename', path: `/vineyards/${vineyard.id}/rename` },
+        { name: 'vineyard-delete', path: `/vineyards/${vineyard.id}/delete` },
+        { name: 'vine-new', path: `/vineyards/${vineyard.id}/configurations/new` },
+        { name: 'vine-delete', path: `/configurations/${vine.id}/delete` },
         { name: 'state', path: `/configurations/${vine.id}/state` },
         { name: 'jobs', path: '/jobs' },
         { name: 'job', path: `/jobs/${deploy.id}` },
@@ -300,6 +320,7 @@ describe.skipIf(!chromiumPath)(
         await page.goto(`${web}${path}`);
         await visit(name, page);
       }
+      await visitRefused(page, (name) => visit(name, page));
       const signedOut = await signedOutPage();
       await visitSignedOut(signedOut, (name) => visit(name, signedOut));
       expect(found).toEqual([]);
@@ -324,6 +345,7 @@ describe.skipIf(!chromiumPath)(
         await page.goto(`${web}${path}`);
         await check(name, page);
       }
+      await visitRefused(page, (name) => check(name, page));
       const signedOut = await signedOutPage(PHONE);
       await visitSignedOut(signedOut, (name) => check(name, signedOut));
       expect(found).toEqual([]);
@@ -374,7 +396,7 @@ describe.skipIf(!chromiumPath)(
     /** The screenshots of docs/web.md, at desktop and phone width (`TRELLIS_WEB_SCREENSHOTS=1`). */
     async function saveScreenshots() {
       mkdirSync(DOCS_SCREENSHOTS, { recursive: true });
-      const shots = ['vineyards', 'vine', 'plan', 'state', 'orgs', 'tokens', 'registry-module', 'audit'];
+      const shots = ['vineyards', 'vine-new', 'vine', 'plan', 'state', 'orgs', 'tokens', 'registry-module', 'audit'];
       const desktop = await signedInPage(DESKTOP);
       const phone = await signedInPage(PHONE);
       for (const name of shots) {

@@ -1,8 +1,8 @@
 /**
  * Editing and deleting in the web interface (issue 25), in Chromium against a real control plane:
  * the edit page of a vine (name, engine, execution mode, variables with write-only sensitive values, inline files)
- * saves through the JSON API; a vine that manages resources is deleted only with force; a
- * vineyard is renamed, and deleted once empty.
+ * saves through the JSON API; a vine that manages resources is deleted only with force, and a
+ * vineyard renamed and deleted once empty, through the plain forms of `vineyardEdits` (issue 29).
  */
 import type { TrellisClient } from '@trellis/client';
 import type { VineView, VineyardView } from '@trellis/core';
@@ -118,22 +118,28 @@ describe.skipIf(!chromiumPath)('editing and deleting in the web pages', { timeou
     await runJob(user, agent, { job_type: 'DEPLOY', configuration_id: vine.id }, { status: 'SUCCESS' });
     const page = await signedInPage();
     await page.goto(`${server.url}/configurations/${vine.id}/edit`);
-    await page.click('[data-delete-configuration]');
-    const error = page.locator('[data-action-error]');
-    await error.waitFor({ state: 'visible' });
-    expect(await error.textContent()).toContain('[vine_has_resources]');
+    expect((await clickAndFollow(page, '[data-delete-vine]')).pathname).toBe(`/configurations/${vine.id}/delete`);
+    await page.fill('#delete-confirm', 'web-renamed');
+    await Promise.all([page.waitForNavigation(), page.click('[data-confirm-delete]')]);
+    const error = page.locator('[data-form-error]');
+    expect(await error.getAttribute('data-form-error')).toBe('vine_has_resources');
+    expect(await error.textContent()).toContain('still manages');
     expect((await user.getConfiguration(vine.id)).id).toBe(vine.id);
 
-    await page.check('[data-delete-force]');
-    const landed = await clickAndFollow(page, '[data-delete-configuration]');
+    await page.fill('#delete-confirm', 'web-renamed');
+    await page.check('#delete-force');
+    const landed = await clickAndFollow(page, '[data-confirm-delete]');
     expect(landed.pathname).toBe(`/vineyards/${vineyard.id}`);
     await expect(user.getConfiguration(vine.id)).rejects.toMatchObject({ status: 404 });
 
     await page.fill('form[data-vineyard-rename] input[name=name]', 'renamed-yard');
-    await page.click('[data-vineyard-rename-save]');
-    await page.waitForFunction(() => document.querySelector('h1')?.textContent === 'renamed-yard');
+    // The form posts, and the answer leads back to the vineyard's page.
+    await Promise.all([page.waitForNavigation(), page.click('form[data-vineyard-rename] button[type=submit]')]);
+    expect(await page.locator('h1').textContent()).toBe('renamed-yard');
     await screenshot(page, 'vineyard-manage');
-    const gone = await clickAndFollow(page, '[data-delete-vineyard]');
+    await clickAndFollow(page, '[data-delete-vineyard]');
+    await page.fill('#delete-confirm', 'renamed-yard');
+    const gone = await clickAndFollow(page, '[data-confirm-delete]');
     expect(gone.pathname).toBe('/vineyards');
     expect((await user.listVineyards()).map((each) => each.id)).not.toContain(vineyard.id);
   });

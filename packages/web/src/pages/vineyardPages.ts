@@ -4,7 +4,7 @@ import { externalUrl, type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { filteredOwner, type Standing } from '../standing.js';
 import { olderLink } from './olderLink.js';
-import { vineyardManageSection } from '../vineEdits/vineEditPage.js';
+import { vineyardManageSection } from '../vineyardEdits/vineyardEditPages.js';
 
 /** The dashboard: every vineyard with its vines and their status. */
 export function vineyardsPage(input: {
@@ -19,16 +19,19 @@ export function vineyardsPage(input: {
   const vineyards = [...input.vineyards.items].sort(byName);
   const owner = filteredOwner(standing, orgFilter);
   const org = owner === null ? null : standing.org(owner);
+  // Everyone creates vineyards of their own; in an organization, its admins and owners.
+  const mayCreate = owner === null || standing.may(owner, 'vineyards.manage');
   return {
     title: 'Vineyards',
     section: 'vineyards',
     orgFilter: { path: '/vineyards', value: orgFilter },
-    body: html`<h1>Vineyards${org ? html` <span class="muted small">of ${org.name}</span>` : ''}</h1>
+    body: html`<div class="title-row"><h1>Vineyards${org ? html` <span class="muted small">of ${org.name}</span>` : ''}</h1>
+${mayCreate ? html`<a class="button primary" href="${base}/vineyards/new${org ? `?org_id=${org.id}` : ''}" data-new-vineyard>New vineyard</a>` : ''}</div>
 ${
   vineyards.length === 0
-    ? owner === null || standing.may(owner, 'vineyards.manage')
+    ? mayCreate
       ? html`<section class="card empty">
-  <p>No vineyards yet. Create one from the command line:</p>
+  <p>No vineyards yet. Create one with the button above, or from the command line:</p>
   <pre class="command">trellis vineyards create production${org ? ` --org ${org.name}` : ''}</pre>
 </section>`
       : html`<section class="card empty"><p>No vineyards in ${org?.name ?? 'this organization'} yet; its admins create them.</p></section>`
@@ -85,17 +88,19 @@ export function vineyardPage(input: {
   const lastJobOf = (vineId: string) => lastJobs.get(vineId);
   const withEndpoint = vines.some((vine) => vine.components.cluster?.endpoint);
   const withArgocd = vines.some((vine) => vine.components.argocd);
+  const mayManage = standing.may(vineyard.owner_id, 'vineyards.manage');
   return {
     title: vineyard.name,
     section: 'vineyards',
     body: html`<p class="breadcrumbs"><a href="${base}/vineyards">Vineyards</a> /</p>
-<div class="title-row"><h1>${vineyard.name}</h1>${ownerTag(standing, vineyard.owner_id)}</div>
+<div class="title-row"><h1>${vineyard.name}</h1>${ownerTag(standing, vineyard.owner_id)}
+${mayManage ? html`<a class="button primary" href="${base}/vineyards/${vineyard.id}/configurations/new" data-new-vine>New configuration</a>` : ''}</div>
 <p class="muted">Created ${when(vineyard.created_at, now)} · <code>${vineyard.id}</code></p>
 ${
   vines.length === 0
-    ? standing.may(vineyard.owner_id, 'vineyards.manage')
+    ? mayManage
       ? html`<section class="card empty">
-  <p>No vines yet. Create one from the command line:</p>
+  <p>No vines yet. Create one with the button above, or from the command line:</p>
   <pre class="command">trellis configs create web --vineyard ${vineyard.name} --dir ./infra</pre>
 </section>`
       : html`<section class="card empty"><p>No vines yet; the admins of ${org?.name ?? 'this organization'} create them.</p></section>`
@@ -119,6 +124,6 @@ ${
 </table></div>
 </section>`
 }
-${standing.may(vineyard.owner_id, 'vineyards.manage') ? vineyardManageSection(base, vineyard) : ''}`,
+${mayManage ? vineyardManageSection(base, vineyard) : ''}`,
   };
 }

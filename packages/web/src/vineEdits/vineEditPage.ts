@@ -1,12 +1,12 @@
-import type { VineView, Vineyard, VineyardView } from '@trellis/core';
-import { type Html, html } from '../html.js';
+import type { VineView, Vineyard } from '@trellis/core';
+import { html } from '../html.js';
 import type { Page } from '../layout.js';
 
 /**
  * Editing a vine (issue 25): its name, engine, execution mode (issue 27), inline files and
- * variables, and deleting it. The form is sent by the page script as one `PATCH` of the JSON API
- * with only what changed; a sensitive variable's value is never on the page (write-only: typing
- * one replaces it).
+ * variables, and a link to deleting it (`vineyardEdits`' confirmation page). The form is sent by
+ * the page script as one `PATCH` of the JSON API with only what changed; a sensitive variable's
+ * value is never on the page (write-only: typing one replaces it).
  */
 export function vineEditPage(input: { base: string; vine: VineView; vineyard: Vineyard | null }): Page {
   const { base, vine, vineyard } = input;
@@ -75,25 +75,7 @@ export function vineEditPage(input: { base: string; vine: VineView; vineyard: Vi
 <section class="card danger-zone">
   <h2>Delete</h2>
   <p>A configuration that still manages resources is destroyed first. Its jobs keep their history; its state versions are kept for the retention period.</p>
-  <label><input type="checkbox" data-delete-force> Delete even though it manages resources (they stay, unmanaged)</label>
-  <button type="button" class="button danger" data-delete-configuration="${vine.id}" data-then="${base}/vineyards${vineyard ? `/${vineyard.id}` : ''}" data-confirm="Delete ${vine.name}? Its jobs keep their history.">Delete ${vine.name}</button>
+  <p><a class="button danger" href="${base}/configurations/${vine.id}/delete" data-delete-vine>Delete ${vine.name}…</a></p>
 </section>`,
   };
-}
-
-/** The rename and delete forms of a vineyard, for those who may manage it. */
-export function vineyardManageSection(base: string, vineyard: VineyardView): Html {
-  return html`<section class="card" data-vineyard-manage>
-  <h2>Manage</h2>
-  <form class="inline-form" data-vineyard-rename="${vineyard.id}">
-    <label>Name <input name="name" required value="${vineyard.name}"></label>
-    <button type="submit" class="button" data-vineyard-rename-save>Rename</button>
-  </form>
-  ${
-    vineyard.vines.length === 0
-      ? html`<p><button type="button" class="button danger" data-delete-vineyard="${vineyard.id}" data-then="${base}/vineyards" data-confirm="Delete the vineyard ${vineyard.name}?">Delete ${vineyard.name}</button></p>`
-      : html`<p class="muted">A vineyard is deleted once it holds no configurations.</p>`
-  }
-  <p class="error" role="alert" data-action-error hidden></p>
-</section>`;
 }

@@ -19,7 +19,7 @@ export interface VineEditWebDeps {
   ): RequestHandler;
 }
 
-/** `GET /configurations/:id/edit` (issue 25); saving and deleting go through the JSON API. */
+/** `GET /configurations/:id/edit` (issue 25); saving goes through the JSON API, deleting through `vineyardEdits`. */
 export function vineEditRoutes(router: Router, deps: VineEditWebDeps): void {
   router.get(
     '/configurations/:id/edit',

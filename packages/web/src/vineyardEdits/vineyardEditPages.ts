@@ -1,0 +1,423 @@
+import type { FieldIssue, VineView, VineyardView } from '@trellis/core';
+import { type Html, html } from '../html.js';
+import type { Page } from '../layout.js';
+import type { OrgEntry } from '../standing.js';
+import type { Refusal } from './refusal.js';
+import type { FileRow, VariableRow, VineFormValues } from './vineForm.js';
+
+/**
+ * Creating, renaming and deleting vineyards and creating and deleting configurations (issue 29):
+ * plain forms posted to the web's own routes, which work without the page script. A refused form
+ * comes back with core's detail on top and each field's message beside the field, everything as
+ * typed except sensitive values, which are never sent back to the browser.
+ */
+
+/** The issues of a refusal, split into those a field of the page shows and the rest. */
+class Issues {
+  private readonly placed = new Set<FieldIssue>();
+
+  constructor(private readonly refusal: Refusal | null | undefined) {}
+
+  /** The messages of the issues at `path` (or, with `under`, at `path` and below it). */
+  at(path: string, under = false): string[] {
+    const found = (this.refusal?.fields ?? []).filter(
+      (issue) => issue.path === path || (under && issue.path.startsWith(`${path}.`)),
+    );
+    for (const issue of found) this.placed.add(issue);
+    return found.map((issue) => issue.message);
+  }
+
+  /** The issues no field took, to list in the box on top. Call after the fields are rendered. */
+  rest(): FieldIssue[] {
+    return (this.refusal?.fields ?? []).filter((issue) => !this.placed.has(issue));
+  }
+}
+
+/** The refusal's box: core's detail, the issues no field shows, and a note when sensitive values are gone. */
+function refusalBox(refusal: Refusal | null | undefined, rest: FieldIssue[], note: Html | string = ''): Html | string {
+  if (!refusal) return '';
+  return html`<div class="error form-refusal" role="alert" data-form-error="${refusal.code}">
+  <p>${refusal.detail}${refusal.fields.length > rest.length ? ': see the messages beside the fields below' : ''}</p>
+  ${rest.length > 0 ? html`<ul>${rest.map((issue) => html`<li><code>${issue.path}</code> ${issue.message}</li>`)}</ul>` : ''}
+  ${note}
+</div>`;
+}
+
+/** The messages beside a field, and the attributes that tie the field to them. */
+function fieldMessages(id: string, messages: string[]): { note: Html | string; attrs: Html | string } {
+  if (messages.length === 0) return { note: '', attrs: '' };
+  return {
+    note: html`<span class="field-error" id="${id}-error" data-field-error="${id}">${messages.join('; ')}</span>`,
+    attrs: html` aria-invalid="true" aria-describedby="${id}-error"`,
+  };
+}
+
+/** A labelled one-line text field with its messages. */
+function textField(input: {
+  id: string;
+  name: string;
+  label: string;
+  value: string;
+  messages: string[];
+  hint?: string;
+  required?: boolean;
+  placeholder?: string;
+}): Html {
+  const { note, attrs } = fieldMessages(input.id, input.messages);
+  return html`<div class="field">
+  <label for="${input.id}">${input.label}</label>
+  ${input.hint ? html`<span class="muted small">${input.hint}</span>` : ''}
+  <input id="${input.id}" name="${input.name}" value="${input.value}"${input.required ? html` required` : ''}${input.placeholder ? html` placeholder="${input.placeholder}"` : ''} autocomplete="off"${attrs}>
+  ${note}
+</div>`;
+}
+
+function breadcrumbs(base: string, vineyard?: { id: string; name: string }): Html {
+  return html`<p class="breadcrumbs"><a href="${base}/vineyards">Vineyards</a> /${
+    vineyard ? html` <a href="${base}/vineyards/${vineyard.id}">${vineyard.name}</a> /` : ''
+  }</p>`;
+}
+
+// ---- vineyards
+
+/** `GET /vineyards/new`: a name, and whose records it joins (the person's own, or an organization they manage in). */
+export function newVineyardPage(input: {
+  base: string;
+  /** The organizations the person may create vineyards in. */
+  orgs: readonly OrgEntry[];
+  name: string;
+  orgId: string;
+  refusal?: Refusal | null;
+}): Page {
+  const { base, orgs, refusal } = input;
+  const issues = new Issues(refusal);
+  const name = textField({
+    id: 'vineyard-name',
+    name: 'name',
+    label: 'Name',
+    hint: "Letters, digits, '.', '_' or '-', e.g. production.",
+    value: input.name,
+    messages: issues.at('name'),
+    required: true,
+  });
+  const owner = fieldMessages('vineyard-org', issues.at('org_id'));
+  return {
+    ...(refusal ? { status: refusal.status } : {}),
+    title: 'New vineyard',
+    section: 'vineyards',
+    body: html`${breadcrumbs(base)}
+<h1>New vineyard</h1>
+<section class="card">
+${refusalBox(refusal, issues.rest())}
+<form method="post" action="${base}/vineyards" class="stacked-form create-form" data-create-vineyard>
+  ${name}
+  <div class="field">
+    <label for="vineyard-org">Owner</label>
+    <select id="vineyard-org" name="org_id"${owner.attrs}>
+      <option value="">You (your own records)</option>
+      ${orgs.map((org) => html`<option value="${org.id}"${org.id === input.orgId ? html` selected` : ''}>${org.name} (organization)</option>`)}
+    </select>
+    ${owner.note}
+  </div>
+  <div class="actions"><button type="submit" class="button primary">Create vineyard</button>
+  <a class="button" href="${base}/vineyards">Cancel</a></div>
+</form>
+</section>`,
+  };
+}
+
+/** The rename form and the way to delete, on a vineyard's page for those who may manage it. */
+export function vineyardManageSection(base: string, vineyard: VineyardView): Html {
+  return html`<section class="card" data-vineyard-manage>
+  <h2>Manage</h2>
+  <form method="post" action="${base}/vineyards/${vineyard.id}/rename" class="inline-form" data-vineyard-rename>
+    <label for="vineyard-rename">Name</label>
+    <input id="vineyard-rename" name="name" required value="${vineyard.name}" autocomplete="off">
+    <button type="submit" class="button">Rename</button>
+  </form>
+  <p><a class="button danger" href="${base}/vineyards/${vineyard.id}/delete" data-delete-vineyard>Delete ${vineyard.name}…</a>
+  ${vineyard.vines.length > 0 ? html`<span class="muted small">A vineyard is deleted once it holds no configurations.</span>` : ''}</p>
+</section>`;
+}
+
+/** `POST /vineyards/:id/rename` refused: the form again, with what was typed and why. */
+export function renameVineyardPage(input: {
+  base: string;
+  vineyard: VineyardView;
+  name: string;
+  refusal?: Refusal | null;
+}): Page {
+  const { base, vineyard, refusal } = input;
+  const issues = new Issues(refusal);
+  const name = textField({
+    id: 'vineyard-name',
+    name: 'name',
+    label: 'New name',
+    value: input.name,
+    messages: issues.at('name'),
+    required: true,
+  });
+  return {
+    ...(refusal ? { status: refusal.status } : {}),
+    title: `Rename ${vineyard.name}`,
+    section: 'vineyards',
+    body: html`${breadcrumbs(base, vineyard)}
+<h1>Rename ${vineyard.name}</h1>
+<section class="card">
+${refusalBox(refusal, issues.rest())}
+<form method="post" action="${base}/vineyards/${vineyard.id}/rename" class="stacked-form" data-vineyard-rename>
+  ${name}
+  <div class="actions"><button type="submit" class="button primary">Rename</button>
+  <a class="button" href="${base}/vineyards/${vineyard.id}">Cancel</a></div>
+</form>
+</section>`,
+  };
+}
+
+/** The confirmation of a deletion: the record's name, typed, and the button. */
+function deleteForm(input: {
+  action: string;
+  name: string;
+  what: string;
+  cancel: string;
+  issues: Issues;
+  more?: Html;
+}): Html {
+  const confirm = fieldMessages('delete-confirm', input.issues.at('confirm'));
+  return html`<form method="post" action="${input.action}" class="stacked-form" data-delete-form>
+  <div class="field">
+    <label for="delete-confirm">Type <strong>${input.name}</strong> to confirm</label>
+    <input id="delete-confirm" name="confirm" required autocomplete="off"${confirm.attrs}>
+    ${confirm.note}
+  </div>
+  ${input.more ?? ''}
+  <div class="actions"><button type="submit" class="button danger" data-confirm-delete>Delete ${input.what}</button>
+  <a class="button" href="${input.cancel}">Cancel</a></div>
+</form>`;
+}
+
+/** `GET /vineyards/:id/delete`: only an empty vineyard is deleted (core says which configurations stand in the way). */
+export function deleteVineyardPage(input: { base: string; vineyard: VineyardView; refusal?: Refusal | null }): Page {
+  const { base, vineyard, refusal } = input;
+  const issues = new Issues(refusal);
+  const form = deleteForm({
+    action: `${base}/vineyards/${vineyard.id}/delete`,
+    name: vineyard.name,
+    what: vineyard.name,
+    cancel: `${base}/vineyards/${vineyard.id}`,
+    issues,
+  });
+  return {
+    ...(refusal ? { status: refusal.status } : {}),
+    title: `Delete ${vineyard.name}`,
+    section: 'vineyards',
+    body: html`${breadcrumbs(base, vineyard)}
+<h1>Delete ${vineyard.name}</h1>
+<section class="card danger-zone">
+${refusalBox(refusal, issues.rest())}
+<p>A vineyard is deleted once it holds no configurations. Its name is free at once; the jobs of its deleted configurations keep their history.</p>
+${form}
+</section>`,
+  };
+}
+
+// ---- configurations
+
+/** `GET /configurations/:id/delete`: the typed name, and force for one that still manages resources. */
+export function deleteVinePage(input: {
+  base: string;
+  vine: VineView;
+  vineyard: { id: string; name: string } | null;
+  force: boolean;
+  refusal?: Refusal | null;
+}): Page {
+  const { base, vine, vineyard, refusal } = input;
+  const issues = new Issues(refusal);
+  const force = fieldMessages('delete-force', issues.at('force'));
+  const form = deleteForm({
+    action: `${base}/configurations/${vine.id}/delete`,
+    name: vine.name,
+    what: vine.name,
+    cancel: `${base}/configurations/${vine.id}`,
+    issues,
+    more: html`<div class="field check">
+    <input type="checkbox" id="delete-force" name="force" value="true"${input.force ? html` checked` : ''}${force.attrs}>
+    <label for="delete-force">Delete even though it manages resources: they keep running, unmanaged (organization admins and owners)</label>
+    ${force.note}
+  </div>`,
+  });
+  return {
+    ...(refusal ? { status: refusal.status } : {}),
+    title: `Delete ${vine.name}`,
+    section: 'vineyards',
+    body: html`${breadcrumbs(base, vineyard ?? undefined)}
+<h1>Delete ${vine.name}</h1>
+<section class="card danger-zone">
+${refusalBox(refusal, issues.rest())}
+<p>A configuration that still manages resources is destroyed first (or deleted with force). One with a queued or running job, or connected to a repository, is not deleted. Its jobs keep their history; its state versions are kept for the retention period.</p>
+${form}
+</section>`,
+  };
+}
+
+/** `GET /vineyards/:id/configurations/new`: a configuration's name, source, variables, engine and approvals. */
+export function newVinePage(input: {
+  base: string;
+  vineyard: { id: string; name: string };
+  values: VineFormValues;
+  refusal?: Refusal | null;
+  /** Whether sensitive values were typed and are not shown again. */
+  sensitiveDropped?: boolean;
+}): Page {
+  const { base, vineyard, values, refusal } = input;
+  const issues = new Issues(refusal);
+  const name = textField({
+    id: 'vine-name',
+    name: 'name',
+    label: 'Name',
+    hint: "Letters, digits, '.', '_' or '-', e.g. web.",
+    value: values.name,
+    messages: issues.at('name'),
+    required: true,
+  });
+  const project = textField({
+    id: 'vine-project',
+    name: 'project_name',
+    label: 'Project name (optional)',
+    hint: 'The name the engine and the state know it by; the name when left empty.',
+    value: values.project_name,
+    messages: issues.at('project_name'),
+  });
+  const sourceType = fieldMessages('vine-source', [...issues.at('source'), ...issues.at('source.type')]);
+  const files = filesFieldset(values, issues);
+  const git = html`<fieldset class="source-choice" data-git-source>
+    <legend><input type="radio" id="source-git" name="source_type" value="git"${values.source_type === 'git' ? html` checked` : ''}${sourceType.attrs}> <label for="source-git">A Git repository</label></legend>
+    ${textField({ id: 'git-url', name: 'git_url', label: 'Repository URL', placeholder: 'https://github.com/acme/infra.git', value: values.git.url, messages: issues.at('source.url') })}
+    ${textField({ id: 'git-ref', name: 'git_ref', label: 'Branch, tag or commit (optional)', placeholder: 'the default branch', value: values.git.ref, messages: issues.at('source.ref') })}
+    ${textField({ id: 'git-path', name: 'git_path', label: 'Directory (optional)', placeholder: 'the root of the repository', value: values.git.path, messages: issues.at('source.path') })}
+  </fieldset>`;
+  const variables = variablesFieldset(values, issues);
+  const engine = fieldMessages('vine-engine', [...issues.at('engine'), ...issues.at('engine.name')]);
+  const engineVersion = textField({
+    id: 'vine-engine-version',
+    name: 'engine_version',
+    label: 'Engine version (optional)',
+    hint: "e.g. 1.9.0; empty: the agent's default.",
+    value: values.engine_version,
+    messages: issues.at('engine.version'),
+  });
+  const approval = fieldMessages('vine-approval', issues.at('approval', true));
+  const rest = issues.rest();
+  return {
+    ...(refusal ? { status: refusal.status } : {}),
+    title: `New configuration in ${vineyard.name}`,
+    section: 'vineyards',
+    body: html`${breadcrumbs(base, vineyard)}
+<h1>New configuration</h1>
+<p class="muted">In the vineyard ${vineyard.name}. Creating it runs nothing: plan it from its page.</p>
+${refusalBox(
+  refusal,
+  rest,
+  input.sensitiveDropped
+    ? html`<p data-sensitive-dropped>Sensitive values are never sent back to your browser: type them again.</p>`
+    : '',
+)}
+<form method="post" action="${base}/vineyards/${vineyard.id}/configurations" class="stacked-form create-form card" data-create-vine>
+  ${name}
+  ${project}
+  <h2>Source</h2>
+  ${sourceType.note}
+  ${files}
+  ${git}
+  <h2>Variables</h2>
+  ${variables}
+  <h2>Engine</h2>
+  <div class="field">
+    <label for="vine-engine">Engine</label>
+    <select id="vine-engine" name="engine"${engine.attrs}>
+      <option value="tofu"${values.engine === 'tofu' ? html` selected` : ''}>OpenTofu</option>
+      <option value="terraform"${values.engine === 'terraform' ? html` selected` : ''}>Terraform</option>
+    </select>
+    ${engine.note}
+  </div>
+  ${engineVersion}
+  <h2>Approvals</h2>
+  <div class="field">
+    <label for="vine-approval">Deploying</label>
+    <select id="vine-approval" name="approval"${approval.attrs}>
+      <option value="none"${values.approval === 'none' ? html` selected` : ''}>Any successful plan may be deployed</option>
+      <option value="required"${values.approval === 'required' ? html` selected` : ''}>Only an approved plan is deployed</option>
+      <option value="separate"${values.approval === 'separate' ? html` selected` : ''}>Only a plan approved by someone other than who queued it</option>
+    </select>
+    ${approval.note}
+  </div>
+  <p class="muted small">The drift schedule, run triggers and a repository connection are set on the configuration's page once it exists.</p>
+  <div class="actions">
+    <button type="submit" class="button primary" name="intent" value="create" data-create-vine-submit>Create configuration</button>
+    <button type="submit" class="button" name="intent" value="add_file" formnovalidate data-add-file>Add another file</button>
+    <button type="submit" class="button" name="intent" value="add_variable" formnovalidate data-add-variable>Add another variable</button>
+    <a class="button" href="${base}/vineyards/${vineyard.id}">Cancel</a>
+  </div>
+</form>`,
+  };
+}
+
+function filesFieldset(values: VineFormValues, issues: Issues): Html {
+  const rows: FileRow[] = values.files.length > 0 ? values.files : [{ name: '', content: '' }];
+  const all = fieldMessages('files', issues.at('source.files'));
+  return html`<fieldset class="source-choice" data-inline-source>
+    <legend><input type="radio" id="source-inline" name="source_type" value="inline"${values.source_type !== 'git' ? html` checked` : ''}> <label for="source-inline">Files written here</label></legend>
+    ${all.note}
+    ${rows.map((row, index) => {
+      const messages = fieldMessages(`file-${index}`, issues.at(`source.files.${row.name}`));
+      return html`<div class="file-row" data-file-row="${String(index)}">
+      <div class="field">
+        <label for="file-${String(index)}-name">File ${String(index + 1)} name</label>
+        <input id="file-${String(index)}-name" name="files.${String(index)}.name" value="${row.name}" placeholder="main.tf" autocomplete="off" spellcheck="false"${messages.attrs}>
+        ${messages.note}
+      </div>
+      <div class="field">
+        <label for="file-${String(index)}-content">File ${String(index + 1)} content</label>
+        <textarea id="file-${String(index)}-content" name="files.${String(index)}.content" rows="${String(Math.min(24, Math.max(6, row.content.split('\n').length + 1)))}" spellcheck="false" class="code">
+${row.content}</textarea>
+      </div>
+    </div>`;
+    })}
+  </fieldset>`;
+}
+
+function variablesFieldset(values: VineFormValues, issues: Issues): Html {
+  // One empty row to fill beyond those typed.
+  const rows: VariableRow[] = [...values.variables, { name: '', value: '', sensitive: false }];
+  const all = fieldMessages('variables', issues.at('variables'));
+  return html`<div data-variables>
+  <p class="muted small">A sensitive value is write-only: it reaches the engine, but no page, answer or log shows it again.</p>
+  ${all.note}
+  ${rows.map((row, index) => {
+    const id = `variable-${index}`;
+    const messages = fieldMessages(id, issues.at(`variables.${row.name}`, true));
+    const retype = row.sensitive && row.value === '' && row.name !== '';
+    return html`<fieldset class="variable-row" data-variable-row="${String(index)}">
+    <legend class="visually-hidden">Variable ${String(index + 1)}</legend>
+    <div class="field">
+      <label for="${id}-name">Variable ${String(index + 1)} name</label>
+      <input id="${id}-name" name="variables.${String(index)}.name" value="${row.name}" autocomplete="off" spellcheck="false"${messages.attrs}>
+    </div>
+    <div class="field">
+      <label for="${id}-value">Value</label>
+      ${
+        row.sensitive
+          ? html`<input id="${id}-value" name="variables.${String(index)}.value" type="password" autocomplete="new-password"${retype ? html` placeholder="type it again" aria-describedby="${id}-retype"` : ''}>`
+          : html`<input id="${id}-value" name="variables.${String(index)}.value" value="${row.value}" autocomplete="off" spellcheck="false">`
+      }
+      ${retype ? html`<span class="muted small" id="${id}-retype" data-retype>Sensitive: type the value again.</span>` : ''}
+    </div>
+    <div class="field check">
+      <input type="checkbox" id="${id}-sensitive" name="variables.${String(index)}.sensitive" value="true"${row.sensitive ? html` checked` : ''}>
+      <label for="${id}-sensitive">Sensitive</label>
+    </div>
+    ${messages.note}
+  </fieldset>`;
+  })}
+</div>`;
+}
