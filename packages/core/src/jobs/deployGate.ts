@@ -328,17 +328,23 @@ export async function checkChange(
   checkPlanGate(plan, vine.approval);
 }
 
-/** The facts of `planActions` read in one unit of work: the vine, whether it applies the plan, its artifact. */
+/**
+ * The facts of `planActions` read in one unit of work: the vine, whether it applies the plan, its
+ * artifact. `read`: the plan's vine and the jobs applying it, when the caller has read them in the
+ * same unit of work already.
+ */
 export async function planFactsOf(
   stores: Stores,
   plan: Job,
   user: UserActor,
   may: PlanFacts['may'],
+  read?: { vine: Vine; deploys: readonly Job[] },
 ): Promise<PlanFacts | null> {
   if (plan.job_type !== 'PLAN' || plan.vine_id === null) return null;
-  const vine = await stores.vines.get(plan.owner_id, plan.vine_id);
+  const known = read?.vine.id === plan.vine_id ? read : null;
+  const vine = known?.vine ?? (await stores.vines.get(plan.owner_id, plan.vine_id));
   if (!vine) return null;
-  const applying = await stores.jobs.listDeploysOfPlan(plan.owner_id, plan.id);
+  const applying = known?.deploys ?? (await stores.jobs.listDeploysOfPlan(plan.owner_id, plan.id));
   const artifact = await stores.planArtifacts.get(plan.owner_id, plan.id);
   return {
     plan,

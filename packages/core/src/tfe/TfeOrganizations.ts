@@ -1,6 +1,7 @@
 import type { UserActor } from '../domain/actors.js';
 import { NotFoundError } from '../domain/errors.js';
 import { type OrgAction, roleAllows } from '../domain/roles.js';
+import type { Membership } from '../ports/OrgStore.js';
 import type { Scope, Stores } from '../ports/UnitOfWork.js';
 import { systemScope } from '../ports/UnitOfWork.js';
 import { Access, authorizeIn, type NotFoundCode } from '../usecases/Access.js';
@@ -75,7 +76,7 @@ export class TfeOrganizations {
     action: OrgAction,
     notFoundCode: NotFoundCode,
     find: (stores: Stores, ownerId: string) => Promise<T | null>,
-  ): Promise<{ record: T; scope: Scope }> {
+  ): Promise<{ record: T; scope: Scope; memberships: Membership[] }> {
     return this.access.locate(actor, action, notFoundCode, find);
   }
 }

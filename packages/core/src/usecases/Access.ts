@@ -54,7 +54,8 @@ export class Access {
 
   /**
    * A record found among the owners the actor sees (`find` is asked owner by owner, the actor's own
-   * first), and the scope to act on it in once `action` is authorized on its owner.
+   * first), the scope to act on it in once `action` is authorized on its owner, and the memberships
+   * that decided it (for a use case that authorizes more on the same request).
    * `NotFoundError(notFoundCode)` when no visible owner has it.
    */
   async locate<T extends { owner_id: string }>(
@@ -62,7 +63,7 @@ export class Access {
     action: OrgAction,
     notFoundCode: NotFoundCode,
     find: (stores: Stores, ownerId: string) => Promise<T | null>,
-  ): Promise<{ record: T; scope: Scope }> {
+  ): Promise<{ record: T; scope: Scope; memberships: Membership[] }> {
     const memberships = await this.memberships(actor);
     const readScope = scopeOf(actor, memberships, { kind: 'all' }) as Scope;
     const record = await this.deps.uow.read(readScope, async (stores) => {
@@ -73,7 +74,7 @@ export class Access {
       return null;
     });
     if (!record) throw notFound(notFoundCode);
-    return { record, scope: authorizeIn(actor, memberships, record.owner_id, action, notFoundCode) };
+    return { record, scope: authorizeIn(actor, memberships, record.owner_id, action, notFoundCode), memberships };
   }
 
   /** The scope to create a record in: the actor's own (no `org_id`) or an organization's. */

@@ -4,6 +4,7 @@ import type { ConfigSnapshot, Job, Vine } from '../../domain/records.js';
 import { planActions, planFactsOf } from '../../jobs/deployGate.js';
 import type { JobLifecycle } from '../../jobs/JobLifecycle.js';
 import { changedMeanwhile } from '../../jobs/JobLifecycle.js';
+import type { Membership } from '../../ports/OrgStore.js';
 import type { Scope, Stores } from '../../ports/UnitOfWork.js';
 import { configHash, snapshotOfVine } from '../../snapshot/configSnapshot.js';
 import { mayAct } from '../../usecases/Access.js';
@@ -144,8 +145,7 @@ export class TfeRunUseCases {
 
   /** `GET /runs/:id`. */
   async read(actor: UserActor, id: unknown): Promise<TfeRunView> {
-    const { run, scope } = await this.locate(actor, id, 'read');
-    const memberships = await this.workspaces.orgs.access.memberships(actor);
+    const { run, scope, memberships } = await this.locate(actor, id, 'read');
     return this.deps.uow.read(scope, async (stores) => {
       const current = await stores.tfeRuns.get(run.owner_id, run.plan_job_id);
       if (!current) throw new NotFoundError('run');
@@ -228,7 +228,7 @@ export class TfeRunUseCases {
     return this.lifecycle.run(scope, async (stores) => {
       const plan = await stores.jobs.get(run.owner_id, run.plan_job_id);
       if (!plan) throw new NotFoundError('run');
-      const apply = await this.applyOf(stores, run, plan);
+      const apply = await this.applyOf(stores, run, await stores.jobs.listDeploysOfPlan(run.owner_id, plan.id));
       const active = [apply, plan].find((job) => job?.status === 'QUEUED' || job?.status === 'PROCESSING');
       if (!active) {
         throw new ConflictError('run_not_cancelable', 'the run has no queued or running plan or apply to cancel');
@@ -243,23 +243,26 @@ export class TfeRunUseCases {
     actor: UserActor,
     id: unknown,
     action: 'read' | 'jobs.run',
-  ): Promise<{ run: TfeRun; scope: Scope }> {
+  ): Promise<{ run: TfeRun; scope: Scope; memberships: Membership[] }> {
     const planJobId = planJobIdOf(id);
     if (planJobId === null) throw new NotFoundError('run');
     try {
-      const { record, scope } = await this.workspaces.orgs.locate(actor, action, 'job_not_found', (stores, ownerId) =>
-        stores.tfeRuns.get(ownerId, planJobId),
+      const { record, scope, memberships } = await this.workspaces.orgs.locate(
+        actor,
+        action,
+        'job_not_found',
+        (stores, ownerId) => stores.tfeRuns.get(ownerId, planJobId),
       );
-      return { run: record, scope };
+      return { run: record, scope, memberships };
     } catch (error) {
       if (error instanceof NotFoundError) throw new NotFoundError('run');
       throw error;
     }
   }
 
-  private async applyOf(stores: Stores, run: TfeRun, plan: Job): Promise<Job | null> {
-    const holding = await stores.jobs.listDeploysOfPlan(run.owner_id, plan.id);
-    if (holding[0]) return holding[0];
+  /** The job applying the run's plan: one of `deploys` (those holding the plan now), else the one the run last had. */
+  private async applyOf(stores: Stores, run: TfeRun, deploys: readonly Job[]): Promise<Job | null> {
+    if (deploys[0]) return deploys[0];
     return run.apply_job_id === null ? null : stores.jobs.get(run.owner_id, run.apply_job_id);
   }
 
@@ -269,18 +272,21 @@ export class TfeRunUseCases {
     memberships: Parameters<typeof mayAct>[1],
     run: TfeRun,
   ): Promise<TfeRunView> {
-    const [plan, vine] = await Promise.all([
+    const [plan, vine, deploys] = await Promise.all([
       stores.jobs.get(run.owner_id, run.plan_job_id),
       stores.vines.get(run.owner_id, run.vine_id),
+      stores.jobs.listDeploysOfPlan(run.owner_id, run.plan_job_id),
     ]);
     if (!plan || !vine) throw new NotFoundError('run');
-    const apply = await this.applyOf(stores, run, plan);
+    const apply = await this.applyOf(stores, run, deploys);
     const may = (action: Parameters<typeof mayAct>[3]) => mayAct(actor, memberships, run.owner_id, action);
-    const facts = await planFactsOf(stores, plan, actor, {
-      run: may('jobs.run'),
-      approve: may('plans.approve'),
-      override: may('plans.override'),
-    });
+    const facts = await planFactsOf(
+      stores,
+      plan,
+      actor,
+      { run: may('jobs.run'), approve: may('plans.approve'), override: may('plans.override') },
+      { vine, deploys },
+    );
     const runFacts: RunFacts = {
       run,
       plan,
