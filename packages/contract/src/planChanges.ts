@@ -39,8 +39,14 @@ export const PlanValueSchema = z
         truncated: z.literal(true).optional().describe(`a string cut at ${MAX_PLAN_VALUE_CHARS} characters`),
       })
       .strict(),
-    z.object({ sensitive: z.literal(true) }).strict().describe('marked sensitive: the value never left the agent'),
-    z.object({ unknown: z.literal(true) }).strict().describe('known after apply'),
+    z
+      .object({ sensitive: z.literal(true) })
+      .strict()
+      .describe('marked sensitive: the value never left the agent'),
+    z
+      .object({ unknown: z.literal(true) })
+      .strict()
+      .describe('known after apply'),
   ])
   .describe('one side of a change: a leaf value (empty lists and objects are leaves), a mask, or unknown');
 

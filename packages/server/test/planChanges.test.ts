@@ -163,8 +163,6 @@ describeEachDialect("a plan's change document over HTTP", (dialect) => {
     const deploy = await ada.createJob({ job_type: 'DEPLOY', configuration_id: vineId });
     expect(await outcome(() => ada.getPlanChanges(deploy.id))).toBe('404 plan_changes_not_found');
     await ada.cancelJob(deploy.id);
-    expect(await outcome(() => ada.getPlanChanges('00000000-0000-4000-8000-000000000000'))).toBe(
-      '404 job_not_found',
-    );
+    expect(await outcome(() => ada.getPlanChanges('00000000-0000-4000-8000-000000000000'))).toBe('404 job_not_found');
   });
 });

@@ -9,7 +9,15 @@ const SECRET = 'hunter2-very-secret-password';
 function entry(address: string, change: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   const [path, name = ''] = [address, address.split('.').pop()];
   const type = path.replace(/^(module\.[^.]+\.)*/, '').split('.')[0];
-  return { address, mode: 'managed', type, name, provider_name: 'registry.opentofu.org/hashicorp/aws', change, ...extra };
+  return {
+    address,
+    mode: 'managed',
+    type,
+    name,
+    provider_name: 'registry.opentofu.org/hashicorp/aws',
+    change,
+    ...extra,
+  };
 }
 
 describe("a plan's change document", () => {
@@ -158,7 +166,10 @@ describe("a plan's change document", () => {
           actions: ['delete'],
           before: {
             name: 'old',
-            ingress: [{ from_port: 80, cidr_blocks: ['0.0.0.0/0'] }, { from_port: 443, cidr_blocks: [] }],
+            ingress: [
+              { from_port: 80, cidr_blocks: ['0.0.0.0/0'] },
+              { from_port: 443, cidr_blocks: [] },
+            ],
             labels: { 'app.kubernetes.io/name': 'web' },
             description: null,
           },
@@ -251,7 +262,12 @@ describe("a plan's change document", () => {
         attributes: [{ path: 'db_password', after: { sensitive: true } }],
         attributes_omitted: 0,
       },
-      { name: 'id', actions: ['create'], attributes: [{ path: 'id', after: { unknown: true } }], attributes_omitted: 0 },
+      {
+        name: 'id',
+        actions: ['create'],
+        attributes: [{ path: 'id', after: { unknown: true } }],
+        attributes_omitted: 0,
+      },
       {
         name: 'conn',
         actions: ['create'],
@@ -298,13 +314,21 @@ describe("a plan's change document", () => {
   it('groups the changes by module, parents before children, the root first', () => {
     const document = planChangeDocument({
       resource_changes: [
-        entry('module.a.module.b.x.one', { actions: ['create'], before: null, after: {} }, {
-          module_address: 'module.a.module.b',
-        }),
+        entry(
+          'module.a.module.b.x.one',
+          { actions: ['create'], before: null, after: {} },
+          {
+            module_address: 'module.a.module.b',
+          },
+        ),
         entry('y.two', { actions: ['delete'], before: {}, after: null }),
-        entry('module.c["k.1"].z.three', { actions: ['update'], before: { v: 1 }, after: { v: 2 } }, {
-          module_address: 'module.c["k.1"]',
-        }),
+        entry(
+          'module.c["k.1"].z.three',
+          { actions: ['update'], before: { v: 1 }, after: { v: 2 } },
+          {
+            module_address: 'module.c["k.1"]',
+          },
+        ),
       ],
     });
     expect(

@@ -240,7 +240,7 @@ export function agentRoutes(
       method: 'put',
       path: '/api/jobs/{id}/plan-changes',
       operationId: 'uploadPlanChanges',
-      summary: "Store the change document of a PLAN job, after its plan file",
+      summary: 'Store the change document of a PLAN job, after its plan file',
       description: `The redacted attribute diff the agent derived from the engine's plan (sensitive values masked on the agent, never sent), at most ${MAX_PLAN_CHANGES_BYTES} bytes. Kept beside the plan file; a repeated upload replaces it. Only the worker that claimed the running PLAN, once its plan file is stored (\`404 plan_artifact_not_found\` before).`,
       tags: ['agent'],
       auth: 'worker',
