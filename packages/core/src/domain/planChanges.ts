@@ -176,7 +176,9 @@ export function changesByModule(changes: readonly PlannedResourceChange[]): Modu
       continue;
     }
     const lineage = moduleLineage(change.module_address);
-    lineage.forEach((address, index) => ensure(address, index + 1));
+    lineage.forEach((address, index) => {
+      ensure(address, index + 1);
+    });
     ensure(change.module_address, lineage.length).resources.push(change);
   }
   return [...modules.values()].sort((a, b) => {
