@@ -83,8 +83,13 @@ class Flattener {
   }
 
   private walk(value: unknown, sensitive: unknown, unknown: unknown, path: string, out: Sides): void {
-    if (sensitive === true) {
+    // A sensitive mark over nothing (the `before` of a create, a value removed) hides no value.
+    if (sensitive === true && ((value !== null && value !== undefined) || unknown === true)) {
       out.set(path, { shown: { sensitive: true }, raw: value });
+      return;
+    }
+    if (sensitive === true) {
+      if (value === null) out.set(path, { shown: { value: null }, raw: null });
       return;
     }
     if (unknown === true) {

@@ -229,12 +229,13 @@ describe("a plan's change document", () => {
       resource_changes: [],
       output_changes: {
         endpoint: { actions: ['update'], before: 'a.example', after: 'b.example', after_unknown: false },
+        // OpenTofu marks both sides of a sensitive output, the null `before` of a create too.
         db_password: {
           actions: ['create'],
           before: null,
           after: SECRET,
           after_unknown: false,
-          before_sensitive: false,
+          before_sensitive: true,
           after_sensitive: true,
         },
         id: { actions: ['create'], before: null, after: null, after_unknown: true },
