@@ -178,5 +178,46 @@ describe.skipIf(!TOFU)("a plan's change document with real OpenTofu", { timeout:
     expect(html).toContain('data-resource-change="module.net.terraform_data.subnet"');
     expect(html).toContain('(sensitive)');
     expect(html).not.toContain(SECRET);
+
+    // Applied, then changed: an update in place, a replacement (the secret unchanged, still hidden) and a destroy.
+    const deployed = await waitForJob(
+      server,
+      (await server.user.createJob({ job_type: 'DEPLOY', configuration_id: vine.id, plan_job_id: plan.id })).id,
+    );
+    expect(deployed.status, await logText(server, deployed.id)).toBe('SUCCESS');
+    const changedTf = MAIN_TF.replace('var.db_password\n}', 'var.db_password\n  triggers_replace = "v2"\n}')
+      .replace('ports = [80, 443]', 'ports = [80, 8443]')
+      .replace(/module "net" \{[^}]*\}/, '');
+    await server.user.updateConfiguration(vine.id, { source: { type: 'inline', files: { 'main.tf': changedTf } } });
+    const second = await waitForJob(
+      server,
+      (await server.user.createJob({ job_type: 'PLAN', configuration_id: vine.id })).id,
+    );
+    expect(second.status, await logText(server, second.id)).toBe('SUCCESS');
+    const changed = await server.user.getPlanChanges(second.id);
+    expect(JSON.stringify(changed)).not.toContain(SECRET);
+    const after = Object.fromEntries(changed.resource_changes.map((change) => [change.address, change]));
+    expect(after['terraform_data.plain']?.actions).toEqual(['update']);
+    expect(after['terraform_data.plain']?.attributes).toEqual(
+      expect.arrayContaining([{ path: 'input.ports[1]', before: { value: 443 }, after: { value: 8443 } }]),
+    );
+    expect(after['terraform_data.credentials']?.actions).toEqual(['delete', 'create']);
+    expect(after['terraform_data.credentials']?.attributes).toEqual(
+      expect.arrayContaining([
+        { path: 'triggers_replace', after: { value: 'v2' }, forces_replacement: true },
+        { path: 'id', before: { value: expect.any(String) }, after: { unknown: true } },
+      ]),
+    );
+    // The sensitive input is the same on both sides: counted as unchanged, never shown.
+    expect(after['terraform_data.credentials']?.attributes.map((attribute) => attribute.path)).not.toContain('input');
+    expect(after['module.net.terraform_data.subnet']).toMatchObject({
+      actions: ['delete'],
+      attributes: expect.arrayContaining([{ path: 'input', before: { value: '10.0.1.0/24' } }]),
+    });
+    const secondTree = spawnSync(process.execPath, [CLI_BIN, 'jobs', 'changes', second.id], { env, encoding: 'utf8' });
+    expect(secondTree.status, secondTree.stderr).toBe(0);
+    expect(secondTree.stdout).toContain('0 to create, 1 to update, 1 to replace, 1 to destroy');
+    expect(secondTree.stdout).toContain('-/+ terraform_data.credentials (replace');
+    expect(secondTree.stdout).not.toContain(SECRET);
   });
 });
