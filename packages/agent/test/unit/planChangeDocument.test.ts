@@ -1,4 +1,3 @@
-import { PlanChangesSchema } from '@trellis/contract';
 import { changesByModule, changeMark, MAX_ATTRIBUTE_CHANGES, MAX_PLAN_VALUE_CHARS } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
 import { planChangeDocument } from '../../src/job/planChangeDocument.js';
@@ -53,7 +52,6 @@ describe("a plan's change document", () => {
       },
     ]);
     expect(document.truncated).toBe(false);
-    expect(PlanChangesSchema.parse(document)).toEqual(document);
   });
 
   it('masks nested sensitive values, whole sensitive objects and lists, and never copies them', () => {
@@ -303,7 +301,6 @@ describe("a plan's change document", () => {
     expect(document.resource_changes.length + document.resource_changes_omitted).toBe(50);
     expect(document.truncated).toBe(true);
     expect(Buffer.byteLength(JSON.stringify(document))).toBeLessThanOrEqual(32 * 1024);
-    expect(PlanChangesSchema.parse(document)).toEqual(document);
   });
 
   it('never throws on a malformed plan', () => {
