@@ -490,7 +490,8 @@ export class JobSteps {
    * uploaded after the plan file and authorized like it: only this worker, while the PLAN runs.
    * It is an object beside the plan file rather than a job result, because at up to 1 MiB it would
    * swell every job list that carries `execution_metadata`. A control plane older than change
-   * documents (`404 route_not_found`) keeps the plan without one.
+   * documents (`404 route_not_found`), or one that refuses the document (`400`, `413`), keeps the
+   * plan without one; any other failure fails the job as a failed plan upload does.
    */
   private async uploadPlanChanges(planJson: unknown): Promise<void> {
     const { secrets } = this.deps;
@@ -505,6 +506,18 @@ export class JobSteps {
     } catch (error) {
       if (error instanceof TrellisApiError && error.status === 404 && error.code === 'route_not_found') {
         this.deps.log.system('plan changes: this control plane keeps no change documents; the plan has none');
+        return;
+      }
+      // A document the control plane refuses (an older one that does not know a newer format)
+      // costs the review its diff, not the plan: the plan file is stored and can be deployed.
+      if (error instanceof TrellisApiError && (error.status === 400 || error.status === 413)) {
+        this.deps.log.system(
+          `plan changes: the control plane refused the change document (${error.status} ${error.code}: ${error.detail}); the plan has none`,
+        );
+        this.deps.logger.warn('the control plane refused the plan change document', {
+          status: error.status,
+          code: error.code,
+        });
         return;
       }
       throw error;

@@ -1,7 +1,8 @@
 /**
  * Issue 29: a PLAN job uploads its change document after its plan file, masking on the agent
  * every string that holds a secret of the job (here a sensitive variable the plan does not mark);
- * a control plane older than change documents (`404 route_not_found`) keeps the plan without one.
+ * a control plane older than change documents (`404 route_not_found`), or one that refuses the
+ * document, keeps the plan without one.
  */
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -119,11 +120,25 @@ describe("a PLAN's change document", () => {
     expect(log).toContain('this control plane keeps no change documents');
   });
 
-  it('fails the job when the control plane refuses it', async () => {
-    const { result, statuses } = await run(async () => {
+  it('is left out, the plan kept, when the control plane refuses the document', async () => {
+    const { result, log } = await run(async () => {
       throw new TrellisApiError({ status: 400, code: 'validation_failed', detail: 'the document is malformed' });
     });
+    expect(result, log).toBe('SUCCESS');
+    expect(log).toContain(
+      'plan changes: the control plane refused the change document (400 validation_failed: the document is malformed); the plan has none',
+    );
+  });
+
+  it('fails the job when the job is no longer this agent’s to report on', async () => {
+    const { result, statuses } = await run(async () => {
+      throw new TrellisApiError({
+        status: 403,
+        code: 'job_not_claimed_by_worker',
+        detail: 'not claimed by this worker',
+      });
+    });
     expect(result).toBe('FAILED');
-    expect(statuses.at(-1)?.error_message).toContain('the document is malformed');
+    expect(statuses.at(-1)?.error_message).toContain('not claimed by this worker');
   });
 });
