@@ -7,6 +7,7 @@ import type {
   LogPageView,
   LogBatchAnswer,
   LogPostAnswer,
+  PlanChangesUpload,
   PublishReleaseRequest,
   RegisterWorkerRequest,
   RegistrationAnswer,
@@ -121,6 +122,10 @@ export class AgentProtocolClient extends HttpTransport {
       },
       timeoutMs: 0,
     });
+  }
+  /** The plan's redacted change document (issue 29), after its plan file; a repeat replaces it. */
+  uploadPlanChanges(id: string, document: PlanChangesUpload): Promise<ArtifactAnswer> {
+    return this.json('PUT', `/api/jobs/${encodeURIComponent(id)}/plan-changes`, { body: document });
   }
   async downloadPlanArtifact(id: string): Promise<{ body: ReadableStream<Uint8Array>; size: number; sha256: string }> {
     const response = await this.send('GET', `/api/jobs/${encodeURIComponent(id)}/plan-artifact`, { timeoutMs: 0 });

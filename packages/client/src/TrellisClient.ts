@@ -60,6 +60,7 @@ import type {
   ModuleUsageAnswer,
   ConnectModuleRepositoryRequest,
   ModuleRepositoryAnswer,
+  PlanChangesAnswer,
 } from '@trellis/contract';
 import type { GitProvider, JobStatus, VcsFeedbackView } from '@trellis/core';
 import { TrellisApiError } from './errors.js';
@@ -224,6 +225,13 @@ export class TrellisClient extends AgentProtocolClient {
       `/api/cli/jobs/${encodeURIComponent(id)}/vcs-feedback`,
     );
     return list.items;
+  }
+  /**
+   * A finished PLAN's resource and output changes, attribute by attribute, sensitive values masked
+   * by its agent (`404 plan_changes_not_found` when it has none).
+   */
+  getPlanChanges(id: string): Promise<PlanChangesAnswer> {
+    return this.json('GET', `/api/cli/jobs/${encodeURIComponent(id)}/plan/changes`);
   }
   getJobLogs(id: string, page: LogPageRequest = {}): Promise<LogPageView> {
     return this.json('GET', `/api/cli/jobs/${encodeURIComponent(id)}/logs`, { query: page });

@@ -13,6 +13,7 @@ import {
   JobDetail,
   JobList,
   LogPage,
+  PlanChangesResponse,
   LogPostResponse,
   RegistrationResponse,
   Release,
@@ -115,7 +116,31 @@ describe('answers of a running server against the contract', () => {
     expect(logs.logs).toHaveLength(1);
     expectConforms(LogPage, logs);
     expectConforms(ArtifactResponse, await agent.uploadPlanArtifact(job.id, new TextEncoder().encode('plan')));
+    const changes = {
+      format_version: 1 as const,
+      resource_changes: [
+        {
+          address: 'terraform_data.x',
+          module_address: null,
+          type: 'terraform_data',
+          name: 'x',
+          actions: ['create'],
+          attributes: [
+            { path: 'input', after: { sensitive: true as const } },
+            { path: 'id', after: { unknown: true as const } },
+          ],
+          attributes_omitted: 0,
+          unchanged_attributes: 0,
+        },
+      ],
+      resource_changes_omitted: 0,
+      output_changes: [],
+      output_changes_omitted: 0,
+      truncated: false,
+    };
+    expectConforms(ArtifactResponse, await agent.uploadPlanChanges(job.id, changes));
     expectConforms(AgentJob, await agent.reportStatus(job.id, { status: 'SUCCESS', execution_metadata: { n: 1 } }));
+    expectConforms(PlanChangesResponse, await user.getPlanChanges(job.id));
     expectConforms(Worker, await agent.getWorkerForAgent(agent.workerId));
     expectConforms(Worker, await agent.updateWorkerMetadata(agent.workerId, { region: 'eu', tags: ['a', 1] }));
   });

@@ -6,6 +6,7 @@
  */
 export * from './agent.js';
 export * from './jobResults.js';
+export * from './planChanges.js';
 export * from './audit.js';
 export * from './auth.js';
 export * from './cli.js';

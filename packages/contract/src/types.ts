@@ -3,6 +3,7 @@
  * answers, `z.input` of what a caller sends), so a client needs no zod to use them.
  */
 import type { z } from 'zod';
+import type { PlanChangesResponse, PlanChangesSchema } from './planChanges.js';
 import type {
   DeprecateModuleVersionBody,
   ModuleUsageRecord,
@@ -99,6 +100,9 @@ export type HeartbeatAnswerView = z.output<typeof HeartbeatResponse>;
 export type LogPostAnswer = z.output<typeof LogPostResponse>;
 export type LogBatchAnswer = z.output<typeof LogBatchResponse>;
 export type ArtifactAnswer = z.output<typeof ArtifactResponse>;
+/** A plan's change document as the agent uploads it, and as people read it (issue 29). */
+export type PlanChangesUpload = z.input<typeof PlanChangesSchema>;
+export type PlanChangesAnswer = z.output<typeof PlanChangesResponse>;
 export type ApiTokenView = z.output<typeof ApiTokenRecord>;
 export type CreatedTokenAnswer = z.output<typeof CreatedToken>;
 export type NotificationAnswer = z.output<typeof NotificationRecord>;

@@ -326,12 +326,16 @@ export function createWebRouter(options: WebOptions): Router {
     signedIn(async ({ req, user, base, now, standing }) => {
       const job = await useCases.jobWaiting.show(user, req.params.id);
       const gitDriven = job.trigger?.type === 'push' || job.trigger?.type === 'pull_request';
-      const [vineyard, appliedBy, vine, vcsFeedback, planless] = await Promise.all([
+      const [vineyard, appliedBy, vine, vcsFeedback, planless, planChanges] = await Promise.all([
         job.vineyard_id ? useCases.vineyards.get(user, job.vineyard_id).catch(notFoundAsNull) : null,
         job.job_type === 'PLAN' ? useCases.jobs.deployOfPlan(user, job.id) : null,
         job.job_type === 'PLAN' && job.vine_id ? useCases.vines.get(user, job.vine_id).catch(notFoundAsNull) : null,
         gitDriven ? useCases.vcsFeedback.forJob(user, job.id) : null,
         job.vine_id ? useCases.jobs.planlessActions(user, job.vine_id).catch(notFoundAsNull) : null,
+        // A finished plan's change document (issue 29); an older agent's plan has none.
+        job.job_type === 'PLAN' && job.status === 'SUCCESS'
+          ? useCases.planArtifacts.changes(user, job.id).catch(notFoundAsNull)
+          : null,
       ]);
       const roles = await standing();
       return jobPage({
@@ -346,6 +350,7 @@ export function createWebRouter(options: WebOptions): Router {
         approvalSetting: vine?.approval ?? null,
         waitingFor: job.waiting_for,
         planless,
+        planChanges,
         review: {
           mayApprove: roles.may(job.owner_id, 'plans.approve'),
           mayOverride: roles.may(job.owner_id, 'plans.override'),

@@ -14,7 +14,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TrellisClient } from '@trellis/client';
-import { personalNamespace, type UserActor } from '@trellis/core';
+import { type PlanChanges, personalNamespace, type UserActor } from '@trellis/core';
 import { chunksOf, FakeClock, requirePeer, tarGz } from '@trellis/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,43 @@ const STATE = JSON.stringify({
     },
   ],
 });
+
+/** The plan's change document (issue 29): its job page shows the tree, checked like every page. */
+const PLAN_CHANGES: PlanChanges = {
+  format_version: 1,
+  resource_changes: [
+    {
+      address: 'aws_s3_bucket.logs',
+      module_address: null,
+      type: 'aws_s3_bucket',
+      name: 'logs',
+      actions: ['create'],
+      attributes: [
+        { path: 'bucket', after: { value: 'acme-production-logs' } },
+        { path: 'arn', after: { unknown: true } },
+      ],
+      attributes_omitted: 0,
+      unchanged_attributes: 0,
+    },
+    {
+      address: 'module.eks.aws_eks_cluster.main',
+      module_address: 'module.eks',
+      type: 'aws_eks_cluster',
+      name: 'main',
+      actions: ['delete', 'create'],
+      attributes: [
+        { path: 'version', before: { value: '1.29' }, after: { value: '1.30' }, forces_replacement: true },
+        { path: 'encryption_config[0].provider.key_arn', before: { sensitive: true }, after: { sensitive: true } },
+      ],
+      attributes_omitted: 0,
+      unchanged_attributes: 6,
+    },
+  ],
+  resource_changes_omitted: 0,
+  output_changes: [],
+  output_changes_omitted: 0,
+  truncated: false,
+};
 
 interface AxeViolation {
   id: string;
@@ -229,7 +266,7 @@ describe.skipIf(!chromiumPath)(
         user,
         agent,
         { job_type: 'PLAN', configuration_id: vine.id },
-        { logs: PLAN_LOG, artifact: true, status: 'SUCCESS' },
+        { logs: PLAN_LOG, artifact: true, changes: PLAN_CHANGES, status: 'SUCCESS' },
       );
       // A deploy that writes the vine's state through the `http` backend, as the engine does.
       const deploy = await user.createJob({ job_type: 'DEPLOY', configuration_id: vine.id });

@@ -29,6 +29,7 @@ import { JobFailure, JobInterrupted } from './errors.js';
 import { saveMeasured } from './measuredDownload.js';
 import { outputsMetadata, resourceChanges, summarizePlan } from './executionMetadata.js';
 import { installedModulesMetadata } from './installedModules.js';
+import { planChangeDocument } from './planChangeDocument.js';
 import { cloneGitSource, displayUrl, hostGit, safeJoin, writeInlineFiles } from './fetchSource.js';
 import {
   type ConfigurationVersionClaim,
@@ -174,6 +175,7 @@ export class JobSteps {
           metadata.policy_results = (await this.checkPolicies(opaBin, planJson, workspace)) as unknown as JsonObject[];
         }
         await this.uploadPlan(dir);
+        await this.uploadPlanChanges(planJson);
         return metadata;
       }
       case 'DEPLOY': {
@@ -481,6 +483,45 @@ export class JobSteps {
       throw error;
     });
     this.deps.log.system(`plan uploaded: ${stored.size} bytes, sha256 ${stored.sha256}`);
+  }
+
+  /**
+   * The plan's change document (issue 29), masked here so no sensitive value leaves the agent,
+   * uploaded after the plan file and authorized like it: only this worker, while the PLAN runs.
+   * It is an object beside the plan file rather than a job result, because at up to 1 MiB it would
+   * swell every job list that carries `execution_metadata`. A control plane older than change
+   * documents (`404 route_not_found`), or one that refuses the document (`400`, `413`), keeps the
+   * plan without one; any other failure fails the job as a failed plan upload does.
+   */
+  private async uploadPlanChanges(planJson: unknown): Promise<void> {
+    const { secrets } = this.deps;
+    const document = planChangeDocument(planJson, { isSecret: (text) => secrets.redact(text) !== text });
+    const { job } = this.deps.claimed;
+    try {
+      const stored = await this.retrying(() => this.deps.client.uploadPlanChanges(job.id, document));
+      const omitted = document.resource_changes_omitted + document.output_changes_omitted;
+      this.deps.log.system(
+        `plan changes uploaded: ${document.resource_changes.length} resource(s), ${document.output_changes.length} output(s)${omitted > 0 ? `, ${omitted} more left out (over the size limit)` : ''}, sensitive values masked (${stored.size} bytes)`,
+      );
+    } catch (error) {
+      if (error instanceof TrellisApiError && error.status === 404 && error.code === 'route_not_found') {
+        this.deps.log.system('plan changes: this control plane keeps no change documents; the plan has none');
+        return;
+      }
+      // A document the control plane refuses (an older one that does not know a newer format)
+      // costs the review its diff, not the plan: the plan file is stored and can be deployed.
+      if (error instanceof TrellisApiError && (error.status === 400 || error.status === 413)) {
+        this.deps.log.system(
+          `plan changes: the control plane refused the change document (${error.status} ${error.code}: ${error.detail}); the plan has none`,
+        );
+        this.deps.logger.warn('the control plane refused the plan change document', {
+          status: error.status,
+          code: error.code,
+        });
+        return;
+      }
+      throw error;
+    }
   }
 
   /** Downloads the plan of `planJobId` and checks its size and sha256 against what the server stored. */

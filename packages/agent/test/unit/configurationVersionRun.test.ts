@@ -43,6 +43,7 @@ async function run(archive: Buffer, claimedSha256?: string) {
       return {} as never;
     },
     uploadPlanArtifact: async () => ({ job_id: 'j', size: 5, sha256: 'x' }),
+    uploadPlanChanges: async () => ({ job_id: 'j', size: 5, sha256: 'x' }),
     downloadConfigurationVersion: async (url: string) => {
       downloads.push(url);
       return { body: new Blob([archive]).stream(), sha256: '' };

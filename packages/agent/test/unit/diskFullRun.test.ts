@@ -54,6 +54,7 @@ async function run(spec: RunSpec) {
       uploads += 1;
       return spec.upload ? spec.upload() : { job_id: 'j', size: 5, sha256: 'x' };
     },
+    uploadPlanChanges: async () => ({ job_id: 'j', size: 5, sha256: 'x' }),
   }) as unknown as TrellisClient;
   const job = {
     id: '5d2c9f1e-9d1b-4c39-9a61-0e2b0f2d7c11',

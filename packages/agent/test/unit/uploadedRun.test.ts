@@ -48,6 +48,7 @@ async function run(options: { runOptions?: RunOptions; withVersion?: boolean } =
       return {} as never;
     },
     uploadPlanArtifact: async () => ({ job_id: 'j', size: 5, sha256: 'x' }),
+    uploadPlanChanges: async () => ({ job_id: 'j', size: 5, sha256: 'x' }),
     downloadConfigurationVersion: async (url: string) => {
       downloads.push(url);
       return { body: new Blob([ARCHIVE]).stream(), sha256: '' };

@@ -22,6 +22,7 @@ import { JobLogsCommand } from './jobs/JobLogsCommand.js';
 import { ListJobsCommand } from './jobs/ListJobsCommand.js';
 import { PlanCommand } from './jobs/PlanCommand.js';
 import { ShowJobCommand } from './jobs/ShowJobCommand.js';
+import { PlanChangesCommand } from './jobs/PlanChangesCommand.js';
 import { WaitJobCommand } from './jobs/WaitJobCommand.js';
 import { LoginCommand } from './LoginCommand.js';
 import { LogoutCommand } from './LogoutCommand.js';
@@ -111,6 +112,7 @@ export const COMMANDS = [
   OverridePlanCommand,
   ListJobsCommand,
   ShowJobCommand,
+  PlanChangesCommand,
   JobLogsCommand,
   CancelJobCommand,
   WaitJobCommand,

@@ -115,6 +115,11 @@ export const PROBLEM_CODES = {
   run_not_found: { status: 404, meaning: 'no such run (a remote run of the stock CLI)' },
   plan_job_not_found: { status: 404, meaning: 'the plan job of an apply does not exist' },
   plan_artifact_not_found: { status: 404, meaning: 'the job has no plan artifact' },
+  plan_changes_not_found: {
+    status: 404,
+    meaning:
+      'the job has no change document: not a PLAN, not succeeded (yet), or planned by an agent older than change documents',
+  },
   configuration_version_not_found: { status: 404, meaning: 'no configuration version of that id for the job' },
   worker_not_found: { status: 404, meaning: 'no such worker' },
   notification_not_found: { status: 404, meaning: 'no such notification' },

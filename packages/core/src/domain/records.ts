@@ -338,6 +338,18 @@ export interface PlanArtifact {
   created_at: string;
 }
 
+/**
+ * Where a plan's change document (issue 29) lives: an object beside the plan file, recorded on the
+ * plan's artifact. The record is the one truth about its bytes, as for the plan file.
+ */
+export interface PlanChangesRecord {
+  job_id: string;
+  owner_id: string;
+  storage_key: string;
+  size: number;
+  sha256: string;
+}
+
 /** One version of a vine's OpenTofu/Terraform state, kept through the artifact store. */
 export interface StateVersion {
   id: number;

@@ -204,6 +204,8 @@ export class OrgUseCases {
       if (job.job_type !== 'PLAN') continue;
       const plan = await stores.planArtifacts.get(ownerId, job.id);
       if (plan) keys.push(plan.storage_key);
+      const changes = await stores.planArtifacts.getChanges(ownerId, job.id);
+      if (changes) keys.push(changes.storage_key);
     }
     return keys;
   }

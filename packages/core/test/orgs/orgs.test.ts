@@ -196,7 +196,7 @@ describe('ownership follows the vineyard', () => {
     expect((await core.useCases.jobs.claim(pooledActor))?.job.id).toBe(job.id);
   });
 
-  it('deleting an organization deletes the plan files of its records too', async () => {
+  it('deleting an organization deletes the plan files (and their change documents) of its records too', async () => {
     const { org } = await orgWith('admin');
     const pool = await core.useCases.workers.register(ada, { name: 'pool', org_id: org.id });
     const agent = await core.useCases.workers.authenticate(pool.worker_id, pool.worker_token);
@@ -216,8 +216,17 @@ describe('ownership follows the vineyard', () => {
         yield new TextEncoder().encode('plan bytes');
       })(),
     );
+    // Its change document (issue 29) lives beside the plan file and goes with it.
+    await core.useCases.planArtifacts.uploadChanges(agent, plan.id, {
+      format_version: 1,
+      resource_changes: [],
+      resource_changes_omitted: 0,
+      output_changes: [],
+      output_changes_omitted: 0,
+      truncated: false,
+    });
     await core.useCases.jobs.reportStatus(agent, plan.id, { status: 'SUCCESS' });
-    expect(core.artifacts.keys().filter((key) => key.includes(org.id))).toHaveLength(1);
+    expect(core.artifacts.keys().filter((key) => key.includes(org.id))).toHaveLength(2);
     await core.useCases.orgs.delete(ada, org.id);
     expect(core.artifacts.keys().filter((key) => key.includes(org.id))).toEqual([]);
   });

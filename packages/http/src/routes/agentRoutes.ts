@@ -1,5 +1,5 @@
 import { pipeline } from 'node:stream/promises';
-import type { ClaimedJob, EventBus, UseCases } from '@trellis/core';
+import { type ClaimedJob, type EventBus, MAX_PLAN_CHANGES_BYTES, type UseCases } from '@trellis/core';
 import type { JobFlowMetrics } from '../observability/JobFlowMetrics.js';
 import { traceJobId } from '../observability/tracing.js';
 import type { ClaimLongPolls } from '../limits/ClaimLongPolls.js';
@@ -20,6 +20,7 @@ import {
   LogPostResponse,
   LogQuery,
   MetadataBody,
+  PlanChangesSchema,
   RegisterWorkerBody,
   RegistrationResponse,
   StatusBody,
@@ -234,6 +235,23 @@ export function agentRoutes(
         await pipeline(artifact.body, res);
         return undefined;
       },
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/api/jobs/{id}/plan-changes',
+      operationId: 'uploadPlanChanges',
+      summary: 'Store the change document of a PLAN job, after its plan file',
+      description: `The redacted attribute diff the agent derived from the engine's plan (sensitive values masked on the agent, never sent), at most ${MAX_PLAN_CHANGES_BYTES} bytes. Kept beside the plan file; a repeated upload replaces it. Only the worker that claimed the running PLAN, once its plan file is stored (\`404 plan_artifact_not_found\` before).`,
+      tags: ['agent'],
+      auth: 'worker',
+      params: IdParams,
+      body: PlanChangesSchema,
+      bodyLimit: MAX_PLAN_CHANGES_BYTES + 64 * 1024,
+      responses: { 200: { description: 'Stored', schema: ArtifactResponse } },
+      handler: async ({ worker, params, body }) => ({
+        status: 200,
+        body: await useCases.planArtifacts.uploadChanges(worker, params.id, body),
+      }),
     }),
     defineRoute({
       method: 'get',

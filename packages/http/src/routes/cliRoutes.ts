@@ -14,6 +14,7 @@ import {
   LogQuery,
   NameParams,
   OrgFilterQuery,
+  PlanChangesResponse,
   ProjectNameParams,
   RegisterWorkerBody,
   RegistrationResponse,
@@ -185,6 +186,22 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       handler: async ({ user, params, query }) => ({
         status: 200,
         body: await useCases.logs.readForPerson(user, params.id, query),
+      }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/cli/jobs/{id}/plan/changes',
+      operationId: 'getPlanChanges',
+      summary: "A plan's resource and output changes, attribute by attribute (sensitive values masked)",
+      description:
+        'The change document the agent derived from the engine\'s plan: each changed resource (no-op and read-only ones left out) with its module, actions and attribute diff, and each changed output. A value the plan marks sensitive is `{"sensitive": true}` (it never left the agent), a value known only after apply `{"unknown": true}`. Bounded: `truncated` with the `*_omitted` counts says what was left out. `404 plan_changes_not_found` for a job that is not a PLAN, has not succeeded, or was planned by an agent older than change documents.',
+      tags: ['jobs'],
+      auth: 'user',
+      params: IdParams,
+      responses: { 200: { description: 'The change document', schema: PlanChangesResponse } },
+      handler: async ({ user, params }) => ({
+        status: 200,
+        body: await useCases.planArtifacts.changes(user, params.id),
       }),
     }),
     defineRoute({

@@ -43,6 +43,7 @@ import { registryProvidersMigration } from './m049_registry_providers.js';
 import { stateAfterLostMigration } from './m052_state_after_lost.js';
 import { moduleRepositoriesMigration } from './m051_module_repositories.js';
 import { mirrorPullThroughMigration } from './m053_mirror_pull_through.js';
+import { planChangesMigration } from './m054_plan_changes.js';
 import { runQueueOrderMigration } from './m055_run_queue_order.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
@@ -90,6 +91,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   moduleRepositoriesMigration,
   stateAfterLostMigration,
   mirrorPullThroughMigration,
+  planChangesMigration,
   runQueueOrderMigration,
 ];
 

@@ -1,4 +1,4 @@
-import { NotFoundError, type PlanArtifact, type PlanArtifactStore } from '@trellis/core';
+import { NotFoundError, type PlanArtifact, type PlanArtifactStore, type PlanChangesRecord } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import { integerOut, type Row, textOut, timeIn, timeOut, uuidOut } from '../rows.js';
 
@@ -27,6 +27,31 @@ export class SqlPlanArtifactStore implements PlanArtifactStore {
   async get(ownerId: string, jobId: string): Promise<PlanArtifact | null> {
     const row = await this.db.table('plan_artifacts').where({ owner_id: ownerId, job_id: jobId }).first();
     return row ? toPlanArtifact(row) : null;
+  }
+
+  async saveChanges(record: PlanChangesRecord): Promise<PlanChangesRecord> {
+    const updated = await this.db
+      .table('plan_artifacts')
+      .where({ owner_id: record.owner_id, job_id: record.job_id })
+      .update({ changes_storage_key: record.storage_key, changes_size: record.size, changes_sha256: record.sha256 });
+    if (updated === 0) throw new NotFoundError('plan_artifact');
+    return { ...record };
+  }
+
+  async getChanges(ownerId: string, jobId: string): Promise<PlanChangesRecord | null> {
+    const row = await this.db
+      .table('plan_artifacts')
+      .where({ owner_id: ownerId, job_id: jobId })
+      .whereNotNull('changes_storage_key')
+      .first('job_id', 'owner_id', 'changes_storage_key', 'changes_size', 'changes_sha256');
+    if (!row) return null;
+    return {
+      job_id: uuidOut(row.job_id),
+      owner_id: uuidOut(row.owner_id),
+      storage_key: textOut(row.changes_storage_key),
+      size: integerOut(row.changes_size),
+      sha256: textOut(row.changes_sha256),
+    };
   }
 }
 

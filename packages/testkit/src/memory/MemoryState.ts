@@ -1,5 +1,6 @@
 import type {
   ConfigurationVersion,
+  PlanChangesRecord,
   MirrorArchive,
   ModuleRepository,
   RegistryGpgKey,
@@ -85,6 +86,8 @@ export interface MemoryState {
   releases: Map<string, WorkerRelease>;
   /** Keyed by job id. */
   planArtifacts: Map<string, PlanArtifact>;
+  /** Keyed by job id: the change document of a recorded plan (SQL keeps it on the plan's row). */
+  planChanges: Map<string, PlanChangesRecord>;
   /** Keyed by id (issue 23). */
   configurationVersions: Map<string, ConfigurationVersion>;
   /** Keyed by plan job id (issue 27); a run whose job is gone is gone too. */
@@ -149,6 +152,7 @@ export function emptyMemoryState(): MemoryState {
     workers: new Map(),
     releases: new Map(),
     planArtifacts: new Map(),
+    planChanges: new Map(),
     configurationVersions: new Map(),
     tfeRuns: new Map(),
     mirrorArchives: new Map(),

@@ -14,7 +14,8 @@ import { policyResultsSection } from './policyResults.js';
 import { resourceChangesSection, vcsFeedbackSection } from './vcsFeedback.js';
 import { readOnlyNote } from './vinePage.js';
 import { type PlanReviewRights, planReviewSection } from '../policies/planReview.js';
-import type { ApprovalSetting, PlanlessActions, WaitingFor } from '@trellis/core';
+import { planChangesSection } from '../policies/planChanges.js';
+import type { ApprovalSetting, PlanChangesView, PlanlessActions, WaitingFor } from '@trellis/core';
 import { destroyButton } from './destroyButton.js';
 
 export interface JobPageInput {
@@ -39,6 +40,8 @@ export interface JobPageInput {
   vcsFeedback?: VcsFeedbackView[] | null;
   /** What the deploy gate says of a change of the job's vine without a plan (its Destroy button). */
   planless?: PlanlessActions | null;
+  /** A finished PLAN's change document (issue 29); null or absent: none (the list of addresses shows instead). */
+  planChanges?: PlanChangesView | null;
 }
 
 /**
@@ -107,7 +110,7 @@ ${
     : ''
 }
 </div>
-${resourceChangesSection(job.execution_metadata)}
+${input.planChanges ? planChangesSection(input.planChanges) : resourceChangesSection(job.execution_metadata)}
 ${policyResultsSection(job)}
 ${vcsFeedbackSection(input.vcsFeedback ?? null)}
 

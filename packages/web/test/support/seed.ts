@@ -1,6 +1,6 @@
 /** Jobs run by a test agent over HTTP, so pages have real records to show. */
 import type { TrellisClient } from '@trellis/client';
-import type { Job, JsonObject, StreamType } from '@trellis/core';
+import type { Job, JsonObject, PlanChanges, StreamType } from '@trellis/core';
 import { expect } from 'vitest';
 import type { AgentClient } from './webServer.js';
 
@@ -8,6 +8,8 @@ export interface JobScript {
   logs?: [string, StreamType][];
   /** Upload a plan file (a `PLAN` job that a deploy can apply). */
   artifact?: boolean;
+  /** With `artifact`: the plan's change document, as the agent stores it after the plan file. */
+  changes?: PlanChanges;
   status: 'SUCCESS' | 'FAILED';
   execution_metadata?: JsonObject;
   error_message?: string;
@@ -27,6 +29,7 @@ export async function runJob(
   if (script.artifact) {
     const plan = new TextEncoder().encode(`plan of ${job.id}`);
     await agent.uploadPlanArtifact(job.id, plan, plan.length);
+    if (script.changes) await agent.uploadPlanChanges(job.id, script.changes);
   }
   return agent.reportStatus(job.id, {
     status: script.status,

@@ -77,5 +77,40 @@ export function describeReleaseAndArtifactStoreConformance(open: OpenStoreHarnes
       );
       expect(await suite.asOwner(a.id, (stores) => stores.planArtifacts.get(a.id, job.id))).toEqual(artifact);
     });
+
+    it("records a plan's change document beside its plan, kept when the plan is saved again", async () => {
+      const owner = await suite.seedOwner();
+      const other = await suite.seedOwner();
+      const job = await suite.asOwner(owner.id, (stores) => stores.jobs.create(newJob(owner.id, owner.vine)));
+      const changes = {
+        job_id: job.id,
+        owner_id: owner.id,
+        storage_key: `plans/${owner.id}/${job.id}/changes.json`,
+        size: 1234,
+        sha256: 'd'.repeat(64),
+      };
+      // No plan recorded yet: nothing to attach the document to.
+      await expect(
+        suite.asOwner(owner.id, (stores) => stores.planArtifacts.saveChanges(changes)),
+      ).rejects.toMatchObject({ code: 'plan_artifact_not_found' });
+      await suite.asOwner(owner.id, (stores) => stores.planArtifacts.save(newPlanArtifact(owner.id, job.id)));
+      expect(await suite.asOwner(owner.id, (stores) => stores.planArtifacts.getChanges(owner.id, job.id))).toBeNull();
+      expect(await suite.asOwner(owner.id, (stores) => stores.planArtifacts.saveChanges(changes))).toEqual(changes);
+      await suite.asOwner(owner.id, (stores) =>
+        stores.planArtifacts.save(newPlanArtifact(owner.id, job.id, { size: 9, created_at: later() })),
+      );
+      expect(await suite.asOwner(owner.id, (stores) => stores.planArtifacts.getChanges(owner.id, job.id))).toEqual(
+        changes,
+      );
+      expect(await suite.asOwner(other.id, (stores) => stores.planArtifacts.getChanges(other.id, job.id))).toBeNull();
+      await expect(
+        suite.asOwner(other.id, (stores) =>
+          stores.planArtifacts.saveChanges({ ...changes, owner_id: other.id, storage_key: 'plans/evil' }),
+        ),
+      ).rejects.toMatchObject({ code: 'plan_artifact_not_found' });
+      expect(await suite.asOwner(owner.id, (stores) => stores.planArtifacts.getChanges(owner.id, job.id))).toEqual(
+        changes,
+      );
+    });
   });
 }

@@ -201,6 +201,7 @@ function deleteOwnedRows(state: MemoryState, ownerId: string): void {
   state.logs = state.logs.filter((log) => log.owner_id !== ownerId);
   for (const jobId of jobIds) state.logUsage.delete(jobId);
   owned(state.planArtifacts);
+  owned(state.planChanges);
   owned(state.configurationVersions);
   owned(state.mirrorArchives);
   owned(state.tfeRuns);

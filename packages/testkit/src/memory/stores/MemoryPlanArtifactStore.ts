@@ -1,4 +1,4 @@
-import { NotFoundError, type PlanArtifact, type PlanArtifactStore } from '@trellis/core';
+import { NotFoundError, type PlanArtifact, type PlanArtifactStore, type PlanChangesRecord } from '@trellis/core';
 import { copy } from '../MemoryState.js';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 
@@ -19,5 +19,17 @@ export class MemoryPlanArtifactStore implements PlanArtifactStore {
   async get(ownerId: string, jobId: string): Promise<PlanArtifact | null> {
     const artifact = this.tx.state.planArtifacts.get(jobId);
     return artifact && artifact.owner_id === ownerId && this.tx.sees(ownerId) ? copy(artifact) : null;
+  }
+
+  async saveChanges(record: PlanChangesRecord): Promise<PlanChangesRecord> {
+    if (!(await this.get(record.owner_id, record.job_id))) throw new NotFoundError('plan_artifact');
+    this.tx.state.planChanges.set(record.job_id, copy(record));
+    return copy(record);
+  }
+
+  async getChanges(ownerId: string, jobId: string): Promise<PlanChangesRecord | null> {
+    if (!(await this.get(ownerId, jobId))) return null;
+    const record = this.tx.state.planChanges.get(jobId);
+    return record ? copy(record) : null;
   }
 }
