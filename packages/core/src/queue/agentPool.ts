@@ -76,3 +76,22 @@ export function agentPoolOf(
     },
   };
 }
+
+/**
+ * The pool in a few words, for the CLI's table and the web's queue: "your agents", "agents of
+ * acme", "agent build-1 only", "your agents but old-1 (destroyed by this job)".
+ */
+export function describeAgentPool(
+  pool: Pick<AgentPool, 'kind' | 'org_name' | 'assigned_worker' | 'excluded_worker'>,
+): string {
+  const nameOf = (agent: PoolAgent) => agent.name ?? agent.id;
+  const owners = pool.kind === 'organization' ? `agents of ${pool.org_name}` : 'your agents';
+  if (pool.assigned_worker) return `agent ${nameOf(pool.assigned_worker)} only (${owners})`;
+  if (pool.excluded_worker) return `${owners} but ${nameOf(pool.excluded_worker)} (the agent it destroys)`;
+  return owners;
+}
+
+/** How many agents of the pool can take the job now: "1 idle, 2 online of 3". */
+export function describePoolAgents(agents: AgentPool['agents']): string {
+  return `${agents.idle} idle, ${agents.online} online of ${agents.total}`;
+}
