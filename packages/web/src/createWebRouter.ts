@@ -29,6 +29,7 @@ import { signInPath } from './paths.js';
 import { securityHeaders } from './securityHeaders.js';
 import { tfeLoginRoutes } from './tfe/tfeLoginRoutes.js';
 import { stateRoutes } from './state/stateRoutes.js';
+import { queueRoutes } from './queue/queueRoutes.js';
 import { stateSection } from './tfe/stateSection.js';
 import { vineEditRoutes } from './vineEdits/vineEditRoutes.js';
 import { type Handler, pageQuery, Redirect, type WebRouteDeps } from './routing.js';
@@ -212,6 +213,7 @@ export function createWebRouter(options: WebOptions): Router {
 
   vineEditRoutes(router, { useCases, headers, signedIn });
   stateRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
+  queueRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
 
   // A workspace's `self-html` link in the Terraform Cloud protocol (docs/terraform-cloud.md).
   router.get(
@@ -336,6 +338,7 @@ export function createWebRouter(options: WebOptions): Router {
         now,
         approvalSetting: vine?.approval ?? null,
         waitingFor: job.waiting_for,
+        queuePosition: job.queue_position,
         planless,
         review: {
           mayApprove: roles.may(job.owner_id, 'plans.approve'),
