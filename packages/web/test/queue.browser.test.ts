@@ -114,8 +114,14 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       });
 
       it('moves up as the agent claims position 1, and says the agents are busy', async () => {
-        expect((await agent.claimJob())?.job.id).toBe(jobs.webFirst.id);
         const page = await signedInPage();
+        await page.goto(`${server.url}/jobs/${jobs.webFirst.id}`);
+        const note = page.locator('[data-queue-position]');
+        expect(await note.getAttribute('data-queue-position')).toBe('1');
+        expect(await note.textContent()).toContain('An idle agent takes it at its next claim.');
+        expect((await agent.claimJob())?.job.id).toBe(jobs.webFirst.id);
+        // The job's page drops its place in the queue as soon as it runs (the live status).
+        await note.waitFor({ state: 'hidden' });
         await page.goto(`${server.url}/queue`);
         expect(await rows(page)).toEqual([
           { job: jobs.apiPlan.id, position: '1', waiting: 'agents_busy' },
