@@ -21,6 +21,7 @@ import type {
   JobListRequest,
   JobSummaryView,
   JobDetailView,
+  JobQueueView,
   JobView,
   LogEntryView,
   LogPageRequest,
@@ -217,6 +218,13 @@ export class TrellisClient extends AgentProtocolClient {
   /** One job, with `waiting_for`: why it waits (null when it does not). */
   getJob(id: string): Promise<JobDetailView> {
     return this.json('GET', `/api/cli/jobs/${encodeURIComponent(id)}`);
+  }
+  /**
+   * The queued jobs the caller may read, in the order agents claim them (`GET /api/cli/queue`):
+   * `limit` from the head (default 50), with `total`; `orgId` (or `personal`) for one owner's.
+   */
+  getQueue(options: OwnerOptions & { limit?: number } = {}): Promise<JobQueueView> {
+    return this.json('GET', '/api/cli/queue', { query: ownerQuery(options) });
   }
   /** Whether a git-driven job's commit status and pull request comment reached the provider. */
   async getJobVcsFeedback(id: string): Promise<VcsFeedbackView[]> {

@@ -29,3 +29,4 @@ export * from './vineEdits.js';
 export * from './registryMirror.js';
 export * from './registryProviders.js';
 export * from './moduleRepositories.js';
+export * from './queue.js';

@@ -342,6 +342,12 @@ export const WaitingFor = z
 /** One job as `GET /api/cli/jobs/{id}` answers it: with why it waits. */
 export const JobDetail = Job.extend({
   waiting_for: WaitingFor.nullable().describe('why the job waits; null when it does not'),
+  queue_position: z
+    .number()
+    .int()
+    .min(1)
+    .nullable()
+    .describe("of a queued job, its place in its owner's queue (GET /api/cli/queue); null otherwise"),
 });
 export const JobSummary = Job.extend({
   config_snapshot: SnapshotSummary.describe(

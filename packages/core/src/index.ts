@@ -138,6 +138,8 @@ export * from './usecases/finalizeDeployment.js';
 export * from './usecases/JobUseCases.js';
 export * from './usecases/JobWaitingUseCases.js';
 export * from './jobs/waitingFor.js';
+export * from './queue/agentPool.js';
+export * from './queue/QueueUseCases.js';
 export * from './usecases/LogUseCases.js';
 export * from './usecases/notificationOutbox.js';
 export * from './outbox/delivery.js';

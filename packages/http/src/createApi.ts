@@ -22,6 +22,7 @@ import { LiveLogStreams } from './realtime/LiveLogStreams.js';
 import { agentRoutes } from './routes/agentRoutes.js';
 import { FEATURE_ROUTES, type FeatureRoutes } from './featureRoutes.js';
 import { authRoutes } from './routes/authRoutes.js';
+import { queueRoutes } from './queue/queueRoutes.js';
 import { cliRoutes } from './routes/cliRoutes.js';
 import { vineEditRoutes } from './routes/vineEditRoutes.js';
 import { releaseRoutes } from './routes/releaseRoutes.js';
@@ -145,6 +146,7 @@ export function apiRoutes(
     ...agentRoutes(options.useCases, options.events, shutdown, longPolls, jobFlow),
     ...streamRoutes(options.logStreams ?? new LiveLogStreams(options.useCases, options.events), shutdown),
     ...cliRoutes(options.useCases),
+    ...queueRoutes(options.useCases),
     ...vineEditRoutes(options.useCases),
     ...releaseRoutes(options.useCases),
     ...stateRoutes(options.useCases),

@@ -318,9 +318,11 @@
       badge.dataset.status = status;
       badge.className = `badge tone-${TONES[status] ?? 'neutral'}`;
     }
-    // Why a queued job waited (as of the page's load) says nothing once it runs or ends.
+    // Why a queued job waited, and its place in the queue (as of the page's load), say nothing once it runs or ends.
     if (status !== 'QUEUED') {
-      for (const note of document.querySelectorAll('[data-waiting-for]:not([data-waiting-for="approval"])')) {
+      for (const note of document.querySelectorAll(
+        '[data-waiting-for]:not([data-waiting-for="approval"]), [data-queue-position]',
+      )) {
         note.hidden = true;
       }
     }

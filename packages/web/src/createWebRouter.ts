@@ -29,6 +29,7 @@ import { signInPath } from './paths.js';
 import { securityHeaders } from './securityHeaders.js';
 import { tfeLoginRoutes } from './tfe/tfeLoginRoutes.js';
 import { stateRoutes } from './state/stateRoutes.js';
+import { queueRoutes } from './queue/queueRoutes.js';
 import { stateSection } from './tfe/stateSection.js';
 import { vineEditRoutes } from './vineEdits/vineEditRoutes.js';
 import { vineyardEditRoutes } from './vineyardEdits/vineyardEditRoutes.js';
@@ -221,6 +222,7 @@ export function createWebRouter(options: WebOptions): Router {
     sameOriginLargeForm: [sameOrigin, express.urlencoded({ extended: false, limit: '16mb', parameterLimit: 2000 })],
   });
   stateRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
+  queueRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
 
   // A workspace's `self-html` link in the Terraform Cloud protocol (docs/terraform-cloud.md).
   router.get(
@@ -349,6 +351,7 @@ export function createWebRouter(options: WebOptions): Router {
         now,
         approvalSetting: vine?.approval ?? null,
         waitingFor: job.waiting_for,
+        queuePosition: job.queue_position,
         planless,
         planChanges,
         review: {

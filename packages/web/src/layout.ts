@@ -5,6 +5,7 @@ import type { Standing } from './standing.js';
 export type Section =
   | 'vineyards'
   | 'jobs'
+  | 'queue'
   | 'workers'
   | 'orgs'
   | 'tokens'
@@ -39,6 +40,7 @@ export interface LayoutContext {
 const NAVIGATION: readonly { section: Section; label: string; path: string }[] = [
   { section: 'vineyards', label: 'Vineyards', path: '/vineyards' },
   { section: 'jobs', label: 'Jobs', path: '/jobs' },
+  { section: 'queue', label: 'Queue', path: '/queue' },
   { section: 'workers', label: 'Workers', path: '/workers' },
   { section: 'orgs', label: 'Organizations', path: '/orgs' },
   { section: 'tokens', label: 'API tokens', path: '/tokens' },

@@ -284,6 +284,10 @@ describe.skipIf(!chromiumPath)(
       await agent.appendLog(deploy.id, 'Apply complete! Resources: 1 added, 0 changed, 0 destroyed.\n', 'STDOUT');
       await agent.reportStatus(deploy.id, { status: 'SUCCESS' });
 
+      // Two jobs left queued for the queue page, the second waiting for the first (same vine).
+      const queued = await user.createJob({ job_type: 'PLAN', configuration_id: vine.id });
+      await user.createJob({ job_type: 'PLAN', configuration_id: vine.id });
+
       await user.createToken({ name: 'pipeline', expires_in_days: 30 });
       const notification = await user.createNotification({
         name: 'ops',
@@ -317,6 +321,8 @@ describe.skipIf(!chromiumPath)(
         { name: 'jobs', path: '/jobs' },
         { name: 'job', path: `/jobs/${deploy.id}` },
         { name: 'plan', path: `/jobs/${plan.id}` },
+        { name: 'queue', path: '/queue' },
+        { name: 'job-queued', path: `/jobs/${queued.id}` },
         { name: 'workers', path: '/workers' },
         { name: 'orgs', path: '/orgs' },
         { name: 'org', path: `/orgs/${org.id}` },

@@ -20,6 +20,7 @@ import { DeployCommand } from './jobs/DeployCommand.js';
 import { DestroyCommand } from './jobs/DestroyCommand.js';
 import { JobLogsCommand } from './jobs/JobLogsCommand.js';
 import { ListJobsCommand } from './jobs/ListJobsCommand.js';
+import { QueueCommand } from './jobs/QueueCommand.js';
 import { PlanCommand } from './jobs/PlanCommand.js';
 import { ShowJobCommand } from './jobs/ShowJobCommand.js';
 import { PlanChangesCommand } from './jobs/PlanChangesCommand.js';
@@ -111,6 +112,7 @@ export const COMMANDS = [
   RejectPlanCommand,
   OverridePlanCommand,
   ListJobsCommand,
+  QueueCommand,
   ShowJobCommand,
   PlanChangesCommand,
   JobLogsCommand,

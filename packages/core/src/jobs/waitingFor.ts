@@ -1,5 +1,5 @@
-import { isSpeculativeTrigger, type Job, type Worker } from '../domain/records.js';
-import { deriveWorkerStatus } from '../domain/workerStatus.js';
+import { isSpeculativeTrigger, type Job, type JobSummary } from '../domain/records.js';
+import { type AgentPool, agentPoolOf, readOwnerAgents } from '../queue/agentPool.js';
 import type { Stores } from '../ports/UnitOfWork.js';
 import type { CoreDeps } from '../usecases/CoreDeps.js';
 
@@ -21,6 +21,14 @@ export interface WaitingFor {
   job_id?: string;
 }
 
+/** What the job's configuration holds up: the job it runs, else the queued job that goes first. */
+export interface VineTurn {
+  /** The job of the configuration that runs now. */
+  running: Pick<JobSummary, 'id' | 'job_type'> | null;
+  /** The configuration's oldest queued job, when it is another one: it runs first. */
+  first: Pick<JobSummary, 'id' | 'job_type'> | null;
+}
+
 /**
  * Why `job` waits, from what the stores hold now; null when it does not wait (it runs or ended,
  * or an idle agent will pick it up at its next claim). The claim rule it explains is the store's
@@ -30,57 +38,70 @@ export interface WaitingFor {
 export async function waitingFor(stores: Stores, deps: CoreDeps, job: Job): Promise<WaitingFor | null> {
   if (job.status === 'SUCCESS') return awaitingApproval(stores, job);
   if (job.status !== 'QUEUED') return null;
+  let turn: VineTurn | null = null;
   if (job.vine_id !== null) {
     const running = await stores.jobs.list(job.owner_id, { vine_id: job.vine_id, status: 'PROCESSING' });
-    const busyWith = running[0];
-    if (busyWith) {
-      return {
-        reason: 'vine_busy',
-        message: `the configuration is busy with job ${busyWith.id} (${busyWith.job_type}); this job starts when it ends`,
-        job_id: busyWith.id,
-      };
-    }
     // Newest first (by time, then insertion): the oldest, which runs next, is last.
     const queued = await stores.jobs.list(job.owner_id, { vine_id: job.vine_id, status: 'QUEUED' });
-    const position = queued.findIndex((other) => other.id === job.id);
-    const before = position >= 0 && position < queued.length - 1 ? queued.at(-1) : undefined;
-    if (before) {
-      return {
-        reason: 'vine_busy',
-        message: `job ${before.id} (${before.job_type}) was queued on the configuration before this one and runs next`,
-        job_id: before.id,
-      };
-    }
+    const oldest = queued.at(-1);
+    turn = { running: running[0] ?? null, first: oldest && oldest.id !== job.id ? oldest : null };
   }
-  const now = deps.clock.now();
-  const timeout = deps.settings.heartbeatTimeoutSeconds;
-  const busy = await stores.jobs.busyWorkerIds(job.owner_id);
-  const statusOf = (worker: Worker) => deriveWorkerStatus(worker, busy.includes(worker.id), now, timeout);
-  if (job.assigned_worker_id !== null) {
-    const agent = await stores.workers.get(job.owner_id, job.assigned_worker_id);
-    const status = agent ? statusOf(agent) : 'DESTROYED';
-    if (status === 'OFFLINE' || status === 'DESTROYED') {
+  const agents = await readOwnerAgents(stores, job.owner_id);
+  const pool = agentPoolOf(job, agents, deps.clock.now(), deps.settings.heartbeatTimeoutSeconds);
+  return whyQueuedJobWaits(turn, pool);
+}
+
+/**
+ * Why a queued job waits, from its configuration's turn (null: it has none) and its agent pool:
+ * the one statement of it, for a job's page and for the queue (issue 29).
+ */
+export function whyQueuedJobWaits(turn: VineTurn | null, pool: AgentPool): WaitingFor | null {
+  if (turn?.running) {
+    const busyWith = turn.running;
+    return {
+      reason: 'vine_busy',
+      message: `the configuration is busy with job ${busyWith.id} (${busyWith.job_type}); this job starts when it ends`,
+      job_id: busyWith.id,
+    };
+  }
+  if (turn?.first) {
+    const before = turn.first;
+    return {
+      reason: 'vine_busy',
+      message: `job ${before.id} (${before.job_type}) was queued on the configuration before this one and runs next`,
+      job_id: before.id,
+    };
+  }
+  const assigned = pool.assigned_worker;
+  if (assigned !== null) {
+    if (pool.agents.online === 0) {
       return {
         reason: 'no_agent_online',
-        message: `the agent it is assigned to (${agent?.name ?? job.assigned_worker_id}) is not online; start it with \`trellis-agent run\``,
+        message: `the agent it is assigned to (${assigned.name ?? assigned.id}) is not online; start it with \`trellis-agent run\``,
       };
     }
-    if (status === 'BUSY') {
-      return { reason: 'agents_busy', message: `the agent it is assigned to (${agent?.name}) is running another job` };
+    if (pool.agents.idle === 0) {
+      return {
+        reason: 'agents_busy',
+        message: `the agent it is assigned to (${assigned.name}) is running another job`,
+      };
     }
     return null;
   }
-  const statuses = (await stores.workers.list(job.owner_id)).map(statusOf);
-  if (!statuses.includes('ONLINE') && !statuses.includes('BUSY')) {
-    const org = await stores.orgs.get(job.owner_id);
+  if (pool.agents.online === 0) {
+    const excluded = pool.excluded_worker;
+    const besides = excluded ? ` other than ${excluded.name ?? excluded.id} (the agent this job destroys)` : '';
     return {
       reason: 'no_agent_online',
-      message: org
-        ? `no agent of the organization ${org.name} is online: its jobs run only on its own agents, never on a person's. Register one with \`trellis-agent register --org ${org.name} --name NAME\`, then start it with \`trellis-agent run\``
-        : 'none of your agents is online: register one with `trellis-agent register --name NAME`, then start it with `trellis-agent run`',
+      message:
+        pool.kind === 'organization'
+          ? `no agent of the organization ${pool.org_name}${besides} is online: its jobs run only on its own agents, never on a person's. Register one with \`trellis-agent register --org ${pool.org_name} --name NAME\`, then start it with \`trellis-agent run\``
+          : excluded
+            ? `none of your agents${besides} is online: register one with \`trellis-agent register --name NAME\`, then start it with \`trellis-agent run\``
+            : 'none of your agents is online: register one with `trellis-agent register --name NAME`, then start it with `trellis-agent run`',
     };
   }
-  if (!statuses.includes('ONLINE')) {
+  if (pool.agents.idle === 0) {
     return { reason: 'agents_busy', message: 'every online agent of this owner is running another job' };
   }
   return null;

@@ -14,6 +14,7 @@ import { deploymentHooks } from '../usecases/finalizeDeployment.js';
 import { HeartbeatBuffer } from '../usecases/HeartbeatBuffer.js';
 import { JobUseCases } from '../usecases/JobUseCases.js';
 import { JobWaitingUseCases } from '../usecases/JobWaitingUseCases.js';
+import { QueueUseCases } from '../queue/QueueUseCases.js';
 import { LogUseCases } from '../usecases/LogUseCases.js';
 import { PlanArtifactUseCases } from '../usecases/PlanArtifactUseCases.js';
 import { ReleaseUseCases } from '../usecases/ReleaseUseCases.js';
@@ -38,6 +39,7 @@ export const spineServices = {
   vineEdits: serviceRef<VineEditUseCases>('trellis.core.vine-edits'),
   jobs: serviceRef<JobUseCases>('trellis.core.jobs'),
   jobWaiting: serviceRef<JobWaitingUseCases>('trellis.core.job-waiting'),
+  queue: serviceRef<QueueUseCases>('trellis.core.queue'),
   logs: serviceRef<LogUseCases>('trellis.core.logs'),
   workers: serviceRef<WorkerUseCases>('trellis.core.workers'),
   planArtifacts: serviceRef<PlanArtifactUseCases>('trellis.core.plan-artifacts'),
@@ -88,6 +90,7 @@ export const coreModule: CoreModule = {
       (get) => new ConfigurationVersionUseCases(get(coreServices.deps)),
     ),
     useCase('jobWaiting', spineServices.jobWaiting, (get) => new JobWaitingUseCases(get(coreServices.deps))),
+    useCase('queue', spineServices.queue, (get) => new QueueUseCases(get(coreServices.deps))),
     useCase('logs', spineServices.logs, (get) => new LogUseCases(get(coreServices.deps))),
     useCase(
       'workers',

@@ -39,6 +39,20 @@ export interface JobClaim {
   vineyard: Vineyard | null;
 }
 
+/** A queued job and its place in its owner's queue (`JobStore.queue`). */
+export interface QueuedJob {
+  job: JobSummary;
+  /** 1-based: the order the owner's agents claim the owner's queued jobs in. */
+  position: number;
+}
+
+/** What `JobStore.queue` reads: a head of the queue, and the length of the whole. */
+export interface JobQueue {
+  jobs: QueuedJob[];
+  /** Every queued job of those owners. */
+  total: number;
+}
+
 export interface JobStore {
   create(job: Job): Promise<Job>;
   get(ownerId: string, id: string): Promise<Job | null>;
@@ -64,6 +78,17 @@ export interface JobStore {
    * callers never get the same job, nor two jobs of one vine at once.
    */
   claimNext(worker: { id: string; owner_id: string }, at: string): Promise<JobClaim | null>;
+  /**
+   * The owners' `QUEUED` jobs in the order their agents claim them (issue 29), each with its
+   * `position` in its owner's queue: 1 is what the owner's next claim takes, and draining the queue
+   * claim by claim (each job ending before the next claim) takes them in position order. The
+   * order is the claim's own (`claimNext`: a DEPLOY of a plan at its plan's place, jobs of one vine
+   * one at a time in the order they were queued), never a copy of it. The first `limit` by
+   * position (owners interleaved, longest-queued first), and how many are queued in all.
+   */
+  queue(owners: OwnerIds, limit: number): Promise<JobQueue>;
+  /** The job's `position` in its owner's queue, as `queue` gives it; null when it is not queued. */
+  queuePosition(ownerId: string, id: string): Promise<number | null>;
   /** Applies `patch` only if the job is still in `expected`; null when it is not (lost race). */
   update(ownerId: string, id: string, expected: JobStatus, patch: JobPatch): Promise<Job | null>;
   /** `PROCESSING` jobs (any owner) whose claiming worker was last heard of before `cutoff`. */

@@ -11,6 +11,8 @@ import { jobForPeople, type JobView } from './views.js';
 export interface JobDetailView extends JobView {
   /** Why the job waits (`waitingFor`); null when it does not. */
   waiting_for: WaitingFor | null;
+  /** Of a queued job, its place in its owner's queue (`JobStore.queue`, issue 29); null otherwise. */
+  queue_position: number | null;
 }
 
 /**
@@ -32,8 +34,9 @@ export class JobWaitingUseCases {
     // A plan's `actions` for this person, by the deploy gate's rule (issue 23).
     const memberships = record.job_type === 'PLAN' ? await this.access.memberships(user) : [];
     const may = (action: OrgAction) => mayAct(user, memberships, record.owner_id, action);
-    const { waiting, facts } = await this.deps.uow.read(scope, async (stores) => ({
+    const { waiting, position, facts } = await this.deps.uow.read(scope, async (stores) => ({
       waiting: await waitingFor(stores, this.deps, record),
+      position: record.status === 'QUEUED' ? await stores.jobs.queuePosition(record.owner_id, record.id) : null,
       facts:
         record.job_type === 'PLAN'
           ? await planFactsOf(stores, record, user, {
@@ -44,6 +47,6 @@ export class JobWaitingUseCases {
           : null,
     }));
     const actions = record.job_type === 'PLAN' ? { actions: facts === null ? null : planActions(facts) } : {};
-    return { ...jobForPeople(record), waiting_for: waiting, ...actions };
+    return { ...jobForPeople(record), waiting_for: waiting, queue_position: position, ...actions };
   }
 }

@@ -15,6 +15,7 @@ import type { GitEventUseCases } from '../vcs/GitEventUseCases.js';
 import type { InvitationUseCases } from '../orgs/InvitationUseCases.js';
 import type { JobUseCases } from './JobUseCases.js';
 import type { JobWaitingUseCases } from './JobWaitingUseCases.js';
+import type { QueueUseCases } from '../queue/QueueUseCases.js';
 import type { LogUseCases } from './LogUseCases.js';
 import type { NotificationUseCases } from './NotificationUseCases.js';
 import type { VcsFeedbackUseCases } from './vcsFeedback.js';
@@ -52,6 +53,8 @@ export interface UseCases {
   jobs: JobUseCases;
   /** One job with why it waits (issue 25). */
   jobWaiting: JobWaitingUseCases;
+  /** The queued jobs in the order agents claim them, with their agent pools (issue 29). */
+  queue: QueueUseCases;
   logs: LogUseCases;
   workers: WorkerUseCases;
   planArtifacts: PlanArtifactUseCases;

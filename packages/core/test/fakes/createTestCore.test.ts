@@ -42,6 +42,7 @@ describe('createTestCore', () => {
         'outbox',
         'planArtifacts',
         'policies',
+        'queue',
         'planReviews',
         'vcs',
         'releases',

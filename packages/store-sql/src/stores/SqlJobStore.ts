@@ -4,6 +4,7 @@ import {
   type Job,
   type JobClaim,
   type JobFilter,
+  type JobQueue,
   type JobPatch,
   type JobStatus,
   type JobTrigger,
@@ -36,6 +37,7 @@ import {
   uuidOut,
   uuidOutOrNull,
 } from '../rows.js';
+import { queuePositionsSql } from './jobQueue.js';
 import { keysetPageOfOwners } from './keysetPage.js';
 import { toCloudIdentity } from './SqlCloudIdentityStore.js';
 import { toVineyard } from './SqlVineyardStore.js';
@@ -145,6 +147,37 @@ export class SqlJobStore implements JobStore {
       cloud_identity: claimed.cloudIdentity && toCloudIdentity(claimed.cloudIdentity),
       vineyard: claimed.vineyard && toVineyard(claimed.vineyard),
     };
+  }
+
+  async queue(owners: OwnerIds, limit: number): Promise<JobQueue> {
+    const { sql, bindings } = queuePositionsSql(this.queued(owners));
+    const rows = await this.db.raw(
+      `SELECT ranked.*, count(*) OVER () AS queue_total FROM (${sql}) ranked
+       ORDER BY ranked.queue_position, ranked.seq LIMIT ?`,
+      [...bindings, limit],
+    );
+    return {
+      jobs: rows.map((row) => ({ job: toJobSummary(row), position: Number(row.queue_position) })),
+      total: rows.length === 0 ? 0 : Number(rows[0]?.queue_total),
+    };
+  }
+
+  async queuePosition(ownerId: string, id: string): Promise<number | null> {
+    const { sql, bindings } = queuePositionsSql(this.queued(ownerId));
+    const [row] = await this.db.raw(`SELECT ranked.queue_position FROM (${sql}) ranked WHERE ranked.id = ?`, [
+      ...bindings,
+      id,
+    ]);
+    return row === undefined ? null : Number(row.queue_position);
+  }
+
+  /** The owners' queued jobs rows, whole: what the claim chooses among. */
+  private queued(owners: OwnerIds) {
+    return this.db
+      .table('jobs')
+      .whereIn('jobs.owner_id', ownerList(owners))
+      .where('jobs.status', JOB_CLAIM.from)
+      .select('jobs.*');
   }
 
   /** A conditional UPDATE: of two racing writers that expect the same status, one wins. */

@@ -36,6 +36,8 @@ export interface JobPageInput {
   review?: PlanReviewRights;
   /** Why the job waits (issue 25); null or absent when it does not. */
   waitingFor?: WaitingFor | null;
+  /** Of a queued job, its place in its owner's queue (issue 29). */
+  queuePosition?: number | null;
   /** What the job told its git provider; null (or absent) for a job no push or pull request queued. */
   vcsFeedback?: VcsFeedbackView[] | null;
   /** What the deploy gate says of a change of the job's vine without a plan (its Destroy button). */
@@ -69,6 +71,7 @@ export function jobPage(input: JobPageInput): Page {
   ${badge(job.status, html` id="job-status" aria-live="polite"`)}
 </div>
 <p class="error" data-job-error${job.error_message ? '' : html` hidden`}>${job.error_message ?? ''}</p>
+${queueNote(base, input.queuePosition ?? null, input.waitingFor ?? null)}
 ${waitingNote(base, input.waitingFor ?? null)}
 
 ${
@@ -194,6 +197,13 @@ function runFacts(job: Job): Html {
       ? html`<dt>Run options</dt><dd data-run-options>${flags.map((flag) => html`<code>${flag}</code> `)}</dd>`
       : ''
   }`;
+}
+
+/** A queued job's place in its owner's queue, as of the page's load. */
+function queueNote(base: string, position: number | null, waiting: WaitingFor | null): Html | string {
+  if (position === null) return '';
+  const next = waiting === null ? ' An idle agent takes it at its next claim.' : '';
+  return html`<p class="notice" data-queue-position="${position}"><strong>Queue position ${position}</strong> among its owner's queued jobs (<a href="${base}/queue">see the queue</a>).${next}</p>`;
 }
 
 /** Why the job waits (`waiting_for`), as of the page's load; the status badge updates live. */

@@ -54,6 +54,7 @@ export class ShowJobCommand extends TrellisCommand {
           ['Type', job.job_type],
           ['Status', statusColour(out, job.status)],
           ['Error', job.error_message],
+          ['Queue position', job.queue_position === null ? null : `${job.queue_position} (trellis queue)`],
           ['Waiting', job.waiting_for ? job.waiting_for.message : null],
           ['Config', snapshot?.vine ? `${snapshot.vine.name} (${snapshot.vine.id})` : null],
           ['Trigger', triggerDescription(job)],

@@ -1,5 +1,5 @@
 import type { JobClaimMove, JobTrigger, VineJobType, VineStatus } from '@trellis/core';
-import { RUN_QUEUE_ORDER } from '../../migrations/m055_run_queue_order.js';
+import { CLAIM_ORDER } from '../claimOrder.js';
 import { jsonOut, type Row, textOut } from '../../rows.js';
 import type { ClaimedRows, SqlSession } from '../Dialect.js';
 import { scopeOwner } from '../scoping.js';
@@ -22,7 +22,7 @@ const NEXT_CLAIMABLE_JOB = `
     AND (j.vine_id IS NULL OR (
       NOT EXISTS (SELECT 1 FROM jobs r WHERE r.vine_id = j.vine_id AND r.status = :to)
       AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.vine_id = j.vine_id AND o.status = :from AND o.seq < j.seq)))
-  ORDER BY ${RUN_QUEUE_ORDER}
+  ORDER BY ${CLAIM_ORDER}
   LIMIT 1`;
 
 export async function claimNextSqliteJob(

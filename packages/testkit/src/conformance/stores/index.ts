@@ -4,6 +4,7 @@ import { describeAuditStoreConformance } from './audit.js';
 import { describeAuthStoreConformance } from './auth.js';
 import { describeDeletionConformance } from './deletion.js';
 import { describeJobClaimConformance } from './claim.js';
+import { describeJobQueueConformance } from './queue.js';
 import type { OpenStoreHarness } from './harness.js';
 import { describeJobStoreConformance } from './jobs.js';
 import { describeLogStoreConformance } from './logs.js';
@@ -57,6 +58,7 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeDeletionConformance(open);
     describeJobStoreConformance(open);
     describeJobClaimConformance(open);
+    describeJobQueueConformance(open);
     describeLogStoreConformance(open);
     describeWorkerStoreConformance(open);
     describeReleaseAndArtifactStoreConformance(open);

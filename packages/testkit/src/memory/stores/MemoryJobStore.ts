@@ -4,6 +4,7 @@ import {
   type Job,
   type JobClaim,
   type JobFilter,
+  type JobQueue,
   type JobPatch,
   type JobStatus,
   type JobStore,
@@ -75,24 +76,11 @@ export class MemoryJobStore implements JobStore {
    * and whose vine has nothing in `PROCESSING`. Units of work are serialized, so it is atomic.
    */
   async claimNext(worker: { id: string; owner_id: string }, at: string): Promise<JobClaim | null> {
-    const ownJobs = oldestFirst(this.ownedJobs(worker.owner_id), (job) => job.created_at);
-    const busyVines = new Set(ownJobs.filter((job) => job.status === JOB_CLAIM.to).map((job) => job.vine_id));
-    const headOfVine = new Map<string, string>();
-    for (const job of ownJobs) {
-      if (job.status === JOB_CLAIM.from && job.vine_id !== null && !headOfVine.has(job.vine_id)) {
-        headOfVine.set(job.vine_id, job.id);
-      }
-    }
-    // A run keeps its place in the queue: a DEPLOY of a plan is offered at its plan's (m055).
-    const created = new Map(ownJobs.map((job) => [job.id, job.created_at]));
-    const placeInQueue = (job: Job) =>
-      (job.plan_job_id === null ? undefined : created.get(job.plan_job_id)) ?? job.created_at;
-    const next = oldestFirst(ownJobs, placeInQueue).find(
+    const next = nextClaimable(
+      this.ownedJobs(worker.owner_id),
+      (job) => job.status,
       (job) =>
-        job.status === JOB_CLAIM.from &&
-        (job.assigned_worker_id === null || job.assigned_worker_id === worker.id) &&
-        job.target_worker_id !== worker.id &&
-        (job.vine_id === null || (headOfVine.get(job.vine_id) === job.id && !busyVines.has(job.vine_id))),
+        (job.assigned_worker_id === null || job.assigned_worker_id === worker.id) && job.target_worker_id !== worker.id,
     );
     if (!next) return null;
     next.status = JOB_CLAIM.to;
@@ -119,6 +107,38 @@ export class MemoryJobStore implements JobStore {
       cloud_identity: identity ? copy(identity) : null,
       vineyard: vineyard ? copy(vineyard) : null,
     };
+  }
+
+  /**
+   * The claim itself, replayed: the owner's queue drained claim by claim, each job ending before
+   * the next claim (so no vine is busy), by `nextClaimable` as `claimNext` uses it.
+   */
+  async queue(owners: OwnerIds, limit: number): Promise<JobQueue> {
+    const queued = ownerList(owners).flatMap((ownerId) => this.drained(ownerId).map((job, index) => ({ job, index })));
+    const inOrder = oldestFirst(queued, (entry) => entry.job.created_at).sort((a, b) => a.index - b.index);
+    return {
+      jobs: inOrder.slice(0, limit).map((entry) => ({ job: jobSummary(copy(entry.job)), position: entry.index + 1 })),
+      total: inOrder.length,
+    };
+  }
+
+  async queuePosition(ownerId: string, id: string): Promise<number | null> {
+    const index = this.drained(ownerId).findIndex((job) => job.id === id);
+    return index < 0 ? null : index + 1;
+  }
+
+  /** The owner's queued jobs in the order claims take them when each ends before the next claim. */
+  private drained(ownerId: string): Job[] {
+    const own = this.ownedJobs(ownerId);
+    const taken = new Set<string>();
+    const statusOf = (job: Job): JobStatus =>
+      job.status === JOB_CLAIM.from ? (taken.has(job.id) ? 'SUCCESS' : JOB_CLAIM.from) : 'SUCCESS';
+    const order: Job[] = [];
+    for (let next = nextClaimable(own, statusOf, () => true); next; next = nextClaimable(own, statusOf, () => true)) {
+      taken.add(next.id);
+      order.push(next);
+    }
+    return order;
   }
 
   async update(ownerId: string, id: string, expected: JobStatus, patch: JobPatch): Promise<Job | null> {
@@ -233,6 +253,36 @@ export class MemoryJobStore implements JobStore {
     if (!this.tx.sees(ownerId)) return [];
     return [...this.tx.state.jobs.values()].filter((job) => job.owner_id === ownerId);
   }
+}
+
+/**
+ * The claim rule of DESIGN §3, over one owner's jobs as `statusOf` sees them: of the queued jobs,
+ * the oldest one (a DEPLOY of a plan counts as old as its plan, m055) that the worker `mayTake`,
+ * that is the oldest queued job of its vine, and whose vine has nothing in `PROCESSING`.
+ */
+function nextClaimable(
+  ownerJobs: readonly Job[],
+  statusOf: (job: Job) => JobStatus,
+  mayTake: (job: Job) => boolean,
+): Job | undefined {
+  const ownJobs = oldestFirst(ownerJobs, (job) => job.created_at);
+  const busyVines = new Set(ownJobs.filter((job) => statusOf(job) === JOB_CLAIM.to).map((job) => job.vine_id));
+  const headOfVine = new Map<string, string>();
+  for (const job of ownJobs) {
+    if (statusOf(job) === JOB_CLAIM.from && job.vine_id !== null && !headOfVine.has(job.vine_id)) {
+      headOfVine.set(job.vine_id, job.id);
+    }
+  }
+  // A run keeps its place in the queue: a DEPLOY of a plan is offered at its plan's (m055).
+  const created = new Map(ownJobs.map((job) => [job.id, job.created_at]));
+  const placeInQueue = (job: Job) =>
+    (job.plan_job_id === null ? undefined : created.get(job.plan_job_id)) ?? job.created_at;
+  return oldestFirst(ownJobs, placeInQueue).find(
+    (job) =>
+      statusOf(job) === JOB_CLAIM.from &&
+      mayTake(job) &&
+      (job.vine_id === null || (headOfVine.get(job.vine_id) === job.id && !busyVines.has(job.vine_id))),
+  );
 }
 
 function matches(job: Job, filter: JobFilter): boolean {

@@ -1,0 +1,8 @@
+/**
+ * The order the claim offers queued jobs in, as an `ORDER BY` list over the jobs row `j`: the one
+ * statement of it. Postgres's `claim_next_job` was defined with it (m055), SQLite's claim reads
+ * it (`sqlite/sqliteClaim.ts`), and so does the queue (`stores/jobQueue.ts`, issue 29), whose
+ * positions are the claims' order. A new order is a migration redefining the function with a new
+ * constant, and this line naming that one.
+ */
+export { RUN_QUEUE_ORDER as CLAIM_ORDER } from '../migrations/m055_run_queue_order.js';
