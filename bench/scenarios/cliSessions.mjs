@@ -38,6 +38,7 @@ const HEARTBEAT_EVERY_MS = 30_000;
 const LOG_POST_EVERY_MS = 10_000;
 const JSON_API = { Accept: 'application/vnd.api+json' };
 const MAIN_TF = 'resource "terraform_data" "a" {}\n';
+const METRICS_TOKEN = 'bench-metrics-token';
 
 /** OpenTofu's and go-tfe's backoff: min · 2^(i/5) milliseconds, at most max. */
 export const backoff = (min, max, i) => Math.min(min * 2 ** (i / 5), max);
@@ -66,10 +67,13 @@ export const cliSessions = {
         const trellis = await database.withClone(async (url) => {
           // The claimed plans never end here; a long lost-job timeout keeps them running whatever
           // the heartbeats' timing on a loaded machine.
-          const server = await startControlPlaneProcess(url, { env: { TRELLIS_LOST_JOB_TIMEOUT_S: '3600' } });
+          const server = await startControlPlaneProcess(url, {
+            env: { TRELLIS_LOST_JOB_TIMEOUT_S: '3600', TRELLIS_METRICS_TOKEN: METRICS_TOKEN },
+          });
           try {
             await discover(server.url, teams);
-            return await measure(server, teams, plan);
+            const perRequest = await costPerRequest(server, teams, ctx.quick ? 50 : 300);
+            return { ...(await measure(server, teams, plan)), per_request: perRequest };
           } finally {
             await server.stop();
           }
@@ -90,6 +94,11 @@ export const cliSessions = {
         );
         if (trellis.failures > 0 || trellis.unexpected > 0) {
           throw new Error(`cli-sessions on ${dialect}: ${JSON.stringify(trellis.failure_samples)}`);
+        }
+        for (const [kind, cost] of Object.entries(trellis.per_request)) {
+          ctx.log(
+            `    ${kind}: ${cost.units_of_work.toFixed(1)} units of work, ${cost.cpu_ms.toFixed(2)} ms server CPU per request`,
+          );
         }
         const details = { sessions, organizations: teams.length, ...plan, trellis, bare: baseline };
         const label = `stock-CLI sessions ${dialect} ×${sessions}`;
@@ -227,6 +236,50 @@ export async function discover(url, teams) {
         run.queuePages = pages.get(run.runId);
       }
     }
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * What one request of each kind the sessions send costs the server, asked one after another
+ * (`count` of each, after 20 not counted): its units of work (database connections lent, from
+ * `trellis_db_pool_acquires_total`: a count, whatever the machine's load) and its CPU time.
+ */
+async function costPerRequest(server, teams, count) {
+  const client = loadClient(server.url, { sockets: 1 });
+  const metricsHeaders = { Authorization: `Bearer ${METRICS_TOKEN}` };
+  const unitsOfWork = async () => {
+    const { body } = await client.expect(200, 'GET', '/metrics', { headers: metricsHeaders });
+    return Number(/^trellis_db_pool_acquires_total (\d+)/m.exec(body)?.[1]);
+  };
+  const team = teams[0];
+  const headers = { ...JSON_API, Authorization: `Bearer ${team.token}` };
+  const waiting = team.runs.find((run) => !run.running);
+  const running = team.runs.find((run) => run.running);
+  try {
+    const plan = await client.expect(200, 'GET', `/api/v2/plans/${running.planId}`, { headers });
+    const logPath = new URL(plan.body.data.attributes['log-read-url'], server.url).pathname;
+    const org = team.organization;
+    const kinds = {
+      'run read': `/api/v2/runs/${waiting.runId}`,
+      'plan read': `/api/v2/plans/${running.planId}`,
+      'log read': `${logPath}?limit=${LOG_READ_LIMIT}&offset=1000000`,
+      'workspace read': `/api/v2/organizations/${org}/workspaces/${waiting.workspaceName}`,
+      'workspace runs': `/api/v2/workspaces/${waiting.workspaceId}/runs`,
+      'run queue page': `/api/v2/organizations/${org}/runs/queue`,
+      capacity: `/api/v2/organizations/${org}/capacity`,
+    };
+    const costs = {};
+    for (const [kind, path] of Object.entries(kinds)) {
+      for (let i = 0; i < 20; i += 1) await client.expect(200, 'GET', path, { headers });
+      const units = await unitsOfWork();
+      const cpu = cpuSecondsOf(server.pid);
+      for (let i = 0; i < count; i += 1) await client.expect(200, 'GET', path, { headers });
+      const cpuMs = ((cpuSecondsOf(server.pid) - cpu) * 1000) / count;
+      costs[kind] = { units_of_work: ((await unitsOfWork()) - units) / count, cpu_ms: cpuMs };
+    }
+    return costs;
   } finally {
     client.close();
   }

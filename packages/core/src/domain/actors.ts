@@ -4,8 +4,8 @@ import type { OrgRole } from './roles.js';
 
 /**
  * A person, authenticated by web session, CLI access token or API token. Which organizations the
- * person belongs to is not carried here: core reads memberships when it needs them, so a removed
- * member loses access at once.
+ * person belongs to is read at every request, so a removed member loses access at once: by core
+ * when it needs them, or with the API token that authenticated the request (`memberships`).
  */
 export interface UserActor {
   userId: string;
@@ -20,6 +20,12 @@ export interface UserActor {
   apiToken?: { id: string; orgId: string | null; role: OrgRole | null };
   /** The HTTP request acting (for the audit log); absent outside a request. */
   request?: RequestContext;
+  /**
+   * The person's organization memberships as read with the API token that authenticated this
+   * request, in the same unit of work, so its access checks need not read them again. For this
+   * request only: an actor carrying them is never kept beyond it.
+   */
+  memberships?: readonly { org_id: string; role: OrgRole }[];
 }
 
 /** An agent, authenticated by `X-Worker-ID` + `X-Worker-Token`. */

@@ -189,7 +189,8 @@ export class ApiTokenUseCases {
    * The person behind an API token (`Authorization: Bearer trt_…`). Unknown, revoked and expired
    * tokens are one `401 invalid_token`, as is an organization token whose creator has left the
    * organization. The lookup is by hash, then the hashes are compared in constant time. The last
-   * use is written at most once a minute.
+   * use is written at most once a minute. The creator's memberships are read with the token and
+   * carried by the actor for this request (`UserActor.memberships`).
    */
   async authenticate(token: string): Promise<UserActor> {
     if (!isApiTokenForm(token)) throw invalidToken();
@@ -199,15 +200,16 @@ export class ApiTokenUseCases {
       const matches = tokenMatchesHash(token, record?.token_hash ?? UNKNOWN_TOKEN_HASH);
       if (!record || !matches) return null;
       const user = await stores.users.get(record.created_by);
-      return user ? { record, user } : null;
+      if (!user) return null;
+      // Read with the token, in the same unit of work: the request's access checks use these.
+      return { record, user, memberships: await stores.orgs.membershipsOf(user.id) };
     });
     if (!found) throw invalidToken();
-    const { record, user } = found;
+    const { record, user, memberships } = found;
     if (record.revoked_at !== null) throw invalidToken();
     if (record.expires_at !== null && !(Date.parse(record.expires_at) > now.getTime())) throw invalidToken();
-    if (record.org_id !== null) {
-      const memberships = await this.membershipsOf(user.id);
-      if (!memberships.some((membership) => membership.org_id === record.org_id)) throw invalidToken();
+    if (record.org_id !== null && !memberships.some((membership) => membership.org_id === record.org_id)) {
+      throw invalidToken();
     }
     const notBefore = isoSecondsBefore(now, API_TOKEN_USE_RECORD_SECONDS);
     if (record.last_used_at === null || Date.parse(record.last_used_at) < Date.parse(notBefore)) {
@@ -223,6 +225,7 @@ export class ApiTokenUseCases {
         orgId: record.org_id,
         role: record.org_id === null ? null : (record.role ?? 'viewer'),
       },
+      memberships,
     };
   }
 

@@ -22,10 +22,13 @@ export class Access {
   /**
    * The organizations the actor acts in, with the role it acts with. An organization token acts
    * only in its organization, with the lower of its role and its creator's current role; when the
-   * creator is no longer a member, nowhere.
+   * creator is no longer a member, nowhere. Those the API token of the request was read with
+   * (`actor.memberships`), else read now.
    */
   async memberships(actor: UserActor): Promise<Membership[]> {
-    const all = await this.deps.uow.read(systemScope, (stores) => stores.orgs.membershipsOf(actor.userId));
+    const all = actor.memberships
+      ? [...actor.memberships]
+      : await this.deps.uow.read(systemScope, (stores) => stores.orgs.membershipsOf(actor.userId));
     const token = actor.apiToken;
     if (!token || token.orgId === null) return all;
     const own = all.find((membership) => membership.org_id === token.orgId);

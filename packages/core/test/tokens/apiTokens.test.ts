@@ -30,6 +30,8 @@ describe('API token use cases', () => {
       userId: alice.userId,
       email: 'alice@example.com',
       apiToken: { id: created.id, orgId: null, role: null },
+      // read with the token, for this request's access checks: alice is in no organization
+      memberships: [],
     });
     const lastUsed = async () => (await core.useCases.apiTokens.list(alice, {})).items[0]?.last_used_at;
     expect(await lastUsed()).toBe('2026-05-01T00:00:00.000Z');
