@@ -1,5 +1,6 @@
 import type { Router } from 'express';
 import { auditRoutes } from './audit/auditRoutes.js';
+import { fleetRoutes } from './fleet/fleetRoutes.js';
 import { notificationRoutes } from './notifications/notificationRoutes.js';
 import { orgRoutes } from './orgs/orgRoutes.js';
 import { policyRoutes } from './policies/policyRoutes.js';
@@ -17,5 +18,6 @@ export const FEATURE_PAGES = {
   orgs: orgRoutes,
   tokens: tokenRoutes,
   audit: auditRoutes,
+  fleet: fleetRoutes,
   registry: registryRoutes,
 } as const satisfies Record<string, FeaturePages>;

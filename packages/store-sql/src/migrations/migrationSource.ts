@@ -44,6 +44,7 @@ import { stateAfterLostMigration } from './m052_state_after_lost.js';
 import { moduleRepositoriesMigration } from './m051_module_repositories.js';
 import { mirrorPullThroughMigration } from './m053_mirror_pull_through.js';
 import { runQueueOrderMigration } from './m055_run_queue_order.js';
+import { fleetMigration } from './m056_fleet.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -91,6 +92,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   stateAfterLostMigration,
   mirrorPullThroughMigration,
   runQueueOrderMigration,
+  fleetMigration,
 ];
 
 /**

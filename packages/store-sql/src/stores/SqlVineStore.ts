@@ -20,7 +20,15 @@ import {
   DEFAULT_WORKSPACE_SETTINGS,
   type WorkspaceSettings,
   workspaceSettingsOf,
+  emptyFleetCounts,
+  type FleetCounts,
+  type FleetDrift,
+  type FleetFilter,
+  type FleetVine,
+  type PlanPolicyResult,
+  VINE_STATUSES,
 } from '@trellis/core';
+import type { Knex } from 'knex';
 import { ownerList, type OwnerIds } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import {
@@ -111,6 +119,55 @@ export class SqlVineStore implements VineStore {
       request,
       toVine,
     );
+  }
+
+  async fleetPage(owners: OwnerIds, filter: FleetFilter, request: PageRequest): Promise<Page<FleetVine>> {
+    return keysetPageOfOwners(
+      ownerList(owners),
+      (ownerId) => this.fleet(this.live().where({ owner_id: ownerId }), filter),
+      'created_at',
+      request,
+      toFleetVine,
+    );
+  }
+
+  /** One statement per dimension, each grouped over the owners' live vines under the other dimensions' filters. */
+  async fleetCounts(owners: OwnerIds, filter: FleetFilter): Promise<FleetCounts> {
+    const counts = emptyFleetCounts();
+    const { status: _s, ...notStatus } = filter;
+    const { drift: _d, ...notDrift } = filter;
+    const { policy: _p, ...notPolicy } = filter;
+    const drift = this.db.jsonText('drift', 'status');
+    const grouped = async (expression: string, without: FleetFilter) => {
+      const query = this.fleet(this.live().whereIn('owner_id', ownerList(owners)), without);
+      query
+        .select((query.client as { raw(sql: string): Knex.Raw }).raw(`${expression} AS value`))
+        .count({ n: '*' })
+        .groupByRaw(expression);
+      const rows: Row[] = await query;
+      return rows.map((row) => ({ value: row.value === null ? null : String(row.value), n: Number(row.n) }));
+    };
+    for (const { value, n } of await grouped('status', notStatus)) {
+      if ((VINE_STATUSES as readonly string[]).includes(value ?? '')) counts.status[value as VineStatus] += n;
+    }
+    for (const { value, n } of await grouped(drift, notDrift)) {
+      const standing: FleetDrift = value === null ? 'never_checked' : (value as FleetDrift);
+      if (standing in counts.drift) counts.drift[standing] += n;
+    }
+    for (const { value, n } of await grouped('plan_policy', notPolicy)) {
+      counts.policy[(value ?? 'none') as PlanPolicyResult] += n;
+    }
+    counts.total =
+      filter.status === undefined
+        ? Object.values(counts.status).reduce((sum, n) => sum + n, 0)
+        : counts.status[filter.status];
+    return counts;
+  }
+
+  async recordPlanPolicy(ownerId: string, id: string, result: PlanPolicyResult): Promise<void> {
+    await this.live()
+      .where({ owner_id: ownerId, id })
+      .update({ plan_policy: result === 'none' ? null : result });
   }
 
   async updateStatus(
@@ -302,6 +359,19 @@ export class SqlVineStore implements VineStore {
     if (!row) throw new NotFoundError('configuration');
   }
 
+  /** `query` narrowed to the vines that stand as `filter` says. */
+  private fleet(query: Knex.QueryBuilder, filter: FleetFilter): Knex.QueryBuilder {
+    if (filter.status !== undefined) query.where('status', filter.status);
+    if (filter.drift === 'never_checked') query.whereNull('drift');
+    else if (filter.drift !== undefined) query.whereRaw(`${this.db.jsonText('drift', 'status')} = ?`, [filter.drift]);
+    if (filter.policy === 'none') query.whereNull('plan_policy');
+    else if (filter.policy !== undefined) query.where('plan_policy', filter.policy);
+    if (filter.tag !== undefined) this.db.whereJsonArrayHas(query, 'tags', filter.tag);
+    if (filter.changed_since !== undefined) query.where('updated_at', '>=', timeIn(filter.changed_since));
+    if (filter.changed_before !== undefined) query.where('updated_at', '<', timeIn(filter.changed_before));
+    return query;
+  }
+
   /** Vines not deleted (issue 25): a deleted vine's row stays for its jobs, and no read sees it. */
   private live() {
     return this.db.table('vines').whereNull('deleted_at');
@@ -343,6 +413,10 @@ function toVine(row: Row): Vine {
     created_at: timeOut(row.created_at),
     updated_at: timeOut(row.updated_at),
   };
+}
+
+function toFleetVine(row: Row): FleetVine {
+  return { ...toVine(row), policy: row.plan_policy ? (textOut(row.plan_policy) as PlanPolicyResult) : 'none' };
 }
 
 /** The `workspace_settings` column (m043): the settings that differ from the defaults, or nothing. */

@@ -1,0 +1,77 @@
+import {
+  type JobTrigger,
+  type JsonObject,
+  type PolicyResult,
+  planPolicyResultOf,
+  SPECULATIVE_TRIGGER_TYPES,
+} from '@trellis/core';
+import type { Knex } from 'knex';
+import type { DialectName } from '../dialects/Dialect.js';
+import { jsonOut } from '../rows.js';
+import type { TrellisMigration } from './TrellisMigration.js';
+
+const BATCH = 1000;
+
+/**
+ * The fleet (issue 29) filters and counts vines by the policy result of their latest plan:
+ * `vines.plan_policy` (`passed` or `failed`; null: no policy, or no plan), written by the
+ * `fleet.plan_policy` hook when a deployable PLAN succeeds, so the fleet never reads a job. Filled
+ * here from each vine's latest successful PLAN that was not a drift check or a pull request's.
+ * The fleet's pages filtered by status read (owner_id, status, created_at, seq), a new index;
+ * unfiltered ones read m001's (owner_id, created_at, seq).
+ * Additive: a replica of the previous release neither reads nor writes the column (a plan that
+ * ends on one during a rolling upgrade leaves its vine's result as it was until the next plan).
+ */
+export const fleetMigration: TrellisMigration = {
+  name: '056_fleet',
+  async up(knex: Knex, dialect: DialectName): Promise<void> {
+    await knex.schema.alterTable('vines', (t) => {
+      t.text('plan_policy');
+    });
+    await knex.schema.alterTable('vines', (t) => {
+      t.index(['owner_id', 'status', 'created_at', 'seq'], 'vines_owner_status_idx', {
+        predicate: knex.whereNull('deleted_at'),
+      });
+    });
+    const text = dialect === 'postgres' ? 'execution_metadata::text' : 'execution_metadata';
+    // Plans in insertion order, so each vine ends with its latest one's result.
+    const latest = new Map<string, 'passed' | 'failed' | null>();
+    let after = 0;
+    for (;;) {
+      const rows: { seq: number | string; vine_id: string; trigger: unknown; metadata: string | null }[] = await knex(
+        'jobs',
+      )
+        .select(
+          'seq',
+          'vine_id',
+          'trigger',
+          knex.raw(`CASE WHEN ${text} LIKE '%"policy_results"%' THEN ${text} END AS metadata`),
+        )
+        .where('seq', '>', after)
+        .where({ job_type: 'PLAN', status: 'SUCCESS' })
+        .whereNotNull('vine_id')
+        .orderBy('seq')
+        .limit(BATCH);
+      for (const row of rows) {
+        const trigger = row.trigger === null || row.trigger === undefined ? null : jsonOut<JobTrigger>(row.trigger);
+        if (trigger !== null && SPECULATIVE_TRIGGER_TYPES.includes(trigger.type)) continue;
+        const results =
+          row.metadata === null
+            ? undefined
+            : (jsonOut<JsonObject>(row.metadata).policy_results as PolicyResult[] | undefined);
+        const result = planPolicyResultOf(Array.isArray(results) ? results : undefined);
+        latest.set(String(row.vine_id), result === 'none' ? null : result);
+      }
+      if (rows.length < BATCH) break;
+      after = Number(rows[rows.length - 1]?.seq);
+    }
+    for (const result of ['passed', 'failed'] as const) {
+      const ids = [...latest].filter(([, value]) => value === result).map(([id]) => id);
+      for (let start = 0; start < ids.length; start += BATCH) {
+        await knex('vines')
+          .whereIn('id', ids.slice(start, start + BATCH))
+          .update({ plan_policy: result });
+      }
+    }
+  },
+};
