@@ -145,20 +145,35 @@ export function emptyFleetCounts(): FleetCounts {
   return { total: 0, status: zeros(VINE_STATUSES), drift: zeros(FLEET_DRIFT), policy: zeros(PLAN_POLICY_RESULTS) };
 }
 
+/** Where one vine (or a group of `n` alike) stands in the three counted dimensions. */
+export interface FleetStanding {
+  status: VineStatus;
+  drift: FleetDrift;
+  policy: PlanPolicyResult;
+}
+
 /**
- * The counts over vines already in hand (the memory store): each dimension under the other
- * dimensions' filters, as `FleetCounts` says.
+ * Adds `n` vines standing as `standing` to `counts`, each dimension under the other dimensions'
+ * filters (`FleetCounts`). The vines must already match the filter's other fields (tag, last
+ * change): a store groups them by standing under those, then tallies each group here.
  */
+export function tallyFleet(counts: FleetCounts, standing: FleetStanding, n: number, filter: FleetFilter): void {
+  const status = filter.status === undefined || standing.status === filter.status;
+  const drift = filter.drift === undefined || standing.drift === filter.drift;
+  const policy = filter.policy === undefined || standing.policy === filter.policy;
+  if (drift && policy) counts.status[standing.status] += n;
+  if (status && policy) counts.drift[standing.drift] += n;
+  if (status && drift) counts.policy[standing.policy] += n;
+  if (status && drift && policy) counts.total += n;
+}
+
+/** The counts over vines already in hand (the memory store), as `FleetCounts` says. */
 export function countFleet(vines: readonly FleetVine[], filter: FleetFilter): FleetCounts {
   const counts = emptyFleetCounts();
-  const { status: _s, ...notStatus } = filter;
-  const { drift: _d, ...notDrift } = filter;
-  const { policy: _p, ...notPolicy } = filter;
+  const { status: _s, drift: _d, policy: _p, ...rest } = filter;
   for (const vine of vines) {
-    if (matchesFleetFilter(vine, notStatus)) counts.status[vine.status] += 1;
-    if (matchesFleetFilter(vine, notDrift)) counts.drift[fleetDriftOf(vine)] += 1;
-    if (matchesFleetFilter(vine, notPolicy)) counts.policy[vine.policy] += 1;
-    if (matchesFleetFilter(vine, filter)) counts.total += 1;
+    if (!matchesFleetFilter(vine, rest)) continue;
+    tallyFleet(counts, { status: vine.status, drift: fleetDriftOf(vine), policy: vine.policy }, 1, filter);
   }
   return counts;
 }

@@ -26,7 +26,7 @@ import {
   type FleetFilter,
   type FleetVine,
   type PlanPolicyResult,
-  VINE_STATUSES,
+  tallyFleet,
 } from '@trellis/core';
 import type { Knex } from 'knex';
 import { ownerList, type OwnerIds } from '@trellis/core';
@@ -131,36 +131,27 @@ export class SqlVineStore implements VineStore {
     );
   }
 
-  /** One statement per dimension, each grouped over the owners' live vines under the other dimensions' filters. */
+  /**
+   * One statement: the owners' live vines that match the filter's tag and last change, grouped by
+   * status, drift and policy result (at most 96 groups); core tallies each dimension from them.
+   */
   async fleetCounts(owners: OwnerIds, filter: FleetFilter): Promise<FleetCounts> {
-    const counts = emptyFleetCounts();
-    const { status: _s, ...notStatus } = filter;
-    const { drift: _d, ...notDrift } = filter;
-    const { policy: _p, ...notPolicy } = filter;
+    const { status: _s, drift: _d, policy: _p, ...rest } = filter;
     const drift = this.db.jsonText('drift', 'status');
-    const grouped = async (expression: string, without: FleetFilter) => {
-      const query = this.fleet(this.live().whereIn('owner_id', ownerList(owners)), without);
-      query
-        .select((query.client as { raw(sql: string): Knex.Raw }).raw(`${expression} AS value`))
-        .count({ n: '*' })
-        .groupByRaw(expression);
-      const rows: Row[] = await query;
-      return rows.map((row) => ({ value: row.value === null ? null : String(row.value), n: Number(row.n) }));
-    };
-    for (const { value, n } of await grouped('status', notStatus)) {
-      if ((VINE_STATUSES as readonly string[]).includes(value ?? '')) counts.status[value as VineStatus] += n;
+    const query = this.fleet(this.live().whereIn('owner_id', ownerList(owners)), rest);
+    const raw = (sql: string) => (query.client as { raw(sql: string): Knex.Raw }).raw(sql);
+    const rows: Row[] = await query
+      .select(raw(`status, ${drift} AS drift_status, plan_policy`))
+      .count({ n: '*' })
+      .groupByRaw(`status, ${drift}, plan_policy`);
+    const counts = emptyFleetCounts();
+    for (const row of rows) {
+      const status = textOut(row.status) as VineStatus;
+      const driftStatus = row.drift_status === null ? 'never_checked' : (String(row.drift_status) as FleetDrift);
+      const policy = row.plan_policy === null ? 'none' : (textOut(row.plan_policy) as PlanPolicyResult);
+      if (!(status in counts.status) || !(driftStatus in counts.drift) || !(policy in counts.policy)) continue;
+      tallyFleet(counts, { status, drift: driftStatus, policy }, Number(row.n), filter);
     }
-    for (const { value, n } of await grouped(drift, notDrift)) {
-      const standing: FleetDrift = value === null ? 'never_checked' : (value as FleetDrift);
-      if (standing in counts.drift) counts.drift[standing] += n;
-    }
-    for (const { value, n } of await grouped('plan_policy', notPolicy)) {
-      counts.policy[(value ?? 'none') as PlanPolicyResult] += n;
-    }
-    counts.total =
-      filter.status === undefined
-        ? Object.values(counts.status).reduce((sum, n) => sum + n, 0)
-        : counts.status[filter.status];
     return counts;
   }
 
