@@ -252,6 +252,8 @@ describe.skipIf(!chromiumPath)(
       );
 
       pages.push(
+        { name: 'fleet', path: '/fleet' },
+        { name: 'fleet-filtered', path: '/fleet?status=DEPLOYED&drift=never_checked' },
         { name: 'vineyards', path: '/vineyards' },
         { name: 'vineyard', path: `/vineyards/${vineyard.id}` },
         { name: 'vine', path: `/configurations/${vine.id}` },
