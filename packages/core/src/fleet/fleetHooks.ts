@@ -8,7 +8,7 @@ import { planPolicyResultOf, setsPlanPolicy } from './fleet.js';
  */
 export const fleetHooks: readonly JobHook[] = [
   {
-    name: 'fleet.plan_policy',
+    name: 'fleet.planPolicy',
     on: ['reported'],
     async run(job, _change, { stores }) {
       if (!setsPlanPolicy(job) || job.vine_id === null) return;

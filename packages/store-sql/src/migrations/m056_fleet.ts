@@ -15,10 +15,11 @@ const BATCH = 1000;
 /**
  * The fleet (issue 29) filters and counts vines by the policy result of their latest plan:
  * `vines.plan_policy` (`passed` or `failed`; null: no policy, or no plan), written by the
- * `fleet.plan_policy` hook when a deployable PLAN succeeds, so the fleet never reads a job. Filled
+ * `fleet.planPolicy` hook when a deployable PLAN succeeds, so the fleet never reads a job. Filled
  * here from each vine's latest successful PLAN that was not a drift check or a pull request's.
- * The fleet's pages filtered by status read (owner_id, status, created_at, seq), a new index;
- * unfiltered ones read m001's (owner_id, created_at, seq).
+ * The fleet's pages filtered by status read a new index by (owner_id, status, created_at, seq),
+ * which also holds every other column the fleet filters and counts by, so the counts read the
+ * index alone; unfiltered pages read m001's (owner_id, created_at, seq).
  * Additive: a replica of the previous release neither reads nor writes the column (a plan that
  * ends on one during a rolling upgrade leaves its vine's result as it was until the next plan).
  */
@@ -29,9 +30,13 @@ export const fleetMigration: TrellisMigration = {
       t.text('plan_policy');
     });
     await knex.schema.alterTable('vines', (t) => {
-      t.index(['owner_id', 'status', 'created_at', 'seq'], 'vines_owner_status_idx', {
-        predicate: knex.whereNull('deleted_at'),
-      });
+      // Pages filtered by status read it in order; the counts read only it (every column they
+      // group or filter by is in it), never the rows with their sources and variables.
+      t.index(
+        ['owner_id', 'status', 'created_at', 'seq', 'plan_policy', 'updated_at', 'drift', 'tags'],
+        'vines_fleet_idx',
+        { predicate: knex.whereNull('deleted_at') },
+      );
     });
     const text = dialect === 'postgres' ? 'execution_metadata::text' : 'execution_metadata';
     // Plans in insertion order, so each vine ends with its latest one's result.
