@@ -109,7 +109,7 @@ export const fleet = {
 };
 
 /** The owner, an organization it belongs to, the template vine and job through the use cases; the rest in bulk. */
-async function prepare(url, dialect, plan) {
+export async function prepare(url, dialect, plan) {
   const made = await withUseCases(url, async (useCases) => {
     const owner = await createOwner(useCases);
     const org = await useCases.orgs.create(owner.actor, { name: 'fleet-org' });

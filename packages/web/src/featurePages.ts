@@ -15,9 +15,9 @@ export type FeaturePages = (router: Router, deps: WebRouteDeps) => void;
 export const FEATURE_PAGES = {
   notifications: notificationRoutes,
   policies: policyRoutes,
+  fleet: fleetRoutes,
   orgs: orgRoutes,
   tokens: tokenRoutes,
   audit: auditRoutes,
-  fleet: fleetRoutes,
   registry: registryRoutes,
 } as const satisfies Record<string, FeaturePages>;

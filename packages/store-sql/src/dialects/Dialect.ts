@@ -76,19 +76,13 @@ export interface SqlSession {
    * transaction, so one commit either way).
    */
   recordHeartbeats(beats: readonly HeartbeatWrite[]): Promise<void>;
-  /**
-   * SQL of the text at `key` of the JSON object in `column`, null where the column or the key is
-   * (`json_extract` on SQLite, `->>` on Postgres). Both names are the store's own constants,
-   * written into the SQL as they are: the same text each time, so a GROUP BY can repeat it.
-   */
-  jsonText(column: string, key: string): string;
   /** Narrows `query` to rows whose JSON array of strings in `column` holds `value`. */
   whereJsonArrayHas(query: Knex.QueryBuilder, column: string, value: string): Knex.QueryBuilder;
   /** The scope of the unit of work. */
   readonly scope: Scope;
 }
 
-/** A column or key name the store writes into SQL: its own constants only. */
+/** A column name the store writes into SQL: its own constants only. */
 export function sqlName(name: string): string {
   if (!/^[a-z_]+$/.test(name)) throw new TypeError(`not a column or key name: ${name}`);
   return name;

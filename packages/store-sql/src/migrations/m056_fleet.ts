@@ -13,13 +13,14 @@ import type { TrellisMigration } from './TrellisMigration.js';
 const BATCH = 1000;
 
 /**
- * The fleet (issue 29) filters and counts vines by the policy result of their latest plan:
+ * The fleet (issue 29) filters and counts vines by their drift's status (`vines.drift_status`,
+ * generated from `drift`) and by the policy result of their latest plan:
  * `vines.plan_policy` (`passed` or `failed`; null: no policy, or no plan), written by the
  * `fleet.planPolicy` hook when a deployable PLAN succeeds, so the fleet never reads a job. Filled
  * here from each vine's latest successful PLAN that was not a drift check or a pull request's.
- * The fleet's pages filtered by status read a new index by (owner_id, status, created_at, seq),
- * which also holds every other column the fleet filters and counts by, so the counts read the
- * index alone; unfiltered pages read m001's (owner_id, created_at, seq).
+ * The fleet's pages filtered by status read a new index by (owner_id, deleted_at, status,
+ * created_at, seq), which also holds what the counts group by, so they read the index alone
+ * unless a tag is asked for; unfiltered pages read m001's (owner_id, created_at, seq).
  * Additive: a replica of the previous release neither reads nor writes the column (a plan that
  * ends on one during a rolling upgrade leaves its vine's result as it was until the next plan).
  */
@@ -29,13 +30,22 @@ export const fleetMigration: TrellisMigration = {
     await knex.schema.alterTable('vines', (t) => {
       t.text('plan_policy');
     });
+    // The drift's status, computed by the database from `drift` (so a replica of the previous
+    // release, which writes only `drift`, keeps it true): SQLite computes it when read, Postgres
+    // stores it.
+    await knex.raw(
+      dialect === 'postgres'
+        ? `ALTER TABLE vines ADD COLUMN drift_status text GENERATED ALWAYS AS (drift ->> 'status') STORED`
+        : `ALTER TABLE vines ADD COLUMN drift_status TEXT GENERATED ALWAYS AS (json_extract(drift, '$.status')) VIRTUAL`,
+    );
+    // Pages filtered by status read it in order; the counts read only it: every column they group
+    // or filter by is in it (`deleted_at` too), so the rows with their sources and variables stay
+    // unread. Tags and the drift's JSON stay out: an index entry has a size limit (Postgres:
+    // 2,712 bytes), and a tag filter reads the rows.
     await knex.schema.alterTable('vines', (t) => {
-      // Pages filtered by status read it in order; the counts read only it (every column they
-      // group or filter by is in it), never the rows with their sources and variables.
       t.index(
-        ['owner_id', 'status', 'created_at', 'seq', 'plan_policy', 'updated_at', 'drift', 'tags'],
+        ['owner_id', 'deleted_at', 'status', 'created_at', 'seq', 'plan_policy', 'updated_at', 'drift_status'],
         'vines_fleet_idx',
-        { predicate: knex.whereNull('deleted_at') },
       );
     });
     const text = dialect === 'postgres' ? 'execution_metadata::text' : 'execution_metadata';

@@ -137,13 +137,10 @@ export class SqlVineStore implements VineStore {
    */
   async fleetCounts(owners: OwnerIds, filter: FleetFilter): Promise<FleetCounts> {
     const { status: _s, drift: _d, policy: _p, ...rest } = filter;
-    const drift = this.db.jsonText('drift', 'status');
-    const query = this.fleet(this.live().whereIn('owner_id', ownerList(owners)), rest);
-    const raw = (sql: string) => (query.client as { raw(sql: string): Knex.Raw }).raw(sql);
-    const rows: Row[] = await query
-      .select(raw(`status, ${drift} AS drift_status, plan_policy`))
+    const rows: Row[] = await this.fleet(this.live().whereIn('owner_id', ownerList(owners)), rest)
+      .select('status', 'drift_status', 'plan_policy')
       .count({ n: '*' })
-      .groupByRaw(`status, ${drift}, plan_policy`);
+      .groupBy('status', 'drift_status', 'plan_policy');
     const counts = emptyFleetCounts();
     for (const row of rows) {
       const status = textOut(row.status) as VineStatus;
@@ -354,7 +351,7 @@ export class SqlVineStore implements VineStore {
   private fleet(query: Knex.QueryBuilder, filter: FleetFilter): Knex.QueryBuilder {
     if (filter.status !== undefined) query.where('status', filter.status);
     if (filter.drift === 'never_checked') query.whereNull('drift');
-    else if (filter.drift !== undefined) query.whereRaw(`${this.db.jsonText('drift', 'status')} = ?`, [filter.drift]);
+    else if (filter.drift !== undefined) query.where('drift_status', filter.drift);
     if (filter.policy === 'none') query.whereNull('plan_policy');
     else if (filter.policy !== undefined) query.where('plan_policy', filter.policy);
     if (filter.tag !== undefined) this.db.whereJsonArrayHas(query, 'tags', filter.tag);

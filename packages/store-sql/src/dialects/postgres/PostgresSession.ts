@@ -103,10 +103,6 @@ export class PostgresSession implements SqlSession {
     return underSavepoint(this.client, `trellis_savepoint_${this.savepoints.count}`, () => statement(this));
   }
 
-  jsonText(column: string, key: string): string {
-    return `("${sqlName(column)}" ->> '${sqlName(key)}')`;
-  }
-
   whereJsonArrayHas(query: Knex.QueryBuilder, column: string, value: string): Knex.QueryBuilder {
     return query.whereRaw(`"${sqlName(column)}" @> jsonb_build_array(?::text)`, [value]);
   }

@@ -337,10 +337,6 @@ class SqliteSession implements SqlSession {
     return statement(this);
   }
 
-  jsonText(column: string, key: string): string {
-    return `json_extract("${sqlName(column)}", '$.${sqlName(key)}')`;
-  }
-
   whereJsonArrayHas(query: Knex.QueryBuilder, column: string, value: string): Knex.QueryBuilder {
     return query.whereRaw(`EXISTS (SELECT 1 FROM json_each("${sqlName(column)}") WHERE json_each.value = ?)`, [value]);
   }
