@@ -23,6 +23,7 @@ import { profileControlPlanes } from './lib/processes.mjs';
 import { currentLoad, machine, renderTable, writeJson } from './lib/report.mjs';
 import { claims } from './scenarios/claims.mjs';
 import { cliSessions } from './scenarios/cliSessions.mjs';
+import { fleet } from './scenarios/fleet.mjs';
 import { heartbeats } from './scenarios/heartbeats.mjs';
 import { logIngest } from './scenarios/logIngest.mjs';
 import { logStream } from './scenarios/logStream.mjs';
@@ -30,7 +31,7 @@ import { runs } from './scenarios/runs.mjs';
 import { scale } from './scenarios/scale.mjs';
 import { uploads } from './scenarios/uploads.mjs';
 
-const SCENARIOS = [claims, heartbeats, logIngest, logStream, uploads, scale, runs, cliSessions];
+const SCENARIOS = [claims, heartbeats, logIngest, logStream, uploads, scale, fleet, runs, cliSessions];
 /** What runs without --only: every scenario but those that ask to be named (scale, runs). */
 const DEFAULT_SCENARIOS = SCENARIOS.filter((scenario) => scenario.byDefault !== false);
 const DIALECTS = ['sqlite', 'postgres'];

@@ -75,7 +75,7 @@ describe('npm run bench -- --quick, every scenario', () => {
     out = await mkdtemp(join(tmpdir(), 'trellis-bench-smoke-all-'));
     await run(
       process.execPath,
-      ['bench/run.mjs', '--quick', '--only', 'claims,heartbeats,logs,sse,uploads,runs', '--scale', '--out', out],
+      ['bench/run.mjs', '--quick', '--only', 'claims,heartbeats,logs,sse,uploads,runs,fleet', '--scale', '--out', out],
       {
         cwd: repoRoot,
         timeout: 900_000,
@@ -83,7 +83,7 @@ describe('npm run bench -- --quick, every scenario', () => {
       },
     );
     const report = JSON.parse(await readFile(join(out, 'latest.json'), 'utf8'));
-    const scenarios = ['claims', 'heartbeats', 'logs', 'sse', 'uploads', 'scale', 'runs'];
+    const scenarios = ['claims', 'heartbeats', 'logs', 'sse', 'uploads', 'scale', 'runs', 'fleet'];
     expect(report.options).toMatchObject({ quick: true, dialects: ['sqlite', 'postgres'] });
     expect([...report.options.only].sort()).toEqual([...scenarios].sort());
     // Nothing skipped: CI has Postgres, and a scenario that cannot run must say so, not vanish.
@@ -98,7 +98,7 @@ describe('npm run bench -- --quick, every scenario', () => {
       }
     }
     // The database scenarios measure both dialects.
-    for (const scenario of ['claims', 'heartbeats', 'logs', 'scale', 'runs']) {
+    for (const scenario of ['claims', 'heartbeats', 'logs', 'scale', 'runs', 'fleet']) {
       const dialects = new Set(
         report.results
           .filter((result: { scenario: string }) => result.scenario === scenario)

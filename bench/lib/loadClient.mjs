@@ -14,7 +14,7 @@ export function loadClient(baseUrl, { sockets }) {
   const url = new URL(baseUrl);
   const agent = new Agent({ keepAlive: true, maxSockets: sockets });
 
-  /** Sends one request; resolves `{ status, body }` with the body parsed when it is JSON. */
+  /** Sends one request; resolves `{ status, headers, body }` with the body parsed when it is JSON. */
   function send(method, path, { headers = {}, json } = {}) {
     const payload = json === undefined ? undefined : JSON.stringify(json);
     return new Promise((resolve, reject) => {
@@ -42,7 +42,7 @@ export function loadClient(baseUrl, { sockets }) {
             const text = Buffer.concat(parts).toString('utf8');
             const isJson = /json/.test(String(res.headers['content-type'])) && text !== '';
             try {
-              resolve({ status: res.statusCode, body: isJson ? JSON.parse(text) : text });
+              resolve({ status: res.statusCode, headers: res.headers, body: isJson ? JSON.parse(text) : text });
             } catch (error) {
               reject(error);
             }

@@ -172,8 +172,19 @@ describe('configs', () => {
 
   it('list and show, as tables and JSON, with sensitive values hidden', async () => {
     const table = rows((await trellis('configs', 'list')).stdout);
-    expect(table[0]).toEqual(['NAME', 'PROJECT', 'VINEYARD', 'STATUS', 'DRIFT', 'ENGINE', 'SOURCE', 'UPDATED']);
-    expect(table.slice(1).map((row) => row.slice(0, 7))).toEqual(
+    expect(table[0]).toEqual([
+      'NAME',
+      'PROJECT',
+      'VINEYARD',
+      'STATUS',
+      'DRIFT',
+      'POLICY',
+      'TAGS',
+      'ENGINE',
+      'SOURCE',
+      'UPDATED',
+    ]);
+    expect(table.slice(1).map((row) => row.slice(0, 9))).toEqual(
       expect.arrayContaining([
         [
           'web',
@@ -181,10 +192,12 @@ describe('configs', () => {
           'production',
           'NEW',
           '-',
+          '-',
+          '-',
           'terraform 1.9.0',
           'git https://git.example.com/acme/infra.git@main:web',
         ],
-        ['local', 'local', 'staging', 'NEW', '-', 'tofu', 'inline (5 files)'],
+        ['local', 'local', 'staging', 'NEW', '-', '-', '-', 'tofu', 'inline (5 files)'],
       ]),
     );
     const listed = await trellisJson<Vine[]>('configs', 'list');

@@ -35,7 +35,9 @@ import type {
   TokenPairAnswer,
   UpdateConfigurationRequest,
   VineDetailView,
-  VineSummaryView,
+  FleetVineView,
+  FleetCountsView,
+  FleetListRequest,
   VineyardDetailView,
   VineyardSummaryView,
   WhoAmIAnswer,
@@ -79,6 +81,9 @@ export {
   type OwnerOptions,
   type PageOptions,
 } from './HttpTransport.js';
+
+/** Filters of `GET /api/cli/configurations`, the fleet (the contract's query without the page). */
+export type FleetListFilter = FleetListRequest;
 
 /** Filters of `GET /api/jobs` (the contract's query without the page). */
 export type JobListFilter = JobListRequest;
@@ -142,15 +147,22 @@ export class TrellisClient extends AgentProtocolClient {
   async deleteVineyard(id: string): Promise<void> {
     await this.send('DELETE', `/api/cli/vineyards/${encodeURIComponent(id)}`, {});
   }
-  /** Every vine, newest first, as summaries (walks all pages). */
-  listConfigurations(options: OwnerOptions = {}): Promise<VineSummaryView[]> {
-    return collect(this.configurations(options));
+  /** Every vine the fleet filter lists, newest first, as summaries (walks all pages). */
+  listConfigurations(filter: FleetListFilter & OwnerOptions = {}): Promise<FleetVineView[]> {
+    return collect(this.configurations(filter));
   }
-  listConfigurationsPage(page: PageOptions & OwnerOptions = {}): Promise<ListPage<VineSummaryView>> {
+  listConfigurationsPage(page: FleetListFilter & PageOptions & OwnerOptions = {}): Promise<ListPage<FleetVineView>> {
     return this.listPage('/api/cli/configurations', 'configurations', ownerQuery(page));
   }
-  configurations(page: PageOptions & OwnerOptions = {}): AsyncGenerator<VineSummaryView> {
+  configurations(page: FleetListFilter & PageOptions & OwnerOptions = {}): AsyncGenerator<FleetVineView> {
     return this.walk('/api/cli/configurations', 'configurations', ownerQuery(page));
+  }
+  /** How many vines the fleet filter lists, by status, drift and policy (`counts=true`, a one-item page). */
+  async configurationCounts(filter: FleetListFilter & OwnerOptions = {}): Promise<FleetCountsView> {
+    const answer = await this.json<{ counts: FleetCountsView }>('GET', '/api/cli/configurations', {
+      query: { ...ownerQuery(filter), counts: 'true', limit: 1 },
+    });
+    return answer.counts;
   }
   getConfiguration(nameOrId: string): Promise<VineDetailView> {
     return this.json('GET', `/api/cli/configurations/${encodeURIComponent(nameOrId)}`);

@@ -7,6 +7,7 @@ export {
   type UpdateConfigurationInput,
   type CreateJobInput,
   type JobListFilter,
+  type FleetListFilter,
   type ListPage,
   type OwnerOptions,
   nextCursorOf,

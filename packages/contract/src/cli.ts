@@ -1,9 +1,19 @@
 /** What the CLI (and the web) sends: vineyards, configurations, jobs, workers (SPEC §4.3). */
-import { CLOUD_PROVIDERS, ENGINE_NAMES, JOB_STATUSES, JOB_TYPES, MAX_LOG_PAGE, WORKER_MODES } from '@trellis/core';
+import {
+  CLOUD_PROVIDERS,
+  ENGINE_NAMES,
+  FLEET_DRIFT,
+  JOB_STATUSES,
+  JOB_TYPES,
+  MAX_LOG_PAGE,
+  PLAN_POLICY_RESULTS,
+  VINE_STATUSES,
+  WORKER_MODES,
+} from '@trellis/core';
 import { z } from 'zod';
 import { recordName } from './common.js';
 import { OrgFilterQuery } from './orgs.js';
-import { Engine, JobSummary, RunOptions, VineSummary, VineyardSummary, Worker } from './records.js';
+import { Engine, FleetCounts, FleetVineSummary, JobSummary, RunOptions, VineyardSummary, Worker } from './records.js';
 
 export const CreateVineyardBody = z.object({
   name: recordName,
@@ -102,6 +112,36 @@ export const ListJobsQuery = OrgFilterQuery.extend({
   vineyard_id: z.uuid().optional(),
   vine_id: z.uuid().optional(),
 });
+/** The configurations list's filters (the fleet, issue 29); an empty value is no filter. */
+export const ListConfigurationsQuery = OrgFilterQuery.extend({
+  status: z
+    .enum([...VINE_STATUSES, ''])
+    .optional()
+    .describe("the configuration's status"),
+  drift: z
+    .enum([...FLEET_DRIFT, ''])
+    .optional()
+    .describe("its last drift check's result, or never_checked"),
+  policy: z
+    .enum([...PLAN_POLICY_RESULTS, ''])
+    .optional()
+    .describe('the policies of its latest deployable plan: passed, failed, or none (no policy, or no plan)'),
+  tag: z.string().max(255).optional().describe('configurations carrying this tag'),
+  changed_since: z
+    .string()
+    .optional()
+    .describe(
+      'last changed (updated_at) at or after: a date (YYYY-MM-DD, from its first instant, UTC) or an ISO-8601 time',
+    ),
+  changed_before: z
+    .string()
+    .optional()
+    .describe('last changed strictly before: a date (YYYY-MM-DD) or an ISO-8601 time'),
+  counts: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe('true: the answer also has `counts`, by status, drift and policy over every page of the filter'),
+});
 export const RegisterWorkerBody = z.object({
   name: recordName,
   mode: z.enum(WORKER_MODES).optional(),
@@ -114,6 +154,9 @@ export const LogQuery = z.object({
 
 // ---- the lists (paged: see the `Link` header)
 export const VineyardList = z.object({ vineyards: z.array(VineyardSummary) });
-export const ConfigurationList = z.object({ configurations: z.array(VineSummary) });
+export const ConfigurationList = z.object({
+  configurations: z.array(FleetVineSummary),
+  counts: FleetCounts.optional().describe('only with counts=true'),
+});
 export const JobList = z.object({ jobs: z.array(JobSummary) });
 export const WorkerList = z.object({ workers: z.array(Worker) });

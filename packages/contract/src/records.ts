@@ -8,6 +8,8 @@ import {
   PUSH_ANCESTRIES,
   STREAM_TYPES,
   VINE_STATUSES,
+  FLEET_DRIFT,
+  PLAN_POLICY_RESULTS,
   WORKER_MODES,
   WORKER_STATUSES,
 } from '@trellis/core';
@@ -251,6 +253,27 @@ export const SourceSummary = z.discriminatedUnion('type', [
 ]);
 export const VineSummary = Vine.omit({ source: true, variables: true }).extend({ source: SourceSummary });
 export const VineyardSummary = Vineyard.extend({ vines: z.array(VineSummary) });
+/** A vine in the configurations list (the fleet, issue 29). */
+export const FleetVineSummary = VineSummary.extend({
+  vineyard_name: z.string().nullable().describe("its vineyard's name"),
+  policy: z
+    .enum(PLAN_POLICY_RESULTS)
+    .describe(
+      'the policies of its latest deployable plan (drift checks and pull requests passed over): failed when any did not pass, none when it had none or there is no plan',
+    ),
+});
+const countsOf = <T extends string>(values: readonly T[]) =>
+  z.object(Object.fromEntries(values.map((value) => [value, z.number().int()])) as Record<T, z.ZodNumber>);
+export const FleetCounts = z
+  .object({
+    total: z.number().int().describe('how many vines the filter lists, over every page'),
+    status: countsOf(VINE_STATUSES),
+    drift: countsOf(FLEET_DRIFT),
+    policy: countsOf(PLAN_POLICY_RESULTS),
+  })
+  .describe(
+    "how many vines stand each way; each dimension is counted under the other dimensions' filters, not its own, so each count is what choosing it would list",
+  );
 /** What a job runs, frozen when it was created (core's `ConfigSnapshot`). */
 export const ConfigSnapshot = z.object({
   vine: z.object({ id: uuid, name: z.string(), project_name: z.string(), vineyard_id: uuid }).nullable(),

@@ -37,6 +37,7 @@ import type {
 import type {
   CreateConfigurationBody,
   CreateJobBody,
+  ListConfigurationsQuery,
   ListJobsQuery,
   LogQuery,
   RegisterWorkerBody,
@@ -51,6 +52,8 @@ import type {
   Release,
   VineDetail,
   VineSummary,
+  FleetVineSummary,
+  FleetCounts,
   Vineyard,
   VineyardSummary,
   Worker,
@@ -84,6 +87,9 @@ export type RepositoryView = z.output<typeof Repository>;
 export type VineyardSummaryView = z.output<typeof VineyardSummary>;
 export type VineyardDetailView = z.output<typeof Vineyard>;
 export type VineSummaryView = z.output<typeof VineSummary>;
+export type FleetVineView = z.output<typeof FleetVineSummary>;
+export type FleetCountsView = z.output<typeof FleetCounts>;
+export type FleetListRequest = Omit<z.input<typeof ListConfigurationsQuery>, 'limit' | 'cursor' | 'counts'>;
 export type VineDetailView = z.output<typeof VineDetail>;
 export type JobView = z.output<typeof Job>;
 export type JobDetailView = z.output<typeof import('./records.js').JobDetail>;

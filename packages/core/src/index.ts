@@ -22,6 +22,7 @@ export * from './domain/planChanges.js';
 export * from './domain/vcsFeedback.js';
 export * from './domain/vineStateMachine.js';
 export * from './domain/workerStatus.js';
+export * from './fleet/fleet.js';
 
 export * from './artifacts/MeteredBody.js';
 export * from './artifacts/VerifiedBody.js';
@@ -121,6 +122,7 @@ export { outboxModule, outboxServices } from './outbox/module.js';
 export { policiesModule, policyServices } from './policies/module.js';
 export { tokensModule, tokenServices } from './tokens/module.js';
 export { vcsModule, vcsServices } from './vcs/module.js';
+export { fleetModule } from './fleet/module.js';
 export { workloadIdentityModule, workloadIdentityServices } from './workloadIdentity/module.js';
 
 export * from './usecases/Access.js';

@@ -6,6 +6,7 @@ import {
   deletedVineRetentionTask,
   driftCheckTask,
   driftModule,
+  fleetModule,
   heartbeatFlushTask,
   logRetentionTask,
   lostJobSweepTask,
@@ -103,6 +104,7 @@ export const MODULES: readonly TrellisModule[] = [
     routes: FEATURE_ROUTES.drift,
     tasks: (useCases, config, logger) => [driftCheckTask(useCases.drift, config.driftSchedulerIntervalSeconds, logger)],
   },
+  { ...fleetModule, settings: [], pages: FEATURE_PAGES.fleet },
   { ...orgsModule, settings: [], routes: FEATURE_ROUTES.orgs, pages: FEATURE_PAGES.orgs },
   { ...tokensModule, settings: [], routes: FEATURE_ROUTES.tokens, pages: FEATURE_PAGES.tokens },
   {

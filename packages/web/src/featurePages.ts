@@ -1,5 +1,6 @@
 import type { Router } from 'express';
 import { auditRoutes } from './audit/auditRoutes.js';
+import { fleetRoutes } from './fleet/fleetRoutes.js';
 import { notificationRoutes } from './notifications/notificationRoutes.js';
 import { orgRoutes } from './orgs/orgRoutes.js';
 import { policyRoutes } from './policies/policyRoutes.js';
@@ -14,6 +15,7 @@ export type FeaturePages = (router: Router, deps: WebRouteDeps) => void;
 export const FEATURE_PAGES = {
   notifications: notificationRoutes,
   policies: policyRoutes,
+  fleet: fleetRoutes,
   orgs: orgRoutes,
   tokens: tokenRoutes,
   audit: auditRoutes,

@@ -3,6 +3,7 @@ import { type Html, html } from './html.js';
 import type { Standing } from './standing.js';
 
 export type Section =
+  | 'fleet'
   | 'vineyards'
   | 'jobs'
   | 'queue'
@@ -38,6 +39,7 @@ export interface LayoutContext {
 }
 
 const NAVIGATION: readonly { section: Section; label: string; path: string }[] = [
+  { section: 'fleet', label: 'Fleet', path: '/fleet' },
   { section: 'vineyards', label: 'Vineyards', path: '/vineyards' },
   { section: 'jobs', label: 'Jobs', path: '/jobs' },
   { section: 'queue', label: 'Queue', path: '/queue' },

@@ -308,6 +308,8 @@ describe.skipIf(!chromiumPath)(
       );
 
       pages.push(
+        { name: 'fleet', path: '/fleet' },
+        { name: 'fleet-filtered', path: '/fleet?status=DEPLOYED&drift=never_checked' },
         { name: 'vineyards', path: '/vineyards' },
         { name: 'vineyard', path: `/vineyards/${vineyard.id}` },
         { name: 'vine', path: `/configurations/${vine.id}` },
@@ -439,7 +441,7 @@ describe.skipIf(!chromiumPath)(
     /** The screenshots of docs/web.md, at desktop and phone width (`TRELLIS_WEB_SCREENSHOTS=1`). */
     async function saveScreenshots() {
       mkdirSync(DOCS_SCREENSHOTS, { recursive: true });
-      const shots = ['vineyards', 'vine-new', 'vine', 'plan', 'state', 'orgs', 'tokens', 'registry-module', 'audit'];
+      const shots = ['fleet', 'vineyards', 'vine-new', 'vine', 'plan', 'state', 'orgs', 'tokens', 'registry-module', 'audit'];
       const desktop = await signedInPage(DESKTOP);
       const phone = await signedInPage(PHONE);
       for (const name of shots) {

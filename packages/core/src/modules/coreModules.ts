@@ -1,5 +1,6 @@
 import { auditModule } from '../audit/module.js';
 import { driftModule } from '../drift/module.js';
+import { fleetModule } from '../fleet/module.js';
 import { notificationsModule } from '../notifications/module.js';
 import { orgsModule } from '../orgs/module.js';
 import { outboxModule } from '../outbox/module.js';
@@ -25,6 +26,7 @@ export const CORE_MODULES: readonly CoreModule[] = [
   vcsModule,
   outboxModule,
   driftModule,
+  fleetModule,
   orgsModule,
   tokensModule,
   auditModule,

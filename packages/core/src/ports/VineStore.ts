@@ -2,6 +2,7 @@ import type { OwnerIds } from './UnitOfWork.js';
 import type { ApprovalSetting } from '../domain/policies.js';
 import type { VineStatus } from '../domain/enums.js';
 import type { Page, PageRequest } from '../domain/pagination.js';
+import type { FleetCounts, FleetFilter, FleetVine, PlanPolicyResult } from '../fleet/fleet.js';
 import type { ExecutionMode } from '../domain/enums.js';
 import type {
   DriftDetection,
@@ -33,6 +34,15 @@ export interface VineStore {
   list(ownerId: string, filter?: VineFilter): Promise<Vine[]>;
   /** One page, newest first (by `created_at`, then insertion). */
   page(owners: OwnerIds, request: PageRequest): Promise<Page<Vine>>;
+  /**
+   * The fleet (issue 29): one page of the owners' vines that stand as `filter` says, newest first
+   * (by `created_at`, then insertion, as `page`), each with its latest plan's policy result.
+   */
+  fleetPage(owners: OwnerIds, filter: FleetFilter, request: PageRequest): Promise<Page<FleetVine>>;
+  /** How many of the owners' vines stand each way under `filter` (`FleetCounts` says how each dimension is counted). */
+  fleetCounts(owners: OwnerIds, filter: FleetFilter): Promise<FleetCounts>;
+  /** Records the policy result of the vine's latest plan (`fleet.ts`); a vine no longer there is left alone. */
+  recordPlanPolicy(ownerId: string, id: string, result: PlanPolicyResult): Promise<void>;
   updateStatus(ownerId: string, id: string, status: VineStatus, message: string | null, at: string): Promise<Vine>;
   getComponents(ownerId: string, vineId: string): Promise<VineComponents>;
   /** Replaces the kinds present in `components`; kinds that are null are left as they are. */

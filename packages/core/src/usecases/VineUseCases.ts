@@ -9,7 +9,8 @@ import { type Stores, visibleOwners } from '../ports/UnitOfWork.js';
 import { Access, parseOwnerFilter } from './Access.js';
 import { type CreateVineInput, parseVineInput } from './vineInput.js';
 import { type CoreDeps, isoNow } from './CoreDeps.js';
-import { type VineSummary, type VineView, vineForPeople, vineSummary } from './views.js';
+import { type FleetVineSummary, type VineView, fleetVineSummary, vineForPeople } from './views.js';
+import { type FleetCounts, type FleetQuery, emptyFleetCounts, parseFleetFilter } from '../fleet/fleet.js';
 
 /** Vines, which the CLI calls configurations (SPEC §4.3). */
 export class VineUseCases {
@@ -65,15 +66,46 @@ export class VineUseCases {
     });
   }
 
-  /** A page of vines, newest first, as summaries (no files, no variables). */
-  async list(user: UserActor, query: PageQuery & { org_id?: unknown } = {}): Promise<PageResult<VineSummary>> {
+  /**
+   * A page of the vines the person may read (their own and their organizations', or those of
+   * `org_id`), newest first, as summaries (no files, no variables), filtered as the fleet is
+   * (issue 29: status, drift, policy, tag, last change; `fleet.ts`).
+   */
+  async list(
+    user: UserActor,
+    query: PageQuery & FleetQuery & { org_id?: unknown } = {},
+  ): Promise<PageResult<FleetVineSummary>> {
     const request = pageRequest(query, this.deps.settings.pageLimits);
+    const filter = parseFleetFilter(query);
     const scope = await this.access.readScope(user, parseOwnerFilter(query.org_id));
     const page =
       scope === null
         ? { items: [], next: null }
-        : await this.deps.uow.run(scope, (stores) => stores.vines.page(visibleOwners(scope) ?? [], request));
-    return pageResult(page, request, vineSummary);
+        : await this.deps.uow.read(scope, async (stores) => {
+            const found = await stores.vines.fleetPage(visibleOwners(scope) ?? [], filter, request);
+            const names = new Map<string, string>();
+            for (const vine of found.items) {
+              if (names.has(vine.vineyard_id)) continue;
+              const vineyard = await stores.vineyards.get(vine.owner_id, vine.vineyard_id);
+              if (vineyard) names.set(vineyard.id, vineyard.name);
+            }
+            return {
+              items: found.items.map((vine) => ({ vine, vineyardName: names.get(vine.vineyard_id) ?? null })),
+              next: found.next,
+            };
+          });
+    return pageResult(page, request, ({ vine, vineyardName }) => fleetVineSummary(vine, vineyardName));
+  }
+
+  /**
+   * How many of the vines `list` would list (over every page) stand each way: by status, drift
+   * and policy result, each dimension counted under the other filters (`FleetCounts`).
+   */
+  async counts(user: UserActor, query: FleetQuery & { org_id?: unknown } = {}): Promise<FleetCounts> {
+    const filter = parseFleetFilter(query);
+    const scope = await this.access.readScope(user, parseOwnerFilter(query.org_id));
+    if (scope === null) return emptyFleetCounts();
+    return this.deps.uow.read(scope, (stores) => stores.vines.fleetCounts(visibleOwners(scope) ?? [], filter));
   }
 
   /** By id or by name: `GET /api/cli/configurations/{name}` accepts either. */

@@ -13,6 +13,7 @@ import {
 import { redactSnapshot, redactVariables, summarizeSource } from '../snapshot/configSnapshot.js';
 import { redactSource } from '../domain/gitSource.js';
 import type { PlanActions } from '../jobs/deployGate.js';
+import type { FleetVine, PlanPolicyResult } from '../fleet/fleet.js';
 
 /** What people see of a vine: sensitive variable values replaced, identity and components joined. */
 export interface VineView extends Vine {
@@ -40,6 +41,15 @@ export interface VineSummary extends Omit<Vine, 'source' | 'variables'> {
   source: SourceSummary;
 }
 
+/**
+ * A vine in the configurations list (the fleet, issue 29): its summary, the name of its vineyard
+ * (null when it cannot be read) and the policy result of its latest plan.
+ */
+export interface FleetVineSummary extends VineSummary {
+  vineyard_name: string | null;
+  policy: PlanPolicyResult;
+}
+
 export interface VineyardSummary extends Vineyard {
   vines: VineSummary[];
 }
@@ -64,6 +74,11 @@ export function jobForPeople(job: Job): JobView {
 export function publicWorker(worker: Worker): PublicWorker {
   const { token_hash: _hidden, ...rest } = worker;
   return rest;
+}
+
+export function fleetVineSummary(vine: FleetVine, vineyardName: string | null): FleetVineSummary {
+  const { policy, ...rest } = vine;
+  return { ...vineSummary(rest), vineyard_name: vineyardName, policy };
 }
 
 export function vineSummary(vine: Vine): VineSummary {

@@ -29,6 +29,7 @@ const REGISTERED: [string, string[]][] = [
       'agent_destroyed',
     ],
   ],
+  ['fleet.planPolicy', ['reported']],
   ['workers.destroyTarget', ['reported']],
   ['tfe.autoApply', ['reported']],
   ['vcs.autoDeploy', ['reported']],

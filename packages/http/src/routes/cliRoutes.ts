@@ -9,6 +9,7 @@ import {
   Job,
   JobDetail,
   JobList,
+  ListConfigurationsQuery,
   ListJobsQuery,
   LogPage,
   LogQuery,
@@ -73,11 +74,11 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
       method: 'get',
       path: '/api/cli/configurations',
       operationId: 'listConfigurations',
-      summary: 'Vine configurations of the user (summaries), newest first',
-      description: PAGED_LIST_DESCRIPTION,
+      summary: 'Vine configurations the caller may read (summaries), newest first; the fleet',
+      description: `${PAGED_LIST_DESCRIPTION} Every configuration of the caller and of their organizations (or of \`org_id\`), filtered by \`status\`, \`drift\`, \`policy\`, \`tag\` and last change (\`changed_since\`, \`changed_before\`); \`counts=true\` adds \`counts\`: how many stand each way over every page of the filter.`,
       tags: ['configurations'],
       auth: 'user',
-      query: OrgFilterQuery,
+      query: ListConfigurationsQuery,
       responses: {
         200: {
           description: 'A page of vines',
@@ -85,7 +86,11 @@ export function cliRoutes(useCases: UseCases): RouteSpec[] {
           headers: PAGED_LIST_HEADERS,
         },
       },
-      handler: async ({ req, user, query }) => pagedList(req, 'configurations', await useCases.vines.list(user, query)),
+      handler: async ({ req, user, query }) => {
+        const page = await useCases.vines.list(user, query);
+        const counts = query.counts === 'true' ? { counts: await useCases.vines.counts(user, query) } : {};
+        return pagedList(req, 'configurations', page, counts);
+      },
     }),
     defineRoute({
       method: 'get',

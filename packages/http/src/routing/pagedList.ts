@@ -14,13 +14,19 @@ export function nextPageUrl(req: Request, cursor: string, limit: number): string
 }
 
 /**
- * The answer of a list endpoint: `{ [key]: items }` as before pagination, and the next page
- * announced in an RFC 8288 `Link` header (absent on the last page).
+ * The answer of a list endpoint: `{ [key]: items }` as before pagination (with `extra` fields the
+ * list was asked for, such as the fleet's `counts`), and the next page announced in an RFC 8288
+ * `Link` header (absent on the last page).
  */
-export function pagedList(req: Request, key: string, page: PageResult<unknown>): HandlerResult {
+export function pagedList(
+  req: Request,
+  key: string,
+  page: PageResult<unknown>,
+  extra: Record<string, unknown> = {},
+): HandlerResult {
   const headers: Record<string, string> = {};
   if (page.next_cursor !== null) headers.Link = `<${nextPageUrl(req, page.next_cursor, page.limit)}>; rel="next"`;
-  return { status: 200, body: { [key]: page.items }, headers };
+  return { status: 200, body: { [key]: page.items, ...extra }, headers };
 }
 
 /** How a list endpoint documents its `Link` header. */

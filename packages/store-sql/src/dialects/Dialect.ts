@@ -76,8 +76,16 @@ export interface SqlSession {
    * transaction, so one commit either way).
    */
   recordHeartbeats(beats: readonly HeartbeatWrite[]): Promise<void>;
+  /** Narrows `query` to rows whose JSON array of strings in `column` holds `value`. */
+  whereJsonArrayHas(query: Knex.QueryBuilder, column: string, value: string): Knex.QueryBuilder;
   /** The scope of the unit of work. */
   readonly scope: Scope;
+}
+
+/** A column name the store writes into SQL: its own constants only. */
+export function sqlName(name: string): string {
+  if (!/^[a-z_]+$/.test(name)) throw new TypeError(`not a column or key name: ${name}`);
+  return name;
 }
 
 /** What a claim took and read: rows as the driver returns them. */

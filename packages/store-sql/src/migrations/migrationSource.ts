@@ -45,6 +45,7 @@ import { moduleRepositoriesMigration } from './m051_module_repositories.js';
 import { mirrorPullThroughMigration } from './m053_mirror_pull_through.js';
 import { planChangesMigration } from './m054_plan_changes.js';
 import { runQueueOrderMigration } from './m055_run_queue_order.js';
+import { fleetMigration } from './m056_fleet.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -93,6 +94,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   mirrorPullThroughMigration,
   planChangesMigration,
   runQueueOrderMigration,
+  fleetMigration,
 ];
 
 /**

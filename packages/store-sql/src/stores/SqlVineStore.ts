@@ -20,7 +20,15 @@ import {
   DEFAULT_WORKSPACE_SETTINGS,
   type WorkspaceSettings,
   workspaceSettingsOf,
+  emptyFleetCounts,
+  type FleetCounts,
+  type FleetDrift,
+  type FleetFilter,
+  type FleetVine,
+  type PlanPolicyResult,
+  tallyFleet,
 } from '@trellis/core';
+import type { Knex } from 'knex';
 import { ownerList, type OwnerIds } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import {
@@ -111,6 +119,43 @@ export class SqlVineStore implements VineStore {
       request,
       toVine,
     );
+  }
+
+  async fleetPage(owners: OwnerIds, filter: FleetFilter, request: PageRequest): Promise<Page<FleetVine>> {
+    return keysetPageOfOwners(
+      ownerList(owners),
+      (ownerId) => this.fleet(this.live().where({ owner_id: ownerId }), filter),
+      'created_at',
+      request,
+      toFleetVine,
+    );
+  }
+
+  /**
+   * One statement: the owners' live vines that match the filter's tag and last change, grouped by
+   * status, drift and policy result (at most 96 groups); core tallies each dimension from them.
+   */
+  async fleetCounts(owners: OwnerIds, filter: FleetFilter): Promise<FleetCounts> {
+    const { status: _s, drift: _d, policy: _p, ...rest } = filter;
+    const rows: Row[] = await this.fleet(this.live().whereIn('owner_id', ownerList(owners)), rest)
+      .select('status', 'drift_status', 'plan_policy')
+      .count({ n: '*' })
+      .groupBy('status', 'drift_status', 'plan_policy');
+    const counts = emptyFleetCounts();
+    for (const row of rows) {
+      const status = textOut(row.status) as VineStatus;
+      const driftStatus = row.drift_status === null ? 'never_checked' : (String(row.drift_status) as FleetDrift);
+      const policy = row.plan_policy === null ? 'none' : (textOut(row.plan_policy) as PlanPolicyResult);
+      if (!(status in counts.status) || !(driftStatus in counts.drift) || !(policy in counts.policy)) continue;
+      tallyFleet(counts, { status, drift: driftStatus, policy }, Number(row.n), filter);
+    }
+    return counts;
+  }
+
+  async recordPlanPolicy(ownerId: string, id: string, result: PlanPolicyResult): Promise<void> {
+    await this.live()
+      .where({ owner_id: ownerId, id })
+      .update({ plan_policy: result === 'none' ? null : result });
   }
 
   async updateStatus(
@@ -302,6 +347,19 @@ export class SqlVineStore implements VineStore {
     if (!row) throw new NotFoundError('configuration');
   }
 
+  /** `query` narrowed to the vines that stand as `filter` says. */
+  private fleet(query: Knex.QueryBuilder, filter: FleetFilter): Knex.QueryBuilder {
+    if (filter.status !== undefined) query.where('status', filter.status);
+    if (filter.drift === 'never_checked') query.whereNull('drift');
+    else if (filter.drift !== undefined) query.where('drift_status', filter.drift);
+    if (filter.policy === 'none') query.whereNull('plan_policy');
+    else if (filter.policy !== undefined) query.where('plan_policy', filter.policy);
+    if (filter.tag !== undefined) this.db.whereJsonArrayHas(query, 'tags', filter.tag);
+    if (filter.changed_since !== undefined) query.where('updated_at', '>=', timeIn(filter.changed_since));
+    if (filter.changed_before !== undefined) query.where('updated_at', '<', timeIn(filter.changed_before));
+    return query;
+  }
+
   /** Vines not deleted (issue 25): a deleted vine's row stays for its jobs, and no read sees it. */
   private live() {
     return this.db.table('vines').whereNull('deleted_at');
@@ -343,6 +401,10 @@ function toVine(row: Row): Vine {
     created_at: timeOut(row.created_at),
     updated_at: timeOut(row.updated_at),
   };
+}
+
+function toFleetVine(row: Row): FleetVine {
+  return { ...toVine(row), policy: row.plan_policy ? (textOut(row.plan_policy) as PlanPolicyResult) : 'none' };
 }
 
 /** The `workspace_settings` column (m043): the settings that differ from the defaults, or nothing. */

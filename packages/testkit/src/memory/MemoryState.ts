@@ -36,6 +36,7 @@ import type {
   StateLock,
   StateVersion,
   User,
+  PlanPolicyResult,
   Vine,
   VineComponents,
   Vineyard,
@@ -72,6 +73,8 @@ export interface MemoryState {
   refreshTokens: Map<string, RefreshTokenRecord>;
   vineyards: Map<string, Vineyard>;
   vines: Map<string, Vine>;
+  /** Keyed by vine id: the policy result of its latest plan (issue 29), absent: `none`. */
+  planPolicies: Map<string, PlanPolicyResult>;
   /** Deleted vines and vineyards (issue 25), out of every read; a vine's state waits for `purge_after`. */
   deletedVines: Map<string, { vine: Vine; purge_after: string | null }>;
   deletedVineyards: Map<string, Vineyard>;
@@ -142,6 +145,7 @@ export function emptyMemoryState(): MemoryState {
     refreshTokens: new Map(),
     vineyards: new Map(),
     vines: new Map(),
+    planPolicies: new Map(),
     deletedVines: new Map(),
     deletedVineyards: new Map(),
     components: new Map(),

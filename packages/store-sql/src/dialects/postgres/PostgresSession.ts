@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type pg from 'pg';
 import { type Row, timeIn } from '../../rows.js';
 import type { TableName } from '../../schema.js';
-import type { ClaimedRows, SqlSession } from '../Dialect.js';
+import { type ClaimedRows, type SqlSession, sqlName } from '../Dialect.js';
 import { insertValues } from '../insertValues.js';
 import { assertRowsInScope, restrictToScope } from '../scoping.js';
 import { underSavepoint } from './pgTransaction.js';
@@ -101,6 +101,10 @@ export class PostgresSession implements SqlSession {
   recoverable<T>(statement: (session: SqlSession) => Promise<T>): Promise<T> {
     this.savepoints.count += 1;
     return underSavepoint(this.client, `trellis_savepoint_${this.savepoints.count}`, () => statement(this));
+  }
+
+  whereJsonArrayHas(query: Knex.QueryBuilder, column: string, value: string): Knex.QueryBuilder {
+    return query.whereRaw(`"${sqlName(column)}" @> jsonb_build_array(?::text)`, [value]);
   }
 
   /**

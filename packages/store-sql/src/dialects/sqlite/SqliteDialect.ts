@@ -11,7 +11,7 @@ import type { TrellisMigration } from '../../migrations/TrellisMigration.js';
 import type { SqlStoreLogger } from '../../openSqlStore.js';
 import { type Row, timeIn } from '../../rows.js';
 import { MIGRATIONS_TABLE, type TableName } from '../../schema.js';
-import type { ClaimedRows, Dialect, SqlSession, TransactionMode } from '../Dialect.js';
+import { type ClaimedRows, type Dialect, type SqlSession, sqlName, type TransactionMode } from '../Dialect.js';
 import { insertValues } from '../insertValues.js';
 import { assertRowsInScope, restrictToScope } from '../scoping.js';
 import { AsyncMutex } from './AsyncMutex.js';
@@ -335,6 +335,10 @@ class SqliteSession implements SqlSession {
 
   recoverable<T>(statement: (session: SqlSession) => Promise<T>): Promise<T> {
     return statement(this);
+  }
+
+  whereJsonArrayHas(query: Knex.QueryBuilder, column: string, value: string): Knex.QueryBuilder {
+    return query.whereRaw(`EXISTS (SELECT 1 FROM json_each("${sqlName(column)}") WHERE json_each.value = ?)`, [value]);
   }
 
   claimNextJob(workerId: string, at: string, move: JobClaimMove): Promise<ClaimedRows | undefined> {

@@ -26,6 +26,7 @@ import { describeModuleRepositoryStoreConformance } from './moduleRepositories.j
 import { describeVcsFeedbackStoreConformance } from './vcsFeedback.js';
 import { describeVineyardStoreConformance } from './vineyards.js';
 import { describeVineStoreConformance } from './vines.js';
+import { describeFleetConformance } from './fleet.js';
 import { describeWorkerStoreConformance } from './workers.js';
 import { describeTfeRunStoreConformance } from './tfeRuns.js';
 import { describeMirrorStoreConformance } from './mirror.js';
@@ -55,6 +56,7 @@ export function describeStoreConformance(name: string, open: OpenStoreHarness): 
     describeAuthStoreConformance(open);
     describeVineyardStoreConformance(open);
     describeVineStoreConformance(open);
+    describeFleetConformance(open);
     describeDeletionConformance(open);
     describeJobStoreConformance(open);
     describeJobClaimConformance(open);

@@ -12,6 +12,12 @@ import {
   type VineStore,
   type DriftResult,
   type VineSettingsPatch,
+  countFleet,
+  type FleetCounts,
+  type FleetFilter,
+  type FleetVine,
+  matchesFleetFilter,
+  type PlanPolicyResult,
 } from '@trellis/core';
 import { copy, oldestFirst, pageNewestFirst } from '../MemoryState.js';
 import { ownerList, type OwnerIds } from '@trellis/core';
@@ -77,6 +83,37 @@ export class MemoryVineStore implements VineStore {
       (vine) => vine.created_at,
       request,
     );
+  }
+
+  async fleetPage(owners: OwnerIds, filter: FleetFilter, request: PageRequest): Promise<Page<FleetVine>> {
+    const visible = ownerList(owners).filter((owner) => this.tx.sees(owner));
+    const fleet = new Map([...this.tx.state.vines].map(([id, vine]) => [id, this.fleetVine(vine)]));
+    return pageNewestFirst(
+      fleet,
+      (vine) => visible.includes(vine.owner_id) && matchesFleetFilter(vine, filter),
+      (vine) => vine.created_at,
+      request,
+    );
+  }
+
+  async fleetCounts(owners: OwnerIds, filter: FleetFilter): Promise<FleetCounts> {
+    const visible = ownerList(owners).filter((owner) => this.tx.sees(owner));
+    const mine = [...this.tx.state.vines.values()].filter((vine) => visible.includes(vine.owner_id));
+    return countFleet(
+      mine.map((vine) => this.fleetVine(vine)),
+      filter,
+    );
+  }
+
+  async recordPlanPolicy(ownerId: string, id: string, result: PlanPolicyResult): Promise<void> {
+    if (!this.owned(ownerId, id)) return;
+    this.tx.checkWrite('vines', ownerId);
+    if (result === 'none') this.tx.state.planPolicies.delete(id);
+    else this.tx.state.planPolicies.set(id, result);
+  }
+
+  private fleetVine(vine: Vine): FleetVine {
+    return { ...vine, policy: this.tx.state.planPolicies.get(vine.id) ?? 'none' };
   }
 
   async updateStatus(ownerId: string, id: string, status: VineStatus, message: string | null, at: string) {
