@@ -441,7 +441,18 @@ describe.skipIf(!chromiumPath)(
     /** The screenshots of docs/web.md, at desktop and phone width (`TRELLIS_WEB_SCREENSHOTS=1`). */
     async function saveScreenshots() {
       mkdirSync(DOCS_SCREENSHOTS, { recursive: true });
-      const shots = ['fleet', 'vineyards', 'vine-new', 'vine', 'plan', 'state', 'orgs', 'tokens', 'registry-module', 'audit'];
+      const shots = [
+        'fleet',
+        'vineyards',
+        'vine-new',
+        'vine',
+        'plan',
+        'state',
+        'orgs',
+        'tokens',
+        'registry-module',
+        'audit',
+      ];
       const desktop = await signedInPage(DESKTOP);
       const phone = await signedInPage(PHONE);
       for (const name of shots) {
