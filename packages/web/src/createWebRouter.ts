@@ -29,6 +29,8 @@ import { signInPath } from './paths.js';
 import { securityHeaders } from './securityHeaders.js';
 import { tfeLoginRoutes } from './tfe/tfeLoginRoutes.js';
 import { stateRoutes } from './state/stateRoutes.js';
+import { jobActionRoutes } from './jobActions/jobActionRoutes.js';
+import { vineSettingRoutes } from './vineSettings/vineSettingRoutes.js';
 import { stateSection } from './tfe/stateSection.js';
 import { vineEditRoutes } from './vineEdits/vineEditRoutes.js';
 import { vineyardEditRoutes } from './vineyardEdits/vineyardEditRoutes.js';
@@ -92,6 +94,7 @@ export function createWebRouter(options: WebOptions): Router {
       assets: {
         css: assets.url(base, 'trellis.css'),
         js: assets.url(base, 'trellis.js'),
+        htmx: assets.url(base, 'htmx.min.js'),
         icon: assets.url(base, 'favicon.svg'),
       },
     };
@@ -211,16 +214,17 @@ export function createWebRouter(options: WebOptions): Router {
     tokenDays: options.tfeLoginTokenDays ?? 90,
   });
 
-  vineEditRoutes(router, { useCases, headers, signedIn });
+  // A configuration's inline files come in the form: up to the API's body limit, urlencoded.
+  const sameOriginLargeForm = [
+    sameOrigin,
+    express.urlencoded({ extended: false, limit: '16mb', parameterLimit: 2000 }),
+  ];
+  vineEditRoutes(router, { useCases, headers, signedIn, sameOriginLargeForm });
   // Before `/vineyards/:id`, which would take `/vineyards/new` for an id.
-  vineyardEditRoutes(router, {
-    useCases,
-    headers,
-    signedIn,
-    // A configuration's inline files come in the form: up to the API's body limit, urlencoded.
-    sameOriginLargeForm: [sameOrigin, express.urlencoded({ extended: false, limit: '16mb', parameterLimit: 2000 })],
-  });
+  vineyardEditRoutes(router, { useCases, headers, signedIn, sameOriginLargeForm });
   stateRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
+  jobActionRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
+  vineSettingRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
 
   // A workspace's `self-html` link in the Terraform Cloud protocol (docs/terraform-cloud.md).
   router.get(

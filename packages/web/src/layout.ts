@@ -33,7 +33,7 @@ export interface LayoutContext {
   user: UserActor | null;
   /** The signed-in person's organizations; the switcher shows when there is one. */
   standing?: Standing | null;
-  assets: { css: string; js: string; icon: string };
+  assets: { css: string; js: string; htmx: string; icon: string };
 }
 
 const NAVIGATION: readonly { section: Section; label: string; path: string }[] = [
@@ -77,6 +77,8 @@ export function layout(page: Page, context: LayoutContext): Html {
 <title>${page.title} · Trellis</title>
 <link rel="icon" href="${assets.icon}" type="image/svg+xml">
 <link rel="stylesheet" href="${assets.css}">
+<meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false}'>
+<script src="${assets.htmx}" defer></script>
 <script src="${assets.js}" defer></script>
 </head>
 <body data-base="${base}">
@@ -94,7 +96,7 @@ export function layout(page: Page, context: LayoutContext): Html {
   ${standing && standing.orgs.length > 0 ? orgSwitcher(base, standing, page.orgFilter) : ''}
   <div class="account">
     <span class="email" title="Signed in">${user.email}</span>
-    <form method="post" action="${base}/auth/signout" data-signout data-then="${base}/signin">
+    <form method="post" action="${base}/auth/signout" data-signout>
       <button type="submit" class="button quiet">Sign out</button>
     </form>
   </div>`

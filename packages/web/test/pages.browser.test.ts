@@ -215,9 +215,13 @@ describe.skipIf(!chromiumPath)('web pages in Chromium', { timeout: BROWSER_TEST_
     const planId = (await clickAndFollow(page, 'button[data-create-job="PLAN"]')).pathname.split('/').pop() as string;
     expect((await user.getJob(planId)).job_type).toBe('PLAN');
     await page.waitForSelector('#job-status[data-status="QUEUED"]');
-    await page.click('[data-cancel-job]');
+    // Cancelling asks first, on a page of its own (no script needed), then shows the job again.
+    await clickAndFollow(page, '[data-cancel-job] button');
+    expect(await page.locator('[data-confirmation]').textContent()).toContain('Cancel this job?');
+    const cancelled = await clickAndFollow(page, '[data-confirm-yes]');
+    expect(cancelled.pathname).toBe(`/jobs/${planId}`);
     await page.waitForSelector('#job-status[data-status="CANCELLED"]');
-    expect(await page.isHidden('[data-cancel-job]')).toBe(true);
+    expect(await page.locator('[data-cancel-job]').count()).toBe(0);
     expect((await user.getJob(planId)).status).toBe('CANCELLED');
 
     await page.goto(`${server.url}/jobs/${savedPlan.id}`);
@@ -231,7 +235,13 @@ describe.skipIf(!chromiumPath)('web pages in Chromium', { timeout: BROWSER_TEST_
     await user.cancelJob(deploy.id);
 
     await page.goto(`${server.url}/configurations/${web.id}`);
-    const destroyUrl = await clickAndFollow(page, 'button[data-create-job="DESTROY"]');
+    // Destroying asks for the vine's name first; a wrong one destroys nothing.
+    await clickAndFollow(page, 'button[data-create-job="DESTROY"]');
+    await page.fill('#action-confirm', 'not-web');
+    await Promise.all([page.waitForNavigation(), page.click('[data-confirm-yes]')]);
+    expect(await page.locator('[data-field-error="action-confirm"]').textContent()).toContain('type web to confirm');
+    await page.fill('#action-confirm', web.name);
+    const destroyUrl = await clickAndFollow(page, '[data-confirm-yes]');
     expect((await user.getJob(destroyUrl.pathname.split('/').pop() as string)).job_type).toBe('DESTROY');
     expect(errors).toEqual([]);
   });
