@@ -90,7 +90,7 @@ ${refusalParagraph(refusal, input.labels)}
 export function refusalParagraph(refusal: Refusal, labels: Readonly<Record<string, string>> = {}): Html {
   const issues = refusal.fields
     .filter((issue) => !refusal.detail.includes(`${issue.path} ${issue.message}`))
-    .map((issue) => `${labels[issue.path.replace(/(\.\d+)+$/, '')] ?? issue.path} ${issue.message}`)
+    .map((issue) => `${labels[issue.path.replace(/(\.\d+|\[\d+\])+$/, '')] ?? issue.path} ${issue.message}`)
     .filter((line, index, all) => all.indexOf(line) === index);
   return html`<p class="error" role="alert" data-action-error="${refusal.code}">${refusal.detail}${
     issues.length > 0 ? ` (${issues.join('; ')})` : ''
