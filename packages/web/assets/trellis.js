@@ -14,6 +14,7 @@
     return problem.code ? `${problem.detail} [${problem.code}]` : problem.detail;
   };
 
+  // Only the plan review forms below still post JSON (their own change replaces them with forms).
   const postJson = async (path, body) => {
     const response = await fetch(`${base}${path}`, {
       method: 'POST',
@@ -24,27 +25,6 @@
     if (!response.ok) throw new Error(await problemMessage(response));
     return response.json();
   };
-
-  // "Deploy this plan" on a plan's page: a new job through the JSON API, then its page.
-  for (const button of document.querySelectorAll('button[type="button"][data-create-job]')) {
-    button.addEventListener('click', async () => {
-      if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) return;
-      const box = document.querySelector('[data-action-error]');
-      button.disabled = true;
-      try {
-        const body = { job_type: button.dataset.createJob, configuration_id: button.dataset.configurationId };
-        if (button.dataset.planJobId) body.plan_job_id = button.dataset.planJobId;
-        const job = await postJson('/api/jobs', body);
-        window.location.assign(`${base}/jobs/${encodeURIComponent(job.id)}`);
-      } catch (error) {
-        if (box)
-          box.textContent = error instanceof TypeError ? 'The control plane could not be reached.' : error.message;
-        if (box) box.hidden = false;
-      } finally {
-        button.disabled = false;
-      }
-    });
-  }
 
   // Approve, reject or override a plan (issue 15), then show the job again with the decision.
   for (const form of document.querySelectorAll('form[data-plan-review-form]')) {

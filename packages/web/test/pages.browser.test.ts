@@ -228,7 +228,7 @@ describe.skipIf(!chromiumPath)('web pages in Chromium', { timeout: BROWSER_TEST_
     await page.waitForSelector('[data-stream-state].ended');
     expect(await page.locator('[data-plan-summary]').textContent()).toBe('No changes.');
     await screenshot(page, 'job-plan');
-    const deployUrl = await clickAndFollow(page, '[data-deploy-plan]');
+    const deployUrl = await clickAndFollow(page, '[data-deploy-plan] button');
     const deploy = await user.getJob(deployUrl.pathname.split('/').pop() as string);
     expect(deploy).toMatchObject({ job_type: 'DEPLOY', plan_job_id: savedPlan.id, status: 'QUEUED' });
     await screenshot(page, 'job-queued');
@@ -251,11 +251,16 @@ describe.skipIf(!chromiumPath)('web pages in Chromium', { timeout: BROWSER_TEST_
     await page.goto(`${server.url}/jobs/${planWithoutFile.id}`);
     await page.waitForSelector('[data-stream-state].ended');
     expect(await page.locator('[data-plan-summary]').textContent()).toBe('1 to add, 0 to change, 0 to destroy');
-    await page.click('[data-deploy-plan]');
+    // A plain form: core's refusal comes back as a page with its detail and code, and the way back.
+    const [response] = await Promise.all([
+      page.waitForResponse((answer) => answer.request().method() === 'POST'),
+      page.click('[data-deploy-plan] button'),
+    ]);
+    expect(response.status()).toBe(409);
     const alert = page.locator('[data-action-error]');
     await alert.waitFor({ state: 'visible' });
     expect(await alert.textContent()).toBe('the plan job has not succeeded with a plan artifact [plan_not_ready]');
-    expect(new URL(page.url()).pathname).toBe(`/jobs/${planWithoutFile.id}`);
+    expect(await page.getAttribute('[data-refused-back]', 'href')).toBe(`/jobs/${planWithoutFile.id}`);
     await screenshot(page, 'job-refused');
   });
 

@@ -291,16 +291,17 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         expect(await viewer.locator('form[data-delete-mirror-archive]').count()).toBe(0);
         await screenshot(viewer, 'registry-mirror-viewer');
 
-        const forgedVersion = await forgedPost('/registry/providers/acme/null/1.1.0/delete');
+        // Forged past the page that asks first.
+        const forgedVersion = await forgedPost('/registry/providers/acme/null/1.1.0/delete', { confirmed: 'yes' });
         expect(forgedVersion.status()).toBe(403);
         expect(await forgedVersion.text()).toContain('data-form-error');
-        const forgedKey = await forgedPost(`/registry/gpg-keys/acme/${key.keyId}/delete`);
+        const forgedKey = await forgedPost(`/registry/gpg-keys/acme/${key.keyId}/delete`, { confirmed: 'yes' });
         expect(forgedKey.status()).toBe(403);
         expect(await forgedKey.text()).toContain('data-form-error');
         const forgedAdd = await forgedPost('/registry/gpg-keys/acme', { ascii_armor: key.publicKey });
         expect(forgedAdd.status()).toBe(403);
         expect(await forgedAdd.text()).toContain('data-form-error');
-        const forgedArchive = await forgedPost(`/registry/mirror/acme/${archive?.id}/delete`);
+        const forgedArchive = await forgedPost(`/registry/mirror/acme/${archive?.id}/delete`, { confirmed: 'yes' });
         expect(forgedArchive.status()).toBe(403);
         expect(await forgedArchive.text()).toContain('data-form-error');
         // Nothing was deleted.

@@ -272,7 +272,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
             origin: web,
             'content-type': 'application/x-www-form-urlencoded',
           },
-          body: '',
+          // Past the page that asks first, as a forged post would be.
+          body: 'confirmed=yes',
           redirect: 'manual',
         });
         expect(response.status).toBe(403);

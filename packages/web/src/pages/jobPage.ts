@@ -166,7 +166,7 @@ function vineActions(base: string, job: JobView, appliedBy: Job | null, planless
         : isPlan && refused
           ? html`<span class="muted" data-deploy-refused="${refused.code ?? ''}">Not deployable: ${refused.reason ?? ''}</span>`
           : isPlan
-            ? html`<button type="button" class="button primary" data-create-job="${destroyPlan ? 'DESTROY' : 'DEPLOY'}" data-configuration-id="${vineId}" data-plan-job-id="${job.id}" data-deploy-plan${job.status === 'SUCCESS' ? '' : html` hidden`}${destroyPlan ? html` data-confirm="Destroy every resource of ${job.config_snapshot.vine?.name ?? 'this vine'} with this plan? This cannot be undone."` : ''}>${destroyPlan ? 'Destroy with this plan' : 'Deploy this plan'}</button>`
+            ? html`<span data-deploy-plan${job.status === 'SUCCESS' ? '' : html` hidden`}>${jobButton(base, vineId, { job_type: destroyPlan ? 'DESTROY' : 'DEPLOY', plan_job_id: job.id }, destroyPlan ? 'Destroy with this plan…' : 'Deploy this plan', html`class="button primary" data-create-job="${destroyPlan ? 'DESTROY' : 'DEPLOY'}" data-plan-job-id="${job.id}"`)}</span>`
             : ''
   }
   ${jobButton(base, vineId, { job_type: 'PLAN' }, 'Plan again', html`class="button" data-create-job="PLAN"`)}
