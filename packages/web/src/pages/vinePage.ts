@@ -218,11 +218,14 @@ function driftFacts(base: string, vine: VineView, now: Date): Html {
 </dl>`;
 }
 
+/** The drift schedule's form; with htmx the section is re-rendered in place from the vine page it lands on. */
 function driftSettings(base: string, vine: VineView): Html {
-  return html`<form method="post" action="${base}/configurations/${vine.id}/drift-schedule" class="inline-form" data-drift-settings="${vine.id}">
+  const action = `${base}/configurations/${vine.id}/drift-schedule`;
+  return html`<form method="post" action="${action}" class="inline-form" data-drift-settings="${vine.id}" hx-post="${action}" hx-target="closest section" hx-select="#drift" hx-swap="outerHTML">
   <label>Check every <input type="number" name="interval_minutes" min="60" max="10080" step="1" required value="${String(vine.drift_detection?.interval_minutes ?? 360)}"> minutes</label>
   <button type="submit" class="button" data-drift-save>Save schedule</button>
   ${vine.drift_detection ? html`<button type="submit" class="button" name="intent" value="off" formnovalidate data-drift-off>Turn off</button>` : ''}
+  <div data-form-slot aria-live="polite"></div>
 </form>`;
 }
 
