@@ -1,7 +1,5 @@
-// Trellis web interface: the little that needs a script. Every change is a plain form that works
-// without it (issue 29), some enhanced in place by htmx; this keeps the live job log and status
-// (Server-Sent Events), copy buttons and the organization switcher. Served from the same origin
-// (CSP script-src 'self'); its requests are same-origin with the session cookie and our Origin.
+// Trellis web interface: every change is a plain form that works without a script (issue 29), some
+// sent in place by htmx. This follows a job's log and status live, copies, and sends the switcher.
 
 {
   const base = document.body.dataset.base ?? '';
@@ -60,17 +58,17 @@
 
   // Copy buttons (a verification code, a token, a secret).
   for (const button of document.querySelectorAll('[data-copy]')) {
-    button.addEventListener('click', async () => {
-      const label = button.textContent;
-      const copied = await navigator.clipboard.writeText(button.dataset.copy).then(
-        () => true,
-        () => false,
-      );
-      button.textContent = copied ? 'Copied' : 'Press Ctrl+C';
-      setTimeout(() => {
-        button.textContent = label;
-      }, 2000);
-    });
+    const label = button.textContent;
+    const say = (text) => {
+      button.textContent = text;
+      setTimeout(() => Object.assign(button, { textContent: label }), 2000);
+    };
+    button.addEventListener('click', () =>
+      navigator.clipboard.writeText(button.dataset.copy).then(
+        () => say('Copied'),
+        () => say('Press Ctrl+C'),
+      ),
+    );
   }
 
   const TONES = { QUEUED: 'waiting', PROCESSING: 'running', SUCCESS: 'good', FAILED: 'bad', CANCELLED: 'neutral' };
@@ -78,19 +76,13 @@
   /** A job's status as the stream says it: the badge, the error, what is offered once it ends. */
   const showJobStatus = (status, errorMessage) => {
     const badge = document.getElementById('job-status');
-    if (badge) {
-      badge.textContent = status;
-      badge.dataset.status = status;
-      badge.className = `badge tone-${TONES[status] ?? 'neutral'}`;
-    }
+    if (badge) Object.assign(badge, { textContent: status, className: `badge tone-${TONES[status]}` });
+    if (badge) badge.dataset.status = status;
     // Why a queued job waited (as of the page's load) says nothing once it runs or ends.
     const waiting = '[data-waiting-for]:not([data-waiting-for="approval"])';
     for (const note of document.querySelectorAll(waiting)) note.hidden ||= status !== 'QUEUED';
     const error = document.querySelector('[data-job-error]');
-    if (error && errorMessage) {
-      error.textContent = errorMessage;
-      error.hidden = false;
-    }
+    if (error && errorMessage) Object.assign(error, { textContent: errorMessage, hidden: false });
     if (status === 'SUCCESS' || status === 'FAILED' || status === 'CANCELLED') {
       for (const cancel of document.querySelectorAll('[data-cancel-job]')) cancel.hidden = true;
       const finished = document.querySelector('[data-finished]');
@@ -106,11 +98,8 @@
   // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour sequences start with ESC
   const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 
-  /**
-   * Follows the job log over Server-Sent Events. Chunks are shown by id and a chunk whose id is
-   * not above the last one shown is ignored, so a stream that resumes (the browser sends
-   * Last-Event-ID; a new EventSource asks for ?after=) never leaves a gap or shows a line twice.
-   */
+  // Follows the job log over Server-Sent Events. A chunk whose id is not above the last one shown is
+  // ignored, so a stream that resumes (Last-Event-ID, or ?after=) never leaves a gap or shows a line twice.
   const followLog = (log) => {
     const state = document.querySelector('[data-stream-state]');
     const summary = document.querySelector('[data-plan-summary]');
@@ -122,11 +111,8 @@
     let pending = [];
     let flushQueued = false;
 
-    const setState = (kind, text) => {
-      if (!state) return;
-      state.className = `stream-state ${kind}`;
-      state.textContent = text;
-    };
+    const setState = (kind, text) =>
+      state && Object.assign(state, { className: `stream-state ${kind}`, textContent: text });
 
     const readSummary = (text) => {
       if (!readsSummary) return;
