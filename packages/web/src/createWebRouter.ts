@@ -63,8 +63,9 @@ export interface WebOptions {
 /**
  * The web interface as an express router: server-rendered pages for `/`, `/signin`,
  * `/cli/login`, `/vineyards`, `/configurations/:id`, `/jobs`, `/jobs/:id` and `/workers`, and
- * their stylesheet and script under `/assets/`. Everything it changes goes through the JSON API
- * (with the session cookie) or, for the CLI login approval, through a form checked like the API.
+ * their stylesheet and scripts under `/assets/`. Everything it changes is a plain form posted to
+ * a web route (issue 29), checked like the API (our own Origin) and handed to the use cases the API
+ * calls; htmx sends some in place. Only the plan review forms still post JSON from the script.
  */
 export function createWebRouter(options: WebOptions): Router {
   const router = express.Router();
