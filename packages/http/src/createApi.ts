@@ -269,7 +269,10 @@ export function createApi(options: ApiOptions): Express {
       });
     }
     sessions.clear(res);
-    res.status(204).end();
+    // The web's Sign out button is a plain form (no script): it lands on the sign-in page.
+    if (String(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded'))
+      res.redirect(303, `${req.baseUrl}/signin`);
+    else res.status(204).end();
   });
 
   const api = express.Router();

@@ -309,4 +309,16 @@ describe('web session', () => {
     expect(response.status).toBe(204);
     expect(response.headers.get('set-cookie')).toMatch(/Max-Age=0/);
   });
+
+  it("signs out from the web's plain form, then lands on the sign-in page", async () => {
+    const response = await fetch(`${api.url}/auth/signout`, {
+      method: 'POST',
+      headers: { origin: WEB_ORIGIN, 'content-type': 'application/x-www-form-urlencoded' },
+      body: '',
+      redirect: 'manual',
+    });
+    expect(response.status).toBe(303);
+    expect(response.headers.get('location')).toBe('/signin');
+    expect(response.headers.get('set-cookie')).toMatch(/Max-Age=0/);
+  });
 });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { RequestHandler } from 'express';
 
@@ -10,7 +11,16 @@ const FILES = {
   'trellis.css': 'text/css; charset=utf-8',
   'trellis.js': 'text/javascript; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
+  'htmx.min.js': 'text/javascript; charset=utf-8',
 } as const;
+
+/**
+ * Files served from a dependency rather than `assets/`: htmx (issue 29), which enhances the pages'
+ * plain forms in place, served from our own origin like the page script (CSP `script-src 'self'`).
+ */
+const FROM_PACKAGES: Partial<Record<AssetName, string>> = {
+  'htmx.min.js': createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js'),
+};
 
 type AssetName = keyof typeof FILES;
 
@@ -21,14 +31,14 @@ interface Asset {
   version: string;
 }
 
-/** The stylesheet, the client script and the icon, read once and served from memory. */
+/** The stylesheet, the client scripts and the icon, read once and served from memory. */
 export class Assets {
   private readonly files: Map<string, Asset>;
 
   constructor(dir = ASSETS_DIR) {
     this.files = new Map(
       (Object.entries(FILES) as [AssetName, string][]).map(([name, type]) => {
-        const body = readFileSync(`${dir}/${name}`);
+        const body = readFileSync(FROM_PACKAGES[name] ?? `${dir}/${name}`);
         return [name, { body, type, version: createHash('sha256').update(body).digest('hex').slice(0, 12) }];
       }),
     );

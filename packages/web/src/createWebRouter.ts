@@ -30,6 +30,8 @@ import { securityHeaders } from './securityHeaders.js';
 import { tfeLoginRoutes } from './tfe/tfeLoginRoutes.js';
 import { stateRoutes } from './state/stateRoutes.js';
 import { queueRoutes } from './queue/queueRoutes.js';
+import { jobActionRoutes } from './jobActions/jobActionRoutes.js';
+import { vineSettingRoutes } from './vineSettings/vineSettingRoutes.js';
 import { stateSection } from './tfe/stateSection.js';
 import { vineEditRoutes } from './vineEdits/vineEditRoutes.js';
 import { vineyardEditRoutes } from './vineyardEdits/vineyardEditRoutes.js';
@@ -62,8 +64,9 @@ export interface WebOptions {
 /**
  * The web interface as an express router: server-rendered pages for `/`, `/signin`,
  * `/cli/login`, `/vineyards`, `/configurations/:id`, `/jobs`, `/jobs/:id` and `/workers`, and
- * their stylesheet and script under `/assets/`. Everything it changes goes through the JSON API
- * (with the session cookie) or, for the CLI login approval, through a form checked like the API.
+ * their stylesheet and scripts under `/assets/`. Everything it changes is a plain form posted to
+ * a web route (issue 29), checked like the API (our own Origin) and handed to the use cases the API
+ * calls; htmx sends some in place. Only the plan review forms still post JSON from the script.
  */
 export function createWebRouter(options: WebOptions): Router {
   const router = express.Router();
@@ -93,6 +96,7 @@ export function createWebRouter(options: WebOptions): Router {
       assets: {
         css: assets.url(base, 'trellis.css'),
         js: assets.url(base, 'trellis.js'),
+        htmx: assets.url(base, 'htmx.min.js'),
         icon: assets.url(base, 'favicon.svg'),
       },
     };
@@ -212,17 +216,18 @@ export function createWebRouter(options: WebOptions): Router {
     tokenDays: options.tfeLoginTokenDays ?? 90,
   });
 
-  vineEditRoutes(router, { useCases, headers, signedIn });
+  // A configuration's inline files come in the form: up to the API's body limit, urlencoded.
+  const sameOriginLargeForm = [
+    sameOrigin,
+    express.urlencoded({ extended: false, limit: '16mb', parameterLimit: 2000 }),
+  ];
+  vineEditRoutes(router, { useCases, headers, signedIn, sameOriginLargeForm });
   // Before `/vineyards/:id`, which would take `/vineyards/new` for an id.
-  vineyardEditRoutes(router, {
-    useCases,
-    headers,
-    signedIn,
-    // A configuration's inline files come in the form: up to the API's body limit, urlencoded.
-    sameOriginLargeForm: [sameOrigin, express.urlencoded({ extended: false, limit: '16mb', parameterLimit: 2000 })],
-  });
+  vineyardEditRoutes(router, { useCases, headers, signedIn, sameOriginLargeForm });
   stateRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
   queueRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
+  jobActionRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
+  vineSettingRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
 
   // A workspace's `self-html` link in the Terraform Cloud protocol (docs/terraform-cloud.md).
   router.get(

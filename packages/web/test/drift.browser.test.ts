@@ -98,13 +98,27 @@ describe.skipIf(!chromiumPath)('drift in the web pages', { timeout: BROWSER_TEST
     expect(await page.locator('input[name="interval_minutes"]:invalid').count()).toBe(1);
     expect((await user.getConfiguration(web.id)).drift_detection).toEqual({ interval_minutes: 360 });
 
+    // htmx sends the form and re-renders the section in place (the page is not loaded again).
+    await page.evaluate(() => {
+      (window as unknown as { stayed: boolean }).stayed = true;
+    });
     await page.fill('input[name="interval_minutes"]', '720');
-    await Promise.all([page.waitForEvent('load'), page.click('[data-drift-save]')]);
-    expect(await page.locator('[data-drift-schedule]').textContent()).toMatch(/^every 720 minutes, next /);
+    await page.click('[data-drift-save]');
+    await page.locator('[data-drift-schedule]', { hasText: /^every 720 minutes, next / }).waitFor();
     expect((await user.getConfiguration(web.id)).drift_detection).toEqual({ interval_minutes: 720 });
 
-    await Promise.all([page.waitForEvent('load'), page.click('[data-drift-off]')]);
-    expect(await page.locator('[data-drift-schedule]').textContent()).toMatch(/^off /);
+    await page.click('[data-drift-off]');
+    await page.locator('[data-drift-schedule]', { hasText: /^off / }).waitFor();
+    expect(await page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed)).toBe(true);
+
+    // Core's refusal shows inside the form, in place (the browser's own check taken off to reach core).
+    await page.fill('input[name="interval_minutes"]', '30');
+    await page.evaluate(() => document.querySelector('input[name="interval_minutes"]')?.removeAttribute('min'));
+    await page.click('[data-drift-save]');
+    const refusal = page.locator('[data-drift-settings] [data-form-slot] [data-action-error]');
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toContain('[validation_failed]');
+    expect((await user.getConfiguration(web.id)).drift_detection).toBeNull();
     expect((await user.getConfiguration(web.id)).drift_detection).toBeNull();
     await screenshot(page, 'drift-settings-off');
   });

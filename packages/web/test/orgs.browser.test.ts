@@ -12,7 +12,7 @@ import type { UserActor } from '@trellis/core';
 import { addAcceptedMember } from '@trellis/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser } from './support/browser.js';
+import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser, clickAndConfirm } from './support/browser.js';
 import { type Issuer, issuerEnv, signInAtIssuer, startIssuer } from './support/oidcIssuer.js';
 import { MAIN_TF, WebServer } from './support/webServer.js';
 
@@ -241,8 +241,11 @@ describe.skipIf(!chromiumPath)(
       );
       await screenshot(admin, 'orgs-admin-members');
 
-      admin.once('dialog', (dialog) => dialog.accept());
-      await newbie.locator('form[data-remove-member] button').click();
+      await Promise.all([
+        admin.waitForSelector('[data-confirmation]'),
+        newbie.locator('form[data-remove-member] button').click(),
+      ]);
+      await Promise.all([admin.waitForNavigation(), admin.click('[data-confirm-yes]')]);
       await newbie.waitFor({ state: 'detached' });
       const members = await server.useCases.orgs.listMembers(owner, orgId);
       expect(members.items.map((member) => [member.email, member.role]).sort()).toEqual([
@@ -424,9 +427,8 @@ describe.skipIf(!chromiumPath)(
 
     it('lets a member leave the organization', async () => {
       await viewer.goto(`${web}/orgs/${orgId}`);
-      viewer.once('dialog', (dialog) => dialog.accept());
-      await viewer.click('form[data-leave-org] button[type=submit]');
-      await viewer.waitForURL(`${web}/orgs`);
+      await clickAndConfirm(viewer, 'form[data-leave-org] button[type=submit]');
+      expect(new URL(viewer.url()).pathname).toBe('/orgs');
       expect(await viewer.locator('tr[data-org]').count()).toBe(0);
       const members = await server.useCases.orgs.listMembers(owner, orgId);
       expect(members.items.map((member) => member.email)).not.toContain('vera@example.com');

@@ -215,23 +215,33 @@ describe.skipIf(!chromiumPath)('web pages in Chromium', { timeout: BROWSER_TEST_
     const planId = (await clickAndFollow(page, 'button[data-create-job="PLAN"]')).pathname.split('/').pop() as string;
     expect((await user.getJob(planId)).job_type).toBe('PLAN');
     await page.waitForSelector('#job-status[data-status="QUEUED"]');
-    await page.click('[data-cancel-job]');
+    // Cancelling asks first, on a page of its own (no script needed), then shows the job again.
+    await clickAndFollow(page, '[data-cancel-job] button');
+    expect(await page.locator('[data-confirmation]').textContent()).toContain('Cancel this job?');
+    const cancelled = await clickAndFollow(page, '[data-confirm-yes]');
+    expect(cancelled.pathname).toBe(`/jobs/${planId}`);
     await page.waitForSelector('#job-status[data-status="CANCELLED"]');
-    expect(await page.isHidden('[data-cancel-job]')).toBe(true);
+    expect(await page.locator('[data-cancel-job]').count()).toBe(0);
     expect((await user.getJob(planId)).status).toBe('CANCELLED');
 
     await page.goto(`${server.url}/jobs/${savedPlan.id}`);
     await page.waitForSelector('[data-stream-state].ended');
     expect(await page.locator('[data-plan-summary]').textContent()).toBe('No changes.');
     await screenshot(page, 'job-plan');
-    const deployUrl = await clickAndFollow(page, '[data-deploy-plan]');
+    const deployUrl = await clickAndFollow(page, '[data-deploy-plan] button');
     const deploy = await user.getJob(deployUrl.pathname.split('/').pop() as string);
     expect(deploy).toMatchObject({ job_type: 'DEPLOY', plan_job_id: savedPlan.id, status: 'QUEUED' });
     await screenshot(page, 'job-queued');
     await user.cancelJob(deploy.id);
 
     await page.goto(`${server.url}/configurations/${web.id}`);
-    const destroyUrl = await clickAndFollow(page, 'button[data-create-job="DESTROY"]');
+    // Destroying asks for the vine's name first; a wrong one destroys nothing.
+    await clickAndFollow(page, 'button[data-create-job="DESTROY"]');
+    await page.fill('#action-confirm', 'not-web');
+    await Promise.all([page.waitForNavigation(), page.click('[data-confirm-yes]')]);
+    expect(await page.locator('[data-field-error="action-confirm"]').textContent()).toContain('type web to confirm');
+    await page.fill('#action-confirm', web.name);
+    const destroyUrl = await clickAndFollow(page, '[data-confirm-yes]');
     expect((await user.getJob(destroyUrl.pathname.split('/').pop() as string)).job_type).toBe('DESTROY');
     expect(errors).toEqual([]);
   });
@@ -241,11 +251,16 @@ describe.skipIf(!chromiumPath)('web pages in Chromium', { timeout: BROWSER_TEST_
     await page.goto(`${server.url}/jobs/${planWithoutFile.id}`);
     await page.waitForSelector('[data-stream-state].ended');
     expect(await page.locator('[data-plan-summary]').textContent()).toBe('1 to add, 0 to change, 0 to destroy');
-    await page.click('[data-deploy-plan]');
+    // A plain form: core's refusal comes back as a page with its detail and code, and the way back.
+    const [response] = await Promise.all([
+      page.waitForResponse((answer) => answer.request().method() === 'POST'),
+      page.click('[data-deploy-plan] button'),
+    ]);
+    expect(response.status()).toBe(409);
     const alert = page.locator('[data-action-error]');
     await alert.waitFor({ state: 'visible' });
     expect(await alert.textContent()).toBe('the plan job has not succeeded with a plan artifact [plan_not_ready]');
-    expect(new URL(page.url()).pathname).toBe(`/jobs/${planWithoutFile.id}`);
+    expect(await page.getAttribute('[data-refused-back]', 'href')).toBe(`/jobs/${planWithoutFile.id}`);
     await screenshot(page, 'job-refused');
   });
 

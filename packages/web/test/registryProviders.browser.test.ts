@@ -24,7 +24,14 @@ import {
 import * as openpgp from 'openpgp';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BROWSER_TEST_TIMEOUT_MS, clickAndFollow, findChromium, screenshot, TestBrowser } from './support/browser.js';
+import {
+  BROWSER_TEST_TIMEOUT_MS,
+  clickAndFollow,
+  findChromium,
+  screenshot,
+  TestBrowser,
+  clickAndConfirm,
+} from './support/browser.js';
 import { type Issuer, issuerEnv, signInAtIssuer, startIssuer } from './support/oidcIssuer.js';
 import { ADMIN_EMAIL, BOOTSTRAP_TOKEN, WebServer } from './support/webServer.js';
 
@@ -45,15 +52,9 @@ function tinyZip(content: string): Buffer {
 
 const streamOf = (bytes: Buffer) => new Blob([new Uint8Array(bytes)]).stream();
 
-/** Accepts the confirm of a delete form, sends it and waits for the page it lands on (the same list again). */
+/** Sends a delete form, says yes on the page that asks first, and returns the page it lands on (the same list again). */
 async function confirmAndSubmit(page: Page, selector: string): Promise<URL> {
-  page.once('dialog', (dialog) => dialog.accept());
-  const landed = page.waitForResponse(
-    (response) => response.request().method() === 'GET' && response.request().isNavigationRequest(),
-  );
-  await page.click(selector);
-  await landed;
-  await page.waitForLoadState('load');
+  await clickAndConfirm(page, selector);
   return new URL(page.url());
 }
 
@@ -290,16 +291,17 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         expect(await viewer.locator('form[data-delete-mirror-archive]').count()).toBe(0);
         await screenshot(viewer, 'registry-mirror-viewer');
 
-        const forgedVersion = await forgedPost('/registry/providers/acme/null/1.1.0/delete');
+        // Forged past the page that asks first.
+        const forgedVersion = await forgedPost('/registry/providers/acme/null/1.1.0/delete', { confirmed: 'yes' });
         expect(forgedVersion.status()).toBe(403);
         expect(await forgedVersion.text()).toContain('data-form-error');
-        const forgedKey = await forgedPost(`/registry/gpg-keys/acme/${key.keyId}/delete`);
+        const forgedKey = await forgedPost(`/registry/gpg-keys/acme/${key.keyId}/delete`, { confirmed: 'yes' });
         expect(forgedKey.status()).toBe(403);
         expect(await forgedKey.text()).toContain('data-form-error');
         const forgedAdd = await forgedPost('/registry/gpg-keys/acme', { ascii_armor: key.publicKey });
         expect(forgedAdd.status()).toBe(403);
         expect(await forgedAdd.text()).toContain('data-form-error');
-        const forgedArchive = await forgedPost(`/registry/mirror/acme/${archive?.id}/delete`);
+        const forgedArchive = await forgedPost(`/registry/mirror/acme/${archive?.id}/delete`, { confirmed: 'yes' });
         expect(forgedArchive.status()).toBe(403);
         expect(await forgedArchive.text()).toContain('data-form-error');
         // Nothing was deleted.

@@ -16,7 +16,14 @@ import {
 import nock from 'nock';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser } from './support/browser.js';
+import {
+  BROWSER_TEST_TIMEOUT_MS,
+  findChromium,
+  screenshot,
+  TestBrowser,
+  clickAndConfirm,
+  clickAndFollow,
+} from './support/browser.js';
 import { ADMIN_EMAIL, BOOTSTRAP_TOKEN, vineyardWithVine, WebServer } from './support/webServer.js';
 
 const chromiumPath = findChromium('the repository connection suite');
@@ -119,12 +126,12 @@ describe.skipIf(!chromiumPath)(
       await screenshot(page, 'vcs-connected-auto');
 
       const remove = nock('https://api.github.com').delete('/repos/acme/infra/hooks/77').reply(204);
-      await Promise.all([page.waitForEvent('load'), page.click('[data-vcs-disconnect]')]);
+      await clickAndConfirm(page, '[data-vcs-disconnect]');
       expect(remove.isDone()).toBe(true);
       expect(await page.locator('[data-vcs-none]').count()).toBe(1);
     });
 
-    it('a manual webhook: the secret is shown once in the page, never after a reload', async () => {
+    it('a manual webhook: the secret is shown once in the page, never when the vine is shown again', async () => {
       const page = await signedInPage();
       await page.goto(`${server.url}/configurations/${web.id}`);
       await page.fill('form[data-vcs-connect] input[name="repository"]', 'acme/infra');
@@ -139,7 +146,7 @@ describe.skipIf(!chromiumPath)(
       );
       await screenshot(page, 'vcs-manual-secret');
 
-      await page.reload();
+      await clickAndFollow(page, '[data-vcs-done]');
       expect(await page.locator('[data-vcs-mode]').getAttribute('data-vcs-mode')).toBe('manual');
       expect(await page.locator('[data-vcs-pull-requests]').textContent()).toBe('ignored');
       expect(await page.locator('[data-vcs-fork-pull-requests]').textContent()).toBe('not planned (neutral status)');

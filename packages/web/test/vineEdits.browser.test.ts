@@ -51,7 +51,7 @@ describe.skipIf(!chromiumPath)('editing and deleting in the web pages', { timeou
     const edit = await clickAndFollow(page, '[data-edit-vine]');
     expect(edit.pathname).toBe(`/configurations/${vine.id}/edit`);
     expect(await page.content()).not.toContain('s3cret-value');
-    const secret = page.locator('tr[data-variable="db_password"] input[name=value]');
+    const secret = page.locator('tr[data-variable="db_password"] input[name^="value:"]');
     expect(await secret.getAttribute('type')).toBe('password');
     expect(await secret.inputValue()).toBe('');
     await screenshot(page, 'vine-edit-form');
@@ -67,7 +67,7 @@ describe.skipIf(!chromiumPath)('editing and deleting in the web pages', { timeou
     await page.fill('input[name=name]', 'web-renamed');
     await page.selectOption('select[name=engine]', 'terraform');
     await page.fill('input[name=engine_version]', '1.9.8');
-    await page.fill('tr[data-variable="greeting"] input[name=value]', 'hello');
+    await page.fill('tr[data-variable="greeting"] input[name^="value:"]', 'hello');
     await secret.fill('rotated-secret');
     await page.fill('input[name=new_name]', 'region');
     await page.fill('input[name=new_value]', 'eu-west-1');

@@ -20,7 +20,7 @@ import {
 } from '@trellis/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser } from './support/browser.js';
+import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser, clickAndConfirm } from './support/browser.js';
 import { type Issuer, issuerEnv, signInAtIssuer, startIssuer } from './support/oidcIssuer.js';
 import { ADMIN_EMAIL, type AgentClient, BOOTSTRAP_TOKEN, MAIN_TF, WebServer } from './support/webServer.js';
 
@@ -272,7 +272,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
             origin: web,
             'content-type': 'application/x-www-form-urlencoded',
           },
-          body: '',
+          // Past the page that asks first, as a forged post would be.
+          body: 'confirmed=yes',
           redirect: 'manual',
         });
         expect(response.status).toBe(403);
@@ -299,11 +300,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         const oldest = before.versions.at(-1)?.id as number;
         await admin.goto(`${web}/configurations/${vineId}/state`);
         expect(await admin.locator('[data-rollback-form]').count()).toBe(1);
-        admin.once('dialog', (dialog) => dialog.accept());
-        await Promise.all([
-          admin.waitForURL(/\?done=rolled-back$/),
-          admin.click(`[data-state-rollback-to="${oldest}"]`),
-        ]);
+        await clickAndConfirm(admin, `[data-state-rollback-to="${oldest}"]`);
+        expect(new URL(admin.url()).search).toBe('?done=rolled-back');
 
         const after = await ownerClient.stateHistory(vineId);
         expect(after.versions).toHaveLength(3);
@@ -341,17 +339,20 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         await admin.goto(`${web}/configurations/${vineId}/state`);
         await screenshot(admin, 'vine-state-locked-admin');
         // A rollback is refused while the state is locked: the page says by whom.
-        admin.once('dialog', (dialog) => dialog.accept());
+        await Promise.all([
+          admin.waitForSelector('[data-confirmation]'),
+          admin.locator('[data-rollback-form] button').first().click(),
+        ]);
         const [refused] = await Promise.all([
           admin.waitForEvent('response', (response) => response.request().method() === 'POST'),
-          admin.locator('[data-rollback-form] button').first().click(),
+          admin.click('[data-confirm-yes]'),
         ]);
         expect(refused.status()).toBe(409);
         await admin.locator('[data-form-error]').waitFor();
         expect(await admin.locator('[data-form-error]').textContent()).toBe('the state is locked by tofu@dead-host');
         expect((await ownerClient.stateHistory(vineId)).versions).toHaveLength(3);
-        admin.once('dialog', (dialog) => dialog.accept());
-        await Promise.all([admin.waitForURL(/\?done=unlocked$/), admin.click('[data-state-force-unlock]')]);
+        await clickAndConfirm(admin, '[data-state-force-unlock]');
+        expect(new URL(admin.url()).search).toBe('?done=unlocked');
         expect(await admin.locator('[data-state-lock]').getAttribute('data-state-lock')).toBe('free');
         expect((await ownerClient.stateHistory(vineId)).lock).toBeNull();
 
@@ -379,8 +380,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         expect(await operator.locator('[data-acknowledge-form]').count()).toBe(0);
 
         await admin.goto(`${web}/configurations/${vineId}/state`);
-        admin.once('dialog', (dialog) => dialog.accept());
-        await Promise.all([admin.waitForURL(/\?done=acknowledged$/), admin.click('[data-state-acknowledge]')]);
+        await clickAndConfirm(admin, '[data-state-acknowledge]');
+        expect(new URL(admin.url()).search).toBe('?done=acknowledged');
         expect(await admin.locator('[data-state-after-lost]').count()).toBe(0);
         expect((await ownerClient.stateHistory(vineId)).state_after_lost).toBeNull();
       });

@@ -9,7 +9,7 @@ import type { VineView } from '@trellis/core';
 import { checkTestPostgres, createTestDatabase, type TestDatabase, testPostgresPoolSize } from '@trellis/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser } from './support/browser.js';
+import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser, clickAndConfirm } from './support/browser.js';
 import { type AgentClient, BOOTSTRAP_TOKEN, vineyardWithVine, WebServer } from './support/webServer.js';
 
 const chromiumPath = findChromium('the waiting and unlock suite');
@@ -98,8 +98,9 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         const page = await signedInPage();
         await page.goto(`${server.url}/configurations/${vine.id}`);
         expect(await page.locator('[data-state-lock]').textContent()).toContain('tofu@dead-host');
-        page.once('dialog', (dialog) => dialog.accept());
-        await Promise.all([page.waitForEvent('load'), page.click('[data-state-unlock]')]);
+        await clickAndConfirm(page, '[data-state-unlock]');
+        expect(new URL(page.url()).search).toBe('?done=unlocked');
+        await page.goto(`${server.url}/configurations/${vine.id}`);
         expect(await page.locator('[data-state-lock]').textContent()).toBe('free');
         expect(await page.locator('[data-state-unlock]').count()).toBe(0);
         await screenshot(page, 'state-force-unlocked');

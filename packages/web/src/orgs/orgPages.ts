@@ -209,7 +209,7 @@ ${
   ${
     lastOwner
       ? html`<p class="muted small" data-last-owner>You are its last owner, so you cannot leave: make another member an owner first${roleAllows(org.role, 'org.delete') ? ', or delete the organization' : ''}.</p>`
-      : html`<form method="post" action="${path}/members/${mine.id}/remove" class="inline-form" data-leave-org data-confirm="Leave ${org.name}? You lose access to its records at once.">
+      : html`<form method="post" action="${path}/members/${mine.id}/remove" class="inline-form" data-leave-org>
     <button type="submit" class="button">Leave ${org.name}</button>
   </form>
   <p class="muted small">You lose access to its records at once; a member who manages members can add you again.</p>`
@@ -240,7 +240,7 @@ function memberForms(base: string, orgId: string, member: MemberEntry, assignabl
     ${roleSelect(`role-${member.id}`, assignable, member.role)}
     <button type="submit" class="button">Change role</button>
   </form>
-  <form method="post" action="${path}/remove" class="inline-form" data-remove-member data-confirm="Remove ${member.email} from the organization?">
+  <form method="post" action="${path}/remove" class="inline-form" data-remove-member>
     <button type="submit" class="button danger">Remove</button>
   </form>`;
 }

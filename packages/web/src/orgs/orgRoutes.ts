@@ -2,6 +2,7 @@ import { MAX_PAGE_LIMIT, NotFoundError, roleAllows } from '@trellis/core';
 import type { RequestHandler, Router } from 'express';
 import type { Page } from '../layout.js';
 import { type FormProblem, orgPage, orgsPage } from './orgPages.js';
+import { type Confirmation, unconfirmed } from '../confirmation.js';
 import { formField, formProblem, type PageContext, Redirect, type WebRouteDeps } from '../routing.js';
 
 /** Organizations (issue 12), their members and invitations: every change goes through the same use cases as the API. */
@@ -71,8 +72,12 @@ export function orgRoutes(router: Router, deps: WebRouteDeps): void {
   router.get('/orgs/:id', deps.headers, deps.signedIn(showOrg));
 
   /** A member form: the change, then back to the organization page (or what went wrong, on it). */
-  const memberForm = (change: (context: PageContext) => Promise<void>): RequestHandler =>
+  const memberForm = (change: (context: PageContext) => Promise<void>, ask?: Confirmation): RequestHandler =>
     deps.signedIn(async (context) => {
+      const asking = ask
+        ? unconfirmed(context.req, context.base, { ...ask, back: `/orgs/${context.req.params.id}` })
+        : null;
+      if (asking) return asking;
       try {
         await change(context);
       } catch (error) {
@@ -111,9 +116,18 @@ export function orgRoutes(router: Router, deps: WebRouteDeps): void {
     '/orgs/:id/members/:memberId/remove',
     deps.headers,
     ...deps.sameOriginForm,
-    memberForm(async ({ req, user }) => {
-      await deps.useCases.orgs.removeMember(user, req.params.id, req.params.memberId);
-    }),
+    memberForm(
+      async ({ req, user }) => {
+        await deps.useCases.orgs.removeMember(user, req.params.id, req.params.memberId);
+      },
+      {
+        title: 'Remove from the organization',
+        question: "Remove this membership? Whoever holds it loses access to the organization's records at once.",
+        button: 'Remove',
+        back: '',
+        section: 'orgs',
+      },
+    ),
   );
 
   router.post(

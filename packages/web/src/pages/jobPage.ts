@@ -16,7 +16,7 @@ import { readOnlyNote } from './vinePage.js';
 import { type PlanReviewRights, planReviewSection } from '../policies/planReview.js';
 import { planChangesSection } from '../policies/planChanges.js';
 import type { ApprovalSetting, PlanChangesView, PlanlessActions, WaitingFor } from '@trellis/core';
-import { destroyButton } from './destroyButton.js';
+import { destroyButton, jobButton } from './destroyButton.js';
 
 export interface JobPageInput {
   base: string;
@@ -77,7 +77,7 @@ ${waitingNote(base, input.waitingFor ?? null)}
 ${
   input.mayRun
     ? html`<div class="actions">
-  <button type="button" class="button danger" data-cancel-job="${job.id}"${finished ? html` hidden` : ''}>Cancel job</button>
+  ${finished ? '' : html`<form method="post" action="${base}/jobs/${job.id}/cancel" class="inline-form button-form" data-cancel-job="${job.id}"><button type="submit" class="button danger">Cancel job…</button></form>`}
   ${job.vine_id ? vineActions(base, job, appliedBy, input.planless) : ''}
 </div>
 <p class="error" role="alert" data-action-error hidden></p>`
@@ -172,11 +172,11 @@ function vineActions(base: string, job: JobView, appliedBy: Job | null, planless
         : isPlan && refused
           ? html`<span class="muted" data-deploy-refused="${refused.code ?? ''}">Not deployable: ${refused.reason ?? ''}</span>`
           : isPlan
-            ? html`<button type="button" class="button primary" data-create-job="${destroyPlan ? 'DESTROY' : 'DEPLOY'}" data-configuration-id="${vineId}" data-plan-job-id="${job.id}" data-deploy-plan${job.status === 'SUCCESS' ? '' : html` hidden`}${destroyPlan ? html` data-confirm="Destroy every resource of ${job.config_snapshot.vine?.name ?? 'this vine'} with this plan? This cannot be undone."` : ''}>${destroyPlan ? 'Destroy with this plan' : 'Deploy this plan'}</button>`
+            ? html`<span data-deploy-plan${job.status === 'SUCCESS' ? '' : html` hidden`}>${jobButton(base, vineId, { job_type: destroyPlan ? 'DESTROY' : 'DEPLOY', plan_job_id: job.id }, destroyPlan ? 'Destroy with this plan…' : 'Deploy this plan', html`class="button primary" data-create-job="${destroyPlan ? 'DESTROY' : 'DEPLOY'}" data-plan-job-id="${job.id}"`)}</span>`
             : ''
   }
-  <button type="button" class="button" data-create-job="PLAN" data-configuration-id="${vineId}">Plan again</button>
-  ${destroyButton({ id: vineId, name: job.config_snapshot.vine?.name ?? 'this vine' }, planless)}`;
+  ${jobButton(base, vineId, { job_type: 'PLAN' }, 'Plan again', html`class="button" data-create-job="PLAN"`)}
+  ${destroyButton(base, { id: vineId, name: job.config_snapshot.vine?.name ?? 'this vine' }, planless)}`;
 }
 
 /** An uploaded configuration (a run of the stock CLI) and a plan's run options (issue 27). */

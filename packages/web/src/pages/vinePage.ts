@@ -17,7 +17,7 @@ import {
 import { badge, commitCell, driftBadge, jobDuration, jobTypeLabel, shortId, utc, when } from '../format.js';
 import { externalUrl, type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
-import { destroyButton } from './destroyButton.js';
+import { destroyButton, jobButton } from './destroyButton.js';
 import { approvalSettingSection } from '../policies/planReview.js';
 
 export interface VinePageInput {
@@ -83,10 +83,16 @@ ${vine.status_message ? html`<p class="error" data-status-message>${vine.status_
 ${
   input.mayRun
     ? html`<div class="actions" data-vine-actions>
-  <button type="button" class="button primary" data-create-job="PLAN" data-configuration-id="${vine.id}">Plan</button>
+  ${jobButton(base, vine.id, { job_type: 'PLAN' }, 'Plan', html`class="button primary" data-create-job="PLAN"`)}
   ${
     plan
-      ? html`<button type="button" class="button" data-create-job="DEPLOY" data-configuration-id="${vine.id}" data-plan-job-id="${plan.id}">Deploy plan ${shortId(plan.id)}</button>`
+      ? jobButton(
+          base,
+          vine.id,
+          { job_type: 'DEPLOY', plan_job_id: plan.id },
+          `Deploy plan ${shortId(plan.id)}`,
+          html`class="button" data-create-job="DEPLOY" data-plan-job-id="${plan.id}"`,
+        )
       : ''
   }
   ${
@@ -94,12 +100,21 @@ ${
     // only a plan: no plan-and-deploy in one go.
     (input.planless ? !input.planless.deploy.allowed : vine.approval?.required)
       ? ''
-      : html`<button type="button" class="button" data-create-job="DEPLOY" data-configuration-id="${vine.id}" data-plan-and-deploy>Plan and deploy</button>`
+      : jobButton(
+          base,
+          vine.id,
+          { job_type: 'DEPLOY' },
+          'Plan and deploy',
+          html`class="button" data-create-job="DEPLOY" data-plan-and-deploy`,
+        )
   }
-  ${vine.status === 'DEPLOYED' ? html`<button type="button" class="button" data-drift-check="${vine.id}">Check drift</button>` : ''}
-  ${destroyButton(vine, input.planless)}
-</div>
-<p class="error" role="alert" data-action-error hidden></p>`
+  ${
+    vine.status === 'DEPLOYED'
+      ? html`<form method="post" action="${base}/configurations/${vine.id}/drift-check" class="inline-form button-form"><button type="submit" class="button" data-drift-check="${vine.id}">Check drift</button></form>`
+      : ''
+  }
+  ${destroyButton(base, vine, input.planless)}
+</div>`
     : readOnlyNote(input.org, 'operators plan, deploy and destroy it')
 }
 ${input.mayManage ? html`<p class="actions"><a class="button" href="${base}/configurations/${vine.id}/edit" data-edit-vine>Edit or delete</a></p>` : ''}
@@ -115,15 +130,15 @@ ${input.mayManage ? html`<p class="actions"><a class="button" href="${base}/conf
 </section>
 </div>
 
-${input.vcs !== undefined ? repositorySection(input.vcs, vine, input.mayManage === true, input.vcsProviders ?? []) : ''}
+${input.vcs !== undefined ? repositorySection(base, input.vcs, vine, input.mayManage === true, input.vcsProviders ?? []) : ''}
 
-<section class="card" data-drift-section>
+<section class="card" id="drift" data-drift-section>
   <h2>Drift</h2>
   ${driftFacts(base, vine, now)}
-  ${input.mayManage ? driftSettings(vine) : ''}
+  ${input.mayManage ? driftSettings(base, vine) : ''}
 </section>
 
-${approvalSettingSection(vine.id, vine.approval ?? null, input.mayManage === true)}
+${approvalSettingSection(base, vine.id, vine.approval ?? null, input.mayManage === true)}
 
 ${input.state ?? ''}
 
@@ -203,11 +218,14 @@ function driftFacts(base: string, vine: VineView, now: Date): Html {
 </dl>`;
 }
 
-function driftSettings(vine: VineView): Html {
-  return html`<form class="inline-form" data-drift-settings="${vine.id}">
+/** The drift schedule's form; with htmx the section is re-rendered in place from the vine page it lands on. */
+function driftSettings(base: string, vine: VineView): Html {
+  const action = `${base}/configurations/${vine.id}/drift-schedule`;
+  return html`<form method="post" action="${action}" class="inline-form" data-drift-settings="${vine.id}" hx-post="${action}" hx-target="closest section" hx-select="#drift" hx-swap="outerHTML">
   <label>Check every <input type="number" name="interval_minutes" min="60" max="10080" step="1" required value="${String(vine.drift_detection?.interval_minutes ?? 360)}"> minutes</label>
   <button type="submit" class="button" data-drift-save>Save schedule</button>
-  ${vine.drift_detection ? html`<button type="button" class="button" data-drift-off>Turn off</button>` : ''}
+  ${vine.drift_detection ? html`<button type="submit" class="button" name="intent" value="off" formnovalidate data-drift-off>Turn off</button>` : ''}
+  <div data-form-slot aria-live="polite"></div>
 </form>`;
 }
 
@@ -219,6 +237,7 @@ const FORK_LABELS: Record<ForkPullRequestMode, string> = {
 
 /** The connected repository (issue 13): what pushes and pull requests do; connect and disconnect for admins. */
 function repositorySection(
+  base: string,
   connection: VcsConnectionView | null,
   vine: VineView,
   mayManage: boolean,
@@ -254,7 +273,7 @@ function repositorySection(
   const form =
     providers.length === 0
       ? html`<p class="muted">No git provider is configured on this server (<code>TRELLIS_GITHUB_CLIENT_ID</code>, ...).</p>`
-      : html`<form class="stacked-form" data-vcs-connect="${vine.id}">
+      : html`<form method="post" action="${base}/configurations/${vine.id}/vcs" class="stacked-form" data-vcs-connect="${vine.id}">
   <label>Provider <select name="provider">${providers.map(
     (provider) =>
       html`<option value="${provider}"${connection?.provider === provider ? ' selected' : ''}>${PROVIDER_NAMES[provider]}</option>`,
@@ -271,14 +290,9 @@ function repositorySection(
   <label><input type="checkbox" name="manual"${connection?.webhook_mode === 'manual' ? ' checked' : ''}> I create the webhook myself (manual)</label>
   <div class="actions">
     <button type="submit" class="button primary" data-vcs-save>${connection ? 'Reconnect' : 'Connect'}</button>
-    ${connection ? html`<button type="button" class="button danger" data-vcs-disconnect data-confirm="Disconnect ${vine.name} from ${connection.repository}?">Disconnect</button>` : ''}
+    ${connection ? html`<button type="submit" class="button danger" formaction="${base}/configurations/${vine.id}/vcs/disconnect" formnovalidate data-vcs-disconnect>Disconnect…</button>` : ''}
   </div>
-</form>
-<div class="notice" data-vcs-secret hidden>
-  <p><strong>Create the webhook at the provider now: the secret is shown only this once.</strong></p>
-  <dl class="facts"><dt>Payload URL</dt><dd><code data-vcs-secret-url></code></dd><dt>Secret</dt><dd><code data-vcs-secret-value></code></dd><dt>Content type</dt><dd><code>application/json</code></dd><dt>Events</dt><dd>pushes and pull (merge) requests</dd></dl>
-  <p><a href="" data-vcs-done>Done</a></p>
-</div>`;
+</form>`;
   return html`<section class="card" data-vcs-section><h2>Repository</h2>${facts}${form}</section>`;
 }
 

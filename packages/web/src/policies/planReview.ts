@@ -91,7 +91,12 @@ function approvalText(job: JobView, setting: ApprovalSetting | null): Html {
 }
 
 /** The vine's approval setting, and for admins the form that changes it. */
-export function approvalSettingSection(vineId: string, setting: ApprovalSetting | null, mayManage: boolean): Html {
+export function approvalSettingSection(
+  base: string,
+  vineId: string,
+  setting: ApprovalSetting | null,
+  mayManage: boolean,
+): Html {
   return html`<section class="card" data-approval-section>
   <h2>Approvals</h2>
   <p data-approval-setting="${setting?.required ? (setting.separate_approver ? 'separate' : 'required') : 'off'}">${
@@ -101,7 +106,7 @@ export function approvalSettingSection(vineId: string, setting: ApprovalSetting 
   }</p>
   ${
     mayManage
-      ? html`<form class="inline-form" data-approval-settings="${vineId}">
+      ? html`<form method="post" action="${base}/configurations/${vineId}/approval" class="inline-form" data-approval-settings="${vineId}">
     <label><input type="checkbox" name="required"${setting?.required ? html` checked` : ''}> Require approval before deploy</label>
     <label><input type="checkbox" name="separate_approver"${setting?.separate_approver ? html` checked` : ''}> Separate approver</label>
     <button type="submit" class="button" data-approval-save>Save approvals</button>

@@ -68,7 +68,7 @@ ${problemBox(problem)}
     <td>${when(archive.created_at, now)}</td>
     ${
       mayManage
-        ? html`<td><form method="post" action="${action}/${archive.id}/delete" class="inline-form" data-delete-mirror-archive="${archive.id}" data-confirm="Delete ${archive.provider} ${archive.version} ${archive.platform} from the mirror? Configurations that install it from the mirror can no longer init.">
+        ? html`<td><form method="post" action="${action}/${archive.id}/delete" class="inline-form" data-delete-mirror-archive="${archive.id}">
       <button type="submit" class="button danger" aria-label="Delete ${archive.provider} ${archive.version} ${archive.platform}">Delete</button>
     </form></td>`
         : ''

@@ -1,3 +1,4 @@
+import { askingFirst } from '../confirmation.js';
 import { NotFoundError } from '@trellis/core';
 import type { Router } from 'express';
 import type { FormProblem } from '../orgs/orgPages.js';
@@ -40,16 +41,28 @@ export function mirrorRoutes(router: Router, deps: WebRouteDeps): void {
     '/registry/mirror/:namespace/:id/delete',
     deps.headers,
     ...deps.sameOriginForm,
-    deps.signedIn(async (context) => {
-      const namespace = String(context.req.params.namespace);
-      const id = String(context.req.params.id);
-      try {
-        await deps.useCases.mirror.delete(context.user, namespace, id);
-      } catch (error) {
-        if (error instanceof NotFoundError) throw error;
-        return showMirror(context, { namespace, problem: formProblem(error) });
-      }
-      return new Redirect(tabHref('', 'mirror', namespace));
-    }),
+    deps.signedIn(
+      askingFirst(
+        ({ req }) => ({
+          title: 'Delete from the mirror',
+          question:
+            'Delete this archive from the mirror? Configurations that install it from the mirror can no longer init.',
+          button: 'Delete',
+          back: tabHref('', 'mirror', String(req.params.namespace)),
+          section: 'registry',
+        }),
+        async (context) => {
+          const namespace = String(context.req.params.namespace);
+          const id = String(context.req.params.id);
+          try {
+            await deps.useCases.mirror.delete(context.user, namespace, id);
+          } catch (error) {
+            if (error instanceof NotFoundError) throw error;
+            return showMirror(context, { namespace, problem: formProblem(error) });
+          }
+          return new Redirect(tabHref('', 'mirror', namespace));
+        },
+      ),
+    ),
   );
 }

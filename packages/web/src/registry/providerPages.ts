@@ -113,7 +113,7 @@ function providerCard(input: {
 
 function deleteVersionForm(base: string, namespace: string, type: string, version: string): Html {
   const action = `${base}/registry/providers/${encodeURIComponent(namespace)}/${encodeURIComponent(type)}/${encodeURIComponent(version)}/delete`;
-  return html`<form method="post" action="${action}" class="inline-form" data-delete-provider-version="${version}" data-confirm="Delete ${namespace}/${type} ${version} and its zips? Configurations that need it can no longer init.">
+  return html`<form method="post" action="${action}" class="inline-form" data-delete-provider-version="${version}">
     <button type="submit" class="button danger" aria-label="Delete ${version} of ${type}">Delete ${version}</button>
   </form>`;
 }
@@ -161,7 +161,7 @@ ${addProblem ? '' : problemBox(problem)}
     <td>${people.get(key.created_by) ?? html`<span class="muted">a former member</span>`}</td>
     ${
       mayManage
-        ? html`<td><form method="post" action="${action}/${encodeURIComponent(key.key_id)}/delete" class="inline-form" data-delete-gpg-key="${key.key_id}" data-confirm="Delete key ${key.key_id}? Versions it signed stay published, but tofu init can no longer verify them.">
+        ? html`<td><form method="post" action="${action}/${encodeURIComponent(key.key_id)}/delete" class="inline-form" data-delete-gpg-key="${key.key_id}">
       <button type="submit" class="button danger" aria-label="Delete key ${key.key_id}">Delete</button>
     </form></td>`
         : ''

@@ -1,3 +1,4 @@
+import { askingFirst } from '../confirmation.js';
 import { MAX_GPG_KEY_BYTES, MAX_PAGE_LIMIT, NotFoundError, type UserActor } from '@trellis/core';
 import express, { type Router } from 'express';
 import type { FormProblem } from '../orgs/orgPages.js';
@@ -59,17 +60,28 @@ export function providerRoutes(router: Router, deps: WebRouteDeps): void {
     '/registry/providers/:namespace/:type/:version/delete',
     deps.headers,
     ...deps.sameOriginForm,
-    deps.signedIn(async (context) => {
-      const namespace = String(context.req.params.namespace);
-      const { type, version } = context.req.params;
-      try {
-        await deps.useCases.registryProviders.deleteVersion(context.user, namespace, type, version);
-      } catch (error) {
-        if (error instanceof NotFoundError) throw error;
-        return showProviders(context, { namespace, problem: formProblem(error) });
-      }
-      return new Redirect(tabHref('', 'providers', namespace));
-    }),
+    deps.signedIn(
+      askingFirst(
+        ({ req }) => ({
+          title: `Delete version ${req.params.version}`,
+          question: `Delete ${req.params.namespace}/${req.params.type} ${req.params.version} and its zips? Configurations that need it can no longer init.`,
+          button: 'Delete',
+          back: tabHref('', 'providers', String(req.params.namespace)),
+          section: 'registry',
+        }),
+        async (context) => {
+          const namespace = String(context.req.params.namespace);
+          const { type, version } = context.req.params;
+          try {
+            await deps.useCases.registryProviders.deleteVersion(context.user, namespace, type, version);
+          } catch (error) {
+            if (error instanceof NotFoundError) throw error;
+            return showProviders(context, { namespace, problem: formProblem(error) });
+          }
+          return new Redirect(tabHref('', 'providers', namespace));
+        },
+      ),
+    ),
   );
 
   /** A namespace's keys: `?namespace=`, or the one a refused form named, with what was typed in it. */
@@ -121,17 +133,28 @@ export function providerRoutes(router: Router, deps: WebRouteDeps): void {
     '/registry/gpg-keys/:namespace/:keyId/delete',
     deps.headers,
     ...deps.sameOriginForm,
-    deps.signedIn(async (context) => {
-      const namespace = String(context.req.params.namespace);
-      const keyId = String(context.req.params.keyId);
-      try {
-        await deps.useCases.gpgKeys.delete(context.user, namespace, keyId);
-      } catch (error) {
-        if (error instanceof NotFoundError) throw error;
-        return showKeys(context, { namespace, problem: formProblem(error) });
-      }
-      return new Redirect(tabHref('', 'gpg-keys', namespace));
-    }),
+    deps.signedIn(
+      askingFirst(
+        ({ req }) => ({
+          title: `Delete key ${req.params.keyId}`,
+          question: `Delete key ${req.params.keyId}? Versions it signed stay published, but tofu init can no longer verify them.`,
+          button: 'Delete',
+          back: tabHref('', 'gpg-keys', String(req.params.namespace)),
+          section: 'registry',
+        }),
+        async (context) => {
+          const namespace = String(context.req.params.namespace);
+          const keyId = String(context.req.params.keyId);
+          try {
+            await deps.useCases.gpgKeys.delete(context.user, namespace, keyId);
+          } catch (error) {
+            if (error instanceof NotFoundError) throw error;
+            return showKeys(context, { namespace, problem: formProblem(error) });
+          }
+          return new Redirect(tabHref('', 'gpg-keys', namespace));
+        },
+      ),
+    ),
   );
 }
 

@@ -90,7 +90,7 @@ function afterLostNotice(input: StatePageInput, path: string): Html | string {
   <p class="notice warning">A job's agent was lost while its engine ran: version ${String(late.version_id)}${late.job_id ? html` (<a href="${input.base}/jobs/${late.job_id}">its job</a>)` : ''} was stored after the job was failed, ${late.rejected ? html`and <strong>rejected</strong>: a later job had the configuration, so it is kept for recovery only` : 'as the current state'}. Review what it created, then mark it reviewed.</p>
   ${
     input.may.acknowledge
-      ? html`<form method="post" action="${path}/acknowledge" class="inline-form" data-acknowledge-form data-confirm="Mark the late state reviewed?">
+      ? html`<form method="post" action="${path}/acknowledge" class="inline-form" data-acknowledge-form>
     <button type="submit" class="button" data-state-acknowledge>Acknowledge</button>
   </form>`
       : html`<p class="muted">An admin of the configuration's organization acknowledges it.</p>`
@@ -111,7 +111,7 @@ function lockFacts(input: StatePageInput, path: string): Html {
 </dl>
 ${
   input.may.forceUnlock
-    ? html`<form method="post" action="${path}/unlock" class="inline-form" data-force-unlock-form data-confirm="Force-unlock this state? Only do this when no engine is still writing it.">
+    ? html`<form method="post" action="${path}/unlock" class="inline-form" data-force-unlock-form>
   <input type="hidden" name="lock_id" value="${lock.lock_id}">
   <button type="submit" class="button danger" data-state-force-unlock>Force unlock</button>
 </form>`
@@ -241,7 +241,7 @@ function versionsTable(input: StatePageInput, path: string, current: StateVersio
               : ''
           }${
             may.rollback && version !== current
-              ? html` <form method="post" action="${path}/versions/${String(version.id)}/rollback" class="inline-form" data-rollback-form="${String(version.id)}" data-confirm="Make version ${String(version.id)} (serial ${String(version.serial)}) the current state? It is written as a new version with the next serial.">
+              ? html` <form method="post" action="${path}/versions/${String(version.id)}/rollback" class="inline-form" data-rollback-form="${String(version.id)}">
       <button type="submit" class="button small" data-state-rollback-to="${String(version.id)}" aria-label="Roll back to version ${String(version.id)}">Roll back to this version</button>
     </form>`
               : ''

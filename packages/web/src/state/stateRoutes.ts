@@ -2,6 +2,7 @@ import { readAll, stateResources, summarizeState, type UseCases, type UserActor,
 import type { Router } from 'express';
 import type { Page } from '../layout.js';
 import type { FormProblem } from '../orgs/orgPages.js';
+import { unconfirmed } from '../confirmation.js';
 import { formProblem, type PageContext, Redirect, type WebRouteDeps } from '../routing.js';
 import { type CurrentState, statePage } from './statePage.js';
 
@@ -39,10 +40,25 @@ export function stateRoutes(router: Router, deps: WebRouteDeps): void {
     return statePage({ base, vine, vineyard, history, current, people, userId: user.userId, may, problem, done });
   };
 
-  /** A state form: the use case's refusal (403, 409) is shown on the page with core's message. */
+  /**
+   * A state form: asked first (a page of its own, no script needed), then the use case; its
+   * refusal (403, 409) is shown on the page with core's message.
+   */
   const stateForm =
-    (change: (context: PageContext) => Promise<string>) =>
+    (
+      ask: (context: PageContext) => { question: string; button: string },
+      change: (context: PageContext) => Promise<string>,
+    ) =>
     async (context: PageContext): Promise<Page | Redirect> => {
+      const back = `/configurations/${context.req.params.id}/state`;
+      const question = ask(context);
+      const asking = unconfirmed(context.req, context.base, {
+        title: question.button,
+        ...question,
+        back,
+        section: 'vineyards',
+      });
+      if (asking) return asking;
       let done: string;
       try {
         done = await change(context);
@@ -59,10 +75,16 @@ export function stateRoutes(router: Router, deps: WebRouteDeps): void {
     deps.headers,
     ...deps.sameOriginForm,
     deps.signedIn(
-      stateForm(async ({ req, user }) => {
-        await useCases.tfe.history.rollback(user, req.params.id, req.params.version);
-        return 'rolled-back';
-      }),
+      stateForm(
+        ({ req }) => ({
+          question: `Make version ${req.params.version} the current state? It is written as a new version with the next serial.`,
+          button: `Roll back to version ${req.params.version}`,
+        }),
+        async ({ req, user }) => {
+          await useCases.tfe.history.rollback(user, req.params.id, req.params.version);
+          return 'rolled-back';
+        },
+      ),
     ),
   );
 
@@ -71,10 +93,16 @@ export function stateRoutes(router: Router, deps: WebRouteDeps): void {
     deps.headers,
     ...deps.sameOriginForm,
     deps.signedIn(
-      stateForm(async ({ req, user }) => {
-        await useCases.tfe.history.forceUnlock(user, req.params.id);
-        return 'unlocked';
-      }),
+      stateForm(
+        () => ({
+          question: 'Force-unlock this state? Only do this when no engine is still writing it.',
+          button: 'Force unlock',
+        }),
+        async ({ req, user }) => {
+          await useCases.tfe.history.forceUnlock(user, req.params.id);
+          return 'unlocked';
+        },
+      ),
     ),
   );
 
@@ -83,10 +111,13 @@ export function stateRoutes(router: Router, deps: WebRouteDeps): void {
     deps.headers,
     ...deps.sameOriginForm,
     deps.signedIn(
-      stateForm(async ({ req, user }) => {
-        await useCases.tfe.history.acknowledgeAfterLost(user, req.params.id);
-        return 'acknowledged';
-      }),
+      stateForm(
+        () => ({ question: 'Mark the late state reviewed?', button: 'Acknowledge' }),
+        async ({ req, user }) => {
+          await useCases.tfe.history.acknowledgeAfterLost(user, req.params.id);
+          return 'acknowledged';
+        },
+      ),
     ),
   );
 }

@@ -5,7 +5,7 @@ import { type Html, html } from '../html.js';
 /**
  * The state of a vine on its page (issue 26): one history whoever wrote each version (a Trellis
  * job, a person's CLI through the cloud block, a rollback), who holds the lock, and for admins
- * a rollback button per older version (the JSON API, `POST …/state-versions/{id}/rollback`).
+ * a rollback button per older version (forms posted to the state page's routes).
  */
 export function stateSection(input: {
   base: string;
@@ -21,16 +21,18 @@ export function stateSection(input: {
   const lock = history.lock;
   const late = history.state_after_lost;
   const current = history.versions.find((version) => !version.rejected);
+  // The state page's forms (issue 29): each asks first, then lands on the state page.
+  const path = `${base}/configurations/${history.vine_id}/state`;
   return html`<section class="card" data-state-section>
   <h2>State</h2>
   <p><a href="${base}/configurations/${history.vine_id}/state" data-state-page-link>Resources, outputs, versions and lock →</a></p>
   ${
     late
-      ? html`<p class="notice warning" data-state-after-lost="${String(late.version_id)}">A job's agent was lost while its engine ran: version ${String(late.version_id)}${late.job_id ? html` (<a href="${base}/jobs/${late.job_id}">its job</a>)` : ''} was stored after the job was failed, ${late.rejected ? html`and <strong>rejected</strong>: a later job had the configuration, so it is kept for recovery only` : html`as the current state`}. Review what it created.${
+      ? html`<div class="notice warning" data-state-after-lost="${String(late.version_id)}">A job's agent was lost while its engine ran: version ${String(late.version_id)}${late.job_id ? html` (<a href="${base}/jobs/${late.job_id}">its job</a>)` : ''} was stored after the job was failed, ${late.rejected ? html`and <strong>rejected</strong>: a later job had the configuration, so it is kept for recovery only` : html`as the current state`}. Review what it created.${
           input.mayForceUnlock
-            ? html` <button type="button" class="button small" data-state-after-lost-ack="${history.vine_id}" data-confirm="Mark the late state reviewed?">Acknowledge</button>`
+            ? html` <form method="post" action="${path}/acknowledge" class="inline-form button-form"><button type="submit" class="button small" data-state-after-lost-ack="${history.vine_id}">Acknowledge…</button></form>`
             : ''
-        }</p>`
+        }</div>`
       : ''
   }
   <dl class="facts">
@@ -38,7 +40,7 @@ export function stateSection(input: {
       lock
         ? html`held by <strong>${String(lock.info.Who ?? lock.lock_id)}</strong> since ${utc(lock.created_at)}${
             input.mayForceUnlock
-              ? html` <button type="button" class="button small danger" data-state-unlock="${history.vine_id}" data-confirm="Force-unlock this state? Only do this when no engine is still writing it.">Force-unlock</button>`
+              ? html` <form method="post" action="${path}/unlock" class="inline-form button-form"><button type="submit" class="button small danger" data-state-unlock="${history.vine_id}">Force-unlock…</button></form>`
               : ''
           }`
         : html`<span class="muted">free</span>`
@@ -62,7 +64,7 @@ export function stateSection(input: {
         ? html`<td>${
             version === current
               ? ''
-              : html`<button type="button" class="button small" data-state-rollback="${String(version.id)}" data-configuration-id="${history.vine_id}" data-confirm="Make version ${String(version.id)} the current state?">Roll back to this</button>`
+              : html`<form method="post" action="${path}/versions/${String(version.id)}/rollback" class="inline-form button-form"><button type="submit" class="button small" data-state-rollback="${String(version.id)}" aria-label="Roll back to version ${String(version.id)}">Roll back to this…</button></form>`
           }</td>`
         : ''
     }

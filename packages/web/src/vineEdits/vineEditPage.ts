@@ -1,19 +1,28 @@
 import type { VineView, Vineyard } from '@trellis/core';
+import { refusalParagraph } from '../confirmation.js';
 import { html } from '../html.js';
 import type { Page } from '../layout.js';
+import type { Refusal } from '../vineyardEdits/refusal.js';
 
 /**
  * Editing a vine (issue 25): its name, engine, execution mode (issue 27), inline files and
- * variables, and a link to deleting it (`vineyardEdits`' confirmation page). The form is sent by
- * the page script as one `PATCH` of the JSON API with only what changed; a sensitive variable's
- * value is never on the page (write-only: typing one replaces it).
+ * variables, and a link to deleting it (`vineyardEdits`' confirmation page). The form is posted
+ * to `POST /configurations/:id/edit`, which sends core only what changed; a sensitive variable's
+ * value is never on the page (write-only: typing one replaces it). A refused form comes back as
+ * typed (`vine` then holds the typed values), with core's problem on top.
  */
-export function vineEditPage(input: { base: string; vine: VineView; vineyard: Vineyard | null }): Page {
-  const { base, vine, vineyard } = input;
+export function vineEditPage(input: {
+  base: string;
+  vine: VineView;
+  vineyard: Vineyard | null;
+  refusal?: Refusal | null;
+}): Page {
+  const { base, vine, vineyard, refusal } = input;
   const variables = Object.entries(vine.variables).sort(([a], [b]) => a.localeCompare(b));
   const files =
     vine.source.type === 'inline' ? Object.entries(vine.source.files).sort(([a], [b]) => a.localeCompare(b)) : [];
   return {
+    ...(refusal ? { status: refusal.status } : {}),
     title: `Edit ${vine.name}`,
     section: 'vineyards',
     body: html`<p class="breadcrumbs"><a href="${base}/vineyards">Vineyards</a> /
@@ -21,15 +30,16 @@ export function vineEditPage(input: { base: string; vine: VineView; vineyard: Vi
   <a href="${base}/configurations/${vine.id}">${vine.name}</a> /</p>
 <h1>Edit ${vine.name}</h1>
 <p class="muted">Saving a change of files, variables or engine makes earlier plans stale: plan again before you deploy.</p>
-<form class="stacked-form card" data-vine-edit="${vine.id}" data-then="${base}/configurations/${vine.id}">
+${refusal ? refusalParagraph(refusal) : ''}
+<form method="post" action="${base}/configurations/${vine.id}/edit" class="stacked-form card" data-vine-edit="${vine.id}">
   <h2>Configuration</h2>
-  <label>Name <input name="name" required value="${vine.name}" data-original="${vine.name}"></label>
-  <label>Engine <select name="engine" data-original="${vine.engine.name}">
+  <label>Name <input name="name" required value="${vine.name}"></label>
+  <label>Engine <select name="engine">
     <option value="tofu"${vine.engine.name === 'tofu' ? ' selected' : ''}>OpenTofu</option>
     <option value="terraform"${vine.engine.name === 'terraform' ? ' selected' : ''}>Terraform</option>
   </select></label>
-  <label>Engine version <input name="engine_version" placeholder="the agent's default" value="${vine.engine.version ?? ''}" data-original="${vine.engine.version ?? ''}"></label>
-  <label>Execution mode <select name="execution_mode" data-original="${vine.execution_mode}">
+  <label>Engine version <input name="engine_version" placeholder="the agent's default" value="${vine.engine.version ?? ''}"></label>
+  <label>Execution mode <select name="execution_mode">
     <option value="remote"${vine.execution_mode === 'remote' ? ' selected' : ''}>Remote: the stock CLI's plans and applies run on the agents</option>
     <option value="local"${vine.execution_mode === 'local' ? ' selected' : ''}>Local: the stock CLI runs tofu on its own machine, the state stays here</option>
   </select></label>
@@ -42,11 +52,11 @@ export function vineEditPage(input: { base: string; vine: VineView; vineyard: Vi
       <td><code>${name}</code></td>
       <td>${
         variable.sensitive
-          ? html`<input name="value" type="password" autocomplete="off" placeholder="unchanged; type to replace" aria-label="New value of ${name}">`
-          : html`<input name="value" value="${variable.value}" data-original="${variable.value}" aria-label="Value of ${name}">`
+          ? html`<input name="value:${name}" type="password" autocomplete="off" placeholder="unchanged; type to replace" aria-label="New value of ${name}">`
+          : html`<input name="value:${name}" value="${variable.value}" aria-label="Value of ${name}">`
       }</td>
-      <td><input type="checkbox" name="sensitive"${variable.sensitive ? ' checked' : ''} aria-label="${name} is sensitive"></td>
-      <td><input type="checkbox" name="remove" aria-label="Remove ${name}"></td>
+      <td><input type="checkbox" name="sensitive:${name}"${variable.sensitive ? ' checked' : ''} aria-label="${name} is sensitive"></td>
+      <td><input type="checkbox" name="remove:${name}" aria-label="Remove ${name}"></td>
     </tr>`,
     )}
     <tr data-new-variable>
@@ -62,7 +72,7 @@ export function vineEditPage(input: { base: string; vine: VineView; vineyard: Vi
       ? html`<h2>Files</h2>
   ${files.map(
     ([name, content]) =>
-      html`<label class="file">${name}<textarea name="file" data-file="${name}" rows="${String(Math.min(24, Math.max(4, content.split('\n').length + 1)))}" spellcheck="false">${content}</textarea></label>`,
+      html`<label class="file">${name}<textarea name="file:${name}" data-file="${name}" rows="${String(Math.min(24, Math.max(4, content.split('\n').length + 1)))}" spellcheck="false">${content}</textarea></label>`,
   )}
   <label>New file <input name="new_file_name" placeholder="variables.tf"></label>
   <label class="file">Its content<textarea name="new_file_content" rows="4" spellcheck="false"></textarea></label>`
@@ -70,7 +80,6 @@ export function vineEditPage(input: { base: string; vine: VineView; vineyard: Vi
   }
   <div class="actions"><button type="submit" class="button primary" data-vine-save>Save</button>
   <a class="button" href="${base}/configurations/${vine.id}">Cancel</a></div>
-  <p class="error" role="alert" data-action-error hidden></p>
 </form>
 <section class="card danger-zone">
   <h2>Delete</h2>

@@ -93,3 +93,9 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
 }
+
+/** Clicks a button that asks first (issue 29: a page of its own, no script), then its "yes"; resolves once landed. */
+export async function clickAndConfirm(page: Page, selector: string): Promise<void> {
+  await Promise.all([page.waitForSelector('[data-confirmation]'), page.click(selector)]);
+  await Promise.all([page.waitForNavigation(), page.click('[data-confirm-yes]')]);
+}
