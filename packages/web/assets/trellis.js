@@ -4,53 +4,6 @@
 {
   const base = document.body.dataset.base ?? '';
 
-  /** The message of a failed API call: the problem+json detail and code, or the HTTP status. */
-  const problemMessage = async (response) => {
-    if (response.status === 401) return 'Your session has ended: sign in again, then retry.';
-    const problem = await response.json().catch(() => null);
-    if (!problem?.detail) return `The request failed (HTTP ${response.status}).`;
-    return problem.code ? `${problem.detail} [${problem.code}]` : problem.detail;
-  };
-
-  // Only the plan review forms below still post JSON (their own change replaces them with forms).
-  const postJson = async (path, body) => {
-    const response = await fetch(`${base}${path}`, {
-      method: 'POST',
-      credentials: 'same-origin',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-      body: JSON.stringify(body ?? {}),
-    });
-    if (!response.ok) throw new Error(await problemMessage(response));
-    return response.json();
-  };
-
-  // Approve, reject or override a plan (issue 15), then show the job again with the decision.
-  for (const form of document.querySelectorAll('form[data-plan-review-form]')) {
-    form.addEventListener('submit', async (event) => {
-      event.preventDefault();
-      const action = form.dataset.planReviewForm;
-      const box = document.querySelector('[data-review-error]');
-      const button = form.querySelector('button');
-      const body =
-        action === 'override' ? { reason: form.elements.reason.value } : { comment: form.elements.comment.value };
-      if (action === 'approve' && body.comment.trim() === '') delete body.comment;
-      button.disabled = true;
-      if (box) box.hidden = true;
-      try {
-        await postJson(`/api/cli/jobs/${encodeURIComponent(form.dataset.jobId)}/${action}`, body);
-        window.location.reload();
-      } catch (error) {
-        if (box) {
-          box.textContent =
-            error instanceof TypeError ? 'The control plane could not be reached; try again.' : error.message;
-          box.hidden = false;
-        }
-      } finally {
-        button.disabled = false;
-      }
-    });
-  }
-
   // The organization switcher: a GET form, sent as soon as another owner is chosen.
   for (const form of document.querySelectorAll('form[data-org-switcher]')) {
     form.querySelector('select')?.addEventListener('change', () => form.requestSubmit());

@@ -31,6 +31,7 @@ import { tfeLoginRoutes } from './tfe/tfeLoginRoutes.js';
 import { stateRoutes } from './state/stateRoutes.js';
 import { queueRoutes } from './queue/queueRoutes.js';
 import { jobActionRoutes } from './jobActions/jobActionRoutes.js';
+import { planReviewRoutes } from './policies/planReviewRoutes.js';
 import { vineSettingRoutes } from './vineSettings/vineSettingRoutes.js';
 import { stateSection } from './tfe/stateSection.js';
 import { vineEditRoutes } from './vineEdits/vineEditRoutes.js';
@@ -227,6 +228,7 @@ export function createWebRouter(options: WebOptions): Router {
   stateRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
   queueRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
   jobActionRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
+  planReviewRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
   vineSettingRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
 
   // A workspace's `self-html` link in the Terraform Cloud protocol (docs/terraform-cloud.md).

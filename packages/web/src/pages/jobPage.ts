@@ -117,7 +117,7 @@ ${input.planChanges ? planChangesSection(input.planChanges) : resourceChangesSec
 ${policyResultsSection(job)}
 ${vcsFeedbackSection(input.vcsFeedback ?? null)}
 
-${planReviewSection(job, input.approvalSetting ?? null, appliedBy !== null, input.review ?? { mayApprove: false, mayOverride: false })}
+${planReviewSection(input.base, job, input.approvalSetting ?? null, appliedBy !== null, input.review ?? { mayApprove: false, mayOverride: false })}
 
 <section class="card log-panel">
   <div class="log-toolbar">

@@ -14,6 +14,7 @@ export interface PlanReviewRights {
  * still be deployed. Policy results themselves are shown by the policies section.
  */
 export function planReviewSection(
+  base: string,
   job: JobView,
   setting: ApprovalSetting | null,
   applied: boolean,
@@ -56,12 +57,12 @@ export function planReviewSection(
       ? html`${
           approveRefused
             ? html`<p class="muted" data-approve-refused="${approveRefused.code ?? ''}">${approveRefused.reason ?? ''}</p>`
-            : html`<form class="review-form" data-plan-review-form="approve" data-job-id="${job.id}">
+            : html`<form class="review-form" method="post" action="${base}/jobs/${job.id}/approve" data-plan-review-form="approve">
     <label>Comment <input type="text" name="comment" maxlength="2000" placeholder="optional"></label>
     <button type="submit" class="button primary" data-approve-plan>Approve</button>
   </form>`
         }
-  <form class="review-form" data-plan-review-form="reject" data-job-id="${job.id}">
+  <form class="review-form" method="post" action="${base}/jobs/${job.id}/reject" data-plan-review-form="reject">
     <label>Why <input type="text" name="comment" maxlength="2000" required></label>
     <button type="submit" class="button danger" data-reject-plan>Reject</button>
   </form>`
@@ -69,13 +70,12 @@ export function planReviewSection(
   }
   ${
     override
-      ? html`<form class="review-form" data-plan-review-form="override" data-job-id="${job.id}">
+      ? html`<form class="review-form" method="post" action="${base}/jobs/${job.id}/override" data-plan-review-form="override">
     <label>Reason <input type="text" name="reason" maxlength="2000" required></label>
     <button type="submit" class="button danger" data-override-plan>Override policies</button>
   </form>`
       : ''
   }
-  <p class="error" role="alert" data-review-error hidden></p>
 </section>`;
 }
 
