@@ -266,7 +266,14 @@ describe.skipIf(!chromiumPath)(
         user,
         agent,
         { job_type: 'PLAN', configuration_id: vine.id },
-        { logs: PLAN_LOG, artifact: true, changes: PLAN_CHANGES, status: 'SUCCESS' },
+        {
+          logs: PLAN_LOG,
+          artifact: true,
+          changes: PLAN_CHANGES,
+          status: 'SUCCESS',
+          // As the engine counts PLAN_CHANGES: a creation, and a replacement once each way.
+          execution_metadata: { plan_summary: { add: 2, change: 0, destroy: 1 } },
+        },
       );
       // A deploy that writes the vine's state through the `http` backend, as the engine does.
       const deploy = await user.createJob({ job_type: 'DEPLOY', configuration_id: vine.id });

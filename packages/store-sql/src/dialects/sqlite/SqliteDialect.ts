@@ -43,6 +43,9 @@ function runPrepared(connection: SqliteConnection, sql: string, bindings: readon
   return [];
 }
 
+/** The connections in `query_only` now (a new connection is not). */
+const QUERY_ONLY = new WeakSet<SqliteConnection>();
+
 /**
  * SQLite through better-sqlite3: one connection per process, behind a mutex, so a unit of work
  * has the connection to itself. Each one starts with BEGIN IMMEDIATE: knex's deferred BEGIN takes
@@ -122,7 +125,7 @@ export class SqliteDialect implements Dialect {
    * Runs `task` with the connection to itself: after the mutex (this process's other units of
    * work, on any store of the file), its wait counted as a pool's acquisition would be.
    */
-  private async exclusive<T>(task: (connection: SqliteConnection) => Promise<T>): Promise<T> {
+  private async exclusive<T>(task: (connection: SqliteConnection) => Promise<T>, readOnly = false): Promise<T> {
     const release = await this.poolWatch.acquire(async () => {
       this.waiting += 1;
       try {
@@ -133,7 +136,9 @@ export class SqliteDialect implements Dialect {
     });
     this.holding += 1;
     try {
-      return await task(this.pool.connection());
+      const connection = this.pool.connection();
+      this.queryOnly(connection, readOnly);
+      return await task(connection);
     } finally {
       this.holding -= 1;
       release();
@@ -151,23 +156,29 @@ export class SqliteDialect implements Dialect {
     mode: TransactionMode = 'write',
   ): Promise<T> {
     return this.exclusive(async (connection) => {
-      if (mode === 'read') connection.pragma('query_only = ON');
+      if (mode === 'read') connection.exec('BEGIN DEFERRED');
+      else await this.beginImmediate(connection);
       try {
-        if (mode === 'read') connection.exec('BEGIN DEFERRED');
-        else await this.beginImmediate(connection);
-        try {
-          const result = await work(new SqliteSession(this.knex, connection, scope));
-          connection.exec('COMMIT');
-          return result;
-        } catch (error) {
-          rollBack(connection);
-          throw error;
-        }
-      } finally {
-        // The connection is shared by every unit of work of the process: leave it writable.
-        if (mode === 'read') connection.pragma('query_only = OFF');
+        const result = await work(new SqliteSession(this.knex, connection, scope));
+        connection.exec('COMMIT');
+        return result;
+      } catch (error) {
+        rollBack(connection);
+        throw error;
       }
-    });
+    }, mode === 'read');
+  }
+
+  /**
+   * Puts the connection in `query_only` for a read unit of work and out of it for anything else.
+   * The connection is shared by every unit of work of the process, one at a time: it is switched
+   * only when the next one needs the other mode (most requests read, read, read), not twice each.
+   */
+  private queryOnly(connection: SqliteConnection, on: boolean): void {
+    if (QUERY_ONLY.has(connection) === on) return;
+    connection.pragma(`query_only = ${on ? 'ON' : 'OFF'}`);
+    if (on) QUERY_ONLY.add(connection);
+    else QUERY_ONLY.delete(connection);
   }
 
   /**
