@@ -92,8 +92,10 @@ export const cliSessions = {
             `server CPU ${trellis.cpu_ms_per_session_s.toFixed(2)} ms per session-second, ` +
             `${trellis.failures} failed, ${trellis.unexpected} unexpected answers`,
         );
+        // A request that failed or answered what the CLI would not expect is a finding, not noise:
+        // said here, counted in the JSON, and the p99 aim is not met with any.
         if (trellis.failures > 0 || trellis.unexpected > 0) {
-          throw new Error(`cli-sessions on ${dialect}: ${JSON.stringify(trellis.failure_samples)}`);
+          ctx.log(`  ${dialect}: !! failed or unexpected answers, e.g. ${JSON.stringify(trellis.failure_samples)}`);
         }
         for (const [kind, cost] of Object.entries(trellis.per_request)) {
           ctx.log(
@@ -104,22 +106,23 @@ export const cliSessions = {
         const label = `stock-CLI sessions ${dialect} ×${sessions}`;
         for (const [metric, key, aim] of [
           ['request p50', 'p50', null],
-          ['request p99', 'p99', aims.valueBelow(250, 'p99 < 250 ms')],
+          ['request p99', 'p99', aims.valueBelow(250, 'p99 < 250 ms, every request answered')],
         ]) {
-          ctx.record(
-            figure({
-              scenario: 'cli-sessions',
-              dialect,
-              label,
-              metric,
-              unit: 'ms',
-              value: trellis[key],
-              baseline: { name: 'bare node:http', value: baseline[key] },
-              better: 'lower',
-              aim,
-              details,
-            }),
-          );
+          const measured = figure({
+            scenario: 'cli-sessions',
+            dialect,
+            label,
+            metric,
+            unit: 'ms',
+            value: trellis[key],
+            baseline: { name: 'bare node:http', value: baseline[key] },
+            better: 'lower',
+            aim,
+            details,
+          });
+          // A failed request has no latency to count: with any, the p99 aim is not met.
+          if (measured.aim && trellis.failures + trellis.unexpected > 0) measured.aim.met = false;
+          ctx.record(measured);
         }
         ctx.record(
           figure({
