@@ -145,12 +145,20 @@ export class TfeRunUseCases {
 
   /** `GET /runs/:id`. */
   async read(actor: UserActor, id: unknown): Promise<TfeRunView> {
-    const { run, scope, memberships } = await this.locate(actor, id, 'read');
-    return this.deps.uow.read(scope, async (stores) => {
-      const current = await stores.tfeRuns.get(run.owner_id, run.plan_job_id);
-      if (!current) throw new NotFoundError('run');
-      return this.viewOf(stores, actor, memberships, current);
-    });
+    const planJobId = planJobIdOf(id);
+    if (planJobId === null) throw new NotFoundError('run');
+    try {
+      return await this.workspaces.orgs.access.readLocated(
+        actor,
+        'read',
+        'job_not_found',
+        (stores, ownerId) => stores.tfeRuns.get(ownerId, planJobId),
+        (stores, run, memberships) => this.viewOf(stores, actor, memberships, run),
+      );
+    } catch (error) {
+      if (error instanceof NotFoundError) throw new NotFoundError('run');
+      throw error;
+    }
   }
 
   /** `GET /workspaces/:id/runs`: newest first. */

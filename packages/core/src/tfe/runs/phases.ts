@@ -145,14 +145,23 @@ export function isRunPlan(job: Job | null): job is Job {
 export class TfePhaseUseCases {
   private readonly access: Access;
 
-  constructor(private readonly deps: Pick<CoreDeps, 'uow'>) {
+  constructor(deps: Pick<CoreDeps, 'uow'>) {
     this.access = new Access(deps);
   }
 
   async read(actor: UserActor, id: unknown, kind: PhaseKind): Promise<PhaseView> {
     const planJobId = planJobIdOf(id, kind);
-    const { record, scope } = await this.locatePlan(actor, planJobId);
-    return this.deps.uow.read(scope, (stores) => phaseOf(stores, record, kind));
+    if (planJobId === null) throw new NotFoundError('job');
+    return this.access.readLocated(
+      actor,
+      'read',
+      'job_not_found',
+      async (stores, ownerId) => {
+        const job = await stores.jobs.get(ownerId, planJobId);
+        return isRunPlan(job) ? job : null;
+      },
+      (stores, plan) => phaseOf(stores, plan, kind),
+    );
   }
 
   /** The plan job of a run (`run-<id>`) the person may read: `404` when there is none. */
