@@ -67,7 +67,9 @@ describe('read-only units of work on SQLite', () => {
       // The connection is writable again for the next unit of work, and read-only for the next read.
       await store.uow.run(systemScope, (stores) => stores.users.create(user(3)));
       await expect(store.uow.read(systemScope, (stores) => stores.users.create(user(5)))).rejects.toThrow(/readonly/i);
-      expect(await store.uow.read(systemScope, (stores) => stores.users.findByEmail('user3@example.com'))).not.toBeNull();
+      expect(
+        await store.uow.read(systemScope, (stores) => stores.users.findByEmail('user3@example.com')),
+      ).not.toBeNull();
     } finally {
       writer.close();
       await store.close();
