@@ -212,7 +212,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
 
         // The review sits with the changes.
         expect(await page.locator('[data-plan-review]').isVisible()).toBe(true);
-        expect(await page.locator('button[data-deploy-plan]').isVisible()).toBe(true);
+        expect(await page.locator('[data-deploy-plan] button').isVisible()).toBe(true);
         expect(errors).toEqual([]);
         await screenshot(page, `plan-changes-${dialect}`);
       });
