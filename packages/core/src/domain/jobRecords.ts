@@ -86,10 +86,10 @@ export interface Job {
  * What lists show of a source (issue 10 §2): a git source as it is, an inline source without
  * its files, which can weigh megabytes each.
  */
-export type SourceSummary =
-  | Exclude<VineSource, { type: 'inline' }>
-  | UploadedSource
-  | { type: 'inline'; file_count: number };
+export type SourceSummary = VineSourceSummary | UploadedSource;
+
+/** What lists show of a vine's own source (a vine's source is never an upload). */
+export type VineSourceSummary = Exclude<VineSource, { type: 'inline' }> | { type: 'inline'; file_count: number };
 
 export interface SnapshotSummary extends Omit<ConfigSnapshot, 'source' | 'variables'> {
   source: SourceSummary | null;

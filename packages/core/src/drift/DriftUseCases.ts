@@ -8,7 +8,7 @@ import { type Stores, systemScope } from '../ports/UnitOfWork.js';
 import { Access } from '../usecases/Access.js';
 import { recordAudit } from '../usecases/audit.js';
 import type { CoreDeps } from '../usecases/CoreDeps.js';
-import { jobForPeople, type VineView, vineForPeople } from '../usecases/views.js';
+import { type JobView, jobForPeople, type VineView, vineForPeople } from '../usecases/views.js';
 import { parseApprovalSetting } from '../policies/PlanReviewUseCases.js';
 
 /** Drift checks run at most this often and at least this rarely (issue 14). */
@@ -98,7 +98,7 @@ export class DriftUseCases {
   }
 
   /** `POST /api/cli/configurations/{id}/drift-check`: one check now, on a DEPLOYED, idle vine. */
-  async checkNow(user: UserActor, nameOrId: unknown): Promise<Job> {
+  async checkNow(user: UserActor, nameOrId: unknown): Promise<JobView> {
     const { record, scope } = await this.access.locate(user, 'jobs.run', 'configuration_not_found', (stores, ownerId) =>
       findVine(stores, ownerId, nameOrId),
     );

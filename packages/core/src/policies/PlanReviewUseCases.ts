@@ -15,7 +15,7 @@ import { type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
 import { autoDeployAfterPlan } from '../vcs/gitJobs.js';
 import { continueRun } from '../tfe/runs/runApply.js';
 import { enqueueNotification, type OutboxDeps } from '../usecases/notificationOutbox.js';
-import { jobForPeople } from '../usecases/views.js';
+import { jobForPeople, type JobView } from '../usecases/views.js';
 
 /** Comments and reasons are kept on the plan job and in the audit log: a paragraph, not a file. */
 export const MAX_REVIEW_TEXT = 2000;
@@ -56,13 +56,13 @@ export class PlanReviewUseCases {
    * stale (the configuration changed since) cannot be approved; with `separate_approver` the
    * person who queued it cannot either.
    */
-  async approve(user: UserActor, id: unknown, input: ApproveInput = {}): Promise<Job> {
+  async approve(user: UserActor, id: unknown, input: ApproveInput = {}): Promise<JobView> {
     const comment = optionalText(input.comment, 'comment');
     return this.decide(user, id, 'approved', comment);
   }
 
   /** `POST /api/cli/jobs/{id}/reject`: a comment says why; the plan can never be deployed. */
-  async reject(user: UserActor, id: unknown, input: RejectInput = {}): Promise<Job> {
+  async reject(user: UserActor, id: unknown, input: RejectInput = {}): Promise<JobView> {
     const comment = requiredText(input.comment, 'comment');
     return this.decide(user, id, 'rejected', comment);
   }
@@ -71,7 +71,7 @@ export class PlanReviewUseCases {
    * `POST /api/cli/jobs/{id}/override`: admins and owners in an organization (the owner of a
    * personal account). Only a plan with failed mandatory policies has anything to override.
    */
-  async override(user: UserActor, id: unknown, input: OverrideInput = {}): Promise<Job> {
+  async override(user: UserActor, id: unknown, input: OverrideInput = {}): Promise<JobView> {
     const reason = requiredText(input.reason, 'reason');
     const { plan, scope } = await this.locatePlan(user, id, 'plans.override');
     return this.lifecycle.run(scope, async (stores) => {
@@ -105,7 +105,7 @@ export class PlanReviewUseCases {
     id: unknown,
     decision: PlanApproval['decision'],
     comment: string | null,
-  ): Promise<Job> {
+  ): Promise<JobView> {
     const { plan, scope } = await this.locatePlan(user, id, 'plans.approve');
     return this.lifecycle.run(scope, async (stores) => {
       const current = await requireDeployablePlan(stores, plan.owner_id, plan.id);

@@ -5,6 +5,7 @@ import type {
   JobSummary,
   SnapshotSummary,
   SourceSummary,
+  VineSourceSummary,
   Variables,
   Vine,
   UploadedSource,
@@ -78,6 +79,8 @@ export function redactSnapshot(snapshot: ConfigSnapshot): ConfigSnapshot {
 }
 
 /** What a list shows of a source: no inline files, and a git URL without credentials of old records. */
+export function summarizeSource(source: VineSource): VineSourceSummary;
+export function summarizeSource(source: VineSource | UploadedSource): SourceSummary;
 export function summarizeSource(source: VineSource | UploadedSource): SourceSummary {
   return source.type === 'inline'
     ? { type: 'inline', file_count: Object.keys(source.files).length }

@@ -6,7 +6,7 @@ import {
   type PublicWorker,
   type Vine,
   type VineComponents,
-  type SourceSummary,
+  type VineSourceSummary,
   type Vineyard,
   type Worker,
 } from '../domain/records.js';
@@ -38,7 +38,7 @@ export interface VineyardView extends Vineyard {
 
 /** A vine in a list: no files, no variables. `GET /api/cli/configurations/{name}` has them. */
 export interface VineSummary extends Omit<Vine, 'source' | 'variables'> {
-  source: SourceSummary;
+  source: VineSourceSummary;
 }
 
 /**

@@ -115,6 +115,14 @@ export function jobTokenSubject(
  * (generated on first use, sealed in the database so every replica signs with the same one,
  * rotated on demand or by age) and the job tokens clouds exchange for short-lived credentials.
  */
+/** A public key as the JWKS publishes it: the key's own members (RSA n, e; EC crv, x, y) and these. */
+export interface PublishedJwk extends JsonObject {
+  kty: string;
+  kid: string;
+  alg: string;
+  use: 'sig';
+}
+
 export class WorkloadIdentityUseCases {
   constructor(private readonly deps: CoreDeps) {}
 
@@ -137,12 +145,18 @@ export class WorkloadIdentityUseCases {
   }
 
   /** The public keys that verify job tokens: the signing key and retired ones still needed. */
-  async jwks(): Promise<{ keys: JsonObject[] }> {
+  async jwks(): Promise<{ keys: PublishedJwk[] }> {
     const now = isoNow(this.deps);
     let keys = await this.deps.uow.read(systemScope, (stores) => stores.signingKeys.listPublished(now));
     if (keys.length === 0) keys = [await this.ensureKey()];
     return {
-      keys: keys.map((key) => ({ ...key.public_jwk, kid: key.id, alg: key.algorithm, use: 'sig' })),
+      keys: keys.map((key) => ({
+        ...key.public_jwk,
+        kty: String(key.public_jwk.kty),
+        kid: key.id,
+        alg: key.algorithm,
+        use: 'sig',
+      })),
     };
   }
 

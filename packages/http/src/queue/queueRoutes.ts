@@ -1,22 +1,13 @@
 import type { UseCases } from '@trellis/core';
-import { JobQueue, QueueQuery } from '@trellis/contract';
-import { defineRoute, type RouteSpec } from '../routing/route.js';
+import { implement, type RouteSpec } from '../routing/route.js';
+import { operations } from '@trellis/contract';
 
 /** The job queue (issue 29). */
 export function queueRoutes(useCases: UseCases): RouteSpec[] {
   return [
-    defineRoute({
-      method: 'get',
-      path: '/api/cli/queue',
-      operationId: 'getJobQueue',
-      summary: 'Queued jobs in the order agents claim them, with the agent pool that can take each',
-      description:
-        "The queued jobs the caller may read, each with its `position` in its owner's queue (1 is what the owner's next claim takes; the order is the claim's own: a DEPLOY of a plan at its plan's place, the jobs of one configuration one at a time in the order they were queued), how long it has waited, its configuration and vineyard, the agent pool that can take it (the owner's own agents or the organization's pool, an assigned agent, the agent a DESTROY_WORKER destroys left out) with how many of its agents are online and idle, and `waiting_for`: why it waits. Not cursor-paged (positions move with every claim): `limit` jobs from the head, and `total`.",
-      tags: ['jobs'],
-      auth: 'user',
-      query: QueueQuery,
-      responses: { 200: { description: 'The head of the queue', schema: JobQueue } },
-      handler: async ({ user, query }) => ({ status: 200, body: await useCases.queue.list(user, query) }),
-    }),
+    implement(operations.getJobQueue, async ({ user, query }) => ({
+      status: 200,
+      body: await useCases.queue.list(user, query),
+    })),
   ];
 }

@@ -1,6 +1,5 @@
 import type { PageResult } from '@trellis/core';
 import type { Request } from 'express';
-import type { HandlerResult } from './route.js';
 
 /**
  * The URL of the next page: the request's own URL (with its mount prefix and filters) with the
@@ -18,25 +17,13 @@ export function nextPageUrl(req: Request, cursor: string, limit: number): string
  * list was asked for, such as the fleet's `counts`), and the next page announced in an RFC 8288
  * `Link` header (absent on the last page).
  */
-export function pagedList(
+export function pagedList<K extends string, T, E extends object = object>(
   req: Request,
-  key: string,
-  page: PageResult<unknown>,
-  extra: Record<string, unknown> = {},
-): HandlerResult {
+  key: K,
+  page: PageResult<T>,
+  extra?: E,
+): { status: 200; body: { [k in K]: T[] } & E; headers: Record<string, string> } {
   const headers: Record<string, string> = {};
   if (page.next_cursor !== null) headers.Link = `<${nextPageUrl(req, page.next_cursor, page.limit)}>; rel="next"`;
-  return { status: 200, body: { [key]: page.items, ...extra }, headers };
+  return { status: 200, body: { [key]: page.items, ...extra } as { [k in K]: T[] } & E, headers };
 }
-
-/** How a list endpoint documents its `Link` header. */
-export const PAGED_LIST_DESCRIPTION =
-  'Newest first, one page at a time: `limit` (1 to 200, default 50, unless the server sets other bounds) and an opaque `cursor`. When more follow, the `Link: <…>; rel="next"` header (RFC 8288) gives the URL of the next page; it is absent on the last page.';
-
-/** The `Link` header of a paged list's 200 answer, for its response spec. */
-export const PAGED_LIST_HEADERS = {
-  Link: {
-    description:
-      'RFC 8288: `<URL of the next page>; rel="next"`, with the same filters and limit; absent on the last page',
-  },
-};

@@ -1,22 +1,9 @@
+import type { AuthKind, Operation, ResponseSpec } from '@trellis/contract';
 import type { UserActor, WorkerActor } from '@trellis/core';
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
 
-/**
- * Who may call a route (SPEC §5): `user` is a CLI bearer token or a web session, `session` a web
- * session only, `worker` the agent headers, `state` the agent headers or (the engine's http
- * backend) Basic auth with a job's state token, `release` the CI secret, `none` anyone.
- */
-export type AuthKind = 'none' | 'user' | 'session' | 'worker' | 'state' | 'release';
-
-export interface ResponseSpec {
-  description: string;
-  schema?: z.ZodType;
-  /** Defaults to application/json when a schema is given. */
-  contentType?: string;
-  /** Response headers worth documenting (e.g. the `Link` of a paged list), by name. */
-  headers?: Record<string, { description: string }>;
-}
+export type { AuthKind, ResponseSpec };
 
 export interface RouteContext<P, Q, B> {
   req: Request;
@@ -33,42 +20,49 @@ export interface RouteContext<P, Q, B> {
 /** What a handler returns; `undefined` means it wrote the response itself (streams). */
 export type HandlerResult = { status: number; body?: unknown; headers?: Record<string, string> } | undefined;
 
+type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
+type Sent<S> = S extends z.ZodType ? z.input<S> : undefined;
+
 /**
- * One API operation: the schemas validate the request and, with the responses, produce the
- * OpenAPI document. Paths use OpenAPI's `{param}` form.
+ * What a handler of this operation may answer: one of the operation's statuses, with the body its
+ * schema describes (none where the contract gives no schema), or `undefined` when the handler
+ * wrote the response itself. A handler answering a status or a shape the contract does not have
+ * does not compile.
  */
-export interface RouteSpec<
-  P extends z.ZodType = z.ZodType,
-  Q extends z.ZodType = z.ZodType,
-  B extends z.ZodType = z.ZodType,
-> {
-  /** `lock`/`unlock` are the WebDAV verbs the Terraform/OpenTofu `http` state backend uses. */
-  method: 'get' | 'post' | 'put' | 'patch' | 'delete' | 'lock' | 'unlock';
-  path: string;
-  operationId: string;
-  summary: string;
-  description?: string;
-  tags: string[];
-  auth: AuthKind;
-  params?: P;
-  query?: Q;
-  /**
-   * A JSON body schema, `binary` for a streamed upload read by the handler, or `raw` for a
-   * provider's JSON event also read by the handler as it streams (signed webhook deliveries: the
-   * signature is over the bytes, so nothing parses them first).
-   */
-  body?: B | 'binary' | 'raw';
-  /** Largest JSON body accepted, in bytes (default 1 MiB); streamed bodies are limited by their handler. */
-  bodyLimit?: number;
-  /** Requests allowed per client address per window (unauthenticated endpoints). */
-  rateLimit?: { windowSeconds: number; limit: number };
-  responses: Record<number, ResponseSpec>;
-  handler(ctx: RouteContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<HandlerResult>;
+export type AnswerOf<O extends Operation> =
+  | {
+      [S in keyof O['responses'] & number]: {
+        status: S;
+        body?: O['responses'][S] extends { schema: infer T }
+          ? Sent<T>
+          : O['responses'][S] extends { contentType: string }
+            ? unknown
+            : undefined;
+        headers?: Record<string, string>;
+      };
+    }[keyof O['responses'] & number]
+  | undefined;
+
+/** An operation of the contract with the handler that serves it. */
+export interface RouteSpec extends Operation {
+  // biome-ignore lint/suspicious/noExplicitAny: the mount validates each part with the operation's own schemas
+  handler(ctx: RouteContext<any, any, any>): Promise<HandlerResult>;
 }
 
-/** Keeps the schema types flowing into the handler's context. */
-export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
-  spec: RouteSpec<P, Q, B>,
+/** The handler of an operation: its request typed by the operation's schemas, its answer by its responses. */
+export type HandlerOf<O extends Operation> = (
+  ctx: RouteContext<Parsed<O['params']>, Parsed<O['query']>, Parsed<Exclude<O['body'], 'binary' | 'raw'>>>,
+) => Promise<AnswerOf<O>>;
+
+/**
+ * Serves an operation of the contract: the request reaches the handler validated by the
+ * operation's schemas (`params`, `query`, `body` typed by them), and what the handler answers is
+ * type-checked against the operation's `responses`. (`H` keeps the handler's literal statuses:
+ * inferred from the handler, then checked against the operation's.)
+ */
+export function implement<const O extends Operation, H extends HandlerOf<O> = HandlerOf<O>>(
+  operation: O,
+  handler: H,
 ): RouteSpec {
-  return spec as unknown as RouteSpec;
+  return { ...operation, handler } as RouteSpec;
 }

@@ -1,23 +1,7 @@
-import {
-  GIT_PROVIDERS,
-  type GitProvider,
-  MAX_WEBHOOK_BODY_BYTES,
-  PROVIDER_NAMES,
-  type UseCases,
-  type WebhookRequestParts,
-} from '@trellis/core';
-import { WebhookAccepted } from '@trellis/contract';
+import { GIT_PROVIDERS, type UseCases, type WebhookRequestParts } from '@trellis/core';
 import type { Request } from 'express';
-import { z } from 'zod';
-import { defineRoute, type RouteSpec } from '../routing/route.js';
-
-const HEADERS: Record<GitProvider, string> = {
-  github:
-    '`X-GitHub-Event`, `X-GitHub-Delivery`, and `X-Hub-Signature-256: sha256=<HMAC-SHA256 of the raw body with the secret>`',
-  gitlab: '`X-Gitlab-Event`, `X-Gitlab-Event-UUID`, and `X-Gitlab-Token` equal to the secret',
-  bitbucket:
-    '`X-Event-Key`, `X-Request-UUID`, and `X-Hub-Signature: sha256=<HMAC-SHA256 of the raw body with the secret>`',
-};
+import { implement, type RouteSpec } from '../routing/route.js';
+import { WEBHOOK_OPERATIONS } from '@trellis/contract';
 
 function headersOf(req: Request): WebhookRequestParts['headers'] {
   const headers: Record<string, string | undefined> = {};
@@ -27,71 +11,27 @@ function headersOf(req: Request): WebhookRequestParts['headers'] {
   return headers;
 }
 
-const WebhookQuery = z.object({
-  vine: z
-    .string()
-    .optional()
-    .describe(
-      'the connected configuration, as in the `webhook_url` Trellis gives: the delivery is checked against the secret of its connection only',
-    ),
-  module: z
-    .string()
-    .optional()
-    .describe(
-      "a registry module's repository (issue 28), as in its `webhook_url`: a push of a version tag publishes that version",
-    ),
-});
-
 /** `POST /api/webhooks/{github,gitlab,bitbucket}?vine=`: deliveries of the git providers (issues 13, 23). */
 export function gitWebhookRoutes(useCases: UseCases): RouteSpec[] {
   return GIT_PROVIDERS.map((provider) =>
-    defineRoute({
-      method: 'post',
-      path: `/api/webhooks/${provider}`,
-      operationId: `receive${PROVIDER_NAMES[provider].replace(/\W/g, '')}Webhook`,
-      summary: `Receive a ${PROVIDER_NAMES[provider]} webhook delivery (push, pull request, ping)`,
-      description:
-        `Unauthenticated but verified: ${HEADERS[provider]}. The hook URL names the connection (\`?vine=\`); the ` +
-        "delivery is checked against that connection's secret only, as its body streams in (at most " +
-        `${MAX_WEBHOOK_BODY_BYTES / (1024 * 1024)} MiB), and acts only for that connection: a push to the connected branch ` +
-        'touching its `paths` queues a PLAN of that commit; a pull request into it queues a speculative PLAN of ' +
-        "its head commit (a fork's only as the connection's `fork_pull_requests` allows). `202` for a ping, an " +
-        'ignored event, a redelivery or replay (same delivery id, or same body) or a configuration with no ' +
-        'connection; `401 webhook_signature_invalid` (nothing created) when the signature is missing or wrong. ' +
-        "With `?module=` instead (a registry module's repository), a push of a tag `v1.2.0` publishes version `1.2.0` " +
-        'of the module from the tagged commit (`module_tag` says what became of it).',
-      tags: ['webhooks'],
-      auth: 'none',
-      query: WebhookQuery,
-      body: 'raw',
-      rateLimit: { windowSeconds: 60, limit: 600 },
-      responses: {
-        202: { description: 'Received', schema: WebhookAccepted },
-        400: {
-          description: '`validation_failed`: the URL names no connection (`vine` or `module`), or no event header',
-        },
-        401: { description: '`webhook_signature_invalid`: the signature is missing or wrong; nothing was created' },
-        413: { description: '`webhook_too_large`: the body is over the limit, refused before or while it streams' },
-      },
-      handler: async ({ req, query }) => {
-        const declared = Number(req.headers['content-length']);
-        if (query.module !== undefined) {
-          const delivered = await useCases.moduleTags.receive(provider, {
-            module: query.module,
-            headers: headersOf(req),
-            body: req,
-            declaredBytes: Number.isFinite(declared) ? declared : null,
-          });
-          return { status: 202, body: { accepted: true, jobs: [], module_tag: delivered.result } };
-        }
-        const outcome = await useCases.gitEvents.receive(provider, {
-          vine: query.vine,
+    implement(WEBHOOK_OPERATIONS[provider], async ({ req, query }) => {
+      const declared = Number(req.headers['content-length']);
+      if (query.module !== undefined) {
+        const delivered = await useCases.moduleTags.receive(provider, {
+          module: query.module,
           headers: headersOf(req),
           body: req,
           declaredBytes: Number.isFinite(declared) ? declared : null,
         });
-        return { status: 202, body: { accepted: true, jobs: outcome.jobs.map((job) => job.id) } };
-      },
+        return { status: 202, body: { accepted: true, jobs: [], module_tag: delivered.result } };
+      }
+      const outcome = await useCases.gitEvents.receive(provider, {
+        vine: query.vine,
+        headers: headersOf(req),
+        body: req,
+        declaredBytes: Number.isFinite(declared) ? declared : null,
+      });
+      return { status: 202, body: { accepted: true, jobs: outcome.jobs.map((job) => job.id) } };
     }),
   );
 }

@@ -1,28 +1,13 @@
 import type { UseCases } from '@trellis/core';
-import { defineRoute, type RouteSpec } from '../routing/route.js';
-import { GitProviderParams, RepositoriesResponse } from '@trellis/contract';
+import { implement, type RouteSpec } from '../routing/route.js';
+import { operations } from '@trellis/contract';
 
 /** The user's repositories at a git provider (SPEC §4.3). */
 export function repositoryRoutes(useCases: UseCases): RouteSpec[] {
   return [
-    defineRoute({
-      method: 'get',
-      path: '/api/cli/repositories/{provider}',
-      operationId: 'listRepositories',
-      summary: 'Repositories of the user at a git provider',
-      description:
-        'Uses the token of the sign-in with that provider (stored encrypted) and follows every page, up to 1,000 repositories. `409 provider_not_linked` when the user never signed in with that provider; `401 provider_token_expired` when the provider refuses the token and there is no refresh token to renew it with, or that is refused too (expired or revoked: sign in with that provider again); `429` when the provider rate limits; `503 provider_unavailable` when it cannot be reached. A person’s sign-in: an organization API token gets `403 org_token_not_allowed`.',
-      tags: ['repositories'],
-      auth: 'user',
-      params: GitProviderParams,
-      responses: {
-        200: { description: 'Repositories', schema: RepositoriesResponse },
-        403: { description: '`org_token_not_allowed`' },
-      },
-      handler: async ({ user, params }) => ({
-        status: 200,
-        body: { repositories: await useCases.repositories.list(user, params.provider) },
-      }),
-    }),
+    implement(operations.listRepositories, async ({ user, params }) => ({
+      status: 200,
+      body: { repositories: await useCases.repositories.list(user, params.provider) },
+    })),
   ];
 }

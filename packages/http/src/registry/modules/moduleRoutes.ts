@@ -1,20 +1,9 @@
 import type { UseCases } from '@trellis/core';
-import {
-  DeprecateModuleVersionBody,
-  ListModulesQuery,
-  ModuleParams,
-  ModuleUsageRecord,
-  ModuleVersionParams,
-  RegistryModuleList,
-  RegistryModuleVersionRecord,
-  RegistryModuleVersions,
-} from '@trellis/contract';
 import type { Request, Response } from 'express';
 import { problem, sendProblem } from '../../errors/problem.js';
-import { PAGED_LIST_DESCRIPTION, PAGED_LIST_HEADERS, pagedList } from '../../routing/pagedList.js';
-import { defineRoute, type RouteSpec } from '../../routing/route.js';
-
-const MODULE_PATH = '/api/registry/modules/{namespace}/{name}/{system}';
+import { pagedList } from '../../routing/pagedList.js';
+import { implement, type RouteSpec } from '../../routing/route.js';
+import { operations } from '@trellis/contract';
 
 /** A tarball comes as gzip or as plain bytes; a JSON or form body is a mistake. */
 const TARBALL_TYPES = ['application/gzip', 'application/x-gzip', 'application/octet-stream', 'application/x-tar'];
@@ -34,134 +23,39 @@ function isTarball(req: Request, res: Response): boolean {
 /** The module registry's own API (issue 28, docs/registry.md); the stock CLI's protocol is `modulesProtocol`. */
 export function moduleRoutes(useCases: UseCases): RouteSpec[] {
   return [
-    defineRoute({
-      method: 'post',
-      path: `${MODULE_PATH}/{version}`,
-      operationId: 'publishModuleVersion',
-      summary: 'Publish a module version from a tarball',
-      description:
-        'The body is the `.tar.gz` of the module (its files at the root), sent as `application/gzip`, streamed to the ' +
-        'artifact store and checked: gzip, no path or link out of its root, within the size limit ' +
-        '(`TRELLIS_REGISTRY_MODULE_MAX_BYTES`, `413 module_too_large`; `422 module_invalid`). Needs the operator role ' +
-        'in the namespace. A published version never changes: publishing it again is `409 module_version_exists`.',
-      tags: ['registry'],
-      auth: 'user',
-      params: ModuleVersionParams,
-      body: 'binary',
-      responses: {
-        201: { description: 'The published version', schema: RegistryModuleVersionRecord },
-        409: { description: 'This version is already published (`module_version_exists`)' },
-        413: { description: 'The tarball is over the limit (`module_too_large`)' },
-        415: { description: 'The body is not `application/gzip` (or `application/octet-stream`)' },
-        422: { description: 'The tarball is refused (`module_invalid`)' },
-      },
-      handler: async ({ req, res, user, params }) => {
-        if (!isTarball(req, res)) return undefined;
-        const declared = Number(req.headers['content-length']);
-        const version = await useCases.registryModules.publish(
-          user,
-          params,
-          req,
-          Number.isFinite(declared) ? declared : null,
-        );
-        return { status: 201, body: version };
-      },
+    implement(operations.publishModuleVersion, async ({ req, res, user, params }) => {
+      if (!isTarball(req, res)) return undefined;
+      const declared = Number(req.headers['content-length']);
+      const version = await useCases.registryModules.publish(
+        user,
+        params,
+        req,
+        Number.isFinite(declared) ? declared : null,
+      );
+      return { status: 201, body: version };
     }),
-    defineRoute({
-      method: 'get',
-      path: '/api/registry/modules',
-      operationId: 'listModules',
-      summary: "A namespace's modules, newest first",
-      description: `Needs the viewer role in the namespace. ${PAGED_LIST_DESCRIPTION}`,
-      tags: ['registry'],
-      auth: 'user',
-      query: ListModulesQuery,
-      responses: {
-        200: { description: 'A page of modules', schema: RegistryModuleList, headers: PAGED_LIST_HEADERS },
-      },
-      handler: async ({ req, user, query }) =>
-        pagedList(req, 'modules', await useCases.registryModules.list(user, query)),
+    implement(operations.listModules, async ({ req, user, query }) =>
+      pagedList(req, 'modules', await useCases.registryModules.list(user, query)),
+    ),
+    implement(operations.listModuleVersions, async ({ user, params }) => ({
+      status: 200,
+      body: await useCases.registryModules.versions(user, params),
+    })),
+    implement(operations.getModuleUsage, async ({ user, params }) => ({
+      status: 200,
+      body: await useCases.moduleUsage.usage(user, params),
+    })),
+    implement(operations.deprecateModuleVersion, async ({ user, params, body }) => ({
+      status: 200,
+      body: await useCases.registryModules.deprecate(user, params, body),
+    })),
+    implement(operations.deleteModuleVersion, async ({ user, params }) => {
+      await useCases.registryModules.deleteVersion(user, params);
+      return { status: 204 };
     }),
-    defineRoute({
-      method: 'get',
-      path: `${MODULE_PATH}/versions`,
-      operationId: 'listModuleVersions',
-      summary: 'A module and its versions, highest first',
-      tags: ['registry'],
-      auth: 'user',
-      params: ModuleParams,
-      responses: { 200: { description: 'The module and its versions', schema: RegistryModuleVersions } },
-      handler: async ({ user, params }) => ({
-        status: 200,
-        body: await useCases.registryModules.versions(user, params),
-      }),
-    }),
-    defineRoute({
-      method: 'get',
-      path: `${MODULE_PATH}/usage`,
-      operationId: 'getModuleUsage',
-      summary: 'Which vines use which version of a module',
-      description:
-        "The namespace owner's vines whose newest succeeded PLAN or DEPLOY installed the module (as its agent " +
-        'reported from `init`, `execution_metadata.modules`), from any registry host, with the version. A pull ' +
-        "request's plan is passed over. Needs the viewer role in the namespace.",
-      tags: ['registry'],
-      auth: 'user',
-      params: ModuleParams,
-      responses: { 200: { description: 'The vines and their versions', schema: ModuleUsageRecord } },
-      handler: async ({ user, params }) => ({
-        status: 200,
-        body: await useCases.moduleUsage.usage(user, params),
-      }),
-    }),
-    defineRoute({
-      method: 'post',
-      path: `${MODULE_PATH}/{version}/deprecate`,
-      operationId: 'deprecateModuleVersion',
-      summary: 'Deprecate a module version (or undo it)',
-      description:
-        'A deprecated version can still be installed; the API and the CLI show it as deprecated, with the reason. ' +
-        'Needs the admin role in the namespace.',
-      tags: ['registry'],
-      auth: 'user',
-      params: ModuleVersionParams,
-      body: DeprecateModuleVersionBody,
-      responses: { 200: { description: 'The version', schema: RegistryModuleVersionRecord } },
-      handler: async ({ user, params, body }) => ({
-        status: 200,
-        body: await useCases.registryModules.deprecate(user, params, body),
-      }),
-    }),
-    defineRoute({
-      method: 'delete',
-      path: `${MODULE_PATH}/{version}`,
-      operationId: 'deleteModuleVersion',
-      summary: 'Delete a module version and its tarball',
-      description:
-        'Configurations whose constraint only this version met can no longer `init`. Needs the admin role in the namespace.',
-      tags: ['registry'],
-      auth: 'user',
-      params: ModuleVersionParams,
-      responses: { 204: { description: 'Deleted' } },
-      handler: async ({ user, params }) => {
-        await useCases.registryModules.deleteVersion(user, params);
-        return { status: 204 };
-      },
-    }),
-    defineRoute({
-      method: 'delete',
-      path: MODULE_PATH,
-      operationId: 'deleteModule',
-      summary: 'Delete a module, every version and tarball',
-      description: 'Needs the admin role in the namespace.',
-      tags: ['registry'],
-      auth: 'user',
-      params: ModuleParams,
-      responses: { 204: { description: 'Deleted' } },
-      handler: async ({ user, params }) => {
-        await useCases.registryModules.deleteModule(user, params);
-        return { status: 204 };
-      },
+    implement(operations.deleteModule, async ({ user, params }) => {
+      await useCases.registryModules.deleteModule(user, params);
+      return { status: 204 };
     }),
   ];
 }
