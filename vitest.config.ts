@@ -39,6 +39,7 @@ export const UNIT_TESTS = [
   'packages/core/test/**/*.test.ts',
   'packages/agent/test/unit/**/*.test.ts',
   'packages/client/test/**/*.test.ts',
+  'packages/contract/test/**/*.test.ts',
   'packages/http/test/**/*.test.ts',
   'packages/providers/test/**/*.test.ts',
   'packages/artifacts-fs/test/**/*.test.ts',

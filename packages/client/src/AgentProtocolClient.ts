@@ -17,7 +17,9 @@ import type {
   WorkerRecordView,
 } from '@trellis/contract';
 import type { JsonObject, StreamType } from '@trellis/core';
+import { matchPath } from '@trellis/contract/operation';
 import { TrellisApiError } from './errors.js';
+import { OPERATION_ROUTES } from './operationRoutes.js';
 import { collect, HttpTransport, type ListPage, type PageOptions } from './HttpTransport.js';
 
 /** The agent protocol (SPEC §4.2) and the CI-only release calls (SPEC §4.4). */
@@ -25,7 +27,7 @@ export class AgentProtocolClient extends HttpTransport {
   // ---- the agent protocol (SPEC §4.2)
   /** Registers an agent with a user's bearer token (`POST /api/workers/register`). */
   registerAgent(input: RegisterWorkerRequest): Promise<RegistrationAnswer> {
-    return this.json('POST', '/api/workers/register', { body: input });
+    return this.call('registerWorker', { body: input });
   }
   /**
    * The next job, or null; `wait` long-polls for up to that many seconds (max 30); `features`:
@@ -36,7 +38,7 @@ export class AgentProtocolClient extends HttpTransport {
   ): Promise<ClaimAnswer | null> {
     const wait = options.wait ?? 0;
     const features = options.features?.join(',');
-    const response = await this.send('POST', '/api/jobs/claim', {
+    const response = await this.request('claimJob', {
       query: { wait: wait > 0 ? wait : undefined, features: features || undefined },
       timeoutMs: this.timeoutMs + wait * 1000,
       ...(options.signal ? { signal: options.signal } : {}),
@@ -59,16 +61,16 @@ export class AgentProtocolClient extends HttpTransport {
         ? { version }
         : {
             version,
-            running_job_ids: runningJobIds,
+            running_job_ids: [...runningJobIds],
             ...(options.afterUnansweredClaim ? { after_unanswered_claim: true } : {}),
           };
-    return this.json('POST', '/api/workers/heartbeat', {
+    return this.call('heartbeat', {
       body,
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     });
   }
   getJobForAgent(id: string): Promise<AgentJobView> {
-    return this.json('GET', `/api/jobs/${encodeURIComponent(id)}`);
+    return this.call('getJobForAgent', { params: { id } });
   }
   /**
    * Writes a version of a vine's state as the engine's `http` backend does (`POST
@@ -80,7 +82,8 @@ export class AgentProtocolClient extends HttpTransport {
     state: Uint8Array,
     credentials: { username: string; password: string },
   ): Promise<void> {
-    const response = await this.send('POST', `/api/state/${encodeURIComponent(vineId)}`, {
+    const response = await this.request('writeState', {
+      params: { vine_id: vineId },
       auth: { kind: 'none' },
       headers: {
         Authorization: `Basic ${btoa(`${credentials.username}:${credentials.password}`)}`,
@@ -91,22 +94,26 @@ export class AgentProtocolClient extends HttpTransport {
     await response.body?.cancel();
   }
   reportStatus(id: string, report: StatusReport): Promise<AgentJobView> {
-    return this.json('PUT', `/api/jobs/${encodeURIComponent(id)}/status`, { body: report });
+    return this.call('reportJobStatus', { params: { id }, body: report });
   }
-  appendLog(id: string, chunk: string, streamType: StreamType): Promise<LogPostAnswer> {
-    return this.json('POST', `/api/jobs/${encodeURIComponent(id)}/logs`, {
+  /** One chunk: the operation answers a single chunk with its id (a batch with its last seq). */
+  async appendLog(id: string, chunk: string, streamType: StreamType): Promise<LogPostAnswer> {
+    const answer = await this.call('appendJobLog', {
+      params: { id },
       body: { log_chunk: chunk, stream_type: streamType },
     });
+    return answer as LogPostAnswer;
   }
   /** A batch of chunks with consecutive sequence numbers; repeating a batch stores it once. */
-  appendLogBatch(
+  async appendLogBatch(
     id: string,
     chunks: ReadonlyArray<{ seq: number; log_chunk: string; stream_type: StreamType }>,
   ): Promise<LogBatchAnswer> {
-    return this.json('POST', `/api/jobs/${encodeURIComponent(id)}/logs`, { body: { chunks } });
+    const answer = await this.call('appendJobLog', { params: { id }, body: { chunks: [...chunks] } });
+    return answer as LogBatchAnswer;
   }
   readLogs(id: string, page: LogPageRequest = {}): Promise<LogPageView> {
-    return this.json('GET', `/api/jobs/${encodeURIComponent(id)}/logs`, { query: page });
+    return this.call('readJobLogsAsAgent', { params: { id }, query: page });
   }
   /** Streams the plan file up; `size` lets the server refuse an oversized file before reading it. */
   uploadPlanArtifact(
@@ -114,7 +121,8 @@ export class AgentProtocolClient extends HttpTransport {
     body: Uint8Array | ReadableStream<Uint8Array>,
     size?: number,
   ): Promise<ArtifactAnswer> {
-    return this.json('POST', `/api/jobs/${encodeURIComponent(id)}/plan-artifact`, {
+    return this.call('uploadPlanArtifact', {
+      params: { id },
       rawBody: body as NonNullable<RequestInit['body']>,
       headers: {
         'Content-Type': 'application/octet-stream',
@@ -125,10 +133,10 @@ export class AgentProtocolClient extends HttpTransport {
   }
   /** The plan's redacted change document (issue 29), after its plan file; a repeat replaces it. */
   uploadPlanChanges(id: string, document: PlanChangesUpload): Promise<ArtifactAnswer> {
-    return this.json('PUT', `/api/jobs/${encodeURIComponent(id)}/plan-changes`, { body: document });
+    return this.call('uploadPlanChanges', { params: { id }, body: document });
   }
   async downloadPlanArtifact(id: string): Promise<{ body: ReadableStream<Uint8Array>; size: number; sha256: string }> {
-    const response = await this.send('GET', `/api/jobs/${encodeURIComponent(id)}/plan-artifact`, { timeoutMs: 0 });
+    const response = await this.request('downloadPlanArtifact', { params: { id }, timeoutMs: 0 });
     if (!response.body) throw new TrellisApiError({ status: 502, code: 'empty_body', detail: 'no artifact body' });
     return {
       body: response.body,
@@ -141,36 +149,40 @@ export class AgentProtocolClient extends HttpTransport {
    * server, fetched with the agent's credentials only: never another origin).
    */
   async downloadConfigurationVersion(url: string): Promise<{ body: ReadableStream<Uint8Array>; sha256: string }> {
-    if (!url.startsWith('/api/jobs/')) {
+    const params = matchPath({ path: OPERATION_ROUTES.downloadConfigurationVersion[1] }, url);
+    if (params?.id === undefined || params.version === undefined) {
       throw new TrellisApiError({
         status: 400,
         code: 'invalid_url',
         detail: `not a configuration version path: ${url}`,
       });
     }
-    const response = await this.send('GET', url, { timeoutMs: 0 });
+    const response = await this.request('downloadConfigurationVersion', {
+      params: { id: params.id, version: params.version },
+      timeoutMs: 0,
+    });
     if (!response.body) throw new TrellisApiError({ status: 502, code: 'empty_body', detail: 'no tarball body' });
     return { body: response.body, sha256: (response.headers.get('etag') ?? '').replaceAll('"', '') };
   }
   getWorkerForAgent(id: string): Promise<WorkerRecordView> {
-    return this.json('GET', `/api/workers/${encodeURIComponent(id)}`);
+    return this.call('getWorkerForAgent', { params: { id } });
   }
   updateWorkerMetadata(id: string, metadata: JsonObject): Promise<WorkerRecordView> {
-    return this.json('POST', `/api/workers/${encodeURIComponent(id)}/metadata`, { body: metadata });
+    return this.call('updateWorkerMetadata', { params: { id }, body: metadata });
   }
 
   // ---- CI-only (SPEC §4.4)
   publishRelease(input: PublishReleaseRequest): Promise<ReleaseView> {
-    return this.json('POST', '/api/releases/worker', { body: input });
+    return this.call('publishWorkerRelease', { body: input });
   }
   /** Every published release, newest first (walks all pages). */
   listReleases(): Promise<ReleaseView[]> {
-    return collect(this.walk('/api/releases/worker', 'releases', {}));
+    return collect(this.walk('listWorkerReleases', 'releases', {}));
   }
   listReleasesPage(page: PageOptions = {}): Promise<ListPage<ReleaseView>> {
-    return this.listPage('/api/releases/worker', 'releases', page);
+    return this.listPage('listWorkerReleases', 'releases', { query: page });
   }
   registerTendril(input: TendrilRequest): Promise<RegistrationAnswer> {
-    return this.json('POST', '/api/tendrils/register', { body: input });
+    return this.call('registerTendril', { body: input });
   }
 }

@@ -1,4 +1,7 @@
+import type { AnswerOf, BodyOf, operations, ParamsOf, QueryOf } from '@trellis/contract';
+import { pathOf } from '@trellis/contract/operation';
 import { type ProblemBody, TrellisApiError, TrellisConnectionError, TrellisRedirectError } from './errors.js';
+import { OPERATION_ROUTES } from './operationRoutes.js';
 
 /** How the client proves who it is; each kind of caller of SPEC §5. */
 
@@ -51,6 +54,26 @@ export function nextCursorOf(link: string | null): string | null {
   return null;
 }
 
+/** The operations of the contract, by operationId. */
+type Operations = typeof operations;
+export type OperationId = keyof Operations;
+
+type Query = Record<string, string | number | undefined>;
+
+/**
+ * What a call of an operation sends, as the contract types it: its path parameters (required
+ * when its path has any), its query (only names the operation takes) and its JSON body.
+ */
+export type CallOptions<K extends OperationId> = Omit<RequestOptions, 'body' | 'query'> &
+  (Operations[K] extends { params: object } ? { params: ParamsOf<Operations[K]> } : { params?: never }) &
+  (Operations[K] extends { query: object }
+    ? { query?: { [name in keyof QueryOf<Operations[K]>]?: string | number | undefined } }
+    : { query?: never }) &
+  (Operations[K] extends { body: object } ? { body?: BodyOf<Operations[K]> } : { body?: never });
+
+/** What an operation answers on success, as the contract types it. */
+export type Answer<K extends OperationId> = AnswerOf<Operations[K]>;
+
 export interface RequestOptions {
   body?: unknown;
   query?: Record<string, string | number | undefined>;
@@ -79,36 +102,48 @@ export class HttpTransport {
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.userAgent = options.userAgent ?? 'trellis-client';
   }
-  // ---- plumbing
-  /** One page of a list endpoint: `{ [key]: items }` and the `Link: <…>; rel="next"` header. */
-  protected async listPage<T>(
-    path: string,
-    key: string,
-    query: Record<string, string | number | undefined>,
-  ): Promise<ListPage<T>> {
-    const response = await this.send('GET', path, { query });
-    const body = (await response.json()) as Record<string, T[]>;
+  // ---- plumbing: every request is an operation of the contract, named by its operationId
+  /** Calls an operation and reads its JSON answer (`undefined` for `204`). */
+  protected async call<K extends OperationId>(
+    id: K,
+    ...[options]: OptionalIfEmpty<CallOptions<K>>
+  ): Promise<Answer<K>> {
+    const response = await this.request(id, (options ?? {}) as CallOptions<K>);
+    if (response.status === 204) return undefined as Answer<K>;
+    return (await response.json()) as Answer<K>;
+  }
+
+  /** Sends an operation's request and hands back the response (streams, raw bodies, statuses). */
+  protected request<K extends OperationId>(id: K, options: CallOptions<K>): Promise<Response> {
+    const [method, path] = OPERATION_ROUTES[id];
+    const { params, ...rest } = options as CallOptions<K> & { params?: Record<string, string | number> };
+    return this.send(method, pathOf({ path }, params), rest as RequestOptions);
+  }
+
+  /** One page of a list operation: `{ [key]: items }` and the `Link: <…>; rel="next"` header. */
+  protected async listPage<K extends OperationId, Key extends keyof NonNullable<Answer<K>>>(
+    id: K,
+    key: Key,
+    options: CallOptions<K>,
+  ): Promise<ListPage<ItemOf<Answer<K>, Key>>> {
+    const response = await this.request(id, options);
+    const body = (await response.json()) as Record<Key, ItemOf<Answer<K>, Key>[] | undefined>;
     return { items: body[key] ?? [], next_cursor: nextCursorOf(response.headers.get('link')) };
   }
 
-  /** Every item of a list endpoint from `query.cursor` on, one page request at a time. */
-  protected async *walk<T>(
-    path: string,
-    key: string,
-    query: Record<string, string | number | undefined>,
-  ): AsyncGenerator<T> {
+  /** Every item of a list operation from `query.cursor` on, one page request at a time. */
+  protected async *walk<K extends OperationId, Key extends keyof NonNullable<Answer<K>>>(
+    id: K,
+    key: Key,
+    options: CallOptions<K>,
+  ): AsyncGenerator<ItemOf<Answer<K>, Key>> {
+    const query = (options.query ?? {}) as Query;
     let cursor = query.cursor;
     do {
-      const page = await this.listPage<T>(path, key, { ...query, cursor });
+      const page = await this.listPage(id, key, { ...options, query: { ...query, cursor } } as CallOptions<K>);
       yield* page.items;
       cursor = page.next_cursor ?? undefined;
     } while (cursor !== undefined);
-  }
-
-  protected async json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-    const response = await this.send(method, path, options);
-    if (response.status === 204) return undefined as T;
-    return (await response.json()) as T;
   }
 
   /**
@@ -210,6 +245,12 @@ export class HttpTransport {
   }
 }
 
+/** The items of a list answer's `key`. */
+type ItemOf<A, Key extends PropertyKey> = NonNullable<A> extends { [k in Key]?: (infer T)[] } ? T : never;
+
+/** The options argument may be left out when nothing in it is required. */
+type OptionalIfEmpty<T> = object extends T ? [options?: T] : [options: T];
+
 /** 3xx but 304 (which a request without validators never gets); `0` is an opaque redirect (browsers). */
 function isRedirect(status: number): boolean {
   return status === 0 || (status >= 300 && status < 400 && status !== 304);
@@ -232,10 +273,9 @@ export interface OwnerOptions {
 
 export function ownerQuery<T extends OwnerOptions & { org_id?: string }>(
   options: T,
-): Record<string, string | number | undefined> {
+): Omit<T, 'orgId'> & { org_id?: string } {
   const { orgId, ...rest } = options;
-  const query = rest as Record<string, string | number | undefined>;
-  return orgId === undefined ? query : { ...query, org_id: orgId };
+  return orgId === undefined ? rest : { ...rest, org_id: orgId };
 }
 
 export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {

@@ -6,13 +6,12 @@ export interface ModuleAddress {
 }
 export type ModuleVersionAddress = ModuleAddress & { version: string };
 
-export function modulePath(address: ModuleAddress, version?: string): string {
-  const parts = [address.namespace, address.name, address.system, ...(version === undefined ? [] : [version])];
-  return `/api/registry/modules/${parts.map(encodeURIComponent).join('/')}`;
+/** The path parameters of a module's operations. */
+export function moduleParams(address: ModuleAddress): ModuleAddress {
+  return { namespace: address.namespace, name: address.name, system: address.system };
 }
 
-/** A module's git repository (issue 28): beside the module's own paths. */
-export function moduleRepositoryPath(address: ModuleAddress): string {
-  const parts = [address.namespace, address.name, address.system];
-  return `/api/registry/module-repositories/${parts.map(encodeURIComponent).join('/')}`;
+/** The path parameters of a module version's operations. */
+export function moduleVersionParams(address: ModuleVersionAddress): ModuleVersionAddress {
+  return { ...moduleParams(address), version: address.version };
 }

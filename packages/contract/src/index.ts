@@ -9,3 +9,4 @@ export * from './schemas.js';
 export * from './operation.js';
 export { PAGED_LIST_DESCRIPTION, PAGED_LIST_HEADERS } from './paging.js';
 export { operations, WEBHOOK_OPERATIONS } from './operations/index.js';
+export { renderClientRoutes } from './clientRoutes.js';

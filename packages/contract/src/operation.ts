@@ -55,11 +55,11 @@ type Input<S> = S extends z.ZodType ? z.input<S> : never;
 type Output<S> = S extends z.ZodType ? z.output<S> : never;
 
 /** The path parameters of an operation, as a caller gives them. */
-export type ParamsOf<O extends Operation> = Input<O['params']>;
+export type ParamsOf<O> = O extends { params: infer S } ? Input<S> : never;
 /** The query of an operation, as a caller gives it. */
-export type QueryOf<O extends Operation> = Input<O['query']>;
+export type QueryOf<O> = O extends { query: infer S } ? Input<S> : never;
 /** The JSON body of an operation, as a caller gives it. */
-export type BodyOf<O extends Operation> = Input<O['body']>;
+export type BodyOf<O> = O extends { body: infer S } ? Input<S> : never;
 
 /** The statuses an operation answers below 300. */
 export type SuccessStatus<O extends Operation> = Extract<keyof O['responses'], 200 | 201 | 202 | 203 | 204 | 206>;
@@ -79,4 +79,27 @@ export function pathOf(op: Pick<Operation, 'path'>, params: Record<string, strin
     if (value === undefined) throw new Error(`${op.path}: the path parameter ${name} is missing`);
     return encodeURIComponent(String(value));
   });
+}
+
+/**
+ * The path parameters of `path` when it is a path of the operation (`{param}`s each one
+ * non-empty segment), else null.
+ */
+export function matchPath(op: Pick<Operation, 'path'>, path: string): Record<string, string> | null {
+  const names: string[] = [];
+  const pattern = op.path
+    .split(/\{(\w+)\}/)
+    .map((part, index) => {
+      if (index % 2 === 0) return part.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+      names.push(part);
+      return '([^/]+)';
+    })
+    .join('');
+  const match = new RegExp(`^${pattern}$`).exec(path);
+  if (!match) return null;
+  try {
+    return Object.fromEntries(names.map((name, index) => [name, decodeURIComponent(match[index + 1] ?? '')]));
+  } catch {
+    return null;
+  }
 }

@@ -289,7 +289,14 @@ export const ConfigSnapshot = z.object({
     .literal(true)
     .optional()
     .describe("a destroy plan, or the DESTROY that applies one: its hash never equals a deploy plan's"),
-  run_options: RunOptions.optional(),
+  run_options: RunOptions.extend({
+    variables: z
+      .array(z.string())
+      .optional()
+      .describe(
+        "the variables the run itself set (`-var`, `-var-file`): their values override the vine's for this run",
+      ),
+  }).optional(),
 });
 export const SnapshotSummary = ConfigSnapshot.omit({ source: true, variables: true }).extend({
   source: z.discriminatedUnion('type', [...SourceSummary.options, UploadedSource]).nullable(),
@@ -372,7 +379,7 @@ export const JobDetail = Job.extend({
     .nullable()
     .describe("of a queued job, its place in its owner's queue (GET /api/cli/queue); null otherwise"),
 });
-export const JobSummary = Job.extend({
+export const JobSummary = Job.omit({ actions: true }).extend({
   config_snapshot: SnapshotSummary.describe(
     'the snapshot without `source.files` and `variables`; GET /api/cli/jobs/{id} has all of it',
   ),

@@ -204,3 +204,20 @@ export const updateWorkerMetadata = operation({
   body: MetadataBody,
   responses: { 200: { description: 'The worker', schema: Worker } },
 });
+
+/** In the order the API reference lists them. */
+export const agentOperations = {
+  claimJob,
+  heartbeat,
+  getJobForAgent,
+  reportJobStatus,
+  appendJobLog,
+  readJobLogsAsAgent,
+  uploadPlanArtifact,
+  downloadPlanArtifact,
+  uploadPlanChanges,
+  downloadConfigurationVersion,
+  registerWorker,
+  getWorkerForAgent,
+  updateWorkerMetadata,
+};

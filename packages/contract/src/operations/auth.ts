@@ -72,3 +72,6 @@ export const whoAmI = operation({
   auth: 'user',
   responses: { 200: { description: 'The user', schema: WhoAmIResponse } },
 });
+
+/** In the order the API reference lists them. */
+export const authOperations = { generateCliLogin, exchangeCliLogin, refreshCliTokens, logoutCli, whoAmI };

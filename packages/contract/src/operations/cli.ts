@@ -240,3 +240,23 @@ export const getWorker = operation({
   params: IdParams,
   responses: { 200: { description: 'The worker', schema: Worker } },
 });
+
+/** In the order the API reference lists them. */
+export const cliOperations = {
+  listVineyards,
+  createVineyard,
+  getVineyard,
+  listConfigurations,
+  getConfigurationByProjectName,
+  getConfiguration,
+  createConfiguration,
+  createJob,
+  listJobs,
+  getJob,
+  readJobLogs,
+  getPlanChanges,
+  cancelJob,
+  listWorkers,
+  registerSelfHostedWorker,
+  getWorker,
+};

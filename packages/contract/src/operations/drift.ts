@@ -14,3 +14,6 @@ export const checkConfigurationDrift = operation({
   params: NameParams,
   responses: { 202: { description: 'The queued drift check', schema: Job } },
 });
+
+/** In the order the API reference lists them. */
+export const driftOperations = { checkConfigurationDrift };

@@ -70,3 +70,6 @@ export const WEBHOOK_OPERATIONS = {
   gitlab: receiveGitLabWebhook,
   bitbucket: receiveBitbucketWebhook,
 } as const satisfies Record<(typeof GIT_PROVIDERS)[number], ReturnType<typeof webhookOperation>>;
+
+/** In the order the API reference lists them. */
+export const gitWebhooksOperations = { receiveGitHubWebhook, receiveGitLabWebhook, receiveBitbucketWebhook };

@@ -2,63 +2,62 @@
  * Every operation of Trellis's API, by operationId (issue 29): the one description the server
  * implements, the OpenAPI document and docs/api.md are generated from, and the clients call.
  * Terraform Cloud's API and the registry protocols are served beside it by their own modules.
+ * Listed feature by feature, each in its own order (what the API reference follows).
  */
-import * as oidc from './oidc.js';
-import * as stateHistory from './stateHistory.js';
-import * as policies from './policies.js';
-import * as planReviews from './planReviews.js';
-import * as audit from './audit.js';
-import * as orgs from './orgs.js';
-import * as queue from './queue.js';
-import * as repositories from './repositories.js';
-import * as vcs from './vcs.js';
-import * as drift from './drift.js';
-import * as registryModules from './registryModules.js';
-import * as registryProviders from './registryProviders.js';
-import * as moduleRepositories from './moduleRepositories.js';
-import * as registryMirror from './registryMirror.js';
-import * as tokens from './tokens.js';
-import * as state from './state.js';
-import * as vcsFeedback from './vcsFeedback.js';
-import * as signIn from './signIn.js';
-import * as auth from './auth.js';
-import * as releases from './releases.js';
-import * as notifications from './notifications.js';
-import * as cli from './cli.js';
-import * as streams from './streams.js';
-import * as vineEdits from './vineEdits.js';
-import * as agent from './agent.js';
-import * as gitWebhooks from './gitWebhooks.js';
-
-const { WEBHOOK_OPERATIONS: _byProvider, ...webhooks } = gitWebhooks;
+import { authOperations } from './auth.js';
+import { signInOperations } from './signIn.js';
+import { agentOperations } from './agent.js';
+import { streamsOperations } from './streams.js';
+import { cliOperations } from './cli.js';
+import { queueOperations } from './queue.js';
+import { vineEditsOperations } from './vineEdits.js';
+import { releasesOperations } from './releases.js';
+import { stateOperations } from './state.js';
+import { stateHistoryOperations } from './stateHistory.js';
+import { notificationsOperations } from './notifications.js';
+import { policiesOperations } from './policies.js';
+import { planReviewsOperations } from './planReviews.js';
+import { repositoriesOperations } from './repositories.js';
+import { vcsOperations } from './vcs.js';
+import { vcsFeedbackOperations } from './vcsFeedback.js';
+import { gitWebhooksOperations } from './gitWebhooks.js';
+import { driftOperations } from './drift.js';
+import { orgsOperations } from './orgs.js';
+import { tokensOperations } from './tokens.js';
+import { auditOperations } from './audit.js';
+import { oidcOperations } from './oidc.js';
+import { registryModulesOperations } from './registryModules.js';
+import { registryProvidersOperations } from './registryProviders.js';
+import { registryMirrorOperations } from './registryMirror.js';
+import { moduleRepositoriesOperations } from './moduleRepositories.js';
 
 export const operations = {
-  ...oidc,
-  ...stateHistory,
-  ...policies,
-  ...planReviews,
-  ...audit,
-  ...orgs,
-  ...queue,
-  ...repositories,
-  ...vcs,
-  ...drift,
-  ...registryModules,
-  ...registryProviders,
-  ...moduleRepositories,
-  ...registryMirror,
-  ...tokens,
-  ...state,
-  ...vcsFeedback,
-  ...signIn,
-  ...auth,
-  ...releases,
-  ...notifications,
-  ...cli,
-  ...streams,
-  ...vineEdits,
-  ...agent,
-  ...webhooks,
+  ...authOperations,
+  ...signInOperations,
+  ...agentOperations,
+  ...streamsOperations,
+  ...cliOperations,
+  ...queueOperations,
+  ...vineEditsOperations,
+  ...releasesOperations,
+  ...stateOperations,
+  ...stateHistoryOperations,
+  ...notificationsOperations,
+  ...policiesOperations,
+  ...planReviewsOperations,
+  ...repositoriesOperations,
+  ...vcsOperations,
+  ...vcsFeedbackOperations,
+  ...gitWebhooksOperations,
+  ...driftOperations,
+  ...orgsOperations,
+  ...tokensOperations,
+  ...auditOperations,
+  ...oidcOperations,
+  ...registryModulesOperations,
+  ...registryProvidersOperations,
+  ...registryMirrorOperations,
+  ...moduleRepositoriesOperations,
 };
 
 export { WEBHOOK_OPERATIONS } from './gitWebhooks.js';

@@ -63,3 +63,11 @@ export const listModuleRepositories = operation({
   params: NamespaceParams,
   responses: { 200: { description: 'The connections, by module', schema: ModuleRepositoryList } },
 });
+
+/** In the order the API reference lists them. */
+export const moduleRepositoriesOperations = {
+  connectModuleRepository,
+  getModuleRepository,
+  disconnectModuleRepository,
+  listModuleRepositories,
+};

@@ -91,3 +91,13 @@ export const listNotificationDeliveries = operation({
   query: PageQuery,
   responses: { 200: { description: 'A page of deliveries', schema: DeliveryList, headers: PAGED_LIST_HEADERS } },
 });
+
+/** In the order the API reference lists them. */
+export const notificationsOperations = {
+  createNotification,
+  listNotifications,
+  getNotification,
+  deleteNotification,
+  testNotification,
+  listNotificationDeliveries,
+};

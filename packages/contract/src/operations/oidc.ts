@@ -27,3 +27,6 @@ export const jsonWebKeySet = operation({
   rateLimit: { windowSeconds: 60, limit: 300 },
   responses: { 200: { description: 'The JWKS', schema: JsonWebKeySet } },
 });
+
+/** In the order the API reference lists them. */
+export const oidcOperations = { openIdConfiguration, jsonWebKeySet };

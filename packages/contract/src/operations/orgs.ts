@@ -201,3 +201,19 @@ export const declineInvitation = operation({
     404: { description: '`invitation_not_found`' },
   },
 });
+
+/** In the order the API reference lists them. */
+export const orgsOperations = {
+  createOrg,
+  listOrgs,
+  getOrg,
+  renameOrg,
+  deleteOrg,
+  addMember,
+  listMembers,
+  setMemberRole,
+  removeMember,
+  listInvitations,
+  acceptInvitation,
+  declineInvitation,
+};

@@ -43,3 +43,6 @@ export const overridePlanPolicies = operation({
   body: OverridePlanBody,
   responses: { 200: { description: 'The plan job, with its override', schema: Job } },
 });
+
+/** In the order the API reference lists them. */
+export const planReviewsOperations = { approvePlan, rejectPlan, overridePlanPolicies };

@@ -76,3 +76,6 @@ export const deletePolicy = operation({
   params: IdParams,
   responses: { 204: { description: 'Deleted: no further plan is checked with it' } },
 });
+
+/** In the order the API reference lists them. */
+export const policiesOperations = { createPolicy, listPolicies, getPolicy, updatePolicy, deletePolicy };

@@ -14,3 +14,6 @@ export const getJobQueue = operation({
   query: QueueQuery,
   responses: { 200: { description: 'The head of the queue', schema: JobQueue } },
 });
+
+/** In the order the API reference lists them. */
+export const queueOperations = { getJobQueue };

@@ -53,3 +53,6 @@ export const deleteMirrorArchive = operation({
   params: MirrorArchiveParams,
   responses: { 204: { description: 'Deleted' } },
 });
+
+/** In the order the API reference lists them. */
+export const registryMirrorOperations = { pushMirrorArchive, listMirrorArchives, deleteMirrorArchive };

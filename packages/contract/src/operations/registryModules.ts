@@ -116,3 +116,14 @@ export const deleteModule = operation({
   params: ModuleParams,
   responses: { 204: { description: 'Deleted' } },
 });
+
+/** In the order the API reference lists them. */
+export const registryModulesOperations = {
+  publishModuleVersion,
+  listModules,
+  listModuleVersions,
+  getModuleUsage,
+  deprecateModuleVersion,
+  deleteModuleVersion,
+  deleteModule,
+};

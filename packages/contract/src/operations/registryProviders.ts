@@ -121,3 +121,15 @@ export const deleteRegistryGpgKey = operation({
   params: GpgKeyParams,
   responses: { 204: { description: 'Deleted' } },
 });
+
+/** In the order the API reference lists them. */
+export const registryProvidersOperations = {
+  listRegistryProviders,
+  listRegistryProviderVersions,
+  publishRegistryProviderVersion,
+  uploadRegistryProviderPlatform,
+  deleteRegistryProviderVersion,
+  listRegistryGpgKeys,
+  addRegistryGpgKey,
+  deleteRegistryGpgKey,
+};

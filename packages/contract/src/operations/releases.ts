@@ -43,3 +43,6 @@ export const registerTendril = operation({
   body: TendrilBody,
   responses: { 201: { description: 'Credentials of the new agent', schema: RegistrationResponse } },
 });
+
+/** In the order the API reference lists them. */
+export const releasesOperations = { publishWorkerRelease, listWorkerReleases, registerTendril };

@@ -17,3 +17,6 @@ export const listRepositories = operation({
     403: { description: '`org_token_not_allowed`' },
   },
 });
+
+/** In the order the API reference lists them. */
+export const repositoriesOperations = { listRepositories };

@@ -40,3 +40,6 @@ export const completeSignIn = operation({
   query: CallbackQuery,
   responses: { 303: { description: 'Redirect to `next` (signed in) or to `/signin?error=<code>`' } },
 });
+
+/** In the order the API reference lists them. */
+export const signInOperations = { listSignInProviders, startSignIn, completeSignIn };

@@ -66,3 +66,6 @@ export const unlockState = operation({
     409: { description: 'Another lock holds it (its lock info), or none does (`error`)', schema: LockAnswer },
   },
 });
+
+/** In the order the API reference lists them. */
+export const stateOperations = { readState, writeState, lockState, unlockState };

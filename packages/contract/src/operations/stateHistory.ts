@@ -71,3 +71,12 @@ export const acknowledgeStateAfterLost = operation({
   params: NameParams,
   responses: { 200: { description: 'The late versions marked reviewed', schema: StateAfterLostAcknowledgeAnswer } },
 });
+
+/** In the order the API reference lists them. */
+export const stateHistoryOperations = {
+  listStateVersions,
+  downloadStateVersion,
+  rollbackStateVersion,
+  forceUnlockState,
+  acknowledgeStateAfterLost,
+};

@@ -18,3 +18,6 @@ export const streamJobLogs = operation({
     429: { description: 'Too many live log streams open (`too_many_streams`); retry after `Retry-After`' },
   },
 });
+
+/** In the order the API reference lists them. */
+export const streamsOperations = { streamJobLogs };

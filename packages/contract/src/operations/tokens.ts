@@ -40,3 +40,6 @@ export const revokeToken = operation({
   params: IdParams,
   responses: { 204: { description: 'Revoked: the token no longer authenticates' } },
 });
+
+/** In the order the API reference lists them. */
+export const tokensOperations = { createToken, listTokens, revokeToken };

@@ -40,3 +40,10 @@ export const disconnectConfigurationRepository = operation({
   params: NameParams,
   responses: { 204: { description: 'Disconnected' } },
 });
+
+/** In the order the API reference lists them. */
+export const vcsOperations = {
+  connectConfigurationRepository,
+  getConfigurationRepository,
+  disconnectConfigurationRepository,
+};

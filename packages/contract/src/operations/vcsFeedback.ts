@@ -14,3 +14,6 @@ export const getJobVcsFeedback = operation({
   params: IdParams,
   responses: { 200: { description: "The job's feedback items", schema: VcsFeedbackList } },
 });
+
+/** In the order the API reference lists them. */
+export const vcsFeedbackOperations = { getJobVcsFeedback };

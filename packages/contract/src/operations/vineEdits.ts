@@ -70,3 +70,6 @@ export const deleteVineyard = operation({
   params: IdParams,
   responses: { 204: { description: 'Deleted' }, 409: { description: '`vineyard_not_empty`' } },
 });
+
+/** In the order the API reference lists them. */
+export const vineEditsOperations = { updateConfiguration, deleteConfiguration, updateVineyard, deleteVineyard };

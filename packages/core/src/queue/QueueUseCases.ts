@@ -1,5 +1,6 @@
 import type { UserActor } from '../domain/actors.js';
 import { isSpeculativeTrigger, type JobSummary } from '../domain/records.js';
+import type { JobSummaryView } from '../usecases/views.js';
 import { pageRequest } from '../domain/pagination.js';
 import { type VineTurn, type WaitingFor, whyQueuedJobWaits } from '../jobs/waitingFor.js';
 import type { Stores } from '../ports/UnitOfWork.js';
@@ -12,7 +13,7 @@ import { type AgentPool, agentPoolOf, type OwnerAgents, readOwnerAgents } from '
 export interface QueueEntryView {
   /** 1-based place in its owner's queue: the order the owner's agents claim its queued jobs in. */
   position: number;
-  job: JobSummary & { speculative: boolean };
+  job: JobSummaryView;
   /** Seconds since it was queued, by the server's clock. */
   waited_seconds: number;
   vine: { id: string; name: string } | null;

@@ -12,7 +12,6 @@ import {
   cloudIdentitySettings,
   isSpeculativeTrigger,
   type Job,
-  type JobSummary,
   type Vine,
   type Vineyard,
 } from '../domain/records.js';
@@ -33,7 +32,7 @@ import { ownerScope, type Stores, visibleOwners } from '../ports/UnitOfWork.js';
 import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
 import { redactSensitiveOutputs } from './finalizeDeployment.js';
-import { jobForPeople, type JobView } from './views.js';
+import { jobForPeople, type JobSummaryView, type JobView } from './views.js';
 import { claimedPolicy, type PolicyToEvaluate } from '../domain/policies.js';
 import { policiesForVine } from '../policies/PolicyUseCases.js';
 import type { ConfigurationVersionRef } from '../configurationVersions/records.js';
@@ -171,7 +170,7 @@ export class JobUseCases {
   async list(
     user: UserActor,
     query: { status?: unknown; vineyard_id?: unknown; vine_id?: unknown; org_id?: unknown } & PageQuery = {},
-  ): Promise<PageResult<JobSummary & { speculative: boolean }>> {
+  ): Promise<PageResult<JobSummaryView>> {
     const request = pageRequest(query, this.deps.settings.pageLimits);
     const filter = parseJobFilter(query);
     const scope = await this.access.readScope(user, parseOwnerFilter(query.org_id));

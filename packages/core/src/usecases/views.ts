@@ -3,6 +3,7 @@ import {
   type CloudIdentity,
   isSpeculativeTrigger,
   type Job,
+  type JobSummary,
   type PublicWorker,
   type Vine,
   type VineComponents,
@@ -30,6 +31,11 @@ export interface JobView extends Job {
    * plan of a vine. Absent from lists.
    */
   actions?: PlanActions | null;
+}
+
+/** A job in a list (and the queue): its summary, and whether it is speculative. */
+export interface JobSummaryView extends JobSummary {
+  speculative: boolean;
 }
 
 export interface VineyardView extends Vineyard {

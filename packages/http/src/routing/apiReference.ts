@@ -1,27 +1,12 @@
-import type { UseCases } from '@trellis/core';
-import { InProcessEventBus, LEGACY_SECOND_STATUS, PROBLEM_CODES, SystemClock } from '@trellis/core';
-import { SessionCookies } from '../auth/SessionCookies.js';
-import { SignInCookies } from '../auth/SignInCookies.js';
-import { apiRoutes } from '../createApi.js';
-import { silentLogger } from '../logger.js';
+import { operations } from '@trellis/contract';
+import { LEGACY_SECOND_STATUS, PROBLEM_CODES } from '@trellis/core';
 import { buildOpenApiDocument } from './openapi.js';
 
 const API_VERSION = '0.1.0';
 
-/** The OpenAPI document without a running server (route handlers are never called). */
+/** The OpenAPI document of every operation of the contract (the server serves the modules it runs). */
 export function apiOpenApiDocument(): object {
-  const clock = new SystemClock();
-  const cookies = { secret: 'documentation only', secure: false, clock };
-  const routes = apiRoutes(
-    { useCases: {} as UseCases, events: new InProcessEventBus() },
-    {
-      sessions: new SessionCookies({ ...cookies, idleSeconds: 1, absoluteSeconds: 1 }),
-      signIns: new SignInCookies(cookies),
-      callbackUrl: () => '/api/auth/callback',
-      logger: silentLogger,
-    },
-  );
-  return buildOpenApiDocument(routes, { title: 'Trellis API', version: API_VERSION });
+  return buildOpenApiDocument(Object.values(operations), { title: 'Trellis API', version: API_VERSION });
 }
 
 interface Operation {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AuthKind, RouteSpec } from './route.js';
+import type { AuthKind, Operation } from '@trellis/contract';
 
 const SECURITY: Record<AuthKind, Record<string, string[]>[]> = {
   none: [],
@@ -49,7 +49,7 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, u
   return rest;
 }
 
-function parameters(route: RouteSpec): unknown[] {
+function parameters(route: Operation): unknown[] {
   const out: unknown[] = [];
   for (const [location, schema] of [
     ['path', route.params],
@@ -70,7 +70,7 @@ function parameters(route: RouteSpec): unknown[] {
 }
 
 /** The OpenAPI 3.1 document of the routes, from the same schemas that validate requests. */
-export function buildOpenApiDocument(routes: RouteSpec[], info: { title: string; version: string }): object {
+export function buildOpenApiDocument(routes: Operation[], info: { title: string; version: string }): object {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const responses: Record<string, unknown> = {};
