@@ -11,6 +11,7 @@ export * from './domain/pagination.js';
 export * from './domain/display.js';
 export * from './domain/policies.js';
 export * from './domain/problemCodes.js';
+export * from './domain/problemStatus.js';
 export * from './domain/records.js';
 export * from './domain/roles.js';
 export * from './domain/stateAccess.js';

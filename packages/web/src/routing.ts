@@ -6,6 +6,7 @@ import {
   type PageQuery,
   type UseCases,
   type UserActor,
+  statusOfError,
   ValidationError,
 } from '@trellis/core';
 import type { Request, RequestHandler, Response } from 'express';
@@ -57,19 +58,20 @@ export function formField(req: Request, name: string): string | undefined {
 
 /** What a refused form change says to the person, and the status of the page that says it. */
 export function formProblem(error: unknown): FormProblem {
-  if (error instanceof ValidationError) return { status: 400, message: error.message };
-  if (error instanceof ForbiddenError) return { status: 403, message: error.message };
-  if (error instanceof ConflictError) return { status: 409, message: error.message, code: error.code };
+  if (error instanceof ValidationError || error instanceof ForbiddenError) {
+    return { status: statusOfError(error), message: error.message };
+  }
+  if (error instanceof ConflictError) return { status: statusOfError(error), message: error.message, code: error.code };
   throw error;
 }
 
-/** The status a refused form is shown again with (400, 403 or 422), or null for any other error. */
+/** What core refused a form with (bad input, a role too low, unprocessable): the page is shown again. */
+const FORM_REFUSALS: readonly DomainError['kind'][] = ['validation', 'forbidden', 'unprocessable'];
+
+/** The status a refused form is shown again with (core's registry decides), or null for any other error. */
 export function refusedFormStatus(error: unknown): number | null {
-  if (!(error instanceof DomainError)) return null;
-  if (error.kind === 'validation') return 400;
-  if (error.kind === 'forbidden') return 403;
-  if (error.kind === 'unprocessable') return 422;
-  return null;
+  if (!(error instanceof DomainError) || !FORM_REFUSALS.includes(error.kind)) return null;
+  return statusOfError(error);
 }
 
 /** An organization id from a query or form, lower case; anything else is none. */

@@ -4,9 +4,8 @@ import {
   isDomainError,
   LogSeqGapError,
   PolicyFailedError,
-  LEGACY_SECOND_STATUS,
+  statusOfError,
   type ProblemCode,
-  problemStatusOf,
   RateLimitedError,
   TooLargeError,
   UnavailableError,
@@ -32,21 +31,6 @@ export interface Problem {
   expected_seq?: number;
   request_id?: string;
 }
-
-/** The status of each kind of domain error; core's `PROBLEM_CODES` records it per code. */
-const STATUS: Record<DomainError['kind'], number> = {
-  validation: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  too_large: 413,
-  unprocessable: 422,
-  rate_limited: 429,
-  bad_gateway: 502,
-  unavailable: 503,
-  insufficient_storage: 507,
-};
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
@@ -87,7 +71,7 @@ function problemBody(status: number, code: string, detail: string, extra: Partia
  */
 export function problemFromDomainError(error: DomainError): Problem {
   return problemBody(
-    statusOf(error),
+    statusOfError(error),
     error.code,
     error.message,
     error instanceof ValidationError
@@ -100,14 +84,6 @@ export function problemFromDomainError(error: DomainError): Problem {
             ? { expected_seq: error.expectedSeq }
             : {},
   );
-}
-
-function statusOf(error: DomainError): number {
-  const byKind = STATUS[error.kind];
-  const registered = problemStatusOf(error.code);
-  if (registered === undefined) return byKind;
-  const legacy = (LEGACY_SECOND_STATUS as Record<string, { status: number } | undefined>)[error.code];
-  return legacy?.status === byKind ? byKind : registered;
 }
 
 export function sendProblem(res: Response, body: Problem): void {

@@ -1,4 +1,4 @@
-import { ForbiddenError, roleAllows } from '@trellis/core';
+import { ForbiddenError, roleAllows, statusOfError } from '@trellis/core';
 import type { Request, Router } from 'express';
 import { pageQuery, type WebRouteDeps } from '../routing.js';
 import { type AuditFilters, auditPage } from './auditPage.js';
@@ -17,7 +17,15 @@ export function auditRoutes(router: Router, deps: WebRouteDeps): void {
       } catch (error) {
         // A role too low for the organization's log: said on the page, with the filters to go elsewhere.
         if (!(error instanceof ForbiddenError)) throw error;
-        return auditPage({ base, entries: null, filters, orgs, now, error: error.message, status: 403 });
+        return auditPage({
+          base,
+          entries: null,
+          filters,
+          orgs,
+          now,
+          error: error.message,
+          status: statusOfError(error),
+        });
       }
     }),
   );

@@ -1,4 +1,4 @@
-import { ValidationError } from '@trellis/core';
+import { statusOfError, ValidationError } from '@trellis/core';
 import type { Request, Router } from 'express';
 import { pageQuery, type WebRouteDeps } from '../routing.js';
 import { FLEET_FILTER_NAMES, type FleetFilters, fleetPage } from './fleetPage.js';
@@ -27,7 +27,7 @@ export function fleetRoutes(router: Router, deps: WebRouteDeps): void {
           standing: await standing(),
           now,
           error: error.message,
-          status: 400,
+          status: statusOfError(error),
         });
       }
     }),

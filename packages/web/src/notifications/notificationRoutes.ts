@@ -1,4 +1,4 @@
-import { DomainError } from '@trellis/core';
+import { DomainError, statusOfError } from '@trellis/core';
 import type { Router } from 'express';
 import { notificationPage, notificationsPage } from '../pages/notificationsPage.js';
 import { orgIdOf, pageQuery, Redirect, type WebRouteDeps } from '../routing.js';
@@ -40,7 +40,7 @@ export function notificationRoutes(router: Router, deps: WebRouteDeps): void {
         return notificationsPage({ base, notifications: await list(), orgId, now, created, status: 201 });
       } catch (error) {
         if (!(error instanceof DomainError) || !['validation', 'forbidden'].includes(error.kind)) throw error;
-        const status = error.kind === 'validation' ? 400 : 403;
+        const status = statusOfError(error);
         return notificationsPage({ base, notifications: await list(), orgId, now, error: error.message, status });
       }
     }),

@@ -1,4 +1,4 @@
-import { DomainError } from '@trellis/core';
+import { DomainError, statusOfError } from '@trellis/core';
 import type { Router } from 'express';
 import { tokensPage } from './tokensPage.js';
 import { orgIdOf, pageQuery, Redirect, type WebRouteDeps } from '../routing.js';
@@ -38,7 +38,7 @@ export function tokenRoutes(router: Router, deps: WebRouteDeps): void {
         return tokensPage({ base, tokens: await list(), orgId, now, created, status: 201 });
       } catch (error) {
         if (!(error instanceof DomainError) || !['validation', 'forbidden'].includes(error.kind)) throw error;
-        const status = error.kind === 'validation' ? 400 : 403;
+        const status = statusOfError(error);
         return tokensPage({ base, tokens: await list(), orgId, now, error: error.message, status });
       }
     }),

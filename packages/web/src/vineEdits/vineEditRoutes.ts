@@ -1,4 +1,5 @@
 import type { EditVineInput, UseCases, UserActor, VineView } from '@trellis/core';
+import { problemStatusOf } from '@trellis/core';
 import { html } from '../html.js';
 import type { Request, RequestHandler, Router } from 'express';
 import type { Page } from '../layout.js';
@@ -34,7 +35,7 @@ export function vineEditRoutes(router: Router, deps: VineEditWebDeps): void {
       return {
         title: `Edit ${vine.name}`,
         section: 'vineyards',
-        status: 403,
+        status: problemStatusOf('insufficient_role') ?? 403,
         body: html`<h1>Edit ${vine.name}</h1>
 <p class="error">Your role in ${org?.name ?? 'this organization'} is ${org?.role ?? 'too low'}: only its admins and owners change or delete configurations.</p>`,
       };

@@ -1,4 +1,4 @@
-import { DomainError, type FieldIssue, NotFoundError, problemStatusOf, ValidationError } from '@trellis/core';
+import { DomainError, type FieldIssue, NotFoundError, statusOfError, ValidationError } from '@trellis/core';
 
 /**
  * What core refused a form with, as the form shows it again: the problem's status (core's registry
@@ -15,10 +15,8 @@ export interface Refusal {
 
 export function refusalOf(error: unknown): Refusal {
   if (!(error instanceof DomainError) || error instanceof NotFoundError) throw error;
-  const status = problemStatusOf(error.code);
-  if (status === undefined) throw error;
   return {
-    status,
+    status: statusOfError(error),
     code: error.code,
     detail: error.message,
     fields: error instanceof ValidationError ? error.fields : [],
