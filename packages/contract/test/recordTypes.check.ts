@@ -57,3 +57,36 @@ export const recordTypes: Record<string, true> = {
   Queue: true satisfies Same<core.QueueView, Sent<typeof contract.JobQueue>>,
   PlanChanges: true satisfies Same<core.PlanChangesView, Sent<typeof contract.PlanChangesResponse>>,
 };
+
+/**
+ * The fields of a request body and of the core input its use case takes: the same names. (Core
+ * takes each value as `unknown` and judges it itself, a missing one included, so every bad field
+ * of a body is reported at once; the names are what must agree.)
+ */
+type Keys<T> = keyof T & string;
+type SameFields<A, B> = Equal<Keys<A>, Keys<B>> extends true ? true : { core: Keys<A>; contract: Keys<B> };
+type Body<S extends z.ZodType> = z.input<S>;
+
+export const requestFields: Record<string, true> = {
+  CreateJob: true satisfies SameFields<core.CreateJobInput, Body<typeof contract.CreateJobBody>>,
+  CreateConfiguration: true satisfies SameFields<core.CreateVineInput, Body<typeof contract.CreateConfigurationBody>>,
+  EditConfiguration: true satisfies SameFields<
+    core.EditVineInput & core.VineSettingsInput,
+    Body<typeof contract.EditConfigurationBody>
+  >,
+  CreateNotification: true satisfies SameFields<
+    core.CreateNotificationInput,
+    Body<typeof contract.CreateNotificationBody>
+  >,
+  CreatePolicy: true satisfies SameFields<core.CreatePolicyInput, Body<typeof contract.CreatePolicyBody>>,
+  UpdatePolicy: true satisfies SameFields<core.UpdatePolicyInput, Body<typeof contract.UpdatePolicyBody>>,
+  ApprovePlan: true satisfies SameFields<core.ApproveInput, Body<typeof contract.ApprovePlanBody>>,
+  RejectPlan: true satisfies SameFields<core.RejectInput, Body<typeof contract.RejectPlanBody>>,
+  OverridePlan: true satisfies SameFields<core.OverrideInput, Body<typeof contract.OverridePlanBody>>,
+  ConnectVcs: true satisfies SameFields<core.ConnectVcsInput, Body<typeof contract.ConnectVcsBody>>,
+  ConnectModuleRepository: true satisfies SameFields<
+    core.ConnectModuleRepositoryInput,
+    Body<typeof contract.ConnectModuleRepositoryBody>
+  >,
+  CreateToken: true satisfies SameFields<core.CreateApiTokenInput, Body<typeof contract.CreateTokenBody>>,
+};
