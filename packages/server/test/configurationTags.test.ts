@@ -88,7 +88,8 @@ describeEachDialect('configuration tags over HTTP (issue 29)', (dialect) => {
     expect(refused.body.errors).toEqual([
       {
         path: 'tags',
-        message: '"not ok" is not a tag: tags are letters, digits, ":", "_", "." and "-", starting with a letter or digit',
+        message:
+          '"not ok" is not a tag: tags are letters, digits, ":", "_", "." and "-", starting with a letter or digit',
       },
     ]);
     expect((await send('GET', '/api/cli/configurations/bad')).status).toBe(404);
