@@ -3,7 +3,14 @@ import { type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import type { OrgEntry } from '../standing.js';
 import type { Refusal } from './refusal.js';
-import type { FileRow, VariableRow, VineFormValues } from './vineForm.js';
+import { MAX_INLINE_SOURCE_BYTES } from '@trellis/core';
+import {
+  type FileRow,
+  IDENTITY_KINDS,
+  type IdentityFields,
+  type VariableRow,
+  type VineFormValues,
+} from './vineForm.js';
 
 /**
  * Creating, renaming and deleting vineyards and creating and deleting configurations (issue 29):
@@ -260,10 +267,16 @@ ${form}
   };
 }
 
-/** `GET /vineyards/:id/configurations/new`: a configuration's name, source, variables, engine and approvals. */
+/**
+ * `GET /vineyards/:id/configurations/new`: a configuration's name, tags, source (files written
+ * here, an uploaded directory or a Git repository), variables, engine, cloud identity, approvals
+ * and run triggers. The form is multipart (it may carry a directory); it works without script.
+ */
 export function newVinePage(input: {
   base: string;
   vineyard: { id: string; name: string };
+  /** The configurations it may run after (its vineyard's). */
+  upstreams: readonly { id: string; name: string }[];
   values: VineFormValues;
   refusal?: Refusal | null;
   /** Whether sensitive values were typed and are not shown again. */
@@ -288,7 +301,17 @@ export function newVinePage(input: {
     value: values.project_name,
     messages: issues.at('project_name'),
   });
+  const tags = textField({
+    id: 'vine-tags',
+    name: 'tags',
+    label: 'Tags (optional)',
+    hint: "Separated by commas or spaces: letters, digits, ':', '_', '.' and '-', e.g. prod, team:web. The fleet filters by them.",
+    value: values.tags,
+    messages: issues.at('tags', true),
+  });
   const sourceType = fieldMessages('vine-source', [...issues.at('source'), ...issues.at('source.type')]);
+  // The uploaded files take core's issues about files when the source is the upload.
+  const upload = uploadFieldset(values, issues);
   const files = filesFieldset(values, issues);
   const git = html`<fieldset class="source-choice" data-git-source>
     <legend><input type="radio" id="source-git" name="source_type" value="git"${values.source_type === 'git' ? html` checked` : ''}${sourceType.attrs}> <label for="source-git">A Git repository</label></legend>
@@ -307,6 +330,8 @@ export function newVinePage(input: {
     messages: issues.at('engine.version'),
   });
   const approval = fieldMessages('vine-approval', issues.at('approval', true));
+  const identity = identityFieldset(values.identity, issues);
+  const triggers = triggersFieldset(input.upstreams, values.triggers_after, issues);
   const rest = issues.rest();
   return {
     ...(refusal ? { status: refusal.status } : {}),
@@ -322,12 +347,14 @@ ${refusalBox(
     ? html`<p data-sensitive-dropped>Sensitive values are never sent back to your browser: type them again.</p>`
     : '',
 )}
-<form method="post" action="${base}/vineyards/${vineyard.id}/configurations" class="stacked-form create-form card" data-create-vine>
+<form method="post" action="${base}/vineyards/${vineyard.id}/configurations" enctype="multipart/form-data" class="stacked-form create-form card" data-create-vine>
   ${name}
   ${project}
+  ${tags}
   <h2>Source</h2>
   ${sourceType.note}
   ${files}
+  ${upload}
   ${git}
   <h2>Variables</h2>
   ${variables}
@@ -351,7 +378,11 @@ ${refusalBox(
     </select>
     ${approval.note}
   </div>
-  <p class="muted small">The drift schedule, run triggers and a repository connection are set on the configuration's page once it exists.</p>
+  <h2>Cloud identity</h2>
+  ${identity}
+  <h2>Run triggers</h2>
+  ${triggers}
+  <p class="muted small">The drift schedule and a repository connection (plans on push, trigger paths, deploying on its own) are set on the configuration's page once it exists.</p>
   <div class="actions">
     <button type="submit" class="button primary" name="intent" value="create" data-create-vine-submit>Create configuration</button>
     <button type="submit" class="button" name="intent" value="add_file" formnovalidate data-add-file>Add another file</button>
@@ -362,11 +393,126 @@ ${refusalBox(
   };
 }
 
+/**
+ * A directory (or files) from the person's computer. A refused form carries the files uploaded in
+ * hidden fields and lists them, so nothing is uploaded twice; choosing again replaces them.
+ */
+function uploadFieldset(values: VineFormValues, issues: Issues): Html {
+  const chosen = values.source_type === 'upload';
+  const all = fieldMessages('vine-upload', [
+    ...issues.at('source.upload'),
+    ...(chosen ? issues.at('source.files') : []),
+  ]);
+  const kept = values.uploads;
+  return html`<fieldset class="source-choice" data-upload-source>
+    <legend><input type="radio" id="source-upload" name="source_type" value="upload"${chosen ? html` checked` : ''}> <label for="source-upload">A directory from your computer</label></legend>
+    <div class="field">
+      <label for="vine-upload">Directory</label>
+      <span class="muted small" id="vine-upload-hint">Its <code>.tf</code>, <code>.tf.json</code>, <code>.tfvars</code> and <code>.terraform.lock.hcl</code> files are sent, with their paths inside it; <code>.terraform/</code>, other hidden entries and state files are left out. At most ${String(MAX_INLINE_SOURCE_BYTES / 1024 / 1024)} MiB together (a larger one: use a Git repository).</span>
+      <input type="file" id="vine-upload" name="upload" webkitdirectory multiple aria-describedby="vine-upload-hint${all.note === '' ? '' : ' vine-upload-error'}"${all.note === '' ? '' : html` aria-invalid="true"`} data-upload-input>
+      ${all.note}
+    </div>
+    ${
+      kept.length > 0
+        ? html`<div data-uploaded-files>
+      <p class="small">Uploaded (kept; choosing a directory again replaces them):</p>
+      <ul class="plain">${kept.map((row, index) => {
+        const messages = chosen ? issues.at(`source.files.${row.name}`) : [];
+        return html`<li data-uploaded-file="${row.name}"><code>${row.name}</code>${messages.length > 0 ? html` <span class="field-error" data-field-error="upload-${String(index)}">${messages.join('; ')}</span>` : ''}
+        <input type="hidden" name="uploads.${String(index)}.name" value="${row.name}">
+        <input type="hidden" name="uploads.${String(index)}.content" value="${row.content}"></li>`;
+      })}</ul>
+    </div>`
+        : ''
+    }
+  </fieldset>`;
+}
+
+/** A labelled choice, marked selected when it is the value. */
+function option(value: string, label: string, current: string): Html {
+  return html`<option value="${value}"${value === current ? html` selected` : ''}>${label}</option>`;
+}
+
+/**
+ * The cloud identity jobs deploy with: none, one the owner has (its id), or a new one of a kind.
+ * Every kind's fields are on the page (it works without script); only the chosen kind's are sent.
+ */
+function identityFieldset(identity: IdentityFields, issues: Issues): Html {
+  const kind = fieldMessages('identity-kind', [
+    ...issues.at('cloud_identity'),
+    ...issues.at('cloud_identity.kind'),
+    ...issues.at('cloud_identity.provider'),
+  ]);
+  const used = (field: keyof IdentityFields) =>
+    Object.entries(IDENTITY_KINDS)
+      .filter(([, chosen]) => (chosen.fields as readonly string[]).includes(field))
+      .map(([key]) => key);
+  const field = (key: keyof IdentityFields, label: string, hint: string, placeholder = '') =>
+    textField({
+      id: `identity-${key.replaceAll('_', '-')}`,
+      name: `identity_${key}`,
+      label,
+      hint,
+      value: identity[key],
+      messages:
+        used(key).includes(identity.kind) || key === 'id'
+          ? issues.at(key === 'id' ? 'cloud_identity_id' : `cloud_identity.${key}`)
+          : [],
+      ...(placeholder ? { placeholder } : {}),
+    });
+  return html`<div data-cloud-identity>
+  <p class="muted small">Jobs get short-lived cloud credentials from it; no keys are stored. Fill in the fields of the kind you choose.</p>
+  <div class="field">
+    <label for="identity-kind">Kind</label>
+    <select id="identity-kind" name="identity_kind"${kind.attrs}>
+      ${option('', 'None: jobs get no cloud credentials from Trellis', identity.kind)}
+      ${option('assume_role', 'AWS: a role the agent assumes (with an external id)', identity.kind)}
+      ${option('oidc_aws', 'AWS: a role assumed with the job token (OIDC)', identity.kind)}
+      ${option('oidc_gcp', 'Google Cloud: workload identity federation (OIDC)', identity.kind)}
+      ${option('oidc_azure', 'Azure: workload identity federation (OIDC)', identity.kind)}
+      ${option('existing', 'One you already have (its id)', identity.kind)}
+    </select>
+    ${kind.note}
+  </div>
+  ${field('role_arn', 'AWS role ARN', 'AWS, both kinds.', 'arn:aws:iam::123456789012:role/deploy')}
+  ${field('external_id', 'External id (optional)', 'AWS role to assume: a UUID; generated when left empty.')}
+  ${field('session_duration', 'Session duration (optional)', 'AWS with OIDC: seconds, 900 to 43200.')}
+  ${field('workload_identity_provider', 'Workload identity provider', 'Google Cloud.', 'projects/123/locations/global/workloadIdentityPools/trellis/providers/trellis')}
+  ${field('service_account_email', 'Service account (optional)', 'Google Cloud: the account to impersonate.')}
+  ${field('tenant_id', 'Tenant id', 'Azure: a UUID.')}
+  ${field('client_id', 'Client id', 'Azure: the application (client) id, a UUID.')}
+  ${field('audience', 'Audience (optional)', "OIDC: the aud of job tokens; the cloud's default when left empty.")}
+  ${field('id', 'Identity id', 'One you already have: its id, from the page of a configuration that uses it.')}
+</div>`;
+}
+
+/** The configurations a successful deploy of which plans this one. */
+function triggersFieldset(
+  upstreams: readonly { id: string; name: string }[],
+  chosen: readonly string[],
+  issues: Issues,
+): Html {
+  const all = fieldMessages('triggers', issues.at('triggers', true));
+  if (upstreams.length === 0) {
+    return html`<p class="muted small" data-no-upstreams>Once this vineyard holds other configurations, this one can be planned after a deploy of any of them.</p>${all.note}`;
+  }
+  return html`<fieldset data-triggers${all.attrs}>
+    <legend>Plan this configuration after a successful deploy of</legend>
+    ${upstreams.map(
+      (upstream) => html`<div class="field check">
+      <input type="checkbox" id="trigger-${upstream.id}" name="triggers_after" value="${upstream.id}"${chosen.includes(upstream.id) ? html` checked` : ''}>
+      <label for="trigger-${upstream.id}">${upstream.name}</label>
+    </div>`,
+    )}
+    ${all.note}
+  </fieldset>`;
+}
+
 function filesFieldset(values: VineFormValues, issues: Issues): Html {
   const rows: FileRow[] = values.files.length > 0 ? values.files : [{ name: '', content: '' }];
   const all = fieldMessages('files', issues.at('source.files'));
   return html`<fieldset class="source-choice" data-inline-source>
-    <legend><input type="radio" id="source-inline" name="source_type" value="inline"${values.source_type !== 'git' ? html` checked` : ''}> <label for="source-inline">Files written here</label></legend>
+    <legend><input type="radio" id="source-inline" name="source_type" value="inline"${values.source_type !== 'git' && values.source_type !== 'upload' ? html` checked` : ''}> <label for="source-inline">Files written here</label></legend>
     ${all.note}
     ${rows.map((row, index) => {
       const messages = fieldMessages(`file-${index}`, issues.at(`source.files.${row.name}`));
