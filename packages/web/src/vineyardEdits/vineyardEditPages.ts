@@ -412,6 +412,11 @@ function uploadFieldset(values: VineFormValues, issues: Issues): Html {
       <input type="file" id="vine-upload" name="upload" webkitdirectory multiple aria-describedby="vine-upload-hint${all.note === '' ? '' : ' vine-upload-error'}"${all.note === '' ? '' : html` aria-invalid="true"`} data-upload-input>
       ${all.note}
     </div>
+    <div class="field">
+      <label for="vine-upload-files">Or files</label>
+      <span class="muted small" id="vine-upload-files-hint">Chosen one by one (a browser without directory choice): each keeps its name.</span>
+      <input type="file" id="vine-upload-files" name="upload" multiple accept=".tf,.json,.tfvars,.hcl" aria-describedby="vine-upload-files-hint" data-upload-files-input>
+    </div>
     ${
       kept.length > 0
         ? html`<div data-uploaded-files>

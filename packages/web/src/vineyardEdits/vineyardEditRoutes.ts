@@ -153,8 +153,15 @@ export function vineyardEditRoutes(router: Router, deps: VineyardEditWebDeps): v
           values: { ...values, variables: [...values.variables, { name: '', value: '', sensitive: false }] },
         });
       }
+      const uploadIssues = [...(multipart?.issues ?? [])];
+      if (values.source_type === 'upload' && multipart && multipart.files.length === 0 && multipart.skipped > 0) {
+        uploadIssues.push({
+          path: 'source.upload',
+          message: `holds no configuration file (.tf, .tf.json, .tfvars, .terraform.lock.hcl): its ${multipart.skipped} files were left out`,
+        });
+      }
       const result = await refused(() =>
-        useCases.vines.create(user, createVineInput(vineyard.id, values, multipart?.issues ?? [])),
+        useCases.vines.create(user, createVineInput(vineyard.id, values, uploadIssues)),
       );
       if ('done' in result) return new Redirect(`/configurations/${result.done.id}`);
       return again({ values, refusal: result.refusal });
