@@ -152,7 +152,7 @@ function decodeFiles(raw: { path: string; chunks: Buffer[] }[], issues: FieldIss
     try {
       files.push({ path, content: decoder.decode(Buffer.concat(file.chunks)) });
     } catch {
-      issues.push({ path: `source.files.${path}`, message: 'is not UTF-8 text: only text files are sent inline' });
+      issues.push({ path: 'source.upload', message: `${path} is not UTF-8 text: only text files are sent inline` });
     }
   }
   return files.sort((a, b) => a.path.localeCompare(b.path));
