@@ -14,7 +14,7 @@ import type { TrellisClient } from '@trellis/client';
 import { checkTestPostgres, createTestDatabase, type TestDatabase, testPostgresPoolSize } from '@trellis/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BROWSER_TEST_TIMEOUT_MS, findChromium, TestBrowser } from './support/browser.js';
+import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser } from './support/browser.js';
 import { ADMIN_EMAIL, BOOTSTRAP_TOKEN, MAIN_TF, WebServer } from './support/webServer.js';
 
 const chromiumPath = findChromium('the new-configuration extras suite');
@@ -180,6 +180,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         await page.check(`#trigger-${networkId}`);
         expect(await create(page)).toBe(400);
 
+        await screenshot(page, `vine-new-extras-refused-${dialect}`);
         expect(await page.getAttribute('[data-form-error]', 'data-form-error')).toBe('validation_failed');
         expect(await page.textContent('[data-field-error="vine-tags"]')).toContain('"not/ok" is not a tag');
         expect(await page.textContent('[data-field-error="identity-role-arn"]')).toContain('must be an IAM role ARN');

@@ -479,14 +479,23 @@ function identityFieldset(identity: IdentityFields, issues: Issues): Html {
     </select>
     ${kind.note}
   </div>
-  ${field('role_arn', 'AWS role ARN', 'AWS, both kinds.', 'arn:aws:iam::123456789012:role/deploy')}
-  ${field('external_id', 'External id (optional)', 'AWS role to assume: a UUID; generated when left empty.')}
-  ${field('session_duration', 'Session duration (optional)', 'AWS with OIDC: seconds, 900 to 43200.')}
-  ${field('workload_identity_provider', 'Workload identity provider', 'Google Cloud.', 'projects/123/locations/global/workloadIdentityPools/trellis/providers/trellis')}
-  ${field('service_account_email', 'Service account (optional)', 'Google Cloud: the account to impersonate.')}
-  ${field('tenant_id', 'Tenant id', 'Azure: a UUID.')}
-  ${field('client_id', 'Client id', 'Azure: the application (client) id, a UUID.')}
-  ${field('audience', 'Audience (optional)', "OIDC: the aud of job tokens; the cloud's default when left empty.")}
+  <fieldset class="identity-group" data-identity-group="aws">
+    <legend>AWS</legend>
+    ${field('role_arn', 'Role ARN', 'Both AWS kinds.', 'arn:aws:iam::123456789012:role/deploy')}
+    ${field('external_id', 'External id (optional)', 'A role the agent assumes: a UUID; generated when left empty.')}
+    ${field('session_duration', 'Session duration (optional)', 'OIDC: seconds, 900 to 43200.')}
+  </fieldset>
+  <fieldset class="identity-group" data-identity-group="gcp">
+    <legend>Google Cloud</legend>
+    ${field('workload_identity_provider', 'Workload identity provider', 'The pool provider jobs exchange their token with.', 'projects/123/locations/global/workloadIdentityPools/trellis/providers/trellis')}
+    ${field('service_account_email', 'Service account (optional)', 'The account to impersonate.')}
+  </fieldset>
+  <fieldset class="identity-group" data-identity-group="azure">
+    <legend>Azure</legend>
+    ${field('tenant_id', 'Tenant id', 'A UUID.')}
+    ${field('client_id', 'Client id', 'The application (client) id, a UUID.')}
+  </fieldset>
+  ${field('audience', 'Audience (optional)', "Any OIDC kind: the aud of job tokens; the cloud's default when left empty.")}
   ${field('id', 'Identity id', 'One you already have: its id, from the page of a configuration that uses it.')}
 </div>`;
 }
