@@ -6,6 +6,7 @@
  * with the form as typed, and nothing is created.
  */
 import { MAX_INLINE_SOURCE_BYTES } from '@trellis/core';
+import { MAX_MULTIPART_BYTES, MAX_UPLOAD_PARTS } from '../src/vineyardEdits/multipartForm.js';
 import type { TrellisClient } from '@trellis/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAIN_TF, WebServer } from './support/webServer.js';
@@ -92,6 +93,32 @@ describe('an uploaded directory as a configuration source', () => {
       { path: 'infra/b.tf', content: half },
     ]);
     expect(fits.status).toBe(303);
+  });
+
+  it(`refuses a directory of more than ${MAX_UPLOAD_PARTS} files rather than drop some unsaid`, async () => {
+    const files = Array.from({ length: MAX_UPLOAD_PARTS }, (_, index) => ({
+      path: `infra/docs/${index}.md`,
+      content: '',
+    }));
+    const answer = await post({ name: 'crowded', source_type: 'upload' }, [
+      ...files,
+      { path: 'infra/main.tf', content: MAIN_TF },
+    ]);
+    expect(answer.status).toBe(400);
+    expect(await answer.text()).toContain(`holds more than ${MAX_UPLOAD_PARTS} files`);
+    expect((await user.listConfigurations()).map((vine) => vine.name)).not.toContain('crowded');
+  });
+
+  it(`stops reading a form over ${MAX_MULTIPART_BYTES} bytes and says so beside the field`, async () => {
+    const answer = await post({ name: 'huge', source_type: 'upload' }, [
+      { path: 'infra/main.tf', content: MAIN_TF },
+      { path: 'infra/.terraform/providers/terraform-provider-big', content: new Uint8Array(MAX_MULTIPART_BYTES) },
+    ]);
+    expect(answer.status).toBe(400);
+    const html = await answer.text();
+    expect(html).toContain('data-field-error="vine-upload"');
+    expect(html).toContain(`is more than ${MAX_MULTIPART_BYTES / 1024 / 1024} MiB`);
+    expect((await user.listConfigurations()).map((vine) => vine.name)).not.toContain('huge');
   });
 
   it('refuses a form from another site before reading it', async () => {

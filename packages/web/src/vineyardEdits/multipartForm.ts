@@ -4,6 +4,8 @@ import type { Request } from 'express';
 
 /** The most files an upload may hold (each one a file row of the source). */
 export const MAX_UPLOAD_FILES = 1000;
+/** The most files a chosen directory may hold, configuration or not. */
+export const MAX_UPLOAD_PARTS = 10_000;
 /**
  * The most bytes a multipart form may hold. A chosen directory may hold more than the
  * configuration (a `.terraform/` of provider binaries): those files are read and dropped, up to this.
@@ -46,6 +48,9 @@ export function readMultipartForm(req: Request): Promise<MultipartForm> {
     let skipped = 0;
     let kept = 0;
     let tooMany = false;
+    let tooManyParts = false;
+    let tooManyFields = false;
+    let overRequest = false;
     let overTotal = false;
     let received = 0;
     let finished = false;
@@ -54,7 +59,8 @@ export function readMultipartForm(req: Request): Promise<MultipartForm> {
       headers: req.headers,
       preservePath: true,
       limits: {
-        files: MAX_UPLOAD_FILES * 4,
+        // Files of the directory that are no part of the configuration count too (they are dropped unread).
+        files: MAX_UPLOAD_PARTS,
         fields: 2000,
         fieldSize: MAX_INLINE_SOURCE_BYTES + 1024,
         fileSize: MAX_INLINE_SOURCE_BYTES + 1,
@@ -63,14 +69,29 @@ export function readMultipartForm(req: Request): Promise<MultipartForm> {
     const finish = () => {
       if (finished) return;
       finished = true;
-      const files = decodeFiles(raw, issues);
+      if (overRequest) {
+        // The form was cut short: its files are not all here (nor the fields after them).
+        issues.push({
+          path: 'source.upload',
+          message: `is more than ${MAX_MULTIPART_BYTES / 1024 / 1024} MiB with what is left out: choose the configuration's own directory (without .terraform/)`,
+        });
+        resolve({ fields, files: [], skipped, issues });
+        return;
+      }
+      // Over the limit, files were cut short: only the limit is said.
+      const files = overTotal ? [] : decodeFiles(raw, issues);
+      if (tooManyParts) {
+        issues.push({
+          path: 'source.upload',
+          message: `holds more than ${MAX_UPLOAD_PARTS} files: choose the configuration's own directory`,
+        });
+      }
+      if (tooManyFields) issues.push({ path: 'source', message: 'the form holds too many rows' });
       if (tooMany) {
         issues.push({ path: 'source.upload', message: `holds more than ${MAX_UPLOAD_FILES} configuration files` });
       }
-      if (
-        overTotal ||
-        files.reduce((sum, file) => sum + Buffer.byteLength(file.content, 'utf8'), 0) > MAX_INLINE_SOURCE_BYTES
-      ) {
+      const total = files.reduce((sum, file) => sum + Buffer.byteLength(file.content, 'utf8'), 0);
+      if (overTotal || total > MAX_INLINE_SOURCE_BYTES) {
         issues.push({
           path: 'source.upload',
           message: `holds more than ${MAX_INLINE_SOURCE_BYTES} bytes of configuration, the limit of files sent inline: use a Git repository`,
@@ -113,6 +134,12 @@ export function readMultipartForm(req: Request): Promise<MultipartForm> {
         overTotal = true;
       });
     });
+    parser.on('filesLimit', () => {
+      tooManyParts = true;
+    });
+    parser.on('fieldsLimit', () => {
+      tooManyFields = true;
+    });
     parser.on('close', finish);
     parser.on('error', (error) => {
       if (!finished) reject(error);
@@ -124,7 +151,7 @@ export function readMultipartForm(req: Request): Promise<MultipartForm> {
         // Stop reading what could never be sent; the form comes back with the issue.
         req.unpipe(parser);
         req.resume();
-        overTotal = true;
+        overRequest = true;
         finish();
       }
     });

@@ -510,7 +510,7 @@ function triggersFieldset(
   if (upstreams.length === 0) {
     return html`<p class="muted small" data-no-upstreams>Once this vineyard holds other configurations, this one can be planned after a deploy of any of them.</p>${all.note}`;
   }
-  return html`<fieldset data-triggers${all.attrs}>
+  return html`<fieldset data-triggers>
     <legend>Plan this configuration after a successful deploy of</legend>
     ${upstreams.map(
       (upstream) => html`<div class="field check">
