@@ -5,15 +5,10 @@ import type { Page } from '../layout.js';
 import { formField, type Handler, type PageContext, Redirect } from '../routing.js';
 import type { Standing } from '../standing.js';
 import { type Refusal, refused } from './refusal.js';
+import { newVinePage } from './newVinePage.js';
 import { isMultipart, type MultipartForm, readMultipartForm } from './multipartForm.js';
 import { createVineInput, EMPTY_VINE_FORM, shownAgain, type VineFormValues, vineFormValues } from './vineForm.js';
-import {
-  deleteVinePage,
-  deleteVineyardPage,
-  newVineyardPage,
-  newVinePage,
-  renameVineyardPage,
-} from './vineyardEditPages.js';
+import { deleteVinePage, deleteVineyardPage, newVineyardPage, renameVineyardPage } from './vineyardEditPages.js';
 
 export interface VineyardEditWebDeps {
   useCases: UseCases;
