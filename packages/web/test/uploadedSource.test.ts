@@ -76,6 +76,23 @@ describe('an uploaded directory as a configuration source', () => {
     expect((await user.listConfigurations()).map((vine) => vine.name)).not.toContain('binary');
   });
 
+  it('pays no heed to a directory chosen when another source is', async () => {
+    const answer = await post(
+      {
+        name: 'from-files',
+        source_type: 'inline',
+        'files.0.name': 'main.tf',
+        'files.0.content': MAIN_TF,
+      },
+      [{ path: 'infra/data.tfvars', content: new Uint8Array([0xff, 0xfe]) }],
+    );
+    expect(answer.status).toBe(303);
+    expect((await user.getConfiguration('from-files')).source).toEqual({
+      type: 'inline',
+      files: { 'main.tf': MAIN_TF },
+    });
+  });
+
   it(`refuses more than ${MAX_INLINE_SOURCE_BYTES} bytes together, the limit of inline files`, async () => {
     const half = 'x'.repeat(MAX_INLINE_SOURCE_BYTES / 2);
     const answer = await post({ name: 'big', source_type: 'upload' }, [

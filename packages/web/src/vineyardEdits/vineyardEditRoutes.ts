@@ -148,8 +148,10 @@ export function vineyardEditRoutes(router: Router, deps: VineyardEditWebDeps): v
           values: { ...values, variables: [...values.variables, { name: '', value: '', sensitive: false }] },
         });
       }
-      const uploadIssues = [...(multipart?.issues ?? [])];
-      if (values.source_type === 'upload' && multipart && multipart.files.length === 0 && multipart.skipped > 0) {
+      // What is wrong with an upload matters only when the upload is the source.
+      const upload = values.source_type === 'upload';
+      const uploadIssues = (multipart?.issues ?? []).filter((issue) => upload || issue.path !== 'source.upload');
+      if (upload && multipart && multipart.files.length === 0 && multipart.skipped > 0) {
         uploadIssues.push({
           path: 'source.upload',
           message: `holds no configuration file (.tf, .tf.json, .tfvars, .terraform.lock.hcl): its ${multipart.skipped} files were left out`,
