@@ -254,7 +254,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         expect((await client.getConfiguration('web')).tags).toEqual(['eu', 'team:web']);
       });
 
-      it('axe-core finds nothing serious on the form, the refused form and the edit page', async () => {
+      it("axe-core finds nothing serious on the form, the refused form, the edit page and a tagged vine's page", async () => {
         const checked = await signedIn({ script: true });
         await checked.goto(`${web}/vineyards/${vineyardId}/configurations/new`);
         expect(await seriousViolations(checked)).toEqual([]);
@@ -269,6 +269,9 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         expect(await seriousViolations(checked)).toEqual([]);
         const vine = await client.getConfiguration('web');
         await checked.goto(`${web}/configurations/${vine.id}/edit`);
+        expect(await seriousViolations(checked)).toEqual([]);
+        await checked.goto(`${web}/configurations/${vine.id}`);
+        expect(await checked.locator('[data-vine-tags] [data-tag]').count()).toBeGreaterThan(0);
         expect(await seriousViolations(checked)).toEqual([]);
       });
     },
