@@ -5,6 +5,7 @@ import {
   FLEET_DRIFT,
   JOB_STATUSES,
   JOB_TYPES,
+  MAX_TAGS,
   MAX_LOG_PAGE,
   PLAN_POLICY_RESULTS,
   VINE_STATUSES,
@@ -32,6 +33,8 @@ export const SourceInput = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('inline'), files: z.record(z.string(), z.string()) }),
 ]);
+/** A configuration's tags as a caller writes them; core judges each one (`domain/tags.ts`). */
+export const TagsInput = z.array(z.string()).max(MAX_TAGS);
 export const ApprovalSettingInput = z
   .object({ required: z.boolean(), separate_approver: z.boolean().optional() })
   .nullable()
@@ -66,6 +69,15 @@ export const CreateConfigurationBody = z.object({
     })
     .optional(),
   approval: ApprovalSettingInput.optional(),
+  tags: TagsInput.optional().describe(
+    "tags for the fleet's `tag` filter: letters, digits, ':', '_', '.' and '-' (at most 255 each, 100 in all), kept lower case, sorted and unique; the same tags the Terraform Cloud API's workspaces carry",
+  ),
+  triggers: z
+    .object({ after: z.array(z.string()).max(50) })
+    .optional()
+    .describe(
+      'queue a PLAN of this configuration when a DEPLOY of any of these configuration ids succeeds (the same owner); as the PATCH setting',
+    ),
 });
 export const UpdateConfigurationBody = z.object({
   approval: ApprovalSettingInput.optional().describe('absent: unchanged; see ApprovalSettingInput'),

@@ -2,7 +2,7 @@
 import { ENGINE_NAMES, EXECUTION_MODES } from '@trellis/core';
 import { z } from 'zod';
 import { isoTime, recordName, uuid } from './common.js';
-import { CreateConfigurationBody, UpdateConfigurationBody } from './cli.js';
+import { CreateConfigurationBody, TagsInput, UpdateConfigurationBody } from './cli.js';
 import { Engine } from './records.js';
 
 const VariableValue = z.union([z.string(), z.object({ value: z.string(), sensitive: z.boolean().optional() })]);
@@ -27,6 +27,9 @@ export const EditConfigurationBody = UpdateConfigurationBody.extend({
     .nullable()
     .optional()
     .describe('a new identity, as at creation; null: none'),
+  tags: TagsInput.optional().describe(
+    'replaces all of its tags, under the rule of creation ([] removes them); does not make plans stale',
+  ),
   execution_mode: z
     .enum(EXECUTION_MODES, {
       error: (issue) =>

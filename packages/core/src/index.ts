@@ -18,6 +18,8 @@ export * from './domain/stateAccess.js';
 export * from './domain/validation.js';
 export * from './domain/vcs.js';
 export * from './domain/globs.js';
+export * from './domain/tags.js';
+export * from './domain/configurationFiles.js';
 export * from './domain/jobResults.js';
 export * from './domain/planChanges.js';
 export * from './domain/vcsFeedback.js';

@@ -60,6 +60,59 @@ describe('the new-configuration form', () => {
     });
   });
 
+  it("sends tags split on commas and spaces, the run triggers, and only the chosen identity kind's fields", () => {
+    const upstream = '0b5a3b8e-8f43-4c55-9d33-5b6f3f2c1a10';
+    const values = vineFormValues({
+      name: 'web',
+      source_type: 'git',
+      git_url: 'https://example.com/a.git',
+      tags: ' prod,team:web  eu ,',
+      triggers_after: [upstream],
+      identity_kind: 'oidc_aws',
+      identity_role_arn: ' arn:aws:iam::123456789012:role/deploy ',
+      identity_session_duration: '1800',
+      identity_workload_identity_provider: 'left over from another kind',
+      identity_external_id: 'not sent either',
+    });
+    expect(createVineInput(VINEYARD, values)).toMatchObject({
+      tags: ['prod', 'team:web', 'eu'],
+      triggers: { after: [upstream] },
+      cloud_identity: {
+        kind: 'oidc',
+        provider: 'aws',
+        role_arn: 'arn:aws:iam::123456789012:role/deploy',
+        session_duration: 1800,
+      },
+    });
+    expect(Object.keys(createVineInput(VINEYARD, values).cloud_identity as object).sort()).toEqual([
+      'kind',
+      'provider',
+      'role_arn',
+      'session_duration',
+    ]);
+    const existing = vineFormValues({ ...values, identity_kind: 'existing', identity_id: upstream });
+    expect(createVineInput(VINEYARD, existing)).toMatchObject({ cloud_identity_id: upstream });
+    expect(createVineInput(VINEYARD, existing)).not.toHaveProperty('cloud_identity');
+    const none = vineFormValues({ name: 'web', source_type: 'git', git_url: 'https://example.com/a.git', tags: ' ' });
+    expect(createVineInput(VINEYARD, none)).not.toHaveProperty('tags');
+    expect(createVineInput(VINEYARD, none)).not.toHaveProperty('cloud_identity');
+  });
+
+  it('refuses an upload source with nothing uploaded, before core', () => {
+    const values = vineFormValues({ name: 'web', source_type: 'upload' });
+    expect(() => createVineInput(VINEYARD, values)).toThrow(ValidationError);
+    const carried = vineFormValues({
+      name: 'web',
+      source_type: 'upload',
+      'uploads.0.name': 'main.tf',
+      'uploads.0.content': 'terraform {}\r\n',
+    });
+    expect(createVineInput(VINEYARD, carried).source).toEqual({
+      type: 'inline',
+      files: { 'main.tf': 'terraform {}\n' },
+    });
+  });
+
   it('refuses a file or variable name given twice (JSON cannot say it; the second would replace the first)', () => {
     const values = vineFormValues({
       name: 'web',

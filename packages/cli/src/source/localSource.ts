@@ -1,19 +1,10 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
+import { isConfigurationDirectory, isConfigurationFile } from '@trellis/core';
 import { UsageError } from 'clipanion';
 
 /** The server's limit on inline sources (core `MAX_INLINE_SOURCE_BYTES`). */
 export const MAX_INLINE_BYTES = 5 * 1024 * 1024;
-
-const WANTED = [/\.tf$/, /\.tf\.json$/, /\.tfvars$/, /\.tfvars\.json$/];
-const LOCK_FILE = '.terraform.lock.hcl';
-
-/** Whether a file of a local configuration is sent: HCL and JSON sources, variables, the lock file. */
-export function isConfigurationFile(name: string): boolean {
-  if (name === LOCK_FILE) return true;
-  if (name.startsWith('.')) return false;
-  return WANTED.some((pattern) => pattern.test(name));
-}
 
 /**
  * The files of a local OpenTofu/Terraform directory, keyed by their path relative to it (with
@@ -35,7 +26,7 @@ export function readLocalSource(directory: string): Record<string, string> {
     for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const full = join(dir, entry.name);
       if (entry.isDirectory()) {
-        if (!entry.name.startsWith('.') && entry.name !== 'node_modules') walk(full);
+        if (isConfigurationDirectory(entry.name)) walk(full);
       } else if (entry.isFile() && isConfigurationFile(entry.name)) {
         const content = readFileSync(full, 'utf8');
         total += Buffer.byteLength(content, 'utf8');

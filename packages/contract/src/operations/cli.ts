@@ -113,7 +113,7 @@ export const createConfiguration = operation({
   operationId: 'createConfiguration',
   summary: 'Create a vine configuration',
   description:
-    'The source is a git repository (`{type:"git", url, ref?, path?}`) or files sent inline (`{type:"inline", files:{"main.tf": "..."}}`). Variables are strings or `{value, sensitive}`; sensitive values are never shown again.',
+    'The source is a git repository (`{type:"git", url, ref?, path?}`) or files sent inline (`{type:"inline", files:{"main.tf": "..."}}`). Variables are strings or `{value, sensitive}`; sensitive values are never shown again. `tags` (letters, digits, `:`, `_`, `.`, `-`; kept lower case) are what the fleet filters by (`?tag=`); `triggers: {after: [configuration ids]}` runs it after a successful DEPLOY of any of those (the same owner). Every bad field is named at once (400 `validation_failed`).',
   tags: ['configurations'],
   auth: 'user',
   body: CreateConfigurationBody,

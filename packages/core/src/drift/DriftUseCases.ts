@@ -189,7 +189,11 @@ async function findVine(stores: Stores, ownerId: string, nameOrId: unknown): Pro
  * The vine runs after each of `triggers.after`; a cycle would make a deploy queue itself. Every
  * upstream must be a vine of the same owner, and none may (transitively) run after this vine.
  */
-async function requireNoCycle(stores: Stores, vine: Vine, triggers: VineTriggers): Promise<void> {
+export async function requireNoCycle(
+  stores: Stores,
+  vine: Pick<Vine, 'id' | 'owner_id'>,
+  triggers: VineTriggers,
+): Promise<void> {
   for (const [index, upstreamId] of triggers.after.entries()) {
     const upstream = await stores.vines.get(vine.owner_id, upstreamId);
     if (!upstream) {
@@ -240,7 +244,8 @@ function parseDriftDetection(value: unknown): DriftDetection | null | undefined 
   return { interval_minutes: interval };
 }
 
-function parseTriggers(value: unknown): VineTriggers | undefined {
+/** `{after: [configuration ids]}` (at most `MAX_TRIGGERS_AFTER`, no repeats); undefined: unchanged. */
+export function parseTriggers(value: unknown): VineTriggers | undefined {
   if (value === undefined) return undefined;
   const after = typeof value === 'object' && value !== null ? (value as { after?: unknown }).after : undefined;
   if (!Array.isArray(after) || after.length > MAX_TRIGGERS_AFTER || !after.every((id) => isUuid(id))) {

@@ -7,6 +7,7 @@ import { VINE_STATUSES, type VineStatus } from '../domain/enums.js';
 import { type FieldIssue, ValidationError } from '../domain/errors.js';
 import type { PolicyResult } from '../domain/policies.js';
 import { isSpeculativeTrigger, type Job, type Vine } from '../domain/records.js';
+import { TAG_PATTERN } from '../domain/tags.js';
 
 /** A vine's drift as the fleet filters it: the last check's result, or `never_checked`. */
 export const FLEET_DRIFT = ['drifted', 'in_sync', 'unknown', 'never_checked'] as const;
@@ -59,7 +60,6 @@ export interface FleetQuery {
   changed_before?: unknown;
 }
 
-const TAG = /^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$/;
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** Reads the filter; every bad field in one `ValidationError`. Empty strings are no filter (a form's blank field). */
@@ -81,7 +81,7 @@ export function parseFleetFilter(query: FleetQuery): FleetFilter {
   const policy = oneOf('policy', PLAN_POLICY_RESULTS);
   if (policy) filter.policy = policy;
   if (query.tag !== undefined && query.tag !== '') {
-    if (given(query.tag) && TAG.test(query.tag)) filter.tag = query.tag.toLowerCase();
+    if (given(query.tag) && TAG_PATTERN.test(query.tag)) filter.tag = query.tag.toLowerCase();
     else issues.push({ path: 'tag', message: 'a tag is letters, digits, ":", "_", "." and "-"' });
   }
   for (const name of ['changed_since', 'changed_before'] as const) {

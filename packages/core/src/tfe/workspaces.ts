@@ -3,6 +3,7 @@ import { ConflictError, ValidationError } from '../domain/errors.js';
 import { NAME_PATTERN, NAME_RULE } from '../domain/validation.js';
 import type { AuditDetails } from '../domain/audit.js';
 import type { StateLock, StateVersion, Vine, Vineyard, WorkspaceSettings } from '../domain/records.js';
+import { parseTags } from '../domain/tags.js';
 import { executionModeOfOperations, parseWorkspaceSettings } from './workspaceSettings.js';
 
 /** A workspace as the protocol's answers need it: the vine and what its attributes are read from. */
@@ -37,7 +38,6 @@ export interface ParsedWorkspaceInput {
   settings?: Partial<WorkspaceSettings>;
 }
 
-const TAG = /^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$/;
 /**
  * The CLI sends its own version (`1.12.6`), a constraint (`~> 1.12`, `>= 1.6, < 2`), or
  * `latest`: a version starts with a digit (after an optional `v` or an operator).
@@ -45,22 +45,7 @@ const TAG = /^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$/;
 const VERSION =
   /^(latest|(?:(?:[~><=!]{1,2}\s*)?v?\d[A-Za-z0-9.+-]*)(?:\s*,\s*(?:[~><=!]{1,2}\s*)?v?\d[A-Za-z0-9.+-]*)*)$/;
 
-/** Tags as a vine keeps them: unique, lower case (HCP Terraform compares them so), sorted. */
-export function parseTags(value: unknown, path = 'tags'): string[] {
-  if (!Array.isArray(value) || value.length > 100) {
-    throw new ValidationError(`${path} must be a list of at most 100 tags`, [{ path, message: 'must be a list' }]);
-  }
-  const tags = new Set<string>();
-  for (const raw of value) {
-    if (typeof raw !== 'string' || !TAG.test(raw)) {
-      throw new ValidationError(`${path}: ${JSON.stringify(raw)} is not a tag`, [
-        { path, message: 'tags are letters, digits, ":", "_", "." and "-"' },
-      ]);
-    }
-    tags.add(raw.toLowerCase());
-  }
-  return [...tags].sort();
-}
+export { parseTags };
 
 /**
  * Reads what the protocol sets on a workspace. `agent` execution is Trellis's `remote` (its

@@ -4,6 +4,7 @@ import { NotFoundError } from '../domain/errors.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
 import type { Vine } from '../domain/records.js';
 import { cloudIdentityFor } from '../vineEdits/cloudIdentity.js';
+import { requireNoCycle } from '../drift/DriftUseCases.js';
 import { isUuid, requireName } from '../domain/validation.js';
 import { type Stores, visibleOwners } from '../ports/UnitOfWork.js';
 import { Access, parseOwnerFilter } from './Access.js';
@@ -32,8 +33,11 @@ export class VineUseCases {
       if (!vineyard) throw new NotFoundError('vineyard');
       const cloudIdentity = await cloudIdentityFor(stores, this.deps, ownerId, parsed.cloud_identity);
       const now = isoNow(this.deps);
+      const id = this.deps.random.uuid();
+      // Each upstream is a configuration of the same owner (nothing runs after a new one yet: no cycle).
+      await requireNoCycle(stores, { id, owner_id: ownerId }, parsed.triggers);
       const vine = await stores.vines.create({
-        id: this.deps.random.uuid(),
+        id,
         owner_id: ownerId,
         vineyard_id: vineyard.id,
         name: parsed.name,
@@ -47,8 +51,9 @@ export class VineUseCases {
         drift_detection: null,
         next_drift_check_at: null,
         drift: null,
-        triggers: { after: [] },
+        triggers: parsed.triggers,
         approval: parsed.approval,
+        tags: parsed.tags,
         created_at: now,
         updated_at: now,
       });
@@ -60,6 +65,8 @@ export class VineUseCases {
           name: vine.name,
           vineyard_id: vineyard.id,
           ...(vine.approval ? { approval_required: true, separate_approver: vine.approval.separate_approver } : {}),
+          ...(vine.tags.length > 0 ? { tags: vine.tags.join(',') } : {}),
+          ...(vine.triggers.after.length > 0 ? { triggers_after: vine.triggers.after.join(',') } : {}),
         },
       });
       return this.view(stores, vine);

@@ -1,7 +1,9 @@
 import { ENGINE_NAMES, isOneOf } from '../domain/enums.js';
 import { type FieldIssue, fieldReader, ValidationError } from '../domain/errors.js';
 import { gitSourceIssues } from '../domain/gitSource.js';
-import type { CloudIdentitySettings, Engine, Variables, VineSource } from '../domain/records.js';
+import type { CloudIdentitySettings, Engine, Variables, VineSource, VineTriggers } from '../domain/records.js';
+import { parseTags } from '../domain/tags.js';
+import { parseTriggers } from '../drift/DriftUseCases.js';
 import { isUuid, requireName } from '../domain/validation.js';
 import type { ApprovalSetting } from '../domain/policies.js';
 import { parseApprovalSetting } from '../policies/PlanReviewUseCases.js';
@@ -18,6 +20,10 @@ export interface CreateVineInput {
   cloud_identity?: unknown;
   /** Issue 15: `{required, separate_approver?}` or null. */
   approval?: unknown;
+  /** Tags for the fleet's filter (`domain/tags.ts`), as the Terraform Cloud protocol's workspace tags. */
+  tags?: unknown;
+  /** `{after: [configuration ids]}`: run after a successful DEPLOY of any of these (same owner). */
+  triggers?: unknown;
 }
 
 export interface ParsedVine {
@@ -34,6 +40,8 @@ export interface ParsedVine {
     | Extract<CloudIdentitySettings, { kind: 'oidc' }>
     | null;
   approval: ApprovalSetting | null;
+  tags: string[];
+  triggers: VineTriggers;
 }
 
 export const MAX_INLINE_SOURCE_BYTES = 5 * 1024 * 1024;
@@ -64,6 +72,8 @@ export function parseVineInput(input: CreateVineInput): ParsedVine {
   const engine = field('engine', () => parseEngine(input.engine));
   const cloudIdentity = field('cloud_identity', () => parseCloudIdentity(input));
   const approval = field('approval', () => parseApprovalSetting(input.approval));
+  const tags = field('tags', () => (input.tags === undefined || input.tags === null ? [] : parseTags(input.tags)));
+  const triggers = field('triggers', () => parseTriggers(input.triggers ?? undefined));
 
   if (issues.length > 0 || name === undefined || source === undefined) {
     throw new ValidationError('the configuration is invalid', issues);
@@ -77,6 +87,8 @@ export function parseVineInput(input: CreateVineInput): ParsedVine {
     engine: engine ?? { name: 'tofu', version: null },
     cloud_identity: cloudIdentity ?? null,
     approval: approval ?? null,
+    tags: tags ?? [],
+    triggers: triggers ?? { after: [] },
   };
 }
 

@@ -101,6 +101,10 @@ export class VineEditUseCases {
         patch.execution_mode = edit.execution_mode;
         changed.push('execution_mode');
       }
+      if (edit.tags !== undefined && edit.tags.join(',') !== vine.tags.join(',')) {
+        patch.tags = edit.tags;
+        changed.push('tags');
+      }
       const updated = await stores.vines.updateSettings(vine.owner_id, vine.id, patch, isoNow(this.deps));
       const before = configHash(snapshotOfVine(vine));
       const after = configHash(snapshotOfVine(updated));
@@ -118,6 +122,7 @@ export class VineEditUseCases {
           ...(patch.execution_mode !== undefined
             ? { execution_mode: patch.execution_mode, previous_execution_mode: vine.execution_mode }
             : {}),
+          ...(patch.tags !== undefined ? { tags: patch.tags.join(','), previous_tags: vine.tags.join(',') } : {}),
           ...(setNames.length > 0 ? { variables_set: setNames.join(',') } : {}),
           ...(unsetNames.length > 0 ? { variables_unset: unsetNames.join(',') } : {}),
           config_hash_changed: before !== after,

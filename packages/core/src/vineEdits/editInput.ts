@@ -1,6 +1,7 @@
 import { EXECUTION_MODES, type ExecutionMode } from '../domain/enums.js';
 import { type FieldIssue, fieldReader, ValidationError } from '../domain/errors.js';
 import type { Engine, Variables, VineSource } from '../domain/records.js';
+import { parseTags } from '../domain/tags.js';
 import { requireName } from '../domain/validation.js';
 import {
   type CreateVineInput,
@@ -29,6 +30,8 @@ export interface EditVineInput {
   cloud_identity?: unknown;
   /** `remote` (the agents run the stock CLI's plans and applies) or `local` (the CLI's machine does). */
   execution_mode?: unknown;
+  /** All of the vine's tags (`domain/tags.ts`); [] removes them. */
+  tags?: unknown;
 }
 
 /** One variable set by an edit; `sensitive` null keeps what the variable was (plain if new). */
@@ -47,6 +50,7 @@ export interface ParsedVineEdit {
   /** Absent: unchanged; null: none. */
   cloud_identity?: ParsedVine['cloud_identity'];
   execution_mode?: ExecutionMode;
+  tags?: string[];
 }
 
 export const EDIT_FIELDS = [
@@ -58,6 +62,7 @@ export const EDIT_FIELDS = [
   'cloud_identity_id',
   'cloud_identity',
   'execution_mode',
+  'tags',
 ] as const;
 
 /** Checks every field given and reports all failures at once, like `parseVineInput`. */
@@ -82,6 +87,7 @@ export function parseVineEdit(input: EditVineInput): ParsedVineEdit {
   if (input.execution_mode !== undefined) {
     edit.execution_mode = field('execution_mode', () => parseExecutionMode(input.execution_mode));
   }
+  if (input.tags !== undefined) edit.tags = field('tags', () => parseTags(input.tags));
   if (issues.length > 0) throw new ValidationError('the change is invalid', issues);
   return edit;
 }

@@ -126,7 +126,7 @@ ${input.mayManage ? html`<p class="actions"><a class="button" href="${base}/conf
 </section>
 <section class="card">
   <h2>Configuration</h2>
-  ${configuration(vine, input.oidc)}
+  ${configuration(base, vine, input.oidc)}
 </section>
 </div>
 
@@ -300,7 +300,7 @@ function outputText(value: Json): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-function configuration(vine: VineView, oidc?: VinePageInput['oidc']): Html {
+function configuration(base: string, vine: VineView, oidc?: VinePageInput['oidc']): Html {
   const source = vine.source;
   const variables = Object.entries(vine.variables);
   return html`<dl class="facts">
@@ -313,6 +313,14 @@ function configuration(vine: VineView, oidc?: VinePageInput['oidc']): Html {
           .map((file, index) => html`${index > 0 ? ', ' : ''}<code>${file}</code>`)}`
   }</dd>
   <dt>Engine</dt><dd>${vine.engine.name}${vine.engine.version ? html` ${vine.engine.version}` : ''}</dd>
+  <dt>Tags</dt><dd data-vine-tags>${
+    vine.tags.length === 0
+      ? html`<span class="muted">none</span>`
+      : vine.tags.map(
+          (tag, index) =>
+            html`${index > 0 ? ' ' : ''}<a class="tag" href="${base}/fleet?tag=${encodeURIComponent(tag)}" data-tag="${tag}">${tag}</a>`,
+        )
+  }</dd>
   <dt>Cloud identity</dt><dd>${cloudIdentityView(vine.cloud_identity)}</dd>
   ${
     oidc

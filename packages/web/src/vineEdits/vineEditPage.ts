@@ -5,7 +5,7 @@ import type { Page } from '../layout.js';
 import type { Refusal } from '../vineyardEdits/refusal.js';
 
 /**
- * Editing a vine (issue 25): its name, engine, execution mode (issue 27), inline files and
+ * Editing a vine (issue 25): its name, tags (issue 29), engine, execution mode (issue 27), inline files and
  * variables, and a link to deleting it (`vineyardEdits`' confirmation page). The form is posted
  * to `POST /configurations/:id/edit`, which sends core only what changed; a sensitive variable's
  * value is never on the page (write-only: typing one replaces it). A refused form comes back as
@@ -34,6 +34,8 @@ ${refusal ? refusalParagraph(refusal) : ''}
 <form method="post" action="${base}/configurations/${vine.id}/edit" class="stacked-form card" data-vine-edit="${vine.id}">
   <h2>Configuration</h2>
   <label>Name <input name="name" required value="${vine.name}"></label>
+  <label>Tags <span class="muted small">separated by commas or spaces: letters, digits, ':', '_', '.' and '-'; the fleet filters by them</span>
+  <input name="tags" value="${vine.tags.join(', ')}" autocomplete="off" spellcheck="false" data-vine-tags-field></label>
   <label>Engine <select name="engine">
     <option value="tofu"${vine.engine.name === 'tofu' ? ' selected' : ''}>OpenTofu</option>
     <option value="terraform"${vine.engine.name === 'terraform' ? ' selected' : ''}>Terraform</option>

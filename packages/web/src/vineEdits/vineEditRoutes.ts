@@ -6,6 +6,7 @@ import type { Page } from '../layout.js';
 import { Redirect } from '../routing.js';
 import type { Standing } from '../standing.js';
 import { refused } from '../vineyardEdits/refusal.js';
+import { typedTags } from '../vineyardEdits/vineForm.js';
 import { vineEditPage } from './vineEditPage.js';
 
 export interface VineEditWebDeps {
@@ -89,6 +90,10 @@ function vineChanges(vine: VineView, form: Record<string, unknown>): EditVineInp
   }
   const mode = text(form, 'execution_mode');
   if (mode !== vine.execution_mode) body.execution_mode = mode;
+  // Tags are kept lower case and sorted: only a different set is a change.
+  const tags = typedTags(text(form, 'tags'));
+  const sorted = (list: string[]) => [...new Set(list.map((tag) => tag.toLowerCase()))].sort().join(',');
+  if (sorted(tags) !== sorted(vine.tags)) body.tags = tags;
   const variables: Record<string, { value: string; sensitive: boolean } | null> = {};
   for (const [key, variable] of Object.entries(vine.variables)) {
     const value = text(form, `value:${key}`);
@@ -138,6 +143,7 @@ function asTyped(vine: VineView, form: Record<string, unknown>): VineView {
     name: text(form, 'name'),
     engine: { name: text(form, 'engine') as VineView['engine']['name'], version: text(form, 'engine_version') || null },
     execution_mode: text(form, 'execution_mode') as VineView['execution_mode'],
+    tags: typedTags(text(form, 'tags')),
     variables,
     source,
   };

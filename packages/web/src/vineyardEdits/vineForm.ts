@@ -1,4 +1,5 @@
 import { type CreateVineInput, type FieldIssue, ValidationError } from '@trellis/core';
+import type { MultipartForm } from './multipartForm.js';
 
 /** The most file and variable rows a form holds (a form post parses at most a few thousand fields). */
 export const MAX_FORM_ROWS = 200;
@@ -19,29 +20,83 @@ export interface VariableRow {
   sensitive: boolean;
 }
 
+/**
+ * The cloud identity as the form has it: `kind` is none (''), `existing` (an identity's id) or one
+ * of the kinds of a new one; only the fields of the chosen kind are sent.
+ */
+export interface IdentityFields {
+  kind: string;
+  id: string;
+  role_arn: string;
+  external_id: string;
+  audience: string;
+  session_duration: string;
+  workload_identity_provider: string;
+  service_account_email: string;
+  tenant_id: string;
+  client_id: string;
+}
+
+/** The identity choices of the form, as the API's `cloud_identity` (kind and provider). */
+export const IDENTITY_KINDS = {
+  assume_role: { kind: 'assume_role', provider: 'aws', fields: ['role_arn', 'external_id'] },
+  oidc_aws: { kind: 'oidc', provider: 'aws', fields: ['role_arn', 'audience', 'session_duration'] },
+  oidc_gcp: {
+    kind: 'oidc',
+    provider: 'gcp',
+    fields: ['workload_identity_provider', 'service_account_email', 'audience'],
+  },
+  oidc_azure: { kind: 'oidc', provider: 'azure', fields: ['tenant_id', 'client_id', 'audience'] },
+} as const satisfies Record<string, { kind: string; provider: string; fields: readonly (keyof IdentityFields)[] }>;
+
 /** Everything the new-configuration form holds, as typed (sensitive values aside once shown again). */
 export interface VineFormValues {
   name: string;
   project_name: string;
+  /** `inline` (files written in the page), `upload` (a directory uploaded) or `git`. */
   source_type: string;
   files: FileRow[];
+  /** The files of the uploaded directory; a refused form carries them, so nobody uploads again. */
+  uploads: FileRow[];
   git: { url: string; ref: string; path: string };
   variables: VariableRow[];
   engine: string;
   engine_version: string;
   approval: string;
+  identity: IdentityFields;
+  /** As typed: tags separated by commas or spaces. */
+  tags: string;
+  /** The ids of the configurations it runs after. */
+  triggers_after: string[];
 }
+
+const NO_IDENTITY: IdentityFields = {
+  kind: '',
+  id: '',
+  role_arn: '',
+  external_id: '',
+  audience: '',
+  session_duration: '',
+  workload_identity_provider: '',
+  service_account_email: '',
+  tenant_id: '',
+  client_id: '',
+};
 
 export const EMPTY_VINE_FORM: VineFormValues = {
   name: '',
   project_name: '',
   source_type: 'inline',
   files: [{ name: 'main.tf', content: '' }],
+  uploads: [],
   git: { url: '', ref: '', path: '' },
   variables: [],
   engine: 'tofu',
   engine_version: '',
   approval: 'none',
+  identity: NO_IDENTITY,
+  tags: '',
+  triggers_after: [],
 };
 
 type FormBody = Record<string, unknown>;
@@ -50,6 +105,12 @@ function text(body: FormBody, name: string): string {
   const value = body[name];
   if (typeof value === 'string') return value;
   return Array.isArray(value) && typeof value[0] === 'string' ? value[0] : '';
+}
+
+function list(body: FormBody, name: string): string[] {
+  const value = body[name];
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 }
 
 /** The indexes of `prefix.<n>.<field>` fields, in order (at most `MAX_FORM_ROWS`). */
@@ -63,8 +124,11 @@ function rowIndexes(body: FormBody, prefix: string): number[] {
   return [...indexes].sort((a, b) => a - b).slice(0, MAX_FORM_ROWS);
 }
 
-/** The form as sent: rows left wholly empty are dropped. */
-export function vineFormValues(body: unknown): VineFormValues {
+/**
+ * The form as sent: rows left wholly empty are dropped. A directory uploaded (`upload`, from a
+ * multipart form) replaces the files a refused form carried from an earlier upload.
+ */
+export function vineFormValues(body: unknown, upload?: Pick<MultipartForm, 'files'>): VineFormValues {
   const form = (typeof body === 'object' && body !== null ? body : {}) as FormBody;
   const files = rowIndexes(form, 'files')
     .map((index) => ({
@@ -80,6 +144,17 @@ export function vineFormValues(body: unknown): VineFormValues {
       sensitive: text(form, `variables.${index}.sensitive`) === 'true',
     }))
     .filter((row) => row.name !== '' || row.value !== '');
+  const carried = rowIndexes(form, 'uploads').map((index) => ({
+    name: text(form, `uploads.${index}.name`),
+    content: text(form, `uploads.${index}.content`).replace(/\r\n?/g, '\n'),
+  }));
+  const uploads =
+    upload && upload.files.length > 0
+      ? upload.files.map((file) => ({ name: file.path, content: file.content }))
+      : carried.filter((row) => row.name !== '');
+  const identity = Object.fromEntries(
+    Object.keys(NO_IDENTITY).map((key) => [key, text(form, `identity_${key}`).trim()]),
+  ) as unknown as IdentityFields;
   return {
     name: text(form, 'name'),
     project_name: text(form, 'project_name'),
@@ -90,7 +165,32 @@ export function vineFormValues(body: unknown): VineFormValues {
     engine: text(form, 'engine'),
     engine_version: text(form, 'engine_version'),
     approval: text(form, 'approval'),
+    uploads,
+    identity,
+    tags: text(form, 'tags'),
+    triggers_after: list(form, 'triggers_after').slice(0, MAX_FORM_ROWS),
   };
+}
+
+/** The tags typed in one field, separated by commas or white space; core judges each one. */
+export function typedTags(typed: string): string[] {
+  return typed.split(/[\s,]+/).filter((tag) => tag !== '');
+}
+
+/** The `cloud_identity_id` or `cloud_identity` of the API's body the identity fields stand for. */
+function identityInput(identity: IdentityFields): Pick<CreateVineInput, 'cloud_identity_id' | 'cloud_identity'> {
+  if (identity.kind === '') return {};
+  if (identity.kind === 'existing') return { cloud_identity_id: identity.id };
+  if (!Object.hasOwn(IDENTITY_KINDS, identity.kind)) return { cloud_identity: { kind: identity.kind } };
+  const chosen = IDENTITY_KINDS[identity.kind as keyof typeof IDENTITY_KINDS];
+  const settings: Record<string, unknown> = { kind: chosen.kind, provider: chosen.provider };
+  for (const field of chosen.fields) {
+    const value = identity[field];
+    if (value === '') continue;
+    // A number typed is sent as one; anything else as typed, for core to refuse by name.
+    settings[field] = field === 'session_duration' && /^\d{1,9}$/.test(value) ? Number(value) : value;
+  }
+  return { cloud_identity: settings };
 }
 
 /** The approval choices of the form, as the API's `approval` setting. */
@@ -105,8 +205,18 @@ const APPROVALS: Readonly<Record<string, CreateVineInput['approval']>> = {
  * the API's. Only what a form can say and JSON cannot is refused here: a file or variable name
  * given twice (the second would silently replace the first).
  */
-export function createVineInput(vineyardId: string, values: VineFormValues): CreateVineInput {
-  const twice: FieldIssue[] = [];
+export function createVineInput(
+  vineyardId: string,
+  values: VineFormValues,
+  uploadIssues: readonly FieldIssue[] = [],
+): CreateVineInput {
+  const twice: FieldIssue[] = [...uploadIssues];
+  if (values.source_type === 'upload' && values.uploads.length === 0 && uploadIssues.length === 0) {
+    twice.push({
+      path: 'source.upload',
+      message: 'choose a directory holding .tf files (or the files themselves) to upload',
+    });
+  }
   const once = <T extends { name: string }>(rows: T[], path: string, what: string): T[] => {
     const seen = new Set<string>();
     for (const row of rows) {
@@ -133,7 +243,9 @@ export function createVineInput(vineyardId: string, values: VineFormValues): Cre
           }
         : values.source_type === 'inline'
           ? { type: 'inline', files: Object.fromEntries(files.map((row) => [row.name, row.content])) }
-          : { type: values.source_type },
+          : values.source_type === 'upload'
+            ? { type: 'inline', files: Object.fromEntries(values.uploads.map((row) => [row.name, row.content])) }
+            : { type: values.source_type },
     variables: Object.fromEntries(
       variables.map((row) => [row.name, { value: row.value, sensitive: row.sensitive }] as const),
     ),
@@ -144,6 +256,9 @@ export function createVineInput(vineyardId: string, values: VineFormValues): Cre
     ...(values.approval !== ''
       ? { approval: Object.hasOwn(APPROVALS, values.approval) ? APPROVALS[values.approval] : values.approval }
       : {}),
+    ...identityInput(values.identity),
+    ...(values.tags.trim() !== '' ? { tags: typedTags(values.tags) } : {}),
+    ...(values.triggers_after.length > 0 ? { triggers: { after: values.triggers_after } } : {}),
   };
 }
 

@@ -5,14 +5,10 @@ import type { Page } from '../layout.js';
 import { formField, type Handler, type PageContext, Redirect } from '../routing.js';
 import type { Standing } from '../standing.js';
 import { type Refusal, refused } from './refusal.js';
+import { newVinePage } from './newVinePage.js';
+import { isMultipart, type MultipartForm, readMultipartForm } from './multipartForm.js';
 import { createVineInput, EMPTY_VINE_FORM, shownAgain, type VineFormValues, vineFormValues } from './vineForm.js';
-import {
-  deleteVinePage,
-  deleteVineyardPage,
-  newVineyardPage,
-  newVinePage,
-  renameVineyardPage,
-} from './vineyardEditPages.js';
+import { deleteVinePage, deleteVineyardPage, newVineyardPage, renameVineyardPage } from './vineyardEditPages.js';
 
 export interface VineyardEditWebDeps {
   useCases: UseCases;
@@ -120,7 +116,7 @@ export function vineyardEditRoutes(router: Router, deps: VineyardEditWebDeps): v
     deps.signedIn(async (context) => {
       const { vineyard, may, org } = await vineyardFor(context);
       if (!may) return notAllowedPage(`New configuration in ${vineyard.name}`, org);
-      return newVinePage({ base: context.base, vineyard, values: EMPTY_VINE_FORM });
+      return newVinePage({ base: context.base, vineyard, upstreams: vineyard.vines, values: EMPTY_VINE_FORM });
     }),
   );
 
@@ -130,17 +126,21 @@ export function vineyardEditRoutes(router: Router, deps: VineyardEditWebDeps): v
     deps.signedIn(async (context) => {
       const { req, user, base } = context;
       const { vineyard } = await vineyardFor(context);
-      const values = vineFormValues(req.body);
+      // The form is multipart (it may carry a directory); a urlencoded post (no upload) is read as well.
+      const multipart: MultipartForm | null = isMultipart(req) ? await readMultipartForm(req) : null;
+      const body = multipart ? multipart.fields : req.body;
+      const values = vineFormValues(body, multipart ?? undefined);
       const again = (more: { values: VineFormValues; refusal?: Refusal }): Page =>
         newVinePage({
           base,
           vineyard,
+          upstreams: vineyard.vines,
           ...more,
           values: shownAgain(more.values),
           sensitiveDropped: values.variables.some((row) => row.sensitive && row.value !== ''),
         });
       // Adding a row sends the form back as typed, one row longer; nothing is created.
-      const intent = formField(req, 'intent');
+      const intent = fieldOf(body, 'intent');
       if (intent === 'add_file')
         return again({ values: { ...values, files: [...values.files, { name: '', content: '' }] } });
       if (intent === 'add_variable') {
@@ -148,7 +148,18 @@ export function vineyardEditRoutes(router: Router, deps: VineyardEditWebDeps): v
           values: { ...values, variables: [...values.variables, { name: '', value: '', sensitive: false }] },
         });
       }
-      const result = await refused(() => useCases.vines.create(user, createVineInput(vineyard.id, values)));
+      // What is wrong with an upload matters only when the upload is the source.
+      const upload = values.source_type === 'upload';
+      const uploadIssues = (multipart?.issues ?? []).filter((issue) => upload || issue.path !== 'source.upload');
+      if (upload && multipart && multipart.files.length === 0 && multipart.skipped > 0) {
+        uploadIssues.push({
+          path: 'source.upload',
+          message: `holds no configuration file (.tf, .tf.json, .tfvars, .terraform.lock.hcl): its ${multipart.skipped} files were left out`,
+        });
+      }
+      const result = await refused(() =>
+        useCases.vines.create(user, createVineInput(vineyard.id, values, uploadIssues)),
+      );
       if ('done' in result) return new Redirect(`/configurations/${result.done.id}`);
       return again({ values, refusal: result.refusal });
     }),
@@ -185,6 +196,13 @@ export function vineyardEditRoutes(router: Router, deps: VineyardEditWebDeps): v
       if (error instanceof NotFoundError) return null;
       throw error;
     });
+}
+
+/** A field of a form's body (the first, when given more than once). */
+function fieldOf(body: unknown, name: string): string | undefined {
+  const value = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
+  if (typeof value === 'string') return value;
+  return Array.isArray(value) && typeof value[0] === 'string' ? value[0] : undefined;
 }
 
 /** The record's name, typed in the confirmation field, or a refusal that deletes nothing. */

@@ -16,6 +16,8 @@ export class CreateConfigCommand extends CloudIdentityCommand {
     details: `
       A configuration (a vine) is an OpenTofu/Terraform root module in a vineyard. Its source is a git repository (\`--git URL\` with optional \`--ref\` and \`--path\`) or a local directory (\`--dir\`), whose \`*.tf\`, \`*.tf.json\`, \`*.tfvars\` and \`.terraform.lock.hcl\` files are sent inline (\`.terraform/\`, dotfiles and state files are skipped).
 
+      \`--tag TAG\` (repeatable) tags it for \`trellis configs list --tag\` (letters, digits, \`:\`, \`_\`, \`.\` and \`-\`; kept lower case). \`--after CONFIG\` (repeatable) plans it whenever a deploy of CONFIG succeeds, as \`trellis configs set --after\`.
+
       Variables come from \`--var-file\` (JSON, or \`name = "value"\` lines), then \`-v NAME=VALUE\`, then \`--sensitive-var NAME=VALUE\` (stored but never shown again); later ones win. \`--vineyard\` takes a vineyard name or id.
     `,
     examples: [
@@ -34,6 +36,10 @@ export class CreateConfigCommand extends CloudIdentityCommand {
       [
         'With Google Cloud workload identity federation',
         '$0 configs create web --vineyard production --dir ./infra --gcp-workload-provider projects/123/locations/global/workloadIdentityPools/trellis/providers/trellis --gcp-service-account deploy@acme.iam.gserviceaccount.com',
+      ],
+      [
+        'Tagged, and planned after the network deploys',
+        '$0 configs create web --vineyard production --dir ./infra --tag team:web --tag prod --after network',
       ],
       [
         'With an AWS role to assume and terraform instead of tofu',
@@ -59,6 +65,10 @@ export class CreateConfigCommand extends CloudIdentityCommand {
     validator: t.isEnum(['tofu', 'terraform'] as const),
   });
   engineVersion = Option.String('--engine-version', { description: 'Engine version the agent should use' });
+  tags = Option.Array('--tag', [], { description: 'A tag (repeatable): letters, digits, ":", "_", "." and "-"' });
+  after = Option.Array('--after', [], {
+    description: 'Plan this configuration after a deploy of CONFIG succeeds (repeatable)',
+  });
   protected override fieldFlags: Record<string, string> = {
     project_name: '--project',
     'source.url': '--git',
@@ -68,6 +78,9 @@ export class CreateConfigCommand extends CloudIdentityCommand {
     'variables.*': '--var',
     'engine.name': '--engine',
     'engine.version': '--engine-version',
+    tags: '--tag',
+    'triggers.after': '--after',
+    'triggers.after.*': '--after',
     'cloud_identity.role_arn': '--aws-role-arn',
     'cloud_identity.external_id': '--aws-external-id',
     'cloud_identity.session_duration': '--aws-session-duration',
@@ -90,6 +103,8 @@ export class CreateConfigCommand extends CloudIdentityCommand {
     const variables = collectVariables({ files: this.varFiles, plain: this.vars, sensitive: this.sensitiveVars });
     const client = this.signedInClient();
     const vineyard = await resolveVineyard(client, this.vineyard);
+    const after: string[] = [];
+    for (const upstream of this.after) after.push((await client.getConfiguration(upstream)).id);
     const input: CreateConfigurationInput = {
       name: this.name,
       vineyard_id: vineyard.id,
@@ -98,6 +113,8 @@ export class CreateConfigCommand extends CloudIdentityCommand {
       ...(variables ? { variables } : {}),
       ...(this.engine ? { engine: { name: this.engine, version: this.engineVersion ?? null } } : {}),
       ...this.cloudIdentity(),
+      ...(this.tags.length > 0 ? { tags: this.tags } : {}),
+      ...(after.length > 0 ? { triggers: { after } } : {}),
     };
     const vine = await client.createConfiguration(input);
     const terminal = this.terminal;

@@ -68,6 +68,7 @@ export function printVine(terminal: Terminal, vine: VineView, vineyardName?: str
     ['Engine', vine.engine.version ? `${vine.engine.name} ${vine.engine.version}` : vine.engine.name],
     ['Execution', describeExecutionMode(vine.execution_mode)],
     ['Source', describeSource(vine.source)],
+    ['Tags', vine.tags.length > 0 ? vine.tags.join(', ') : null],
   ];
   if (vine.source.type === 'inline') fields.push(['Files', Object.keys(vine.source.files).join(', ')]);
   fields.push(

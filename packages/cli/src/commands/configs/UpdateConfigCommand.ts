@@ -13,11 +13,13 @@ export class UpdateConfigCommand extends CloudIdentityCommand {
 
   static override usage = Command.Usage({
     category: 'Configurations',
-    description: 'Change a configuration: its source, variables, engine, cloud identity, execution mode or name',
+    description: 'Change a configuration: its source, variables, engine, cloud identity, tags, execution mode or name',
     details: `
       Only what you give changes. \`--dir\` sends the directory's configuration files again (they replace every inline file); \`--git URL\` (with \`--ref\`, \`--path\`) switches to a git source. \`-v NAME=VALUE\`, \`--sensitive-var NAME=VALUE\` and \`--var-file\` set those variables and leave the others; a value set without \`--sensitive-var\` keeps the variable's sensitivity. \`--unset-var NAME\` removes one.
 
       \`--aws-role-arn\`, \`--aws-oidc-role\`, \`--gcp-workload-provider\` and \`--azure-client-id\` give it a new cloud identity as at creation; \`--cloud-identity ID\` one it already has (or another configuration's), \`--cloud-identity none\` none.
+
+      \`--tag TAG\` adds a tag and \`--untag TAG\` removes one (both repeatable; the others stay); \`--no-tags\` removes them all. Tags do not make plans stale.
 
       \`--execution-mode local\` makes the stock CLI (\`tofu plan\`/\`tofu apply\` in a \`cloud {}\` directory) run on its own machine, keeping the state here; \`remote\` (the default) runs them on the agents.
 
@@ -27,6 +29,7 @@ export class UpdateConfigCommand extends CloudIdentityCommand {
       ['Send the edited files again', '$0 configs update web --dir ./infra'],
       ['Change one variable and remove another', '$0 configs update web -v region=eu-west-1 --unset-var legacy_flag'],
       ['Rename it', '$0 configs update web --rename web-eu'],
+      ['Tag it eu, and no longer us', '$0 configs update web --tag eu --untag us'],
       ['Let the stock CLI run tofu on its own machine', '$0 configs update web --execution-mode local'],
       ['Use terraform 1.9.8', '$0 configs update web --engine terraform --engine-version 1.9.8'],
       [
@@ -58,6 +61,9 @@ export class UpdateConfigCommand extends CloudIdentityCommand {
     description: 'remote (the stock CLI runs on the agents) or local (on its own machine)',
     validator: t.isEnum(['remote', 'local'] as const),
   });
+  tag = Option.Array('--tag', [], { description: 'Add a tag (repeatable)' });
+  untag = Option.Array('--untag', [], { description: 'Remove a tag (repeatable)' });
+  noTags = Option.Boolean('--no-tags', false, { description: 'Remove every tag' });
   identity = Option.String('--cloud-identity', {
     description: 'Use this existing cloud identity (its id, from `trellis configs show`), or `none`',
   });
@@ -77,6 +83,7 @@ export class UpdateConfigCommand extends CloudIdentityCommand {
     'engine.version': '--engine-version',
     cloud_identity: '--cloud-identity',
     execution_mode: '--execution-mode',
+    tags: '--tag',
     cloud_identity_id: '--cloud-identity',
     'cloud_identity.role_arn': '--aws-role-arn',
     'cloud_identity.external_id': '--aws-external-id',
@@ -91,12 +98,14 @@ export class UpdateConfigCommand extends CloudIdentityCommand {
   override async execute(): Promise<number> {
     if (this.awsOidcRole !== undefined) this.fieldFlags['cloud_identity.role_arn'] = '--aws-oidc-role';
     const input = this.input();
+    const client = this.signedInClient();
+    const tags = await this.tagsAfter(client);
+    if (tags !== undefined) input.tags = tags;
     if (Object.keys(input).length === 0) {
       throw new UsageError(
-        'nothing to change: give --dir, --git, -v, --sensitive-var, --var-file, --unset-var, --engine, a cloud identity (--cloud-identity, --aws-role-arn, --aws-oidc-role, …), --execution-mode, --rename or --project',
+        'nothing to change: give --dir, --git, -v, --sensitive-var, --var-file, --unset-var, --engine, a cloud identity (--cloud-identity, --aws-role-arn, --aws-oidc-role, …), --tag, --untag, --no-tags, --execution-mode, --rename or --project',
       );
     }
-    const client = this.signedInClient();
     let vine: Awaited<ReturnType<typeof client.updateConfiguration>>;
     try {
       vine = await client.updateConfiguration(this.config, input);
@@ -123,6 +132,28 @@ export class UpdateConfigCommand extends CloudIdentityCommand {
     }
     printVine(terminal, vine);
     return 0;
+  }
+
+  /**
+   * The whole list of tags the API's PATCH sets: the configuration's own, with `--tag` added and
+   * `--untag` removed (compared lower case, as core keeps them); undefined when neither is given.
+   */
+  private async tagsAfter(client: ReturnType<UpdateConfigCommand['signedInClient']>): Promise<string[] | undefined> {
+    if (this.noTags) {
+      if (this.tag.length > 0 || this.untag.length > 0) throw new UsageError('give --no-tags, or --tag and --untag');
+      return [];
+    }
+    if (this.tag.length === 0 && this.untag.length === 0) return undefined;
+    const both = this.tag.filter((tag) => this.untag.some((other) => other.toLowerCase() === tag.toLowerCase()));
+    if (both.length > 0) throw new UsageError(`--tag and --untag both name ${both[0]}`);
+    let current: string[];
+    try {
+      current = (await client.getConfiguration(this.config)).tags;
+    } catch (error) {
+      throw explainEditError(error, this.config);
+    }
+    const removed = new Set(this.untag.map((tag) => tag.toLowerCase()));
+    return [...current.filter((tag) => !removed.has(tag)), ...this.tag];
   }
 
   private input(): UpdateConfigurationInput {
