@@ -224,6 +224,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         expect(await password.locator('[data-sensitive]').textContent()).toBe('(sensitive)');
         // The engine's log on the page, streamed to its end: no secret there either.
         await admin.locator('[data-stream-state].ended').waitFor();
+        // The last chunks are appended on the next frame after the stream's end.
+        await admin.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
         expect(await admin.locator('#log').textContent()).toContain('Plan: 2 to add, 0 to change, 0 to destroy.');
         expect(await admin.content()).not.toContain(SECRET);
         await screenshot(admin, `journey-plan-${dialect}`);
