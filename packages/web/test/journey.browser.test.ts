@@ -191,10 +191,10 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         expect(await jobEnd(admin), agentLog()).toBe('SUCCESS');
         expect((await adminClient.getJob(planId)).claimed_by_worker_id).toBe(agent.workerId);
 
-        // The change tree is rendered with the page: the person opens the finished plan again.
-        await admin.reload();
+        // The page the person watched shows what the ended plan offers, without a reload.
         const changes = admin.locator('[data-plan-changes]');
-        expect(await changes.isVisible()).toBe(true);
+        await changes.waitFor();
+        expect(await admin.locator('[data-deploy-plan] button').isVisible()).toBe(true);
         expect((await changes.locator('[data-change-counts]').textContent())?.replace(/\s+/g, ' ').trim()).toBe(
           '+ 2 to create · ~ 0 to update · -/+ 0 to replace · - 0 to destroy',
         );
@@ -271,7 +271,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         await Promise.all([admin.waitForURL(/\/jobs\/[0-9a-f-]{36}$/), admin.click('button[data-create-job="PLAN"]')]);
         const planId = jobIdOf(admin);
         expect(await jobEnd(admin), agentLog()).toBe('SUCCESS');
-        await admin.reload();
+        await admin.locator('[data-plan-changes]').waitFor();
         const release = admin.locator('[data-resource-change="terraform_data.release"]');
         expect(await release.getAttribute('data-change-kind')).toBe('update');
         await release.locator('summary').click();

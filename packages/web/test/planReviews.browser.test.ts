@@ -170,6 +170,30 @@ describe.skipIf(!chromiumPath)(
       await screenshot(owner, 'plan-reviews-approved');
     });
 
+    it('a plan watched while it runs: once it ends, the page offers its review, never a deploy the gate refuses', async () => {
+      const job = await ownerClient.createJob({ job_type: 'PLAN', configuration_id: vineId });
+      await owner.goto(`${web}/jobs/${job.id}`);
+      expect(await owner.locator('#job-status').getAttribute('data-status')).toBe('QUEUED');
+      expect(await owner.locator('form[data-plan-review-form]').count()).toBe(0);
+      expect((await agent.claimJob())?.job.id).toBe(job.id);
+      const bytes = new TextEncoder().encode(`plan of ${job.id}`);
+      await agent.uploadPlanArtifact(job.id, bytes, bytes.length);
+      await agent.reportStatus(job.id, {
+        status: 'SUCCESS',
+        execution_metadata: { plan_summary: { add: 1, change: 0, destroy: 0 } },
+      });
+
+      // The same page, live: the forms the owner may use now, and why it is not deployable yet.
+      await owner.locator('form[data-plan-review-form="reject"]').waitFor();
+      expect(await owner.locator('[data-approve-refused]').getAttribute('data-approve-refused')).toBe(
+        'separate_approver_required',
+      );
+      expect(await owner.locator('[data-deploy-plan]').count()).toBe(0);
+      expect(await owner.locator('[data-deploy-refused]').getAttribute('data-deploy-refused')).toBe(
+        'approval_required',
+      );
+    });
+
     it('an operator rejects a plan with a reason; the page shows the rejection', async () => {
       const job = await plan(ownerClient);
       await operator.goto(`${web}/jobs/${job.id}`);

@@ -76,7 +76,7 @@ ${waitingNote(base, input.waitingFor ?? null)}
 
 ${
   input.mayRun
-    ? html`<div class="actions">
+    ? html`<div class="actions" id="job-actions">
   ${finished ? '' : html`<form method="post" action="${base}/jobs/${job.id}/cancel" class="inline-form button-form" data-cancel-job="${job.id}"><button type="submit" class="button danger">Cancel job…</button></form>`}
   ${job.vine_id ? vineActions(base, job, appliedBy, input.planless) : ''}
 </div>
@@ -113,11 +113,13 @@ ${
     : ''
 }
 </div>
+<div id="job-outcome"${finished ? '' : outcomeRefresh(base, job.id, input.mayRun)}>
 ${input.planChanges ? planChangesSection(input.planChanges) : resourceChangesSection(job.execution_metadata)}
 ${policyResultsSection(job)}
 ${vcsFeedbackSection(input.vcsFeedback ?? null)}
 
 ${planReviewSection(input.base, job, input.approvalSetting ?? null, appliedBy !== null, input.review ?? { mayApprove: false, mayOverride: false })}
+</div>
 
 <section class="card log-panel">
   <div class="log-toolbar">
@@ -129,6 +131,15 @@ ${planReviewSection(input.base, job, input.approvalSetting ?? null, appliedBy !=
   <noscript><p>The log is shown live by a script; with scripts off, read it with <code>trellis jobs logs ${job.id}</code>.</p></noscript>
 </section>`,
   };
+}
+
+/**
+ * A job that has not ended yet: once the page script sees it end (`job-ended`), htmx fetches the
+ * page again and swaps in what the ended job offers, as core decides it: its changes, policy
+ * results and review, and its actions (a deploy only when the gate allows it).
+ */
+function outcomeRefresh(base: string, jobId: string, mayRun: boolean): Html {
+  return html` hx-get="${base}/jobs/${jobId}" hx-trigger="job-ended once" hx-select="#job-outcome" hx-swap="outerHTML"${mayRun ? html` hx-select-oob="#job-actions"` : ''}`;
 }
 
 /** Why the job was queued and, for a git-driven job, its commit and pull request (issue 13). */
