@@ -147,12 +147,11 @@ export interface AgentSpec {
 
 /** Registers (unless given credentials) and starts a real `trellis-agent run` process. */
 export async function startAgent(server: Pick<E2eServer, 'url' | 'user'>, spec: AgentSpec = {}): Promise<AgentProcess> {
-  const credentials =
-    spec.credentials ??
-    (await server.user.registerAgent({ name: spec.name ?? 'agent' }).then((r) => ({
-      workerId: r.worker_id,
-      workerToken: r.worker_token,
-    })));
+  let credentials = spec.credentials;
+  if (!credentials) {
+    const registered = await server.user.registerAgent({ name: spec.name ?? 'agent' });
+    credentials = { workerId: registered.worker_id, workerToken: registered.worker_token };
+  }
   const workDir = spec.workDir ?? mkdtempSync(join(tmpdir(), 'trellis-agent-e2e-work-'));
   started.push(workDir);
   return startAgentProcess(server.url, credentials, {
