@@ -172,7 +172,7 @@ function vineActions(base: string, job: JobView, appliedBy: Job | null, planless
   const isPlan = job.job_type === 'PLAN' && !isSpeculativeTrigger(job.trigger);
   const destroyPlan = job.config_snapshot.destroy === true;
   // The deploy gate's answer (issue 23): a plan it refuses is not offered, and the page says why.
-  // A plan that has not finished yet is offered hidden; the script shows it when it succeeds.
+  // A plan that has not succeeded yet offers none: once it ends, the page's outcome is fetched again.
   const apply = job.actions?.apply;
   const refused = apply !== undefined && !apply.allowed && apply.code !== 'plan_not_ready' ? apply : null;
   return html`${
@@ -182,8 +182,8 @@ function vineActions(base: string, job: JobView, appliedBy: Job | null, planless
         ? '' // a rejected plan is never deployed (409 plan_rejected)
         : isPlan && refused
           ? html`<span class="muted" data-deploy-refused="${refused.code ?? ''}">Not deployable: ${refused.reason ?? ''}</span>`
-          : isPlan
-            ? html`<span data-deploy-plan${job.status === 'SUCCESS' ? '' : html` hidden`}>${jobButton(base, vineId, { job_type: destroyPlan ? 'DESTROY' : 'DEPLOY', plan_job_id: job.id }, destroyPlan ? 'Destroy with this plan…' : 'Deploy this plan', html`class="button primary" data-create-job="${destroyPlan ? 'DESTROY' : 'DEPLOY'}" data-plan-job-id="${job.id}"`)}</span>`
+          : isPlan && job.status === 'SUCCESS'
+            ? html`<span data-deploy-plan>${jobButton(base, vineId, { job_type: destroyPlan ? 'DESTROY' : 'DEPLOY', plan_job_id: job.id }, destroyPlan ? 'Destroy with this plan…' : 'Deploy this plan', html`class="button primary" data-create-job="${destroyPlan ? 'DESTROY' : 'DEPLOY'}" data-plan-job-id="${job.id}"`)}</span>`
             : ''
   }
   ${jobButton(base, vineId, { job_type: 'PLAN' }, 'Plan again', html`class="button" data-create-job="PLAN"`)}
