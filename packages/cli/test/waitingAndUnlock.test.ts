@@ -1,12 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { TrellisClient } from '@trellis/client';
-import { checkTestPostgres, createTestDatabase, runProcess, type TestDatabase } from '@trellis/testkit';
+import { AGENT_BIN, checkTestPostgres, createTestDatabase, runProcess, type TestDatabase } from '@trellis/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { login, type RunResult, RunningTrellis, runTrellis, TempHome, TestServer, userClient } from './harness.js';
 
-const AGENT_BIN = fileURLToPath(new URL('../../agent/dist/bin/trellis-agent.js', import.meta.url));
 const postgres = await checkTestPostgres();
 
 function runAgent(args: string[], env: Record<string, string>): Promise<RunResult> {

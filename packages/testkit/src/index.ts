@@ -6,6 +6,7 @@ export * from './postgresSuites.js';
 export * from './peers.js';
 export * from './objectStorage.js';
 export * from './serverProcess.js';
+export * from './agentProcess.js';
 export * from './signIn.js';
 export * from './fixtures.js';
 export * from './gitServer.js';

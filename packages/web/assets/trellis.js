@@ -40,9 +40,9 @@
       for (const cancel of document.querySelectorAll('[data-cancel-job]')) cancel.hidden = true;
       const finished = document.querySelector('[data-finished]');
       if (finished?.querySelector('.muted')) finished.textContent = 'just now';
+      // What the ended job offers (changes, review, a deploy core allows) comes again from the page.
+      document.getElementById('job-outcome')?.dispatchEvent(new Event('job-ended'));
     }
-    if (status === 'SUCCESS')
-      for (const deploy of document.querySelectorAll('[data-deploy-plan]')) deploy.hidden = false;
   };
 
   // The engine's "Plan: 1 to add, 0 to change, 0 to destroy." line (or the agent's "plan: …"), or "No changes.".

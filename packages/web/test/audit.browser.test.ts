@@ -6,10 +6,10 @@
  */
 import type { UserActor } from '@trellis/core';
 import { addAcceptedMember } from '@trellis/testkit';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROWSER_TEST_TIMEOUT_MS, clickAndFollow, findChromium, screenshot, TestBrowser } from './support/browser.js';
-import { type Issuer, issuerEnv, signInAtIssuer, startIssuer } from './support/oidcIssuer.js';
+import { type Issuer, issuerEnv, signedInThroughIssuer, startIssuer } from './support/oidcIssuer.js';
 import { WebServer } from './support/webServer.js';
 
 const chromiumPath = findChromium('the audit log suite');
@@ -19,19 +19,12 @@ describe.skipIf(!chromiumPath)('the audit log page in Chromium', { timeout: BROW
   let server: WebServer;
   let browser: TestBrowser;
   let web: string;
-  const contexts: BrowserContext[] = [];
   let orgId: string;
   let admin: Page;
   let viewer: Page;
 
-  async function signedIn(login: string): Promise<Page> {
-    const { context, page } = await browser.context();
-    contexts.push(context);
-    await page.goto(`${web}/vineyards`);
-    await signInAtIssuer(page, issuer, login);
-    await page.waitForURL(`${web}/vineyards`);
-    return page;
-  }
+  /** A person in their own browser, signed in through the issuer as `<login>@example.com`. */
+  const signedIn = (login: string) => signedInThroughIssuer(browser, issuer, web, login);
 
   beforeAll(async () => {
     issuer = await startIssuer();
@@ -51,7 +44,6 @@ describe.skipIf(!chromiumPath)('the audit log page in Chromium', { timeout: BROW
     await addAcceptedMember(useCases, owner, orgId, { userId: veraUser.id, email: veraUser.email }, 'viewer');
   });
   afterAll(async () => {
-    for (const context of contexts) await context.close();
     await browser?.close();
     await server?.close();
     await new Promise<void>((resolve) => (issuer ? issuer.server.close(() => resolve()) : resolve()));

@@ -10,10 +10,10 @@
  */
 import type { UserActor } from '@trellis/core';
 import { addAcceptedMember } from '@trellis/testkit';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser, clickAndConfirm } from './support/browser.js';
-import { type Issuer, issuerEnv, signInAtIssuer, startIssuer } from './support/oidcIssuer.js';
+import { type Issuer, issuerEnv, signedInThroughIssuer, startIssuer } from './support/oidcIssuer.js';
 import { MAIN_TF, WebServer } from './support/webServer.js';
 
 const chromiumPath = findChromium('the organizations suite');
@@ -26,7 +26,6 @@ describe.skipIf(!chromiumPath)(
     let server: WebServer;
     let browser: TestBrowser;
     let web: string;
-    const contexts: BrowserContext[] = [];
     let owner: UserActor;
     let orgId: string;
     let vineId: string;
@@ -36,14 +35,7 @@ describe.skipIf(!chromiumPath)(
     let admin: Page;
 
     /** A person in their own browser, signed in through the issuer as `<login>@example.com`. */
-    async function signedIn(login: string): Promise<Page> {
-      const { context, page } = await browser.context();
-      contexts.push(context);
-      await page.goto(`${web}/vineyards`);
-      await signInAtIssuer(page, issuer, login);
-      await page.waitForURL(`${web}/vineyards`);
-      return page;
-    }
+    const signedIn = (login: string) => signedInThroughIssuer(browser, issuer, web, login);
 
     beforeAll(async () => {
       issuer = await startIssuer();
@@ -80,7 +72,6 @@ describe.skipIf(!chromiumPath)(
       ).name;
     });
     afterAll(async () => {
-      for (const context of contexts) await context.close();
       await browser?.close();
       await server?.close();
       await new Promise((resolve) => issuer?.server.close(resolve));

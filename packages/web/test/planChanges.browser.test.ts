@@ -151,12 +151,13 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         await page.goto(`${web}/configurations/${vineId}`);
         await Promise.all([page.waitForURL(/\/jobs\/[0-9a-f-]{36}$/), page.click('button[data-create-job="PLAN"]')]);
         const jobId = new URL(page.url()).pathname.split('/').pop() as string;
+        // The page was loaded while the plan was queued: once it ends, the page shows its changes and review.
+        expect(await page.locator('#job-status').getAttribute('data-status')).toBe('QUEUED');
         await runPlan(jobId, DOCUMENT);
         await page.waitForSelector('#job-status:text("SUCCESS")');
-        await page.reload();
 
         const section = page.locator('[data-plan-changes]');
-        expect(await section.isVisible()).toBe(true);
+        await section.waitFor();
         // The list of addresses gives way to the tree.
         expect(await page.locator('#resource-changes').count()).toBe(0);
         expect((await section.locator('[data-change-counts]').textContent())?.replace(/\s+/g, ' ').trim()).toBe(

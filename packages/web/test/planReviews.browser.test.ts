@@ -5,13 +5,11 @@
  * only the forms their role may use (viewer: none; operator: approve and reject; owner: override
  * too); a refused approval (separate approver) says why; the decisions show on the page.
  */
-import { TrellisClient } from '@trellis/client';
-import type { UserActor } from '@trellis/core';
-import { addAcceptedMember } from '@trellis/testkit';
+import type { TrellisClient } from '@trellis/client';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser } from './support/browser.js';
-import { type Issuer, issuerEnv, signInAtIssuer, startIssuer } from './support/oidcIssuer.js';
+import { type Issuer, issuerEnv, signedInThroughIssuer, startIssuer } from './support/oidcIssuer.js';
 import { runJob } from './support/seed.js';
 import { ADMIN_EMAIL, type AgentClient, BOOTSTRAP_TOKEN, MAIN_TF, WebServer } from './support/webServer.js';
 
@@ -43,14 +41,8 @@ describe.skipIf(!chromiumPath)(
     let agent: AgentClient;
     let vineId: string;
 
-    async function signedIn(login: string): Promise<Page> {
-      const { context, page } = await browser.context();
-      contexts.push(context);
-      await page.goto(`${web}/vineyards`);
-      await signInAtIssuer(page, issuer, login);
-      await page.waitForURL(`${web}/vineyards`);
-      return page;
-    }
+    /** A person in their own browser, signed in through the issuer as `<login>@example.com`. */
+    const signedIn = (login: string) => signedInThroughIssuer(browser, issuer, web, login);
 
     /** A successful plan of the vine queued by `by`, run by the organization's agent. */
     const plan = (by: TrellisClient, metadata: Record<string, unknown> = {}) =>
@@ -81,14 +73,11 @@ describe.skipIf(!chromiumPath)(
       owner = ownerContext.page;
       await owner.goto(`${web}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`);
 
+      const { orgId, owner: adminActor } = await server.organization('platform', ADMIN_EMAIL, [
+        ['otto@example.com', 'operator'],
+        ['vera@example.com', 'viewer'],
+      ]);
       const { useCases } = server;
-      const admin = await useCases.auth.ensureUser({ email: ADMIN_EMAIL });
-      const adminActor: UserActor = { userId: admin.id, email: admin.email };
-      const orgId = (await useCases.orgs.create(adminActor, { name: 'platform' })).id;
-      const ottoUser = await useCases.auth.ensureUser({ email: 'otto@example.com' });
-      await addAcceptedMember(useCases, adminActor, orgId, { userId: ottoUser.id, email: ottoUser.email }, 'operator');
-      const veraUser = await useCases.auth.ensureUser({ email: 'vera@example.com' });
-      await addAcceptedMember(useCases, adminActor, orgId, { userId: veraUser.id, email: veraUser.email }, 'viewer');
       const vineyard = await useCases.vineyards.create(adminActor, { name: 'prod', org_id: orgId });
       vineId = (
         await useCases.vines.create(adminActor, {
@@ -99,12 +88,7 @@ describe.skipIf(!chromiumPath)(
       ).id;
       ownerClient = await server.userClient(ADMIN_EMAIL);
       operatorClient = await server.userClient('otto@example.com');
-      const { worker_id, worker_token } = await ownerClient.registerWorker({ name: 'pool', orgId });
-      agent = new TrellisClient({
-        baseUrl: server.url,
-        auth: { kind: 'worker', workerId: worker_id, workerToken: worker_token },
-      }) as AgentClient;
-      agent.workerId = worker_id;
+      agent = await server.agentClient(ownerClient, 'pool', orgId);
     });
     afterAll(async () => {
       for (const context of contexts) await context.close();
@@ -184,6 +168,30 @@ describe.skipIf(!chromiumPath)(
       expect(await owner.locator('[data-deploy-plan]').isVisible()).toBe(true);
       expect((await ownerClient.getJob(job.id)).approval).toMatchObject({ decision: 'approved' });
       await screenshot(owner, 'plan-reviews-approved');
+    });
+
+    it('a plan watched while it runs: once it ends, the page offers its review, never a deploy the gate refuses', async () => {
+      const job = await ownerClient.createJob({ job_type: 'PLAN', configuration_id: vineId });
+      await owner.goto(`${web}/jobs/${job.id}`);
+      expect(await owner.locator('#job-status').getAttribute('data-status')).toBe('QUEUED');
+      expect(await owner.locator('form[data-plan-review-form]').count()).toBe(0);
+      expect((await agent.claimJob())?.job.id).toBe(job.id);
+      const bytes = new TextEncoder().encode(`plan of ${job.id}`);
+      await agent.uploadPlanArtifact(job.id, bytes, bytes.length);
+      await agent.reportStatus(job.id, {
+        status: 'SUCCESS',
+        execution_metadata: { plan_summary: { add: 1, change: 0, destroy: 0 } },
+      });
+
+      // The same page, live: the forms the owner may use now, and why it is not deployable yet.
+      await owner.locator('form[data-plan-review-form="reject"]').waitFor();
+      expect(await owner.locator('[data-approve-refused]').getAttribute('data-approve-refused')).toBe(
+        'separate_approver_required',
+      );
+      expect(await owner.locator('[data-deploy-plan]').count()).toBe(0);
+      expect(await owner.locator('[data-deploy-refused]').getAttribute('data-deploy-refused')).toBe(
+        'approval_required',
+      );
     });
 
     it('an operator rejects a plan with a reason; the page shows the rejection', async () => {

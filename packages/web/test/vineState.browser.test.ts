@@ -8,10 +8,8 @@
  * acknowledges a state written after its job was failed as lost.
  */
 import { readFile } from 'node:fs/promises';
-import { TrellisClient } from '@trellis/client';
-import type { UserActor } from '@trellis/core';
+import type { TrellisClient } from '@trellis/client';
 import {
-  addAcceptedMember,
   checkTestPostgres,
   createTestDatabase,
   FakeClock,
@@ -21,7 +19,7 @@ import {
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser, clickAndConfirm } from './support/browser.js';
-import { type Issuer, issuerEnv, signInAtIssuer, startIssuer } from './support/oidcIssuer.js';
+import { type Issuer, issuerEnv, signedInThroughIssuer, startIssuer } from './support/oidcIssuer.js';
 import { ADMIN_EMAIL, type AgentClient, BOOTSTRAP_TOKEN, MAIN_TF, WebServer } from './support/webServer.js';
 
 const chromiumPath = findChromium('the vine state suite');
@@ -91,14 +89,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       let stateToken: string;
       const clock = new FakeClock(new Date());
 
-      async function signedIn(login: string): Promise<Page> {
-        const { context, page } = await browser.context();
-        contexts.push(context);
-        await page.goto(`${web}/vineyards`);
-        await signInAtIssuer(page, issuer, login);
-        await page.waitForURL(`${web}/vineyards`);
-        return page;
-      }
+      /** A person in their own browser, signed in through the issuer as `<login>@example.com`. */
+      const signedIn = (login: string) => signedInThroughIssuer(browser, issuer, web, login);
 
       /** The engine's own calls to the `http` backend, with the running job's state token. */
       const backend = (method: string, body: string) =>
@@ -132,18 +124,12 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         contexts.push(ownerContext.context);
         await ownerContext.page.goto(`${web}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`);
 
-        const { useCases } = server;
-        const owner = await useCases.auth.ensureUser({ email: ADMIN_EMAIL });
-        const ownerActor: UserActor = { userId: owner.id, email: owner.email };
-        const orgId = (await useCases.orgs.create(ownerActor, { name: 'platform' })).id;
-        for (const [email, role] of [
+        const { orgId, owner: ownerActor } = await server.organization('platform', ADMIN_EMAIL, [
           ['otto@example.com', 'operator'],
           ['adam@example.com', 'admin'],
           ['vera@example.com', 'viewer'],
-        ] as const) {
-          const person = await useCases.auth.ensureUser({ email });
-          await addAcceptedMember(useCases, ownerActor, orgId, { userId: person.id, email: person.email }, role);
-        }
+        ]);
+        const { useCases } = server;
         const vineyard = await useCases.vineyards.create(ownerActor, { name: 'prod', org_id: orgId });
         vineId = (
           await useCases.vines.create(ownerActor, {
@@ -153,12 +139,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
           })
         ).id;
         ownerClient = await server.userClient(ADMIN_EMAIL);
-        const { worker_id, worker_token } = await ownerClient.registerWorker({ name: 'pool', orgId });
-        agent = new TrellisClient({
-          baseUrl: server.url,
-          auth: { kind: 'worker', workerId: worker_id, workerToken: worker_token },
-        }) as AgentClient;
-        agent.workerId = worker_id;
+        agent = await server.agentClient(ownerClient, 'pool', orgId);
         await agent.heartbeat('1.0.0', []);
       }, 90_000);
 

@@ -8,14 +8,7 @@
  * their forms if they post them anyway.
  */
 import type { TrellisClient } from '@trellis/client';
-import type { UserActor } from '@trellis/core';
-import {
-  addAcceptedMember,
-  checkTestPostgres,
-  createTestDatabase,
-  type TestDatabase,
-  testPostgresPoolSize,
-} from '@trellis/testkit';
+import { checkTestPostgres, createTestDatabase, type TestDatabase, testPostgresPoolSize } from '@trellis/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROWSER_TEST_TIMEOUT_MS, clickAndFollow, findChromium, screenshot, TestBrowser } from './support/browser.js';
@@ -91,13 +84,10 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         await signInAtIssuer(operator, issuer, 'otto');
         await operator.waitForURL(`${web}/vineyards`);
 
-        const { useCases } = server;
-        const owner = await useCases.auth.ensureUser({ email: ADMIN_EMAIL });
-        const ownerActor: UserActor = { userId: owner.id, email: owner.email };
-        orgId = (await useCases.orgs.create(ownerActor, { name: 'platform' })).id;
-        const otto = await useCases.auth.ensureUser({ email: 'otto@example.com' });
-        await addAcceptedMember(useCases, ownerActor, orgId, { userId: otto.id, email: otto.email }, 'operator');
-        orgVineyardId = (await useCases.vineyards.create(ownerActor, { name: 'shared', org_id: orgId })).id;
+        const organization = await server.organization('platform', ADMIN_EMAIL, [['otto@example.com', 'operator']]);
+        orgId = organization.orgId;
+        orgVineyardId = (await server.useCases.vineyards.create(organization.owner, { name: 'shared', org_id: orgId }))
+          .id;
         client = await server.userClient(ADMIN_EMAIL);
       }, 90_000);
 

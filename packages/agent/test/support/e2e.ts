@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,18 +5,20 @@ import { fileURLToPath } from 'node:url';
 import { TrellisClient } from '@trellis/client';
 import type { Job, JobStatus, LogChunk } from '@trellis/core';
 import {
+  type AgentProcess,
   bootstrapSessionCookie,
   caFetch,
   deviceLoginTokens,
   makeTestCa,
   requirePeer,
   type ServerProcess,
+  startAgentProcess,
   startServerProcess,
   type TestCa,
   vineyardWithVine,
 } from '@trellis/testkit';
 
-export const AGENT_BIN = fileURLToPath(new URL('../../dist/bin/trellis-agent.js', import.meta.url));
+export { AGENT_BIN } from '@trellis/testkit';
 export const FIXTURES = fileURLToPath(new URL('../../../../test-fixtures/opentofu/', import.meta.url));
 export const BOOTSTRAP_TOKEN = 'agent-e2e-bootstrap-token-0123456789';
 export const RELEASE_SECRET = 'agent-e2e-release-secret';
@@ -133,17 +134,7 @@ export async function login(
   return Object.assign(client, { token: access_token, refreshToken: refresh_token });
 }
 
-export interface AgentProcess {
-  workerId: string;
-  workerToken: string;
-  workDir: string;
-  child: ChildProcess;
-  /** The agent's own JSON log lines (stderr). */
-  output(): string;
-  exited: Promise<number | null>;
-  /** Sends the signal and resolves with the exit code. */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
+export type { AgentProcess } from '@trellis/testkit';
 
 export interface AgentSpec {
   name?: string;
@@ -156,49 +147,19 @@ export interface AgentSpec {
 
 /** Registers (unless given credentials) and starts a real `trellis-agent run` process. */
 export async function startAgent(server: Pick<E2eServer, 'url' | 'user'>, spec: AgentSpec = {}): Promise<AgentProcess> {
-  const credentials =
-    spec.credentials ??
-    (await server.user.registerAgent({ name: spec.name ?? 'agent' }).then((r) => ({
-      workerId: r.worker_id,
-      workerToken: r.worker_token,
-    })));
+  let credentials = spec.credentials;
+  if (!credentials) {
+    const registered = await server.user.registerAgent({ name: spec.name ?? 'agent' });
+    credentials = { workerId: registered.worker_id, workerToken: registered.worker_token };
+  }
   const workDir = spec.workDir ?? mkdtempSync(join(tmpdir(), 'trellis-agent-e2e-work-'));
-  const child = spawn(
-    process.execPath,
-    [AGENT_BIN, 'run', '--work-dir', workDir, '--heartbeat-interval', '1', '--claim-wait', '5', ...(spec.args ?? [])],
-    {
-      env: {
-        ...process.env,
-        TRELLIS_URL: server.url,
-        TRELLIS_WORKER_ID: credentials.workerId,
-        TRELLIS_WORKER_TOKEN: credentials.workerToken,
-        TRELLIS_ENGINE_BIN: TOFU ?? 'tofu',
-        TRELLIS_AGENT_LOG_LEVEL: 'debug',
-        ...spec.env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  child.stdout?.on('data', (data) => {
-    output += data;
-  });
-  child.stderr?.on('data', (data) => {
-    output += data;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   started.push(workDir);
-  return {
-    ...credentials,
+  return startAgentProcess(server.url, credentials, {
     workDir,
-    child,
-    output: () => output,
-    exited,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
-    },
-  };
+    engineBin: TOFU ?? 'tofu',
+    ...(spec.args ? { args: spec.args } : {}),
+    ...(spec.env ? { env: spec.env } : {}),
+  });
 }
 
 const started: string[] = [];

@@ -76,7 +76,7 @@ ${waitingNote(base, input.waitingFor ?? null)}
 
 ${
   input.mayRun
-    ? html`<div class="actions">
+    ? html`<div class="actions" id="job-actions">
   ${finished ? '' : html`<form method="post" action="${base}/jobs/${job.id}/cancel" class="inline-form button-form" data-cancel-job="${job.id}"><button type="submit" class="button danger">Cancel job…</button></form>`}
   ${job.vine_id ? vineActions(base, job, appliedBy, input.planless) : ''}
 </div>
@@ -113,11 +113,13 @@ ${
     : ''
 }
 </div>
+<div id="job-outcome"${finished ? '' : outcomeRefresh(base, job.id, input.mayRun)}>
 ${input.planChanges ? planChangesSection(input.planChanges) : resourceChangesSection(job.execution_metadata)}
 ${policyResultsSection(job)}
 ${vcsFeedbackSection(input.vcsFeedback ?? null)}
 
 ${planReviewSection(input.base, job, input.approvalSetting ?? null, appliedBy !== null, input.review ?? { mayApprove: false, mayOverride: false })}
+</div>
 
 <section class="card log-panel">
   <div class="log-toolbar">
@@ -129,6 +131,15 @@ ${planReviewSection(input.base, job, input.approvalSetting ?? null, appliedBy !=
   <noscript><p>The log is shown live by a script; with scripts off, read it with <code>trellis jobs logs ${job.id}</code>.</p></noscript>
 </section>`,
   };
+}
+
+/**
+ * A job that has not ended yet: once the page script sees it end (`job-ended`), htmx fetches the
+ * page again and swaps in what the ended job offers, as core decides it: its changes, policy
+ * results and review, and its actions (a deploy only when the gate allows it).
+ */
+function outcomeRefresh(base: string, jobId: string, mayRun: boolean): Html {
+  return html` hx-get="${base}/jobs/${jobId}" hx-trigger="job-ended once" hx-select="#job-outcome" hx-swap="outerHTML"${mayRun ? html` hx-select-oob="#job-actions"` : ''}`;
 }
 
 /** Why the job was queued and, for a git-driven job, its commit and pull request (issue 13). */
@@ -161,7 +172,7 @@ function vineActions(base: string, job: JobView, appliedBy: Job | null, planless
   const isPlan = job.job_type === 'PLAN' && !isSpeculativeTrigger(job.trigger);
   const destroyPlan = job.config_snapshot.destroy === true;
   // The deploy gate's answer (issue 23): a plan it refuses is not offered, and the page says why.
-  // A plan that has not finished yet is offered hidden; the script shows it when it succeeds.
+  // A plan that has not succeeded yet offers none: once it ends, the page's outcome is fetched again.
   const apply = job.actions?.apply;
   const refused = apply !== undefined && !apply.allowed && apply.code !== 'plan_not_ready' ? apply : null;
   return html`${
@@ -171,8 +182,8 @@ function vineActions(base: string, job: JobView, appliedBy: Job | null, planless
         ? '' // a rejected plan is never deployed (409 plan_rejected)
         : isPlan && refused
           ? html`<span class="muted" data-deploy-refused="${refused.code ?? ''}">Not deployable: ${refused.reason ?? ''}</span>`
-          : isPlan
-            ? html`<span data-deploy-plan${job.status === 'SUCCESS' ? '' : html` hidden`}>${jobButton(base, vineId, { job_type: destroyPlan ? 'DESTROY' : 'DEPLOY', plan_job_id: job.id }, destroyPlan ? 'Destroy with this plan…' : 'Deploy this plan', html`class="button primary" data-create-job="${destroyPlan ? 'DESTROY' : 'DEPLOY'}" data-plan-job-id="${job.id}"`)}</span>`
+          : isPlan && job.status === 'SUCCESS'
+            ? html`<span data-deploy-plan>${jobButton(base, vineId, { job_type: destroyPlan ? 'DESTROY' : 'DEPLOY', plan_job_id: job.id }, destroyPlan ? 'Destroy with this plan…' : 'Deploy this plan', html`class="button primary" data-create-job="${destroyPlan ? 'DESTROY' : 'DEPLOY'}" data-plan-job-id="${job.id}"`)}</span>`
             : ''
   }
   ${jobButton(base, vineId, { job_type: 'PLAN' }, 'Plan again', html`class="button" data-create-job="PLAN"`)}

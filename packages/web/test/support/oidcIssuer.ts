@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
 import type { Page } from 'playwright-core';
+import type { TestBrowser } from './browser.js';
 
 export const CLIENT_ID = 'trellis-web-tests';
 export const CLIENT_SECRET = 'trellis-web-tests-client-secret-0123456789';
@@ -84,4 +85,21 @@ export async function signInAtIssuer(page: Page, issuer: Issuer, login: string):
   await page.fill('input[name=password]', 'any password');
   await page.click('button[type=submit]');
   await page.click('button[type=submit]'); // consent
+}
+
+/**
+ * A person in a browser context of their own, signed in at `web` through the issuer as
+ * `<login>@example.com`, landed on the vineyards page. The context closes with the browser.
+ */
+export async function signedInThroughIssuer(
+  browser: TestBrowser,
+  issuer: Issuer,
+  web: string,
+  login: string,
+): Promise<Page> {
+  const { page } = await browser.context();
+  await page.goto(`${web}/vineyards`);
+  await signInAtIssuer(page, issuer, login);
+  await page.waitForURL(`${web}/vineyards`);
+  return page;
 }

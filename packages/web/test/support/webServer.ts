@@ -7,9 +7,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TrellisClient } from '@trellis/client';
-import type { Clock, VineView, VineyardView } from '@trellis/core';
+import type { Clock, OrgRole, UserActor, VineView, VineyardView } from '@trellis/core';
 import { type ControlPlane, type ControlPlaneOptions, createControlPlane } from '@trellis/server';
-import { bootstrapSessionCookie, cliTokensFor, vineyardWithVine as testkitVineyardWithVine } from '@trellis/testkit';
+import {
+  addAcceptedMember,
+  bootstrapSessionCookie,
+  cliTokensFor,
+  vineyardWithVine as testkitVineyardWithVine,
+} from '@trellis/testkit';
 
 export const BOOTSTRAP_TOKEN = 'web-tests-bootstrap-token-0123456789';
 export const ADMIN_EMAIL = 'admin@localhost';
@@ -81,9 +86,34 @@ export class WebServer {
     return client;
   }
 
-  /** An agent of `owner`, speaking with its worker credentials. */
-  async agentClient(owner: TrellisClient, name = 'agent-1'): Promise<AgentClient> {
-    const { worker_id, worker_token } = await owner.registerAgent({ name });
+  /** The bearer token of the user with that email, as `trellis login` keeps it (for the Terraform Cloud API). */
+  async userToken(email = ADMIN_EMAIL): Promise<string> {
+    return (await cliTokensFor(this.useCases.auth, email)).access_token;
+  }
+
+  /**
+   * The organization `name`, made by `ownerEmail` through the use cases, with each of `members`
+   * (`[email, role]`) an accepted member: the people and roles a test's pages are about.
+   */
+  async organization(
+    name: string,
+    ownerEmail: string,
+    members: readonly (readonly [email: string, role: OrgRole])[] = [],
+  ): Promise<{ orgId: string; owner: UserActor }> {
+    const { useCases } = this;
+    const ownerUser = await useCases.auth.ensureUser({ email: ownerEmail });
+    const owner: UserActor = { userId: ownerUser.id, email: ownerUser.email };
+    const orgId = (await useCases.orgs.create(owner, { name })).id;
+    for (const [email, role] of members) {
+      const person = await useCases.auth.ensureUser({ email });
+      await addAcceptedMember(useCases, owner, orgId, { userId: person.id, email: person.email }, role);
+    }
+    return { orgId, owner };
+  }
+
+  /** An agent of `owner` (of the organization `orgId` when given), speaking with its worker credentials. */
+  async agentClient(owner: TrellisClient, name = 'agent-1', orgId?: string): Promise<AgentClient> {
+    const { worker_id, worker_token } = await owner.registerWorker({ name, ...(orgId ? { orgId } : {}) });
     const agent = new TrellisClient({
       baseUrl: this.url,
       auth: { kind: 'worker', workerId: worker_id, workerToken: worker_token },
