@@ -121,8 +121,12 @@ export function createWebRouter(options: WebOptions): Router {
     async (req, res) => {
       const user = options.currentUser(req, res);
       if (!user) {
-        if (req.method === 'GET' || req.method === 'HEAD') res.redirect(303, `${req.baseUrl}${signInPath(req.url)}`);
-        else render(req, res, signInAgainPage(req.baseUrl), null);
+        // A page asks to sign in; a fragment htmx fetches in place gets 401, which htmx never swaps in
+        // (the part of the page stays as it was, instead of turning into the sign-in page).
+        const inPlace = req.get('HX-Request') === 'true';
+        if ((req.method === 'GET' || req.method === 'HEAD') && !inPlace) {
+          res.redirect(303, `${req.baseUrl}${signInPath(req.url)}`);
+        } else render(req, res, signInAgainPage(req.baseUrl), null);
         return;
       }
       let standing: Promise<Standing> | null = null;

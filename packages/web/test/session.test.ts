@@ -94,6 +94,17 @@ describe('web sessions', () => {
     expect(sessionCookieOf(response)).toBeNull();
   });
 
+  it('answers a part of a page htmx fetches in place with 401 once the session ended, never the sign-in page', async () => {
+    const cookie = sessionCookieOf(await signIn(server)) as Cookie;
+    clock.advance(IDLE_S * 1000 + 1000);
+    const response = await fetch(`${server.url}/workers`, {
+      headers: { cookie: cookie.pair, 'HX-Request': 'true' },
+      redirect: 'manual',
+    });
+    expect(response.status).toBe(401);
+    expect(await response.text()).toContain('Your session has ended');
+  });
+
   it('ends a session 7 days after sign-in however active it is', async () => {
     let cookie = sessionCookieOf(await signIn(server)) as Cookie;
     let elapsed = 0;
