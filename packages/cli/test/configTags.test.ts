@@ -10,22 +10,16 @@ import type { VineView } from '@trellis/core';
 import {
   checkTestPostgres,
   createTestDatabase,
-  describeWithPostgres,
+  describeOnEachDialect,
   type TestDatabase,
-  type TestDialect,
   testPostgresPoolSize,
 } from '@trellis/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { login, runTrellis, TempHome, TestServer } from './harness.js';
 
 const postgres = await checkTestPostgres();
 
-function describeEachDialect(title: string, body: (dialect: TestDialect) => void): void {
-  describe(`${title} on sqlite`, () => body('sqlite'));
-  describeWithPostgres(`${title} on postgres`, postgres, () => body('postgres'));
-}
-
-describeEachDialect('configuration tags in the CLI', (dialect) => {
+describeOnEachDialect('configuration tags in the CLI', postgres, (dialect) => {
   let database: TestDatabase;
   let server: TestServer;
   let home: TempHome;

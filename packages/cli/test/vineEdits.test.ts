@@ -11,20 +11,14 @@ import type { VineView } from '@trellis/core';
 import {
   checkTestPostgres,
   createTestDatabase,
-  describeWithPostgres,
+  describeOnEachDialect,
   type TestDatabase,
-  type TestDialect,
   testPostgresPoolSize,
 } from '@trellis/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { login, runTrellis, TempHome, TestServer, userClient } from './harness.js';
 
 const postgres = await checkTestPostgres();
-
-function describeEachDialect(title: string, body: (dialect: TestDialect) => void): void {
-  describe(`${title} on sqlite`, () => body('sqlite'));
-  describeWithPostgres(`${title} on postgres`, postgres, () => body('postgres'));
-}
 
 const STATE_WITH_A_BUCKET = `${JSON.stringify({
   version: 4,
@@ -38,7 +32,7 @@ const STATE_WITH_A_BUCKET = `${JSON.stringify({
   ],
 })}\n`;
 
-describeEachDialect('changing and deleting configurations in the CLI', (dialect) => {
+describeOnEachDialect('changing and deleting configurations in the CLI', postgres, (dialect) => {
   let database: TestDatabase;
   let server: TestServer;
   let home: TempHome;

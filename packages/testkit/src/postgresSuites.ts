@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { isCi, type PostgresAvailability } from './databases.js';
+import { isCi, type PostgresAvailability, type TestDialect } from './databases.js';
 import { acquirePostgresSlot } from './postgresSlots.js';
 
 /**
@@ -45,6 +45,16 @@ export function describeWithPostgres(title: string, postgres: PostgresAvailabili
       `${'!'.repeat(78)}\n\n`,
   );
   describe.skip(title, body);
+}
+
+/** Runs the same suite on SQLite and on Postgres (DESIGN §8), titled by the dialect. */
+export function describeOnEachDialect(
+  title: string,
+  postgres: PostgresAvailability,
+  body: (dialect: TestDialect) => void,
+): void {
+  describe(`${title} on sqlite`, () => body('sqlite'));
+  describeWithPostgres(`${title} on postgres`, postgres, () => body('postgres'));
 }
 
 /** Waiting for a slot may take as long as other suites run. */

@@ -1,12 +1,10 @@
-import { checkTestPostgres, describeWithPostgres, type TestDialect } from '@trellis/testkit';
-import { describe } from 'vitest';
+import { checkTestPostgres, describeOnEachDialect, describeWithPostgres, type TestDialect } from '@trellis/testkit';
 
 const postgres = await checkTestPostgres();
 
 /** Runs the same suite on SQLite and on Postgres (DESIGN §8). */
 export function describeEachDialect(title: string, body: (dialect: TestDialect) => void): void {
-  describe(`${title} on sqlite`, () => body('sqlite'));
-  describeWithPostgres(`${title} on postgres`, postgres, () => body('postgres'));
+  describeOnEachDialect(title, postgres, body);
 }
 
 /** Only on Postgres (replicas, LISTEN/NOTIFY). */
