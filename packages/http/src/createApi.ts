@@ -201,7 +201,9 @@ export function createApi(options: ApiOptions): Express {
   );
   const allowedOrigins = options.allowedOrigins ?? (() => [options.webOrigin]);
   const isWebOrigin = (origin: string | undefined) => origin !== undefined && allowedOrigins().includes(origin);
-  const openApi = buildOpenApiDocument(routes, { title: 'Trellis API', version: options.version });
+  // Built on its first request: turning every schema into JSON Schema costs start-up time and
+  // memory a server that is never asked for its document does not need to pay (issue 31).
+  let openApi: object | undefined;
 
   if (options.metrics) app.use(options.metrics.timeRequests);
   app.use(requestId);
@@ -225,6 +227,7 @@ export function createApi(options: ApiOptions): Express {
     }
   });
   app.get('/api/openapi.json', (_req, res) => {
+    openApi ??= buildOpenApiDocument(routes, { title: 'Trellis API', version: options.version });
     res.json(openApi);
   });
 
