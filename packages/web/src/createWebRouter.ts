@@ -37,6 +37,9 @@ import { stateSection } from './tfe/stateSection.js';
 import { vineEditRoutes } from './vineEdits/vineEditRoutes.js';
 import { vineyardEditRoutes } from './vineyardEdits/vineyardEditRoutes.js';
 import { type Handler, pageQuery, Redirect, type WebRouteDeps } from './routing.js';
+import { jobListStream } from './live/jobLists.js';
+import type { LiveJobRows } from './live/LiveJobRows.js';
+import { liveRoutes } from './live/liveRoutes.js';
 
 export interface WebOptions {
   useCases: UseCases;
@@ -60,6 +63,11 @@ export interface WebOptions {
   tfeLoginTokenDays?: number;
   /** The modules' pages, in order (default: every feature's, `FEATURE_PAGES`). */
   pages?: readonly FeaturePages[];
+  /**
+   * The live job lists (issue 29, `GET /live/jobs`): with them the job lists update their rows
+   * as jobs are queued, start and end; without, they are plain pages. `shutdown` ends every stream.
+   */
+  live?: { rows: LiveJobRows; shutdown: AbortSignal };
 }
 
 /**
@@ -98,6 +106,7 @@ export function createWebRouter(options: WebOptions): Router {
         css: assets.url(base, 'trellis.css'),
         js: assets.url(base, 'trellis.js'),
         htmx: assets.url(base, 'htmx.min.js'),
+        sse: assets.url(base, 'htmx-sse.js'),
         icon: assets.url(base, 'favicon.svg'),
       },
     };
@@ -227,6 +236,17 @@ export function createWebRouter(options: WebOptions): Router {
   vineyardEditRoutes(router, { useCases, headers, signedIn, sameOriginLargeForm });
   stateRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
   queueRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
+  if (options.live) {
+    const { rows, shutdown } = options.live;
+    liveRoutes(router, {
+      liveRows: rows,
+      headers,
+      orgsOf,
+      currentUser: options.currentUser,
+      shutdown,
+      ...(options.onError ? { onError: options.onError } : {}),
+    });
+  }
   jobActionRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
   planReviewRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
   vineSettingRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
@@ -299,6 +319,7 @@ export function createWebRouter(options: WebOptions): Router {
         vcsProviders: useCases.vcs.providers(),
         now,
         state,
+        liveJobs: options.live ? jobListStream(base, 'vine', { vine_id: vine.id }) : null,
         // What a cloud's trust policy names for this vine's job tokens (issue 16).
         ...(vine.cloud_identity?.kind === 'oidc'
           ? {
@@ -325,7 +346,12 @@ export function createWebRouter(options: WebOptions): Router {
     headers,
     signedIn(async ({ req, user, base, now }) => {
       const filters = jobFilters(req);
-      return jobsPage({ base, jobs: await useCases.jobs.list(user, { ...filters, ...pageQuery(req) }), filters, now });
+      const jobs = await useCases.jobs.list(user, { ...filters, ...pageQuery(req) });
+      // The first page follows the stream; an older page stays as it was read.
+      const first = req.query.cursor === undefined;
+      const limit = typeof req.query.limit === 'string' ? { limit: req.query.limit } : {};
+      const live = options.live && first ? jobListStream(base, 'jobs', { ...filters, ...limit }) : null;
+      return jobsPage({ base, jobs, filters, now, live });
     }),
   );
 

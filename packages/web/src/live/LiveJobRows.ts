@@ -1,0 +1,260 @@
+import {
+  type Clock,
+  type EventBus,
+  type JobListQuery,
+  type JobView,
+  jobListMatcher,
+  RateLimitedError,
+  type ScheduledTask,
+  type UseCases,
+  type UserActor,
+} from '@trellis/core';
+import type { Response } from 'express';
+import type { Html } from '../html.js';
+import { type JobListView, jobList, jobRow, removedJobRow } from './jobLists.js';
+
+/** How many row streams may be open. */
+export interface LiveJobRowsLimits {
+  /** Streams one person may have open at once (one per open tab of a list). */
+  perUser: number;
+  /** Streams open in this process at once. */
+  total: number;
+}
+
+export const DEFAULT_LIVE_JOB_ROWS_LIMITS: LiveJobRowsLimits = { perUser: 20, total: 2000 };
+
+/** What the row streams of this process are doing (for operators and tests). */
+export interface LiveJobRowsStats {
+  open: number;
+  /** Jobs read because of an event: one read per (viewer, changed job), whatever their tabs. */
+  reads: number;
+  /** Rows sent over every stream. */
+  rowsSent: number;
+  refused: number;
+}
+
+/** What a stream is asked for: the list's view and its filters, as the page's query gave them. */
+export interface JobRowsRequest {
+  view: JobListView;
+  query: JobListQuery;
+  /** How many jobs the list shows, as given (the stream sends as many again on connect). */
+  limit: unknown;
+  base: string;
+}
+
+/** Keeps proxies from closing an idle stream. */
+const KEEPALIVE_SECONDS = 15;
+/** When the open streams free up is unknown; this is a polite pause. */
+const RETRY_AFTER_S = 5;
+/** How long a browser waits before it reconnects a stream that ended. */
+const RECONNECT_MS = 3000;
+
+interface RowStream {
+  user: UserActor;
+  /** The owners whose jobs the viewer could read when the stream opened (them, their organizations). */
+  owners: ReadonlySet<string>;
+  view: JobListView;
+  base: string;
+  matches: (job: JobView) => boolean;
+  /** Ids of the jobs whose rows the page has now. */
+  shown: Set<string>;
+  /** Rows that changed while the list was read on connect: sent right after it. */
+  held: JobView[] | null;
+  res: Response;
+}
+
+/** One Server-Sent Event of HTML: each line of it a `data:` line. */
+function htmlEvent(event: string, markup: Html): string {
+  return `event: ${event}\n${markup.value
+    .split(/\r\n|\r|\n/)
+    .map((line) => `data: ${line}`)
+    .join('\n')}\n\n`;
+}
+
+/**
+ * The web's live job lists (issue 29): `GET /live/jobs` streams a list's rows as HTML fragments,
+ * rendered by the template the page uses (`jobLists.ts`), when a job is queued, starts or ends.
+ *
+ * It learns of those from the event bus the live-log streams use (Postgres `LISTEN/NOTIFY` across
+ * replicas), whose events carry ids only. For each event, each person with a stream open whose
+ * organizations own the job has the job read ONCE, as them — the same authorized read as the API's
+ * `GET /api/jobs/{id}` — whatever number of tabs they have open; nobody else's stream costs a read,
+ * and a job they may not read is never sent. Reads of one job for one person never overlap: events
+ * that come during a read cause one more read after it, so the last row sent is never older than
+ * the last event.
+ */
+export class LiveJobRows {
+  readonly limits: LiveJobRowsLimits;
+  private readonly streams = new Set<RowStream>();
+  private readonly perUser = new Map<string, number>();
+  /** `userId jobId` → whether another event came during the read in flight. */
+  private readonly reading = new Map<string, { again: boolean }>();
+  private reads = 0;
+  private rowsSent = 0;
+  private refused = 0;
+
+  constructor(
+    private readonly useCases: UseCases,
+    events: EventBus,
+    private readonly clock: Clock,
+    limits: Partial<LiveJobRowsLimits> = {},
+  ) {
+    this.limits = { ...DEFAULT_LIVE_JOB_ROWS_LIMITS, ...limits };
+    events.subscribe((event) => {
+      if (event.type !== 'job_queued' && event.type !== 'job_status_changed') return;
+      const viewers = new Map<string, UserActor>();
+      for (const stream of this.streams) {
+        if (stream.owners.has(event.owner_id)) viewers.set(stream.user.userId, stream.user);
+      }
+      for (const user of viewers.values()) this.read(user, event.job_id);
+    });
+  }
+
+  /** The streams' background work: a keepalive comment on every stream, so proxies keep idle ones open. */
+  tasks(): ScheduledTask[] {
+    return [
+      {
+        id: 'live-job-rows-keepalive',
+        every: KEEPALIVE_SECONDS,
+        scope: 'local',
+        run: async () => {
+          this.keepAlive();
+        },
+      },
+    ];
+  }
+
+  /** Writes a keepalive comment on every stream; returns how many. */
+  keepAlive(): number {
+    for (const stream of this.streams) stream.res.write(': keepalive\n\n');
+    return this.streams.size;
+  }
+
+  stats(): LiveJobRowsStats {
+    return { open: this.streams.size, reads: this.reads, rowsSent: this.rowsSent, refused: this.refused };
+  }
+
+  /**
+   * Serves a list's stream on `res` until the client goes or `closed` aborts. Throws before anything
+   * is written when the list's filters are refused or a cap on open streams is reached.
+   */
+  async serve(
+    user: UserActor,
+    orgIds: readonly string[],
+    request: JobRowsRequest,
+    res: Response,
+    closed: AbortSignal,
+  ): Promise<void> {
+    const matches = jobListMatcher(request.query, user.userId);
+    this.admit(user.userId);
+    const stream: RowStream = {
+      user,
+      owners: new Set([user.userId, ...orgIds]),
+      view: request.view,
+      base: request.base,
+      matches,
+      shown: new Set(),
+      held: [],
+      res,
+    };
+    // Follow before the list is read: a change from now on reaches the stream either way.
+    this.streams.add(stream);
+    try {
+      const list = await this.useCases.jobs.list(user, { ...request.query, limit: request.limit });
+      if (closed.aborted) return;
+      res.status(200);
+      res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+      res.setHeader('Cache-Control', 'no-cache, no-transform');
+      res.setHeader('X-Accel-Buffering', 'no');
+      res.write(`retry: ${RECONNECT_MS}\n\n`);
+      // The whole list again: what changed between the page and this (re)connect is in it.
+      res.write(htmlEvent('rows', jobList(stream.base, stream.view, list.items, this.clock.now())));
+      for (const job of list.items) stream.shown.add(job.id);
+      const held = stream.held ?? [];
+      stream.held = null;
+      for (const job of held) this.deliver(stream, job);
+      await new Promise<void>((resolve) => {
+        if (closed.aborted) resolve();
+        closed.addEventListener('abort', () => resolve(), { once: true });
+      });
+    } finally {
+      this.streams.delete(stream);
+      this.release(user.userId);
+      if (res.headersSent) res.end();
+    }
+  }
+
+  /** Reads the job as the person, once for all their streams, and again if it changed meanwhile. */
+  private read(user: UserActor, jobId: string): void {
+    const key = `${user.userId} ${jobId}`;
+    const inFlight = this.reading.get(key);
+    if (inFlight) {
+      inFlight.again = true;
+      return;
+    }
+    const state = { again: true };
+    this.reading.set(key, state);
+    void (async () => {
+      try {
+        while (state.again) {
+          state.again = false;
+          this.reads += 1;
+          const job = await this.useCases.jobs.get(user, jobId).catch(() => null);
+          for (const stream of this.streams) {
+            if (stream.user.userId !== user.userId) continue;
+            if (job) this.deliver(stream, job);
+            else if (stream.shown.has(jobId)) this.remove(stream, jobId);
+          }
+        }
+      } finally {
+        this.reading.delete(key);
+      }
+    })();
+  }
+
+  /** Sends the job's row: new at the top, a shown one in place, one that left the list's filters gone. */
+  private deliver(stream: RowStream, job: JobView): void {
+    if (stream.held) {
+      stream.held.push(job);
+      return;
+    }
+    const shown = stream.shown.has(job.id);
+    if (!stream.matches(job)) {
+      if (shown) this.remove(stream, job.id);
+      return;
+    }
+    stream.shown.add(job.id);
+    this.rowsSent += 1;
+    stream.res.write(
+      htmlEvent('row', jobRow(stream.base, stream.view, job, this.clock.now(), shown ? 'replace' : 'insert')),
+    );
+  }
+
+  private remove(stream: RowStream, jobId: string): void {
+    if (stream.held) return;
+    stream.shown.delete(jobId);
+    this.rowsSent += 1;
+    stream.res.write(htmlEvent('row', removedJobRow(jobId)));
+  }
+
+  private admit(userId: string): void {
+    const ofUser = this.perUser.get(userId) ?? 0;
+    if (ofUser >= this.limits.perUser || this.streams.size >= this.limits.total) {
+      this.refused += 1;
+      throw new RateLimitedError(
+        ofUser >= this.limits.perUser
+          ? `you have ${ofUser} live lists open, the most allowed; close a tab or retry later`
+          : 'the server has as many live lists open as it allows; retry later',
+        RETRY_AFTER_S,
+        'too_many_streams',
+      );
+    }
+    this.perUser.set(userId, ofUser + 1);
+  }
+
+  private release(userId: string): void {
+    const count = (this.perUser.get(userId) ?? 1) - 1;
+    if (count > 0) this.perUser.set(userId, count);
+    else this.perUser.delete(userId);
+  }
+}

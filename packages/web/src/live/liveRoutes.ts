@@ -1,0 +1,65 @@
+import { DomainError, type JobListQuery, RateLimitedError, type UserActor } from '@trellis/core';
+import type { Request, RequestHandler, Response, Router } from 'express';
+import type { WebRouteDeps } from '../routing.js';
+import { isJobListView } from './jobLists.js';
+import type { LiveJobRows } from './LiveJobRows.js';
+import { VINE_PAGE_JOBS } from '../pages/vinePage.js';
+
+export interface LiveRouteDeps {
+  liveRows: LiveJobRows;
+  headers: RequestHandler;
+  orgsOf: WebRouteDeps['orgsOf'];
+  currentUser(req: Request, res: Response): UserActor | null;
+  /** Aborts on shutdown: every stream ends, so the server can close. */
+  shutdown: AbortSignal;
+  onError?: (error: unknown, req: Request) => void;
+}
+
+/** The filters a list's stream takes, as its page's query gave them (core checks them). */
+const FILTERS = ['status', 'vineyard_id', 'vine_id', 'org_id'] as const;
+
+/**
+ * `GET /live/jobs?view=jobs|vine&…filters` (issue 29): the rows of a job list as Server-Sent
+ * Events of HTML, for htmx's SSE extension on the list's page (`liveJobList`). A stream for the
+ * signed-in person only: a request without a session is answered 401, never redirected (an
+ * EventSource cannot follow a sign-in).
+ */
+export function liveRoutes(router: Router, deps: LiveRouteDeps): void {
+  router.get('/live/jobs', deps.headers, async (req, res) => {
+    const user = deps.currentUser(req, res);
+    const refuse = (status: number, message: string) => {
+      res.status(status).type('text/plain; charset=utf-8').send(message);
+    };
+    if (!user) return refuse(401, 'sign in to follow a list');
+    const view = req.query.view;
+    if (!isJobListView(view)) return refuse(400, 'view must be jobs or vine');
+    const query: JobListQuery = {};
+    for (const name of FILTERS) {
+      const value = req.query[name];
+      if (typeof value === 'string') query[name] = value;
+    }
+    if (view === 'vine' && query.vine_id === undefined) return refuse(400, 'a vine list needs vine_id');
+    const limit = view === 'vine' ? VINE_PAGE_JOBS : req.query.limit;
+    const disconnected = new AbortController();
+    res.on('close', () => disconnected.abort());
+    try {
+      const orgs = await deps.orgsOf(user);
+      await deps.liveRows.serve(
+        user,
+        orgs.map((org) => org.id),
+        { view, query, limit, base: req.baseUrl },
+        res,
+        AbortSignal.any([disconnected.signal, deps.shutdown]),
+      );
+    } catch (error) {
+      if (res.headersSent) return;
+      if (error instanceof RateLimitedError) {
+        res.setHeader('Retry-After', String(error.retryAfterSeconds));
+        return refuse(429, error.message);
+      }
+      if (error instanceof DomainError && error.kind === 'validation') return refuse(400, error.message);
+      if (!(error instanceof DomainError)) deps.onError?.(error, req);
+      refuse(500, 'the list could not be followed');
+    }
+  });
+}
