@@ -47,7 +47,19 @@ export interface ApiRuntime {
  * interface.
  */
 export function apiOptions(
-  { config, useCases, events, clock, logger, database, publicUrl, boundPorts, logStreams, liveRows, modules }: ApiSources,
+  {
+    config,
+    useCases,
+    events,
+    clock,
+    logger,
+    database,
+    publicUrl,
+    boundPorts,
+    logStreams,
+    liveRows,
+    modules,
+  }: ApiSources,
   run: ApiRuntime,
 ): ApiOptions {
   return {

@@ -121,11 +121,14 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   );
 
   // Background work (docs/architecture.md): each module's tasks, and the live-log streams'.
-  const scheduler = new TaskScheduler([...backgroundTasks(modules, useCases, config, logger), ...logStreams.tasks(), ...liveRows.tasks()], {
-    leadership: database.leadership,
-    observer: taskObserver(logger, registry),
-    ...(options.ticker ? { ticker: options.ticker } : {}),
-  });
+  const scheduler = new TaskScheduler(
+    [...backgroundTasks(modules, useCases, config, logger), ...logStreams.tasks(), ...liveRows.tasks()],
+    {
+      leadership: database.leadership,
+      observer: taskObserver(logger, registry),
+      ...(options.ticker ? { ticker: options.ticker } : {}),
+    },
+  );
   scheduler.start();
 
   const servers: Server[] = [];

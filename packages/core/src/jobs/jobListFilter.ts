@@ -25,6 +25,5 @@ export function jobListMatcher(
     (filter.status === undefined || job.status === filter.status) &&
     (filter.vineyard_id === undefined || job.vineyard_id === filter.vineyard_id) &&
     (filter.vine_id === undefined || job.vine_id === filter.vine_id) &&
-    (owners.kind === 'all' ||
-      (owners.kind === 'personal' ? job.owner_id === viewerId : job.owner_id === owners.orgId));
+    (owners.kind === 'all' || (owners.kind === 'personal' ? job.owner_id === viewerId : job.owner_id === owners.orgId));
 }

@@ -223,11 +223,15 @@ export class LiveJobRows {
       if (shown) this.remove(stream, job.id);
       return;
     }
-    stream.shown.add(job.id);
+    const now = this.clock.now();
     this.rowsSent += 1;
-    stream.res.write(
-      htmlEvent('row', jobRow(stream.base, stream.view, job, this.clock.now(), shown ? 'replace' : 'insert')),
-    );
+    // A page listing no job shows a note, not a table: the list comes whole, with this one row.
+    const event =
+      stream.shown.size === 0
+        ? htmlEvent('rows', jobList(stream.base, stream.view, [job], now))
+        : htmlEvent('row', jobRow(stream.base, stream.view, job, now, shown ? 'replace' : 'insert'));
+    stream.shown.add(job.id);
+    stream.res.write(event);
   }
 
   private remove(stream: RowStream, jobId: string): void {

@@ -33,7 +33,13 @@ export function jobRowId(jobId: string): string {
 }
 
 /** One job's row; `replace`: sent live for a row the page has, which it replaces in place. */
-export function jobRow(base: string, view: JobListView, job: JobRowJob, now: Date, swap: 'insert' | 'replace' = 'insert'): Html {
+export function jobRow(
+  base: string,
+  view: JobListView,
+  job: JobRowJob,
+  now: Date,
+  swap: 'insert' | 'replace' = 'insert',
+): Html {
   const { withVine, withCommit } = JOB_LIST_VIEWS[view];
   return html`<tr id="${jobRowId(job.id)}" data-job-row="${job.id}"${swap === 'replace' ? html` hx-swap-oob="true"` : ''}>
     <td><a href="${base}/jobs/${job.id}">${jobTypeLabel(job)}</a> <span class="muted small"><code>${shortId(job.id)}</code></span></td>

@@ -14,7 +14,7 @@ import {
   type VineView,
   type Vineyard,
 } from '@trellis/core';
-import { badge, commitCell, driftBadge, jobDuration, jobTypeLabel, shortId, utc, when } from '../format.js';
+import { badge, driftBadge, shortId, utc, when } from '../format.js';
 import { externalUrl, type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { destroyButton, jobButton } from './destroyButton.js';
