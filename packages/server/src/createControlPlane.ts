@@ -146,6 +146,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     signInProviders: useCases.signIn.providers(),
     container,
     logStreams,
+    liveRows,
     scheduler,
     async listen() {
       if (metrics && config.metrics.port !== null && metricsUrl === null) {
