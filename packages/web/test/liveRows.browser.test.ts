@@ -10,6 +10,7 @@ import type { VineView } from '@trellis/core';
 import { checkTestPostgres, createTestDatabase, type TestDatabase, testPostgresPoolSize } from '@trellis/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seriousViolations } from './support/axe.js';
 import { BROWSER_TEST_TIMEOUT_MS, findChromium, TestBrowser } from './support/browser.js';
 import { type AgentClient, BOOTSTRAP_TOKEN, MAIN_TF, vineyardWithVine, WebServer } from './support/webServer.js';
 
@@ -32,11 +33,23 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       /** Script errors of each page opened (htmx logs a failed swap or stream as one). */
       const errors = new Map<Page, string[]>();
 
-      /** A signed-in page at `path`, once its list's stream answered (so it is following). */
-      async function followedPage(path: string): Promise<Page> {
-        const { context, page, errors: pageErrors } = await browser.context();
-        contexts.push(context);
-        errors.set(page, pageErrors);
+      /**
+       * A signed-in page at `path`, once its list's stream answered (so it is following).
+       * `forAxe`: its context bypasses the CSP, so axe-core can go in as an inline script.
+       */
+      async function followedPage(path: string, forAxe = false): Promise<Page> {
+        let page: Page;
+        if (forAxe) {
+          const context = await browser.browser.newContext({ viewport: { width: 1280, height: 860 }, bypassCSP: true });
+          context.setDefaultTimeout(20_000);
+          contexts.push(context);
+          page = await context.newPage();
+        } else {
+          const opened = await browser.context();
+          contexts.push(opened.context);
+          errors.set(opened.page, opened.errors);
+          page = opened.page;
+        }
         await page.goto(`${server.url}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`);
         const stream = page.waitForResponse((response) => response.url().includes('/live/jobs?'));
         await page.goto(`${server.url}${path}`);
@@ -133,6 +146,17 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         await agent.reportStatus(elsewhere.id, { status: 'SUCCESS' });
         expect(await page.locator('html').getAttribute('data-test-loaded')).toBe('once');
         expect(errors.get(page)).toEqual([]);
+      });
+
+      it('keeps the jobs list free of serious accessibility violations as rows come in', async () => {
+        const page = await followedPage('/jobs', true);
+        const job = await user.createJob({ job_type: 'PLAN', configuration_id: vine.id });
+        await rowShows(page, job.id, 'QUEUED');
+        expect(await seriousViolations(page)).toEqual([]);
+        expect((await agent.claimJob())?.job.id).toBe(job.id);
+        await agent.reportStatus(job.id, { status: 'SUCCESS' });
+        await rowShows(page, job.id, 'SUCCESS');
+        expect(await seriousViolations(page)).toEqual([]);
       });
 
       it("updates a vine's last jobs: a new one at the top with its commit column, its status as it runs", async () => {
