@@ -1,5 +1,6 @@
 import {
   type Clock,
+  DomainError,
   type EventBus,
   type JobListQuery,
   type JobView,
@@ -31,6 +32,8 @@ export interface LiveJobRowsStats {
   /** Rows sent over every stream. */
   rowsSent: number;
   refused: number;
+  /** Streams ended because their client fell more than the buffer behind. */
+  overflowed: number;
 }
 
 /** What a stream is asked for: the list's view and its filters, as the page's query gave them. */
@@ -48,6 +51,11 @@ const KEEPALIVE_SECONDS = 15;
 const RETRY_AFTER_S = 5;
 /** How long a browser waits before it reconnects a stream that ended. */
 const RECONNECT_MS = 3000;
+/**
+ * Bytes a stream may hold for a client that reads nothing. A client further behind is ended: it
+ * reconnects and is sent the whole list again, so it misses nothing and the server holds no pile.
+ */
+const MAX_BUFFER_BYTES = 256 * 1024;
 
 interface RowStream {
   user: UserActor;
@@ -61,6 +69,8 @@ interface RowStream {
   /** Rows that changed while the list was read on connect: sent right after it. */
   held: JobView[] | null;
   res: Response;
+  /** Ends the stream (its client reconnects and is sent the whole list again). */
+  end: () => void;
 }
 
 /** One Server-Sent Event of HTML: each line of it a `data:` line. */
@@ -92,6 +102,7 @@ export class LiveJobRows {
   private reads = 0;
   private rowsSent = 0;
   private refused = 0;
+  private overflowed = 0;
 
   constructor(
     private readonly useCases: UseCases,
@@ -126,12 +137,18 @@ export class LiveJobRows {
 
   /** Writes a keepalive comment on every stream; returns how many. */
   keepAlive(): number {
-    for (const stream of this.streams) stream.res.write(': keepalive\n\n');
+    for (const stream of this.streams) this.write(stream, ': keepalive\n\n');
     return this.streams.size;
   }
 
   stats(): LiveJobRowsStats {
-    return { open: this.streams.size, reads: this.reads, rowsSent: this.rowsSent, refused: this.refused };
+    return {
+      open: this.streams.size,
+      reads: this.reads,
+      rowsSent: this.rowsSent,
+      refused: this.refused,
+      overflowed: this.overflowed,
+    };
   }
 
   /**
@@ -147,6 +164,12 @@ export class LiveJobRows {
   ): Promise<void> {
     const matches = jobListMatcher(request.query, user.userId);
     this.admit(user.userId);
+    let end: () => void = () => {};
+    const ended = new Promise<void>((resolve) => {
+      end = resolve;
+    });
+    if (closed.aborted) end();
+    closed.addEventListener('abort', () => end(), { once: true });
     const stream: RowStream = {
       user,
       owners: new Set([user.userId, ...orgIds]),
@@ -156,6 +179,7 @@ export class LiveJobRows {
       shown: new Set(),
       held: [],
       res,
+      end: () => end(),
     };
     // Follow before the list is read: a change from now on reaches the stream either way.
     this.streams.add(stream);
@@ -173,10 +197,7 @@ export class LiveJobRows {
       const held = stream.held ?? [];
       stream.held = null;
       for (const job of held) this.deliver(stream, job);
-      await new Promise<void>((resolve) => {
-        if (closed.aborted) resolve();
-        closed.addEventListener('abort', () => resolve(), { once: true });
-      });
+      await ended;
     } finally {
       this.streams.delete(stream);
       this.release(user.userId);
@@ -199,7 +220,15 @@ export class LiveJobRows {
         while (state.again) {
           state.again = false;
           this.reads += 1;
-          const job = await this.useCases.jobs.get(user, jobId).catch(() => null);
+          let job: JobView | null;
+          try {
+            job = await this.useCases.jobs.get(user, jobId);
+          } catch (error) {
+            // Gone, or no longer theirs to read: its row goes. Anything else (the database away)
+            // leaves the rows as they are; the next event, or a reconnect, brings them up to date.
+            if (!(error instanceof DomainError && (error.kind === 'not_found' || error.kind === 'forbidden'))) continue;
+            job = null;
+          }
           for (const stream of this.streams) {
             if (stream.user.userId !== user.userId) continue;
             if (job) this.deliver(stream, job);
@@ -231,14 +260,25 @@ export class LiveJobRows {
         ? htmlEvent('rows', jobList(stream.base, stream.view, [job], now))
         : htmlEvent('row', jobRow(stream.base, stream.view, job, now, shown ? 'replace' : 'insert'));
     stream.shown.add(job.id);
-    stream.res.write(event);
+    this.write(stream, event);
   }
 
   private remove(stream: RowStream, jobId: string): void {
     if (stream.held) return;
     stream.shown.delete(jobId);
     this.rowsSent += 1;
-    stream.res.write(htmlEvent('row', removedJobRow(jobId)));
+    this.write(stream, htmlEvent('row', removedJobRow(jobId)));
+  }
+
+  /** Writes to a stream, unless its client is too far behind: then the stream ends. */
+  private write(stream: RowStream, text: string): void {
+    if (stream.res.writableLength + Buffer.byteLength(text) > MAX_BUFFER_BYTES) {
+      this.overflowed += 1;
+      this.streams.delete(stream);
+      stream.end();
+      return;
+    }
+    stream.res.write(text);
   }
 
   private admit(userId: string): void {
