@@ -235,10 +235,11 @@ export function createWebRouter(options: WebOptions): Router {
   // Before `/vineyards/:id`, which would take `/vineyards/new` for an id.
   vineyardEditRoutes(router, { useCases, headers, signedIn, sameOriginLargeForm });
   stateRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
-  queueRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
+  queueRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf, live: options.live !== undefined });
   if (options.live) {
     const { rows, shutdown } = options.live;
     liveRoutes(router, {
+      useCases,
       liveRows: rows,
       headers,
       orgsOf,

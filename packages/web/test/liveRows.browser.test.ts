@@ -2,7 +2,7 @@
  * Live job lists (issue 29), in Chromium against a real control plane on SQLite and Postgres: the
  * jobs list and a vine's last jobs follow `GET /live/jobs` with htmx's SSE extension, so a job
  * queued through the API comes in at the top and its row changes as an agent claims and finishes
- * it, without a reload. At the HTTP level: the stream never carries a job of an organization the
+ * it, without a reload; the queue page follows `GET /live/queue` the same way. At the HTTP level: the stream never carries a job of an organization the
  * viewer is not in, and asks a signed-out request to sign in.
  */
 import { TrellisClient } from '@trellis/client';
@@ -51,7 +51,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
           page = opened.page;
         }
         await page.goto(`${server.url}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`);
-        const stream = page.waitForResponse((response) => response.url().includes('/live/jobs?'));
+        const stream = page.waitForResponse((response) => new URL(response.url()).pathname.startsWith('/live/'));
         await page.goto(`${server.url}${path}`);
         expect((await stream).status()).toBe(200);
         // Set on this document: still there at the end means the page was never reloaded.
@@ -247,6 +247,28 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         controller.abort();
         expect((await agent.claimJob())?.job.id).toBe(own.id);
         await agent.reportStatus(own.id, { status: 'SUCCESS' });
+      });
+
+      it('keeps the queue page current: jobs come in with their positions, a claimed one leaves and the next moves up', async () => {
+        const page = await followedPage('/queue');
+        await page.locator('[data-queue-empty]').waitFor();
+        const first = await user.createJob({ job_type: 'PLAN', configuration_id: vine.id });
+        const second = await user.createJob({ job_type: 'PLAN', configuration_id: vine.id });
+        const position = (jobId: string, value: string) =>
+          page.locator(`tr[data-queue-job="${jobId}"] td[data-position]`, { hasText: new RegExp(`^${value}$`) });
+        await position(second.id, '2').waitFor();
+        await position(first.id, '1').waitFor();
+        expect(await page.locator('[data-queue-total]').textContent()).toContain('2 jobs are queued');
+
+        expect((await agent.claimJob())?.job.id).toBe(first.id);
+        await page.locator(`tr[data-queue-job="${first.id}"]`).waitFor({ state: 'detached' });
+        await position(second.id, '1').waitFor();
+        await agent.reportStatus(first.id, { status: 'SUCCESS' });
+        expect((await agent.claimJob())?.job.id).toBe(second.id);
+        await page.locator('[data-queue-empty]').waitFor();
+        await agent.reportStatus(second.id, { status: 'SUCCESS' });
+        expect(await page.locator('html').getAttribute('data-test-loaded')).toBe('once');
+        expect(errors.get(page)).toEqual([]);
       });
     },
   );

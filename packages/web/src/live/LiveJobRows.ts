@@ -73,6 +73,49 @@ interface RowStream {
   end: () => void;
 }
 
+/**
+ * A stream of a list sent whole on every change: the queue, where a job's start moves every
+ * position. Streams with the same key (one person, the same list) are sent one read.
+ */
+interface WholeStream {
+  user: UserActor;
+  owners: ReadonlySet<string>;
+  /** The person's id and the list's. */
+  key: string;
+  read: () => Promise<Html>;
+  /** While the list is read on connect: whether a job changed meanwhile (it is read again). */
+  opening: { missed: boolean } | null;
+  res: Response;
+  end: () => void;
+}
+
+/** A list sent whole (`serveWhole`): what its stream is, and how to read it as the person. */
+export interface WholeListRequest {
+  /** Which list of the person's it is (its filters): their streams of the same key share a read. */
+  key: string;
+  read: () => Promise<Html>;
+}
+
+/** Headers and the reconnection delay of a stream that opens. */
+function startStream(res: Response): void {
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-cache, no-transform');
+  res.setHeader('X-Accel-Buffering', 'no');
+  res.write(`retry: ${RECONNECT_MS}\n\n`);
+}
+
+/** A promise settled when `closed` aborts or `end()` is called, whichever comes first. */
+function endedBy(closed: AbortSignal): { ended: Promise<void>; end: () => void } {
+  let end: () => void = () => {};
+  const ended = new Promise<void>((resolve) => {
+    end = resolve;
+  });
+  if (closed.aborted) end();
+  closed.addEventListener('abort', () => end(), { once: true });
+  return { ended, end };
+}
+
 /** One Server-Sent Event of HTML: each line of it a `data:` line. */
 function htmlEvent(event: string, markup: Html): string {
   return `event: ${event}\n${markup.value
@@ -96,8 +139,9 @@ function htmlEvent(event: string, markup: Html): string {
 export class LiveJobRows {
   readonly limits: LiveJobRowsLimits;
   private readonly streams = new Set<RowStream>();
+  private readonly wholeStreams = new Set<WholeStream>();
   private readonly perUser = new Map<string, number>();
-  /** `userId jobId` → whether another event came during the read in flight. */
+  /** A read's key → whether another event came during the read in flight. */
   private readonly reading = new Map<string, { again: boolean }>();
   private reads = 0;
   private rowsSent = 0;
@@ -118,6 +162,13 @@ export class LiveJobRows {
         if (stream.owners.has(event.owner_id)) viewers.set(stream.user.userId, stream.user);
       }
       for (const user of viewers.values()) this.read(user, event.job_id);
+      const lists = new Map<string, WholeStream>();
+      for (const stream of this.wholeStreams) {
+        if (!stream.owners.has(event.owner_id)) continue;
+        if (stream.opening) stream.opening.missed = true;
+        else lists.set(stream.key, stream);
+      }
+      for (const stream of lists.values()) this.readWhole(stream.key, stream.read);
     });
   }
 
@@ -138,12 +189,13 @@ export class LiveJobRows {
   /** Writes a keepalive comment on every stream; returns how many. */
   keepAlive(): number {
     for (const stream of this.streams) this.write(stream, ': keepalive\n\n');
-    return this.streams.size;
+    for (const stream of this.wholeStreams) this.write(stream, ': keepalive\n\n');
+    return this.streams.size + this.wholeStreams.size;
   }
 
   stats(): LiveJobRowsStats {
     return {
-      open: this.streams.size,
+      open: this.streams.size + this.wholeStreams.size,
       reads: this.reads,
       rowsSent: this.rowsSent,
       refused: this.refused,
@@ -164,12 +216,7 @@ export class LiveJobRows {
   ): Promise<void> {
     const matches = jobListMatcher(request.query, user.userId);
     this.admit(user.userId);
-    let end: () => void = () => {};
-    const ended = new Promise<void>((resolve) => {
-      end = resolve;
-    });
-    if (closed.aborted) end();
-    closed.addEventListener('abort', () => end(), { once: true });
+    const { ended, end } = endedBy(closed);
     const stream: RowStream = {
       user,
       owners: new Set([user.userId, ...orgIds]),
@@ -186,11 +233,7 @@ export class LiveJobRows {
     try {
       const list = await this.useCases.jobs.list(user, { ...request.query, limit: request.limit });
       if (closed.aborted) return;
-      res.status(200);
-      res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-      res.setHeader('Cache-Control', 'no-cache, no-transform');
-      res.setHeader('X-Accel-Buffering', 'no');
-      res.write(`retry: ${RECONNECT_MS}\n\n`);
+      startStream(res);
       // The whole list again: what changed between the page and this (re)connect is in it.
       res.write(htmlEvent('rows', jobList(stream.base, stream.view, list.items, this.clock.now())));
       for (const job of list.items) stream.shown.add(job.id);
@@ -205,9 +248,66 @@ export class LiveJobRows {
     }
   }
 
-  /** Reads the job as the person, once for all their streams, and again if it changed meanwhile. */
-  private read(user: UserActor, jobId: string): void {
-    const key = `${user.userId} ${jobId}`;
+  /**
+   * Serves a list sent whole on every change of a job its viewer may see (`GET /live/queue`), read
+   * as them, once for all their streams of the same list, until the client goes or `closed` aborts.
+   */
+  async serveWhole(
+    user: UserActor,
+    orgIds: readonly string[],
+    request: WholeListRequest,
+    res: Response,
+    closed: AbortSignal,
+  ): Promise<void> {
+    this.admit(user.userId);
+    const { ended, end } = endedBy(closed);
+    const stream: WholeStream = {
+      user,
+      owners: new Set([user.userId, ...orgIds]),
+      key: `${user.userId} ${request.key}`,
+      read: request.read,
+      opening: { missed: false },
+      res,
+      end: () => end(),
+    };
+    this.wholeStreams.add(stream);
+    try {
+      const list = await request.read();
+      if (closed.aborted) return;
+      startStream(res);
+      res.write(htmlEvent('rows', list));
+      const missed = stream.opening?.missed === true;
+      stream.opening = null;
+      if (missed) this.readWhole(stream.key, stream.read);
+      await ended;
+    } finally {
+      this.wholeStreams.delete(stream);
+      this.release(user.userId);
+      if (res.headersSent) res.end();
+    }
+  }
+
+  /** Reads a whole list once for every stream of it, and again if a job changed meanwhile. */
+  private readWhole(key: string, read: () => Promise<Html>): void {
+    this.coalesced(`whole ${key}`, async () => {
+      let list: Html;
+      try {
+        list = await read();
+      } catch {
+        // The list as it was stays; the next event, or a reconnect, brings it up to date.
+        return;
+      }
+      const event = htmlEvent('rows', list);
+      for (const stream of this.wholeStreams) {
+        if (stream.key !== key || stream.opening) continue;
+        this.rowsSent += 1;
+        this.write(stream, event);
+      }
+    });
+  }
+
+  /** Runs `work` now, or once more after the run in flight of the same key (many events, few reads). */
+  private coalesced(key: string, work: () => Promise<void>): void {
     const inFlight = this.reading.get(key);
     if (inFlight) {
       inFlight.again = true;
@@ -220,25 +320,32 @@ export class LiveJobRows {
         while (state.again) {
           state.again = false;
           this.reads += 1;
-          let job: JobView | null;
-          try {
-            job = await this.useCases.jobs.get(user, jobId);
-          } catch (error) {
-            // Gone, or no longer theirs to read: its row goes. Anything else (the database away)
-            // leaves the rows as they are; the next event, or a reconnect, brings them up to date.
-            if (!(error instanceof DomainError && (error.kind === 'not_found' || error.kind === 'forbidden'))) continue;
-            job = null;
-          }
-          for (const stream of this.streams) {
-            if (stream.user.userId !== user.userId) continue;
-            if (job) this.deliver(stream, job);
-            else if (stream.shown.has(jobId)) this.remove(stream, jobId);
-          }
+          await work();
         }
       } finally {
         this.reading.delete(key);
       }
     })();
+  }
+
+  /** Reads the job as the person, once for all their streams, and again if it changed meanwhile. */
+  private read(user: UserActor, jobId: string): void {
+    this.coalesced(`job ${user.userId} ${jobId}`, async () => {
+      let job: JobView | null;
+      try {
+        job = await this.useCases.jobs.get(user, jobId);
+      } catch (error) {
+        // Gone, or no longer theirs to read: its row goes. Anything else (the database away)
+        // leaves the rows as they are; the next event, or a reconnect, brings them up to date.
+        if (!(error instanceof DomainError && (error.kind === 'not_found' || error.kind === 'forbidden'))) return;
+        job = null;
+      }
+      for (const stream of this.streams) {
+        if (stream.user.userId !== user.userId) continue;
+        if (job) this.deliver(stream, job);
+        else if (stream.shown.has(jobId)) this.remove(stream, jobId);
+      }
+    });
   }
 
   /** Sends the job's row: new at the top, a shown one in place, one that left the list's filters gone. */
@@ -271,10 +378,11 @@ export class LiveJobRows {
   }
 
   /** Writes to a stream, unless its client is too far behind: then the stream ends. */
-  private write(stream: RowStream, text: string): void {
+  private write(stream: RowStream | WholeStream, text: string): void {
     if (stream.res.writableLength + Buffer.byteLength(text) > MAX_BUFFER_BYTES) {
       this.overflowed += 1;
-      this.streams.delete(stream);
+      if ('shown' in stream) this.streams.delete(stream);
+      else this.wholeStreams.delete(stream);
       stream.end();
       return;
     }

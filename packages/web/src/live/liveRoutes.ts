@@ -1,11 +1,14 @@
-import { DomainError, type JobListQuery, RateLimitedError, type UserActor } from '@trellis/core';
+import { DomainError, type JobListQuery, RateLimitedError, type UseCases, type UserActor } from '@trellis/core';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { WebRouteDeps } from '../routing.js';
 import { isJobListView } from './jobLists.js';
 import type { LiveJobRows } from './LiveJobRows.js';
 import { VINE_PAGE_JOBS } from '../pages/vinePage.js';
+import { queueList } from '../queue/queuePage.js';
+import { orgFilterOf, Standing } from '../standing.js';
 
 export interface LiveRouteDeps {
+  useCases: UseCases;
   liveRows: LiveJobRows;
   headers: RequestHandler;
   orgsOf: WebRouteDeps['orgsOf'];
@@ -27,39 +30,77 @@ const FILTERS = ['status', 'vineyard_id', 'vine_id', 'org_id'] as const;
 export function liveRoutes(router: Router, deps: LiveRouteDeps): void {
   router.get('/live/jobs', deps.headers, async (req, res) => {
     const user = deps.currentUser(req, res);
-    const refuse = (status: number, message: string) => {
-      res.status(status).type('text/plain; charset=utf-8').send(message);
-    };
-    if (!user) return refuse(401, 'sign in to follow a list');
+    if (!user) return refuse(res, 401, 'sign in to follow a list');
     const view = req.query.view;
-    if (!isJobListView(view)) return refuse(400, 'view must be jobs or vine');
+    if (!isJobListView(view)) return refuse(res, 400, 'view must be jobs or vine');
     const query: JobListQuery = {};
     for (const name of FILTERS) {
       const value = req.query[name];
       if (typeof value === 'string') query[name] = value;
     }
-    if (view === 'vine' && query.vine_id === undefined) return refuse(400, 'a vine list needs vine_id');
+    if (view === 'vine' && query.vine_id === undefined) return refuse(res, 400, 'a vine list needs vine_id');
     const limit = view === 'vine' ? VINE_PAGE_JOBS : req.query.limit;
-    const disconnected = new AbortController();
-    res.on('close', () => disconnected.abort());
-    try {
+    await serveStream(req, res, deps, async (closed) => {
       const orgs = await deps.orgsOf(user);
       await deps.liveRows.serve(
         user,
         orgs.map((org) => org.id),
         { view, query, limit, base: req.baseUrl },
         res,
-        AbortSignal.any([disconnected.signal, deps.shutdown]),
+        closed,
       );
-    } catch (error) {
-      if (res.headersSent) return;
-      if (error instanceof RateLimitedError) {
-        res.setHeader('Retry-After', String(error.retryAfterSeconds));
-        return refuse(429, error.message);
-      }
-      if (error instanceof DomainError && error.kind === 'validation') return refuse(400, error.message);
-      if (!(error instanceof DomainError)) deps.onError?.(error, req);
-      refuse(500, 'the list could not be followed');
-    }
+    });
   });
+
+  /**
+   * `GET /live/queue?org_id=&limit=`: the queue page's list, sent whole when a job the person may
+   * see is queued, starts or ends (every position may change then).
+   */
+  router.get('/live/queue', deps.headers, async (req, res) => {
+    const user = deps.currentUser(req, res);
+    if (!user) return refuse(res, 401, 'sign in to follow a list');
+    const orgFilter = orgFilterOf(req.query.org_id);
+    const limit = req.query.limit;
+    await serveStream(req, res, deps, async (closed) => {
+      const orgs = await deps.orgsOf(user);
+      const standing = new Standing(user.userId, orgs);
+      const read = async () =>
+        queueList(req.baseUrl, await deps.useCases.queue.list(user, { org_id: orgFilter, limit }), standing);
+      const key = `queue ${orgFilter} ${typeof limit === 'string' ? limit : ''}`;
+      await deps.liveRows.serveWhole(
+        user,
+        orgs.map((org) => org.id),
+        { key, read },
+        res,
+        closed,
+      );
+    });
+  });
+}
+
+function refuse(res: Response, status: number, message: string): void {
+  res.status(status).type('text/plain; charset=utf-8').send(message);
+}
+
+/** Serves a stream until its client goes or the server shuts down; a refusal before it opens is answered. */
+async function serveStream(
+  req: Request,
+  res: Response,
+  deps: LiveRouteDeps,
+  serve: (closed: AbortSignal) => Promise<void>,
+): Promise<void> {
+  const disconnected = new AbortController();
+  res.on('close', () => disconnected.abort());
+  try {
+    await serve(AbortSignal.any([disconnected.signal, deps.shutdown]));
+  } catch (error) {
+    if (res.headersSent) return;
+    if (error instanceof RateLimitedError) {
+      res.setHeader('Retry-After', String(error.retryAfterSeconds));
+      return refuse(res, 429, error.message);
+    }
+    if (error instanceof DomainError && error.kind === 'validation') return refuse(res, 400, error.message);
+    if (!(error instanceof DomainError)) deps.onError?.(error, req);
+    refuse(res, 500, 'the list could not be followed');
+  }
 }
