@@ -324,6 +324,7 @@ describe('web pages', () => {
     const { vine } = await vineyardWithVine(user, 'streamed');
     const signedOut = await get(`/live/jobs?view=vine&vine_id=${vine.id}`, {});
     expect(signedOut.response.status).toBe(401);
+    expect((await get('/live/queue', {})).response.status).toBe(401);
     expect(signedOut.response.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
     expect(signedOut.response.headers.get('location')).toBeNull();
     for (const path of [
@@ -333,12 +334,14 @@ describe('web pages', () => {
       '/live/jobs?view=jobs&status=DONE',
       '/live/jobs?view=jobs&org_id=nope',
       '/live/jobs?view=vine&vine_id=not-an-id',
+      '/live/queue?limit=0',
     ]) {
       expect((await get(path)).response.status, path).toBe(400);
     }
     const page = (await get(`/configurations/${vine.id}`)).text;
     expect(page).toContain(`sse-connect="/live/jobs?view=vine&amp;vine_id=${vine.id}"`);
     expect(page).toMatch(/<script src="\/assets\/htmx-sse\.js\?v=\w+" defer><\/script>/);
+    expect((await get('/queue?limit=5')).text).toContain('sse-connect="/live/queue?limit=5"');
   });
 
   it("answers 404 for records that do not exist or are someone else's", async () => {
