@@ -245,6 +245,7 @@ export function createWebRouter(options: WebOptions): Router {
       orgsOf,
       currentUser: options.currentUser,
       shutdown,
+      now,
       ...(options.onError ? { onError: options.onError } : {}),
     });
   }
@@ -407,7 +408,14 @@ export function createWebRouter(options: WebOptions): Router {
   );
 
   // Each module's pages (`web/src/<feature>/`), after the pages above.
-  const routes: WebRouteDeps = { useCases, headers, signedIn, sameOriginForm, orgsOf };
+  const routes: WebRouteDeps = {
+    useCases,
+    headers,
+    signedIn,
+    sameOriginForm,
+    orgsOf,
+    live: options.live !== undefined,
+  };
   for (const pages of options.pages ?? Object.values(FEATURE_PAGES)) pages(router, routes);
 
   return router;

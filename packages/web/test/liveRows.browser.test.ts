@@ -2,7 +2,7 @@
  * Live job lists (issue 29), in Chromium against a real control plane on SQLite and Postgres: the
  * jobs list and a vine's last jobs follow `GET /live/jobs` with htmx's SSE extension, so a job
  * queued through the API comes in at the top and its row changes as an agent claims and finishes
- * it, without a reload; the queue page follows `GET /live/queue` the same way. At the HTTP level: the stream never carries a job of an organization the
+ * it, without a reload; the queue page and the fleet follow `GET /live/queue` and `/live/fleet`. At the HTTP level: the stream never carries a job of an organization the
  * viewer is not in, and asks a signed-out request to sign in.
  */
 import { TrellisClient } from '@trellis/client';
@@ -267,6 +267,33 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         expect((await agent.claimJob())?.job.id).toBe(second.id);
         await page.locator('[data-queue-empty]').waitFor();
         await agent.reportStatus(second.id, { status: 'SUCCESS' });
+        expect(await page.locator('html').getAttribute('data-test-loaded')).toBe('once');
+        expect(errors.get(page)).toEqual([]);
+      });
+
+      it("keeps the fleet current: a vine's status and the counts move as its job runs", async () => {
+        const fleetVine = await user.createConfiguration({
+          name: 'live-fleet',
+          vineyard_id: vineyardId,
+          source: { type: 'inline', files: { 'main.tf': MAIN_TF } },
+        });
+        const page = await followedPage('/fleet');
+        const row = page.locator('tr[data-fleet-vine="live-fleet"]');
+        const count = (status: string) =>
+          page.locator(`[data-count="status:${status}"] .fleet-count`).textContent().then(Number);
+        await row.locator('[data-status="NEW"]').waitFor();
+        const planned = await count('PLANNED');
+
+        const job = await user.createJob({ job_type: 'PLAN', configuration_id: fleetVine.id });
+        expect((await agent.claimJob())?.job.id).toBe(job.id);
+        await row.locator('[data-status="PLANNING"]').waitFor();
+        await agent.reportStatus(job.id, { status: 'SUCCESS' });
+        await row.locator('[data-status="PLANNED"]').waitFor();
+        await page
+          .locator(`[data-count="status:PLANNED"] .fleet-count`, { hasText: new RegExp(`^${planned + 1}$`) })
+          .waitFor();
+        expect(await count('NEW')).toBeGreaterThanOrEqual(0);
+        expect(await page.locator('#fleet-counts').count()).toBe(1);
         expect(await page.locator('html').getAttribute('data-test-loaded')).toBe('once');
         expect(errors.get(page)).toEqual([]);
       });

@@ -5,6 +5,8 @@ import { isJobListView } from './jobLists.js';
 import type { LiveJobRows } from './LiveJobRows.js';
 import { VINE_PAGE_JOBS } from '../pages/vinePage.js';
 import { queueList } from '../queue/queuePage.js';
+import { fleetLive } from '../fleet/fleetPage.js';
+import { fleetFilters } from '../fleet/fleetRoutes.js';
 import { orgFilterOf, Standing } from '../standing.js';
 
 export interface LiveRouteDeps {
@@ -16,6 +18,7 @@ export interface LiveRouteDeps {
   /** Aborts on shutdown: every stream ends, so the server can close. */
   shutdown: AbortSignal;
   onError?: (error: unknown, req: Request) => void;
+  now: () => Date;
 }
 
 /** The filters a list's stream takes, as its page's query gave them (core checks them). */
@@ -67,6 +70,41 @@ export function liveRoutes(router: Router, deps: LiveRouteDeps): void {
       const read = async () =>
         queueList(req.baseUrl, await deps.useCases.queue.list(user, { org_id: orgFilter, limit }), standing);
       const key = `queue ${orgFilter} ${typeof limit === 'string' ? limit : ''}`;
+      await deps.liveRows.serveWhole(
+        user,
+        orgs.map((org) => org.id),
+        { key, read },
+        res,
+        closed,
+      );
+    });
+  });
+
+  fleetRoute(router, deps);
+}
+
+/**
+ * `GET /live/fleet?…filters&limit=`: the fleet's configurations and counts, sent whole when a job
+ * the person may see is queued, starts or ends (a vine's status moves with its jobs).
+ */
+function fleetRoute(router: Router, deps: LiveRouteDeps): void {
+  router.get('/live/fleet', deps.headers, async (req, res) => {
+    const user = deps.currentUser(req, res);
+    if (!user) return refuse(res, 401, 'sign in to follow a list');
+    const filters = fleetFilters(req);
+    const query = { ...filters, org_id: filters.org_id === '' ? undefined : filters.org_id };
+    const limit = req.query.limit;
+    await serveStream(req, res, deps, async (closed) => {
+      const orgs = await deps.orgsOf(user);
+      const standing = new Standing(user.userId, orgs);
+      const read = async () => {
+        const [vines, counts] = await Promise.all([
+          deps.useCases.vines.list(user, { ...query, limit }),
+          deps.useCases.vines.counts(user, query),
+        ]);
+        return fleetLive({ base: req.baseUrl, filters, vines: vines.items, counts, standing, now: deps.now() });
+      };
+      const key = `fleet ${new URLSearchParams({ ...filters, limit: typeof limit === 'string' ? limit : '' } as Record<string, string>)}`;
       await deps.liveRows.serveWhole(
         user,
         orgs.map((org) => org.id),
