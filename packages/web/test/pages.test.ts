@@ -325,6 +325,7 @@ describe('web pages', () => {
     const signedOut = await get(`/live/jobs?view=vine&vine_id=${vine.id}`, {});
     expect(signedOut.response.status).toBe(401);
     expect((await get('/live/queue', {})).response.status).toBe(401);
+    expect((await get('/live/fleet', {})).response.status).toBe(401);
     expect(signedOut.response.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
     expect(signedOut.response.headers.get('location')).toBeNull();
     for (const path of [
@@ -335,6 +336,7 @@ describe('web pages', () => {
       '/live/jobs?view=jobs&org_id=nope',
       '/live/jobs?view=vine&vine_id=not-an-id',
       '/live/queue?limit=0',
+      '/live/fleet?status=SLEEPING',
     ]) {
       expect((await get(path)).response.status, path).toBe(400);
     }
@@ -342,6 +344,9 @@ describe('web pages', () => {
     expect(page).toContain(`sse-connect="/live/jobs?view=vine&amp;vine_id=${vine.id}"`);
     expect(page).toMatch(/<script src="\/assets\/htmx-sse\.js\?v=\w+" defer><\/script>/);
     expect((await get('/queue?limit=5')).text).toContain('sse-connect="/live/queue?limit=5"');
+    expect((await get('/fleet?status=PLANNED&limit=5')).text).toContain(
+      'sse-connect="/live/fleet?status=PLANNED&amp;limit=5"',
+    );
   });
 
   it("answers 404 for records that do not exist or are someone else's", async () => {
