@@ -8,7 +8,7 @@ import {
   type UseCases,
 } from '@trellis/core';
 import type { ApiOptions, LiveLogStreams, Logger } from '@trellis/http';
-import { createWebRouter, type LiveJobRows } from '@trellis/web';
+import { createWebRouter, type LiveLists } from '@trellis/web';
 import type { DatabaseAdapter } from './adapters.js';
 import type { ServerConfig } from './config.js';
 import type { createMetrics } from './observability.js';
@@ -28,7 +28,7 @@ export interface ApiSources {
   boundPorts: readonly number[];
   logStreams: LiveLogStreams;
   /** The web's live job lists. */
-  liveRows: LiveJobRows;
+  liveLists: LiveLists;
   /** The features whose routes and pages are served. */
   modules: readonly TrellisModule[];
 }
@@ -57,7 +57,7 @@ export function apiOptions(
     publicUrl,
     boundPorts,
     logStreams,
-    liveRows,
+    liveLists,
     modules,
   }: ApiSources,
   run: ApiRuntime,
@@ -116,7 +116,7 @@ export function apiOptions(
         clock,
         tfeLoginTokenDays: config.tfeLoginTokenDays,
         pages: modules.flatMap((module) => (module.pages ? [module.pages] : [])),
-        live: { rows: liveRows, shutdown: run.shutdownSignal },
+        live: { rows: liveLists, shutdown: run.shutdownSignal },
         onError: (error, req) => logger.error({ err: error, path: req.path }, 'web page failed'),
       }),
   };

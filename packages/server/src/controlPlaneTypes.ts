@@ -10,7 +10,7 @@ import type {
   UseCases,
 } from '@trellis/core';
 import type { LiveLogStreams, Logger } from '@trellis/http';
-import type { LiveJobRows } from '@trellis/web';
+import type { LiveLists } from '@trellis/web';
 import type { Express } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import type { ServerConfig } from './config.js';
@@ -78,7 +78,7 @@ export interface ControlPlane {
   /** The live-log streams: their limits and what they are doing (`stats()`). */
   logStreams: LiveLogStreams;
   /** The web's live job lists (`GET /live/jobs`): their limits and what they are doing (`stats()`). */
-  liveRows: LiveJobRows;
+  liveLists: LiveLists;
   /** The background tasks (docs/architecture.md, Background work): `stats()`, `runNow(id)`. */
   scheduler: TaskScheduler;
   /**

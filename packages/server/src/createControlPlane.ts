@@ -13,7 +13,7 @@ import {
   type UseCases,
 } from '@trellis/core';
 import { createApi, LiveLogStreams, metricsEndpoint } from '@trellis/http';
-import { LiveJobRows } from '@trellis/web';
+import { LiveLists } from '@trellis/web';
 import express from 'express';
 import { openArtifactStore, openDatabase, requireMigrated } from './adapters.js';
 import { deepFreeze, ensureGeneratedSecrets, loadConfig, type ServerConfig } from './config.js';
@@ -104,10 +104,10 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   const boundPorts: number[] = [];
   const logStreams = new LiveLogStreams(useCases, events, config.logStreams);
   // The web's live job lists (issue 29): rows over the same event bus as the live logs.
-  const liveRows = new LiveJobRows(useCases, events, clock);
+  const liveLists = new LiveLists(useCases, events, clock);
   const app = createApi(
     apiOptions(
-      { config, useCases, events, clock, logger, database, publicUrl, boundPorts, logStreams, liveRows, modules },
+      { config, useCases, events, clock, logger, database, publicUrl, boundPorts, logStreams, liveLists, modules },
       {
         readiness: async () => {
           await uow.check();
@@ -122,7 +122,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
 
   // Background work (docs/architecture.md): each module's tasks, and the live-log streams'.
   const scheduler = new TaskScheduler(
-    [...backgroundTasks(modules, useCases, config, logger), ...logStreams.tasks(), ...liveRows.tasks()],
+    [...backgroundTasks(modules, useCases, config, logger), ...logStreams.tasks(), ...liveLists.tasks()],
     {
       leadership: database.leadership,
       observer: taskObserver(logger, registry),
@@ -146,7 +146,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     signInProviders: useCases.signIn.providers(),
     container,
     logStreams,
-    liveRows,
+    liveLists,
     scheduler,
     async listen() {
       if (metrics && config.metrics.port !== null && metricsUrl === null) {

@@ -38,7 +38,7 @@ import { vineEditRoutes } from './vineEdits/vineEditRoutes.js';
 import { vineyardEditRoutes } from './vineyardEdits/vineyardEditRoutes.js';
 import { type Handler, pageQuery, Redirect, type WebRouteDeps } from './routing.js';
 import { jobListStream } from './live/jobLists.js';
-import type { LiveJobRows } from './live/LiveJobRows.js';
+import type { LiveLists } from './live/LiveLists.js';
 import { liveRoutes } from './live/liveRoutes.js';
 
 export interface WebOptions {
@@ -67,7 +67,7 @@ export interface WebOptions {
    * The live job lists (issue 29, `GET /live/jobs`): with them the job lists update their rows
    * as jobs are queued, start and end; without, they are plain pages. `shutdown` ends every stream.
    */
-  live?: { rows: LiveJobRows; shutdown: AbortSignal };
+  live?: { rows: LiveLists; shutdown: AbortSignal };
 }
 
 /**
@@ -240,7 +240,7 @@ export function createWebRouter(options: WebOptions): Router {
     const { rows, shutdown } = options.live;
     liveRoutes(router, {
       useCases,
-      liveRows: rows,
+      liveLists: rows,
       headers,
       orgsOf,
       currentUser: options.currentUser,

@@ -46,7 +46,7 @@ describe('live job list streams', () => {
   let user: TrellisClient;
   let vine: VineView;
 
-  const stats = () => server.controlPlane?.liveRows.stats() ?? { open: -1, reads: -1, rowsSent: -1, refused: -1 };
+  const stats = () => server.controlPlane?.liveLists.stats() ?? { open: -1, reads: -1, rowsSent: -1, refused: -1 };
 
   beforeAll(async () => {
     server = await new WebServer().start();
@@ -78,7 +78,7 @@ describe('live job list streams', () => {
     expect(tabs[0]?.text).toContain('<td>streams</td>');
     expect(tabs[1]?.text).not.toContain('<td>streams</td>');
 
-    await server.controlPlane?.scheduler.runNow('live-job-rows-keepalive');
+    await server.controlPlane?.scheduler.runNow('live-lists-keepalive');
     for (const tab of tabs) await tab.until(': keepalive\n\n');
 
     for (const tab of tabs) tab.close();
@@ -86,7 +86,7 @@ describe('live job list streams', () => {
   });
 
   it("caps one person's open streams: one more is answered 429 with Retry-After", async () => {
-    const { perUser } = server.controlPlane?.liveRows.limits ?? { perUser: 0 };
+    const { perUser } = server.controlPlane?.liveLists.limits ?? { perUser: 0 };
     const open: StreamReader[] = [];
     for (let i = 0; i < perUser; i++) open.push(await StreamReader.open(`${server.url}/live/jobs?view=jobs`, cookie));
     expect(open.map((stream) => stream.response.status)).toEqual(open.map(() => 200));

@@ -4,7 +4,7 @@ import { type Html, html } from '../html.js';
 
 /**
  * The lists of jobs a page shows, each as one template for the whole list and one for a row: the
- * page renders them, and the live stream (`GET /live/jobs`, `LiveJobRows`) sends the same row (or,
+ * page renders them, and the live stream (`GET /live/jobs`, `LiveLists`) sends the same row (or,
  * on connect, the same list) when a job is queued, starts or ends.
  */
 export const JOB_LIST_VIEWS = {

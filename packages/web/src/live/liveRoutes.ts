@@ -2,7 +2,7 @@ import { DomainError, type JobListQuery, RateLimitedError, type UseCases, type U
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { WebRouteDeps } from '../routing.js';
 import { isJobListView } from './jobLists.js';
-import type { LiveJobRows } from './LiveJobRows.js';
+import type { LiveLists } from './LiveLists.js';
 import { VINE_PAGE_JOBS } from '../pages/vinePage.js';
 import { queueList } from '../queue/queuePage.js';
 import { fleetLive } from '../fleet/fleetPage.js';
@@ -11,7 +11,7 @@ import { orgFilterOf, Standing } from '../standing.js';
 
 export interface LiveRouteDeps {
   useCases: UseCases;
-  liveRows: LiveJobRows;
+  liveLists: LiveLists;
   headers: RequestHandler;
   orgsOf: WebRouteDeps['orgsOf'];
   currentUser(req: Request, res: Response): UserActor | null;
@@ -45,7 +45,7 @@ export function liveRoutes(router: Router, deps: LiveRouteDeps): void {
     const limit = view === 'vine' ? VINE_PAGE_JOBS : req.query.limit;
     await serveStream(req, res, deps, async (closed) => {
       const orgs = await deps.orgsOf(user);
-      await deps.liveRows.serve(
+      await deps.liveLists.serve(
         user,
         orgs.map((org) => org.id),
         { view, query, limit, base: req.baseUrl },
@@ -70,7 +70,7 @@ export function liveRoutes(router: Router, deps: LiveRouteDeps): void {
       const read = async () =>
         queueList(req.baseUrl, await deps.useCases.queue.list(user, { org_id: orgFilter, limit }), standing);
       const key = `queue ${orgFilter} ${typeof limit === 'string' ? limit : ''}`;
-      await deps.liveRows.serveWhole(
+      await deps.liveLists.serveWhole(
         user,
         orgs.map((org) => org.id),
         { key, read },
@@ -105,7 +105,7 @@ function fleetRoute(router: Router, deps: LiveRouteDeps): void {
         return fleetLive({ base: req.baseUrl, filters, vines: vines.items, counts, standing, now: deps.now() });
       };
       const key = `fleet ${new URLSearchParams({ ...filters, limit: typeof limit === 'string' ? limit : '' } as Record<string, string>)}`;
-      await deps.liveRows.serveWhole(
+      await deps.liveLists.serveWhole(
         user,
         orgs.map((org) => org.id),
         { key, read },

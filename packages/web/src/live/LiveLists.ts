@@ -15,17 +15,17 @@ import type { Html } from '../html.js';
 import { type JobListView, jobList, jobRow, removedJobRow } from './jobLists.js';
 
 /** How many row streams may be open. */
-export interface LiveJobRowsLimits {
+export interface LiveListsLimits {
   /** Streams one person may have open at once (one per open tab of a list). */
   perUser: number;
   /** Streams open in this process at once. */
   total: number;
 }
 
-export const DEFAULT_LIVE_JOB_ROWS_LIMITS: LiveJobRowsLimits = { perUser: 20, total: 2000 };
+export const DEFAULT_LIVE_LISTS_LIMITS: LiveListsLimits = { perUser: 20, total: 2000 };
 
 /** What the row streams of this process are doing (for operators and tests). */
-export interface LiveJobRowsStats {
+export interface LiveListsStats {
   open: number;
   /** Jobs read because of an event: one read per (viewer, changed job), whatever their tabs. */
   reads: number;
@@ -75,7 +75,7 @@ interface RowStream {
 
 /**
  * A stream of a list sent whole on every change: the queue, where a job's start moves every
- * position. Streams with the same key (one person, the same list) are sent one read.
+ * position, and the fleet, whose counts move with a vine's status. Streams with the same key (one person, the same list) are sent one read.
  */
 interface WholeStream {
   user: UserActor;
@@ -135,9 +135,13 @@ function htmlEvent(event: string, markup: Html): string {
  * and a job they may not read is never sent. Reads of one job for one person never overlap: events
  * that come during a read cause one more read after it, so the last row sent is never older than
  * the last event.
+ *
+ * Lists where one job's change moves other rows — the queue's positions, the fleet's counts — are
+ * sent whole instead (`serveWhole`, `GET /live/queue`, `GET /live/fleet`): read once per event for
+ * each person and list (their tabs of the same list share it), as them, by the page's own template.
  */
-export class LiveJobRows {
-  readonly limits: LiveJobRowsLimits;
+export class LiveLists {
+  readonly limits: LiveListsLimits;
   private readonly streams = new Set<RowStream>();
   private readonly wholeStreams = new Set<WholeStream>();
   private readonly perUser = new Map<string, number>();
@@ -152,9 +156,9 @@ export class LiveJobRows {
     private readonly useCases: UseCases,
     events: EventBus,
     private readonly clock: Clock,
-    limits: Partial<LiveJobRowsLimits> = {},
+    limits: Partial<LiveListsLimits> = {},
   ) {
-    this.limits = { ...DEFAULT_LIVE_JOB_ROWS_LIMITS, ...limits };
+    this.limits = { ...DEFAULT_LIVE_LISTS_LIMITS, ...limits };
     events.subscribe((event) => {
       if (event.type !== 'job_queued' && event.type !== 'job_status_changed') return;
       const viewers = new Map<string, UserActor>();
@@ -176,7 +180,7 @@ export class LiveJobRows {
   tasks(): ScheduledTask[] {
     return [
       {
-        id: 'live-job-rows-keepalive',
+        id: 'live-lists-keepalive',
         every: KEEPALIVE_SECONDS,
         scope: 'local',
         run: async () => {
@@ -193,7 +197,7 @@ export class LiveJobRows {
     return this.streams.size + this.wholeStreams.size;
   }
 
-  stats(): LiveJobRowsStats {
+  stats(): LiveListsStats {
     return {
       open: this.streams.size + this.wholeStreams.size,
       reads: this.reads,
