@@ -1,8 +1,8 @@
 /**
- * The live job lists' streams (`GET /live/jobs`, issue 29) over HTTP against a real control plane:
- * a changed job is read once per person whatever number of tabs they have open, every stream gets
- * its row, the keepalive comment is a task of the scheduler, a stream closes with its client, and
- * one person's open streams are capped.
+ * The live lists' streams (`GET /live/jobs`, `/live/queue`, issue 29) over HTTP against a real
+ * control plane: a changed job (or the queue) is read once per person whatever number of tabs they
+ * have open, every stream gets its row (or list), the keepalive comment is a task of the
+ * scheduler, a stream closes with its client, and one person's open streams are capped.
  */
 import type { TrellisClient } from '@trellis/client';
 import type { VineView } from '@trellis/core';
@@ -46,7 +46,8 @@ describe('live job list streams', () => {
   let user: TrellisClient;
   let vine: VineView;
 
-  const stats = () => server.controlPlane?.liveLists.stats() ?? { open: -1, reads: -1, rowsSent: -1, refused: -1 };
+  const stats = () =>
+    server.controlPlane?.liveLists.stats() ?? { open: -1, reads: -1, rowsSent: -1, refused: -1, overflowed: -1 };
 
   beforeAll(async () => {
     server = await new WebServer().start();
@@ -81,6 +82,20 @@ describe('live job list streams', () => {
     await server.controlPlane?.scheduler.runNow('live-lists-keepalive');
     for (const tab of tabs) await tab.until(': keepalive\n\n');
 
+    for (const tab of tabs) tab.close();
+    await vi.waitFor(() => expect(stats().open).toBe(0));
+  });
+
+  it('reads the queue once per change for a person with two tabs of it open, and sends it to both', async () => {
+    const tabs = [
+      await StreamReader.open(`${server.url}/live/queue`, cookie),
+      await StreamReader.open(`${server.url}/live/queue`, cookie),
+    ];
+    for (const tab of tabs) await tab.until('event: rows\n');
+    const before = stats();
+    const job = await user.createJob({ job_type: 'PLAN', configuration_id: vine.id });
+    for (const tab of tabs) await tab.until(`data-queue-job="${job.id}"`);
+    expect(stats().reads - before.reads).toBe(1);
     for (const tab of tabs) tab.close();
     await vi.waitFor(() => expect(stats().open).toBe(0));
   });
