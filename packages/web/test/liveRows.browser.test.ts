@@ -297,6 +297,23 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         expect(await page.locator('html').getAttribute('data-test-loaded')).toBe('once');
         expect(errors.get(page)).toEqual([]);
       });
+
+      it('reconnects after the control plane restarts and brings the list up to date', async () => {
+        const page = await followedPage('/jobs');
+        const before = await rowIds(page);
+        await server.stop();
+        await server.start();
+        // Queued once the server is back, whether the page has reconnected yet or not: either the
+        // list it gets on reconnecting or the row sent live brings the job in.
+        const job = await user.createJob({ job_type: 'PLAN', configuration_id: vine.id });
+        await rowShows(page, job.id, 'QUEUED');
+        expect(await rowIds(page)).toEqual([job.id, ...before]);
+        expect((await agent.claimJob())?.job.id).toBe(job.id);
+        await rowShows(page, job.id, 'PROCESSING');
+        await agent.reportStatus(job.id, { status: 'SUCCESS' });
+        await rowShows(page, job.id, 'SUCCESS');
+        expect(await page.locator('html').getAttribute('data-test-loaded')).toBe('once');
+      });
     },
   );
 }
