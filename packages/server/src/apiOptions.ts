@@ -27,7 +27,7 @@ export interface ApiSources {
   /** The ports bound so far (the allowed origins follow them when TRELLIS_WEB_URL is unset). */
   boundPorts: readonly number[];
   logStreams: LiveLogStreams;
-  /** The web's live job lists. */
+  /** The web's live lists (jobs, queue, fleet). */
   liveLists: LiveLists;
   /** The features whose routes and pages are served. */
   modules: readonly TrellisModule[];
@@ -116,7 +116,7 @@ export function apiOptions(
         clock,
         tfeLoginTokenDays: config.tfeLoginTokenDays,
         pages: modules.flatMap((module) => (module.pages ? [module.pages] : [])),
-        live: { rows: liveLists, shutdown: run.shutdownSignal },
+        live: { lists: liveLists, shutdown: run.shutdownSignal },
         onError: (error, req) => logger.error({ err: error, path: req.path }, 'web page failed'),
       }),
   };

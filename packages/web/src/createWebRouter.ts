@@ -64,10 +64,11 @@ export interface WebOptions {
   /** The modules' pages, in order (default: every feature's, `FEATURE_PAGES`). */
   pages?: readonly FeaturePages[];
   /**
-   * The live job lists (issue 29, `GET /live/jobs`): with them the job lists update their rows
-   * as jobs are queued, start and end; without, they are plain pages. `shutdown` ends every stream.
+   * The live lists (issue 29, `GET /live/jobs`, `/live/queue`, `/live/fleet`): with them the job
+   * lists, the queue and the fleet stay current as jobs are queued, start and end; without, they
+   * are plain pages. `shutdown` ends every stream.
    */
-  live?: { rows: LiveLists; shutdown: AbortSignal };
+  live?: { lists: LiveLists; shutdown: AbortSignal };
 }
 
 /**
@@ -237,10 +238,10 @@ export function createWebRouter(options: WebOptions): Router {
   stateRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
   queueRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf, live: options.live !== undefined });
   if (options.live) {
-    const { rows, shutdown } = options.live;
+    const { lists, shutdown } = options.live;
     liveRoutes(router, {
       useCases,
-      liveLists: rows,
+      liveLists: lists,
       headers,
       orgsOf,
       currentUser: options.currentUser,
