@@ -77,7 +77,7 @@ export interface ControlPlane {
   container: DependencyContainer;
   /** The live-log streams: their limits and what they are doing (`stats()`). */
   logStreams: LiveLogStreams;
-  /** The web's live job lists (`GET /live/jobs`): their limits and what they are doing (`stats()`). */
+  /** The web's live lists (`GET /live/jobs`, `/live/queue`, `/live/fleet`): limits and `stats()`. */
   liveLists: LiveLists;
   /** The background tasks (docs/architecture.md, Background work): `stats()`, `runNow(id)`. */
   scheduler: TaskScheduler;

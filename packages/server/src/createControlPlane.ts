@@ -103,7 +103,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   const shutdown = new AbortController();
   const boundPorts: number[] = [];
   const logStreams = new LiveLogStreams(useCases, events, config.logStreams);
-  // The web's live job lists (issue 29): rows over the same event bus as the live logs.
+  // The web's live lists (issue 29): jobs, queue and fleet, over the same event bus as the live logs.
   const liveLists = new LiveLists(useCases, events, clock);
   const app = createApi(
     apiOptions(
