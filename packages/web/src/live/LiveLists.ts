@@ -12,7 +12,7 @@ import {
 } from '@trellis/core';
 import type { Response } from 'express';
 import type { Html } from '../html.js';
-import { type JobListView, jobList, jobRow, removedJobRow } from './jobLists.js';
+import { type JobListView, jobList, jobRow, newJobRow, removedJobRow } from './jobLists.js';
 
 /** How many row streams may be open. */
 export interface LiveListsLimits {
@@ -369,7 +369,12 @@ export class LiveLists {
     const event =
       stream.shown.size === 0
         ? htmlEvent('rows', jobList(stream.base, stream.view, [job], now))
-        : htmlEvent('row', jobRow(stream.base, stream.view, job, now, shown ? 'replace' : 'insert'));
+        : htmlEvent(
+            'row',
+            shown
+              ? jobRow(stream.base, stream.view, job, now, 'replace')
+              : newJobRow(stream.base, stream.view, job, now),
+          );
     stream.shown.add(job.id);
     this.write(stream, event);
   }

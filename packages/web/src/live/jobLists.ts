@@ -27,12 +27,15 @@ export function isJobListView(value: unknown): value is JobListView {
 /** What a row shows of a job: a list's summary, or the job read alone when it changed. */
 export type JobRowJob = JobSummary | JobView;
 
+/** The id of the list's `tbody`, where a new job's row comes in (one job list per page). */
+const JOB_LIST_ROWS = 'job-list-rows';
+
 /** The list's element id of a job's row (what a changed row replaces). */
 export function jobRowId(jobId: string): string {
   return `job-row-${jobId}`;
 }
 
-/** One job's row; `replace`: sent live for a row the page has, which it replaces in place. */
+/** One job's row; `replace`: sent live (out of band) for a row the page has, replaced in place. */
 export function jobRow(
   base: string,
   view: JobListView,
@@ -51,6 +54,11 @@ export function jobRow(
   </tr>`;
 }
 
+/** Sent live for a job the page does not list yet: its row, at the top of the list. */
+export function newJobRow(base: string, view: JobListView, job: JobRowJob, now: Date): Html {
+  return html`<tbody hx-swap-oob="afterbegin:#${JOB_LIST_ROWS}">${jobRow(base, view, job, now)}</tbody>`;
+}
+
 /** Sent live for a row the page has whose job left the list (its filters, or the viewer's reach). */
 export function removedJobRow(jobId: string): Html {
   return html`<tr id="${jobRowId(jobId)}" hx-swap-oob="delete"></tr>`;
@@ -62,7 +70,7 @@ export function jobList(base: string, view: JobListView, jobs: readonly JobRowJo
   if (jobs.length === 0) return html`<p class="muted" data-no-jobs>${empty}</p>`;
   return html`<div class="table-scroll" role="region" aria-label="Jobs" tabindex="0"><table class="jobs">
   <thead><tr><th>Job</th>${withVine ? html`<th>Vine</th>` : ''}${withCommit ? html`<th>Commit</th>` : ''}<th>Status</th><th>Created</th><th>Duration</th></tr></thead>
-  <tbody sse-swap="row" hx-swap="afterbegin">
+  <tbody id="${JOB_LIST_ROWS}">
   ${jobs.map((job) => jobRow(base, view, job, now))}
   </tbody>
 </table></div>`;
@@ -81,8 +89,10 @@ export function liveJobList(
   now: Date,
   stream: string | null,
 ): Html {
-  if (stream === null) return html`<div data-job-list="${view}">${jobList(base, view, jobs, now)}</div>`;
-  return html`<div data-job-list="${view}" hx-ext="sse" sse-connect="${stream}" sse-swap="rows">${jobList(base, view, jobs, now)}</div>`;
+  if (stream === null) return html`<div data-job-list="${view}"><div>${jobList(base, view, jobs, now)}</div></div>`;
+  // Both listeners stay for the page's life (a `row`'s swaps are all out of band, by id), so a
+  // row sent right after the list is never lost while the list's new table is settling.
+  return html`<div data-job-list="${view}" hx-ext="sse" sse-connect="${stream}" sse-swap="row" hx-swap="none"><div sse-swap="rows" hx-swap="innerHTML">${jobList(base, view, jobs, now)}</div></div>`;
 }
 
 /** The stream a list's page follows: `/live/jobs?view=…` and the list's own filters. */
