@@ -7,7 +7,7 @@ import { queuePage } from './queuePage.js';
  * `GET /queue` (issue 29): the queued jobs in the order agents claim them; with `live`, the list
  * follows `GET /live/queue`.
  */
-export function queueRoutes(router: Router, deps: WebRouteDeps & { live?: boolean }): void {
+export function queueRoutes(router: Router, deps: WebRouteDeps): void {
   const { useCases, headers, signedIn } = deps;
   router.get(
     '/queue',
