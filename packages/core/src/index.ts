@@ -179,6 +179,7 @@ export type * from './jobs/hooks.js';
 export * from './jobs/JobLifecycle.js';
 export * from './jobs/jobHooks.js';
 export * from './jobs/liveAnnouncements.js';
+export * from './jobs/jobListFilter.js';
 export * from './jobs/deployGate.js';
 export * from './jobs/runOptions.js';
 export * from './tokens.js';

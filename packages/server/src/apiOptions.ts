@@ -8,7 +8,7 @@ import {
   type UseCases,
 } from '@trellis/core';
 import type { ApiOptions, LiveLogStreams, Logger } from '@trellis/http';
-import { createWebRouter } from '@trellis/web';
+import { createWebRouter, type LiveLists } from '@trellis/web';
 import type { DatabaseAdapter } from './adapters.js';
 import type { ServerConfig } from './config.js';
 import type { createMetrics } from './observability.js';
@@ -27,6 +27,8 @@ export interface ApiSources {
   /** The ports bound so far (the allowed origins follow them when TRELLIS_WEB_URL is unset). */
   boundPorts: readonly number[];
   logStreams: LiveLogStreams;
+  /** The web's live lists (jobs, queue, fleet). */
+  liveLists: LiveLists;
   /** The features whose routes and pages are served. */
   modules: readonly TrellisModule[];
 }
@@ -45,7 +47,19 @@ export interface ApiRuntime {
  * interface.
  */
 export function apiOptions(
-  { config, useCases, events, clock, logger, database, publicUrl, boundPorts, logStreams, modules }: ApiSources,
+  {
+    config,
+    useCases,
+    events,
+    clock,
+    logger,
+    database,
+    publicUrl,
+    boundPorts,
+    logStreams,
+    liveLists,
+    modules,
+  }: ApiSources,
   run: ApiRuntime,
 ): ApiOptions {
   return {
@@ -102,6 +116,7 @@ export function apiOptions(
         clock,
         tfeLoginTokenDays: config.tfeLoginTokenDays,
         pages: modules.flatMap((module) => (module.pages ? [module.pages] : [])),
+        live: { lists: liveLists, shutdown: run.shutdownSignal },
         onError: (error, req) => logger.error({ err: error, path: req.path }, 'web page failed'),
       }),
   };

@@ -10,6 +10,7 @@ import type {
   UseCases,
 } from '@trellis/core';
 import type { LiveLogStreams, Logger } from '@trellis/http';
+import type { LiveLists } from '@trellis/web';
 import type { Express } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import type { ServerConfig } from './config.js';
@@ -76,6 +77,8 @@ export interface ControlPlane {
   container: DependencyContainer;
   /** The live-log streams: their limits and what they are doing (`stats()`). */
   logStreams: LiveLogStreams;
+  /** The web's live lists (`GET /live/jobs`, `/live/queue`, `/live/fleet`): limits and `stats()`. */
+  liveLists: LiveLists;
   /** The background tasks (docs/architecture.md, Background work): `stats()`, `runNow(id)`. */
   scheduler: TaskScheduler;
   /**

@@ -13,6 +13,7 @@ import {
   type UseCases,
 } from '@trellis/core';
 import { createApi, LiveLogStreams, metricsEndpoint } from '@trellis/http';
+import { LiveLists } from '@trellis/web';
 import express from 'express';
 import { openArtifactStore, openDatabase, requireMigrated } from './adapters.js';
 import { deepFreeze, ensureGeneratedSecrets, loadConfig, type ServerConfig } from './config.js';
@@ -102,9 +103,11 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   const shutdown = new AbortController();
   const boundPorts: number[] = [];
   const logStreams = new LiveLogStreams(useCases, events, config.logStreams);
+  // The web's live lists (issue 29): jobs, queue and fleet, over the same event bus as the live logs.
+  const liveLists = new LiveLists(useCases, events, clock);
   const app = createApi(
     apiOptions(
-      { config, useCases, events, clock, logger, database, publicUrl, boundPorts, logStreams, modules },
+      { config, useCases, events, clock, logger, database, publicUrl, boundPorts, logStreams, liveLists, modules },
       {
         readiness: async () => {
           await uow.check();
@@ -118,11 +121,14 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
   );
 
   // Background work (docs/architecture.md): each module's tasks, and the live-log streams'.
-  const scheduler = new TaskScheduler([...backgroundTasks(modules, useCases, config, logger), ...logStreams.tasks()], {
-    leadership: database.leadership,
-    observer: taskObserver(logger, registry),
-    ...(options.ticker ? { ticker: options.ticker } : {}),
-  });
+  const scheduler = new TaskScheduler(
+    [...backgroundTasks(modules, useCases, config, logger), ...logStreams.tasks(), ...liveLists.tasks()],
+    {
+      leadership: database.leadership,
+      observer: taskObserver(logger, registry),
+      ...(options.ticker ? { ticker: options.ticker } : {}),
+    },
+  );
   scheduler.start();
 
   const servers: Server[] = [];
@@ -140,6 +146,7 @@ export async function createControlPlane(options: ControlPlaneOptions = {}): Pro
     signInProviders: useCases.signIn.providers(),
     container,
     logStreams,
+    liveLists,
     scheduler,
     async listen() {
       if (metrics && config.metrics.port !== null && metricsUrl === null) {

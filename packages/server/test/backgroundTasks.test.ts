@@ -25,7 +25,7 @@ const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';
 const GLOBAL_TASKS = ['lost-job-sweep', 'drift-checks', 'log-retention', 'audit-retention', 'deleted-vine-retention'];
 const LOCAL_TASKS = ['heartbeat-flush', 'outbox-deliveries'];
 /** The live views' tasks (keepalive, re-read): local, on intervals of their own. */
-const STREAM_TASKS = ['live-log-keepalive', 'live-log-recheck'];
+const STREAM_TASKS = ['live-log-keepalive', 'live-log-recheck', 'live-lists-keepalive'];
 /** Every interval the same, so one advance of it is one turn of every task. */
 const EVERY = '10';
 const INTERVALS = {

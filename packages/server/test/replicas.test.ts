@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { TrellisClient } from '@trellis/client';
 import {
+  bootstrapSessionCookie,
   createTestDatabase,
   type ServerProcess,
   startServerProcess,
@@ -138,6 +139,47 @@ describePostgres('two trellis-server processes on one Postgres', () => {
     const rest: unknown[] = [];
     for await (const event of events) rest.push(event);
     expect(rest.at(-1)).toEqual({ type: 'end', status: 'SUCCESS' });
+  });
+
+  it("sends a job queued through one replica as a row of a web list's stream served by the other", async () => {
+    const userA = await login(a.url);
+    const vineyard = await userA.createVineyard('live-rows');
+    const vine = await userA.createConfiguration({
+      name: 'live-rows',
+      vineyard_id: vineyard.id,
+      source: { type: 'inline', files: { 'main.tf': INLINE_MAIN_TF } },
+    });
+    const cookie = await bootstrapSessionCookie(b.url, BOOTSTRAP_TOKEN);
+    const controller = new AbortController();
+    const response = await fetch(`${b.url}/live/jobs?view=vine&vine_id=${vine.id}`, {
+      headers: { cookie },
+      signal: controller.signal,
+    });
+    expect(response.status).toBe(200);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const readUntil = async (wanted: string) => {
+      while (!text.includes(wanted)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the stream ended before ${JSON.stringify(wanted)}: ${text}`);
+        text += decoder.decode(value, { stream: true });
+      }
+    };
+    await readUntil('event: rows');
+    const job = await userA.createJob({ job_type: 'PLAN', configuration_id: vine.id });
+    await readUntil(`data-job-row="${job.id}"`);
+    expect(text.slice(text.indexOf(`data-job-row="${job.id}"`))).toContain('data-status="QUEUED"');
+    // Claimed and ended through A: the row changes on B's stream.
+    const registration = await userA.registerAgent({ name: 'rows-agent' });
+    const agentOnA = new TrellisClient({
+      baseUrl: a.url,
+      auth: { kind: 'worker', workerId: registration.worker_id, workerToken: registration.worker_token },
+    });
+    expect((await agentOnA.claimJob())?.job.id).toBe(job.id);
+    await agentOnA.reportStatus(job.id, { status: 'SUCCESS' });
+    await readUntil('data-status="SUCCESS"');
+    controller.abort();
   });
 
   it('shuts down on SIGTERM: in-flight long polls end, the process exits 0', async () => {

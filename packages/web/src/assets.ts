@@ -12,14 +12,17 @@ const FILES = {
   'trellis.js': 'text/javascript; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
   'htmx.min.js': 'text/javascript; charset=utf-8',
+  'htmx-sse.js': 'text/javascript; charset=utf-8',
 } as const;
 
 /**
  * Files served from a dependency rather than `assets/`: htmx (issue 29), which enhances the pages'
- * plain forms in place, served from our own origin like the page script (CSP `script-src 'self'`).
+ * plain forms in place, and its SSE extension, which keeps the job lists' rows live; served from
+ * our own origin like the page script (CSP `script-src 'self'`).
  */
 const FROM_PACKAGES: Partial<Record<AssetName, string>> = {
   'htmx.min.js': createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js'),
+  'htmx-sse.js': createRequire(import.meta.url).resolve('htmx-ext-sse/dist/sse.min.js'),
 };
 
 type AssetName = keyof typeof FILES;

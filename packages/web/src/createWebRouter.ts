@@ -37,6 +37,9 @@ import { stateSection } from './tfe/stateSection.js';
 import { vineEditRoutes } from './vineEdits/vineEditRoutes.js';
 import { vineyardEditRoutes } from './vineyardEdits/vineyardEditRoutes.js';
 import { type Handler, pageQuery, Redirect, type WebRouteDeps } from './routing.js';
+import { jobListStream } from './live/jobLists.js';
+import type { LiveLists } from './live/LiveLists.js';
+import { liveRoutes } from './live/liveRoutes.js';
 
 export interface WebOptions {
   useCases: UseCases;
@@ -60,6 +63,12 @@ export interface WebOptions {
   tfeLoginTokenDays?: number;
   /** The modules' pages, in order (default: every feature's, `FEATURE_PAGES`). */
   pages?: readonly FeaturePages[];
+  /**
+   * The live lists (issue 29, `GET /live/jobs`, `/live/queue`, `/live/fleet`): with them the job
+   * lists, the queue and the fleet stay current as jobs are queued, start and end; without, they
+   * are plain pages. `shutdown` ends every stream.
+   */
+  live?: { lists: LiveLists; shutdown: AbortSignal };
 }
 
 /**
@@ -98,6 +107,7 @@ export function createWebRouter(options: WebOptions): Router {
         css: assets.url(base, 'trellis.css'),
         js: assets.url(base, 'trellis.js'),
         htmx: assets.url(base, 'htmx.min.js'),
+        sse: assets.url(base, 'htmx-sse.js'),
         icon: assets.url(base, 'favicon.svg'),
       },
     };
@@ -230,7 +240,20 @@ export function createWebRouter(options: WebOptions): Router {
   // Before `/vineyards/:id`, which would take `/vineyards/new` for an id.
   vineyardEditRoutes(router, { useCases, headers, signedIn, sameOriginLargeForm });
   stateRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
-  queueRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
+  queueRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf, live: options.live !== undefined });
+  if (options.live) {
+    const { lists, shutdown } = options.live;
+    liveRoutes(router, {
+      useCases,
+      liveLists: lists,
+      headers,
+      orgsOf,
+      currentUser: options.currentUser,
+      shutdown,
+      now,
+      ...(options.onError ? { onError: options.onError } : {}),
+    });
+  }
   jobActionRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
   planReviewRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
   vineSettingRoutes(router, { useCases, headers, signedIn, sameOriginForm, orgsOf });
@@ -303,6 +326,7 @@ export function createWebRouter(options: WebOptions): Router {
         vcsProviders: useCases.vcs.providers(),
         now,
         state,
+        liveJobs: options.live ? jobListStream(base, 'vine', { vine_id: vine.id }) : null,
         // What a cloud's trust policy names for this vine's job tokens (issue 16).
         ...(vine.cloud_identity?.kind === 'oidc'
           ? {
@@ -329,7 +353,12 @@ export function createWebRouter(options: WebOptions): Router {
     headers,
     signedIn(async ({ req, user, base, now }) => {
       const filters = jobFilters(req);
-      return jobsPage({ base, jobs: await useCases.jobs.list(user, { ...filters, ...pageQuery(req) }), filters, now });
+      const jobs = await useCases.jobs.list(user, { ...filters, ...pageQuery(req) });
+      // The first page follows the stream; an older page stays as it was read.
+      const first = req.query.cursor === undefined;
+      const limit = typeof req.query.limit === 'string' ? { limit: req.query.limit } : {};
+      const live = options.live && first ? jobListStream(base, 'jobs', { ...filters, ...limit }) : null;
+      return jobsPage({ base, jobs, filters, now, live });
     }),
   );
 
@@ -384,7 +413,14 @@ export function createWebRouter(options: WebOptions): Router {
   );
 
   // Each module's pages (`web/src/<feature>/`), after the pages above.
-  const routes: WebRouteDeps = { useCases, headers, signedIn, sameOriginForm, orgsOf };
+  const routes: WebRouteDeps = {
+    useCases,
+    headers,
+    signedIn,
+    sameOriginForm,
+    orgsOf,
+    live: options.live !== undefined,
+  };
   for (const pages of options.pages ?? Object.values(FEATURE_PAGES)) pages(router, routes);
 
   return router;

@@ -35,7 +35,7 @@ export interface LayoutContext {
   user: UserActor | null;
   /** The signed-in person's organizations; the switcher shows when there is one. */
   standing?: Standing | null;
-  assets: { css: string; js: string; htmx: string; icon: string };
+  assets: { css: string; js: string; htmx: string; sse: string; icon: string };
 }
 
 const NAVIGATION: readonly { section: Section; label: string; path: string }[] = [
@@ -107,6 +107,7 @@ export function layout(page: Page, context: LayoutContext): Html {
 <link rel="stylesheet" href="${assets.css}">
 <meta name="htmx-config" content='${HTMX_CONFIG}'>
 <script src="${assets.htmx}" defer></script>
+<script src="${assets.sse}" defer></script>
 <script src="${assets.js}" defer></script>
 </head>
 <body data-base="${base}">

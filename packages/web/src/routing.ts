@@ -43,6 +43,8 @@ export interface WebRouteDeps {
   sameOriginForm: RequestHandler[];
   /** Every organization of the person, with their role in each. */
   orgsOf(user: UserActor): Promise<(OrgEntry & { created_at: string })[]>;
+  /** Whether lists may follow their live streams (`/live/…`, `web/src/live/`). */
+  live?: boolean;
 }
 
 /** `?limit=&cursor=` of a paged page, checked by core like the API's. */

@@ -9,8 +9,7 @@
  * SQLite only: the pages are the same templates over either store, and a second run on Postgres
  * would double the suite's time without reaching anything the store decides.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TrellisClient } from '@trellis/client';
@@ -18,13 +17,13 @@ import { type PlanChanges, personalNamespace, type UserActor } from '@trellis/co
 import { chunksOf, FakeClock, requirePeer, tarGz } from '@trellis/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seriousViolations } from './support/axe.js';
 import { BROWSER_TEST_TIMEOUT_MS, findChromium, TestBrowser } from './support/browser.js';
 import { PLAN_LOG, runJob } from './support/seed.js';
 import { ADMIN_EMAIL, type AgentClient, BOOTSTRAP_TOKEN, MAIN_TF, WebServer } from './support/webServer.js';
 
 const chromiumPath = findChromium('the accessibility suite');
 const OPA = requirePeer('opa', 'the accessibility suite (a policy on the policies pages)');
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const DOCS_SCREENSHOTS = fileURLToPath(new URL('../../../docs/web/', import.meta.url));
 const SAVE_SCREENSHOTS = process.env.TRELLIS_WEB_SCREENSHOTS === '1';
 
@@ -102,29 +101,6 @@ const PLAN_CHANGES: PlanChanges = {
   output_changes_omitted: 0,
   truncated: false,
 };
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[]; failureSummary?: string }[];
-}
-
-/** axe-core's serious and critical violations on the page, one line per element. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: axeSource });
-  const { violations, passes } = await page.evaluate(async () => {
-    type Results = { violations: AxeViolation[]; passes: unknown[] };
-    const axe = (window as unknown as { axe: { run(): Promise<Results> } }).axe;
-    const results = await axe.run();
-    return { violations: results.violations, passes: results.passes.length };
-  });
-  // A page axe checked nothing on would pass for the wrong reason.
-  expect(passes).toBeGreaterThan(0);
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .flatMap((v) => v.nodes.map((n) => `${v.id} (${v.impact}): ${v.help} at ${n.target.join(' ')}`));
-}
 
 /** What sticks out sideways on a phone: the page's width beyond the window, and the header's. */
 async function phoneLayout(page: Page) {

@@ -311,9 +311,42 @@ describe('web pages', () => {
     }
     expect(pages).toBe(2);
     expect(seen).toEqual([...created].reverse());
+    // The first page follows its rows live, with its filters; an older page stays as it was read.
+    const first = (await get(`/jobs?vine_id=${vine.id}&limit=2`)).text;
+    expect(first).toContain(`sse-connect="/live/jobs?view=jobs&amp;vine_id=${vine.id}&amp;limit=2"`);
+    expect((await get(olderOf(first) as string)).text).not.toContain('sse-connect');
     expect((await get('/jobs?limit=0')).response.status).toBe(404);
     expect((await get('/jobs?cursor=garbage')).response.status).toBe(404);
     expect(olderOf((await get('/vineyards?limit=1')).text)).toMatch(/^\/vineyards\?cursor=[\w-]+&limit=1$/);
+  });
+
+  it("streams a list's rows to signed-in people only, for the lists and filters there are", async () => {
+    const { vine } = await vineyardWithVine(user, 'streamed');
+    const signedOut = await get(`/live/jobs?view=vine&vine_id=${vine.id}`, {});
+    expect(signedOut.response.status).toBe(401);
+    expect((await get('/live/queue', {})).response.status).toBe(401);
+    expect((await get('/live/fleet', {})).response.status).toBe(401);
+    expect(signedOut.response.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+    expect(signedOut.response.headers.get('location')).toBeNull();
+    for (const path of [
+      '/live/jobs',
+      '/live/jobs?view=fleet',
+      '/live/jobs?view=vine',
+      '/live/jobs?view=jobs&status=DONE',
+      '/live/jobs?view=jobs&org_id=nope',
+      '/live/jobs?view=vine&vine_id=not-an-id',
+      '/live/queue?limit=0',
+      '/live/fleet?status=SLEEPING',
+    ]) {
+      expect((await get(path)).response.status, path).toBe(400);
+    }
+    const page = (await get(`/configurations/${vine.id}`)).text;
+    expect(page).toContain(`sse-connect="/live/jobs?view=vine&amp;vine_id=${vine.id}"`);
+    expect(page).toMatch(/<script src="\/assets\/htmx-sse\.js\?v=\w+" defer><\/script>/);
+    expect((await get('/queue?limit=5')).text).toContain('sse-connect="/live/queue?limit=5"');
+    expect((await get('/fleet?status=PLANNED&limit=5')).text).toContain(
+      'sse-connect="/live/fleet?status=PLANNED&amp;limit=5"',
+    );
   });
 
   it("answers 404 for records that do not exist or are someone else's", async () => {
@@ -370,6 +403,8 @@ describe('web pages under a path prefix', () => {
     expect(links.length).toBeGreaterThan(5);
     for (const link of links) expect(link).toMatch(/^\/trellis\//);
     expect(page).toContain('data-base="/trellis"');
+    const jobs = await (await fetch(`${base}/jobs`, { headers: { cookie } })).text();
+    expect(jobs).toContain('sse-connect="/trellis/live/jobs?view=jobs"');
     const css = links.find((link) => link.includes('trellis.css')) as string;
     expect((await fetch(`http://127.0.0.1:${new URL(base).port}${css}`)).status).toBe(200);
   });

@@ -56,6 +56,8 @@ export interface FleetPageInput {
   now: Date;
   error?: string;
   status?: number;
+  /** The stream the list and its counts follow (`GET /live/fleet`); null or absent: a plain page. */
+  live?: string | null;
 }
 
 /**
@@ -75,7 +77,7 @@ export function fleetPage(input: FleetPageInput): Page {
     orgFilter: { path: '/fleet', value: filters.org_id ?? '' },
     body: html`<h1>Fleet</h1>
 <p class="muted">Every configuration you can see, across vineyards and organizations.</p>
-${counts ? countsCard(counts, filters, href) : ''}
+${counts ? countsCard(counts, filters, href, false) : ''}
 <section class="card">
   <h2 id="fleet-filter-heading">Filter</h2>
   <form method="get" action="${base}/fleet" class="fleet-filters" id="fleet-filters" aria-labelledby="fleet-filter-heading">
@@ -107,19 +109,45 @@ ${counts ? countsCard(counts, filters, href) : ''}
   ${
     vines === null
       ? ''
-      : vines.items.length === 0
-        ? html`<p class="muted" id="fleet-empty">No configuration matches.</p>`
-        : fleetTable(base, vines.items, standing, now)
+      : input.live
+        ? html`<div id="fleet-list" hx-ext="sse" sse-connect="${input.live}" sse-swap="rows">${fleetList(base, vines.items, standing, now)}</div>`
+        : html`<div id="fleet-list">${fleetList(base, vines.items, standing, now)}</div>`
   }
   ${vines === null ? '' : olderLink(`${base}/fleet`, vines, withoutEmpty(filters))}
 </section>`,
   };
 }
 
+/**
+ * The fleet's live part (`GET /live/fleet`): its configurations and, out of band, its counts,
+ * rendered by the page's own templates, sent whole when a job changes a vine the person sees.
+ */
+export function fleetLive(input: {
+  base: string;
+  filters: FleetFilters;
+  vines: readonly FleetVineSummary[];
+  counts: FleetCounts;
+  standing: Standing;
+  now: Date;
+}): Html {
+  const { base, filters, vines, counts, standing, now } = input;
+  const href = (changes: Partial<FleetFilters>) => fleetHref(base, { ...filters, ...changes });
+  return html`${fleetList(base, vines, standing, now)}
+${countsCard(counts, filters, href, true)}`;
+}
+
+function fleetList(base: string, vines: readonly FleetVineSummary[], standing: Standing, now: Date): Html {
+  return vines.length === 0
+    ? html`<p class="muted" id="fleet-empty">No configuration matches.</p>`
+    : fleetTable(base, vines, standing, now);
+}
+
+/** `oob`: sent live beside the list, replacing the page's counts. */
 function countsCard(
   counts: FleetCounts,
   filters: FleetFilters,
   href: (changes: Partial<FleetFilters>) => string,
+  oob: boolean,
 ): Html {
   const group = <T extends string>(
     name: 'status' | 'drift' | 'policy',
@@ -136,7 +164,7 @@ function countsCard(
       })}
     </ul>
   </div>`;
-  return html`<section class="card fleet-counts" aria-labelledby="fleet-counts-heading">
+  return html`<section class="card fleet-counts" id="fleet-counts" aria-labelledby="fleet-counts-heading"${oob ? html` hx-swap-oob="true"` : ''}>
   <h2 id="fleet-counts-heading"><span id="fleet-total">${counts.total}</span> ${counts.total === 1 ? 'configuration' : 'configurations'}</h2>
   <div class="fleet-count-groups">
     ${group('status', 'Status', VINE_STATUSES, counts.status, (value) => value)}

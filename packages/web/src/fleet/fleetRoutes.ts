@@ -16,7 +16,9 @@ export function fleetRoutes(router: Router, deps: WebRouteDeps): void {
           deps.useCases.vines.list(user, { ...query, ...pageQuery(req) }),
           deps.useCases.vines.counts(user, query),
         ]);
-        return fleetPage({ base, filters, vines, counts, standing: await standing(), now });
+        // The first page follows its stream; an older page stays as it was read.
+        const live = deps.live && req.query.cursor === undefined ? fleetStream(base, filters, req.query.limit) : null;
+        return fleetPage({ base, filters, vines, counts, standing: await standing(), now, live });
       } catch (error) {
         if (!(error instanceof ValidationError)) throw error;
         return fleetPage({
@@ -34,7 +36,15 @@ export function fleetRoutes(router: Router, deps: WebRouteDeps): void {
   );
 }
 
-function fleetFilters(req: Request): FleetFilters {
+/** `/live/fleet` with the page's filters and page size. */
+function fleetStream(base: string, filters: FleetFilters, limit: unknown): string {
+  const query = new URLSearchParams(filters as Record<string, string>);
+  if (typeof limit === 'string') query.set('limit', limit);
+  return query.size === 0 ? `${base}/live/fleet` : `${base}/live/fleet?${query}`;
+}
+
+/** The fleet's filters as the query gave them (empty ones left out). */
+export function fleetFilters(req: Request): FleetFilters {
   const filters: FleetFilters = {};
   for (const name of FLEET_FILTER_NAMES) {
     const value = req.query[name];

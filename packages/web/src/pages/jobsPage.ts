@@ -1,7 +1,7 @@
 import type { JobSummary, PageResult } from '@trellis/core';
 import { html } from '../html.js';
 import type { Page } from '../layout.js';
-import { jobTable } from './vinePage.js';
+import { liveJobList } from '../live/jobLists.js';
 import { olderLink } from './olderLink.js';
 
 /** The query filters `/jobs` accepts, as given (core checks them). */
@@ -19,6 +19,8 @@ export function jobsPage(input: {
   jobs: PageResult<JobSummary>;
   filters: JobListFilters;
   now: Date;
+  /** The stream the list follows (`GET /live/jobs`); null: a plain list (an older page). */
+  live?: string | null;
 }): Page {
   const { base, jobs, filters, now } = input;
   return {
@@ -27,11 +29,7 @@ export function jobsPage(input: {
     orgFilter: { path: '/jobs', value: filters.org_id ?? '' },
     body: html`<h1>Jobs</h1>
 <section class="card">
-${
-  jobs.items.length === 0
-    ? html`<p class="muted">No jobs yet. Open a vine and plan it, or run <code>trellis plan NAME</code>.</p>`
-    : jobTable(base, jobs.items, now, true)
-}
+${liveJobList(base, 'jobs', jobs.items, now, input.live ?? null)}
 ${olderLink(`${base}/jobs`, jobs, { ...filters })}
 </section>`,
   };

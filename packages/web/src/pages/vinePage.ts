@@ -14,11 +14,15 @@ import {
   type VineView,
   type Vineyard,
 } from '@trellis/core';
-import { badge, commitCell, driftBadge, jobDuration, jobTypeLabel, shortId, utc, when } from '../format.js';
+import { badge, driftBadge, shortId, utc, when } from '../format.js';
 import { externalUrl, type Html, html } from '../html.js';
 import type { Page } from '../layout.js';
 import { destroyButton, jobButton } from './destroyButton.js';
 import { approvalSettingSection } from '../policies/planReview.js';
+import { liveJobList } from '../live/jobLists.js';
+
+/** How many of its last jobs a vine's page lists (the stream sends as many on connect). */
+export const VINE_PAGE_JOBS = 10;
 
 export interface VinePageInput {
   base: string;
@@ -37,6 +41,8 @@ export interface VinePageInput {
   /** The git providers this server can connect to (for the connect form). */
   vcsProviders?: readonly GitProvider[];
   now: Date;
+  /** The stream its last jobs follow (`GET /live/jobs`); null or absent: a plain list. */
+  liveJobs?: string | null;
   /** The token issuer and the `sub` of the vine's job tokens a trust policy names (issue 23: ids). */
   oidc?: { issuer: string; subjects: { deploy: string; plan: string; speculative: string } };
   /** What a DEPLOY or DESTROY without a plan meets at the deploy gate (issue 23); absent: not known. */
@@ -144,8 +150,8 @@ ${input.state ?? ''}
 
 <section class="card">
   <h2>Last jobs</h2>
-  ${jobs.length === 0 ? html`<p class="muted">No jobs yet: plan this vine to see what it would change.</p>` : jobTable(base, jobs.slice(0, 10), now, false, true)}
-  ${jobs.length > 10 || input.jobs.next_cursor !== null ? html`<p class="pager"><a data-older href="${base}/jobs?vine_id=${vine.id}">Older jobs →</a></p>` : ''}
+  ${liveJobList(base, 'vine', jobs.slice(0, VINE_PAGE_JOBS), now, input.liveJobs ?? null)}
+  ${jobs.length > VINE_PAGE_JOBS || input.jobs.next_cursor !== null ? html`<p class="pager"><a data-older href="${base}/jobs?vine_id=${vine.id}">Older jobs →</a></p>` : ''}
 </section>`,
   };
 }
@@ -340,30 +346,6 @@ function configuration(base: string, vine: VineView, oidc?: VinePageInput['oidc'
   }</dd>
   <dt>ID</dt><dd><code>${vine.id}</code></dd>
 </dl>`;
-}
-
-export function jobTable(
-  base: string,
-  jobs: readonly JobSummary[],
-  now: Date,
-  withVine = false,
-  withCommit = false,
-): Html {
-  return html`<div class="table-scroll" role="region" aria-label="Jobs" tabindex="0"><table class="jobs">
-  <thead><tr><th>Job</th>${withVine ? html`<th>Vine</th>` : ''}${withCommit ? html`<th>Commit</th>` : ''}<th>Status</th><th>Created</th><th>Duration</th></tr></thead>
-  <tbody>
-  ${jobs.map(
-    (job) => html`<tr>
-    <td><a href="${base}/jobs/${job.id}">${jobTypeLabel(job)}</a> <span class="muted small"><code>${shortId(job.id)}</code></span></td>
-    ${withVine ? html`<td>${job.config_snapshot.vine?.name ?? job.config_snapshot.target_worker?.name ?? '—'}</td>` : ''}
-    ${withCommit ? html`<td>${commitCell(job)}</td>` : ''}
-    <td>${badge(job.status)}</td>
-    <td>${when(job.created_at, now)}</td>
-    <td>${jobDuration(job, now)}</td>
-  </tr>`,
-  )}
-  </tbody>
-</table></div>`;
 }
 
 /** Why a page shows no buttons: the person's role in the organization that owns the record. */

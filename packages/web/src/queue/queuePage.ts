@@ -15,6 +15,8 @@ export function queuePage(input: {
   standing: Standing;
   /** `?org_id=` as given: '' for every queue the person sees. */
   orgFilter: string;
+  /** The stream the list follows (`GET /live/queue`); null or absent: a plain list. */
+  live?: string | null;
 }): Page {
   const { base, queue, standing, orgFilter } = input;
   return {
@@ -24,7 +26,22 @@ export function queuePage(input: {
     body: html`<h1>Queue</h1>
 <section class="card">
 ${
-  queue.jobs.length === 0
+  input.live
+    ? html`<div data-queue-list hx-ext="sse" sse-connect="${input.live}" sse-swap="rows">${queueList(base, queue, standing)}</div>`
+    : html`<div data-queue-list>${queueList(base, queue, standing)}</div>`
+}
+<p class="muted small">A DEPLOY of a plan keeps its plan's place in the queue; the jobs of one configuration run one at a time, in the order they were queued.</p>
+</section>`,
+  };
+}
+
+/**
+ * The queued jobs and how many there are: what the page shows, and what its live stream
+ * (`GET /live/queue`) sends again whole when a job is queued, starts or ends — every position
+ * may change then.
+ */
+export function queueList(base: string, queue: QueueView, standing: Standing): Html {
+  return queue.jobs.length === 0
     ? html`<p class="muted" data-queue-empty>No job is queued: agents take every job as soon as it is queued.</p>`
     : html`<p data-queue-total>${queue.total === 1 ? '1 job is queued' : `${queue.total} jobs are queued`}${
         queue.total > queue.jobs.length ? `; the first ${queue.jobs.length} are shown` : ''
@@ -34,11 +51,7 @@ ${
   <tbody>
   ${queue.jobs.map((entry) => queueRow(base, standing, entry))}
   </tbody>
-</table></div>`
-}
-<p class="muted small">A DEPLOY of a plan keeps its plan's place in the queue; the jobs of one configuration run one at a time, in the order they were queued.</p>
-</section>`,
-  };
+</table></div>`;
 }
 
 function queueRow(base: string, standing: Standing, entry: QueueEntryView): Html {
