@@ -76,15 +76,18 @@ export function startChild(script, args, { env, ready, name, nodeArgs = [], read
   return started.then((match) => ({ pid: child.pid, match, exited, stderr: () => stderr, stop }));
 }
 
-/** Node's own options for every control plane started from now on (`--server-cpu-prof`). */
-let controlPlaneNodeArgs = [];
+/**
+ * Node's own options for every control plane started from now on (`--server-cpu-prof`), after
+ * those of `BENCH_SERVER_NODE_ARGS` (space-separated, e.g. `--require ./trace.cjs`).
+ */
+let controlPlaneNodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 /**
  * Every control plane started from now on runs with `node --cpu-prof` and writes its profile to
  * `dir` when it stops (a graceful stop: SIGTERM, then the process exits by itself).
  */
 export function profileControlPlanes(dir) {
-  controlPlaneNodeArgs = ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+  controlPlaneNodeArgs = [...controlPlaneNodeArgs, '--cpu-prof', `--cpu-prof-dir=${dir}`];
 }
 
 /**

@@ -72,7 +72,7 @@ export const cliSessions = {
           });
           try {
             await discover(server.url, teams);
-            const perRequest = await costPerRequest(server, teams, ctx.quick ? 50 : 300);
+            const perRequest = await costPerRequest(server, teams, ctx.quick ? 300 : 300);
             return { ...(await measure(server, teams, plan)), per_request: perRequest };
           } finally {
             await server.stop();

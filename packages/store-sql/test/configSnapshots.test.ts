@@ -182,4 +182,70 @@ function describeSnapshots(dialect: TestDialect): void {
       await store.close();
     }
   });
+
+  it("reads a job with its owner's full snapshot, and no other owner's job", async () => {
+    database = await createTestDatabase(dialect);
+    const store = await openSqlStore(database.url);
+    try {
+      await store.migrate();
+      const owners = [crypto.randomUUID(), crypto.randomUUID()];
+      const snapshots = [snapshotOf('ada'), snapshotOf('bob')];
+      const ids: string[] = [];
+      for (const [i, owner] of owners.entries()) {
+        const snapshot = snapshots[i] as ConfigSnapshot;
+        await store.uow.run(ownerScope(owner), async (stores) => {
+          await stores.users.create({
+            id: owner,
+            email: `u${i}@example.test`,
+            name: `U${i}`,
+            created_at: new Date().toISOString(),
+          });
+          const job = await stores.jobs.create(planJob(owner, snapshot));
+          ids.push(job.id);
+        });
+      }
+      for (const [i, owner] of owners.entries()) {
+        const read = await store.uow.read(ownerScope(owner), (stores) => stores.jobs.get(owner, ids[i] as string));
+        expect(read?.config_snapshot).toEqual(snapshots[i]);
+        expect(read?.config_hash).toBe(configHash(snapshots[i] as ConfigSnapshot));
+        const other = owners[1 - i] as string;
+        const foreign = await store.uow.read(ownerScope(owner), (stores) =>
+          stores.jobs.get(other, ids[1 - i] as string),
+        );
+        expect(foreign).toBeNull();
+      }
+    } finally {
+      await store.close();
+    }
+  });
+}
+
+function planJob(ownerId: string, snapshot: ConfigSnapshot) {
+  return {
+    id: crypto.randomUUID(),
+    owner_id: ownerId,
+    job_type: 'PLAN' as const,
+    status: 'QUEUED' as const,
+    config_snapshot: snapshot,
+    config_hash: configHash(snapshot),
+    vine_id: null,
+    vineyard_id: null,
+    cloud_identity_id: null,
+    assigned_worker_id: null,
+    claimed_by_worker_id: null,
+    plan_job_id: null,
+    target_worker_id: null,
+    execution_metadata: {},
+    error_message: null,
+    vine_status_before: null,
+    trigger: { type: 'manual' as const },
+    created_by: null,
+    caused_by: null,
+    claimed_policies: null,
+    approval: null,
+    policy_override: null,
+    created_at: new Date().toISOString(),
+    claimed_at: null,
+    finished_at: null,
+  };
 }

@@ -188,7 +188,7 @@ export class ApiTokenUseCases {
   /**
    * The person behind an API token (`Authorization: Bearer trt_…`). Unknown, revoked and expired
    * tokens are one `401 invalid_token`, as is an organization token whose creator has left the
-   * organization. The lookup is by hash, then the hashes are compared in constant time. The last
+   * organization. The lookup is by hash (the token and its creator in one read), then the hashes are compared in constant time. The last
    * use is written at most once a minute. The creator's memberships are read with the token and
    * carried by the actor for this request (`UserActor.memberships`).
    */
@@ -196,10 +196,12 @@ export class ApiTokenUseCases {
     if (!isApiTokenForm(token)) throw invalidToken();
     const now = this.deps.clock.now();
     const found = await this.deps.uow.read(systemScope, async (stores) => {
-      const record = await stores.apiTokens.findByHash(hashToken(token));
+      // The token and its creator in one read.
+      const found = await stores.apiTokens.findByHashWithCreator(hashToken(token));
+      const record = found?.token ?? null;
       const matches = tokenMatchesHash(token, record?.token_hash ?? UNKNOWN_TOKEN_HASH);
       if (!record || !matches) return null;
-      const user = await stores.users.get(record.created_by);
+      const user = found?.creator ?? null;
       if (!user) return null;
       // Read with the token, in the same unit of work: the request's access checks use these.
       return { record, user, memberships: await stores.orgs.membershipsOf(user.id) };

@@ -1,4 +1,4 @@
-import { type ApiToken, type ApiTokenStore, isOrgRole, type Page, type PageRequest } from '@trellis/core';
+import { type ApiToken, type ApiTokenStore, isOrgRole, type Page, type PageRequest, type User } from '@trellis/core';
 import type { SqlSession } from '../dialects/Dialect.js';
 import {
   type Row,
@@ -38,6 +38,32 @@ export class SqlApiTokenStore implements ApiTokenStore {
   async findByHash(tokenHash: string): Promise<ApiToken | null> {
     const row = await this.db.table('api_tokens').where({ token_hash: tokenHash }).first();
     return row ? toApiToken(row) : null;
+  }
+
+  /** A left join on the creator: the token's row and its creator's, in one statement. */
+  async findByHashWithCreator(tokenHash: string): Promise<{ token: ApiToken; creator: User | null } | null> {
+    const row: Row | undefined = await this.db
+      .table('api_tokens')
+      .leftJoin('users', 'users.id', 'api_tokens.created_by')
+      .where('api_tokens.token_hash', tokenHash)
+      .first(
+        'api_tokens.*',
+        'users.id as creator_id',
+        'users.email as creator_email',
+        'users.name as creator_name',
+        'users.created_at as creator_created_at',
+      );
+    if (!row) return null;
+    const creator =
+      row.creator_id === null || row.creator_id === undefined
+        ? null
+        : {
+            id: uuidOut(row.creator_id),
+            email: textOut(row.creator_email),
+            name: textOut(row.creator_name),
+            created_at: timeOut(row.creator_created_at),
+          };
+    return { token: toApiToken(row), creator };
   }
 
   async find(id: string): Promise<ApiToken | null> {

@@ -89,9 +89,24 @@ export class SqlJobStore implements JobStore {
     return { ...toJobSummary(row), config_snapshot: job.config_snapshot };
   }
 
+  /**
+   * The job and its full snapshot in one statement (a join on the snapshot's key): the run, plan
+   * and log reads of the stock CLI's polling read a job each time.
+   */
   async get(ownerId: string, id: string): Promise<Job | null> {
-    const row = await this.db.table('jobs').where({ owner_id: ownerId, id }).first();
-    return row ? this.one(row) : null;
+    const row: Row | undefined = await this.db
+      .table('jobs')
+      .leftJoin('config_snapshots', (on) =>
+        on.on('config_snapshots.owner_id', 'jobs.owner_id').andOn('config_snapshots.config_hash', 'jobs.config_hash'),
+      )
+      .where({ 'jobs.owner_id': ownerId, 'jobs.id': id })
+      .first('jobs.*', `config_snapshots.snapshot as ${JOINED_SNAPSHOT}`);
+    if (!row) return null;
+    const summary = toJobSummary(row);
+    if (row[JOINED_SNAPSHOT] === null || row[JOINED_SNAPSHOT] === undefined) {
+      throw new Error(`job ${summary.id} has no stored snapshot ${summary.config_hash}`);
+    }
+    return { ...summary, config_snapshot: jsonOut<ConfigSnapshot>(row[JOINED_SNAPSHOT]) };
   }
 
   async getForUpdate(ownerId: string, id: string): Promise<Job | null> {
@@ -332,6 +347,9 @@ export class SqlJobStore implements JobStore {
     });
   }
 }
+
+/** The alias of the full snapshot a read joins to its job's row (`get`). */
+const JOINED_SNAPSHOT = 'joined_config_snapshot';
 
 /** The columns a patch sets; fields the patch leaves undefined are not touched. */
 function columnsOf(patch: JobPatch): Row {

@@ -27,6 +27,25 @@ export function describeApiTokenStoreConformance(open: OpenStoreHarness): void {
       expect(await suite.asOwner(user.id, (stores) => stores.apiTokens.findByHash(org.token_hash))).toBeNull();
     });
 
+    it('reads a token by hash with its creator, in system work only', async () => {
+      const user = await newOwner();
+      const orgId = uuid();
+      const personal = newApiToken(user.id);
+      const org = newApiToken(user.id, { org_id: orgId, role: 'viewer' });
+      await suite.asOwner(user.id, (stores) => stores.apiTokens.create(personal));
+      await suite.asOwner(orgId, (stores) => stores.apiTokens.create(org));
+      for (const token of [personal, org]) {
+        expect(await suite.asSystem((stores) => stores.apiTokens.findByHashWithCreator(token.token_hash))).toEqual({
+          token,
+          creator: user,
+        });
+      }
+      expect(await suite.asSystem((stores) => stores.apiTokens.findByHashWithCreator('0'.repeat(64)))).toBeNull();
+      expect(
+        await suite.asOwner(user.id, (stores) => stores.apiTokens.findByHashWithCreator(org.token_hash)),
+      ).toBeNull();
+    });
+
     it('refuses a second token with the same hash', async () => {
       const user = await newOwner();
       const first = await suite.asOwner(user.id, (stores) => stores.apiTokens.create(newApiToken(user.id)));

@@ -1,4 +1,11 @@
-import { type ApiToken, type ApiTokenStore, ConflictError, type Page, type PageRequest } from '@trellis/core';
+import {
+  type ApiToken,
+  type ApiTokenStore,
+  ConflictError,
+  type Page,
+  type PageRequest,
+  type User,
+} from '@trellis/core';
 import { copy, pageNewestFirst } from '../MemoryState.js';
 import type { MemoryTransaction } from '../MemoryTransaction.js';
 
@@ -22,6 +29,13 @@ export class MemoryApiTokenStore implements ApiTokenStore {
       if (token.token_hash === tokenHash && this.tx.sees(token.owner_id)) return copy(token);
     }
     return null;
+  }
+
+  async findByHashWithCreator(tokenHash: string): Promise<{ token: ApiToken; creator: User | null } | null> {
+    const token = await this.findByHash(tokenHash);
+    if (!token) return null;
+    const creator = this.tx.state.users.get(token.created_by);
+    return { token, creator: creator && this.tx.sees(creator.id) ? copy(creator) : null };
   }
 
   async find(id: string): Promise<ApiToken | null> {
