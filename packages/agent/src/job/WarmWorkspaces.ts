@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { type RetryClock, systemClock } from '@trellis/client';
 import type { Workspace } from './Workspace.js';
 
 /**
@@ -49,7 +50,12 @@ export interface ClaimedForWarm {
 export class WarmWorkspaces {
   private readonly kept = new Map<string, KeptPlan & { until: number }>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /** `clock`: the agent's (its `now` alone is read); the real clock by default. */
+  constructor(private readonly clock: Pick<RetryClock, 'now'> = systemClock) {}
+
+  private now(): number {
+    return this.clock.now().getTime();
+  }
 
   /** Keeps `plan` (replacing the vine's previous one), with only its source directory left in it. */
   keep(plan: KeptPlan): void {

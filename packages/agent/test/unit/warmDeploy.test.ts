@@ -221,7 +221,7 @@ describe('a DEPLOY of a plan this agent ran and kept', () => {
 
   it('runs cold once the kept workspace is past its time', async () => {
     let now = 0;
-    const run = await planThenDeploy(new WarmWorkspaces(() => now), {}, () => {
+    const run = await planThenDeploy(new WarmWorkspaces({ now: () => new Date(now) }), {}, () => {
       now += WARM_KEEP_MS;
     });
     expect(run.deployCommands).toEqual(['init', 'apply', 'output']);
