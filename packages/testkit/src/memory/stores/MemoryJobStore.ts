@@ -74,7 +74,8 @@ export class MemoryJobStore implements JobStore {
   /**
    * The claim rule of DESIGN §3: of the owner's queued jobs, the oldest one (a DEPLOY of a plan
    * counts as old as its plan) that is assigned to
-   * nobody or to this worker, does not target this worker, is the oldest queued job of its vine
+   * nobody or to this worker, does not target this worker, is not offered to another worker until
+   * after `at` (`JobOffer`, m057), is the oldest queued job of its vine
    * and whose vine has nothing in `PROCESSING`. Units of work are serialized, so it is atomic.
    */
   async claimNext(worker: { id: string; owner_id: string }, at: string): Promise<JobClaim | null> {
