@@ -107,6 +107,9 @@ export const runs = {
               ctx.log(
                 `  ${result.runs_per_minute.toFixed(1)} runs/min, queue ${result.queue_ms.toFixed(0)} ms, ` +
                   `plan end → apply start p50 ${fmt(result.plan_end_to_apply_start_ms?.p50)} ms, ` +
+                  (result.deploys_on_plan_agent !== null
+                    ? `deploys on their plan's agent ${result.deploys_on_plan_agent}/${result.vines}, `
+                    : '') +
                   `server CPU ${fmt(result.server_cpu_ms_per_run)} ms/run, agent CPU ${fmt(result.agent_cpu_ms_per_run)} ms/run` +
                   (result.postgres_cpu_ms_per_run !== null
                     ? `, Postgres ${fmt(result.postgres_cpu_ms_per_run)} ms/run`
@@ -402,6 +405,13 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, t
       plan_end_to_client_saw_it_ms: flow === 'plan-deploy' ? spread(planEndToClientSaw) : null,
       plan_end_to_deploy_created_ms: flow === 'plan-deploy' ? spread(planEndToDeployCreated) : null,
       deploy_queued_to_claimed_ms: flow === 'plan-deploy' ? spread(deployQueuedToClaimed) : null,
+      // Issue 31: the DEPLOYs claimed by their plan's agent (the only ones that can run warm).
+      deploys_on_plan_agent:
+        flow === 'plan-deploy'
+          ? runIds.filter(
+              (run) => run.plan && jobs.get(run.deploy).claimed_by_worker_id === jobs.get(run.plan).claimed_by_worker_id,
+            ).length
+          : null,
       plan_duration_ms: flow === 'plan-deploy' ? spread(plans.map(duration)) : null,
       deploy_duration_ms: spread(deploys.map(duration)),
       queue_to_start_ms: spread(firstJobs.map((job) => at(job.claimed_at) - at(job.created_at))),

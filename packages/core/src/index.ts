@@ -182,6 +182,7 @@ export * from './jobs/liveAnnouncements.js';
 export * from './jobs/jobListFilter.js';
 export * from './jobs/deployGate.js';
 export * from './jobs/runOptions.js';
+export * from './jobs/deployOffer.js';
 export * from './tokens.js';
 export * from './auth/signedUrls.js';
 export * from './registry/namespaces.js';

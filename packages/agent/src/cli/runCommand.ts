@@ -7,6 +7,7 @@ import { ConfigError, type RunFlags, resolveRunConfig } from '../config/runConfi
 import { CredentialsFileError } from '../config/CredentialsFile.js';
 import { Agent } from '../daemon/Agent.js';
 import { JobRunner } from '../job/JobRunner.js';
+import { WarmWorkspaces } from '../job/WarmWorkspaces.js';
 import { pluginCacheDir } from '../job/pluginCache.js';
 import { AgentLogger } from '../logging/AgentLogger.js';
 import type { AgentMetrics } from '../observability/AgentMetrics.js';
@@ -49,6 +50,8 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
   // The log bytes the control plane took, counted where the runners send them.
   const runnerClient = metrics ? countingLogBytes(client, metrics) : client;
   const assumeRole = stsAssumeRole();
+  // The latest succeeded plan's workspace per vine, for its DEPLOY (issue 31); removed at the end.
+  const warm = new WarmWorkspaces();
   const agent = new Agent({
     client,
     logger,
@@ -64,6 +67,7 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
           logger,
           assumeRole,
           gate,
+          warm,
           settings: {
             serverUrl: config.serverUrl,
             workerId: config.workerId,
@@ -100,6 +104,7 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
+    warm.clear();
     metricsServer?.server.close();
     await stopTracing?.();
     if (temporaryWorkDir) rmSync(temporaryWorkDir, { recursive: true, force: true });

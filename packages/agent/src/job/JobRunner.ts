@@ -13,6 +13,7 @@ import { AGENT_VERSION } from '../version.js';
 import { agentDiskFull, isDiskFullError, JobFailure, JobInterrupted } from './errors.js';
 import { pushErroredState } from './erroredState.js';
 import { JobSteps } from './JobSteps.js';
+import type { WarmWorkspaces } from './WarmWorkspaces.js';
 import { Workspace } from './Workspace.js';
 
 export interface RunnerSettings {
@@ -51,6 +52,8 @@ export interface RunnerDeps {
   clock?: RetryClock;
   /** The agent's fence: engine commands wait while it is fenced (none: they never wait). */
   gate?: PhaseGate;
+  /** The plans' workspaces kept for their DEPLOYs (issue 31); none: every job starts from nothing. */
+  warm?: WarmWorkspaces;
 }
 
 /** How a job ended from this agent's point of view; `LOST` = the control plane took it away. */
@@ -147,12 +150,17 @@ export class JobRunner {
       `trellis-agent ${AGENT_VERSION} runs ${job.job_type} job ${job.id}${vine ? ` of ${vine.name}` : ''} on worker ${this.deps.settings.workerId}`,
     );
     let workspace: Workspace | null = null;
+    let outcome: JobOutcome | null = null;
     try {
-      workspace = new Workspace(this.deps.settings.workDir, job.id);
-      const metadata = await this.steps.execute(workspace);
+      // A DEPLOY of a plan this agent ran and kept runs in that plan's workspace (issue 31).
+      const kept = this.deps.warm?.take(job) ?? null;
+      workspace = kept ? kept.workspace : new Workspace(this.deps.settings.workDir, job.id);
+      if (kept) this.logger.info('deploying in the kept workspace of its plan', { plan_job_id: kept.planJobId });
+      const metadata = await this.steps.execute(workspace, kept);
       // An apply the job's loss let finish (a DESTROY's last step): nothing to report.
       if (this.stopReason === 'lost') return await this.lost(null);
-      return await this.finish('SUCCESS', { execution_metadata: metadata });
+      outcome = await this.finish('SUCCESS', { execution_metadata: metadata });
+      return outcome;
     } catch (error) {
       if (this.stopReason === 'lost' || this.shipper.jobGone) return await this.lost(error);
       if (error instanceof JobInterrupted || this.stopReason !== null) {
@@ -178,8 +186,32 @@ export class JobRunner {
       });
     } finally {
       await this.pushErroredState();
-      workspace?.remove();
+      if (workspace) this.keepOrRemove(workspace, outcome);
     }
+  }
+
+  /** A succeeded PLAN's workspace is kept for its DEPLOY when the agent keeps any (issue 31); else removed. */
+  private keepOrRemove(workspace: Workspace, outcome: JobOutcome | null): void {
+    const made = this.steps.madePlan;
+    const { job } = this;
+    if (this.deps.warm && outcome === 'SUCCESS' && job.job_type === 'PLAN' && job.vine_id !== null && made) {
+      try {
+        this.deps.warm.keep({
+          vineId: job.vine_id,
+          planJobId: job.id,
+          configHash: job.config_hash,
+          planSha256: made.planSha256,
+          workspace,
+          dir: made.dir,
+          ownBackend: made.ownBackend,
+          planFile: made.planFile,
+        });
+        return;
+      } catch (error) {
+        this.logger.warn('could not keep the plan workspace; removing it', { error: describeError(error) });
+      }
+    }
+    workspace.remove();
   }
 
   /** The control plane ended the job (it was lost): no report, the rest of the log is dropped. */

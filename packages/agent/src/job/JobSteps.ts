@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type RetryClock, retry, systemClock, TrellisApiError, type TrellisClient } from '@trellis/client';
 import type { ClaimAnswer as ClaimedJob } from '@trellis/client';
@@ -38,6 +39,7 @@ import {
 } from './configurationVersion.js';
 import type { RunnerSettings } from './JobRunner.js';
 import { declaresBackend, stateAddress, writeBackendFile } from './stateBackend.js';
+import type { KeptPlan } from './WarmWorkspaces.js';
 import type { Workspace } from './Workspace.js';
 
 export const PLAN_FILE = 'terraform.plan.out';
@@ -70,6 +72,14 @@ export class JobSteps {
   private varFiles: string[] = [];
   /** The engine's working directory when its state is the control plane's, with the job's state token. */
   private controlPlaneState: { dir: string; vineId: string; stateToken: string } | null = null;
+  /**
+   * A PLAN's workspace that may be kept for its DEPLOY (issue 31), once its plan file is stored
+   * with the sha256 made here: where the engine ran, whether the configuration declares its own
+   * backend (the agent's backend file is then absent), the plan file and its sha256.
+   */
+  private made: { dir: string; ownBackend: boolean; planFile: string; planSha256: string } | null = null;
+  /** Whether the configuration declares its own backend (set once the source is prepared). */
+  private ownBackend = false;
 
   constructor(private readonly deps: StepDeps) {}
 
@@ -111,7 +121,17 @@ export class JobSteps {
     await gate.whileFenced(this.interruption.signal);
   }
 
-  async execute(workspace: Workspace): Promise<JsonObject> {
+  /** What a succeeded PLAN leaves to keep for its DEPLOY (issue 31); null when nothing may be kept. */
+  get madePlan(): { dir: string; ownBackend: boolean; planFile: string; planSha256: string } | null {
+    return this.made;
+  }
+
+  /**
+   * Runs the job in `workspace`. `kept`: the workspace is the one this agent kept from the job's
+   * own plan (issue 31): its source, `.terraform`, lock file and plan file are there, so neither
+   * the configuration nor the plan is downloaded and the engine is not initialized again.
+   */
+  async execute(workspace: Workspace, kept: KeptPlan | null = null): Promise<JsonObject> {
     const { job } = this.deps.claimed;
     const snapshot = job.config_snapshot;
     if (job.job_type === 'DESTROY_WORKER') return this.destroyWorker(workspace);
@@ -122,6 +142,7 @@ export class JobSteps {
       snapshot.variables,
       this.deps.claimed.cloud_identity,
       this.deps.claimed.configuration_version ?? null,
+      kept?.dir ?? null,
     );
     let engineEnv = env;
     // A speculative plan (a pull request's, a drift check) only reads the state: the control
@@ -130,7 +151,9 @@ export class JobSteps {
     // A remote run's configuration (issue 27) names this control plane in its `cloud {}` block:
     // its state is the vine's, through the agent's backend in an override file.
     const uploaded = snapshot.source.type === 'upload';
-    if (!uploaded && declaresBackend(dir)) {
+    // A kept workspace holds the agent's own backend file already: what the plan found stands.
+    this.ownBackend = kept ? kept.ownBackend : !uploaded && declaresBackend(dir);
+    if (this.ownBackend) {
       // Its own backend, maybe an `http` one elsewhere: the worker's credentials stay out of it.
       this.deps.log.system('the configuration declares its own backend; its state stays there');
     } else {
@@ -151,7 +174,13 @@ export class JobSteps {
     }
     engineEnv = this.withRegistry(workspace, engineEnv);
     const engine = this.startEngine(dir, engineEnv, snapshot.engine?.name ?? null);
-    await engine.init();
+    if (kept) {
+      this.deps.log.system(
+        `init: skipped: the plan's working directory is kept on this agent with its .terraform and lock file`,
+      );
+    } else {
+      await engine.init();
+    }
     const installed = installedModulesMetadata(dir, engineEnv, this.deps.log);
     switch (job.job_type) {
       case 'PLAN': {
@@ -174,13 +203,21 @@ export class JobSteps {
         if (opaBin !== null) {
           metadata.policy_results = (await this.checkPolicies(opaBin, planJson, workspace)) as unknown as JsonObject[];
         }
-        await this.uploadPlan(dir);
+        const planSha256 = await this.uploadPlan(dir);
         await this.uploadPlanChanges(planJson);
+        // A plan a DEPLOY may apply as it is (not speculative, not a destroy plan) may be kept for it.
+        if (!readOnlyState && !destroyPlan && planSha256 !== null) {
+          this.made = { dir, ownBackend: this.ownBackend, planFile: `${dir}/${PLAN_FILE}`, planSha256 };
+        }
         return metadata;
       }
       case 'DEPLOY': {
         let metadata: JsonObject = { ...installed };
-        if (job.plan_job_id !== null) {
+        if (kept) {
+          this.deps.log.system(
+            `plan of job ${kept.planJobId}: the file this agent made and kept, sha256 ${kept.planSha256} checked (no download)`,
+          );
+        } else if (job.plan_job_id !== null) {
           await this.downloadPlan(job.plan_job_id, `${dir}/${PLAN_FILE}`);
         } else {
           await engine.plan(PLAN_FILE);
@@ -295,16 +332,21 @@ export class JobSteps {
     variables: Variables,
     identity: CloudIdentityRef | CloudIdentitySettings | null,
     version: ConfigurationVersionClaim | null = null,
+    keptDir: string | null = null,
   ): Promise<{ dir: string; env: NodeJS.ProcessEnv }> {
     const { log, secrets, settings } = this.deps;
     for (const variable of Object.values(variables)) if (variable.sensitive) secrets.add(variable.value);
     const hostEnv = settings.hostEnv ?? process.env;
-    if (source.type === 'upload' && !version) {
+    if (keptDir === null && source.type === 'upload' && !version) {
       throw new JobFailure('the job runs an uploaded configuration but its claim names no configuration version');
     }
-    const dir = version
-      ? await this.unpackVersion(workspace, source, version)
-      : await this.fetchSource(workspace, source as VineSource, hostEnv);
+    if (keptDir !== null)
+      log.system("source: the plan's own, kept on this agent with the same configuration hash (no download)");
+    const dir =
+      keptDir ??
+      (version
+        ? await this.unpackVersion(workspace, source, version)
+        : await this.fetchSource(workspace, source as VineSource, hostEnv));
     this.checkpoint();
     this.varFiles = writeVariablesFiles(workspace.root, dir, variables);
     let env = engineEnvironment(hostEnv);
@@ -465,7 +507,8 @@ export class JobSteps {
     return { ...summary };
   }
 
-  private async uploadPlan(dir: string): Promise<void> {
+  /** Uploads the plan file; its sha256 when the control plane stored exactly these bytes, else null. */
+  private async uploadPlan(dir: string): Promise<string | null> {
     const bytes = readFileSync(`${dir}/${PLAN_FILE}`);
     if (bytes.length > MAX_PLAN_BYTES) {
       throw new JobFailure(`the plan file is ${bytes.length} bytes, over the 50 MiB limit of the control plane`);
@@ -483,6 +526,8 @@ export class JobSteps {
       throw error;
     });
     this.deps.log.system(`plan uploaded: ${stored.size} bytes, sha256 ${stored.sha256}`);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    return sha256 === stored.sha256 ? sha256 : null;
   }
 
   /**

@@ -106,6 +106,32 @@ describe.skipIf(!TOFU)('trellis-agent runs jobs with real OpenTofu', { timeout: 
     for (const id of [plan.id, deploy.id, destroy.id]) expect(await logText(server, id)).not.toContain(API_TOKEN);
   });
 
+  it('applies a plan on the agent that made it in the kept workspace: no download, no init (issue 31)', async () => {
+    const vine = await vineOf(server, 'warm-eu', 'outputs', { cluster: 'warm-eu' });
+    const plan = await server.user.createJob({
+      job_type: 'PLAN',
+      configuration_id: vine.id,
+      assigned_worker_id: agentA.workerId,
+    });
+    expect(await waitForJob(server, plan.id)).toMatchObject({ status: 'SUCCESS' });
+    // Assigned, so the test does not hang on which agent claims first; the offer is core's (deployOffer.test.ts).
+    const deploy = await server.user.createJob({
+      job_type: 'DEPLOY',
+      configuration_id: vine.id,
+      plan_job_id: plan.id,
+      assigned_worker_id: agentA.workerId,
+    });
+    const deployed = await waitForJob(server, deploy.id);
+    const log = await logText(server, deploy.id);
+    expect(deployed, log).toMatchObject({ status: 'SUCCESS', claimed_by_worker_id: agentA.workerId });
+    expect(log).toContain("source: the plan's own, kept on this agent");
+    expect(log).toContain('init: skipped');
+    expect(log).toContain(`plan of job ${plan.id}: the file this agent made and kept`);
+    expect(log).not.toMatch(/^\$ \S+ init/m);
+    expect(log).toContain('Apply complete! Resources: 1 added, 0 changed, 0 destroyed.');
+    expect(deployed.execution_metadata).toMatchObject({ cluster_name: 'warm-eu' });
+  });
+
   it('deploys without a plan: plans and applies in one job, state kept by the control plane', async () => {
     const vine = await vineOf(server, 'direct', 'outputs', { cluster: 'direct' });
     const first = await server.user.createJob({ job_type: 'DEPLOY', configuration_id: vine.id });

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { ClaimAnswer, TrellisClient } from '@trellis/client';
 import { JobRunner } from '../../src/job/JobRunner.js';
+import type { WarmWorkspaces } from '../../src/job/WarmWorkspaces.js';
 import { AgentLogger } from '../../src/logging/AgentLogger.js';
 
 /**
@@ -11,7 +12,7 @@ import { AgentLogger } from '../../src/logging/AgentLogger.js';
 export function testJobRunner(
   client: TrellisClient,
   claimed: ClaimAnswer,
-  options: { dir: string; engineBin: string; workDir?: string },
+  options: { dir: string; engineBin: string; workDir?: string; warm?: WarmWorkspaces },
 ): JobRunner {
   return new JobRunner(
     {
@@ -31,6 +32,7 @@ export function testJobRunner(
       assumeRole: async () => {
         throw new Error('no identity');
       },
+      ...(options.warm ? { warm: options.warm } : {}),
     },
     claimed,
   );

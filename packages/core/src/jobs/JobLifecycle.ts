@@ -11,6 +11,7 @@ import { configHash, snapshotOfVine, snapshotOfVineAt } from '../snapshot/config
 import { type AuditBy, recordAudit } from '../usecases/audit.js';
 import { type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
 import { deriveWorkerStatus } from '../domain/workerStatus.js';
+import { deployOfferOf } from './deployOffer.js';
 import { type EndReason, type EndReasonRule, endReasonRule } from './endReasons.js';
 import type { JobChange, JobHook, JobHookContext, JobMoment } from './hooks.js';
 
@@ -96,33 +97,52 @@ export class JobLifecycle {
     // A drift check never waits ahead of other work on its vine: queued ones give way.
     if (vine !== null && spec.trigger.type !== 'drift') await this.giveWay(stores, vine);
     const configuration = spec.configuration ?? configurationOf(vine, spec.commit ?? null);
-    const job = await stores.jobs.create({
-      id: this.deps.random.uuid(),
-      owner_id: spec.owner_id,
-      job_type: spec.job_type,
-      status: 'QUEUED',
-      config_snapshot: configuration.snapshot,
-      config_hash: configuration.hash,
-      vine_id: vine?.id ?? null,
-      vineyard_id: vine?.vineyard_id ?? null,
-      cloud_identity_id: vine?.cloud_identity_id ?? null,
-      assigned_worker_id: spec.assigned_worker_id ?? null,
-      claimed_by_worker_id: null,
-      plan_job_id: spec.plan_job_id ?? null,
-      target_worker_id: spec.target_worker_id ?? null,
-      execution_metadata: {},
-      error_message: null,
-      vine_status_before: null,
-      trigger: spec.trigger,
-      created_by: spec.created_by !== undefined ? spec.created_by : spec.actor === 'system' ? null : spec.actor.userId,
-      caused_by: spec.caused_by ?? null,
-      claimed_policies: null,
-      approval: null,
-      policy_override: null,
-      created_at: at,
-      claimed_at: null,
-      finished_at: null,
-    });
+    const assigned = spec.assigned_worker_id ?? null;
+    const target = spec.target_worker_id ?? null;
+    // A DEPLOY of a plan is held a moment for the plan's agent, whose workspace is warm (issue 31).
+    const offer = await deployOfferOf(
+      stores,
+      {
+        owner_id: spec.owner_id,
+        job_type: spec.job_type,
+        plan_job_id: spec.plan_job_id ?? null,
+        assigned_worker_id: assigned,
+        target_worker_id: target,
+      },
+      this.deps.clock.now(),
+      this.deps.settings.heartbeatTimeoutSeconds,
+    );
+    const job = await stores.jobs.create(
+      {
+        id: this.deps.random.uuid(),
+        owner_id: spec.owner_id,
+        job_type: spec.job_type,
+        status: 'QUEUED',
+        config_snapshot: configuration.snapshot,
+        config_hash: configuration.hash,
+        vine_id: vine?.id ?? null,
+        vineyard_id: vine?.vineyard_id ?? null,
+        cloud_identity_id: vine?.cloud_identity_id ?? null,
+        assigned_worker_id: assigned,
+        claimed_by_worker_id: null,
+        plan_job_id: spec.plan_job_id ?? null,
+        target_worker_id: target,
+        execution_metadata: {},
+        error_message: null,
+        vine_status_before: null,
+        trigger: spec.trigger,
+        created_by:
+          spec.created_by !== undefined ? spec.created_by : spec.actor === 'system' ? null : spec.actor.userId,
+        caused_by: spec.caused_by ?? null,
+        claimed_policies: null,
+        approval: null,
+        policy_override: null,
+        created_at: at,
+        claimed_at: null,
+        finished_at: null,
+      },
+      offer,
+    );
     await recordAudit(stores, this.deps, spec.actor, {
       action: 'job.create',
       target: { type: 'job', id: job.id },

@@ -53,8 +53,20 @@ export interface JobQueue {
   total: number;
 }
 
+/**
+ * A queued job held for one agent for a short while (issue 31): a DEPLOY of a plan offered to the
+ * agent that ran the plan, whose workspace and providers are warm. Until `until`, claims of the
+ * owner's other agents pass over the job (they take other work); from `until` on, any agent may
+ * take it. A job assigned to an agent keeps only that rule (`assigned_worker_id` wins).
+ */
+export interface JobOffer {
+  worker_id: string;
+  until: string;
+}
+
 export interface JobStore {
-  create(job: Job): Promise<Job>;
+  /** Stores a new job; `offer`: held for that agent until its time (`claimNext`). */
+  create(job: Job, offer?: JobOffer | null): Promise<Job>;
   get(ownerId: string, id: string): Promise<Job | null>;
   /**
    * The job, its row locked until the unit of work ends (`FOR UPDATE` on Postgres; SQLite and the
@@ -73,7 +85,8 @@ export interface JobStore {
   /**
    * Atomically takes the oldest `QUEUED` job the worker may run (DESIGN §3): same owner,
    * assigned to nobody or to it, the oldest queued job of its vine, and no job of that vine in
-   * `PROCESSING`. The job comes back `PROCESSING`, claimed by the worker at `at`, and its vine
+   * `PROCESSING`, and not offered to another agent until after `at` (`JobOffer`; an assigned job
+   * ignores its offer). The job comes back `PROCESSING`, claimed by the worker at `at`, and its vine
    * moved as core's `JOB_CLAIM` says, in the same step, with what the claim's answer needs. Two
    * callers never get the same job, nor two jobs of one vine at once.
    */

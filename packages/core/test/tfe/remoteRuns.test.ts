@@ -130,6 +130,17 @@ describe('the apply of a remote run', () => {
     expect((await runOf(failing.plan.id)).status).toBe('apply_queued');
   });
 
+  it("offers the apply queued as the plan ends to the plan's agent first (issue 31)", async () => {
+    const vine = await seedVine(core, ada);
+    const other = await seedWorker(core, ada, { heartbeat: true });
+    const run = await queueRun(ada, vine.id, { 'auto-apply': true });
+    await finish(run.plan.id);
+    const apply = (await runOf(run.plan.id)).apply;
+    expect(apply?.job_type).toBe('DEPLOY');
+    expect(await core.useCases.jobs.claim(other, AGENT_FEATURES)).toBeNull();
+    expect((await core.useCases.jobs.claim(worker, AGENT_FEATURES))?.job.id).toBe(apply?.id);
+  });
+
   it('needs jobs.run: a viewer reads runs but neither queues nor applies one', async () => {
     const org = await core.useCases.orgs.create(ada, { name: 'platform' });
     const viewer = await seedUser(core, { email: 'vi@example.test' });

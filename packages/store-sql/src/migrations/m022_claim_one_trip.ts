@@ -33,9 +33,18 @@ export const claimOneTripMigration: TrellisMigration = {
 
 /**
  * The function's text, with the order it offers the claimable jobs in: m022 `j.seq` (creation
- * order), m055 a run's place in the queue. `replace` redefines the function of the same signature.
+ * order), m055 a run's place in the queue; m057 adds the condition of an offer. `replace` redefines the function of the same signature.
  */
-export function claimFunctionSql({ replace, order }: { replace: boolean; order: string }): string {
+export function claimFunctionSql({
+  replace,
+  order,
+  offer,
+}: {
+  replace: boolean;
+  order: string;
+  /** m057: the condition of an offer (`offerCondition`); absent: none. */
+  offer?: string;
+}): string {
   return `
       ${replace ? 'CREATE OR REPLACE' : 'CREATE'} FUNCTION claim_next_job(
         p_worker_id uuid, p_at timestamptz, p_from text, p_to text, p_vine_moves jsonb, p_vine_kept_by text[])
@@ -61,7 +70,12 @@ export function claimFunctionSql({ replace, order }: { replace: boolean; order: 
           WHERE j.owner_id = v_owner_id
             AND j.status = p_from
             AND (j.assigned_worker_id IS NULL OR j.assigned_worker_id = p_worker_id)
-            AND (j.target_worker_id IS NULL OR j.target_worker_id <> p_worker_id)
+            AND (j.target_worker_id IS NULL OR j.target_worker_id <> p_worker_id)${
+              offer
+                ? `
+            AND ${offer}`
+                : ''
+            }
             AND (j.vine_id IS NULL OR (
               NOT EXISTS (SELECT 1 FROM jobs r WHERE r.vine_id = j.vine_id AND r.status = p_to)
               AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.vine_id = j.vine_id AND o.status = p_from AND o.seq < j.seq)))

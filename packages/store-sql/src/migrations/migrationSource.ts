@@ -46,6 +46,7 @@ import { mirrorPullThroughMigration } from './m053_mirror_pull_through.js';
 import { planChangesMigration } from './m054_plan_changes.js';
 import { runQueueOrderMigration } from './m055_run_queue_order.js';
 import { fleetMigration } from './m056_fleet.js';
+import { deployOfferMigration } from './m057_deploy_offer.js';
 import type { TrellisMigration } from './TrellisMigration.js';
 
 /** In order. Both dialects record every migration, even those that do nothing on SQLite. */
@@ -95,6 +96,7 @@ export const MIGRATIONS: readonly TrellisMigration[] = [
   planChangesMigration,
   runQueueOrderMigration,
   fleetMigration,
+  deployOfferMigration,
 ];
 
 /**

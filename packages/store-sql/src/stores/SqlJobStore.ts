@@ -3,6 +3,7 @@ import {
   JOB_CLAIM,
   type Job,
   type JobClaim,
+  type JobOffer,
   type JobFilter,
   type JobQueue,
   type JobPatch,
@@ -46,7 +47,7 @@ export class SqlJobStore implements JobStore {
   constructor(private readonly db: SqlSession) {}
 
   /** The full snapshot goes to `config_snapshots` once per owner and hash; the job keeps its summary. */
-  async create(job: Job): Promise<Job> {
+  async create(job: Job, offer: JobOffer | null = null): Promise<Job> {
     await this.db
       .insert('config_snapshots', {
         owner_id: job.owner_id,
@@ -84,6 +85,8 @@ export class SqlJobStore implements JobStore {
         created_at: timeIn(job.created_at),
         claimed_at: timeInOrNull(job.claimed_at),
         finished_at: timeInOrNull(job.finished_at),
+        // Written only when set (m057), as the columns above it.
+        ...(offer === null ? {} : { offered_worker_id: offer.worker_id, offered_until: timeIn(offer.until) }),
       })
       .returning('*');
     return { ...toJobSummary(row), config_snapshot: job.config_snapshot };

@@ -19,6 +19,7 @@ import type {
   CloudIdentity,
   Identity,
   Job,
+  JobOffer,
   LogChunk,
   Notification,
   OutboxEntry,
@@ -82,6 +83,8 @@ export interface MemoryState {
   components: Map<string, StoredComponents>;
   cloudIdentities: Map<string, CloudIdentity>;
   jobs: Map<string, Job>;
+  /** Keyed by job id: a queued job held for one agent a moment (`JobOffer`; SQL keeps it on the job). */
+  jobOffers: Map<string, JobOffer>;
   logs: StoredLogChunk[];
   /** Keyed by job id: the bytes of the job's log and whether it was cut (SQL keeps them on the job). */
   logUsage: Map<string, { bytes: number; cut: boolean }>;
@@ -151,6 +154,7 @@ export function emptyMemoryState(): MemoryState {
     components: new Map(),
     cloudIdentities: new Map(),
     jobs: new Map(),
+    jobOffers: new Map(),
     logs: [],
     logUsage: new Map(),
     workers: new Map(),

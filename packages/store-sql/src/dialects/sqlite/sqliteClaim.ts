@@ -1,12 +1,13 @@
 import type { JobClaimMove, JobTrigger, VineJobType, VineStatus } from '@trellis/core';
 import { CLAIM_ORDER } from '../claimOrder.js';
+import { offerCondition } from '../../migrations/m057_deploy_offer.js';
 import { jsonOut, type Row, textOut } from '../../rows.js';
 import type { ClaimedRows, SqlSession } from '../Dialect.js';
 import { scopeOwner } from '../scoping.js';
 
 /**
  * SQLite's claim: the rule of `claim_next_job` (migrations/m022_claim_one_trip.ts; m003 explains
- * it; m055 its order) as one SELECT and conditional UPDATEs, with the moves of core's `JOB_CLAIM` (the job's and
+ * it; m055 its order; m057 its offers) as one SELECT and conditional UPDATEs, with the moves of core's `JOB_CLAIM` (the job's and
  * its vine's). The unit of work began with BEGIN IMMEDIATE, so it holds the database's write
  * lock: no other claim can run between them. Statements here are calls into the same process,
  * not round trips, so the reads of the answer stay separate.
@@ -19,6 +20,7 @@ const NEXT_CLAIMABLE_JOB = `
     AND j.status = :from
     AND (j.assigned_worker_id IS NULL OR j.assigned_worker_id = :worker)
     AND (j.target_worker_id IS NULL OR j.target_worker_id <> :worker)
+    AND ${offerCondition(':worker', ':at')}
     AND (j.vine_id IS NULL OR (
       NOT EXISTS (SELECT 1 FROM jobs r WHERE r.vine_id = j.vine_id AND r.status = :to)
       AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.vine_id = j.vine_id AND o.status = :from AND o.seq < j.seq)))
@@ -37,6 +39,7 @@ export async function claimNextSqliteJob(
     scope: scopeOwner(session.scope),
     from: move.from,
     to: move.to,
+    at,
   });
   if (!candidate) return undefined;
   const vine = vineMoveOf(candidate, move);

@@ -85,6 +85,65 @@ export function describeJobClaimConformance(open: OpenStoreHarness): void {
       expect((await claim(owner, w1))?.id).toBe(standalone.id);
     });
 
+    describe("a DEPLOY of a plan offered to the plan's agent (issue 31, JobOffer)", () => {
+      /** A plan that ran on `planAgent`, and a DEPLOY of it offered to that agent until `until`. */
+      const offered = async (owner: SeededOwner, planAgent: Worker, deploy: Partial<Job> = {}) => {
+        const plan = newJob(owner.id, owner.vine, {
+          status: 'SUCCESS',
+          claimed_by_worker_id: planAgent.id,
+          finished_at: later(),
+        });
+        const job = newJob(owner.id, owner.vine, { job_type: 'DEPLOY', plan_job_id: plan.id, ...deploy });
+        const queuedAt = later();
+        const until = new Date(Date.parse(queuedAt) + 3_000).toISOString();
+        await suite.asOwner(owner.id, async (stores) => {
+          await stores.jobs.create(plan);
+          await stores.jobs.create(job, { worker_id: planAgent.id, until });
+        });
+        const before = new Date(Date.parse(until) - 1).toISOString();
+        return { job, before, until };
+      };
+
+      it("gives it to the plan's agent within the window", async () => {
+        const owner = await suite.seedOwner();
+        const { job, before } = await offered(owner, owner.worker);
+        const claimed = await claim(owner, owner.worker, before);
+        expect(claimed?.id).toBe(job.id);
+        expect(claimed?.claimed_by_worker_id).toBe(owner.worker.id);
+      });
+
+      it('passes it over for another agent within the window, which takes other work; after it, any agent takes it', async () => {
+        const owner = await suite.seedOwner();
+        const [other] = (await workers(suite, owner, 1)) as [Worker];
+        const { job, before, until } = await offered(owner, owner.worker);
+        const [v2] = (await vines(suite, owner, 1)) as [Vine];
+        const otherWork = newJob(owner.id, v2);
+        await create(owner, otherWork);
+        // The DEPLOY is first in the queue (its plan's place), yet the other agent takes the other job.
+        expect((await claim(owner, other, before))?.id).toBe(otherWork.id);
+        const [third] = (await workers(suite, owner, 1)) as [Worker];
+        expect(await claim(owner, third, before)).toBeNull();
+        const claimed = await claim(owner, third, until);
+        expect(claimed?.id).toBe(job.id);
+        expect(claimed?.claimed_by_worker_id).toBe(third.id);
+      });
+
+      it('keeps the rule of a job assigned to an agent, whatever its offer says', async () => {
+        const owner = await suite.seedOwner();
+        const [assignee] = (await workers(suite, owner, 1)) as [Worker];
+        const { job, before, until } = await offered(owner, owner.worker, { assigned_worker_id: assignee.id });
+        expect(await claim(owner, owner.worker, before)).toBeNull();
+        expect(await claim(owner, owner.worker, until)).toBeNull();
+        expect((await claim(owner, assignee, before))?.id).toBe(job.id);
+      });
+
+      it('is a job like any other once read: the offer is not part of the record', async () => {
+        const owner = await suite.seedOwner();
+        const { job } = await offered(owner, owner.worker);
+        expect(await suite.asOwner(owner.id, (stores) => stores.jobs.get(owner.id, job.id))).toEqual(job);
+      });
+    });
+
     it("never gives a worker another owner's job", async () => {
       const a = await suite.seedOwner();
       const b = await suite.seedOwner();

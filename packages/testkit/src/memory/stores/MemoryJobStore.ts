@@ -3,6 +3,7 @@ import {
   JOB_CLAIM,
   type Job,
   type JobClaim,
+  type JobOffer,
   type JobFilter,
   type JobQueue,
   type JobPatch,
@@ -35,11 +36,12 @@ const PATCHABLE = [
 export class MemoryJobStore implements JobStore {
   constructor(private readonly tx: MemoryTransaction) {}
 
-  async create(job: Job): Promise<Job> {
-    const { jobs } = this.tx.state;
+  async create(job: Job, offer: JobOffer | null = null): Promise<Job> {
+    const { jobs, jobOffers } = this.tx.state;
     this.tx.checkWrite('jobs', job.owner_id);
     if (jobs.has(job.id)) throw new ConflictError('job_exists', 'a job with this id exists');
     jobs.set(job.id, copy(job));
+    if (offer) jobOffers.set(job.id, copy(offer));
     return copy(job);
   }
 
@@ -72,7 +74,8 @@ export class MemoryJobStore implements JobStore {
   /**
    * The claim rule of DESIGN §3: of the owner's queued jobs, the oldest one (a DEPLOY of a plan
    * counts as old as its plan) that is assigned to
-   * nobody or to this worker, does not target this worker, is the oldest queued job of its vine
+   * nobody or to this worker, does not target this worker, is not offered to another worker until
+   * after `at` (`JobOffer`, m057), is the oldest queued job of its vine
    * and whose vine has nothing in `PROCESSING`. Units of work are serialized, so it is atomic.
    */
   async claimNext(worker: { id: string; owner_id: string }, at: string): Promise<JobClaim | null> {
@@ -80,7 +83,9 @@ export class MemoryJobStore implements JobStore {
       this.ownedJobs(worker.owner_id),
       (job) => job.status,
       (job) =>
-        (job.assigned_worker_id === null || job.assigned_worker_id === worker.id) && job.target_worker_id !== worker.id,
+        (job.assigned_worker_id === null || job.assigned_worker_id === worker.id) &&
+        job.target_worker_id !== worker.id &&
+        this.offeredTo(job, worker.id, at),
     );
     if (!next) return null;
     next.status = JOB_CLAIM.to;
@@ -107,6 +112,17 @@ export class MemoryJobStore implements JobStore {
       cloud_identity: identity ? copy(identity) : null,
       vineyard: vineyard ? copy(vineyard) : null,
     };
+  }
+
+  /** Whether `worker` may take `job` at `at` as far as an offer goes (`JobOffer`: another agent's until its time). */
+  private offeredTo(job: Job, workerId: string, at: string): boolean {
+    const offer = this.tx.state.jobOffers.get(job.id);
+    return (
+      offer === undefined ||
+      job.assigned_worker_id !== null ||
+      offer.worker_id === workerId ||
+      Date.parse(offer.until) <= Date.parse(at)
+    );
   }
 
   /**
