@@ -409,7 +409,8 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, t
       deploys_on_plan_agent:
         flow === 'plan-deploy'
           ? runIds.filter(
-              (run) => run.plan && jobs.get(run.deploy).claimed_by_worker_id === jobs.get(run.plan).claimed_by_worker_id,
+              (run) =>
+                run.plan && jobs.get(run.deploy).claimed_by_worker_id === jobs.get(run.plan).claimed_by_worker_id,
             ).length
           : null,
       plan_duration_ms: flow === 'plan-deploy' ? spread(plans.map(duration)) : null,

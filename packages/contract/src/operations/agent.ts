@@ -29,7 +29,7 @@ export const claimJob = operation({
   operationId: 'claimJob',
   summary: 'Claim the next job this agent may run',
   description:
-    "Takes the oldest queued job of the agent owner that is assigned to nobody or to this agent, one job at a time per vine; a DEPLOY of a plan keeps its plan's place in the queue. With `?wait=N` (at most 30) the request waits up to N seconds for a job; a worker may have a few such waits open at once (default 4), and the server a bounded number in all: past either, `429` with code `too_many_long_polls`.",
+    "Takes the oldest queued job of the agent owner that is assigned to nobody or to this agent, one job at a time per vine; a DEPLOY of a plan keeps its plan's place in the queue, and for 3 seconds after it is queued other agents pass over it when it is offered to the agent that ran its plan (see [agent.md](agent.md#which-agent-takes-a-job)). With `?wait=N` (at most 30) the request waits up to N seconds for a job; a worker may have a few such waits open at once (default 4), and the server a bounded number in all: past either, `429` with code `too_many_long_polls`.",
   tags: ['agent'],
   auth: 'worker',
   query: ClaimQuery,
