@@ -51,7 +51,8 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
   const runnerClient = metrics ? countingLogBytes(client, metrics) : client;
   const assumeRole = stsAssumeRole();
   // The latest succeeded plan's workspace per vine, for its DEPLOY (issue 31); removed at the end.
-  const warm = new WarmWorkspaces();
+  // `--warm-deploys off`: none kept, every DEPLOY downloads its configuration and plan.
+  const warm = config.warmDeploys ? new WarmWorkspaces() : null;
   const agent = new Agent({
     client,
     logger,
@@ -67,7 +68,7 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
           logger,
           assumeRole,
           gate,
-          warm,
+          ...(warm ? { warm } : {}),
           settings: {
             serverUrl: config.serverUrl,
             workerId: config.workerId,
@@ -104,7 +105,7 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
-    warm.clear();
+    warm?.clear();
     metricsServer?.server.close();
     await stopTracing?.();
     if (temporaryWorkDir) rmSync(temporaryWorkDir, { recursive: true, force: true });

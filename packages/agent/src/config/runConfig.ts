@@ -25,6 +25,7 @@ export interface RunFlags {
   'metrics-port'?: string | undefined;
   'provider-mirror'?: string | undefined;
   'plugin-cache'?: string | undefined;
+  'warm-deploys'?: string | undefined;
 }
 
 export interface RunConfig {
@@ -52,6 +53,11 @@ export interface RunConfig {
   providerMirror: ProviderMirrorMode;
   /** `--plugin-cache` / `TRELLIS_AGENT_PLUGIN_CACHE`: where jobs' providers are cached (docs/agent.md). */
   pluginCache: PluginCacheSetting;
+  /**
+   * `--warm-deploys` / `TRELLIS_AGENT_WARM_DEPLOYS`: keep a succeeded plan's workspace for its
+   * DEPLOY on this agent (`on`, default) or run every DEPLOY from a fresh download (`off`).
+   */
+  warmDeploys: boolean;
 }
 
 export class ConfigError extends Error {
@@ -113,6 +119,10 @@ export function resolveRunConfig(flags: RunFlags, env: NodeJS.ProcessEnv): RunCo
   if (pluginCache === null) {
     throw new ConfigError(`--plugin-cache must be "auto", "off" or an absolute directory (got "${pluginCacheValue}")`);
   }
+  const warmDeploys = flags['warm-deploys'] ?? (env.TRELLIS_AGENT_WARM_DEPLOYS || 'on');
+  if (warmDeploys !== 'on' && warmDeploys !== 'off') {
+    throw new ConfigError(`--warm-deploys must be "on" or "off" (got "${warmDeploys}")`);
+  }
   return {
     serverUrl: serverUrl.replace(/\/+$/, ''),
     workerId,
@@ -132,5 +142,6 @@ export function resolveRunConfig(flags: RunFlags, env: NodeJS.ProcessEnv): RunCo
     metricsPort: metricsPort ? integer(metricsPort, 'metrics port', 0, 0, 65_535) : null,
     providerMirror: providerMirror as ProviderMirrorMode,
     pluginCache,
+    warmDeploys: warmDeploys === 'on',
   };
 }

@@ -44,7 +44,9 @@ describe.skipIf(!TOFU || !TOXIPROXY)('fault scenario 3: a replica killed during 
     const other = rig.second;
     if (!other) throw new Error('the rig has no second replica');
     const otherServer = { ...server, url: other.url, user: other.user };
-    const agent = await rig.startAgent('uploader');
+    // The deploy downloads the plan from the other replica (what this scenario checks), so the
+    // agent keeps no plan workspace to apply it from.
+    const agent = await rig.startAgent('uploader', { env: { TRELLIS_AGENT_WARM_DEPLOYS: 'off' } });
     const moduleDir = join(rig.dir, 'big-plan-module');
     writeBigModule(moduleDir, PLAN_MODULE_BYTES);
     const vine = await rig.vine('killed-upload', bigPlanConfiguration(moduleDir));

@@ -61,7 +61,11 @@ describe.skipIf(!TOFU || !TOXIPROXY)('fault scenario 5: a slow link during a 50 
     const { server } = rig;
     const began = Date.now();
     // Two jobs at once on the one slow link: the log's and the plan's.
-    const agent = await rig.startAgent('slow-link', { env: { TRELLIS_AGENT_CONCURRENCY: '2' } });
+    // The plan goes both ways over the slow link (its upload, then its deploy's download), so the
+    // agent keeps no plan workspace to apply it from.
+    const agent = await rig.startAgent('slow-link', {
+      env: { TRELLIS_AGENT_CONCURRENCY: '2', TRELLIS_AGENT_WARM_DEPLOYS: 'off' },
+    });
     const moduleDir = join(rig.dir, 'big-plan-module');
     writeBigModule(moduleDir, PLAN_MODULE_BYTES);
     const logVine = await rig.vine('slow-log', BULK_LOG_CONFIGURATION, { lines: String(LOG_LINES) });

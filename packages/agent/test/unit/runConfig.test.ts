@@ -34,7 +34,17 @@ describe('the run configuration', () => {
       metricsPort: null,
       providerMirror: 'auto',
       pluginCache: 'auto',
+      warmDeploys: true,
     });
+  });
+
+  it("reuses a plan's workspace for its deploy unless told not to", () => {
+    expect(resolveRunConfig({ 'warm-deploys': 'off' }, ENV).warmDeploys).toBe(false);
+    expect(resolveRunConfig({}, { ...ENV, TRELLIS_AGENT_WARM_DEPLOYS: 'off' }).warmDeploys).toBe(false);
+    expect(resolveRunConfig({}, { ...ENV, TRELLIS_AGENT_WARM_DEPLOYS: 'on' }).warmDeploys).toBe(true);
+    expect(() => resolveRunConfig({ 'warm-deploys': 'yes' }, ENV)).toThrow(
+      /--warm-deploys must be "on" or "off" \(got "yes"\)/,
+    );
   });
 
   it('caches providers in the work dir unless told otherwise', () => {

@@ -80,6 +80,11 @@ export class RunCommand extends AgentCommand {
       "TRELLIS_AGENT_PLUGIN_CACHE; where jobs' providers are downloaded once: auto (plugin-cache in the work dir, default), off, or a directory",
   });
 
+  warmDeploys = Option.String('--warm-deploys', {
+    description:
+      "TRELLIS_AGENT_WARM_DEPLOYS; on: a DEPLOY of a plan this agent made reuses the plan's workspace (no download, no init; default), off: every DEPLOY starts fresh",
+  });
+
   override execute(): Promise<number> {
     return runCommand(
       {
@@ -102,6 +107,7 @@ export class RunCommand extends AgentCommand {
         'metrics-port': this.metricsPort,
         'provider-mirror': this.providerMirror,
         'plugin-cache': this.pluginCache,
+        'warm-deploys': this.warmDeploys,
       },
       this.io,
     );
