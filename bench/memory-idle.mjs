@@ -11,6 +11,7 @@
  *
  *   node bench/memory-idle.mjs [--postgres] [--modules] [--snapshot DIR] [--settle-ms 5000]
  *                              [--baseline-rev REV] [--rounds 1]
+ *                              [--server-node-args '--flag ...'] [--agent-node-args '--flag ...']
  */
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -37,6 +38,8 @@ const { values } = parseArgs({
     'settle-ms': { type: 'string', default: '5000' },
     'baseline-rev': { type: 'string' },
     rounds: { type: 'string', default: '1' },
+    'server-node-args': { type: 'string' },
+    'agent-node-args': { type: 'string' },
   },
 });
 
@@ -89,6 +92,8 @@ async function measure(givenDatabaseUrl, build) {
     const args = [];
     if (values.modules) args.push('--import', pathToFileURL(join(dir, 'probe.mjs')).href);
     if (values.snapshot) args.push('--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${join(values.snapshot, name)}`);
+    const extra = values[`${name}-node-args`];
+    if (extra) args.push(...extra.split(' ').filter(Boolean));
     return args;
   };
   if (values.modules) writeProbe();

@@ -93,6 +93,9 @@ function clean(): FaultRecords {
     agentLogs: [
       '{"level":"info","msg":"job started","job_id":"job-1"}\nnot json\n{"level":"info","msg":"job started","job_id":"job-2"}',
     ],
+    serverLogs: [
+      '{"level":"warn","msg":"request failed while the server stops","path":"/api/v1/jobs/claim"}\nnot json',
+    ],
   };
 }
 
@@ -209,6 +212,16 @@ describe('the invariant checker', () => {
       '{"level":"warn","msg":"log post failed; retrying","error":"an internal error occurred (internal_error)"}',
     );
     expect(broken(records)).toEqual(['no_internal_errors']);
+  });
+
+  it('finds an unhandled error a replica logged, with its cause', () => {
+    const records = clean();
+    records.serverLogs.push(
+      '{"level":"error","msg":"unhandled error","path":"/api/v1/jobs/claim","err":{"message":"boom"}}',
+    );
+    const found = checkInvariants(records, { announcedEnds: true });
+    expect(found.map((violation) => violation.invariant)).toEqual(['no_internal_errors']);
+    expect(found[0]?.detail).toContain('"message":"boom"');
   });
 
   it('reads ledgers and state files', () => {

@@ -214,6 +214,7 @@ export async function startFaultRig(
               new Response(await through.user.downloadStateVersion(vineId, versionId)).text(),
             ledgerFiles: ledgers,
             agentLogs: agents.map((agent) => agent.output()),
+            serverLogs: [started.server.output(), ...(second ? [second.process.output()] : [])],
             artifactsDir,
           });
           if (process.env.TRELLIS_FAULTS_DEBUG) {

@@ -1,4 +1,5 @@
-import { type Clock, RateLimitedError, type RateLimitStore } from '@trellis/core';
+import { createHash } from 'node:crypto';
+import { type Clock, RateLimitedError, type RateLimitStore, UnauthorizedError } from '@trellis/core';
 import type { Request } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 
@@ -20,6 +21,8 @@ export function clientKey(req: Request): string {
 const VOUCH_SECONDS = 24 * 60 * 60;
 const VOUCH_RENEW_MS = 60 * 60 * 1000;
 const MAX_REMEMBERED_VOUCHES = 10_000;
+/** How long a bearer secret this process verified from an address skips the count there. */
+const VERIFIED_MS = 60 * 60 * 1000;
 
 /**
  * Counts a client's failed attempts at something guessable (a bootstrap token, worker
@@ -31,11 +34,15 @@ const MAX_REMEMBERED_VOUCHES = 10_000;
  * (issue 23): a credential that verified from an address vouches for that (address, credential
  * subject) pair for a day, and a vouched pair is still checked while the address is blocked (a
  * right credential gets through, a wrong one is `429`). Anything else from a blocked address is
- * refused before any lookup.
+ * refused before any lookup. A bearer secret (an API or CLI token) that verified from an address
+ * in this process within the hour goes straight to its verification (`limitBearer`): the steady
+ * stock CLI costs no read of the count, and keeps working beside a guesser at its address.
  */
 export class FailureLimiter {
   /** Pairs this process vouched for lately (so a steady client writes its vouch once an hour). */
   private readonly vouchedAt = new Map<string, number>();
+  /** (address, digest of a bearer secret) pairs that verified in this process, and when. */
+  private readonly verifiedAt = new Map<string, number>();
 
   constructor(
     /** Prefix of the store's keys, e.g. `bootstrap`. */
@@ -82,6 +89,36 @@ export class FailureLimiter {
     if (this.vouchedAt.size >= MAX_REMEMBERED_VOUCHES)
       this.vouchedAt.delete(this.vouchedAt.keys().next().value as string);
     this.vouchedAt.set(key, now.getTime());
+  }
+
+  /**
+   * Verifies a bearer secret (`verify`) under the limit: a blocked address is refused first, unless
+   * this secret verified from it in this process within the hour (a guesser never holds one, so its
+   * attempts are still counted and refused); a refusal of the secret (`UnauthorizedError`) counts
+   * as a failure and forgets it. The secret is kept only as a digest, in memory.
+   */
+  async limitBearer<T>(client: string, secret: string | null, verify: () => Promise<T>): Promise<T> {
+    const key = secret === null ? null : `${client}\n${createHash('sha256').update(secret).digest('base64url')}`;
+    const now = this.clock.now().getTime();
+    const verified = key === null ? undefined : this.verifiedAt.get(key);
+    if (verified === undefined || now - verified >= VERIFIED_MS) await this.refuseIfBlocked(client);
+    let result: T;
+    try {
+      result = await verify();
+    } catch (error) {
+      if (error instanceof UnauthorizedError) {
+        if (key !== null) this.verifiedAt.delete(key);
+        await this.recordFailure(client);
+      }
+      throw error;
+    }
+    if (key !== null && (verified === undefined || now - verified >= VERIFIED_MS)) {
+      this.verifiedAt.delete(key);
+      if (this.verifiedAt.size >= MAX_REMEMBERED_VOUCHES)
+        this.verifiedAt.delete(this.verifiedAt.keys().next().value as string);
+      this.verifiedAt.set(key, now);
+    }
+    return result;
   }
 
   /** Whether `subject` verified from `client` within the last day. */

@@ -29,10 +29,8 @@ export function registryActorOf(res: Response): RegistryActor {
 export function registryAuthenticate(useCases: UseCases, failures: FailureLimiter): RequestHandler {
   return async (req, res, next) => {
     const token = bearerToken(req.headers.authorization);
-    const client = clientKey(req);
-    await failures.refuseIfBlocked(client);
     const request = requestContext(req, res);
-    try {
+    await failures.limitBearer(clientKey(req), token, async () => {
       if (!token) throw new UnauthorizedError('unauthenticated', 'a bearer token is required (run tofu login)');
       if (isJobRegistryToken(token)) {
         res.locals.registryActor = { ...(await useCases.jobRegistry.authenticate(token)), request };
@@ -43,10 +41,7 @@ export function registryAuthenticate(useCases: UseCases, failures: FailureLimite
         res.locals.tfeActor = { ...person, request };
         res.locals.registryActor = res.locals.tfeActor;
       }
-    } catch (error) {
-      if (error instanceof UnauthorizedError) await failures.recordFailure(client);
-      throw error;
-    }
+    });
     next();
   };
 }

@@ -17,23 +17,18 @@ export function actorOf(res: Response): UserActor {
  * Authentication of the Terraform Cloud API (issue 26): a bearer token only, an API token
  * (`trt_…`, what `tofu login` stores) or a CLI access token; never a cookie, so no request here
  * can be forged cross-site. Failed attempts count per client address like the other guessable
- * credentials (`429` past the limit).
+ * credentials (`429` past the limit; a token that verified from the address lately still passes).
  */
 export function tfeAuthenticate(useCases: UseCases, failures: FailureLimiter): RequestHandler {
   return async (req, res, next) => {
     const token = bearerToken(req.headers.authorization);
-    const client = clientKey(req);
-    await failures.refuseIfBlocked(client);
-    try {
+    res.locals.tfeActor = await failures.limitBearer(clientKey(req), token, async () => {
       if (!token) throw new UnauthorizedError('unauthenticated', 'a bearer token is required (run tofu login)');
       const actor = isApiTokenPrefixed(token)
         ? await useCases.apiTokens.authenticate(token)
         : useCases.auth.authenticateAccessToken(token);
-      res.locals.tfeActor = { ...actor, request: requestContext(req, res) };
-    } catch (error) {
-      if (error instanceof UnauthorizedError) await failures.recordFailure(client);
-      throw error;
-    }
+      return { ...actor, request: requestContext(req, res) };
+    });
     next();
   };
 }

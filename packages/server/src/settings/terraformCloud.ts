@@ -26,7 +26,7 @@ export const TERRAFORM_CLOUD_SETTINGS = {
     min: 1,
     max: 100_000,
     description:
-      'failed bearer tokens and `tofu login` token requests per client address and window on the Terraform Cloud API before `429`',
+      'failed bearer tokens and `tofu login` token requests per client address and window on the Terraform Cloud API and the registry before `429` (a token that verified from the address within the hour still passes)',
   }),
   tfeAuthFailureWindowSeconds: integer({
     env: 'TRELLIS_TFE_AUTH_FAILURE_WINDOW_S',

@@ -88,6 +88,8 @@ export interface FaultRecords {
   ledgers: Record<string, LedgerEntry[]>;
   /** Each agent process's own JSON log lines (stderr). */
   agentLogs: string[];
+  /** Each control plane replica's JSON log lines: a `500` it answered names its cause there. */
+  serverLogs: string[];
 }
 
 export interface CheckOptions {
@@ -164,12 +166,23 @@ function planArtifactsWhole(records: FaultRecords): Violation[] {
   return found;
 }
 
-/** Whatever broke, the control plane refused cleanly (a 503 to retry, a 409): no agent saw a `500 internal_error`. */
+/**
+ * Whatever broke, the control plane refused cleanly (a 503 to retry, a 409): no agent saw a
+ * `500 internal_error`, and no replica logged an unhandled error (the line names its cause).
+ */
 function noInternalErrors(records: FaultRecords): Violation[] {
   const found: Violation[] = [];
   for (const log of records.agentLogs) {
     for (const line of log.split('\n')) {
       if (line.includes('internal_error')) found.push({ invariant: 'no_internal_errors', detail: line.slice(0, 400) });
+    }
+  }
+  for (const log of records.serverLogs) {
+    for (const line of log.split('\n')) {
+      const entry = parseJson(line);
+      if (entry?.msg === 'unhandled error') {
+        found.push({ invariant: 'no_internal_errors', detail: `a replica logged: ${line.slice(0, 1500)}` });
+      }
     }
   }
   return found;

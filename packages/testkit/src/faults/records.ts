@@ -85,6 +85,8 @@ export interface RecordSources {
   /** The ledger file of each vine the scenario ran the ledger configuration on. */
   ledgerFiles: Record<string, string>;
   agentLogs: string[];
+  /** Each control plane replica's own JSON log lines (none: not checked). */
+  serverLogs?: string[];
 }
 
 /** Gathers everything `checkInvariants` reads. */
@@ -158,6 +160,7 @@ export async function loadFaultRecords(sources: RecordSources): Promise<FaultRec
     planArtifacts,
     ledgers,
     agentLogs: sources.agentLogs,
+    serverLogs: sources.serverLogs ?? [],
   };
 }
 
