@@ -158,6 +158,12 @@ function recordFigures(ctx, { dialect, flow, samples, today, baseline, vines, ag
         ]
       : []),
     ['deploy job duration p50', 'ms', 'lower', (r) => r.deploy_duration_ms.p50],
+    ...(flow === 'plan-deploy'
+      ? [
+          ["deploy duration p50, on the plan's agent", 'ms', 'lower', (r) => r.deploy_duration_on_plan_agent_ms.p50],
+          ['deploy duration p50, on another agent', 'ms', 'lower', (r) => r.deploy_duration_elsewhere_ms.p50],
+        ]
+      : []),
     ['queue → start p99', 'ms', 'lower', (r) => r.queue_to_start_ms.p99],
     ['server CPU per run', 'ms', 'lower', (r) => r.server_cpu_ms_per_run],
     ['agent CPU per run', 'ms', 'lower', (r) => r.agent_cpu_ms_per_run],
@@ -384,6 +390,9 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, t
     const planEndToDeployCreated = runIds
       .filter((run) => run.plan)
       .map((run) => at(jobs.get(run.deploy).created_at) - at(jobs.get(run.plan).finished_at));
+    const sameAgent = (run) => jobs.get(run.deploy).claimed_by_worker_id === jobs.get(run.plan).claimed_by_worker_id;
+    const onPlanAgent = runIds.filter((run) => run.plan && sameAgent(run)).map((run) => jobs.get(run.deploy));
+    const elsewhere = runIds.filter((run) => run.plan && !sameAgent(run)).map((run) => jobs.get(run.deploy));
     const agentOwn = agentCpus.reduce((sum, cpu) => sum + cpu.own, 0);
     const agentEngine = agentCpus.reduce((sum, cpu) => sum + cpu.engine, 0);
     const mean = (values) => {
@@ -406,15 +415,13 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, t
       plan_end_to_deploy_created_ms: flow === 'plan-deploy' ? spread(planEndToDeployCreated) : null,
       deploy_queued_to_claimed_ms: flow === 'plan-deploy' ? spread(deployQueuedToClaimed) : null,
       // Issue 31: the DEPLOYs claimed by their plan's agent (the only ones that can run warm).
-      deploys_on_plan_agent:
-        flow === 'plan-deploy'
-          ? runIds.filter(
-              (run) =>
-                run.plan && jobs.get(run.deploy).claimed_by_worker_id === jobs.get(run.plan).claimed_by_worker_id,
-            ).length
-          : null,
+      deploys_on_plan_agent: flow === 'plan-deploy' ? onPlanAgent.length : null,
       plan_duration_ms: flow === 'plan-deploy' ? spread(plans.map(duration)) : null,
       deploy_duration_ms: spread(deploys.map(duration)),
+      // The same durations apart: applied where the plan was made (warm, unless turned off) or
+      // by another agent (the plan downloaded, the workspace made anew).
+      deploy_duration_on_plan_agent_ms: flow === 'plan-deploy' ? spread(onPlanAgent.map(duration)) : null,
+      deploy_duration_elsewhere_ms: flow === 'plan-deploy' ? spread(elsewhere.map(duration)) : null,
       queue_to_start_ms: spread(firstJobs.map((job) => at(job.claimed_at) - at(job.created_at))),
       first_created_to_last_finished_ms:
         at(
