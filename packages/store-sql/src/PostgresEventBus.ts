@@ -2,6 +2,8 @@ import { type EventBus, InProcessEventBus, type TrellisEvent, type Unsubscribe }
 import type { Client, Notification } from 'pg';
 
 const CHANNEL = 'trellis_events';
+/** One NOTIFY per payload, in the array's order (a function scan returns its rows in order). */
+const NOTIFY_ALL = 'SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload';
 const RECONNECT_MIN_MS = 250;
 const RECONNECT_MAX_MS = 10_000;
 
@@ -23,6 +25,8 @@ export class PostgresEventBus implements EventBus {
   private reconnectDelay = RECONNECT_MIN_MS;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private publishing: Promise<void> = Promise.resolve();
+  /** The events of the next NOTIFY statement, not sent yet. */
+  private batch: { payloads: string[]; sent: Promise<void> } | null = null;
 
   private constructor(
     private readonly connect: () => Client,
@@ -41,26 +45,39 @@ export class PostgresEventBus implements EventBus {
   }
 
   /**
-   * NOTIFYs go out one at a time on the listening connection: pg only queues a query sent while
-   * another runs as a deprecated courtesy (a warning now, an error in pg@9), and a failed
-   * publish must not stop the ones after it.
+   * NOTIFYs go out on the listening connection, one statement at a time (pg only queues a query
+   * sent while another runs as a deprecated courtesy: a warning now, an error in pg@9). The events
+   * published while a statement is in flight wait for it together and go out in one statement, in
+   * publish order: under load (every log batch is an event) an event waits for one statement, not
+   * for each one queued before it. A failed statement fails only its own events' publishes.
    */
   publish(event: TrellisEvent): Promise<void> {
-    const sent = this.publishing.then(async () => {
-      const client = await this.ensureConnected();
-      await client.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify(event)]);
-    });
-    this.publishing = sent.catch(() => {});
-    return sent;
+    let batch = this.batch;
+    if (batch === null) {
+      const payloads: string[] = [];
+      const sent = this.publishing.then(async () => {
+        // Publishes from here on go in the next statement.
+        if (this.batch?.payloads === payloads) this.batch = null;
+        const client = await this.ensureConnected();
+        await client.query(NOTIFY_ALL, [CHANNEL, payloads]);
+      });
+      this.publishing = sent.catch(() => {});
+      batch = { payloads, sent };
+      this.batch = batch;
+    }
+    batch.payloads.push(JSON.stringify(event));
+    return batch.sent;
   }
 
   /**
    * Runs `work` on the listening connection, in turn with the publishes (pg runs one query at a
-   * time per connection). For this package's `PostgresLeadership`, whose advisory locks live as
-   * long as this connection's session: `work` gets the client, so a lock taken on an earlier
-   * connection is known to be gone.
+   * time per connection): after the events published before it, before those published after.
+   * For this package's `PostgresLeadership`, whose advisory locks live as long as this
+   * connection's session: `work` gets the client, so a lock taken on an earlier connection is
+   * known to be gone.
    */
   onConnection<T>(work: (client: Client) => Promise<T>): Promise<T> {
+    this.batch = null;
     const done = this.publishing.then(async () => work(await this.ensureConnected()));
     this.publishing = done.then(
       () => {},
@@ -71,6 +88,7 @@ export class PostgresEventBus implements EventBus {
 
   /** Like `onConnection`, but only on the connection open now: when there is none, nothing runs. */
   onOpenConnection(work: (client: Client) => Promise<void>): Promise<void> {
+    this.batch = null;
     const done = this.publishing.then(async () => {
       if (this.client) await work(this.client);
     });

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConflictError, systemScope, UnavailableError } from '@trellis/core';
 import { checkTestPostgres, describeWithPostgres, testPostgresAdminUrl, testPostgresPoolSize } from '@trellis/testkit';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openSqlStore, type SqlStore, SqlStoreConfigError } from '../src/index.js';
 import { requireFreshBuild, runFixture } from './support/children.js';
 
@@ -197,6 +198,36 @@ describeWithPostgres('openSqlStore on Postgres', postgres, () => {
     });
     await publisher.publish(event);
     expect(await heard).toEqual(event);
+  });
+
+  it('sends a burst of events in a few NOTIFY statements, every one heard once, in publish order', async () => {
+    const [one, other] = [await open(withDatabase('postgres')), await open(withDatabase('postgres'))];
+    const [publisher, listener] = [await one.openEventBus(), await other.openEventBus()];
+    const owner = randomUUID();
+    const events = Array.from(
+      { length: 300 },
+      () => ({ type: 'job_queued', owner_id: owner, job_id: randomUUID() }) as const,
+    );
+    const heard: string[] = [];
+    const all = new Promise<void>((resolve) => {
+      listener.subscribe((received) => {
+        if (received.type !== 'job_queued' || received.owner_id !== owner) return;
+        heard.push(received.job_id);
+        if (heard.length === events.length) resolve();
+      });
+    });
+    // Every NOTIFY statement any pg client of this process sends.
+    const query = vi.spyOn(pg.Client.prototype, 'query');
+    try {
+      await Promise.all(events.map((event) => publisher.publish(event)));
+      const statements = query.mock.calls.filter(([text]) => typeof text === 'string' && text.includes('pg_notify'));
+      expect(statements.length).toBeGreaterThanOrEqual(1);
+      expect(statements.length).toBeLessThan(10);
+    } finally {
+      query.mockRestore();
+    }
+    await all;
+    expect(heard).toEqual(events.map((event) => event.job_id));
   });
 
   it('reports a server that refuses connections as database_unavailable, from check, run and migrate', async () => {
