@@ -6,10 +6,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AgentProcess,
+  deployOn,
   type E2eServer,
   FIXTURES,
   killLeftovers,
   logText,
+  planOn,
   startAgent,
   startServer,
   TOFU,
@@ -44,30 +46,20 @@ describe.skipIf(!TOFU)('trellis-agent runs jobs with real OpenTofu', { timeout: 
       cluster: 'prod-eu',
       api_token: { value: API_TOKEN, sensitive: true },
     });
-    const plan = await server.user.createJob({
-      job_type: 'PLAN',
-      configuration_id: vine.id,
-      assigned_worker_id: agentA.workerId,
-    });
-    const planned = await waitForJob(server, plan.id);
-    expect(planned).toMatchObject({ status: 'SUCCESS', claimed_by_worker_id: agentA.workerId });
-    expect(planned.execution_metadata.plan_summary).toEqual({ add: 1, change: 0, destroy: 0 });
+    const plan = await planOn(server, vine.id, agentA);
+    expect(plan).toMatchObject({ status: 'SUCCESS', claimed_by_worker_id: agentA.workerId });
+    expect(plan.execution_metadata.plan_summary).toEqual({ add: 1, change: 0, destroy: 0 });
     // The addresses a pull request comment lists.
-    expect(planned.execution_metadata.resource_changes).toEqual([
+    expect(plan.execution_metadata.resource_changes).toEqual([
       { address: 'terraform_data.cluster', actions: ['create'] },
     ]);
-    expect(planned.execution_metadata.resource_changes_omitted).toBe(0);
+    expect(plan.execution_metadata.resource_changes_omitted).toBe(0);
     const planLog = await logText(server, plan.id);
     expect(planLog).toContain('Plan: 1 to add, 0 to change, 0 to destroy.');
     expect(planLog).toMatch(/plan uploaded: \d+ bytes, sha256 [0-9a-f]{64}/);
     expect((await server.user.getConfiguration(vine.id)).status).toBe('PLANNED');
 
-    const deploy = await server.user.createJob({
-      job_type: 'DEPLOY',
-      configuration_id: vine.id,
-      plan_job_id: plan.id,
-      assigned_worker_id: agentB.workerId,
-    });
+    const deploy = await deployOn(server, vine.id, plan, agentB);
     const deployed = await waitForJob(server, deploy.id);
     expect(deployed).toMatchObject({ status: 'SUCCESS', claimed_by_worker_id: agentB.workerId });
     const deployLog = await logText(server, deploy.id);
@@ -108,19 +100,10 @@ describe.skipIf(!TOFU)('trellis-agent runs jobs with real OpenTofu', { timeout: 
 
   it('applies a plan on the agent that made it in the kept workspace: no download, no init (issue 31)', async () => {
     const vine = await vineOf(server, 'warm-eu', 'outputs', { cluster: 'warm-eu' });
-    const plan = await server.user.createJob({
-      job_type: 'PLAN',
-      configuration_id: vine.id,
-      assigned_worker_id: agentA.workerId,
-    });
-    expect(await waitForJob(server, plan.id)).toMatchObject({ status: 'SUCCESS' });
+    const plan = await planOn(server, vine.id, agentA);
+    expect(plan).toMatchObject({ status: 'SUCCESS' });
     // Assigned, so the test does not hang on which agent claims first; the offer is core's (deployOffer.test.ts).
-    const deploy = await server.user.createJob({
-      job_type: 'DEPLOY',
-      configuration_id: vine.id,
-      plan_job_id: plan.id,
-      assigned_worker_id: agentA.workerId,
-    });
+    const deploy = await deployOn(server, vine.id, plan, agentA);
     const deployed = await waitForJob(server, deploy.id);
     const log = await logText(server, deploy.id);
     expect(deployed, log).toMatchObject({ status: 'SUCCESS', claimed_by_worker_id: agentA.workerId });

@@ -2,9 +2,11 @@ import { type ObjectStorageServer, type PeerName, requirePeer, startFakeGcs, sta
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AgentProcess,
+  deployOn,
   type E2eServer,
   killLeftovers,
   logText,
+  planOn,
   startAgent,
   startServer,
   TOFU,
@@ -46,18 +48,9 @@ for (const backend of BACKENDS) {
 
     it('plans on one agent and applies that plan on another, plan and state kept in the bucket', async () => {
       const vine = await vineOf(server, 'bucketed', 'outputs', { cluster: 'bucketed' });
-      const plan = await server.user.createJob({
-        job_type: 'PLAN',
-        configuration_id: vine.id,
-        assigned_worker_id: agentA.workerId,
-      });
-      expect(await waitForJob(server, plan.id)).toMatchObject({ status: 'SUCCESS' });
-      const deploy = await server.user.createJob({
-        job_type: 'DEPLOY',
-        configuration_id: vine.id,
-        plan_job_id: plan.id,
-        assigned_worker_id: agentB.workerId,
-      });
+      const plan = await planOn(server, vine.id, agentA);
+      expect(plan).toMatchObject({ status: 'SUCCESS' });
+      const deploy = await deployOn(server, vine.id, plan, agentB);
       expect(await waitForJob(server, deploy.id)).toMatchObject({
         status: 'SUCCESS',
         claimed_by_worker_id: agentB.workerId,

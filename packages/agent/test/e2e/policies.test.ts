@@ -7,6 +7,7 @@ import {
   type E2eServer,
   killLeftovers,
   logText,
+  planOn,
   startAgent,
   startServer,
   TOFU,
@@ -247,12 +248,7 @@ describe.skipIf(!TOFU || !OPA)('policies where an engine is missing', { timeout:
       module: 'package unsafe\n\ndeny contains msg if { msg := y }\n',
     });
     await server.user.createPolicy({ name: 'fine', enforcement: 'advisory', module: NO_DESTROY });
-    const plan = await server.user.createJob({
-      job_type: 'PLAN',
-      configuration_id: vine.id,
-      assigned_worker_id: withOpa.workerId,
-    });
-    const done = await waitForJob(server, plan.id);
+    const done = await planOn(server, vine.id, withOpa);
     expect(done.status).toBe('SUCCESS');
     const results = policyResultsOf(done.execution_metadata);
     expect(byName(results, 'unsafe')).toMatchObject({ policy_id: unsafe.id, passed: false });
@@ -262,15 +258,10 @@ describe.skipIf(!TOFU || !OPA)('policies where an engine is missing', { timeout:
 
   it('fails a plan whose policies cannot be evaluated: never a silent pass', async () => {
     const vine = await vineOf(server, 'unchecked', 'outputs', { cluster: 'eu' });
-    const plan = await server.user.createJob({
-      job_type: 'PLAN',
-      configuration_id: vine.id,
-      assigned_worker_id: withoutOpa.workerId,
-    });
-    const done = await waitForJob(server, plan.id);
+    const done = await planOn(server, vine.id, withoutOpa);
     expect(done.status).toBe('FAILED');
     expect(done.error_message).toMatch(/policies apply to this vine but this agent has no OPA engine/);
     expect(done.execution_metadata.policy_results).toBeUndefined();
-    expect(await logText(server, plan.id)).toContain('no OPA engine');
+    expect(await logText(server, done.id)).toContain('no OPA engine');
   });
 });

@@ -213,6 +213,35 @@ export function waitForJob(
   );
 }
 
+/** Queues a plan of the vine on `agent` (assigned: no test hangs on which agent claims first) and waits for its end. */
+export async function planOn(
+  server: Pick<E2eServer, 'user'>,
+  vineId: string,
+  agent: Pick<AgentProcess, 'workerId'>,
+): Promise<Job> {
+  const plan = await server.user.createJob({
+    job_type: 'PLAN',
+    configuration_id: vineId,
+    assigned_worker_id: agent.workerId,
+  });
+  return waitForJob(server, plan.id);
+}
+
+/** Queues the apply of `plan` of the vine on `agent`. */
+export function deployOn(
+  server: Pick<E2eServer, 'user'>,
+  vineId: string,
+  plan: Pick<Job, 'id'>,
+  agent: Pick<AgentProcess, 'workerId'>,
+) {
+  return server.user.createJob({
+    job_type: 'DEPLOY',
+    configuration_id: vineId,
+    plan_job_id: plan.id,
+    assigned_worker_id: agent.workerId,
+  });
+}
+
 /** Every log chunk of a job, in order. */
 export async function jobLog(server: E2eServer, id: string): Promise<LogChunk[]> {
   const chunks: LogChunk[] = [];

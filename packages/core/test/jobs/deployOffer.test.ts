@@ -6,7 +6,6 @@
  */
 import { DEPLOY_OFFER_MS, type Job, type VineView, type WorkerActor } from '@trellis/core';
 import {
-  bodyOf,
   createTestCore,
   FakeWebhookSender,
   seedUser,
@@ -16,6 +15,7 @@ import {
   type TestUser,
 } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { runToSuccess } from '../usecases/helpers.js';
 
 let core: TestCore;
 let ada: TestUser;
@@ -34,13 +34,7 @@ beforeEach(async () => {
 /** A PLAN of the vine run to SUCCESS with changes and its artifact by `agent`. */
 async function plan(agent: WorkerActor = planAgent): Promise<Job> {
   const queued = await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: vine.id });
-  const claimed = await core.useCases.jobs.claim(agent);
-  expect(claimed?.job.id).toBe(queued.id);
-  await core.useCases.planArtifacts.upload(agent, queued.id, bodyOf('plan-bytes'));
-  return core.useCases.jobs.reportStatus(agent, queued.id, {
-    status: 'SUCCESS',
-    execution_metadata: { plan_summary: { add: 1, change: 0, destroy: 0 } },
-  });
+  return runToSuccess(core, agent, queued.id);
 }
 
 const deploy = (p: Job, input: { assigned_worker_id?: string } = {}) =>

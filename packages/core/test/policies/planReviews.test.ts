@@ -28,7 +28,7 @@ import {
   outboxRows,
 } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { expectFailure } from '../usecases/helpers.js';
+import { expectFailure, runToSuccess } from '../usecases/helpers.js';
 
 let core: TestCore;
 let ada: TestUser;
@@ -70,13 +70,7 @@ async function plan(
     job_type: 'PLAN',
     configuration_id: (options.target ?? vine).id,
   });
-  const claimed = await core.useCases.jobs.claim(agent);
-  expect(claimed?.job.id).toBe(queued.id);
-  await core.useCases.planArtifacts.upload(agent, queued.id, bodyOf('plan-bytes'));
-  return core.useCases.jobs.reportStatus(agent, queued.id, {
-    status: 'SUCCESS',
-    execution_metadata: { plan_summary: { add: 1, change: 0, destroy: 0 }, ...options.metadata },
-  });
+  return runToSuccess(core, agent, queued.id, options.metadata);
 }
 
 const deployOf = (p: Job, by: UserActor = ada) =>

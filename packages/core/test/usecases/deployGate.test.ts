@@ -16,7 +16,6 @@ import {
 } from '@trellis/core';
 import {
   addAcceptedMember,
-  bodyOf,
   createTestCore,
   FakeWebhookSender,
   seedUser,
@@ -26,7 +25,7 @@ import {
   type TestUser,
 } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { expectFailure } from './helpers.js';
+import { expectFailure, runToSuccess } from './helpers.js';
 
 const MODULE = 'package trellis.gate\n\ndeny contains msg if {\n  input.x == 1\n  msg := "x is 1"\n}\n';
 
@@ -50,20 +49,9 @@ const mandatory = (vineyardId: string | null = vine.vineyard_id) =>
     ...(vineyardId ? { vineyard_id: vineyardId } : {}),
   });
 
-/** The claimed job `id` run to SUCCESS with a plan artifact (for a PLAN) and `metadata`. */
-async function finish(id: string, metadata: Record<string, unknown>, agent: WorkerActor = worker): Promise<Job> {
-  const claimed = await core.useCases.jobs.claim(agent);
-  expect(claimed?.job.id).toBe(id);
-  if (claimed?.job.job_type === 'PLAN') await core.useCases.planArtifacts.upload(agent, id, bodyOf('plan-bytes'));
-  return core.useCases.jobs.reportStatus(agent, id, {
-    status: 'SUCCESS',
-    execution_metadata: { plan_summary: { add: 1, change: 0, destroy: 0 }, ...metadata },
-  });
-}
-
 async function plan(metadata: Record<string, unknown> = {}, input: { destroy?: boolean } = {}, by: UserActor = ada) {
   const queued = await core.useCases.jobs.create(by, { job_type: 'PLAN', configuration_id: vine.id, ...input });
-  return finish(queued.id, metadata);
+  return runToSuccess(core, worker, queued.id, metadata);
 }
 
 const apply = (p: Job, type: 'DEPLOY' | 'DESTROY' = 'DEPLOY', by: UserActor = ada) =>
@@ -161,7 +149,7 @@ describe('policy results fail closed', () => {
   it('the claim records the policy versions it carried; a plan lacking a result of one is policy_unchecked', async () => {
     const policy = await mandatory();
     const queued = await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: vine.id });
-    const unchecked = await finish(queued.id, {});
+    const unchecked = await runToSuccess(core, worker, queued.id);
     expect(unchecked.claimed_policies).toEqual([
       { policy_id: policy.id, version: 1, name: 'gate', enforcement: 'mandatory' },
     ]);
@@ -214,10 +202,10 @@ describe('the separate approver of plans the system queued', () => {
     const pool = await core.useCases.workers.authenticate(registration.worker_id, registration.worker_token);
 
     const deploy = await core.useCases.jobs.create(bob, { job_type: 'DEPLOY', configuration_id: upstream.id });
-    await finish(deploy.id, {}, pool);
+    await runToSuccess(core, pool, deploy.id);
     const triggered = [...core.uow.snapshot().jobs.values()].find((job) => job.vine_id === downstream.id) as Job;
     expect(triggered).toMatchObject({ created_by: null, caused_by: bob.userId, trigger: { type: 'upstream' } });
-    await finish(triggered.id, {}, pool);
+    await runToSuccess(core, pool, triggered.id);
 
     expect((await core.useCases.jobWaiting.show(bob, triggered.id)).actions?.approve).toMatchObject({
       allowed: false,

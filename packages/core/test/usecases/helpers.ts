@@ -1,4 +1,5 @@
-import { DomainError } from '@trellis/core';
+import { DomainError, type Job, type WorkerActor } from '@trellis/core';
+import { bodyOf, type TestCore } from '@trellis/testkit/memory';
 import { expect } from 'vitest';
 
 type ErrorClass<E> = abstract new (...args: never[]) => E;
@@ -33,6 +34,26 @@ export function expectThrown<E extends DomainError>(run: () => unknown, type: Er
   expect(thrown).toBeInstanceOf(type);
   if (code !== undefined) expect((thrown as DomainError).code).toBe(code);
   return thrown as E;
+}
+
+/**
+ * The queued job `id`, claimed by `agent` (it must be the job the claim gets), run to SUCCESS with
+ * a plan artifact (for a PLAN) and one resource to add in its metadata, plus `metadata`: a plan
+ * the deploy gate and the deploy offer take as succeeded.
+ */
+export async function runToSuccess(
+  core: TestCore,
+  agent: WorkerActor,
+  id: string,
+  metadata: Record<string, unknown> = {},
+): Promise<Job> {
+  const claimed = await core.useCases.jobs.claim(agent);
+  expect(claimed?.job.id).toBe(id);
+  if (claimed?.job.job_type === 'PLAN') await core.useCases.planArtifacts.upload(agent, id, bodyOf('plan-bytes'));
+  return core.useCases.jobs.reportStatus(agent, id, {
+    status: 'SUCCESS',
+    execution_metadata: { plan_summary: { add: 1, change: 0, destroy: 0 }, ...metadata },
+  });
 }
 
 /** A UUID that names nothing. */
