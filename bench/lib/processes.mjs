@@ -96,14 +96,14 @@ export function profileControlPlanes(dir) {
  * settings a scenario needs (a higher cap, say) to the control plane's environment; `serverBin`
  * runs another build's server (a baseline build of another revision).
  */
-export async function startControlPlaneProcess(databaseUrl, { env = {}, serverBin = SERVER_BIN } = {}) {
+export async function startControlPlaneProcess(databaseUrl, { env = {}, serverBin = SERVER_BIN, nodeArgs = [] } = {}) {
   const dataDir = await mkdtemp(join(tmpdir(), 'trellis-bench-server-'));
   const removeDataDir = deferCleanup(() => rm(dataDir, { recursive: true, force: true }));
   const artifactsDir = join(dataDir, 'artifacts');
   try {
     const child = await startChild(serverBin, [], {
       name: 'trellis-server',
-      nodeArgs: controlPlaneNodeArgs,
+      nodeArgs: [...controlPlaneNodeArgs, ...nodeArgs],
       env: { ...controlPlaneEnv({ databaseUrl, dataDir, artifactsUrl: pathToFileURL(artifactsDir).href }), ...env },
       ready: /listening on (http:\/\/\S+)\r?\n/,
     });

@@ -69,10 +69,15 @@ export const runs = {
       ctx.skip({ scenario: 'runs', reason: `--real-engine: no OpenTofu at ${REAL_ENGINE}` });
       return;
     }
-    const today = await currentBuild();
+    // BENCH_TODAY_NODE_ARGS: node options for this tree's server and agents only, e.g. to weigh
+    // a V8 flag against the same build without it (`--baseline-rev HEAD`).
+    const today = {
+      ...(await currentBuild()),
+      nodeArgs: (process.env.BENCH_TODAY_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    };
     let baseline;
     if (options.baselineRev === undefined && ctx.quick) {
-      baseline = { ...today, label: 'this tree again (--quick)' };
+      baseline = { ...today, nodeArgs: [], label: 'this tree again (--quick)' };
     } else {
       baseline = await buildAtRev(options.baselineRev ?? 'HEAD~1', ctx.log);
     }
@@ -266,7 +271,7 @@ async function startAgents(build, url, registrations, engine, dir, tracePath) {
           ...(tracePath ? { BENCH_ENGINE_TRACE: tracePath } : {}),
         },
         // e.g. BENCH_AGENT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the agents.
-        nodeArgs: (process.env.BENCH_AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean),
+        nodeArgs: [...(process.env.BENCH_AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(build.nodeArgs ?? [])],
         readyOn: 'stderr',
         ready: /"msg":"agent started"/,
       });
@@ -286,6 +291,7 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, t
     // Every run is followed live: one stream per vine, above the default per-user cap (20).
     server = await startControlPlaneProcess(url, {
       serverBin: build.serverBin,
+      nodeArgs: build.nodeArgs ?? [],
       env: { TRELLIS_STREAMS_PER_USER: String(Math.max(20, vines * 2)) },
     });
     const user = await signIn(server.url);
