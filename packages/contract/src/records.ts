@@ -361,9 +361,9 @@ export const Job = z.object({
 export const WaitingFor = z
   .object({
     reason: z
-      .enum(['vine_busy', 'no_agent_online', 'agents_busy', 'approval'])
+      .enum(['vine_busy', 'no_agent_online', 'agents_busy', 'approval', 'offered'])
       .describe(
-        "`vine_busy`: another job of its configuration runs or was queued first (`job_id`); `no_agent_online`: no agent of the job's owner is online (an organization's jobs run only on its own agents); `agents_busy`: every online agent of the owner runs another job; `approval`: a plan that must be approved before it can be deployed",
+        "`vine_busy`: another job of its configuration runs or was queued first (`job_id`); `no_agent_online`: no agent of the job's owner is online (an organization's jobs run only on its own agents); `agents_busy`: every online agent of the owner runs another job; `approval`: a plan that must be approved before it can be deployed; `offered`: a DEPLOY held a few seconds for the agent that ran its plan, which applies it without downloading it",
       ),
     message: z.string().describe('one sentence for people, saying what to do when there is something to do'),
     job_id: uuid.optional().describe('`vine_busy`: the job the configuration is busy with'),

@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { Readable } from 'node:stream';
 import { TrellisApiError, type TrellisClient } from '@trellis/client';
+import { DEPLOY_OFFER_MS } from '@trellis/core';
 import { FakeClock } from '@trellis/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
@@ -275,6 +276,33 @@ describeEachDialect('the agent protocol over HTTP', (dialect) => {
     });
     expect(response.status).toBe(201);
     expect((await response.json()).size).toBe('from a form'.length);
+  });
+
+  it("says a DEPLOY is held for its plan's agent, and until when, on the job and in the queue (issue 31)", async () => {
+    const user = await freshUser();
+    const { configuration } = await vineyardWithConfiguration(user, 'held');
+    const planner = await server.agentClient(user, 'planner');
+    const other = await server.agentClient(user, 'bystander');
+    await Promise.all([planner.heartbeat('1.0.0'), other.heartbeat('1.0.0')]);
+    const plan = await user.createJob({ job_type: 'PLAN', configuration_id: configuration.id });
+    await planner.claimJob();
+    await planner.uploadPlanArtifact(plan.id, Buffer.from('plan'), 4);
+    await planner.reportStatus(plan.id, { status: 'SUCCESS' });
+    const deploy = await user.createJob({
+      job_type: 'DEPLOY',
+      configuration_id: configuration.id,
+      plan_job_id: plan.id,
+    });
+    const until = new Date(clock.now().getTime() + DEPLOY_OFFER_MS).toISOString();
+    const held = { reason: 'offered', message: expect.stringContaining(`held until ${until} for planner,`) };
+    expect((await user.getJob(deploy.id)).waiting_for).toEqual(held);
+    const entry = (await user.getQueue()).jobs.find((queued) => queued.job.id === deploy.id);
+    expect(entry?.waiting_for).toEqual(held);
+    // The other agent passes it over; once the time has come, it waits for nothing.
+    expect(await other.claimJob()).toBeNull();
+    clock.advance({ ms: DEPLOY_OFFER_MS });
+    expect((await user.getJob(deploy.id)).waiting_for).toBeNull();
+    expect((await other.claimJob())?.job.id).toBe(deploy.id);
   });
 
   it('applies a plan once, only when it is ready', async () => {

@@ -1,5 +1,6 @@
 import { isSpeculativeTrigger, type Job, type JobSummary } from '../domain/records.js';
-import { type AgentPool, agentPoolOf, readOwnerAgents } from '../queue/agentPool.js';
+import type { JobOffer } from '../ports/JobStore.js';
+import { type AgentPool, agentPoolOf, type OwnerAgents, readOwnerAgents } from '../queue/agentPool.js';
 import type { Stores } from '../ports/UnitOfWork.js';
 import type { CoreDeps } from '../usecases/CoreDeps.js';
 
@@ -10,8 +11,9 @@ import type { CoreDeps } from '../usecases/CoreDeps.js';
  * - `no_agent_online`: no agent of the job's owner is online (an organization's jobs run only on its own agents).
  * - `agents_busy`: every online agent of the owner is running a job.
  * - `approval`: a plan that must be approved before it can be deployed, and is not decided yet.
+ * - `offered`: a DEPLOY held a few seconds for the agent that ran its plan (issue 31, `JobOffer`).
  */
-export type WaitingReason = 'vine_busy' | 'no_agent_online' | 'agents_busy' | 'approval';
+export type WaitingReason = 'vine_busy' | 'no_agent_online' | 'agents_busy' | 'approval' | 'offered';
 
 export interface WaitingFor {
   reason: WaitingReason;
@@ -46,16 +48,37 @@ export async function waitingFor(stores: Stores, deps: CoreDeps, job: Job): Prom
     const oldest = queued.at(-1);
     turn = { running: running[0] ?? null, first: oldest && oldest.id !== job.id ? oldest : null };
   }
-  const agents = await readOwnerAgents(stores, job.owner_id);
-  const pool = agentPoolOf(job, agents, deps.clock.now(), deps.settings.heartbeatTimeoutSeconds);
-  return whyQueuedJobWaits(turn, pool);
+  const now = deps.clock.now();
+  const [agents, offers] = await Promise.all([
+    readOwnerAgents(stores, job.owner_id),
+    stores.jobs.standingOffers(job.owner_id, [job.id], now.toISOString()),
+  ]);
+  const pool = agentPoolOf(job, agents, now, deps.settings.heartbeatTimeoutSeconds);
+  return whyQueuedJobWaits(turn, pool, offeredTo(offers.get(job.id), agents));
+}
+
+/** A job's standing offer, with the name of the agent it is held for. */
+export interface HeldFor {
+  worker: { id: string; name: string | null };
+  until: string;
+}
+
+/** `offer` (a job's standing `JobOffer`, if any) with its agent's name, from the owner's agents. */
+export function offeredTo(offer: JobOffer | undefined, agents: OwnerAgents): HeldFor | null {
+  if (offer === undefined) return null;
+  const worker = agents.workers.find((candidate) => candidate.id === offer.worker_id);
+  return { worker: { id: offer.worker_id, name: worker?.name ?? null }, until: offer.until };
 }
 
 /**
  * Why a queued job waits, from its configuration's turn (null: it has none) and its agent pool:
  * the one statement of it, for a job's page and for the queue (issue 29).
  */
-export function whyQueuedJobWaits(turn: VineTurn | null, pool: AgentPool): WaitingFor | null {
+export function whyQueuedJobWaits(
+  turn: VineTurn | null,
+  pool: AgentPool,
+  heldFor: HeldFor | null = null,
+): WaitingFor | null {
   if (turn?.running) {
     const busyWith = turn.running;
     return {
@@ -87,6 +110,13 @@ export function whyQueuedJobWaits(turn: VineTurn | null, pool: AgentPool): Waiti
       };
     }
     return null;
+  }
+  if (heldFor !== null) {
+    const agent = heldFor.worker.name ?? heldFor.worker.id;
+    return {
+      reason: 'offered',
+      message: `held until ${heldFor.until} for ${agent}, the agent that ran its plan and applies it without downloading it; then any agent that may run it takes it`,
+    };
   }
   if (pool.agents.online === 0) {
     const excluded = pool.excluded_worker;

@@ -111,6 +111,12 @@ export interface JobStore {
   /** Ids of workers of the owner that have a `PROCESSING` job. */
   busyWorkerIds(ownerId: string): Promise<string[]>;
   /**
+   * The offers standing at `at` among the owner's jobs `ids` (by job id): those of jobs still
+   * `QUEUED`, assigned to nobody, whose time has not come (`JobOffer`). For people only (why a job
+   * waits); the claim applies its own rule.
+   */
+  standingOffers(ownerId: string, ids: readonly string[], at: string): Promise<Map<string, JobOffer>>;
+  /**
    * Records a person's approval or rejection of a plan, only if it has none yet: of two racing
    * deciders one wins. Null when the job already has a decision (or does not exist).
    */

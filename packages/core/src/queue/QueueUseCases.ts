@@ -2,7 +2,8 @@ import type { UserActor } from '../domain/actors.js';
 import { isSpeculativeTrigger, type JobSummary } from '../domain/records.js';
 import type { JobSummaryView } from '../usecases/views.js';
 import { pageRequest } from '../domain/pagination.js';
-import { type VineTurn, type WaitingFor, whyQueuedJobWaits } from '../jobs/waitingFor.js';
+import { offeredTo, type VineTurn, type WaitingFor, whyQueuedJobWaits } from '../jobs/waitingFor.js';
+import type { JobOffer } from '../ports/JobStore.js';
 import type { Stores } from '../ports/UnitOfWork.js';
 import { visibleOwners } from '../ports/UnitOfWork.js';
 import { Access, parseOwnerFilter } from '../usecases/Access.js';
@@ -54,8 +55,13 @@ export class QueueUseCases {
       const queue = await stores.jobs.queue(visibleOwners(scope) ?? [], limit);
       const owners = new Map<string, OwnerAgents>();
       const running = new Map<string, { id: string; job_type: JobSummary['job_type'] }>();
+      const offers = new Map<string, JobOffer>();
       for (const ownerId of new Set(queue.jobs.map((entry) => entry.job.owner_id))) {
         owners.set(ownerId, await readOwnerAgents(stores, ownerId));
+        const ids = queue.jobs.filter((entry) => entry.job.owner_id === ownerId).map((entry) => entry.job.id);
+        for (const [id, offer] of await stores.jobs.standingOffers(ownerId, ids, now.toISOString())) {
+          offers.set(id, offer);
+        }
         for (const job of await stores.jobs.list(ownerId, { status: 'PROCESSING' })) {
           if (job.vine_id !== null) running.set(job.vine_id, { id: job.id, job_type: job.job_type });
         }
@@ -93,7 +99,11 @@ export class QueueUseCases {
               ? null
               : { id: job.vineyard_id, name: vineyards.get(job.vineyard_id) ?? job.vineyard_id },
           pool,
-          waiting_for: whyQueuedJobWaits(turn, pool),
+          waiting_for: whyQueuedJobWaits(
+            turn,
+            pool,
+            offeredTo(offers.get(job.id), owners.get(job.owner_id) as OwnerAgents),
+          ),
         };
       });
       return { jobs, total: queue.total, limit };

@@ -26,7 +26,7 @@ let vine: VineView;
 beforeEach(async () => {
   core = createTestCore({ webhooks: new FakeWebhookSender({}) });
   ada = await seedUser(core, { email: 'ada@example.test' });
-  planAgent = await seedWorker(core, ada, { heartbeat: true });
+  planAgent = await seedWorker(core, ada, { heartbeat: true, name: 'plan-agent' });
   other = await seedWorker(core, ada, { heartbeat: true });
   vine = await seedVine(core, ada);
 });
@@ -85,5 +85,36 @@ describe('a DEPLOY of a plan, offered to the plan’s agent', () => {
     const job = await deploy(await plan(), { assigned_worker_id: other.workerId });
     expect(await core.useCases.jobs.claim(planAgent)).toBeNull();
     expect((await core.useCases.jobs.claim(other))?.job.id).toBe(job.id);
+  });
+});
+
+describe('a DEPLOY held for its plan’s agent, as people see it', () => {
+  const why = (id: string) => core.useCases.jobWaiting.show(ada, id).then((view) => view.waiting_for);
+  const inQueue = (id: string) =>
+    core.useCases.queue.list(ada).then((queue) => queue.jobs.find((entry) => entry.job.id === id)?.waiting_for);
+
+  it('says it is held for that agent, and until when, on its page and in the queue; then that it waits for nothing', async () => {
+    const job = await deploy(await plan());
+    const until = new Date(core.clock.now().getTime() + DEPLOY_OFFER_MS).toISOString();
+    for (const waiting of [await why(job.id), await inQueue(job.id)]) {
+      expect(waiting).toEqual({
+        reason: 'offered',
+        message: expect.stringContaining(`held until ${until} for plan-agent`),
+      });
+    }
+    core.clock.advance({ ms: DEPLOY_OFFER_MS });
+    expect(await why(job.id)).toBeNull();
+    expect(await inQueue(job.id)).toBeNull();
+  });
+
+  it('says nothing of an offer for a DEPLOY assigned to an agent, or one not held', async () => {
+    const assigned = await deploy(await plan(), { assigned_worker_id: other.workerId });
+    expect(await why(assigned.id)).toBeNull();
+    await core.useCases.jobs.cancel(ada, assigned.id);
+    const p = await plan();
+    core.clock.advance({ seconds: core.deps.settings.heartbeatTimeoutSeconds + 1 });
+    await core.useCases.workers.heartbeat(other, { version: '1.0.0' });
+    const notHeld = await deploy(p);
+    expect(await why(notHeld.id)).toBeNull();
   });
 });

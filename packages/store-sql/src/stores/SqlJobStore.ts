@@ -167,6 +167,25 @@ export class SqlJobStore implements JobStore {
     };
   }
 
+  async standingOffers(ownerId: string, ids: readonly string[], at: string): Promise<Map<string, JobOffer>> {
+    const standing = new Map<string, JobOffer>();
+    if (ids.length === 0) return standing;
+    const rows: Row[] = await this.db
+      .table('jobs')
+      .where({ owner_id: ownerId, status: 'QUEUED' })
+      .whereIn('id', [...ids])
+      .whereNull('assigned_worker_id')
+      .whereNotNull('offered_worker_id')
+      .select('id', 'offered_worker_id', 'offered_until');
+    for (const row of rows) {
+      const until = timeOut(row.offered_until);
+      if (Date.parse(until) > Date.parse(at)) {
+        standing.set(uuidOut(row.id), { worker_id: uuidOut(row.offered_worker_id), until });
+      }
+    }
+    return standing;
+  }
+
   async queue(owners: OwnerIds, limit: number): Promise<JobQueue> {
     const { sql, bindings } = queuePositionsSql(this.queued(owners));
     const rows = await this.db.raw(

@@ -84,5 +84,7 @@ function waitsFor(entry: QueueEntryView): string {
       return 'agents busy';
     case 'approval':
       return 'approval';
+    case 'offered':
+      return "held for its plan's agent (seconds)";
   }
 }

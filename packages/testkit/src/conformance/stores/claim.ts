@@ -137,6 +137,29 @@ export function describeJobClaimConformance(open: OpenStoreHarness): void {
         expect((await claim(owner, assignee, before))?.id).toBe(job.id);
       });
 
+      it('says which offers stand, for people: within the window, of queued jobs assigned to nobody, to their owner only', async () => {
+        const owner = await suite.seedOwner();
+        const { job, before, until } = await offered(owner, owner.worker);
+        const [assignee] = (await workers(suite, owner, 1)) as [Worker];
+        const assigned = await offered(owner, owner.worker, { assigned_worker_id: assignee.id });
+        const plain = newJob(owner.id, owner.vine);
+        await create(owner, plain);
+        const offers = (at: string, ownerId = owner.id) =>
+          suite.asOwner(ownerId, (stores) =>
+            stores.jobs.standingOffers(ownerId, [job.id, assigned.job.id, plain.id], at),
+          );
+        expect([...(await offers(before))]).toEqual([[job.id, { worker_id: owner.worker.id, until }]]);
+        expect((await offers(until)).size).toBe(0);
+        const stranger = await suite.seedOwner();
+        expect((await offers(before, stranger.id)).size).toBe(0);
+        // Claimed by its agent: no longer queued, no longer offered.
+        expect((await claim(owner, owner.worker, before))?.id).toBe(job.id);
+        expect((await offers(before)).size).toBe(0);
+        expect((await suite.asOwner(owner.id, (stores) => stores.jobs.standingOffers(owner.id, [], before))).size).toBe(
+          0,
+        );
+      });
+
       it('is a job like any other once read: the offer is not part of the record', async () => {
         const owner = await suite.seedOwner();
         const { job } = await offered(owner, owner.worker);

@@ -196,6 +196,18 @@ export class MemoryJobStore implements JobStore {
     return oldestFirst(cancelled, (job) => job.finished_at as string).map((job) => job.id);
   }
 
+  async standingOffers(ownerId: string, ids: readonly string[], at: string): Promise<Map<string, JobOffer>> {
+    const standing = new Map<string, JobOffer>();
+    for (const id of ids) {
+      const job = this.tx.state.jobs.get(id);
+      const offer = this.tx.state.jobOffers.get(id);
+      if (!job || !offer || job.owner_id !== ownerId || !this.tx.sees(ownerId)) continue;
+      if (job.status !== 'QUEUED' || job.assigned_worker_id !== null) continue;
+      if (Date.parse(offer.until) > Date.parse(at)) standing.set(id, copy(offer));
+    }
+    return standing;
+  }
+
   async busyWorkerIds(ownerId: string): Promise<string[]> {
     const ids = new Set<string>();
     for (const job of this.ownedJobs(ownerId)) {
