@@ -182,7 +182,9 @@ function recordFigures(ctx, { dialect, flow, samples, today, baseline, vines, ag
   rows.forEach(([metric, unit, better, pick], index) => {
     const value = middleOf('today', pick);
     const base = middleOf('baseline', pick);
-    if (value === null) return;
+    // A figure one side lacks (e.g. no DEPLOY landed on another agent in its rounds) compares
+    // with nothing: the rounds' JSON keeps it, the table leaves it out.
+    if (value === null || base === null) return;
     ctx.record(
       figure({
         scenario: 'runs',
@@ -191,7 +193,7 @@ function recordFigures(ctx, { dialect, flow, samples, today, baseline, vines, ag
         metric,
         unit,
         value,
-        baseline: base === null ? null : { name: 'previous commit', value: base },
+        baseline: { name: 'previous commit', value: base },
         better,
         // Every round's figures are in the first row's details (the JSON), not repeated per row.
         details: index === 0 ? details : { flow },
