@@ -6,47 +6,24 @@
  * the fields and keeps everything typed and uploaded, but no sensitive value; axe-core finds
  * nothing serious on the form, the refused form and the edit page.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TrellisClient } from '@trellis/client';
 import { checkTestPostgres } from '@trellis/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { seriousViolations } from './support/axe.js';
 import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot } from './support/browser.js';
 import { describeInChromiumOnEachDialect, startWebOnDialect, type WebOnDialect } from './support/dialectSuite.js';
 import { ADMIN_EMAIL, BOOTSTRAP_TOKEN, MAIN_TF, type WebServer } from './support/webServer.js';
 
 const chromiumPath = findChromium('the new-configuration extras suite');
 const postgres = await checkTestPostgres();
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const SECRET = 'upl-Secret-93x-never-in-a-page';
 const ROLE = 'arn:aws:iam::123456789012:role/trellis-deploy';
 const MODULE_TF = 'variable "cidr" {\n  type = string\n}\n\noutput "cidr" {\n  value = var.cidr\n}\n';
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
-
-/** axe-core's serious and critical violations on the page, one line per element. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: axeSource });
-  const { violations, passes } = await page.evaluate(async () => {
-    type Results = { violations: AxeViolation[]; passes: unknown[] };
-    const axe = (window as unknown as { axe: { run(): Promise<Results> } }).axe;
-    const results = await axe.run();
-    return { violations: results.violations, passes: results.passes.length };
-  });
-  expect(passes).toBeGreaterThan(0);
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .flatMap((v) => v.nodes.map((n) => `${v.id} (${v.impact}): ${v.help} at ${n.target.join(' ')}`));
-}
 
 describeInChromiumOnEachDialect(
   'the new-configuration form: tags, cloud identity, run triggers, an uploaded directory',

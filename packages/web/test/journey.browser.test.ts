@@ -15,7 +15,7 @@ import type { TrellisClient } from '@trellis/client';
 import { type AgentProcess, checkTestPostgres, requirePeer, startAgentProcess } from '@trellis/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { clickAndConfirm, clickAndFollow, findChromium, screenshot } from './support/browser.js';
+import { clickAndConfirm, clickAndFollow, findChromium, screenshot, postWithSession } from './support/browser.js';
 import { describeInChromiumOnEachDialect, startWebOnDialect, type WebOnDialect } from './support/dialectSuite.js';
 import { signedInThroughIssuer } from './support/oidcIssuer.js';
 import type { WebServer } from './support/webServer.js';
@@ -306,17 +306,12 @@ describeInChromiumOnEachDialect(
       expect(await operator.locator('[data-force-unlock-form]').count()).toBe(0);
       expect(await operator.locator('[data-rollback-form]').count()).toBe(0);
       // Posted anyway (their session, the page's origin, past the question): core refuses it.
-      const session = (await operator.context().cookies()).find((cookie) => cookie.name === 'trellis_session');
-      const refused = await fetch(`${web}/configurations/${vineId}/state/unlock`, {
-        method: 'POST',
-        headers: {
-          cookie: `trellis_session=${session?.value}`,
-          origin: web,
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: 'confirmed=yes',
-        redirect: 'manual',
-      });
+      const refused = await postWithSession(
+        operator,
+        `${web}/configurations/${vineId}/state/unlock`,
+        'confirmed=yes',
+        web,
+      );
       expect(refused.status).toBe(403);
       expect(await refused.text()).toContain('this needs the role admin in the organization; yours is operator');
       expect((await adminClient.stateHistory(vineId)).lock).not.toBeNull();

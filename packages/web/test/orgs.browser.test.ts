@@ -12,7 +12,14 @@ import type { UserActor } from '@trellis/core';
 import { addAcceptedMember } from '@trellis/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BROWSER_TEST_TIMEOUT_MS, findChromium, screenshot, TestBrowser, clickAndConfirm } from './support/browser.js';
+import {
+  BROWSER_TEST_TIMEOUT_MS,
+  findChromium,
+  screenshot,
+  TestBrowser,
+  clickAndConfirm,
+  postWithSession,
+} from './support/browser.js';
 import { type Issuer, issuerEnv, signedInThroughIssuer, startIssuer } from './support/oidcIssuer.js';
 import { MAIN_TF, WebServer } from './support/webServer.js';
 
@@ -252,18 +259,12 @@ describe.skipIf(!chromiumPath)(
     });
 
     it("refuses a member form sent from another site, even with an admin's session", async () => {
-      const cookies = await admin.context().cookies();
-      const session = cookies.find((cookie) => cookie.name === 'trellis_session');
-      const response = await fetch(`${web}/orgs/${orgId}/members`, {
-        method: 'POST',
-        headers: {
-          cookie: `trellis_session=${session?.value}`,
-          origin: 'http://evil.example',
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: 'email=mallory%40example.com&role=admin',
-        redirect: 'manual',
-      });
+      const response = await postWithSession(
+        admin,
+        `${web}/orgs/${orgId}/members`,
+        'email=mallory%40example.com&role=admin',
+        'http://evil.example',
+      );
       expect(response.status).toBe(403);
       expect(await response.text()).toContain('Request refused');
       const members = await server.useCases.orgs.listMembers(owner, orgId);
@@ -351,18 +352,7 @@ describe.skipIf(!chromiumPath)(
     });
 
     it("refuses a rename sent from another site, even with an admin's session", async () => {
-      const cookies = await admin.context().cookies();
-      const session = cookies.find((cookie) => cookie.name === 'trellis_session');
-      const response = await fetch(`${web}/orgs/${orgId}/rename`, {
-        method: 'POST',
-        headers: {
-          cookie: `trellis_session=${session?.value}`,
-          origin: 'http://evil.example',
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: 'name=evil',
-        redirect: 'manual',
-      });
+      const response = await postWithSession(admin, `${web}/orgs/${orgId}/rename`, 'name=evil', 'http://evil.example');
       expect(response.status).toBe(403);
       expect(await response.text()).toContain('Request refused');
       expect((await server.useCases.orgs.get(owner, orgId)).name).toBe('platform-ops');

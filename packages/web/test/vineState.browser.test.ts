@@ -12,7 +12,13 @@ import type { TrellisClient } from '@trellis/client';
 import { checkTestPostgres, FakeClock } from '@trellis/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { BROWSER_TEST_TIMEOUT_MS, clickAndConfirm, findChromium, screenshot } from './support/browser.js';
+import {
+  BROWSER_TEST_TIMEOUT_MS,
+  clickAndConfirm,
+  findChromium,
+  screenshot,
+  postWithSession,
+} from './support/browser.js';
 import { describeInChromiumOnEachDialect, startWebOnDialect, type WebOnDialect } from './support/dialectSuite.js';
 import { signedInThroughIssuer } from './support/oidcIssuer.js';
 import { ADMIN_EMAIL, type AgentClient, BOOTSTRAP_TOKEN, MAIN_TF, type WebServer } from './support/webServer.js';
@@ -220,33 +226,22 @@ describeInChromiumOnEachDialect(
 
     it("an operator's forged rollback post is refused by core, with its message", async () => {
       const oldest = (await ownerClient.stateHistory(vineId)).versions.at(-1)?.id as number;
-      const cookies = await operator.context().cookies();
-      const session = cookies.find((cookie) => cookie.name === 'trellis_session');
-      const response = await fetch(`${web}/configurations/${vineId}/state/versions/${oldest}/rollback`, {
-        method: 'POST',
-        headers: {
-          cookie: `trellis_session=${session?.value}`,
-          origin: web,
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        // Past the page that asks first, as a forged post would be.
-        body: 'confirmed=yes',
-        redirect: 'manual',
-      });
+      // Past the page that asks first, as a forged post would be.
+      const response = await postWithSession(
+        operator,
+        `${web}/configurations/${vineId}/state/versions/${oldest}/rollback`,
+        'confirmed=yes',
+        web,
+      );
       expect(response.status).toBe(403);
       expect(await response.text()).toContain('this needs the role admin in the organization; yours is operator');
       // Sent from another site, even an admin's session is refused before any use case runs.
-      const adminSession = (await admin.context().cookies()).find((cookie) => cookie.name === 'trellis_session');
-      const crossSite = await fetch(`${web}/configurations/${vineId}/state/versions/${oldest}/rollback`, {
-        method: 'POST',
-        headers: {
-          cookie: `trellis_session=${adminSession?.value}`,
-          origin: 'http://evil.example',
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: '',
-        redirect: 'manual',
-      });
+      const crossSite = await postWithSession(
+        admin,
+        `${web}/configurations/${vineId}/state/versions/${oldest}/rollback`,
+        '',
+        'http://evil.example',
+      );
       expect(crossSite.status).toBe(403);
       expect(await crossSite.text()).toContain('Request refused');
       expect((await ownerClient.stateHistory(vineId)).versions).toHaveLength(2);

@@ -11,7 +11,13 @@ import type { TrellisClient } from '@trellis/client';
 import { checkTestPostgres } from '@trellis/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { BROWSER_TEST_TIMEOUT_MS, clickAndFollow, findChromium, screenshot } from './support/browser.js';
+import {
+  BROWSER_TEST_TIMEOUT_MS,
+  clickAndFollow,
+  findChromium,
+  screenshot,
+  postWithSession,
+} from './support/browser.js';
 import { describeInChromiumOnEachDialect, startWebOnDialect, type WebOnDialect } from './support/dialectSuite.js';
 import { signInAtIssuer } from './support/oidcIssuer.js';
 import { runJob } from './support/seed.js';
@@ -286,18 +292,8 @@ describeInChromiumOnEachDialect(
       expect(await operator.locator(`#vineyard-org option[value="${orgId}"]`).count()).toBe(0);
 
       // Posted anyway (same origin, their session): core refuses each, and the page says why.
-      const session = (await operator.context().cookies()).find((cookie) => cookie.name === 'trellis_session');
       const post = (path: string, body: Record<string, string>) =>
-        fetch(`${web}${path}`, {
-          method: 'POST',
-          headers: {
-            cookie: `trellis_session=${session?.value}`,
-            origin: web,
-            'content-type': 'application/x-www-form-urlencoded',
-          },
-          body: new URLSearchParams(body).toString(),
-          redirect: 'manual',
-        });
+        postWithSession(operator, `${web}${path}`, body, web);
       const refusals = [
         await post('/vineyards', { name: 'sneaky', org_id: orgId }),
         await post(`/vineyards/${orgVineyardId}/configurations`, {
@@ -322,17 +318,12 @@ describeInChromiumOnEachDialect(
       expect((await client.listVineyards()).map((each) => each.name)).not.toContain('sneaky');
 
       // From another site, even the admin's form is refused before any use case runs.
-      const adminSession = (await admin.context().cookies()).find((cookie) => cookie.name === 'trellis_session');
-      const crossSite = await fetch(`${web}/vineyards/${orgVineyardId}/delete`, {
-        method: 'POST',
-        headers: {
-          cookie: `trellis_session=${adminSession?.value}`,
-          origin: 'http://evil.example',
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: 'confirm=shared',
-        redirect: 'manual',
-      });
+      const crossSite = await postWithSession(
+        admin,
+        `${web}/vineyards/${orgVineyardId}/delete`,
+        'confirm=shared',
+        'http://evil.example',
+      );
       expect(crossSite.status).toBe(403);
       expect((await client.getVineyard(orgVineyardId)).name).toBe('shared');
     });

@@ -99,3 +99,26 @@ export async function clickAndConfirm(page: Page, selector: string): Promise<voi
   await Promise.all([page.waitForSelector('[data-confirmation]'), page.click(selector)]);
   await Promise.all([page.waitForNavigation(), page.click('[data-confirm-yes]')]);
 }
+
+/**
+ * A form POST carrying `page`'s session cookie from `origin`: the web's own (a post past the page
+ * that asks first) or another site's (a forged one). Not followed, so its own answer is read.
+ */
+export async function postWithSession(
+  page: Page,
+  url: string,
+  body: string | Record<string, string>,
+  origin: string,
+): Promise<Response> {
+  const session = (await page.context().cookies()).find((cookie) => cookie.name === 'trellis_session');
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      cookie: `trellis_session=${session?.value}`,
+      origin,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: typeof body === 'string' ? body : new URLSearchParams(body).toString(),
+    redirect: 'manual',
+  });
+}
