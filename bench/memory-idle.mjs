@@ -2,14 +2,16 @@
 /**
  * Memory at idle (issue 31): a real `trellis-server` (SQLite and the filesystem store by default,
  * `--postgres` for the shared test Postgres) and one registered `trellis-agent`, both idle; prints
- * their RSS and V8 heap, and with `--modules` the modules each loaded (a preload recording the ESM
+ * their RSS and private memory (RSS less the pages shared with other processes, such as the
+ * `node` binary's code) just after start-up (`--settle-ms` after the agent started) and idle
+ * (`--idle-ms` after it: V8 gives back the heap start-up grew some 20-30 s after), their V8 heap, and with `--modules` the modules each loaded (a preload recording the ESM
  * loader's loads and CommonJS `require`s), largest packages first. `--snapshot DIR` writes a
  * .heapsnapshot of each (`--heapsnapshot-signal=SIGUSR2`) into DIR. `--baseline-rev REV` measures
  * the build of REV too (exported and built in a temp dir, as `runs` does), the two builds taking
  * turns for `--rounds` rounds, each on a fresh database; the CPU seconds each process used until
  * it was measured (start-up, then a few idle seconds) are printed beside the RSS.
  *
- *   node bench/memory-idle.mjs [--postgres] [--modules] [--snapshot DIR] [--settle-ms 5000]
+ *   node bench/memory-idle.mjs [--postgres] [--modules] [--snapshot DIR] [--settle-ms 5000] [--idle-ms 60000]
  *                              [--baseline-rev REV] [--rounds 1]
  *                              [--server-node-args '--flag ...'] [--agent-node-args '--flag ...']
  */
@@ -24,7 +26,7 @@ import { withFreshDatabase } from './lib/databases.mjs';
 import { buildAtRev } from './lib/buildAtRev.mjs';
 import { BOOTSTRAP_TOKEN, controlPlaneEnv, SERVER_BIN } from './lib/environment.mjs';
 import { sleep } from './lib/load.mjs';
-import { cpuSecondsOf, rssOf, startChild } from './lib/processes.mjs';
+import { cpuSecondsOf, privateBytesOf, rssOf, startChild } from './lib/processes.mjs';
 
 const AGENT_BIN = fileURLToPath(new URL('../packages/agent/dist/bin/trellis-agent.js', import.meta.url));
 const FAKE_ENGINE = fileURLToPath(new URL('./fake-engine.sh', import.meta.url));
@@ -36,6 +38,7 @@ const { values } = parseArgs({
     modules: { type: 'boolean', default: false },
     snapshot: { type: 'string' },
     'settle-ms': { type: 'string', default: '5000' },
+    'idle-ms': { type: 'string', default: '60000' },
     'baseline-rev': { type: 'string' },
     rounds: { type: 'string', default: '1' },
     'server-node-args': { type: 'string' },
@@ -57,7 +60,7 @@ try {
         ? await withFreshDatabase('postgres', (url) => measure(url, build))
         : await measure(null, build);
       log(
-        `round ${round + 1}, ${build.label}: server ${figures.server.rss_mb.toFixed(1)} MB, agent ${figures.agent.rss_mb.toFixed(1)} MB`,
+        `round ${round + 1}, ${build.label}: idle RSS server ${figures.server.rss_mb.toFixed(1)} MB (${figures.server.private_mb.toFixed(1)} private), agent ${figures.agent.rss_mb.toFixed(1)} MB (${figures.agent.private_mb.toFixed(1)} private); just started ${figures.server.rss_started_mb.toFixed(1)} / ${figures.agent.rss_started_mb.toFixed(1)} MB`,
       );
       runs.push({ build: build.label, round: round + 1, ...figures });
     }
@@ -67,7 +70,10 @@ try {
     const mine = runs.filter((run) => run.build === build.label);
     summary[build.label] = Object.fromEntries(
       ['server', 'agent'].flatMap((who) =>
-        ['rss_mb', 'cpu_s'].map((key) => [`${who}_${key}_median`, median(mine.map((run) => run[who][key]))]),
+        ['rss_mb', 'private_mb', 'rss_started_mb', 'private_started_mb', 'cpu_s'].map((key) => [
+          `${who}_${key}_median`,
+          median(mine.map((run) => run[who][key])),
+        ]),
       ),
     );
   }
@@ -126,20 +132,36 @@ async function measure(givenDatabaseUrl, build) {
       readyOn: 'stderr',
       ready: /"msg":"agent started"/,
     });
+    const startedAt = Date.now();
     await sleep(Number(values['settle-ms']));
     // The mean of 5 reads 200 ms apart: idle RSS moves little, a GC can move it a few MB.
-    const rss = async (pid) => {
+    const mean = async (read) => {
       let sum = 0;
       for (let i = 0; i < 5; i += 1) {
-        sum += rssOf(pid);
+        sum += read();
         await sleep(200);
       }
       return sum / 5 / MB;
     };
-    const figures = {
-      server: { rss_mb: await rss(server.pid), cpu_s: cpuSecondsOf(server.pid) },
-      agent: { rss_mb: await rss(agent.pid), cpu_s: cpuSecondsOf(agent.pid) },
-    };
+    const read = async (pid) => ({ rss: await mean(() => rssOf(pid)), own: await mean(() => privateBytesOf(pid)) });
+    const started = { server: await read(server.pid), agent: await read(agent.pid) };
+    // V8 shrinks the heap it grew while starting only once the process has been quiet a while
+    // (its memory reducer, some 20-30 s after start-up's last full GC): the idle figure is read
+    // after that, when nothing but heartbeats happened for `--idle-ms`.
+    await sleep(Math.max(0, Number(values['idle-ms']) - (Date.now() - startedAt)));
+    const idle = { server: await read(server.pid), agent: await read(agent.pid) };
+    const figures = Object.fromEntries(
+      ['server', 'agent'].map((who) => [
+        who,
+        {
+          rss_mb: idle[who].rss,
+          private_mb: idle[who].own,
+          rss_started_mb: started[who].rss,
+          private_started_mb: started[who].own,
+          cpu_s: cpuSecondsOf(who === 'server' ? server.pid : agent.pid),
+        },
+      ]),
+    );
     if (values.modules) {
       for (const [name, pid] of [
         ['server', server.pid],

@@ -6,7 +6,7 @@
  *
  *   node bench/run.mjs [--quick] [--only <scenario>[,<scenario>...]] [--dialect sqlite|postgres]
  *                      [--scale] [--out <dir>] [--server-cpu-prof <dir>]
- *                      [--vines N] [--agents K] [--rounds R] [--flows plan-deploy,deploy]
+ *                      [--vines N] [--agents K] [--rounds R] [--flows plan-deploy,deploy,run]
  *                      [--baseline-rev <rev>] [--real-engine] [--trace]
  *
  * Scenarios: claims, heartbeats, logs, sse, uploads; and, only when asked, scale (minutes of
@@ -27,7 +27,7 @@ import { fleet } from './scenarios/fleet.mjs';
 import { heartbeats } from './scenarios/heartbeats.mjs';
 import { logIngest } from './scenarios/logIngest.mjs';
 import { logStream } from './scenarios/logStream.mjs';
-import { runs } from './scenarios/runs.mjs';
+import { FLOWS, runs } from './scenarios/runs.mjs';
 import { scale } from './scenarios/scale.mjs';
 import { uploads } from './scenarios/uploads.mjs';
 
@@ -57,7 +57,8 @@ const USAGE = `Usage: node bench/run.mjs [options]   (npm run bench -- [options]
   --vines <N>            vines, one run each (default 40; 4 with --quick)
   --agents <K>           trellis-agent processes, one job at a time each (default 4; 2 with --quick)
   --rounds <R>           rounds per build, taking turns with the baseline (default 3; 1 with --quick)
-  --flows <names>        plan-deploy, deploy (default both)
+  --flows <names>        plan-deploy, deploy, run (default all three; run: a run of the
+                         Terraform Cloud API with auto-apply)
   --baseline-rev <rev>   the build beside this one (default HEAD~1; with --quick and no
                          --baseline-rev, this same build: no checkout)
   --real-engine          OpenTofu from ~/.cache/trellis-peers/bin/tofu instead of the fake engine
@@ -104,7 +105,7 @@ function parseOptions(argv) {
     return value;
   };
   const flows = list(values.flows);
-  const badFlows = flows.filter((name) => !['plan-deploy', 'deploy'].includes(name));
+  const badFlows = flows.filter((name) => !FLOWS.includes(name));
   if (badFlows.length > 0) throw new Error(`unknown flow ${badFlows.join(', ')}\n\n${USAGE}`);
   return {
     help: values.help,

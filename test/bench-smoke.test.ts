@@ -106,14 +106,16 @@ describe('npm run bench -- --quick, every scenario', () => {
       );
       expect(dialects, scenario).toEqual(new Set(['sqlite', 'postgres']));
     }
-    // runs: both flows, each beside the baseline build's rounds (with --quick, this same build).
+    // runs: the three flows, each beside the baseline build's rounds (with --quick, this same build).
     const runs = report.results.filter((result: { scenario: string }) => result.scenario === 'runs');
     expect(new Set(runs.map((result: { label: string }) => result.label))).toEqual(
       new Set([
         'runs sqlite PLAN→DEPLOY',
         'runs sqlite one-job DEPLOY',
+        'runs sqlite auto-applied run',
         'runs postgres PLAN→DEPLOY',
         'runs postgres one-job DEPLOY',
+        'runs postgres auto-applied run',
       ]),
     );
     const metrics = runs.map((result: { metric: string }) => result.metric);
@@ -121,6 +123,9 @@ describe('npm run bench -- --quick, every scenario', () => {
       expect(metrics, metric).toContain(metric);
     }
     expect(metrics).toContain('Postgres backend CPU per run');
+    // The auto-applied run's apply was queued by the server as its plan ended, and measured so.
+    const autoApplied = runs.filter((result: { label: string }) => result.label.endsWith('auto-applied run'));
+    expect(autoApplied.map((result: { metric: string }) => result.metric)).toContain('plan end → apply start p50');
     for (const result of runs) expect(result.baseline?.name, result.metric).toBe('previous commit');
   }, 960_000);
 });

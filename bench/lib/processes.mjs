@@ -132,6 +132,22 @@ export async function startBareServer() {
   return { url: child.match, pid: child.pid, stop: () => child.stop() };
 }
 
+/**
+ * The memory only this process holds (`Private_Clean` + `Private_Dirty` of smaps_rollup, bytes):
+ * its RSS without the pages it shares, such as the `node` binary's code mapped by every Node
+ * process on the machine. What one more process costs; null when the process is gone.
+ */
+export function privateBytesOf(pid) {
+  try {
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    let kB = 0;
+    for (const match of rollup.matchAll(/^Private_(?:Clean|Dirty):\s+(\d+)\s+kB/gm)) kB += Number(match[1]);
+    return kB * 1024;
+  } catch {
+    return null;
+  }
+}
+
 /** Resident set size of a process in bytes (Linux `/proc/<pid>/status` VmRSS), or null elsewhere. */
 export function rssOf(pid) {
   try {

@@ -1,12 +1,16 @@
 /**
  * Runs end to end (issue 31): N vines, K real `trellis-agent` processes (one job at a time each)
  * against a real `trellis-server`, with an engine that answers at once (`bench/fake-engine.sh`;
- * real OpenTofu with `--real-engine`), so what is measured is the orchestration. Two flows:
+ * real OpenTofu with `--real-engine`), so what is measured is the orchestration. Three flows:
  *
  *   - PLAN→DEPLOY, a person's normal flow: a PLAN per vine, followed live (SSE) as `trellis plan`
  *     does, then as soon as it succeeded a DEPLOY of that plan (`trellis deploy --plan`), followed
  *     to its end. One run = the plan and its deploy.
  *   - one-job DEPLOY: a DEPLOY per vine that plans and applies in one job (`trellis deploy`).
+ *   - auto-applied run: what `tofu apply -auto-approve` does through a `cloud {}` block, the flow
+ *     of a Terraform Cloud run (and of OTF's plan+apply run): a run created through the Terraform
+ *     Cloud API with `auto-apply` on a workspace whose configuration version is uploaded (untimed
+ *     setup), applied by the server as its plan ends; the client follows the plan, then the apply.
  *
  * Everything a client does goes through the HTTP API (the current tree's TrellisClient), setup
  * included (untimed), so the same scenario drives another build's server and agents. Baseline:
@@ -14,7 +18,7 @@
  * exported and built in a temp dir (lib/buildAtRev.mjs); the two builds take turns, round by
  * round (A B, B A, …), each on a fresh database, so an improvement shows as a same-run ratio.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { homedir, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,8 +36,10 @@ import { figure } from '../lib/report.mjs';
 
 const FAKE_ENGINE = fileURLToPath(new URL('../fake-engine.sh', import.meta.url));
 const REAL_ENGINE = join(homedir(), '.cache/trellis-peers/bin/tofu');
-const FLOWS = ['plan-deploy', 'deploy'];
-const FLOW_LABEL = { 'plan-deploy': 'PLAN→DEPLOY', deploy: 'one-job DEPLOY' };
+export const FLOWS = ['plan-deploy', 'deploy', 'run'];
+const FLOW_LABEL = { 'plan-deploy': 'PLAN→DEPLOY', deploy: 'one-job DEPLOY', run: 'auto-applied run' };
+/** The flows of a plan and then its apply, two jobs (the figures between them apply). */
+const twoJobs = (flow) => flow !== 'deploy';
 const MB = 1024 * 1024;
 
 /** `terraform_data` is built into OpenTofu: no provider to download, a real plan and apply. */
@@ -156,14 +162,14 @@ function recordFigures(ctx, { dialect, flow, samples, today, baseline, vines, ag
     [`time to queue ${vines} runs`, 'ms', 'lower', (r) => r.queue_ms],
     ['job creation p50', 'ms', 'lower', (r) => r.creation_ms.p50],
     ['job creation p99', 'ms', 'lower', (r) => r.creation_ms.p99],
-    ...(flow === 'plan-deploy'
+    ...(twoJobs(flow)
       ? [
           ['plan end → apply start p50', 'ms', 'lower', (r) => r.plan_end_to_apply_start_ms.p50],
           ['plan job duration p50', 'ms', 'lower', (r) => r.plan_duration_ms.p50],
         ]
       : []),
     ['deploy job duration p50', 'ms', 'lower', (r) => r.deploy_duration_ms.p50],
-    ...(flow === 'plan-deploy'
+    ...(twoJobs(flow)
       ? [
           ["deploy duration p50, on the plan's agent", 'ms', 'lower', (r) => r.deploy_duration_on_plan_agent_ms.p50],
           ['deploy duration p50, on another agent', 'ms', 'lower', (r) => r.deploy_duration_elsewhere_ms.p50],
@@ -257,12 +263,75 @@ async function followToEnd(client, id) {
   }
 }
 
+/**
+ * The Terraform Cloud API as the stock CLI calls it (JSON:API bodies, the API token `tofu login`
+ * stores), for the auto-applied run: each vine is a workspace (`ws-<id>`) given one uploaded
+ * configuration version at setup; `createRun` then starts a run with `auto-apply` on it, as
+ * `tofu apply -auto-approve` does once its upload is done.
+ */
+async function terraformCloudApi(url, user, configurations) {
+  const { tarGz } = await import('@trellis/testkit/tarballs');
+  const { token } = await user.createToken({ name: 'bench-tofu-login' });
+  const call = async (method, path, body) => {
+    const response = await fetch(`${url}/api/v2${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/vnd.api+json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} /api/v2${path}: ${response.status} ${text.slice(0, 300)}`);
+    return JSON.parse(text);
+  };
+  const archive = tarGz([{ path: 'main.tf', content: MAIN_TF }]);
+  const versions = new Map();
+  for (const configuration of configurations) {
+    const { data } = await call('POST', `/workspaces/ws-${configuration.id}/configuration-versions`, {
+      data: { type: 'configuration-versions', attributes: { 'auto-queue-runs': false } },
+    });
+    // The signed URL names the configured public address; the server listens on its own port.
+    const signed = new URL(data.attributes['upload-url']);
+    const upload = await fetch(`${url}${signed.pathname}${signed.search}`, { method: 'PUT', body: archive });
+    if (!upload.ok) throw new Error(`configuration upload: ${upload.status} ${await upload.text()}`);
+    versions.set(configuration.id, data.id);
+  }
+  return {
+    async createRun(vineId) {
+      const { data } = await call('POST', '/runs', {
+        data: {
+          type: 'runs',
+          attributes: { 'auto-apply': true },
+          relationships: {
+            workspace: { data: { type: 'workspaces', id: `ws-${vineId}` } },
+            'configuration-version': { data: { type: 'configuration-versions', id: versions.get(vineId) } },
+          },
+        },
+      });
+      return { planJobId: data.id.slice('run-'.length) };
+    },
+  };
+}
+
+/**
+ * An auto-applied run followed to its end: its plan live, then the DEPLOY the server queued as the
+ * plan ended (found among the vine's jobs), live too.
+ */
+async function followRun(user, vineId, planJobId) {
+  const ended = await followToEnd(user, planJobId);
+  if (ended.status !== 'SUCCESS') throw new Error(`the run's plan ${planJobId} ended ${ended.status}`);
+  const deploy = (await user.listJobs({ vine_id: vineId })).find((job) => job.plan_job_id === planJobId);
+  if (!deploy) throw new Error(`the server queued no apply after the run's plan ${planJobId}`);
+  const applied = await followToEnd(user, deploy.id);
+  if (applied.status !== 'SUCCESS') throw new Error(`the run's apply ${deploy.id} ended ${applied.status}`);
+  return { plan: planJobId, deploy: deploy.id, planSeenAt: ended.seenAt };
+}
+
 /** Registered agents as real `trellis-agent` processes, each its own work dir, one job at a time. */
 async function startAgents(build, url, registrations, engine, dir, tracePath) {
   const started = await Promise.all(
     registrations.map(async (registration, index) => {
       const workDir = join(dir, `agent-${index}`);
-      const child = await startChild(build.agentBin, ['run', '--work-dir', workDir, '--log-level', 'info'], {
+      const level = process.env.BENCH_AGENT_LOG_DIR ? 'debug' : 'info';
+      const child = await startChild(build.agentBin, ['run', '--work-dir', workDir, '--log-level', level], {
         name: `trellis-agent ${index}`,
         env: {
           TRELLIS_URL: url,
@@ -272,6 +341,10 @@ async function startAgents(build, url, registrations, engine, dir, tracePath) {
           TRELLIS_AGENT_CONCURRENCY: '1',
           ...(tracePath ? { BENCH_ENGINE_TRACE: tracePath } : {}),
         },
+        // BENCH_AGENT_LOG_DIR=<dir>: each agent's own log (JSON lines with their times) kept there.
+        ...(process.env.BENCH_AGENT_LOG_DIR
+          ? { onStderr: (text) => appendFileSync(join(process.env.BENCH_AGENT_LOG_DIR, `agent-${index}.log`), text) }
+          : {}),
         // e.g. BENCH_AGENT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the agents.
         nodeArgs: [...(process.env.BENCH_AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(build.nodeArgs ?? [])],
         readyOn: 'stderr',
@@ -309,6 +382,8 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, t
         }),
       );
     }
+    // The auto-applied run's workspaces are these vines, each with its configuration uploaded.
+    const tfe = flow === 'run' ? await terraformCloudApi(server.url, user, configurations) : null;
     const registrations = [];
     for (let i = 0; i < agents; i += 1) registrations.push(await user.registerAgent({ name: `bench-runner-${i}` }));
     const tracePath = trace ? join(dir, 'engine-trace') : null;
@@ -328,20 +403,27 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, t
     };
 
     const creations = [];
-    const timed = async (input) => {
+    const timed = async (create) => {
       const t0 = performance.now();
-      const job = await user.createJob(input);
+      const created = await create();
       creations.push(performance.now() - t0);
-      return job;
+      return created;
     };
+    const createJob = (input) => timed(() => user.createJob(input));
     const runIds = [];
     const sessions = [];
     const begin = performance.now();
     const beganAt = Date.now();
-    // Queued one after another, as a script of `trellis plan -d` (or `deploy`) would; each run is
-    // then followed on its own, and a PLAN's DEPLOY is queued as soon as the client sees it succeed.
+    // Queued one after another, as a script of `trellis plan -d` (or `deploy`, or `tofu apply
+    // -auto-approve`) would; each run is then followed on its own, and a PLAN's DEPLOY is queued
+    // as soon as the client sees it succeed (the server queues an auto-applied run's).
     for (const configuration of configurations) {
-      const first = await timed({
+      if (flow === 'run') {
+        const run = await timed(() => tfe.createRun(configuration.id));
+        sessions.push(followRun(user, configuration.id, run.planJobId));
+        continue;
+      }
+      const first = await createJob({
         job_type: flow === 'plan-deploy' ? 'PLAN' : 'DEPLOY',
         configuration_id: configuration.id,
       });
@@ -350,7 +432,11 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, t
           const ended = await followToEnd(user, first.id);
           if (ended.status !== 'SUCCESS') throw new Error(`${first.job_type} job ${first.id} ended ${ended.status}`);
           if (flow === 'deploy') return { deploy: first.id };
-          const deploy = await timed({ job_type: 'DEPLOY', configuration_id: configuration.id, plan_job_id: first.id });
+          const deploy = await createJob({
+            job_type: 'DEPLOY',
+            configuration_id: configuration.id,
+            plan_job_id: first.id,
+          });
           const applied = await followToEnd(user, deploy.id);
           if (applied.status !== 'SUCCESS') throw new Error(`DEPLOY job ${deploy.id} ended ${applied.status}`);
           return { plan: first.id, deploy: deploy.id, planSeenAt: ended.seenAt };
@@ -385,7 +471,7 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, t
     const duration = (job) => at(job.finished_at) - at(job.claimed_at);
     const plans = runIds.filter((run) => run.plan).map((run) => jobs.get(run.plan));
     const deploys = runIds.map((run) => jobs.get(run.deploy));
-    const firstJobs = flow === 'plan-deploy' ? plans : deploys;
+    const firstJobs = twoJobs(flow) ? plans : deploys;
     const planEndToApplyStart = runIds
       .filter((run) => run.plan)
       .map((run) => at(jobs.get(run.deploy).claimed_at) - at(jobs.get(run.plan).finished_at));
@@ -418,18 +504,18 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, t
       queue_ms: queueMs,
       creation_ms: spread(queueCreations),
       deploy_creation_ms: flow === 'plan-deploy' ? spread(creations.slice(vines)) : null,
-      plan_end_to_apply_start_ms: flow === 'plan-deploy' ? spread(planEndToApplyStart) : null,
-      plan_end_to_client_saw_it_ms: flow === 'plan-deploy' ? spread(planEndToClientSaw) : null,
-      plan_end_to_deploy_created_ms: flow === 'plan-deploy' ? spread(planEndToDeployCreated) : null,
-      deploy_queued_to_claimed_ms: flow === 'plan-deploy' ? spread(deployQueuedToClaimed) : null,
+      plan_end_to_apply_start_ms: twoJobs(flow) ? spread(planEndToApplyStart) : null,
+      plan_end_to_client_saw_it_ms: twoJobs(flow) ? spread(planEndToClientSaw) : null,
+      plan_end_to_deploy_created_ms: twoJobs(flow) ? spread(planEndToDeployCreated) : null,
+      deploy_queued_to_claimed_ms: twoJobs(flow) ? spread(deployQueuedToClaimed) : null,
       // Issue 31: the DEPLOYs claimed by their plan's agent (the only ones that can run warm).
-      deploys_on_plan_agent: flow === 'plan-deploy' ? onPlanAgent.length : null,
-      plan_duration_ms: flow === 'plan-deploy' ? spread(plans.map(duration)) : null,
+      deploys_on_plan_agent: twoJobs(flow) ? onPlanAgent.length : null,
+      plan_duration_ms: twoJobs(flow) ? spread(plans.map(duration)) : null,
       deploy_duration_ms: spread(deploys.map(duration)),
       // The same durations apart: applied where the plan was made (warm, unless turned off) or
       // by another agent (the plan downloaded, the workspace made anew).
-      deploy_duration_on_plan_agent_ms: flow === 'plan-deploy' ? spread(onPlanAgent.map(duration)) : null,
-      deploy_duration_elsewhere_ms: flow === 'plan-deploy' ? spread(elsewhere.map(duration)) : null,
+      deploy_duration_on_plan_agent_ms: twoJobs(flow) ? spread(onPlanAgent.map(duration)) : null,
+      deploy_duration_elsewhere_ms: twoJobs(flow) ? spread(elsewhere.map(duration)) : null,
       queue_to_start_ms: spread(firstJobs.map((job) => at(job.claimed_at) - at(job.created_at))),
       first_created_to_last_finished_ms:
         at(
