@@ -3,7 +3,7 @@ import type { WorkerActor } from '../domain/actors.js';
 import type { Job } from '../domain/records.js';
 import type { EndReason } from '../jobs/endReasons.js';
 import type { JobLifecycle } from '../jobs/JobLifecycle.js';
-import { ownerScope } from '../ports/UnitOfWork.js';
+import { ownerScope, type Stores } from '../ports/UnitOfWork.js';
 import { type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
 import { type ConfigurationVersionRef, configurationVersionRef } from './records.js';
 
@@ -31,19 +31,17 @@ export function missingFeatures(job: Job, features: readonly string[]): string |
 }
 
 /**
- * The configuration version of a claimed job whose source is an upload (issue 27): its reference
- * when it is `uploaded` (only the claiming agent may download it); otherwise null, and the caller
- * ends the job with the sentence.
+ * The configuration version of a claimed job whose source is an upload (issue 27), read in the
+ * claim's unit of work: its reference when it is `uploaded` (only the claiming agent may download
+ * it); otherwise why not, a sentence with which the caller ends the job.
  */
-export async function uploadedVersionOf(
-  deps: Pick<CoreDeps, 'uow'>,
+export async function uploadedVersionIn(
+  stores: Stores,
   job: Job,
 ): Promise<{ ref: ConfigurationVersionRef } | { refused: string }> {
   const source = job.config_snapshot.source;
   if (source?.type !== 'upload') return { refused: 'the job runs no uploaded configuration' };
-  const version = await deps.uow.read(ownerScope(job.owner_id), (stores) =>
-    stores.configurationVersions.get(job.owner_id, source.configuration_version_id),
-  );
+  const version = await stores.configurationVersions.get(job.owner_id, source.configuration_version_id);
   const name = `configuration version cv-${source.configuration_version_id}`;
   if (!version || version.vine_id !== job.vine_id) return { refused: `${name} does not exist (any more)` };
   if (version.status !== 'uploaded' || version.sha256 === null) {

@@ -1,6 +1,6 @@
 import { issueJobRegistryToken, type JobRegistryActor, openJobRegistryToken } from '../auth/jobRegistryToken.js';
 import { UnauthorizedError } from '../domain/errors.js';
-import { ownerScope } from '../ports/UnitOfWork.js';
+import { ownerScope, type Stores } from '../ports/UnitOfWork.js';
 import { TfeOrganizations } from '../tfe/TfeOrganizations.js';
 import type { CoreDeps } from '../usecases/CoreDeps.js';
 import { providerSource } from './mirror/records.js';
@@ -25,20 +25,30 @@ export interface ClaimRegistry {
 export class JobRegistryAccess {
   constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'secrets' | 'settings' | 'upstreamRegistry'>) {}
 
-  async forClaim(job: { id: string; owner_id: string }, workerId: string): Promise<ClaimRegistry> {
+  /**
+   * What a claim tells the agent of the owner's registry besides the token, read in the claim's
+   * own unit of work (no second one per claim).
+   */
+  async readForClaim(stores: Stores, ownerId: string): Promise<Omit<ClaimRegistry, 'token'>> {
+    const namespace = await new TfeOrganizations(this.deps).nameOf(stores, ownerId);
+    const providers = await stores.mirror.providers(ownerId);
+    // Pull-through (`TRELLIS_MIRROR_UPSTREAM`): the mirror fetches any provider of those hosts.
+    const pulled = this.deps.upstreamRegistry ? this.deps.settings.mirror.upstreams.map((host) => `${host}/*/*`) : [];
+    return { namespace, mirror_providers: [...new Set([...providers.map(providerSource), ...pulled])] };
+  }
+
+  /** The claim's registry: what `readForClaim` read, and the job's token. */
+  async forClaim(
+    job: { id: string; owner_id: string },
+    workerId: string,
+    read: Omit<ClaimRegistry, 'token'>,
+  ): Promise<ClaimRegistry> {
     const token = await issueJobRegistryToken(this.deps.secrets, {
       jobId: job.id,
       workerId,
       ownerId: job.owner_id,
     });
-    const orgs = new TfeOrganizations(this.deps);
-    const { namespace, providers } = await this.deps.uow.read(ownerScope(job.owner_id), async (stores) => ({
-      namespace: await orgs.nameOf(stores, job.owner_id),
-      providers: await stores.mirror.providers(job.owner_id),
-    }));
-    // Pull-through (`TRELLIS_MIRROR_UPSTREAM`): the mirror fetches any provider of those hosts.
-    const pulled = this.deps.upstreamRegistry ? this.deps.settings.mirror.upstreams.map((host) => `${host}/*/*`) : [];
-    return { token, namespace, mirror_providers: [...new Set([...providers.map(providerSource), ...pulled])] };
+    return { token, ...read };
   }
 
   /** The job a `trr_…` bearer token acts for, or `401 invalid_token` once the job is not running. */

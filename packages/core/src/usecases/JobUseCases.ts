@@ -39,7 +39,7 @@ import type { ConfigurationVersionRef } from '../configurationVersions/records.j
 import type { ConfigurationVersionUseCases } from '../configurationVersions/ConfigurationVersionUseCases.js';
 import { claimConfigurationVersion, runsConfigurationVersion } from '../configurationVersions/claimVersion.js';
 import { withRunOptions } from '../jobs/runOptions.js';
-import { endAtClaim, missingFeatures, uploadedVersionOf } from '../configurationVersions/claimUpload.js';
+import { endAtClaim, missingFeatures, uploadedVersionIn } from '../configurationVersions/claimUpload.js';
 import { checkChange, type PlanlessActions, planlessActions, vineGuardsOf } from '../jobs/deployGate.js';
 
 export type { CreateJobInput } from '../jobs/jobInput.js';
@@ -95,6 +95,7 @@ const END_EVENTS: Readonly<Record<Exclude<ReportableJobStatus, 'PROCESSING'>, Jo
 
 export class JobUseCases {
   private readonly access: Access;
+  private readonly registry: JobRegistryAccess;
 
   constructor(
     private readonly deps: CoreDeps,
@@ -104,6 +105,7 @@ export class JobUseCases {
     private readonly configurationVersions?: ConfigurationVersionUseCases,
   ) {
     this.access = new Access(deps);
+    this.registry = new JobRegistryAccess(deps);
   }
 
   /** `POST /api/jobs`: snapshot and hash of the vine, plan checks (DESIGN §3). */
@@ -266,10 +268,22 @@ export class JobUseCases {
       const connection =
         job.vine_id !== null && runsConfigurationVersion(job) ? await stores.vcs.get(job.owner_id, job.vine_id) : null;
       const subject = identity?.kind === 'oidc' && !withheld ? await tokenSubjectOf(stores, job, vineyard) : null;
+      // What the answer needs besides, read here rather than in a unit of work of its own each: an
+      // uploaded configuration's version (for an agent that can run it) and the owner's registry.
+      const forAgent = jobForAgent(job);
+      const outdated = missingFeatures(forAgent, features);
+      const uploaded =
+        outdated === null && forAgent.config_snapshot.source?.type === 'upload'
+          ? await uploadedVersionIn(stores, forAgent)
+          : null;
+      const registry = await this.registry.readForClaim(stores, job.owner_id);
       return {
         connection,
         subject,
-        job: jobForAgent(job),
+        outdated,
+        uploaded,
+        registry,
+        job: forAgent,
         policies,
         vineyard: vineyard ? { id: vineyard.id, name: vineyard.name } : null,
         cloud_identity: identity && !withheld ? cloudIdentitySettings(identity) : null,
@@ -277,7 +291,7 @@ export class JobUseCases {
       };
     });
     if (!claimed) return null;
-    const { connection, subject, ...rest } = claimed;
+    const { connection, subject, outdated, uploaded, registry: registryRead, ...rest } = claimed;
     await announce(this.deps.events, {
       type: 'job_status_changed',
       owner_id: rest.job.owner_id,
@@ -286,9 +300,6 @@ export class JobUseCases {
     });
     const { job, cloud_identity } = rest;
     // An agent that would run it as something else never runs it (issue 27); nor a missing upload.
-    const outdated = missingFeatures(job, features);
-    const upload = outdated === null && job.config_snapshot.source?.type === 'upload';
-    const uploaded = upload ? await uploadedVersionOf(this.deps, job) : null;
     if (outdated !== null || (uploaded !== null && 'refused' in uploaded)) {
       const reason = outdated !== null ? 'agent_outdated' : 'source_unavailable';
       const message = outdated ?? (uploaded !== null && 'refused' in uploaded ? uploaded.refused : '');
@@ -323,7 +334,7 @@ export class JobUseCases {
       // The job could not be given its configuration: it ended with the reason; nothing to run.
       if (configuration_version === null) return null;
     }
-    const registry = await new JobRegistryAccess(this.deps).forClaim(job, worker.workerId);
+    const registry = await this.registry.forClaim(job, worker.workerId, registryRead);
     return { ...rest, state_token, identity_token, configuration_version, registry };
   }
 

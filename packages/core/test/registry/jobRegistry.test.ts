@@ -14,7 +14,7 @@ import {
   type TestWorker,
   tarGz,
 } from '@trellis/testkit/memory';
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 
 const dir = mkdtempSync(join(tmpdir(), 'trellis-job-registry-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -65,6 +65,17 @@ describe("a job's registry token (issue 28)", () => {
       namespace: personalNamespace(ada.userId),
       mirror_providers: ['registry.opentofu.org/hashicorp/null'],
     });
+  });
+
+  it("is read in the claim's own unit of work: one per claim, none after it", async () => {
+    const vine = await seedVine(core, ada);
+    await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: vine.id });
+    const runs = vi.spyOn(core.uow, 'run');
+    const reads = vi.spyOn(core.uow, 'read');
+    const claimed = await core.useCases.jobs.claim(worker);
+    expect(claimed?.registry.mirror_providers).toEqual(['registry.opentofu.org/hashicorp/null']);
+    expect(runs).toHaveBeenCalledTimes(1);
+    expect(reads).not.toHaveBeenCalled();
   });
 
   it('lists every provider of the hostnames the mirror pulls through from', async () => {
