@@ -4,7 +4,7 @@ import type { Job } from '../domain/records.js';
 import type { EndReason } from '../jobs/endReasons.js';
 import type { JobLifecycle } from '../jobs/JobLifecycle.js';
 import { ownerScope, type Stores } from '../ports/UnitOfWork.js';
-import { type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
+import { isoNow } from '../usecases/CoreDeps.js';
 import { type ConfigurationVersionRef, configurationVersionRef } from './records.js';
 
 export { AGENT_FEATURES, type AgentFeature } from '../domain/agentFeatures.js';
