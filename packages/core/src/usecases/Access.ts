@@ -67,7 +67,17 @@ export class Access {
     notFoundCode: NotFoundCode,
     find: (stores: Stores, ownerId: string) => Promise<T | null>,
   ): Promise<{ record: T; scope: Scope; memberships: Membership[] }> {
-    const memberships = await this.memberships(actor);
+    return this.locateAmong(actor, await this.memberships(actor), action, notFoundCode, find);
+  }
+
+  /** `locate` with the actor's memberships already read. */
+  private async locateAmong<T extends { owner_id: string }>(
+    actor: UserActor,
+    memberships: Membership[],
+    action: OrgAction,
+    notFoundCode: NotFoundCode,
+    find: (stores: Stores, ownerId: string) => Promise<T | null>,
+  ): Promise<{ record: T; scope: Scope; memberships: Membership[] }> {
     const readScope = scopeOf(actor, memberships, { kind: 'all' }) as Scope;
     const record = await this.deps.uow.read(readScope, async (stores) => {
       for (const ownerId of visibleOwners(readScope) ?? []) {
@@ -78,6 +88,40 @@ export class Access {
     });
     if (!record) throw notFound(notFoundCode);
     return { record, scope: authorizeIn(actor, memberships, record.owner_id, action, notFoundCode), memberships };
+  }
+
+  /**
+   * `locate` for work that writes: the record found among the owners the actor sees, `action`
+   * authorized on its owner, then `work` with the record as read in the unit of work `run` opens in
+   * that owner's scope. When the actor sees one owner only (a person in no organization, an
+   * organization's token), that owner is known before anything is read, so the record is found
+   * and authorized inside the same unit of work: one unit of work instead of two. Either way a
+   * record that does not exist is `notFoundCode` whatever the role, and a role too low is refused
+   * before `work` runs.
+   */
+  async runLocated<T extends { owner_id: string }, R>(
+    actor: UserActor,
+    action: OrgAction,
+    notFoundCode: NotFoundCode,
+    find: (stores: Stores, ownerId: string) => Promise<T | null>,
+    run: (scope: Scope, work: (stores: Stores) => Promise<R>) => Promise<R>,
+    work: (stores: Stores, record: T, scope: Scope) => Promise<R>,
+  ): Promise<R> {
+    const memberships = await this.memberships(actor);
+    const owners = visibleOwners(scopeOf(actor, memberships, { kind: 'all' }) as Scope) ?? [];
+    const only = owners.length === 1 ? (owners[0] as string) : null;
+    // The scope `authorizeIn` gives the one owner, whose check waits until the record is found.
+    const scope =
+      only === null
+        ? (await this.locateAmong(actor, memberships, action, notFoundCode, find)).scope
+        : ownerScope(only, actor.userId);
+    const ownerId = scope.kind === 'owner' ? scope.ownerId : '';
+    return run(scope, async (stores) => {
+      const record = await find(stores, ownerId);
+      if (!record) throw notFound(notFoundCode);
+      if (only !== null) authorizeIn(actor, memberships, record.owner_id, action, notFoundCode);
+      return work(stores, record, scope);
+    });
   }
 
   /**

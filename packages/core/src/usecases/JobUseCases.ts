@@ -1,7 +1,7 @@
 import { requireRunnableSource } from '../tfe/workspaces.js';
 import type { HeartbeatBuffer } from './HeartbeatBuffer.js';
 import type { UserActor, WorkerActor } from '../domain/actors.js';
-import { isOneOf, REPORTABLE_JOB_STATUSES, type ReportableJobStatus } from '../domain/enums.js';
+import { isOneOf, type JobType, REPORTABLE_JOB_STATUSES, type ReportableJobStatus } from '../domain/enums.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.js';
 import { parseExecutionMetadata } from '../domain/jobResults.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
@@ -28,7 +28,7 @@ import { type StateAccess, stateAccessOf } from '../domain/stateAccess.js';
 import { jobForAgent, secretsWithheld, withheldSecretsNote } from '../vcs/forkPullRequests.js';
 import { configHash, snapshotOfVine, snapshotOfWorkerTarget } from '../snapshot/configSnapshot.js';
 import { snapshotOfPlanNow } from '../jobs/changeSnapshot.js';
-import { ownerScope, type Stores, visibleOwners } from '../ports/UnitOfWork.js';
+import { ownerScope, type Scope, type Stores, visibleOwners } from '../ports/UnitOfWork.js';
 import { Access, parseOwnerFilter } from './Access.js';
 import { announce, type CoreDeps, isoNow } from './CoreDeps.js';
 import { redactSensitiveOutputs } from './finalizeDeployment.js';
@@ -113,59 +113,88 @@ export class JobUseCases {
     const { jobType, vineId, assignedWorkerId, planJobId, targetWorkerId, destroy, runOptions } =
       parseJobRequest(input);
     // A job belongs to its vine's owner (to its target's, for DESTROY_WORKER).
-    const located =
-      jobType === 'DESTROY_WORKER'
-        ? await this.access.locate(user, 'agents.manage', 'worker_not_found', (stores, ownerId) =>
-            stores.workers.get(ownerId, targetWorkerId as string),
-          )
-        : await this.access.locate(user, 'jobs.run', 'configuration_not_found', (stores, ownerId) =>
-            stores.vines.get(ownerId, vineId as string),
-          );
-    const ownerId = located.record.owner_id;
-    const job = await this.lifecycle.run(located.scope, async (stores) => {
-      if (assignedWorkerId !== null) await this.requireLiveWorker(stores, ownerId, assignedWorkerId);
-      let snapshot: ConfigSnapshot;
-      let vine: Vine | null = null;
-      if (jobType === 'DESTROY_WORKER') {
-        snapshot = snapshotOfWorkerTarget(await this.requireLiveWorker(stores, ownerId, targetWorkerId as string));
-      } else {
-        const found = await stores.vines.get(ownerId, vineId as string);
-        if (!found) throw new NotFoundError('configuration');
-        vine = found;
-        // A DEPLOY of a git-driven plan deploys the commit that plan pinned, of a remote run's plan
-        // its uploaded configuration (issue 27); its hash compares with the plan's.
-        const plan = planJobId === null ? null : await stores.jobs.get(ownerId, planJobId);
-        const ofPlan = plan !== null && plan.vine_id === found.id;
-        if (!(ofPlan && plan.config_snapshot.source?.type === 'upload')) requireRunnableSource(found);
-        snapshot = ofPlan ? snapshotOfPlanNow(found, plan) : snapshotOfVine(found);
-        // A destroy plan, and the DESTROY that applies one, say so in their snapshot (and hash).
-        if (destroy || (jobType === 'DESTROY' && planJobId !== null)) snapshot = { ...snapshot, destroy: true };
-        snapshot = withRunOptions(
-          snapshot,
-          runOptions,
-          jobType === 'DEPLOY' && plan?.vine_id === found.id ? plan : null,
-        );
-      }
-      const hash = configHash(snapshot);
-      if (vine !== null && (jobType === 'DEPLOY' || jobType === 'DESTROY')) {
-        // The deploy gate (issue 23): every change of infrastructure passes it.
-        await checkChange(stores, { type: jobType, vine, planJobId, hash });
-      }
-      const target = jobType === 'DESTROY_WORKER' ? targetWorkerId : null;
-      return this.lifecycle.queue(stores, {
-        owner_id: ownerId,
-        job_type: jobType,
+    const queue = (stores: Stores, ownerId: string, vine: Vine | null, snapshot: ConfigSnapshot) =>
+      this.queueCreated(stores, user, {
+        ownerId,
         vine,
-        configuration: { snapshot, hash },
-        assigned_worker_id: assignedWorkerId,
-        plan_job_id: planJobId,
-        target_worker_id: target,
-        trigger: { type: 'manual' },
-        actor: user,
-        audit: { target_worker_id: target },
+        snapshot,
+        jobType,
+        planJobId,
+        assignedWorkerId,
+        targetWorkerId,
       });
-    });
+    const run = (scope: Scope, work: (stores: Stores) => Promise<Job>) => this.lifecycle.run(scope, work);
+    const job =
+      jobType === 'DESTROY_WORKER'
+        ? await this.access.runLocated(
+            user,
+            'agents.manage',
+            'worker_not_found',
+            (stores, ownerId) => stores.workers.get(ownerId, targetWorkerId as string),
+            run,
+            async (stores, target) => {
+              if (assignedWorkerId !== null) await this.requireLiveWorker(stores, target.owner_id, assignedWorkerId);
+              const live = await this.requireLiveWorker(stores, target.owner_id, target.id);
+              return queue(stores, target.owner_id, null, snapshotOfWorkerTarget(live));
+            },
+          )
+        : await this.access.runLocated(
+            user,
+            'jobs.run',
+            'configuration_not_found',
+            (stores, ownerId) => stores.vines.get(ownerId, vineId as string),
+            run,
+            async (stores, vine) => {
+              const ownerId = vine.owner_id;
+              if (assignedWorkerId !== null) await this.requireLiveWorker(stores, ownerId, assignedWorkerId);
+              // A DEPLOY of a git-driven plan deploys the commit that plan pinned, of a remote run's plan
+              // its uploaded configuration (issue 27); its hash compares with the plan's.
+              const plan = planJobId === null ? null : await stores.jobs.get(ownerId, planJobId);
+              const ofPlan = plan !== null && plan.vine_id === vine.id;
+              if (!(ofPlan && plan.config_snapshot.source?.type === 'upload')) requireRunnableSource(vine);
+              let snapshot = ofPlan ? snapshotOfPlanNow(vine, plan) : snapshotOfVine(vine);
+              // A destroy plan, and the DESTROY that applies one, say so in their snapshot (and hash).
+              if (destroy || (jobType === 'DESTROY' && planJobId !== null)) snapshot = { ...snapshot, destroy: true };
+              snapshot = withRunOptions(snapshot, runOptions, jobType === 'DEPLOY' && ofPlan ? plan : null);
+              return queue(stores, ownerId, vine, snapshot);
+            },
+          );
     return jobForPeople(job);
+  }
+
+  /** The new job queued, past the deploy gate for a change of infrastructure, in `create`'s unit of work. */
+  private async queueCreated(
+    stores: Stores,
+    user: UserActor,
+    input: {
+      ownerId: string;
+      vine: Vine | null;
+      snapshot: ConfigSnapshot;
+      jobType: JobType;
+      planJobId: string | null;
+      assignedWorkerId: string | null;
+      targetWorkerId: string | null;
+    },
+  ): Promise<Job> {
+    const { ownerId, vine, snapshot, jobType, planJobId, assignedWorkerId, targetWorkerId } = input;
+    const hash = configHash(snapshot);
+    if (vine !== null && (jobType === 'DEPLOY' || jobType === 'DESTROY')) {
+      // The deploy gate (issue 23): every change of infrastructure passes it.
+      await checkChange(stores, { type: jobType, vine, planJobId, hash });
+    }
+    const target = jobType === 'DESTROY_WORKER' ? targetWorkerId : null;
+    return this.lifecycle.queue(stores, {
+      owner_id: ownerId,
+      job_type: jobType,
+      vine,
+      configuration: { snapshot, hash },
+      assigned_worker_id: assignedWorkerId,
+      plan_job_id: planJobId,
+      target_worker_id: target,
+      trigger: { type: 'manual' },
+      actor: user,
+      audit: { target_worker_id: target },
+    });
   }
 
   /** A page of the owner's jobs, newest first, as summaries (`GET /api/jobs`). */

@@ -1,6 +1,7 @@
 import {
   ConflictError,
   configHash,
+  InsufficientRoleError,
   type Job,
   NotFoundError,
   snapshotOfVine,
@@ -18,7 +19,7 @@ import {
   type TestUser,
   type TestWorker,
 } from '@trellis/testkit/memory';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { expectFailure, UNKNOWN_ID } from './helpers.js';
 
 let core: TestCore;
@@ -355,5 +356,71 @@ describe('job lists', () => {
       files: { 'main.tf': 'resource "null_resource" "big" {}' },
     });
     expect(detail.config_snapshot.variables).toEqual({ region: { value: 'eu', sensitive: false } });
+  });
+});
+
+describe('the units of work of a creation (issue 31)', () => {
+  const count = () => ({ runs: vi.spyOn(core.uow, 'run'), reads: vi.spyOn(core.uow, 'read') });
+
+  it('a person in no organization: the vine is found, authorized and queued in one', async () => {
+    const { runs, reads } = count();
+    const job = await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: vine.id });
+    expect(job).toMatchObject({ status: 'QUEUED', vine_id: vine.id, owner_id: ada.userId });
+    expect(runs).toHaveBeenCalledTimes(1);
+    // Their memberships (none), read once; no look-up of the vine's owner before the write.
+    expect(reads).toHaveBeenCalledTimes(1);
+    await expectFailure(
+      core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: UNKNOWN_ID }),
+      NotFoundError,
+      'configuration_not_found',
+    );
+  });
+
+  it("a person in an organization: the vine's owner is found first, then the job queued there", async () => {
+    const org = await core.useCases.orgs.create(ada, { name: 'acme' });
+    const vineyard = await core.useCases.vineyards.create(ada, { name: 'prod', org_id: org.id });
+    const orgVine = await seedVine(core, ada, { vineyard_id: vineyard.id });
+    const { runs, reads } = count();
+    const job = await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: orgVine.id });
+    expect(job.owner_id).toBe(org.id);
+    expect(runs).toHaveBeenCalledTimes(1);
+    expect(reads).toHaveBeenCalledTimes(2);
+    // Their own vines too, from the same look-up.
+    expect((await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: vine.id })).owner_id).toBe(
+      ada.userId,
+    );
+  });
+
+  it("an organization's token: one owner, so one unit of work; a missing vine is 404 and a low role 403 in it", async () => {
+    const org = await core.useCases.orgs.create(ada, { name: 'acme' });
+    const vineyard = await core.useCases.vineyards.create(ada, { name: 'prod', org_id: org.id });
+    const orgVine = await seedVine(core, ada, { vineyard_id: vineyard.id });
+    const operator = await core.useCases.apiTokens.create(ada, { name: 'ci', org_id: org.id, role: 'operator' });
+    const viewer = await core.useCases.apiTokens.create(ada, { name: 'ro', org_id: org.id, role: 'viewer' });
+    const asOperator = await core.useCases.apiTokens.authenticate(operator.token);
+    const asViewer = await core.useCases.apiTokens.authenticate(viewer.token);
+    const { runs } = count();
+    const job = await core.useCases.jobs.create(asOperator, { job_type: 'PLAN', configuration_id: orgVine.id });
+    expect(job.owner_id).toBe(org.id);
+    expect(runs).toHaveBeenCalledTimes(1);
+    // Never the token's creator's personal vines.
+    await expectFailure(
+      core.useCases.jobs.create(asOperator, { job_type: 'PLAN', configuration_id: vine.id }),
+      NotFoundError,
+      'configuration_not_found',
+    );
+    await expectFailure(
+      core.useCases.jobs.create(asViewer, { job_type: 'PLAN', configuration_id: UNKNOWN_ID }),
+      NotFoundError,
+      'configuration_not_found',
+    );
+    const refused = await expectFailure(
+      core.useCases.jobs.create(asViewer, { job_type: 'PLAN', configuration_id: orgVine.id }),
+      InsufficientRoleError,
+    );
+    expect(refused).toMatchObject({ requiredRole: 'operator', role: 'viewer' });
+    expect(
+      (await core.useCases.jobs.list(ada, {})).items.filter((queued) => queued.vine_id === orgVine.id),
+    ).toHaveLength(1);
   });
 });
