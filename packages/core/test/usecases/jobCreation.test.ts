@@ -399,10 +399,12 @@ describe('the units of work of a creation (issue 31)', () => {
     const viewer = await core.useCases.apiTokens.create(ada, { name: 'ro', org_id: org.id, role: 'viewer' });
     const asOperator = await core.useCases.apiTokens.authenticate(operator.token);
     const asViewer = await core.useCases.apiTokens.authenticate(viewer.token);
-    const { runs } = count();
+    const { runs, reads } = count();
     const job = await core.useCases.jobs.create(asOperator, { job_type: 'PLAN', configuration_id: orgVine.id });
     expect(job.owner_id).toBe(org.id);
     expect(runs).toHaveBeenCalledTimes(1);
+    // Its memberships came with the token.
+    expect(reads).not.toHaveBeenCalled();
     // Never the token's creator's personal vines.
     await expectFailure(
       core.useCases.jobs.create(asOperator, { job_type: 'PLAN', configuration_id: vine.id }),
