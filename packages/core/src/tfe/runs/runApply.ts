@@ -34,7 +34,8 @@ export function closedRunProblem(run: TfeRun): ConflictError | null {
  * Queues the DEPLOY (a DESTROY for a destroy run) of the run's plan through the deploy gate of
  * `trellis deploy --plan` (approvals, policies, stale-plan guard), in the caller's unit of work.
  * A person's yes on a plan that lacks only the vine's approval is recorded (`confirmed`) and the
- * apply is queued when the plan is approved (`continueRun`).
+ * apply is queued when the plan is approved (`continueRun`). `known.plan`: the run's plan as the
+ * caller's unit of work holds it (the plan that just ended), not read again.
  */
 export async function applyRun(
   stores: Stores,
@@ -42,10 +43,12 @@ export async function applyRun(
   lifecycle: JobLifecycle,
   run: TfeRun,
   actor: UserActor | 'system',
+  known?: { plan: Job },
 ): Promise<ApplyOutcome> {
   const closed = closedRunProblem(run);
   if (closed !== null) throw closed;
-  const plan = await stores.jobs.get(run.owner_id, run.plan_job_id);
+  const plan =
+    known?.plan.id === run.plan_job_id ? known.plan : await stores.jobs.get(run.owner_id, run.plan_job_id);
   const vine = await stores.vines.get(run.owner_id, run.vine_id);
   if (!plan || !vine) throw new NotFoundError('run');
   if (plan.status === 'SUCCESS' && !runHasChanges(plan)) {
@@ -103,8 +106,8 @@ export async function continueRun(
   const run = await stores.tfeRuns.get(plan.owner_id, plan.id);
   if (!run || closedRunProblem(run) !== null || !(run.auto_apply || run.confirmed_at !== null)) return null;
   if (!runHasChanges(plan) || plan.execution_metadata.plan_summary === undefined) return null;
-  if ((await stores.jobs.listDeploysOfPlan(plan.owner_id, plan.id)).length > 0) return null;
-  const outcome = await applyRun(stores, deps, lifecycle, run, 'system');
+  // A plan already applied, or being applied, is the gate's `plan_already_applied`: refused, null.
+  const outcome = await applyRun(stores, deps, lifecycle, run, 'system', { plan });
   return 'queued' in outcome ? outcome.queued : null;
 }
 
