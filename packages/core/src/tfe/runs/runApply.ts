@@ -47,8 +47,7 @@ export async function applyRun(
 ): Promise<ApplyOutcome> {
   const closed = closedRunProblem(run);
   if (closed !== null) throw closed;
-  const plan =
-    known?.plan.id === run.plan_job_id ? known.plan : await stores.jobs.get(run.owner_id, run.plan_job_id);
+  const plan = known?.plan.id === run.plan_job_id ? known.plan : await stores.jobs.get(run.owner_id, run.plan_job_id);
   const vine = await stores.vines.get(run.owner_id, run.vine_id);
   if (!plan || !vine) throw new NotFoundError('run');
   if (plan.status === 'SUCCESS' && !runHasChanges(plan)) {
