@@ -110,12 +110,14 @@ export class Access {
     const memberships = await this.memberships(actor);
     const owners = visibleOwners(scopeOf(actor, memberships, { kind: 'all' }) as Scope) ?? [];
     const only = owners.length === 1 ? (owners[0] as string) : null;
-    // The scope `authorizeIn` gives the one owner, whose check waits until the record is found.
-    const scope =
+    // The one owner's scope is the one `authorizeIn` gives; its check waits until the record is found.
+    const { ownerId, scope } =
       only === null
-        ? (await this.locateAmong(actor, memberships, action, notFoundCode, find)).scope
-        : ownerScope(only, actor.userId);
-    const ownerId = scope.kind === 'owner' ? scope.ownerId : '';
+        ? await this.locateAmong(actor, memberships, action, notFoundCode, find).then((located) => ({
+            ownerId: located.record.owner_id,
+            scope: located.scope,
+          }))
+        : { ownerId: only, scope: ownerScope(only, actor.userId) };
     return run(scope, async (stores) => {
       const record = await find(stores, ownerId);
       if (!record) throw notFound(notFoundCode);
