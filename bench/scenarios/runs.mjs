@@ -32,6 +32,7 @@ import { BOOTSTRAP_TOKEN, controlPlaneEnv } from '../lib/environment.mjs';
 import { sleep } from '../lib/load.mjs';
 import { samplePostgresCpu, statementStats } from '../lib/postgresCpu.mjs';
 import { cpuSecondsOf, rssOf, sampleRss, startChild, startControlPlaneProcess } from '../lib/processes.mjs';
+import { loadClient } from '../lib/loadClient.mjs';
 import { figure } from '../lib/report.mjs';
 
 const FAKE_ENGINE = fileURLToPath(new URL('../fake-engine.sh', import.meta.url));
@@ -272,20 +273,14 @@ async function followToEnd(client, id) {
 async function terraformCloudApi(url, user, configurations) {
   const { tarGz } = await import('@trellis/testkit/tarballs');
   const { token } = await user.createToken({ name: 'bench-tofu-login' });
-  const call = async (method, path, body) => {
-    const response = await fetch(`${url}/api/v2${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/vnd.api+json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${method} /api/v2${path}: ${response.status} ${text.slice(0, 300)}`);
-    return JSON.parse(text);
-  };
+  const client = loadClient(url, { sockets: 4 });
+  const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/vnd.api+json' };
+  const call = async (status, method, path, json) =>
+    (await client.expect(status, method, `/api/v2${path}`, { headers, json })).body;
   const archive = tarGz([{ path: 'main.tf', content: MAIN_TF }]);
   const versions = new Map();
   for (const configuration of configurations) {
-    const { data } = await call('POST', `/workspaces/ws-${configuration.id}/configuration-versions`, {
+    const { data } = await call(201, 'POST', `/workspaces/ws-${configuration.id}/configuration-versions`, {
       data: { type: 'configuration-versions', attributes: { 'auto-queue-runs': false } },
     });
     // The signed URL names the configured public address; the server listens on its own port.
@@ -296,7 +291,7 @@ async function terraformCloudApi(url, user, configurations) {
   }
   return {
     async createRun(vineId) {
-      const { data } = await call('POST', '/runs', {
+      const { data } = await call(201, 'POST', '/runs', {
         data: {
           type: 'runs',
           attributes: { 'auto-apply': true },
@@ -308,6 +303,7 @@ async function terraformCloudApi(url, user, configurations) {
       });
       return { planJobId: data.id.slice('run-'.length) };
     },
+    close: () => client.close(),
   };
 }
 
@@ -362,6 +358,7 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, t
   const removeDir = deferCleanup(() => rm(dir, { recursive: true, force: true }));
   let server = null;
   let started = [];
+  let tfe = null;
   try {
     // Every run is followed live: one stream per vine, above the default per-user cap (20).
     server = await startControlPlaneProcess(url, {
@@ -383,7 +380,7 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, t
       );
     }
     // The auto-applied run's workspaces are these vines, each with its configuration uploaded.
-    const tfe = flow === 'run' ? await terraformCloudApi(server.url, user, configurations) : null;
+    tfe = flow === 'run' ? await terraformCloudApi(server.url, user, configurations) : null;
     const registrations = [];
     for (let i = 0; i < agents; i += 1) registrations.push(await user.registerAgent({ name: `bench-runner-${i}` }));
     const tracePath = trace ? join(dir, 'engine-trace') : null;
@@ -542,6 +539,7 @@ async function measureRuns({ url, dialect, flow, build, vines, agents, engine, t
     throw error;
   } finally {
     await Promise.all(started.map((agent) => agent.stop()));
+    tfe?.close();
     await server?.stop();
     await removeDir();
   }
