@@ -15,7 +15,14 @@ import type { TrellisClient } from '@trellis/client';
 import { type AgentProcess, checkTestPostgres, requirePeer, startAgentProcess } from '@trellis/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { clickAndConfirm, clickAndFollow, findChromium, screenshot, postWithSession } from './support/browser.js';
+import {
+  clickAndConfirm,
+  clickAndFollow,
+  findChromium,
+  HtmlAnswers,
+  postWithSession,
+  screenshot,
+} from './support/browser.js';
 import { describeInChromiumOnEachDialect, startWebOnDialect, type WebOnDialect } from './support/dialectSuite.js';
 import { signedInThroughIssuer } from './support/oidcIssuer.js';
 import type { WebServer } from './support/webServer.js';
@@ -82,19 +89,8 @@ describeInChromiumOnEachDialect(
     let vineId: string;
     /** The state version the first deploy wrote. */
     let firstVersion: string;
-    /** Every HTML answer either browser received (the secret must be in none). */
-    const answers: Promise<string>[] = [];
-    const withSecret = async () => (await Promise.all(answers)).filter((text) => text.includes(SECRET));
-
-    /** Keeps the HTML of every page and fragment `page` receives (a redirect has none). */
-    function recordAnswers(page: Page): void {
-      page.on('response', (response) => {
-        const status = response.status();
-        const type = response.headers()['content-type'] ?? '';
-        if (status >= 300 && status < 400) return;
-        if (type.startsWith('text/html')) answers.push(response.text().catch(() => ''));
-      });
-    }
+    /** Every HTML page and fragment either browser received (the secret must be in none). */
+    const answers = new HtmlAnswers({ fragments: true });
 
     /** The agent's own log, to say why a job did not succeed. */
     const agentLog = () => `the agent's log:\n${agent.output().slice(-6000)}`;
@@ -104,8 +100,8 @@ describeInChromiumOnEachDialect(
       ({ server, localhostUrl: web } = site);
       admin = await signedInThroughIssuer(site.browser, site.issuer, web, 'adam');
       operator = await signedInThroughIssuer(site.browser, site.issuer, web, 'otto');
-      recordAnswers(admin);
-      recordAnswers(operator);
+      answers.watch(admin);
+      answers.watch(operator);
       ({ orgId } = await server.organization('platform', 'olga@example.com', [
         ['adam@example.com', 'admin'],
         ['otto@example.com', 'operator'],
@@ -328,8 +324,8 @@ describeInChromiumOnEachDialect(
 
     it('no HTML either person received held the sensitive value', async () => {
       await operator.goto(`${web}/configurations/${vineId}`);
-      expect(answers.length).toBeGreaterThan(15);
-      expect(await withSecret()).toEqual([]);
+      expect(await answers.read()).toBeGreaterThan(15);
+      expect(await answers.holding(SECRET)).toEqual([]);
     });
   },
 );

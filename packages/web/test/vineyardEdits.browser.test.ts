@@ -15,6 +15,7 @@ import {
   BROWSER_TEST_TIMEOUT_MS,
   clickAndFollow,
   findChromium,
+  HtmlAnswers,
   screenshot,
   postWithSession,
 } from './support/browser.js';
@@ -43,9 +44,7 @@ describeInChromiumOnEachDialect(
     let orgId: string;
     let orgVineyardId: string;
     /** Every HTML document the admin's browser received (the secret must be in none). */
-    const documents: Promise<string>[] = [];
-    /** The HTML documents received so far that hold the secret. */
-    const withSecret = async () => (await Promise.all(documents)).filter((document) => document.includes(SECRET));
+    const documents = new HtmlAnswers();
     let vineyardId: string;
     let vineId: string;
 
@@ -60,11 +59,7 @@ describeInChromiumOnEachDialect(
       ({ server, localhostUrl: web } = site);
 
       admin = await scriptless();
-      admin.on('response', (response) => {
-        // A redirect's body is not kept by the browser (it only names the next page).
-        const redirect = response.status() >= 300 && response.status() < 400;
-        if (response.request().resourceType() === 'document' && !redirect) documents.push(response.text());
-      });
+      documents.watch(admin);
       await admin.goto(`${web}/auth/bootstrap?token=${BOOTSTRAP_TOKEN}`);
       await admin.waitForURL(`${web}/vineyards`);
 
@@ -145,7 +140,7 @@ describeInChromiumOnEachDialect(
       expect(await admin.inputValue('#variable-1-value')).toBe('');
       expect(await admin.locator('[data-sensitive-dropped]').count()).toBe(1);
       expect(await admin.locator('[data-retype]').count()).toBe(1);
-      expect(await withSecret()).toEqual([]);
+      expect(await documents.holding(SECRET)).toEqual([]);
       await screenshot(admin, `vine-create-refused-${dialect}`);
 
       await admin.fill('#file-1-name', 'variables.tf');
@@ -178,8 +173,8 @@ describeInChromiumOnEachDialect(
       for (const path of [`/configurations/${vineId}`, `/configurations/${vineId}/edit`, `/vineyards/${vineyardId}`]) {
         await admin.goto(`${web}${path}`);
       }
-      expect(documents.length).toBeGreaterThan(8);
-      expect(await withSecret()).toEqual([]);
+      expect(await documents.read()).toBeGreaterThan(8);
+      expect(await documents.holding(SECRET)).toEqual([]);
     });
 
     it('creates a vine from a Git repository; a bad URL is refused beside its field', async () => {

@@ -6,7 +6,7 @@
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page, type Response as PageResponse } from 'playwright-core';
 
 const CANDIDATES = [process.env.TRELLIS_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'];
 
@@ -121,4 +121,50 @@ export async function postWithSession(
     body: typeof body === 'string' ? body : new URLSearchParams(body).toString(),
     redirect: 'manual',
   });
+}
+
+/**
+ * The HTML pages (and, with `fragments`, every HTML answer) that watched pages receive, kept to
+ * check that a secret is in none; a redirect carries no body. Each body is asked for as it
+ * arrives. One the browser dropped first (a page that navigated on before the body was read, which
+ * a busy machine allows) is counted apart, never an unhandled rejection: `read()` says how many
+ * were read, so a check can require enough of them.
+ */
+export class HtmlAnswers {
+  private readonly bodies: Promise<{ url: string; body: string | null }>[] = [];
+
+  constructor(private readonly options: { fragments: boolean } = { fragments: false }) {}
+
+  /** Keeps what `page` receives from now on; the returned function stops it. */
+  watch(page: Page): () => void {
+    const keep = (response: PageResponse) => {
+      const status = response.status();
+      if (status >= 300 && status < 400) return;
+      const html = this.options.fragments
+        ? (response.headers()['content-type'] ?? '').startsWith('text/html')
+        : response.request().resourceType() === 'document';
+      if (!html) return;
+      const url = response.url();
+      this.bodies.push(
+        response.text().then(
+          (body) => ({ url, body }),
+          () => ({ url, body: null }),
+        ),
+      );
+    };
+    page.on('response', keep);
+    return () => {
+      page.off('response', keep);
+    };
+  }
+
+  /** How many bodies were read so far. */
+  async read(): Promise<number> {
+    return (await Promise.all(this.bodies)).filter(({ body }) => body !== null).length;
+  }
+
+  /** The addresses of the bodies read that hold `secret`. */
+  async holding(secret: string): Promise<string[]> {
+    return (await Promise.all(this.bodies)).filter(({ body }) => body?.includes(secret)).map(({ url }) => url);
+  }
 }
