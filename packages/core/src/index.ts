@@ -37,6 +37,7 @@ export * from './auth/tokenLifetimes.js';
 export * from './auth/verificationCode.js';
 export * from './auth/jobStateToken.js';
 export * from './auth/workerToken.js';
+export * from './auth/CredentialCache.js';
 export * from './auth/WorkerCredentialCache.js';
 
 export * from './configurationVersions/records.js';
@@ -129,6 +130,7 @@ export { fleetModule } from './fleet/module.js';
 export { workloadIdentityModule, workloadIdentityServices } from './workloadIdentity/module.js';
 
 export * from './usecases/Access.js';
+export * from './tokens/ApiTokenCache.js';
 export * from './tokens/ApiTokenUseCases.js';
 export * from './usecases/AuthUseCases.js';
 export * from './usecases/audit.js';

@@ -23,6 +23,7 @@ export function coreSettings(config: ServerConfig, publicUrl: PublicUrl): CoreSe
     lostJobTimeoutSeconds: config.lostJobTimeoutSeconds,
     heartbeatFlushSeconds: config.heartbeatFlushSeconds,
     workerCredentialCacheSeconds: config.workerAuthCacheSeconds,
+    apiTokenCacheSeconds: config.apiTokenAuthCacheSeconds,
     maxStateBytes: config.maxStateBytes,
     stateVersionsKept: config.stateVersionsKept,
     maxExecutionMetadataBytes: config.maxExecutionMetadataBytes,

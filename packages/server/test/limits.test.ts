@@ -220,6 +220,7 @@ describePostgres('limits shared by two control planes on one Postgres', () => {
       TRELLIS_BOOTSTRAP_FAILURE_WINDOW_S: '600',
       // Long enough that only the cross-replica invalidation can end a cached entry during a test.
       TRELLIS_WORKER_AUTH_CACHE_S: '60',
+      TRELLIS_API_TOKEN_AUTH_CACHE_S: '60',
     };
     first = await startControlPlane('postgres', { env });
     dataDir = mkdtempSync(join(tmpdir(), 'trellis-limits-second-'));
@@ -286,6 +287,40 @@ describePostgres('limits shared by two control planes on one Postgres', () => {
       await changesOf(target.workerId, 2);
       expect(second.useCases.workers.recognize(target.workerId, target.workerToken)).toBeNull();
       expect((await heartbeat(secondUrl, target.workerId, target.workerToken)).status).toBe(401);
+    } finally {
+      stop();
+    }
+  });
+
+  it("drops an API token's cached authentication on the other replica on a membership change and a revocation", async () => {
+    // What the second replica hears on the bus, so the test waits for the event, not for time.
+    let heard = 0;
+    let wake = () => {};
+    const stop = resolve(second.container, coreServices.eventBus).subscribe((event) => {
+      if (event.type !== 'api_credentials_changed') return;
+      heard += 1;
+      wake();
+    });
+    const changes = async (count: number) => {
+      while (heard < count) await new Promise<void>((done) => (wake = done));
+    };
+    const asToken = (token: string, path: string) =>
+      fetch(`${secondUrl}${path}`, { headers: { authorization: `Bearer ${token}` } });
+    try {
+      const person = await first.userClient('replica-token@example.com');
+      const created = await person.createToken({ name: 'laptop' });
+      // Verified once on the second replica, then held there for 60 s.
+      expect((await asToken(created.token, '/api/orgs')).status).toBe(200);
+      const org = await person.createOrg('replica-token-org');
+      // Made on the first replica: the second hears of it and acts with the new membership.
+      await changes(1);
+      expect((await asToken(created.token, `/api/orgs/${org.id}`)).status).toBe(200);
+      await person.revokeToken(created.id);
+      expect(
+        (await fetch(`${first.url}/api/orgs`, { headers: { authorization: `Bearer ${created.token}` } })).status,
+      ).toBe(401);
+      await changes(2);
+      expect((await asToken(created.token, '/api/orgs')).status).toBe(401);
     } finally {
       stop();
     }

@@ -72,6 +72,7 @@ describe('the settings table', () => {
       workerAuthFailureLimit: 30,
       workerAuthFailureWindowSeconds: 60,
       workerAuthCacheSeconds: 5,
+      apiTokenAuthCacheSeconds: 5,
       claimLongPollsPerWorker: 4,
       claimLongPollsTotal: 1000,
       maxStateBytes: 64 * 1024 * 1024,

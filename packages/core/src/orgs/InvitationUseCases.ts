@@ -8,6 +8,7 @@ import { recordAudit } from '../usecases/audit.js';
 import { type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
 import type { OrgView } from './OrgUseCases.js';
 import { refuseOrganizationToken } from '../usecases/personOnly.js';
+import { announceApiCredentialsChanged } from '../tokens/ApiTokenCache.js';
 
 /** An invitation as the invited person sees it. */
 export interface InvitationView {
@@ -74,6 +75,7 @@ export class InvitationUseCases {
       });
       return { accepted, org };
     });
+    await announceApiCredentialsChanged(this.deps.events, org.id);
     return { id: org.id, name: org.name, role: accepted.role, created_at: org.created_at };
   }
 

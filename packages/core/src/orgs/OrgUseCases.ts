@@ -18,6 +18,7 @@ import { Access, authorizeIn } from '../usecases/Access.js';
 import { announce, type CoreDeps, isoNow } from '../usecases/CoreDeps.js';
 import { refuseOrganizationToken } from '../usecases/personOnly.js';
 import { normalizeEmail } from '../usecases/users.js';
+import { announceApiCredentialsChanged } from '../tokens/ApiTokenCache.js';
 
 /** An organization as its member sees it: with their role. */
 export interface OrgView extends Org {
@@ -87,6 +88,8 @@ export class OrgUseCases {
       });
       return saved;
     });
+    // The creator's API tokens now act in it too.
+    await announceApiCredentialsChanged(this.deps.events, created.id);
     return orgView(created, 'owner');
   }
 
@@ -180,6 +183,7 @@ export class OrgUseCases {
     for (const worker of workers) {
       await announce(this.deps.events, { type: 'worker_credentials_changed', owner_id: org.id, worker_id: worker.id });
     }
+    await announceApiCredentialsChanged(this.deps.events, org.id);
     // The rows are gone; their files (plans, states: they may hold secrets) go after them.
     for (const key of files) {
       try {
@@ -287,6 +291,7 @@ export class OrgUseCases {
       });
       return saved;
     });
+    await announceApiCredentialsChanged(this.deps.events, org.id);
     return memberView(updated);
   }
 
@@ -316,6 +321,7 @@ export class OrgUseCases {
       });
       await stores.orgs.removeMember(org.id, current.id);
     });
+    await announceApiCredentialsChanged(this.deps.events, org.id);
   }
 
   /** The organization, if the actor is a member (else `404 org_not_found`), authorized for `action`. */

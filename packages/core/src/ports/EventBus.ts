@@ -9,7 +9,12 @@ export type TrellisEvent =
   | { type: 'job_status_changed'; owner_id: string; job_id: string; status: JobStatus }
   | { type: 'log_appended'; owner_id: string; job_id: string; chunk_id: number }
   /** A worker's credentials changed (registered or destroyed): replicas drop what they cached. */
-  | { type: 'worker_credentials_changed'; owner_id: string; worker_id: string };
+  | { type: 'worker_credentials_changed'; owner_id: string; worker_id: string }
+  /**
+   * What an API token authenticates as changed: a token revoked, or the memberships of an
+   * organization's people (`owner_id`). Replicas drop the API token authentications they cached.
+   */
+  | { type: 'api_credentials_changed'; owner_id: string };
 
 export type Unsubscribe = () => void;
 

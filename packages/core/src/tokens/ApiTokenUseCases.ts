@@ -24,6 +24,7 @@ import { memberScope, ownerScope, systemScope } from '../ports/UnitOfWork.js';
 import { recordAudit } from '../usecases/audit.js';
 import { Access } from '../usecases/Access.js';
 import { type CoreDeps, isoSecondsBefore } from '../usecases/CoreDeps.js';
+import { type ApiTokenCache, announceApiCredentialsChanged, type VerifiedApiToken } from './ApiTokenCache.js';
 
 /** What `GET /api/tokens` shows of a token: never its secret nor its hash. */
 export interface ApiTokenView {
@@ -83,7 +84,10 @@ function refuseApiTokenActor(actor: UserActor): void {
 export class ApiTokenUseCases {
   private readonly access: Access;
 
-  constructor(private readonly deps: CoreDeps) {
+  constructor(
+    private readonly deps: CoreDeps,
+    private readonly cache: ApiTokenCache,
+  ) {
     this.access = new Access(deps);
   }
 
@@ -183,42 +187,43 @@ export class ApiTokenUseCases {
         details: { name: token.name },
       });
     });
+    // Refused from here on: at once on this replica, and on the others as the event reaches them.
+    this.cache.forgetAll();
+    await announceApiCredentialsChanged(this.deps.events, token.owner_id);
   }
 
   /**
    * The person behind an API token (`Authorization: Bearer trt_…`). Unknown, revoked and expired
    * tokens are one `401 invalid_token`, as is an organization token whose creator has left the
-   * organization. The lookup is by hash (the token and its creator in one read), then the hashes are compared in constant time. The last
-   * use is written at most once a minute. The creator's memberships are read with the token and
-   * carried by the actor for this request (`UserActor.memberships`).
+   * organization. The lookup is by hash (the token, its creator and the creator's memberships in
+   * one read), then the hashes are compared in constant time; a token that verified is reused for
+   * `apiTokenCacheSeconds` without that read (`ApiTokenCache`). The last use is written at most
+   * once a minute. The memberships are carried by the actor for this request
+   * (`UserActor.memberships`).
    */
   async authenticate(token: string): Promise<UserActor> {
     if (!isApiTokenForm(token)) throw invalidToken();
     const now = this.deps.clock.now();
-    const found = await this.deps.uow.read(systemScope, async (stores) => {
-      // The token and its creator in one read.
-      const found = await stores.apiTokens.findByHashWithCreator(hashToken(token));
-      const record = found?.token ?? null;
-      const matches = tokenMatchesHash(token, record?.token_hash ?? UNKNOWN_TOKEN_HASH);
-      if (!record || !matches) return null;
-      const user = found?.creator ?? null;
-      if (!user) return null;
-      // Read with the token, in the same unit of work: the request's access checks use these.
-      return { record, user, memberships: await stores.orgs.membershipsOf(user.id) };
-    });
-    if (!found) throw invalidToken();
-    const { record, user, memberships } = found;
+    const tokenHash = hashToken(token);
+    const cached = this.cache.lookup(tokenHash);
+    const ticket = this.cache.ticket();
+    const verified = cached ?? (await this.verify(token, tokenHash));
+    if (!verified) throw invalidToken();
+    const { record, user, memberships } = verified;
     if (record.revoked_at !== null) throw invalidToken();
     if (record.expires_at !== null && !(Date.parse(record.expires_at) > now.getTime())) throw invalidToken();
     if (record.org_id !== null && !memberships.some((membership) => membership.org_id === record.org_id)) {
       throw invalidToken();
     }
     const notBefore = isoSecondsBefore(now, API_TOKEN_USE_RECORD_SECONDS);
-    if (record.last_used_at === null || Date.parse(record.last_used_at) < Date.parse(notBefore)) {
-      await this.deps.uow.run(systemScope, (stores) =>
-        stores.apiTokens.recordUse(record.id, now.toISOString(), notBefore),
-      );
+    let lastUsedAt = record.last_used_at;
+    if (lastUsedAt === null || Date.parse(lastUsedAt) < Date.parse(notBefore)) {
+      const at = now.toISOString();
+      await this.deps.uow.run(systemScope, (stores) => stores.apiTokens.recordUse(record.id, at, notBefore));
+      lastUsedAt = at;
+      if (cached) this.cache.used(tokenHash, at);
     }
+    if (!cached) this.cache.remember({ record: { ...record, last_used_at: lastUsedAt }, user, memberships }, ticket);
     return {
       userId: user.id,
       email: user.email,
@@ -229,6 +234,20 @@ export class ApiTokenUseCases {
       },
       memberships,
     };
+  }
+
+  /** The token, its creator and their memberships in one read; null for an unknown token. */
+  private async verify(token: string, tokenHash: string): Promise<VerifiedApiToken | null> {
+    return this.deps.uow.read(systemScope, async (stores) => {
+      const found = await stores.apiTokens.findByHashWithCreator(tokenHash);
+      const record = found?.token ?? null;
+      const matches = tokenMatchesHash(token, record?.token_hash ?? UNKNOWN_TOKEN_HASH);
+      if (!record || !matches) return null;
+      const user = found?.creator ?? null;
+      if (!user) return null;
+      // Read with the token, in the same unit of work: the request's access checks use these.
+      return { record, user, memberships: await stores.orgs.membershipsOf(user.id) };
+    });
   }
 
   private async findPersonal(userId: string, id: string): Promise<ApiToken | null> {

@@ -40,6 +40,11 @@ export interface CoreSettings {
   heartbeatFlushSeconds: number;
   /** How long a worker's verified credentials are reused without a database read (0: never). */
   workerCredentialCacheSeconds: number;
+  /**
+   * How long an API token's verified authentication (the token, its creator and their
+   * memberships) is reused without a database read (0: never).
+   */
+  apiTokenCacheSeconds: number;
   /** A state file larger than this is refused (`413 state_too_large`), before or while it streams. */
   maxStateBytes: number;
   /** The versions of a vine's state kept; older ones are pruned as new ones are written. */
@@ -102,6 +107,7 @@ export const DEFAULT_CORE_SETTINGS: CoreSettings = {
   heartbeatIntervalSeconds: 30,
   heartbeatFlushSeconds: 1,
   workerCredentialCacheSeconds: 5,
+  apiTokenCacheSeconds: 5,
   maxStateBytes: 64 * 1024 * 1024,
   stateVersionsKept: 100,
   maxExecutionMetadataBytes: 1024 * 1024,

@@ -40,7 +40,7 @@ export class JobLogHub {
     events: EventBus,
   ) {
     events.subscribe((event) => {
-      if (event.type === 'job_queued' || event.type === 'worker_credentials_changed') return;
+      if (event.type !== 'job_status_changed' && event.type !== 'log_appended') return;
       const owners = this.follows.get(event.job_id);
       if (!owners) return;
       for (const follow of owners.values()) {

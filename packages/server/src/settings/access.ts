@@ -115,6 +115,14 @@ export const ACCESS_SETTINGS = {
     description:
       "how long an agent's verified credentials are reused without a database read (`0`: never); dropped at once on every replica when the worker is destroyed",
   }),
+  apiTokenAuthCacheSeconds: integer({
+    env: 'TRELLIS_API_TOKEN_AUTH_CACHE_S',
+    default: 5,
+    min: 0,
+    max: 60,
+    description:
+      "how long an API token's verified authentication (the token, its creator and their memberships) is reused without a database read (`0`: never); dropped at once on every replica when a token is revoked or a membership changes",
+  }),
   oidc: {
     issuer: custom({
       env: 'TRELLIS_OIDC_ISSUER',

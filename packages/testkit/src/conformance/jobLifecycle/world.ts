@@ -300,6 +300,8 @@ function announcement(event: TrellisEvent, label: (id: string) => string): strin
       return `${event.status} ${label(event.job_id)}`;
     case 'worker_credentials_changed':
       return 'credentials';
+    case 'api_credentials_changed':
+      return 'api credentials';
     case 'log_appended':
       return `log ${label(event.job_id)}`;
   }
