@@ -77,8 +77,9 @@ export class TfeWorkspaceUseCases {
   }
 
   async read(actor: UserActor, ref: WorkspaceRef): Promise<TfeWorkspace> {
-    const { vine, scope } = await this.locate(actor, ref, 'read');
-    return this.deps.uow.read(scope, (stores) => this.workspaceOf(stores, vine));
+    return this.readLocated(actor, ref, 'read', (stores, vine, organization) =>
+      this.workspaceOf(stores, vine, organization),
+    );
   }
 
   /** Makes a vine whose configuration lives with the CLI (an inline source of no files). */
@@ -246,6 +247,36 @@ export class TfeWorkspaceUseCases {
     const vine = await this.deps.uow.read(org.scope, (stores) => stores.vines.findByName(org.ownerId, ref.name));
     if (!vine) throw new NotFoundError('workspace');
     return { vine, scope: org.scope };
+  }
+
+  /**
+   * `view` of the vine a reference names, `action` authorized, read in the unit of work that finds
+   * the vine: what the CLI polls (a workspace, its runs) costs one unit of work, not two.
+   * `organization`: the owner's name when the reference gave it.
+   */
+  async readLocated<R>(
+    actor: UserActor,
+    ref: WorkspaceRef,
+    action: OrgAction,
+    view: (stores: Stores, vine: Vine, organization: string | undefined) => Promise<R>,
+  ): Promise<R> {
+    if ('id' in ref) {
+      const vineId = vineIdOf(ref.id);
+      if (vineId === null) throw new NotFoundError('workspace');
+      return this.orgs.access.readLocated(
+        actor,
+        action,
+        'configuration_not_found',
+        (stores, ownerId) => stores.vines.get(ownerId, vineId),
+        (stores, vine) => view(stores, vine, undefined),
+      );
+    }
+    const org = await this.orgs.resolve(actor, ref.organization, action);
+    return this.deps.uow.read(org.scope, async (stores) => {
+      const vine = await stores.vines.findByName(org.ownerId, ref.name);
+      if (!vine) throw new NotFoundError('workspace');
+      return view(stores, vine, org.name);
+    });
   }
 
   async workspaceOf(stores: Stores, vine: Vine, organization?: string): Promise<TfeWorkspace> {

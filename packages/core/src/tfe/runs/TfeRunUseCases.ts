@@ -164,9 +164,8 @@ export class TfeRunUseCases {
   /** `GET /workspaces/:id/runs`: newest first. */
   async listOfWorkspace(actor: UserActor, workspaceId: unknown): Promise<TfeRunView[]> {
     if (typeof workspaceId !== 'string') throw new NotFoundError('workspace');
-    const { vine, scope } = await this.workspaces.locate(actor, { id: workspaceId }, 'read');
     const memberships = await this.workspaces.orgs.access.memberships(actor);
-    return this.deps.uow.read(scope, async (stores) => {
+    return this.workspaces.readLocated(actor, { id: workspaceId }, 'read', async (stores, vine) => {
       const runs = await stores.tfeRuns.listByVine(vine.owner_id, vine.id);
       return Promise.all(runs.map((run) => this.viewOf(stores, actor, memberships, run)));
     });
