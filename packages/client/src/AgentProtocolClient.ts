@@ -12,6 +12,7 @@ import type {
   RegisterWorkerRequest,
   RegistrationAnswer,
   ReleaseView,
+  StatusAnswer,
   StatusReport,
   TendrilRequest,
   WorkerRecordView,
@@ -93,8 +94,17 @@ export class AgentProtocolClient extends HttpTransport {
     });
     await response.body?.cancel();
   }
-  reportStatus(id: string, report: StatusReport): Promise<AgentJobView> {
-    return this.call('reportJobStatus', { params: { id }, body: report });
+  /**
+   * `claimNext`: when this report ends the job, claim the agent's next job in the same request,
+   * with these features (`next_claim` of the answer: the job, or null; absent from an older server).
+   */
+  reportStatus(
+    id: string,
+    report: StatusReport,
+    options: { claimNext?: readonly string[] } = {},
+  ): Promise<StatusAnswer> {
+    const query = options.claimNext ? { claim_next: options.claimNext.join(',') } : {};
+    return this.call('reportJobStatus', { params: { id }, query, body: report });
   }
   /** One chunk: the operation answers a single chunk with its id (a batch with its last seq). */
   async appendLog(id: string, chunk: string, streamType: StreamType): Promise<LogPostAnswer> {

@@ -127,10 +127,28 @@ export const HeartbeatResponse = z.object({
       "the lost-job timeout (`TRELLIS_LOST_JOB_TIMEOUT_S`): the control plane fails the running jobs of an agent whose heartbeats it has not had for this long. The agent's lease: one that has had no answer to its heartbeats for two thirds of it fences itself (claims nothing, starts no engine phase) until one is answered. Absent from older servers",
     ),
 });
+/** Issue 31: a final report may carry the agent's next claim, so a freed slot needs no claim of its own. */
+export const StatusQuery = z.object({
+  claim_next: z
+    .string()
+    .max(256)
+    .optional()
+    .describe(
+      "present: when this report ends the job, claim this agent's next job in the same request, with these features (comma-separated, as `features` of a claim; empty: none); the answer's `next_claim` is it, or null. Only from an agent whose slot the job frees, which runs what it gets as if it had claimed it",
+    ),
+});
 export const StatusBody = z.object({
   status: z.enum(REPORTABLE_JOB_STATUSES).or(z.literal('QUEUED')),
   execution_metadata: ExecutionMetadataSchema.optional(),
   error_message: z.string().optional(),
+});
+/** The answer to a status report: the job, and with `claim_next` the next claim (or null). */
+export const StatusResponse = AgentJob.extend({
+  next_claim: ClaimResponse.nullable()
+    .optional()
+    .describe(
+      'with `claim_next`, when the report ended the job: the job this agent claimed next, as `POST /api/jobs/claim` answers it, or null when there is none (or it could not be claimed: claim as usual). Absent otherwise, and from older servers',
+    ),
 });
 export const LogChunkBody = z.object({ log_chunk: z.string(), stream_type: z.enum(STREAM_TYPES) });
 export const LogBatchBody = z.object({

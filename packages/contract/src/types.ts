@@ -25,6 +25,7 @@ import type {
   LogBatchResponse,
   LogPostResponse,
   StatusBody,
+  StatusResponse,
 } from './agent.js';
 import type {
   ExchangeBody,
@@ -104,6 +105,7 @@ export type WorkerRecordView = z.output<typeof Worker>;
 export type RegistrationAnswer = z.output<typeof RegistrationResponse>;
 export type ReleaseView = z.output<typeof Release>;
 export type ClaimAnswer = z.output<typeof ClaimResponse>;
+export type StatusAnswer = z.output<typeof StatusResponse>;
 export type HeartbeatAnswerView = z.output<typeof HeartbeatResponse>;
 export type LogPostAnswer = z.output<typeof LogPostResponse>;
 export type LogBatchAnswer = z.output<typeof LogBatchResponse>;

@@ -134,7 +134,7 @@ export type TrustProxy = boolean | number | string | readonly string[];
 
 /** Every API route, in the order they are matched: the spine's, then each module's. */
 export function apiRoutes(
-  options: Pick<ApiOptions, 'useCases' | 'events' | 'shutdownSignal' | 'logStreams' | 'routes'>,
+  options: Pick<ApiOptions, 'useCases' | 'events' | 'shutdownSignal' | 'logStreams' | 'routes' | 'logger'>,
   signIn: Omit<SignInRouteDeps, 'useCases'>,
   longPolls: ClaimLongPolls = new ClaimLongPolls(DEFAULT_API_LIMITS.claimLongPolls),
   jobFlow: JobFlowMetrics | null = null,
@@ -143,7 +143,7 @@ export function apiRoutes(
   return [
     ...authRoutes(options.useCases),
     ...signInRoutes({ ...signIn, useCases: options.useCases }),
-    ...agentRoutes(options.useCases, options.events, shutdown, longPolls, jobFlow),
+    ...agentRoutes(options.useCases, options.events, shutdown, longPolls, options.logger, jobFlow),
     ...streamRoutes(options.logStreams ?? new LiveLogStreams(options.useCases, options.events), shutdown),
     ...cliRoutes(options.useCases),
     ...queueRoutes(options.useCases),

@@ -43,7 +43,7 @@ describe('the contract and the served API (issue 29)', () => {
   const useCases = createUseCases(core.deps);
 
   it('serves each operation of the contract once, with the contract’s own description', () => {
-    const routes = apiRoutes({ useCases, events: core.events });
+    const routes = apiRoutes({ useCases, events: core.events, logger: silentLogger });
     const served = new Map(routes.map((route) => [route.operationId, route]));
     expect(routes.map((route) => route.operationId)).toHaveLength(served.size);
     expect([...served.keys()].sort()).toEqual(Object.keys(operations).sort());

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { Readable } from 'node:stream';
 import { TrellisApiError, type TrellisClient } from '@trellis/client';
-import { DEPLOY_OFFER_MS } from '@trellis/core';
+import { AGENT_FEATURES, DEPLOY_OFFER_MS } from '@trellis/core';
 import { FakeClock } from '@trellis/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
@@ -303,6 +303,34 @@ describeEachDialect('the agent protocol over HTTP', (dialect) => {
     clock.advance({ ms: DEPLOY_OFFER_MS });
     expect((await user.getJob(deploy.id)).waiting_for).toBeNull();
     expect((await other.claimJob())?.job.id).toBe(deploy.id);
+  });
+
+  it('claims the next job with a final report that asks for it, and only then (claim_next, issue 31)', async () => {
+    const user = await freshUser();
+    const first = await vineyardWithConfiguration(user, 'chain-first');
+    const second = await vineyardWithConfiguration(user, 'chain-second');
+    const agent = await server.agentClient(user, 'chained');
+    const plan = await user.createJob({ job_type: 'PLAN', configuration_id: first.configuration.id });
+    const next = await user.createJob({ job_type: 'PLAN', configuration_id: second.configuration.id });
+    expect((await agent.claimJob({ features: AGENT_FEATURES }))?.job.id).toBe(plan.id);
+    // A report that does not end the job claims nothing.
+    const progress = await agent.reportStatus(plan.id, { status: 'PROCESSING' }, { claimNext: AGENT_FEATURES });
+    expect(progress.next_claim).toBeNull();
+    expect((await user.getJob(next.id)).status).toBe('QUEUED');
+    await agent.uploadPlanArtifact(plan.id, Buffer.from('plan'), 4);
+    const ended = await agent.reportStatus(plan.id, { status: 'SUCCESS' }, { claimNext: AGENT_FEATURES });
+    expect(ended).toMatchObject({ id: plan.id, status: 'SUCCESS' });
+    // The answer is a claim's: the job with its snapshot, and the token of its state.
+    expect(ended.next_claim?.job).toMatchObject({ id: next.id, status: 'PROCESSING' });
+    expect(ended.next_claim?.state_token).toEqual(expect.any(String));
+    expect((await user.getJob(next.id)).status).toBe('PROCESSING');
+    // Nothing else queued: the next final report's claim is null; a report without it has none.
+    const last = await agent.reportStatus(next.id, { status: 'FAILED', error_message: 'boom' }, { claimNext: [] });
+    expect(last.next_claim).toBeNull();
+    const again = await user.createJob({ job_type: 'PLAN', configuration_id: first.configuration.id });
+    await agent.claimJob({ features: AGENT_FEATURES });
+    const plain = await agent.reportStatus(again.id, { status: 'FAILED', error_message: 'boom' });
+    expect(plain).not.toHaveProperty('next_claim');
   });
 
   it('applies a plan once, only when it is ready', async () => {

@@ -61,13 +61,14 @@ export async function runCommand(flags: RunFlags, io: CliIo): Promise<number> {
     claimWaitS: config.claimWaitS,
     heartbeatIntervalS: config.heartbeatIntervalS,
     ...(metrics ? { metrics } : {}),
-    createRunner: (claimed, gate) =>
+    createRunner: (claimed, gate, nextClaim) =>
       new JobRunner(
         {
           client: runnerClient,
           logger,
           assumeRole,
           gate,
+          nextClaim,
           ...(warm ? { warm } : {}),
           settings: {
             serverUrl: config.serverUrl,

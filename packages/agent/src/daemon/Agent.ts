@@ -16,6 +16,7 @@ import { agentTracer } from '../observability/tracing.js';
 import { AGENT_VERSION } from '../version.js';
 import { AGENT_FEATURES } from '@trellis/core/agent';
 import { type FenceChange, type FenceChangeDetails, LeaseFence, type PhaseGate } from './LeaseFence.js';
+import type { NextClaim } from './NextClaim.js';
 
 export type ShutdownMode = 'finish' | 'cancel';
 
@@ -25,8 +26,11 @@ export const FENCED_HEARTBEAT_MS = 5_000;
 export interface AgentOptions {
   client: TrellisClient;
   logger: AgentLogger;
-  /** `gate`: what the runner's engine commands wait on while the agent is fenced. */
-  createRunner: (claimed: ClaimedJob, gate: PhaseGate) => JobRunner;
+  /**
+   * `gate`: what the runner's engine commands wait on while the agent is fenced; `nextClaim`: the
+   * claim its final report may carry for the same slot (issue 31).
+   */
+  createRunner: (claimed: ClaimedJob, gate: PhaseGate, nextClaim: NextClaim) => JobRunner;
   /** Jobs run at once (one claim loop each). */
   concurrency: number;
   /** Claim and run at most one job, then exit (for CI). */
@@ -60,6 +64,8 @@ export interface AgentResult {
  */
 export class Agent {
   private readonly stopping = new AbortController();
+  /** `shutdown('cancel')` was asked: a job that arrives with a final report's answer stops at once. */
+  private cancelling = false;
   private readonly runners = new Map<string, JobRunner>();
   private readonly outcomes: JobOutcome[] = [];
   private readonly heartbeatStop = new AbortController();
@@ -123,7 +129,10 @@ export class Agent {
       this.options.logger.info('shutting down', { mode, running_jobs: this.runners.size });
       this.stopping.abort();
     }
-    if (mode === 'cancel') for (const runner of this.runners.values()) runner.stop('shutdown');
+    if (mode === 'cancel') {
+      this.cancelling = true;
+      for (const runner of this.runners.values()) runner.stop('shutdown');
+    }
   }
 
   get runningJobs(): number {
@@ -135,7 +144,15 @@ export class Agent {
     const backoff = this.options.backoff?.() ?? new Backoff();
     const signal = this.stopping.signal;
     let waitingSince = this.clock.now().getTime();
-    while (!signal.aborted) {
+    /** The next job, claimed by the last job's final report (issue 31): run even while stopping. */
+    let carried: ClaimedJob | null = null;
+    while (carried !== null || !signal.aborted) {
+      if (carried !== null) {
+        this.options.metrics?.claimed(0);
+        carried = await this.runJob(carried);
+        waitingSince = this.clock.now().getTime();
+        continue;
+      }
       let claimed: ClaimedJob | null;
       try {
         // Any failure but a refusal of the credentials is retried until the agent stops.
@@ -156,7 +173,7 @@ export class Agent {
       }
       if (claimed) {
         this.options.metrics?.claimed((this.clock.now().getTime() - waitingSince) / 1000);
-        await this.runJob(claimed);
+        carried = await this.runJob(claimed);
         waitingSince = this.clock.now().getTime();
       }
       if (this.options.once) return;
@@ -222,14 +239,23 @@ export class Agent {
    * Runs the job in a span `job <TYPE>` with `trellis.job_id` (the claim's request span carries
    * the same id); its requests to the control plane carry the span as `traceparent`.
    */
-  private runJob(claimed: ClaimedJob): Promise<void> {
+  private runJob(claimed: ClaimedJob): Promise<ClaimedJob | null> {
     const { job } = claimed;
     const attributes = { 'trellis.job_id': job.id, 'trellis.job_type': job.job_type };
     return agentTracer.startActiveSpan(`job ${job.job_type}`, { attributes }, async (span) => {
       const started = this.clock.now().getTime();
-      const runner = this.options.createRunner(claimed, this.fence);
+      let next: ClaimedJob | null = null;
+      const runner = this.options.createRunner(
+        claimed,
+        this.fence,
+        this.nextClaim((claimedNext) => {
+          next = claimedNext;
+        }),
+      );
       this.runners.set(job.id, runner);
       this.claimedIds.delete(job.id);
+      // Arrived with a final report's answer after a shutdown that cancels: it ends at once.
+      if (this.cancelling) runner.stop('shutdown');
       let outcome: JobOutcome = 'FAILED';
       try {
         outcome = await runner.run();
@@ -242,7 +268,33 @@ export class Agent {
         span.setAttribute('trellis.job_outcome', outcome);
         span.end();
       }
+      return next;
     });
+  }
+
+  /**
+   * The claim a job's final report carries for its slot (`NextClaim`), when the agent would claim
+   * next anyway: not stopping, not `--once`, not fenced, no reconciliation due. While the report is
+   * on its way it counts as a claim on its way (a reconciliation waits for it); the job it brings
+   * is this agent's from then on, as a claim's is, and goes to `take`.
+   */
+  private nextClaim(take: (claimed: ClaimedJob) => void): NextClaim {
+    return {
+      begin: () => {
+        if (this.stopping.signal.aborted || this.options.once || this.fence.fenced) return null;
+        if (this.claimMayBeUnanswered || this.reconciling) return null;
+        this.claimsInFlight++;
+        return AGENT_FEATURES;
+      },
+      end: (claimed, mayBeLost) => {
+        this.claimsInFlight--;
+        if (mayBeLost) this.claimMayBeUnanswered = true;
+        if (claimed) {
+          this.claimedIds.add(claimed.job.id);
+          take(claimed);
+        }
+      },
+    };
   }
 
   /**

@@ -1,10 +1,18 @@
 import type { ProviderMirrorMode } from './cliConfig.js';
 import { join } from 'node:path';
-import { type RetryClock, retry, systemClock, TrellisApiError, type TrellisClient } from '@trellis/client';
+import {
+  type RetryClock,
+  retry,
+  systemClock,
+  TrellisApiError,
+  type TrellisClient,
+  TrellisConnectionError,
+} from '@trellis/client';
 import type { AgentJobView as Job, ClaimAnswer as ClaimedJob } from '@trellis/client';
 import type { JsonObject, ReportableJobStatus } from '@trellis/core';
 import type { AssumeRole } from '../cloud/assumeRole.js';
 import type { PhaseGate } from '../daemon/LeaseFence.js';
+import type { NextClaim } from '../daemon/NextClaim.js';
 import { type AgentLogger, describeError } from '../logging/AgentLogger.js';
 import { JobLog } from '../logs/JobLog.js';
 import { LogShipper } from '../logs/LogShipper.js';
@@ -54,6 +62,8 @@ export interface RunnerDeps {
   gate?: PhaseGate;
   /** The plans' workspaces kept for their DEPLOYs (issue 31); none: every job starts from nothing. */
   warm?: WarmWorkspaces;
+  /** The next claim the final report may carry (issue 31); none: the report claims nothing. */
+  nextClaim?: NextClaim;
 }
 
 /** How a job ended from this agent's point of view; `LOST` = the control plane took it away. */
@@ -270,29 +280,44 @@ export class JobRunner {
     return status;
   }
 
+  /**
+   * The final report, retried while the control plane is unreachable. It carries the agent's next
+   * claim when the agent takes one (`NextClaim`): the answer's job goes to the claim loop.
+   */
   private async report(
     status: Exclude<ReportableJobStatus, 'PROCESSING'>,
     report: { execution_metadata?: JsonObject; error_message?: string },
   ): Promise<'sent' | 'ended' | 'refused'> {
+    const features = this.deps.nextClaim?.begin() ?? null;
+    const options = features ? { claimNext: features } : {};
+    let next: ClaimedJob | null = null;
+    let mayBeLost = false;
     try {
-      await retry(() => this.deps.client.reportStatus(this.job.id, { status, ...report }), {
+      const answer = await retry(() => this.deps.client.reportStatus(this.job.id, { status, ...report }, options), {
         clock: this.deps.clock ?? systemClock,
         timeoutMs: this.deps.settings.statusRetryMs ?? 10 * 60_000,
-        onRetry: (error, delay) =>
+        onRetry: (error, delay) => {
+          // The request may have been taken, its claim with it, and only the answer lost.
+          if (error instanceof TrellisConnectionError) mayBeLost = true;
           this.logger.warn('status report failed; retrying', {
             status,
             error: describeError(error),
             retry_in_ms: delay,
-          }),
+          });
+        },
       });
+      next = answer.next_claim ?? null;
       return 'sent';
     } catch (error) {
+      if (error instanceof TrellisConnectionError) mayBeLost = true;
       if (error instanceof TrellisApiError && error.status === 409) {
         this.logger.info('the job had already ended on the control plane', { reported: status, code: error.code });
         return 'ended';
       }
       this.logger.error('could not report the job status', { status, error: describeError(error) });
       return 'refused';
+    } finally {
+      if (features) this.deps.nextClaim?.end(next, mayBeLost);
     }
   }
 }

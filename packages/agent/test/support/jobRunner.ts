@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { ClaimAnswer, TrellisClient } from '@trellis/client';
+import type { NextClaim } from '../../src/daemon/NextClaim.js';
 import { JobRunner } from '../../src/job/JobRunner.js';
 import type { WarmWorkspaces } from '../../src/job/WarmWorkspaces.js';
 import { AgentLogger } from '../../src/logging/AgentLogger.js';
@@ -12,7 +13,7 @@ import { AgentLogger } from '../../src/logging/AgentLogger.js';
 export function testJobRunner(
   client: TrellisClient,
   claimed: ClaimAnswer,
-  options: { dir: string; engineBin: string; workDir?: string; warm?: WarmWorkspaces },
+  options: { dir: string; engineBin: string; workDir?: string; warm?: WarmWorkspaces; nextClaim?: NextClaim },
 ): JobRunner {
   return new JobRunner(
     {
@@ -33,6 +34,7 @@ export function testJobRunner(
         throw new Error('no identity');
       },
       ...(options.warm ? { warm: options.warm } : {}),
+      ...(options.nextClaim ? { nextClaim: options.nextClaim } : {}),
     },
     claimed,
   );

@@ -8,6 +8,7 @@ import {
 import type { ClaimedJob, Job } from '@trellis/core';
 import { describe, expect, it } from 'vitest';
 import { Agent, FENCED_HEARTBEAT_MS } from '../../src/daemon/Agent.js';
+import type { NextClaim } from '../../src/daemon/NextClaim.js';
 import type { JobOutcome, JobRunner, StopReason } from '../../src/job/JobRunner.js';
 import { AgentLogger } from '../../src/logging/AgentLogger.js';
 import { ManualClock, tick } from '../support/manualClock.js';
@@ -62,7 +63,21 @@ class FakeRunner {
   readonly done = new Promise<JobOutcome>((resolve) => {
     this.finish = resolve;
   });
-  constructor(readonly job: Job) {}
+  constructor(
+    readonly job: Job,
+    private readonly nextClaim?: NextClaim,
+  ) {}
+  /**
+   * Ends with a final report that asks for the next job when the agent takes one (as JobRunner's
+   * does), answered with `next`; `mayBeLost`: a request of the report failed on the way. The
+   * features it was asked with, or null when the agent took no next job.
+   */
+  reportAndSucceed(next: ClaimedJob | null, mayBeLost = false): readonly string[] | null {
+    const features = this.nextClaim?.begin() ?? null;
+    if (features) this.nextClaim?.end(next, mayBeLost);
+    this.finish('SUCCESS');
+    return features;
+  }
   run(): Promise<JobOutcome> {
     return this.done;
   }
@@ -100,8 +115,8 @@ function agentWith(client: ScriptedClient, options: { once?: boolean; interval?:
       };
       return backoff;
     },
-    createRunner: (claimed) => {
-      const runner = new FakeRunner(claimed.job);
+    createRunner: (claimed, _gate, nextClaim) => {
+      const runner = new FakeRunner(claimed.job, nextClaim);
       runners.push(runner);
       return runner as unknown as JobRunner;
     },
@@ -165,6 +180,73 @@ describe('the agent daemon', () => {
     await tick(clock);
     agent.shutdown('finish');
     expect((await running).outcomes).toEqual(['SUCCESS']);
+  });
+
+  it("runs the job a final report's answer brings, with no claim of its own, then claims again (issue 31)", async () => {
+    const client = new ScriptedClient([job('plan')]);
+    const { agent, runners, clock } = agentWith(client);
+    const running = agent.run();
+    while (runners.length === 0) await tick(clock, 2);
+    expect(runners[0]?.reportAndSucceed(job('deploy'))).toContain('upload_source');
+    while (runners.length < 2) await tick(clock, 2);
+    expect(runners[1]?.job.id).toBe('deploy');
+    expect(client.claims).toBe(1);
+    // A report whose answer brings nothing: the slot claims as usual.
+    runners[1]?.reportAndSucceed(null);
+    while (client.claims < 2) await tick(clock, 2);
+    agent.shutdown('finish');
+    expect((await running).outcomes).toEqual(['SUCCESS', 'SUCCESS']);
+    // Nothing was said of lost answers: no heartbeat but the hello listed running jobs.
+    expect(client.afterUnansweredClaim).not.toContain(true);
+  });
+
+  it('after a final report that may have been taken with its claim, says which jobs it runs before it claims', async () => {
+    const client = new ScriptedClient([job('plan')]);
+    const { agent, runners, clock } = agentWith(client);
+    const running = agent.run();
+    while (runners.length === 0) await tick(clock, 2);
+    runners[0]?.reportAndSucceed(null, true);
+    while (client.claims < 2) await tick(clock, 2);
+    const said = client.afterUnansweredClaim.indexOf(true);
+    expect(said).toBeGreaterThan(0);
+    expect(client.running[said]).toEqual([]);
+    expect(client.claimsBefore[said]).toBe(1);
+    agent.shutdown('finish');
+    expect((await running).outcomes).toEqual(['SUCCESS']);
+  });
+
+  it('takes no next job with a final report while it stops, nor with --once', async () => {
+    const client = new ScriptedClient([job('plan')]);
+    const { agent, runners, clock } = agentWith(client);
+    const running = agent.run();
+    while (runners.length === 0) await tick(clock, 2);
+    agent.shutdown('finish');
+    expect(runners[0]?.reportAndSucceed(job('deploy'))).toBeNull();
+    expect((await running).outcomes).toEqual(['SUCCESS']);
+    expect(runners).toHaveLength(1);
+
+    const once = new ScriptedClient([job('only')]);
+    const single = agentWith(once, { once: true });
+    const ran = single.agent.run();
+    while (single.runners.length === 0) await tick(single.clock, 2);
+    expect(single.runners[0]?.reportAndSucceed(job('deploy'))).toBeNull();
+    expect((await ran).outcomes).toEqual(['SUCCESS']);
+  });
+
+  it('stops at once a job a final report brought after a shutdown that cancels', async () => {
+    const client = new ScriptedClient([job('plan')]);
+    const { agent, runners, clock } = agentWith(client);
+    const running = agent.run();
+    while (runners.length === 0) await tick(clock, 2);
+    // The report was on its way when the shutdown came: its answer's job is the agent's.
+    const features = (runners[0] as unknown as { nextClaim: NextClaim }).nextClaim.begin();
+    expect(features).not.toBeNull();
+    agent.shutdown('cancel');
+    (runners[0] as unknown as { nextClaim: NextClaim }).nextClaim.end(job('deploy'), false);
+    const result = await running;
+    expect(runners[1]?.job.id).toBe('deploy');
+    expect(runners[1]?.stopped).toBe('shutdown');
+    expect(result.outcomes).toEqual(['CANCELLED', 'CANCELLED']);
   });
 
   it('waits for the claims of its other loops to be answered before it says which jobs it runs', async () => {

@@ -20,6 +20,8 @@ import {
   RegisterWorkerBody,
   RegistrationResponse,
   StatusBody,
+  StatusQuery,
+  StatusResponse,
   Worker,
 } from '../schemas.js';
 
@@ -68,13 +70,14 @@ export const reportJobStatus = operation({
   operationId: 'reportJobStatus',
   summary: 'Report the status of a claimed job',
   description:
-    'Only the agent that claimed the job. `FAILED` sets the vine FAILED with `error_message`; a successful DEPLOY stores its outputs on the vine in the same transaction.',
+    "Only the agent that claimed the job. `FAILED` sets the vine FAILED with `error_message`; a successful DEPLOY stores its outputs on the vine in the same transaction. With `claim_next`, a report that ends the job also claims the agent's next job, answered as `next_claim`: a DEPLOY queued as its plan ends and offered to the plan's agent starts without a claim of its own (see [agent.md](agent.md#which-agent-takes-a-job)).",
   tags: ['agent'],
   auth: 'worker',
   params: IdParams,
+  query: StatusQuery,
   body: StatusBody,
   responses: {
-    200: { description: 'The job', schema: AgentJob },
+    200: { description: 'The job; with `claim_next`, the next claim too', schema: StatusResponse },
     413: { description: '`metadata_too_large`: the merged execution_metadata would pass its cap' },
   },
 });

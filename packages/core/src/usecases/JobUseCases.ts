@@ -5,7 +5,7 @@ import { isOneOf, type JobType, REPORTABLE_JOB_STATUSES, type ReportableJobStatu
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.js';
 import { parseExecutionMetadata } from '../domain/jobResults.js';
 import { type PageQuery, type PageResult, pageRequest, pageResult } from '../domain/pagination.js';
-import type { JobEvent } from '../domain/jobStateMachine.js';
+import { isTerminalJobStatus, type JobEvent } from '../domain/jobStateMachine.js';
 import {
   type CloudIdentitySettings,
   type ConfigSnapshot,
@@ -402,6 +402,28 @@ export class JobUseCases {
       .catch((error) =>
         reported === 'PROCESSING' ? Promise.reject(error) : refusedEndReport(this.deps, worker, jobId, error),
       );
+  }
+
+  /**
+   * A status report that, when it ends the job, also claims the agent's next job (issue 31,
+   * `claim_next`): the slot the job frees takes its next job without a claim request of its own,
+   * so a DEPLOY queued as its plan ends and offered to this agent starts at once. The report is
+   * committed first and stands alone: a claim that fails after it is answered as none, with the
+   * error for the caller to log (the agent claims as usual), so the report's answer is not lost.
+   */
+  async reportStatusAndClaim(
+    worker: WorkerActor,
+    id: unknown,
+    report: StatusReport,
+    features: readonly string[],
+  ): Promise<{ job: Job; next: ClaimedJob | null; claimError: unknown }> {
+    const job = await this.reportStatus(worker, id, report);
+    if (!isTerminalJobStatus(job.status)) return { job, next: null, claimError: null };
+    try {
+      return { job, next: await this.claim(worker, features), claimError: null };
+    } catch (error) {
+      return { job, next: null, claimError: error };
+    }
   }
 
   /** The lost-agent sweep (`jobs/lostAgentSweep.ts`): returns the jobs it ended. */

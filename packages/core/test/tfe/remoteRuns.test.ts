@@ -130,6 +130,60 @@ describe('the apply of a remote run', () => {
     expect((await runOf(failing.plan.id)).status).toBe('apply_queued');
   });
 
+  it("hands the apply queued as the plan ends to the plan's agent in its report's answer (claim_next, issue 31)", async () => {
+    const vine = await seedVine(core, ada);
+    const other = await seedWorker(core, ada, { heartbeat: true });
+    const run = await queueRun(ada, vine.id, { 'auto-apply': true });
+    expect((await core.useCases.jobs.claim(worker, AGENT_FEATURES))?.job.id).toBe(run.plan.id);
+    await core.useCases.planArtifacts.upload(worker, run.plan.id, bodyOf('plan'));
+    const { job, next, claimError } = await core.useCases.jobs.reportStatusAndClaim(
+      worker,
+      run.plan.id,
+      { status: 'SUCCESS', execution_metadata: { plan_summary: { add: 1, change: 0, destroy: 0 } } },
+      AGENT_FEATURES,
+    );
+    expect([job.status, claimError]).toEqual(['SUCCESS', null]);
+    expect(next?.job).toMatchObject({
+      job_type: 'DEPLOY',
+      plan_job_id: run.plan.id,
+      status: 'PROCESSING',
+      claimed_by_worker_id: worker.workerId,
+    });
+    expect((await runOf(run.plan.id)).apply?.id).toBe(next?.job.id);
+    expect(await core.useCases.jobs.claim(other, AGENT_FEATURES)).toBeNull();
+  });
+
+  it('keeps a final report whose claim fails after it, and answers that claim as none', async () => {
+    const vine = await seedVine(core, ada);
+    const run = await queueRun(ada, vine.id);
+    await core.useCases.jobs.claim(worker, AGENT_FEATURES);
+    await core.useCases.planArtifacts.upload(worker, run.plan.id, bodyOf('plan'));
+    const broken = new Error('the database went away');
+    core.uow.wrapStores = (stores) =>
+      new Proxy(stores, {
+        get: (target, name) =>
+          name === 'jobs'
+            ? new Proxy(target.jobs, {
+                get: (jobs, method) =>
+                  method === 'claimNext'
+                    ? async () => {
+                        throw broken;
+                      }
+                    : Reflect.get(jobs, method),
+              })
+            : Reflect.get(target, name),
+      });
+    const { job, next, claimError } = await core.useCases.jobs.reportStatusAndClaim(
+      worker,
+      run.plan.id,
+      { status: 'SUCCESS', execution_metadata: { plan_summary: { add: 1, change: 0, destroy: 0 } } },
+      AGENT_FEATURES,
+    );
+    core.uow.wrapStores = undefined;
+    expect([job.status, next, claimError]).toEqual(['SUCCESS', null, broken]);
+    expect((await runOf(run.plan.id)).status).toBe('planned');
+  });
+
   it("offers the apply queued as the plan ends to the plan's agent first (issue 31)", async () => {
     const vine = await seedVine(core, ada);
     const other = await seedWorker(core, ada, { heartbeat: true });

@@ -6,6 +6,7 @@ import type { ClaimLongPolls } from '../limits/ClaimLongPolls.js';
 import { waitForEvent } from '../realtime/waitForEvent.js';
 import { implement, type RouteSpec } from '../routing/route.js';
 import { operations } from '@trellis/contract';
+import type { Logger } from '../logger.js';
 import { planUploadBody } from './planArtifactUpload.js';
 
 /** How often a long-polled claim re-checks even without an event (events are best effort). */
@@ -17,18 +18,21 @@ export function agentRoutes(
   events: EventBus,
   shutdown: AbortSignal,
   longPolls: ClaimLongPolls,
+  logger: Logger,
   /** Observes claims, first reports and log chunks; null: no metrics. */
   jobFlow: JobFlowMetrics | null = null,
 ): RouteSpec[] {
-  const claimAnswer = (claimed: ClaimedJob) => {
-    jobFlow?.claim(claimed.job);
-    traceJobId(claimed.job.id);
-    return { status: 200 as const, body: claimed };
+  const claimed = (job: ClaimedJob) => {
+    jobFlow?.claim(job.job);
+    traceJobId(job.job.id);
+    return job;
   };
+  const claimAnswer = (job: ClaimedJob) => ({ status: 200 as const, body: claimed(job) });
+  const featuresOf = (list: string | undefined) => (list ?? '').split(',').map((feature) => feature.trim());
   return [
     implement(operations.claimJob, async ({ worker, query, req }) => {
       // A plain claim (no `wait`, the steady case) is one attempt: no slot, no disconnect watch.
-      const features = (query.features ?? '').split(',').map((feature) => feature.trim());
+      const features = featuresOf(query.features);
       if (!query.wait) {
         const claimed = await useCases.jobs.claim(worker, features);
         return claimed ? claimAnswer(claimed) : { status: 204 };
@@ -67,10 +71,26 @@ export function agentRoutes(
       status: 200,
       body: await useCases.jobs.getForWorker(worker, params.id),
     })),
-    implement(operations.reportJobStatus, async ({ worker, params, body }) => {
-      const job = await useCases.jobs.reportStatus(worker, params.id, body);
+    implement(operations.reportJobStatus, async ({ worker, params, query, body }) => {
+      if (query.claim_next === undefined) {
+        const job = await useCases.jobs.reportStatus(worker, params.id, body);
+        jobFlow?.report(params.id);
+        return { status: 200, body: job };
+      }
+      const { job, next, claimError } = await useCases.jobs.reportStatusAndClaim(
+        worker,
+        params.id,
+        body,
+        featuresOf(query.claim_next),
+      );
       jobFlow?.report(params.id);
-      return { status: 200, body: job };
+      if (claimError !== null) {
+        logger.warn(
+          { err: claimError, job_id: job.id },
+          "the claim after a job's final report failed; the agent claims as usual",
+        );
+      }
+      return { status: 200, body: { ...job, next_claim: next ? claimed(next) : null } };
     }),
     implement(operations.appendJobLog, async ({ worker, params, body }) => {
       if ('chunks' in body) {
