@@ -39,3 +39,32 @@ export function testJobRunner(
     claimed,
   );
 }
+
+/** The vine of `inlinePlanClaim`'s job. */
+export const INLINE_PLAN_VINE = '7a6f3c2e-1d5b-4b8a-9c3d-2e1f0a9b8c7d';
+
+/**
+ * The claim of a manual PLAN of an inline configuration (`files`, with `variables`), as the
+ * control plane answers it to an agent: no identity, no state token, no policies.
+ */
+export function inlinePlanClaim(
+  files: Record<string, string> = { 'main.tf': 'output "x" { value = 1 }\n' },
+  variables: Record<string, { value: string; sensitive: boolean }> = {},
+): ClaimAnswer {
+  const job = {
+    id: '5d2c9f1e-9d1b-4c39-9a61-0e2b0f2d7c11',
+    job_type: 'PLAN',
+    vine_id: INLINE_PLAN_VINE,
+    vineyard_id: null,
+    plan_job_id: null,
+    config_snapshot: {
+      vine: { id: INLINE_PLAN_VINE, name: 'infra', project_name: null, vineyard_id: null },
+      source: { type: 'inline', files },
+      variables,
+      engine: null,
+      cloud_identity_id: null,
+    },
+    trigger: { type: 'manual' },
+  };
+  return { job, cloud_identity: null, state_token: null, policies: [], vineyard: null } as unknown as ClaimAnswer;
+}

@@ -7,17 +7,15 @@
 import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ClaimAnswer, TrellisApiError, type TrellisClient } from '@trellis/client';
-import type { Job } from '@trellis/core';
+import { TrellisApiError, type TrellisClient } from '@trellis/client';
 import { canMountTmpfs, mountTmpfs, type Tmpfs } from '@trellis/testkit';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Backoff } from '@trellis/client';
 import { AgentLogger } from '../../src/logging/AgentLogger.js';
 import { LogShipper } from '../../src/logs/LogShipper.js';
 import { FakeLogApi } from '../support/fakeLogApi.js';
-import { testJobRunner } from '../support/jobRunner.js';
+import { inlinePlanClaim, testJobRunner } from '../support/jobRunner.js';
 
-const VINE = '7a6f3c2e-1d5b-4b8a-9c3d-2e1f0a9b8c7d';
 let dir: string;
 
 beforeEach(() => {
@@ -56,28 +54,7 @@ async function run(spec: RunSpec) {
     },
     uploadPlanChanges: async () => ({ job_id: 'j', size: 5, sha256: 'x' }),
   }) as unknown as TrellisClient;
-  const job = {
-    id: '5d2c9f1e-9d1b-4c39-9a61-0e2b0f2d7c11',
-    job_type: 'PLAN',
-    vine_id: VINE,
-    vineyard_id: null,
-    plan_job_id: null,
-    config_snapshot: {
-      vine: { id: VINE, name: 'infra', project_name: null, vineyard_id: null },
-      source: { type: 'inline', files: spec.files ?? { 'main.tf': 'output "x" { value = 1 }\n' } },
-      variables: {},
-      engine: null,
-      cloud_identity_id: null,
-    },
-    trigger: { type: 'manual' },
-  } as unknown as Job;
-  const claimed = {
-    job,
-    cloud_identity: null,
-    state_token: null,
-    policies: [],
-    vineyard: null,
-  } as unknown as ClaimAnswer;
+  const claimed = inlinePlanClaim(spec.files);
   const workDir = spec.workDir ?? join(dir, 'work');
   const runner = testJobRunner(client, claimed, { dir, engineBin: engine, workDir });
   const result = await runner.run();

@@ -7,13 +7,11 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ClaimAnswer, type TrellisClient, TrellisConnectionError } from '@trellis/client';
-import type { Job } from '@trellis/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NextClaim } from '../../src/daemon/NextClaim.js';
 import { FakeLogApi } from '../support/fakeLogApi.js';
-import { testJobRunner } from '../support/jobRunner.js';
+import { inlinePlanClaim, testJobRunner } from '../support/jobRunner.js';
 
-const VINE = '7a6f3c2e-1d5b-4b8a-9c3d-2e1f0a9b8c7d';
 let dir: string;
 
 beforeEach(() => {
@@ -44,28 +42,7 @@ async function run(answers: Array<Error | Record<string, unknown>>, nextClaim: N
     uploadPlanArtifact: async () => ({ job_id: 'j', size: 5, sha256: 'x' }),
     uploadPlanChanges: async () => ({ job_id: 'j', size: 5, sha256: 'x' }),
   }) as unknown as TrellisClient;
-  const job = {
-    id: '5d2c9f1e-9d1b-4c39-9a61-0e2b0f2d7c11',
-    job_type: 'PLAN',
-    vine_id: VINE,
-    vineyard_id: null,
-    plan_job_id: null,
-    config_snapshot: {
-      vine: { id: VINE, name: 'infra', project_name: null, vineyard_id: null },
-      source: { type: 'inline', files: { 'main.tf': 'output "x" { value = 1 }\n' } },
-      variables: {},
-      engine: null,
-      cloud_identity_id: null,
-    },
-    trigger: { type: 'manual' },
-  } as unknown as Job;
-  const claimed = {
-    job,
-    cloud_identity: null,
-    state_token: null,
-    policies: [],
-    vineyard: null,
-  } as unknown as ClaimAnswer;
+  const claimed = inlinePlanClaim();
   const runner = testJobRunner(client, claimed, { dir, engineBin: engine, ...(nextClaim ? { nextClaim } : {}) });
   return { result: await runner.run(), reports };
 }

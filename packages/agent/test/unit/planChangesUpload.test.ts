@@ -7,13 +7,12 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ClaimAnswer, TrellisApiError, type TrellisClient } from '@trellis/client';
-import type { Job, PlanChanges } from '@trellis/core';
+import { TrellisApiError, type TrellisClient } from '@trellis/client';
+import type { PlanChanges } from '@trellis/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeLogApi } from '../support/fakeLogApi.js';
-import { testJobRunner } from '../support/jobRunner.js';
+import { inlinePlanClaim, testJobRunner } from '../support/jobRunner.js';
 
-const VINE = '7a6f3c2e-1d5b-4b8a-9c3d-2e1f0a9b8c7d';
 const SECRET = 'unmarked-secret-value-42';
 let dir: string;
 
@@ -67,28 +66,10 @@ async function run(uploadChanges: (document: PlanChanges) => Promise<unknown>) {
       return uploadChanges(document);
     },
   }) as unknown as TrellisClient;
-  const job = {
-    id: '5d2c9f1e-9d1b-4c39-9a61-0e2b0f2d7c11',
-    job_type: 'PLAN',
-    vine_id: VINE,
-    vineyard_id: null,
-    plan_job_id: null,
-    config_snapshot: {
-      vine: { id: VINE, name: 'infra', project_name: null, vineyard_id: null },
-      source: { type: 'inline', files: { 'main.tf': 'variable "token" {}\n' } },
-      variables: { token: { value: SECRET, sensitive: true } },
-      engine: null,
-      cloud_identity_id: null,
-    },
-    trigger: { type: 'manual' },
-  } as unknown as Job;
-  const claimed = {
-    job,
-    cloud_identity: null,
-    state_token: null,
-    policies: [],
-    vineyard: null,
-  } as unknown as ClaimAnswer;
+  const claimed = inlinePlanClaim(
+    { 'main.tf': 'variable "token" {}\n' },
+    { token: { value: SECRET, sensitive: true } },
+  );
   const result = await testJobRunner(client, claimed, { dir, engineBin: engine }).run();
   return { result, calls, statuses, log: api.text() };
 }
