@@ -126,13 +126,35 @@ export class PostgresSession implements SqlSession {
     const [row] = result.rows;
     if (!row) return undefined;
     const { claim_snapshot, claim_vine_before, claim_vine_after, claim_cloud_identity, claim_vineyard, ...job } = row;
+    // The joins read with the statement's own snapshot, taken before the function ran; under READ
+    // COMMITTED each query inside the function takes a newer one. A job committed in between is
+    // claimed, but what was committed with it (a new configuration's snapshot, an identity, a
+    // vineyard) is not joined: read again in a statement of its own, which sees it.
+    const late = async (sql: string, key: unknown[]) =>
+      (await this.client.query<{ value: unknown }>(sql, key)).rows[0]?.value ?? null;
+    const snapshot =
+      claim_snapshot ??
+      (await late('SELECT snapshot AS value FROM config_snapshots WHERE owner_id = $1 AND config_hash = $2', [
+        job.owner_id,
+        job.config_hash,
+      ]));
+    const cloudIdentity =
+      claim_cloud_identity ??
+      (job.cloud_identity_id
+        ? await late('SELECT to_jsonb(ci) AS value FROM cloud_identities ci WHERE ci.id = $1', [job.cloud_identity_id])
+        : null);
+    const vineyard =
+      claim_vineyard ??
+      (job.vineyard_id
+        ? await late('SELECT to_jsonb(vy) AS value FROM vineyards vy WHERE vy.id = $1', [job.vineyard_id])
+        : null);
     return {
       job,
-      snapshot: claim_snapshot ?? undefined,
+      snapshot: snapshot ?? undefined,
       vine:
         claim_vine_before === null ? null : { before: claim_vine_before as string, after: claim_vine_after as string },
-      cloudIdentity: (claim_cloud_identity as Row | null) ?? null,
-      vineyard: (claim_vineyard as Row | null) ?? null,
+      cloudIdentity: (cloudIdentity as Row | null) ?? null,
+      vineyard: (vineyard as Row | null) ?? null,
     };
   }
 
