@@ -49,7 +49,10 @@ export class ApiTokenCache {
     if (held) this.cache.replace(tokenHash, { ...held, record: { ...held.record, last_used_at: lastUsedAt } });
   }
 
-  /** Drops every entry here, now (the announcement reaches this replica too, but later). */
+  /**
+   * Drops every entry here, now: a revocation needs no event's delivery to take effect on the
+   * replica that made it (the announcement drops them again, here and on the others).
+   */
   forgetAll(): void {
     this.cache.forgetAll();
   }
