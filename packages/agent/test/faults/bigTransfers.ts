@@ -31,6 +31,25 @@ resource "terraform_data" "bulk" {
 }
 `;
 
+/** What OpenTofu puts before each line that the bulk configuration's `local-exec` prints. */
+const BULK_LINE_PREFIX = 'terraform_data.bulk (local-exec): ';
+
+/**
+ * The numbers of the bulk configuration's lines in a job's log, in the order they are stored.
+ * OpenTofu reads `local-exec`'s output with a line reader (mitchellh/go-linereader) that sends
+ * what it holds of a line as a line of its own once 100 ms pass without a byte, so on a busy
+ * machine one printed line can reach the log as two, each with the prefix. The pieces are joined
+ * again before the lines are read, so every byte the engine printed counts and one missing is seen.
+ */
+export function bulkLineNumbers(log: string): number[] {
+  const printed = log
+    .split('\n')
+    .filter((line) => line.startsWith(BULK_LINE_PREFIX))
+    .map((line) => line.slice(BULK_LINE_PREFIX.length))
+    .join('');
+  return Array.from(printed.matchAll(/bulk (\d{7}) 0{990}/g), (match) => Number(match[1]));
+}
+
 /**
  * A plan of ~20 MB: OpenTofu keeps a snapshot of every module's configuration files in the plan
  * file, and the module at `moduleDir` holds one big file of comments (nothing of it reaches the
