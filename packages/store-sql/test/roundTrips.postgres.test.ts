@@ -1,7 +1,8 @@
 /**
  * Round trips on Postgres (issue 17): an owner-scoped unit of work sends its setup (the
  * `trellis_app` role, the owner and the actor for row-level security) with its BEGIN, and a claim
- * is one statement, vine move and answer included. Counted as the queries the pg driver sends
+ * is one statement, vine move and answer included; a unit of work reads and stores a
+ * configuration snapshot once, however many of its jobs have it. Counted as the queries the pg driver sends
  * on the store's own connections (not timed: a count does not depend on the machine's load).
  */
 import { ownerScope, systemScope } from '@trellis/core';
@@ -14,6 +15,7 @@ import {
   newVineyard,
   newWorker,
 } from '@trellis/testkit';
+import type { Job } from '@trellis/core';
 import pg from 'pg';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { runTransaction } from '../src/dialects/postgres/pgTransaction.js';
@@ -124,5 +126,41 @@ describeWithPostgres('round trips on Postgres', postgres, () => {
     expect(sent).toHaveLength(3);
     expect(sent[0]).toContain('set_config(');
     expect(sent[1]).toContain('claim_next_job(');
+  });
+
+  it("reads a snapshot once in a unit of work: a job read, ended, and its plan's apply queued", async () => {
+    const { user, vine, worker } = await seed();
+    const plan = newJob(user.id, vine, { job_type: 'PLAN', status: 'PROCESSING', claimed_by_worker_id: worker.id });
+    const base = newJob(user.id, vine);
+    const other = newJob(user.id, vine, {
+      config_hash: 'b'.repeat(64),
+      config_snapshot: { ...base.config_snapshot, variables: { region: { value: 'eu', sensitive: false } } },
+    });
+    await opened.uow.run(ownerScope(user.id), async (stores) => {
+      await stores.jobs.create(plan);
+      await stores.jobs.create(other);
+    });
+    let read: unknown[] = [];
+    const sent = await queriesSentTo(database, async () => {
+      read = await opened.uow.run(ownerScope(user.id), async (stores) => {
+        const current = await stores.jobs.get(user.id, plan.id);
+        const ended = await stores.jobs.update(user.id, plan.id, 'PROCESSING', { status: 'SUCCESS' });
+        const apply = await stores.jobs.create(
+          newJob(user.id, vine, { job_type: 'DEPLOY', plan_job_id: plan.id, config_hash: plan.config_hash }),
+        );
+        const locked = await stores.jobs.getForUpdate(user.id, other.id);
+        const again = await stores.jobs.getForUpdate(user.id, other.id);
+        return [current, ended, apply, locked, again];
+      });
+    });
+    const [current, ended, apply, locked, again] = read as Job[];
+    for (const job of [current, ended, apply]) expect(job?.config_snapshot).toEqual(plan.config_snapshot);
+    expect(ended?.status).toBe('SUCCESS');
+    for (const job of [locked, again]) expect(job?.config_snapshot).toEqual(other.config_snapshot);
+    // The joined read, and the other hash's one read: no insert of the plan's snapshot again.
+    const snapshotStatements = sent.filter((text) => text.includes('config_snapshots'));
+    expect(snapshotStatements).toHaveLength(2);
+    expect(snapshotStatements[0]).toMatch(/left join "config_snapshots"/);
+    expect(snapshotStatements[1]).toMatch(/^select "owner_id", "config_hash", "snapshot" from "config_snapshots"/);
   });
 });

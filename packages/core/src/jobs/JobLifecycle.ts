@@ -32,6 +32,11 @@ export interface QueueSpec {
   trigger: JobTrigger;
   assigned_worker_id?: string | null;
   plan_job_id?: string | null;
+  /**
+   * The plan of `plan_job_id` as the caller's unit of work holds it (the plan that just ended, or
+   * was just decided), so queueing its apply does not read it again.
+   */
+  plan?: Job;
   target_worker_id?: string | null;
   /** Who queued it, for the audit log: a person, or the system. */
   actor: Exclude<AuditBy, { workerId: string }>;
@@ -108,6 +113,7 @@ export class JobLifecycle {
         plan_job_id: spec.plan_job_id ?? null,
         assigned_worker_id: assigned,
         target_worker_id: target,
+        plan: spec.plan,
       },
       this.deps.clock.now(),
       this.deps.settings.heartbeatTimeoutSeconds,

@@ -283,7 +283,8 @@ function closedPlan(facts: PlanFacts): JobAction | null {
  * The gate of a change of the vine queued now, in the unit of work that queues it: with a plan,
  * the plan checks of DESIGN §3 (of this vine, not speculative, succeeded with its artifact, not
  * applied yet, of the same configuration `hash`) and the plan's gate; without one, the planless
- * rule.
+ * rule. `lockedPlan`: the plan as this unit of work holds it after writing it (it just ended, or
+ * was just decided), so its row is locked already and it is not read again.
  */
 export async function checkChange(
   stores: Stores,
@@ -292,15 +293,16 @@ export async function checkChange(
     vine: { id: string; name: string; owner_id: string; vineyard_id: string | null; approval: ApprovalSetting | null };
     planJobId: string | null;
     hash: string;
+    lockedPlan?: Job;
   },
 ): Promise<void> {
-  const { type, vine, planJobId } = change;
+  const { type, vine, planJobId, lockedPlan } = change;
   if (planJobId === null) {
     checkPlanlessChange(type, await vineGuardsOf(stores, vine), vine.name);
     return;
   }
   // Locked: a decision on the plan (a rejection) made meanwhile is waited for and seen.
-  const plan = await stores.jobs.getForUpdate(vine.owner_id, planJobId);
+  const plan = lockedPlan?.id === planJobId ? lockedPlan : await stores.jobs.getForUpdate(vine.owner_id, planJobId);
   if (!plan) throw new NotFoundError('plan_job', 'plan_job_not_found', 'plan job not found');
   if (plan.job_type !== 'PLAN' || plan.vine_id !== vine.id) {
     throw new ValidationError('plan_job_id is not a PLAN job of this configuration', [

@@ -21,6 +21,8 @@ export interface OfferedJobSpec {
   plan_job_id: string | null;
   assigned_worker_id: string | null;
   target_worker_id: string | null;
+  /** The plan, when the caller holds it already: not read again. */
+  plan?: Job;
 }
 
 /**
@@ -37,7 +39,7 @@ export async function deployOfferOf(
 ): Promise<JobOffer | null> {
   if (spec.plan_job_id === null || (spec.job_type !== 'DEPLOY' && spec.job_type !== 'DESTROY')) return null;
   if (spec.assigned_worker_id !== null || spec.target_worker_id !== null) return null;
-  const plan = await stores.jobs.get(spec.owner_id, spec.plan_job_id);
+  const plan = spec.plan?.id === spec.plan_job_id ? spec.plan : await stores.jobs.get(spec.owner_id, spec.plan_job_id);
   const workerId = plan?.claimed_by_worker_id ?? null;
   if (workerId === null) return null;
   const [worker, busy] = await Promise.all([

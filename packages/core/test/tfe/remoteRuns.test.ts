@@ -153,6 +153,41 @@ describe('the apply of a remote run', () => {
     expect(await core.useCases.jobs.claim(other, AGENT_FEATURES)).toBeNull();
   });
 
+  it('reads the plan once in the report that ends it and queues its apply (issue 31)', async () => {
+    const vine = await seedVine(core, ada);
+    const run = await queueRun(ada, vine.id, { 'auto-apply': true });
+    await core.useCases.jobs.claim(worker, AGENT_FEATURES);
+    await core.useCases.planArtifacts.upload(worker, run.plan.id, bodyOf('plan'));
+    const jobReads: string[] = [];
+    core.uow.wrapStores = (stores) =>
+      new Proxy(stores, {
+        get: (target, name) =>
+          name === 'jobs'
+            ? new Proxy(target.jobs, {
+                get: (jobs, method) => {
+                  const call = Reflect.get(jobs, method);
+                  if (method !== 'get' && method !== 'getForUpdate') return call;
+                  return (ownerId: string, id: string) => {
+                    jobReads.push(`${method} ${id}`);
+                    return call.call(jobs, ownerId, id);
+                  };
+                },
+              })
+            : Reflect.get(target, name),
+      });
+    const ended = await core.useCases.jobs.reportStatus(worker, run.plan.id, {
+      status: 'SUCCESS',
+      execution_metadata: { plan_summary: { add: 1, change: 0, destroy: 0 } },
+    });
+    core.uow.wrapStores = undefined;
+    expect(ended.status).toBe('SUCCESS');
+    const apply = (await runOf(run.plan.id)).apply;
+    expect(apply?.job_type).toBe('DEPLOY');
+    // The deploy gate and the offer to the plan's agent take the plan the report just ended.
+    expect(jobReads).toEqual([`get ${run.plan.id}`]);
+    expect((await core.useCases.jobs.claim(worker, AGENT_FEATURES))?.job.id).toBe(apply?.id);
+  });
+
   it('keeps a final report whose claim fails after it, and answers that claim as none', async () => {
     const vine = await seedVine(core, ada);
     const run = await queueRun(ada, vine.id);

@@ -44,18 +44,30 @@ import { toCloudIdentity } from './SqlCloudIdentityStore.js';
 import { toVineyard } from './SqlVineyardStore.js';
 
 export class SqlJobStore implements JobStore {
+  /**
+   * The snapshots this unit of work has read or stored, by owner and hash: content-addressed, so
+   * a job read again (the report that ends it, the apply queued of its plan, which has the same
+   * hash) takes its snapshot from here instead of another statement, and one stored is not
+   * inserted again. Shared by the jobs it returns, as one list's jobs of one hash always were.
+   */
+  private readonly snapshots = new Map<string, ConfigSnapshot>();
+
   constructor(private readonly db: SqlSession) {}
 
   /** The full snapshot goes to `config_snapshots` once per owner and hash; the job keeps its summary. */
   async create(job: Job, offer: JobOffer | null = null): Promise<Job> {
-    await this.db
-      .insert('config_snapshots', {
-        owner_id: job.owner_id,
-        config_hash: job.config_hash,
-        snapshot: jsonIn(job.config_snapshot),
-      })
-      .onConflict(['owner_id', 'config_hash'])
-      .ignore();
+    const key = snapshotKey(job.owner_id, job.config_hash);
+    if (!this.snapshots.has(key)) {
+      await this.db
+        .insert('config_snapshots', {
+          owner_id: job.owner_id,
+          config_hash: job.config_hash,
+          snapshot: jsonIn(job.config_snapshot),
+        })
+        .onConflict(['owner_id', 'config_hash'])
+        .ignore();
+      this.snapshots.set(key, job.config_snapshot);
+    }
     const [row] = await this.db
       .insert('jobs', {
         id: job.id,
@@ -109,7 +121,10 @@ export class SqlJobStore implements JobStore {
     if (row[JOINED_SNAPSHOT] === null || row[JOINED_SNAPSHOT] === undefined) {
       throw new Error(`job ${summary.id} has no stored snapshot ${summary.config_hash}`);
     }
-    return { ...summary, config_snapshot: jsonOut<ConfigSnapshot>(row[JOINED_SNAPSHOT]) };
+    const key = snapshotKey(summary.owner_id, summary.config_hash);
+    const snapshot = this.snapshots.get(key) ?? jsonOut<ConfigSnapshot>(row[JOINED_SNAPSHOT]);
+    this.snapshots.set(key, snapshot);
+    return { ...summary, config_snapshot: snapshot };
   }
 
   async getForUpdate(ownerId: string, id: string): Promise<Job | null> {
@@ -343,27 +358,31 @@ export class SqlJobStore implements JobStore {
     return job as Job;
   }
 
-  /** Jobs with their full snapshots, each distinct (owner, hash) read once. */
+  /** Jobs with their full snapshots, each distinct (owner, hash) read once in the unit of work. */
   private async withSnapshots(rows: Row[]): Promise<Job[]> {
     if (rows.length === 0) return [];
-    const keyOf = (ownerId: string, hash: string) => `${ownerId}/${hash}`;
-    const pairs = new Map<string, [string, string]>();
+    const missing = new Map<string, [string, string]>();
     for (const row of rows) {
       const ownerId = uuidOut(row.owner_id);
       const hash = textOut(row.config_hash);
-      pairs.set(keyOf(ownerId, hash), [ownerId, hash]);
+      const key = snapshotKey(ownerId, hash);
+      if (!this.snapshots.has(key)) missing.set(key, [ownerId, hash]);
     }
-    const snapshots = new Map<string, ConfigSnapshot>();
-    const found: Row[] = await this.db
-      .table('config_snapshots')
-      .whereIn(['owner_id', 'config_hash'], [...pairs.values()])
-      .select('owner_id', 'config_hash', 'snapshot');
-    for (const row of found) {
-      snapshots.set(keyOf(uuidOut(row.owner_id), textOut(row.config_hash)), jsonOut<ConfigSnapshot>(row.snapshot));
+    if (missing.size > 0) {
+      const found: Row[] = await this.db
+        .table('config_snapshots')
+        .whereIn(['owner_id', 'config_hash'], [...missing.values()])
+        .select('owner_id', 'config_hash', 'snapshot');
+      for (const row of found) {
+        this.snapshots.set(
+          snapshotKey(uuidOut(row.owner_id), textOut(row.config_hash)),
+          jsonOut<ConfigSnapshot>(row.snapshot),
+        );
+      }
     }
     return rows.map((row) => {
       const summary = toJobSummary(row);
-      const snapshot = snapshots.get(keyOf(summary.owner_id, summary.config_hash));
+      const snapshot = this.snapshots.get(snapshotKey(summary.owner_id, summary.config_hash));
       if (snapshot === undefined) throw new Error(`job ${summary.id} has no stored snapshot ${summary.config_hash}`);
       return { ...summary, config_snapshot: snapshot };
     });
@@ -372,6 +391,11 @@ export class SqlJobStore implements JobStore {
 
 /** The alias of the full snapshot a read joins to its job's row (`get`). */
 const JOINED_SNAPSHOT = 'joined_config_snapshot';
+
+/** A snapshot's key: its owner and its content's hash. */
+function snapshotKey(ownerId: string, hash: string): string {
+  return `${ownerId}/${hash}`;
+}
 
 /** The columns a patch sets; fields the patch leaves undefined are not touched. */
 function columnsOf(patch: JobPatch): Row {

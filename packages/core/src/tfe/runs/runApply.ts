@@ -35,7 +35,8 @@ export function closedRunProblem(run: TfeRun): ConflictError | null {
  * `trellis deploy --plan` (approvals, policies, stale-plan guard), in the caller's unit of work.
  * A person's yes on a plan that lacks only the vine's approval is recorded (`confirmed`) and the
  * apply is queued when the plan is approved (`continueRun`). `known.plan`: the run's plan as the
- * caller's unit of work holds it (the plan that just ended), not read again.
+ * caller's unit of work holds it after writing it (the plan that just ended, or was just decided):
+ * its row is locked already, and it is not read again.
  */
 export async function applyRun(
   stores: Stores,
@@ -57,7 +58,7 @@ export async function applyRun(
   const snapshot = snapshotOfPlanNow(vine, plan);
   const hash = configHash(snapshot);
   try {
-    await checkChange(stores, { type, vine, planJobId: plan.id, hash });
+    await checkChange(stores, { type, vine, planJobId: plan.id, hash, lockedPlan: known?.plan });
   } catch (error) {
     // The system's apply (`continueRun`) leaves a run the gate refuses waiting; the gate only reads.
     if (actor === 'system' && isDomainError(error)) return { refused: error.code };
@@ -79,6 +80,7 @@ export async function applyRun(
     vine,
     configuration: { snapshot, hash },
     plan_job_id: plan.id,
+    plan,
     trigger: { type: 'cli' },
     actor,
     created_by: actor === 'system' ? run.created_by : actor.userId,
@@ -94,6 +96,7 @@ export async function applyRun(
  * the plan waited for its approval) is applied as soon as its plan may be: when the plan ends
  * successfully with changes, when it is approved, when its failed policies are overridden. A gate
  * that still refuses leaves it waiting (or for a person to discard). Returns the DEPLOY, or null.
+ * `plan`: as the caller's unit of work holds it after writing it (ended, decided, overridden).
  */
 export async function continueRun(
   stores: Stores,
