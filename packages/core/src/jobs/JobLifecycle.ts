@@ -179,8 +179,9 @@ export class JobLifecycle {
     if (options.metadata !== undefined) patch.execution_metadata = this.merged(job, options.metadata);
     const ended = await stores.jobs.update(job.owner_id, job.id, job.status, patch);
     if (!ended) return null;
+    let vine: Vine | null = null;
     if (job.status === 'PROCESSING') {
-      await moveVine(stores, ended, at);
+      vine = await moveVine(stores, ended, at);
       if (await this.releasesStateLock(stores, ended, rule)) await releaseStateLock(stores, ended);
     }
     if (rule.audited) {
@@ -191,7 +192,12 @@ export class JobLifecycle {
         details: { job_type: job.job_type, status_before: job.status, reason: options.reason },
       });
     }
-    await this.runHooks(stores, deferred, ended, { moment: options.reason, from: job.status, at });
+    await this.runHooks(stores, deferred, ended, {
+      moment: options.reason,
+      from: job.status,
+      at,
+      ...(vine === null ? {} : { vine }),
+    });
     return ended;
   }
 
@@ -302,42 +308,42 @@ function configurationOf(vine: Vine | null, commit: string | null): { snapshot: 
   return { snapshot, hash: configHash(snapshot) };
 }
 
-/** Mirrors the end of a job that ran on its vine (DESIGN §3 vine states); a speculative plan leaves it. */
-async function moveVine(stores: Stores, job: Job, at: string): Promise<void> {
-  if (job.vine_id === null || job.job_type === 'DESTROY_WORKER' || isSpeculativeTrigger(job.trigger)) return;
+/**
+ * Mirrors the end of a job that ran on its vine (DESIGN §3 vine states); a speculative plan leaves
+ * it. Returns the vine as it moved it (null when it did not).
+ */
+async function moveVine(stores: Stores, job: Job, at: string): Promise<Vine | null> {
+  if (job.vine_id === null || job.job_type === 'DESTROY_WORKER' || isSpeculativeTrigger(job.trigger)) return null;
   const vine = await stores.vines.get(job.owner_id, job.vine_id);
-  if (!vine) return;
+  if (!vine) return null;
   const jobType = job.job_type as VineJobType;
   switch (job.status) {
     case 'SUCCESS':
-      await stores.vines.updateStatus(
+      return stores.vines.updateStatus(
         job.owner_id,
         vine.id,
         transitionVine(vine.status, { type: 'job_succeeded', jobType }),
         null,
         at,
       );
-      return;
     case 'FAILED':
-      await stores.vines.updateStatus(
+      return stores.vines.updateStatus(
         job.owner_id,
         vine.id,
         transitionVine(vine.status, { type: 'job_failed' }),
         job.error_message,
         at,
       );
-      return;
     case 'CANCELLED':
-      await stores.vines.updateStatus(
+      return stores.vines.updateStatus(
         job.owner_id,
         vine.id,
         transitionVine(vine.status, { type: 'job_cancelled', restore: job.vine_status_before ?? 'NEW' }),
         null,
         at,
       );
-      return;
     default:
-      return;
+      return null;
   }
 }
 

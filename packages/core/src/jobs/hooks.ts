@@ -1,5 +1,5 @@
 import type { JobStatus } from '../domain/enums.js';
-import type { Job } from '../domain/records.js';
+import type { Job, Vine } from '../domain/records.js';
 import type { Stores } from '../ports/UnitOfWork.js';
 import type { CoreDeps } from '../usecases/CoreDeps.js';
 import type { EndReason } from './endReasons.js';
@@ -18,6 +18,12 @@ export interface JobChange {
   from: JobStatus | null;
   /** When the change happened (the clock's time at the change). */
   at: string;
+  /**
+   * The job's vine as the change left it, when the change moved it (an end of a job that ran):
+   * its move written and read back in the change's unit of work, so a hook that needs the vine
+   * takes it here rather than reading it again. No hook changes a vine's configuration.
+   */
+  vine?: Vine;
 }
 
 /** What a hook works with: the change's unit of work, and the lifecycle to queue or end other jobs in it. */

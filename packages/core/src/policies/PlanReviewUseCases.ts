@@ -3,7 +3,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.
 import type { ApprovalSetting, PlanApproval, PolicyOverride } from '../domain/policies.js';
 import { approverProblem, failedMandatory, planIsCurrent } from '../jobs/deployGate.js';
 import { planChanges } from '../domain/jobResults.js';
-import { isSpeculativeTrigger, type Job } from '../domain/records.js';
+import { isSpeculativeTrigger, type Job, type Vine } from '../domain/records.js';
 import type { OrgAction } from '../domain/roles.js';
 import { requireUuid } from '../domain/validation.js';
 import type { Stores } from '../ports/UnitOfWork.js';
@@ -138,7 +138,7 @@ export class PlanReviewUseCases {
       // Git-driven auto_deploy (issue 13) waits for the approval of a push's plan: here it goes on.
       if (decision === 'approved') await autoDeployAfterPlan(stores, this.lifecycle, updated, { approved: true });
       // A remote run told to apply (`-auto-approve`, or a yes while it waited) goes on (issue 27).
-      if (decision === 'approved') await continueRun(stores, this.deps, this.lifecycle, updated);
+      if (decision === 'approved') await continueRun(stores, this.deps, this.lifecycle, updated, vine);
       return jobForPeople(updated);
     });
   }
@@ -212,7 +212,12 @@ function requiredText(value: unknown, field: string): string {
  * `plan.needs_approval`, in the unit of work of the plan's success: a PLAN (not speculative) of
  * a vine that requires approval, that found changes (or reported no summary, which may hide some).
  */
-export async function enqueuePlanNeedsApproval(stores: Stores, deps: OutboxDeps, job: Job): Promise<void> {
+export async function enqueuePlanNeedsApproval(
+  stores: Stores,
+  deps: OutboxDeps,
+  job: Job,
+  known?: Vine,
+): Promise<void> {
   if (
     job.job_type !== 'PLAN' ||
     job.status !== 'SUCCESS' ||
@@ -221,7 +226,7 @@ export async function enqueuePlanNeedsApproval(stores: Stores, deps: OutboxDeps,
   ) {
     return;
   }
-  const vine = await stores.vines.get(job.owner_id, job.vine_id);
+  const vine = known?.id === job.vine_id ? known : await stores.vines.get(job.owner_id, job.vine_id);
   if (!vine?.approval?.required || !hasChanges(job)) return;
   // A remote run's plan-only plan (`tofu plan`, issue 27) is never applied: nothing to approve.
   if (job.trigger.type === 'cli' && (await stores.tfeRuns.get(job.owner_id, job.id))?.plan_only) return;
@@ -239,7 +244,7 @@ export const planReviewHooks: readonly JobHook[] = [
   {
     name: 'approvals.planNeedsApproval',
     on: ['reported'],
-    run: (job, _change, { stores, deps }) => enqueuePlanNeedsApproval(stores, deps, job),
+    run: (job, change, { stores, deps }) => enqueuePlanNeedsApproval(stores, deps, job, change.vine),
   },
 ];
 

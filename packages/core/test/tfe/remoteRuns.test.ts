@@ -153,27 +153,30 @@ describe('the apply of a remote run', () => {
     expect(await core.useCases.jobs.claim(other, AGENT_FEATURES)).toBeNull();
   });
 
-  it('reads the plan once in the report that ends it and queues its apply (issue 31)', async () => {
+  it('reads the plan and its vine once in the report that ends it and queues its apply (issue 31)', async () => {
     const vine = await seedVine(core, ada);
     const run = await queueRun(ada, vine.id, { 'auto-apply': true });
     await core.useCases.jobs.claim(worker, AGENT_FEATURES);
     await core.useCases.planArtifacts.upload(worker, run.plan.id, bodyOf('plan'));
-    const jobReads: string[] = [];
+    const reads: string[] = [];
+    const recorded: Record<string, readonly string[]> = { jobs: ['get', 'getForUpdate'], vines: ['get'] };
     core.uow.wrapStores = (stores) =>
       new Proxy(stores, {
-        get: (target, name) =>
-          name === 'jobs'
-            ? new Proxy(target.jobs, {
-                get: (jobs, method) => {
-                  const call = Reflect.get(jobs, method);
-                  if (method !== 'get' && method !== 'getForUpdate') return call;
-                  return (ownerId: string, id: string) => {
-                    jobReads.push(`${method} ${id}`);
-                    return call.call(jobs, ownerId, id);
-                  };
-                },
-              })
-            : Reflect.get(target, name),
+        get: (target, name) => {
+          const store = Reflect.get(target, name);
+          const methods = recorded[String(name)];
+          if (!methods) return store;
+          return new Proxy(store, {
+            get: (inner, method) => {
+              const call = Reflect.get(inner, method);
+              if (!methods.includes(String(method))) return call;
+              return (ownerId: string, id: string) => {
+                reads.push(`${String(name)}.${String(method)} ${id}`);
+                return call.call(inner, ownerId, id);
+              };
+            },
+          });
+        },
       });
     const ended = await core.useCases.jobs.reportStatus(worker, run.plan.id, {
       status: 'SUCCESS',
@@ -183,8 +186,8 @@ describe('the apply of a remote run', () => {
     expect(ended.status).toBe('SUCCESS');
     const apply = (await runOf(run.plan.id)).apply;
     expect(apply?.job_type).toBe('DEPLOY');
-    // The deploy gate and the offer to the plan's agent take the plan the report just ended.
-    expect(jobReads).toEqual([`get ${run.plan.id}`]);
+    // The deploy gate, the offer to the plan's agent and the hooks take what the report read.
+    expect(reads).toEqual([`jobs.get ${run.plan.id}`, `vines.get ${vine.id}`]);
     expect((await core.useCases.jobs.claim(worker, AGENT_FEATURES))?.job.id).toBe(apply?.id);
   });
 

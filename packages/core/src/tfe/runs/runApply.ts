@@ -1,6 +1,6 @@
 import type { UserActor } from '../../domain/actors.js';
 import { ConflictError, isDomainError, NotFoundError } from '../../domain/errors.js';
-import type { Job } from '../../domain/records.js';
+import type { Job, Vine } from '../../domain/records.js';
 import { snapshotOfPlanNow } from '../../jobs/changeSnapshot.js';
 import { checkChange } from '../../jobs/deployGate.js';
 import type { JobHook } from '../../jobs/hooks.js';
@@ -36,7 +36,8 @@ export function closedRunProblem(run: TfeRun): ConflictError | null {
  * A person's yes on a plan that lacks only the vine's approval is recorded (`confirmed`) and the
  * apply is queued when the plan is approved (`continueRun`). `known.plan`: the run's plan as the
  * caller's unit of work holds it after writing it (the plan that just ended, or was just decided):
- * its row is locked already, and it is not read again.
+ * its row is locked already, and it is not read again; `known.vine`: its vine as the caller holds
+ * it, likewise.
  */
 export async function applyRun(
   stores: Stores,
@@ -44,12 +45,12 @@ export async function applyRun(
   lifecycle: JobLifecycle,
   run: TfeRun,
   actor: UserActor | 'system',
-  known?: { plan: Job },
+  known?: { plan: Job; vine?: Vine },
 ): Promise<ApplyOutcome> {
   const closed = closedRunProblem(run);
   if (closed !== null) throw closed;
   const plan = known?.plan.id === run.plan_job_id ? known.plan : await stores.jobs.get(run.owner_id, run.plan_job_id);
-  const vine = await stores.vines.get(run.owner_id, run.vine_id);
+  const vine = known?.vine?.id === run.vine_id ? known.vine : await stores.vines.get(run.owner_id, run.vine_id);
   if (!plan || !vine) throw new NotFoundError('run');
   if (plan.status === 'SUCCESS' && !runHasChanges(plan)) {
     throw new ConflictError('run_has_no_changes', 'the plan found no changes: there is nothing to apply');
@@ -96,20 +97,22 @@ export async function applyRun(
  * the plan waited for its approval) is applied as soon as its plan may be: when the plan ends
  * successfully with changes, when it is approved, when its failed policies are overridden. A gate
  * that still refuses leaves it waiting (or for a person to discard). Returns the DEPLOY, or null.
- * `plan`: as the caller's unit of work holds it after writing it (ended, decided, overridden).
+ * `plan`: as the caller's unit of work holds it after writing it (ended, decided, overridden);
+ * `vine`: its vine, when the caller holds it too.
  */
 export async function continueRun(
   stores: Stores,
   deps: CoreDeps,
   lifecycle: JobLifecycle,
   plan: Job,
+  vine?: Vine,
 ): Promise<Job | null> {
   if (plan.job_type !== 'PLAN' || plan.trigger.type !== 'cli' || plan.status !== 'SUCCESS') return null;
   const run = await stores.tfeRuns.get(plan.owner_id, plan.id);
   if (!run || closedRunProblem(run) !== null || !(run.auto_apply || run.confirmed_at !== null)) return null;
   if (!runHasChanges(plan) || plan.execution_metadata.plan_summary === undefined) return null;
   // A plan already applied, or being applied, is the gate's `plan_already_applied`: refused, null.
-  const outcome = await applyRun(stores, deps, lifecycle, run, 'system', { plan });
+  const outcome = await applyRun(stores, deps, lifecycle, run, 'system', { plan, vine });
   return 'queued' in outcome ? outcome.queued : null;
 }
 
@@ -118,8 +121,8 @@ export const tfeRunHooks: readonly JobHook[] = [
   {
     name: 'tfe.autoApply',
     on: ['reported'],
-    async run(job, _change, { stores, deps, lifecycle }) {
-      await continueRun(stores, deps, lifecycle, job);
+    async run(job, change, { stores, deps, lifecycle }) {
+      await continueRun(stores, deps, lifecycle, job, change.vine);
     },
   },
 ];
