@@ -140,7 +140,7 @@ describeWithPostgres('round trips on Postgres', postgres, () => {
       await stores.jobs.create(plan);
       await stores.jobs.create(other);
     });
-    let read: unknown[] = [];
+    let read: Job[][] = [];
     const sent = await queriesSentTo(database, async () => {
       read = await opened.uow.run(ownerScope(user.id), async (stores) => {
         const current = await stores.jobs.get(user.id, plan.id);
@@ -149,18 +149,23 @@ describeWithPostgres('round trips on Postgres', postgres, () => {
           newJob(user.id, vine, { job_type: 'DEPLOY', plan_job_id: plan.id, config_hash: plan.config_hash }),
         );
         const locked = await stores.jobs.getForUpdate(user.id, other.id);
-        const again = await stores.jobs.getForUpdate(user.id, other.id);
-        return [current, ended, apply, locked, again];
+        const listed = await stores.jobs.list(user.id, { vine_id: vine.id });
+        return [[current, ended, apply, locked].map((job) => job as Job), listed];
       });
     });
-    const [current, ended, apply, locked, again] = read as Job[];
+    const [[current, ended, apply, locked], listed] = read as [Job[], Job[]];
     for (const job of [current, ended, apply]) expect(job?.config_snapshot).toEqual(plan.config_snapshot);
     expect(ended?.status).toBe('SUCCESS');
-    for (const job of [locked, again]) expect(job?.config_snapshot).toEqual(other.config_snapshot);
-    // The joined read, and the other hash's one read: no insert of the plan's snapshot again.
+    expect(locked?.config_snapshot).toEqual(other.config_snapshot);
+    expect(listed).toHaveLength(3);
+    for (const job of listed) {
+      expect(job.config_snapshot).toEqual(job.id === other.id ? other.config_snapshot : plan.config_snapshot);
+    }
+    // Each snapshot comes with its job's read (joined, and locked: FOR UPDATE OF the job alone);
+    // the update, the apply of the same hash and the list neither read nor insert one again.
     const snapshotStatements = sent.filter((text) => text.includes('config_snapshots'));
     expect(snapshotStatements).toHaveLength(2);
     expect(snapshotStatements[0]).toMatch(/left join "config_snapshots"/);
-    expect(snapshotStatements[1]).toMatch(/^select "owner_id", "config_hash", "snapshot" from "config_snapshots"/);
+    expect(snapshotStatements[1]).toMatch(/left join "config_snapshots".* for update of "jobs"$/);
   });
 });

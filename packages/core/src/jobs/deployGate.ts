@@ -283,8 +283,8 @@ function closedPlan(facts: PlanFacts): JobAction | null {
  * The gate of a change of the vine queued now, in the unit of work that queues it: with a plan,
  * the plan checks of DESIGN §3 (of this vine, not speculative, succeeded with its artifact, not
  * applied yet, of the same configuration `hash`) and the plan's gate; without one, the planless
- * rule. `lockedPlan`: the plan as this unit of work holds it after writing it (it just ended, or
- * was just decided), so its row is locked already and it is not read again.
+ * rule. `lockedPlan`: the plan as this unit of work holds it locked (read `FOR UPDATE`, or written:
+ * it just ended, or was just decided), so it is not read again.
  */
 export async function checkChange(
   stores: Stores,

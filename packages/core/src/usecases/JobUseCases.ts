@@ -113,13 +113,14 @@ export class JobUseCases {
     const { jobType, vineId, assignedWorkerId, planJobId, targetWorkerId, destroy, runOptions } =
       parseJobRequest(input);
     // A job belongs to its vine's owner (to its target's, for DESTROY_WORKER).
-    const queue = (stores: Stores, ownerId: string, vine: Vine | null, snapshot: ConfigSnapshot) =>
+    const queue = (stores: Stores, ownerId: string, vine: Vine | null, snapshot: ConfigSnapshot, plan?: Job) =>
       this.queueCreated(stores, user, {
         ownerId,
         vine,
         snapshot,
         jobType,
         planJobId,
+        plan,
         assignedWorkerId,
         targetWorkerId,
       });
@@ -148,15 +149,16 @@ export class JobUseCases {
               const ownerId = vine.owner_id;
               if (assignedWorkerId !== null) await this.requireLiveWorker(stores, ownerId, assignedWorkerId);
               // A DEPLOY of a git-driven plan deploys the commit that plan pinned, of a remote run's plan
-              // its uploaded configuration (issue 27); its hash compares with the plan's.
-              const plan = planJobId === null ? null : await stores.jobs.get(ownerId, planJobId);
+              // its uploaded configuration (issue 27); its hash compares with the plan's. Read locked
+              // once: the deploy gate and the offer to the plan's agent take it from here.
+              const plan = planJobId === null ? null : await stores.jobs.getForUpdate(ownerId, planJobId);
               const ofPlan = plan !== null && plan.vine_id === vine.id;
               if (!(ofPlan && plan.config_snapshot.source?.type === 'upload')) requireRunnableSource(vine);
               let snapshot = ofPlan ? snapshotOfPlanNow(vine, plan) : snapshotOfVine(vine);
               // A destroy plan, and the DESTROY that applies one, say so in their snapshot (and hash).
               if (destroy || (jobType === 'DESTROY' && planJobId !== null)) snapshot = { ...snapshot, destroy: true };
               snapshot = withRunOptions(snapshot, runOptions, jobType === 'DEPLOY' && ofPlan ? plan : null);
-              return queue(stores, ownerId, vine, snapshot);
+              return queue(stores, ownerId, vine, snapshot, plan ?? undefined);
             },
           );
     return jobForPeople(job);
@@ -172,15 +174,17 @@ export class JobUseCases {
       snapshot: ConfigSnapshot;
       jobType: JobType;
       planJobId: string | null;
+      /** The plan of `planJobId`, read locked in this unit of work. */
+      plan?: Job;
       assignedWorkerId: string | null;
       targetWorkerId: string | null;
     },
   ): Promise<Job> {
-    const { ownerId, vine, snapshot, jobType, planJobId, assignedWorkerId, targetWorkerId } = input;
+    const { ownerId, vine, snapshot, jobType, planJobId, plan, assignedWorkerId, targetWorkerId } = input;
     const hash = configHash(snapshot);
     if (vine !== null && (jobType === 'DEPLOY' || jobType === 'DESTROY')) {
       // The deploy gate (issue 23): every change of infrastructure passes it.
-      await checkChange(stores, { type: jobType, vine, planJobId, hash });
+      await checkChange(stores, { type: jobType, vine, planJobId, hash, lockedPlan: plan });
     }
     const target = jobType === 'DESTROY_WORKER' ? targetWorkerId : null;
     return this.lifecycle.queue(stores, {
@@ -190,6 +194,7 @@ export class JobUseCases {
       configuration: { snapshot, hash },
       assigned_worker_id: assignedWorkerId,
       plan_job_id: planJobId,
+      plan,
       target_worker_id: target,
       trigger: { type: 'manual' },
       actor: user,

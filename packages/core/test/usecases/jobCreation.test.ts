@@ -205,6 +205,34 @@ describe('creating a job', () => {
       expect(deploy.config_hash).toBe(plan.config_hash);
     });
 
+    it('reads the plan once, locked: the deploy gate and the offer to its agent take that read (issue 31)', async () => {
+      const plan = await succeededPlan();
+      const other = await seedWorker(core, ada, { heartbeat: true });
+      const reads: string[] = [];
+      core.uow.wrapStores = (stores) =>
+        new Proxy(stores, {
+          get: (target, name) =>
+            name === 'jobs'
+              ? new Proxy(target.jobs, {
+                  get: (jobs, method) => {
+                    const call = Reflect.get(jobs, method);
+                    if (method !== 'get' && method !== 'getForUpdate') return call;
+                    return (ownerId: string, id: string) => {
+                      reads.push(`${String(method)} ${id}`);
+                      return call.call(jobs, ownerId, id);
+                    };
+                  },
+                })
+              : Reflect.get(target, name),
+        });
+      const deploy = await deployOf(plan.id);
+      core.uow.wrapStores = undefined;
+      expect(reads).toEqual([`getForUpdate ${plan.id}`]);
+      // Offered to the plan's agent first, as when the plan was read three times.
+      expect(await core.useCases.jobs.claim(other)).toBeNull();
+      expect((await core.useCases.jobs.claim(worker))?.job.id).toBe(deploy.id);
+    });
+
     it('409 plan_not_ready while the plan is queued or running', async () => {
       const queued = await core.useCases.jobs.create(ada, { job_type: 'PLAN', configuration_id: vine.id });
       await expectFailure(deployOf(queued.id), ConflictError, 'plan_not_ready');

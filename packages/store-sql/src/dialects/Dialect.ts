@@ -43,15 +43,16 @@ export interface SqlSession {
   /** Raw SQL in the transaction; the rows it returns, whatever the driver's result shape. */
   raw(sql: string, bindings?: readonly Knex.RawBinding[] | Knex.ValueDict): Promise<Row[]>;
   /**
-   * Locks the rows the query reads until the unit of work ends (Postgres `FOR UPDATE`). On SQLite
-   * the unit of work already holds the database's write lock, so there is nothing to add.
-   */
-  /**
    * Locks the rows `query` selects for a claim, skipping those another transaction holds
    * (Postgres `FOR UPDATE SKIP LOCKED`; SQLite's writers are serialised already).
    */
   lockSkippingLocked(query: Knex.QueryBuilder): Knex.QueryBuilder;
-  lockForUpdate(query: Knex.QueryBuilder): Knex.QueryBuilder;
+  /**
+   * Locks the rows the query reads until the unit of work ends (Postgres `FOR UPDATE`; with `of`,
+   * only those tables' rows, as a query that outer-joins a table it does not lock needs). On
+   * SQLite the unit of work already holds the database's write lock, so there is nothing to add.
+   */
+  lockForUpdate(query: Knex.QueryBuilder, ...of: string[]): Knex.QueryBuilder;
   /**
    * Like `lockForUpdate`, but rows another transaction holds are skipped rather than waited for
    * (Postgres `FOR UPDATE SKIP LOCKED`): concurrent callers each take different rows.

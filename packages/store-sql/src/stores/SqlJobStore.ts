@@ -24,6 +24,7 @@ import {
   type VineStatus,
 } from '@trellis/core';
 import { ownerList, type OwnerIds } from '@trellis/core';
+import type { Knex } from 'knex';
 import type { SqlSession } from '../dialects/Dialect.js';
 import {
   jsonIn,
@@ -109,13 +110,25 @@ export class SqlJobStore implements JobStore {
    * and log reads of the stock CLI's polling read a job each time.
    */
   async get(ownerId: string, id: string): Promise<Job | null> {
-    const row: Row | undefined = await this.db
+    return this.joined(this.withJoinedSnapshot(ownerId, id));
+  }
+
+  /** As `get`, the job's row locked (`FOR UPDATE OF jobs`): still one statement. */
+  async getForUpdate(ownerId: string, id: string): Promise<Job | null> {
+    return this.joined(this.db.lockForUpdate(this.withJoinedSnapshot(ownerId, id), 'jobs'));
+  }
+
+  private withJoinedSnapshot(ownerId: string, id: string): Knex.QueryBuilder {
+    return this.db
       .table('jobs')
       .leftJoin('config_snapshots', (on) =>
         on.on('config_snapshots.owner_id', 'jobs.owner_id').andOn('config_snapshots.config_hash', 'jobs.config_hash'),
       )
-      .where({ 'jobs.owner_id': ownerId, 'jobs.id': id })
-      .first('jobs.*', `config_snapshots.snapshot as ${JOINED_SNAPSHOT}`);
+      .where({ 'jobs.owner_id': ownerId, 'jobs.id': id });
+  }
+
+  private async joined(query: Knex.QueryBuilder): Promise<Job | null> {
+    const row: Row | undefined = await query.first('jobs.*', `config_snapshots.snapshot as ${JOINED_SNAPSHOT}`);
     if (!row) return null;
     const summary = toJobSummary(row);
     if (row[JOINED_SNAPSHOT] === null || row[JOINED_SNAPSHOT] === undefined) {
@@ -125,11 +138,6 @@ export class SqlJobStore implements JobStore {
     const snapshot = this.snapshots.get(key) ?? jsonOut<ConfigSnapshot>(row[JOINED_SNAPSHOT]);
     this.snapshots.set(key, snapshot);
     return { ...summary, config_snapshot: snapshot };
-  }
-
-  async getForUpdate(ownerId: string, id: string): Promise<Job | null> {
-    const row = await this.db.lockForUpdate(this.db.table('jobs').where({ owner_id: ownerId, id })).first();
-    return row ? this.one(row) : null;
   }
 
   async list(ownerId: string, filter: JobFilter = {}): Promise<Job[]> {

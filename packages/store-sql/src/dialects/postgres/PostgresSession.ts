@@ -89,8 +89,8 @@ export class PostgresSession implements SqlSession {
     return query.forUpdate().skipLocked();
   }
 
-  lockForUpdate(query: Knex.QueryBuilder): Knex.QueryBuilder {
-    return query.forUpdate();
+  lockForUpdate(query: Knex.QueryBuilder, ...of: string[]): Knex.QueryBuilder {
+    return of.length > 0 ? query.forUpdate(...of) : query.forUpdate();
   }
 
   lockSkippingLocked(query: Knex.QueryBuilder): Knex.QueryBuilder {
