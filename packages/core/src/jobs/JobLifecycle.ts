@@ -33,8 +33,8 @@ export interface QueueSpec {
   assigned_worker_id?: string | null;
   plan_job_id?: string | null;
   /**
-   * The plan of `plan_job_id` as the caller's unit of work holds it (the plan that just ended, or
-   * was just decided), so queueing its apply does not read it again.
+   * The plan of `plan_job_id` as the caller's unit of work already holds it (it just ended, was
+   * just decided, or was read locked for its DEPLOY), so queueing its apply does not read it again.
    */
   plan?: Job;
   target_worker_id?: string | null;
