@@ -34,7 +34,7 @@ import {
   tarGz,
 } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { expectFailure, expectThrown } from '../usecases/helpers.js';
+import { expectFailure, expectThrown, readsDuring } from '../usecases/helpers.js';
 
 let core: TestCore;
 let ada: TestUser;
@@ -158,32 +158,14 @@ describe('the apply of a remote run', () => {
     const run = await queueRun(ada, vine.id, { 'auto-apply': true });
     await core.useCases.jobs.claim(worker, AGENT_FEATURES);
     await core.useCases.planArtifacts.upload(worker, run.plan.id, bodyOf('plan'));
-    const reads: string[] = [];
-    const recorded: Record<string, readonly string[]> = { jobs: ['get', 'getForUpdate'], vines: ['get'] };
-    core.uow.wrapStores = (stores) =>
-      new Proxy(stores, {
-        get: (target, name) => {
-          const store = Reflect.get(target, name);
-          const methods = recorded[String(name)];
-          if (!methods) return store;
-          return new Proxy(store, {
-            get: (inner, method) => {
-              const call = Reflect.get(inner, method);
-              if (!methods.includes(String(method))) return call;
-              return (ownerId: string, id: string) => {
-                reads.push(`${String(name)}.${String(method)} ${id}`);
-                return call.call(inner, ownerId, id);
-              };
-            },
-          });
-        },
+    let ended: Job | undefined;
+    const reads = await readsDuring(core, { jobs: ['get', 'getForUpdate'], vines: ['get'] }, async () => {
+      ended = await core.useCases.jobs.reportStatus(worker, run.plan.id, {
+        status: 'SUCCESS',
+        execution_metadata: { plan_summary: { add: 1, change: 0, destroy: 0 } },
       });
-    const ended = await core.useCases.jobs.reportStatus(worker, run.plan.id, {
-      status: 'SUCCESS',
-      execution_metadata: { plan_summary: { add: 1, change: 0, destroy: 0 } },
     });
-    core.uow.wrapStores = undefined;
-    expect(ended.status).toBe('SUCCESS');
+    expect(ended?.status).toBe('SUCCESS');
     const apply = (await runOf(run.plan.id)).apply;
     expect(apply?.job_type).toBe('DEPLOY');
     // The deploy gate, the offer to the plan's agent and the hooks take what the report read.

@@ -58,3 +58,39 @@ export async function runToSuccess(
 
 /** A UUID that names nothing. */
 export const UNKNOWN_ID = '9f9f9f9f-9f9f-4f9f-8f9f-9f9f9f9f9f9f';
+
+/**
+ * Records the record reads `work` makes through the stores: each `<store>.<method> <id>` of the
+ * methods named per store (their second argument is the record's id), in order.
+ */
+export async function readsDuring(
+  core: TestCore,
+  methods: Readonly<Record<string, readonly string[]>>,
+  work: () => Promise<unknown>,
+): Promise<string[]> {
+  const reads: string[] = [];
+  core.uow.wrapStores = (stores) =>
+    new Proxy(stores, {
+      get: (target, name) => {
+        const store = Reflect.get(target, name);
+        const recorded = methods[String(name)];
+        if (!recorded) return store;
+        return new Proxy(store, {
+          get: (inner, method) => {
+            const call = Reflect.get(inner, method);
+            if (!recorded.includes(String(method))) return call;
+            return (ownerId: string, id: string) => {
+              reads.push(`${String(name)}.${String(method)} ${id}`);
+              return call.call(inner, ownerId, id);
+            };
+          },
+        });
+      },
+    });
+  try {
+    await work();
+  } finally {
+    core.uow.wrapStores = undefined;
+  }
+  return reads;
+}

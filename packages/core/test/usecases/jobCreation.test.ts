@@ -20,7 +20,7 @@ import {
   type TestWorker,
 } from '@trellis/testkit/memory';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { expectFailure, UNKNOWN_ID } from './helpers.js';
+import { expectFailure, readsDuring, UNKNOWN_ID } from './helpers.js';
 
 let core: TestCore;
 let ada: TestUser;
@@ -208,29 +208,14 @@ describe('creating a job', () => {
     it('reads the plan once, locked: the deploy gate and the offer to its agent take that read (issue 31)', async () => {
       const plan = await succeededPlan();
       const other = await seedWorker(core, ada, { heartbeat: true });
-      const reads: string[] = [];
-      core.uow.wrapStores = (stores) =>
-        new Proxy(stores, {
-          get: (target, name) =>
-            name === 'jobs'
-              ? new Proxy(target.jobs, {
-                  get: (jobs, method) => {
-                    const call = Reflect.get(jobs, method);
-                    if (method !== 'get' && method !== 'getForUpdate') return call;
-                    return (ownerId: string, id: string) => {
-                      reads.push(`${String(method)} ${id}`);
-                      return call.call(jobs, ownerId, id);
-                    };
-                  },
-                })
-              : Reflect.get(target, name),
-        });
-      const deploy = await deployOf(plan.id);
-      core.uow.wrapStores = undefined;
-      expect(reads).toEqual([`getForUpdate ${plan.id}`]);
+      let deploy: Job | undefined;
+      const reads = await readsDuring(core, { jobs: ['get', 'getForUpdate'] }, async () => {
+        deploy = await deployOf(plan.id);
+      });
+      expect(reads).toEqual([`jobs.getForUpdate ${plan.id}`]);
       // Offered to the plan's agent first, as when the plan was read three times.
       expect(await core.useCases.jobs.claim(other)).toBeNull();
-      expect((await core.useCases.jobs.claim(worker))?.job.id).toBe(deploy.id);
+      expect((await core.useCases.jobs.claim(worker))?.job.id).toBe(deploy?.id);
     });
 
     it('409 plan_not_ready while the plan is queued or running', async () => {
